@@ -1,0 +1,17 @@
+// Two projects: `unit` (fast, no processes) and `integration` (real kube-apiserver, etcd,
+// kube-controller-manager built from Go modules; see runtime/realinfra).
+const transform = {
+  '^.+\\.ts$': ['ts-jest', { useESM: true, isolatedModules: true, tsconfig: 'tsconfig.json' }],
+};
+const common = {
+  extensionsToTreatAsEsm: ['.ts'],
+  transform,
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  testEnvironment: 'node',
+};
+export default {
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/**/*.test.ts'], testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/integration/'] },
+    { ...common, displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.test.ts'] },
+  ],
+};
