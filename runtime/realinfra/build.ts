@@ -1,0 +1,355 @@
+// Builds kube-apiserver, kube-controller-manager and etcd from the Go wrapper modules in tools/ into a
+// content-addressed cache outside the clone, e.g. ~/.cache/klutch-kit/realinfra/etcd-<sha256>/etcd.
+// The cache key of each component is the sha256 of its wrapper module's go.mod + go.sum, the packages,
+// the go build flags and the target platform, so editing a wrapper module rebuilds exactly that component.
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** A binary this package builds from a Go wrapper module under `tools/`. */
+export type ComponentName = 'etcd' | 'kube-apiserver' | 'kube-controller-manager';
+
+export const COMPONENTS: readonly ComponentName[] = ['etcd', 'kube-apiserver', 'kube-controller-manager'];
+
+/** Paths of the built binaries. */
+export interface RealInfraBinaries {
+  readonly etcd: string;
+  readonly kubeApiServer: string;
+  readonly kubeControllerManager: string;
+}
+
+export interface EnsureBinariesOptions {
+  /**
+   * Cache root. The binaries go to `<cacheRoot>/realinfra/<component>-<key>/`.
+   * @default $KLUTCH_KIT_CACHE, else $XDG_CACHE_HOME/klutch-kit, else ~/.cache/klutch-kit
+   */
+  readonly cacheRoot?: string;
+  /**
+   * Folder that holds the wrapper modules (`kube/`, `etcd/`).
+   * @default the `tools/` folder of this package
+   */
+  readonly toolsDir?: string;
+  /** Progress lines (start / end / heartbeat of each build). @default no output */
+  readonly log?: (line: string) => void;
+  /** Components to ensure. @default all three */
+  readonly components?: readonly ComponentName[];
+  /** The go command. @default $KLUTCH_KIT_GO, else `go` from PATH */
+  readonly goBinary?: string;
+  /** Seconds between "still building" progress lines. @default 30 */
+  readonly heartbeatSeconds?: number;
+}
+
+interface ComponentSpec {
+  readonly name: ComponentName;
+  readonly module: 'kube' | 'etcd';
+  readonly pkg: string;
+  /** -ldflags, derived from the pinned version in go.mod. */
+  ldflags(goMod: string): string;
+}
+
+const KUBE_VERSION_PKGS = ['k8s.io/component-base/version', 'k8s.io/client-go/pkg/version'];
+
+function kubeLdflags(goMod: string): string {
+  const v = requiredVersion(goMod, 'k8s.io/kubernetes', 'tools/kube/go.mod');
+  const m = /^v(\d+)\.(\d+)\.\d+/.exec(v);
+  if (!m) throw new Error(`tools/kube/go.mod: k8s.io/kubernetes version "${v}" is not a release version vMAJOR.MINOR.PATCH`);
+  const stamp = KUBE_VERSION_PKGS.flatMap((p) => [
+    `-X ${p}.gitVersion=${v}`,
+    `-X ${p}.gitMajor=${m[1]}`,
+    `-X ${p}.gitMinor=${m[2]}`,
+    `-X ${p}.gitTreeState=clean`,
+  ]);
+  return ['-s', '-w', ...stamp].join(' ');
+}
+
+const SPECS: Record<ComponentName, ComponentSpec> = {
+  etcd: {
+    name: 'etcd',
+    module: 'etcd',
+    pkg: 'go.etcd.io/etcd/server/v3',
+    ldflags(goMod) {
+      // etcd's version.Version is already the release string; stamp GitSHA (otherwise "Not provided").
+      const v = requiredVersion(goMod, 'go.etcd.io/etcd/server/v3', 'tools/etcd/go.mod');
+      return `-s -w -X go.etcd.io/etcd/api/v3/version.GitSHA=module-${v}`;
+    },
+  },
+  'kube-apiserver': { name: 'kube-apiserver', module: 'kube', pkg: 'k8s.io/kubernetes/cmd/kube-apiserver', ldflags: kubeLdflags },
+  'kube-controller-manager': {
+    name: 'kube-controller-manager',
+    module: 'kube',
+    pkg: 'k8s.io/kubernetes/cmd/kube-controller-manager',
+    ldflags: kubeLdflags,
+  },
+};
+
+/** The version a go.mod requires for `modulePath`, e.g. "v1.35.4". */
+export function requiredVersion(goMod: string, modulePath: string, file = 'go.mod'): string {
+  const esc = modulePath.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+  const m = new RegExp(`^\\s*(?:require\\s+)?${esc}\\s+(v[^\\s]+)`, 'm').exec(goMod);
+  if (!m) throw new Error(`${file}: no requirement on ${modulePath} found; the wrapper module must require it`);
+  return m[1]!;
+}
+
+/** The cache root: `KLUTCH_KIT_CACHE`, else `$XDG_CACHE_HOME/klutch-kit`, else `~/.cache/klutch-kit`. */
+export function defaultCacheRoot(): string {
+  const env = process.env['KLUTCH_KIT_CACHE'];
+  if (env && env.trim() !== '') return path.resolve(env);
+  const xdg = process.env['XDG_CACHE_HOME'];
+  return path.join(xdg && xdg.trim() !== '' ? xdg : path.join(os.homedir(), '.cache'), 'klutch-kit');
+}
+
+/** The `tools/` folder of this package (found by walking up from this file, so it works from lib/ too). */
+export function defaultToolsDir(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    if (fs.existsSync(path.join(dir, 'tools', 'kube', 'go.mod')) && fs.existsSync(path.join(dir, 'package.json'))) {
+      return path.join(dir, 'tools');
+    }
+    const parent = path.dirname(dir);
+    if (parent === dir) {
+      throw new Error(
+        `realinfra: cannot find tools/kube/go.mod above ${fileURLToPath(import.meta.url)}; pass toolsDir to ensureBinaries()`,
+      );
+    }
+    dir = parent;
+  }
+}
+
+/** Where a component is (or will be) cached, and the key that names that folder. */
+export interface ComponentPlan {
+  readonly name: ComponentName;
+  readonly moduleDir: string;
+  readonly pkg: string;
+  readonly args: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
+  readonly key: string;
+  readonly dir: string;
+  readonly binary: string;
+}
+
+const BUILD_ENV = { GOTOOLCHAIN: 'local', CGO_ENABLED: '0', GOFLAGS: '-mod=readonly' } as const;
+
+/** Computes cache keys and paths without building anything. */
+export function planComponent(name: ComponentName, opts: { cacheRoot?: string; toolsDir?: string } = {}): ComponentPlan {
+  const spec = SPECS[name];
+  if (!spec) throw new Error(`realinfra: unknown component "${String(name)}"; expected one of ${COMPONENTS.join(', ')}`);
+  const toolsDir = opts.toolsDir ?? defaultToolsDir();
+  const moduleDir = path.join(toolsDir, spec.module);
+  const goModPath = path.join(moduleDir, 'go.mod');
+  const goSumPath = path.join(moduleDir, 'go.sum');
+  for (const f of [goModPath, goSumPath]) {
+    if (!fs.existsSync(f)) throw new Error(`realinfra: ${name}: ${f} is missing; the wrapper module must have a committed go.mod and go.sum`);
+  }
+  const goMod = fs.readFileSync(goModPath, 'utf8');
+  const goSum = fs.readFileSync(goSumPath, 'utf8');
+  const binary = name;
+  const args = ['build', '-buildvcs=false', '-trimpath', '-ldflags', spec.ldflags(goMod), '-o', binary, spec.pkg];
+  const hash = createHash('sha256');
+  for (const part of [
+    'klutch-kit-realinfra-v1',
+    name,
+    goMod,
+    goSum,
+    JSON.stringify(args),
+    JSON.stringify(BUILD_ENV),
+    `${process.platform}/${process.arch}`,
+  ]) {
+    hash.update(part).update('\0');
+  }
+  const key = hash.digest('hex');
+  const dir = path.join(opts.cacheRoot ?? defaultCacheRoot(), 'realinfra', `${name}-${key}`);
+  return { name, moduleDir, pkg: spec.pkg, args, env: BUILD_ENV, key, dir, binary: path.join(dir, binary) };
+}
+
+/** True when the component's binary is complete in the cache. */
+export function isCached(plan: ComponentPlan): boolean {
+  return fs.existsSync(path.join(plan.dir, '.complete')) && fs.existsSync(plan.binary);
+}
+
+/** Thrown when `go build` of a component fails; names the component and carries go's output tail. */
+export class RealInfraBuildError extends Error {
+  constructor(
+    readonly component: ComponentName,
+    readonly exitCode: number | null,
+    readonly outputTail: string,
+    detail: string,
+  ) {
+    super(`realinfra: building ${component} failed (${detail}).\n--- last lines of go build output ---\n${outputTail}`);
+    this.name = 'RealInfraBuildError';
+  }
+}
+
+function fmtSeconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
+}
+
+function tailLines(text: string, n: number): string {
+  const lines = text.replace(/\s+$/, '').split('\n');
+  return lines.slice(-n).join('\n');
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/**
+ * Takes an exclusive lock (a directory) so that two processes (two test runs, a test run and the CLI)
+ * never build the same component at once. A lock whose owner died is taken over.
+ */
+async function withLock<T>(lockDir: string, log: (l: string) => void, what: string, fn: () => Promise<T>): Promise<T> {
+  fs.mkdirSync(path.dirname(lockDir), { recursive: true });
+  let announced = false;
+  for (;;) {
+    try {
+      fs.mkdirSync(lockDir);
+      fs.writeFileSync(path.join(lockDir, 'owner'), String(process.pid));
+      break;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      let owner = NaN;
+      try {
+        owner = Number(fs.readFileSync(path.join(lockDir, 'owner'), 'utf8'));
+      } catch {
+        // owner file not written yet: treat as alive for a moment
+      }
+      const stat = fs.statSync(lockDir, { throwIfNoEntry: false });
+      const young = stat !== undefined && Date.now() - stat.mtimeMs < 5000;
+      if (Number.isFinite(owner) && !pidAlive(owner)) {
+        fs.rmSync(lockDir, { recursive: true, force: true });
+        continue;
+      }
+      if (!Number.isFinite(owner) && !young) {
+        fs.rmSync(lockDir, { recursive: true, force: true });
+        continue;
+      }
+      if (!announced) {
+        log(`${what}: another process (pid ${Number.isFinite(owner) ? owner : '?'}) is building it; waiting`);
+        announced = true;
+      }
+      await sleep(1000);
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    fs.rmSync(lockDir, { recursive: true, force: true });
+  }
+}
+
+async function runGoBuild(plan: ComponentPlan, outDir: string, goBinary: string, log: (l: string) => void, heartbeatSeconds: number): Promise<void> {
+  const started = Date.now();
+  let output = '';
+  const child = spawn(goBinary, plan.args, {
+    cwd: plan.moduleDir,
+    env: { ...process.env, ...plan.env, GOBIN: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  // `-o <name>` is relative to cwd; point it into outDir instead.
+  const onData = (b: Buffer) => {
+    output += b.toString('utf8');
+    if (output.length > 200_000) output = output.slice(-100_000);
+  };
+  child.stdout.on('data', onData);
+  child.stderr.on('data', onData);
+  const timer = setInterval(() => log(`${plan.name}: still building (${fmtSeconds(Date.now() - started)} elapsed)`), heartbeatSeconds * 1000);
+  timer.unref();
+  try {
+    const result = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
+      child.on('error', (e: NodeJS.ErrnoException) => {
+        if (e.code === 'ENOENT') {
+          reject(
+            new RealInfraBuildError(
+              plan.name,
+              null,
+              '',
+              `the go command "${goBinary}" was not found. Install Go >= 1.26 (needed only for the real-cluster ` +
+                `test suites) or set KLUTCH_KIT_GO to its path`,
+            ),
+          );
+        } else reject(e);
+      });
+      child.on('close', (code, signal) => resolve({ code, signal }));
+    });
+    if (result.code !== 0) {
+      throw new RealInfraBuildError(
+        plan.name,
+        result.code,
+        tailLines(output, 40),
+        `go ${plan.args.slice(0, 1).join(' ')} ${plan.pkg} in ${plan.moduleDir} exited with ${result.code ?? `signal ${result.signal}`}`,
+      );
+    }
+    const produced = path.join(outDir, plan.name);
+    if (!fs.existsSync(produced)) {
+      throw new RealInfraBuildError(plan.name, 0, tailLines(output, 40), `go build succeeded but ${produced} does not exist`);
+    }
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/**
+ * Makes sure one component is built and cached; returns the binary's path.
+ * A warm cache costs two stat calls.
+ */
+export async function ensureComponent(name: ComponentName, opts: EnsureBinariesOptions = {}): Promise<string> {
+  const log = opts.log ?? (() => {});
+  const plan = planComponent(name, opts);
+  if (isCached(plan)) return plan.binary;
+  return withLock(`${plan.dir}.lock`, log, name, async () => {
+    if (isCached(plan)) {
+      log(`${name}: built by another process → ${plan.binary}`);
+      return plan.binary;
+    }
+    const tmp = `${plan.dir}.tmp-${process.pid}`;
+    fs.rmSync(tmp, { recursive: true, force: true });
+    fs.mkdirSync(tmp, { recursive: true });
+    const args = plan.args.map((a, i) => (plan.args[i - 1] === '-o' ? path.join(tmp, a) : a));
+    const started = Date.now();
+    log(`${name}: building ${plan.pkg} (module ${path.relative(process.cwd(), plan.moduleDir) || plan.moduleDir}) …`);
+    try {
+      await runGoBuild({ ...plan, args }, tmp, opts.goBinary ?? process.env['KLUTCH_KIT_GO'] ?? 'go', log, opts.heartbeatSeconds ?? 30);
+      fs.writeFileSync(
+        path.join(tmp, 'build.json'),
+        JSON.stringify({ component: name, pkg: plan.pkg, args: plan.args, env: plan.env, key: plan.key, builtAt: new Date().toISOString(), seconds: (Date.now() - started) / 1000 }, null, 2),
+      );
+      fs.writeFileSync(path.join(tmp, '.complete'), '');
+      fs.rmSync(plan.dir, { recursive: true, force: true });
+      fs.renameSync(tmp, plan.dir);
+    } catch (e) {
+      fs.rmSync(tmp, { recursive: true, force: true });
+      log(`${name}: FAILED after ${fmtSeconds(Date.now() - started)}`);
+      throw e;
+    }
+    log(`${name}: built in ${fmtSeconds(Date.now() - started)} → ${plan.binary}`);
+    return plan.binary;
+  });
+}
+
+/**
+ * Builds (or finds in the cache) etcd, kube-apiserver and kube-controller-manager.
+ * Cold: a Go build of each (minutes). Warm: returns in milliseconds.
+ */
+export async function ensureBinaries(opts: EnsureBinariesOptions = {}): Promise<RealInfraBinaries> {
+  const wanted = opts.components ?? COMPONENTS;
+  const out: Partial<Record<ComponentName, string>> = {};
+  // Sequential on purpose: go build already uses every core, and the kube components share most packages.
+  for (const name of COMPONENTS) {
+    if (!wanted.includes(name)) continue;
+    out[name] = await ensureComponent(name, opts);
+  }
+  return {
+    etcd: out.etcd ?? planComponent('etcd', opts).binary,
+    kubeApiServer: out['kube-apiserver'] ?? planComponent('kube-apiserver', opts).binary,
+    kubeControllerManager: out['kube-controller-manager'] ?? planComponent('kube-controller-manager', opts).binary,
+  };
+}
