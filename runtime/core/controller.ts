@@ -1,0 +1,136 @@
+/**
+ * Controller runner: a work queue of string keys, N workers calling a Reconciler, per-key
+ * exponential backoff on errors, `requeueAfterMs` for periodic work, metrics and logs.
+ */
+import type { Logger } from 'pino';
+import { Registry } from 'prom-client';
+import { controllerMetrics, type ControllerMetrics } from './metrics.js';
+import { ExponentialBackoff, WorkQueue } from './queue.js';
+import { silentLogger } from './logger.js';
+
+export interface ReconcileResult {
+  /** Reconcile this key again after the delay (success path; backoff is reset). */
+  requeueAfterMs?: number;
+}
+
+export interface ReconcileContext {
+  log: Logger;
+  signal: AbortSignal;
+}
+
+export interface Reconciler {
+  reconcile(key: string, ctx: ReconcileContext): Promise<ReconcileResult | void>;
+}
+
+/** Errors that should be retried after a fixed delay rather than with backoff, without an error log. */
+export class RequeueError extends Error {
+  constructor(
+    message: string,
+    readonly afterMs: number,
+  ) {
+    super(message);
+    this.name = 'RequeueError';
+  }
+}
+
+export interface ControllerOptions {
+  name: string;
+  reconciler: Reconciler | ((key: string, ctx: ReconcileContext) => Promise<ReconcileResult | void>);
+  /** @default 2 */
+  workers?: number;
+  logger?: Logger;
+  registry?: Registry;
+  /** Backoff for failed keys. @default 5 ms … 60 s */
+  backoffBaseMs?: number;
+  backoffMaxMs?: number;
+}
+
+export class Controller {
+  readonly name: string;
+  readonly queue: WorkQueue<string>;
+  private readonly reconciler: Reconciler;
+  private readonly workers: number;
+  private readonly log: Logger;
+  private readonly metrics: ControllerMetrics;
+  private running: Promise<void>[] = [];
+  private readonly ac = new AbortController();
+
+  constructor(opts: ControllerOptions) {
+    this.name = opts.name;
+    this.workers = opts.workers ?? 2;
+    if (!Number.isInteger(this.workers) || this.workers < 1) {
+      throw new Error(`ControllerOptions.workers: ${opts.workers} must be an integer >= 1`);
+    }
+    this.reconciler = typeof opts.reconciler === 'function' ? { reconcile: opts.reconciler } : opts.reconciler;
+    this.log = (opts.logger ?? silentLogger).child({ controller: opts.name });
+    this.metrics = controllerMetrics(opts.registry ?? new Registry());
+    const gauge = this.metrics.queueDepth.labels(this.name);
+    this.queue = new WorkQueue<string>({
+      rateLimiter: new ExponentialBackoff<string>(opts.backoffBaseMs ?? 5, opts.backoffMaxMs ?? 60_000),
+      onDepth: (d) => gauge.set(d),
+    });
+  }
+
+  enqueue(key: string): void {
+    this.queue.add(key);
+  }
+  enqueueAfter(key: string, ms: number): void {
+    this.queue.addAfter(key, ms);
+  }
+
+  start(): this {
+    for (let i = 0; i < this.workers; i++) this.running.push(this.worker());
+    return this;
+  }
+
+  /** Stops taking keys, waits for in-flight reconciles to finish. */
+  async stop(): Promise<void> {
+    this.ac.abort();
+    this.queue.shutdown();
+    await Promise.all(this.running);
+    this.running = [];
+  }
+
+  get stopped(): boolean {
+    return this.ac.signal.aborted;
+  }
+
+  private async worker(): Promise<void> {
+    for (;;) {
+      const key = await this.queue.get();
+      if (key === undefined) return;
+      const end = this.metrics.reconcileDuration.startTimer({ controller: this.name });
+      const log = this.log.child({ key });
+      try {
+        const res = await this.reconciler.reconcile(key, { log, signal: this.ac.signal });
+        this.queue.forget(key);
+        if (res?.requeueAfterMs !== undefined) {
+          this.queue.addAfter(key, res.requeueAfterMs);
+          end({ result: 'requeue' });
+          this.metrics.reconcileTotal.inc({ controller: this.name, result: 'requeue' });
+        } else {
+          end({ result: 'success' });
+          this.metrics.reconcileTotal.inc({ controller: this.name, result: 'success' });
+        }
+      } catch (e) {
+        if (e instanceof RequeueError) {
+          log.debug({ reason: e.message, afterMs: e.afterMs }, 'requeue');
+          this.queue.addAfter(key, e.afterMs);
+          end({ result: 'requeue' });
+          this.metrics.reconcileTotal.inc({ controller: this.name, result: 'requeue' });
+        } else {
+          const retries = this.queue.numRequeues(key);
+          if (!this.ac.signal.aborted) {
+            (retries < 3 ? log.info.bind(log) : log.error.bind(log))({ err: (e as Error).message, retries }, 'reconcile failed; retrying with backoff');
+          }
+          this.queue.addRateLimited(key);
+          end({ result: 'error' });
+          this.metrics.reconcileErrors.inc({ controller: this.name });
+          this.metrics.reconcileTotal.inc({ controller: this.name, result: 'error' });
+        }
+      } finally {
+        this.queue.done(key);
+      }
+    }
+  }
+}

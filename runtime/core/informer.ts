@@ -1,0 +1,370 @@
+/**
+ * Shared informer: paged LIST, then WATCH from the list's resourceVersion with bookmarks; on
+ * 410 Gone / "Expired" it relists and emits the difference (adds, updates and deletes) so no change
+ * is lost; on other errors it retries with capped exponential backoff, resuming from the last seen
+ * resourceVersion. A cache keyed by `namespace/name` with optional secondary indexes; event handlers;
+ * periodic resync (re-delivers every cached object as an update).
+ */
+import type { Logger } from 'pino';
+import {
+  ApiError,
+  isGone,
+  keyOf,
+  type KubeClient,
+  type KubeObject,
+  type ResourceRef,
+  type WatchHandle,
+} from './client.js';
+
+export interface EventHandler<T> {
+  onAdd?(obj: T): void;
+  onUpdate?(oldObj: T, newObj: T): void;
+  onDelete?(obj: T): void;
+}
+
+export interface InformerOptions {
+  /** Restrict to one namespace (namespaced resources). */
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** Re-deliver all cached objects as updates this often; 0 disables. @default 0 */
+  resyncMs?: number;
+  /** LIST page size. @default 500 */
+  pageSize?: number;
+  /** Server-side watch timeout range, seconds (randomised to spread reconnects). @default [300, 600] */
+  watchTimeoutSeconds?: [number, number];
+  logger?: Logger;
+  /** Name for logs. */
+  name?: string;
+}
+
+export type IndexFunc<T> = (obj: T) => string[];
+
+export interface InformerStats {
+  lists: number;
+  watches: number;
+  relistsOnGone: number;
+  events: number;
+}
+
+export class Informer<T extends KubeObject = KubeObject> {
+  private readonly store = new Map<string, T>();
+  private readonly indexers = new Map<string, IndexFunc<T>>();
+  private readonly indices = new Map<string, Map<string, Set<string>>>();
+  private readonly handlers: EventHandler<T>[] = [];
+  private resourceVersion: string | undefined;
+  private synced = false;
+  private stopped = false;
+  private started = false;
+  private watch: WatchHandle | undefined;
+  private wake: (() => void) | undefined;
+  private loop: Promise<void> | undefined;
+  private resyncTimer: NodeJS.Timeout | undefined;
+  private syncWaiters: Array<() => void> = [];
+  /** Last error of LIST/WATCH, cleared when a LIST succeeds. Useful for condition messages. */
+  lastError: Error | undefined;
+  readonly stats: InformerStats = { lists: 0, watches: 0, relistsOnGone: 0, events: 0 };
+  readonly name: string;
+
+  constructor(
+    readonly client: KubeClient,
+    readonly resource: ResourceRef,
+    readonly opts: InformerOptions = {},
+  ) {
+    this.name =
+      opts.name ??
+      `${resource.plural}${resource.group ? '.' + resource.group : ''}${opts.namespace ? ' in ' + opts.namespace : ''}`;
+  }
+
+  addEventHandler(h: EventHandler<T>): void {
+    this.handlers.push(h);
+    if (this.synced) for (const o of this.store.values()) this.call(() => h.onAdd?.(o));
+  }
+
+  addIndex(name: string, fn: IndexFunc<T>): void {
+    if (this.indexers.has(name)) throw new Error(`Informer ${this.name}: index "${name}" already exists`);
+    this.indexers.set(name, fn);
+    const idx = new Map<string, Set<string>>();
+    this.indices.set(name, idx);
+    for (const [k, o] of this.store) for (const v of fn(o)) addTo(idx, v, k);
+  }
+
+  byIndex(name: string, value: string): T[] {
+    const idx = this.indices.get(name);
+    if (!idx) throw new Error(`Informer ${this.name}: no index "${name}"; call addIndex first`);
+    return [...(idx.get(value) ?? [])].map((k) => this.store.get(k)!).filter(Boolean);
+  }
+
+  get(key: string): T | undefined {
+    return this.store.get(key);
+  }
+  getByName(namespace: string | undefined, name: string): T | undefined {
+    return this.store.get(namespace ? `${namespace}/${name}` : name);
+  }
+  list(namespace?: string): T[] {
+    const all = [...this.store.values()];
+    return namespace === undefined ? all : all.filter((o) => o.metadata.namespace === namespace);
+  }
+  keys(): string[] {
+    return [...this.store.keys()];
+  }
+  get size(): number {
+    return this.store.size;
+  }
+  hasSynced(): boolean {
+    return this.synced;
+  }
+  get lastResourceVersion(): string | undefined {
+    return this.resourceVersion;
+  }
+
+  /** Resolves when the first LIST is in the cache; rejects after timeoutMs (if given) or on stop. */
+  waitForSync(timeoutMs?: number): Promise<void> {
+    if (this.synced) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const w = () => {
+        if (timer) clearTimeout(timer);
+        if (this.synced) resolve();
+        else reject(new Error(`informer ${this.name} stopped before it synced`));
+      };
+      this.syncWaiters.push(w);
+      if (timeoutMs !== undefined) {
+        timer = setTimeout(() => {
+          this.syncWaiters = this.syncWaiters.filter((x) => x !== w);
+          const why = this.lastError ? `: last error: ${this.lastError.message}` : '';
+          reject(new Error(`informer ${this.name} did not sync within ${timeoutMs} ms${why}`));
+        }, timeoutMs);
+      }
+    });
+  }
+
+  start(): this {
+    if (this.started) return this;
+    this.started = true;
+    this.loop = this.run();
+    if (this.opts.resyncMs && this.opts.resyncMs > 0) {
+      this.resyncTimer = setInterval(() => this.resync(), this.opts.resyncMs);
+      this.resyncTimer.unref?.();
+    }
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.resyncTimer) clearInterval(this.resyncTimer);
+    this.watch?.abort();
+    this.wake?.();
+    for (const w of this.syncWaiters.splice(0)) w();
+    await this.loop;
+  }
+
+  /** Re-deliver every cached object as an update (periodic resync). */
+  resync(): void {
+    for (const o of this.store.values()) for (const h of this.handlers) this.call(() => h.onUpdate?.(o, o));
+  }
+
+  /** Forces a relist on the next loop iteration (used by tests to simulate an expired watch). */
+  forceRelist(): void {
+    this.resourceVersion = undefined;
+    this.watch?.abort();
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const t = setTimeout(() => {
+        this.wake = undefined;
+        resolve();
+      }, ms);
+      this.wake = () => {
+        clearTimeout(t);
+        this.wake = undefined;
+        resolve();
+      };
+    });
+  }
+
+  private async run(): Promise<void> {
+    let failures = 0;
+    const log = this.opts.logger;
+    while (!this.stopped) {
+      try {
+        if (this.resourceVersion === undefined) await this.relist();
+        if (this.stopped) break;
+        await this.watchOnce();
+        failures = 0;
+      } catch (e) {
+        if (this.stopped) break;
+        if (isGone(e)) {
+          this.stats.relistsOnGone++;
+          log?.info({ informer: this.name }, 'watch expired (410 Gone); relisting');
+          this.resourceVersion = undefined;
+          continue;
+        }
+        this.lastError = e as Error;
+        failures++;
+        const delay = Math.min(30_000, 100 * Math.pow(2, Math.min(failures, 9)));
+        log?.warn({ informer: this.name, err: (e as Error).message, retryInMs: delay }, 'list/watch failed; retrying');
+        await this.sleep(delay);
+      }
+    }
+  }
+
+  private query(): Record<string, string | number | undefined> {
+    return { labelSelector: this.opts.labelSelector, fieldSelector: this.opts.fieldSelector };
+  }
+
+  private async relist(): Promise<void> {
+    const items: T[] = [];
+    let cont: string | undefined;
+    let rv: string | undefined;
+    do {
+      const page = await this.client.list<T>(this.resource, this.opts.namespace, {
+        ...this.query(),
+        limit: this.opts.pageSize ?? 500,
+        continue: cont,
+      });
+      this.stats.lists++;
+      for (const it of page.items) {
+        if (!it.apiVersion) it.apiVersion = this.resource.group ? `${this.resource.group}/${this.resource.version}` : this.resource.version;
+        if (!it.kind && this.resource.kind) it.kind = this.resource.kind;
+        items.push(it);
+      }
+      cont = page.metadata.continue || undefined;
+      rv = page.metadata.resourceVersion;
+    } while (cont && !this.stopped);
+    if (this.stopped) return;
+    this.replace(items);
+    this.resourceVersion = rv;
+    this.lastError = undefined;
+    if (!this.synced) {
+      this.synced = true;
+      for (const w of this.syncWaiters.splice(0)) w();
+    }
+  }
+
+  private replace(items: T[]): void {
+    const seen = new Set<string>();
+    for (const it of items) {
+      const k = keyOf(it);
+      seen.add(k);
+      const old = this.store.get(k);
+      this.put(k, it);
+      if (!old) this.emit('add', it);
+      else if (old.metadata.resourceVersion !== it.metadata.resourceVersion) this.emit('update', it, old);
+    }
+    for (const [k, old] of [...this.store]) {
+      if (!seen.has(k)) {
+        this.remove(k);
+        this.emit('delete', old);
+      }
+    }
+  }
+
+  private async watchOnce(): Promise<void> {
+    const [lo, hi] = this.opts.watchTimeoutSeconds ?? [300, 600];
+    let gone: ApiError | undefined;
+    const handle = await this.client.watch<T>(
+      this.resource,
+      this.opts.namespace,
+      {
+        ...this.query(),
+        resourceVersion: this.resourceVersion,
+        allowWatchBookmarks: 'true',
+        timeoutSeconds: Math.floor(lo + Math.random() * (hi - lo)),
+      },
+      (ev) => {
+        if (gone) return;
+        this.stats.events++;
+        switch (ev.type) {
+          case 'ADDED':
+          case 'MODIFIED': {
+            const o = ev.object;
+            const k = keyOf(o);
+            const old = this.store.get(k);
+            this.put(k, o);
+            this.resourceVersion = o.metadata.resourceVersion;
+            if (old) this.emit('update', o, old);
+            else this.emit('add', o);
+            break;
+          }
+          case 'DELETED': {
+            const o = ev.object;
+            const k = keyOf(o);
+            const old = this.store.get(k);
+            this.remove(k);
+            this.resourceVersion = o.metadata.resourceVersion;
+            this.emit('delete', old ?? o);
+            break;
+          }
+          case 'BOOKMARK':
+            this.resourceVersion = ev.object.metadata.resourceVersion;
+            break;
+          case 'ERROR': {
+            const st = ev.object as unknown as { code?: number; reason?: string; message?: string };
+            gone = new ApiError(st.code ?? 0, st.reason ?? 'WatchError', st.message ?? '', 'WATCH', this.name);
+            this.watch?.abort();
+            break;
+          }
+        }
+      },
+    );
+    this.stats.watches++;
+    this.watch = handle;
+    if (this.stopped) handle.abort();
+    await handle.done;
+    this.watch = undefined;
+    if (gone) throw gone;
+  }
+
+  private put(k: string, o: T): void {
+    const old = this.store.get(k);
+    if (old) this.unindex(k, old);
+    this.store.set(k, o);
+    for (const [name, fn] of this.indexers) for (const v of fn(o)) addTo(this.indices.get(name)!, v, k);
+  }
+
+  private remove(k: string): void {
+    const old = this.store.get(k);
+    if (!old) return;
+    this.unindex(k, old);
+    this.store.delete(k);
+  }
+
+  private unindex(k: string, o: T): void {
+    for (const [name, fn] of this.indexers) {
+      const idx = this.indices.get(name)!;
+      for (const v of fn(o)) {
+        const s = idx.get(v);
+        if (s) {
+          s.delete(k);
+          if (s.size === 0) idx.delete(v);
+        }
+      }
+    }
+  }
+
+  private emit(kind: 'add' | 'update' | 'delete', o: T, old?: T): void {
+    for (const h of this.handlers) {
+      this.call(() => {
+        if (kind === 'add') h.onAdd?.(o);
+        else if (kind === 'update') h.onUpdate?.(old!, o);
+        else h.onDelete?.(o);
+      });
+    }
+  }
+
+  private call(f: () => void): void {
+    try {
+      f();
+    } catch (e) {
+      this.opts.logger?.error({ informer: this.name, err: (e as Error).message }, 'event handler threw');
+    }
+  }
+}
+
+function addTo(idx: Map<string, Set<string>>, v: string, k: string): void {
+  let s = idx.get(v);
+  if (!s) idx.set(v, (s = new Set()));
+  s.add(k);
+}

@@ -1,0 +1,42 @@
+/**
+ * prom-client metrics shared by all controllers of a process. Metrics are created once per
+ * Registry (so several konnectors in one test process each get their own registry).
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export interface ControllerMetrics {
+  registry: Registry;
+  queueDepth: Gauge<'controller'>;
+  reconcileDuration: Histogram<'controller' | 'result'>;
+  reconcileErrors: Counter<'controller'>;
+  reconcileTotal: Counter<'controller' | 'result'>;
+}
+
+const cache = new WeakMap<Registry, ControllerMetrics>();
+
+export function controllerMetrics(registry: Registry): ControllerMetrics {
+  let m = cache.get(registry);
+  if (m) return m;
+  m = {
+    registry,
+    queueDepth: new Gauge({ name: 'klutch_workqueue_depth', help: 'Keys waiting in the work queue', labelNames: ['controller'], registers: [registry] }),
+    reconcileDuration: new Histogram({
+      name: 'klutch_reconcile_duration_seconds',
+      help: 'Time spent in one reconcile',
+      labelNames: ['controller', 'result'],
+      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    }),
+    reconcileErrors: new Counter({ name: 'klutch_reconcile_errors_total', help: 'Reconciles that returned an error', labelNames: ['controller'], registers: [registry] }),
+    reconcileTotal: new Counter({ name: 'klutch_reconcile_total', help: 'Reconciles by result (success, error, requeue)', labelNames: ['controller', 'result'], registers: [registry] }),
+  };
+  cache.set(registry, m);
+  return m;
+}
+
+/** A fresh registry with Node process metrics (RSS, event-loop lag, …) registered. */
+export function newProcessRegistry(prefix = 'klutch_'): Registry {
+  const r = new Registry();
+  collectDefaultMetrics({ register: r, prefix });
+  return r;
+}

@@ -1,0 +1,105 @@
+import { describe, expect, it } from '@jest/globals';
+import { Registry } from 'prom-client';
+import { Controller, RequeueError } from '../../../runtime/core/controller.js';
+import { TokenBucket } from '../../../runtime/core/ratelimit.js';
+
+const until = async (f: () => boolean, ms = 3000) => {
+  const end = Date.now() + ms;
+  while (!f()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+};
+
+describe('Controller', () => {
+  it('retries failing keys with backoff until they succeed and records metrics', async () => {
+    const registry = new Registry();
+    const attempts = new Map<string, number>();
+    const c = new Controller({
+      name: 'test',
+      workers: 2,
+      registry,
+      backoffBaseMs: 1,
+      reconciler: async (key) => {
+        const n = (attempts.get(key) ?? 0) + 1;
+        attempts.set(key, n);
+        if (key === 'flaky' && n < 3) throw new Error('boom');
+      },
+    }).start();
+    c.enqueue('flaky');
+    c.enqueue('ok');
+    await until(() => attempts.get('flaky') === 3 && attempts.get('ok') === 1);
+    await c.stop();
+    const text = await registry.metrics();
+    expect(text).toMatch(/klutch_reconcile_errors_total\{controller="test"\} 2/);
+    expect(text).toMatch(/klutch_reconcile_total\{controller="test",result="success"\} 2/);
+    expect(text).toContain('klutch_reconcile_duration_seconds_bucket');
+  });
+
+  it('processes one key at a time even with several workers', async () => {
+    let concurrent = 0;
+    let max = 0;
+    let runs = 0;
+    const c = new Controller({
+      name: 'serial',
+      workers: 4,
+      reconciler: async () => {
+        concurrent++;
+        max = Math.max(max, concurrent);
+        await new Promise((r) => setTimeout(r, 10));
+        concurrent--;
+        runs++;
+      },
+    }).start();
+    for (let i = 0; i < 5; i++) {
+      c.enqueue('same');
+      await new Promise((r) => setTimeout(r, 3));
+    }
+    await until(() => runs >= 2 && c.queue.len === 0 && c.queue.inFlight === 0);
+    await c.stop();
+    expect(max).toBe(1);
+  });
+
+  it('requeueAfterMs and RequeueError schedule the key again', async () => {
+    let n = 0;
+    const c = new Controller({
+      name: 'requeue',
+      reconciler: async () => {
+        n++;
+        if (n === 1) return { requeueAfterMs: 5 };
+        if (n === 2) throw new RequeueError('waiting for namespace', 5);
+      },
+    }).start();
+    c.enqueue('k');
+    await until(() => n === 3);
+    await c.stop();
+  });
+
+  it('rejects a bad worker count', () => {
+    expect(() => new Controller({ name: 'x', workers: 0, reconciler: async () => {} })).toThrow('workers: 0');
+  });
+});
+
+describe('TokenBucket', () => {
+  it('allows a burst and then paces to qps', async () => {
+    let now = 0;
+    const b = new TokenBucket(10, 2, () => now);
+    expect(b.tryTake()).toBe(true);
+    expect(b.tryTake()).toBe(true);
+    expect(b.tryTake()).toBe(false);
+    now += 100; // 1 token
+    expect(b.tryTake()).toBe(true);
+    expect(b.tryTake()).toBe(false);
+  });
+  it('qps 0 disables limiting', () => {
+    const b = new TokenBucket(0, 0);
+    for (let i = 0; i < 1000; i++) expect(b.tryTake()).toBe(true);
+  });
+  it('take() waits for a token', async () => {
+    const b = new TokenBucket(100, 1);
+    await b.take();
+    const t0 = Date.now();
+    await b.take();
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(5);
+  });
+});
