@@ -68,6 +68,7 @@ describe('Controller', () => {
         n++;
         if (n === 1) return { requeueAfterMs: 5 };
         if (n === 2) throw new RequeueError('waiting for namespace', 5);
+        return undefined;
       },
     }).start();
     c.enqueue('k');
