@@ -1,0 +1,64 @@
+/**
+ * The one place where klutch-kit's runtime defaults live: image references, ports, names.
+ *
+ * Every construct in `constructs/runtime` (and the topology charts, the Pulumi stacks and
+ * `kubectl-bind`, which install the same manifests) reads its defaults from here, so that a
+ * release bumps one constant. `test/runtime-constructs/defaults.test.ts` checks that
+ * {@link KLUTCH_KIT_VERSION} equals the `version` in package.json.
+ */
+
+/** The klutch-kit package version; runtime images are tagged with it. */
+export const KLUTCH_KIT_VERSION = '0.1.0';
+
+/** The registry and organisation that klutch-kit's own runtime images are published under. */
+export const IMAGE_REPOSITORY = 'ghcr.io/klutch-kit';
+
+/** Default images, all pinned (no `latest`). */
+export const DEFAULT_IMAGES = {
+  /** The konnector (`runtime/konnector`, binary `klutch-konnector`). */
+  konnector: `${IMAGE_REPOSITORY}/konnector:${KLUTCH_KIT_VERSION}`,
+  /** The bind backend (`runtime/backend`, binary `klutch-backend`). */
+  backend: `${IMAGE_REPOSITORY}/backend:${KLUTCH_KIT_VERSION}`,
+  /** Dex, the OIDC provider used in front of the backend (distroless, non-root). */
+  dex: 'ghcr.io/dexidp/dex:v2.45.1-distroless',
+} as const;
+
+/** Namespace the konnector and the APIServiceBindings live in on an app cluster (Klutch ≥ 1.3). */
+export const KONNECTOR_NAMESPACE = 'klutch-bind';
+/** Default namespace of the bind backend and Dex on the control plane (Klutch's `bind`). */
+export const BACKEND_NAMESPACE = 'klutch-system';
+/** Name of the ServiceAccount the backend creates in every cluster namespace (Klutch: `klutch-binder`). */
+export const BINDER_SERVICE_ACCOUNT = 'klutch-binder';
+/** Shared ClusterRole bound (by RoleBinding) in each consumer's cluster namespace. */
+export const BINDER_CLUSTER_ROLE = 'klutch-binder';
+/** Aggregated ClusterRole for the exported and claimed resources, bound in each provider namespace. */
+export const BINDER_EXPORTS_CLUSTER_ROLE = 'klutch-binder-exports';
+/** Label that aggregates a per-export ClusterRole into {@link BINDER_EXPORTS_CLUSTER_ROLE}. */
+export const BINDER_EXPORTS_AGGREGATION_LABEL = 'klutch.anynines.com/aggregate-to-binder-exports';
+
+/** The binding API group and version (wire-compatible with Klutch). */
+export const BINDING_GROUP = 'klutch.anynines.com';
+export const BINDING_API_VERSION = `${BINDING_GROUP}/v1alpha1`;
+/** The backend's catalogue API (APIServiceExportTemplate). */
+export const TEMPLATE_GROUP = 'example-backend.klutch.anynines.com';
+export const TEMPLATE_API_VERSION = `${TEMPLATE_GROUP}/v1alpha1`;
+
+/** Ports. */
+export const PORTS = {
+  backendHttp: 8080,
+  konnectorHealth: 8080,
+  konnectorMetrics: 9090,
+  dexHttp: 5556,
+  dexTelemetry: 5558,
+} as const;
+
+/** Labels every runtime object carries (app.kubernetes.io recommended labels). */
+export function standardLabels(name: string, component: string): Record<string, string> {
+  return {
+    'app.kubernetes.io/name': name,
+    'app.kubernetes.io/component': component,
+    'app.kubernetes.io/part-of': 'klutch',
+    'app.kubernetes.io/managed-by': 'klutch-kit',
+    'app.kubernetes.io/version': KLUTCH_KIT_VERSION,
+  };
+}

@@ -1,0 +1,59 @@
+/**
+ * `example-backend.klutch.anynines.com/v1alpha1` APIServiceExportTemplate: tells the bind backend
+ * that the CRD `<resource>.<group>` may be bound, and which permission claims go with it.
+ * Note the capitalised `spec.APIServiceSelector` key (Klutch's wire format).
+ */
+import { ApiObject } from 'cdk8s';
+import { Construct } from 'constructs';
+import { TEMPLATE_API_VERSION } from './_defaults.js';
+import { checkDnsLabel, checkDnsSubdomain } from './_pod.js';
+import { checkGroup, checkResource, PermissionClaim, renderPermissionClaim } from './permission-claim.js';
+
+export interface ApiServiceExportTemplateProps {
+  /** API group of the exported CRD, e.g. `anynines.com`. */
+  readonly group: string;
+  /** Plural resource of the exported CRD, e.g. `postgresqlinstances`. */
+  readonly resource: string;
+  /** Version (informational since Klutch 1.5). @default - not set */
+  readonly version?: string;
+  /** Permission claims handed to every binding of this API. @default [] */
+  readonly permissionClaims?: PermissionClaim[];
+  /** Object name. @default `<resource>` */
+  readonly name?: string;
+  /** Namespace; the backend reads templates in all namespaces. @default "crossplane-system" */
+  readonly namespace?: string;
+}
+
+export class ApiServiceExportTemplate extends Construct {
+  /** The L1 object. */
+  public readonly apiObject: ApiObject;
+  public readonly group: string;
+  public readonly resource: string;
+  public readonly permissionClaims: readonly PermissionClaim[];
+
+  constructor(scope: Construct, id: string, props: ApiServiceExportTemplateProps) {
+    super(scope, id);
+    this.group = checkGroup('ApiServiceExportTemplateProps.group', props.group);
+    this.resource = checkResource('ApiServiceExportTemplateProps.resource', props.resource);
+    const name = checkDnsSubdomain('ApiServiceExportTemplateProps.name', props.name ?? props.resource);
+    const namespace = checkDnsLabel('ApiServiceExportTemplateProps.namespace', props.namespace ?? 'crossplane-system');
+    if (props.version !== undefined && (typeof props.version !== 'string' || props.version.length === 0)) {
+      throw new Error(`ApiServiceExportTemplateProps.version: ${JSON.stringify(props.version)} must be a non-empty string`);
+    }
+    this.permissionClaims = [...(props.permissionClaims ?? [])];
+    const claims = this.permissionClaims.map((c, i) => renderPermissionClaim(`ApiServiceExportTemplateProps.permissionClaims[${i}]`, c));
+    this.apiObject = new ApiObject(this, 'Resource', {
+      apiVersion: TEMPLATE_API_VERSION,
+      kind: 'APIServiceExportTemplate',
+      metadata: { name, namespace },
+      spec: {
+        APIServiceSelector: {
+          group: this.group,
+          resource: this.resource,
+          ...(props.version ? { version: props.version } : {}),
+        },
+        ...(claims.length > 0 ? { permissionClaims: claims } : {}),
+      },
+    });
+  }
+}

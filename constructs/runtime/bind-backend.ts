@@ -1,0 +1,454 @@
+/**
+ * The bind backend on the control plane: Namespace, ServiceAccount, least-privilege RBAC,
+ * Deployment, Service, and optionally an Ingress or a Gateway API HTTPRoute. The OIDC client
+ * secret and the cookie keys come from existing Secrets through `secretKeyRef` env vars and are
+ * never written into the manifests.
+ *
+ * ## RBAC (instead of Klutch's cluster-admin)
+ *
+ * The backend's own ClusterRole is listed rule by rule, with reasons, in {@link BindBackend.rules}.
+ * What it may do to Secrets: get/create/update/patch/delete (the kubeconfig Secret it writes in each
+ * cluster namespace, the kubeconfig Secrets of AppClusterBindings), but **not list or watch**: it
+ * never needs to enumerate Secrets. TokenRequest (`serviceaccounts/token` create) is limited by
+ * name to the binder ServiceAccount.
+ *
+ * **Escalation caveat.** Kubernetes only lets a subject create a RoleBinding to a role whose
+ * permissions it holds itself, or for which it has the `bind` verb. The binder roles grant
+ * read/write on the exported data-service resources and on claimed Secrets/ConfigMaps — rights the
+ * backend does not (and should not) hold. So the backend gets `bind` **only on the named binder
+ * ClusterRoles** (`klutch-binder`, `klutch-binder-exports`), which this construct pre-creates:
+ * `klutch-binder` (Klutch's shared role for the cluster namespace) and `klutch-binder-exports`, an
+ * aggregated ClusterRole whose rules come from one ClusterRole per exported API
+ * ({@link BindBackend.addExportedApi}) plus the claimed resources. The backend never gets
+ * `escalate`, and never creates Roles/ClusterRoles, unless `allowRoleManagement` is set (needed only
+ * by backends that mint a ClusterRole per consumer, as Klutch's does) — that grants
+ * `escalate`+`bind` on roles and clusterroles, which is equivalent to cluster-admin over RBAC and
+ * should be avoided.
+ *
+ * Namespaces: the backend creates and deletes the cluster namespaces and provider namespaces it
+ * manages; RBAC cannot restrict namespace delete to "namespaces I created", so `delete` on
+ * namespaces is cluster-wide — the residual privilege of the design.
+ */
+import { ApiObject } from 'cdk8s';
+import { k8s } from 'cdk8s-plus-28';
+import { Construct } from 'constructs';
+import {
+  BACKEND_NAMESPACE, BINDER_CLUSTER_ROLE, BINDER_EXPORTS_AGGREGATION_LABEL, BINDER_EXPORTS_CLUSTER_ROLE,
+  BINDER_SERVICE_ACCOUNT, DEFAULT_IMAGES, PORTS, standardLabels,
+} from './_defaults.js';
+import {
+  checkDnsLabel, checkDnsSubdomain, checkImage, checkInt, checkResources, checkSecretRef, checkUrl,
+  hardenedContainerSecurityContext, hardenedPodSecurityContext, podIdentityEnv, ResourceSpec, resourceRequirements,
+  SecretKeyRef, secretEnv, TMP_MOUNT, TMP_VOLUME,
+} from './_pod.js';
+import { DocumentedRule, READ, READ_WRITE, toPolicyRules } from './_rbac.js';
+import { ClaimedResource } from './konnector.js';
+import { checkGroup, checkResource } from './permission-claim.js';
+
+/** OIDC settings; the client secret is a Secret reference. */
+export interface BackendOidcProps {
+  /** Issuer URL (`--oidc-issuer-url`), e.g. `https://backend.example.com/dex`. */
+  readonly issuerUrl: string;
+  /** Client id (`--oidc-issuer-client-id`). */
+  readonly clientId: string;
+  /** Secret key holding the client secret (`--oidc-issuer-client-secret` via env `OIDC_CLIENT_SECRET`). */
+  readonly clientSecret: SecretKeyRef;
+  /** Callback URL (`--oidc-callback-url`). @default `https://<ingress or route host>/callback` */
+  readonly callbackUrl?: string;
+}
+
+/** Cookie keys, from Secrets. */
+export interface BackendCookieProps {
+  /** Base64 signing key, 32 or 64 bytes (`--cookie-signing-key`). */
+  readonly signingKey: SecretKeyRef;
+  /** Base64 encryption key, 16/24/32 bytes (`--cookie-encryption-key`). @default - no encryption key */
+  readonly encryptionKey?: SecretKeyRef;
+}
+
+/** Expose the backend through an Ingress. */
+export interface BackendIngressProps {
+  /** Host name, e.g. `bind.example.com`. */
+  readonly host: string;
+  /** IngressClass. @default - the cluster default */
+  readonly className?: string;
+  /** TLS Secret for the host. @default - no TLS section (terminate elsewhere) */
+  readonly tlsSecretName?: string;
+}
+
+/** Expose the backend through a Gateway API HTTPRoute. */
+export interface BackendHttpRouteProps {
+  /** Host names. */
+  readonly hostnames: string[];
+  /** The Gateway(s) to attach to. */
+  readonly parentRefs: { readonly name: string; readonly namespace?: string; readonly sectionName?: string }[];
+}
+
+/** An API exported by the control plane: the binder may read/write it in consumer namespaces. */
+export interface ExportedApi {
+  readonly group: string;
+  readonly resource: string;
+}
+
+export interface BindBackendProps {
+  /** Namespace. @default "klutch-system" */
+  readonly namespace?: string;
+  /** Whether to emit the Namespace object. @default true */
+  readonly createNamespace?: boolean;
+  /** Name of the Deployment, Service and ServiceAccount. @default "klutch-backend" */
+  readonly name?: string;
+  /** Image. @default DEFAULT_IMAGES.backend (ghcr.io/klutch-kit/backend:<version>) */
+  readonly image?: string;
+  /** Replicas. @default 1 */
+  readonly replicas?: number;
+  /** OIDC settings. */
+  readonly oidc: BackendOidcProps;
+  /** Cookie keys. */
+  readonly cookies: BackendCookieProps;
+  /** `--namespace-prefix` for cluster namespaces. @default "cluster" */
+  readonly namespacePrefix?: string;
+  /** `--pretty-name`. @default "klutch-kit" */
+  readonly prettyName?: string;
+  /** `--consumer-scope`. @default "Namespaced" */
+  readonly consumerScope?: 'Namespaced' | 'Cluster';
+  /** `--external-address`: API server URL written into consumers' kubeconfigs (https). @default - the backend's own API server address */
+  readonly externalAddress?: string;
+  /** Secret key with the CA of the external address, mounted and passed as `--external-ca-file`. @default - cluster CA */
+  readonly externalCa?: SecretKeyRef;
+  /** Secret of type kubernetes.io/tls to serve TLS (`--tls-cert-file`, `--tls-key-file`). @default - plain HTTP */
+  readonly tlsSecretName?: string;
+  /** Container port (`--listen-address=0.0.0.0:<port>`). @default 8080 */
+  readonly port?: number;
+  /** Ingress exposure. @default - none */
+  readonly ingress?: BackendIngressProps;
+  /** Gateway API exposure. @default - none */
+  readonly httpRoute?: BackendHttpRouteProps;
+  /** CPU/memory. @default 100m/1 CPU, 128Mi/512Mi */
+  readonly resources?: ResourceSpec;
+  /** APIs exported to consumers (one aggregated binder ClusterRole each). @default [] */
+  readonly exportedApis?: ExportedApi[];
+  /** Resources claimed by permission claims. @default core secrets and configmaps */
+  readonly claimedResources?: ClaimedResource[];
+  /** Let the backend create Roles/ClusterRoles (grants escalate+bind; see the class doc). @default false */
+  readonly allowRoleManagement?: boolean;
+  /** Extra flags. @default [] */
+  readonly extraArgs?: string[];
+}
+
+const DEFAULT_RESOURCES: ResourceSpec = { cpuRequest: '100m', cpuLimit: '1', memoryRequest: '128Mi', memoryLimit: '512Mi' };
+
+export class BindBackend extends Construct {
+  public readonly namespace: string;
+  public readonly name: string;
+  public readonly deployment: k8s.KubeDeployment;
+  public readonly service: k8s.KubeService;
+  public readonly serviceAccount: k8s.KubeServiceAccount;
+  public readonly clusterRole: k8s.KubeClusterRole;
+  public readonly namespaceObject?: k8s.KubeNamespace;
+  public readonly ingress?: k8s.KubeIngress;
+  public readonly httpRoute?: ApiObject;
+  /** The backend's cluster-wide rules, with reasons. */
+  public readonly rules: readonly DocumentedRule[];
+  /** Rules of the shared `klutch-binder` ClusterRole (bound in each cluster namespace). */
+  public readonly binderRules: readonly DocumentedRule[];
+  /** The container args (for inspection). */
+  public readonly args: readonly string[];
+  private readonly exported = new Map<string, ExportedApi>();
+
+  constructor(scope: Construct, id: string, props: BindBackendProps) {
+    super(scope, id);
+    const P = 'BindBackendProps';
+    if (!props || typeof props !== 'object') throw new Error(`${P}: ${JSON.stringify(props)} must be an object with oidc and cookies`);
+    const ns = checkDnsLabel(`${P}.namespace`, props.namespace ?? BACKEND_NAMESPACE);
+    this.namespace = ns;
+    const name = checkDnsLabel(`${P}.name`, props.name ?? 'klutch-backend');
+    this.name = name;
+    const image = checkImage(`${P}.image`, props.image ?? DEFAULT_IMAGES.backend);
+    const replicas = checkInt(`${P}.replicas`, props.replicas ?? 1, 1, 10);
+    const port = checkInt(`${P}.port`, props.port ?? PORTS.backendHttp, 1024, 65535);
+    const resources = checkResources(`${P}.resources`, props.resources ?? DEFAULT_RESOURCES);
+    const consumerScope = props.consumerScope ?? 'Namespaced';
+    if (consumerScope !== 'Namespaced' && consumerScope !== 'Cluster') {
+      throw new Error(`${P}.consumerScope: ${JSON.stringify(consumerScope)} must be "Namespaced" or "Cluster"`);
+    }
+    const prefix = props.namespacePrefix ?? 'cluster';
+    if (typeof prefix !== 'string' || prefix.length > 40 || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(prefix)) {
+      throw new Error(`${P}.namespacePrefix: ${JSON.stringify(prefix)} must be a DNS label of at most 40 characters (namespaces are "<prefix>-<id>")`);
+    }
+    const prettyName = props.prettyName ?? 'klutch-kit';
+    if (typeof prettyName !== 'string' || prettyName.trim().length === 0) {
+      throw new Error(`${P}.prettyName: ${JSON.stringify(prettyName)} must be a non-empty string`);
+    }
+    if (props.ingress && props.httpRoute) {
+      throw new Error(`${P}.httpRoute: set either ingress or httpRoute, not both (got ingress host ${JSON.stringify(props.ingress.host)})`);
+    }
+    const oidc = props.oidc;
+    if (!oidc || typeof oidc !== 'object') throw new Error(`${P}.oidc: ${JSON.stringify(oidc)} must give issuerUrl, clientId and clientSecret`);
+    checkUrl(`${P}.oidc.issuerUrl`, oidc.issuerUrl);
+    if (typeof oidc.clientId !== 'string' || oidc.clientId.length === 0) {
+      throw new Error(`${P}.oidc.clientId: ${JSON.stringify(oidc.clientId)} must be a non-empty string`);
+    }
+    checkSecretRef(`${P}.oidc.clientSecret`, oidc.clientSecret);
+    const publicHost = props.ingress?.host ?? props.httpRoute?.hostnames?.[0];
+    if (props.ingress) checkDnsSubdomain(`${P}.ingress.host`, props.ingress.host);
+    if (props.httpRoute) {
+      if (!Array.isArray(props.httpRoute.hostnames) || props.httpRoute.hostnames.length === 0) {
+        throw new Error(`${P}.httpRoute.hostnames: ${JSON.stringify(props.httpRoute.hostnames)} must list at least one host`);
+      }
+      props.httpRoute.hostnames.forEach((h, i) => checkDnsSubdomain(`${P}.httpRoute.hostnames[${i}]`, h));
+      if (!Array.isArray(props.httpRoute.parentRefs) || props.httpRoute.parentRefs.length === 0) {
+        throw new Error(`${P}.httpRoute.parentRefs: ${JSON.stringify(props.httpRoute.parentRefs)} must name at least one Gateway`);
+      }
+      props.httpRoute.parentRefs.forEach((r, i) => checkDnsSubdomain(`${P}.httpRoute.parentRefs[${i}].name`, r.name));
+    }
+    let callbackUrl = oidc.callbackUrl;
+    if (callbackUrl === undefined) {
+      if (!publicHost) {
+        throw new Error(`${P}.oidc.callbackUrl: undefined; give a callback URL, or an ingress/httpRoute host to derive https://<host>/callback from`);
+      }
+      callbackUrl = `https://${publicHost}/callback`;
+    }
+    checkUrl(`${P}.oidc.callbackUrl`, callbackUrl);
+    const cookies = props.cookies;
+    if (!cookies || typeof cookies !== 'object') throw new Error(`${P}.cookies: ${JSON.stringify(cookies)} must reference the cookie signing key Secret`);
+    checkSecretRef(`${P}.cookies.signingKey`, cookies.signingKey);
+    if (cookies.encryptionKey) checkSecretRef(`${P}.cookies.encryptionKey`, cookies.encryptionKey);
+    if (props.externalAddress !== undefined) checkUrl(`${P}.externalAddress`, props.externalAddress, true);
+    if (props.externalCa) checkSecretRef(`${P}.externalCa`, props.externalCa);
+    if (props.tlsSecretName !== undefined) checkDnsSubdomain(`${P}.tlsSecretName`, props.tlsSecretName);
+    for (const [i, a] of (props.extraArgs ?? []).entries()) {
+      if (typeof a !== 'string' || !a.startsWith('--')) throw new Error(`${P}.extraArgs[${i}]: ${JSON.stringify(a)} must be a flag starting with "--"`);
+    }
+    const claimed = (props.claimedResources ?? [{ group: '', resource: 'secrets' }, { group: '', resource: 'configmaps' }]).map((c, i) => ({
+      group: checkGroup(`${P}.claimedResources[${i}].group`, c.group),
+      resource: checkResource(`${P}.claimedResources[${i}].resource`, c.resource),
+    }));
+
+    const labels = standardLabels(name, 'bind-backend');
+    const selector = { 'app.kubernetes.io/name': name, 'app.kubernetes.io/instance': `${name}-${ns}` };
+
+    if (props.createNamespace ?? true) {
+      this.namespaceObject = new k8s.KubeNamespace(this, 'Namespace', {
+        metadata: { name: ns, labels: { ...standardLabels(ns, 'bind-backend'), 'pod-security.kubernetes.io/enforce': 'restricted' } },
+      });
+    }
+    this.serviceAccount = new k8s.KubeServiceAccount(this, 'ServiceAccount', {
+      metadata: { name, namespace: ns, labels },
+      automountServiceAccountToken: true,
+    });
+
+    // ---- RBAC -------------------------------------------------------------------------------
+    const K = 'klutch.anynines.com';
+    const rules: DocumentedRule[] = [
+      { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: READ, why: 'read the CRDs matched by templates to build APIServiceExports (snapshot of served versions, schema, columns)' },
+      { apiGroups: ['example-backend.klutch.anynines.com'], resources: ['apiserviceexporttemplates'], verbs: READ, why: 'the catalogue of bindable APIs, in all namespaces' },
+      { apiGroups: [K], resources: ['apiserviceexportrequests'], verbs: ['get', 'list', 'watch', 'update', 'patch', 'delete'], why: 'turn requests into exports; delete old requests' },
+      { apiGroups: [K], resources: ['apiserviceexports'], verbs: READ_WRITE, why: 'create exports and keep them in sync with their CRD' },
+      { apiGroups: [K], resources: ['apiservicenamespaces'], verbs: READ_WRITE, why: 'map consumer namespaces to provider namespaces' },
+      { apiGroups: [K], resources: ['clusterbindings'], verbs: READ_WRITE, why: 'create ClusterBinding "cluster" per consumer, judge heartbeats' },
+      { apiGroups: [K], resources: ['apiserviceexportrequests/status', 'apiserviceexports/status', 'apiservicenamespaces/status', 'clusterbindings/status'], verbs: ['get', 'update', 'patch'], why: 'phases and conditions' },
+      { apiGroups: [''], resources: ['namespaces'], verbs: READ_WRITE, why: 'create and delete cluster namespaces and provider namespaces <clusterNs>-<consumerNs> (RBAC cannot limit delete to namespaces it created)' },
+      { apiGroups: [''], resources: ['serviceaccounts'], verbs: READ_WRITE, why: `the ServiceAccount "${BINDER_SERVICE_ACCOUNT}" in each cluster namespace` },
+      { apiGroups: [''], resources: ['serviceaccounts/token'], verbs: ['create'], resourceNames: [BINDER_SERVICE_ACCOUNT], why: 'TokenRequest for the binder ServiceAccount only (no legacy token Secrets)' },
+      { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create', 'update', 'patch', 'delete'], why: 'write the kubeconfig Secret of each cluster namespace; no list/watch: it never enumerates Secrets' },
+      { apiGroups: ['rbac.authorization.k8s.io'], resources: ['rolebindings'], verbs: READ_WRITE, why: 'bind the binder ClusterRoles in each consumer\'s namespaces (no ClusterRoleBindings)' },
+      { apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles'], verbs: ['bind'], resourceNames: [BINDER_CLUSTER_ROLE, BINDER_EXPORTS_CLUSTER_ROLE], why: 'escalation rule: RoleBindings to the binder roles need `bind` on exactly those roles, nothing else' },
+      { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'], why: 'record events' },
+    ];
+    if (props.allowRoleManagement) {
+      rules.push({
+        apiGroups: ['rbac.authorization.k8s.io'], resources: ['roles', 'clusterroles'], verbs: [...READ_WRITE, 'escalate', 'bind'],
+        why: 'allowRoleManagement: the backend mints its own roles; escalate+bind make this equivalent to RBAC admin',
+      });
+    }
+    this.rules = rules;
+    this.clusterRole = new k8s.KubeClusterRole(this, 'ClusterRole', {
+      metadata: { name, labels },
+      rules: toPolicyRules('BindBackend.rules', rules),
+    });
+    new k8s.KubeClusterRoleBinding(this, 'ClusterRoleBinding', {
+      metadata: { name, labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+      subjects: [{ kind: 'ServiceAccount', name, namespace: ns }],
+    });
+    const leaseRules: DocumentedRule[] = [
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'], why: 'leader election between backend replicas, in its own namespace only' },
+    ];
+    new k8s.KubeRole(this, 'LeaseRole', {
+      metadata: { name: `${name}-leader-election`, namespace: ns, labels },
+      rules: toPolicyRules('BindBackend.leaseRules', leaseRules),
+    });
+    new k8s.KubeRoleBinding(this, 'LeaseRoleBinding', {
+      metadata: { name: `${name}-leader-election`, namespace: ns, labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: `${name}-leader-election` },
+      subjects: [{ kind: 'ServiceAccount', name, namespace: ns }],
+    });
+
+    // The binder roles handed to consumers (bound by the backend with RoleBindings only).
+    this.binderRules = [
+      { apiGroups: [K], resources: ['apiserviceexportrequests'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'], why: 'kubectl-bind creates export requests' },
+      { apiGroups: [''], resources: ['namespaces'], verbs: ['get'], why: 'the konnector reads its cluster namespace' },
+      { apiGroups: [''], resources: ['secrets'], verbs: READ, why: 'the konnector reads the kubeconfig Secret (credential rotation), in the cluster namespace only' },
+      { apiGroups: [K], resources: ['clusterbindings', 'apiserviceexports'], verbs: READ, why: 'heartbeat target and exports' },
+      { apiGroups: [K], resources: ['clusterbindings/status', 'apiserviceexports/status'], verbs: ['get', 'update', 'patch'], why: 'heartbeat and export conditions' },
+      { apiGroups: [K], resources: ['apiservicenamespaces'], verbs: READ_WRITE, why: 'the konnector announces consumer namespaces' },
+    ];
+    new k8s.KubeClusterRole(this, 'BinderClusterRole', {
+      metadata: { name: BINDER_CLUSTER_ROLE, labels: standardLabels(BINDER_CLUSTER_ROLE, 'bind-backend') },
+      rules: toPolicyRules('BindBackend.binderRules', this.binderRules),
+    });
+    new k8s.KubeClusterRole(this, 'BinderExportsClusterRole', {
+      metadata: { name: BINDER_EXPORTS_CLUSTER_ROLE, labels: standardLabels(BINDER_EXPORTS_CLUSTER_ROLE, 'bind-backend') },
+      aggregationRule: { clusterRoleSelectors: [{ matchLabels: { [BINDER_EXPORTS_AGGREGATION_LABEL]: 'true' } }] },
+    });
+    const claimRules: DocumentedRule[] = groupByApiGroup(claimed).map((c) => ({
+      apiGroups: [c.group], resources: c.resources, verbs: READ_WRITE,
+      why: 'claimed objects (service-binding credentials) in the consumer\'s provider namespaces',
+    }));
+    new k8s.KubeClusterRole(this, 'BinderClaimsClusterRole', {
+      metadata: { name: `${BINDER_EXPORTS_CLUSTER_ROLE}-claims`, labels: { ...standardLabels(BINDER_EXPORTS_CLUSTER_ROLE, 'bind-backend'), [BINDER_EXPORTS_AGGREGATION_LABEL]: 'true' } },
+      rules: toPolicyRules('BindBackend.claimedResources', claimRules),
+    });
+
+    // ---- Deployment -------------------------------------------------------------------------
+    const args = [
+      `--listen-address=0.0.0.0:${port}`,
+      `--namespace-prefix=${prefix}`,
+      `--pretty-name=${prettyName}`,
+      `--consumer-scope=${consumerScope}`,
+      `--oidc-issuer-url=${oidc.issuerUrl}`,
+      `--oidc-issuer-client-id=${oidc.clientId}`,
+      '--oidc-issuer-client-secret=$(OIDC_CLIENT_SECRET)',
+      `--oidc-callback-url=${callbackUrl}`,
+      '--cookie-signing-key=$(COOKIE_SIGNING_KEY)',
+      ...(cookies.encryptionKey ? ['--cookie-encryption-key=$(COOKIE_ENCRYPTION_KEY)'] : []),
+      ...(props.externalAddress ? [`--external-address=${props.externalAddress}`] : []),
+      ...(props.externalCa ? [`--external-ca-file=/etc/klutch/external-ca/${props.externalCa.key}`] : []),
+      ...(props.tlsSecretName ? ['--tls-cert-file=/etc/klutch/tls/tls.crt', '--tls-key-file=/etc/klutch/tls/tls.key'] : []),
+      ...(props.extraArgs ?? []),
+    ];
+    this.args = args;
+    const env: k8s.EnvVar[] = [
+      ...podIdentityEnv(),
+      secretEnv('OIDC_CLIENT_SECRET', oidc.clientSecret),
+      secretEnv('COOKIE_SIGNING_KEY', cookies.signingKey),
+      ...(cookies.encryptionKey ? [secretEnv('COOKIE_ENCRYPTION_KEY', cookies.encryptionKey)] : []),
+    ];
+    const volumes: k8s.Volume[] = [TMP_VOLUME];
+    const mounts: k8s.VolumeMount[] = [TMP_MOUNT];
+    if (props.externalCa) {
+      volumes.push({ name: 'external-ca', secret: { secretName: props.externalCa.name, items: [{ key: props.externalCa.key, path: props.externalCa.key }] } });
+      mounts.push({ name: 'external-ca', mountPath: '/etc/klutch/external-ca', readOnly: true });
+    }
+    if (props.tlsSecretName) {
+      volumes.push({ name: 'tls', secret: { secretName: props.tlsSecretName } });
+      mounts.push({ name: 'tls', mountPath: '/etc/klutch/tls', readOnly: true });
+    }
+    const scheme = props.tlsSecretName ? 'HTTPS' : 'HTTP';
+    this.deployment = new k8s.KubeDeployment(this, 'Deployment', {
+      metadata: { name, namespace: ns, labels },
+      spec: {
+        replicas,
+        revisionHistoryLimit: 5,
+        selector: { matchLabels: selector },
+        template: {
+          metadata: { labels: { ...labels, ...selector } },
+          spec: {
+            serviceAccountName: name,
+            automountServiceAccountToken: true,
+            securityContext: hardenedPodSecurityContext(),
+            containers: [{
+              name: 'backend',
+              image,
+              imagePullPolicy: 'IfNotPresent',
+              args,
+              env,
+              ports: [{ name: 'http', containerPort: port, protocol: 'TCP' }],
+              livenessProbe: { httpGet: { path: '/healthz', port: k8s.IntOrString.fromString('http'), scheme }, initialDelaySeconds: 10, periodSeconds: 10 },
+              readinessProbe: { httpGet: { path: '/readyz', port: k8s.IntOrString.fromString('http'), scheme }, periodSeconds: 5 },
+              resources: resourceRequirements(resources),
+              securityContext: hardenedContainerSecurityContext(),
+              volumeMounts: mounts,
+            }],
+            volumes,
+          },
+        },
+      },
+    });
+    const servicePort = props.tlsSecretName ? 443 : 80;
+    this.service = new k8s.KubeService(this, 'Service', {
+      metadata: { name, namespace: ns, labels },
+      spec: {
+        type: 'ClusterIP',
+        selector,
+        ports: [{ name: 'http', port: servicePort, targetPort: k8s.IntOrString.fromString('http'), protocol: 'TCP' }],
+      },
+    });
+
+    if (props.ingress) {
+      this.ingress = new k8s.KubeIngress(this, 'Ingress', {
+        metadata: { name, namespace: ns, labels },
+        spec: {
+          ...(props.ingress.className ? { ingressClassName: props.ingress.className } : {}),
+          ...(props.ingress.tlsSecretName ? { tls: [{ hosts: [props.ingress.host], secretName: props.ingress.tlsSecretName }] } : {}),
+          rules: [{
+            host: props.ingress.host,
+            http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name, port: { name: 'http' } } } }] },
+          }],
+        },
+      });
+    }
+    if (props.httpRoute) {
+      this.httpRoute = new ApiObject(this, 'HTTPRoute', {
+        apiVersion: 'gateway.networking.k8s.io/v1',
+        kind: 'HTTPRoute',
+        metadata: { name, namespace: ns, labels },
+        spec: {
+          parentRefs: props.httpRoute.parentRefs.map((r) => ({
+            group: 'gateway.networking.k8s.io', kind: 'Gateway', name: r.name,
+            ...(r.namespace ? { namespace: r.namespace } : {}),
+            ...(r.sectionName ? { sectionName: r.sectionName } : {}),
+          })),
+          hostnames: [...props.httpRoute.hostnames],
+          rules: [{ matches: [{ path: { type: 'PathPrefix', value: '/' } }], backendRefs: [{ name, port: servicePort }] }],
+        },
+      });
+    }
+    for (const [i, api] of (props.exportedApis ?? []).entries()) this.addExportedApi(api, `${P}.exportedApis[${i}]`);
+  }
+
+  /**
+   * Adds an exported API: a ClusterRole aggregated into `klutch-binder-exports` with read/write on
+   * `<resource>` and `<resource>/status` of `<group>`, which the backend binds in consumer namespaces.
+   * Adding the same API twice is a no-op.
+   */
+  public addExportedApi(api: ExportedApi, prop = 'BindBackend.addExportedApi'): void {
+    const group = checkGroup(`${prop}.group`, api?.group);
+    if (group === '') throw new Error(`${prop}.group: "" (core group) cannot be exported`);
+    const resource = checkResource(`${prop}.resource`, api.resource);
+    const key = `${resource}.${group}`;
+    if (this.exported.has(key)) return;
+    this.exported.set(key, { group, resource });
+    const roleName = checkDnsSubdomain(`${prop} (ClusterRole name)`, `${BINDER_EXPORTS_CLUSTER_ROLE}-${key}`);
+    new k8s.KubeClusterRole(this, `Export-${key}`, {
+      metadata: { name: roleName, labels: { ...standardLabels(BINDER_EXPORTS_CLUSTER_ROLE, 'bind-backend'), [BINDER_EXPORTS_AGGREGATION_LABEL]: 'true' } },
+      rules: toPolicyRules(prop, [{
+        apiGroups: [group], resources: [resource, `${resource}/status`], verbs: READ_WRITE,
+        why: `consumers read/write their ${key} claims in their own provider namespaces`,
+      }]),
+    });
+  }
+
+  /** The exported APIs so far. */
+  public get exportedApis(): ExportedApi[] {
+    return [...this.exported.values()];
+  }
+}
+
+function groupByApiGroup(claimed: ClaimedResource[]): { group: string; resources: string[] }[] {
+  const byGroup = new Map<string, Set<string>>();
+  for (const c of claimed) {
+    if (!byGroup.has(c.group)) byGroup.set(c.group, new Set());
+    byGroup.get(c.group)!.add(c.resource);
+  }
+  return [...byGroup.entries()].map(([group, rs]) => ({ group, resources: [...rs].sort() }));
+}

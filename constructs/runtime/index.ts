@@ -1,0 +1,9 @@
+export * from './_defaults.js';
+export type { ResourceSpec, SecretKeyRef } from './_pod.js';
+export type { DocumentedRule } from './_rbac.js';
+export * from './permission-claim.js';
+export * from './api-service-export-template.js';
+export * from './api-service-binding.js';
+export * from './konnector.js';
+export * from './bind-backend.js';
+export * from './dex.js';

@@ -1,0 +1,257 @@
+/**
+ * The konnector on an app cluster: namespace `klutch-bind`, ServiceAccount, RBAC limited to the
+ * bound APIs, a 2-replica Deployment with Lease leader election and health probes, a
+ * PodDisruptionBudget. `konnectorManifests()` returns the same objects as plain JSON for
+ * `kubectl-bind`, which installs the konnector from these manifests.
+ *
+ * RBAC, rule by rule (see {@link Konnector.rules}); compare Klutch, which binds `*` on `*`:
+ * - CRDs: read all (it watches CRDs to notice deletions and foreign owners); create (RBAC cannot
+ *   restrict create by name); update/patch/delete only the bound CRDs `<plural>.<group>` and the
+ *   `apiservicebindings` CRD it installs at start-up.
+ * - the bound resources and their `/status`: read/write (spec goes up, status comes down,
+ *   provider-created objects are adopted downstream, finalizer `klutch.anynines.com/syncer`).
+ * - claimed resources (Secrets/ConfigMaps by default): read/write cluster-wide, because consumer
+ *   namespaces are chosen by app developers; this is the residual privilege of the design.
+ * - APIServiceBindings (+ status): read and update conditions; it never creates bindings.
+ * - namespaces: read (namespace deletion deletes the APIServiceNamespace upstream).
+ * - events: create/patch.
+ * - Lease `<leaseName>` in its own namespace: leader election (Role, not ClusterRole).
+ */
+import { ApiObject, App, Chart } from 'cdk8s';
+import { k8s } from 'cdk8s-plus-28';
+import { Construct } from 'constructs';
+import { DEFAULT_IMAGES, KONNECTOR_NAMESPACE, PORTS, standardLabels } from './_defaults.js';
+import {
+  checkDnsLabel, checkImage, checkInt, checkResources, hardenedContainerSecurityContext, hardenedPodSecurityContext,
+  podIdentityEnv, ResourceSpec, resourceRequirements, TMP_MOUNT, TMP_VOLUME,
+} from './_pod.js';
+import { DocumentedRule, READ, READ_WRITE, toPolicyRules } from './_rbac.js';
+import { checkGroup, checkResource } from './permission-claim.js';
+
+/** An API the konnector serves on this app cluster. */
+export interface BoundApi {
+  /** API group, e.g. `anynines.com`. */
+  readonly group: string;
+  /** Plural resources of that group, e.g. `["postgresqlinstances", "servicebindings"]`. */
+  readonly resources: string[];
+}
+
+/** A resource claimed through permission claims (synced Secrets, ConfigMaps, …). */
+export interface ClaimedResource {
+  /** API group ('' for core). */
+  readonly group: string;
+  /** Plural resource. */
+  readonly resource: string;
+}
+
+export interface KonnectorProps {
+  /** Namespace for the konnector. @default "klutch-bind" */
+  readonly namespace?: string;
+  /** Whether to emit the Namespace object. @default true */
+  readonly createNamespace?: boolean;
+  /** Container image. @default DEFAULT_IMAGES.konnector (ghcr.io/klutch-kit/konnector:<version>) */
+  readonly image?: string;
+  /** Replicas; one is the leader, the others stand by. @default 2 */
+  readonly replicas?: number;
+  /** Lease name for leader election (`--lease-name`). @default "klutch-bind" */
+  readonly leaseName?: string;
+  /** APIs bound on this cluster; the RBAC covers exactly these. @default [] */
+  readonly boundApis?: BoundApi[];
+  /** Resources that permission claims sync. @default core secrets and configmaps */
+  readonly claimedResources?: ClaimedResource[];
+  /** CPU/memory. @default 50m/500m CPU, 128Mi/512Mi memory */
+  readonly resources?: ResourceSpec;
+  /** Extra command-line flags. @default [] */
+  readonly extraArgs?: string[];
+}
+
+const DEFAULT_RESOURCES: ResourceSpec = { cpuRequest: '50m', cpuLimit: '500m', memoryRequest: '128Mi', memoryLimit: '512Mi' };
+const NAME = 'konnector';
+
+export class Konnector extends Construct {
+  public readonly namespace: string;
+  public readonly deployment: k8s.KubeDeployment;
+  public readonly serviceAccount: k8s.KubeServiceAccount;
+  public readonly clusterRole: k8s.KubeClusterRole;
+  public readonly namespaceObject?: k8s.KubeNamespace;
+  /** The RBAC the konnector gets, with reasons. */
+  public readonly rules: readonly DocumentedRule[];
+  public readonly leaseRules: readonly DocumentedRule[];
+
+  constructor(scope: Construct, id: string, props: KonnectorProps = {}) {
+    super(scope, id);
+    const ns = checkDnsLabel('KonnectorProps.namespace', props.namespace ?? KONNECTOR_NAMESPACE);
+    this.namespace = ns;
+    const image = checkImage('KonnectorProps.image', props.image ?? DEFAULT_IMAGES.konnector);
+    const replicas = checkInt('KonnectorProps.replicas', props.replicas ?? 2, 1, 10);
+    const leaseName = checkDnsLabel('KonnectorProps.leaseName', props.leaseName ?? 'klutch-bind');
+    const resources = checkResources('KonnectorProps.resources', props.resources ?? DEFAULT_RESOURCES);
+    const bound = (props.boundApis ?? []).map((b, i) => {
+      const group = checkGroup(`KonnectorProps.boundApis[${i}].group`, b.group);
+      if (group === '') throw new Error(`KonnectorProps.boundApis[${i}].group: "" (core group) cannot be bound`);
+      if (!Array.isArray(b.resources) || b.resources.length === 0) {
+        throw new Error(`KonnectorProps.boundApis[${i}].resources: ${JSON.stringify(b.resources)} must list at least one plural resource`);
+      }
+      b.resources.forEach((r, j) => checkResource(`KonnectorProps.boundApis[${i}].resources[${j}]`, r));
+      return { group, resources: [...new Set(b.resources)].sort() };
+    });
+    const claimed = (props.claimedResources ?? [{ group: '', resource: 'secrets' }, { group: '', resource: 'configmaps' }]).map((c, i) => ({
+      group: checkGroup(`KonnectorProps.claimedResources[${i}].group`, c.group),
+      resource: checkResource(`KonnectorProps.claimedResources[${i}].resource`, c.resource),
+    }));
+    for (const [i, a] of (props.extraArgs ?? []).entries()) {
+      if (typeof a !== 'string' || !a.startsWith('--')) throw new Error(`KonnectorProps.extraArgs[${i}]: ${JSON.stringify(a)} must be a flag starting with "--"`);
+    }
+
+    const labels = standardLabels(NAME, 'konnector');
+    const selector = { 'app.kubernetes.io/name': NAME, 'app.kubernetes.io/instance': `${NAME}-${ns}` };
+    const podLabels = { ...labels, ...selector };
+
+    if (props.createNamespace ?? true) {
+      this.namespaceObject = new k8s.KubeNamespace(this, 'Namespace', {
+        metadata: { name: ns, labels: { ...standardLabels(ns, 'konnector'), 'pod-security.kubernetes.io/enforce': 'restricted' } },
+      });
+    }
+
+    this.serviceAccount = new k8s.KubeServiceAccount(this, 'ServiceAccount', {
+      metadata: { name: NAME, namespace: ns, labels },
+      automountServiceAccountToken: true,
+    });
+
+    const crdNames = [
+      'apiservicebindings.klutch.anynines.com',
+      ...bound.flatMap((b) => b.resources.map((r) => `${r}.${b.group}`)),
+    ];
+    const rules: DocumentedRule[] = [
+      { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: READ, why: 'watch CRDs to detect deleted or foreign-owned bound CRDs' },
+      { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: ['create'], why: 'create bound CRDs from APIServiceExports (create cannot be restricted by name)' },
+      { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: ['update', 'patch', 'delete'], resourceNames: crdNames, why: 'keep only the bound CRDs (and the apiservicebindings CRD) in sync with the provider' },
+      { apiGroups: ['klutch.anynines.com'], resources: ['apiservicebindings'], verbs: ['get', 'list', 'watch', 'update', 'patch'], why: 'read bindings, put finalizers on them' },
+      { apiGroups: ['klutch.anynines.com'], resources: ['apiservicebindings/status'], verbs: ['get', 'update', 'patch'], why: 'report SecretValid/Connected/Heartbeating/Ready' },
+      ...bound.map((b): DocumentedRule => ({
+        apiGroups: [b.group],
+        resources: b.resources.flatMap((r) => [r, `${r}/status`]),
+        verbs: READ_WRITE,
+        why: `sync bound ${b.group} objects: spec up, status down, adopt provider-created objects, finalizers`,
+      })),
+      ...groupClaims(claimed).map((c): DocumentedRule => ({
+        apiGroups: [c.group],
+        resources: c.resources,
+        verbs: READ_WRITE,
+        why: 'copy claimed objects (service-binding credentials) between provider and consumer namespaces chosen by app developers',
+      })),
+      { apiGroups: [''], resources: ['namespaces'], verbs: READ, why: 'a deleted consumer namespace deletes its APIServiceNamespace upstream' },
+      { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'], why: 'record events on bindings and synced objects' },
+    ];
+    this.rules = rules;
+    this.leaseRules = [
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'], why: 'create the leader-election Lease' },
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'watch', 'update', 'patch'], resourceNames: [leaseName], why: 'renew and observe the leader-election Lease' },
+    ];
+
+    const roleName = `klutch-${NAME}-${ns}`;
+    this.clusterRole = new k8s.KubeClusterRole(this, 'ClusterRole', {
+      metadata: { name: roleName, labels },
+      rules: toPolicyRules('Konnector.rules', rules),
+    });
+    new k8s.KubeClusterRoleBinding(this, 'ClusterRoleBinding', {
+      metadata: { name: roleName, labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: roleName },
+      subjects: [{ kind: 'ServiceAccount', name: NAME, namespace: ns }],
+    });
+    new k8s.KubeRole(this, 'LeaseRole', {
+      metadata: { name: `${NAME}-leader-election`, namespace: ns, labels },
+      rules: toPolicyRules('Konnector.leaseRules', this.leaseRules),
+    });
+    new k8s.KubeRoleBinding(this, 'LeaseRoleBinding', {
+      metadata: { name: `${NAME}-leader-election`, namespace: ns, labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: `${NAME}-leader-election` },
+      subjects: [{ kind: 'ServiceAccount', name: NAME, namespace: ns }],
+    });
+
+    this.deployment = new k8s.KubeDeployment(this, 'Deployment', {
+      metadata: { name: NAME, namespace: ns, labels },
+      spec: {
+        replicas,
+        revisionHistoryLimit: 5,
+        selector: { matchLabels: selector },
+        strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: k8s.IntOrString.fromNumber(0), maxSurge: k8s.IntOrString.fromNumber(1) } },
+        template: {
+          metadata: { labels: podLabels },
+          spec: {
+            serviceAccountName: NAME,
+            automountServiceAccountToken: true,
+            securityContext: hardenedPodSecurityContext(),
+            terminationGracePeriodSeconds: 30,
+            affinity: {
+              podAntiAffinity: {
+                preferredDuringSchedulingIgnoredDuringExecution: [{
+                  weight: 100,
+                  podAffinityTerm: { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: selector } },
+                }],
+              },
+            },
+            containers: [{
+              name: NAME,
+              image,
+              imagePullPolicy: 'IfNotPresent',
+              args: [`--lease-name=${leaseName}`, '--lease-namespace=$(POD_NAMESPACE)', ...(props.extraArgs ?? [])],
+              env: podIdentityEnv(),
+              ports: [
+                { name: 'health', containerPort: PORTS.konnectorHealth, protocol: 'TCP' },
+                { name: 'metrics', containerPort: PORTS.konnectorMetrics, protocol: 'TCP' },
+              ],
+              livenessProbe: { httpGet: { path: '/healthz', port: k8s.IntOrString.fromString('health') }, initialDelaySeconds: 10, periodSeconds: 10, failureThreshold: 3 },
+              readinessProbe: { httpGet: { path: '/readyz', port: k8s.IntOrString.fromString('health') }, periodSeconds: 5, failureThreshold: 3 },
+              resources: resourceRequirements(resources),
+              securityContext: hardenedContainerSecurityContext(),
+              volumeMounts: [TMP_MOUNT],
+            }],
+            volumes: [TMP_VOLUME],
+          },
+        },
+      },
+    });
+
+    if (replicas > 1) {
+      new k8s.KubePodDisruptionBudget(this, 'PodDisruptionBudget', {
+        metadata: { name: NAME, namespace: ns, labels },
+        spec: { minAvailable: k8s.IntOrString.fromNumber(1), selector: { matchLabels: selector } },
+      });
+    }
+    new k8s.KubeService(this, 'MetricsService', {
+      metadata: { name: `${NAME}-metrics`, namespace: ns, labels },
+      spec: {
+        selector,
+        ports: [{ name: 'metrics', port: PORTS.konnectorMetrics, targetPort: k8s.IntOrString.fromString('metrics'), protocol: 'TCP' }],
+      },
+    });
+  }
+
+  /** The Deployment's L1 object: a single ApiObject to depend on (never a whole construct). */
+  public get deploymentObject(): ApiObject {
+    return this.deployment;
+  }
+}
+
+function groupClaims(claimed: ClaimedResource[]): { group: string; resources: string[] }[] {
+  const byGroup = new Map<string, Set<string>>();
+  for (const c of claimed) {
+    if (!byGroup.has(c.group)) byGroup.set(c.group, new Set());
+    byGroup.get(c.group)!.add(c.resource);
+  }
+  return [...byGroup.entries()].map(([group, rs]) => ({ group, resources: [...rs].sort() }));
+}
+
+/**
+ * The konnector manifests as plain objects, in apply order (Namespace, ServiceAccount, RBAC,
+ * Deployment, …), for programs that install the konnector directly (`kubectl-bind`).
+ * Same objects as the {@link Konnector} construct, same validation.
+ */
+export function konnectorManifests(options: KonnectorProps = {}): Record<string, any>[] {
+  const app = new App({ outdir: '/nonexistent-never-written' });
+  const chart = new Chart(app, 'konnector');
+  new Konnector(chart, 'Konnector', options);
+  const order = ['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'Service', 'Deployment', 'PodDisruptionBudget'];
+  return chart.toJson().sort((a: any, b: any) => order.indexOf(a.kind) - order.indexOf(b.kind));
+}
