@@ -1,0 +1,122 @@
+import { ApiObject } from 'cdk8s';
+import { Construct } from 'constructs';
+import { parsePackageRef, ParsedPackage } from './_package.js';
+import { checkDnsLabel, checkDnsSubdomain, checkInteger, compact, fail } from './_util.js';
+
+/** Image pull policy for packages. */
+export enum PackagePullPolicy {
+  ALWAYS = 'Always',
+  IF_NOT_PRESENT = 'IfNotPresent',
+  NEVER = 'Never',
+}
+
+/** Whether a new package revision becomes active on its own. */
+export enum RevisionActivationPolicy {
+  AUTOMATIC = 'Automatic',
+  MANUAL = 'Manual',
+}
+
+/** Props shared by Provider, Function and Configuration (`pkg.crossplane.io/v1`). */
+export interface PackageProps {
+  /**
+   * Fully qualified package reference with a tag or digest,
+   * e.g. `xpkg.crossplane.io/crossplane-contrib/provider-kubernetes:v1.2.1`.
+   */
+  readonly package: string;
+  /** `metadata.name`. @default - the last path segment of the package (e.g. `provider-kubernetes`) */
+  readonly name?: string;
+  /** @default - Crossplane's default (IfNotPresent) */
+  readonly packagePullPolicy?: PackagePullPolicy;
+  /** Names of image pull Secrets in Crossplane's namespace. @default - none */
+  readonly packagePullSecrets?: string[];
+  /** @default - Crossplane's default (Automatic) */
+  readonly revisionActivationPolicy?: RevisionActivationPolicy;
+  /** @default - Crossplane's default (1) */
+  readonly revisionHistoryLimit?: number;
+  /** @default false */
+  readonly ignoreCrossplaneConstraints?: boolean;
+  /** @default false */
+  readonly skipDependencyResolution?: boolean;
+  /** Labels added to every object the package creates. @default - none */
+  readonly commonLabels?: Record<string, string>;
+  /** Labels on the package object. @default - none */
+  readonly labels?: Record<string, string>;
+  /** Annotations on the package object. @default - none */
+  readonly annotations?: Record<string, string>;
+}
+
+/** Something that names a DeploymentRuntimeConfig. */
+export interface IDeploymentRuntimeConfig {
+  /** `metadata.name` of the DeploymentRuntimeConfig. */
+  readonly runtimeConfigName: string;
+}
+
+/** Props of packages with a runtime (Provider, Function). */
+export interface RuntimePackageProps extends PackageProps {
+  /** The DeploymentRuntimeConfig to run the package with. @default - Crossplane's default (`default`) */
+  readonly runtimeConfig?: IDeploymentRuntimeConfig;
+  /** @default - none */
+  readonly tlsServerSecretName?: string;
+  /** @default - none */
+  readonly tlsClientSecretName?: string;
+}
+
+/** @internal Common implementation of the `pkg.crossplane.io/v1` package constructs. */
+export abstract class PackageBase extends Construct {
+  /** The emitted object. */
+  public readonly apiObject: ApiObject;
+  /** `metadata.name`. */
+  public readonly name: string;
+  /** The package reference. */
+  public readonly packageRef: string;
+  /** The parsed package reference. */
+  public readonly parsedPackage: ParsedPackage;
+
+  protected constructor(scope: Construct, id: string, kind: string, props: RuntimePackageProps, runtime: boolean) {
+    super(scope, id);
+    const p = `${kind}Props`;
+    if (!props || typeof props !== 'object') fail(p, props, 'must be an object');
+    this.parsedPackage = parsePackageRef(`${p}.package`, props.package);
+    this.packageRef = props.package;
+    this.name = props.name !== undefined ? checkDnsSubdomain(`${p}.name`, props.name) : checkDnsLabel(`${p}.name (derived from package)`, this.parsedPackage.basename);
+    if (props.packagePullPolicy !== undefined && !Object.values(PackagePullPolicy).includes(props.packagePullPolicy)) {
+      fail(`${p}.packagePullPolicy`, props.packagePullPolicy, `must be one of ${Object.values(PackagePullPolicy).join(', ')}`);
+    }
+    if (props.revisionActivationPolicy !== undefined && !Object.values(RevisionActivationPolicy).includes(props.revisionActivationPolicy)) {
+      fail(`${p}.revisionActivationPolicy`, props.revisionActivationPolicy, 'must be Automatic or Manual');
+    }
+    if (props.revisionHistoryLimit !== undefined) checkInteger(`${p}.revisionHistoryLimit`, props.revisionHistoryLimit, 0);
+    for (const s of props.packagePullSecrets ?? []) checkDnsSubdomain(`${p}.packagePullSecrets`, s);
+    if (!runtime) {
+      const extra = props as RuntimePackageProps;
+      for (const k of ['runtimeConfig', 'tlsServerSecretName', 'tlsClientSecretName'] as const) {
+        if (extra[k] !== undefined) fail(`${p}.${k}`, k === 'runtimeConfig' ? extra.runtimeConfig?.runtimeConfigName : extra[k], `does not apply to a ${kind} (packages without a runtime)`);
+      }
+    }
+    if (props.tlsServerSecretName !== undefined) checkDnsSubdomain(`${p}.tlsServerSecretName`, props.tlsServerSecretName);
+    if (props.tlsClientSecretName !== undefined) checkDnsSubdomain(`${p}.tlsClientSecretName`, props.tlsClientSecretName);
+    if (props.runtimeConfig !== undefined) checkDnsSubdomain(`${p}.runtimeConfig`, props.runtimeConfig.runtimeConfigName);
+
+    const spec = compact({
+      package: props.package,
+      packagePullPolicy: props.packagePullPolicy,
+      packagePullSecrets: props.packagePullSecrets?.map((name) => ({ name })),
+      revisionActivationPolicy: props.revisionActivationPolicy,
+      revisionHistoryLimit: props.revisionHistoryLimit,
+      ignoreCrossplaneConstraints: props.ignoreCrossplaneConstraints,
+      skipDependencyResolution: props.skipDependencyResolution,
+      commonLabels: props.commonLabels,
+      runtimeConfigRef: props.runtimeConfig
+        ? { apiVersion: 'pkg.crossplane.io/v1beta1', kind: 'DeploymentRuntimeConfig', name: props.runtimeConfig.runtimeConfigName }
+        : undefined,
+      tlsServerSecretName: props.tlsServerSecretName,
+      tlsClientSecretName: props.tlsClientSecretName,
+    });
+    this.apiObject = new ApiObject(this, 'Resource', {
+      apiVersion: 'pkg.crossplane.io/v1',
+      kind,
+      metadata: compact({ name: this.name, labels: props.labels, annotations: props.annotations }),
+      spec,
+    });
+  }
+}
