@@ -1,0 +1,189 @@
+// Server-side apply of a set of manifests in dependency order: Namespaces and CustomResourceDefinitions
+// first (waiting until every CRD is Established), then the remaining kinds in Helm's install order,
+// custom resources last.
+import {
+  ApiException,
+  ApiextensionsV1Api,
+  type KubeConfig,
+  type KubernetesObject,
+  KubernetesObjectApi,
+  PatchStrategy,
+  type V1CustomResourceDefinition,
+} from '@kubernetes/client-node';
+
+export interface ApplyOptions {
+  /** Server-side dry run (`dryRun=All`): the API server validates and admits, nothing is stored. @default false */
+  readonly dryRun?: boolean;
+  /** @default "klutch-kit" */
+  readonly fieldManager?: string;
+  /** Take ownership of conflicting fields. @default true */
+  readonly force?: boolean;
+  /** How long to wait for each applied CRD to become Established (not done in dry-run). @default 60000 */
+  readonly establishTimeoutMs?: number;
+  /** Keep applying after a failure and report all failures at the end. @default true */
+  readonly continueOnError?: boolean;
+}
+
+export interface ApplyFailure {
+  readonly object: KubernetesObject;
+  /** `Kind/namespace/name` */
+  readonly ref: string;
+  /** HTTP status of the API server's answer (0 when none). */
+  readonly status: number;
+  /** The API server's message. */
+  readonly message: string;
+}
+
+/** One or more objects were rejected; `failures` names each with the API server's message. */
+export class ApplyError extends Error {
+  constructor(
+    readonly failures: readonly ApplyFailure[],
+    readonly applied: readonly KubernetesObject[],
+  ) {
+    super(
+      `server-side apply rejected ${failures.length} object(s):\n` + failures.map((f) => `  ${f.ref}: ${f.status || ''} ${f.message}`.trimEnd()).join('\n'),
+    );
+    this.name = 'ApplyError';
+  }
+}
+
+/** Helm's install order (pkg/release/util/kind_sorter.go); kinds not listed (custom resources) come last. */
+export const APPLY_ORDER: readonly string[] = [
+  'PriorityClass',
+  'Namespace',
+  'NetworkPolicy',
+  'ResourceQuota',
+  'LimitRange',
+  'PodDisruptionBudget',
+  'ServiceAccount',
+  'Secret',
+  'ConfigMap',
+  'StorageClass',
+  'PersistentVolume',
+  'PersistentVolumeClaim',
+  'CustomResourceDefinition',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'Role',
+  'RoleBinding',
+  'Service',
+  'DaemonSet',
+  'Pod',
+  'ReplicationController',
+  'ReplicaSet',
+  'Deployment',
+  'HorizontalPodAutoscaler',
+  'StatefulSet',
+  'Job',
+  'CronJob',
+  'IngressClass',
+  'Ingress',
+  'APIService',
+  'MutatingWebhookConfiguration',
+  'ValidatingWebhookConfiguration',
+];
+
+/** `Kind/namespace/name` (or `Kind/name`) of an object, for messages. */
+export function objectRef(o: KubernetesObject): string {
+  const ns = o.metadata?.namespace;
+  return `${o.kind ?? '?'}/${ns ? `${ns}/` : ''}${o.metadata?.name ?? '?'}`;
+}
+
+/** Sorts objects in apply order (stable within a kind). */
+export function sortForApply<T extends KubernetesObject>(objects: readonly T[]): T[] {
+  const rank = (o: KubernetesObject) => {
+    const i = APPLY_ORDER.indexOf(o.kind ?? '');
+    return i === -1 ? APPLY_ORDER.length : i;
+  };
+  return objects.map((o, i) => ({ o, i })).sort((a, b) => rank(a.o) - rank(b.o) || a.i - b.i).map((x) => x.o);
+}
+
+/** The API server's status code and message from a client-node error. */
+export function apiErrorDetails(e: unknown): { status: number; message: string; reason?: string } {
+  if (e instanceof ApiException) {
+    const body: unknown = e.body;
+    let parsed: { message?: string; reason?: string } | undefined;
+    if (typeof body === 'string') {
+      try {
+        parsed = JSON.parse(body) as { message?: string; reason?: string };
+      } catch {
+        parsed = { message: body };
+      }
+    } else if (body && typeof body === 'object') {
+      parsed = body as { message?: string; reason?: string };
+    }
+    return { status: e.code, message: parsed?.message ?? e.message, reason: parsed?.reason };
+  }
+  return { status: 0, message: e instanceof Error ? e.message : String(e) };
+}
+
+function validate(o: unknown, index: number): asserts o is KubernetesObject {
+  const obj = o as KubernetesObject | undefined;
+  if (!obj || typeof obj !== 'object' || typeof obj.apiVersion !== 'string' || typeof obj.kind !== 'string' || typeof obj.metadata?.name !== 'string') {
+    throw new Error(`applyManifests: objects[${index}] needs apiVersion, kind and metadata.name, got ${JSON.stringify(o)?.slice(0, 200)}`);
+  }
+}
+
+/** Waits until each named CRD has condition Established=True; fails early on NamesAccepted=False. */
+export async function waitForCrdsEstablished(kc: KubeConfig, names: readonly string[], timeoutMs = 60_000): Promise<void> {
+  const api = kc.makeApiClient(ApiextensionsV1Api);
+  const deadline = Date.now() + timeoutMs;
+  for (const name of names) {
+    for (;;) {
+      let crd: V1CustomResourceDefinition | undefined;
+      try {
+        crd = await api.readCustomResourceDefinition({ name });
+      } catch (e) {
+        const d = apiErrorDetails(e);
+        if (d.status !== 404) throw new Error(`CustomResourceDefinition/${name}: reading it failed: ${d.status} ${d.message}`);
+      }
+      const conds = crd?.status?.conditions ?? [];
+      if (conds.some((c) => c.type === 'Established' && c.status === 'True')) break;
+      const names = conds.find((c) => c.type === 'NamesAccepted' && c.status === 'False');
+      if (names) throw new Error(`CustomResourceDefinition/${name}: names not accepted: ${names.message ?? names.reason}`);
+      if (Date.now() > deadline) {
+        throw new Error(`CustomResourceDefinition/${name} not Established within ${timeoutMs / 1000} s; conditions: ${JSON.stringify(conds)}`);
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+/**
+ * Server-side applies `objects` in dependency order: Namespaces and CRDs first (then waits until the
+ * CRDs are Established, unless dry-run), then everything else in Helm's kind order, custom resources
+ * last. Returns the objects as the API server answered. Throws an ApplyError listing every rejected
+ * object with the API server's message.
+ */
+export async function applyManifests(kc: KubeConfig, objects: readonly KubernetesObject[], opts: ApplyOptions = {}): Promise<KubernetesObject[]> {
+  objects.forEach((o, i) => validate(o, i));
+  const client = KubernetesObjectApi.makeApiClient(kc);
+  const fieldManager = opts.fieldManager ?? 'klutch-kit';
+  const force = opts.force ?? true;
+  const continueOnError = opts.continueOnError ?? true;
+  const isFirst = (o: KubernetesObject) => o.kind === 'Namespace' || (o.kind === 'CustomResourceDefinition' && (o.apiVersion ?? '').startsWith('apiextensions.k8s.io/'));
+  const first = sortForApply(objects.filter(isFirst));
+  const rest = sortForApply(objects.filter((o) => !isFirst(o)));
+  const applied: KubernetesObject[] = [];
+  const failures: ApplyFailure[] = [];
+
+  const applyOne = async (o: KubernetesObject) => {
+    try {
+      const res = await client.patch(o, undefined, opts.dryRun ? 'All' : undefined, fieldManager, force, PatchStrategy.ServerSideApply);
+      applied.push(res);
+    } catch (e) {
+      const d = apiErrorDetails(e);
+      failures.push({ object: o, ref: objectRef(o), status: d.status, message: d.message });
+      if (!continueOnError) throw new ApplyError(failures, applied);
+    }
+  };
+
+  for (const o of first) await applyOne(o);
+  if (!opts.dryRun) {
+    const crds = first.filter((o) => o.kind === 'CustomResourceDefinition' && !failures.some((f) => f.object === o)).map((o) => o.metadata!.name!);
+    await waitForCrdsEstablished(kc, crds, opts.establishTimeoutMs);
+  }
+  for (const o of rest) await applyOne(o);
+  if (failures.length > 0) throw new ApplyError(failures, applied);
+  return applied;
+}
