@@ -1,0 +1,73 @@
+/**
+ * Internal helpers of the dataservice module (validation messages, CEL literals). Not exported
+ * from the barrel.
+ */
+
+/** Renders a received value for an error message. */
+export function show(value: unknown): string {
+  if (value === undefined) return 'undefined';
+  if (typeof value === 'function') return `[function ${value.name || 'anonymous'}]`;
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return String(value);
+  }
+}
+
+/** Throws `<prop>: <value> <problem>`. */
+export function fail(prop: string, value: unknown, problem: string): never {
+  throw new Error(`${prop}: ${show(value)} ${problem}`);
+}
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+export function checkDnsLabel(prop: string, v: unknown): string {
+  if (typeof v !== 'string' || v.length > 63 || !DNS_LABEL.test(v)) {
+    fail(prop, v, 'is not a lowercase DNS label (a-z, 0-9 and "-", at most 63 characters, starting and ending alphanumeric)');
+  }
+  return v;
+}
+
+export function checkString(prop: string, v: unknown): string {
+  if (typeof v !== 'string' || v.trim() === '') fail(prop, v, 'must be a non-empty string');
+  return v;
+}
+
+export function checkStringList(prop: string, v: unknown): readonly string[] {
+  if (!Array.isArray(v) || v.some((x) => typeof x !== 'string' || x === '')) fail(prop, v, 'must be a list of non-empty strings');
+  const seen = new Set<string>();
+  for (const x of v as string[]) {
+    if (seen.has(x)) fail(prop, x, 'is listed twice');
+    seen.add(x);
+  }
+  return [...(v as string[])];
+}
+
+export function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** A CEL string literal (single-quoted, escaped). */
+export function celString(s: string): string {
+  return `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}
+
+/** A CEL list literal of strings. */
+export function celList(items: readonly string[]): string {
+  return `[${items.map(celString).join(', ')}]`;
+}
+
+/** Deep copy of plain JSON data. */
+export function copyJson<T>(v: T): T {
+  return v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T);
+}
+
+/** camelCase → snake_case (`maxConnections` → `max_connections`). */
+export function snakeCase(name: string): string {
+  return name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').replace(/([A-Z])([A-Z][a-z])/g, '$1_$2').toLowerCase();
+}
+
+/** camelCase → kebab-case (`replBacklogSize` → `repl-backlog-size`). */
+export function kebabCase(name: string): string {
+  return snakeCase(name).replace(/_/g, '-');
+}
