@@ -1,0 +1,166 @@
+import { describe, expect, test } from '@jest/globals';
+import { BindBackend, BindBackendProps, DEFAULT_IMAGES } from '../../constructs/runtime/index.js';
+import { all, chart, expectHardened, expectNoWildcards, find, rulesFor, synth } from './_helpers.js';
+
+const base: BindBackendProps = {
+  oidc: { issuerUrl: 'https://bind.example.com/dex', clientId: 'klutch-backend', clientSecret: { name: 'oidc', key: 'client-secret' } },
+  cookies: { signingKey: { name: 'cookies', key: 'signing' }, encryptionKey: { name: 'cookies', key: 'encryption' } },
+  ingress: { host: 'bind.example.com', className: 'nginx', tlsSecretName: 'bind-tls' },
+  externalAddress: 'https://api.control-plane.example.com:6443',
+  externalCa: { name: 'external-ca', key: 'ca.crt' },
+};
+
+function backend(props: Partial<BindBackendProps> = {}) {
+  const c = chart();
+  const b = new BindBackend(c, 'B', { ...base, ...props });
+  return { b, objs: synth(c) };
+}
+
+describe('BindBackend', () => {
+  test('flags compatible with Klutch, secrets only by reference', () => {
+    const { objs } = backend();
+    const dep = find(objs, 'Deployment', 'klutch-backend');
+    expect(dep.metadata.namespace).toBe('klutch-system');
+    const ctr = dep.spec.template.spec.containers[0];
+    expect(ctr.image).toBe(DEFAULT_IMAGES.backend);
+    expect(ctr.args).toEqual(expect.arrayContaining([
+      '--listen-address=0.0.0.0:8080',
+      '--namespace-prefix=cluster',
+      '--pretty-name=klutch-kit',
+      '--consumer-scope=Namespaced',
+      '--oidc-issuer-url=https://bind.example.com/dex',
+      '--oidc-issuer-client-id=klutch-backend',
+      '--oidc-issuer-client-secret=$(OIDC_CLIENT_SECRET)',
+      '--oidc-callback-url=https://bind.example.com/callback',
+      '--cookie-signing-key=$(COOKIE_SIGNING_KEY)',
+      '--cookie-encryption-key=$(COOKIE_ENCRYPTION_KEY)',
+      '--external-address=https://api.control-plane.example.com:6443',
+      '--external-ca-file=/etc/klutch/external-ca/ca.crt',
+    ]));
+    const env = Object.fromEntries(ctr.env.map((e: any) => [e.name, e]));
+    expect(env.OIDC_CLIENT_SECRET.valueFrom.secretKeyRef).toEqual({ name: 'oidc', key: 'client-secret' });
+    expect(env.COOKIE_SIGNING_KEY.valueFrom.secretKeyRef).toEqual({ name: 'cookies', key: 'signing' });
+    expect(env.COOKIE_ENCRYPTION_KEY.valueFrom.secretKeyRef).toEqual({ name: 'cookies', key: 'encryption' });
+    for (const e of ctr.env) expect(e.value).toBeUndefined(); // nothing inlined
+    expect(all(objs, 'Secret')).toHaveLength(0); // the construct never writes a Secret
+    expect(dep.spec.template.spec.volumes.find((v: any) => v.name === 'external-ca').secret.secretName).toBe('external-ca');
+    expect(ctr.livenessProbe.httpGet.path).toBe('/healthz');
+    expect(ctr.readinessProbe.httpGet.path).toBe('/readyz');
+    expectHardened(dep);
+  });
+
+  test('Service and Ingress route to the backend port', () => {
+    const { objs } = backend();
+    const svc = find(objs, 'Service', 'klutch-backend');
+    const dep = find(objs, 'Deployment', 'klutch-backend');
+    expect(svc.spec.selector).toEqual(dep.spec.selector.matchLabels);
+    expect(svc.spec.ports[0].targetPort).toBe('http');
+    const ing = find(objs, 'Ingress');
+    expect(ing.spec.ingressClassName).toBe('nginx');
+    expect(ing.spec.tls).toEqual([{ hosts: ['bind.example.com'], secretName: 'bind-tls' }]);
+    expect(ing.spec.rules[0].http.paths[0].backend.service).toEqual({ name: 'klutch-backend', port: { name: 'http' } });
+    expect(all(objs, 'HTTPRoute')).toHaveLength(0);
+  });
+
+  test('Gateway API HTTPRoute instead of Ingress', () => {
+    const { objs } = backend({ ingress: undefined, httpRoute: { hostnames: ['bind.example.com'], parentRefs: [{ name: 'eg', namespace: 'envoy-gateway-system', sectionName: 'https' }] } });
+    expect(all(objs, 'Ingress')).toHaveLength(0);
+    const route = find(objs, 'HTTPRoute');
+    expect(route.apiVersion).toBe('gateway.networking.k8s.io/v1');
+    expect(route.spec.parentRefs[0]).toMatchObject({ kind: 'Gateway', name: 'eg', namespace: 'envoy-gateway-system', sectionName: 'https' });
+    expect(route.spec.rules[0].backendRefs[0]).toEqual({ name: 'klutch-backend', port: 80 });
+    const args = find(objs, 'Deployment').spec.template.spec.containers[0].args;
+    expect(args).toContain('--oidc-callback-url=https://bind.example.com/callback');
+  });
+
+  test('least-privilege RBAC: no cluster-admin, no wildcards, no secret listing, scoped TokenRequest and bind', () => {
+    const { b, objs } = backend({ exportedApis: [{ group: 'anynines.com', resource: 'postgresqlinstances' }] });
+    expectNoWildcards(objs);
+    const role = find(objs, 'ClusterRole', 'klutch-backend');
+    const crb = find(objs, 'ClusterRoleBinding', 'klutch-backend');
+    expect(crb.roleRef.name).toBe('klutch-backend');
+    expect(crb.subjects).toEqual([{ kind: 'ServiceAccount', name: 'klutch-backend', namespace: 'klutch-system' }]);
+    // every rule documents why it exists
+    for (const r of b.rules) expect(r.why.length).toBeGreaterThan(10);
+    // CRDs and templates: read only
+    expect(rulesFor(role, 'apiextensions.k8s.io', 'customresourcedefinitions')[0].verbs).toEqual(['get', 'list', 'watch']);
+    expect(rulesFor(role, 'example-backend.klutch.anynines.com', 'apiserviceexporttemplates')[0].verbs).toEqual(['get', 'list', 'watch']);
+    // secrets: written, never listed or watched
+    const secretVerbs = rulesFor(role, '', 'secrets').flatMap((r) => r.verbs);
+    expect(secretVerbs).not.toContain('list');
+    expect(secretVerbs).not.toContain('watch');
+    expect(secretVerbs).toContain('create');
+    // TokenRequest only for the binder service account
+    const token = rulesFor(role, '', 'serviceaccounts/token');
+    expect(token).toEqual([{ apiGroups: [''], resources: ['serviceaccounts/token'], verbs: ['create'], resourceNames: ['klutch-binder'] }]);
+    // RBAC: rolebindings yes, bind only on the two binder ClusterRoles, no escalate, no role creation
+    const bind = rulesFor(role, 'rbac.authorization.k8s.io', 'clusterroles');
+    expect(bind).toEqual([{ apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles'], verbs: ['bind'], resourceNames: ['klutch-binder', 'klutch-binder-exports'] }]);
+    expect(role.rules.flatMap((r: any) => r.verbs)).not.toContain('escalate');
+    expect(rulesFor(role, 'rbac.authorization.k8s.io', 'clusterrolebindings')).toHaveLength(0);
+    expect(rulesFor(role, 'rbac.authorization.k8s.io', 'rolebindings')[0].verbs).toContain('create');
+    // the binding API
+    for (const r of ['apiserviceexportrequests', 'apiserviceexports', 'apiservicenamespaces', 'clusterbindings']) {
+      expect(rulesFor(role, 'klutch.anynines.com', r)).toHaveLength(1);
+      expect(rulesFor(role, 'klutch.anynines.com', `${r}/status`)).toHaveLength(1);
+    }
+    // the backend holds no rights on the exported data-service objects themselves
+    expect(rulesFor(role, 'anynines.com', 'postgresqlinstances')).toHaveLength(0);
+    // leases only in its own namespace
+    const lease = find(objs, 'Role', 'klutch-backend-leader-election');
+    expect(lease.metadata.namespace).toBe('klutch-system');
+  });
+
+  test('binder roles: shared klutch-binder, aggregated exports role with one role per exported API plus claims', () => {
+    const { b, objs } = backend({ exportedApis: [{ group: 'anynines.com', resource: 'postgresqlinstances' }] });
+    b.addExportedApi({ group: 'anynines.com', resource: 'servicebindings' });
+    b.addExportedApi({ group: 'anynines.com', resource: 'servicebindings' }); // idempotent
+    const objs2 = synth(b.node.scope as any);
+    const binder = find(objs2, 'ClusterRole', 'klutch-binder');
+    expect(rulesFor(binder, 'klutch.anynines.com', 'apiserviceexportrequests')[0].verbs).toContain('create');
+    expect(rulesFor(binder, '', 'secrets')[0].verbs).toEqual(['get', 'list', 'watch']);
+    const agg = find(objs2, 'ClusterRole', 'klutch-binder-exports');
+    const sel = agg.aggregationRule.clusterRoleSelectors[0].matchLabels;
+    const members = objs2.filter((o) => o.kind === 'ClusterRole' && Object.entries(sel).every(([k, v]) => o.metadata.labels?.[k] === v));
+    expect(members.map((m) => m.metadata.name).sort()).toEqual([
+      'klutch-binder-exports-claims',
+      'klutch-binder-exports-postgresqlinstances.anynines.com',
+      'klutch-binder-exports-servicebindings.anynines.com',
+    ]);
+    const pg = find(objs2, 'ClusterRole', 'klutch-binder-exports-postgresqlinstances.anynines.com');
+    expect(pg.rules[0].resources).toEqual(['postgresqlinstances', 'postgresqlinstances/status']);
+    expect(b.exportedApis).toHaveLength(2);
+    expect(objs.length).toBeLessThan(objs2.length);
+  });
+
+  test('allowRoleManagement is an explicit opt-in to escalate', () => {
+    const { objs } = backend({ allowRoleManagement: true });
+    const role = find(objs, 'ClusterRole', 'klutch-backend');
+    expect(rulesFor(role, 'rbac.authorization.k8s.io', 'roles')[0].verbs).toEqual(expect.arrayContaining(['escalate', 'bind']));
+  });
+
+  test('TLS serving mounts the certificate and probes over HTTPS', () => {
+    const { objs } = backend({ tlsSecretName: 'backend-serving' });
+    const ctr = find(objs, 'Deployment').spec.template.spec.containers[0];
+    expect(ctr.args).toEqual(expect.arrayContaining(['--tls-cert-file=/etc/klutch/tls/tls.crt', '--tls-key-file=/etc/klutch/tls/tls.key']));
+    expect(ctr.readinessProbe.httpGet.scheme).toBe('HTTPS');
+    expect(find(objs, 'Service').spec.ports[0].port).toBe(443);
+  });
+
+  test.each([
+    [{ oidc: { ...base.oidc, issuerUrl: 'not a url' } }, /BindBackendProps\.oidc\.issuerUrl: "not a url"/],
+    [{ oidc: { ...base.oidc, clientId: '' } }, /BindBackendProps\.oidc\.clientId: ""/],
+    [{ oidc: { ...base.oidc, clientSecret: { name: 'Bad_Name', key: 'k' } } }, /BindBackendProps\.oidc\.clientSecret\.name: "Bad_Name"/],
+    [{ ingress: undefined }, /BindBackendProps\.oidc\.callbackUrl: undefined/],
+    [{ httpRoute: { hostnames: ['a.example.com'], parentRefs: [{ name: 'gw' }] } }, /BindBackendProps\.httpRoute: set either ingress or httpRoute/],
+    [{ externalAddress: 'http://insecure:6443' }, /BindBackendProps\.externalAddress: "http:\/\/insecure:6443" must be an https URL/],
+    [{ consumerScope: 'Everything' as any }, /BindBackendProps\.consumerScope: "Everything"/],
+    [{ namespacePrefix: 'Cluster_' }, /BindBackendProps\.namespacePrefix: "Cluster_"/],
+    [{ image: 'ghcr.io/klutch-kit/backend:latest' }, /BindBackendProps\.image: "ghcr.io\/klutch-kit\/backend:latest"/],
+    [{ replicas: 11 }, /BindBackendProps\.replicas: 11/],
+    [{ exportedApis: [{ group: 'anynines.com', resource: 'PostgreSQL' }] }, /BindBackendProps\.exportedApis\[0\]\.resource: "PostgreSQL"/],
+    [{ cookies: undefined as any }, /BindBackendProps\.cookies: undefined/],
+  ])('bad props throw naming the prop and value (%#)', (props, msg) => {
+    expect(() => backend(props as Partial<BindBackendProps>)).toThrow(msg);
+  });
+});

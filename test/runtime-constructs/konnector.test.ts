@@ -1,0 +1,116 @@
+import { describe, expect, test } from '@jest/globals';
+import { DEFAULT_IMAGES, Konnector, konnectorManifests } from '../../constructs/runtime/index.js';
+import { all, chart, expectHardened, expectNoWildcards, find, rulesFor, synth } from './_helpers.js';
+
+const bound = [{ group: 'anynines.com', resources: ['postgresqlinstances', 'servicebindings'] }];
+
+describe('Konnector', () => {
+  test('namespace klutch-bind, service account, 2 replicas with leader election and probes', () => {
+    const c = chart();
+    new Konnector(c, 'K', { boundApis: bound });
+    const objs = synth(c);
+    expect(find(objs, 'Namespace').metadata.name).toBe('klutch-bind');
+    const sa = find(objs, 'ServiceAccount');
+    expect(sa.metadata).toMatchObject({ name: 'konnector', namespace: 'klutch-bind' });
+    const dep = find(objs, 'Deployment');
+    expect(dep.metadata.namespace).toBe('klutch-bind');
+    expect(dep.spec.replicas).toBe(2);
+    const pod = dep.spec.template.spec;
+    expect(pod.serviceAccountName).toBe('konnector');
+    const ctr = pod.containers[0];
+    expect(ctr.image).toBe(DEFAULT_IMAGES.konnector);
+    expect(ctr.args).toEqual(expect.arrayContaining(['--lease-name=klutch-bind', '--lease-namespace=$(POD_NAMESPACE)']));
+    expect(ctr.env.map((e: any) => e.name)).toEqual(expect.arrayContaining(['POD_NAME', 'POD_NAMESPACE']));
+    expect(ctr.livenessProbe.httpGet.path).toBe('/healthz');
+    expect(ctr.readinessProbe.httpGet.path).toBe('/readyz');
+    expect(ctr.ports.map((p: any) => p.name).sort()).toEqual(['health', 'metrics']);
+    expectHardened(dep);
+    // the pod selector matches the pod labels and the PDB keeps one replica
+    expect(pod).toBeDefined();
+    expect(dep.spec.template.metadata.labels).toMatchObject(dep.spec.selector.matchLabels);
+    expect(find(objs, 'PodDisruptionBudget').spec.minAvailable).toBe(1);
+    expect(find(objs, 'Service').spec.ports[0].name).toBe('metrics');
+  });
+
+  test('RBAC covers exactly the bound APIs, claimed secrets/configmaps, bindings and its own lease', () => {
+    const c = chart();
+    new Konnector(c, 'K', { boundApis: bound });
+    const objs = synth(c);
+    expectNoWildcards(objs);
+    const role = find(objs, 'ClusterRole');
+    const binding = find(objs, 'ClusterRoleBinding');
+    expect(binding.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role.metadata.name });
+    expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: 'konnector', namespace: 'klutch-bind' }]);
+    // bound resources and their status
+    const pg = rulesFor(role, 'anynines.com', 'postgresqlinstances');
+    expect(pg).toHaveLength(1);
+    expect(pg[0].resources).toEqual(expect.arrayContaining(['postgresqlinstances/status', 'servicebindings', 'servicebindings/status']));
+    expect(pg[0].verbs).toEqual(expect.arrayContaining(['get', 'list', 'watch', 'create', 'update', 'patch', 'delete']));
+    // no other API group than the bound one, core, CRDs, binding API, events
+    const groups = new Set(role.rules.flatMap((r: any) => r.apiGroups));
+    expect([...groups].sort()).toEqual(['', 'anynines.com', 'apiextensions.k8s.io', 'events.k8s.io', 'klutch.anynines.com']);
+    // CRD mutation only on the bound CRDs
+    const crdWrite = role.rules.find((r: any) => r.resources.includes('customresourcedefinitions') && r.verbs.includes('update'));
+    expect(crdWrite.resourceNames.sort()).toEqual(['apiservicebindings.klutch.anynines.com', 'postgresqlinstances.anynines.com', 'servicebindings.anynines.com']);
+    // secrets: explicit verbs, never a wildcard
+    const secrets = rulesFor(role, '', 'secrets');
+    expect(secrets).toHaveLength(1);
+    expect(secrets[0].verbs).not.toContain('deletecollection');
+    // bindings are read and their status written, never created
+    const asb = rulesFor(role, 'klutch.anynines.com', 'apiservicebindings')[0];
+    expect(asb.verbs).not.toContain('create');
+    // leases: namespaced Role, update limited to the lease name
+    const leaseRole = find(objs, 'Role');
+    expect(leaseRole.metadata.namespace).toBe('klutch-bind');
+    const upd = leaseRole.rules.find((r: any) => r.verbs.includes('update'));
+    expect(upd.resourceNames).toEqual(['klutch-bind']);
+    expect(find(objs, 'RoleBinding').roleRef.name).toBe(leaseRole.metadata.name);
+  });
+
+  test('no bound API → no data-service group in the RBAC', () => {
+    const c = chart();
+    new Konnector(c, 'K');
+    const role = find(synth(c), 'ClusterRole');
+    expect(role.rules.some((r: any) => r.apiGroups.includes('anynines.com'))).toBe(false);
+  });
+
+  test('image, replicas and lease name are props', () => {
+    const c = chart();
+    new Konnector(c, 'K', { image: 'registry.example/konnector:9.9.9', replicas: 1, leaseName: 'my-lease', createNamespace: false });
+    const objs = synth(c);
+    expect(all(objs, 'Namespace')).toHaveLength(0);
+    expect(all(objs, 'PodDisruptionBudget')).toHaveLength(0);
+    const dep = find(objs, 'Deployment');
+    expect(dep.spec.replicas).toBe(1);
+    expect(dep.spec.template.spec.containers[0].image).toBe('registry.example/konnector:9.9.9');
+    expect(dep.spec.template.spec.containers[0].args).toContain('--lease-name=my-lease');
+  });
+
+  test.each([
+    [{ image: 'konnector:latest' }, /KonnectorProps\.image: "konnector:latest"/],
+    [{ image: 'konnector' }, /KonnectorProps\.image: "konnector" must be pinned/],
+    [{ replicas: 0 }, /KonnectorProps\.replicas: 0/],
+    [{ namespace: 'Klutch_Bind' }, /KonnectorProps\.namespace: "Klutch_Bind"/],
+    [{ boundApis: [{ group: 'Bad Group', resources: ['x'] }] }, /KonnectorProps\.boundApis\[0\]\.group: "Bad Group"/],
+    [{ boundApis: [{ group: 'anynines.com', resources: [] }] }, /KonnectorProps\.boundApis\[0\]\.resources: \[\]/],
+    [{ boundApis: [{ group: '', resources: ['secrets'] }] }, /KonnectorProps\.boundApis\[0\]\.group: ""/],
+    [{ resources: { cpuRequest: '2', cpuLimit: '1', memoryRequest: '1Mi', memoryLimit: '2Mi' } }, /KonnectorProps\.resources\.cpuRequest: "2" is greater/],
+    [{ extraArgs: ['-v'] }, /KonnectorProps\.extraArgs\[0\]: "-v"/],
+  ])('bad props throw naming the prop and value: %j', (props, msg) => {
+    expect(() => new Konnector(chart(), 'K', props as any)).toThrow(msg);
+  });
+
+  test('konnectorManifests returns plain objects in apply order, same as the construct', () => {
+    const m = konnectorManifests({ boundApis: bound });
+    expect(m[0].kind).toBe('Namespace');
+    const kinds = m.map((o) => o.kind);
+    expect(kinds.indexOf('ServiceAccount')).toBeLessThan(kinds.indexOf('Deployment'));
+    expect(kinds.indexOf('ClusterRole')).toBeLessThan(kinds.indexOf('ClusterRoleBinding'));
+    expect(JSON.parse(JSON.stringify(m))).toEqual(m); // plain JSON, no class instances
+    const c = chart();
+    new Konnector(c, 'K', { boundApis: bound });
+    const fromConstruct = synth(c).map((o) => `${o.kind}/${o.metadata.name}`).sort();
+    expect(m.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual(fromConstruct);
+    expect(() => konnectorManifests({ replicas: -1 })).toThrow(/KonnectorProps\.replicas: -1/);
+  });
+});
