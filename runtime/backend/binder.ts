@@ -1,0 +1,277 @@
+/**
+ * What `/bind` does on the provider cluster for one consumer (identity + cluster id):
+ * cluster namespace (found by its identity label/annotation, else created), ServiceAccount
+ * `klutch-binder`, RoleBinding to ClusterRole `klutch-binder`, `ClusterBinding cluster`, a token
+ * from the TokenRequest API (expiring; re-issued by the token rotator) and the kubeconfig Secret.
+ * Every step is idempotent (create-or-verify, or server-side apply), so re-binding converges.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import YAML from 'yaml';
+import { ApiError, isAlreadyExists, type KubeClient, type KubeObject } from '../core/client.js';
+import {
+  BINDER_CLUSTER_ROLE,
+  BINDER_SA,
+  CLUSTER_BINDING_NAME,
+  IDENTITY_ANNOTATION,
+  IDENTITY_HASH_LABEL,
+  ISSUER_ANNOTATION,
+  KUBECONFIG_SECRET,
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
+  R,
+  TOKEN_EXPIRY_ANNOTATION,
+  TOKEN_ISSUED_ANNOTATION,
+} from './refs.js';
+import { BIND_API_VERSION, type APIServiceExportRequestResponse } from './wire.js';
+import type { BindableApi } from './catalog.js';
+
+export const FIELD_MANAGER = 'klutch-backend';
+
+export interface ExternalCluster {
+  /** API server URL written into handed-out kubeconfigs. */
+  server: string;
+  /** PEM CA bundle (base64 for `certificate-authority-data`), if any. */
+  caData?: string;
+  /** TLS server name (SNI), if any. */
+  tlsServerName?: string;
+  insecureSkipTlsVerify?: boolean;
+}
+
+export interface BinderOptions {
+  namespacePrefix: string;
+  prettyName: string;
+  external: ExternalCluster;
+  /** TokenRequest expirationSeconds. */
+  tokenTtlSeconds: number;
+}
+
+export interface ConsumerIdentity {
+  iss: string;
+  sub: string;
+  clusterId: string;
+}
+
+export interface BindResult {
+  namespace: string;
+  kubeconfig: string;
+  tokenExpiration: string;
+  namespaceCreated: boolean;
+}
+
+/** Klutch's identity string (`<sub>#<clusterID>`), stored in the namespace annotation. */
+export const identityString = (id: ConsumerIdentity): string => `${id.sub}#${id.clusterId}`;
+export const identityHash = (id: ConsumerIdentity): string =>
+  createHash('sha224').update(`${id.iss}\n${identityString(id)}`).digest('hex').slice(0, 40);
+
+/** Validates a namespace prefix: the created names are `<prefix>-<12 hex>`. */
+export function validateNamespacePrefix(prefix: string): string {
+  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(prefix) || prefix.length > 63 - 13) {
+    throw new Error(`--namespace-prefix: "${prefix}" is not a DNS label of at most 50 characters (names are <prefix>-<12 hex digits>)`);
+  }
+  return prefix;
+}
+
+/** Resolves the cluster written into handed-out kubeconfigs from flags and the backend's own kubeconfig. */
+export function externalCluster(
+  kube: KubeClient,
+  flags: { externalAddress?: string; externalCaFile?: string; externalServerName?: string },
+): ExternalCluster {
+  const own = kube.kubeConfig.getCurrentCluster()!;
+  let server = own.server;
+  if (flags.externalAddress) {
+    let u: URL;
+    try {
+      u = new URL(flags.externalAddress);
+    } catch {
+      throw new Error(`--external-address: "${flags.externalAddress}" is not a URL`);
+    }
+    if (u.protocol !== 'https:') throw new Error(`--external-address: "${flags.externalAddress}" must be an https:// URL`);
+    server = flags.externalAddress;
+  }
+  let caData: string | undefined;
+  if (flags.externalCaFile) {
+    let pem: string;
+    try {
+      pem = readFileSync(flags.externalCaFile, 'utf8');
+    } catch (e) {
+      throw new Error(`--external-ca-file: cannot read "${flags.externalCaFile}": ${(e as Error).message}`);
+    }
+    if (!pem.includes('-----BEGIN CERTIFICATE-----')) {
+      throw new Error(`--external-ca-file: "${flags.externalCaFile}" holds no PEM certificate`);
+    }
+    caData = Buffer.from(pem).toString('base64');
+  } else if (own.caData) {
+    caData = own.caData;
+  } else if (own.caFile) {
+    caData = readFileSync(own.caFile).toString('base64');
+  }
+  return { server, caData, tlsServerName: flags.externalServerName, insecureSkipTlsVerify: own.skipTLSVerify || undefined };
+}
+
+export function renderKubeconfig(ext: ExternalCluster, namespace: string, token: string): string {
+  const cluster: Record<string, unknown> = { server: ext.server };
+  if (ext.caData) cluster['certificate-authority-data'] = ext.caData;
+  if (ext.tlsServerName) cluster['tls-server-name'] = ext.tlsServerName;
+  if (ext.insecureSkipTlsVerify) cluster['insecure-skip-tls-verify'] = true;
+  return YAML.stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'provider', cluster }],
+    users: [{ name: BINDER_SA, user: { token } }],
+    contexts: [{ name: 'default', context: { cluster: 'provider', user: BINDER_SA, namespace } }],
+    'current-context': 'default',
+  });
+}
+
+/** The APIServiceExportRequest handed to the CLI for one bindable API. */
+export function exportRequestFor(api: BindableApi): APIServiceExportRequestResponse {
+  return {
+    apiVersion: BIND_API_VERSION,
+    kind: 'APIServiceExportRequest',
+    metadata: { name: `${api.resource}.${api.group}` },
+    spec: {
+      resources: [
+        {
+          group: api.group,
+          resource: api.resource,
+          ...(api.permissionClaims.length ? { permissionClaims: api.permissionClaims } : {}),
+        },
+      ],
+    },
+    // constructs/api types `group` as the literal of its default (""); the value is any API group.
+  } as unknown as APIServiceExportRequestResponse;
+}
+
+export class Binder {
+  constructor(
+    private readonly kube: KubeClient,
+    readonly opts: BinderOptions,
+  ) {
+    validateNamespacePrefix(opts.namespacePrefix);
+  }
+
+  /** Finds the consumer's cluster namespace by its identity label (verified against the annotations). */
+  async findNamespace(id: ConsumerIdentity): Promise<KubeObject | undefined> {
+    const list = await this.kube.list(R.namespaces, undefined, { labelSelector: `${IDENTITY_HASH_LABEL}=${identityHash(id)}` });
+    return list.items.find((ns) => this.owns(ns, id));
+  }
+
+  private owns(ns: KubeObject, id: ConsumerIdentity): boolean {
+    const a = ns.metadata.annotations ?? {};
+    return a[IDENTITY_ANNOTATION] === identityString(id) && a[ISSUER_ANNOTATION] === id.iss;
+  }
+
+  private async ensureNamespace(id: ConsumerIdentity): Promise<{ name: string; created: boolean }> {
+    const found = await this.findNamespace(id);
+    if (found) {
+      if (found.metadata.deletionTimestamp) {
+        throw new ApiError(409, 'Conflict', `cluster namespace ${found.metadata.name} is being deleted; bind again in a minute`, 'POST', '/bind');
+      }
+      return { name: found.metadata.name!, created: false };
+    }
+    const hash = identityHash(id);
+    const name = `${this.opts.namespacePrefix}-${hash.slice(0, 12)}`;
+    const ns: KubeObject = {
+      metadata: {
+        name,
+        labels: { [IDENTITY_HASH_LABEL]: hash, [MANAGED_BY_LABEL]: MANAGED_BY },
+        annotations: { [IDENTITY_ANNOTATION]: identityString(id), [ISSUER_ANNOTATION]: id.iss },
+      },
+    };
+    try {
+      await this.kube.create(R.namespaces, ns);
+      return { name, created: true };
+    } catch (e) {
+      if (!isAlreadyExists(e)) throw e;
+      const existing = await this.kube.get(R.namespaces, undefined, name);
+      if (!this.owns(existing, id)) {
+        throw new ApiError(409, 'Conflict', `namespace ${name} exists but belongs to another identity`, 'POST', '/bind');
+      }
+      return { name, created: false };
+    }
+  }
+
+  /** Issues a fresh token for the cluster namespace's ServiceAccount. */
+  async issueToken(namespace: string): Promise<{ token: string; expirationTimestamp: string }> {
+    const tr = await this.kube.request<{ status: { token: string; expirationTimestamp: string } }>(
+      'POST',
+      `/api/v1/namespaces/${encodeURIComponent(namespace)}/serviceaccounts/${BINDER_SA}/token`,
+      {
+        body: {
+          apiVersion: 'authentication.k8s.io/v1',
+          kind: 'TokenRequest',
+          spec: { expirationSeconds: this.opts.tokenTtlSeconds },
+        },
+      },
+    );
+    return tr.status;
+  }
+
+  /** Writes the kubeconfig Secret with a freshly issued token. */
+  async writeKubeconfig(namespace: string): Promise<{ kubeconfig: string; expirationTimestamp: string }> {
+    const { token, expirationTimestamp } = await this.issueToken(namespace);
+    const kubeconfig = renderKubeconfig(this.opts.external, namespace, token);
+    await this.kube.apply(
+      R.secrets,
+      {
+        metadata: {
+          name: KUBECONFIG_SECRET,
+          namespace,
+          labels: { [MANAGED_BY_LABEL]: MANAGED_BY },
+          annotations: { [TOKEN_EXPIRY_ANNOTATION]: expirationTimestamp, [TOKEN_ISSUED_ANNOTATION]: new Date().toISOString() },
+        },
+        type: 'Opaque',
+        data: { kubeconfig: Buffer.from(kubeconfig).toString('base64') },
+      },
+      FIELD_MANAGER,
+      { force: true },
+    );
+    return { kubeconfig, expirationTimestamp };
+  }
+
+  async bind(id: ConsumerIdentity): Promise<BindResult> {
+    const { name: ns, created } = await this.ensureNamespace(id);
+    const labels = { [MANAGED_BY_LABEL]: MANAGED_BY };
+    await this.kube.apply(R.serviceAccounts, { metadata: { name: BINDER_SA, namespace: ns, labels } }, FIELD_MANAGER, { force: true });
+    await this.kube.apply(
+      R.roleBindings,
+      {
+        metadata: { name: BINDER_SA, namespace: ns, labels },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: BINDER_CLUSTER_ROLE },
+        subjects: [{ kind: 'ServiceAccount', name: BINDER_SA, namespace: ns }],
+      },
+      FIELD_MANAGER,
+      { force: true },
+    );
+    await this.kube.apply(
+      R.clusterBindings,
+      {
+        metadata: { name: CLUSTER_BINDING_NAME, namespace: ns, labels },
+        spec: { kubeconfigSecretRef: { name: KUBECONFIG_SECRET, key: 'kubeconfig' }, providerPrettyName: this.opts.prettyName },
+      },
+      FIELD_MANAGER,
+      { force: true },
+    );
+    const { kubeconfig, expirationTimestamp } = await this.writeKubeconfig(ns);
+    return { namespace: ns, kubeconfig, tokenExpiration: expirationTimestamp, namespaceCreated: created };
+  }
+}
+
+/** The ClusterRole `klutch-binder` every consumer's ServiceAccount gets in its cluster namespace. */
+export function binderClusterRole(): KubeObject {
+  const g = 'klutch.anynines.com';
+  return {
+    metadata: { name: BINDER_CLUSTER_ROLE, labels: { [MANAGED_BY_LABEL]: MANAGED_BY } },
+    rules: [
+      { apiGroups: [g], resources: ['apiserviceexportrequests'], verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'] },
+      { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] },
+      { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: [g], resources: ['clusterbindings'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: [g], resources: ['clusterbindings/status'], verbs: ['get', 'patch', 'update'] },
+      { apiGroups: [g], resources: ['apiserviceexports'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: [g], resources: ['apiserviceexports/status'], verbs: ['get', 'patch', 'update'] },
+      { apiGroups: [g], resources: ['apiservicenamespaces'], verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'] },
+    ],
+  };
+}

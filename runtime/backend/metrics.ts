@@ -1,0 +1,46 @@
+/** Prometheus metrics of the bind backend (one registry per backend instance). */
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export class BackendMetrics {
+  readonly registry = new Registry();
+  readonly httpRequests = new Counter({
+    name: 'klutch_backend_http_requests_total',
+    help: 'HTTP requests by route and status code',
+    labelNames: ['route', 'code'] as const,
+    registers: [this.registry],
+  });
+  readonly httpDuration = new Histogram({
+    name: 'klutch_backend_http_request_duration_seconds',
+    help: 'HTTP request latency by route',
+    labelNames: ['route'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+  readonly binds = new Counter({
+    name: 'klutch_backend_binds_total',
+    help: 'Bind attempts by flow (browser|bearer) and result',
+    labelNames: ['flow', 'result'] as const,
+    registers: [this.registry],
+  });
+  readonly authFailures = new Counter({
+    name: 'klutch_backend_auth_failures_total',
+    help: 'Refused logins, states, sessions and bearer tokens, by field',
+    labelNames: ['field'] as const,
+    registers: [this.registry],
+  });
+  readonly reconciles = new Counter({
+    name: 'klutch_backend_reconciles_total',
+    help: 'Controller reconciles by controller and result',
+    labelNames: ['controller', 'result'] as const,
+    registers: [this.registry],
+  });
+  readonly tokenRotations = new Counter({
+    name: 'klutch_backend_token_rotations_total',
+    help: 'ServiceAccount tokens re-issued before expiry',
+    registers: [this.registry],
+  });
+
+  constructor(defaultMetrics = false) {
+    if (defaultMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'klutch_backend_' });
+  }
+}

@@ -1,0 +1,155 @@
+/**
+ * `klutch-backend` flags. Names follow Klutch's example-backend where they overlap
+ * (`--oidc-issuer-url`, `--oidc-issuer-client-id`, `--oidc-issuer-client-secret`,
+ * `--oidc-callback-url`, `--oidc-authorize-url`, `--namespace-prefix`, `--pretty-name`,
+ * `--consumer-scope`, `--external-address`, `--external-ca-file`, `--external-server-name`,
+ * `--listen-address`, `--tls-cert-file`, `--tls-key-file`, `--cookie-signing-key`,
+ * `--cookie-encryption-key`, `--kubeconfig`).
+ */
+import { Command, InvalidArgumentError, Option } from 'commander';
+
+export interface BackendOptions {
+  kubeconfig?: string;
+  context?: string;
+  listenAddress: string;
+  tlsCertFile?: string;
+  tlsKeyFile?: string;
+  namespacePrefix: string;
+  prettyName: string;
+  consumerScope: 'Namespaced' | 'Cluster';
+  externalAddress?: string;
+  externalCaFile?: string;
+  externalServerName?: string;
+  oidcIssuerUrl: string;
+  oidcIssuerClientId: string;
+  oidcIssuerClientSecret?: string;
+  oidcCallbackUrl?: string;
+  oidcAuthorizeUrl?: string;
+  oidcScopes: string[];
+  oidcBearerAudience: string[];
+  cookieSigningKey?: string;
+  cookieEncryptionKey?: string;
+  /** seconds */
+  tokenTtl: number;
+  sessionTtl: number;
+  stateTtl: number;
+  exportRequestGrace: number;
+  heartbeatTimeout: number;
+  controllers: boolean;
+  logLevel: string;
+}
+
+/** Parses `90s`, `10m`, `1h`, `1h30m`, or plain seconds. */
+export function parseDuration(flag: string, v: string): number {
+  if (/^\d+$/.test(v)) return Number(v);
+  const m = /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/.exec(v);
+  if (!m || v === '') throw new InvalidArgumentError(`${flag}: "${v}" is not a duration like 90s, 10m or 24h`);
+  return Number(m[1] ?? 0) * 3600 + Number(m[2] ?? 0) * 60 + Number(m[3] ?? 0);
+}
+
+const dur = (flag: string, min: number) => (v: string) => {
+  const s = parseDuration(flag, v);
+  if (s < min) throw new InvalidArgumentError(`${flag}: "${v}" is shorter than the minimum of ${min}s`);
+  return s;
+};
+
+export function parseListenAddress(v: string): { host: string; port: number } {
+  const m = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(v);
+  if (!m || Number(m[2]) > 65535) {
+    throw new Error(`--listen-address: "${v}" is not host:port (e.g. 127.0.0.1:8080)`);
+  }
+  return { host: m[1].replace(/^\[|\]$/g, ''), port: Number(m[2]) };
+}
+
+export function backendCommand(): Command {
+  return new Command('klutch-backend')
+    .description('klutch-kit bind backend: OIDC login, binding of data-service APIs, export-request controllers')
+    .option('--kubeconfig <file>', 'kubeconfig of the provider (control-plane) cluster; default: $KUBECONFIG, ~/.kube/config or in-cluster')
+    .option('--context <name>', 'kubeconfig context')
+    .option('--listen-address <host:port>', 'address to serve on', '127.0.0.1:8080')
+    .option('--tls-cert-file <file>', 'serve TLS with this certificate (PEM)')
+    .option('--tls-key-file <file>', 'private key of --tls-cert-file (PEM)')
+    .option('--namespace-prefix <prefix>', 'prefix of the cluster namespaces created per consumer', 'cluster')
+    .option('--pretty-name <name>', 'provider name shown to consumers', 'Example Backend')
+    .addOption(
+      new Option('--consumer-scope <scope>', 'informer scope of exports: Namespaced or Cluster').default('Namespaced').argParser((v) => {
+        const n = v.toLowerCase();
+        if (n === 'namespaced') return 'Namespaced';
+        if (n === 'cluster') return 'Cluster';
+        throw new InvalidArgumentError(`--consumer-scope: "${v}" is neither Namespaced nor Cluster`);
+      }),
+    )
+    .option('--external-address <url>', 'https:// API server address written into handed-out kubeconfigs; default: the provider kubeconfig server')
+    .option('--external-ca-file <file>', 'CA bundle (PEM) written into handed-out kubeconfigs; default: the provider kubeconfig CA')
+    .option('--external-server-name <name>', 'TLS server name written into handed-out kubeconfigs')
+    .option('--oidc-issuer-url <url>', 'OIDC issuer URL (https, or http on loopback for tests)')
+    .option('--oidc-issuer-client-id <id>', 'OIDC client id')
+    .option('--oidc-issuer-client-secret <secret>', 'OIDC client secret (or env OIDC_CLIENT_SECRET)')
+    .option('--oidc-callback-url <url>', 'redirect URI registered at the issuer; default http(s)://<listen address>/callback')
+    .option('--oidc-authorize-url <url>', 'authorize URL announced by /export; default http(s)://<Host header>/authorize')
+    .option('--oidc-scopes <scopes>', 'space-separated scopes', 'openid profile email')
+    .option('--oidc-bearer-audience <aud...>', 'audiences accepted on bearer tokens for non-interactive binding (default: the client id)')
+    .option('--cookie-signing-key <base64>', 'HMAC key for state and session cookies, 32 or 64 bytes (or env COOKIE_SIGNING_KEY); random if unset')
+    .option('--cookie-encryption-key <base64>', 'AES key for state and session cookies, 16, 24 or 32 bytes (or env COOKIE_ENCRYPTION_KEY); derived if unset')
+    .option('--token-ttl <duration>', 'lifetime of ServiceAccount tokens handed to consumers (rotated at 2/3)', dur('--token-ttl', 600), 86400)
+    .option('--session-ttl <duration>', 'lifetime of the browser session after login', dur('--session-ttl', 60), 3600)
+    .option('--state-ttl <duration>', 'lifetime of an OIDC login attempt', dur('--state-ttl', 30), 600)
+    .option('--export-request-grace <duration>', 'how long an export request may wait for its CRD before it fails', dur('--export-request-grace', 0), 60)
+    .option('--heartbeat-timeout <duration>', 'ClusterBinding is unhealthy after this long without heartbeat; default 2 x heartbeatInterval', dur('--heartbeat-timeout', 0), 0)
+    .option('--no-controllers', 'serve HTTP only, run no controllers')
+    .option('--log-level <level>', 'pino log level', 'info')
+    .allowExcessArguments(false);
+}
+
+/** Parses argv (without node and script) into validated options; throws with the flag name on errors. */
+export function parseBackendOptions(argv: string[], env: NodeJS.ProcessEnv = process.env): BackendOptions {
+  const cmd = backendCommand().exitOverride().configureOutput({ writeErr: () => {}, writeOut: () => {} });
+  cmd.parse(argv, { from: 'user' });
+  const o = cmd.opts<Record<string, unknown>>();
+  const need = (flag: string, v: unknown): string => {
+    if (typeof v !== 'string' || !v) throw new Error(`${flag}: required`);
+    return v;
+  };
+  parseListenAddress(o.listenAddress as string);
+  if (Boolean(o.tlsCertFile) !== Boolean(o.tlsKeyFile)) {
+    throw new Error('--tls-cert-file and --tls-key-file: set both or neither');
+  }
+  for (const f of ['oidcCallbackUrl', 'oidcAuthorizeUrl'] as const) {
+    if (o[f]) {
+      try {
+        new URL(o[f] as string);
+      } catch {
+        throw new Error(`--${f.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase())}: "${String(o[f])}" is not a URL`);
+      }
+    }
+  }
+  return {
+    kubeconfig: o.kubeconfig as string | undefined,
+    context: o.context as string | undefined,
+    listenAddress: o.listenAddress as string,
+    tlsCertFile: o.tlsCertFile as string | undefined,
+    tlsKeyFile: o.tlsKeyFile as string | undefined,
+    namespacePrefix: o.namespacePrefix as string,
+    prettyName: o.prettyName as string,
+    consumerScope: o.consumerScope as 'Namespaced' | 'Cluster',
+    externalAddress: o.externalAddress as string | undefined,
+    externalCaFile: o.externalCaFile as string | undefined,
+    externalServerName: o.externalServerName as string | undefined,
+    oidcIssuerUrl: need('--oidc-issuer-url', o.oidcIssuerUrl),
+    oidcIssuerClientId: need('--oidc-issuer-client-id', o.oidcIssuerClientId),
+    oidcIssuerClientSecret: (o.oidcIssuerClientSecret as string | undefined) ?? env.OIDC_CLIENT_SECRET,
+    oidcCallbackUrl: o.oidcCallbackUrl as string | undefined,
+    oidcAuthorizeUrl: o.oidcAuthorizeUrl as string | undefined,
+    oidcScopes: (o.oidcScopes as string).split(/\s+/).filter(Boolean),
+    oidcBearerAudience: (o.oidcBearerAudience as string[] | undefined) ?? [],
+    cookieSigningKey: (o.cookieSigningKey as string | undefined) ?? env.COOKIE_SIGNING_KEY,
+    cookieEncryptionKey: (o.cookieEncryptionKey as string | undefined) ?? env.COOKIE_ENCRYPTION_KEY,
+    tokenTtl: o.tokenTtl as number,
+    sessionTtl: o.sessionTtl as number,
+    stateTtl: o.stateTtl as number,
+    exportRequestGrace: o.exportRequestGrace as number,
+    heartbeatTimeout: o.heartbeatTimeout as number,
+    controllers: o.controllers as boolean,
+    logLevel: o.logLevel as string,
+  };
+}

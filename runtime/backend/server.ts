@@ -1,0 +1,441 @@
+/**
+ * The bind backend's HTTP server.
+ *
+ *   GET  /export      BindingProvider (JSON)
+ *   GET  /authorize   ?p=<port>|u=<loopback url>&s=<session id>&c=<cluster id> → 302 to the issuer
+ *   GET  /callback    ?code&state → verified login → session cookie → 302 /resources?s=
+ *   GET  /resources   ?s= → HTML catalogue with a Bind button per API
+ *   POST /bind        form (s, csrf, group, resource) with the session cookie → 303 to the CLI callback
+ *                     with ?response=<base64 BindingResponse>; or `Authorization: Bearer <JWT>` with a
+ *                     JSON body {group, resource, clusterID, sessionID?} → BindingResponse JSON (CI)
+ *   GET  /healthz /readyz /metrics
+ */
+import http from 'node:http';
+import https from 'node:https';
+import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import { ApiError, type KubeClient } from '../core/client.js';
+import { AuthError, OidcRelyingParty, type Identity } from './oidc.js';
+import { SealError, Sealer, ReplayCache, randomToken, sha256b64url } from './seal.js';
+import { Binder, exportRequestFor } from './binder.js';
+import { Catalog, CatalogError } from './catalog.js';
+import { errorPage, resourcesPage } from './html.js';
+import { BackendMetrics } from './metrics.js';
+import {
+  BIND_API_VERSION,
+  encodeBindingResponse,
+  isLoopbackRedirect,
+  type BindingProvider,
+  type BindingResponse,
+} from './wire.js';
+
+export const BACKEND_VERSION = 'v0.1.0';
+const STATE_PURPOSE = 'klutch-bind-state';
+const SESSION_PURPOSE = 'klutch-bind-session';
+const SESSION_ID_RE = /^[A-Za-z0-9]{1,64}$/;
+const CLUSTER_ID_RE = /^[A-Za-z0-9_-]{1,128}$/;
+const MAX_BODY = 64 * 1024;
+
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly field: string,
+    message: string,
+  ) {
+    super(`${field}: ${message}`);
+    this.name = 'HttpError';
+  }
+}
+
+interface StatePayload {
+  jti: string;
+  red: string;
+  sid: string;
+  cid: string;
+  nonce: string;
+  cv: string;
+  bh: string;
+  [k: string]: unknown;
+}
+
+interface SessionPayload {
+  iss: string;
+  sub: string;
+  email?: string;
+  sid: string;
+  cid: string;
+  red: string;
+  csrf: string;
+  [k: string]: unknown;
+}
+
+export interface BackendServerOptions {
+  listenHost: string;
+  listenPort: number;
+  tls?: { certFile: string; keyFile: string };
+  prettyName: string;
+  oidc: { issuerUrl: string; clientId: string; clientSecret?: string; callbackUrl?: string; scopes: string[]; bearerAudiences: string[] };
+  authorizeUrl?: string;
+  sessionTtl: number;
+  stateTtl: number;
+}
+
+export interface BackendDeps {
+  kube: KubeClient;
+  sealer: Sealer;
+  binder: Binder;
+  catalog: Catalog;
+  logger: Logger;
+  metrics: BackendMetrics;
+  /** Extra readiness check (e.g. controllers synced). */
+  ready?: () => boolean;
+}
+
+function parseCookies(header: string | undefined): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const part of (header ?? '').split(';')) {
+    const i = part.indexOf('=');
+    if (i > 0) out.set(part.slice(0, i).trim(), decodeURIComponent(part.slice(i + 1).trim()));
+  }
+  return out;
+}
+
+async function readBody(req: http.IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const c of req) {
+    size += (c as Buffer).length;
+    if (size > MAX_BODY) throw new HttpError(413, 'body', `larger than ${MAX_BODY} bytes`);
+    chunks.push(c as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+export class BackendServer {
+  private server: http.Server | https.Server | undefined;
+  private readonly replay = new ReplayCache();
+  oidc!: OidcRelyingParty;
+  url = '';
+
+  constructor(
+    readonly opts: BackendServerOptions,
+    readonly deps: BackendDeps,
+  ) {}
+
+  private get secure(): boolean {
+    return this.oidc.opts.callbackUrl.startsWith('https:');
+  }
+
+  async start(): Promise<string> {
+    const handler = (req: http.IncomingMessage, res: http.ServerResponse) => void this.handle(req, res);
+    this.server = this.opts.tls
+      ? https.createServer({ cert: readFileSync(this.opts.tls.certFile), key: readFileSync(this.opts.tls.keyFile) }, handler)
+      : http.createServer(handler);
+    this.server.headersTimeout = 60_000;
+    this.server.requestTimeout = 120_000;
+    await new Promise<void>((resolve, reject) => {
+      this.server!.once('error', reject);
+      this.server!.listen(this.opts.listenPort, this.opts.listenHost, () => resolve());
+    });
+    const addr = this.server.address() as AddressInfo;
+    const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+    this.url = `${this.opts.tls ? 'https' : 'http'}://${host}:${addr.port}`;
+    this.oidc = new OidcRelyingParty({
+      issuerUrl: this.opts.oidc.issuerUrl,
+      clientId: this.opts.oidc.clientId,
+      clientSecret: this.opts.oidc.clientSecret,
+      callbackUrl: this.opts.oidc.callbackUrl ?? `${this.url}/callback`,
+      scopes: this.opts.oidc.scopes,
+      bearerAudiences: this.opts.oidc.bearerAudiences,
+    });
+    void this.oidc.discover().catch((e) => this.deps.logger.warn({ err: (e as Error).message }, 'OIDC discovery failed; retrying on demand'));
+    return this.url;
+  }
+
+  async stop(): Promise<void> {
+    const s = this.server;
+    if (!s) return;
+    this.server = undefined;
+    await new Promise<void>((resolve) => {
+      s.close(() => resolve());
+      s.closeAllConnections();
+    });
+  }
+
+  private route(path: string): string {
+    return ['/export', '/authorize', '/callback', '/resources', '/bind', '/healthz', '/readyz', '/metrics'].includes(path) ? path : 'other';
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const t0 = performance.now();
+    const url = new URL(req.url ?? '/', 'http://backend.invalid');
+    const route = this.route(url.pathname);
+    try {
+      res.setHeader('Cache-Control', 'no-store');
+      res.setHeader('X-Content-Type-Options', 'nosniff');
+      await this.dispatch(req, res, url);
+    } catch (e) {
+      this.fail(req, res, e, route);
+    } finally {
+      this.deps.metrics.httpRequests.inc({ route, code: String(res.statusCode) });
+      this.deps.metrics.httpDuration.observe({ route }, (performance.now() - t0) / 1000);
+      if (route !== 'other' && route !== '/healthz' && route !== '/readyz' && route !== '/metrics') {
+        this.deps.logger.info({ method: req.method, route, status: res.statusCode, ms: Math.round(performance.now() - t0) }, 'http');
+      }
+    }
+  }
+
+  private wantsJson(req: http.IncomingMessage): boolean {
+    return Boolean(req.headers.authorization) || (req.headers.accept ?? '').includes('application/json') || req.url?.startsWith('/export') === true;
+  }
+
+  private fail(req: http.IncomingMessage, res: http.ServerResponse, e: unknown, route: string): void {
+    let status = 500;
+    let field = 'internal';
+    let message = 'internal error; see the backend log';
+    if (e instanceof HttpError || e instanceof AuthError || e instanceof SealError) {
+      status = e instanceof SealError ? 400 : e.status;
+      field = e.field;
+      message = e.message;
+      this.deps.metrics.authFailures.inc({ field: field.split('.')[0] });
+    } else if (e instanceof CatalogError) {
+      status = 400;
+      field = 'resource';
+      message = e.message;
+    } else if (e instanceof ApiError && (e.code === 409 || e.code === 422)) {
+      status = 409;
+      field = 'provider';
+      message = e.message;
+    }
+    if (status >= 500) this.deps.logger.error({ err: e instanceof Error ? e.message : String(e), route }, 'request failed');
+    else this.deps.logger.warn({ route, status, field, reason: message }, 'request refused');
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    if (this.wantsJson(req)) {
+      res.writeHead(status, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ error: message, field }));
+    } else {
+      res.writeHead(status, { 'Content-Type': 'text/html; charset=utf-8' });
+      res.end(errorPage(status, message));
+    }
+  }
+
+  private async dispatch(req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<void> {
+    const m = req.method ?? 'GET';
+    const only = (method: string) => {
+      if (m !== method && !(method === 'GET' && m === 'HEAD')) throw new HttpError(405, 'method', `${m} not allowed on ${url.pathname}, use ${method}`);
+    };
+    switch (url.pathname) {
+      case '/healthz':
+        res.writeHead(200, { 'Content-Type': 'text/plain' }).end('ok');
+        return;
+      case '/readyz': {
+        const ready = this.oidc.ready && (this.deps.ready?.() ?? true);
+        if (!this.oidc.ready) void this.oidc.discover().catch(() => undefined);
+        res.writeHead(ready ? 200 : 503, { 'Content-Type': 'text/plain' }).end(ready ? 'ok' : 'not ready: OIDC discovery or controllers pending');
+        return;
+      }
+      case '/metrics':
+        res.writeHead(200, { 'Content-Type': this.deps.metrics.registry.contentType }).end(await this.deps.metrics.registry.metrics());
+        return;
+      case '/export':
+        only('GET');
+        return this.handleExport(req, res);
+      case '/authorize':
+        only('GET');
+        return this.handleAuthorize(req, res, url);
+      case '/callback':
+        only('GET');
+        return this.handleCallback(req, res, url);
+      case '/resources':
+        only('GET');
+        return this.handleResources(req, res, url);
+      case '/bind':
+        only('POST');
+        return req.headers.authorization ? this.handleBearerBind(req, res) : this.handleBrowserBind(req, res);
+      default:
+        throw new HttpError(404, 'path', `${url.pathname} does not exist; start at /export`);
+    }
+  }
+
+  private handleExport(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const authorize = this.opts.authorizeUrl ?? `${this.opts.tls ? 'https' : 'http'}://${req.headers.host ?? new URL(this.url).host}/authorize`;
+    const provider: BindingProvider = {
+      apiVersion: BIND_API_VERSION,
+      kind: 'BindingProvider',
+      providerPrettyName: this.opts.prettyName,
+      version: BACKEND_VERSION,
+      authenticationMethods: [{ method: 'OAuth2CodeGrant', oauth2CodeGrant: { authenticatedURL: authorize } }],
+    };
+    res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(provider));
+  }
+
+  private cookie(name: string, value: string, maxAge: number, path = '/'): string {
+    return `${name}=${encodeURIComponent(value)}; Path=${path}; Max-Age=${maxAge}; HttpOnly; SameSite=Lax${this.secure ? '; Secure' : ''}`;
+  }
+
+  private async handleAuthorize(_req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<void> {
+    const q = url.searchParams;
+    const sid = q.get('s') ?? '';
+    const cid = q.get('c') ?? '';
+    let red = q.get('u') ?? '';
+    const port = q.get('p') ?? '';
+    if (!red && port) {
+      if (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535) throw new HttpError(400, 'p', `"${port}" is not a port number`);
+      red = `http://127.0.0.1:${port}/callback`;
+    }
+    if (!red) throw new HttpError(400, 'u', 'missing: pass the CLI callback as u=<http://127.0.0.1:port/callback> or p=<port>');
+    if (!isLoopbackRedirect(red)) {
+      throw new HttpError(400, 'u', `"${red}" is not a loopback callback; only http://127.0.0.1:<port>, http://localhost:<port> or http://[::1]:<port> are allowed`);
+    }
+    if (!SESSION_ID_RE.test(sid)) throw new HttpError(400, 's', `"${sid}" is not a session id (1-64 letters and digits)`);
+    if (!CLUSTER_ID_RE.test(cid)) throw new HttpError(400, 'c', `"${cid}" is not a cluster id (1-128 of [A-Za-z0-9_-])`);
+
+    const binding = randomToken();
+    const state: StatePayload = {
+      jti: randomToken(16),
+      red,
+      sid,
+      cid,
+      nonce: randomToken(),
+      cv: randomToken(48),
+      bh: sha256b64url(binding),
+    };
+    const sealed = await this.deps.sealer.seal(STATE_PURPOSE, state, this.opts.stateTtl);
+    const authUrl = await this.oidc.authorizationUrl({ state: sealed, nonce: state.nonce, codeVerifier: state.cv });
+    res.writeHead(302, {
+      Location: authUrl.href,
+      'Set-Cookie': this.cookie(`klutch-bind-auth-${sid}`, binding, this.opts.stateTtl, '/callback'),
+    });
+    res.end();
+  }
+
+  private async handleCallback(req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<void> {
+    const q = url.searchParams;
+    if (q.get('error')) {
+      throw new HttpError(400, 'error', `the issuer refused the login: ${q.get('error')}${q.get('error_description') ? ` (${q.get('error_description')})` : ''}`);
+    }
+    if (!q.get('code')) throw new HttpError(400, 'code', 'missing');
+    const stateToken = q.get('state') ?? '';
+    const state = await this.deps.sealer.open<StatePayload>('state', STATE_PURPOSE, stateToken);
+    const cookies = parseCookies(req.headers.cookie);
+    const binding = cookies.get(`klutch-bind-auth-${state.sid}`);
+    if (!binding || sha256b64url(binding) !== state.bh) {
+      throw new HttpError(400, 'state', 'was not issued to this browser (login cookie missing or different); start again with kubectl bind');
+    }
+    if (!this.replay.use(state.jti, (state.exp as number) ?? 0)) {
+      throw new HttpError(400, 'state', 'was already used; start again with kubectl bind');
+    }
+    const callbackUrl = new URL(this.oidc.opts.callbackUrl);
+    callbackUrl.search = url.search;
+    const identity = await this.oidc.finishLogin(callbackUrl, { state: stateToken, nonce: state.nonce, codeVerifier: state.cv });
+    const session: SessionPayload = {
+      iss: identity.iss,
+      sub: identity.sub,
+      email: identity.email,
+      sid: state.sid,
+      cid: state.cid,
+      red: state.red,
+      csrf: randomToken(),
+    };
+    const sealed = await this.deps.sealer.seal(SESSION_PURPOSE, session, this.opts.sessionTtl);
+    res.writeHead(302, {
+      Location: `/resources?s=${encodeURIComponent(state.sid)}`,
+      'Set-Cookie': [
+        this.cookie(`klutch-bind-${state.sid}`, sealed, this.opts.sessionTtl),
+        this.cookie(`klutch-bind-auth-${state.sid}`, '', 0, '/callback'),
+      ],
+    });
+    res.end();
+  }
+
+  private async session(req: http.IncomingMessage, sid: string): Promise<SessionPayload> {
+    if (!SESSION_ID_RE.test(sid)) throw new HttpError(400, 's', `"${sid}" is not a session id`);
+    const token = parseCookies(req.headers.cookie).get(`klutch-bind-${sid}`);
+    if (!token) throw new HttpError(401, 'session', 'no login for this session in this browser; start again with kubectl bind');
+    const s = await this.deps.sealer.open<SessionPayload>('session', SESSION_PURPOSE, token);
+    if (s.sid !== sid) throw new HttpError(401, 'session', 'belongs to another session id');
+    return s;
+  }
+
+  private async handleResources(req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<void> {
+    const s = await this.session(req, url.searchParams.get('s') ?? '');
+    const apis = await this.deps.catalog.list();
+    res.writeHead(200, {
+      'Content-Type': 'text/html; charset=utf-8',
+      'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' http://127.0.0.1:* http://localhost:* http://[::1]:*",
+      'X-Frame-Options': 'DENY',
+    });
+    res.end(resourcesPage({ prettyName: this.opts.prettyName, user: s.email ?? s.sub, sessionId: s.sid, csrf: s.csrf, apis }));
+  }
+
+  /** Validates the API, provisions the consumer and builds the BindingResponse. */
+  private async bindFor(identity: Identity, clusterId: string, sid: string, group: string, resource: string): Promise<BindingResponse> {
+    if (!/^[a-z][-a-z0-9]*[a-z0-9]$/.test(resource)) throw new HttpError(400, 'resource', `"${resource}" is not a resource (plural) name`);
+    if (!/^(|[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)$/.test(group)) throw new HttpError(400, 'group', `"${group}" is not an API group`);
+    const api = await this.deps.catalog.find(group, resource);
+    const result = await this.deps.binder.bind({ iss: identity.iss, sub: identity.sub, clusterId });
+    this.deps.logger.info(
+      { namespace: result.namespace, created: result.namespaceCreated, api: `${resource}.${group}`, tokenExpiration: result.tokenExpiration },
+      'bound consumer',
+    );
+    return {
+      apiVersion: BIND_API_VERSION,
+      kind: 'BindingResponse',
+      authentication: { oauth2CodeGrant: { sid, id: `${identity.iss}/${identity.sub}` } },
+      kubeconfig: Buffer.from(result.kubeconfig).toString('base64'),
+      requests: [exportRequestFor(api)],
+    };
+  }
+
+  private async handleBrowserBind(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const ct = req.headers['content-type'] ?? '';
+    if (!ct.startsWith('application/x-www-form-urlencoded')) {
+      throw new HttpError(415, 'Content-Type', `"${ct}" is not a form post; use the Bind button on /resources, or send Authorization: Bearer for non-interactive binding`);
+    }
+    const form = new URLSearchParams(await readBody(req));
+    const s = await this.session(req, form.get('s') ?? '');
+    if (form.get('csrf') !== s.csrf) throw new HttpError(403, 'csrf', 'does not match this session; reload /resources');
+    if (!isLoopbackRedirect(s.red)) throw new HttpError(400, 'u', `"${s.red}" is not a loopback callback`);
+    let response: BindingResponse;
+    try {
+      response = await this.bindFor(s, s.cid, s.sid, form.get('group') ?? '', form.get('resource') ?? '');
+      this.deps.metrics.binds.inc({ flow: 'browser', result: 'ok' });
+    } catch (e) {
+      this.deps.metrics.binds.inc({ flow: 'browser', result: 'error' });
+      throw e;
+    }
+    const target = new URL(s.red);
+    target.searchParams.set('response', encodeBindingResponse(response));
+    res.writeHead(303, { Location: target.href });
+    res.end();
+  }
+
+  private async handleBearerBind(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const auth = req.headers.authorization ?? '';
+    const m = /^Bearer\s+(\S+)$/i.exec(auth);
+    if (!m) throw new HttpError(401, 'Authorization', 'expected "Bearer <JWT from the issuer>"');
+    const identity = await this.oidc.verifyBearer(m[1]);
+    let body: Record<string, unknown>;
+    try {
+      body = JSON.parse((await readBody(req)) || '{}') as Record<string, unknown>;
+    } catch (e) {
+      throw new HttpError(400, 'body', `not JSON: ${(e as Error).message}`);
+    }
+    const cid = String(body.clusterID ?? '');
+    const sid = String(body.sessionID ?? '');
+    if (!CLUSTER_ID_RE.test(cid)) throw new HttpError(400, 'clusterID', `"${cid}" is not a cluster id (1-128 of [A-Za-z0-9_-])`);
+    if (sid && !SESSION_ID_RE.test(sid)) throw new HttpError(400, 'sessionID', `"${sid}" is not a session id`);
+    try {
+      const response = await this.bindFor(identity, cid, sid, String(body.group ?? ''), String(body.resource ?? ''));
+      this.deps.metrics.binds.inc({ flow: 'bearer', result: 'ok' });
+      res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(response));
+    } catch (e) {
+      this.deps.metrics.binds.inc({ flow: 'bearer', result: 'error' });
+      throw e;
+    }
+  }
+}
