@@ -5,7 +5,8 @@
  */
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
-import { BINDING_API_VERSION, KONNECTOR_NAMESPACE } from './_defaults.js';
+import { apiServiceBindingKind, type APIServiceBindingSpec } from '../api/index.js';
+import { KONNECTOR_NAMESPACE } from './_defaults.js';
 import { checkDnsLabel, checkDnsSubdomain } from './_pod.js';
 import { AcceptablePermissionClaim, checkGroup, checkResource, renderPermissionClaim } from './permission-claim.js';
 
@@ -50,14 +51,11 @@ export class ApiServiceBinding extends Construct {
     const secretName = checkDnsSubdomain('ApiServiceBindingProps.kubeconfigSecretRef.name', ref.name);
     const secretNamespace = checkDnsLabel('ApiServiceBindingProps.kubeconfigSecretRef.namespace', ref.namespace ?? namespace);
     const claims = (props.permissionClaims ?? []).map((c, i) => renderPermissionClaim(`ApiServiceBindingProps.permissionClaims[${i}]`, c, true));
-    this.apiObject = new ApiObject(this, 'Resource', {
-      apiVersion: BINDING_API_VERSION,
-      kind: 'APIServiceBinding',
-      metadata: { name: this.bindingName, namespace },
-      spec: {
-        kubeconfigSecretRef: { name: secretName, namespace: secretNamespace, key: 'kubeconfig' },
-        ...(claims.length > 0 ? { permissionClaims: claims } : {}),
-      },
-    });
+    const spec = {
+      kubeconfigSecretRef: { name: secretName, namespace: secretNamespace, key: 'kubeconfig' },
+      ...(claims.length > 0 ? { permissionClaims: claims } : {}),
+    } as APIServiceBindingSpec;
+    const { apiVersion, kind, metadata, ...rest } = apiServiceBindingKind.make(this.bindingName, spec, { namespace });
+    this.apiObject = new ApiObject(this, 'Resource', { apiVersion, kind, metadata: { name: metadata.name!, namespace: metadata.namespace }, ...rest });
   }
 }

@@ -5,7 +5,7 @@
  */
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
-import { TEMPLATE_API_VERSION } from './_defaults.js';
+import { apiServiceExportTemplateKind, type APIServiceExportTemplateSpec } from '../api/index.js';
 import { checkDnsLabel, checkDnsSubdomain } from './_pod.js';
 import { checkGroup, checkResource, PermissionClaim, renderPermissionClaim } from './permission-claim.js';
 
@@ -42,18 +42,15 @@ export class ApiServiceExportTemplate extends Construct {
     }
     this.permissionClaims = [...(props.permissionClaims ?? [])];
     const claims = this.permissionClaims.map((c, i) => renderPermissionClaim(`ApiServiceExportTemplateProps.permissionClaims[${i}]`, c));
-    this.apiObject = new ApiObject(this, 'Resource', {
-      apiVersion: TEMPLATE_API_VERSION,
-      kind: 'APIServiceExportTemplate',
-      metadata: { name, namespace },
-      spec: {
-        APIServiceSelector: {
-          group: this.group,
-          resource: this.resource,
-          ...(props.version ? { version: props.version } : {}),
-        },
-        ...(claims.length > 0 ? { permissionClaims: claims } : {}),
+    const spec = {
+      APIServiceSelector: {
+        group: this.group,
+        resource: this.resource,
+        ...(props.version ? { version: props.version } : {}),
       },
-    });
+      ...(claims.length > 0 ? { permissionClaims: claims } : {}),
+    } as APIServiceExportTemplateSpec;
+    const { apiVersion, kind, metadata, ...rest } = apiServiceExportTemplateKind.make(name, spec, { namespace });
+    this.apiObject = new ApiObject(this, 'Resource', { apiVersion, kind, metadata: { name: metadata.name!, namespace: metadata.namespace }, ...rest });
   }
 }
