@@ -10,3 +10,7 @@ export * from './package-base.js';
 export * from './function.js';
 export * from './provider.js';
 export * from './configuration.js';
+export * from './deployment-runtime-config.js';
+export * from './secret-key-ref.js';
+export * from './kubernetes-provider-config.js';
+export * from './anynines-provider-config.js';

@@ -55,10 +55,6 @@ export interface IDeploymentRuntimeConfig {
 export interface RuntimePackageProps extends PackageProps {
   /** The DeploymentRuntimeConfig to run the package with. @default - Crossplane's default (`default`) */
   readonly runtimeConfig?: IDeploymentRuntimeConfig;
-  /** @default - none */
-  readonly tlsServerSecretName?: string;
-  /** @default - none */
-  readonly tlsClientSecretName?: string;
 }
 
 /** @internal Common implementation of the `pkg.crossplane.io/v1` package constructs. */
@@ -89,12 +85,8 @@ export abstract class PackageBase extends Construct {
     for (const s of props.packagePullSecrets ?? []) checkDnsSubdomain(`${p}.packagePullSecrets`, s);
     if (!runtime) {
       const extra = props as RuntimePackageProps;
-      for (const k of ['runtimeConfig', 'tlsServerSecretName', 'tlsClientSecretName'] as const) {
-        if (extra[k] !== undefined) fail(`${p}.${k}`, k === 'runtimeConfig' ? extra.runtimeConfig?.runtimeConfigName : extra[k], `does not apply to a ${kind} (packages without a runtime)`);
-      }
+      if (extra.runtimeConfig !== undefined) fail(`${p}.runtimeConfig`, extra.runtimeConfig.runtimeConfigName, `does not apply to a ${kind} (a package without a runtime)`);
     }
-    if (props.tlsServerSecretName !== undefined) checkDnsSubdomain(`${p}.tlsServerSecretName`, props.tlsServerSecretName);
-    if (props.tlsClientSecretName !== undefined) checkDnsSubdomain(`${p}.tlsClientSecretName`, props.tlsClientSecretName);
     if (props.runtimeConfig !== undefined) checkDnsSubdomain(`${p}.runtimeConfig`, props.runtimeConfig.runtimeConfigName);
 
     const spec = compact({
@@ -109,8 +101,6 @@ export abstract class PackageBase extends Construct {
       runtimeConfigRef: props.runtimeConfig
         ? { apiVersion: 'pkg.crossplane.io/v1beta1', kind: 'DeploymentRuntimeConfig', name: props.runtimeConfig.runtimeConfigName }
         : undefined,
-      tlsServerSecretName: props.tlsServerSecretName,
-      tlsClientSecretName: props.tlsClientSecretName,
     });
     this.apiObject = new ApiObject(this, 'Resource', {
       apiVersion: 'pkg.crossplane.io/v1',
