@@ -12,6 +12,13 @@ const common = {
 export default {
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/**/*.test.ts'], testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/integration/'] },
-    { ...common, displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.test.ts'] },
+    {
+      ...common,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      // Builds (or reuses) etcd / kube-apiserver / kube-controller-manager; ends leftover processes at the end.
+      globalSetup: '<rootDir>/test/realinfra/global-setup.js',
+      globalTeardown: '<rootDir>/test/realinfra/global-teardown.js',
+    },
   ],
 };

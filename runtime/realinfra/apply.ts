@@ -1,15 +1,8 @@
 // Server-side apply of a set of manifests in dependency order: Namespaces and CustomResourceDefinitions
 // first (waiting until every CRD is Established), then the remaining kinds in Helm's install order,
 // custom resources last.
-import {
-  ApiException,
-  ApiextensionsV1Api,
-  type KubeConfig,
-  type KubernetesObject,
-  KubernetesObjectApi,
-  PatchStrategy,
-  type V1CustomResourceDefinition,
-} from '@kubernetes/client-node';
+import { ApiException, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import { KubeApiError, ResourcePaths, kubeRequest } from './rest.js';
 
 export interface ApplyOptions {
   /** Server-side dry run (`dryRun=All`): the API server validates and admits, nothing is stored. @default false */
@@ -100,6 +93,7 @@ export function sortForApply<T extends KubernetesObject>(objects: readonly T[]):
 
 /** The API server's status code and message from a client-node error. */
 export function apiErrorDetails(e: unknown): { status: number; message: string; reason?: string } {
+  if (e instanceof KubeApiError) return { status: e.status, message: e.apiMessage, reason: e.reason };
   if (e instanceof ApiException) {
     const body: unknown = e.body;
     let parsed: { message?: string; reason?: string } | undefined;
@@ -126,13 +120,12 @@ function validate(o: unknown, index: number): asserts o is KubernetesObject {
 
 /** Waits until each named CRD has condition Established=True; fails early on NamesAccepted=False. */
 export async function waitForCrdsEstablished(kc: KubeConfig, names: readonly string[], timeoutMs = 60_000): Promise<void> {
-  const api = kc.makeApiClient(ApiextensionsV1Api);
   const deadline = Date.now() + timeoutMs;
   for (const name of names) {
     for (;;) {
-      let crd: V1CustomResourceDefinition | undefined;
+      let crd: { status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] } } | undefined;
       try {
-        crd = await api.readCustomResourceDefinition({ name });
+        crd = await kubeRequest(kc, { method: 'GET', path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${encodeURIComponent(name)}` });
       } catch (e) {
         const d = apiErrorDetails(e);
         if (d.status !== 404) throw new Error(`CustomResourceDefinition/${name}: reading it failed: ${d.status} ${d.message}`);
@@ -157,7 +150,8 @@ export async function waitForCrdsEstablished(kc: KubeConfig, names: readonly str
  */
 export async function applyManifests(kc: KubeConfig, objects: readonly KubernetesObject[], opts: ApplyOptions = {}): Promise<KubernetesObject[]> {
   objects.forEach((o, i) => validate(o, i));
-  const client = KubernetesObjectApi.makeApiClient(kc);
+  const paths = new ResourcePaths(kc);
+  const defaultNamespace = kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'default';
   const fieldManager = opts.fieldManager ?? 'klutch-kit';
   const force = opts.force ?? true;
   const continueOnError = opts.continueOnError ?? true;
@@ -169,7 +163,16 @@ export async function applyManifests(kc: KubeConfig, objects: readonly Kubernete
 
   const applyOne = async (o: KubernetesObject) => {
     try {
-      const res = await client.patch(o, undefined, opts.dryRun ? 'All' : undefined, fieldManager, force, PatchStrategy.ServerSideApply);
+      const q = new URLSearchParams({ fieldManager, force: String(force) });
+      if (opts.dryRun) q.set('dryRun', 'All');
+      const objectPath = await paths.objectPath(o as Parameters<ResourcePaths['objectPath']>[0], defaultNamespace);
+      // Sent as-is (JSON is YAML): no client-side model may drop fields such as x-kubernetes-validations.
+      const res = await kubeRequest<KubernetesObject>(kc, {
+        method: 'PATCH',
+        path: `${objectPath}?${q.toString()}`,
+        body: o,
+        contentType: 'application/apply-patch+yaml',
+      });
       applied.push(res);
     } catch (e) {
       const d = apiErrorDetails(e);

@@ -97,6 +97,16 @@ export class ClusterStartError extends Error {
 const NAME_RE = /^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$/;
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
+/** Resolves to true when `p` settles within `ms`, else false; leaves no timer behind. */
+async function within(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p.then(() => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // ports
 
@@ -195,14 +205,13 @@ class Proc {
     } catch {
       return;
     }
-    const done = await Promise.race([this.exited.then(() => true), sleep(graceMs).then(() => false)]);
-    if (done) return;
+    if (await within(this.exited, graceMs)) return;
     try {
       process.kill(this.pid, 'SIGKILL');
     } catch {
       // already gone
     }
-    await Promise.race([this.exited, sleep(5000)]);
+    await within(this.exited, 5000);
   }
 
   killSync(): void {
