@@ -110,11 +110,18 @@ export function planRules(model: DataServiceModel, policy: RulePolicy): Rule[] {
   }
   const rules: Rule[] = [];
   if (policy.planChange === PlanChange.UPGRADE_ONLY) {
-    const down = plans.downgrades();
-    if (down.size > 0) {
-      const map = [...down.entries()].map(([from, to]) => `${celString(from)}: ${celList(to)}`).join(', ');
+    // Group plans with the same set of downgrades: one clause per group keeps the rule small
+    // (with size-derived upgrade paths there is one group per size).
+    const groups = new Map<string, { from: string[]; to: string[] }>();
+    for (const [from, to] of plans.downgrades()) {
+      const key = JSON.stringify(to);
+      const g = groups.get(key) ?? { from: [], to };
+      g.from.push(from);
+      groups.set(key, g);
+    }
+    if (groups.size > 0) {
       rules.push({
-        rule: `!(oldSelf in {${map}}) || !(self in {${map}}[oldSelf])`,
+        rule: [...groups.values()].map((g) => `!(${valueIn('oldSelf', g.from)} && ${valueIn('self', g.to)})`).join(' && '),
         message: 'Transition from bigger to smaller plan size is not supported.',
       });
     }

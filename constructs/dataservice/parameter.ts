@@ -82,14 +82,19 @@ export class Parameter {
   public readonly backends?: readonly string[];
   public readonly multiNodeOnly: boolean;
 
-  constructor(prop: string, props: ParameterProps, location: ParameterLocation) {
+  /**
+   * @param prop     prop path for error messages
+   * @param location where the parameter lives in the claim
+   * @param owned    spec fields owned by the construct (not usable as SPEC field names)
+   */
+  constructor(prop: string, props: ParameterProps, location: ParameterLocation, owned: readonly string[] = DATA_SERVICE_SPEC_FIELDS) {
     if (!isPlainObject(props)) fail(prop, props, 'must be a parameter definition { name, type, ... }');
     const name = props.name;
     if (typeof name !== 'string' || !NAME.test(name)) fail(`${prop}.name`, name, 'must be a camelCase identifier (e.g. "maxConnections")');
     if (CEL_RESERVED_WORDS.includes(name)) fail(`${prop}.name`, name, 'is a CEL reserved word; choose another parameter name');
     if (location === ParameterLocation.SPEC) {
       if (RESERVED_SPEC_FIELDS.includes(name)) fail(`${prop}.name`, name, 'collides with a reserved field Crossplane injects into the claim spec; choose another name');
-      if (DATA_SERVICE_SPEC_FIELDS.includes(name)) fail(`${prop}.name`, name, `collides with a field DataService owns (${DATA_SERVICE_SPEC_FIELDS.join(', ')}); choose another name`);
+      if (owned.includes(name)) fail(`${prop}.name`, name, `collides with a field the construct owns (${owned.join(', ')}); choose another name`);
     }
     this.name = name;
     this.location = location;

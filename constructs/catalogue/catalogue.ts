@@ -1,0 +1,114 @@
+import { Construct } from 'constructs';
+import { DataService, DataServiceProps } from '../dataservice/index.js';
+import { keyvalue, logme2, mariadb, messaging, mongodb, prometheus, search } from './a9s-instances.js';
+import { InstanceOperation, InstanceOperationProps } from './instance-operation.js';
+import { A8S_INSTANCE_TYPES, backup, INSTANCE_TYPES, restore, serviceBinding } from './operations.js';
+import { postgresql } from './postgresql.js';
+
+/** The instance data services of the Klutch catalogue. */
+export const CATALOGUE_SERVICES = ['postgresql', 'keyvalue', 'mariadb', 'messaging', 'mongodb', 'search', 'logme2', 'prometheus'] as const;
+export type CatalogueService = typeof CATALOGUE_SERVICES[number];
+
+/** Operations on instances. */
+export const CATALOGUE_OPERATIONS = ['servicebinding', 'backup', 'restore'] as const;
+export type CatalogueOperation = typeof CATALOGUE_OPERATIONS[number];
+
+/** Automation technologies. */
+export const CATALOGUE_AUTOMATIONS = ['a8s', 'a9s'] as const;
+export type CatalogueAutomation = typeof CATALOGUE_AUTOMATIONS[number];
+
+const BUILDERS: Record<CatalogueService, () => DataServiceProps> = { postgresql, keyvalue, mariadb, messaging, mongodb, search, logme2, prometheus };
+const OPERATIONS: Record<CatalogueOperation, (types: readonly string[]) => InstanceOperationProps> = { servicebinding: serviceBinding, backup, restore };
+
+export interface CatalogueProps {
+  /** Instance data services to add. @default - all of CATALOGUE_SERVICES */
+  readonly services?: readonly CatalogueService[];
+  /** Operations to add (for the chosen services). @default - all of CATALOGUE_OPERATIONS */
+  readonly operations?: readonly CatalogueOperation[];
+  /** Automation backends to include (a service left without a backend is an error). @default ['a8s', 'a9s'] */
+  readonly automations?: readonly CatalogueAutomation[];
+  /** Namespace of the APIServiceExportTemplates. @default 'crossplane-system' */
+  readonly exportTemplateNamespace?: string;
+}
+
+/** ProviderConfig names the catalogue's Compositions reference. */
+export interface CatalogueProviderConfigs {
+  /** provider-kubernetes (`kubernetes-provider`), when an a8s backend is included. */
+  readonly kubernetes: string[];
+  /** provider-anynines service brokers (`<ds>-service-broker`). */
+  readonly serviceBrokers: string[];
+  /** provider-anynines backup managers (`<ds>-backup-manager`). */
+  readonly backupManagers: string[];
+}
+
+function pick<T extends string>(prop: string, given: readonly T[] | undefined, all: readonly T[]): T[] {
+  if (given === undefined) return [...all];
+  if (!Array.isArray(given)) throw new Error(`${prop}: ${JSON.stringify(given)} must be a list of ${all.join(', ')}`);
+  for (const g of given) {
+    if (!all.includes(g)) throw new Error(`${prop}: ${JSON.stringify(g)} is unknown; choose from ${all.join(', ')}`);
+  }
+  return all.filter((a) => given.includes(a));
+}
+
+/**
+ * The Klutch catalogue (crossplane-api `anynines-dataservices`): PostgreSQL (a8s + a9s), KeyValue,
+ * MariaDB, Messaging, MongoDB, Search, LogMe2, Prometheus (a9s), and ServiceBinding, Backup and
+ * Restore (a8s for PostgreSQL + a9s) — with the same services, plans, parameters and rules.
+ */
+export class Catalogue extends Construct {
+  /** Data services by name. */
+  public readonly services: ReadonlyMap<CatalogueService, DataService>;
+  /** Operations by name. */
+  public readonly operations: ReadonlyMap<CatalogueOperation, InstanceOperation>;
+  public readonly providerConfigs: CatalogueProviderConfigs;
+
+  constructor(scope: Construct, id: string, props: CatalogueProps = {}) {
+    super(scope, id);
+    const chosen = pick('CatalogueProps.services', props.services, CATALOGUE_SERVICES);
+    const ops = pick('CatalogueProps.operations', props.operations, CATALOGUE_OPERATIONS);
+    const autos = pick('CatalogueProps.automations', props.automations, CATALOGUE_AUTOMATIONS);
+    if (chosen.length === 0 && ops.length > 0) throw new Error(`CatalogueProps.operations: ${JSON.stringify(ops)} need at least one service`);
+    const services = new Map<CatalogueService, DataService>();
+    const brokers: string[] = [];
+    let usesA8s = false;
+    for (const name of chosen) {
+      const p = BUILDERS[name]();
+      const backends = p.backends.filter((b) => (autos as string[]).includes(b.automation));
+      if (backends.length === 0) {
+        throw new Error(`CatalogueProps.automations: ${JSON.stringify(autos)} leaves service "${name}" without a backend (it has ${p.backends.map((b) => b.automation).join(', ')})`);
+      }
+      usesA8s ||= backends.some((b) => b.automation === 'a8s');
+      if (backends.some((b) => b.automation === 'a9s')) brokers.push(`${name}-service-broker`);
+      services.set(name, new DataService(this, name, {
+        ...p, backends, defaultBackend: backends[0].name, exportTemplateNamespace: props.exportTemplateNamespace,
+      }));
+    }
+    const types = INSTANCE_TYPES.filter((t) => (chosen as string[]).includes(t));
+    const operations = new Map<CatalogueOperation, InstanceOperation>();
+    const managers: string[] = [];
+    for (const op of ops) {
+      const p = OPERATIONS[op](types);
+      const backends = p.backends.filter((b) => {
+        const automation = b.name.slice(0, 3);
+        if (!(autos as string[]).includes(automation)) return false;
+        return automation !== 'a8s' || A8S_INSTANCE_TYPES.some((t) => types.includes(t) && services.get(t as CatalogueService)?.backends.some((x) => x.automation === 'a8s'));
+      });
+      if (backends.length === 0) throw new Error(`CatalogueProps.automations: ${JSON.stringify(autos)} leaves operation "${op}" without a backend for ${types.join(', ')}`);
+      if (backends.some((b) => b.name.startsWith('a8s'))) usesA8s = true;
+      if (op !== 'servicebinding' && backends.some((b) => b.name.startsWith('a9s'))) {
+        for (const t of types) if (services.get(t as CatalogueService)?.backends.some((x) => x.automation === 'a9s') && !managers.includes(`${t}-backup-manager`)) managers.push(`${t}-backup-manager`);
+      }
+      operations.set(op, new InstanceOperation(this, op, { ...p, backends, exportTemplateNamespace: props.exportTemplateNamespace }));
+    }
+    this.services = services;
+    this.operations = operations;
+    this.providerConfigs = { kubernetes: usesA8s ? ['kubernetes-provider'] : [], serviceBrokers: brokers, backupManagers: managers };
+  }
+
+  /** A data service by name. */
+  public service(name: CatalogueService): DataService {
+    const s = this.services.get(name);
+    if (!s) throw new Error(`Catalogue.service(name): ${JSON.stringify(name)} is not in this catalogue (${[...this.services.keys()].join(', ')})`);
+    return s;
+  }
+}

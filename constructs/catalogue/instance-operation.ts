@@ -1,0 +1,126 @@
+import { ApiObject } from 'cdk8s';
+import { Construct } from 'constructs';
+import type { PermissionClaim } from '../api/index.js';
+import { CompositeResourceDefinition, Composition, PatchAndTransformStep } from '../crossplane/index.js';
+import { exportTemplate, Parameter, ParameterLocation, ParameterProps, DEFAULT_EXPORT_TEMPLATE_NAMESPACE } from '../dataservice/index.js';
+import { ANYNINES_GROUP } from './_common.js';
+
+/** A backend of an instance operation (ServiceBinding, Backup, Restore). */
+export interface OperationBackend {
+  /** Composition name. */
+  readonly name: string;
+  /** Instance types it handles. @default - all */
+  readonly types?: readonly string[];
+  /** Spec fields it needs set (non-empty). @default - none */
+  readonly requiredFields?: readonly string[];
+  /** Renders its composed resource for the given instance types. */
+  compose(step: PatchAndTransformStep, types: readonly string[]): void;
+  /** Permission claims for the APIServiceExportTemplate. @default - none */
+  readonly permissionClaims?: readonly PermissionClaim[];
+}
+
+export interface InstanceOperationProps {
+  /** XR kind, e.g. `XServiceBinding`. */
+  readonly kind: string;
+  /** Claim kind, e.g. `ServiceBinding`. */
+  readonly claimKind: string;
+  /** Spec fields besides `serviceInstanceType`. */
+  readonly fields: readonly ParameterProps[];
+  /** Required spec fields (besides `serviceInstanceType`). */
+  readonly required: readonly string[];
+  /** Allowed `serviceInstanceType` values (data service short names, e.g. `postgresql`). */
+  readonly types: readonly string[];
+  readonly backends: readonly OperationBackend[];
+  /** @default - the first backend */
+  readonly defaultBackend?: string;
+  /** @default 'crossplane-system' */
+  readonly exportTemplateNamespace?: string;
+}
+
+const fail = (prop: string, v: unknown, problem: string): never => { throw new Error(`${prop}: ${JSON.stringify(v)} ${problem}`); };
+const celList = (xs: readonly string[]) => `[${xs.map((x) => `'${x}'`).join(', ')}]`;
+
+/**
+ * An XRD + Compositions + APIServiceExportTemplate for an operation on a data service instance
+ * (`ServiceBinding`, `Backup`, `Restore`): the claim names the instance (`instanceRef`) and its type
+ * (`serviceInstanceType`); the claim's `compositionRef.name` picks the backend, and backends that
+ * only handle some types reject the others (an empty composition name counts as the default backend).
+ */
+export class InstanceOperation extends Construct {
+  public readonly xrd: CompositeResourceDefinition;
+  public readonly compositions: ReadonlyMap<string, Composition>;
+  public readonly exportTemplate: ApiObject;
+  public readonly types: readonly string[];
+
+  constructor(scope: Construct, id: string, props: InstanceOperationProps) {
+    super(scope, id);
+    const P = `InstanceOperationProps(${props.kind})`;
+    if (!Array.isArray(props.types) || props.types.length === 0) fail(`${P}.types`, props.types, 'must list at least one instance type');
+    this.types = [...props.types];
+    if (!Array.isArray(props.backends) || props.backends.length === 0) fail(`${P}.backends`, props.backends, 'must list at least one backend');
+    const names = props.backends.map((b) => b.name);
+    const def = props.defaultBackend ?? names[0];
+    if (!names.includes(def)) fail(`${P}.defaultBackend`, def, `is an unknown backend; backends: ${names.join(', ')}`);
+    const fields = props.fields.map((f, i) => new Parameter(`${P}.fields[${i}]`, f, ParameterLocation.SPEC, ['serviceInstanceType']));
+    for (const r of props.required) if (!fields.some((f) => f.name === r)) fail(`${P}.required`, r, 'is not a declared field');
+
+    const rules: Array<{ rule: string; message: string }> = [];
+    for (const b of props.backends) {
+      for (const f of b.requiredFields ?? []) {
+        if (!fields.some((x) => x.name === f)) fail(`${P}.backends(${b.name}).requiredFields`, f, 'is not a declared field');
+        rules.push({ rule: `self.compositionRef.name != '${b.name}' || (has(self.${f}) && self.${f} != '')`, message: `${b.name} requires spec.${f}` });
+      }
+    }
+    for (const b of props.backends) {
+      const types = b.types ?? this.types;
+      for (const t of types) if (!this.types.includes(t)) fail(`${P}.backends(${b.name}).types`, t, `is not an instance type (${this.types.join(', ')})`);
+      if (types.length === this.types.length) continue;
+      const selectors = b.name === def ? ['', b.name] : [b.name];
+      const allowed = types.filter((t) => this.types.includes(t));
+      rules.push({
+        rule: `!(self.compositionRef.name in ${celList(selectors)}) || ${allowed.length === 1 ? `self.serviceInstanceType == '${allowed[0]}'` : `self.serviceInstanceType in ${celList(allowed)}`}`,
+        message: 'Selected service instance type is not supported.',
+      });
+    }
+
+    const properties: Record<string, unknown> = {};
+    for (const f of fields) properties[f.name] = f.toOpenApi();
+    properties.serviceInstanceType = { type: 'string', enum: [...this.types], description: 'Type of the data service instance, e.g. postgresql.' };
+    const spec: Record<string, unknown> = { type: 'object' };
+    if (rules.length > 0) spec['x-kubernetes-validations'] = rules;
+    spec.properties = properties;
+    spec.required = [...props.required, 'serviceInstanceType'];
+
+    const plural = `${props.kind.toLowerCase()}s`;
+    const claimPlural = `${props.claimKind.toLowerCase()}s`;
+    this.xrd = new CompositeResourceDefinition(this, 'Definition', {
+      group: ANYNINES_GROUP,
+      names: { kind: props.kind, plural },
+      claimNames: { kind: props.claimKind, plural: claimPlural },
+      defaultCompositionName: def,
+      versions: [{
+        name: 'v1', served: true, referenceable: true,
+        schema: {
+          type: 'object',
+          properties: {
+            spec,
+            status: { type: 'object', properties: { managed: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } },
+          },
+        },
+      }],
+    });
+    const compositions = new Map<string, Composition>();
+    for (const b of props.backends) {
+      const step = new PatchAndTransformStep();
+      b.compose(step, (b.types ?? this.types).filter((t) => this.types.includes(t)));
+      compositions.set(b.name, new Composition(this, `Composition-${b.name}`, { name: b.name, compositeTypeRef: this.xrd, pipeline: [step] }));
+    }
+    this.compositions = compositions;
+    const claims: PermissionClaim[] = [];
+    for (const b of props.backends) for (const c of b.permissionClaims ?? []) if (!claims.some((x) => JSON.stringify(x) === JSON.stringify(c))) claims.push(c);
+    this.exportTemplate = exportTemplate(this, 'ExportTemplate', {
+      group: ANYNINES_GROUP, resource: claimPlural, version: 'v1', permissionClaims: claims,
+      namespace: props.exportTemplateNamespace ?? DEFAULT_EXPORT_TEMPLATE_NAMESPACE,
+    });
+  }
+}

@@ -1,0 +1,170 @@
+import { Patch, PatchAndTransformStep, Transform } from '../crossplane/index.js';
+import {
+  A9S_API_VERSION, CLAIM_NAME_LABEL, CLAIM_NAMESPACE_LABEL, credentialsSecretClaim, KUBERNETES_PROVIDER_CONFIG,
+  PROVIDER_KUBERNETES_OBJECT_API_VERSION,
+} from '../dataservice/index.js';
+import type { InstanceOperationProps, OperationBackend } from './instance-operation.js';
+
+/** Every instance type of the Klutch catalogue, in Klutch's order. */
+export const INSTANCE_TYPES: readonly string[] = ['keyvalue', 'postgresql', 'mongodb', 'search', 'logme2', 'prometheus', 'messaging', 'mariadb'];
+
+/** Label the a9s ServiceBinding MR carries with the instance type. */
+export const INSTANCE_TYPE_LABEL = 'klutch.io/instance-type';
+
+/** a8s operator resources per instance type (only PostgreSQL has an a8s operator in Klutch). */
+const A8S_INSTANCES: Readonly<Record<string, { apiGroup: string; version: string; kind: string; backupKind: string }>> = {
+  postgresql: { apiGroup: 'postgresql.anynines.com', version: 'v1beta3', kind: 'Postgresql', backupKind: 'PostgreSQL' },
+};
+export const A8S_INSTANCE_TYPES: readonly string[] = Object.keys(A8S_INSTANCES);
+
+const claimLabels = () => [CLAIM_NAMESPACE_LABEL, CLAIM_NAME_LABEL].map((l) => Patch.fromCompositeFieldPath(`metadata.labels[${l}]`, `metadata.labels[${l}]`));
+const manifestNameAndNamespace = () => [
+  Patch.fromCompositeFieldPath(`metadata.labels[${CLAIM_NAMESPACE_LABEL}]`, 'spec.forProvider.manifest.metadata.namespace'),
+  Patch.fromCompositeFieldPath(`metadata.labels[${CLAIM_NAME_LABEL}]`, 'spec.forProvider.manifest.metadata.name'),
+];
+const toStatus = (prefix: string, keys: readonly string[]) => keys.map((k) => Patch.toCompositeFieldPath(`${prefix}${k}`, `status.managed.${k}`));
+const object = (apiVersion: string, kind: string) => ({
+  apiVersion: PROVIDER_KUBERNETES_OBJECT_API_VERSION,
+  kind: 'Object',
+  spec: { forProvider: { manifest: { apiVersion, kind } }, providerConfigRef: { name: KUBERNETES_PROVIDER_CONFIG } },
+});
+const typeMap = (types: readonly string[], f: (t: typeof A8S_INSTANCES[string]) => string) =>
+  Transform.map(Object.fromEntries(types.map((t) => [t, f(A8S_INSTANCES[t])])));
+
+function a8s(name: string, compose: (step: PatchAndTransformStep, types: readonly string[]) => void, extra: Partial<OperationBackend> = {}): OperationBackend {
+  return { name, types: A8S_INSTANCE_TYPES, compose, ...extra };
+}
+
+/** ServiceBinding: credentials for an instance. a9s writes them to Secret `<claim>-creds` in the claim's namespace. */
+export function serviceBinding(types: readonly string[] = INSTANCE_TYPES): InstanceOperationProps {
+  return {
+    kind: 'XServiceBinding',
+    claimKind: 'ServiceBinding',
+    types,
+    required: ['instanceRef'],
+    fields: [
+      { name: 'acceptsIncomplete', type: 'boolean', description: 'Allow asynchronous broker operations.' },
+      { name: 'instanceRef', type: 'string', description: 'Name of the data service instance claim (same namespace).' },
+      { name: 'region', type: 'string', enum: ['eu-central-1', 'us-east-1'], description: 'Unused; kept for compatibility with Klutch.' },
+      { name: 'policy', type: 'string', description: 'Unused; kept for compatibility with Klutch.' },
+    ],
+    backends: [
+      a8s('a8s-servicebinding', (step, ts) => {
+        step.addResource('a8s-servicebinding', {
+          base: object('servicebindings.anynines.com/v1beta3', 'ServiceBinding'),
+          patches: [
+            ...manifestNameAndNamespace(),
+            Patch.fromCompositeFieldPath('spec.serviceInstanceType', 'spec.forProvider.manifest.spec.instance.apiVersion', { transforms: [typeMap(ts, (i) => `${i.apiGroup}/${i.version}`)] }),
+            Patch.fromCompositeFieldPath('spec.serviceInstanceType', 'spec.forProvider.manifest.spec.instance.kind', { transforms: [typeMap(ts, (i) => i.kind)] }),
+            Patch.fromCompositeFieldPath(`metadata.labels[${CLAIM_NAMESPACE_LABEL}]`, 'spec.forProvider.manifest.spec.instance.namespace'),
+            Patch.fromCompositeFieldPath('spec.instanceRef', 'spec.forProvider.manifest.spec.instance.name'),
+            ...toStatus('status.atProvider.manifest.status.', ['implemented', 'secret.name', 'secret.namespace']),
+          ],
+        });
+      }),
+      {
+        name: 'a9s-servicebinding',
+        permissionClaims: [credentialsSecretClaim()],
+        compose: (step) => {
+          step.addResource('a9s-servicebinding', {
+            base: { apiVersion: A9S_API_VERSION, kind: 'ServiceBinding', spec: { forProvider: { acceptsIncomplete: true } } },
+            patches: [
+              Patch.fromCompositeFieldPath('spec.serviceInstanceType', `metadata.labels[${INSTANCE_TYPE_LABEL}]`),
+              ...claimLabels(),
+              Patch.fromCompositeFieldPath('spec.instanceRef', 'spec.forProvider.instanceName'),
+              Patch.fromCompositeFieldPath('spec.serviceInstanceType', 'spec.providerConfigRef.name', { transforms: [Transform.stringFormat('%s-service-broker')] }),
+              Patch.fromCompositeFieldPath(`metadata.labels[${CLAIM_NAMESPACE_LABEL}]`, 'spec.writeConnectionSecretToRef.namespace'),
+              Patch.fromCompositeFieldPath(`metadata.labels[${CLAIM_NAME_LABEL}]`, 'spec.writeConnectionSecretToRef.name', { transforms: [Transform.stringFormat('%s-creds')] }),
+              ...toStatus('status.atProvider.', ['serviceBindingID', 'state']),
+              Patch.toCompositeFieldPath('status.conditions', 'status.managed.conditions'),
+            ],
+          });
+        },
+      },
+    ],
+  };
+}
+
+/** Backup of an instance (a8s operator or a9s Backup Manager). */
+export function backup(types: readonly string[] = INSTANCE_TYPES): InstanceOperationProps {
+  return {
+    kind: 'XBackup',
+    claimKind: 'Backup',
+    types,
+    required: ['instanceRef'],
+    fields: [{ name: 'instanceRef', type: 'string', description: 'Name of the data service instance claim to back up.' }],
+    backends: [
+      a8s('a8s-backup', (step, ts) => {
+        step.addResource('a8s-backup', {
+          base: object('backups.anynines.com/v1beta3', 'Backup'),
+          patches: [
+            ...manifestNameAndNamespace(),
+            Patch.fromCompositeFieldPath('spec.serviceInstanceType', 'spec.forProvider.manifest.spec.serviceInstance.apiGroup', { transforms: [typeMap(ts, (i) => i.apiGroup)] }),
+            Patch.fromCompositeFieldPath('spec.serviceInstanceType', 'spec.forProvider.manifest.spec.serviceInstance.kind', { transforms: [typeMap(ts, (i) => i.backupKind)] }),
+            Patch.fromCompositeFieldPath('spec.instanceRef', 'spec.forProvider.manifest.spec.serviceInstance.name'),
+            ...toStatus('status.atProvider.manifest.status.', ['backupID', 'conditions', 'lastObservationTime', 'podUsedNamespacedName', 'podUsedUID', 'retries']),
+          ],
+        });
+      }),
+      {
+        name: 'a9s-backup',
+        compose: (step) => {
+          step.addResource('a9s-backup', {
+            base: { apiVersion: A9S_API_VERSION, kind: 'Backup' },
+            patches: [
+              ...claimLabels(),
+              Patch.fromCompositeFieldPath('spec.instanceRef', 'spec.forProvider.instanceName'),
+              Patch.fromCompositeFieldPath('spec.serviceInstanceType', 'spec.providerConfigRef.name', { transforms: [Transform.stringFormat('%s-backup-manager')] }),
+              ...toStatus('status.atProvider.', ['downloadable', 'finished_at', 'id', 'size', 'status', 'triggered_at']),
+              Patch.toCompositeFieldPath('status.conditions', 'status.managed.conditions'),
+            ],
+          });
+        },
+      },
+    ],
+  };
+}
+
+/** Restore of a backup (a8s needs the instance too). */
+export function restore(types: readonly string[] = INSTANCE_TYPES): InstanceOperationProps {
+  return {
+    kind: 'XRestore',
+    claimKind: 'Restore',
+    types,
+    required: ['backupRef'],
+    fields: [
+      { name: 'backupRef', type: 'string', description: 'Name of the Backup claim to restore.' },
+      { name: 'instanceRef', type: 'string', description: 'Name of the instance to restore into (required for a8s).' },
+    ],
+    backends: [
+      a8s('a8s-restore', (step, ts) => {
+        step.addResource('a8s-restore', {
+          base: object('backups.anynines.com/v1beta3', 'Restore'),
+          patches: [
+            ...manifestNameAndNamespace(),
+            Patch.fromCompositeFieldPath('spec.serviceInstanceType', 'spec.forProvider.manifest.spec.serviceInstance.apiGroup', { transforms: [typeMap(ts, (i) => i.apiGroup)] }),
+            Patch.fromCompositeFieldPath('spec.serviceInstanceType', 'spec.forProvider.manifest.spec.serviceInstance.kind', { transforms: [typeMap(ts, (i) => i.backupKind)] }),
+            Patch.fromCompositeFieldPath('spec.instanceRef', 'spec.forProvider.manifest.spec.serviceInstance.name'),
+            Patch.fromCompositeFieldPath('spec.backupRef', 'spec.forProvider.manifest.spec.backupName'),
+            ...toStatus('status.atProvider.manifest.status.', ['conditions', 'lastObservationTime', 'podToPoll.ip', 'podToPoll.namespacedName', 'podToPoll.uid', 'restoreID']),
+          ],
+        });
+      }, { requiredFields: ['instanceRef'] }),
+      {
+        name: 'a9s-restore',
+        compose: (step) => {
+          step.addResource('a9s-restore', {
+            base: { apiVersion: A9S_API_VERSION, kind: 'Restore' },
+            patches: [
+              ...claimLabels(),
+              Patch.fromCompositeFieldPath('spec.backupRef', 'spec.forProvider.backupName'),
+              Patch.fromCompositeFieldPath('spec.serviceInstanceType', 'spec.providerConfigRef.name', { transforms: [Transform.stringFormat('%s-backup-manager')] }),
+              ...toStatus('status.atProvider.', ['finishedAt', 'restoreId', 'state', 'triggeredAt']),
+              Patch.toCompositeFieldPath('status.conditions', 'status.managed.conditions'),
+            ],
+          });
+        },
+      },
+    ],
+  };
+}
