@@ -1,0 +1,31 @@
+/** What the per-export and per-claim syncers need from their provider connection. */
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { KubeClient } from '../core/client.js';
+import type { KonnectorMetrics } from './metrics.js';
+
+export interface SyncContext {
+  /** The consumer's cluster namespace on the provider (current-context namespace of the kubeconfig). */
+  readonly clusterNamespace: string;
+  readonly provider: KubeClient;
+  /** The app cluster (where bound CRDs and the user's objects live). */
+  readonly app: KubeClient;
+  readonly log: Logger;
+  readonly registry: Registry;
+  readonly metrics: KonnectorMetrics;
+  readonly workers: number;
+  readonly resyncMs: number;
+  /** Provider namespace bound to a consumer namespace (APIServiceNamespace status), if assigned. */
+  providerNamespaceFor(consumerNamespace: string): string | undefined;
+  /** Consumer namespace of a provider namespace, if it is one of this consumer's. */
+  consumerNamespaceFor(providerNamespace: string): string | undefined;
+  /**
+   * Ensures the APIServiceNamespace for a consumer namespace exists on the provider; returns the
+   * provider namespace once the backend assigned it, else undefined.
+   */
+  ensureAPIServiceNamespace(consumerNamespace: string): Promise<string | undefined>;
+  /** Pairs (consumer namespace, provider namespace) of all assigned APIServiceNamespaces. */
+  boundNamespaces(): Array<{ consumer: string; provider: string }>;
+  /** Subscribe to changes of the namespace mapping; returns an unsubscribe function. */
+  onNamespacesChanged(cb: (consumerNamespaces: string[]) => void): () => void;
+}

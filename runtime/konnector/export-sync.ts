@@ -1,0 +1,378 @@
+/**
+ * Sync of one bound resource (one APIServiceExport) between the app cluster and the provider:
+ *
+ * - **spec** (up), keyed by the consumer object: APIServiceNamespace + wait for its provider namespace;
+ *   finalizer `klutch.anynines.com/syncer` downstream; create a cleaned copy upstream (annotation
+ *   `klutch.anynines.com/bound`); then server-side apply of `spec` with field manager
+ *   `klutch.anynines.com` and force, so provider-side changes of fields the consumer sets are reverted;
+ *   downstream delete → upstream delete → (once upstream is gone) finalizer removed.
+ * - **status** (down), keyed by the provider object: upstream `.status` → downstream status subresource;
+ *   an upstream object with the bound annotation whose downstream object is gone is deleted (catches
+ *   deletes missed while the konnector was down); an upstream object without the annotation was created
+ *   by the provider and is adopted (created downstream, both sides annotated).
+ *
+ * Winner on concurrent edits: the app cluster owns `spec`, the provider owns `status`.
+ * Fields the provider adds to `spec` that the consumer never set (e.g. Crossplane's
+ * `spec.resourceRef`) are left alone: only consumer-set fields are enforced.
+ */
+import type { Logger } from 'pino';
+import { isAlreadyExists, isConflict, isNotFound, keyOf, splitKey, type KubeObject, type ResourceRef } from '../core/client.js';
+import { Controller, RequeueError } from '../core/controller.js';
+import { Informer } from '../core/informer.js';
+import type { SyncContext } from './context.js';
+import { cleanMeta, copyWithMeta, deepEqual, hasFinalizer, hashOf, isDeleting, isSubset } from './metadata.js';
+import { MultiNamespaceInformer } from './multins-informer.js';
+import {
+  ADOPTED_ANNOTATION,
+  BOUND_ANNOTATION,
+  CLUSTER_NAMESPACE_ANNOTATION,
+  FIELD_MANAGER,
+  SPEC_HASH_ANNOTATION,
+  SYNCER_FINALIZER,
+  type APIServiceExport,
+} from './types.js';
+
+type Isolation = 'Prefixed' | 'None' | 'Namespaced';
+type Loc = { namespace?: string; name: string };
+
+export interface ExportSyncInfo {
+  exportName: string;
+  resource: ResourceRef;
+}
+
+/** The GVR the konnector syncs for an export: the first served version. */
+export function resourceOfExport(exp: APIServiceExport): ResourceRef {
+  const v = exp.spec.versions.find((x) => x.served !== false) ?? exp.spec.versions[0];
+  if (!v) throw new Error(`APIServiceExport ${exp.metadata.name}: spec.versions is empty; the provider must export at least one version`);
+  return { group: exp.spec.group, version: v.name, plural: exp.spec.names.plural, kind: exp.spec.names.kind, namespaced: exp.spec.scope === 'Namespaced' };
+}
+
+export class ExportSync {
+  readonly resource: ResourceRef;
+  readonly providerResource: ResourceRef;
+  private readonly isolation: Isolation | undefined;
+  private readonly consumerInformer: Informer;
+  private readonly providerInformer: MultiNamespaceInformer;
+  readonly spec: Controller;
+  readonly status: Controller;
+  private readonly log: Logger;
+  private readonly unsubscribe: () => void;
+  private readonly pendingUp = new Map<string, number>();
+  private readonly pendingDown = new Map<string, number>();
+  private readonly resLabel: string;
+  private started = false;
+
+  constructor(
+    private readonly ctx: SyncContext,
+    readonly exportObj: APIServiceExport,
+  ) {
+    this.resource = resourceOfExport(exportObj);
+    this.resLabel = `${this.resource.plural}.${this.resource.group}`;
+    this.log = ctx.log.child({ export: exportObj.metadata.name });
+    const namespaced = this.resource.namespaced;
+    this.isolation = namespaced ? undefined : ((exportObj.spec.clusterScopedIsolation as Isolation | undefined) ?? 'Prefixed');
+    this.providerResource = { ...this.resource, namespaced: namespaced || this.isolation === 'Namespaced' };
+
+    this.consumerInformer = new Informer(ctx.app, this.resource, { resyncMs: ctx.resyncMs, logger: this.log, name: `app ${this.resLabel}` });
+    const clusterWide = !namespaced ? this.isolation !== 'Namespaced' : exportObj.spec.informerScope === 'Cluster';
+    this.providerInformer = new MultiNamespaceInformer(ctx.provider, this.providerResource, { cluster: clusterWide, resyncMs: ctx.resyncMs, logger: this.log });
+
+    const common = { registry: ctx.registry, logger: this.log, workers: ctx.workers, backoffMaxMs: 30_000 };
+    this.spec = new Controller({ ...common, name: `spec:${this.resLabel}:${ctx.clusterNamespace}`, reconciler: (k) => this.reconcileSpec(k) });
+    this.status = new Controller({ ...common, name: `status:${this.resLabel}:${ctx.clusterNamespace}`, reconciler: (k) => this.reconcileStatus(k) });
+
+    this.consumerInformer.addEventHandler({
+      onAdd: (o) => this.enqueueUp(keyOf(o)),
+      onUpdate: (_, o) => this.enqueueUp(keyOf(o)),
+      onDelete: (o) => {
+        this.enqueueUp(keyOf(o));
+        const p = this.toProvider(o.metadata.namespace, o.metadata.name!);
+        if (p) this.enqueueDown(locKey(p));
+      },
+    });
+    this.providerInformer.addEventHandler({
+      onAdd: (o) => this.onProviderEvent(o),
+      onUpdate: (_, o) => this.onProviderEvent(o),
+      onDelete: (o) => this.onProviderEvent(o, true),
+    });
+    this.unsubscribe = ctx.onNamespacesChanged((consumerNamespaces) => void this.namespacesChanged(consumerNamespaces));
+  }
+
+  private onProviderEvent(o: KubeObject, deleted = false): void {
+    const c = this.toConsumer(o);
+    if (!c) return; // not one of this consumer's objects
+    this.enqueueDown(keyOf(o));
+    if (deleted || isDeleting(o)) this.enqueueUp(locKey(c));
+  }
+
+  private enqueueUp(key: string): void {
+    if (!this.pendingUp.has(key)) this.pendingUp.set(key, performance.now());
+    this.spec.enqueue(key);
+  }
+  private enqueueDown(key: string): void {
+    if (!this.pendingDown.has(key)) this.pendingDown.set(key, performance.now());
+    this.status.enqueue(key);
+  }
+  private observed(dir: 'up' | 'down', key: string, wrote: string | undefined): void {
+    const m = dir === 'up' ? this.pendingUp : this.pendingDown;
+    const t0 = m.get(key);
+    m.delete(key);
+    if (wrote) {
+      if (t0 !== undefined) this.ctx.metrics.syncDuration.observe({ direction: dir, resource: this.resLabel }, (performance.now() - t0) / 1000);
+      this.ctx.metrics.objectsSynced.inc({ direction: dir, resource: this.resLabel, operation: wrote });
+    }
+  }
+
+  private async namespacesChanged(consumerNamespaces: string[]): Promise<void> {
+    if (this.resource.namespaced && this.exportObj.spec.informerScope !== 'Cluster') {
+      await this.providerInformer.setNamespaces(this.ctx.boundNamespaces().map((b) => b.provider));
+    }
+    for (const ns of consumerNamespaces) for (const o of this.consumerInformer.list(ns)) this.enqueueUp(keyOf(o));
+  }
+
+  /** Starts informers, waits for them to sync, then starts the controllers. */
+  async start(timeoutMs = 60_000): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    this.consumerInformer.start();
+    if (this.resource.namespaced && this.exportObj.spec.informerScope !== 'Cluster') {
+      await this.providerInformer.setNamespaces(this.ctx.boundNamespaces().map((b) => b.provider));
+    } else if (this.isolation === 'Namespaced') {
+      await this.providerInformer.setNamespaces([this.ctx.clusterNamespace]);
+    }
+    await Promise.all([this.consumerInformer.waitForSync(timeoutMs), this.providerInformer.waitForSync(timeoutMs)]);
+    this.spec.start();
+    this.status.start();
+    this.log.info({ resource: this.resLabel }, 'export sync started');
+  }
+
+  get synced(): boolean {
+    return this.consumerInformer.hasSynced() && this.providerInformer.hasSynced();
+  }
+
+  async stop(): Promise<void> {
+    this.unsubscribe();
+    await Promise.all([this.spec.stop(), this.status.stop()]);
+    await Promise.all([this.consumerInformer.stop(), this.providerInformer.stop()]);
+  }
+
+  /** Informers (fault tests force relists through them). */
+  informers(): Informer[] {
+    return [this.consumerInformer, ...this.providerInformer.all()];
+  }
+
+  // ------------------------------------------------------------------ mapping
+
+  /** Provider location of a consumer object; undefined when its namespace is not assigned yet. */
+  toProvider(namespace: string | undefined, name: string): Loc | undefined {
+    const cns = this.ctx.clusterNamespace;
+    if (this.resource.namespaced) {
+      const p = namespace ? this.ctx.providerNamespaceFor(namespace) : undefined;
+      return p ? { namespace: p, name } : undefined;
+    }
+    switch (this.isolation) {
+      case 'Namespaced':
+        return { namespace: cns, name };
+      case 'None':
+        return { name };
+      default:
+        return { name: `${cns}-${name}` };
+    }
+  }
+
+  /** Consumer location of a provider object; undefined when it is not this consumer's. */
+  toConsumer(o: KubeObject): Loc | undefined {
+    const cns = this.ctx.clusterNamespace;
+    const { namespace, name } = o.metadata;
+    if (!name) return undefined;
+    if (this.resource.namespaced) {
+      const c = namespace ? this.ctx.consumerNamespaceFor(namespace) : undefined;
+      return c ? { namespace: c, name } : undefined;
+    }
+    const ann = o.metadata.annotations?.[CLUSTER_NAMESPACE_ANNOTATION];
+    switch (this.isolation) {
+      case 'Namespaced':
+        return namespace === cns ? { name } : undefined;
+      case 'None':
+        return ann === cns ? { name } : undefined;
+      default:
+        return ann === cns && name.startsWith(`${cns}-`) ? { name: name.slice(cns.length + 1) } : undefined;
+    }
+  }
+
+  // ------------------------------------------------------------------ spec (up)
+
+  private async reconcileSpec(key: string): Promise<void> {
+    let wrote: string | undefined;
+    try {
+      wrote = await this.syncSpec(key);
+      this.observed('up', key, wrote);
+    } catch (e) {
+      if (!(e instanceof RequeueError)) this.ctx.metrics.syncErrors.inc({ direction: 'up', resource: this.resLabel });
+      throw e;
+    }
+  }
+
+  private async syncSpec(key: string): Promise<string | undefined> {
+    const down = this.consumerInformer.get(key);
+    if (!down) return undefined; // gone: the status side deletes orphaned upstream copies
+    const { namespace, name } = splitKey(key);
+    let loc = this.toProvider(namespace, name);
+    if (!loc && namespace) {
+      if (isDeleting(down)) {
+        // Never got a provider namespace: nothing upstream to clean up.
+        return (await this.removeFinalizer(down)) ? 'finalizer-removed' : undefined;
+      }
+      const p = await this.ctx.ensureAPIServiceNamespace(namespace);
+      if (!p) throw new RequeueError(`waiting for the provider to assign a namespace to APIServiceNamespace ${namespace}`, 1000);
+      loc = { namespace: p, name };
+    }
+    if (!loc) throw new Error(`cannot map ${key} to the provider`);
+    const up = this.providerInformer.get(loc.namespace, loc.name);
+
+    if (isDeleting(down)) {
+      if (!hasFinalizer(down, SYNCER_FINALIZER)) return undefined;
+      if (up) {
+        if (!isDeleting(up)) {
+          await this.ctx.provider.delete(this.providerResource, loc.namespace, loc.name, { uid: up.metadata.uid, propagationPolicy: 'Background' });
+          return 'delete';
+        }
+        return undefined; // upstream is terminating; its delete event requeues us
+      }
+      // The cache says gone; confirm with a live read before letting the downstream object go.
+      const live = await this.ctx.provider.getOrNull(this.providerResource, loc.namespace, loc.name);
+      if (live) {
+        if (!isDeleting(live)) await this.ctx.provider.delete(this.providerResource, loc.namespace, loc.name, { uid: live.metadata.uid });
+        throw new RequeueError('waiting for the upstream object to be deleted', 1000);
+      }
+      return (await this.removeFinalizer(down)) ? 'finalizer-removed' : undefined;
+    }
+
+    if (!hasFinalizer(down, SYNCER_FINALIZER)) {
+      await this.ctx.app.update(this.resource, { ...down, metadata: { ...down.metadata, finalizers: [...(down.metadata.finalizers ?? []), SYNCER_FINALIZER] } });
+      // The update event brings us back with the new object.
+      return undefined;
+    }
+
+    const spec = (down as { spec?: unknown }).spec;
+    const specHash = hashOf(spec ?? null);
+    if (up && isDeleting(up)) return undefined; // provider deleted it; recreate once it is gone (delete event)
+    if (!up) {
+      const ann: Record<string, string> = { [BOUND_ANNOTATION]: 'true', [SPEC_HASH_ANNOTATION]: specHash };
+      if (!this.resource.namespaced) ann[CLUSTER_NAMESPACE_ANNOTATION] = this.ctx.clusterNamespace;
+      const copy = copyWithMeta(down, cleanMeta(down.metadata, loc.name, loc.namespace, ann));
+      try {
+        await this.ctx.provider.create(this.providerResource, copy);
+        return 'create';
+      } catch (e) {
+        if (!isAlreadyExists(e)) throw e;
+        // Our cache is behind: fall through to apply on the live object.
+      }
+      const live = await this.ctx.provider.getOrNull(this.providerResource, loc.namespace, loc.name);
+      if (!live) throw new RequeueError('upstream object vanished while creating it', 200);
+      return this.applySpec(down, live, loc, specHash);
+    }
+    return this.applySpec(down, up, loc, specHash);
+  }
+
+  private async applySpec(down: KubeObject, up: KubeObject, loc: Loc, specHash: string): Promise<string | undefined> {
+    if (!this.resource.namespaced && up.metadata.annotations?.[CLUSTER_NAMESPACE_ANNOTATION] !== this.ctx.clusterNamespace && this.isolation !== 'Namespaced') {
+      throw new Error(
+        `upstream ${loc.name} belongs to cluster namespace "${up.metadata.annotations?.[CLUSTER_NAMESPACE_ANNOTATION] ?? '(none)'}", not "${this.ctx.clusterNamespace}"; refusing to take it over`,
+      );
+    }
+    const spec = (down as { spec?: unknown }).spec;
+    const upSpec = (up as { spec?: unknown }).spec;
+    const inSync =
+      isSubset(spec, upSpec) && up.metadata.annotations?.[SPEC_HASH_ANNOTATION] === specHash && up.metadata.annotations?.[BOUND_ANNOTATION] === 'true';
+    if (inSync) return undefined;
+    const ann: Record<string, string> = { [BOUND_ANNOTATION]: 'true', [SPEC_HASH_ANNOTATION]: specHash };
+    if (!this.resource.namespaced) ann[CLUSTER_NAMESPACE_ANNOTATION] = this.ctx.clusterNamespace;
+    const applied: KubeObject = {
+      apiVersion: down.apiVersion,
+      kind: down.kind,
+      metadata: { name: loc.name, ...(loc.namespace ? { namespace: loc.namespace } : {}), annotations: ann },
+    };
+    if (spec !== undefined) applied.spec = spec;
+    await this.ctx.provider.apply(this.providerResource, applied, FIELD_MANAGER, { force: true });
+    return 'apply';
+  }
+
+  private async removeFinalizer(down: KubeObject): Promise<boolean> {
+    if (!hasFinalizer(down, SYNCER_FINALIZER)) return false;
+    try {
+      await this.ctx.app.update(this.resource, {
+        ...down,
+        metadata: { ...down.metadata, finalizers: (down.metadata.finalizers ?? []).filter((f) => f !== SYNCER_FINALIZER) },
+      });
+    } catch (e) {
+      if (isNotFound(e)) return false;
+      throw e;
+    }
+    return true;
+  }
+
+  // ------------------------------------------------------------------ status (down)
+
+  private async reconcileStatus(key: string): Promise<void> {
+    try {
+      const wrote = await this.syncStatus(key);
+      this.observed('down', key, wrote);
+    } catch (e) {
+      if (!(e instanceof RequeueError)) this.ctx.metrics.syncErrors.inc({ direction: 'down', resource: this.resLabel });
+      throw e;
+    }
+  }
+
+  private async syncStatus(key: string): Promise<string | undefined> {
+    const { namespace, name } = splitKey(key);
+    const up = this.providerInformer.get(this.providerResource.namespaced ? namespace : undefined, name);
+    if (!up) return undefined; // the spec side recreates it or releases the finalizer
+    const c = this.toConsumer(up);
+    if (!c) return undefined;
+    const down = this.consumerInformer.getByName(c.namespace, c.name);
+    if (!down) {
+      if (isDeleting(up)) return undefined;
+      if (up.metadata.annotations?.[BOUND_ANNOTATION] === 'true') {
+        // Synced from an object that no longer exists downstream (deleted while we were away).
+        await this.ctx.provider.delete(this.providerResource, up.metadata.namespace, up.metadata.name!, { uid: up.metadata.uid });
+        this.log.info({ upstream: key }, 'deleted orphaned upstream object: its app-cluster object is gone');
+        return 'delete-orphan';
+      }
+      return this.adopt(up, c);
+    }
+    if (isDeleting(down)) return undefined;
+    const upStatus = (up as { status?: unknown }).status;
+    const downStatus = (down as { status?: unknown }).status;
+    if (upStatus === undefined || deepEqual(upStatus, downStatus)) return undefined;
+    try {
+      await this.ctx.app.updateStatus(this.resource, { ...down, status: upStatus });
+    } catch (e) {
+      if (isNotFound(e)) return undefined;
+      if (isConflict(e)) throw new RequeueError('app-cluster object changed while copying status', 50);
+      throw e;
+    }
+    return 'status';
+  }
+
+  /** A provider-created object: create it downstream and mark both sides as bound. */
+  private async adopt(up: KubeObject, c: Loc): Promise<string | undefined> {
+    const meta = cleanMeta(up.metadata, c.name, c.namespace, { [BOUND_ANNOTATION]: 'true', [ADOPTED_ANNOTATION]: 'true' });
+    delete meta.annotations?.[CLUSTER_NAMESPACE_ANNOTATION];
+    delete meta.annotations?.[SPEC_HASH_ANNOTATION];
+    meta.finalizers = [SYNCER_FINALIZER];
+    const copy = copyWithMeta(up, meta);
+    try {
+      await this.ctx.app.create(this.resource, copy);
+    } catch (e) {
+      if (!isAlreadyExists(e)) throw e;
+    }
+    await this.ctx.provider.mergePatch(this.providerResource, up.metadata.namespace, up.metadata.name!, {
+      metadata: { annotations: { [BOUND_ANNOTATION]: 'true' } },
+    });
+    this.log.info({ upstream: keyOf(up) }, 'adopted provider-created object into the app cluster');
+    return 'adopt';
+  }
+}
+
+const locKey = (l: Loc): string => (l.namespace ? `${l.namespace}/${l.name}` : l.name);

@@ -1,0 +1,10 @@
+export * from './konnector.js';
+export * from './provider.js';
+export * from './export-sync.js';
+export * from './claims.js';
+export * from './selector.js';
+export * from './crd.js';
+export * from './kubeconfig.js';
+export * from './types.js';
+export * from './metrics.js';
+export { KONNECTOR_VERSION } from './version.js';

@@ -1,0 +1,330 @@
+/**
+ * The konnector: watches APIServiceBindings and their kubeconfig Secrets in the binding cluster,
+ * keeps one provider connection per distinct kubeconfig (restarted when the kubeconfig changes) and
+ * reports `SecretValid`, `InformersSynced`, `Heartbeating`, `Connected` and `Ready` on each binding.
+ */
+import { createHash } from 'node:crypto';
+import { KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { Registry } from 'prom-client';
+import { CoreResources, isAlreadyExists, keyOf, splitKey, KubeClient, type KubeObject } from '../core/client.js';
+import { conditionsEqual, setCondition, setSummary, type Condition } from '../core/conditions.js';
+import { Controller } from '../core/controller.js';
+import { Informer } from '../core/informer.js';
+import { silentLogger } from '../core/logger.js';
+import { apiServiceBindingKind } from '../../constructs/api/api-service-binding.js';
+import type { CRD } from './crd.js';
+import { KubeconfigError, parseKubeconfigSecret, type ParsedKubeconfig } from './kubeconfig.js';
+import { isDeleting } from './metadata.js';
+import { konnectorMetrics, type KonnectorMetrics } from './metrics.js';
+import { ProviderConnection, type KonnectorShared } from './provider.js';
+import { BindResources, ConditionType, type APIServiceBinding, type Secret } from './types.js';
+import { KONNECTOR_VERSION } from './version.js';
+
+export interface KonnectorOptions {
+  /** The app cluster: bound CRDs, the user's objects, Namespaces. */
+  appKubeConfig: KubeConfig;
+  /** Where APIServiceBindings and their kubeconfig Secrets live. @default appKubeConfig */
+  bindingKubeConfig?: KubeConfig;
+  /** Watch APIServiceBindings only in this namespace. @default all namespaces */
+  bindingNamespace?: string;
+  /** Control-plane mode: no credential rotation, no CRD install in the binding cluster. @default false */
+  controlPlaneMode?: boolean;
+  /** Install/upgrade the apiservicebindings CRD in the binding cluster at start. @default !controlPlaneMode */
+  installBindingCRD?: boolean;
+  /** ClusterBinding heartbeat interval. @default 300000 (5 min) */
+  heartbeatIntervalMs?: number;
+  /** Informer resync period. @default 600000 (10 min) */
+  resyncMs?: number;
+  /** Workers per sync controller. @default 4 */
+  workers?: number;
+  /** Client QPS / burst (each cluster connection has its own limiter). @default 100 / 200 */
+  qps?: number;
+  burst?: number;
+  /** Time allowed for provider informers to sync before InformersSynced turns False. @default 30000 */
+  providerSyncTimeoutMs?: number;
+  /** Reported as ClusterBinding status.konnectorVersion. @default the package version */
+  version?: string;
+  registry?: Registry;
+  logger?: Logger;
+}
+
+function validate(o: KonnectorOptions): void {
+  const pos = (name: string, v: number | undefined, min: number) => {
+    if (v !== undefined && (!Number.isFinite(v) || v < min)) throw new Error(`KonnectorOptions.${name}: ${v} must be a number >= ${min}`);
+  };
+  pos('heartbeatIntervalMs', o.heartbeatIntervalMs, 1000);
+  pos('resyncMs', o.resyncMs, 0);
+  pos('workers', o.workers, 1);
+  pos('qps', o.qps, 0);
+  pos('burst', o.burst, 1);
+  pos('providerSyncTimeoutMs', o.providerSyncTimeoutMs, 100);
+  if (o.workers !== undefined && !Number.isInteger(o.workers)) throw new Error(`KonnectorOptions.workers: ${o.workers} must be an integer`);
+}
+
+const BINDING_CONDITIONS = [ConditionType.SecretValid, ConditionType.InformersSynced, ConditionType.Heartbeating, ConditionType.Connected];
+
+export class Konnector {
+  readonly app: KubeClient;
+  readonly bindingClient: KubeClient;
+  readonly registry: Registry;
+  readonly metrics: KonnectorMetrics;
+  readonly log: Logger;
+  private readonly bindings: Informer<APIServiceBinding>;
+  private readonly crds: Informer<CRD>;
+  private readonly namespaces: Informer;
+  private readonly secretInformers = new Map<string, Informer<Secret>>();
+  private readonly providers = new Map<string, ProviderConnection>();
+  /** binding key → provider id */
+  private readonly attached = new Map<string, string>();
+  private readonly controller: Controller;
+  private readonly shared: KonnectorShared;
+  private started = false;
+  private stopping = false;
+
+  constructor(private readonly opts: KonnectorOptions) {
+    validate(opts);
+    const qps = opts.qps ?? 100;
+    const burst = opts.burst ?? 200;
+    this.registry = opts.registry ?? new Registry();
+    this.metrics = konnectorMetrics(this.registry);
+    this.log = opts.logger ?? silentLogger;
+    this.app = new KubeClient(opts.appKubeConfig, { qps, burst, userAgent: 'klutch-konnector' });
+    this.bindingClient = opts.bindingKubeConfig ? new KubeClient(opts.bindingKubeConfig, { qps, burst, userAgent: 'klutch-konnector' }) : this.app;
+    const resyncMs = opts.resyncMs ?? 600_000;
+    this.bindings = new Informer<APIServiceBinding>(this.bindingClient, BindResources.apiServiceBindings, { namespace: opts.bindingNamespace, resyncMs, logger: this.log });
+    this.crds = new Informer<CRD>(this.app, CoreResources.crds, { resyncMs, logger: this.log });
+    this.namespaces = new Informer(this.app, CoreResources.namespaces, { resyncMs, logger: this.log });
+    this.controller = new Controller({ name: 'bindings', workers: 2, registry: this.registry, logger: this.log, backoffMaxMs: 30_000, reconciler: (k) => this.reconcile(k) });
+
+    this.shared = {
+      app: this.app,
+      bindingClient: this.bindingClient,
+      crds: this.crds,
+      namespaces: this.namespaces,
+      getBinding: (k) => this.bindings.get(k),
+      bindingChanged: (k) => this.controller.enqueue(k),
+      clientFor: (p: ParsedKubeconfig) => new KubeClient(p.kubeConfig, { qps, burst, userAgent: 'klutch-konnector' }),
+      log: this.log,
+      registry: this.registry,
+      metrics: this.metrics,
+      heartbeatIntervalMs: opts.heartbeatIntervalMs ?? 300_000,
+      resyncMs,
+      workers: opts.workers ?? 4,
+      providerSyncTimeoutMs: opts.providerSyncTimeoutMs ?? 30_000,
+      version: opts.version ?? KONNECTOR_VERSION,
+      controlPlaneMode: opts.controlPlaneMode ?? false,
+    };
+
+    this.bindings.addEventHandler({
+      onAdd: (b) => this.controller.enqueue(keyOf(b)),
+      onUpdate: (_, b) => this.controller.enqueue(keyOf(b)),
+      onDelete: (b) => this.controller.enqueue(keyOf(b)),
+    });
+    this.crds.addEventHandler({
+      onAdd: (c) => this.forProviders((p) => p.crdChanged(c.metadata.name!)),
+      onUpdate: (_, c) => this.forProviders((p) => p.crdChanged(c.metadata.name!)),
+      onDelete: (c) => this.forProviders((p) => p.crdChanged(c.metadata.name!)),
+    });
+    this.namespaces.addEventHandler({
+      onDelete: (n) => this.forProviders((p) => p.namespaceChanged(n.metadata.name!)),
+      onAdd: (n) => this.forProviders((p) => p.namespaceChanged(n.metadata.name!)),
+    });
+  }
+
+  private forProviders(f: (p: ProviderConnection) => void): void {
+    for (const p of this.providers.values()) f(p);
+  }
+
+  /** Installs the binding CRD if asked, starts informers, waits for them, starts the binding controller. */
+  async start(timeoutMs = 60_000): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    if (this.opts.installBindingCRD ?? !this.opts.controlPlaneMode) await this.installBindingCRD(timeoutMs);
+    for (const i of [this.bindings, this.crds, this.namespaces]) i.start();
+    await Promise.all([this.bindings, this.crds, this.namespaces].map((i) => i.waitForSync(timeoutMs)));
+    this.controller.start();
+    this.log.info({ version: this.shared.version }, 'konnector started');
+  }
+
+  /** Graceful stop: controllers drain, provider connections and informers stop. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await this.controller.stop();
+    await Promise.all([...this.providers.values()].map((p) => p.stop()));
+    this.providers.clear();
+    await Promise.all([this.bindings, this.crds, this.namespaces, ...this.secretInformers.values()].map((i) => i.stop()));
+    this.app.close();
+    if (this.bindingClient !== this.app) this.bindingClient.close();
+    this.log.info('konnector stopped');
+  }
+
+  /** Readiness: informers synced and every provider connection synced. */
+  ready(): true | string {
+    if (!this.started) return 'not started';
+    for (const i of [this.bindings, this.crds, this.namespaces]) if (!i.hasSynced()) return `informer ${i.name} not synced`;
+    for (const p of this.providers.values()) if (!p.synced) return `provider ${p.kubeconfig.server} (${p.clusterNamespace}) not synced${p.syncError ? ': ' + p.syncError : ''}`;
+    return true;
+  }
+
+  /** Provider connections (tests, fault injection). */
+  providerConnections(): ProviderConnection[] {
+    return [...this.providers.values()];
+  }
+
+  private async installBindingCRD(timeoutMs: number): Promise<void> {
+    const crd = apiServiceBindingKind.crd() as unknown as KubeObject;
+    const name = crd.metadata.name!;
+    const live = await this.bindingClient.getOrNull(CoreResources.crds, undefined, name);
+    if (!live) {
+      try {
+        await this.bindingClient.create(CoreResources.crds, crd);
+      } catch (e) {
+        if (!isAlreadyExists(e)) throw e;
+      }
+    } else {
+      await this.bindingClient.update(CoreResources.crds, { ...live, spec: crd.spec });
+    }
+    const end = Date.now() + timeoutMs;
+    for (;;) {
+      const c = await this.bindingClient.getOrNull<CRD>(CoreResources.crds, undefined, name);
+      if (c?.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True')) return;
+      if (Date.now() > end) throw new Error(`CRD ${name} not Established within ${timeoutMs} ms; check the binding cluster's kube-apiserver`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  private secretInformer(namespace: string, name: string): Informer<Secret> {
+    const k = `${namespace}/${name}`;
+    let inf = this.secretInformers.get(k);
+    if (!inf) {
+      // Only the one Secret: the konnector does not cache every Secret of the cluster.
+      inf = new Informer<Secret>(this.bindingClient, CoreResources.secrets, {
+        namespace,
+        fieldSelector: `metadata.name=${name}`,
+        logger: this.log,
+        resyncMs: this.shared.resyncMs,
+      });
+      inf.addEventHandler({
+        onAdd: () => this.enqueueBindingsUsing(namespace, name),
+        onUpdate: () => this.enqueueBindingsUsing(namespace, name),
+        onDelete: () => this.enqueueBindingsUsing(namespace, name),
+      });
+      this.secretInformers.set(k, inf);
+      inf.start();
+    }
+    return inf;
+  }
+
+  private enqueueBindingsUsing(namespace: string, name: string): void {
+    for (const b of this.bindings.list()) {
+      const r = b.spec?.kubeconfigSecretRef;
+      if (r?.namespace === namespace && r.name === name) this.controller.enqueue(keyOf(b));
+    }
+  }
+
+  private async gcSecretInformers(): Promise<void> {
+    const used = new Set(this.bindings.list().map((b) => `${b.spec?.kubeconfigSecretRef?.namespace}/${b.spec?.kubeconfigSecretRef?.name}`));
+    for (const [k, inf] of [...this.secretInformers]) {
+      if (!used.has(k)) {
+        this.secretInformers.delete(k);
+        await inf.stop();
+      }
+    }
+  }
+
+  private async detach(key: string): Promise<void> {
+    const id = this.attached.get(key);
+    if (!id) return;
+    this.attached.delete(key);
+    const p = this.providers.get(id);
+    if (p && p.detach(key)) {
+      this.providers.delete(id);
+      this.log.info({ provider: p.kubeconfig.server, clusterNamespace: p.clusterNamespace }, 'no binding uses this provider connection any more; stopping it');
+      await p.stop();
+    }
+  }
+
+  private async reconcile(key: string): Promise<void> {
+    if (this.stopping) return;
+    const b = this.bindings.get(key);
+    if (!b) {
+      await this.detach(key);
+      await this.gcSecretInformers();
+      return;
+    }
+    const ref = b.spec?.kubeconfigSecretRef;
+    let conds = b.status?.conditions as Condition[] | undefined;
+    let pretty = b.status?.providerPrettyName;
+    let conn: ProviderConnection | undefined;
+    if (!ref?.namespace || !ref.name) {
+      conds = setCondition(conds, { type: ConditionType.SecretValid, status: 'False', severity: 'Error', reason: 'KubeconfigSecretInvalid', message: 'spec.kubeconfigSecretRef must name the namespace and name of the provider kubeconfig Secret' });
+      await this.detach(key);
+    } else {
+      const inf = this.secretInformer(ref.namespace, ref.name);
+      await inf.waitForSync(30_000);
+      let parsed: ParsedKubeconfig | undefined;
+      try {
+        parsed = parseKubeconfigSecret(inf.getByName(ref.namespace, ref.name), { namespace: ref.namespace, name: ref.name, key: ref.key ?? 'kubeconfig' });
+        conds = setCondition(conds, { type: ConditionType.SecretValid, status: 'True', reason: 'KubeconfigSecretValid', message: `kubeconfig for ${parsed.server}, namespace ${parsed.namespace}` });
+      } catch (e) {
+        if (!(e instanceof KubeconfigError)) throw e;
+        conds = setCondition(conds, { type: ConditionType.SecretValid, status: 'False', severity: 'Error', reason: e.reason, message: e.message });
+        await this.detach(key);
+      }
+      if (parsed && !isDeleting(b)) {
+        const id = createHash('sha256').update(parsed.text).digest('hex');
+        if (this.attached.get(key) !== id) {
+          await this.detach(key);
+          conn = this.providers.get(id);
+          if (!conn) {
+            conn = new ProviderConnection(this.shared, parsed, id);
+            this.providers.set(id, conn);
+            conn.start();
+            this.log.info({ provider: parsed.server, clusterNamespace: parsed.namespace, binding: key }, 'started provider connection');
+          }
+          this.attached.set(key, id);
+          conn.attach(key);
+        } else {
+          conn = this.providers.get(id)!;
+          conn.bindingUpdated(key);
+        }
+      } else if (isDeleting(b)) {
+        await this.detach(key);
+      }
+    }
+    await this.gcSecretInformers();
+
+    if (conn) {
+      conds = setCondition(
+        conds,
+        conn.synced
+          ? { type: ConditionType.InformersSynced, status: 'True', reason: 'InformersSynced', message: `watching namespace ${conn.clusterNamespace} on the provider` }
+          : conn.syncError
+            ? { type: ConditionType.InformersSynced, status: 'False', severity: 'Error', reason: 'InformerSyncTimeout', message: conn.syncError }
+            : { type: ConditionType.InformersSynced, status: 'Unknown', reason: 'InformersSyncing', message: 'waiting for the provider informers to sync' },
+      );
+      conds = setCondition(conds, { type: ConditionType.Heartbeating, ...conn.heartbeatState, severity: conn.heartbeatState.status === 'False' ? 'Error' : undefined });
+      const cs = conn.crdState(key);
+      conds = setCondition(
+        conds,
+        cs ? { type: ConditionType.Connected, ...cs, severity: cs.status === 'False' ? 'Error' : undefined } : { type: ConditionType.Connected, status: 'Unknown', reason: 'Connecting', message: 'waiting for the provider connection' },
+      );
+      if (conn.providerPrettyName) pretty = conn.providerPrettyName;
+    } else {
+      for (const t of [ConditionType.InformersSynced, ConditionType.Heartbeating, ConditionType.Connected]) {
+        conds = setCondition(conds, { type: t, status: 'Unknown', reason: 'NoProviderConnection', message: 'no provider connection: fix the kubeconfig Secret first (see SecretValid)' });
+      }
+    }
+    conds = setSummary(conds, BINDING_CONDITIONS);
+    if (conditionsEqual(conds, b.status?.conditions as Condition[] | undefined) && pretty === b.status?.providerPrettyName) return;
+    const { namespace, name } = splitKey(key);
+    await this.bindingClient.mergePatch(
+      BindResources.apiServiceBindings,
+      namespace,
+      name,
+      { metadata: { resourceVersion: b.metadata.resourceVersion }, status: { conditions: conds, ...(pretty ? { providerPrettyName: pretty } : {}) } },
+      'status',
+    );
+  }
+}

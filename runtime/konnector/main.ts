@@ -1,0 +1,174 @@
+#!/usr/bin/env node
+/**
+ * klutch-konnector: the sync agent between an app cluster and the Klutch control plane.
+ *
+ *   tsx runtime/konnector/main.ts --kubeconfig ~/.kube/config --lease-namespace klutch-bind
+ *
+ * Every replica serves /healthz, /readyz and /metrics; only the Lease holder runs the controllers.
+ * SIGTERM/SIGINT: stop controllers, release the Lease, exit 0.
+ */
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { Command, InvalidArgumentError } from 'commander';
+import { KubeConfig } from '@kubernetes/client-node';
+import { CoreResources, KubeClient } from '../core/client.js';
+import { LeaderElector } from '../core/leader.js';
+import { createLogger } from '../core/logger.js';
+import { newProcessRegistry } from '../core/metrics.js';
+import { HealthServer } from '../core/server.js';
+import { Konnector } from './konnector.js';
+import { KONNECTOR_VERSION } from './version.js';
+import type { Secret } from './types.js';
+
+const int = (name: string, min: number) => (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`${name} must be an integer >= ${min}, got "${v}"`);
+  return n;
+};
+const duration = (name: string) => (v: string) => {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(v);
+  if (!m) throw new InvalidArgumentError(`${name} must be a duration such as 30s, 5m or 1h, got "${v}"`);
+  return Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] as 'ms' | 's' | 'm' | 'h'];
+};
+
+export function buildCommand(): Command {
+  return new Command('klutch-konnector')
+    .description('Syncs bound data-service APIs between an app cluster and the Klutch control plane')
+    .version(KONNECTOR_VERSION)
+    .option('--kubeconfig <path>', 'kubeconfig of the cluster the konnector runs against (default: in-cluster, then $KUBECONFIG)')
+    .option('--context <name>', 'kubeconfig context to use')
+    .option('--lease-name <name>', 'name of the leader-election Lease', 'klutch-bind')
+    .option('--lease-namespace <ns>', 'namespace of the Lease (default: $POD_NAMESPACE, else kube-system)')
+    .option('--no-leader-elect', 'run the controllers without leader election (single replica only)')
+    .option('--health-address <host:port>', 'address of /healthz, /readyz and /metrics', '127.0.0.1:8080')
+    .option('--qps <n>', 'client queries per second per cluster connection', int('--qps', 0), 100)
+    .option('--burst <n>', 'client burst per cluster connection', int('--burst', 1), 200)
+    .option('--workers <n>', 'workers per sync controller', int('--workers', 1), 4)
+    .option('--resync <duration>', 'informer resync period', duration('--resync'), 600_000)
+    .option('--heartbeat-interval <duration>', 'ClusterBinding heartbeat interval', duration('--heartbeat-interval'), 300_000)
+    .option('--binding-namespace <ns>', 'watch APIServiceBindings only in this namespace')
+    .option('--control-plane-mode', 'run on the control plane for one app cluster (see --app-cluster-kubeconfig-secret-*)', false)
+    .option('--app-cluster-kubeconfig-secret-name <name>', 'control-plane mode: Secret with the app cluster kubeconfig')
+    .option('--app-cluster-kubeconfig-secret-namespace <ns>', 'control-plane mode: namespace of that Secret')
+    .option('--app-cluster-kubeconfig-secret-key <key>', 'control-plane mode: key in that Secret', 'kubeconfig')
+    .option('--binding-root-namespace <ns>', 'control-plane mode: namespace of the APIServiceBindings')
+    .option('--log-level <level>', 'pino log level (trace, debug, info, warn, error)', process.env.LOG_LEVEL ?? 'info');
+}
+
+function loadKubeConfig(path: string | undefined, context: string | undefined): KubeConfig {
+  const kc = new KubeConfig();
+  if (path) kc.loadFromFile(path);
+  else kc.loadFromDefault();
+  if (context) kc.setCurrentContext(context);
+  return kc;
+}
+
+export async function main(argv = process.argv): Promise<void> {
+  const cmd = buildCommand();
+  cmd.parse(argv);
+  const o = cmd.opts();
+  const log = createLogger('klutch-konnector', o.logLevel);
+  const local = loadKubeConfig(o.kubeconfig, o.context);
+  const leaseNamespace: string = o.leaseNamespace ?? process.env.POD_NAMESPACE ?? 'kube-system';
+  const identity = process.env.POD_NAME || `${hostname()}-${randomBytes(4).toString('hex')}`;
+
+  let appKubeConfig = local;
+  let bindingNamespace: string | undefined = o.bindingNamespace;
+  if (o.controlPlaneMode) {
+    const missing = ['appClusterKubeconfigSecretName', 'appClusterKubeconfigSecretNamespace', 'bindingRootNamespace'].filter((k) => !o[k]);
+    if (missing.length) {
+      const flag = (k: string) => '--' + k.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase());
+      throw new Error(`--control-plane-mode needs ${missing.map(flag).join(', ')}`);
+    }
+    const c = new KubeClient(local);
+    const s = await c.getOrNull<Secret>(CoreResources.secrets, o.appClusterKubeconfigSecretNamespace, o.appClusterKubeconfigSecretName);
+    const data = s?.data?.[o.appClusterKubeconfigSecretKey];
+    if (!data) {
+      throw new Error(
+        `app cluster kubeconfig: Secret ${o.appClusterKubeconfigSecretNamespace}/${o.appClusterKubeconfigSecretName} ${s ? `has no key "${o.appClusterKubeconfigSecretKey}"` : 'not found'} on the control plane`,
+      );
+    }
+    appKubeConfig = new KubeConfig();
+    appKubeConfig.loadFromString(Buffer.from(data, 'base64').toString('utf8'));
+    bindingNamespace = o.bindingRootNamespace;
+    c.close();
+  }
+
+  const registry = newProcessRegistry();
+  const konnector = new Konnector({
+    appKubeConfig,
+    bindingKubeConfig: o.controlPlaneMode ? local : undefined,
+    bindingNamespace,
+    controlPlaneMode: o.controlPlaneMode,
+    qps: o.qps,
+    burst: o.burst,
+    workers: o.workers,
+    resyncMs: o.resync,
+    heartbeatIntervalMs: o.heartbeatInterval,
+    registry,
+    logger: log,
+  });
+
+  let running: Promise<void> | undefined;
+  const elector = o.leaderElect
+    ? new LeaderElector({
+        client: new KubeClient(local, { qps: 5, burst: 10 }),
+        namespace: leaseNamespace,
+        name: o.leaseName,
+        identity,
+        logger: log,
+        onStartedLeading: () => {
+          running = konnector.start();
+          running.catch((e) => {
+            log.fatal({ err: (e as Error).message }, 'konnector failed to start');
+            process.exit(1);
+          });
+        },
+        onStoppedLeading: async () => {
+          if (running) {
+            log.error('lost leadership; exiting so a fresh process can campaign again');
+            await konnector.stop().catch(() => undefined);
+            process.exit(1);
+          }
+        },
+      })
+    : undefined;
+
+  const [host, portStr] = String(o.healthAddress).split(/:(?=\d+$)/);
+  const health = new HealthServer({
+    host: host || '127.0.0.1',
+    port: Number(portStr ?? 8080),
+    registry,
+    healthz: { 'leader-election': () => (elector ? elector.healthy() || 'lease not renewed in time' : true) },
+    readyz: { konnector: () => (!elector || elector.isLeader ? konnector.ready() : true) },
+  });
+  const port = await health.start();
+  log.info({ port, identity, lease: `${leaseNamespace}/${o.leaseName}`, version: KONNECTOR_VERSION }, 'klutch-konnector up');
+
+  if (elector) elector.start();
+  else running = konnector.start();
+
+  let shuttingDown = false;
+  const shutdown = async (sig: string) => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    log.info({ signal: sig }, 'shutting down');
+    try {
+      if (running) await konnector.stop();
+      if (elector) await elector.stop();
+      await health.stop();
+    } finally {
+      process.exit(0);
+    }
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+const isEntry = process.argv[1] && import.meta.url.endsWith(process.argv[1].replace(/\\/g, '/').split('/').slice(-3).join('/'));
+if (isEntry) {
+  main().catch((e) => {
+    process.stderr.write(`klutch-konnector: ${(e as Error).message}\n`);
+    process.exit(1);
+  });
+}

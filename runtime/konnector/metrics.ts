@@ -1,0 +1,38 @@
+/** Konnector-specific metrics (on top of the controller metrics of runtime/core). */
+import { Counter, Histogram, type Registry } from 'prom-client';
+
+export interface KonnectorMetrics {
+  syncDuration: Histogram<'direction' | 'resource'>;
+  objectsSynced: Counter<'direction' | 'resource' | 'operation'>;
+  syncErrors: Counter<'direction' | 'resource'>;
+}
+
+const cache = new WeakMap<Registry, KonnectorMetrics>();
+
+export function konnectorMetrics(registry: Registry): KonnectorMetrics {
+  let m = cache.get(registry);
+  if (m) return m;
+  m = {
+    syncDuration: new Histogram({
+      name: 'klutch_konnector_sync_duration_seconds',
+      help: 'Time from observing a change to writing it to the other cluster, by direction (up = app cluster to provider, down = provider to app cluster)',
+      labelNames: ['direction', 'resource'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [registry],
+    }),
+    objectsSynced: new Counter({
+      name: 'klutch_konnector_objects_synced_total',
+      help: 'Writes done by the konnector to keep both clusters in sync, by direction and operation',
+      labelNames: ['direction', 'resource', 'operation'],
+      registers: [registry],
+    }),
+    syncErrors: new Counter({
+      name: 'klutch_konnector_sync_errors_total',
+      help: 'Failed sync attempts (retried with backoff), by direction',
+      labelNames: ['direction', 'resource'],
+      registers: [registry],
+    }),
+  };
+  cache.set(registry, m);
+  return m;
+}

@@ -1,0 +1,57 @@
+/**
+ * The binding API as the konnector reads and writes it: the shapes come from constructs/api (one
+ * source of truth), wrapped in the runtime's loose KubeObject type.
+ */
+import type {
+  APIServiceBindingSpec,
+  APIServiceBindingStatus,
+  APIServiceExportSpec,
+  APIServiceExportStatus,
+  APIServiceNamespaceStatus,
+  AcceptablePermissionClaim,
+  AppClusterBindingSpec,
+  AppClusterBindingStatus,
+  ClusterBindingSpec,
+  ClusterBindingStatus,
+} from '../../constructs/api/index.js';
+import { BIND_GROUP, BIND_VERSION } from '../../constructs/api/constants.js';
+import type { KubeObject, ResourceRef } from '../core/client.js';
+
+export {
+  BOUND_ANNOTATION,
+  CLUSTER_NAMESPACE_ANNOTATION,
+  RESOURCE_OWNER_ANNOTATION,
+  SYNCER_FINALIZER,
+  CLUSTER_BINDING_NAME,
+  KUBECONFIG_SECRET_KEY,
+  ConditionType,
+  APP_CLUSTER_BINDING_FINALIZER,
+  APP_CLUSTER_BINDING_NAME_LABEL,
+  APP_CLUSTER_BINDING_NAMESPACE_LABEL,
+} from '../../constructs/api/constants.js';
+export type { AcceptablePermissionClaim };
+
+export type APIServiceBinding = KubeObject & { spec: APIServiceBindingSpec; status?: APIServiceBindingStatus };
+export type APIServiceExport = KubeObject & { spec: APIServiceExportSpec; status?: APIServiceExportStatus };
+export type APIServiceNamespace = KubeObject & { spec?: Record<string, never>; status?: APIServiceNamespaceStatus };
+export type ClusterBinding = KubeObject & { spec: ClusterBindingSpec; status?: ClusterBindingStatus };
+export type AppClusterBinding = KubeObject & { spec: AppClusterBindingSpec; status?: AppClusterBindingStatus };
+export type Secret = KubeObject & { type?: string; data?: Record<string, string>; stringData?: Record<string, string> };
+
+const bind = (plural: string, kind: string): ResourceRef => ({ group: BIND_GROUP, version: BIND_VERSION, plural, kind, namespaced: true });
+
+export const BindResources = {
+  apiServiceBindings: bind('apiservicebindings', 'APIServiceBinding'),
+  apiServiceExports: bind('apiserviceexports', 'APIServiceExport'),
+  apiServiceNamespaces: bind('apiservicenamespaces', 'APIServiceNamespace'),
+  clusterBindings: bind('clusterbindings', 'ClusterBinding'),
+  appClusterBindings: bind('appclusterbindings', 'AppClusterBinding'),
+} satisfies Record<string, ResourceRef>;
+
+/** Field manager of the konnector's server-side applies (Klutch's value). */
+export const FIELD_MANAGER = 'klutch.anynines.com';
+/** Annotation on upstream copies: hash of the consumer spec last applied (detects removed fields). */
+export const SPEC_HASH_ANNOTATION = 'klutch.anynines.com/consumer-spec-hash';
+/** Annotation on downstream copies of provider-created objects. */
+export const ADOPTED_ANNOTATION = 'klutch.anynines.com/adopted';
+export { EXPORTED_LABEL, BIND_API_VERSION as BIND_GROUP_VERSION } from '../../constructs/api/constants.js';
