@@ -37,3 +37,4 @@ export {
   waitForCrdsEstablished,
 } from './apply.js';
 export { type KilledLeftover, type KillLeftoversOptions, RUN_ID_ENV, killLeftovers, registryDir } from './registry.js';
+export { KubeApiError, type RawRequest, ResourcePaths, kubeRequest } from './rest.js';

@@ -81,6 +81,8 @@ export interface KillLeftoversOptions {
   readonly runId?: string;
   /** Only look at entries whose owner is dead or that match runId (default). `all` ends every entry. */
   readonly scope?: 'dead-or-run' | 'all';
+  /** Registry folder. @default registryDir() */
+  readonly registryDir?: string;
 }
 
 export interface KilledLeftover {
@@ -91,7 +93,7 @@ export interface KilledLeftover {
 
 /** Ends leftover cluster processes and removes their folders. Synchronous so it works in exit hooks. */
 export function killLeftovers(opts: KillLeftoversOptions = {}): KilledLeftover[] {
-  const dir = registryDir();
+  const dir = opts.registryDir ?? registryDir();
   const runId = opts.runId ?? process.env[RUN_ID_ENV];
   let files: string[];
   try {
