@@ -1,0 +1,164 @@
+/**
+ * Copies the reference CRDs klutch-kit builds on from the shared reference folder
+ * (`../shared/reference`, or $KLUTCH_REFERENCE) into `imports/crds/`, byte for byte, and writes
+ * `imports/crds/SOURCES.md` (origin file, upstream repository, tag, commit, sha256).
+ *
+ *   npx tsx scripts/vendor-reference.ts            # copy + write SOURCES.md
+ *   npx tsx scripts/vendor-reference.ts --check    # fail when imports/crds differs from the reference
+ *
+ * Run it only when the reference changes; `npm run import` then works offline from imports/crds.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const reference = resolve(process.env.KLUTCH_REFERENCE ?? join(root, '..', 'shared', 'reference'));
+const out = join(root, 'imports', 'crds');
+
+interface Group {
+  /** Folder under imports/crds. */
+  dir: string;
+  /** Folder under the reference. */
+  from: string;
+  files: string[];
+  origin: string;
+}
+
+const XP_FILES = [
+  'apiextensions.crossplane.io_compositeresourcedefinitions.yaml',
+  'apiextensions.crossplane.io_compositions.yaml',
+  'apiextensions.crossplane.io_compositionrevisions.yaml',
+  'apiextensions.crossplane.io_environmentconfigs.yaml',
+  'pkg.crossplane.io_providers.yaml',
+  'pkg.crossplane.io_functions.yaml',
+  'pkg.crossplane.io_configurations.yaml',
+  'pkg.crossplane.io_deploymentruntimeconfigs.yaml',
+];
+
+const VENDORED: Group[] = [
+  {
+    dir: 'crossplane/v2',
+    from: 'crossplane',
+    files: XP_FILES,
+    origin: '`github.com/crossplane/crossplane` tag `v2.3.4`, commit `c2670a735103660d7f436585447f2071bc1de973`, `cluster/crds/` (DeploymentRuntimeConfig with `cluster/crd-patches/` applied)',
+  },
+  {
+    dir: 'crossplane/v1.20',
+    from: 'crossplane/v1.20',
+    files: XP_FILES,
+    origin: '`github.com/crossplane/crossplane` tag `v1.20.11`, commit `7e2a292f1493b86504ede4db22bff2a78608157c`, `cluster/crds/`',
+  },
+  {
+    dir: 'provider-kubernetes',
+    from: 'crossplane',
+    files: [
+      'kubernetes.crossplane.io_objects.yaml',
+      'kubernetes.crossplane.io_providerconfigs.yaml',
+      'kubernetes.m.crossplane.io_objects.yaml',
+      'kubernetes.m.crossplane.io_providerconfigs.yaml',
+      'kubernetes.m.crossplane.io_clusterproviderconfigs.yaml',
+    ],
+    origin: '`github.com/crossplane-contrib/provider-kubernetes` tag `v1.2.1`, commit `0ea671a4dab090ff3b14877d35086f1950fa35e3`, `package/crds/`',
+  },
+  {
+    dir: 'function-patch-and-transform',
+    from: 'crossplane',
+    files: ['pt.fn.crossplane.io_resources.yaml'],
+    origin:
+      '`github.com/crossplane-contrib/function-patch-and-transform` tag `v0.10.8`, commit `6b35ed851b91bb9d0e59e0bd98cdad06b045d873`, `package/input/`. The schema bundle adds the string transform types `Join`, `Replace` and the conversion `ToAdler32` that the function accepts but this file\'s enums omit.',
+  },
+  {
+    dir: 'provider-anynines',
+    from: 'klutch',
+    files: [
+      'dataservices.anynines.com_backups.yaml',
+      'dataservices.anynines.com_providerconfigs.yaml',
+      'dataservices.anynines.com_providerconfigusages.yaml',
+      'dataservices.anynines.com_restores.yaml',
+      'dataservices.anynines.com_servicebindings.yaml',
+      'dataservices.anynines.com_serviceinstances.yaml',
+      'dataservices.anynines.com_storeconfigs.yaml',
+    ],
+    origin: '`github.com/anynines/klutchio` commit `0b4539e` (after release 1.5.0), `provider-anynines/package/crds/`',
+  },
+  {
+    dir: 'klutch-reference',
+    from: 'klutch',
+    files: [
+      'klutch.anynines.com_apiserviceexports.yaml',
+      'klutch.anynines.com_apiserviceexportrequests.yaml',
+      'klutch.anynines.com_apiservicebindings.yaml',
+      'klutch.anynines.com_apiservicenamespaces.yaml',
+      'klutch.anynines.com_clusterbindings.yaml',
+      'klutch.anynines.com_appclusterbindings.yaml',
+      'example-backend.klutch.anynines.com_apiserviceexporttemplates.yaml',
+    ],
+    origin:
+      '`github.com/anynines/klutchio` commit `0b4539e`, `bind/deploy/crd/` and `bind/contrib/deploy/crd/`. Used only by the compatibility test (test/api): klutch-kit\'s own binding CRDs are generated from constructs/api into constructs/api/crds/.',
+  },
+];
+
+function sha256(b: Buffer): string {
+  return createHash('sha256').update(b).digest('hex');
+}
+
+function main(): void {
+  const check = process.argv.includes('--check');
+  if (!existsSync(reference)) {
+    console.error(`vendor-reference: reference folder ${reference} not found (set KLUTCH_REFERENCE)`);
+    process.exit(2);
+  }
+  const rows: string[] = [];
+  const differ: string[] = [];
+  for (const g of VENDORED) {
+    mkdirSync(join(out, g.dir), { recursive: true });
+    for (const f of g.files) {
+      const src = join(reference, g.from, f);
+      if (!existsSync(src)) {
+        console.error(`vendor-reference: ${src} is missing from the reference`);
+        process.exit(2);
+      }
+      const data = readFileSync(src);
+      const dst = join(out, g.dir, f);
+      if (check) {
+        if (!existsSync(dst) || !readFileSync(dst).equals(data)) differ.push(`imports/crds/${g.dir}/${f}`);
+      } else writeFileSync(dst, data);
+      rows.push(`| \`${g.dir}/${f}\` | \`${g.from}/${f}\` | \`${sha256(data).slice(0, 16)}\` |`);
+    }
+  }
+  const md = [
+    '# Sources of imports/crds',
+    '',
+    'Byte-for-byte copies of upstream CRD files, taken from the shared reference folder by',
+    '`npx tsx scripts/vendor-reference.ts` (never edit them by hand). `npm run import` turns them',
+    '(plus klutch-kit\'s own binding CRDs from `constructs/api/crds/`) into `imports/*.ts` with',
+    '`cdk8s import`, and into `imports/schema-bundle.json` for `klutch-kit validate`.',
+    '',
+    '## Upstream origin per folder',
+    '',
+    ...VENDORED.map((g) => `- \`${g.dir}/\`: ${g.origin}`),
+    '',
+    '## Files',
+    '',
+    '| file here | file in the reference folder | sha256 (first 16 hex) |',
+    '| --- | --- | --- |',
+    ...rows,
+    '',
+  ].join('\n');
+  const mdPath = join(out, 'SOURCES.md');
+  if (check) {
+    if (!existsSync(mdPath) || readFileSync(mdPath, 'utf8') !== md) differ.push('imports/crds/SOURCES.md');
+    if (differ.length) {
+      console.error(`vendor-reference --check: these files differ from the reference:\n  ${differ.join('\n  ')}`);
+      process.exit(1);
+    }
+    console.log(`vendor-reference --check: ${rows.length} files match the reference`);
+    return;
+  }
+  writeFileSync(mdPath, md);
+  console.log(`vendor-reference: copied ${rows.length} files into imports/crds`);
+}
+
+main();
