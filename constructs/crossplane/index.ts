@@ -14,3 +14,5 @@ export * from './deployment-runtime-config.js';
 export * from './secret-key-ref.js';
 export * from './kubernetes-provider-config.js';
 export * from './anynines-provider-config.js';
+export * from './crossplane-version.js';
+export * from './crossplane-install.js';
