@@ -1,0 +1,131 @@
+/**
+ * An app cluster: the konnector (RBAC limited to the bound APIs), the `apiservicebindings` CRD, one
+ * APIServiceBinding per bound API of the control plane (permission claims accepted), and sample
+ * claims. The provider kubeconfig Secret is *not* emitted: it holds credentials and is created by
+ * `kubectl bind` (or the Pulumi stack) as Secret `klutch-bind/<kubeconfigSecretName>`.
+ */
+import { ApiObject } from 'cdk8s';
+import { Construct } from 'constructs';
+import { apiServiceBindingKind } from '../api/index.js';
+import {
+  AcceptablePermissionClaim, ApiServiceBinding, Konnector, KonnectorProps, KONNECTOR_NAMESPACE,
+} from '../runtime/index.js';
+import { ClusterChart, ClusterRole } from './cluster-chart.js';
+import { ControlPlaneCluster, ExportedApiInfo } from './control-plane-cluster.js';
+
+export interface AppClusterProps {
+  /** Cluster name and output folder. */
+  readonly clusterName: string;
+  /** The control plane this cluster binds to. */
+  readonly controlPlane: ControlPlaneCluster;
+  /** APIs to bind, as `<plural>.<group>` (binding/CRD names). @default - every export of the control plane */
+  readonly bind?: string[];
+  /** Name of the Secret (in klutch-bind) with the provider kubeconfig. @default "kubeconfig-<control plane name>" */
+  readonly kubeconfigSecretName?: string;
+  /** Accept the exports' permission claims (e.g. service-binding credentials). @default true */
+  readonly acceptPermissionClaims?: boolean;
+  /** Konnector overrides. @default - defaults of Konnector */
+  readonly konnector?: Omit<KonnectorProps, 'boundApis'>;
+}
+
+/** A sample claim on an app cluster. */
+export interface ClaimProps {
+  /** Claim kind, e.g. `PostgresqlInstance`. */
+  readonly kind: string;
+  /** API group. @default - the only bound group offering this kind */
+  readonly group?: string;
+  readonly name: string;
+  /** @default "default" */
+  readonly namespace?: string;
+  readonly spec: Record<string, unknown>;
+  /** @default - none */
+  readonly labels?: Record<string, string>;
+}
+
+export class AppCluster extends ClusterChart {
+  public readonly clusterRole = ClusterRole.APP;
+  public readonly controlPlane: ControlPlaneCluster;
+  public readonly konnector: Konnector;
+  /** Bindings by name (`<plural>.<group>`). */
+  public readonly bindings: ReadonlyMap<string, ApiServiceBinding>;
+  public readonly boundApis: readonly ExportedApiInfo[];
+  private readonly claimNames = new Set<string>();
+
+  constructor(scope: Construct, id: string, props: AppClusterProps) {
+    const P = 'AppClusterProps';
+    if (!props || typeof props !== 'object') throw new Error(`${P}: ${JSON.stringify(props)} must be an object with clusterName and controlPlane`);
+    super(scope, id, { clusterName: props.clusterName }, P);
+    if (!(props.controlPlane instanceof ControlPlaneCluster)) {
+      throw new Error(`${P}.controlPlane: ${typeof props.controlPlane} is not a ControlPlaneCluster`);
+    }
+    if (props.controlPlane.clusterName === props.clusterName) {
+      throw new Error(`${P}.clusterName: "${props.clusterName}" is the control plane's name; each cluster needs its own folder`);
+    }
+    this.controlPlane = props.controlPlane;
+    const exports = props.controlPlane.exports;
+    if (exports.length === 0) throw new Error(`${P}.controlPlane: control plane "${props.controlPlane.clusterName}" exports no API yet; add data services before app clusters`);
+    let chosen = exports;
+    if (props.bind !== undefined) {
+      if (!Array.isArray(props.bind) || props.bind.length === 0) throw new Error(`${P}.bind: ${JSON.stringify(props.bind)} must list at least one API "<plural>.<group>"`);
+      chosen = props.bind.map((b, i) => {
+        const e = exports.find((x) => x.name === b);
+        if (!e) throw new Error(`${P}.bind[${i}]: ${JSON.stringify(b)} is not exported by "${props.controlPlane.clusterName}"; exports: ${exports.map((x) => x.name).join(', ')}`);
+        return e;
+      });
+    }
+    this.boundApis = chosen;
+    const secretName = props.kubeconfigSecretName ?? `kubeconfig-${props.controlPlane.clusterName}`;
+
+    // The binding CRD, before the konnector replaces it with its embedded copy.
+    const crd = apiServiceBindingKind.crd();
+    new ApiObject(this, 'ApiServiceBindingCrd', crd as never);
+
+    const groups = new Map<string, string[]>();
+    for (const e of chosen) groups.set(e.group, [...(groups.get(e.group) ?? []), e.resource]);
+    const claimed = new Map<string, { group: string; resource: string }>();
+    for (const e of chosen) for (const c of e.permissionClaims) claimed.set(`${c.group ?? ''}/${c.resource}`, { group: c.group ?? '', resource: c.resource });
+    this.konnector = new Konnector(this, 'Konnector', {
+      ...props.konnector,
+      boundApis: [...groups.entries()].map(([group, resources]) => ({ group, resources })),
+      ...(claimed.size > 0 ? { claimedResources: [...claimed.values()] } : {}),
+    });
+    const accept = props.acceptPermissionClaims ?? true;
+    const bindings = new Map<string, ApiServiceBinding>();
+    for (const e of chosen) {
+      bindings.set(e.name, new ApiServiceBinding(this, `Binding-${e.name}`, {
+        group: e.group,
+        resource: e.resource,
+        namespace: props.konnector?.namespace ?? KONNECTOR_NAMESPACE,
+        kubeconfigSecretRef: { name: secretName },
+        permissionClaims: e.permissionClaims.map((c) => ({ ...c, state: accept ? 'Accepted' : 'Rejected' }) as AcceptablePermissionClaim),
+      }));
+    }
+    this.bindings = bindings;
+  }
+
+  /** Adds a claim of a bound API (the konnector syncs it to the control plane). */
+  public addClaim(props: ClaimProps): ApiObject {
+    const P = 'AppCluster.addClaim';
+    const apis = this.controlPlane.claimApis.filter((a) => a.kind === props.kind && (props.group === undefined || a.group === props.group));
+    if (apis.length === 0) {
+      throw new Error(`${P}.kind: ${JSON.stringify(props.kind)} is not a claim kind of control plane "${this.controlPlane.clusterName}"; kinds: ${[...new Set(this.controlPlane.claimApis.map((a) => a.kind))].sort().join(', ')}`);
+    }
+    if (apis.length > 1) throw new Error(`${P}.group: ${JSON.stringify(props.group)}; kind ${props.kind} exists in ${apis.map((a) => a.group).join(', ')} — name the group`);
+    const api = apis[0];
+    const bindingName = `${api.plural}.${api.group}`;
+    if (!this.bindings.has(bindingName)) {
+      throw new Error(`${P}.kind: ${JSON.stringify(props.kind)} (${bindingName}) is not bound in cluster "${this.clusterName}"; bound: ${[...this.bindings.keys()].join(', ')}`);
+    }
+    const namespace = props.namespace ?? 'default';
+    const key = `${bindingName}/${namespace}/${props.name}`;
+    if (this.claimNames.has(key)) throw new Error(`${P}.name: ${JSON.stringify(props.name)} is already a ${props.kind} in namespace ${namespace} of cluster "${this.clusterName}"`);
+    this.claimNames.add(key);
+    if (!props.spec || typeof props.spec !== 'object') throw new Error(`${P}.spec: ${JSON.stringify(props.spec)} must be an object`);
+    return new ApiObject(this, `Claim ${bindingName} ${namespace} ${props.name}`, {
+      apiVersion: `${api.group}/${api.version}`,
+      kind: api.kind,
+      metadata: { name: props.name, namespace, ...(props.labels ? { labels: { ...props.labels } } : {}) },
+      spec: props.spec,
+    });
+  }
+}

@@ -1,0 +1,41 @@
+/**
+ * Base class of the per-cluster charts. Each `ClusterChart` becomes one folder `dist/<cluster>/`
+ * with its own ordered layout (see `synth.ts`); objects of one cluster never land in another.
+ */
+import { Chart } from 'cdk8s';
+import { Construct } from 'constructs';
+
+/** What kind of cluster a chart describes. */
+export enum ClusterRole {
+  CONTROL_PLANE = 'control-plane',
+  APP = 'app',
+}
+
+export interface ClusterChartProps {
+  /** Cluster name; the output folder `dist/<name>/`. A DNS-1123 label. */
+  readonly clusterName: string;
+  /** Labels added to every object of the cluster. @default - none */
+  readonly labels?: Record<string, string>;
+}
+
+const CLUSTER_CHART = Symbol.for('klutch-kit.topology.ClusterChart');
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+export abstract class ClusterChart extends Chart {
+  /** True for every ClusterChart, across module copies. */
+  public static isClusterChart(x: unknown): x is ClusterChart {
+    return typeof x === 'object' && x !== null && (x as Record<symbol, unknown>)[CLUSTER_CHART] === true;
+  }
+
+  public readonly clusterName: string;
+  public abstract readonly clusterRole: ClusterRole;
+
+  protected constructor(scope: Construct, id: string, props: ClusterChartProps, propsName: string) {
+    if (!props || typeof props.clusterName !== 'string' || props.clusterName.length > 63 || !DNS_LABEL.test(props.clusterName)) {
+      throw new Error(`${propsName}.clusterName: ${JSON.stringify(props?.clusterName)} is not a DNS-1123 label (it names the folder dist/<clusterName>/)`);
+    }
+    super(scope, id, { labels: props.labels, disableResourceNameHashes: true });
+    Object.defineProperty(this, CLUSTER_CHART, { value: true });
+    this.clusterName = props.clusterName;
+  }
+}

@@ -1,0 +1,270 @@
+/**
+ * The control-plane cluster: Crossplane packages (provider-kubernetes, provider-anynines,
+ * function-patch-and-transform) and their ProviderConfigs, the data-service catalogue, the binding
+ * API CRDs, the bind backend and Dex.
+ *
+ * Exports (what app clusters can bind) are discovered from the APIServiceExportTemplates in this
+ * chart, and claim APIs from the XRDs; each export gets a binder ClusterRole through
+ * `BindBackend.addExportedApi`. Add data services before creating the AppClusters that bind them.
+ */
+import { ApiObject } from 'cdk8s';
+import { k8s } from 'cdk8s-plus-28';
+import { Construct } from 'constructs';
+import { bindingCrds } from '../api/index.js';
+import { Catalogue, CatalogueProps } from '../catalogue/index.js';
+import {
+  AnyninesProviderConfig, AnyninesServiceType, DeploymentRuntimeConfig, Function as XpFunction, KubernetesProviderConfig,
+  Provider, PROVIDER_KUBERNETES_PACKAGE,
+} from '../crossplane/index.js';
+import { DataService, DataServiceProps, KUBERNETES_PROVIDER_CONFIG } from '../dataservice/index.js';
+import {
+  BindBackend, BindBackendProps, Dex, DexConnector, DexProps, PermissionClaim, SecretKeyRef,
+} from '../runtime/index.js';
+import { ClusterChart, ClusterRole } from './cluster-chart.js';
+
+/** provider-anynines as released with Klutch 1.5.0. */
+export const PROVIDER_ANYNINES_PACKAGE = 'public.ecr.aws/w5n9a2g2/klutch/provider-anynines:v1.5.0';
+/** Namespace of Crossplane and of the APIServiceExportTemplates. */
+export const CROSSPLANE_NAMESPACE = 'crossplane-system';
+
+/** An API app clusters can bind: from an APIServiceExportTemplate. */
+export interface ExportedApiInfo {
+  readonly group: string;
+  /** Plural resource (the claim plural). */
+  readonly resource: string;
+  /** `<resource>.<group>`: the APIServiceBinding and CRD name. */
+  readonly name: string;
+  readonly permissionClaims: readonly PermissionClaim[];
+}
+
+/** A claim API (from an XRD with claimNames). */
+export interface ClaimApiInfo {
+  readonly group: string;
+  readonly version: string;
+  readonly kind: string;
+  readonly plural: string;
+}
+
+/** Where the a9s service brokers and backup managers are, and their credentials. */
+export interface AnyninesEndpoints {
+  /** Base domain: `https://<ds>-service-broker.<baseDomain>` and `https://<ds>-backup-manager.<baseDomain>`. */
+  readonly baseDomain: string;
+  /** Namespace of the credentials Secrets `<providerconfig>-credentials` (keys `username`, `password`). @default "crossplane-system" */
+  readonly credentialsNamespace?: string;
+  /** Per ProviderConfig name: a different URL. @default - derived from baseDomain */
+  readonly urls?: Record<string, string>;
+}
+
+export interface ControlPlaneClusterProps {
+  /** Cluster name and output folder. @default "control-plane" */
+  readonly clusterName?: string;
+  /** Public host of the backend (`https://<host>/`) and Dex (`https://<host>/dex`). */
+  readonly host: string;
+  /** API server URL written into consumers' kubeconfigs (`--external-address`). @default - the backend's own */
+  readonly externalAddress?: string;
+  /** OIDC client secret (shared by Dex's static client and the backend). @default { name: "klutch-oidc", key: "client-secret" } in the backend namespace */
+  readonly oidcClientSecret?: SecretKeyRef;
+  /** Secret with `signing-key` and `encryption-key` for the backend cookies. @default "klutch-cookies" */
+  readonly cookieSecretName?: string;
+  /** Dex in front of the backend; `false` to use an external issuer (`backend.oidc.issuerUrl`). */
+  readonly dex: false | { readonly connectors: DexConnector[] } & Partial<Omit<DexProps, 'issuer' | 'staticClients' | 'connectors'>>;
+  /** Overrides for the bind backend. @default - derived from host */
+  readonly backend?: Partial<BindBackendProps>;
+  /** The Klutch catalogue; `false` to add data services yourself. @default - the whole catalogue */
+  readonly catalogue?: CatalogueProps | false;
+  /** a9s endpoints; required when the catalogue includes a9s backends. */
+  readonly anynines?: AnyninesEndpoints;
+  /** Package references. @default - klutch-kit's pinned versions */
+  readonly packages?: { readonly providerKubernetes?: string; readonly providerAnynines?: string; readonly patchAndTransform?: string };
+  /** Ingress class for backend and Dex. @default - cluster default */
+  readonly ingressClassName?: string;
+  /** TLS Secret for the host. @default - none */
+  readonly tlsSecretName?: string;
+}
+
+/** Groups and resources provider-kubernetes manages for the a8s backends (instead of Klutch's cluster-admin). */
+const A8S_MANAGED = [
+  { group: 'postgresql.anynines.com', resources: ['postgresqls'] },
+  { group: 'backups.anynines.com', resources: ['backups', 'restores'] },
+  { group: 'servicebindings.anynines.com', resources: ['servicebindings'] },
+];
+
+export class ControlPlaneCluster extends ClusterChart {
+  public readonly clusterRole = ClusterRole.CONTROL_PLANE;
+  public readonly host: string;
+  public readonly backend: BindBackend;
+  public readonly dex?: Dex;
+  public readonly catalogue?: Catalogue;
+  public readonly providerKubernetes: Provider;
+  public readonly providerAnynines: Provider;
+  public readonly patchAndTransform: XpFunction;
+  private readonly anynines?: AnyninesEndpoints;
+  private readonly providerConfigNames = new Set<string>();
+  private scanned?: { children: number; exports: ExportedApiInfo[]; claimApis: ClaimApiInfo[] };
+
+  constructor(scope: Construct, id: string, props: ControlPlaneClusterProps) {
+    const P = 'ControlPlaneClusterProps';
+    if (!props || typeof props !== 'object') throw new Error(`${P}: ${JSON.stringify(props)} must be an object with host and dex`);
+    super(scope, id, { clusterName: props.clusterName ?? 'control-plane' }, P);
+    if (typeof props.host !== 'string' || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/.test(props.host)) {
+      throw new Error(`${P}.host: ${JSON.stringify(props.host)} is not a fully qualified host name (e.g. "bind.example.com")`);
+    }
+    this.host = props.host;
+    if (props.dex === undefined) throw new Error(`${P}.dex: undefined; give Dex connectors, or false to use an external OIDC issuer via backend.oidc`);
+    this.anynines = props.anynines;
+
+    // Binding API CRDs (klutch.anynines.com + the template CRD).
+    for (const crd of bindingCrds()) {
+      new ApiObject(this, `Crd-${crd.metadata.name}`, crd as never);
+    }
+
+    // Crossplane packages.
+    this.providerKubernetes = new Provider(this, 'ProviderKubernetes', {
+      package: props.packages?.providerKubernetes ?? PROVIDER_KUBERNETES_PACKAGE,
+      name: 'provider-kubernetes',
+      runtimeConfig: new DeploymentRuntimeConfig(this, 'ProviderKubernetesRuntime', { name: 'provider-kubernetes', serviceAccountName: 'provider-kubernetes' }),
+    });
+    this.providerAnynines = new Provider(this, 'ProviderAnynines', { package: props.packages?.providerAnynines ?? PROVIDER_ANYNINES_PACKAGE, name: 'provider-anynines' });
+    this.patchAndTransform = XpFunction.patchAndTransform(this, 'FunctionPatchAndTransform', {
+      ...(props.packages?.patchAndTransform ? { package: props.packages.patchAndTransform } : {}),
+      name: 'function-patch-and-transform',
+    });
+    // provider-kubernetes (InjectedIdentity) gets exactly the a8s resources it composes — not cluster-admin.
+    new k8s.KubeClusterRole(this, 'ProviderKubernetesRole', {
+      metadata: { name: 'klutch-provider-kubernetes-a8s' },
+      rules: A8S_MANAGED.map((m) => ({ apiGroups: [m.group], resources: m.resources, verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] })),
+    });
+    new k8s.KubeClusterRoleBinding(this, 'ProviderKubernetesRoleBinding', {
+      metadata: { name: 'klutch-provider-kubernetes-a8s' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'klutch-provider-kubernetes-a8s' },
+      subjects: [{ kind: 'ServiceAccount', name: 'provider-kubernetes', namespace: CROSSPLANE_NAMESPACE }],
+    });
+
+    // Bind backend and Dex.
+    const backendNs = props.backend?.namespace ?? 'klutch-system';
+    const clientSecret = props.oidcClientSecret ?? { name: 'klutch-oidc', key: 'client-secret' };
+    const cookieSecret = props.cookieSecretName ?? 'klutch-cookies';
+    const issuerUrl = props.dex === false ? props.backend?.oidc?.issuerUrl : `https://${this.host}/dex`;
+    if (!issuerUrl) throw new Error(`${P}.backend.oidc.issuerUrl: undefined; with dex: false the backend needs an external issuer`);
+    this.backend = new BindBackend(this, 'Backend', {
+      namespace: backendNs,
+      externalAddress: props.externalAddress,
+      ingress: props.backend?.httpRoute ? undefined : { host: this.host, className: props.ingressClassName, tlsSecretName: props.tlsSecretName },
+      ...props.backend,
+      oidc: { issuerUrl, clientId: 'klutch-backend', clientSecret, callbackUrl: `https://${this.host}/callback`, ...props.backend?.oidc },
+      cookies: props.backend?.cookies ?? { signingKey: { name: cookieSecret, key: 'signing-key' }, encryptionKey: { name: cookieSecret, key: 'encryption-key' } },
+    });
+    if (props.dex !== false) {
+      const { connectors, ...dexRest } = props.dex;
+      this.dex = new Dex(this, 'Dex', {
+        namespace: backendNs,
+        ...dexRest,
+        issuer: issuerUrl,
+        staticClients: [{ id: 'klutch-backend', name: 'Klutch', redirectUris: [`https://${this.host}/callback`], secret: clientSecret }],
+        connectors,
+      });
+      new k8s.KubeIngress(this, 'DexIngress', {
+        metadata: { name: 'dex', namespace: backendNs },
+        spec: {
+          ...(props.ingressClassName ? { ingressClassName: props.ingressClassName } : {}),
+          ...(props.tlsSecretName ? { tls: [{ hosts: [this.host], secretName: props.tlsSecretName }] } : {}),
+          rules: [{ host: this.host, http: { paths: [{ path: '/dex', pathType: 'Prefix', backend: { service: { name: this.dex.name, port: { name: 'http' } } } }] } }],
+        },
+      });
+    }
+
+    // Catalogue.
+    if (props.catalogue !== false) this.addCatalogue('Catalogue', props.catalogue ?? {});
+    this.addProviderConfig(KUBERNETES_PROVIDER_CONFIG);
+  }
+
+  /** Adds the Klutch catalogue (or a part of it) with the ProviderConfigs its Compositions use. */
+  public addCatalogue(id: string, props: CatalogueProps = {}): Catalogue {
+    const c = new Catalogue(this, id, props);
+    (this as { catalogue?: Catalogue }).catalogue ??= c;
+    for (const n of c.providerConfigs.kubernetes) this.addProviderConfig(n);
+    for (const n of c.providerConfigs.serviceBrokers) this.addProviderConfig(n, AnyninesServiceType.SERVICE_BROKER);
+    for (const n of c.providerConfigs.backupManagers) this.addProviderConfig(n, AnyninesServiceType.BACKUP_MANAGER);
+    this.registerExports();
+    return c;
+  }
+
+  /** Adds a data service (e.g. one that is not in the catalogue) and makes it bindable. */
+  public addDataService(id: string, props: DataServiceProps): DataService {
+    const ds = new DataService(this, id, props);
+    for (const b of ds.backends) {
+      const pc = (b as { providerConfigName?: unknown }).providerConfigName;
+      if (typeof pc === 'string') this.addProviderConfig(pc, b.automation === 'a9s' ? AnyninesServiceType.SERVICE_BROKER : undefined);
+    }
+    this.registerExports();
+    return ds;
+  }
+
+  /**
+   * Adds a ProviderConfig once: provider-kubernetes (InjectedIdentity) when no service type is
+   * given, else provider-anynines for the a9s endpoint with credentials from
+   * `<name>-credentials` (keys `username`, `password`).
+   */
+  public addProviderConfig(name: string, anyninesType?: AnyninesServiceType): void {
+    if (this.providerConfigNames.has(name)) return;
+    this.providerConfigNames.add(name);
+    if (anyninesType === undefined) {
+      new KubernetesProviderConfig(this, `ProviderConfig-${name}`, { name });
+      return;
+    }
+    const a = this.anynines;
+    if (!a) throw new Error(`ControlPlaneClusterProps.anynines: undefined; the a9s ProviderConfig "${name}" needs endpoints (baseDomain) and credentials`);
+    if (typeof a.baseDomain !== 'string' || !/^[a-z0-9.-]+$/.test(a.baseDomain)) {
+      throw new Error(`ControlPlaneClusterProps.anynines.baseDomain: ${JSON.stringify(a.baseDomain)} is not a domain name`);
+    }
+    const ns = a.credentialsNamespace ?? CROSSPLANE_NAMESPACE;
+    const secret = `${name}-credentials`;
+    new AnyninesProviderConfig(this, `ProviderConfig-${name}`, {
+      name,
+      serviceType: anyninesType,
+      url: a.urls?.[name] ?? `https://${name}.${a.baseDomain}`,
+      username: { namespace: ns, name: secret, key: 'username' },
+      password: { namespace: ns, name: secret, key: 'password' },
+      healthCheckEndpoint: anyninesType === AnyninesServiceType.SERVICE_BROKER ? '/osb_ext/v1/healthy' : '/v2/healthy',
+    });
+  }
+
+  /** Gives every export template in this chart a binder ClusterRole (idempotent). */
+  public registerExports(): void {
+    for (const e of this.exports) this.backend.addExportedApi({ group: e.group, resource: e.resource });
+  }
+
+  /** The APIs app clusters can bind, from the APIServiceExportTemplates in this chart. */
+  public get exports(): ExportedApiInfo[] {
+    return [...this.scan().exports];
+  }
+
+  /** Claim APIs (kind, plural, group, referenceable version) from the XRDs in this chart. */
+  public get claimApis(): ClaimApiInfo[] {
+    return [...this.scan().claimApis];
+  }
+
+  /** One walk over the chart, cached until a construct is added at the top level of the chart. */
+  private scan(): { exports: ExportedApiInfo[]; claimApis: ClaimApiInfo[] } {
+    const children = this.node.children.length;
+    if (this.scanned && this.scanned.children === children) return this.scanned;
+    const exports: ExportedApiInfo[] = [];
+    const claimApis: ClaimApiInfo[] = [];
+    for (const c of this.node.findAll()) {
+      if (!(c instanceof ApiObject)) continue;
+      if (c.kind === 'APIServiceExportTemplate') {
+        const spec = (c.toJson() as { spec: { APIServiceSelector: { group?: string; resource: string }; permissionClaims?: PermissionClaim[] } }).spec;
+        const group = spec.APIServiceSelector.group ?? '';
+        exports.push({ group, resource: spec.APIServiceSelector.resource, name: `${spec.APIServiceSelector.resource}.${group}`, permissionClaims: spec.permissionClaims ?? [] });
+      } else if (c.kind === 'CompositeResourceDefinition') {
+        const spec = (c.toJson() as { spec: { group: string; claimNames?: { kind: string; plural: string }; versions: { name: string; referenceable?: boolean }[] } }).spec;
+        if (!spec.claimNames) continue;
+        const version = (spec.versions.find((v) => v.referenceable) ?? spec.versions[0]).name;
+        claimApis.push({ group: spec.group, version, kind: spec.claimNames.kind, plural: spec.claimNames.plural });
+      }
+    }
+    exports.sort((a, b) => (a.name < b.name ? -1 : 1));
+    this.scanned = { children, exports, claimApis };
+    return this.scanned;
+  }
+}

@@ -1,0 +1,6 @@
+export * from './cluster-chart.js';
+export * from './layout.js';
+export * from './synth.js';
+export * from './control-plane-cluster.js';
+export * from './app-cluster.js';
+export { toYaml } from './_yaml.js';

@@ -1,0 +1,259 @@
+/**
+ * Ordered GitOps synth of a topology: one folder per cluster, objects in numbered phase folders,
+ * Argo CD sync waves, a `kustomization.yaml` per cluster, and no partial output.
+ *
+ * `renderTopology(app)` does what `app.synth()` does, in one pass: run every construct's
+ * validations once, walk the tree once, and render each ApiObject once. (`app.synth()` re-resolves
+ * dependencies and re-validates the whole app for every chart — notes/iac.md §6 — and its
+ * `FILE_PER_RESOURCE` names collide for same-named objects in two namespaces.) Ordering comes from
+ * the phase of each object, not from cdk8s dependencies, so there is no dependency graph to walk
+ * at all (and no exponential path explosion).
+ *
+ * `synthTopology(app, { outdir })` writes into a temporary sibling folder, validates it, and only
+ * then swaps it into place with renames; on any error the previous `outdir` is left untouched.
+ */
+import { ApiObject, App } from 'cdk8s';
+import { mkdirSync, renameSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { IConstruct } from 'constructs';
+import { ClusterChart } from './cluster-chart.js';
+import { BUILTIN_GROUPS, BUILTIN_NAMESPACES, fileNameOf, groupOf, isClusterScopedBuiltin, phaseOf } from './layout.js';
+import { toYaml } from './_yaml.js';
+
+/** Annotation keys written by the synth. */
+export const SYNC_WAVE_ANNOTATION = 'argocd.argoproj.io/sync-wave';
+export const SYNC_OPTIONS_ANNOTATION = 'argocd.argoproj.io/sync-options';
+
+/** One rendered object and the file it goes to (relative to the cluster folder). */
+export interface RenderedFile {
+  readonly path: string;
+  readonly object: Record<string, any>;
+  /** Construct path, or `(synth)` for objects the synth adds (missing Namespaces). */
+  readonly source: string;
+}
+
+export interface RenderedCluster {
+  readonly name: string;
+  readonly role: string;
+  /** In apply order. */
+  readonly files: readonly RenderedFile[];
+}
+
+export interface RenderOptions {
+  /** Add Namespace objects for namespaces used but not declared. @default true */
+  readonly addMissingNamespaces?: boolean;
+}
+
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const RBAC_NAME = /^[^/%]+$/; // RBAC object names are path segments (e.g. "system:foo")
+const KIND = /^[A-Z][A-Za-z0-9]*$/;
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+
+/** Basic checks every object must pass whatever its schema: identity and metadata syntax. */
+export function checkObjectShape(o: Record<string, any>, where: string): void {
+  const bad = (field: string, value: unknown, why: string): never => {
+    throw new Error(`${where}: ${field}: ${JSON.stringify(value)} ${why}`);
+  };
+  if (typeof o.apiVersion !== 'string' || !/^([a-z0-9.-]+\/)?v[0-9]+((alpha|beta)[0-9]+)?$/.test(o.apiVersion)) bad('apiVersion', o.apiVersion, 'is not an API version');
+  if (typeof o.kind !== 'string' || !KIND.test(o.kind)) bad('kind', o.kind, 'is not a kind');
+  const md = o.metadata;
+  if (!md || typeof md !== 'object') bad('metadata', md, 'is missing');
+  const name = md.name;
+  const rbac = groupOf(o.apiVersion) === 'rbac.authorization.k8s.io';
+  if (typeof name !== 'string' || name.length === 0 || name.length > 253 || !(rbac ? RBAC_NAME : DNS_SUBDOMAIN).test(name)) {
+    bad('metadata.name', name, rbac ? 'is not a valid RBAC object name' : 'is not a DNS-1123 subdomain');
+  }
+  if (md.namespace !== undefined && (typeof md.namespace !== 'string' || !DNS_LABEL.test(md.namespace) || md.namespace.length > 63)) {
+    bad('metadata.namespace', md.namespace, 'is not a DNS-1123 label');
+  }
+  if (md.namespace !== undefined && isClusterScopedBuiltin(o.kind) && BUILTIN_GROUPS.has(groupOf(o.apiVersion))) {
+    bad('metadata.namespace', md.namespace, `is set on cluster-scoped kind ${o.kind}`);
+  }
+  for (const [k, v] of Object.entries(md.labels ?? {})) {
+    if (typeof v !== 'string' || v.length > 63 || !LABEL_VALUE.test(v)) bad(`metadata.labels[${JSON.stringify(k)}]`, v, 'is not a valid label value');
+  }
+}
+
+function annotate(o: Record<string, any>, wave: number, skipDryRun: boolean): Record<string, any> {
+  const md = o.metadata;
+  const annotations: Record<string, string> = { ...(md.annotations ?? {}) };
+  if (annotations[SYNC_WAVE_ANNOTATION] === undefined) annotations[SYNC_WAVE_ANNOTATION] = String(wave);
+  if (skipDryRun) {
+    const opts = annotations[SYNC_OPTIONS_ANNOTATION];
+    if (!opts?.includes('SkipDryRunOnMissingResource')) {
+      annotations[SYNC_OPTIONS_ANNOTATION] = opts ? `${opts},SkipDryRunOnMissingResource=true` : 'SkipDryRunOnMissingResource=true';
+    }
+  }
+  return { ...o, metadata: { ...md, annotations } };
+}
+
+/**
+ * Renders every ClusterChart of the app into ordered files. Throws (naming the construct path and
+ * field) on construct validation errors, objects outside a cluster chart, invalid identities, and
+ * two objects that would be written to the same file.
+ */
+export function renderTopology(app: App, options: RenderOptions = {}): RenderedCluster[] {
+  const all = app.node.findAll();
+  // 1. Construct validations, once for the whole app.
+  const errors: string[] = [];
+  for (const c of all) for (const e of c.node.validate()) errors.push(`[${c.node.path}] ${e}`);
+  if (errors.length > 0) throw new Error(`Validation failed:\n  ${errors.join('\n  ')}`);
+
+  // 2. Assign objects to clusters.
+  const clusterOf = new Map<IConstruct, ClusterChart | null>();
+  const find = (c: IConstruct): ClusterChart | null => {
+    const hit = clusterOf.get(c);
+    if (hit !== undefined) return hit;
+    const r = ClusterChart.isClusterChart(c) ? c : c.node.scope ? find(c.node.scope) : null;
+    clusterOf.set(c, r);
+    return r;
+  };
+  const clusters = new Map<ClusterChart, { path: string; object: Record<string, any>; source: string; wave: number; sortKey: string }[]>();
+  for (const c of all) if (ClusterChart.isClusterChart(c)) clusters.set(c, []);
+  const names = new Map<string, ClusterChart>();
+  for (const cc of clusters.keys()) {
+    const other = names.get(cc.clusterName);
+    if (other) throw new Error(`two cluster charts are named "${cc.clusterName}" (${other.node.path} and ${cc.node.path}); clusterName must be unique`);
+    names.set(cc.clusterName, cc);
+  }
+
+  const rendered = new Map<ClusterChart, Record<string, any>[]>();
+  const sources = new Map<Record<string, any>, string>();
+  for (const c of all) {
+    if (!(c instanceof ApiObject)) continue;
+    const cluster = find(c);
+    if (!cluster) throw new Error(`[${c.node.path}] ${c.kind} "${c.name}" is not inside a ControlPlaneCluster or AppCluster chart; every object must belong to a cluster`);
+    const json = c.toJson();
+    checkObjectShape(json, `[${c.node.path}] ${c.kind}`);
+    sources.set(json, c.node.path);
+    let list = rendered.get(cluster);
+    if (!list) rendered.set(cluster, (list = []));
+    list.push(json);
+  }
+
+  const out: RenderedCluster[] = [];
+  for (const [cluster, entries] of clusters) {
+    const objs = rendered.get(cluster) ?? [];
+    // CRDs declared in this cluster: their kinds need no dry-run skip.
+    const declaredKinds = new Set<string>();
+    const declaredNamespaces = new Set<string>();
+    const usedNamespaces = new Set<string>();
+    for (const o of objs) {
+      if (o.kind === 'CustomResourceDefinition' && o.spec?.group && o.spec?.names?.kind) declaredKinds.add(`${o.spec.group}/${o.spec.names.kind}`);
+      if (o.kind === 'Namespace' && groupOf(o.apiVersion) === '') declaredNamespaces.add(o.metadata.name);
+      if (o.metadata.namespace) usedNamespaces.add(o.metadata.namespace);
+    }
+    if (options.addMissingNamespaces ?? true) {
+      for (const ns of [...usedNamespaces].sort()) {
+        if (declaredNamespaces.has(ns) || BUILTIN_NAMESPACES.has(ns)) continue;
+        const o = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { 'app.kubernetes.io/managed-by': 'klutch-kit' } } };
+        sources.set(o, '(synth: namespace used but not declared)');
+        objs.push(o);
+      }
+    }
+    const seen = new Map<string, string>();
+    for (const o of objs) {
+      const group = groupOf(o.apiVersion);
+      const phase = phaseOf(o.apiVersion, o.kind);
+      const needsSkip = !BUILTIN_GROUPS.has(group) && !declaredKinds.has(`${group}/${o.kind}`);
+      const path = `${phase.folder}/${fileNameOf(o.apiVersion, o.kind, o.metadata.namespace, o.metadata.name)}`;
+      const source = sources.get(o)!;
+      const prev = seen.get(path);
+      if (prev !== undefined) {
+        throw new Error(`cluster "${cluster.clusterName}": ${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name} is defined twice (${prev} and ${source}); the second would overwrite ${path}`);
+      }
+      seen.set(path, source);
+      entries.push({ path, object: annotate(o, phase.order, needsSkip), source, wave: phase.order, sortKey: path });
+    }
+    entries.sort((a, b) => (a.sortKey < b.sortKey ? -1 : a.sortKey > b.sortKey ? 1 : 0));
+    out.push({ name: cluster.clusterName, role: cluster.clusterRole, files: entries.map(({ path, object, source }) => ({ path, object, source })) });
+  }
+  out.sort((a, b) => (a.name < b.name ? -1 : 1));
+  return out;
+}
+
+/** Result of a validator run on the written folder. */
+export interface ValidatorResult {
+  readonly ok: boolean;
+  /** Human-readable problems (file, object, field path, message). */
+  readonly problems: readonly string[];
+}
+
+/** Validates a written topology folder. */
+export type TopologyValidator = (dir: string) => ValidatorResult | Promise<ValidatorResult>;
+
+export interface SynthOptions extends RenderOptions {
+  /** Output folder. @default process.env.CDK8S_OUTDIR ?? "dist" */
+  readonly outdir?: string;
+  /** Validator run on the temporary folder before it replaces `outdir`. @default - none */
+  readonly validate?: TopologyValidator;
+}
+
+export interface SynthResult {
+  readonly outdir: string;
+  readonly clusters: readonly { readonly name: string; readonly role: string; readonly objects: number }[];
+  readonly objects: number;
+  readonly files: number;
+}
+
+/** Writes rendered clusters into `dir` (which must not exist). */
+export function writeRendered(dir: string, clusters: readonly RenderedCluster[]): number {
+  mkdirSync(dir, { recursive: true });
+  let files = 0;
+  for (const c of clusters) {
+    const root = join(dir, c.name);
+    const folders = new Set(c.files.map((f) => dirname(f.path)));
+    mkdirSync(root);
+    for (const f of folders) mkdirSync(join(root, f), { recursive: true });
+    for (const f of c.files) {
+      writeFileSync(join(root, f.path), toYaml(f.object));
+      files++;
+    }
+    const kustomization = {
+      apiVersion: 'kustomize.config.k8s.io/v1beta1',
+      kind: 'Kustomization',
+      metadata: { name: c.name },
+      resources: c.files.map((f) => f.path),
+    };
+    writeFileSync(join(root, 'kustomization.yaml'), `# Generated by klutch-kit (${c.role} cluster "${c.name}"): apply order = file order.\n${toYaml(kustomization)}`);
+  }
+  return files;
+}
+
+/**
+ * Renders and writes the topology to `outdir/<cluster>/…` atomically: temp folder → validate →
+ * rename. On any error nothing under `outdir` changes.
+ */
+export async function synthTopology(app: App, options: SynthOptions = {}): Promise<SynthResult> {
+  const outdir = resolve(options.outdir ?? process.env.CDK8S_OUTDIR ?? 'dist');
+  const clusters = renderTopology(app, options);
+  const parent = dirname(outdir);
+  mkdirSync(parent, { recursive: true });
+  const stamp = `${process.pid}-${Date.now().toString(36)}`;
+  const tmp = join(parent, `.${basename(outdir)}.tmp-${stamp}`);
+  const old = join(parent, `.${basename(outdir)}.old-${stamp}`);
+  try {
+    const files = writeRendered(tmp, clusters);
+    if (options.validate) {
+      const r = await options.validate(tmp);
+      if (!r.ok) {
+        const shown = r.problems.slice(0, 50);
+        throw new Error(`synth: validation failed, ${outdir} left unchanged:\n  ${shown.join('\n  ')}${r.problems.length > shown.length ? `\n  … and ${r.problems.length - shown.length} more` : ''}`);
+      }
+    }
+    const hadOld = existsSync(outdir);
+    if (hadOld) renameSync(outdir, old);
+    try {
+      renameSync(tmp, outdir);
+    } catch (e) {
+      if (hadOld) renameSync(old, outdir);
+      throw e;
+    }
+    if (hadOld) rmSync(old, { recursive: true, force: true });
+    const objects = clusters.reduce((n, c) => n + c.files.length, 0);
+    return { outdir, clusters: clusters.map((c) => ({ name: c.name, role: c.role, objects: c.files.length })), objects, files };
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
