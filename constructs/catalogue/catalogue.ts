@@ -79,8 +79,13 @@ export class Catalogue extends Construct {
       }
       usesA8s ||= backends.some((b) => b.automation === 'a8s');
       if (backends.some((b) => b.automation === 'a9s')) brokers.push(`${name}-service-broker`);
+      // Parameters of dropped backends go with them.
+      const kept = backends.map((b) => b.name);
+      const parameters = (p.parameters ?? [])
+        .filter((x) => x.backends === undefined || x.backends.some((b) => kept.includes(b)))
+        .map((x) => (x.backends === undefined ? x : { ...x, backends: x.backends.filter((b) => kept.includes(b)) }));
       services.set(name, new DataService(this, name, {
-        ...p, backends, defaultBackend: backends[0].name, exportTemplateNamespace: props.exportTemplateNamespace,
+        ...p, backends, parameters, defaultBackend: backends[0].name, exportTemplateNamespace: props.exportTemplateNamespace,
       }));
     }
     const types = INSTANCE_TYPES.filter((t) => (chosen as string[]).includes(t));
@@ -96,7 +101,7 @@ export class Catalogue extends Construct {
       if (backends.length === 0) throw new Error(`CatalogueProps.automations: ${JSON.stringify(autos)} leaves operation "${op}" without a backend for ${types.join(', ')}`);
       if (backends.some((b) => b.name.startsWith('a8s'))) usesA8s = true;
       if (op !== 'servicebinding' && backends.some((b) => b.name.startsWith('a9s'))) {
-        for (const t of types) if (services.get(t as CatalogueService)?.backends.some((x) => x.automation === 'a9s') && !managers.includes(`${t}-backup-manager`)) managers.push(`${t}-backup-manager`);
+        for (const t of chosen) if (services.get(t)?.backends.some((x) => x.automation === 'a9s') && !managers.includes(`${t}-backup-manager`)) managers.push(`${t}-backup-manager`);
       }
       operations.set(op, new InstanceOperation(this, op, { ...p, backends, exportTemplateNamespace: props.exportTemplateNamespace }));
     }
