@@ -1,0 +1,95 @@
+// `klutch-kit cluster start`: a throwaway real cluster (etcd + kube-apiserver + kube-controller-manager
+// from runtime/realinfra) that stays up until Ctrl-C.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Command } from 'commander';
+import { logTail, type RealCluster, startCluster } from '../realinfra/cluster.js';
+
+interface StartOptions {
+  name: string;
+  kubeconfig?: string;
+  json?: boolean;
+  quiet?: boolean;
+}
+
+async function start(opts: StartOptions): Promise<void> {
+  const t0 = Date.now();
+  const log = opts.quiet ? () => {} : (line: string) => process.stderr.write(`[klutch-kit +${((Date.now() - t0) / 1000).toFixed(1)}s] ${line}\n`);
+  // startCluster() checks the name first, then builds the binaries if the cache is cold (with progress lines).
+  const cluster = await startCluster({ name: opts.name, log });
+  let copied: string | undefined;
+  if (opts.kubeconfig) {
+    copied = path.resolve(opts.kubeconfig);
+    fs.mkdirSync(path.dirname(copied), { recursive: true });
+    fs.copyFileSync(cluster.kubeconfigPath, copied);
+    fs.chmodSync(copied, 0o600);
+  }
+  const kubeconfig = copied ?? cluster.kubeconfigPath;
+  if (opts.json) {
+    process.stdout.write(`${JSON.stringify({ name: cluster.name, server: cluster.server, kubeconfig, dir: cluster.dir, pids: cluster.pids() })}\n`);
+  } else {
+    process.stdout.write(
+      [
+        `Cluster "${cluster.name}" is ready at ${cluster.server} (${((Date.now() - t0) / 1000).toFixed(1)} s).`,
+        `kubeconfig: ${kubeconfig}`,
+        '',
+        `  export KUBECONFIG=${kubeconfig}`,
+        '  kubectl get namespaces',
+        '',
+        `Logs: ${path.join(cluster.dir, 'logs')}`,
+        `Press Ctrl-C to stop the cluster and remove ${cluster.dir}${copied ? ` and ${copied}` : ''}.`,
+        '',
+      ].join('\n'),
+    );
+  }
+  await waitUntilStopped(cluster, log, copied);
+}
+
+/** Keeps the process alive until SIGINT/SIGTERM or until a component dies, then stops everything. */
+function waitUntilStopped(cluster: RealCluster, log: (l: string) => void, copiedKubeconfig: string | undefined): Promise<void> {
+  return new Promise<void>((resolve) => {
+    let stopping = false;
+    const finish = async (reason: string, exitCode: number) => {
+      if (stopping) {
+        // second Ctrl-C: give up waiting; the exit hook SIGKILLs what is left
+        process.exit(130);
+      }
+      stopping = true;
+      clearInterval(watchdog);
+      log(`${reason}; stopping cluster "${cluster.name}"`);
+      await cluster.stop();
+      if (copiedKubeconfig) fs.rmSync(copiedKubeconfig, { force: true });
+      process.exitCode = exitCode;
+      process.off('SIGINT', onInt);
+      process.off('SIGTERM', onTerm);
+      resolve();
+    };
+    const onInt = () => void finish('interrupted', 0);
+    const onTerm = () => void finish('terminated', 0);
+    process.on('SIGINT', onInt);
+    process.on('SIGTERM', onTerm);
+    const watchdog = setInterval(() => {
+      const pids = cluster.pids();
+      const dead = (Object.keys(pids) as (keyof typeof pids)[]).find((k) => pids[k] === undefined);
+      if (dead && !stopping) {
+        process.stderr.write(`klutch-kit: ${dead} of cluster "${cluster.name}" stopped unexpectedly; last lines of its log:\n${logTail(cluster.logs[dead])}\n`);
+        void finish(`${dead} died`, 1);
+      }
+    }, 1000);
+  });
+}
+
+export function clusterCommand(): Command {
+  const cluster = new Command('cluster').description('throwaway real Kubernetes clusters (etcd, kube-apiserver, kube-controller-manager built from Go modules)');
+  cluster
+    .command('start')
+    .description('start a cluster on 127.0.0.1, print its kubeconfig, and keep it running until Ctrl-C')
+    .option('--name <name>', 'cluster name (a DNS label)', 'dev')
+    .option('--kubeconfig <path>', 'also write the admin kubeconfig to this path (removed again on stop)')
+    .option('--json', 'print one JSON line {name, server, kubeconfig, dir, pids} instead of the instructions')
+    .option('-q, --quiet', 'no progress lines on stderr')
+    .action(async (opts: StartOptions) => {
+      await start(opts);
+    });
+  return cluster;
+}
