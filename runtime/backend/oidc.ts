@@ -178,10 +178,15 @@ function describeClientError(e: unknown): AuthError {
   if (err instanceof client.AuthorizationResponseError || err instanceof client.ResponseBodyError) {
     return new AuthError('code', `the issuer refused the login: ${err.error}${err.error_description ? ` (${err.error_description})` : ''}`);
   }
-  const cause = err.cause as { claim?: string; expected?: unknown } | undefined;
+  // openid-client may wrap oauth4webapi's error; look through the cause chain for the claim name
+  let claim: string | undefined;
+  for (let c: unknown = err; c && !claim; c = (c as { cause?: unknown }).cause) {
+    const o = c as { claim?: string; message?: string };
+    claim = o.claim ?? (typeof o.message === 'string' ? /"(\w+)"[^"]*claim/.exec(o.message)?.[1] : undefined);
+  }
   switch (err.code) {
     case 'OAUTH_JWT_CLAIM_COMPARISON_FAILED':
-      return new AuthError(`id_token.${cause?.claim ?? 'claim'}`, `does not match the login request: ${err.message}`);
+      return new AuthError(`id_token.${claim ?? 'claim'}`, `does not match the login request: ${err.message}`);
     case 'OAUTH_JWS_SIGNATURE_VERIFICATION_FAILED':
       return new AuthError('id_token', "signature does not verify against the issuer's JWKS");
     case 'OAUTH_JWT_TIMESTAMP_CHECK_FAILED':

@@ -36,6 +36,8 @@ export interface BackendOptions {
   exportRequestGrace: number;
   heartbeatTimeout: number;
   controllers: boolean;
+  leaderElect: boolean;
+  leaseNamespace: string;
   logLevel: string;
 }
 
@@ -97,6 +99,8 @@ export function backendCommand(): Command {
     .option('--export-request-grace <duration>', 'how long an export request may wait for its CRD before it fails', dur('--export-request-grace', 0), 60)
     .option('--heartbeat-timeout <duration>', 'ClusterBinding is unhealthy after this long without heartbeat; default 2 x heartbeatInterval', dur('--heartbeat-timeout', 0), 0)
     .option('--no-controllers', 'serve HTTP only, run no controllers')
+    .option('--no-leader-elect', 'run the controllers without a Lease (only one replica!)')
+    .option('--lease-namespace <ns>', 'namespace of the leader-election Lease (default $POD_NAMESPACE, else kube-system)')
     .option('--log-level <level>', 'pino log level', 'info')
     .allowExcessArguments(false);
 }
@@ -150,6 +154,8 @@ export function parseBackendOptions(argv: string[], env: NodeJS.ProcessEnv = pro
     exportRequestGrace: o.exportRequestGrace as number,
     heartbeatTimeout: o.heartbeatTimeout as number,
     controllers: o.controllers as boolean,
+    leaderElect: o.leaderElect as boolean,
+    leaseNamespace: (o.leaseNamespace as string | undefined) ?? env.POD_NAMESPACE ?? 'kube-system',
     logLevel: o.logLevel as string,
   };
 }

@@ -1,0 +1,142 @@
+/** Assembles the backend (HTTP server + controllers) from options; used by main.ts and tests. */
+import { hostname } from 'node:os';
+import { KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { KubeClient, LeaderElector, createLogger } from '../core/index.js';
+import { Binder, binderClusterRole, externalCluster, FIELD_MANAGER } from './binder.js';
+import { Catalog } from './catalog.js';
+import { BackendControllers } from './controllers.js';
+import { BackendMetrics } from './metrics.js';
+import { parseListenAddress, type BackendOptions } from './options.js';
+import { R } from './refs.js';
+import { Sealer, parseCookieKeys } from './seal.js';
+import { BackendServer } from './server.js';
+
+export interface Backend {
+  url: string;
+  server: BackendServer;
+  controllers?: BackendControllers;
+  kube: KubeClient;
+  metrics: BackendMetrics;
+  stop(): Promise<void>;
+}
+
+export function loadKubeConfig(opts: { kubeconfig?: string; context?: string }): KubeConfig {
+  const kc = new KubeConfig();
+  if (opts.kubeconfig) kc.loadFromFile(opts.kubeconfig);
+  else kc.loadFromDefault();
+  if (opts.context) {
+    if (!kc.getContextObject(opts.context)) throw new Error(`--context: "${opts.context}" is not a context of the kubeconfig`);
+    kc.setCurrentContext(opts.context);
+  }
+  return kc;
+}
+
+export async function startBackend(
+  opts: BackendOptions,
+  extra: { kubeConfig?: KubeConfig; logger?: Logger; defaultMetrics?: boolean; onLostLeadership?: () => void } = {},
+): Promise<Backend> {
+  const logger = extra.logger ?? createLogger('klutch-backend', opts.logLevel);
+  const kubeConfig = extra.kubeConfig ?? loadKubeConfig(opts);
+  const kube = new KubeClient(kubeConfig, { userAgent: 'klutch-backend', qps: 100, burst: 200 });
+  const metrics = new BackendMetrics(extra.defaultMetrics ?? false);
+  if (!opts.cookieSigningKey) logger.warn('no --cookie-signing-key: using a random key; logins in progress end when the backend restarts');
+  const sealer = new Sealer(parseCookieKeys(opts.cookieSigningKey, opts.cookieEncryptionKey));
+  const binder = new Binder(kube, {
+    namespacePrefix: opts.namespacePrefix,
+    prettyName: opts.prettyName,
+    external: externalCluster(kube, opts),
+    tokenTtlSeconds: opts.tokenTtl,
+  });
+  const catalog = new Catalog(kube, opts.consumerScope);
+  const { host, port } = parseListenAddress(opts.listenAddress);
+
+  await kube.apply(R.clusterRoles, binderClusterRole(), FIELD_MANAGER, { force: true });
+
+  let controllers: BackendControllers | undefined;
+  let elector: LeaderElector | undefined;
+  let controllersRunning: Promise<void> | undefined;
+  let stopping = false;
+  if (opts.controllers) {
+    controllers = new BackendControllers({
+      kube,
+      binder,
+      logger: logger.child({ part: 'controllers' }),
+      metrics,
+      registry: metrics.registry,
+      consumerScope: opts.consumerScope,
+      exportRequestGraceMs: opts.exportRequestGrace * 1000,
+      heartbeatTimeoutMs: opts.heartbeatTimeout * 1000,
+    });
+    if (opts.leaderElect) {
+      const c = controllers;
+      elector = new LeaderElector({
+        client: kube,
+        namespace: opts.leaseNamespace,
+        name: 'klutch-backend',
+        identity: process.env.POD_NAME ?? `${hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,
+        logger,
+        onStartedLeading: async (signal) => {
+          controllersRunning = c.start();
+          await controllersRunning;
+          await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+          await c.stop();
+          if (!stopping) {
+            logger.error('lost the leader lease; controllers stopped');
+            extra.onLostLeadership?.();
+          }
+        },
+      }).start();
+    } else {
+      controllersRunning = controllers.start();
+      await controllersRunning;
+    }
+  }
+
+  const server = new BackendServer(
+    {
+      listenHost: host,
+      listenPort: port,
+      tls: opts.tlsCertFile && opts.tlsKeyFile ? { certFile: opts.tlsCertFile, keyFile: opts.tlsKeyFile } : undefined,
+      prettyName: opts.prettyName,
+      oidc: {
+        issuerUrl: opts.oidcIssuerUrl,
+        clientId: opts.oidcIssuerClientId,
+        clientSecret: opts.oidcIssuerClientSecret,
+        callbackUrl: opts.oidcCallbackUrl,
+        scopes: opts.oidcScopes,
+        bearerAudiences: opts.oidcBearerAudience,
+      },
+      authorizeUrl: opts.oidcAuthorizeUrl,
+      sessionTtl: opts.sessionTtl,
+      stateTtl: opts.stateTtl,
+    },
+    {
+      kube,
+      sealer,
+      binder,
+      catalog,
+      logger,
+      metrics,
+      // with leader election a non-leader replica serves HTTP and is ready; the leader's controllers must have synced
+      ready: () => !controllers || (elector ? !elector.isLeader || controllers.hasSynced() : controllers.hasSynced()),
+    },
+  );
+  const url = await server.start();
+  logger.info({ url, issuer: opts.oidcIssuerUrl, controllers: opts.controllers }, 'klutch-backend serving');
+
+  return {
+    url,
+    server,
+    controllers,
+    kube,
+    metrics,
+    async stop() {
+      stopping = true;
+      await server.stop();
+      if (elector) await elector.stop();
+      if (controllers) await controllers.stop();
+      kube.close();
+    },
+  };
+}

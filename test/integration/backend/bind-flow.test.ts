@@ -1,0 +1,354 @@
+// The whole login → bind flow over HTTP (no browser) against a real provider cluster and a real OIDC
+// provider, plus the refusals: each one asserted with nothing created on the provider.
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { randomBytes } from 'node:crypto';
+import { KubeConfig } from '@kubernetes/client-node';
+import { KubeClient } from '../../../runtime/core/index.js';
+import { responseKubeconfig, responseRequests } from '../../../runtime/backend/wire.js';
+import { FetchBrowser } from '../../support/oidc-provider.js';
+import {
+  BACKEND_RESOURCE,
+  CLIENT_ID,
+  MACHINE_ID,
+  MACHINE_SECRET,
+  USERS,
+  clickBind,
+  clusterNamespaces,
+  loginViaHttp,
+  responseFromCallback,
+  startProvider,
+  type ProviderEnv,
+} from './_fixture.js';
+
+jest.setTimeout(120_000);
+
+let env: ProviderEnv;
+const [alice, bob] = USERS;
+const sid = () => randomBytes(4).toString('hex');
+
+beforeAll(async () => {
+  env = await startProvider('bind-flow');
+}, 180_000);
+afterAll(async () => {
+  await env?.stop();
+});
+
+const ns = { group: '', version: 'v1', plural: 'namespaces', namespaced: false };
+const secrets = { group: '', version: 'v1', plural: 'secrets', namespaced: true };
+const mangos = { group: 'mangodb.com', version: 'v1alpha1', plural: 'mangodbs', namespaced: true, kind: 'MangoDB' };
+
+describe('browser flow over HTTP', () => {
+  it('logs in with PKCE, lists the catalogue, binds, and answers only to the loopback callback', async () => {
+    const s = sid();
+    const login = await loginViaHttp(env, alice, { port: 41234, s, c: 'clusterA' });
+    expect(login.resourcesUrl).toBe(`${env.backend.url}/resources?s=${s}`);
+    expect(login.resourcesHtml).toContain('Signed in as alice@example.test');
+    expect(login.resourcesHtml).toContain('data-resource="mangodbs.mangodb.com"');
+    expect(login.resourcesHtml).toContain('data-resource="widgets.example.klutch.test"');
+    expect(login.resourcesHtml).toContain('also grants access to: secrets');
+    // the authorize request to the issuer carried PKCE S256 and a nonce
+    const authReq = login.browser.visited.find((v) => v.includes('/auth?'))!;
+    const q = new URL(authReq.split(' ')[1]).searchParams;
+    expect(q.get('code_challenge_method')).toBe('S256');
+    expect(q.get('code_challenge')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(q.get('nonce')!.length).toBeGreaterThanOrEqual(32);
+    // the state is sealed: a JWE with 5 parts, no readable redirect URL
+    expect(q.get('state')!.split('.')).toHaveLength(5);
+    expect(q.get('state')).not.toContain('41234');
+
+    const bind = await clickBind(env, login, 'mangodbs.mangodb.com');
+    expect(bind.status).toBe(303);
+    expect(bind.location!.startsWith('http://127.0.0.1:41234/callback?response=')).toBe(true);
+    const r = responseFromCallback(bind.location!);
+    expect(r.authentication?.oauth2CodeGrant).toEqual({ sid: s, id: `${env.op.issuer}/${alice.sub}` });
+    const reqs = responseRequests(r);
+    expect(reqs).toHaveLength(1);
+    expect(reqs[0].metadata.name).toBe('mangodbs.mangodb.com');
+    expect(reqs[0].spec.resources[0]).toMatchObject({ group: 'mangodb.com', resource: 'mangodbs', permissionClaims: [expect.objectContaining({ resource: 'secrets' })] });
+
+    // what /bind created on the provider
+    const kc = new KubeConfig();
+    kc.loadFromString(responseKubeconfig(r));
+    const clusterNs = kc.getContextObject(kc.getCurrentContext())!.namespace!;
+    expect(clusterNs).toMatch(/^cluster-[0-9a-f]{12}$/);
+    const nsObj = await env.kube.get(ns, undefined, clusterNs);
+    expect(nsObj.metadata.annotations).toMatchObject({
+      'example-backend.klutch.anynines.com/identity': `${alice.sub}#clusterA`,
+      'example-backend.klutch.anynines.com/issuer': env.op.issuer,
+    });
+    const cb = await env.kube.get({ group: 'klutch.anynines.com', version: 'v1alpha1', plural: 'clusterbindings', namespaced: true }, clusterNs, 'cluster');
+    expect(cb.spec).toEqual({ kubeconfigSecretRef: { name: 'kubeconfig', key: 'kubeconfig' }, providerPrettyName: 'Test Provider' });
+    await env.kube.get({ group: '', version: 'v1', plural: 'serviceaccounts', namespaced: true }, clusterNs, 'klutch-binder');
+    // no legacy token Secret; the kubeconfig Secret carries a TokenRequest token with an expiry
+    const secretList = await env.kube.list(secrets, clusterNs);
+    expect(secretList.items.map((x) => x.metadata.name).sort()).toEqual(['kubeconfig']);
+    expect(secretList.items[0].type).toBe('Opaque');
+    const exp = Date.parse(secretList.items[0].metadata.annotations!['klutch.anynines.com/token-expiration']);
+    expect(exp - Date.now()).toBeGreaterThan(23 * 3600_000);
+    const token = kc.getCurrentUser()!.token!;
+    const claims = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()) as { exp: number; sub: string };
+    expect(claims.sub).toBe(`system:serviceaccount:${clusterNs}:klutch-binder`);
+    expect(Math.abs(claims.exp * 1000 - exp)).toBeLessThan(5000);
+    // the handed-out kubeconfig works against the real API server, inside its namespace only
+    const consumer = new KubeClient(kc);
+    try {
+      const reqList = await consumer.list({ group: 'klutch.anynines.com', version: 'v1alpha1', plural: 'apiserviceexportrequests', namespaced: true }, clusterNs);
+      expect(reqList.items).toEqual([]);
+      await expect(consumer.list(secrets, 'kube-system')).rejects.toMatchObject({ code: 403 });
+    } finally {
+      consumer.close();
+    }
+  });
+
+  it('re-binding is idempotent: same namespace, no duplicates, a fresh token', async () => {
+    const before = await clusterNamespaces(env.kube);
+    const l1 = await loginViaHttp(env, bob, { port: 41000, s: sid(), c: 'clusterB' });
+    const r1 = responseFromCallback((await clickBind(env, l1, 'widgets.example.klutch.test')).location!);
+    const l2 = await loginViaHttp(env, bob, { port: 41001, s: sid(), c: 'clusterB' });
+    const r2 = responseFromCallback((await clickBind(env, l2, 'widgets.example.klutch.test')).location!);
+    const ns1 = /namespace: (\S+)/.exec(responseKubeconfig(r1))![1];
+    const ns2 = /namespace: (\S+)/.exec(responseKubeconfig(r2))![1];
+    expect(ns2).toBe(ns1);
+    expect(responseKubeconfig(r2)).not.toBe(responseKubeconfig(r1)); // new token
+    const after = await clusterNamespaces(env.kube);
+    expect(after.filter((n) => !before.includes(n))).toEqual([ns1]);
+    // another cluster of the same user gets its own namespace
+    const l3 = await loginViaHttp(env, bob, { port: 41002, s: sid(), c: 'clusterB2' });
+    const r3 = responseFromCallback((await clickBind(env, l3, 'widgets.example.klutch.test')).location!);
+    expect(/namespace: (\S+)/.exec(responseKubeconfig(r3))![1]).not.toBe(ns1);
+  });
+});
+
+describe('non-interactive binding (CI)', () => {
+  it('a client-credentials JWT for the backend audience gets the same BindingResponse, without a browser', async () => {
+    const { access_token } = await env.op.clientCredentials(MACHINE_ID, MACHINE_SECRET, { resource: BACKEND_RESOURCE, scope: 'bind' });
+    const res = await fetch(`${env.backend.url}/bind`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${access_token}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ group: 'mangodb.com', resource: 'mangodbs', clusterID: 'ci-cluster' }),
+    });
+    expect(res.status).toBe(200);
+    const r = (await res.json()) as ReturnType<typeof responseFromCallback>;
+    expect(r.kind).toBe('BindingResponse');
+    expect(r.authentication?.oauth2CodeGrant?.id).toBe(`${env.op.issuer}/${MACHINE_ID}`);
+    expect(responseKubeconfig(r)).toContain('token: ');
+  });
+
+  it('an id_token of the issuer for our client works as bearer', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const tok = await env.op.signAsIssuer({ iss: env.op.issuer, sub: 'robot-1', aud: CLIENT_ID, iat: now, exp: now + 300 });
+    const res = await fetch(`${env.backend.url}/bind`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${tok}` },
+      body: JSON.stringify({ group: 'example.klutch.test', resource: 'widgets', clusterID: 'robot-cluster' }),
+    });
+    expect(res.status).toBe(200);
+  });
+});
+
+describe('refusals (nothing is created)', () => {
+  const bearerBind = (token: string, body: object = { group: 'mangodb.com', resource: 'mangodbs', clusterID: 'evil' }) =>
+    fetch(`${env.backend.url}/bind`, { method: 'POST', headers: { Authorization: `Bearer ${token}` }, body: JSON.stringify(body) });
+
+  async function expectRefused(res: Response, status: number, field: string, text: RegExp, before: string[]) {
+    expect(res.status).toBe(status);
+    const body = (await res.json()) as { error: string; field: string };
+    expect(body.field).toBe(field);
+    expect(body.error).toMatch(text);
+    expect(await clusterNamespaces(env.kube)).toEqual(before);
+  }
+
+  it('forged signature, expired token, wrong audience, wrong issuer, garbage', async () => {
+    const before = await clusterNamespaces(env.kube);
+    const now = Math.floor(Date.now() / 1000);
+    const good = { iss: env.op.issuer, sub: 'mallory', aud: CLIENT_ID, iat: now, exp: now + 300 };
+    await expectRefused(await bearerBind(await env.op.signForged(good)), 401, 'Authorization', /signature does not verify/, before);
+    await expectRefused(
+      await bearerBind(await env.op.signAsIssuer({ ...good, iat: now - 7200, exp: now - 3600 })),
+      401,
+      'Authorization',
+      /expired/,
+      before,
+    );
+    const other = await env.op.clientCredentials(MACHINE_ID, MACHINE_SECRET, { resource: 'urn:other:api', scope: 'read' });
+    await expectRefused(await bearerBind(other.access_token), 401, 'Authorization', /audience is not one of/, before);
+    await expectRefused(await bearerBind(await env.op.signAsIssuer({ ...good, aud: 'other-app' })), 401, 'Authorization', /audience/, before);
+    await expectRefused(await bearerBind(await env.op.signAsIssuer({ ...good, iss: 'https://evil.example' })), 401, 'Authorization', /"iss"/, before);
+    await expectRefused(await bearerBind('not-a-jwt'), 401, 'Authorization', /not a JWS/, before);
+    // valid token, bad input
+    const ok = await env.op.signAsIssuer(good);
+    await expectRefused(await bearerBind(ok, { group: 'mangodb.com', resource: 'mangodbs', clusterID: 'bad id!' }), 400, 'clusterID', /"bad id!"/, before);
+    await expectRefused(await bearerBind(ok, { group: 'nope.io', resource: 'things', clusterID: 'c1' }), 400, 'resource', /not offered/, before);
+  });
+
+  it('a non-loopback redirect is refused before anything happens', async () => {
+    const before = await clusterNamespaces(env.kube);
+    for (const u of ['https://evil.example/callback', 'http://10.0.0.1:8080/cb', 'http://127.0.0.1.evil.example:80/cb', 'http://user@127.0.0.1:9/cb', 'javascript:alert(1)']) {
+      const res = await fetch(`${env.backend.url}/authorize?u=${encodeURIComponent(u)}&s=abc&c=def`, { redirect: 'manual', headers: { Accept: 'application/json' } });
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { field: string }).field).toBe('u');
+    }
+    expect(await clusterNamespaces(env.kube)).toEqual(before);
+  });
+
+  it('a replayed state is refused', async () => {
+    const browser = new FetchBrowser();
+    const s = sid();
+    let callback = '';
+    const first = await browser.request(`${env.backend.url}/authorize?p=40000&s=${s}&c=replay`);
+    const login = await browser.follow(first.headers.get('location')!);
+    await browser.signIn(login.url, await login.res!.text(), alice, (l) => {
+      if (l.startsWith(`${env.backend.url}/callback`)) callback = l;
+      return l.startsWith(`${env.backend.url}/callback`);
+    });
+    // the browser's login cookie, sent with both attempts: only the state's single use can refuse the second
+    const cookie = browser.cookieHeader(new URL(callback));
+    expect(cookie).toContain(`klutch-bind-auth-${s}=`);
+    const ok = await fetch(callback, { redirect: 'manual', headers: { Cookie: cookie } });
+    expect(ok.status).toBe(302);
+    const before = await clusterNamespaces(env.kube);
+    const res = await fetch(callback, { redirect: 'manual', headers: { Cookie: cookie, Accept: 'application/json' } });
+    expect(res.status).toBe(400);
+    expect((await res.json()) as object).toEqual({ field: 'state', error: 'state: was already used; start again with kubectl bind' });
+    expect(await clusterNamespaces(env.kube)).toEqual(before);
+  });
+
+  it('a tampered state, a state from another browser, a wrong nonce: refused', async () => {
+    const before = await clusterNamespaces(env.kube);
+    // tampered: flip one character of the sealed state on its way back
+    {
+      const browser = new FetchBrowser();
+      const first = await browser.request(`${env.backend.url}/authorize?p=40001&s=${sid()}&c=tamper`);
+      const login = await browser.follow(first.headers.get('location')!);
+      let callback = '';
+      await browser.signIn(login.url, await login.res!.text(), alice, (l) => (callback = l).startsWith(`${env.backend.url}/callback`));
+      const u = new URL(callback);
+      const st = u.searchParams.get('state')!;
+      const i = st.length - 10;
+      u.searchParams.set('state', st.slice(0, i) + (st[i] === 'A' ? 'B' : 'A') + st.slice(i + 1));
+      const res = await browser.request(u.href, { headers: { Accept: 'application/json' } });
+      expect(res.status).toBe(400);
+      expect((await res.json()) as object).toMatchObject({ field: 'state', error: expect.stringMatching(/cannot be decrypted|invalid/) });
+    }
+    // another browser (no login cookie): the state is bound to the browser that started the login
+    {
+      const browser = new FetchBrowser();
+      const first = await browser.request(`${env.backend.url}/authorize?p=40002&s=${sid()}&c=steal`);
+      const login = await browser.follow(first.headers.get('location')!);
+      let callback = '';
+      await browser.signIn(login.url, await login.res!.text(), alice, (l) => (callback = l).startsWith(`${env.backend.url}/callback`));
+      const res = await fetch(callback, { redirect: 'manual', headers: { Accept: 'application/json' } });
+      expect(res.status).toBe(400);
+      expect((await res.json()) as object).toMatchObject({ field: 'state', error: expect.stringMatching(/not issued to this browser/) });
+    }
+    // wrong nonce: the browser swaps the nonce of the authorization request; the issuer puts it in the id_token
+    {
+      const browser = new FetchBrowser();
+      const first = await browser.request(`${env.backend.url}/authorize?p=40003&s=${sid()}&c=nonce`);
+      const authUrl = new URL(first.headers.get('location')!);
+      authUrl.searchParams.set('nonce', 'attacker-chosen-nonce-0123456789abcdef');
+      const login = await browser.follow(authUrl.href);
+      let callback = '';
+      await browser.signIn(login.url, await login.res!.text(), alice, (l) => (callback = l).startsWith(`${env.backend.url}/callback`));
+      const res = await browser.request(callback, { headers: { Accept: 'application/json' } });
+      expect(res.status).toBe(401);
+      expect((await res.json()) as object).toEqual({ field: 'id_token.nonce', error: expect.stringContaining('nonce') });
+    }
+    expect(await clusterNamespaces(env.kube)).toEqual(before);
+  });
+
+  it('/bind without a session or with a wrong CSRF token is refused', async () => {
+    const before = await clusterNamespaces(env.kube);
+    const s = sid();
+    const login = await loginViaHttp(env, alice, { port: 40004, s, c: 'csrf' });
+    const res = await login.browser.request(`${env.backend.url}/bind`, {
+      method: 'POST',
+      form: { s, csrf: 'guess', group: 'mangodb.com', resource: 'mangodbs' },
+      headers: { Accept: 'application/json' },
+    });
+    expect(res.status).toBe(403);
+    const anon = await fetch(`${env.backend.url}/bind`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' },
+      body: `s=${s}&csrf=x&group=mangodb.com&resource=mangodbs`,
+    });
+    expect(anon.status).toBe(401);
+    expect(await clusterNamespaces(env.kube)).toEqual(before);
+  });
+});
+
+describe('RBAC between consumers (real API server)', () => {
+  it("consumer A's kubeconfig gets 403 on consumer B's namespaces and objects", async () => {
+    const bindAs = async (user: typeof alice, c: string) => {
+      const l = await loginViaHttp(env, user, { port: 40100, s: sid(), c });
+      const r = responseFromCallback((await clickBind(env, l, 'mangodbs.mangodb.com')).location!);
+      const kc = new KubeConfig();
+      kc.loadFromString(responseKubeconfig(r));
+      return { kc, ns: kc.getContextObject(kc.getCurrentContext())!.namespace!, r };
+    };
+    const a = await bindAs(alice, 'rbacA');
+    const b = await bindAs(bob, 'rbacB');
+    const ka = new KubeClient(a.kc);
+    const kb = new KubeClient(b.kc);
+    const svcNs = { group: 'klutch.anynines.com', version: 'v1alpha1', plural: 'apiservicenamespaces', namespaced: true, kind: 'APIServiceNamespace' };
+    const reqs = { group: 'klutch.anynines.com', version: 'v1alpha1', plural: 'apiserviceexportrequests', namespaced: true, kind: 'APIServiceExportRequest' };
+    try {
+      // each consumer requests the export and a service namespace, as the konnector/CLI would
+      for (const [k, x] of [
+        [ka, a],
+        [kb, b],
+      ] as const) {
+        await k.create(reqs, { metadata: { name: 'mangodbs.mangodb.com', namespace: x.ns }, spec: responseRequests(x.r)[0].spec });
+        await k.create(svcNs, { metadata: { name: 'default', namespace: x.ns } });
+      }
+      const { eventually } = await import('../../realinfra/util.js');
+      const provA = `${a.ns}-default`;
+      const provB = `${b.ns}-default`;
+      await eventually('both consumers can create mangodbs in their provider namespace', async () => {
+        await ka.create(mangos, { metadata: { name: 'a-db', namespace: provA }, spec: { tier: 'Shared' } }).catch((e) => {
+          if (!String(e).includes('AlreadyExists')) throw e;
+        });
+        await kb.create(mangos, { metadata: { name: 'b-db', namespace: provB }, spec: { tier: 'Shared' } }).catch((e) => {
+          if (!String(e).includes('AlreadyExists')) throw e;
+        });
+        return true;
+      }, { timeoutMs: 30_000 });
+      // A on B's objects and namespaces: forbidden by the real RBAC
+      await expect(ka.get(mangos, provB, 'b-db')).rejects.toMatchObject({ code: 403 });
+      await expect(ka.list(mangos, provB)).rejects.toMatchObject({ code: 403 });
+      await expect(ka.create(mangos, { metadata: { name: 'x', namespace: provB }, spec: {} })).rejects.toMatchObject({ code: 403 });
+      await expect(ka.list(secrets, provB)).rejects.toMatchObject({ code: 403 });
+      await expect(ka.list(reqs, b.ns)).rejects.toMatchObject({ code: 403 });
+      await expect(ka.get({ group: '', version: 'v1', plural: 'secrets', namespaced: true }, b.ns, 'kubeconfig')).rejects.toMatchObject({ code: 403 });
+      await expect(kb.get(mangos, provA, 'a-db')).rejects.toMatchObject({ code: 403 });
+      // and A keeps its own rights (exported + claimed resources in its own provider namespace)
+      expect((await ka.get(mangos, provA, 'a-db')).metadata.name).toBe('a-db');
+      expect((await ka.list(secrets, provA)).items).toBeDefined();
+      // no ClusterRoleBinding for consumers in Namespaced scope
+      const crbs = await env.kube.list({ group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'clusterrolebindings', namespaced: false });
+      expect(crbs.items.filter((c) => c.metadata.name!.startsWith('klutch-binder'))).toEqual([]);
+      // the per-consumer ClusterRole covers exactly the exported and claimed resources
+      const role = await env.kube.get({ group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'clusterroles', namespaced: false }, undefined, `klutch-binder-${a.ns}`);
+      expect(role.rules).toEqual([
+        { apiGroups: [''], resources: ['secrets'], verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'] },
+        { apiGroups: ['mangodb.com'], resources: ['mangodbs', 'mangodbs/status'], verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'] },
+      ]);
+    } finally {
+      ka.close();
+      kb.close();
+    }
+  });
+});
+
+describe('health and metrics', () => {
+  it('serves /healthz, /readyz and Prometheus /metrics', async () => {
+    expect((await fetch(`${env.backend.url}/healthz`)).status).toBe(200);
+    expect((await fetch(`${env.backend.url}/readyz`)).status).toBe(200);
+    const m = await (await fetch(`${env.backend.url}/metrics`)).text();
+    expect(m).toMatch(/klutch_backend_binds_total\{flow="browser",result="ok"\} \d+/);
+    expect(m).toMatch(/klutch_backend_auth_failures_total\{field="Authorization"\} \d+/);
+    const exp = (await (await fetch(`${env.backend.url}/export`)).json()) as { apiVersion: string; providerPrettyName: string; authenticationMethods: Array<{ oauth2CodeGrant: { authenticatedURL: string } }> };
+    expect(exp).toMatchObject({ apiVersion: 'klutch.anynines.com/v1alpha1', kind: 'BindingProvider', providerPrettyName: 'Test Provider' });
+    expect(exp.authenticationMethods[0].oauth2CodeGrant.authenticatedURL).toBe(`${env.backend.url}/authorize`);
+  });
+});
