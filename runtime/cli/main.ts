@@ -5,10 +5,12 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { clusterCommand } from './cluster.js';
+import { validateCommand } from './validate.js';
 
 /** Factories of the subcommands, in `--help` order. Add a command here. */
 const COMMANDS: ReadonlyArray<() => Command> = [
   clusterCommand,
+  validateCommand,
 ];
 
 function packageVersion(): string {
