@@ -8,6 +8,8 @@ const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0
 /** Renders a received value for an error message. */
 export function show(value: unknown): string {
   if (value === undefined) return 'undefined';
+  const t = value as { toJson?: () => unknown };
+  if (typeof value === 'object' && value !== null && typeof t.toJson === 'function') value = t.toJson();
   try {
     return JSON.stringify(value);
   } catch {

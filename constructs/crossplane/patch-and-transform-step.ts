@@ -45,6 +45,9 @@ export class ComposedResource {
       this.base = copyJson(b);
     }
     const o: ComposedResourceOptions = options;
+    for (const k of ['patches', 'connectionDetails', 'readinessChecks'] as const) {
+      if (o[k] !== undefined && !Array.isArray(o[k])) fail(`${p}.${k}`, o[k], 'must be a list');
+    }
     this.addPatch(...(o.patches ?? []));
     this.addConnectionDetail(...(o.connectionDetails ?? []));
     this.addReadinessCheck(...(o.readinessChecks ?? []));

@@ -95,8 +95,10 @@ export class Patch {
     if (!Array.isArray(variables) || variables.length === 0) fail(`${fn}(variables)`, variables, 'must list at least one field path');
     variables.forEach((v, i) => checkFieldPath(`${fn}(variables[${i}])`, v));
     checkNonEmpty(`${fn}(fmt)`, fmt);
-    const verbs = (fmt.replace(/%%/g, '').match(/%[-+# 0-9.]*[vTtbcdoOqxXUeEfFgGsp]/g) ?? []).length;
-    if (verbs !== variables.length) {
+    const found = fmt.replace(/%%/g, '').match(/%[-+# 0-9.]*(\[[0-9]+\])?[vTtbcdoOqxXUeEfFgGsp]/g) ?? [];
+    const indexed = found.some((v) => v.includes('['));
+    const verbs = found.length;
+    if (verbs === 0 || (!indexed && verbs !== variables.length)) {
       fail(`${fn}(fmt)`, fmt, `has ${verbs} format verb(s) but ${variables.length} variable(s) are given`);
     }
     checkFieldPath(`${fn}(toFieldPath)`, to);

@@ -63,6 +63,7 @@ describe('PatchAndTransformStep', () => {
     expect(() => step.addResource('', {})).toThrow('PatchAndTransformStep.addResource("") name: "" must be a non-empty string');
     expect(() => step.addResource('b', { base: { kind: 'X' } })).toThrow('PatchAndTransformStep.addResource("b").base.apiVersion: undefined must be set');
     expect(() => step.addResource('c', { base: { apiVersion: 'v1' } })).toThrow('PatchAndTransformStep.addResource("c").base.kind: undefined must be set');
+    expect(() => step.addResource('d', { patches: Patch.patchSet('ps') as never })).toThrow('PatchAndTransformStep.addResource("d").patches: {"type":"PatchSet","patchSetName":"ps"} must be a list');
     expect(() => step.addPatchSet('ps')).toThrow('PatchAndTransformStep.addPatchSet("ps") patches: [] must contain at least one patch');
     step.addPatchSet('ps', Patch.fromCompositeFieldPath('spec.a', 'spec.a'));
     expect(() => step.addPatchSet('ps', Patch.fromCompositeFieldPath('spec.a', 'spec.a'))).toThrow('PatchAndTransformStep.addPatchSet("ps") name: "ps" is declared twice');

@@ -56,6 +56,8 @@ describe('Patch', () => {
     expect(() => Patch.combineFromComposite([], '%s', 'spec.a')).toThrow('Patch.combineFromComposite(variables): [] must list at least one field path');
     expect(() => Patch.combineFromComposite(['spec.a', 'spec.b'], '%s', 'spec.c')).toThrow('Patch.combineFromComposite(fmt): "%s" has 1 format verb(s) but 2 variable(s) are given');
     expect(() => Patch.combineFromComposite(['spec.a'], '100%% %s', 'spec.c')).not.toThrow();
+    expect(() => Patch.combineFromComposite(['spec.a', 'spec.b'], '%[2]s-%[1]s-%[2]s', 'spec.c')).not.toThrow();
+    expect(() => Patch.combineFromComposite(['spec.a'], 'plain', 'spec.c')).toThrow('Patch.combineFromComposite(fmt): "plain" has 0 format verb(s) but 1 variable(s) are given');
     expect(() => Patch.fromCompositeFieldPath('spec.a', 'spec.b', { fromFieldPathPolicy: 'Maybe' as FromFieldPathPolicy }))
       .toThrow('Patch.fromCompositeFieldPath(options.fromFieldPathPolicy): "Maybe" must be Optional or Required');
     expect(() => Patch.fromCompositeFieldPath('spec.a', 'spec.b', { toFieldPathPolicy: 'Merge' as ToFieldPathPolicy }))
