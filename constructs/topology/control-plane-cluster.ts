@@ -13,7 +13,7 @@ import { Construct } from 'constructs';
 import { bindingCrds } from '../api/index.js';
 import { Catalogue, CatalogueProps } from '../catalogue/index.js';
 import {
-  AnyninesProviderConfig, AnyninesServiceType, DeploymentRuntimeConfig, Function as XpFunction, KubernetesProviderConfig,
+  AnyninesProviderConfig, AnyninesServiceType, CrossplaneInstall, CrossplaneInstallProps, DeploymentRuntimeConfig, Function as XpFunction, KubernetesProviderConfig,
   Provider, PROVIDER_KUBERNETES_PACKAGE,
 } from '../crossplane/index.js';
 import { DataService, DataServiceProps, KUBERNETES_PROVIDER_CONFIG } from '../dataservice/index.js';
@@ -74,6 +74,8 @@ export interface ControlPlaneClusterProps {
   readonly catalogue?: CatalogueProps | false;
   /** a9s endpoints; required when the catalogue includes a9s backends. */
   readonly anynines?: AnyninesEndpoints;
+  /** The Crossplane install (version, install method, args). @default - Crossplane 2.x as an Argo CD Application */
+  readonly crossplane?: CrossplaneInstallProps;
   /** Package references. @default - klutch-kit's pinned versions */
   readonly packages?: { readonly providerKubernetes?: string; readonly providerAnynines?: string; readonly patchAndTransform?: string };
   /** Ingress class for backend and Dex. @default - cluster default */
@@ -95,6 +97,7 @@ export class ControlPlaneCluster extends ClusterChart {
   public readonly backend: BindBackend;
   public readonly dex?: Dex;
   public readonly catalogue?: Catalogue;
+  public readonly crossplane: CrossplaneInstall;
   public readonly providerKubernetes: Provider;
   public readonly providerAnynines: Provider;
   public readonly patchAndTransform: XpFunction;
@@ -118,7 +121,8 @@ export class ControlPlaneCluster extends ClusterChart {
       new ApiObject(this, `Crd-${crd.metadata.name}`, crd as never);
     }
 
-    // Crossplane packages.
+    // Crossplane itself, then its packages.
+    this.crossplane = new CrossplaneInstall(this, 'Crossplane', { namespace: CROSSPLANE_NAMESPACE, ...props.crossplane });
     this.providerKubernetes = new Provider(this, 'ProviderKubernetes', {
       package: props.packages?.providerKubernetes ?? PROVIDER_KUBERNETES_PACKAGE,
       name: 'provider-kubernetes',

@@ -142,7 +142,8 @@ export function renderTopology(app: App, options: RenderOptions = {}): RenderedC
     for (const o of objs) {
       if (o.kind === 'CustomResourceDefinition' && o.spec?.group && o.spec?.names?.kind) declaredKinds.add(`${o.spec.group}/${o.spec.names.kind}`);
       if (o.kind === 'Namespace' && groupOf(o.apiVersion) === '') declaredNamespaces.add(o.metadata.name);
-      if (o.metadata.namespace) usedNamespaces.add(o.metadata.namespace);
+      // Argo CD objects live where Argo CD runs; their namespace is not this cluster's to create.
+      if (o.metadata.namespace && groupOf(o.apiVersion) !== 'argoproj.io') usedNamespaces.add(o.metadata.namespace);
     }
     if (options.addMissingNamespaces ?? true) {
       for (const ns of [...usedNamespaces].sort()) {

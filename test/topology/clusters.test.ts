@@ -1,5 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
 import { App } from 'cdk8s';
+import { CrossplaneVersion } from '../../constructs/crossplane/index.js';
 import { AppCluster, ControlPlaneCluster, ControlPlaneClusterProps } from '../../constructs/topology/index.js';
 import { example, objects } from './_fixture.js';
 
@@ -29,6 +30,20 @@ describe('ControlPlaneCluster (example)', () => {
     const claims = cp().filter((o) => o.kind === 'CompositeResourceDefinition').map((o) => o.spec.claimNames.kind).sort();
     expect(claims).toEqual(['Backup', 'KeyvalueInstance', 'Logme2Instance', 'MariadbInstance', 'MessagingInstance', 'MongodbInstance', 'PostgresqlInstance', 'PrometheusInstance', 'Restore', 'SearchInstance', 'ServiceBinding']);
     expect(cp().filter((o) => o.kind === 'APIServiceExportTemplate')).toHaveLength(11);
+  });
+
+  test('Crossplane is installed (Argo CD Application by default, 1.20 with --enable-ssa-claims) before its packages', () => {
+    const files = example().clusters.find((c) => c.name === 'control-plane')!.files;
+    const app = files.findIndex((f) => f.object.kind === 'Application');
+    expect(files[app].object.spec.source).toMatchObject({ chart: 'crossplane', repoURL: 'https://charts.crossplane.io/stable' });
+    expect(files[app].object.spec.destination.namespace).toBe('crossplane-system');
+    expect(app).toBeLessThan(files.findIndex((f) => f.object.kind === 'Provider'));
+    // no argocd Namespace is invented for the Application
+    expect(files.some((f) => f.object.kind === 'Namespace' && f.object.metadata.name === 'argocd')).toBe(false);
+    const old = new ControlPlaneCluster(new App({ outdir: '/nonexistent' }), 'CP', {
+      host: 'bind.example.com', dex: dexProps, catalogue: false, crossplane: { version: CrossplaneVersion.V1_20 },
+    });
+    expect(JSON.stringify(old.crossplane.releaseObjects.map((o) => o.toJson()))).toContain('--enable-ssa-claims');
   });
 
   test('wiring: every Composition uses an installed Function and an existing ProviderConfig', () => {
