@@ -437,6 +437,7 @@ export class KubeClient {
           onEvent(ev);
         });
         const end = () => resolveDone();
+        rl.on('error', end);
         rl.on('close', end);
         res.on('error', end);
         res.on('close', end);

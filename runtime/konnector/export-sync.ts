@@ -102,7 +102,8 @@ export class ExportSync {
     const c = this.toConsumer(o);
     if (!c) return; // not one of this consumer's objects
     this.enqueueDown(keyOf(o));
-    if (deleted || isDeleting(o)) this.enqueueUp(locKey(c));
+    // Upstream changes also go to the spec side: provider-side drift is reverted, deletes recreated.
+    this.enqueueUp(locKey(c));
   }
 
   private enqueueUp(key: string): void {
@@ -258,19 +259,13 @@ export class ExportSync {
     const specHash = hashOf(spec ?? null);
     if (up && isDeleting(up)) return undefined; // provider deleted it; recreate once it is gone (delete event)
     if (!up) {
+      // Created by server-side apply (not POST) so that the konnector's field manager owns every field
+      // it wrote, and later removals of consumer fields are removed upstream too.
       const ann: Record<string, string> = { [BOUND_ANNOTATION]: 'true', [SPEC_HASH_ANNOTATION]: specHash };
       if (!this.resource.namespaced) ann[CLUSTER_NAMESPACE_ANNOTATION] = this.ctx.clusterNamespace;
       const copy = copyWithMeta(down, cleanMeta(down.metadata, loc.name, loc.namespace, ann));
-      try {
-        await this.ctx.provider.create(this.providerResource, copy);
-        return 'create';
-      } catch (e) {
-        if (!isAlreadyExists(e)) throw e;
-        // Our cache is behind: fall through to apply on the live object.
-      }
-      const live = await this.ctx.provider.getOrNull(this.providerResource, loc.namespace, loc.name);
-      if (!live) throw new RequeueError('upstream object vanished while creating it', 200);
-      return this.applySpec(down, live, loc, specHash);
+      await this.ctx.provider.apply(this.providerResource, copy, FIELD_MANAGER, { force: true });
+      return 'create';
     }
     return this.applySpec(down, up, loc, specHash);
   }

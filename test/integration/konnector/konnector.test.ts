@@ -1,0 +1,349 @@
+// The konnector against real clusters: a control plane and two app clusters, the objects the bind
+// backend would create, and the konnector in-process per app cluster.
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { CoreResources, KubeClient, type KubeObject } from '../../../runtime/core/client.js';
+import { getCondition, type Condition } from '../../../runtime/core/conditions.js';
+import { createLogger } from '../../../runtime/core/logger.js';
+import { Konnector } from '../../../runtime/konnector/konnector.js';
+import { BindResources, BOUND_ANNOTATION, RESOURCE_OWNER_ANNOTATION, SYNCER_FINALIZER, type APIServiceBinding, type ClusterBinding, type Secret } from '../../../runtime/konnector/types.js';
+import { startCluster, type RealCluster } from '../../../runtime/realinfra/index.js';
+import {
+  admin,
+  bindOnApp,
+  createCRDs,
+  CREDS_LABEL,
+  ensure,
+  eventually,
+  installBindingCRDs,
+  kubeconfigText,
+  MiniBackend,
+  never,
+  setUpConsumerOnProvider,
+  tokenFor,
+  widgetCRD,
+  widgetExport,
+  WIDGETS,
+  WIDGETS_NAME,
+  type ConsumerOnProvider,
+} from './fixture.js';
+
+jest.setTimeout(120_000);
+
+type Widget = KubeObject & { spec?: { size?: number; color?: string; tags?: string[]; resourceRef?: unknown }; status?: { phase?: string; message?: string } };
+
+let cp: RealCluster;
+let app1: RealCluster;
+let app2: RealCluster;
+let cpc: KubeClient;
+let a1: KubeClient;
+let a2: KubeClient;
+let backend: MiniBackend;
+let p1: ConsumerOnProvider;
+let p2: ConsumerOnProvider;
+const konnectors: Konnector[] = [];
+const log = (name: string) => createLogger(name, process.env.KONNECTOR_TEST_LOG ?? 'silent');
+
+function startKonnector(app: RealCluster, name: string): Konnector {
+  const k = new Konnector({ appKubeConfig: app.kubeConfig, heartbeatIntervalMs: 4000, providerSyncTimeoutMs: 10_000, resyncMs: 0, logger: log(name) });
+  konnectors.push(k);
+  return k;
+}
+
+const condition = async (c: KubeClient, name: string, type: string): Promise<Condition | undefined> => {
+  const b = await c.getOrNull<APIServiceBinding>(BindResources.apiServiceBindings, 'klutch-bind', name);
+  return getCondition(b?.status?.conditions as Condition[] | undefined, type);
+};
+
+beforeAll(async () => {
+  [cp, app1, app2] = await Promise.all(['kn-cp', 'kn-app1', 'kn-app2'].map((name) => startCluster({ name })));
+  cpc = admin(cp);
+  a1 = admin(app1);
+  a2 = admin(app2);
+  await Promise.all([installBindingCRDs(cpc), createCRDs(cpc, [widgetCRD()]), installBindingCRDs(a1), installBindingCRDs(a2)]);
+  backend = new MiniBackend(cp);
+  await backend.start();
+  [p1, p2] = await Promise.all([setUpConsumerOnProvider(cp, 'cluster-app1'), setUpConsumerOnProvider(cp, 'cluster-app2')]);
+}, 240_000);
+
+afterAll(async () => {
+  await Promise.all(konnectors.map((k) => k.stop().catch(() => undefined)));
+  await backend?.stop();
+  for (const c of [cpc, a1, a2]) c?.close();
+  await Promise.all([cp, app1, app2].map((c) => c?.stop()));
+}, 120_000);
+
+describe('konnector on real clusters', () => {
+  it('binds: the CRD appears on the app cluster, owned by the APIServiceBinding; the binding gets Ready; heartbeats reach the ClusterBinding', async () => {
+    await bindOnApp(app1, p1);
+    await startKonnector(app1, 'konnector-app1').start();
+    const crd = await eventually('CRD on app1', () => a1.getOrNull(CoreResources.crds, undefined, WIDGETS_NAME));
+    const binding = await a1.get<APIServiceBinding>(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME);
+    expect(crd.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'APIServiceBinding', uid: binding.metadata.uid, controller: true })]);
+    const spec = crd.spec as { group: string; scope: string; versions: Array<{ name: string; subresources?: unknown; additionalPrinterColumns?: unknown[] }> };
+    expect(spec.group).toBe('test.klutch.anynines.com');
+    expect(spec.scope).toBe('Namespaced');
+    expect(spec.versions[0]).toMatchObject({ name: 'v1alpha1', subresources: { status: {} }, additionalPrinterColumns: [expect.objectContaining({ name: 'Phase' })] });
+
+    const ready = await eventually('binding Ready', async () => {
+      const c = await condition(a1, WIDGETS_NAME, 'Ready');
+      return c?.status === 'True' ? c : undefined;
+    });
+    expect(ready.status).toBe('True');
+    const b = await a1.get<APIServiceBinding>(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME);
+    const types = Object.fromEntries((b.status?.conditions ?? []).map((c) => [c.type, c.status]));
+    expect(types).toMatchObject({ SecretValid: 'True', InformersSynced: 'True', Heartbeating: 'True', Connected: 'True', Ready: 'True' });
+    expect(b.status?.providerPrettyName).toBe('Test Provider');
+
+    const cb = await eventually('heartbeat', async () => {
+      const x = await cpc.get<ClusterBinding>(BindResources.clusterBindings, 'cluster-app1', 'cluster');
+      return x.status?.lastHeartbeatTime ? x : undefined;
+    });
+    expect(cb.status).toMatchObject({ heartbeatInterval: '4s', konnectorVersion: expect.stringMatching(/^v\d+\.\d+\.\d+/) });
+    const first = Date.parse(cb.status!.lastHeartbeatTime!);
+    await eventually('a later heartbeat', async () => {
+      const x = await cpc.get<ClusterBinding>(BindResources.clusterBindings, 'cluster-app1', 'cluster');
+      return Date.parse(x.status!.lastHeartbeatTime!) > first;
+    }, 15_000);
+  });
+
+  it('spec up: a downstream object appears upstream in the assigned provider namespace, with finalizer and bound annotation', async () => {
+    await ensure(a1, CoreResources.namespaces, { metadata: { name: 'team-a' } });
+    await a1.create(WIDGETS, { metadata: { name: 'w1', namespace: 'team-a', labels: { app: 'shop' } }, spec: { size: 3, color: 'red', tags: ['a'] } });
+    const ans = await eventually('APIServiceNamespace team-a', async () => {
+      const o = await cpc.getOrNull<KubeObject & { status?: { namespace?: string } }>(BindResources.apiServiceNamespaces, 'cluster-app1', 'team-a');
+      return o?.status?.namespace ? o : undefined;
+    });
+    expect(ans.status!.namespace).toBe('cluster-app1-team-a');
+    const up = await eventually('upstream w1', () => cpc.getOrNull<Widget>(WIDGETS, 'cluster-app1-team-a', 'w1'));
+    expect(up.spec).toEqual({ size: 3, color: 'red', tags: ['a'] });
+    expect(up.metadata.annotations?.[BOUND_ANNOTATION]).toBe('true');
+    expect(up.metadata.labels).toEqual({ app: 'shop' });
+    expect(up.metadata.ownerReferences).toBeUndefined();
+    expect(up.metadata.finalizers).toBeUndefined();
+    const down = await a1.get<Widget>(WIDGETS, 'team-a', 'w1');
+    expect(down.metadata.finalizers).toContain(SYNCER_FINALIZER);
+    expect((up.metadata.managedFields as Array<{ manager: string }> | undefined)?.map((m) => m.manager)).toBeDefined();
+
+    // Consumer spec change goes up.
+    await a1.mergePatch(WIDGETS, 'team-a', 'w1', { spec: { size: 5 } });
+    await eventually('size 5 upstream', async () => (await cpc.get<Widget>(WIDGETS, 'cluster-app1-team-a', 'w1')).spec?.size === 5);
+    // A field the consumer removes is removed upstream too.
+    await a1.jsonPatch(WIDGETS, 'team-a', 'w1', [{ op: 'remove', path: '/spec/tags' }]);
+    await eventually('tags removed upstream', async () => (await cpc.get<Widget>(WIDGETS, 'cluster-app1-team-a', 'w1')).spec?.tags === undefined);
+  });
+
+  it('status down: upstream status is copied to the downstream status subresource', async () => {
+    await cpc.mergePatch(WIDGETS, 'cluster-app1-team-a', 'w1', { status: { phase: 'Ready', message: 'provisioned' } }, 'status');
+    const down = await eventually('status down', async () => {
+      const d = await a1.get<Widget>(WIDGETS, 'team-a', 'w1');
+      return d.status?.phase === 'Ready' ? d : undefined;
+    });
+    expect(down.status).toEqual({ phase: 'Ready', message: 'provisioned' });
+  });
+
+  it('provider-side spec drift is reverted; fields only the provider sets are left alone', async () => {
+    await cpc.mergePatch(WIDGETS, 'cluster-app1-team-a', 'w1', { spec: { color: 'blue', resourceRef: { name: 'xr-1' } } });
+    const up = await eventually('drift reverted', async () => {
+      const u = await cpc.get<Widget>(WIDGETS, 'cluster-app1-team-a', 'w1');
+      return u.spec?.color === 'red' ? u : undefined;
+    });
+    expect(up.spec).toEqual({ size: 5, color: 'red', resourceRef: { name: 'xr-1' } });
+    const down = await a1.get<Widget>(WIDGETS, 'team-a', 'w1');
+    expect(down.spec).toEqual({ size: 5, color: 'red' });
+  });
+
+  it('upstream deleted by the provider → recreated from the downstream object', async () => {
+    const before = await cpc.get<Widget>(WIDGETS, 'cluster-app1-team-a', 'w1');
+    await cpc.delete(WIDGETS, 'cluster-app1-team-a', 'w1');
+    const after = await eventually('recreated upstream', async () => {
+      const u = await cpc.getOrNull<Widget>(WIDGETS, 'cluster-app1-team-a', 'w1');
+      return u && u.metadata.uid !== before.metadata.uid ? u : undefined;
+    });
+    expect(after.spec).toEqual({ size: 5, color: 'red' });
+    // The downstream object was never touched by the delete.
+    expect((await a1.get<Widget>(WIDGETS, 'team-a', 'w1')).metadata.deletionTimestamp).toBeUndefined();
+  });
+
+  it('claimed Secrets: only the credentials Secret comes down; created, updated, recreated and deleted on the right side', async () => {
+    const pns = 'cluster-app1-team-a';
+    // Unclaimed provider Secrets (no credentials label) and a consumer Secret (claim owner is Provider).
+    await cpc.create(CoreResources.secrets, { metadata: { name: 'internal', namespace: pns }, stringData: { password: 'provider-only' } });
+    await a1.create(CoreResources.secrets, { metadata: { name: 'app-secret', namespace: 'team-a', labels: { [CREDS_LABEL]: 'true' } }, stringData: { k: 'v' } });
+    await cpc.create(CoreResources.secrets, {
+      metadata: { name: 'w1-creds', namespace: pns, labels: { [CREDS_LABEL]: 'true' } },
+      stringData: { username: 'u1', password: 'p1' },
+    });
+    const down = await eventually('creds down', () => a1.getOrNull<Secret>(CoreResources.secrets, 'team-a', 'w1-creds'));
+    expect(Buffer.from(down.data!.password!, 'base64').toString()).toBe('p1');
+    expect(down.metadata.annotations?.[RESOURCE_OWNER_ANNOTATION]).toBe('Provider');
+    await never('unclaimed provider Secret reached the app cluster', () => a1.getOrNull(CoreResources.secrets, 'team-a', 'internal'));
+    await never('consumer Secret went up to the provider', () => cpc.getOrNull(CoreResources.secrets, pns, 'app-secret'), 500);
+
+    // Update upstream → updated downstream.
+    await cpc.mergePatch(CoreResources.secrets, pns, 'w1-creds', { stringData: { password: 'p2' } });
+    await eventually('rotated password down', async () => {
+      const s = await a1.get<Secret>(CoreResources.secrets, 'team-a', 'w1-creds');
+      return Buffer.from(s.data!.password!, 'base64').toString() === 'p2';
+    });
+    // Consumer deletes its copy → recreated (provider owns it).
+    const uid = (await a1.get(CoreResources.secrets, 'team-a', 'w1-creds')).metadata.uid;
+    await a1.delete(CoreResources.secrets, 'team-a', 'w1-creds');
+    await eventually('recreated down', async () => {
+      const s = await a1.getOrNull(CoreResources.secrets, 'team-a', 'w1-creds');
+      return s && s.metadata.uid !== uid;
+    });
+    // Consumer edits its copy → reverted.
+    await a1.mergePatch(CoreResources.secrets, 'team-a', 'w1-creds', { stringData: { password: 'hacked' } });
+    await eventually('consumer edit reverted', async () => {
+      const s = await a1.get<Secret>(CoreResources.secrets, 'team-a', 'w1-creds');
+      return Buffer.from(s.data!.password!, 'base64').toString() === 'p2';
+    });
+    // Provider deletes it → deleted downstream; the consumer's own Secret is untouched.
+    await cpc.delete(CoreResources.secrets, pns, 'w1-creds');
+    await eventually('deleted down', async () => !(await a1.getOrNull(CoreResources.secrets, 'team-a', 'w1-creds')));
+    expect(await a1.getOrNull(CoreResources.secrets, 'team-a', 'app-secret')).toBeDefined();
+    // Provider recreates it → comes down again.
+    await cpc.create(CoreResources.secrets, { metadata: { name: 'w1-creds', namespace: pns, labels: { [CREDS_LABEL]: 'true' } }, stringData: { password: 'p3' } });
+    await eventually('recreated upstream comes down', () => a1.getOrNull(CoreResources.secrets, 'team-a', 'w1-creds'));
+  });
+
+  it('provider-created objects are adopted into the app cluster', async () => {
+    await cpc.create(WIDGETS, { metadata: { name: 'from-provider', namespace: 'cluster-app1-team-a' }, spec: { size: 1, color: 'green' } });
+    const down = await eventually('adopted downstream', () => a1.getOrNull<Widget>(WIDGETS, 'team-a', 'from-provider'));
+    expect(down.spec).toEqual({ size: 1, color: 'green' });
+    await eventually('upstream marked bound', async () => (await cpc.get(WIDGETS, 'cluster-app1-team-a', 'from-provider')).metadata.annotations?.[BOUND_ANNOTATION] === 'true');
+    // From now on the app cluster owns it: a consumer change goes up.
+    await a1.mergePatch(WIDGETS, 'team-a', 'from-provider', { spec: { size: 2 } });
+    await eventually('adopted object syncs up', async () => (await cpc.get<Widget>(WIDGETS, 'cluster-app1-team-a', 'from-provider')).spec?.size === 2);
+  });
+
+  it('downstream delete → upstream delete → finalizer released', async () => {
+    await a1.delete(WIDGETS, 'team-a', 'from-provider');
+    await eventually('upstream deleted', async () => !(await cpc.getOrNull(WIDGETS, 'cluster-app1-team-a', 'from-provider')));
+    await eventually('downstream gone', async () => !(await a1.getOrNull(WIDGETS, 'team-a', 'from-provider')));
+  });
+
+  it('two app clusters bound to the same export cannot see or touch each other\'s objects', async () => {
+    await bindOnApp(app2, p2);
+    await startKonnector(app2, 'konnector-app2').start();
+    await eventually('CRD on app2', () => a2.getOrNull(CoreResources.crds, undefined, WIDGETS_NAME));
+    await ensure(a2, CoreResources.namespaces, { metadata: { name: 'team-a' } });
+    await a2.create(WIDGETS, { metadata: { name: 'w1', namespace: 'team-a' }, spec: { size: 99, color: 'black' } });
+    const up2 = await eventually('app2 w1 upstream', () => cpc.getOrNull<Widget>(WIDGETS, 'cluster-app2-team-a', 'w1'));
+    expect(up2.spec).toEqual({ size: 99, color: 'black' });
+    // Same name and namespace on both app clusters, separate upstream objects.
+    expect((await cpc.get<Widget>(WIDGETS, 'cluster-app1-team-a', 'w1')).spec).toEqual({ size: 5, color: 'red' });
+    // app2's credentials cannot read or write app1's provider namespace or cluster namespace.
+    const app2Creds = KubeClient.fromKubeconfigString(p2.kubeconfig);
+    for (const p of [
+      app2Creds.get(WIDGETS, 'cluster-app1-team-a', 'w1'),
+      app2Creds.list(WIDGETS, 'cluster-app1-team-a'),
+      app2Creds.list(CoreResources.secrets, 'cluster-app1-team-a'),
+      app2Creds.list(BindResources.apiServiceNamespaces, 'cluster-app1'),
+      app2Creds.mergePatch(WIDGETS, 'cluster-app1-team-a', 'w1', { spec: { size: 0 } }),
+    ]) {
+      await expect(p).rejects.toMatchObject({ code: 403 });
+    }
+    app2Creds.close();
+    // app1's objects never appear on app2, and app2's status changes stay on app2.
+    await cpc.mergePatch(WIDGETS, 'cluster-app2-team-a', 'w1', { status: { phase: 'Two' } }, 'status');
+    await eventually('app2 status', async () => (await a2.get<Widget>(WIDGETS, 'team-a', 'w1')).status?.phase === 'Two');
+    expect((await a1.get<Widget>(WIDGETS, 'team-a', 'w1')).status?.phase).toBe('Ready');
+    const a2Widgets = (await a2.list(WIDGETS)).items.map((w) => `${w.metadata.namespace}/${w.metadata.name}`);
+    expect(a2Widgets).toEqual(['team-a/w1']);
+    // app1's claimed Secret does not reach app2.
+    expect(await a2.getOrNull(CoreResources.secrets, 'team-a', 'w1-creds')).toBeUndefined();
+  });
+
+  it('the CRD follows schema changes of the export', async () => {
+    await cpc.mergePatch(BindResources.apiServiceExports, 'cluster-app1', WIDGETS_NAME, {
+      spec: { versions: (widgetExport('cluster-app1', { zone: { type: 'string' } }).spec as { versions: unknown[] }).versions },
+    });
+    await eventually('zone in local CRD schema', async () => {
+      const crd = (await a1.get(CoreResources.crds, undefined, WIDGETS_NAME)) as KubeObject & { spec: { versions: Array<{ schema: { openAPIV3Schema: { properties: { spec: { properties: Record<string, unknown> } } } } }> } };
+      return 'zone' in crd.spec.versions[0]!.schema.openAPIV3Schema.properties.spec.properties;
+    });
+    // And syncing keeps working with the new field (after the syncer restart on the new export generation).
+    await cpc.update(CoreResources.crds, { ...(await cpc.get(CoreResources.crds, undefined, WIDGETS_NAME)), spec: widgetCRD({ zone: { type: 'string' } }).spec });
+    await eventually('new field accepted downstream', async () => {
+      await a1.mergePatch(WIDGETS, 'team-a', 'w1', { spec: { zone: 'eu' } });
+      return (await a1.get<Widget & { spec: { zone?: string } }>(WIDGETS, 'team-a', 'w1')).spec.zone === 'eu';
+    });
+    await eventually('zone upstream', async () => (await cpc.get<Widget & { spec: { zone?: string } }>(WIDGETS, 'cluster-app1-team-a', 'w1')).spec.zone === 'eu');
+  });
+
+  it('refuses to take over a CRD it does not own: condition, no change', async () => {
+    const gadgets = widgetExport('cluster-app1');
+    const spec = gadgets.spec as { names: Record<string, string>; group: string };
+    spec.names = { plural: 'gadgets', singular: 'gadget', kind: 'Gadget', listKind: 'GadgetList' };
+    gadgets.metadata.name = `gadgets.${spec.group}`;
+    await cpc.create(BindResources.apiServiceExports, gadgets);
+    const human: KubeObject = widgetCRD();
+    human.metadata.name = `gadgets.${spec.group}`;
+    (human.spec as { names: unknown }).names = { plural: 'gadgets', singular: 'gadget', kind: 'Gadget', listKind: 'GadgetList' };
+    await createCRDs(a1, [human]);
+    const before = await a1.get(CoreResources.crds, undefined, human.metadata.name!);
+    await a1.create(BindResources.apiServiceBindings, {
+      metadata: { name: human.metadata.name, namespace: 'klutch-bind' },
+      spec: { kubeconfigSecretRef: { namespace: 'klutch-bind', name: 'kubeconfig-provider', key: 'kubeconfig' } },
+    });
+    const c = await eventually('Connected False', async () => {
+      const x = await condition(a1, human.metadata.name!, 'Connected');
+      return x?.status === 'False' ? x : undefined;
+    });
+    expect(c.reason).toBe('ForeignCustomResourceDefinition');
+    expect(c.message).toMatch(/not owned by any APIServiceBinding.*delete that CRD/);
+    expect((await condition(a1, human.metadata.name!, 'Ready'))?.status).toBe('False');
+    const after = await a1.get(CoreResources.crds, undefined, human.metadata.name!);
+    expect(after.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
+    expect(after.metadata.ownerReferences).toBeUndefined();
+  });
+
+  it('a binding with a broken kubeconfig Secret says what to do', async () => {
+    await a1.create(CoreResources.secrets, { metadata: { name: 'broken', namespace: 'klutch-bind' }, stringData: { kubeconfig: 'apiVersion: v1\nkind: Config\n' } });
+    await a1.create(BindResources.apiServiceBindings, {
+      metadata: { name: 'things.example.com', namespace: 'klutch-bind' },
+      spec: { kubeconfigSecretRef: { namespace: 'klutch-bind', name: 'broken', key: 'kubeconfig' } },
+    });
+    const c = await eventually('SecretValid False', async () => {
+      const x = await condition(a1, 'things.example.com', 'SecretValid');
+      return x?.status === 'False' ? x : undefined;
+    });
+    expect(c.reason).toBe('KubeconfigSecretInvalid');
+    expect(c.message).toContain('klutch-bind/broken');
+    expect(c.message).toContain('rerun `kubectl bind`');
+    await a1.create(BindResources.apiServiceBindings, {
+      metadata: { name: 'missing.example.com', namespace: 'klutch-bind' },
+      spec: { kubeconfigSecretRef: { namespace: 'klutch-bind', name: 'nope', key: 'kubeconfig' } },
+    });
+    const m = await eventually('SecretValid False (missing)', async () => {
+      const x = await condition(a1, 'missing.example.com', 'SecretValid');
+      return x?.status === 'False' ? x : undefined;
+    });
+    expect(m.reason).toBe('KubeconfigSecretNotFound');
+  });
+
+  it('credential rotation: the provider kubeconfig Secret is copied over the consumer Secret, and the konnector reconnects with it', async () => {
+    const token = await tokenFor(cpc, 'cluster-app1', 'konnector', 7200);
+    const rotated = kubeconfigText(cp.kubeconfigForToken(token, 'cluster-app1'));
+    await cpc.mergePatch(CoreResources.secrets, 'cluster-app1', 'kubeconfig', { data: { kubeconfig: Buffer.from(rotated).toString('base64') } });
+    await eventually('consumer Secret rotated', async () => {
+      const s = await a1.get<Secret>(CoreResources.secrets, 'klutch-bind', 'kubeconfig-provider');
+      return Buffer.from(s.data!.kubeconfig!, 'base64').toString() === rotated;
+    }, 20_000);
+    // Still works on the new connection.
+    await a1.create(WIDGETS, { metadata: { name: 'after-rotation', namespace: 'team-a' }, spec: { size: 7 } });
+    await eventually('synced after rotation', () => cpc.getOrNull(WIDGETS, 'cluster-app1-team-a', 'after-rotation'));
+    expect((await condition(a1, WIDGETS_NAME, 'Ready'))?.status).toBe('True');
+  });
+
+  it('namespace deleted on the app cluster → APIServiceNamespace deleted on the provider', async () => {
+    await ensure(a1, CoreResources.namespaces, { metadata: { name: 'team-gone' } });
+    await a1.create(WIDGETS, { metadata: { name: 'tmp', namespace: 'team-gone' }, spec: { size: 1 } });
+    await eventually('tmp upstream', () => cpc.getOrNull(WIDGETS, 'cluster-app1-team-gone', 'tmp'));
+    await a1.delete(CoreResources.namespaces, undefined, 'team-gone');
+    // The namespace controller deletes tmp; our finalizer waits for the upstream delete; then the namespace goes.
+    await eventually('APIServiceNamespace deleted', async () => !(await cpc.getOrNull(BindResources.apiServiceNamespaces, 'cluster-app1', 'team-gone')), 90_000);
+    expect(await cpc.getOrNull(WIDGETS, 'cluster-app1-team-gone', 'tmp')).toBeUndefined();
+  });
+});
