@@ -1,6 +1,8 @@
 // Helpers for tests that run against real clusters (runtime/realinfra). Shared: other suites may use them.
+import { afterAll, beforeAll } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import { apiErrorDetails } from '../../runtime/realinfra/apply.js';
+import { type RealCluster, type StartClusterOptions, startCluster } from '../../runtime/realinfra/cluster.js';
 
 /** A DNS-label name unique within the test run, e.g. `cm-3f9a1c`. */
 export function uniqueName(prefix: string): string {
@@ -48,4 +50,22 @@ export async function statusOf(p: Promise<unknown>): Promise<number> {
   } catch (e) {
     return apiErrorDetails(e).status;
   }
+}
+
+/**
+ * Starts a real cluster for the enclosing jest file (beforeAll) and stops it afterwards (afterAll);
+ * returns a getter, e.g. `const cluster = useCluster({ name: 'control-plane' });` then `cluster().kubeConfig`.
+ */
+export function useCluster(opts: StartClusterOptions, startTimeoutMs = 180_000): () => RealCluster {
+  let cluster: RealCluster | undefined;
+  beforeAll(async () => {
+    cluster = await startCluster(opts);
+  }, startTimeoutMs);
+  afterAll(async () => {
+    await cluster?.stop();
+  }, 30_000);
+  return () => {
+    if (!cluster) throw new Error(`useCluster("${opts.name}"): the cluster is not running (did beforeAll fail?)`);
+    return cluster;
+  };
 }

@@ -1,6 +1,6 @@
 // Proves that startCluster() gives a real Kubernetes control plane: behaviour that only a real
 // kube-apiserver (with etcd) and kube-controller-manager have.
-import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { beforeAll, describe, expect, it, jest } from '@jest/globals';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
@@ -16,23 +16,20 @@ import {
   type KubernetesObject,
   type V1ConfigMap,
 } from '@kubernetes/client-node';
-import { ApplyError, applyManifests, type RealCluster, startCluster } from '../../../runtime/realinfra/index.js';
+import { ApplyError, applyManifests, type RealCluster } from '../../../runtime/realinfra/index.js';
 import { requiredVersion } from '../../../runtime/realinfra/build.js';
 import { kubeRequest } from '../../../runtime/realinfra/rest.js';
-import { apiFailure, eventually, statusOf, uniqueName } from '../../realinfra/util.js';
+import { apiFailure, eventually, statusOf, uniqueName, useCluster } from '../../realinfra/util.js';
 
 jest.setTimeout(120_000);
 
+const realness = useCluster({ name: 'realness' });
 let cluster: RealCluster;
 let core: CoreV1Api;
 
-beforeAll(async () => {
-  cluster = await startCluster({ name: 'realness' });
+beforeAll(() => {
+  cluster = realness();
   core = cluster.kubeConfig.makeApiClient(CoreV1Api);
-}, 180_000);
-
-afterAll(async () => {
-  await cluster?.stop();
 });
 
 async function createNamespace(prefix: string): Promise<string> {
