@@ -1,0 +1,180 @@
+/**
+ * `kubectl bind <url>`: discovery (`GET <url>` → BindingProvider), a callback server on 127.0.0.1,
+ * the authorize URL printed (and opened with --open), a wait with timeout and progress line, the
+ * session id of the answer checked; then each returned request is bound (`apiservice` flow) with
+ * the kubeconfig stored in a Secret in `klutch-bind` (reused for the same server + namespace).
+ *
+ * Non-interactive (CI): with `--token` (or $KLUTCH_BIND_TOKEN), a JWT from the backend's issuer, the
+ * backend is asked directly (`POST /bind`, Bearer) for `--resource <plural>.<group>`; no browser.
+ */
+import { spawn } from 'node:child_process';
+import type { KubeClient } from '../core/index.js';
+import { responseKubeconfig, responseRequests, validateBindingProvider, validateBindingResponse, type BindingProvider, type BindingResponse } from '../backend/wire.js';
+import { CallbackServer } from './callback.js';
+import { bindApiService, ensureBindNamespace, type IO, type ExportRequestDoc } from './apiservice.js';
+import { CliError, Exit, Progress, clusterIdFor, newSessionId, parseRemoteKubeconfig, render, type OutputFormat } from './util.js';
+
+export interface BindOptions {
+  url: string;
+  consumer: KubeClient;
+  dryRun: boolean;
+  open: boolean;
+  yes: boolean;
+  skipKonnector: boolean;
+  konnectorImage?: string;
+  output: OutputFormat;
+  timeoutMs: number;
+  token?: string;
+  resource?: string;
+  io: IO;
+}
+
+export async function fetchProvider(url: string): Promise<BindingProvider> {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new CliError(`"${url}" is not a URL; pass the backend's export URL, e.g. https://bind.example.com/export`, Exit.USAGE);
+  }
+  if (u.protocol !== 'https:' && u.protocol !== 'http:') throw new CliError(`"${url}": only http(s) URLs are supported`, Exit.USAGE);
+  let res: Response;
+  try {
+    res = await fetch(u, { headers: { Accept: 'application/json' } });
+  } catch (e) {
+    throw new CliError(`cannot reach ${url}: ${(e as Error & { cause?: Error }).cause?.message ?? (e as Error).message}; check the URL and your network`, Exit.FAILED);
+  }
+  if (!res.ok) throw new CliError(`${url} answered HTTP ${res.status}; is it the backend's /export URL?`, Exit.FAILED);
+  let body: unknown;
+  try {
+    body = await res.json();
+  } catch {
+    throw new CliError(`${url} did not answer JSON; is it the backend's /export URL?`, Exit.FAILED);
+  }
+  try {
+    return validateBindingProvider(body, url);
+  } catch (e) {
+    throw new CliError((e as Error).message, Exit.FAILED);
+  }
+}
+
+function openBrowser(url: string, io: IO): void {
+  const cmd = process.platform === 'darwin' ? 'open' : process.platform === 'win32' ? 'cmd' : 'xdg-open';
+  const args = process.platform === 'win32' ? ['/c', 'start', '', url] : [url];
+  try {
+    const child = spawn(cmd, args, { stdio: 'ignore', detached: true });
+    child.on('error', () => io.err.write(`⚠️  could not start ${cmd}; open the URL above yourself\n`));
+    child.unref();
+  } catch {
+    io.err.write(`⚠️  could not start ${cmd}; open the URL above yourself\n`);
+  }
+}
+
+async function browserLogin(provider: BindingProvider, sessionId: string, clusterId: string, o: BindOptions): Promise<BindingResponse> {
+  const method = provider.authenticationMethods.find((m) => m.method === 'OAuth2CodeGrant')?.oauth2CodeGrant?.authenticatedURL;
+  if (!method) throw new CliError(`${o.url} offers no OAuth2CodeGrant login; this kubectl-bind cannot log in there`, Exit.FAILED);
+  const cb = new CallbackServer(sessionId);
+  await cb.start();
+  try {
+    const auth = new URL(method);
+    auth.searchParams.set('u', cb.url);
+    auth.searchParams.set('p', String(cb.port));
+    auth.searchParams.set('s', sessionId);
+    auth.searchParams.set('c', clusterId);
+    o.io.err.write(`\nTo authenticate, visit in your browser:\n\n\t${auth.href}\n\n`);
+    if (o.open) openBrowser(auth.href, o.io);
+    const deadline = Date.now() + o.timeoutMs;
+    const progress = new Progress(o.io.err, `Waiting for the login in the browser (callback on ${cb.url})`, deadline).start();
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      return await Promise.race([
+        cb.response,
+        new Promise<never>((_r, reject) => {
+          timer = setTimeout(() => {
+            const why = cb.refused.length ? `; refused answers: ${cb.refused.join('; ')}` : '';
+            reject(new CliError(`no login answer within ${Math.round(o.timeoutMs / 1000)}s${why}; run the command again (raise --timeout if you need more time)`, Exit.AUTH));
+          }, o.timeoutMs);
+        }),
+      ]);
+    } finally {
+      if (timer) clearTimeout(timer);
+      progress.stop();
+    }
+  } finally {
+    await cb.stop();
+  }
+}
+
+async function bearerBind(provider: BindingProvider, sessionId: string, clusterId: string, o: BindOptions): Promise<BindingResponse> {
+  const m = /^([a-z][-a-z0-9]*[a-z0-9])\.(.*)$/.exec(o.resource ?? '');
+  if (!m) throw new CliError(`--resource: "${o.resource ?? ''}" is not <plural>.<group> (e.g. postgresqlinstances.anynines.com); required with --token`, Exit.USAGE);
+  const authorize = provider.authenticationMethods.find((x) => x.method === 'OAuth2CodeGrant')?.oauth2CodeGrant?.authenticatedURL;
+  const bindUrl = new URL('/bind', authorize ?? o.url);
+  let res: Response;
+  try {
+    res = await fetch(bindUrl, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${o.token}`, 'Content-Type': 'application/json', Accept: 'application/json' },
+      body: JSON.stringify({ resource: m[1], group: m[2], clusterID: clusterId, sessionID: sessionId }),
+    });
+  } catch (e) {
+    throw new CliError(`cannot reach ${bindUrl}: ${(e as Error).message}`, Exit.FAILED);
+  }
+  const body = (await res.json().catch(() => ({}))) as { error?: string };
+  if (res.status === 401 || res.status === 403) throw new CliError(`the backend refused the token: ${body.error ?? res.status}; get a fresh token from the issuer`, Exit.AUTH);
+  if (!res.ok) throw new CliError(`the backend refused the binding: ${body.error ?? `HTTP ${res.status}`}`, Exit.FAILED);
+  try {
+    return validateBindingResponse(body);
+  } catch (e) {
+    throw new CliError((e as Error).message, Exit.FAILED);
+  }
+}
+
+export async function bind(o: BindOptions): Promise<void> {
+  const provider = await fetchProvider(o.url);
+  o.io.err.write(`🔎 ${provider.providerPrettyName} (${provider.version}) at ${o.url}\n`);
+  const ns = await ensureBindNamespace(o.consumer);
+  const clusterId = clusterIdFor(ns.metadata.uid!);
+  const sessionId = newSessionId();
+  const response = o.token ? await bearerBind(provider, sessionId, clusterId, o) : await browserLogin(provider, sessionId, clusterId, o);
+  if (response.authentication?.oauth2CodeGrant?.sid !== sessionId) {
+    throw new CliError('the answer belongs to another session; run the command again', Exit.AUTH);
+  }
+  o.io.err.write(`🔑 Authenticated as ${response.authentication.oauth2CodeGrant.id}\n`);
+  const kubeconfig = responseKubeconfig(response);
+  const remote = parseRemoteKubeconfig(kubeconfig);
+  const requests = responseRequests(response) as unknown as ExportRequestDoc[];
+  if (o.dryRun) {
+    o.io.out.write(render(requests, o.output ?? 'yaml'));
+    o.io.err.write('🔎 dry run: nothing was bound; pass these requests to "kubectl bind apiservice -f -" to bind them\n');
+    return;
+  }
+  void remote; // validated above: server + namespace present
+  const all = [];
+  for (const req of requests) {
+    const bindings = await bindApiService(req, {
+      consumer: o.consumer,
+      remoteKubeconfig: kubeconfig,
+      dryRun: false,
+      yes: o.yes,
+      skipKonnector: o.skipKonnector,
+      konnectorImage: o.konnectorImage,
+      output: o.output,
+      timeoutMs: o.timeoutMs,
+      io: o.io,
+    });
+    all.push(...bindings);
+  }
+  printBindings(all, o.output, o.io);
+}
+
+export function printBindings(bindings: Array<{ metadata: { name?: string }; spec?: unknown }>, output: OutputFormat, io: IO): void {
+  if (output) {
+    io.out.write(render(bindings, output));
+    return;
+  }
+  io.out.write('NAME\tSECRET\tCLAIMS\n');
+  for (const b of bindings) {
+    const spec = b.spec as { kubeconfigSecretRef?: { name?: string }; permissionClaims?: Array<{ resource: string; state: string }> };
+    io.out.write(`${b.metadata.name}\t${spec?.kubeconfigSecretRef?.name ?? ''}\t${(spec?.permissionClaims ?? []).map((c) => `${c.resource}:${c.state}`).join(',') || '-'}\n`);
+  }
+}

@@ -1,0 +1,153 @@
+#!/usr/bin/env node
+/**
+ * `kubectl-bind` (kubectl plugin `kubectl bind`): bind data-service APIs of a klutch bind backend
+ * into this cluster. Exit codes: 0 ok, 1 failure, 2 usage, 3 login/authentication,
+ * 4 export request Failed on the provider, 5 permission claim not accepted.
+ */
+import { Command, CommanderError, Option } from 'commander';
+import { ApiError, type KubeObject } from '../core/index.js';
+import { bindApiService, parseExportRequest, readRequestSource, type IO } from './apiservice.js';
+import { bind, printBindings } from './bind.js';
+import { BIND_NAMESPACE, CliError, Exit, clientFor, loadKubeConfig, parseOutput, parseTimeout } from './util.js';
+
+const kubeFlags = (c: Command) =>
+  c
+    .option('--kubeconfig <file>', 'kubeconfig of the app cluster (default $KUBECONFIG or ~/.kube/config)')
+    .option('--context <name>', 'kubeconfig context of the app cluster')
+    .addOption(new Option('-o, --output <format>', 'print the result as yaml or json'))
+    .option('-d, --dry-run', 'print what would be created, create nothing on the provider', false)
+    .option('--yes', 'accept all permission claims without asking', false)
+    .option('--skip-konnector', 'do not install or upgrade the konnector', false)
+    .option('--konnector-image <image>', 'konnector image to install (default: the one matching this kubectl-bind)')
+    .option('--timeout <duration>', 'how long to wait for the login and for the provider', '10m');
+
+export function program(io: IO, env: NodeJS.ProcessEnv = process.env): Command {
+  const root = new Command('kubectl-bind')
+    .description('Bind data-service APIs of a klutch bind backend into this Kubernetes cluster.')
+    .argument('[url]', "the backend's export URL, e.g. https://bind.example.com/export")
+    .option('--open', 'open the login URL in the browser', false)
+    .option('--token <jwt>', 'non-interactive: a JWT from the backend\'s OIDC issuer (or $KLUTCH_BIND_TOKEN)')
+    .option('--resource <plural.group>', 'with --token: the API to bind, e.g. postgresqlinstances.anynines.com')
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.out.write(s), writeErr: (s) => io.err.write(s) })
+    .showHelpAfterError('(run "kubectl bind --help" for usage)');
+  kubeFlags(root);
+  root.action(async (url: string | undefined, o: Record<string, unknown>) => {
+    if (!url) throw new CliError('missing <url>: pass the backend\'s export URL, e.g. kubectl bind https://bind.example.com/export', Exit.USAGE);
+    const output = parseOutput(o.output as string | undefined);
+    const timeoutMs = parseTimeout('--timeout', o.timeout as string);
+    const token = (o.token as string | undefined) ?? env.KLUTCH_BIND_TOKEN;
+    if (o.resource && !token) throw new CliError('--resource is only used with --token (non-interactive binding)', Exit.USAGE);
+    const consumer = clientFor(loadKubeConfig({ kubeconfig: o.kubeconfig as string, context: o.context as string }));
+    try {
+      await bind({
+        url,
+        consumer,
+        dryRun: o.dryRun as boolean,
+        open: o.open as boolean,
+        yes: o.yes as boolean,
+        skipKonnector: o.skipKonnector as boolean,
+        konnectorImage: o.konnectorImage as string | undefined,
+        output,
+        timeoutMs,
+        token,
+        resource: o.resource as string | undefined,
+        io,
+      });
+    } finally {
+      consumer.close();
+    }
+  });
+
+  const apiservice = new Command('apiservice')
+    .description('Bind the APIs of an APIServiceExportRequest with a provider kubeconfig (what "kubectl bind <url>" does after the login).')
+    .argument('[url]', 'the request as an http(s) URL (same as -f <url>)')
+    .option('-f, --file <file>', 'the APIServiceExportRequest: a file, an http(s) URL, or - for stdin')
+    .option('--remote-kubeconfig <file>', 'provider kubeconfig file')
+    .option('--remote-kubeconfig-namespace <ns>', `namespace of the Secret holding the provider kubeconfig (default ${BIND_NAMESPACE})`)
+    .option('--remote-kubeconfig-name <name>', 'name of the Secret holding the provider kubeconfig (key "kubeconfig")')
+    .option('--remote-namespace <ns>', "provider namespace (default: the provider kubeconfig's context namespace)")
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.out.write(s), writeErr: (s) => io.err.write(s) });
+  kubeFlags(apiservice);
+  apiservice.action(async (url: string | undefined, o: Record<string, unknown>) => {
+    const file = (o.file as string | undefined) ?? url;
+    if (!file) throw new CliError('missing the request: pass -f <file>, -f <url> or -f - (stdin)', Exit.USAGE);
+    if (o.remoteKubeconfig && (o.remoteKubeconfigName || o.remoteKubeconfigNamespace)) {
+      throw new CliError('--remote-kubeconfig and --remote-kubeconfig-namespace/--remote-kubeconfig-name are exclusive; pass one of them', Exit.USAGE);
+    }
+    if (!o.remoteKubeconfig && !o.remoteKubeconfigName) {
+      throw new CliError('missing the provider kubeconfig: pass --remote-kubeconfig <file> or --remote-kubeconfig-name <secret>', Exit.USAGE);
+    }
+    const output = parseOutput(o.output as string | undefined);
+    const timeoutMs = parseTimeout('--timeout', o.timeout as string);
+    const request = parseExportRequest(await readRequestSource(file, io.in), file === '-' ? 'stdin' : file);
+    const consumer = clientFor(loadKubeConfig({ kubeconfig: o.kubeconfig as string, context: o.context as string }));
+    try {
+      let remoteKubeconfig: string;
+      let secretName: string | undefined;
+      if (o.remoteKubeconfig) {
+        const { readFileSync } = await import('node:fs');
+        try {
+          remoteKubeconfig = readFileSync(o.remoteKubeconfig as string, 'utf8');
+        } catch (e) {
+          throw new CliError(`--remote-kubeconfig: cannot read "${String(o.remoteKubeconfig)}": ${(e as Error).message}`, Exit.USAGE);
+        }
+      } else {
+        const ns = (o.remoteKubeconfigNamespace as string | undefined) ?? BIND_NAMESPACE;
+        if (ns !== BIND_NAMESPACE) throw new CliError(`--remote-kubeconfig-namespace: "${ns}"; the konnector reads kubeconfig Secrets from ${BIND_NAMESPACE} only`, Exit.USAGE);
+        secretName = o.remoteKubeconfigName as string;
+        const s = await consumer.getOrNull<KubeObject & { data?: Record<string, string> }>({ group: '', version: 'v1', plural: 'secrets', namespaced: true, kind: 'Secret' }, ns, secretName);
+        if (!s?.data?.kubeconfig) throw new CliError(`Secret ${ns}/${secretName} does not exist or has no key "kubeconfig"; run "kubectl bind <url>" first`, Exit.USAGE);
+        remoteKubeconfig = Buffer.from(s.data.kubeconfig, 'base64').toString('utf8');
+      }
+      const bindings = await bindApiService(request, {
+        consumer,
+        remoteKubeconfig,
+        secretName,
+        remoteNamespace: o.remoteNamespace as string | undefined,
+        dryRun: o.dryRun as boolean,
+        yes: o.yes as boolean,
+        skipKonnector: o.skipKonnector as boolean,
+        konnectorImage: o.konnectorImage as string | undefined,
+        output,
+        timeoutMs,
+        io,
+      });
+      if (!o.dryRun) printBindings(bindings, output, io);
+    } finally {
+      consumer.close();
+    }
+  });
+  root.addCommand(apiservice);
+  return root;
+}
+
+export async function run(argv: string[], io: IO, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  try {
+    await program(io, env).parseAsync(argv, { from: 'user' });
+    return Exit.OK;
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.exitCode === 0) return Exit.OK;
+      return Exit.USAGE;
+    }
+    if (e instanceof CliError) {
+      io.err.write(`❌ ${e.message}\n`);
+      return e.code;
+    }
+    if (e instanceof ApiError) {
+      io.err.write(`❌ ${e.message}\n${e.code === 0 ? 'Check that the cluster is reachable (--kubeconfig/--context).\n' : ''}`);
+      return Exit.FAILED;
+    }
+    io.err.write(`❌ ${(e as Error).stack ?? String(e)}\n`);
+    return Exit.FAILED;
+  }
+}
+
+// Run directly (`tsx runtime/kubectl-bind/main.ts …`); the bin shim calls run() itself.
+if (process.argv[1] && /runtime[\\/]kubectl-bind[\\/]main\.(ts|js)$/.test(process.argv[1])) {
+  run(process.argv.slice(2), { out: process.stdout, err: process.stderr, in: process.stdin }).then((code) => {
+    process.exitCode = code;
+  });
+}

@@ -1,0 +1,148 @@
+/** Shared pieces of the kubectl-bind commands: exit codes, errors, kubeconfig loading, output. */
+import { createHash, randomBytes } from 'node:crypto';
+import { KubeConfig } from '@kubernetes/client-node';
+import YAML from 'yaml';
+import { KubeClient, type KubeObject } from '../core/index.js';
+
+/** Exit codes scripts can rely on. */
+export const Exit = {
+  OK: 0,
+  /** API or network failure; see the message. */
+  FAILED: 1,
+  /** Bad flags, arguments or input files. */
+  USAGE: 2,
+  /** Login not completed: refused, timed out, or an answer for another session. */
+  AUTH: 3,
+  /** The provider answered the export request with phase Failed. */
+  EXPORT_FAILED: 4,
+  /** A permission claim was not accepted. */
+  CONSENT: 5,
+} as const;
+
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly code: number = Exit.FAILED,
+  ) {
+    super(message);
+    this.name = 'CliError';
+  }
+}
+
+export const BIND_NAMESPACE = 'klutch-bind';
+export const PROVIDER_KUBECONFIG_LABEL = 'klutch.anynines.com/provider-kubeconfig';
+
+export interface KubeFlags {
+  kubeconfig?: string;
+  context?: string;
+}
+
+export function loadKubeConfig(flags: KubeFlags, what = 'app cluster'): KubeConfig {
+  const kc = new KubeConfig();
+  try {
+    if (flags.kubeconfig) kc.loadFromFile(flags.kubeconfig);
+    else kc.loadFromDefault();
+  } catch (e) {
+    throw new CliError(`--kubeconfig: cannot load "${flags.kubeconfig ?? '$KUBECONFIG / ~/.kube/config'}": ${(e as Error).message}`, Exit.USAGE);
+  }
+  if (flags.context) {
+    if (!kc.getContextObject(flags.context)) {
+      throw new CliError(`--context: "${flags.context}" is not a context of the kubeconfig (have: ${kc.getContexts().map((c) => c.name).join(', ') || 'none'})`, Exit.USAGE);
+    }
+    kc.setCurrentContext(flags.context);
+  }
+  if (!kc.getCurrentCluster()) {
+    throw new CliError(`the kubeconfig of the ${what} has no current cluster; pass --kubeconfig and --context`, Exit.USAGE);
+  }
+  return kc;
+}
+
+export const clientFor = (kc: KubeConfig): KubeClient => new KubeClient(kc, { userAgent: 'kubectl-bind', qps: 50, burst: 100 });
+
+const BASE62 = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
+function base62(buf: Buffer): string {
+  let n = BigInt('0x' + buf.toString('hex'));
+  let out = '';
+  while (n > 0n) {
+    out = BASE62[Number(n % 62n)] + out;
+    n /= 62n;
+  }
+  return out || '0';
+}
+
+/** Klutch's cluster id: first 6 base62 characters of sha224(UID of namespace klutch-bind). */
+export const clusterIdFor = (namespaceUid: string): string => base62(createHash('sha224').update(namespaceUid).digest()).slice(0, 6);
+/** A session id: 16 base62 characters. */
+export const newSessionId = (): string => base62(randomBytes(16)).padStart(16, '0').slice(0, 16);
+
+/** Server URL and context namespace of a kubeconfig text. */
+export function parseRemoteKubeconfig(text: string): { server: string; namespace: string } {
+  const kc = new KubeConfig();
+  try {
+    kc.loadFromString(text);
+  } catch (e) {
+    throw new CliError(`provider kubeconfig is not valid: ${(e as Error).message}`, Exit.USAGE);
+  }
+  const server = kc.getCurrentCluster()?.server;
+  const namespace = kc.getContextObject(kc.getCurrentContext())?.namespace;
+  if (!server) throw new CliError('provider kubeconfig has no current cluster', Exit.USAGE);
+  if (!namespace) throw new CliError('provider kubeconfig has no namespace in its current context; the backend puts the cluster namespace there', Exit.USAGE);
+  return { server, namespace };
+}
+
+export type OutputFormat = 'yaml' | 'json' | undefined;
+
+export function parseOutput(v: string | undefined): OutputFormat {
+  if (v === undefined || v === '') return undefined;
+  if (v === 'yaml' || v === 'json') return v;
+  throw new CliError(`-o/--output: "${v}" is not supported; use yaml or json`, Exit.USAGE);
+}
+
+export function render(objs: unknown[], format: 'yaml' | 'json'): string {
+  if (format === 'json') return JSON.stringify(objs.length === 1 ? objs[0] : { apiVersion: 'v1', kind: 'List', items: objs }, null, 2) + '\n';
+  return objs.map((o) => YAML.stringify(o)).join('---\n');
+}
+
+/** Strips server-managed metadata for printing. */
+export function clean(o: KubeObject): KubeObject {
+  const { managedFields: _m, ...meta } = o.metadata;
+  return { ...o, metadata: meta };
+}
+
+/** A progress line: rewritten in place on a terminal, printed every 15 s otherwise. */
+export class Progress {
+  private timer: NodeJS.Timeout | undefined;
+  private last = 0;
+  constructor(
+    private readonly err: NodeJS.WritableStream & { isTTY?: boolean },
+    private readonly what: string,
+    private readonly deadline: number,
+    private readonly detail: () => string = () => '',
+  ) {}
+  start(): this {
+    const tick = () => {
+      const left = Math.max(0, Math.round((this.deadline - Date.now()) / 1000));
+      const line = `⏳ ${this.what}${this.detail() ? ` (${this.detail()})` : ''}, ${Math.floor(left / 60)}m${String(left % 60).padStart(2, '0')}s left`;
+      if (this.err.isTTY) this.err.write(`\r\x1b[K${line}`);
+      else if (Date.now() - this.last >= 15_000) {
+        this.err.write(line + '\n');
+        this.last = Date.now();
+      }
+    };
+    tick();
+    this.timer = setInterval(tick, 1000);
+    this.timer.unref?.();
+    return this;
+  }
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    if (this.err.isTTY) this.err.write('\r\x1b[K');
+  }
+}
+
+export function parseTimeout(flag: string, v: string): number {
+  const m = /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/.exec(v);
+  if (/^\d+$/.test(v)) return Number(v) * 1000;
+  if (!m || v === '') throw new CliError(`${flag}: "${v}" is not a duration like 90s, 5m or 1h`, Exit.USAGE);
+  return (Number(m[1] ?? 0) * 3600 + Number(m[2] ?? 0) * 60 + Number(m[3] ?? 0)) * 1000;
+}
