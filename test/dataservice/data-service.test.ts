@@ -30,7 +30,7 @@ function build(props: Partial<DataServiceProps> = {}) {
   const objects = chart.toJson() as Obj[];
   const xrd = objects.find((o) => o.kind === 'CompositeResourceDefinition')!;
   const spec = xrd.spec.versions[0].schema.openAPIV3Schema.properties.spec;
-  const v = claimValidator(xrd);
+  const v = claimValidator(xrd as never);
   const claim = (s: Obj) => ({ apiVersion: 'queues.example.com/v1', kind: 'QueueInstance', metadata: { name: 'q', namespace: 'ns' }, spec: s });
   const errors = (s: Obj, old?: Obj) => v.validate(claim(s), old && claim(old)).map((e) => e.message);
   return { ds, objects, xrd, spec, errors, of: (k: string) => objects.filter((o) => o.kind === k) };
