@@ -212,6 +212,14 @@ export function validateDocuments(docs: readonly SourceDocument[], opts: Validat
         const r = reg.validate(inputAsObject(input, step.step));
         if (r.schemas.length) push(file, object, prefix, r.errors.filter((e) => !e.path.startsWith('metadata')));
         else unknown.add(`${input.apiVersion} ${input.kind}`);
+        // Composed-resource templates (P&T `resources[].base`) are checked as partial objects.
+        const resources = (input as { resources?: unknown }).resources;
+        if (Array.isArray(resources)) {
+          resources.forEach((res: { base?: unknown }, j) => {
+            const basePrefix = `${prefix}.resources[${j}].base`;
+            for (const [p, b] of templates(res?.base)) push(file, object, p ? `${basePrefix}.${p}` : basePrefix, reg.validate(b, undefined, { partial: true }).errors);
+          });
+        }
       });
     }
     if (/^kubernetes(\.m)?\.crossplane\.io\//.test(apiVersion) && kind === 'Object') {
@@ -231,6 +239,21 @@ export function validateDocuments(docs: readonly SourceDocument[], opts: Validat
     issues,
     ok: issues.length === 0,
   };
+}
+
+/**
+ * A composed-resource template and, for a provider-kubernetes Object, its manifest: pairs of
+ * (path relative to the template, object) for known shapes (apiVersion and kind strings).
+ */
+function templates(base: unknown): Array<[string, object]> {
+  const b = base as { apiVersion?: unknown; kind?: unknown; spec?: { forProvider?: { manifest?: { apiVersion?: unknown; kind?: unknown } } } } | undefined;
+  if (!b || typeof b.apiVersion !== 'string' || typeof b.kind !== 'string') return [];
+  const out: Array<[string, object]> = [['', b]];
+  const m = b.spec?.forProvider?.manifest;
+  if (/^kubernetes(\.m)?\.crossplane\.io\//.test(b.apiVersion) && b.kind === 'Object' && m && typeof m.apiVersion === 'string' && typeof m.kind === 'string') {
+    out.push(['spec.forProvider.manifest', m]);
+  }
+  return out;
 }
 
 /** Function inputs have no metadata; give them one so the root schema accepts them. */

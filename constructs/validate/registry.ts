@@ -99,17 +99,18 @@ export class SchemaRegistry {
   }
 
   /**
-   * Validates one object (with `old`, as an update). When a kind has schemas for several Crossplane
+   * Validates one object (with `old`, as an update; with `partial`, as a template, see
+   * SchemaValidator.validate). When a kind has schemas for several Crossplane
    * releases, errors found for only some of them name those releases.
    */
-  validate(obj: unknown, old?: unknown): ObjectValidation {
+  validate(obj: unknown, old?: unknown, opts: { partial?: boolean } = {}): ObjectValidation {
     const o = obj as { apiVersion?: unknown; kind?: unknown };
     if (typeof o?.apiVersion !== 'string' || typeof o?.kind !== 'string') {
       return { schemas: [], errors: [{ path: typeof o?.apiVersion !== 'string' ? 'apiVersion' : 'kind', message: 'Required value: apiVersion and kind must be strings' }] };
     }
     const schemas = this.lookup(o.apiVersion, o.kind);
-    if (schemas.length <= 1) return { schemas, errors: schemas[0]?.validator.validate(obj, old) ?? [] };
-    const per = schemas.map((s) => ({ s, errs: s.validator.validate(obj, old) }));
+    if (schemas.length <= 1) return { schemas, errors: schemas[0]?.validator.validate(obj, old, opts) ?? [] };
+    const per = schemas.map((s) => ({ s, errs: s.validator.validate(obj, old, opts) }));
     const count = new Map<string, { e: FieldError; targets: string[] }>();
     for (const { s, errs } of per) {
       for (const e of errs) {

@@ -68,13 +68,20 @@ export class SchemaValidator {
 
   /**
    * Validates `obj` (after defaulting a copy). With `old`, the call is an update: transition
-   * rules (`oldSelf`) run against the defaulted old object.
+   * rules (`oldSelf`) run against the defaulted old object. With `partial`, the object is a
+   * template completed later (a Composition base): missing required fields and CEL rules are not
+   * reported, wrong types, enums, patterns and unknown fields are.
    */
-  validate(obj: unknown, old?: unknown): FieldError[] {
+  validate(obj: unknown, old?: unknown, opts: { partial?: boolean } = {}): FieldError[] {
     const fn = this.fn();
     const data = structuredClone(obj);
     const errors: FieldError[] = [];
-    const ajvErrors = fn(data) ? [] : [...(fn.errors ?? [])];
+    let ajvErrors = fn(data) ? [] : [...(fn.errors ?? [])];
+    // Partial objects (Composition bases, filled in later by patches): no required fields, no CEL.
+    if (opts.partial) {
+      ajvErrors = ajvErrors.filter((e) => e.keyword !== 'required' && e.keyword !== 'anyOf' && e.keyword !== 'oneOf' && e.keyword !== 'minItems' && e.keyword !== 'minLength');
+      return dedupe(formatAjvErrors(ajvErrors, data));
+    }
     errors.push(...formatAjvErrors(ajvErrors, data));
     // Like the API server, CEL rules do not run when a value has the wrong type.
     if (ajvErrors.some((e) => e.keyword === 'type')) return dedupe(errors);

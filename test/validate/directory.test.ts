@@ -45,6 +45,7 @@ beforeAll(() => {
   comp.metadata.name = 'broken';
   comp.spec.pipeline[0].input.resources[0].patches[0].type = 'FromSomewhere';
   comp.spec.pipeline[0].input.resources[0].colour = 'blue';
+  comp.spec.pipeline[0].input.resources[0].base.spec.forProvider.acceptsIncomplete = 'yes';
   writeFileSync(join(bad, 'composition.yaml'), yaml(comp));
   writeFileSync(join(bad, 'claims.yaml'), yaml(claim('ok', a9s), claim('wrong-service', { ...a9s, service: 'a9s-postgresql99' })));
   writeFileSync(
@@ -94,6 +95,8 @@ describe('validateDirectory', () => {
       expect.arrayContaining([
         expect.stringMatching(/^composition\.yaml: Composition\/broken: spec\.pipeline\[0\]\.input\.resources\[0\]\.patches\[0\]\.type: Unsupported value: "FromSomewhere": supported values: .*"FromCompositeFieldPath"/),
         'composition.yaml: Composition/broken: spec.pipeline[0].input.resources[0].colour: unknown field "colour" (not declared in the schema)',
+        // Composed-resource bases are checked as partial objects against their CRD (provider-anynines here).
+        'composition.yaml: Composition/broken: spec.pipeline[0].input.resources[0].base.spec.forProvider.acceptsIncomplete: Invalid value: "yes": must be of type boolean',
       ]),
     );
     expect(lines.find((l) => l.startsWith('broken.yaml: document 1: (object): YAML error:'))).toBeDefined();

@@ -75,6 +75,13 @@ describe('OpenAPI quirks', () => {
     expect(paths(v, obj({}))).toEqual([]);
   });
 
+  it('partial mode (Composition bases): no required fields, no CEL; types and unknown fields still checked', () => {
+    const v = new SchemaValidator(root({ type: 'object', required: ['size'], properties: { size: { type: 'integer', 'x-kubernetes-validations': [{ rule: 'self > 5' }] }, tier: { type: 'string' } } }));
+    expect(paths(v, obj({ size: 1 }))).toEqual(['spec.size: failed rule: self > 5']);
+    expect(v.validate(obj({ size: 1 }), undefined, { partial: true })).toEqual([]);
+    expect(v.validate(obj({ tier: 3, x: 1 }), undefined, { partial: true }).map((e) => e.path)).toEqual(['spec.x', 'spec.tier']);
+  });
+
   it('reports required, enum and type errors with path and received value', () => {
     const v = new SchemaValidator(root({ type: 'object', required: ['size'], properties: { size: { type: 'integer' }, tier: { type: 'string', enum: ['gold', 'silver'] }, tags: { type: 'array', items: { type: 'string' } } } }));
     expect(paths(v, obj({ tier: 'bronze', tags: ['a', 3] }))).toEqual([
