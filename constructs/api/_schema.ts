@@ -67,7 +67,7 @@ export type TypeOf<S> = S extends Schema<infer T> ? T : never;
 /** Options every node accepts. */
 export interface CommonOpts<T> {
   readonly description?: string;
-  readonly default?: T;
+  readonly default?: NoInfer<T>;
   readonly validations?: readonly CelRule[];
   /** Extra raw keys (e.g. `x-kubernetes-map-type`). */
   readonly extra?: Readonly<Record<string, unknown>>;
