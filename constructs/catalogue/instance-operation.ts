@@ -1,8 +1,7 @@
-import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
-import type { PermissionClaim } from '../api/index.js';
 import { CompositeResourceDefinition, Composition, PatchAndTransformStep } from '../crossplane/index.js';
-import { exportTemplate, Parameter, ParameterLocation, ParameterProps, DEFAULT_EXPORT_TEMPLATE_NAMESPACE } from '../dataservice/index.js';
+import { Parameter, ParameterLocation, ParameterProps, DEFAULT_EXPORT_TEMPLATE_NAMESPACE } from '../dataservice/index.js';
+import { ApiServiceExportTemplate, type PermissionClaim } from '../runtime/index.js';
 import { ANYNINES_GROUP } from './_common.js';
 
 /** A backend of an instance operation (ServiceBinding, Backup, Restore). */
@@ -49,7 +48,7 @@ const celList = (xs: readonly string[]) => `[${xs.map((x) => `'${x}'`).join(', '
 export class InstanceOperation extends Construct {
   public readonly xrd: CompositeResourceDefinition;
   public readonly compositions: ReadonlyMap<string, Composition>;
-  public readonly exportTemplate: ApiObject;
+  public readonly exportTemplate: ApiServiceExportTemplate;
   public readonly types: readonly string[];
 
   constructor(scope: Construct, id: string, props: InstanceOperationProps) {
@@ -118,7 +117,7 @@ export class InstanceOperation extends Construct {
     this.compositions = compositions;
     const claims: PermissionClaim[] = [];
     for (const b of props.backends) for (const c of b.permissionClaims ?? []) if (!claims.some((x) => JSON.stringify(x) === JSON.stringify(c))) claims.push(c);
-    this.exportTemplate = exportTemplate(this, 'ExportTemplate', {
+    this.exportTemplate = new ApiServiceExportTemplate(this, 'ExportTemplate', {
       group: ANYNINES_GROUP, resource: claimPlural, version: 'v1', permissionClaims: claims,
       namespace: props.exportTemplateNamespace ?? DEFAULT_EXPORT_TEMPLATE_NAMESPACE,
     });

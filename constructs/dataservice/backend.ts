@@ -1,4 +1,4 @@
-import type { PermissionClaim } from '../api/index.js';
+import type { PermissionClaim } from '../runtime/index.js';
 import { Patch, PatchAndTransformStep } from '../crossplane/index.js';
 import { Parameter } from './parameter.js';
 import { PlanSet } from './plan.js';

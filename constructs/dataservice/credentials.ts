@@ -1,4 +1,4 @@
-import type { PermissionClaim } from '../api/index.js';
+import type { PermissionClaim, PermissionClaimSelector } from '../runtime/index.js';
 
 /** Secret type crossplane-runtime gives the connection Secrets managed resources write. */
 export const CONNECTION_SECRET_TYPE = 'connection.crossplane.io/v1alpha1';
@@ -19,15 +19,11 @@ export interface CredentialsClaimOptions {
  * (field selector on the Secret type), not every Secret of the namespace.
  */
 export function credentialsSecretClaim(options: CredentialsClaimOptions = {}): PermissionClaim {
-  const selector: Record<string, unknown> = { owner: 'Provider' };
   const fields = options.fieldSelectors ?? [`type=${CONNECTION_SECRET_TYPE}`];
-  if (fields.length > 0) selector.fieldSelectors = [...fields];
-  if (options.labelSelectors && options.labelSelectors.length > 0) selector.labelSelectors = options.labelSelectors.map((l) => ({ ...l }));
-  return {
-    group: '',
-    resource: 'secrets',
-    version: 'v1',
-    selector,
-    required: options.required ?? true,
-  } as PermissionClaim;
+  const selector: PermissionClaimSelector = {
+    owner: 'Provider',
+    ...(fields.length > 0 ? { fieldSelectors: [...fields] } : {}),
+    ...(options.labelSelectors && options.labelSelectors.length > 0 ? { labelSelectors: options.labelSelectors.map((l) => ({ ...l })) } : {}),
+  };
+  return { group: '', resource: 'secrets', version: 'v1', selector, required: options.required ?? true };
 }

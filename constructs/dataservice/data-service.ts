@@ -1,6 +1,5 @@
-import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
-import { apiServiceExportTemplateKind, type PermissionClaim } from '../api/index.js';
+import { ApiServiceExportTemplate, type PermissionClaim } from '../runtime/index.js';
 import {
   CompositeDeletePolicy, CompositeResourceDefinition, Composition, PatchAndTransformStep,
 } from '../crossplane/index.js';
@@ -79,7 +78,8 @@ export class DataService extends Construct {
   public readonly xrd: CompositeResourceDefinition;
   /** Compositions by backend name. */
   public readonly compositions: ReadonlyMap<string, Composition>;
-  public readonly exportTemplate: ApiObject;
+  /** The APIServiceExportTemplate making the claim CRD bindable. */
+  public readonly exportTemplate: ApiServiceExportTemplate;
   /** The validated model (plans, services, parameters). */
   public readonly model: DataServiceModel;
   public readonly backends: readonly Backend[];
@@ -221,7 +221,7 @@ export class DataService extends Construct {
         if (!claims.some((x) => JSON.stringify(x) === JSON.stringify(c))) claims.push(c);
       }
     }
-    this.exportTemplate = exportTemplate(this, 'ExportTemplate', {
+    this.exportTemplate = new ApiServiceExportTemplate(this, 'ExportTemplate', {
       group: props.group, resource: claimPlural, version, permissionClaims: claims,
       namespace: props.exportTemplateNamespace ?? DEFAULT_EXPORT_TEMPLATE_NAMESPACE,
     });
@@ -240,26 +240,3 @@ export class DataService extends Construct {
   }
 }
 
-export interface ExportTemplateOptions {
-  readonly group: string;
-  readonly resource: string;
-  readonly version?: string;
-  readonly permissionClaims?: readonly PermissionClaim[];
-  readonly namespace?: string;
-  /** @default - the resource name */
-  readonly name?: string;
-}
-
-/**
- * Emits an `example-backend.klutch.anynines.com/v1alpha1` APIServiceExportTemplate selecting
- * `<resource>.<group>` (note Klutch's capitalised `spec.APIServiceSelector` key).
- */
-export function exportTemplate(scope: Construct, id: string, o: ExportTemplateOptions): ApiObject {
-  const selector: { group: string; resource: string; version?: string } = { group: o.group, resource: o.resource };
-  if (o.version !== undefined) selector.version = o.version;
-  const spec: { APIServiceSelector: typeof selector; permissionClaims?: PermissionClaim[] } = { APIServiceSelector: selector };
-  if (o.permissionClaims && o.permissionClaims.length > 0) spec.permissionClaims = o.permissionClaims.map((c) => copyJson(c));
-  const obj = apiServiceExportTemplateKind.make(o.name ?? o.resource, spec as never, { namespace: o.namespace ?? DEFAULT_EXPORT_TEMPLATE_NAMESPACE });
-  const { apiVersion, kind, metadata, ...rest } = obj as unknown as Record<string, unknown>;
-  return new ApiObject(scope, id, { apiVersion: apiVersion as string, kind: kind as string, metadata: metadata as never, ...rest });
-}

@@ -159,7 +159,7 @@ describe('Catalogue: compositions turn claims into the right managed resources',
     const t = full.byName('APIServiceExportTemplate', 'servicebindings');
     expect(t.spec.permissionClaims).toEqual([{
       group: '', resource: 'secrets', version: 'v1', required: true,
-      selector: { owner: 'Provider', fieldSelectors: ['type=connection.crossplane.io/v1alpha1'] },
+      selector: { names: ['*'], namespaces: ['*'], owner: 'Provider', fieldSelectors: ['type=connection.crossplane.io/v1alpha1'] },
     }]);
     expect(full.byName('APIServiceExportTemplate', 'postgresqlinstances').spec.permissionClaims).toBeUndefined();
   });
