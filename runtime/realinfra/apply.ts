@@ -1,7 +1,10 @@
 // Server-side apply of a set of manifests in dependency order: Namespaces and CustomResourceDefinitions
 // first (waiting until every CRD is Established), then the remaining kinds in Helm's install order,
 // custom resources last.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { ApiException, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import { parseAllDocuments } from 'yaml';
 import { KubeApiError, ResourcePaths, kubeRequest } from './rest.js';
 
 export interface ApplyOptions {
@@ -189,4 +192,39 @@ export async function applyManifests(kc: KubeConfig, objects: readonly Kubernete
   for (const o of rest) await applyOne(o);
   if (failures.length > 0) throw new ApplyError(failures, applied);
   return applied;
+}
+
+/**
+ * Reads every `*.yaml` / `*.yml` / `*.json` file under `dir` (recursively, in path order) and returns
+ * the Kubernetes objects of all their documents; empty documents are skipped and `List` kinds are
+ * flattened. Errors name the file and document.
+ */
+export function readManifests(dir: string): KubernetesObject[] {
+  if (!fs.existsSync(dir)) throw new Error(`readManifests: ${dir} does not exist`);
+  const files: string[] = [];
+  const walk = (d: string) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (/\.(ya?ml|json)$/i.test(e.name)) files.push(p);
+    }
+  };
+  if (fs.statSync(dir).isDirectory()) walk(dir);
+  else files.push(dir);
+  const out: KubernetesObject[] = [];
+  for (const f of files) {
+    const docs = parseAllDocuments(fs.readFileSync(f, 'utf8'));
+    docs.forEach((doc, i) => {
+      if (doc.errors.length > 0) throw new Error(`readManifests: ${f} document ${i + 1}: ${doc.errors[0]!.message}`);
+      const v = doc.toJS() as unknown;
+      if (v === null || v === undefined) return;
+      const o = v as KubernetesObject & { items?: KubernetesObject[] };
+      if (typeof o !== 'object' || typeof o.kind !== 'string' || typeof o.apiVersion !== 'string') {
+        throw new Error(`readManifests: ${f} document ${i + 1} is not a Kubernetes object (needs apiVersion and kind)`);
+      }
+      if (o.kind.endsWith('List') && Array.isArray(o.items)) out.push(...o.items);
+      else out.push(o);
+    });
+  }
+  return out;
 }

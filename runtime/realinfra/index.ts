@@ -33,6 +33,7 @@ export {
   apiErrorDetails,
   applyManifests,
   objectRef,
+  readManifests,
   sortForApply,
   waitForCrdsEstablished,
 } from './apply.js';
