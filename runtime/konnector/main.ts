@@ -40,6 +40,9 @@ export function buildCommand(): Command {
     .option('--lease-name <name>', 'name of the leader-election Lease', 'klutch-bind')
     .option('--lease-namespace <ns>', 'namespace of the Lease (default: $POD_NAMESPACE, else kube-system)')
     .option('--no-leader-elect', 'run the controllers without leader election (single replica only)')
+    .option('--leader-elect-lease-duration <duration>', 'Lease duration', duration('--leader-elect-lease-duration'), 15_000)
+    .option('--leader-elect-renew-deadline <duration>', 'renew deadline of the leader', duration('--leader-elect-renew-deadline'), 10_000)
+    .option('--leader-elect-retry-period <duration>', 'retry period of acquire/renew', duration('--leader-elect-retry-period'), 2_000)
     .option('--health-address <host:port>', 'address of /healthz, /readyz and /metrics', '127.0.0.1:8080')
     .option('--qps <n>', 'client queries per second per cluster connection', int('--qps', 0), 100)
     .option('--burst <n>', 'client burst per cluster connection', int('--burst', 1), 200)
@@ -117,6 +120,9 @@ export async function main(argv = process.argv): Promise<void> {
         name: o.leaseName,
         identity,
         logger: log,
+        leaseDurationMs: o.leaderElectLeaseDuration,
+        renewDeadlineMs: o.leaderElectRenewDeadline,
+        retryPeriodMs: o.leaderElectRetryPeriod,
         onStartedLeading: () => {
           running = konnector.start();
           running.catch((e) => {

@@ -19,7 +19,7 @@ describe('claim selectors', () => {
     expect(selects({ namespaces: ['team-a'] }, secret('b'), 'team-a')).toBe(true);
   });
   it('label selectors are ORed, the labels within one are ANDed', () => {
-    const sel = [{ a: '1', b: '2' }, { c: '3' }];
+    const sel: Record<string, string>[] = [{ a: '1', b: '2' }, { c: '3' }];
     expect(matchesLabels({ a: '1', b: '2' }, sel)).toBe(true);
     expect(matchesLabels({ a: '1' }, sel)).toBe(false);
     expect(matchesLabels({ c: '3', x: 'y' }, sel)).toBe(true);
