@@ -1,0 +1,356 @@
+/**
+ * Typed, validated stack configuration of the klutch-kit Pulumi project.
+ *
+ * Everything is read from the `klutch-kit:` config namespace of the stack (`Pulumi.<stack>.yaml`).
+ * Plain settings are structured config objects; secrets are separate secret keys (so that they are
+ * stored as `secure:` ciphertext and every output derived from them stays secret):
+ *
+ * | key | type | what |
+ * |---|---|---|
+ * | `controlPlane` | {@link ClusterConfig} | the control-plane cluster |
+ * | `appClusters` | {@link AppClusterConfig}[] | the app clusters (at least one) |
+ * | `oidc` | {@link OidcConfig} | OIDC issuer for the bind backend; omit to deploy Dex on the control plane |
+ * | `backend` | {@link BackendConfig} | bind backend URL and options |
+ * | `images` | {@link ImagesConfig} | runtime image references, or a registry to build and push them to |
+ * | `skipAwait` | boolean | skip readiness awaits of workloads (clusters that cannot run pods, e.g. the sandbox) |
+ * | `kubeconfig-<cluster>` | secret string | kubeconfig contents of a cluster with `access.kind: kubeconfig` |
+ * | `oidcClientSecret` | secret string | the backend's OIDC client secret |
+ * | `cookieSigningKey` | secret string | base64, 32 or 64 bytes |
+ * | `cookieEncryptionKey` | secret string (optional) | base64, 16, 24 or 32 bytes |
+ *
+ * Secrets are never generated inside the program: a value generated on every run would change on every
+ * `pulumi up`. `generateStackSecrets()` (stacks/secrets.ts) makes them once; set them with
+ * `pulumi config set --secret`.
+ */
+
+/** The config namespace (the project name in Pulumi.yaml). */
+export const CONFIG_NAMESPACE = 'klutch-kit';
+
+/** How to reach (or create) a cluster. */
+export type ClusterAccess =
+  /** kubeconfig contents from the secret config key `kubeconfig-<cluster>` (or `secretKey`), or a file. */
+  | { readonly kind: 'kubeconfig'; readonly secretKey?: string; readonly path?: string; readonly context?: string }
+  /** A context of the kubeconfig file `path` (default: $KUBECONFIG, else ~/.kube/config). */
+  | { readonly kind: 'context'; readonly context: string; readonly path?: string }
+  /** A kind cluster created by the stack (needs Docker and the kind CLI). */
+  | { readonly kind: 'kind'; readonly nodeImage?: string }
+  /** An EKS cluster created by the stack (needs @pulumi/eks and AWS credentials). */
+  | { readonly kind: 'eks'; readonly region: string; readonly instanceType?: string; readonly desiredCapacity?: number };
+
+export type ClusterAccessKind = ClusterAccess['kind'];
+export const CLUSTER_ACCESS_KINDS: readonly ClusterAccessKind[] = ['kubeconfig', 'context', 'kind', 'eks'];
+
+export interface ClusterConfig {
+  /** Cluster name: a DNS label; part of every resource name of the cluster. */
+  readonly name: string;
+  /** @default { kind: 'kubeconfig' } */
+  readonly access: ClusterAccess;
+}
+
+/** How an app cluster is bound to the control plane. */
+export type BindingMode = 'cli' | 'controlPlane';
+
+export interface AppClusterConfig extends ClusterConfig {
+  /**
+   * `cli`: the konnector is installed and the user runs the printed `kubectl bind` command (Klutch's flow).
+   * `controlPlane`: an AppClusterBinding on the control plane drives the binding.
+   * @default 'cli'
+   */
+  readonly binding: BindingMode;
+}
+
+export interface OidcConfig {
+  /** Issuer URL (https, or http on loopback). */
+  readonly issuerUrl: string;
+  /** Client id. @default "klutch-backend" */
+  readonly clientId: string;
+}
+
+export interface BackendConfig {
+  /** URL users (browsers and `kubectl bind`) reach the backend at, e.g. `https://bind.example.com`. Required. */
+  readonly url: string;
+  /** Name of the backend (`--pretty-name`). @default "klutch-kit" */
+  readonly prettyName: string;
+}
+
+export interface ImagesConfig {
+  /** @default DEFAULT_IMAGES.backend */
+  readonly backend?: string;
+  /** @default DEFAULT_IMAGES.konnector */
+  readonly konnector?: string;
+  /** @default DEFAULT_IMAGES.dex */
+  readonly dex?: string;
+  /** Build runtime/Dockerfile.{backend,konnector} and push them here (needs @pulumi/docker-build and Docker). */
+  readonly registry?: string;
+}
+
+/** The validated, non-secret part of the stack config. */
+export interface StackConfig {
+  readonly controlPlane: ClusterConfig;
+  readonly appClusters: readonly AppClusterConfig[];
+  /** `undefined`: deploy Dex on the control plane as the issuer. */
+  readonly oidc?: OidcConfig;
+  readonly backend: BackendConfig;
+  readonly images: ImagesConfig;
+  readonly skipAwait: boolean;
+  /** Dex connectors, used when `oidc` is not set (Dex is deployed). */
+  readonly dexConnectors: readonly DexConnectorConfig[];
+}
+
+/** A Dex connector (https://dexidp.io/docs/connectors/); secret values belong in Secrets, referenced as `$ENV`. */
+export interface DexConnectorConfig {
+  readonly type: string;
+  readonly id: string;
+  readonly name: string;
+  readonly config: Record<string, unknown>;
+}
+
+/** Secret config keys (besides `kubeconfig-<cluster>`). */
+export const SECRET_KEYS = {
+  oidcClientSecret: 'oidcClientSecret',
+  cookieSigningKey: 'cookieSigningKey',
+  cookieEncryptionKey: 'cookieEncryptionKey',
+} as const;
+
+/** Config key of a cluster's kubeconfig secret. */
+export function kubeconfigKey(cluster: ClusterConfig): string {
+  return cluster.access.kind === 'kubeconfig' && cluster.access.secretKey ? cluster.access.secretKey : `kubeconfig-${cluster.name}`;
+}
+
+/** Thrown for invalid stack config; the message names the key and the value received. */
+export class StackConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StackConfigError';
+  }
+}
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+function show(v: unknown): string {
+  if (v === undefined) return 'undefined';
+  try {
+    const s = JSON.stringify(v);
+    return s.length > 120 ? `${s.slice(0, 117)}...` : s;
+  } catch {
+    return String(v);
+  }
+}
+
+function fail(key: string, v: unknown, expected: string): never {
+  throw new StackConfigError(`${CONFIG_NAMESPACE}:${key}: expected ${expected}, got ${show(v)}`);
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function checkKeys(key: string, v: Record<string, unknown>, allowed: readonly string[]): void {
+  for (const k of Object.keys(v)) {
+    if (!allowed.includes(k)) {
+      throw new StackConfigError(`${CONFIG_NAMESPACE}:${key}.${k}: unknown setting (value ${show(v[k])}); allowed: ${allowed.join(', ')}`);
+    }
+  }
+}
+
+function optString(key: string, v: unknown): string | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string' || v.trim() === '') fail(key, v, 'a non-empty string');
+  return v;
+}
+
+function checkUrl(key: string, v: unknown): string {
+  const s = optString(key, v);
+  if (s === undefined) fail(key, v, 'a URL');
+  let u: URL;
+  try {
+    u = new URL(s);
+  } catch {
+    fail(key, v, 'an absolute http(s) URL');
+  }
+  const loopback = u.hostname === '127.0.0.1' || u.hostname === 'localhost' || u.hostname === '[::1]';
+  if (u.protocol !== 'https:' && !(u.protocol === 'http:' && loopback)) {
+    fail(key, v, 'an https URL (http is accepted only on loopback)');
+  }
+  return s.replace(/\/+$/, '');
+}
+
+function parseAccess(key: string, v: unknown): ClusterAccess {
+  if (v === undefined || v === null) return { kind: 'kubeconfig' };
+  if (!isObject(v)) fail(key, v, `an object with kind one of ${CLUSTER_ACCESS_KINDS.join(', ')}`);
+  const kind = v['kind'];
+  switch (kind) {
+    case 'kubeconfig':
+      checkKeys(key, v, ['kind', 'secretKey', 'path', 'context']);
+      if (v['secretKey'] !== undefined && v['path'] !== undefined) {
+        throw new StackConfigError(`${CONFIG_NAMESPACE}:${key}: set either secretKey or path, not both (got ${show(v)})`);
+      }
+      return {
+        kind,
+        ...(v['secretKey'] !== undefined ? { secretKey: optString(`${key}.secretKey`, v['secretKey'])! } : {}),
+        ...(v['path'] !== undefined ? { path: optString(`${key}.path`, v['path'])! } : {}),
+        ...(v['context'] !== undefined ? { context: optString(`${key}.context`, v['context'])! } : {}),
+      };
+    case 'context': {
+      checkKeys(key, v, ['kind', 'context', 'path']);
+      const context = optString(`${key}.context`, v['context']);
+      if (!context) fail(`${key}.context`, v['context'], 'the name of a kubeconfig context');
+      return { kind, context, ...(v['path'] !== undefined ? { path: optString(`${key}.path`, v['path'])! } : {}) };
+    }
+    case 'kind':
+      checkKeys(key, v, ['kind', 'nodeImage']);
+      return { kind, ...(v['nodeImage'] !== undefined ? { nodeImage: optString(`${key}.nodeImage`, v['nodeImage'])! } : {}) };
+    case 'eks': {
+      checkKeys(key, v, ['kind', 'region', 'instanceType', 'desiredCapacity']);
+      const region = optString(`${key}.region`, v['region']);
+      if (!region) fail(`${key}.region`, v['region'], 'an AWS region such as "eu-central-1"');
+      const dc = v['desiredCapacity'];
+      if (dc !== undefined && (typeof dc !== 'number' || !Number.isInteger(dc) || dc < 1 || dc > 100)) {
+        fail(`${key}.desiredCapacity`, dc, 'an integer from 1 to 100');
+      }
+      return {
+        kind,
+        region,
+        ...(v['instanceType'] !== undefined ? { instanceType: optString(`${key}.instanceType`, v['instanceType'])! } : {}),
+        ...(dc !== undefined ? { desiredCapacity: dc as number } : {}),
+      };
+    }
+    default:
+      fail(`${key}.kind`, kind, `one of ${CLUSTER_ACCESS_KINDS.join(', ')}`);
+  }
+}
+
+function parseClusterName(key: string, v: unknown): string {
+  if (typeof v !== 'string' || v.length > 40 || !DNS_LABEL.test(v)) {
+    fail(key, v, 'a cluster name: a DNS label of at most 40 characters (lower-case letters, digits, "-")');
+  }
+  return v;
+}
+
+function parseCluster(key: string, v: unknown): ClusterConfig {
+  if (!isObject(v)) fail(key, v, 'an object { name, access }');
+  return { name: parseClusterName(`${key}.name`, v['name']), access: parseAccess(`${key}.access`, v['access']) };
+}
+
+/** The raw config values, as read from `new pulumi.Config('klutch-kit').getObject(...)`. */
+export interface RawStackConfig {
+  readonly controlPlane?: unknown;
+  readonly appClusters?: unknown;
+  readonly oidc?: unknown;
+  readonly backend?: unknown;
+  readonly images?: unknown;
+  readonly skipAwait?: unknown;
+  readonly dexConnectors?: unknown;
+}
+
+/** Validates the non-secret stack config. Throws {@link StackConfigError} naming the key and the value received. */
+export function parseStackConfig(raw: RawStackConfig): StackConfig {
+  if (raw.controlPlane === undefined) {
+    throw new StackConfigError(
+      `${CONFIG_NAMESPACE}:controlPlane is not set; set it, e.g. ` +
+        `pulumi config set --path 'controlPlane.name' control-plane`,
+    );
+  }
+  if (isObject(raw.controlPlane)) checkKeys('controlPlane', raw.controlPlane, ['name', 'access']);
+  const controlPlane = parseCluster('controlPlane', raw.controlPlane);
+
+  if (!Array.isArray(raw.appClusters) || raw.appClusters.length === 0) {
+    fail('appClusters', raw.appClusters, 'a non-empty list of app clusters [{ name, access, binding }]');
+  }
+  const seen = new Set([controlPlane.name]);
+  const appClusters = raw.appClusters.map((a, i): AppClusterConfig => {
+    const key = `appClusters[${i}]`;
+    if (isObject(a)) checkKeys(key, a, ['name', 'access', 'binding']);
+    const c = parseCluster(key, a);
+    if (seen.has(c.name)) {
+      throw new StackConfigError(`${CONFIG_NAMESPACE}:${key}.name: "${c.name}" is already used by another cluster; cluster names must be unique`);
+    }
+    seen.add(c.name);
+    const binding = (a as Record<string, unknown>)['binding'] ?? 'cli';
+    if (binding !== 'cli' && binding !== 'controlPlane') fail(`${key}.binding`, binding, '"cli" or "controlPlane"');
+    return { ...c, binding };
+  });
+
+  let oidc: OidcConfig | undefined;
+  if (raw.oidc !== undefined && raw.oidc !== null) {
+    if (!isObject(raw.oidc)) fail('oidc', raw.oidc, 'an object { issuerUrl, clientId }');
+    checkKeys('oidc', raw.oidc, ['issuerUrl', 'clientId']);
+    oidc = { issuerUrl: checkUrl('oidc.issuerUrl', raw.oidc['issuerUrl']), clientId: optString('oidc.clientId', raw.oidc['clientId']) ?? 'klutch-backend' };
+  }
+
+  if (!isObject(raw.backend)) {
+    fail('backend', raw.backend, 'an object { url, prettyName }; set at least: pulumi config set --path backend.url https://bind.example.com');
+  }
+  checkKeys('backend', raw.backend, ['url', 'prettyName']);
+  const backend: BackendConfig = {
+    url: checkUrl('backend.url', raw.backend['url']),
+    prettyName: optString('backend.prettyName', raw.backend['prettyName']) ?? 'klutch-kit',
+  };
+
+  let images: ImagesConfig = {};
+  if (raw.images !== undefined && raw.images !== null) {
+    if (!isObject(raw.images)) fail('images', raw.images, 'an object { backend, konnector, dex, registry }');
+    checkKeys('images', raw.images, ['backend', 'konnector', 'dex', 'registry']);
+    const ref = (k: string) => {
+      const s = optString(`images.${k}`, raw.images && (raw.images as Record<string, unknown>)[k]);
+      if (s !== undefined && (/\s/.test(s) || s.endsWith(':latest'))) fail(`images.${k}`, s, 'a pinned image reference (no whitespace, not :latest)');
+      return s;
+    };
+    const backendImage = ref('backend');
+    const konnector = ref('konnector');
+    const dex = ref('dex');
+    const registry = optString('images.registry', raw.images['registry']);
+    images = {
+      ...(backendImage ? { backend: backendImage } : {}),
+      ...(konnector ? { konnector } : {}),
+      ...(dex ? { dex } : {}),
+      ...(registry ? { registry } : {}),
+    };
+  }
+
+  let skipAwait = false;
+  if (raw.skipAwait !== undefined && raw.skipAwait !== null) {
+    if (raw.skipAwait === true || raw.skipAwait === 'true') skipAwait = true;
+    else if (raw.skipAwait === false || raw.skipAwait === 'false') skipAwait = false;
+    else fail('skipAwait', raw.skipAwait, 'true or false');
+  }
+
+  let dexConnectors: DexConnectorConfig[] = [];
+  if (raw.dexConnectors !== undefined && raw.dexConnectors !== null) {
+    if (!Array.isArray(raw.dexConnectors)) fail('dexConnectors', raw.dexConnectors, 'a list of Dex connectors [{ type, id, name, config }]');
+    dexConnectors = raw.dexConnectors.map((c, i) => {
+      const key = `dexConnectors[${i}]`;
+      if (!isObject(c)) fail(key, c, 'an object { type, id, name, config }');
+      checkKeys(key, c, ['type', 'id', 'name', 'config']);
+      const type = optString(`${key}.type`, c['type']);
+      const id = optString(`${key}.id`, c['id']);
+      const name = optString(`${key}.name`, c['name']);
+      if (!type) fail(`${key}.type`, c['type'], 'a Dex connector type such as "github" or "oidc"');
+      if (!id) fail(`${key}.id`, c['id'], 'a connector id');
+      if (!name) fail(`${key}.name`, c['name'], 'a display name');
+      const config = c['config'] ?? {};
+      if (!isObject(config)) fail(`${key}.config`, c['config'], 'an object');
+      return { type, id, name, config };
+    });
+  }
+  if (!oidc && dexConnectors.length === 0) {
+    throw new StackConfigError(
+      `${CONFIG_NAMESPACE}:dexConnectors: without ${CONFIG_NAMESPACE}:oidc the stack deploys Dex, which needs at least one connector; got ${show(raw.dexConnectors)}. ` +
+        `Set oidc.issuerUrl to use an existing issuer, or e.g. pulumi config set --path 'dexConnectors[0]' ... ({"type":"github","id":"github","name":"GitHub","config":{...}})`,
+    );
+  }
+
+  return { controlPlane, appClusters, ...(oidc ? { oidc } : {}), backend, images, skipAwait, dexConnectors };
+}
+
+/** Checks a base64 key of one of the allowed decoded lengths (cookie keys). */
+export function checkBase64Key(key: string, value: string, lengths: readonly number[]): void {
+  const decoded = /^[A-Za-z0-9+/]+={0,2}$/.test(value) ? Buffer.from(value, 'base64') : undefined;
+  if (!decoded || !lengths.includes(decoded.length)) {
+    // Never echo a secret: report only its shape.
+    throw new StackConfigError(
+      `${CONFIG_NAMESPACE}:${key}: expected base64 of ${lengths.join(' or ')} bytes, got a value of ${value.length} characters` +
+        `${decoded ? ` decoding to ${decoded.length} bytes` : ' that is not base64'}; generate one with: openssl rand -base64 ${lengths[0]}`,
+    );
+  }
+}

@@ -1,0 +1,130 @@
+/** Stack config validation: every error names the key and the value received; secrets are never echoed. */
+import { describe, expect, it } from '@jest/globals';
+import { checkBase64Key, parseStackConfig, type RawStackConfig, StackConfigError } from '../../stacks/config.js';
+import { connectCluster } from '../../stacks/cluster.js';
+import { splitForDeploy } from '../../stacks/manifests.js';
+import { generateStackSecrets } from '../../stacks/secrets.js';
+
+const base: RawStackConfig = {
+  controlPlane: { name: 'cp' },
+  appClusters: [{ name: 'app-1' }],
+  backend: { url: 'https://bind.example.com' },
+  oidc: { issuerUrl: 'https://issuer.example.com' },
+};
+
+function err(raw: RawStackConfig): string {
+  try {
+    parseStackConfig(raw);
+  } catch (e) {
+    expect(e).toBeInstanceOf(StackConfigError);
+    return (e as Error).message;
+  }
+  throw new Error('expected a StackConfigError');
+}
+
+describe('parseStackConfig', () => {
+  it('fills defaults', () => {
+    const c = parseStackConfig(base);
+    expect(c.controlPlane).toEqual({ name: 'cp', access: { kind: 'kubeconfig' } });
+    expect(c.appClusters).toEqual([{ name: 'app-1', access: { kind: 'kubeconfig' }, binding: 'cli' }]);
+    expect(c.oidc).toEqual({ issuerUrl: 'https://issuer.example.com', clientId: 'klutch-backend' });
+    expect(c.backend).toEqual({ url: 'https://bind.example.com', prettyName: 'klutch-kit' });
+    expect(c.skipAwait).toBe(false);
+    expect(c.images).toEqual({});
+  });
+
+  it('names the key and the value for bad settings', () => {
+    expect(err({ ...base, controlPlane: undefined })).toMatch(/klutch-kit:controlPlane is not set/);
+    expect(err({ ...base, controlPlane: { name: 'Control_Plane' } })).toBe(
+      'klutch-kit:controlPlane.name: expected a cluster name: a DNS label of at most 40 characters (lower-case letters, digits, "-"), got "Control_Plane"',
+    );
+    expect(err({ ...base, appClusters: [] })).toMatch(/^klutch-kit:appClusters: expected a non-empty list .* got \[\]$/);
+    expect(err({ ...base, appClusters: [{ name: 'cp' }] })).toMatch(/klutch-kit:appClusters\[0\]\.name: "cp" is already used/);
+    expect(err({ ...base, appClusters: [{ name: 'a', binding: 'magic' }] })).toBe('klutch-kit:appClusters[0].binding: expected "cli" or "controlPlane", got "magic"');
+    expect(err({ ...base, appClusters: [{ name: 'a', access: { kind: 'docker' } }] })).toBe(
+      'klutch-kit:appClusters[0].access.kind: expected one of kubeconfig, context, kind, eks, got "docker"',
+    );
+    expect(err({ ...base, appClusters: [{ name: 'a', access: { kind: 'context' } }] })).toMatch(/appClusters\[0\]\.access\.context: expected a non-empty string, got undefined|access\.context/);
+    expect(err({ ...base, appClusters: [{ name: 'a', access: { kind: 'eks', region: 'eu-1', desiredCapacity: 0 } }] })).toBe(
+      'klutch-kit:appClusters[0].access.desiredCapacity: expected an integer from 1 to 100, got 0',
+    );
+    expect(err({ ...base, backend: { url: 'http://bind.example.com' } })).toBe(
+      'klutch-kit:backend.url: expected an https URL (http is accepted only on loopback), got "http://bind.example.com"',
+    );
+    expect(err({ ...base, backend: undefined })).toMatch(/^klutch-kit:backend: expected an object \{ url, prettyName \}.*got undefined$/);
+    expect(err({ ...base, backend: { url: 'https://x.example', colour: 'red' } })).toBe(
+      'klutch-kit:backend.colour: unknown setting (value "red"); allowed: url, prettyName',
+    );
+    expect(err({ ...base, images: { backend: 'ghcr.io/x/backend:latest' } })).toBe(
+      'klutch-kit:images.backend: expected a pinned image reference (no whitespace, not :latest), got "ghcr.io/x/backend:latest"',
+    );
+    expect(err({ ...base, skipAwait: 'yes' })).toBe('klutch-kit:skipAwait: expected true or false, got "yes"');
+    expect(err({ ...base, oidc: undefined })).toMatch(/^klutch-kit:dexConnectors: without klutch-kit:oidc the stack deploys Dex, which needs at least one connector; got undefined/);
+    expect(err({ ...base, oidc: undefined, dexConnectors: [{ type: 'github', id: 'gh' }] })).toBe(
+      'klutch-kit:dexConnectors[0].name: expected a display name, got undefined',
+    );
+  });
+
+  it('accepts http issuers and backends on loopback only', () => {
+    const c = parseStackConfig({ ...base, backend: { url: 'http://127.0.0.1:8080/' }, oidc: { issuerUrl: 'http://localhost:5556/dex' } });
+    expect(c.backend.url).toBe('http://127.0.0.1:8080');
+  });
+});
+
+describe('secrets', () => {
+  it('checks cookie keys by decoded length without echoing them', () => {
+    expect(() => checkBase64Key('cookieSigningKey', Buffer.alloc(32).toString('base64'), [32, 64])).not.toThrow();
+    const bad = Buffer.alloc(20, 1).toString('base64');
+    expect(() => checkBase64Key('cookieSigningKey', bad, [32, 64])).toThrow(
+      'klutch-kit:cookieSigningKey: expected base64 of 32 or 64 bytes, got a value of 28 characters decoding to 20 bytes; generate one with: openssl rand -base64 32',
+    );
+    try {
+      checkBase64Key('cookieSigningKey', 'not base64 at all!', [32]);
+    } catch (e) {
+      expect((e as Error).message).not.toContain('not base64 at all');
+    }
+  });
+
+  it('generates valid, distinct secrets', () => {
+    const a = generateStackSecrets();
+    const b = generateStackSecrets();
+    expect(a['cookieSigningKey']).not.toBe(b['cookieSigningKey']);
+    expect(() => checkBase64Key('cookieSigningKey', a['cookieSigningKey'], [32, 64])).not.toThrow();
+    expect(() => checkBase64Key('cookieEncryptionKey', a['cookieEncryptionKey'], [32])).not.toThrow();
+    expect(a['oidcClientSecret'].length).toBeGreaterThanOrEqual(16);
+  });
+});
+
+describe('cluster access', () => {
+  const none = { getSecret: () => undefined };
+  it('names the missing kubeconfig secret key and how to set it', () => {
+    expect(() => connectCluster({ name: 'cp', access: { kind: 'kubeconfig' } }, 'controlPlane', none)).toThrow(
+      /^klutch-kit:kubeconfig-cp is not set; cluster "cp" \(controlPlane\) reads its kubeconfig from it\. Set it with: pulumi config set --secret kubeconfig-cp/,
+    );
+  });
+  it('names a missing kubeconfig file', () => {
+    expect(() => connectCluster({ name: 'a', access: { kind: 'context', context: 'x', path: '/nonexistent/kubeconfig' } }, 'appClusters[0]', none)).toThrow(
+      'klutch-kit:appClusters[0].access.path: cluster "a": kubeconfig file "/nonexistent/kubeconfig" does not exist (resolved to /nonexistent/kubeconfig)',
+    );
+  });
+  it('fails clearly for kind without Docker and for EKS without @pulumi/eks', () => {
+    const savedPath = process.env['PATH'];
+    process.env['PATH'] = '/nonexistent';
+    try {
+      expect(() => connectCluster({ name: 'a', access: { kind: 'kind' } }, 'appClusters[0]', none)).toThrow(/"kind" needs Docker and the kind CLI, but docker and kind are not on PATH/);
+    } finally {
+      process.env['PATH'] = savedPath;
+    }
+    expect(() => connectCluster({ name: 'a', access: { kind: 'eks', region: 'eu-central-1' } }, 'appClusters[0]', none)).toThrow(
+      /"eks" needs the @pulumi\/eks package, which is not installed/,
+    );
+  });
+});
+
+describe('splitForDeploy', () => {
+  it('rejects nameless and duplicate objects, naming the cluster', () => {
+    expect(() => splitForDeploy('cp', [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: {} } as never])).toThrow(/cluster "cp": object #0 has no apiVersion\/kind\/metadata.name/);
+    const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'n' } };
+    expect(() => splitForDeploy('cp', [cm, cm])).toThrow('cluster "cp": object ConfigMap n/a appears twice');
+  });
+});
