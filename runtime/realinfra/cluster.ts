@@ -510,19 +510,19 @@ class ClusterImpl implements RealCluster {
   }
 
   stop(): Promise<void> {
-    if (!this.stopping) this.stopping = this.doStop();
+    if (!this.stopping) this.stopping = this.doStop(true);
     return this.stopping;
   }
 
-  private async doStop(): Promise<void> {
+  private async doStop(removeDir: boolean): Promise<void> {
     this.stopped = true;
     const grace = 5000;
     await Promise.all([this.procs['kube-controller-manager']?.stop(grace), this.procs['kube-apiserver']?.stop(grace)]);
     await this.procs.etcd?.stop(grace);
     live.delete(this);
     removeEntry(this.registryFile);
-    fs.rmSync(this.dir, { recursive: true, force: true });
-    this.log(`${this.name}: stopped`);
+    if (removeDir) fs.rmSync(this.dir, { recursive: true, force: true });
+    this.log(`${this.name}: stopped${removeDir ? '' : ` (folder kept: ${this.dir})`}`);
   }
 
   /** Synchronous last resort (process exit): SIGKILL everything, remove the folder. */
@@ -535,9 +535,12 @@ class ClusterImpl implements RealCluster {
     fs.rmSync(this.dir, { recursive: true, force: true });
   }
 
-  /** Cleanup after a failed start. */
-  async abort(): Promise<void> {
-    await this.stop();
+  /** Cleanup after a failed start; with KLUTCH_KIT_KEEP_FAILED_CLUSTERS=1 the folder (logs, certs) is kept. */
+  async abort(): Promise<boolean> {
+    const keep = process.env['KLUTCH_KIT_KEEP_FAILED_CLUSTERS'] === '1';
+    if (!this.stopping) this.stopping = this.doStop(!keep);
+    await this.stopping;
+    return keep;
   }
 }
 
@@ -575,7 +578,8 @@ export async function startCluster(opts: StartClusterOptions): Promise<RealClust
       await cluster.start();
       return cluster;
     } catch (e) {
-      await cluster.abort();
+      const kept = await cluster.abort();
+      if (kept && e instanceof Error) e.message += `\n(folder kept for inspection: ${dir})`;
       if (attempt < 3 && portConflict(e)) {
         opts.log?.(`${opts.name}: port conflict, retrying with new ports`);
         continue;
