@@ -165,8 +165,10 @@ describe('startCluster() runs a real control plane', () => {
     });
     expect(rootCa.data?.['ca.crt']).toBe(cluster.caPem);
     await core.deleteNamespace({ name: ns });
-    const during = await core.readNamespace({ name: ns });
-    expect(during.status?.phase).toBe('Terminating');
+    // The API server only marks it Terminating (the `kubernetes` finalizer); the namespace controller
+    // of kube-controller-manager must empty it and remove the finalizer.
+    const during = await core.readNamespace({ name: ns }).catch(() => undefined);
+    if (during) expect(during.status?.phase).toBe('Terminating');
     await eventually('the namespace to be gone', async () => (await statusOf(core.readNamespace({ name: ns }))) === 404);
   });
 
