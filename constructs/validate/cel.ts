@@ -43,17 +43,33 @@ function compile(rule: string): Program | Error {
   return p;
 }
 
+const transitionCache = new Map<string, boolean>();
+
 /** True when the rule refers to `oldSelf` (a transition rule). */
 export function isTransitionRule(rule: string): boolean {
+  let t = transitionCache.get(rule);
+  if (t === undefined) {
+    t = isTransitionRuleUncached(rule);
+    transitionCache.set(rule, t);
+  }
+  return t;
+}
+
+function isTransitionRuleUncached(rule: string): boolean {
   return /(^|[^A-Za-z0-9_.])oldSelf\b/.test(rule.replace(/'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"/g, '""'));
 }
 
 /** Evaluates one rule; returns undefined when it holds, else the failure message. */
 export function evalRule(rule: CelRule, self: unknown, oldSelf: unknown, hasOld: boolean, schema: JSONSchemaProps): string | undefined {
-  const prog = compile(rule.rule);
-  if (prog instanceof Error) return `invalid CEL rule ${JSON.stringify(rule.rule)}: ${prog.message}`;
   const ctx: Record<string, unknown> = { self: toCel(self, schema) };
   if (hasOld) ctx.oldSelf = toCel(oldSelf, schema);
+  return evalRuleIn(rule, ctx);
+}
+
+/** Evaluates one rule with already converted `self` (and `oldSelf`). */
+function evalRuleIn(rule: CelRule, ctx: Record<string, unknown>): string | undefined {
+  const prog = compile(rule.rule);
+  if (prog instanceof Error) return `invalid CEL rule ${JSON.stringify(rule.rule)}: ${prog.message}`;
   let res: unknown;
   try {
     res = prog(ctx);
@@ -110,11 +126,17 @@ export function walkRules(
   out: CelFailure[],
 ): void {
   if (value === undefined || value === null) return;
-  for (const rule of schema['x-kubernetes-validations'] ?? []) {
-    const transition = isTransitionRule(rule.rule) || isTransitionRule(rule.messageExpression ?? '');
-    if (transition && !hasOld && !rule.optionalOldSelf) continue;
-    const msg = evalRule(rule, value, old, hasOld, schema);
-    if (msg !== undefined) out.push({ path: joinPath(path, rule.fieldPath ?? ''), message: msg, rule: rule.rule });
+  const rules = schema['x-kubernetes-validations'];
+  if (rules?.length) {
+    // Convert once per node, not once per rule.
+    const ctx: Record<string, unknown> = { self: toCel(value, schema) };
+    if (hasOld) ctx.oldSelf = toCel(old, schema);
+    for (const rule of rules) {
+      const transition = isTransitionRule(rule.rule) || isTransitionRule(rule.messageExpression ?? '');
+      if (transition && !hasOld && !rule.optionalOldSelf) continue;
+      const msg = evalRuleIn(rule, ctx);
+      if (msg !== undefined) out.push({ path: joinPath(path, rule.fieldPath ?? ''), message: msg, rule: rule.rule });
+    }
   }
   if (Array.isArray(value)) {
     const items = schema.items;

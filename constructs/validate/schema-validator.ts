@@ -21,6 +21,9 @@ type AddFormats = (ajv: Ajv, opts?: unknown) => Ajv;
 const addFormats = ((addFormatsModule as unknown as { default?: AddFormats }).default ?? addFormatsModule) as unknown as AddFormats;
 
 let sharedAjv: Ajv | undefined;
+/** Compiled validators by schema (identity first, then content), shared by all SchemaValidators. */
+const byIdentity = new WeakMap<object, ValidateFunction>();
+const byContent = new Map<string, ValidateFunction>();
 
 /** The ajv instance (draft-07, all errors, defaults applied, Kubernetes formats). */
 export function kubeAjv(): Ajv {
@@ -52,9 +55,20 @@ export class SchemaValidator {
 
   private fn(): ValidateFunction {
     if (!this.compiled) {
-      const s = toAjvSchema(this.schema);
-      if (this.opts.rejectUnknownFields === false) relaxUnknown(s);
-      this.compiled = kubeAjv().compile(s);
+      const strict = this.opts.rejectUnknownFields !== false;
+      let fn = strict ? byIdentity.get(this.schema) : undefined;
+      if (!fn) {
+        const s = toAjvSchema(this.schema);
+        if (!strict) relaxUnknown(s);
+        const key = JSON.stringify(s);
+        fn = byContent.get(key);
+        if (!fn) {
+          fn = kubeAjv().compile(s);
+          byContent.set(key, fn);
+        }
+        if (strict) byIdentity.set(this.schema, fn);
+      }
+      this.compiled = fn;
     }
     return this.compiled;
   }
