@@ -2,7 +2,7 @@ import { Construct } from 'constructs';
 import { DataService, DataServiceProps } from '../dataservice/index.js';
 import { keyvalue, logme2, mariadb, messaging, mongodb, prometheus, search } from './a9s-instances.js';
 import { InstanceOperation, InstanceOperationProps } from './instance-operation.js';
-import { A8S_INSTANCE_TYPES, backup, INSTANCE_TYPES, restore, serviceBinding } from './operations.js';
+import { backup, INSTANCE_TYPES, restore, serviceBinding } from './operations.js';
 import { postgresql } from './postgresql.js';
 
 /** The instance data services of the Klutch catalogue. */
@@ -94,13 +94,13 @@ export class Catalogue extends Construct {
     for (const op of ops) {
       const p = OPERATIONS[op](types);
       const backends = p.backends.filter((b) => {
-        const automation = b.name.slice(0, 3);
-        if (!(autos as string[]).includes(automation)) return false;
-        return automation !== 'a8s' || A8S_INSTANCE_TYPES.some((t) => types.includes(t) && services.get(t as CatalogueService)?.backends.some((x) => x.automation === 'a8s'));
+        if (!(autos as string[]).includes(b.automation)) return false;
+        // An operation backend is kept only if some chosen service has a backend of the same automation for its types.
+        return (b.types ?? types).some((t) => types.includes(t) && services.get(t as CatalogueService)?.backends.some((x) => x.automation === b.automation));
       });
       if (backends.length === 0) throw new Error(`CatalogueProps.automations: ${JSON.stringify(autos)} leaves operation "${op}" without a backend for ${types.join(', ')}`);
-      if (backends.some((b) => b.name.startsWith('a8s'))) usesA8s = true;
-      if (op !== 'servicebinding' && backends.some((b) => b.name.startsWith('a9s'))) {
+      if (backends.some((b) => b.automation === 'a8s')) usesA8s = true;
+      if (op !== 'servicebinding' && backends.some((b) => b.automation === 'a9s')) {
         for (const t of chosen) if (services.get(t)?.backends.some((x) => x.automation === 'a9s') && !managers.includes(`${t}-backup-manager`)) managers.push(`${t}-backup-manager`);
       }
       operations.set(op, new InstanceOperation(this, op, { ...p, backends, exportTemplateNamespace: props.exportTemplateNamespace }));

@@ -8,6 +8,8 @@ import { ANYNINES_GROUP } from './_common.js';
 export interface OperationBackend {
   /** Composition name. */
   readonly name: string;
+  /** Automation technology (`a8s`, `a9s`, ...). */
+  readonly automation: string;
   /** Instance types it handles. @default - all */
   readonly types?: readonly string[];
   /** Spec fields it needs set (non-empty). @default - none */

@@ -32,7 +32,7 @@ const typeMap = (types: readonly string[], f: (t: typeof A8S_INSTANCES[string]) 
   Transform.map(Object.fromEntries(types.map((t) => [t, f(A8S_INSTANCES[t])])));
 
 function a8s(name: string, compose: (step: PatchAndTransformStep, types: readonly string[]) => void, extra: Partial<OperationBackend> = {}): OperationBackend {
-  return { name, types: A8S_INSTANCE_TYPES, compose, ...extra };
+  return { name, automation: 'a8s', types: A8S_INSTANCE_TYPES, compose, ...extra };
 }
 
 /** ServiceBinding: credentials for an instance. a9s writes them to Secret `<claim>-creds` in the claim's namespace. */
@@ -64,6 +64,7 @@ export function serviceBinding(types: readonly string[] = INSTANCE_TYPES): Insta
       }),
       {
         name: 'a9s-servicebinding',
+        automation: 'a9s',
         permissionClaims: [credentialsSecretClaim()],
         compose: (step) => {
           step.addResource('a9s-servicebinding', {
@@ -108,6 +109,7 @@ export function backup(types: readonly string[] = INSTANCE_TYPES): InstanceOpera
       }),
       {
         name: 'a9s-backup',
+        automation: 'a9s',
         compose: (step) => {
           step.addResource('a9s-backup', {
             base: { apiVersion: A9S_API_VERSION, kind: 'Backup' },
@@ -152,6 +154,7 @@ export function restore(types: readonly string[] = INSTANCE_TYPES): InstanceOper
       }, { requiredFields: ['instanceRef'] }),
       {
         name: 'a9s-restore',
+        automation: 'a9s',
         compose: (step) => {
           step.addResource('a9s-restore', {
             base: { apiVersion: A9S_API_VERSION, kind: 'Restore' },

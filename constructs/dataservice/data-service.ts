@@ -89,6 +89,9 @@ export class DataService extends Construct {
     super(scope, id);
     const P = 'DataServiceProps';
     if (!isPlainObject(props)) fail(P, props, 'must be an object');
+    if (typeof props.group !== 'string' || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/.test(props.group) || props.group.length > 253) {
+      fail(`${P}.group`, props.group, 'must be a DNS subdomain with at least one dot (e.g. "anynines.com")');
+    }
     const version = props.version ?? 'v1';
     if (!/^v[0-9]+((alpha|beta)[0-9]+)?$/.test(version)) fail(`${P}.version`, props.version, 'is not a Kubernetes version name (v1, v1alpha1, ...)');
     for (const k of ['kind', 'claimKind'] as const) {

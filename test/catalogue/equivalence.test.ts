@@ -4,6 +4,7 @@
  * with the same helper (constructs/validate deriveClaimCrd) and checked with the same validator.
  */
 import { describe, expect, it } from '@jest/globals';
+import type { CrossplaneTarget } from '../../constructs/validate/index.js';
 import {
   claim, claimValidator, klutchXrd, ourXrds, verdict,
 } from './_equivalence.js';
@@ -27,9 +28,9 @@ const INSTANCES: ReadonlyArray<[kind: string, stem: string]> = [
 type Spec = Record<string, unknown>;
 interface Mismatch { spec: Spec; old?: Spec; klutch: string[]; ours: string[] }
 
-function compare(kind: string) {
-  const kv = claimValidator(klutchXrd(kind));
-  const ov = claimValidator(ours.get(kind)!);
+function compare(kind: string, target: CrossplaneTarget = '1.20') {
+  const kv = claimValidator(klutchXrd(kind), target);
+  const ov = claimValidator(ours.get(kind)!, target);
   const mismatches: Mismatch[] = [];
   let accepted = 0;
   let rejected = 0;
@@ -56,8 +57,8 @@ describe.each(INSTANCES)('%s: same verdicts as Klutch', (kind, stem) => {
   const created: Spec[] = [];
   for (const service of services) for (const plan of plans) for (const ref of refs) created.push(withRef({ service, plan }, ref));
 
-  it('create: every service/plan/composition combination', () => {
-    const c = compare(kind);
+  it.each<CrossplaneTarget>(['1.20', '2'])('create: every service/plan/composition combination (claim CRD as Crossplane %s derives it)', (target) => {
+    const c = compare(kind, target);
     const valid = created.filter((s) => c.check(s));
     expect(c.mismatches).toEqual([]);
     const { accepted, rejected } = c.counts();
@@ -130,8 +131,8 @@ describe.each(OPERATIONS)('%s: same verdicts as Klutch', (kind, stem, refFields)
   const refs = compositionCandidates(klutchXrd(kind), stem);
   const refValues: Array<string | undefined> = [undefined, '', 'my-instance'];
 
-  it('create: every type x composition x reference combination', () => {
-    const c = compare(kind);
+  it.each<CrossplaneTarget>(['1.20', '2'])('create: every type x composition x reference combination (Crossplane %s)', (target) => {
+    const c = compare(kind, target);
     for (const t of types) {
       for (const ref of refs) {
         const combos: Spec[] = [{}];
