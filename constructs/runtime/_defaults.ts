@@ -45,9 +45,10 @@ export const TEMPLATE_API_VERSION = `${TEMPLATE_GROUP}/v1alpha1`;
 
 /** Ports. */
 export const PORTS = {
+  /** Backend HTTP (`--listen-address`): UI, bind flow, /healthz, /readyz, /metrics. */
   backendHttp: 8080,
+  /** Konnector `--health-address`: /healthz, /readyz and /metrics. */
   konnectorHealth: 8080,
-  konnectorMetrics: 9090,
   dexHttp: 5556,
   dexTelemetry: 5558,
 } as const;

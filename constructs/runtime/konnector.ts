@@ -1,7 +1,7 @@
 /**
  * The konnector on an app cluster: namespace `klutch-bind`, ServiceAccount, RBAC limited to the
  * bound APIs, a 2-replica Deployment with Lease leader election and health probes, a
- * PodDisruptionBudget. `konnectorManifests()` returns the same objects as plain JSON for
+ * PodDisruptionBudget and a Service for /metrics. `konnectorManifests()` returns the same objects as plain JSON for
  * `kubectl-bind`, which installs the konnector from these manifests.
  *
  * RBAC, rule by rule (see {@link Konnector.rules}); compare Klutch, which binds `*` on `*`:
@@ -195,14 +195,13 @@ export class Konnector extends Construct {
               name: NAME,
               image,
               imagePullPolicy: 'IfNotPresent',
-              args: [`--lease-name=${leaseName}`, '--lease-namespace=$(POD_NAMESPACE)', ...(props.extraArgs ?? [])],
+              // The health address defaults to loopback in klutch-konnector; kubelet probes and
+              // Prometheus need it on the pod IP. /healthz, /readyz and /metrics share this port.
+              args: [`--lease-name=${leaseName}`, '--lease-namespace=$(POD_NAMESPACE)', `--health-address=0.0.0.0:${PORTS.konnectorHealth}`, ...(props.extraArgs ?? [])],
               env: podIdentityEnv(),
-              ports: [
-                { name: 'health', containerPort: PORTS.konnectorHealth, protocol: 'TCP' },
-                { name: 'metrics', containerPort: PORTS.konnectorMetrics, protocol: 'TCP' },
-              ],
-              livenessProbe: { httpGet: { path: '/healthz', port: k8s.IntOrString.fromString('health') }, initialDelaySeconds: 10, periodSeconds: 10, failureThreshold: 3 },
-              readinessProbe: { httpGet: { path: '/readyz', port: k8s.IntOrString.fromString('health') }, periodSeconds: 5, failureThreshold: 3 },
+              ports: [{ name: 'http', containerPort: PORTS.konnectorHealth, protocol: 'TCP' }],
+              livenessProbe: { httpGet: { path: '/healthz', port: k8s.IntOrString.fromString('http') }, initialDelaySeconds: 10, periodSeconds: 10, failureThreshold: 3 },
+              readinessProbe: { httpGet: { path: '/readyz', port: k8s.IntOrString.fromString('http') }, periodSeconds: 5, failureThreshold: 3 },
               resources: resourceRequirements(resources),
               securityContext: hardenedContainerSecurityContext(),
               volumeMounts: [TMP_MOUNT],
@@ -223,7 +222,7 @@ export class Konnector extends Construct {
       metadata: { name: `${NAME}-metrics`, namespace: ns, labels },
       spec: {
         selector,
-        ports: [{ name: 'metrics', port: PORTS.konnectorMetrics, targetPort: k8s.IntOrString.fromString('metrics'), protocol: 'TCP' }],
+        ports: [{ name: 'metrics', port: PORTS.konnectorHealth, targetPort: k8s.IntOrString.fromString('http'), protocol: 'TCP' }],
       },
     });
   }

@@ -106,7 +106,7 @@ export class AppCluster extends ClusterChart {
   /** Adds a claim of a bound API (the konnector syncs it to the control plane). */
   public addClaim(props: ClaimProps): ApiObject {
     const P = 'AppCluster.addClaim';
-    const apis = this.controlPlane.claimApis.filter((a) => a.kind === props.kind && (props.group === undefined || a.group === props.group));
+    const apis = this.controlPlane.claimApisOfKind(props.kind).filter((a) => props.group === undefined || a.group === props.group);
     if (apis.length === 0) {
       throw new Error(`${P}.kind: ${JSON.stringify(props.kind)} is not a claim kind of control plane "${this.controlPlane.clusterName}"; kinds: ${[...new Set(this.controlPlane.claimApis.map((a) => a.kind))].sort().join(', ')}`);
     }

@@ -103,7 +103,9 @@ export class ControlPlaneCluster extends ClusterChart {
   public readonly patchAndTransform: XpFunction;
   private readonly anynines?: AnyninesEndpoints;
   private readonly providerConfigNames = new Set<string>();
-  private scanned?: { children: number; exports: ExportedApiInfo[]; claimApis: ClaimApiInfo[] };
+  private scanned?: { children: number; exports: ExportedApiInfo[]; claimApis: ClaimApiInfo[]; byKind: Map<string, ClaimApiInfo[]> };
+  /** Each template/XRD is serialized once, however often the chart is scanned. */
+  private readonly infoCache = new WeakMap<ApiObject, ExportedApiInfo | ClaimApiInfo | null>();
 
   constructor(scope: Construct, id: string, props: ControlPlaneClusterProps) {
     const P = 'ControlPlaneClusterProps';
@@ -200,7 +202,10 @@ export class ControlPlaneCluster extends ClusterChart {
       const pc = (b as { providerConfigName?: unknown }).providerConfigName;
       if (typeof pc === 'string') this.addProviderConfig(pc, b.automation === 'a9s' ? AnyninesServiceType.SERVICE_BROKER : undefined);
     }
-    this.registerExports();
+    // Register just this export (a full scan per data service would make N additions cost O(N²)).
+    const t = ds.exportTemplate;
+    this.infoCache.set(t.apiObject, { group: t.group, resource: t.resource, name: `${t.resource}.${t.group}`, permissionClaims: [...t.permissionClaims] });
+    this.backend.addExportedApi({ group: t.group, resource: t.resource });
     return ds;
   }
 
@@ -248,27 +253,46 @@ export class ControlPlaneCluster extends ClusterChart {
     return [...this.scan().claimApis];
   }
 
+  /** Claim APIs of a kind (index built with the scan). */
+  public claimApisOfKind(kind: string): readonly ClaimApiInfo[] {
+    return this.scan().byKind.get(kind) ?? [];
+  }
+
   /** One walk over the chart, cached until a construct is added at the top level of the chart. */
-  private scan(): { exports: ExportedApiInfo[]; claimApis: ClaimApiInfo[] } {
+  private scan(): { exports: ExportedApiInfo[]; claimApis: ClaimApiInfo[]; byKind: Map<string, ClaimApiInfo[]> } {
     const children = this.node.children.length;
     if (this.scanned && this.scanned.children === children) return this.scanned;
     const exports: ExportedApiInfo[] = [];
     const claimApis: ClaimApiInfo[] = [];
     for (const c of this.node.findAll()) {
       if (!(c instanceof ApiObject)) continue;
-      if (c.kind === 'APIServiceExportTemplate') {
-        const spec = (c.toJson() as { spec: { APIServiceSelector: { group?: string; resource: string }; permissionClaims?: PermissionClaim[] } }).spec;
-        const group = spec.APIServiceSelector.group ?? '';
-        exports.push({ group, resource: spec.APIServiceSelector.resource, name: `${spec.APIServiceSelector.resource}.${group}`, permissionClaims: spec.permissionClaims ?? [] });
-      } else if (c.kind === 'CompositeResourceDefinition') {
-        const spec = (c.toJson() as { spec: { group: string; claimNames?: { kind: string; plural: string }; versions: { name: string; referenceable?: boolean }[] } }).spec;
-        if (!spec.claimNames) continue;
-        const version = (spec.versions.find((v) => v.referenceable) ?? spec.versions[0]).name;
-        claimApis.push({ group: spec.group, version, kind: spec.claimNames.kind, plural: spec.claimNames.plural });
+      if (c.kind !== 'APIServiceExportTemplate' && c.kind !== 'CompositeResourceDefinition') continue;
+      let info = this.infoCache.get(c);
+      if (info === undefined) {
+        info = c.kind === 'APIServiceExportTemplate' ? templateInfo(c) : xrdClaimInfo(c);
+        this.infoCache.set(c, info);
       }
+      if (info === null) continue;
+      if (c.kind === 'APIServiceExportTemplate') exports.push(info as ExportedApiInfo);
+      else claimApis.push(info as ClaimApiInfo);
     }
     exports.sort((a, b) => (a.name < b.name ? -1 : 1));
-    this.scanned = { children, exports, claimApis };
+    const byKind = new Map<string, ClaimApiInfo[]>();
+    for (const a of claimApis) byKind.set(a.kind, [...(byKind.get(a.kind) ?? []), a]);
+    this.scanned = { children, exports, claimApis, byKind };
     return this.scanned;
   }
+}
+
+function templateInfo(c: ApiObject): ExportedApiInfo {
+  const spec = (c.toJson() as { spec: { APIServiceSelector: { group?: string; resource: string }; permissionClaims?: PermissionClaim[] } }).spec;
+  const group = spec.APIServiceSelector.group ?? '';
+  return { group, resource: spec.APIServiceSelector.resource, name: `${spec.APIServiceSelector.resource}.${group}`, permissionClaims: spec.permissionClaims ?? [] };
+}
+
+function xrdClaimInfo(c: ApiObject): ClaimApiInfo | null {
+  const spec = (c.toJson() as { spec: { group: string; claimNames?: { kind: string; plural: string }; versions: { name: string; referenceable?: boolean }[] } }).spec;
+  if (!spec.claimNames) return null;
+  const version = (spec.versions.find((v) => v.referenceable) ?? spec.versions[0]).name;
+  return { group: spec.group, version, kind: spec.claimNames.kind, plural: spec.claimNames.plural };
 }

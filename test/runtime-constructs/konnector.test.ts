@@ -19,17 +19,20 @@ describe('Konnector', () => {
     expect(pod.serviceAccountName).toBe('konnector');
     const ctr = pod.containers[0];
     expect(ctr.image).toBe(DEFAULT_IMAGES.konnector);
-    expect(ctr.args).toEqual(expect.arrayContaining(['--lease-name=klutch-bind', '--lease-namespace=$(POD_NAMESPACE)']));
+    expect(ctr.args).toEqual(expect.arrayContaining(['--lease-name=klutch-bind', '--lease-namespace=$(POD_NAMESPACE)', '--health-address=0.0.0.0:8080']));
     expect(ctr.env.map((e: any) => e.name)).toEqual(expect.arrayContaining(['POD_NAME', 'POD_NAMESPACE']));
     expect(ctr.livenessProbe.httpGet.path).toBe('/healthz');
     expect(ctr.readinessProbe.httpGet.path).toBe('/readyz');
-    expect(ctr.ports.map((p: any) => p.name).sort()).toEqual(['health', 'metrics']);
+    expect(ctr.ports).toEqual([{ name: 'http', containerPort: 8080, protocol: 'TCP' }]);
+    expect(ctr.livenessProbe.httpGet.port).toBe('http');
     expectHardened(dep);
     // the pod selector matches the pod labels and the PDB keeps one replica
     expect(pod).toBeDefined();
     expect(dep.spec.template.metadata.labels).toMatchObject(dep.spec.selector.matchLabels);
     expect(find(objs, 'PodDisruptionBudget').spec.minAvailable).toBe(1);
-    expect(find(objs, 'Service').spec.ports[0].name).toBe('metrics');
+    const svc = find(objs, 'Service');
+    expect(svc.spec.ports[0]).toMatchObject({ name: 'metrics', targetPort: 'http' });
+    expect(svc.spec.selector).toEqual(dep.spec.selector.matchLabels);
   });
 
   test('RBAC covers exactly the bound APIs, claimed secrets/configmaps, bindings and its own lease', () => {
