@@ -5,7 +5,7 @@
  * construct (the manifests `synth` uses), and creates the APIServiceBindings.
  */
 import { readFileSync } from 'node:fs';
-import { createInterface } from 'node:readline/promises';
+import { createInterface } from 'node:readline';
 import YAML from 'yaml';
 import { apiServiceBindingKind, bindingCrds } from '../../constructs/api/index.js';
 import { ApiError, isAlreadyExists, isNotFound, type KubeClient, type KubeObject, type ResourceRef } from '../core/index.js';
@@ -118,11 +118,14 @@ export async function askConsent(claims: PermissionClaim[], o: { yes: boolean; i
       Exit.CONSENT,
     );
   }
-  const rl = createInterface({ input: o.io.in, output: o.io.err });
+  const rl = createInterface({ input: o.io.in, terminal: false });
+  const lines = rl[Symbol.asyncIterator]();
   try {
     const out: Array<PermissionClaim & { state: 'Accepted' | 'Rejected' }> = [];
     for (const c of claims) {
-      const a = (await rl.question(`❓ ${api} wants access to ${describeClaim(c)}. Accept? [y/N] `)).trim().toLowerCase();
+      o.io.err.write(`❓ ${api} wants access to ${describeClaim(c)}. Accept? [y/N] `);
+      const next = await lines.next();
+      const a = next.done ? '' : String(next.value).trim().toLowerCase();
       const state = a === 'y' || a === 'yes' ? ('Accepted' as const) : ('Rejected' as const);
       if (state === 'Rejected' && c.required) {
         throw new CliError(`permission claim on ${describeClaim(c)} is required by ${api}; binding aborted, nothing was created`, Exit.CONSENT);
