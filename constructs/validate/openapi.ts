@@ -36,12 +36,22 @@ const PASSTHROUGH = [
   'default',
 ] as const;
 
-/** The ObjectMeta shape checked for `metadata` at the root and in embedded resources. */
-export function objectMetaSchema(nameOverrides?: JSONSchemaProps): AjvSchema {
+/** DNS-1123 subdomain: the API server's rule for custom resource names. */
+export const DNS_SUBDOMAIN_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
+
+/**
+ * The ObjectMeta shape checked for `metadata`. Custom resources (`customResource`) must be named
+ * as DNS-1123 subdomains, as the API server requires; embedded resources may be of any kind, so
+ * only path-segment rules apply to their names (e.g. `system:aggregate-to-view` is a valid
+ * ClusterRole name).
+ */
+export function objectMetaSchema(nameOverrides?: JSONSchemaProps, customResource = false): AjvSchema {
   const stringMap = { type: 'object', additionalProperties: { type: 'string' } };
-  const name: AjvSchema = { type: 'string', minLength: 1, maxLength: 253, not: { pattern: '^\\.\\.?$|[/%]' } };
+  const name: AjvSchema = customResource
+    ? { type: 'string', minLength: 1, maxLength: 253, pattern: DNS_SUBDOMAIN_PATTERN }
+    : { type: 'string', minLength: 1, maxLength: 253, not: { pattern: '^\\.\\.?$|[/%]' } };
   if (nameOverrides?.maxLength !== undefined) name.maxLength = Math.min(253, nameOverrides.maxLength);
-  if (nameOverrides?.pattern !== undefined) name.pattern = nameOverrides.pattern;
+  if (nameOverrides?.pattern !== undefined) name.allOf = [{ pattern: nameOverrides.pattern }];
   return {
     type: 'object',
     properties: {
@@ -85,7 +95,7 @@ export function toAjvSchema(root: JSONSchemaProps): AjvSchema {
   const out = convert(root, { junctor: false });
   const props = (out.properties ?? {}) as Record<string, AjvSchema>;
   const metaProps = root.properties?.metadata?.properties;
-  props.metadata = objectMetaSchema(metaProps?.name);
+  props.metadata = objectMetaSchema(metaProps?.name, true);
   out.properties = props;
   // apiVersion and kind are always allowed at the root.
   props.apiVersion ??= { type: 'string' };

@@ -164,7 +164,7 @@ function formatAjvErrors(errs: ErrorObject[], data: unknown): FieldError[] {
         out.push({ path, message: `Invalid value: ${show(value)}: must be of type ${[p.type].flat().join(' or ')}` });
         break;
       case 'pattern':
-        out.push({ path, message: `Invalid value: ${show(value)}: must match ${JSON.stringify(p.pattern)}` });
+        out.push({ path, message: `Invalid value: ${show(value)}: must match '${String(p.pattern)}'` });
         break;
       case 'format':
         out.push({ path, message: `Invalid value: ${show(value)}: must be a valid ${String(p.format)}` });

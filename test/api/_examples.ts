@@ -150,7 +150,7 @@ export function celCases(): Array<{ kind: BindingKind; ex: Example }> {
     { kind: apiServiceExportKind, ex: { label: 'export: namespaced, valid', obj: exp(exportSpec), expect: 'valid' } },
     { kind: apiServiceExportKind, ex: { label: 'export: name is not <plural>.<group>', obj: exp(exportSpec, 'widgets'), expect: 'invalid' } },
     { kind: apiServiceExportKind, ex: { label: 'export: name with another group', obj: exp(exportSpec, 'widgets.example.org'), expect: 'invalid' } },
-    { kind: apiServiceExportKind, ex: { label: 'export: core group name', obj: exp({ ...exportSpec, group: '' }, 'widgets.'), expect: 'valid' } },
+    { kind: apiServiceExportKind, ex: { label: "export: core group (the rule wants name 'widgets.', not a DNS subdomain: core-group exports cannot exist)", obj: exp({ ...exportSpec, group: '' }, 'widgets.'), expect: 'invalid' } },
     { kind: apiServiceExportKind, ex: { label: 'export: cluster scope with cluster informers and isolation', obj: exp({ ...exportSpec, scope: 'Cluster', informerScope: 'Cluster', clusterScopedIsolation: 'Prefixed' }), expect: 'valid' } },
     { kind: apiServiceExportKind, ex: { label: 'export: cluster scope without isolation', obj: exp({ ...exportSpec, scope: 'Cluster', informerScope: 'Cluster' }), expect: 'invalid' } },
     { kind: apiServiceExportKind, ex: { label: 'export: cluster scope with namespaced informers', obj: exp({ ...exportSpec, scope: 'Cluster', informerScope: 'Namespaced', clusterScopedIsolation: 'None' }), expect: 'invalid' } },
