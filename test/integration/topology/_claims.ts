@@ -13,6 +13,7 @@ import {
   backup, Catalogue, CATALOGUE_SERVICES, keyvalue, logme2, mariadb, messaging, mongodb, postgresql, prometheus, restore, search,
   serviceBinding, type CatalogueService, type OperationBackend,
 } from '../../../constructs/catalogue/index.js';
+import { samples } from '../../catalogue/_corpus.js';
 import {
   PlanChange, TopologyChange, type DataService, type DataServiceProps, type Parameter, type ParameterSchema,
 } from '../../../constructs/dataservice/index.js';
@@ -304,6 +305,36 @@ export function catalogueCorpus(catalogue: Catalogue): Map<string, KindCorpus> {
     const claimKind = io.xrd.claimKind;
     if (!claimKind) throw new Error(`catalogue operation ${op}: its XRD has no claim kind`);
     out.set(claimKind, operationCorpus(op, io.types, claimKind));
+  }
+  return out;
+}
+
+/**
+ * Parameter samples of a data service for a differential check (no expected verdict): every
+ * parameter with the valid and invalid sample values of the catalogue tests' corpus
+ * (test/catalogue/_corpus.ts `samples`), each on a claim that is otherwise valid for a backend
+ * accepting the parameter (a multi-node plan for multi-node-only parameters).
+ */
+export function parameterSamples(ds: DataService): Array<{ id: string; spec: Spec }> {
+  const model = ds.model;
+  const out: Array<{ id: string; spec: Spec }> = [];
+  for (const p of model.parameters) {
+    let home: { s: string; b: string; p: string } | undefined;
+    for (const b of ds.backends.filter((x) => p.allowedOn(x.name))) {
+      for (const s of model.services) {
+        for (const pl of b.planNames(model)) {
+          if (home) break;
+          if (!b.serviceNames(model).includes(s.name) || !s.plans.includes(pl)) continue;
+          if (p.multiNodeOnly && !model.plans.get(pl)!.multiNode) continue;
+          home = { s: s.name, b: b.name, p: pl };
+        }
+      }
+    }
+    if (!home) continue;
+    for (const value of samples(p.toOpenApi() as never)) {
+      const extra = p.location === 'spec' ? { [p.name]: value } : { parameters: { [p.name]: value } };
+      out.push({ id: `${model.claimKind} ${p.location === 'spec' ? 'spec' : 'spec.parameters'}.${p.name} = ${JSON.stringify(value)} (${home.s}/${home.p} via ${home.b})`, spec: withRef({ service: home.s, plan: home.p, ...extra }, home.b) });
+    }
   }
   return out;
 }

@@ -27,7 +27,8 @@ import { exampleTopology } from '../../../constructs/app/example.js';
 import { ClusterRole } from '../../../constructs/topology/index.js';
 import { kubeRequest, ResourcePaths, startCluster, type RealCluster } from '../../../runtime/realinfra/index.js';
 import { applyInOrder, readClusterFolder, type FolderObject, type ObjectVerdict } from '../../../runtime/realinfra/topology-apply.js';
-import { catalogueCorpus, type ClaimCase } from './_claims.js';
+import { catalogueCorpus, parameterSamples, type ClaimCase } from './_claims.js';
+import { SchemaValidator } from '../../../constructs/validate/index.js';
 import {
   argoCdPrerequisites, claimApis, notContained, platformCrds, rejectedLines, REPO_ROOT, synthExample, type ClaimApi, type SynthesizedExample,
 } from './_support.js';
@@ -285,6 +286,36 @@ describe.each(KINDS)('catalogue API %s: sample claims on the real API server', (
     const bad = await ssa(kc(), xrPath, xr(invalid.spec), true);
     expect(mismatch({ c: invalid, verb: 'apply', ...bad })).toBeUndefined();
   });
+});
+
+const DATA_SERVICE_KINDS = [...catalogue.services.values()].map((ds) => [ds.model.claimKind, ds] as const);
+
+describe.each(DATA_SERVICE_KINDS)('catalogue API %s: klutch-kit validate and the API server agree', (kind, ds) => {
+  const sampled = parameterSamples(ds);
+
+  it(`on every parameter sample (${sampled.length} claims: valid and invalid values of every parameter, dry-run create)`, async () => {
+    const kc = cluster('control-plane').kubeConfig;
+    const a = apis.find((x) => x.claimKind === kind);
+    if (!a) throw new Error(`no derived claim CRD for ${kind} (did the derivation test fail?)`);
+    // The offline validator of `klutch-kit validate`, on the very claim CRD installed in the cluster.
+    const version = a.claim.spec.versions.find((v) => v.name === a.version)!;
+    const offline = new SchemaValidator(version.schema!.openAPIV3Schema!);
+    const collection = `/apis/${a.group}/${a.version}/namespaces/${CORPUS_NAMESPACE}/${a.claimPlural}`;
+    const slug = `${kind.toLowerCase()}-p`;
+    let accepted = 0;
+    const disagreements = await pool(sampled, 6, async (c, i) => {
+      const obj = { apiVersion: `${a.group}/${a.version}`, kind, metadata: { name: `${slug}${i}`, namespace: CORPUS_NAMESPACE }, spec: c.spec } as KubernetesObject;
+      const server = await dryRunCreate(kc, collection, obj);
+      if (server.ok) accepted++;
+      const local = offline.validate(obj);
+      if (server.ok === (local.length === 0)) return undefined;
+      return `${c.id}: API server ${server.ok ? 'accepts' : `rejects (${server.status} ${server.message})`}, klutch-kit validate ${local.length === 0 ? 'accepts' : `rejects (${local.map((e) => `${e.path}: ${e.message}`).join('; ')})`}`;
+    });
+    expect(disagreements.filter((d) => d !== undefined)).toEqual([]);
+    // The samples hold both verdicts.
+    expect(accepted).toBeGreaterThan(0);
+    expect(accepted).toBeLessThan(sampled.length);
+  }, 120_000);
 });
 
 describe('the corpus covers what issue 3 asks for', () => {
