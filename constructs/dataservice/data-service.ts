@@ -136,6 +136,9 @@ export class DataService extends Construct {
       for (const pl of b.plans ?? []) if (!plans.get(pl)) fail(`${P}.backends[${i}](${show(b.name)}).plans`, pl, `is referenced but not defined; defined plans: ${plans.names.join(', ')}`);
     });
     for (const par of parameters) {
+      if (par.multiNodeOnly && !plans.plans.some((pl) => pl.multiNode)) {
+        fail(`${P}.parameters(${show(par.name)}).multiNodeOnly`, true, 'needs at least one multi-node (replica/cluster) plan; without one the parameter could never be set');
+      }
       for (const b of par.backends ?? []) {
         if (!backendNames.includes(b)) fail(`${P}.parameters(${show(par.name)}).backends`, b, `is an unknown backend; backends: ${backendNames.join(', ')}`);
       }

@@ -169,6 +169,8 @@ describe('DataService: bad props throw when built, naming the prop and the value
     ['bad kind', { kind: 'xQueue' }, 'DataServiceProps.kind: "xQueue" must be a PascalCase kind'],
     ['bad version', { version: '1' }, 'DataServiceProps.version: "1" is not a Kubernetes version name'],
     ['bad plan change', { planChange: 'Sometimes' as never }, 'DataServiceProps.planChange: "Sometimes" must be one of'],
+    ['multi-node-only parameter without multi-node plans', { plans: [P('q-single-small', Topology.SINGLE, 'small')], parameters: [{ name: 'quorum', type: 'integer', multiNodeOnly: true }] }, 'DataServiceProps.parameters("quorum").multiNodeOnly: true needs at least one multi-node'],
+    ['bad group', { group: 'localhost' }, 'DataServiceProps.group: "localhost" must be a DNS subdomain with at least one dot'],
   ])('%s', (_name, props, message) => {
     expect(() => build(props)).toThrow(message);
   });
