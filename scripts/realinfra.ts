@@ -22,7 +22,8 @@ try {
   const bins = await ensureBinaries({ components, log });
   log(`done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   // stdout: machine-readable paths
-  process.stdout.write(`${JSON.stringify(bins, null, 2)}\n`);
+  const byName = { etcd: bins.etcd, 'kube-apiserver': bins.kubeApiServer, 'kube-controller-manager': bins.kubeControllerManager };
+  process.stdout.write(`${JSON.stringify(Object.fromEntries(components.map((c) => [c, byName[c]])), null, 2)}\n`);
 } catch (e) {
   process.stderr.write(`${e instanceof Error ? e.message : String(e)}\n`);
   process.exit(1);
