@@ -191,6 +191,7 @@ export function validateDocuments(docs: readonly SourceDocument[], opts: Validat
     if (schemas.length) {
       schemaChecked++;
       push(file, object, '', errors);
+      if (/^apiextensions\.crossplane\.io\/v[12]$/.test(apiVersion) && kind === 'CompositeResourceDefinition') push(file, object, '', checkXrdRules(doc as CompositeResourceDefinitionLike));
     } else if (BUILTIN_GROUPS.has(groupOf(apiVersion))) {
       shapeOnly++;
       if (apiVersion === 'apiextensions.k8s.io/v1' && kind === 'CustomResourceDefinition') push(file, object, '', checkCrdShape(doc as CrdLike));
@@ -260,6 +261,27 @@ function templates(base: unknown): Array<[string, object]> {
 function inputAsObject(input: object, step: unknown): object {
   const i = input as { metadata?: unknown };
   return i.metadata ? input : { ...input, metadata: { name: typeof step === 'string' && step ? step : 'input' } };
+}
+
+/**
+ * Crossplane's rules for XRDs that its CRD schema does not carry: the name is `<plural>.<group>`
+ * (the generated CRD takes the XRD's name), exactly one version is referenceable (it becomes the
+ * storage version) and it is served.
+ */
+export function checkXrdRules(xrd: CompositeResourceDefinitionLike): FieldError[] {
+  const errs: FieldError[] = [];
+  const want = `${xrd.spec?.names?.plural}.${xrd.spec?.group}`;
+  if (xrd.metadata?.name !== want) {
+    errs.push({ path: 'metadata.name', message: `Invalid value: ${JSON.stringify(xrd.metadata?.name)}: must be spec.names.plural+"."+spec.group (${JSON.stringify(want)})` });
+  }
+  const versions = Array.isArray(xrd.spec?.versions) ? xrd.spec.versions : [];
+  const refs = versions.filter((v) => v?.referenceable === true);
+  if (refs.length !== 1) {
+    errs.push({ path: 'spec.versions', message: `Invalid value: exactly one version must be referenceable, found ${refs.length} (${refs.map((v) => v.name).join(', ') || 'none'})` });
+  } else if (refs[0].served !== true) {
+    errs.push({ path: `spec.versions[${versions.indexOf(refs[0])}].served`, message: `Invalid value: ${JSON.stringify(refs[0].served)}: the referenceable version ${JSON.stringify(refs[0].name)} must be served` });
+  }
+  return errs;
 }
 
 function checkCrdShape(crd: CrdLike): FieldError[] {

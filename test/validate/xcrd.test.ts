@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import type { JSONSchemaProps } from '../../constructs/api/index.js';
-import { deriveClaimCrd, deriveXrCrd, SchemaRegistry, SchemaValidator, type CompositeResourceDefinitionLike } from '../../constructs/validate/index.js';
+import { checkXrdRules, deriveClaimCrd, deriveXrCrd, SchemaRegistry, SchemaValidator, type CompositeResourceDefinitionLike } from '../../constructs/validate/index.js';
 
 const fixtures = join(fileURLToPath(new URL('.', import.meta.url)), 'fixtures', 'klutch');
 const pgXrd = parse(readFileSync(join(fixtures, 'xp-common-postgresql_definition.yaml'), 'utf8')) as CompositeResourceDefinitionLike;
@@ -180,5 +180,20 @@ describe('validating claims against the derived claim CRD (Klutch PostgreSQL rul
   it('derived schemas validate with the generic validator too', () => {
     const schema = deriveClaimCrd(pgXrd).spec.versions[0].schema.openAPIV3Schema as JSONSchemaProps;
     expect(new SchemaValidator(schema).validate(claim(a9s))).toEqual([]);
+  });
+});
+
+describe('checkXrdRules (rules the XRD CRD schema does not carry)', () => {
+  it('accepts the Klutch XRD and names each broken rule', () => {
+    expect(checkXrdRules(pgXrd)).toEqual([]);
+    const bad = structuredClone(pgXrd);
+    bad.metadata = { name: 'postgres.anynines.com' };
+    bad.spec.versions = [{ ...bad.spec.versions[0], served: false }];
+    expect(checkXrdRules(bad).map((e) => `${e.path}: ${e.message}`)).toEqual([
+      'metadata.name: Invalid value: "postgres.anynines.com": must be spec.names.plural+"."+spec.group ("xpostgresqlinstances.anynines.com")',
+      'spec.versions[0].served: Invalid value: false: the referenceable version "v1" must be served',
+    ]);
+    bad.spec.versions = [{ ...pgXrd.spec.versions[0] }, { ...pgXrd.spec.versions[0], name: 'v2' }];
+    expect(checkXrdRules(bad).map((e) => e.path)).toEqual(['metadata.name', 'spec.versions']);
   });
 });
