@@ -1,7 +1,7 @@
 /**
  * Non-CRD wire types of the binding protocol, exchanged as JSON over HTTP between the backend and
  * kubectl-bind. Their schemas are exported so both sides can validate what they receive
- * (see `validateWire` in constructs/validate).
+ * (`validateWire` / `parseWire` in constructs/validate/wire.ts).
  */
 import { arr, obj, preserve, str, type TypeOf } from './_schema.js';
 import { apiServiceExportRequestSpecSchema, apiServiceExportRequestStatusSchema } from './api-service-export-request.js';

@@ -10,3 +10,4 @@ export * from './xcrd.js';
 export * from './registry.js';
 export * from './bundle.js';
 export * from './directory.js';
+export * from './wire.js';

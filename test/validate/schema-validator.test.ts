@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import type { JSONSchemaProps } from '../../constructs/api/index.js';
-import { isTransitionRule, pointerToPath, SchemaValidator, toAjvSchema } from '../../constructs/validate/index.js';
+import { newBindingProvider, newBindingResponse, type JSONSchemaProps } from '../../constructs/api/index.js';
+import { isTransitionRule, parseWire, pointerToPath, SchemaValidator, toAjvSchema, validateWire } from '../../constructs/validate/index.js';
 
 /** A CRD root schema with the given spec schema. */
 function root(spec: JSONSchemaProps, extra: Partial<JSONSchemaProps> = {}): JSONSchemaProps {
@@ -195,5 +195,23 @@ describe('CEL rules (x-kubernetes-validations)', () => {
     expect(isTransitionRule('self == oldSelf')).toBe(true);
     expect(isTransitionRule("self.contains('oldSelf')")).toBe(false);
     expect(isTransitionRule('self.oldSelfish == 1')).toBe(false);
+  });
+});
+
+describe('wire documents (BindingProvider, BindingResponse)', () => {
+  it('parseWire accepts documents built with the constructors and names bad fields', () => {
+    const p = newBindingProvider('anynines', 'v1.5.0', 'https://bind.example.com/authorize');
+    expect(parseWire('BindingProvider', JSON.stringify(p))).toEqual(p);
+    expect(validateWire('BindingProvider', { ...p, authenticationMethods: [] }).map((e) => `${e.path}: ${e.message}`)).toEqual([
+      'authenticationMethods: Invalid value: []: must NOT have fewer than 1 items',
+    ]);
+    const r = newBindingResponse({ sessionID: 's', identity: 'iss/sub', kubeconfig: 'k', requests: [{ metadata: { name: 'pg.anynines.com' }, spec: { resources: [{ resource: 'postgresqlinstances', group: 'anynines.com' }] } }] });
+    expect(parseWire('BindingResponse', JSON.stringify(r)).requests).toHaveLength(1);
+    const bad = { ...r, kubeconfig: 'not base64!', requests: [{ metadata: { name: 'x' }, spec: { resources: [] } }] };
+    expect(() => parseWire('BindingResponse', bad)).toThrow('BindingResponse is invalid:\n  kubeconfig: Invalid value: "not base64!": must be a valid byte');
+    expect(() => parseWire('BindingResponse', { ...r, requests: [{ metadata: { name: 'x' }, spec: { resources: [] } }] })).toThrow(
+      'BindingResponse is invalid:\n  requests[0].spec.resources: Invalid value: []: must NOT have fewer than 1 items',
+    );
+    expect(() => parseWire('BindingProvider', '{oops')).toThrow(/^BindingProvider: not valid JSON/);
   });
 });
