@@ -85,13 +85,15 @@ function asInstalledByPackageManager(crd: KubernetesObject, providerName: string
 /**
  * Argo CD is outside the topology: the example installs Crossplane with an Argo CD Application
  * whose destination is the in-cluster server, so Argo CD runs in the control plane and owns the
- * `argocd` namespace. Its Application CRD is not vendored in this repository, so this is a
+ * namespace of the Application (`argocd`). Its Application CRD is not vendored in this repository, so this is a
  * STAND-IN written for this suite (not Argo CD's file): `argoproj.io/v1alpha1` Application with
  * Argo CD's required fields (spec.destination, spec.project), its top-level spec fields and
  * source/destination fields declared (unknown ones are rejected by strict field validation), and
  * the deeper helm/syncPolicy blocks preserved as-is.
  */
-export function argoCdPrerequisites(): KubernetesObject[] {
+export function argoCdPrerequisites(objects: readonly KubernetesObject[]): KubernetesObject[] {
+  // The namespaces Argo CD watches: those of the Argo CD objects the synth left to it.
+  const namespaces = [...new Set(objects.filter((o) => (o.apiVersion ?? '').startsWith('argoproj.io/')).map((o) => o.metadata?.namespace ?? 'argocd'))].sort();
   const str = { type: 'string' };
   const open = { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
   const source = {
@@ -103,7 +105,7 @@ export function argoCdPrerequisites(): KubernetesObject[] {
     },
   };
   return [
-    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'argocd' } },
+    ...namespaces.map((name) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } })),
     {
       apiVersion: 'apiextensions.k8s.io/v1',
       kind: 'CustomResourceDefinition',
@@ -202,6 +204,7 @@ export function notContained(sent: unknown, got: unknown, path = ''): string | u
   if (sent && typeof sent === 'object') {
     if (!got || typeof got !== 'object' || Array.isArray(got)) return `${path || '.'}: sent an object, got ${JSON.stringify(got)?.slice(0, 120)}`;
     for (const [k, v] of Object.entries(sent)) {
+      if (v === undefined) continue;
       const d = notContained(v, (got as Record<string, unknown>)[k], `${path}.${k}`);
       if (d) return d;
     }

@@ -85,6 +85,16 @@ async function dryRunCreate(kc: KubeConfig, collection: string, object: Kubernet
   return verdictOf(kubeRequest(kc, { method: 'POST', path: `${collection}?${q.toString()}`, body: object }));
 }
 
+/** What was sent is what is stored: nothing pruned or changed (the API server only adds defaults and metadata). */
+function changedLines(objects: readonly FolderObject[], verdicts: readonly ObjectVerdict[]): string[] {
+  return objects.flatMap((o, i) => {
+    const { metadata: sentMd, ...sent } = o.object as unknown as Record<string, any>;
+    const { metadata: gotMd, ...got } = (verdicts[i]?.answer ?? {}) as unknown as Record<string, any>;
+    const d = notContained(sent, got) ?? notContained({ labels: sentMd?.labels, annotations: sentMd?.annotations }, { labels: gotMd?.labels, annotations: gotMd?.annotations }, '.metadata');
+    return d ? [`${o.path}: ${d}`] : [];
+  });
+}
+
 /** Runs `fn` over `items` with at most `limit` calls in flight. */
 async function pool<T, R>(items: readonly T[], limit: number, fn: (t: T, i: number) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array(items.length);
@@ -128,7 +138,7 @@ describe('control plane: every synthesized object accepted', () => {
   it('accepts the platform CRDs (Crossplane core, provider-kubernetes, provider-anynines) and the Argo CD prerequisites', async () => {
     const kc = cluster('control-plane').kubeConfig;
     const crds = platformCrds(synth.target);
-    const v = await applyInOrder(kc, [...crds.map((c) => ({ path: c.file, object: c.object })), ...argoCdPrerequisites()], { fieldManager: FIELD_MANAGER });
+    const v = await applyInOrder(kc, [...crds.map((c) => ({ path: c.file, object: c.object })), ...argoCdPrerequisites(folder('control-plane').map((o) => o.object))], { fieldManager: FIELD_MANAGER });
     expect(rejectedLines(v)).toEqual([]);
     expect(v.length).toBeGreaterThanOrEqual(20);
   }, 120_000);
@@ -143,14 +153,7 @@ describe('control plane: every synthesized object accepted', () => {
     // The folder order is a dependency order: CRDs, namespaces, RBAC, config, … custom resources last.
     const phases = objects.map((o) => o.path.split('/')[0]);
     expect([...phases].sort()).toEqual(phases);
-    // What was sent is what is stored: nothing pruned or changed (the API server only adds defaults).
-    const changed = objects.map((o, i) => {
-      const { metadata: _m, ...sent } = o.object as unknown as Record<string, unknown>;
-      const { metadata: _a, ...got } = (v[i].answer ?? {}) as unknown as Record<string, unknown>;
-      const d = notContained(sent, got);
-      return d && `${o.path}: ${d}`;
-    });
-    expect(changed.filter((d) => d !== undefined)).toEqual([]);
+    expect(changedLines(objects, v)).toEqual([]);
   }, 120_000);
 
   it('every object can be read back, including the Crossplane, provider, binding-API and Argo CD kinds', async () => {
@@ -359,6 +362,7 @@ describe.each(['app-shop', 'app-analytics'])('app cluster %s: every synthesized 
     const v = await applyInOrder(kc, objects, { fieldManager: FIELD_MANAGER });
     expect(rejectedLines(v)).toEqual([]);
     expect(v).toHaveLength(objects.length);
+    expect(changedLines(objects, v)).toEqual([]);
     // The claims are stored as written, in their namespaces.
     const claims = objects.filter((o) => o.object.apiVersion?.startsWith('anynines.com/'));
     expect(claims.length).toBeGreaterThan(0);
