@@ -351,7 +351,7 @@ describe.each(['app-shop', 'app-analytics'])('app cluster %s: every synthesized 
     return a;
   };
 
-  it('gets the claim CRDs of the APIs it binds (as the konnector installs them), then accepts every object of its folder in order', async () => {
+  it('gets the claim CRDs of the APIs it binds (as the konnector installs them), then accepts every object of its folder in order (a reversed order is refused)', async () => {
     const kc = cluster(name).kubeConfig;
     const bound = new Set(appCluster().boundApis.map((b) => b.name));
     const crds = apis.filter((a) => bound.has(`${a.claimPlural}.${a.group}`)).map((a) => a.claim as unknown as KubernetesObject);
@@ -359,6 +359,12 @@ describe.each(['app-shop', 'app-analytics'])('app cluster %s: every synthesized 
     const pre = await applyInOrder(kc, crds, { fieldManager: FIELD_MANAGER });
     expect(rejectedLines(pre)).toEqual([]);
     const objects = folder(name);
+    // The order matters (so applying in it proves something): dry-run in reverse order, the claims
+    // come before their namespaces and the APIServiceBindings before their CRD, and are refused.
+    const reversed = await applyInOrder(kc, [...objects].reverse(), { fieldManager: FIELD_MANAGER, dryRun: true, discoveryGraceMs: 0 });
+    const refused = reversed.filter((x) => !x.ok);
+    expect(refused.filter((x) => x.ref.startsWith('APIServiceBinding/')).length).toBe(objects.filter((o) => o.object.kind === 'APIServiceBinding').length);
+    expect(refused.filter((x) => x.status === 404 && /namespaces? "[a-z0-9-]+" not found/.test(x.message)).length).toBeGreaterThan(0);
     const v = await applyInOrder(kc, objects, { fieldManager: FIELD_MANAGER });
     expect(rejectedLines(v)).toEqual([]);
     expect(v).toHaveLength(objects.length);
