@@ -4,8 +4,10 @@
  * under imports/crds/), and the claim/XR CRDs Crossplane would derive from each generated XRD —
  * derived with the one shared helper of `klutch-kit validate` (constructs/validate/xcrd.ts).
  */
+import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
+import { promisify } from 'node:util';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { App } from 'cdk8s';
 import { parseAllDocuments } from 'yaml';
@@ -42,6 +44,33 @@ export async function synthExample(outdir: string, app = new App(), topology: Ex
   });
   const target: CrossplaneTarget = topology.controlPlane.crossplane.version.isV1 ? '1.20' : '2';
   return { topology, result, target };
+}
+
+/**
+ * Runs the real `npm run synth` program (constructs/app/main.ts under tsx) with
+ * `CDK8S_OUTDIR=outdir`; resolves to its stdout, rejects with its stderr.
+ */
+export async function runSynthCommand(outdir: string): Promise<string> {
+  const { stdout } = await promisify(execFile)(process.execPath, [join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(REPO_ROOT, 'constructs', 'app', 'main.ts')], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, CDK8S_OUTDIR: outdir },
+    timeout: 120_000,
+  });
+  return stdout;
+}
+
+/** Every file below `dir` (relative paths, sorted) with its content. */
+export function folderContents(dir: string): Map<string, string> {
+  const out = new Map<string, string>();
+  const walk = (d: string): void => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else out.set(relative(dir, p), readFileSync(p, 'utf8'));
+    }
+  };
+  walk(dir);
+  return new Map([...out.entries()].sort(([a], [b]) => (a < b ? -1 : 1)));
 }
 
 /** Every document of a YAML file. */

@@ -1,7 +1,8 @@
 /**
  * Issue 3 item 5: the synthesized example topology on real API servers.
  *
- * 1. `npm run synth` of the example topology into a temporary folder (not the repo's dist/).
+ * 1. `npm run synth` (the real command, CDK8S_OUTDIR) into a temporary folder, not the repo's dist/;
+ *    identical to an in-process synth of the same example, whose catalogue gives the sample claims.
  * 2. One real cluster (etcd + kube-apiserver + kube-controller-manager) per synthesized cluster
  *    folder: the control plane and both app clusters — their outputs differ (other claims, other
  *    bound APIs, same cluster-scoped names such as the konnector's ClusterRole), so sharing one API
@@ -30,7 +31,7 @@ import { applyInOrder, readClusterFolder, type FolderObject, type ObjectVerdict 
 import { catalogueCorpus, parameterSamples, type ClaimCase } from './_claims.js';
 import { SchemaValidator } from '../../../constructs/validate/index.js';
 import {
-  argoCdPrerequisites, claimApis, notContained, platformCrds, rejectedLines, REPO_ROOT, synthExample, type ClaimApi, type SynthesizedExample,
+  argoCdPrerequisites, claimApis, folderContents, notContained, platformCrds, rejectedLines, REPO_ROOT, runSynthCommand, synthExample, type ClaimApi, type SynthesizedExample,
 } from './_support.js';
 
 // The example topology, built once: synthesized in beforeAll, and its catalogue gives the sample claims.
@@ -45,6 +46,7 @@ const CORPUS_NAMESPACE = 'claims-corpus';
 const FIELD_MANAGER = 'klutch-kit-topology-test';
 
 let outdir: string;
+let inProcessDir: string;
 let synth: SynthesizedExample;
 const clusters = new Map<string, RealCluster>();
 let apis: ClaimApi[] = [];
@@ -109,12 +111,23 @@ async function pool<T, R>(items: readonly T[], limit: number, fn: (t: T, i: numb
   return out;
 }
 
+let commandOutput: string;
+
 beforeAll(async () => {
-  outdir = join(mkdtempSync(join(tmpdir(), 'klutch-kit-topology-')), 'dist');
-  synth = await synthExample(outdir, app, topology);
-  // One real cluster per synthesized cluster folder, started side by side.
-  const started = await Promise.allSettled(synth.result.clusters.map((c) => startCluster({ name: c.name })));
-  for (const s of started) if (s.status === 'fulfilled') clusters.set(s.value.name, s.value);
+  const tmp = mkdtempSync(join(tmpdir(), 'klutch-kit-topology-'));
+  // The folders applied below are the output of `npm run synth` itself; the in-process synth of
+  // the same example (whose catalogue gives the sample claims) must be identical to it.
+  outdir = join(tmp, 'dist');
+  inProcessDir = join(tmp, 'in-process');
+  synth = await synthExample(inProcessDir, app, topology);
+  // One real cluster per synthesized cluster folder, started side by side (and with the command).
+  const [command, ...started] = await Promise.allSettled([
+    runSynthCommand(outdir),
+    ...synth.result.clusters.map((c) => startCluster({ name: c.name })),
+  ]);
+  for (const s of started) if (s.status === 'fulfilled') clusters.set((s.value as RealCluster).name, s.value as RealCluster);
+  if (command.status === 'rejected') throw new Error(`npm run synth (CDK8S_OUTDIR=${outdir}) failed: ${(command.reason as { stderr?: string }).stderr ?? command.reason}`);
+  commandOutput = command.value as string;
   const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
   if (failed) throw failed.reason;
 }, 240_000);
@@ -125,7 +138,12 @@ afterAll(async () => {
 }, 60_000);
 
 describe('synth of the example topology', () => {
-  it('writes one folder per cluster into a temporary folder, not the repo dist/', () => {
+  it('npm run synth writes one folder per cluster into a temporary folder (not the repo dist/), identical to the in-process synth', () => {
+    expect(commandOutput).toMatch(/wrote \d+ objects to .* \(validated\)/);
+    const fromCommand = folderContents(outdir);
+    const inProcess = folderContents(inProcessDir);
+    expect([...fromCommand.keys()]).toEqual([...inProcess.keys()]);
+    expect([...fromCommand.entries()].filter(([f, text]) => inProcess.get(f) !== text).map(([f]) => f)).toEqual([]);
     expect(resolve(outdir).startsWith(resolve(REPO_ROOT))).toBe(false);
     expect(synth.result.clusters.map((c) => `${c.name} (${c.role})`)).toEqual(['app-analytics (app)', 'app-shop (app)', 'control-plane (control-plane)']);
     expect(readdirSync(outdir).sort()).toEqual(['app-analytics', 'app-shop', 'control-plane']);
