@@ -28,7 +28,9 @@ const byContent = new Map<string, ValidateFunction>();
 /** The ajv instance (draft-07, all errors, defaults applied, Kubernetes formats). */
 export function kubeAjv(): Ajv {
   if (sharedAjv) return sharedAjv;
-  const ajv = new Ajv({ strict: false, allErrors: true, useDefaults: true, validateFormats: true });
+  // Unoptimised code without ajv's messages compiles 3-7x faster (big CRDs such as
+  // DeploymentRuntimeConfig: ~2 s → ~0.3 s); messages are written by formatAjvErrors instead.
+  const ajv = new Ajv({ strict: false, allErrors: true, useDefaults: true, validateFormats: true, messages: false, code: { optimize: false } });
   addFormats(ajv, ['date-time', 'date', 'time', 'uri', 'email', 'hostname', 'ipv4', 'ipv6', 'uuid', 'byte', 'duration']);
   // Formats the API server does not check (or checks only for documentation).
   for (const f of ['int32', 'int64', 'float', 'double', 'password', 'binary', 'quantity', 'string', 'cidr', 'mac', 'uri-reference']) {
@@ -174,12 +176,22 @@ function formatAjvErrors(errs: ErrorObject[], data: unknown): FieldError[] {
       case 'minItems':
       case 'maxItems':
       case 'minProperties':
-      case 'maxProperties':
+      case 'maxProperties': {
+        const what = e.keyword.endsWith('Length') ? 'characters' : e.keyword.endsWith('Items') ? 'items' : 'properties';
+        out.push({ path, message: `Invalid value: ${show(value)}: must NOT have ${e.keyword.startsWith('min') ? 'fewer' : 'more'} than ${String(p.limit)} ${what}` });
+        break;
+      }
       case 'minimum':
       case 'maximum':
       case 'exclusiveMinimum':
       case 'exclusiveMaximum':
-        out.push({ path, message: `Invalid value: ${show(value)}: ${e.message ?? e.keyword}` });
+        out.push({ path, message: `Invalid value: ${show(value)}: must be ${String(p.comparison)} ${String(p.limit)}` });
+        break;
+      case 'multipleOf':
+        out.push({ path, message: `Invalid value: ${show(value)}: must be a multiple of ${String(p.multipleOf)}` });
+        break;
+      case 'uniqueItems':
+        out.push({ path, message: `Invalid value: duplicate items ${String(p.j)} and ${String(p.i)}` });
         break;
       case 'not':
         out.push({ path, message: `Invalid value: ${show(value)}: not allowed here` });
@@ -189,7 +201,7 @@ function formatAjvErrors(errs: ErrorObject[], data: unknown): FieldError[] {
         out.push({ path, message: `Invalid value: ${show(value)}: must match ${e.keyword === 'oneOf' ? 'exactly one' : 'at least one'} of the allowed schemas` });
         break;
       default:
-        out.push({ path, message: `Invalid value: ${show(value)}: ${e.message ?? e.keyword}` });
+        out.push({ path, message: `Invalid value: ${show(value)}: fails ${e.keyword} ${JSON.stringify(p)}` });
     }
   }
   return out;
