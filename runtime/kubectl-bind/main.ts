@@ -28,6 +28,7 @@ export function program(io: IO, env: NodeJS.ProcessEnv = process.env): Command {
     .option('--open', 'open the login URL in the browser', false)
     .option('--token <jwt>', 'non-interactive: a JWT from the backend\'s OIDC issuer (or $KLUTCH_BIND_TOKEN)')
     .option('--resource <plural.group>', 'with --token: the API to bind, e.g. postgresqlinstances.anynines.com')
+    .enablePositionalOptions() // flags after "apiservice" belong to it (both define --kubeconfig …)
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out.write(s), writeErr: (s) => io.err.write(s) })
     .showHelpAfterError('(run "kubectl bind --help" for usage)');

@@ -1,8 +1,6 @@
 // Shared setup of the backend suites: a real provider cluster with the binding CRDs, a data-service
 // CRD offered by an APIServiceExportTemplate, a real OIDC provider on loopback, and the backend.
-import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import YAML from 'yaml';
 import { bindingCrds } from '../../../constructs/api/index.js';
 import { KubeClient, silentLogger, type KubeObject } from '../../../runtime/core/index.js';
 import { applyManifests, startCluster, waitForCrdsEstablished, type RealCluster } from '../../../runtime/realinfra/index.js';
@@ -11,7 +9,6 @@ import { parseBackendOptions } from '../../../runtime/backend/options.js';
 import { FetchBrowser, OidcTestProvider, type TestUser } from '../../support/oidc-provider.js';
 import { decodeBindingResponse, type BindingResponse } from '../../../runtime/backend/wire.js';
 
-export const REFERENCE = '/work/shared/reference/klutch';
 export const CLIENT_ID = 'klutch-backend';
 export const CLIENT_SECRET = 'backend-secret-' + randomBytes(6).toString('hex');
 export const MACHINE_ID = 'ci-pipeline';
@@ -22,7 +19,35 @@ export const USERS: TestUser[] = [
   { username: 'bob', password: 'bob-pw-' + randomBytes(4).toString('hex'), sub: 'user-bob', email: 'bob@example.test' },
 ];
 
-export const mangoCrd = (): KubeObject => YAML.parse(readFileSync(`${REFERENCE}/bind-examples-crd-mangodb.yaml`, 'utf8')) as KubeObject;
+/** Klutch's example CRD (bind/deploy/examples/crd-mangodb.yaml), same group, names and schema shape. */
+export const mangoCrd = (): KubeObject =>
+  ({
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'mangodbs.mangodb.com', labels: { 'klutch.anynines.com/exported': 'true' } },
+    spec: {
+      group: 'mangodb.com',
+      names: { kind: 'MangoDB', listKind: 'MangoDBList', plural: 'mangodbs', singular: 'mangodb' },
+      scope: 'Namespaced',
+      versions: [
+        {
+          name: 'v1alpha1',
+          served: true,
+          storage: true,
+          schema: {
+            openAPIV3Schema: {
+              type: 'object',
+              properties: {
+                spec: { type: 'object', properties: { tier: { type: 'string', enum: ['Dedicated', 'Shared'], default: 'Shared' }, tokenSecret: { type: 'string' } } },
+                status: { type: 'object', properties: { phase: { type: 'string' } } },
+              },
+            },
+          },
+          subresources: { status: {} },
+        },
+      ],
+    },
+  }) as KubeObject;
 
 /** A second data-service CRD with two versions, status subresource and printer columns. */
 export function widgetCrd(extraColumn = false): KubeObject {

@@ -1,5 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { PassThrough } from 'node:stream';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { encodeBindingResponse, newBindingResponse } from '../../../runtime/backend/wire.js';
 import { CallbackServer } from '../../../runtime/kubectl-bind/callback.js';
 import { askConsent, describeClaim, parseExportRequest } from '../../../runtime/kubectl-bind/apiservice.js';
@@ -84,6 +87,12 @@ describe('exit codes', () => {
     const d = io();
     expect(await run(['apiservice', '-f', 'x.yaml', '--remote-kubeconfig', 'a', '--remote-kubeconfig-name', 'b'], d.io, {})).toBe(2);
     expect(d.text().err).toMatch(/are exclusive/);
+    // flags after the subcommand belong to it
+    const f = io();
+    const file = join(mkdtempSync(join(tmpdir(), 'kb-')), 'req.yaml');
+    writeFileSync(file, 'apiVersion: klutch.anynines.com/v1alpha1\nkind: APIServiceExportRequest\nspec: {resources: [{resource: things}]}\n');
+    expect(await run(['apiservice', '-f', file, '--remote-kubeconfig', 'x', '--kubeconfig', '/nonexistent-kubeconfig'], f.io, {})).toBe(2);
+    expect(f.text().err).toMatch(/--kubeconfig: cannot load "\/nonexistent-kubeconfig"/);
     const e = io();
     expect(await run(['--help'], e.io, {})).toBe(0);
     expect(e.text().out).toContain('apiservice');
