@@ -62,12 +62,15 @@ function waitUntilStopped(cluster: RealCluster, log: (l: string) => void, copied
       process.exitCode = exitCode;
       process.off('SIGINT', onInt);
       process.off('SIGTERM', onTerm);
+      process.off('SIGHUP', onHup);
       resolve();
     };
     const onInt = () => void finish('interrupted', 0);
     const onTerm = () => void finish('terminated', 0);
+    const onHup = () => void finish('terminal closed', 0);
     process.on('SIGINT', onInt);
     process.on('SIGTERM', onTerm);
+    process.on('SIGHUP', onHup);
     const watchdog = setInterval(() => {
       const pids = cluster.pids();
       const dead = (Object.keys(pids) as (keyof typeof pids)[]).find((k) => pids[k] === undefined);

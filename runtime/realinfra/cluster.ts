@@ -168,8 +168,9 @@ class Proc {
     const fd = fs.openSync(logFile, 'a');
     try {
       fs.writeSync(fd, `### ${new Date().toISOString()} ${binary} ${args.join(' ')}\n`);
-      // Own process group: a Ctrl-C in the terminal reaches the harness, which stops the components in order.
-      this.child = spawn(binary, args, { cwd, stdio: ['ignore', fd, fd], detached: true });
+      // Same process group as the harness: a Ctrl-C in the terminal reaches the components too, so they
+      // end even when the harness's process dies without running its exit hook.
+      this.child = spawn(binary, args, { cwd, stdio: ['ignore', fd, fd] });
     } finally {
       fs.closeSync(fd);
     }
@@ -258,6 +259,18 @@ function installExitHook(): void {
   process.on('exit', () => {
     for (const c of live) c.killSync();
   });
+  // Node ends the process on these signals without emitting 'exit'. When nobody else handles the
+  // signal, end the clusters and re-raise it so the default behaviour (exit) still happens; when the
+  // program has its own handler (e.g. `klutch-kit cluster start` stopping gracefully), leave it alone.
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    const handler = () => {
+      if (process.listenerCount(sig) > 1) return;
+      for (const c of live) c.killSync();
+      process.removeListener(sig, handler);
+      process.kill(process.pid, sig);
+    };
+    process.on(sig, handler);
+  }
 }
 
 function argsList(defaults: Record<string, string>, overrides: ComponentArgs | undefined): string[] {

@@ -106,6 +106,18 @@ describe('no process outlives its owner', () => {
     expect(fs.readdirSync(registry)).toEqual([]);
   });
 
+  it('ends the cluster of a process killed by SIGTERM that has no handler of its own', async () => {
+    const registry = tempDir('registry');
+    const { child, report, exited } = await startChild('terminated', 'wait', registry);
+    child.kill('SIGTERM');
+    expect(await exited).toBeNull(); // re-raised: the process still dies of the signal
+    expect(child.signalCode).toBe('SIGTERM');
+    const pids = Object.values(report.pids);
+    await eventually('the components to die', async () => pids.every((p) => !pidAlive(p)), { timeoutMs: 10_000 });
+    expect(fs.existsSync(report.dir)).toBe(false);
+    expect(fs.readdirSync(registry)).toEqual([]);
+  });
+
   it('lets killLeftovers() (the jest globalTeardown) end the cluster of a SIGKILLed process', async () => {
     const registry = tempDir('registry');
     const { child, report, exited } = await startChild('orphaned', 'wait', registry);
