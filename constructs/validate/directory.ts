@@ -48,8 +48,16 @@ export interface ValidateOptions {
   readonly crossplane?: readonly CrossplaneTarget[];
   /** Treat objects of unknown kinds as errors. @default false */
   readonly strict?: boolean;
-  /** A registry to start from (default: bundle + binding API). */
+  /** A registry to start from (default: bundle + binding API). CRDs and XRDs found are added to it. */
   readonly registry?: SchemaRegistry;
+  /**
+   * Folders whose CRDs and XRDs are registered too, without validating their objects: e.g. the
+   * control-plane folder when validating an app cluster's claims (their CRDs reach the app cluster
+   * only at run time, through the konnector).
+   */
+  readonly schemaDirs?: readonly string[];
+  /** Parsed documents whose CRDs and XRDs are registered (what `schemaDirs` reads). */
+  readonly schemaDocuments?: readonly SourceDocument[];
 }
 
 /** A parsed document with the file it came from. */
@@ -110,12 +118,26 @@ export function listYamlFiles(dir: string): string[] {
 
 /** Validates every object in the YAML files under `dir`. */
 export function validateDirectory(dir: string, opts: ValidateOptions = {}): ValidationReport {
+  const { files, docs, issues } = readDirectory(dir);
+  const schemaDocuments = [...(opts.schemaDocuments ?? [])];
+  for (const sd of opts.schemaDirs ?? []) schemaDocuments.push(...readDirectory(sd, true).docs);
+  const r = validateDocuments(docs, { ...opts, schemaDocuments });
+  return { ...r, files: files.length, issues: [...issues, ...r.issues], ok: issues.length === 0 && r.ok };
+}
+
+/**
+ * Reads every YAML document under `dir`. With `definitionsOnly`, only files that contain a CRD or
+ * XRD (or a List) are parsed, which skips most of a big folder cheaply.
+ */
+function readDirectory(dir: string, definitionsOnly = false): { files: string[]; docs: SourceDocument[]; issues: ValidationIssue[] } {
   const files = listYamlFiles(dir);
   const docs: SourceDocument[] = [];
   const issues: ValidationIssue[] = [];
   for (const f of files) {
     const rel = relative(dir, f).split('\\').join('/') || f;
-    parseAllDocuments(readFileSync(f, 'utf8')).forEach((d, index) => {
+    const text = readFileSync(f, 'utf8');
+    if (definitionsOnly && !/^kind: *(CustomResourceDefinition|CompositeResourceDefinition|List) *$/m.test(text)) continue;
+    parseAllDocuments(text).forEach((d, index) => {
       if (d.errors.length) {
         issues.push({ file: rel, object: `document ${index + 1}`, path: '', message: `YAML error: ${d.errors[0].message}` });
         return;
@@ -127,8 +149,7 @@ export function validateDirectory(dir: string, opts: ValidateOptions = {}): Vali
       } else docs.push({ file: rel, index, doc });
     });
   }
-  const r = validateDocuments(docs, opts);
-  return { ...r, files: files.length, issues: [...issues, ...r.issues], ok: issues.length === 0 && r.ok };
+  return { files, docs, issues };
 }
 
 function identity(doc: unknown, index: number): string {
@@ -148,8 +169,8 @@ export function validateDocuments(docs: readonly SourceDocument[], opts: Validat
   let schemaChecked = 0;
   let shapeOnly = 0;
 
-  // 1. Register CRDs and XRDs found next to the objects.
-  for (const { file, index, doc } of docs) {
+  // 1. Register CRDs and XRDs found next to the objects (and in the schema documents).
+  for (const { file, index, doc } of [...(opts.schemaDocuments ?? []), ...docs]) {
     const o = doc as { apiVersion?: string; kind?: string };
     try {
       if (o?.apiVersion === 'apiextensions.k8s.io/v1' && o.kind === 'CustomResourceDefinition') {

@@ -10,6 +10,8 @@ export interface ValidateCliOptions {
   readonly crossplane?: string;
   readonly strict?: boolean;
   readonly json?: boolean;
+  /** Folders whose CRDs and XRDs are registered (e.g. the control plane for an app cluster's claims). */
+  readonly schemas?: readonly string[];
 }
 
 /** Output streams (injectable for tests). */
@@ -40,7 +42,7 @@ export function summaryLine(r: ValidationReport): string {
 
 /** Runs the validation and prints the result; returns the exit code (0 valid, 1 invalid). */
 export function runValidate(dir: string, opts: ValidateCliOptions = {}, io: ValidateIo = stdio): number {
-  const report = validateDirectory(dir, { crossplane: targets(opts.crossplane), strict: opts.strict });
+  const report = validateDirectory(dir, { crossplane: targets(opts.crossplane), strict: opts.strict, schemaDirs: opts.schemas });
   if (opts.json) {
     io.out(JSON.stringify(report, null, 2));
   } else {
@@ -56,6 +58,7 @@ export function validateCommand(): Command {
     .description('Check every object in the YAML files of <dir> against its schema (CRDs, CEL rules, derived claim CRDs)')
     .argument('<dir>', 'folder with YAML manifests, e.g. dist/control-plane')
     .addOption(new Option('--crossplane <release>', 'Crossplane release(s) to check Crossplane kinds against').choices(['2', '1.20', 'both']).default('both'))
+    .option('--schemas <dir...>', 'also load the CRDs and XRDs of these folders (e.g. dist/control-plane when validating an app cluster)')
     .option('--strict', 'treat objects of kinds without any schema as errors', false)
     .option('--json', 'print the report as JSON', false)
     .action((dir: string, opts: ValidateCliOptions) => {

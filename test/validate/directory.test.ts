@@ -179,3 +179,23 @@ describe('klutch-kit validate', () => {
     }
   });
 });
+
+describe('schema folders', () => {
+  it('claims of an app-cluster folder are validated with the XRDs of the control-plane folder', () => {
+    const app = mkdtempSync(join(tmpdir(), 'kk-validate-app-'));
+    try {
+      writeFileSync(join(app, 'claims.yaml'), yaml(claim('db', a9s), claim('bad', { ...a9s, plan: 'postgresql-single-huge' })));
+      const alone = validateDirectory(app);
+      expect(alone.unknownKinds).toEqual(['anynines.com/v1 PostgresqlInstance']);
+      expect(alone.ok).toBe(true);
+      const r = validateDirectory(app, { schemaDirs: [good] });
+      expect(r.issues.map(formatIssue)).toEqual(['claims.yaml: PostgresqlInstance/app/bad: spec: Unsupported plan used for postgresql']);
+      expect(r).toMatchObject({ objects: 2, schemaChecked: 2, unknownKinds: [] });
+      const c: string[] = [];
+      expect(runValidate(app, { schemas: [good] }, { out: (l) => c.push(l), err: (l) => c.push(l) })).toBe(1);
+      expect(c[0]).toBe('claims.yaml: PostgresqlInstance/app/bad: spec: Unsupported plan used for postgresql');
+    } finally {
+      rmSync(app, { recursive: true, force: true });
+    }
+  });
+});
