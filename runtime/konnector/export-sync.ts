@@ -83,7 +83,12 @@ export class ExportSync {
 
     this.consumerInformer.addEventHandler({
       onAdd: (o) => this.enqueueUp(keyOf(o)),
-      onUpdate: (_, o) => this.enqueueUp(keyOf(o)),
+      onUpdate: (_, o) => {
+        this.enqueueUp(keyOf(o));
+        // Downstream status is the provider's: a change made on the app cluster is overwritten again.
+        const p = this.toProvider(o.metadata.namespace, o.metadata.name!);
+        if (p) this.enqueueDown(locKey(p));
+      },
       onDelete: (o) => {
         this.enqueueUp(keyOf(o));
         const p = this.toProvider(o.metadata.namespace, o.metadata.name!);

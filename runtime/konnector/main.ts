@@ -113,6 +113,7 @@ export async function main(argv = process.argv): Promise<void> {
   });
 
   let running: Promise<void> | undefined;
+  let shuttingDown = false;
   const elector = o.leaderElect
     ? new LeaderElector({
         client: new KubeClient(local, { qps: 5, burst: 10 }),
@@ -131,7 +132,7 @@ export async function main(argv = process.argv): Promise<void> {
           });
         },
         onStoppedLeading: async () => {
-          if (running) {
+          if (running && !shuttingDown) {
             log.error('lost leadership; exiting so a fresh process can campaign again');
             await konnector.stop().catch(() => undefined);
             process.exit(1);
@@ -154,7 +155,6 @@ export async function main(argv = process.argv): Promise<void> {
   if (elector) elector.start();
   else running = konnector.start();
 
-  let shuttingDown = false;
   const shutdown = async (sig: string) => {
     if (shuttingDown) return;
     shuttingDown = true;

@@ -1,0 +1,203 @@
+/**
+ * npm run bench:konnector [-- --sizes 100,1000,5000 --concurrency 32 --qps 500]
+ *
+ * On real clusters (a control plane and an app cluster from runtime/realinfra), with the konnector
+ * as a child process (`klutch-konnector`, leader election off):
+ *  1. raw create throughput of a plain client against the control plane (the physical limit);
+ *  2. for each N: create N claims in the app cluster; time until all exist upstream (per-object
+ *     latency = first seen upstream − create returned downstream), then patch every upstream status
+ *     and time until all statuses are back down; throughput, p50/p99, and the konnector's peak RSS.
+ * Prints a table; figures go into docs/konnector.md.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Command } from 'commander';
+import { CoreResources, KubeClient, type KubeObject } from '../runtime/core/client.js';
+import { Informer } from '../runtime/core/informer.js';
+import { startCluster, type RealCluster } from '../runtime/realinfra/index.js';
+import {
+  bindOnApp,
+  createCRDs,
+  ensure,
+  eventually,
+  installBindingCRDs,
+  MiniBackend,
+  setUpConsumerOnProvider,
+  widgetCRD,
+  WIDGETS,
+  WIDGETS_NAME,
+} from '../test/integration/konnector/fixture.js';
+
+const repo = fileURLToPath(new URL('../', import.meta.url));
+
+const opts = new Command('bench-konnector')
+  .option('--sizes <list>', 'comma-separated object counts', '100,1000,5000')
+  .option('--concurrency <n>', 'parallel requests of the load generator', '32')
+  .option('--qps <n>', 'konnector client QPS (burst = 2 × QPS)', '500')
+  .option('--workers <n>', 'konnector workers per sync controller', '8')
+  .parse(process.argv)
+  .opts();
+const sizes = String(opts.sizes).split(',').map(Number);
+const concurrency = Number(opts.concurrency);
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
+};
+
+async function parallel<T>(items: T[], n: number, f: (x: T) => Promise<void>): Promise<void> {
+  let i = 0;
+  await Promise.all(Array.from({ length: n }, async () => {
+    while (i < items.length) await f(items[i++]!);
+  }));
+}
+
+function peakRssMb(pid: number): number {
+  const s = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const m = /VmHWM:\s+(\d+) kB/.exec(s);
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+function rssMb(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+function startKonnector(app: RealCluster): Promise<ChildProcess> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'runtime/konnector/main.ts', '--kubeconfig', app.kubeconfigPath, '--no-leader-elect', '--health-address', '127.0.0.1:0', '--qps', String(opts.qps), '--burst', String(Number(opts.qps) * 2), '--workers', String(opts.workers), '--log-level', 'warn'],
+    { cwd: repo, stdio: ['ignore', 'inherit', 'inherit'] },
+  );
+  return Promise.resolve(child);
+}
+
+interface Row {
+  n: number;
+  upSeconds: number;
+  upThroughput: number;
+  upP50: number;
+  upP99: number;
+  downSeconds: number;
+  downP50: number;
+  downP99: number;
+  rssMb: number;
+  peakRssMb: number;
+}
+
+async function main(): Promise<void> {
+  const log = (s: string) => process.stderr.write(`[bench] ${s}\n`);
+  log('starting control plane and app cluster');
+  const [cp, app] = await Promise.all([startCluster({ name: 'bench-cp' }), startCluster({ name: 'bench-app' })]);
+  const cpc = new KubeClient(cp.kubeConfig, { qps: 0, burst: 1 });
+  const ac = new KubeClient(app.kubeConfig, { qps: 0, burst: 1 });
+  const backend = new MiniBackend(cp);
+  let konnector: ChildProcess | undefined;
+  try {
+    await Promise.all([installBindingCRDs(cpc), createCRDs(cpc, [widgetCRD()]), installBindingCRDs(ac)]);
+    await backend.start();
+    const p = await setUpConsumerOnProvider(cp, 'cluster-bench');
+    await bindOnApp(app, p);
+
+    // 1. Raw create rate of a plain client on the control plane.
+    await ensure(cpc, CoreResources.namespaces, { metadata: { name: 'raw' } });
+    const rawN = Math.max(...sizes.filter((s) => s <= 1000), 100);
+    const t0 = performance.now();
+    await parallel(Array.from({ length: rawN }, (_, i) => i), concurrency, async (i) => {
+      await cpc.create(WIDGETS, { metadata: { name: `raw-${i}`, namespace: 'raw' }, spec: { size: i } });
+    });
+    const rawRate = rawN / ((performance.now() - t0) / 1000);
+    log(`raw create rate: ${rawRate.toFixed(0)} objects/s (${rawN} objects, ${concurrency} in parallel)`);
+
+    konnector = await startKonnector(app);
+    await eventually('bound CRD on the app cluster', () => ac.getOrNull(CoreResources.crds, undefined, WIDGETS_NAME), 120_000, 200);
+    await eventually('CRD established', async () => {
+      const c = (await ac.get(CoreResources.crds, undefined, WIDGETS_NAME)) as KubeObject & { status?: { conditions?: Array<{ type: string; status: string }> } };
+      return c.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True');
+    });
+    await new Promise((r) => setTimeout(r, 1000));
+
+    const rows: Row[] = [];
+    for (const n of sizes) {
+      const ns = `bench-${n}`;
+      const pns = `cluster-bench-${ns}`;
+      await ensure(ac, CoreResources.namespaces, { metadata: { name: ns } });
+      // Warm-up object: the first one waits for the APIServiceNamespace to be assigned.
+      await ac.create(WIDGETS, { metadata: { name: 'warmup', namespace: ns }, spec: { size: -1 } });
+      await eventually('warm-up upstream', () => cpc.getOrNull(WIDGETS, pns, 'warmup'), 60_000, 100);
+
+      const created = new Map<string, number>();
+      const seenUp = new Map<string, number>();
+      const upInf = new Informer(cpc, WIDGETS, { namespace: pns });
+      upInf.addEventHandler({ onAdd: (o) => { if (!seenUp.has(o.metadata.name!)) seenUp.set(o.metadata.name!, performance.now()); } });
+      upInf.start();
+      await upInf.waitForSync(30_000);
+      const statusPatched = new Map<string, number>();
+      const seenDown = new Map<string, number>();
+      const downInf = new Informer(ac, WIDGETS, { namespace: ns });
+      const onDown = (o: KubeObject) => {
+        const ph = (o as { status?: { phase?: string } }).status?.phase;
+        if (ph === 'done' && !seenDown.has(o.metadata.name!)) seenDown.set(o.metadata.name!, performance.now());
+      };
+      downInf.addEventHandler({ onAdd: onDown, onUpdate: (_, o) => onDown(o) });
+      downInf.start();
+      await downInf.waitForSync(30_000);
+
+      const list = Array.from({ length: n }, (_, i) => `w-${i}`);
+      const start = performance.now();
+      await parallel(list, concurrency, async (name) => {
+        await ac.create(WIDGETS, { metadata: { name, namespace: ns }, spec: { size: 1, color: 'x' } });
+        created.set(name, performance.now());
+      });
+      await eventually(`${n} objects upstream`, async () => list.every((x) => seenUp.has(x)), 1_800_000, 100);
+      const upDone = Math.max(...list.map((x) => seenUp.get(x)!));
+      const upLat = list.map((x) => (seenUp.get(x)! - created.get(x)!) / 1000);
+
+      const sStart = performance.now();
+      await parallel(list, concurrency, async (name) => {
+        await cpc.mergePatch(WIDGETS, pns, name, { status: { phase: 'done' } }, 'status');
+        statusPatched.set(name, performance.now());
+      });
+      await eventually(`${n} statuses down`, async () => list.every((x) => seenDown.has(x)), 1_800_000, 100);
+      const downDone = Math.max(...list.map((x) => seenDown.get(x)!));
+      const downLat = list.map((x) => (seenDown.get(x)! - statusPatched.get(x)!) / 1000);
+      await Promise.all([upInf.stop(), downInf.stop()]);
+
+      const row: Row = {
+        n,
+        upSeconds: (upDone - start) / 1000,
+        upThroughput: n / ((upDone - start) / 1000),
+        upP50: pct(upLat, 50),
+        upP99: pct(upLat, 99),
+        downSeconds: (downDone - sStart) / 1000,
+        downP50: pct(downLat, 50),
+        downP99: pct(downLat, 99),
+        rssMb: rssMb(konnector.pid!),
+        peakRssMb: peakRssMb(konnector.pid!),
+      };
+      rows.push(row);
+      log(`N=${n}: up ${row.upSeconds.toFixed(1)} s, down ${row.downSeconds.toFixed(1)} s`);
+    }
+
+    const f = (x: number, d = 2) => x.toFixed(d);
+    const lines = [
+      `raw create rate (plain client, ${concurrency} parallel, control plane): ${f(rawRate, 0)} objects/s`,
+      '',
+      '| N | all upstream (s) | throughput (obj/s) | % of raw | up p50 (s) | up p99 (s) | all status down (s) | down p50 (s) | down p99 (s) | RSS (MB) | peak RSS (MB) |',
+      '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+      ...rows.map((r) => `| ${r.n} | ${f(r.upSeconds, 1)} | ${f(r.upThroughput, 0)} | ${f((100 * r.upThroughput) / rawRate, 0)}% | ${f(r.upP50)} | ${f(r.upP99)} | ${f(r.downSeconds, 1)} | ${f(r.downP50)} | ${f(r.downP99)} | ${f(r.rssMb, 0)} | ${f(r.peakRssMb, 0)} |`),
+    ];
+    process.stdout.write(lines.join('\n') + '\n');
+  } finally {
+    konnector?.kill('SIGTERM');
+    await backend.stop().catch(() => undefined);
+    cpc.close();
+    ac.close();
+    await Promise.all([cp.stop(), app.stop()]);
+  }
+}
+
+main().catch((e) => {
+  process.stderr.write(`bench-konnector: ${(e as Error).stack ?? e}\n`);
+  process.exit(1);
+});
