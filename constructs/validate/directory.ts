@@ -284,10 +284,17 @@ function inputAsObject(input: object, step: unknown): object {
   return i.metadata ? input : { ...input, metadata: { name: typeof step === 'string' && step ? step : 'input' } };
 }
 
+/** Fields Crossplane owns and overwrites, per XRD style (legacy v1 / LegacyCluster vs modern v2). */
+const RESERVED_FIELDS = {
+  legacy: ['spec.resourceRef', 'spec.resourceRefs', 'spec.claimRef', 'spec.writeConnectionSecretToRef', 'status.conditions', 'status.connectionDetails'],
+  modern: ['spec.crossplane', 'status.crossplane', 'status.conditions'],
+} as const;
+
 /**
  * Crossplane's rules for XRDs that its CRD schema does not carry: the name is `<plural>.<group>`
  * (the generated CRD takes the XRD's name), exactly one version is referenceable (it becomes the
- * storage version) and it is served.
+ * storage version) and it is served, and no version schema declares a field Crossplane reserves
+ * (it would be overwritten).
  */
 export function checkXrdRules(xrd: CompositeResourceDefinitionLike): FieldError[] {
   const errs: FieldError[] = [];
@@ -302,6 +309,20 @@ export function checkXrdRules(xrd: CompositeResourceDefinitionLike): FieldError[
   } else if (refs[0].served !== true) {
     errs.push({ path: `spec.versions[${versions.indexOf(refs[0])}].served`, message: `Invalid value: ${JSON.stringify(refs[0].served)}: the referenceable version ${JSON.stringify(refs[0].name)} must be served` });
   }
+  const scope = xrd.spec?.scope ?? (xrd.apiVersion === 'apiextensions.crossplane.io/v2' ? 'Namespaced' : 'LegacyCluster');
+  const reserved = scope === 'LegacyCluster' ? RESERVED_FIELDS.legacy : RESERVED_FIELDS.modern;
+  versions.forEach((v, i) => {
+    const props = v?.schema?.openAPIV3Schema?.properties;
+    for (const field of reserved) {
+      const [top, name] = field.split('.');
+      if (props?.[top]?.properties?.[name] !== undefined) {
+        errs.push({
+          path: `spec.versions[${i}].schema.openAPIV3Schema.properties.${top}.properties.${name}`,
+          message: `Forbidden: ${field} is reserved by Crossplane (${scope} XRDs) and would be overwritten; rename the field`,
+        });
+      }
+    }
+  });
   return errs;
 }
 

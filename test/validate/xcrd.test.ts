@@ -195,5 +195,10 @@ describe('checkXrdRules (rules the XRD CRD schema does not carry)', () => {
     ]);
     bad.spec.versions = [{ ...pgXrd.spec.versions[0] }, { ...pgXrd.spec.versions[0], name: 'v2' }];
     expect(checkXrdRules(bad).map((e) => e.path)).toEqual(['metadata.name', 'spec.versions']);
+    const reserved = structuredClone(pgXrd);
+    reserved.spec.versions[0].schema!.openAPIV3Schema!.properties!.spec.properties!.claimRef = { type: 'object' };
+    expect(checkXrdRules(reserved).map((e) => `${e.path}: ${e.message}`)).toEqual([
+      'spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.claimRef: Forbidden: spec.claimRef is reserved by Crossplane (LegacyCluster XRDs) and would be overwritten; rename the field',
+    ]);
   });
 });
