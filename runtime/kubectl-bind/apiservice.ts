@@ -191,7 +191,15 @@ async function ensureBindingCrd(consumer: KubeClient, deadline: number): Promise
   for (;;) {
     const got = await consumer.get(CRDS, undefined, crd.metadata.name);
     const est = (got as KubeObject & { status?: { conditions?: Array<{ type: string; status: string }> } }).status?.conditions?.find((c) => c.type === 'Established');
-    if (est?.status === 'True') return;
+    if (est?.status === 'True') {
+      // a just-established CRD can answer 404/429 ("storage is (re)initializing") for a moment
+      try {
+        await consumer.list(BINDINGS, BIND_NAMESPACE, { limit: 1 });
+        return;
+      } catch (e) {
+        if (!(e instanceof ApiError && [404, 429, 503].includes(e.code)) || Date.now() > deadline) throw e;
+      }
+    }
     if (Date.now() > deadline) throw new CliError(`CRD ${crd.metadata.name} did not become Established; check the app cluster's API server`, Exit.FAILED);
     await new Promise((r) => setTimeout(r, 200));
   }

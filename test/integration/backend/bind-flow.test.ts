@@ -6,6 +6,11 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient } from '../../../runtime/core/index.js';
 import { responseKubeconfig, responseRequests } from '../../../runtime/backend/wire.js';
 import { FetchBrowser } from '../../support/oidc-provider.js';
+import { chromium } from 'playwright-core';
+import { existsSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { CallbackServer } from '../../../runtime/kubectl-bind/callback.js';
 import {
   BACKEND_RESOURCE,
   CLIENT_ID,
@@ -350,5 +355,86 @@ describe('health and metrics', () => {
     const exp = (await (await fetch(`${env.backend.url}/export`)).json()) as { apiVersion: string; providerPrettyName: string; authenticationMethods: Array<{ oauth2CodeGrant: { authenticatedURL: string } }> };
     expect(exp).toMatchObject({ apiVersion: 'klutch.anynines.com/v1alpha1', kind: 'BindingProvider', providerPrettyName: 'Test Provider' });
     expect(exp.authenticationMethods[0].oauth2CodeGrant.authenticatedURL).toBe(`${env.backend.url}/authorize`);
+  });
+});
+
+describe('headless Chromium (Debian chromium via playwright-core)', () => {
+  it('logs in on the issuer page, sees the catalogue, clicks Bind, lands on the CLI callback', async () => {
+    const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+    if (!existsSync(executablePath)) throw new Error(`${executablePath} not found: install Debian's chromium (listed in .ci/apt-packages.txt) or set CHROMIUM_PATH`);
+    const s = sid();
+    const cli = new CallbackServer(s); // the same loopback callback kubectl-bind runs
+    await cli.start();
+    const browser = await chromium.launch({ executablePath, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+    try {
+      const page = await browser.newPage();
+      await page.goto(`${env.backend.url}/authorize?u=${encodeURIComponent(cli.url)}&s=${s}&c=chromium`);
+      await page.waitForSelector('#username');
+      expect(page.url().startsWith(env.op.issuer + '/interaction/')).toBe(true);
+      await page.fill('#username', alice.username);
+      await page.fill('#password', alice.password);
+      await Promise.all([page.waitForURL(`${env.backend.url}/resources?s=${s}`), page.click('#signin')]);
+      await expect(page.textContent('h1')).resolves.toBe('Test Provider');
+      expect(await page.locator('.card').count()).toBeGreaterThanOrEqual(2);
+      await Promise.all([page.waitForURL((u) => u.href.startsWith(cli.url)), page.click('button[value="mangodbs.mangodb.com"]')]);
+      await expect(page.textContent('h1')).resolves.toBe('Authenticated');
+      const r = await cli.response;
+      expect(r.authentication?.oauth2CodeGrant).toEqual({ sid: s, id: `${env.op.issuer}/${alice.sub}` });
+      expect(responseRequests(r)[0].metadata.name).toBe('mangodbs.mangodb.com');
+      // the cookies the backend set are HttpOnly
+      const cookies = await page.context().cookies(env.backend.url);
+      expect(cookies.filter((c) => c.name.startsWith('klutch-bind')).every((c) => c.httpOnly && c.sameSite === 'Lax')).toBe(true);
+    } finally {
+      await browser.close();
+      await cli.stop();
+    }
+  });
+});
+
+describe('the klutch-backend binary', () => {
+  const repo = fileURLToPath(new URL('../../../', import.meta.url));
+  const start = (args: string[]) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'runtime/backend/main.ts', ...args], { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    setTimeout(() => child.kill('SIGKILL'), 100_000).unref();
+    return { child, exited, out: () => out, err: () => err };
+  };
+
+  it('exits 2 naming the flag on bad flags', async () => {
+    const p = start(['--oidc-issuer-client-id=x', '--kubeconfig', env.cluster.kubeconfigPath]);
+    expect(await p.exited).toBe(2);
+    expect(p.err()).toContain('--oidc-issuer-url: required');
+  });
+
+  it('serves health, readiness and metrics, logs JSON, leader-elects, and stops on SIGTERM', async () => {
+    const p = start([
+      '--kubeconfig', env.cluster.kubeconfigPath,
+      '--listen-address=127.0.0.1:0',
+      `--oidc-issuer-url=${env.op.issuer}`,
+      `--oidc-issuer-client-id=${CLIENT_ID}`,
+      '--lease-namespace=kube-system',
+    ]);
+    try {
+      const { eventually } = await import('../../realinfra/util.js');
+      const url = await eventually('the serving log line', async () => {
+        const line = p.out().split('\n').find((l) => l.includes('klutch-backend serving'));
+        return line ? (JSON.parse(line) as { url: string; level: string }).url : undefined;
+      }, { timeoutMs: 60_000 });
+      expect((await fetch(`${url}/healthz`)).status).toBe(200);
+      await eventually('ready', async () => (await fetch(`${url}/readyz`)).status === 200, { timeoutMs: 30_000 });
+      const metrics = await (await fetch(`${url}/metrics`)).text();
+      expect(metrics).toContain('klutch_backend_process_cpu_seconds_total');
+      expect(metrics).toContain('klutch_backend_http_requests_total');
+      const lease = await env.kube.get({ group: 'coordination.k8s.io', version: 'v1', plural: 'leases', namespaced: true }, 'kube-system', 'klutch-backend');
+      expect(lease.spec).toBeDefined();
+      expect(p.out()).toMatch(/"level":"warn".*no --cookie-signing-key/);
+    } finally {
+      p.child.kill('SIGTERM');
+    }
+    expect(await p.exited).toBe(0);
   });
 });
