@@ -7,27 +7,24 @@
  * ## RBAC (instead of Klutch's cluster-admin)
  *
  * The backend's own ClusterRole is listed rule by rule, with reasons, in {@link BindBackend.rules}.
- * What it may do to Secrets: get/create/update/patch/delete (the kubeconfig Secret it writes in each
- * cluster namespace, the kubeconfig Secrets of AppClusterBindings), but **not list or watch**: it
- * never needs to enumerate Secrets. TokenRequest (`serviceaccounts/token` create) is limited by
- * name to the binder ServiceAccount.
+ * No `escalate`, no `bind`, no `impersonate`, no wildcard.
  *
- * **Escalation caveat.** Kubernetes only lets a subject create a RoleBinding to a role whose
- * permissions it holds itself, or for which it has the `bind` verb. The binder roles grant
- * read/write on the exported data-service resources and on claimed Secrets/ConfigMaps — rights the
- * backend does not (and should not) hold. So the backend gets `bind` **only on the named binder
- * ClusterRoles** (`klutch-binder`, `klutch-binder-exports`), which this construct pre-creates:
- * `klutch-binder` (Klutch's shared role for the cluster namespace) and `klutch-binder-exports`, an
- * aggregated ClusterRole whose rules come from one ClusterRole per exported API
- * ({@link BindBackend.addExportedApi}) plus the claimed resources. The backend never gets
- * `escalate`, and never creates Roles/ClusterRoles, unless `allowRoleManagement` is set (needed only
- * by backends that mint a ClusterRole per consumer, as Klutch's does) — that grants
- * `escalate`+`bind` on roles and clusterroles, which is equivalent to cluster-admin over RBAC and
- * should be avoided.
+ * **Escalation caveat.** The backend hands RBAC to consumers: the shared ClusterRole
+ * `klutch-binder`, and per consumer a ClusterRole `klutch-binder-<clusterNs>` with read/write on the
+ * exported resources and the claimed resources, bound by RoleBindings in that consumer's namespaces
+ * (a ClusterRoleBinding with `--consumer-scope=Cluster`). Kubernetes only lets a subject create or
+ * update a role with permissions it holds itself (or with `escalate`), and bind a role whose
+ * permissions it holds (or with `bind` on that role). The per-consumer role names are dynamic, so
+ * `bind`/`escalate` could not be scoped by `resourceNames` — they would amount to cluster-admin over
+ * RBAC. Instead the backend **holds exactly what it hands out**: a ClusterRoleBinding to the
+ * aggregated ClusterRole `klutch-binder-exports`, fed by one ClusterRole per exported API
+ * ({@link BindBackend.addExportedApi}, done by ControlPlaneCluster for every export template) and one
+ * for the claimed resources (Secrets, ConfigMaps). An API exported at run time without its ClusterRole
+ * is refused by the API server (forbidden), never silently granted.
  *
- * Namespaces: the backend creates and deletes the cluster namespaces and provider namespaces it
- * manages; RBAC cannot restrict namespace delete to "namespaces I created", so `delete` on
- * namespaces is cluster-wide — the residual privilege of the design.
+ * Residual privileges of the design, stated plainly: Secrets (kubeconfig Secrets in cluster
+ * namespaces it creates at run time, claimed credentials it hands out) and namespace deletion are
+ * cluster-wide; RBAC has no "namespaces I created" scope.
  */
 import { ApiObject } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-28';
@@ -128,8 +125,6 @@ export interface BindBackendProps {
   readonly exportedApis?: ExportedApi[];
   /** Resources claimed by permission claims. @default core secrets and configmaps */
   readonly claimedResources?: ClaimedResource[];
-  /** Let the backend create Roles/ClusterRoles (grants escalate+bind; see the class doc). @default false */
-  readonly allowRoleManagement?: boolean;
   /** Extra flags. @default [] */
   readonly extraArgs?: string[];
 }
@@ -173,6 +168,9 @@ export class BindBackend extends Construct {
     const prefix = props.namespacePrefix ?? 'cluster';
     if (typeof prefix !== 'string' || prefix.length > 40 || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(prefix)) {
       throw new Error(`${P}.namespacePrefix: ${JSON.stringify(prefix)} must be a DNS label of at most 40 characters (namespaces are "<prefix>-<id>")`);
+    }
+    if (prefix === 'exports') {
+      throw new Error(`${P}.namespacePrefix: "exports" would make per-consumer roles klutch-binder-exports-* collide with the aggregated ${BINDER_EXPORTS_CLUSTER_ROLE} roles; pick another prefix`);
     }
     const prettyName = props.prettyName ?? 'klutch-kit';
     if (typeof prettyName !== 'string' || prettyName.trim().length === 0) {
@@ -241,7 +239,7 @@ export class BindBackend extends Construct {
     const rules: DocumentedRule[] = [
       { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: READ, why: 'read the CRDs matched by templates to build APIServiceExports (snapshot of served versions, schema, columns)' },
       { apiGroups: ['example-backend.klutch.anynines.com'], resources: ['apiserviceexporttemplates'], verbs: READ, why: 'the catalogue of bindable APIs, in all namespaces' },
-      { apiGroups: [K], resources: ['apiserviceexportrequests'], verbs: ['get', 'list', 'watch', 'update', 'patch', 'delete'], why: 'turn requests into exports; delete old requests' },
+      { apiGroups: [K], resources: ['apiserviceexportrequests'], verbs: READ_WRITE, why: 'turn requests into exports, delete old ones; create is held because klutch-binder grants it' },
       { apiGroups: [K], resources: ['apiserviceexports'], verbs: READ_WRITE, why: 'create exports and keep them in sync with their CRD' },
       { apiGroups: [K], resources: ['apiservicenamespaces'], verbs: READ_WRITE, why: 'map consumer namespaces to provider namespaces' },
       { apiGroups: [K], resources: ['clusterbindings'], verbs: READ_WRITE, why: 'create ClusterBinding "cluster" per consumer, judge heartbeats' },
@@ -249,17 +247,16 @@ export class BindBackend extends Construct {
       { apiGroups: [''], resources: ['namespaces'], verbs: READ_WRITE, why: 'create and delete cluster namespaces and provider namespaces <clusterNs>-<consumerNs> (RBAC cannot limit delete to namespaces it created)' },
       { apiGroups: [''], resources: ['serviceaccounts'], verbs: READ_WRITE, why: `the ServiceAccount "${BINDER_SERVICE_ACCOUNT}" in each cluster namespace` },
       { apiGroups: [''], resources: ['serviceaccounts/token'], verbs: ['create'], resourceNames: [BINDER_SERVICE_ACCOUNT], why: 'TokenRequest for the binder ServiceAccount only (no legacy token Secrets)' },
-      { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create', 'update', 'patch', 'delete'], why: 'write the kubeconfig Secret of each cluster namespace; no list/watch: it never enumerates Secrets' },
-      { apiGroups: ['rbac.authorization.k8s.io'], resources: ['rolebindings'], verbs: READ_WRITE, why: 'bind the binder ClusterRoles in each consumer\'s namespaces (no ClusterRoleBindings)' },
-      { apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles'], verbs: ['bind'], resourceNames: [BINDER_CLUSTER_ROLE, BINDER_EXPORTS_CLUSTER_ROLE], why: 'escalation rule: RoleBindings to the binder roles need `bind` on exactly those roles, nothing else' },
+      { apiGroups: [''], resources: ['secrets'], verbs: READ_WRITE, why: 'write and watch (by label) the kubeconfig Secret of each cluster namespace; klutch-binder grants get/list/watch, which it must hold' },
+      { apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles'], verbs: READ_WRITE, why: 'apply klutch-binder and klutch-binder-<clusterNs>; escalation prevention limits them to rights the backend holds' },
+      { apiGroups: ['rbac.authorization.k8s.io'], resources: ['rolebindings'], verbs: READ_WRITE, why: 'bind the binder roles in each consumer\'s provider namespaces' },
+      {
+        apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterrolebindings'],
+        verbs: consumerScope === 'Cluster' ? READ_WRITE : ['get', 'delete'],
+        why: consumerScope === 'Cluster' ? 'per-consumer ClusterRoleBinding (consumer scope Cluster)' : 'remove a per-consumer ClusterRoleBinding left from consumer scope Cluster',
+      },
       { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'], why: 'record events' },
     ];
-    if (props.allowRoleManagement) {
-      rules.push({
-        apiGroups: ['rbac.authorization.k8s.io'], resources: ['roles', 'clusterroles'], verbs: [...READ_WRITE, 'escalate', 'bind'],
-        why: 'allowRoleManagement: the backend mints its own roles; escalate+bind make this equivalent to RBAC admin',
-      });
-    }
     this.rules = rules;
     this.clusterRole = new k8s.KubeClusterRole(this, 'ClusterRole', {
       metadata: { name, labels },
@@ -284,13 +281,18 @@ export class BindBackend extends Construct {
     });
 
     // The binder roles handed to consumers (bound by the backend with RoleBindings only).
+    // Same rules, in the same order, as klutch-backend applies at start-up (runtime/backend/binder.ts),
+    // so that GitOps and the backend never fight over the object.
+    const ALL = ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'];
     this.binderRules = [
-      { apiGroups: [K], resources: ['apiserviceexportrequests'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'], why: 'kubectl-bind creates export requests' },
+      { apiGroups: [K], resources: ['apiserviceexportrequests'], verbs: ALL, why: 'kubectl-bind creates export requests' },
       { apiGroups: [''], resources: ['namespaces'], verbs: ['get'], why: 'the konnector reads its cluster namespace' },
-      { apiGroups: [''], resources: ['secrets'], verbs: READ, why: 'the konnector reads the kubeconfig Secret (credential rotation), in the cluster namespace only' },
-      { apiGroups: [K], resources: ['clusterbindings', 'apiserviceexports'], verbs: READ, why: 'heartbeat target and exports' },
-      { apiGroups: [K], resources: ['clusterbindings/status', 'apiserviceexports/status'], verbs: ['get', 'update', 'patch'], why: 'heartbeat and export conditions' },
-      { apiGroups: [K], resources: ['apiservicenamespaces'], verbs: READ_WRITE, why: 'the konnector announces consumer namespaces' },
+      { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'], why: 'the konnector reads the kubeconfig Secret (credential rotation), in the cluster namespace only' },
+      { apiGroups: [K], resources: ['clusterbindings'], verbs: ['get', 'list', 'watch'], why: 'heartbeat target' },
+      { apiGroups: [K], resources: ['clusterbindings/status'], verbs: ['get', 'patch', 'update'], why: 'heartbeat' },
+      { apiGroups: [K], resources: ['apiserviceexports'], verbs: ['get', 'list', 'watch'], why: 'exports of this consumer' },
+      { apiGroups: [K], resources: ['apiserviceexports/status'], verbs: ['get', 'patch', 'update'], why: 'export conditions' },
+      { apiGroups: [K], resources: ['apiservicenamespaces'], verbs: ALL, why: 'the konnector announces consumer namespaces' },
     ];
     new k8s.KubeClusterRole(this, 'BinderClusterRole', {
       metadata: { name: BINDER_CLUSTER_ROLE, labels: standardLabels(BINDER_CLUSTER_ROLE, 'bind-backend') },
@@ -299,6 +301,12 @@ export class BindBackend extends Construct {
     new k8s.KubeClusterRole(this, 'BinderExportsClusterRole', {
       metadata: { name: BINDER_EXPORTS_CLUSTER_ROLE, labels: standardLabels(BINDER_EXPORTS_CLUSTER_ROLE, 'bind-backend') },
       aggregationRule: { clusterRoleSelectors: [{ matchLabels: { [BINDER_EXPORTS_AGGREGATION_LABEL]: 'true' } }] },
+    });
+    // The backend holds what it hands out (see the class doc): exported + claimed resources.
+    new k8s.KubeClusterRoleBinding(this, 'ExportsClusterRoleBinding', {
+      metadata: { name: `${name}-exports`, labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: BINDER_EXPORTS_CLUSTER_ROLE },
+      subjects: [{ kind: 'ServiceAccount', name, namespace: ns }],
     });
     const claimRules: DocumentedRule[] = groupByApiGroup(claimed).map((c) => ({
       apiGroups: [c.group], resources: c.resources, verbs: READ_WRITE,

@@ -73,7 +73,7 @@ describe('BindBackend', () => {
     expect(args).toContain('--oidc-callback-url=https://bind.example.com/callback');
   });
 
-  test('least-privilege RBAC: no cluster-admin, no wildcards, no secret listing, scoped TokenRequest and bind', () => {
+  test('least-privilege RBAC: no cluster-admin, no wildcards, no escalate/bind, scoped TokenRequest', () => {
     const { b, objs } = backend({ exportedApis: [{ group: 'anynines.com', resource: 'postgresqlinstances' }] });
     expectNoWildcards(objs);
     const role = find(objs, 'ClusterRole', 'klutch-backend');
@@ -85,40 +85,59 @@ describe('BindBackend', () => {
     // CRDs and templates: read only
     expect(rulesFor(role, 'apiextensions.k8s.io', 'customresourcedefinitions')[0].verbs).toEqual(['get', 'list', 'watch']);
     expect(rulesFor(role, 'example-backend.klutch.anynines.com', 'apiserviceexporttemplates')[0].verbs).toEqual(['get', 'list', 'watch']);
-    // secrets: written, never listed or watched
-    const secretVerbs = rulesFor(role, '', 'secrets').flatMap((r) => r.verbs);
-    expect(secretVerbs).not.toContain('list');
-    expect(secretVerbs).not.toContain('watch');
-    expect(secretVerbs).toContain('create');
+    // never escalate, bind, impersonate or deletecollection
+    const verbs = role.rules.flatMap((r: any) => r.verbs);
+    for (const v of ['escalate', 'bind', 'impersonate', 'deletecollection']) expect(verbs).not.toContain(v);
     // TokenRequest only for the binder service account
-    const token = rulesFor(role, '', 'serviceaccounts/token');
-    expect(token).toEqual([{ apiGroups: [''], resources: ['serviceaccounts/token'], verbs: ['create'], resourceNames: ['klutch-binder'] }]);
-    // RBAC: rolebindings yes, bind only on the two binder ClusterRoles, no escalate, no role creation
-    const bind = rulesFor(role, 'rbac.authorization.k8s.io', 'clusterroles');
-    expect(bind).toEqual([{ apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles'], verbs: ['bind'], resourceNames: ['klutch-binder', 'klutch-binder-exports'] }]);
-    expect(role.rules.flatMap((r: any) => r.verbs)).not.toContain('escalate');
-    expect(rulesFor(role, 'rbac.authorization.k8s.io', 'clusterrolebindings')).toHaveLength(0);
+    expect(rulesFor(role, '', 'serviceaccounts/token')).toEqual([{ apiGroups: [''], resources: ['serviceaccounts/token'], verbs: ['create'], resourceNames: ['klutch-binder'] }]);
+    // consumer scope Namespaced: ClusterRoleBindings can only be read and removed, never created
+    expect(rulesFor(role, 'rbac.authorization.k8s.io', 'clusterrolebindings')[0].verbs).toEqual(['get', 'delete']);
     expect(rulesFor(role, 'rbac.authorization.k8s.io', 'rolebindings')[0].verbs).toContain('create');
+    expect(rulesFor(role, 'rbac.authorization.k8s.io', 'clusterroles')[0].verbs).toContain('create');
     // the binding API
     for (const r of ['apiserviceexportrequests', 'apiserviceexports', 'apiservicenamespaces', 'clusterbindings']) {
       expect(rulesFor(role, 'klutch.anynines.com', r)).toHaveLength(1);
       expect(rulesFor(role, 'klutch.anynines.com', `${r}/status`)).toHaveLength(1);
     }
-    // the backend holds no rights on the exported data-service objects themselves
+    // its own role holds no rights on the exported objects: those come only through klutch-binder-exports
     expect(rulesFor(role, 'anynines.com', 'postgresqlinstances')).toHaveLength(0);
+    const holds = find(objs, 'ClusterRoleBinding', 'klutch-backend-exports');
+    expect(holds.roleRef.name).toBe('klutch-binder-exports');
+    expect(holds.subjects[0]).toMatchObject({ name: 'klutch-backend', namespace: 'klutch-system' });
     // leases only in its own namespace
     const lease = find(objs, 'Role', 'klutch-backend-leader-election');
     expect(lease.metadata.namespace).toBe('klutch-system');
   });
 
-  test('binder roles: shared klutch-binder, aggregated exports role with one role per exported API plus claims', () => {
-    const { b, objs } = backend({ exportedApis: [{ group: 'anynines.com', resource: 'postgresqlinstances' }] });
+  test('escalation prevention: the backend holds every permission of every role it hands out', () => {
+    const { objs } = backend({ exportedApis: [{ group: 'anynines.com', resource: 'postgresqlinstances' }, { group: 'anynines.com', resource: 'servicebindings' }] });
+    const own = find(objs, 'ClusterRole', 'klutch-backend').rules as any[];
+    const agg = find(objs, 'ClusterRole', 'klutch-binder-exports').aggregationRule.clusterRoleSelectors[0].matchLabels;
+    const aggregated = objs.filter((o) => o.kind === 'ClusterRole' && Object.entries(agg).every(([k, v]) => o.metadata.labels?.[k] === v)).flatMap((o) => o.rules);
+    const held = [...own, ...aggregated];
+    const holds = (g: string, r: string, v: string) => held.some((h) => h.apiGroups.includes(g) && h.resources.includes(r) && h.verbs.includes(v) && !h.resourceNames);
+    // klutch-binder, plus what a per-consumer klutch-binder-<clusterNs> contains: exports (+status) and claims, all verbs
+    const handedOut = [
+      ...find(objs, 'ClusterRole', 'klutch-binder').rules,
+      { apiGroups: ['anynines.com'], resources: ['postgresqlinstances', 'postgresqlinstances/status', 'servicebindings', 'servicebindings/status'], verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'] },
+      { apiGroups: [''], resources: ['secrets', 'configmaps'], verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'] },
+    ];
+    for (const r of handedOut) for (const g of r.apiGroups) for (const res of r.resources) for (const v of r.verbs) {
+      expect([g, res, v, holds(g, res, v)]).toEqual([g, res, v, true]);
+    }
+  });
+
+  test('the klutch-binder role is identical to the one klutch-backend applies at start-up', async () => {
+    const { binderClusterRole } = await import('../../runtime/backend/binder.js');
+    const { objs } = backend();
+    expect(find(objs, 'ClusterRole', 'klutch-binder').rules).toEqual(binderClusterRole().rules);
+  });
+
+  test('binder roles: aggregated exports role with one role per exported API plus claims', () => {
+    const { b } = backend({ exportedApis: [{ group: 'anynines.com', resource: 'postgresqlinstances' }] });
     b.addExportedApi({ group: 'anynines.com', resource: 'servicebindings' });
     b.addExportedApi({ group: 'anynines.com', resource: 'servicebindings' }); // idempotent
     const objs2 = synth(b.node.scope as any);
-    const binder = find(objs2, 'ClusterRole', 'klutch-binder');
-    expect(rulesFor(binder, 'klutch.anynines.com', 'apiserviceexportrequests')[0].verbs).toContain('create');
-    expect(rulesFor(binder, '', 'secrets')[0].verbs).toEqual(['get', 'list', 'watch']);
     const agg = find(objs2, 'ClusterRole', 'klutch-binder-exports');
     const sel = agg.aggregationRule.clusterRoleSelectors[0].matchLabels;
     const members = objs2.filter((o) => o.kind === 'ClusterRole' && Object.entries(sel).every(([k, v]) => o.metadata.labels?.[k] === v));
@@ -130,13 +149,13 @@ describe('BindBackend', () => {
     const pg = find(objs2, 'ClusterRole', 'klutch-binder-exports-postgresqlinstances.anynines.com');
     expect(pg.rules[0].resources).toEqual(['postgresqlinstances', 'postgresqlinstances/status']);
     expect(b.exportedApis).toHaveLength(2);
-    expect(objs.length).toBeLessThan(objs2.length);
   });
 
-  test('allowRoleManagement is an explicit opt-in to escalate', () => {
-    const { objs } = backend({ allowRoleManagement: true });
+  test('consumer scope Cluster lets the backend manage per-consumer ClusterRoleBindings', () => {
+    const { objs } = backend({ consumerScope: 'Cluster' });
     const role = find(objs, 'ClusterRole', 'klutch-backend');
-    expect(rulesFor(role, 'rbac.authorization.k8s.io', 'roles')[0].verbs).toEqual(expect.arrayContaining(['escalate', 'bind']));
+    expect(rulesFor(role, 'rbac.authorization.k8s.io', 'clusterrolebindings')[0].verbs).toEqual(expect.arrayContaining(['create', 'patch', 'delete']));
+    expect(find(objs, 'Deployment').spec.template.spec.containers[0].args).toContain('--consumer-scope=Cluster');
   });
 
   test('TLS serving mounts the certificate and probes over HTTPS', () => {
@@ -156,6 +175,7 @@ describe('BindBackend', () => {
     [{ externalAddress: 'http://insecure:6443' }, /BindBackendProps\.externalAddress: "http:\/\/insecure:6443" must be an https URL/],
     [{ consumerScope: 'Everything' as any }, /BindBackendProps\.consumerScope: "Everything"/],
     [{ namespacePrefix: 'Cluster_' }, /BindBackendProps\.namespacePrefix: "Cluster_"/],
+    [{ namespacePrefix: 'exports' }, /BindBackendProps\.namespacePrefix: "exports" would make per-consumer roles/],
     [{ image: 'ghcr.io/klutch-kit/backend:latest' }, /BindBackendProps\.image: "ghcr.io\/klutch-kit\/backend:latest"/],
     [{ replicas: 11 }, /BindBackendProps\.replicas: 11/],
     [{ exportedApis: [{ group: 'anynines.com', resource: 'PostgreSQL' }] }, /BindBackendProps\.exportedApis\[0\]\.resource: "PostgreSQL"/],

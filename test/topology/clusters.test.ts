@@ -144,7 +144,7 @@ describe('AppCluster (example)', () => {
       expect(b.spec.kubeconfigSecretRef).toEqual({ name: 'kubeconfig-control-plane', namespace: 'klutch-bind', key: 'kubeconfig' });
     }
     // the credentials claim of servicebindings is accepted, so only that Secret reaches the app
-    const sb = bindings.find((b) => b.metadata.name === 'servicebindings.anynines.com');
+    const sb = bindings.find((b) => b.metadata.name === 'servicebindings.anynines.com')!;
     expect(sb.spec.permissionClaims.length).toBeGreaterThan(0);
     for (const c of sb.spec.permissionClaims) expect(c.state).toBe('Accepted');
     expect(shop.filter((o) => o.kind === 'Secret')).toHaveLength(0); // kubeconfig is never in git
