@@ -5,6 +5,7 @@
  */
 export * from './openapi.js';
 export * from './cel.js';
+export * from './cel-k8s.js';
 export * from './schema-validator.js';
 export * from './xcrd.js';
 export * from './registry.js';

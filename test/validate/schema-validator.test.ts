@@ -215,3 +215,40 @@ describe('wire documents (BindingProvider, BindingResponse)', () => {
     expect(() => parseWire('BindingProvider', '{oops')).toThrow(/^BindingProvider: not valid JSON/);
   });
 });
+
+describe('Kubernetes CEL libraries (lists, regex)', () => {
+  const v = new SchemaValidator(
+    root({
+      type: 'object',
+      properties: {
+        ports: {
+          type: 'array',
+          items: { type: 'integer' },
+          'x-kubernetes-validations': [
+            { rule: 'self.isSorted()', message: 'ports must be sorted' },
+            { rule: 'self.sum() <= 1000', message: 'sum too big' },
+            { rule: 'self.min() > 0 && self.max() < 700', message: 'out of range' },
+            { rule: 'self.indexOf(443) == self.lastIndexOf(443)', message: '443 twice' },
+          ],
+        },
+        names: { type: 'array', items: { type: 'string' }, 'x-kubernetes-validations': [{ rule: "self.isSorted() && self.indexOf('b') != -1", message: 'sorted with b' }] },
+        image: { type: 'string', 'x-kubernetes-validations': [{ rule: "self.find('[0-9]+$') != '' && size(self.findAll('[a-z]+')) == 2", message: 'registry/name:version' }] },
+      },
+    }),
+  );
+
+  it('accepts values that satisfy the rules', () => {
+    expect(paths(v, obj({ ports: [80, 443], names: ['a', 'b'], image: 'reg/app:3' }))).toEqual([]);
+  });
+
+  it('rejects with each rule message', () => {
+    expect(paths(v, obj({ ports: [443, 80, 443], names: ['b', 'a'], image: 'app:latest' }))).toEqual([
+      'spec.ports: ports must be sorted',
+      'spec.ports: 443 twice',
+      'spec.names: sorted with b',
+      'spec.image: registry/name:version',
+    ]);
+    expect(paths(v, obj({ ports: [600, 650] }))).toEqual(['spec.ports: sum too big']);
+    expect(paths(v, obj({ ports: [] }))[0]).toMatch(/^spec.ports: rule "self.min\(\) > 0 && self.max\(\) < 700" could not be evaluated: .*min called on empty list/);
+  });
+});
