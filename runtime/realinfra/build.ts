@@ -310,8 +310,12 @@ export async function ensureComponent(name: ComponentName, opts: EnsureBinariesO
       log(`${name}: built by another process → ${plan.binary}`);
       return plan.binary;
     }
+    // Under the lock nobody else builds this component: any temporary folder of it is from a build that died.
+    const parent = path.dirname(plan.dir);
+    for (const f of fs.readdirSync(parent)) {
+      if (f.startsWith(`${path.basename(plan.dir)}.tmp-`)) fs.rmSync(path.join(parent, f), { recursive: true, force: true });
+    }
     const tmp = `${plan.dir}.tmp-${process.pid}`;
-    fs.rmSync(tmp, { recursive: true, force: true });
     fs.mkdirSync(tmp, { recursive: true });
     const args = plan.args.map((a, i) => (plan.args[i - 1] === '-o' ? path.join(tmp, a) : a));
     const started = Date.now();
