@@ -133,6 +133,71 @@ function claimCases(): Case[] {
   ];
 }
 
+/** A CRD exercising CEL features: Kubernetes libraries, transition rules in list-maps, messageExpression, int-or-string. */
+const probeSchema: JSONSchemaProps = {
+  type: 'object',
+  properties: {
+    apiVersion: { type: 'string' },
+    kind: { type: 'string' },
+    metadata: { type: 'object' },
+    spec: {
+      type: 'object',
+      'x-kubernetes-validations': [{ rule: '!(has(self.a) && has(self.b))', message: 'a and b are exclusive' }],
+      properties: {
+        a: { type: 'string' },
+        b: { type: 'string' },
+        ports: {
+          type: 'array',
+          maxItems: 10,
+          items: { type: 'integer', maximum: 65535 },
+          'x-kubernetes-validations': [
+            { rule: 'self.isSorted()', message: 'ports must be sorted' },
+            { rule: 'self.sum() <= 1000', message: 'sum too big' },
+            { rule: 'size(self) == 0 || (self.min() > 0 && self.max() < 700)', message: 'out of range' },
+            { rule: 'self.indexOf(443) == self.lastIndexOf(443)', message: '443 twice' },
+          ],
+        },
+        image: { type: 'string', maxLength: 100, 'x-kubernetes-validations': [{ rule: "self.find('[0-9]+$') != '' && size(self.findAll('[a-z]+')) == 2", message: 'registry/name:version' }] },
+        size: { anyOf: [{ type: 'integer' }, { type: 'string' }], 'x-kubernetes-int-or-string': true, 'x-kubernetes-validations': [{ rule: "type(self) == string ? self == 'auto' : self >= 1", messageExpression: "'size must be auto or >= 1'" }] },
+        plans: {
+          type: 'array',
+          maxItems: 10,
+          'x-kubernetes-list-type': 'map',
+          'x-kubernetes-list-map-keys': ['name'],
+          items: {
+            type: 'object',
+            required: ['name'],
+            properties: { name: { type: 'string', maxLength: 20 }, replicas: { type: 'integer', 'x-kubernetes-validations': [{ rule: 'self >= oldSelf', message: 'no scaling down' }] } },
+          },
+        },
+        tags: { type: 'array', maxItems: 10, items: { type: 'string', maxLength: 20 }, 'x-kubernetes-list-type': 'set' },
+      },
+    },
+  },
+};
+const PROBE_GROUP = 'validate.klutch-kit.test';
+
+function probeCases(): Case[] {
+  const probe = (spec: Record<string, unknown>) => ({ apiVersion: `${PROBE_GROUP}/v1`, kind: 'Probe', metadata: { name: 'p' }, spec });
+  const c = (label: string, obj: Record<string, unknown>, old?: Record<string, unknown>): Case => ({ label: `Probe: ${label}`, group: PROBE_GROUP, version: 'v1', plural: 'probes', schema: probeSchema, obj, old });
+  return [
+    c('all fine', probe({ a: 'x', ports: [80, 443], image: 'reg/app:3', size: 'auto', plans: [{ name: 'p', replicas: 1 }], tags: ['a', 'b'] })),
+    c('a and b', probe({ a: 'x', b: 'y' })),
+    c('unsorted ports', probe({ ports: [443, 80] })),
+    c('sum too big', probe({ ports: [600, 650] })),
+    c('empty ports', probe({ ports: [] })),
+    c('443 twice', probe({ ports: [443, 443] })),
+    c('image without version', probe({ image: 'reg/app:latest' })),
+    c('size 0', probe({ size: 0 })),
+    c('size big', probe({ size: 'big' })),
+    c('size 3', probe({ size: 3 })),
+    c('duplicate tag', probe({ tags: ['a', 'a'] })),
+    c('duplicate plan', probe({ plans: [{ name: 'p' }, { name: 'p' }] })),
+    c('scale up', probe({ plans: [{ name: 'q', replicas: 1 }, { name: 'p', replicas: 3 }] }), probe({ plans: [{ name: 'p', replicas: 2 }] })),
+    c('scale down (item moved)', probe({ plans: [{ name: 'q', replicas: 5 }, { name: 'p', replicas: 1 }] }), probe({ plans: [{ name: 'p', replicas: 2 }] })),
+  ];
+}
+
 beforeAll(async () => {
   cluster = getCluster();
   custom = cluster.kubeConfig.makeApiClient(CustomObjectsApi);
@@ -142,6 +207,12 @@ beforeAll(async () => {
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } },
     ...(bindingCrds() as unknown as KubernetesObject[]),
     claimCrd as unknown as KubernetesObject,
+    {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: `probes.${PROBE_GROUP}` },
+      spec: { group: PROBE_GROUP, scope: 'Namespaced', names: { kind: 'Probe', plural: 'probes' }, versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: probeSchema } }] },
+    } as unknown as KubernetesObject,
   ]);
 });
 
@@ -171,5 +242,11 @@ describe('SchemaValidator agrees with kube-apiserver', () => {
     const { mismatches, counts } = await compare(claimCases());
     expect(mismatches).toEqual([]);
     expect(counts).toEqual({ valid: 3, invalid: 12 });
+  });
+
+  it('on CEL features: Kubernetes lists/regex libraries, int-or-string, set/map lists, list-map transitions', async () => {
+    const { mismatches, counts } = await compare(probeCases());
+    expect(mismatches).toEqual([]);
+    expect(counts).toEqual({ valid: 4, invalid: 10 });
   });
 });
