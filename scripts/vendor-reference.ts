@@ -132,7 +132,7 @@ function main(): void {
     '# Sources of imports/crds',
     '',
     'Byte-for-byte copies of upstream CRD files, taken from the shared reference folder by',
-    '`npx tsx scripts/vendor-reference.ts` (never edit them by hand). `npm run import` turns them',
+    '`npm run import:vendor` (scripts/vendor-reference.ts; never edit them by hand). `npm run import` turns them',
     '(plus klutch-kit\'s own binding CRDs from `constructs/api/crds/`) into `imports/*.ts` with',
     '`cdk8s import`, and into `imports/schema-bundle.json` for `klutch-kit validate`.',
     '',
