@@ -305,7 +305,12 @@ export class BackendServer {
       bh: sha256b64url(binding),
     };
     const sealed = await this.deps.sealer.seal(STATE_PURPOSE, state, this.opts.stateTtl);
-    const authUrl = await this.oidc.authorizationUrl({ state: sealed, nonce: state.nonce, codeVerifier: state.cv });
+    let authUrl: URL;
+    try {
+      authUrl = await this.oidc.authorizationUrl({ state: sealed, nonce: state.nonce, codeVerifier: state.cv });
+    } catch (e) {
+      throw new HttpError(503, 'issuer', `cannot reach the OIDC issuer ${this.oidc.opts.issuerUrl} (${(e as Error).message}); try again in a moment`);
+    }
     res.writeHead(302, {
       Location: authUrl.href,
       'Set-Cookie': this.cookie(`klutch-bind-auth-${sid}`, binding, this.opts.stateTtl, '/callback'),

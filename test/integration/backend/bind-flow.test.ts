@@ -423,7 +423,9 @@ describe('the klutch-backend binary', () => {
       const url = await eventually('the serving log line', async () => {
         const line = p.out().split('\n').find((l) => l.includes('klutch-backend serving'));
         return line ? (JSON.parse(line) as { url: string; level: string }).url : undefined;
-      }, { timeoutMs: 60_000 });
+      }, { timeoutMs: 90_000 }).catch((e: Error) => {
+        throw new Error(`${e.message}\n--- stdout ---\n${p.out()}\n--- stderr ---\n${p.err()}`);
+      });
       expect((await fetch(`${url}/healthz`)).status).toBe(200);
       await eventually('ready', async () => (await fetch(`${url}/readyz`)).status === 200, { timeoutMs: 30_000 });
       const metrics = await (await fetch(`${url}/metrics`)).text();
