@@ -26,33 +26,76 @@ export function clusterProvider(
 export interface DeployedObjects {
   /** CRDs and Namespaces (undefined when the cluster gets none). */
   readonly foundation?: k8s.yaml.v2.ConfigGroup;
+  /** What `platform` returned (e.g. the Crossplane Helm chart). */
+  readonly platform?: pulumi.Resource;
+  /** Crossplane packages (pkg.crossplane.io), after the platform; awaited until Healthy unless skipAwait. */
+  readonly packages?: k8s.yaml.v2.ConfigGroup;
   /** Everything else; depends on `foundation` and on `after`. */
   readonly objects?: k8s.yaml.v2.ConfigGroup;
 }
 
+/** Crossplane package kinds that report a `Healthy` condition. */
+const PACKAGE_KINDS = new Set(['Provider', 'Function', 'Configuration']);
+
 /**
- * Deploys a cluster's objects as two ConfigGroups: `<cluster>-foundation` (CRDs, then Namespaces; awaited, so
- * CRDs are established) and `<cluster>-objects` with `dependsOn` on the foundation and on `after`
- * (e.g. the Secrets the workloads reference). Workload awaits are skipped when `skipAwait` is set.
+ * Deploys a cluster's objects in stages, each a ConfigGroup with `dependsOn` on the stages before it:
+ *
+ * 1. `<cluster>-foundation`: CRDs, then Namespaces (awaited, so CRDs are established before anything uses them);
+ * 2. `platform(foundation)`: e.g. the Crossplane Helm chart (optional);
+ * 3. `<cluster>-packages`: Crossplane Providers/Functions/Configurations, annotated `pulumi.com/waitFor: condition=Healthy`
+ *    so the CRDs they install exist before their ProviderConfigs (unless `skipAwait`);
+ * 4. `<cluster>-objects`: everything else, also after `after(foundation)` (e.g. the Secrets the workloads reference).
+ *
+ * Workload awaits of stage 4 are skipped when `skipAwait` is set.
  */
 export function deployObjects(
   cluster: string,
   objs: readonly KubeObject[],
-  opts: { parent: pulumi.Resource; provider: k8s.Provider; skipAwait: boolean; after?: (foundation?: pulumi.Resource) => pulumi.Resource[] },
+  opts: {
+    parent: pulumi.Resource;
+    provider: k8s.Provider;
+    skipAwait: boolean;
+    after?: (foundation?: pulumi.Resource) => pulumi.Resource[];
+    platform?: (foundation?: pulumi.Resource) => pulumi.Resource | undefined;
+  },
 ): DeployedObjects {
   const split = splitForDeploy(cluster, objs);
-  const foundation =
-    split.foundation.length > 0
-      ? new k8s.yaml.v2.ConfigGroup(`${cluster}-foundation`, { objs: split.foundation }, { parent: opts.parent, provider: opts.provider })
+  const ro = { parent: opts.parent, provider: opts.provider };
+  const foundation = split.foundation.length > 0 ? new k8s.yaml.v2.ConfigGroup(`${cluster}-foundation`, { objs: split.foundation }, ro) : undefined;
+  const platform = opts.platform?.(foundation);
+  const before = [...(foundation ? [foundation] : []), ...(platform ? [platform] : [])];
+  const pkgObjs = split.objects.filter((o) => o.apiVersion.startsWith('pkg.crossplane.io/'));
+  const rest = split.objects.filter((o) => !o.apiVersion.startsWith('pkg.crossplane.io/'));
+  const packages =
+    pkgObjs.length > 0
+      ? new k8s.yaml.v2.ConfigGroup(
+          `${cluster}-packages`,
+          {
+            objs: opts.skipAwait
+              ? pkgObjs
+              : pkgObjs.map((o) =>
+                  PACKAGE_KINDS.has(o.kind)
+                    ? { ...o, metadata: { ...o.metadata, annotations: { ...((o.metadata['annotations'] as Record<string, string>) ?? {}), 'pulumi.com/waitFor': 'condition=Healthy' } } }
+                    : o,
+                ),
+            skipAwait: opts.skipAwait,
+          },
+          { ...ro, dependsOn: before },
+        )
       : undefined;
   const after = opts.after ? opts.after(foundation) : [];
   const objects =
-    split.objects.length > 0
+    rest.length > 0
       ? new k8s.yaml.v2.ConfigGroup(
           `${cluster}-objects`,
-          { objs: split.objects, skipAwait: opts.skipAwait },
-          { parent: opts.parent, provider: opts.provider, dependsOn: [...(foundation ? [foundation] : []), ...after] },
+          { objs: rest, skipAwait: opts.skipAwait },
+          { ...ro, dependsOn: [...before, ...(packages ? [packages] : []), ...after] },
         )
       : undefined;
-  return { ...(foundation ? { foundation } : {}), ...(objects ? { objects } : {}) };
+  return {
+    ...(foundation ? { foundation } : {}),
+    ...(platform ? { platform } : {}),
+    ...(packages ? { packages } : {}),
+    ...(objects ? { objects } : {}),
+  };
 }

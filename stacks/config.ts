@@ -13,6 +13,8 @@
  * | `backend` | {@link BackendConfig} | bind backend URL and options |
  * | `images` | {@link ImagesConfig} | runtime image references, or a registry to build and push them to |
  * | `skipAwait` | boolean | skip readiness awaits of workloads (clusters that cannot run pods, e.g. the sandbox) |
+ * | `manifests` | `topology` \| `runtime` | what to deploy: the whole Klutch topology (Crossplane, packages, catalogue, backend, Dex, konnectors) or only the binding runtime |
+ * | `anynines` | {@link AnynineConfig} | a9s endpoints (the catalogue's a9s backends need them) |
  * | `kubeconfig-<cluster>` | secret string | kubeconfig contents of a cluster with `access.kind: kubeconfig` |
  * | `oidcClientSecret` | secret string | the backend's OIDC client secret |
  * | `cookieSigningKey` | secret string | base64, 32 or 64 bytes |
@@ -95,6 +97,20 @@ export interface StackConfig {
   readonly skipAwait: boolean;
   /** Dex connectors, used when `oidc` is not set (Dex is deployed). */
   readonly dexConnectors: readonly DexConnectorConfig[];
+  /**
+   * `topology`: the ControlPlaneCluster / AppCluster charts of constructs/topology (Crossplane via Helm, its packages,
+   * the catalogue, backend, Dex, konnectors and bindings). `runtime`: only the binding API CRDs, the backend, Dex
+   * and the konnectors (clusters without Crossplane, e.g. the sandbox). @default 'topology'
+   */
+  readonly manifests: 'topology' | 'runtime';
+  /** a9s endpoints for the catalogue's a9s backends. */
+  readonly anynines?: AnynineConfig;
+}
+
+export interface AnynineConfig {
+  readonly baseDomain: string;
+  readonly credentialsNamespace?: string;
+  readonly urls?: Record<string, string>;
 }
 
 /** A Dex connector (https://dexidp.io/docs/connectors/); secret values belong in Secrets, referenced as `$ENV`. */
@@ -241,6 +257,8 @@ export interface RawStackConfig {
   readonly images?: unknown;
   readonly skipAwait?: unknown;
   readonly dexConnectors?: unknown;
+  readonly manifests?: unknown;
+  readonly anynines?: unknown;
 }
 
 /** Validates the non-secret stack config. Throws {@link StackConfigError} naming the key and the value received. */
@@ -340,7 +358,22 @@ export function parseStackConfig(raw: RawStackConfig): StackConfig {
     );
   }
 
-  return { controlPlane, appClusters, ...(oidc ? { oidc } : {}), backend, images, skipAwait, dexConnectors };
+  const manifests = raw.manifests ?? 'topology';
+  if (manifests !== 'topology' && manifests !== 'runtime') fail('manifests', raw.manifests, '"topology" or "runtime"');
+
+  let anynines: AnynineConfig | undefined;
+  if (raw.anynines !== undefined && raw.anynines !== null) {
+    if (!isObject(raw.anynines)) fail('anynines', raw.anynines, 'an object { baseDomain, credentialsNamespace, urls }');
+    checkKeys('anynines', raw.anynines, ['baseDomain', 'credentialsNamespace', 'urls']);
+    const baseDomain = optString('anynines.baseDomain', raw.anynines['baseDomain']);
+    if (!baseDomain) fail('anynines.baseDomain', raw.anynines['baseDomain'], 'a DNS domain such as "a9s.example.com"');
+    const cn = optString('anynines.credentialsNamespace', raw.anynines['credentialsNamespace']);
+    const urls = raw.anynines['urls'];
+    if (urls !== undefined && (!isObject(urls) || Object.values(urls).some((u) => typeof u !== 'string'))) fail('anynines.urls', urls, 'an object of service name → URL');
+    anynines = { baseDomain, ...(cn ? { credentialsNamespace: cn } : {}), ...(urls ? { urls: urls as Record<string, string> } : {}) };
+  }
+
+  return { controlPlane, appClusters, ...(oidc ? { oidc } : {}), backend, images, skipAwait, dexConnectors, manifests, ...(anynines ? { anynines } : {}) };
 }
 
 /** Checks a base64 key of one of the allowed decoded lengths (cookie keys). */

@@ -3,6 +3,7 @@ import * as k8s from '@pulumi/kubernetes';
 import * as pulumi from '@pulumi/pulumi';
 import { clusterProvider, deployObjects } from './_deploy.js';
 import { type KubeObject, STACK_SECRETS } from './manifests.js';
+import type { CrossplaneRelease } from './topology-source.js';
 
 export interface ControlPlaneSecrets {
   /** The backend's OIDC client secret (also Dex's static client secret when Dex is deployed). */
@@ -28,6 +29,8 @@ export interface ControlPlaneArgs {
   readonly backendUrl: string;
   /** Skip readiness awaits of workloads. @default false */
   readonly skipAwait?: boolean;
+  /** Install Crossplane with Helm (`k8s.helm.v4.Chart`) after the foundation and before the packages. @default not installed */
+  readonly crossplane?: CrossplaneRelease;
 }
 
 export class ControlPlane extends pulumi.ComponentResource {
@@ -37,6 +40,9 @@ export class ControlPlane extends pulumi.ComponentResource {
   /** CRDs and Namespaces; everything that uses a binding API kind on this cluster depends on it. */
   public readonly foundation?: k8s.yaml.v2.ConfigGroup;
   public readonly objects?: k8s.yaml.v2.ConfigGroup;
+  /** The Crossplane Helm chart, when `crossplane` is given. */
+  public readonly crossplane?: k8s.helm.v4.Chart;
+  public readonly packages?: k8s.yaml.v2.ConfigGroup;
   public readonly secrets: k8s.core.v1.Secret[];
   public readonly backendUrl: pulumi.Output<string>;
   /** Secret. */
@@ -53,6 +59,22 @@ export class ControlPlane extends pulumi.ComponentResource {
       parent: this,
       provider: this.provider,
       skipAwait: args.skipAwait ?? false,
+      platform: (foundation) =>
+        args.crossplane
+          ? new k8s.helm.v4.Chart(
+              `${args.cluster}-crossplane`,
+              {
+                chart: args.crossplane.chart,
+                repositoryOpts: { repo: args.crossplane.repo },
+                version: args.crossplane.version,
+                namespace: args.crossplane.namespace,
+                name: args.crossplane.releaseName,
+                values: args.crossplane.values,
+                skipAwait: args.skipAwait ?? false,
+              },
+              { parent: this, provider: this.provider, ...(foundation ? { dependsOn: [foundation] } : {}) },
+            )
+          : undefined,
       after: (foundation) => {
         const o = { parent: this, provider: this.provider, ...(foundation ? { dependsOn: [foundation] } : {}) };
         secrets.push(
@@ -85,6 +107,8 @@ export class ControlPlane extends pulumi.ComponentResource {
     });
     if (deployed.foundation) this.foundation = deployed.foundation;
     if (deployed.objects) this.objects = deployed.objects;
+    if (deployed.packages) this.packages = deployed.packages;
+    if (deployed.platform) this.crossplane = deployed.platform as k8s.helm.v4.Chart;
     this.secrets = secrets;
     this.registerOutputs({ cluster: this.cluster, backendUrl: this.backendUrl, kubeconfig: this.kubeconfig });
   }

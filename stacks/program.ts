@@ -39,6 +39,8 @@ export function readStackConfig(cfg: pulumi.Config = new pulumi.Config(CONFIG_NA
     images: obj('images'),
     skipAwait: cfg.get('skipAwait'),
     dexConnectors: obj('dexConnectors'),
+    manifests: cfg.get('manifests'),
+    anynines: obj('anynines'),
   });
 }
 

@@ -6,13 +6,17 @@ import type { StackConfig } from './config.js';
 import type { ClusterConnection } from './cluster.js';
 import { ControlPlane, type ControlPlaneSecrets } from './control-plane.js';
 import { defaultManifestSource, type ManifestSource } from './manifests.js';
+import { type CrossplaneRelease, topologyManifestSource } from './topology-source.js';
 
 export interface TopologyArgs {
   readonly config: StackConfig;
   /** How to reach each cluster, by cluster name (control plane and every app cluster). */
   readonly connections: Readonly<Record<string, ClusterConnection>>;
   readonly secrets: ControlPlaneSecrets;
-  /** Where the objects of each cluster come from. @default defaultManifestSource */
+  /**
+   * Where the objects of each cluster come from.
+   * @default config.manifests === 'topology' ? topologyManifestSource(...) (with Crossplane installed by Helm) : defaultManifestSource
+   */
   readonly manifests?: ManifestSource;
 }
 
@@ -29,7 +33,14 @@ export class Topology extends pulumi.ComponentResource {
   constructor(name: string, args: TopologyArgs, opts?: pulumi.ComponentResourceOptions) {
     super(Topology.TYPE, name, {}, opts);
     const { config } = args;
-    const source = args.manifests ?? defaultManifestSource;
+    let source: ManifestSource;
+    let crossplane: CrossplaneRelease | undefined;
+    if (args.manifests) source = args.manifests;
+    else if (config.manifests === 'topology') {
+      const t = topologyManifestSource({ ...(config.anynines ? { anynines: config.anynines } : {}) });
+      source = t;
+      crossplane = t.crossplaneRelease(config);
+    } else source = defaultManifestSource;
     const conn = (cluster: string): ClusterConnection => {
       const c = args.connections[cluster];
       if (!c) throw new Error(`Topology "${name}": no connection for cluster "${cluster}"; pass connections["${cluster}"]`);
@@ -55,6 +66,7 @@ export class Topology extends pulumi.ComponentResource {
         secrets: args.secrets,
         backendUrl: config.backend.url,
         skipAwait: config.skipAwait,
+        ...(crossplane ? { crossplane } : {}),
       },
       { parent: this },
     );

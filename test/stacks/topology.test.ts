@@ -98,6 +98,7 @@ beforeAll(async () => {
       'klutch-kit:backend': JSON.stringify({ url: 'https://bind.example.com' }),
       'klutch-kit:dexConnectors': JSON.stringify([{ type: 'mockCallback', id: 'mock', name: 'Mock' }]),
       'klutch-kit:skipAwait': 'true',
+      'klutch-kit:manifests': 'runtime',
       'klutch-kit:kubeconfig-cp': KUBECONFIG('https://127.0.0.1:6441'),
       'klutch-kit:kubeconfig-app-1': KUBECONFIG('https://127.0.0.1:6442'),
       'klutch-kit:app2Kubeconfig': KUBECONFIG('https://127.0.0.1:6443'),

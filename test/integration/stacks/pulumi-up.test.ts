@@ -49,6 +49,8 @@ const rawConfig: RawStackConfig = {
   backend: { url: 'https://bind.klutch.test' },
   dexConnectors: [{ type: 'mockCallback', id: 'mock', name: 'Mock' }],
   skipAwait: true,
+  // No Crossplane can run here (no container runtime), so the binding runtime only; see docs/pulumi.md.
+  manifests: 'runtime',
 };
 
 /** Every object the topology puts into each cluster (computed by the same source the program uses). */
@@ -124,6 +126,7 @@ beforeAll(async () => {
     'klutch-kit:backend': { value: JSON.stringify(rawConfig.backend) },
     'klutch-kit:dexConnectors': { value: JSON.stringify(rawConfig.dexConnectors) },
     'klutch-kit:skipAwait': { value: 'true' },
+    'klutch-kit:manifests': { value: 'runtime' },
     'klutch-kit:kubeconfig-cp': { value: kc(cp), secret: true },
     'klutch-kit:kubeconfig-app-1': { value: kc(app), secret: true },
     // app-2 is bound in control-plane mode: only its kubeconfig is used (stored in a Secret on cp).
