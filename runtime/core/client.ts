@@ -8,7 +8,10 @@
 import http from 'node:http';
 import https from 'node:https';
 import { createInterface } from 'node:readline';
-import { KubeConfig } from '@kubernetes/client-node';
+import { readFileSync } from 'node:fs';
+// Type only: the runtime never loads @kubernetes/client-node (~80 MB RSS); see kubeconfig.ts.
+import type { KubeConfig } from '@kubernetes/client-node';
+import { parseKubeconfig, type ClusterAccess } from './kubeconfig.js';
 import { TokenBucket } from './ratelimit.js';
 
 export interface ObjectMeta {
@@ -145,42 +148,81 @@ export class KubeClient {
   private readonly timeoutMs: number;
   private readonly userAgent: string;
 
-  constructor(
-    readonly kubeConfig: KubeConfig,
-    opts: ClientOptions = {},
-  ) {
+  /** Where requests go: a ClusterAccess, or a client-node KubeConfig (used through its methods only). */
+  readonly source: ClusterAccess | KubeConfig;
+  private tokenCache: { token: string; at: number } | undefined;
+
+  constructor(source: ClusterAccess | KubeConfig, opts: ClientOptions = {}) {
+    this.source = source;
     this.limiter = new TokenBucket(opts.qps ?? 50, opts.burst ?? 100);
     this.timeoutMs = opts.timeoutMs ?? 30_000;
     this.userAgent = opts.userAgent ?? 'klutch-kit';
-    const cluster = kubeConfig.getCurrentCluster();
-    if (!cluster) {
-      throw new Error(
-        `kubeconfig has no current cluster (current-context "${kubeConfig.getCurrentContext()}"); set current-context to a context that names a cluster`,
-      );
+    if (isKubeConfig(source)) {
+      if (!source.getCurrentCluster()) {
+        throw new Error(
+          `kubeconfig has no current cluster (current-context "${source.getCurrentContext()}"); set current-context to a context that names a cluster`,
+        );
+      }
+    } else if (!source.server) {
+      throw new Error('ClusterAccess.server is empty; give the API server URL');
     }
   }
 
   static fromKubeconfigString(yaml: string, opts?: ClientOptions): KubeClient {
-    const kc = new KubeConfig();
-    kc.loadFromString(yaml);
-    return new KubeClient(kc, opts);
+    return new KubeClient(parseKubeconfig(yaml), opts);
+  }
+
+  /**
+   * The client-node KubeConfig this client was built from (kept for callers that read cluster details
+   * from it). Throws for clients built from a ClusterAccess: read `source` instead.
+   */
+  get kubeConfig(): KubeConfig {
+    if (isKubeConfig(this.source)) return this.source;
+    throw new Error('KubeClient.kubeConfig: this client was built from a ClusterAccess, not a KubeConfig; read KubeClient.source');
   }
 
   /** Namespace of the kubeconfig's current context, if any. */
   get contextNamespace(): string | undefined {
-    const ctx = this.kubeConfig.getContextObject(this.kubeConfig.getCurrentContext());
+    const s = this.source;
+    if (!isKubeConfig(s)) return s.namespace;
+    const ctx = s.getContextObject(s.getCurrentContext());
     return ctx?.namespace || undefined;
   }
 
   get server(): string {
-    return this.kubeConfig.getCurrentCluster()!.server;
+    const s = this.source;
+    return isKubeConfig(s) ? s.getCurrentCluster()!.server : s.server;
+  }
+
+  /** Authorization header for ClusterAccess sources (token files are re-read at most once a minute). */
+  private authHeader(): string | undefined {
+    const s = this.source;
+    if (isKubeConfig(s)) return undefined;
+    if (s.tokenFile) {
+      if (!this.tokenCache || Date.now() - this.tokenCache.at > 60_000) {
+        this.tokenCache = { token: readFileSync(s.tokenFile, 'utf8').trim(), at: Date.now() };
+      }
+      return `Bearer ${this.tokenCache.token}`;
+    }
+    if (s.token) return `Bearer ${s.token}`;
+    if (s.username !== undefined) return 'Basic ' + Buffer.from(`${s.username}:${s.password ?? ''}`).toString('base64');
+    return undefined;
   }
 
   private prepare(): Promise<Prepared> {
     if (!this.prepared) {
       this.prepared = (async () => {
-        const opts: https.RequestOptions = {};
-        await this.kubeConfig.applyToHTTPSOptions(opts);
+        const opts: https.RequestOptions & { servername?: string } = {};
+        const src = this.source;
+        if (isKubeConfig(src)) {
+          await src.applyToHTTPSOptions(opts);
+        } else {
+          opts.ca = src.caData;
+          opts.cert = src.certData;
+          opts.key = src.keyData;
+          if (src.skipTLSVerify) opts.rejectUnauthorized = false;
+          if (src.tlsServerName) opts.servername = src.tlsServerName;
+        }
         const base = new URL(this.server);
         const headers: Record<string, string> = {};
         for (const [k, v] of Object.entries(opts.headers ?? {})) {
@@ -196,7 +238,7 @@ export class KubeClient {
           cert: opts.cert,
           key: opts.key,
           rejectUnauthorized: opts.rejectUnauthorized,
-          servername: (opts as { servername?: string }).servername,
+          servername: opts.servername,
         };
         const agent = base.protocol === 'https:' ? new https.Agent(agentOpts) : new http.Agent({ keepAlive: true });
         return { agent, headers, base };
@@ -235,6 +277,8 @@ export class KubeClient {
     const u = this.url(p.base, path, opts.query);
     const payload = opts.body === undefined ? undefined : Buffer.from(JSON.stringify(opts.body));
     const headers: Record<string, string> = { ...p.headers };
+    const auth = this.authHeader();
+    if (auth) headers.Authorization = auth;
     if (payload) {
       headers['Content-Type'] = opts.contentType ?? 'application/json';
       headers['Content-Length'] = String(payload.length);
@@ -408,7 +452,9 @@ export class KubeClient {
     return new Promise<WatchHandle>((resolveOpen, rejectOpen) => {
       let resolveDone!: () => void;
       const done = new Promise<void>((res) => (resolveDone = res));
-      const req = mod.request(u, { method: 'GET', headers: p.headers, agent: p.agent, signal: ac.signal }, (res) => {
+      const auth = this.authHeader();
+      const headers = auth ? { ...p.headers, Authorization: auth } : p.headers;
+      const req = mod.request(u, { method: 'GET', headers, agent: p.agent, signal: ac.signal }, (res) => {
         const code = res.statusCode ?? 0;
         if (code !== 200) {
           const chunks: Buffer[] = [];
@@ -449,6 +495,10 @@ export class KubeClient {
       req.end();
     });
   }
+}
+
+function isKubeConfig(s: ClusterAccess | KubeConfig): s is KubeConfig {
+  return typeof (s as KubeConfig).applyToHTTPSOptions === 'function';
 }
 
 function withTypeMeta(r: ResourceRef, obj: KubeObject): KubeObject {

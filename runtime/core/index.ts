@@ -8,3 +8,4 @@ export * from './leader.js';
 export * from './server.js';
 export * from './metrics.js';
 export * from './logger.js';
+export * from './kubeconfig.js';

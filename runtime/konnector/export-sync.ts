@@ -220,8 +220,9 @@ export class ExportSync {
   }
 
   private async syncSpec(key: string): Promise<string | undefined> {
-    const down = this.consumerInformer.get(key);
-    if (!down) return undefined; // gone: the status side deletes orphaned upstream copies
+    const cached = this.consumerInformer.get(key);
+    if (!cached) return undefined; // gone: the status side deletes orphaned upstream copies
+    let down: KubeObject = cached;
     const { namespace, name } = splitKey(key);
     let loc = this.toProvider(namespace, name);
     if (!loc && namespace) {
@@ -255,9 +256,9 @@ export class ExportSync {
     }
 
     if (!hasFinalizer(down, SYNCER_FINALIZER)) {
-      await this.ctx.app.update(this.resource, { ...down, metadata: { ...down.metadata, finalizers: [...(down.metadata.finalizers ?? []), SYNCER_FINALIZER] } });
-      // The update event brings us back with the new object.
-      return undefined;
+      // Finalizer first (so a delete can never skip the upstream clean-up), then go on with the
+      // object the API server returned instead of waiting for the informer to deliver it.
+      down = await this.ctx.app.update(this.resource, { ...down, metadata: { ...down.metadata, finalizers: [...(down.metadata.finalizers ?? []), SYNCER_FINALIZER] } });
     }
 
     const spec = (down as { spec?: unknown }).spec;

@@ -4,7 +4,8 @@
  * reports `SecretValid`, `InformersSynced`, `Heartbeating`, `Connected` and `Ready` on each binding.
  */
 import { createHash } from 'node:crypto';
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { ClusterAccess } from '../core/kubeconfig.js';
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { CoreResources, isAlreadyExists, keyOf, splitKey, KubeClient, type KubeObject } from '../core/client.js';
@@ -23,9 +24,9 @@ import { KONNECTOR_VERSION } from './version.js';
 
 export interface KonnectorOptions {
   /** The app cluster: bound CRDs, the user's objects, Namespaces. */
-  appKubeConfig: KubeConfig;
+  appKubeConfig: KubeConfig | ClusterAccess;
   /** Where APIServiceBindings and their kubeconfig Secrets live. @default appKubeConfig */
-  bindingKubeConfig?: KubeConfig;
+  bindingKubeConfig?: KubeConfig | ClusterAccess;
   /** Watch APIServiceBindings only in this namespace. @default all namespaces */
   bindingNamespace?: string;
   /** Control-plane mode: no credential rotation, no CRD install in the binding cluster. @default false */
@@ -104,7 +105,7 @@ export class Konnector {
       namespaces: this.namespaces,
       getBinding: (k) => this.bindings.get(k),
       bindingChanged: (k) => this.controller.enqueue(k),
-      clientFor: (p: ParsedKubeconfig) => new KubeClient(p.kubeConfig, { qps, burst, userAgent: 'klutch-konnector' }),
+      clientFor: (p: ParsedKubeconfig) => new KubeClient(p.access, { qps, burst, userAgent: 'klutch-konnector' }),
       log: this.log,
       registry: this.registry,
       metrics: this.metrics,

@@ -1,10 +1,10 @@
 /** Reading and validating the provider kubeconfig from a binding's Secret. */
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeconfigLoadError, parseKubeconfig, type ClusterAccess } from '../core/kubeconfig.js';
 import type { Secret } from './types.js';
 
 export interface ParsedKubeconfig {
   text: string;
-  kubeConfig: KubeConfig;
+  access: ClusterAccess;
   /** The current context's namespace: the consumer's cluster namespace on the provider. */
   namespace: string;
   server: string;
@@ -31,22 +31,18 @@ export function parseKubeconfigSecret(secret: Secret | undefined, ref: { namespa
   const b64 = secret.data?.[ref.key];
   if (!b64) throw new KubeconfigError('KubeconfigSecretInvalid', `${where} has no key "${ref.key}"; ${repair}`);
   const text = Buffer.from(b64, 'base64').toString('utf8');
-  const kc = new KubeConfig();
+  let access: ClusterAccess;
   try {
-    kc.loadFromString(text);
+    access = parseKubeconfig(text, { source: `${where} key "${ref.key}"` });
   } catch (e) {
-    throw new KubeconfigError('KubeconfigSecretInvalid', `${where} key "${ref.key}" is not a valid kubeconfig (${(e as Error).message}); ${repair}`);
+    if (!(e instanceof KubeconfigLoadError)) throw e;
+    throw new KubeconfigError('KubeconfigSecretInvalid', `${e.message}; ${repair}`);
   }
-  const ctxName = kc.getCurrentContext();
-  const ctx = ctxName ? kc.getContextObject(ctxName) : null;
-  if (!ctx) throw new KubeconfigError('KubeconfigSecretInvalid', `${where}: kubeconfig has no current-context; ${repair}`);
-  const cluster = kc.getCurrentCluster();
-  if (!cluster?.server) throw new KubeconfigError('KubeconfigSecretInvalid', `${where}: context "${ctxName}" names no cluster with a server; ${repair}`);
-  if (!ctx.namespace) {
+  if (!access.namespace) {
     throw new KubeconfigError(
       'KubeconfigSecretInvalid',
-      `${where}: context "${ctxName}" has no namespace; the namespace is the consumer's cluster namespace on the provider; ${repair}`,
+      `${where}: context "${access.context}" has no namespace; the namespace is the consumer's cluster namespace on the provider; ${repair}`,
     );
   }
-  return { text, kubeConfig: kc, namespace: ctx.namespace, server: cluster.server };
+  return { text, access, namespace: access.namespace, server: access.server };
 }

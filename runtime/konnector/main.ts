@@ -10,8 +10,8 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Command, InvalidArgumentError } from 'commander';
-import { KubeConfig } from '@kubernetes/client-node';
 import { CoreResources, KubeClient } from '../core/client.js';
+import { loadDefaultKubeconfig, loadKubeconfigFile, parseKubeconfig, type ClusterAccess } from '../core/kubeconfig.js';
 import { LeaderElector } from '../core/leader.js';
 import { createLogger } from '../core/logger.js';
 import { newProcessRegistry } from '../core/metrics.js';
@@ -58,12 +58,8 @@ export function buildCommand(): Command {
     .option('--log-level <level>', 'pino log level (trace, debug, info, warn, error)', process.env.LOG_LEVEL ?? 'info');
 }
 
-function loadKubeConfig(path: string | undefined, context: string | undefined): KubeConfig {
-  const kc = new KubeConfig();
-  if (path) kc.loadFromFile(path);
-  else kc.loadFromDefault();
-  if (context) kc.setCurrentContext(context);
-  return kc;
+function loadKubeConfig(path: string | undefined, context: string | undefined): ClusterAccess {
+  return path ? loadKubeconfigFile(path, context) : loadDefaultKubeconfig(context);
 }
 
 export async function main(argv = process.argv): Promise<void> {
@@ -91,8 +87,9 @@ export async function main(argv = process.argv): Promise<void> {
         `app cluster kubeconfig: Secret ${o.appClusterKubeconfigSecretNamespace}/${o.appClusterKubeconfigSecretName} ${s ? `has no key "${o.appClusterKubeconfigSecretKey}"` : 'not found'} on the control plane`,
       );
     }
-    appKubeConfig = new KubeConfig();
-    appKubeConfig.loadFromString(Buffer.from(data, 'base64').toString('utf8'));
+    appKubeConfig = parseKubeconfig(Buffer.from(data, 'base64').toString('utf8'), {
+      source: `Secret ${o.appClusterKubeconfigSecretNamespace}/${o.appClusterKubeconfigSecretName}`,
+    });
     bindingNamespace = o.bindingRootNamespace;
     c.close();
   }

@@ -1,0 +1,147 @@
+/**
+ * A small kubeconfig loader (tokens, token files, client certificates, basic auth, CA data/files,
+ * in-cluster service account). It exists so that the runtime programs do not load
+ * @kubernetes/client-node at all: importing it costs ~80 MB of RSS (its generated API models),
+ * more than the konnector's whole cache at 5,000 objects.
+ */
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, isAbsolute, join } from 'node:path';
+import { parse } from 'yaml';
+
+/** Everything needed to reach one API server as one user. */
+export interface ClusterAccess {
+  server: string;
+  caData?: Buffer;
+  certData?: Buffer;
+  keyData?: Buffer;
+  token?: string;
+  /** Re-read on every request (projected service-account tokens rotate). */
+  tokenFile?: string;
+  username?: string;
+  password?: string;
+  skipTLSVerify?: boolean;
+  tlsServerName?: string;
+  /** Namespace of the current context. */
+  namespace?: string;
+  /** Name of the context used (for messages). */
+  context?: string;
+}
+
+interface RawKubeconfig {
+  'current-context'?: string;
+  clusters?: Array<{ name: string; cluster: Record<string, unknown> }>;
+  users?: Array<{ name: string; user: Record<string, unknown> }>;
+  contexts?: Array<{ name: string; context: { cluster?: string; user?: string; namespace?: string } }>;
+}
+
+export class KubeconfigLoadError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'KubeconfigLoadError';
+  }
+}
+
+const b64 = (v: unknown) => (typeof v === 'string' && v ? Buffer.from(v, 'base64') : undefined);
+
+/** Parses kubeconfig YAML/JSON text. `baseDir` resolves relative file paths. */
+export function parseKubeconfig(text: string, opts: { context?: string; baseDir?: string; source?: string } = {}): ClusterAccess {
+  const src = opts.source ?? 'kubeconfig';
+  let raw: RawKubeconfig;
+  try {
+    raw = parse(text) as RawKubeconfig;
+  } catch (e) {
+    throw new KubeconfigLoadError(`${src}: not valid YAML (${(e as Error).message})`);
+  }
+  if (!raw || typeof raw !== 'object') throw new KubeconfigLoadError(`${src}: empty or not a mapping`);
+  const ctxName = opts.context ?? raw['current-context'];
+  if (!ctxName) throw new KubeconfigLoadError(`${src}: no current-context set; set current-context or pass a context`);
+  const ctx = raw.contexts?.find((c) => c.name === ctxName)?.context;
+  if (!ctx) throw new KubeconfigLoadError(`${src}: context "${ctxName}" not found (contexts: ${(raw.contexts ?? []).map((c) => c.name).join(', ') || 'none'})`);
+  const cluster = raw.clusters?.find((c) => c.name === ctx.cluster)?.cluster;
+  if (!cluster || typeof cluster.server !== 'string' || !cluster.server) {
+    throw new KubeconfigLoadError(`${src}: context "${ctxName}" names cluster "${ctx.cluster ?? ''}", which is missing or has no server`);
+  }
+  const user = (ctx.user ? raw.users?.find((u) => u.name === ctx.user)?.user : undefined) ?? {};
+  if (user.exec || user['auth-provider']) {
+    throw new KubeconfigLoadError(`${src}: user "${ctx.user}" uses exec/auth-provider credentials, which klutch-kit does not run; use a token, a token file or a client certificate`);
+  }
+  const file = (v: unknown) => {
+    if (typeof v !== 'string' || !v) return undefined;
+    const p = isAbsolute(v) || !opts.baseDir ? v : join(opts.baseDir, v);
+    try {
+      return readFileSync(p);
+    } catch (e) {
+      throw new KubeconfigLoadError(`${src}: cannot read ${p} (${(e as Error).message})`);
+    }
+  };
+  const tokenFile = typeof user.tokenFile === 'string' && user.tokenFile ? (isAbsolute(user.tokenFile) || !opts.baseDir ? user.tokenFile : join(opts.baseDir, user.tokenFile)) : undefined;
+  return {
+    server: cluster.server,
+    caData: b64(cluster['certificate-authority-data']) ?? file(cluster['certificate-authority']),
+    certData: b64(user['client-certificate-data']) ?? file(user['client-certificate']),
+    keyData: b64(user['client-key-data']) ?? file(user['client-key']),
+    token: typeof user.token === 'string' && user.token ? user.token : undefined,
+    tokenFile,
+    username: typeof user.username === 'string' ? user.username : undefined,
+    password: typeof user.password === 'string' ? user.password : undefined,
+    skipTLSVerify: cluster['insecure-skip-tls-verify'] === true,
+    tlsServerName: typeof cluster['tls-server-name'] === 'string' ? cluster['tls-server-name'] : undefined,
+    namespace: ctx.namespace || undefined,
+    context: ctxName,
+  };
+}
+
+export function loadKubeconfigFile(path: string, context?: string): ClusterAccess {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new KubeconfigLoadError(`kubeconfig ${path}: cannot read it (${(e as Error).message})`);
+  }
+  return parseKubeconfig(text, { context, baseDir: dirname(path), source: `kubeconfig ${path}` });
+}
+
+const SA_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
+
+/** In-cluster service account when running in a pod, else $KUBECONFIG (first entry), else ~/.kube/config. */
+export function loadDefaultKubeconfig(context?: string): ClusterAccess {
+  const host = process.env.KUBERNETES_SERVICE_HOST;
+  const port = process.env.KUBERNETES_SERVICE_PORT;
+  if (host && port && !context) {
+    let namespace: string | undefined;
+    try {
+      namespace = readFileSync(join(SA_DIR, 'namespace'), 'utf8').trim();
+    } catch {
+      namespace = undefined;
+    }
+    return {
+      server: `https://${host.includes(':') ? `[${host}]` : host}:${port}`,
+      caData: readFileSync(join(SA_DIR, 'ca.crt')),
+      tokenFile: join(SA_DIR, 'token'),
+      namespace,
+      context: 'in-cluster',
+    };
+  }
+  const env = process.env.KUBECONFIG?.split(':').find(Boolean);
+  return loadKubeconfigFile(env ?? join(homedir(), '.kube', 'config'), context);
+}
+
+/** Renders a ClusterAccess as kubeconfig YAML-compatible JSON (for Secrets). */
+export function renderKubeconfig(a: ClusterAccess, name = 'default'): string {
+  const user: Record<string, unknown> = {};
+  if (a.token) user.token = a.token;
+  if (a.certData) user['client-certificate-data'] = a.certData.toString('base64');
+  if (a.keyData) user['client-key-data'] = a.keyData.toString('base64');
+  const cluster: Record<string, unknown> = { server: a.server };
+  if (a.caData) cluster['certificate-authority-data'] = a.caData.toString('base64');
+  if (a.skipTLSVerify) cluster['insecure-skip-tls-verify'] = true;
+  return JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name, cluster }],
+    users: [{ name, user }],
+    contexts: [{ name, context: { cluster: name, user: name, ...(a.namespace ? { namespace: a.namespace } : {}) } }],
+    'current-context': name,
+  });
+}

@@ -1,0 +1,59 @@
+import { describe, expect, it } from '@jest/globals';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { KubeClient } from '../../../runtime/core/client.js';
+import { KubeconfigLoadError, loadKubeconfigFile, parseKubeconfig, renderKubeconfig } from '../../../runtime/core/kubeconfig.js';
+
+const yaml = (user: string, extraCluster = '') => `apiVersion: v1
+kind: Config
+current-context: c
+clusters:
+- name: k
+  cluster:
+    server: https://127.0.0.1:6443
+    certificate-authority-data: ${Buffer.from('CA').toString('base64')}
+${extraCluster}
+users:
+- name: u
+  user:
+${user}
+contexts:
+- name: c
+  context: { cluster: k, user: u, namespace: cluster-x }
+`;
+
+describe('kubeconfig loader', () => {
+  it('reads server, CA, token and namespace of the current context', () => {
+    const a = parseKubeconfig(yaml('    token: abc'));
+    expect(a).toMatchObject({ server: 'https://127.0.0.1:6443', token: 'abc', namespace: 'cluster-x', context: 'c' });
+    expect(a.caData?.toString()).toBe('CA');
+    const c = KubeClient.fromKubeconfigString(yaml('    token: abc'));
+    expect(c.contextNamespace).toBe('cluster-x');
+    expect(c.server).toBe('https://127.0.0.1:6443');
+  });
+  it('resolves relative certificate files against the kubeconfig folder', () => {
+    const d = mkdtempSync(join(tmpdir(), 'kc-'));
+    try {
+      writeFileSync(join(d, 'client.crt'), 'CERT');
+      writeFileSync(join(d, 'client.key'), 'KEY');
+      writeFileSync(join(d, 'config'), yaml('    client-certificate: client.crt\n    client-key: client.key'));
+      const a = loadKubeconfigFile(join(d, 'config'));
+      expect(a.certData?.toString()).toBe('CERT');
+      expect(a.keyData?.toString()).toBe('KEY');
+    } finally {
+      rmSync(d, { recursive: true, force: true });
+    }
+  });
+  it('round-trips through renderKubeconfig', () => {
+    const a = parseKubeconfig(yaml('    token: abc'));
+    expect(parseKubeconfig(renderKubeconfig(a))).toMatchObject({ server: a.server, token: 'abc', namespace: 'cluster-x' });
+  });
+  it('explains what is wrong', () => {
+    expect(() => parseKubeconfig('apiVersion: v1\nkind: Config\n')).toThrow(/no current-context set/);
+    expect(() => parseKubeconfig(yaml('    token: a'), { context: 'other' })).toThrow(/context "other" not found \(contexts: c\)/);
+    expect(() => parseKubeconfig(yaml('    exec: { command: aws }'))).toThrow(KubeconfigLoadError);
+    expect(() => parseKubeconfig(yaml('    exec: { command: aws }'))).toThrow(/use a token, a token file or a client certificate/);
+    expect(() => loadKubeconfigFile('/nonexistent/kc')).toThrow(/kubeconfig \/nonexistent\/kc: cannot read it/);
+  });
+});
