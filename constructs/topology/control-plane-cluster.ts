@@ -169,14 +169,29 @@ export class ControlPlaneCluster extends ClusterChart {
         staticClients: [{ id: 'klutch-backend', name: 'Klutch', redirectUris: [`https://${this.host}/callback`], secret: clientSecret }],
         connectors,
       });
-      new k8s.KubeIngress(this, 'DexIngress', {
-        metadata: { name: 'dex', namespace: backendNs },
-        spec: {
-          ...(props.ingressClassName ? { ingressClassName: props.ingressClassName } : {}),
-          ...(props.tlsSecretName ? { tls: [{ hosts: [this.host], secretName: props.tlsSecretName }] } : {}),
-          rules: [{ host: this.host, http: { paths: [{ path: '/dex', pathType: 'Prefix', backend: { service: { name: this.dex.name, port: { name: 'http' } } } }] } }],
-        },
-      });
+      const route = props.backend?.httpRoute;
+      if (route) {
+        // Same Gateway as the backend, path /dex.
+        new ApiObject(this, 'DexHTTPRoute', {
+          apiVersion: 'gateway.networking.k8s.io/v1',
+          kind: 'HTTPRoute',
+          metadata: { name: 'dex', namespace: backendNs },
+          spec: {
+            parentRefs: route.parentRefs.map((r) => ({ group: 'gateway.networking.k8s.io', kind: 'Gateway', name: r.name, ...(r.namespace ? { namespace: r.namespace } : {}), ...(r.sectionName ? { sectionName: r.sectionName } : {}) })),
+            hostnames: [...route.hostnames],
+            rules: [{ matches: [{ path: { type: 'PathPrefix', value: '/dex' } }], backendRefs: [{ name: this.dex.name, port: 5556 }] }],
+          },
+        });
+      } else {
+        new k8s.KubeIngress(this, 'DexIngress', {
+          metadata: { name: 'dex', namespace: backendNs },
+          spec: {
+            ...(props.ingressClassName ? { ingressClassName: props.ingressClassName } : {}),
+            ...(props.tlsSecretName ? { tls: [{ hosts: [this.host], secretName: props.tlsSecretName }] } : {}),
+            rules: [{ host: this.host, http: { paths: [{ path: '/dex', pathType: 'Prefix', backend: { service: { name: this.dex.name, port: { name: 'http' } } } }] } }],
+          },
+        });
+      }
     }
 
     // Catalogue.

@@ -123,6 +123,19 @@ describe('ControlPlaneCluster (example)', () => {
     expect(() => mk({ catalogue: { services: ['postgresql'], automations: ['a8s'] }, packages: { providerAnynines: 'provider-anynines:v1' } })).toThrow(/ProviderProps\.package: "provider-anynines:v1"/);
   });
 
+  test('with a Gateway API route for the backend, Dex is routed through the same Gateway', () => {
+    const cp = new ControlPlaneCluster(new App({ outdir: '/nonexistent' }), 'CP', {
+      host: 'bind.example.com', dex: dexProps, catalogue: false,
+      backend: { httpRoute: { hostnames: ['bind.example.com'], parentRefs: [{ name: 'eg', namespace: 'envoy-gateway-system' }] } },
+    });
+    const objs = (cp.toJson() as Record<string, any>[]);
+    expect(objs.filter((o) => o.kind === 'Ingress')).toHaveLength(0);
+    const routes = objs.filter((o) => o.kind === 'HTTPRoute');
+    expect(routes.map((r) => r.spec.rules[0].matches[0].path.value).sort()).toEqual(['/', '/dex']);
+    for (const r of routes) expect(r.spec.parentRefs[0]).toMatchObject({ name: 'eg', namespace: 'envoy-gateway-system' });
+    expect(routes.find((r) => r.metadata.name === 'dex')!.spec.rules[0].backendRefs[0]).toEqual({ name: 'dex', port: 5556 });
+  });
+
   test('a data service that is not in the catalogue becomes bindable', () => {
     const app = new App({ outdir: '/nonexistent' });
     const cp = new ControlPlaneCluster(app, 'CP', { host: 'bind.example.com', dex: dexProps, catalogue: { services: ['postgresql'], operations: [], automations: ['a8s'] } });
