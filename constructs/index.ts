@@ -3,7 +3,7 @@
  * shared by modules (e.g. `SecretKeyRef`) never clash:
  *
  * ```ts
- * import { topology, runtime, catalogue } from 'klutch-kit/constructs';
+ * import { topology, runtime, catalogue } from './constructs/index.js';
  * ```
  */
 export * as api from './api/index.js';
