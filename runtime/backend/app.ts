@@ -66,6 +66,7 @@ export async function startBackend(
       registry: metrics.registry,
       consumerScope: opts.consumerScope,
       exportRequestGraceMs: opts.exportRequestGrace * 1000,
+      requestRetentionMs: opts.exportRequestRetention * 1000,
       heartbeatTimeoutMs: opts.heartbeatTimeout * 1000,
     });
     if (opts.leaderElect) {

@@ -34,6 +34,7 @@ export interface BackendOptions {
   sessionTtl: number;
   stateTtl: number;
   exportRequestGrace: number;
+  exportRequestRetention: number;
   heartbeatTimeout: number;
   controllers: boolean;
   leaderElect: boolean;
@@ -97,6 +98,7 @@ export function backendCommand(): Command {
     .option('--session-ttl <duration>', 'lifetime of the browser session after login', dur('--session-ttl', 60), 3600)
     .option('--state-ttl <duration>', 'lifetime of an OIDC login attempt', dur('--state-ttl', 30), 600)
     .option('--export-request-grace <duration>', 'how long an export request may wait for its CRD before it fails', dur('--export-request-grace', 0), 60)
+    .option('--export-request-retention <duration>', 'finished (Succeeded/Failed) export requests are deleted this long after creation', dur('--export-request-retention', 1), 600)
     .option('--heartbeat-timeout <duration>', 'ClusterBinding is unhealthy after this long without heartbeat; default 2 x heartbeatInterval', dur('--heartbeat-timeout', 0), 0)
     .option('--no-controllers', 'serve HTTP only, run no controllers')
     .option('--no-leader-elect', 'run the controllers without a Lease (only one replica!)')
@@ -152,6 +154,7 @@ export function parseBackendOptions(argv: string[], env: NodeJS.ProcessEnv = pro
     sessionTtl: o.sessionTtl as number,
     stateTtl: o.stateTtl as number,
     exportRequestGrace: o.exportRequestGrace as number,
+    exportRequestRetention: o.exportRequestRetention as number,
     heartbeatTimeout: o.heartbeatTimeout as number,
     controllers: o.controllers as boolean,
     leaderElect: o.leaderElect as boolean,

@@ -27,7 +27,7 @@ const CRD = { group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresou
 type Obj = KubeObject & { spec?: any; status?: any; data?: any }; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 beforeAll(async () => {
-  env = await startProvider('bind-ctrl');
+  env = await startProvider('bind-ctrl', ['--export-request-retention=20s']);
   await applyManifests(env.cluster.kubeConfig, [template('ghosts', 'example.klutch.test', 'ghosts', [SECRETS_CLAIM]) as never]);
   const now = Math.floor(Date.now() / 1000);
   const tok = await env.op.signAsIssuer({ iss: env.op.issuer, sub: 'ctrl-user', aud: CLIENT_ID, iat: now, exp: now + 300 });
@@ -117,6 +117,13 @@ describe('APIServiceExportRequest → APIServiceExport', () => {
   });
 });
 
+describe('cleanup', () => {
+  it('finished export requests are deleted after the retention period; their exports stay', async () => {
+    await eventually('finished requests deleted', async () => (await env.kube.list(REQ, clusterNs)).items.length === 0, { timeoutMs: 40_000 });
+    expect(await env.kube.getOrNull(EXP, clusterNs, 'widgets.example.klutch.test')).toBeDefined();
+  });
+});
+
 describe('APIServiceNamespace', () => {
   it('creates <clusterNs>-<name> with a RoleBinding, and deletes it with the APIServiceNamespace', async () => {
     await consumer.create(SN, { metadata: { name: 'team-a', namespace: clusterNs } });
@@ -175,7 +182,7 @@ describe('token rotation', () => {
     kc.loadFromString(Buffer.from(rotated.data.kubeconfig, 'base64').toString());
     const k = new KubeClient(kc);
     try {
-      expect((await k.list(REQ, clusterNs)).items.length).toBeGreaterThan(0);
+      expect((await k.list(EXP, clusterNs)).items.length).toBeGreaterThan(0);
     } finally {
       k.close();
     }
