@@ -194,6 +194,16 @@ export class ControlPlaneCluster extends ClusterChart {
       }
     }
 
+    // Every export must be held by the backend (it can only hand out what it holds).
+    this.node.addValidation({
+      validate: () => {
+        this.scanned = undefined;
+        const held = new Set(this.backend.exportedApis.map((e) => `${e.resource}.${e.group}`));
+        return this.exports.filter((e) => !held.has(e.name)).map((e) =>
+          `APIServiceExportTemplate for ${e.name} has no binder ClusterRole, so the backend could not grant it; call registerExports() after adding templates`);
+      },
+    });
+
     // Catalogue.
     if (props.catalogue !== false) this.addCatalogue('Catalogue', props.catalogue ?? {});
     this.addProviderConfig(KUBERNETES_PROVIDER_CONFIG);
@@ -253,8 +263,12 @@ export class ControlPlaneCluster extends ClusterChart {
     });
   }
 
-  /** Gives every export template in this chart a binder ClusterRole (idempotent). */
+  /**
+   * Gives every export template in this chart a binder ClusterRole (idempotent). Call it after
+   * adding templates yourself (the `add*` methods do it); a forgotten template fails validation.
+   */
   public registerExports(): void {
+    this.scanned = undefined;
     for (const e of this.exports) this.backend.addExportedApi({ group: e.group, resource: e.resource });
   }
 

@@ -136,6 +136,18 @@ describe('ControlPlaneCluster (example)', () => {
     expect(routes.find((r) => r.metadata.name === 'dex')!.spec.rules[0].backendRefs[0]).toEqual({ name: 'dex', port: 5556 });
   });
 
+  test('an export template added by hand must be registered, or the render fails naming it', async () => {
+    const { ApiServiceExportTemplate } = await import('../../constructs/runtime/index.js');
+    const { renderTopology } = await import('../../constructs/topology/index.js');
+    const app = new App({ outdir: '/nonexistent' });
+    const cp = new ControlPlaneCluster(app, 'CP', { host: 'bind.example.com', dex: dexProps, catalogue: false });
+    new ApiServiceExportTemplate(cp, 'Widgets', { group: 'widgets.example.com', resource: 'widgets' });
+    expect(() => renderTopology(app)).toThrow(/APIServiceExportTemplate for widgets\.widgets\.example\.com has no binder ClusterRole/);
+    cp.registerExports();
+    const objs = renderTopology(app)[0].files.map((f) => f.object);
+    expect(objs.some((o) => o.kind === 'ClusterRole' && o.metadata.name === 'klutch-binder-exports-widgets.widgets.example.com')).toBe(true);
+  });
+
   test('a data service that is not in the catalogue becomes bindable', () => {
     const app = new App({ outdir: '/nonexistent' });
     const cp = new ControlPlaneCluster(app, 'CP', { host: 'bind.example.com', dex: dexProps, catalogue: { services: ['postgresql'], operations: [], automations: ['a8s'] } });
