@@ -10,7 +10,7 @@ import YAML from 'yaml';
 import { apiServiceBindingKind, bindingCrds } from '../../constructs/api/index.js';
 import { ApiError, isAlreadyExists, isNotFound, type KubeClient, type KubeObject, type ResourceRef } from '../core/index.js';
 import { BIND_API_VERSION, type PermissionClaim } from '../backend/wire.js';
-import { BIND_NAMESPACE, CliError, Exit, Progress, clean, clientFor, parseRemoteKubeconfig, PROVIDER_KUBECONFIG_LABEL, render, type OutputFormat } from './util.js';
+import { BIND_NAMESPACE, CliError, Exit, Progress, clean, clientFor, parseRemoteKubeconfig, PROVIDER_KUBECONFIG_LABEL, render, safeClose, type OutputFormat } from './util.js';
 import { KubeConfig } from '@kubernetes/client-node';
 
 export const REQUESTS: ResourceRef = { group: 'klutch.anynines.com', version: 'v1alpha1', plural: 'apiserviceexportrequests', namespaced: true, kind: 'APIServiceExportRequest' };
@@ -373,7 +373,7 @@ export async function bindApiService(request: ExportRequestDoc, o: ApiServiceOpt
     }
     throw e;
   } finally {
-    remote.close();
+    safeClose(remote);
   }
 }
 

@@ -8,7 +8,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { ApiError, type KubeObject } from '../core/index.js';
 import { bindApiService, parseExportRequest, readRequestSource, type IO } from './apiservice.js';
 import { bind, printBindings } from './bind.js';
-import { BIND_NAMESPACE, CliError, Exit, clientFor, loadKubeConfig, parseOutput, parseTimeout } from './util.js';
+import { BIND_NAMESPACE, CliError, Exit, clientFor, loadKubeConfig, parseOutput, parseTimeout, safeClose } from './util.js';
 
 const kubeFlags = (c: Command) =>
   c
@@ -56,7 +56,7 @@ export function program(io: IO, env: NodeJS.ProcessEnv = process.env): Command {
         io,
       });
     } finally {
-      consumer.close();
+      safeClose(consumer);
     }
   });
 
@@ -117,7 +117,7 @@ export function program(io: IO, env: NodeJS.ProcessEnv = process.env): Command {
       });
       if (!o.dryRun) printBindings(bindings, output, io);
     } finally {
-      consumer.close();
+      safeClose(consumer);
     }
   });
   root.addCommand(apiservice);
@@ -141,7 +141,8 @@ export async function run(argv: string[], io: IO, env: NodeJS.ProcessEnv = proce
       io.err.write(`❌ ${e.message}\n${e.code === 0 ? 'Check that the cluster is reachable (--kubeconfig/--context).\n' : ''}`);
       return Exit.FAILED;
     }
-    io.err.write(`❌ ${(e as Error).stack ?? String(e)}\n`);
+    const detail = env.KUBECTL_BIND_DEBUG ? ((e as Error).stack ?? String(e)) : ((e as Error).message ?? String(e));
+    io.err.write(`❌ ${detail}\nCheck the app cluster's kubeconfig (--kubeconfig/--context); set KUBECTL_BIND_DEBUG=1 for a stack trace.\n`);
     return Exit.FAILED;
   }
 }

@@ -59,6 +59,12 @@ export function loadKubeConfig(flags: KubeFlags, what = 'app cluster'): KubeConf
 
 export const clientFor = (kc: KubeConfig): KubeClient => new KubeClient(kc, { userAgent: 'kubectl-bind', qps: 50, burst: 100 });
 
+/** Closes a client whose connection setup may have failed (its error was already reported). */
+export function safeClose(c: KubeClient): void {
+  const prepared = (c as unknown as { prepared?: Promise<unknown> }).prepared;
+  if (prepared) prepared.then(() => c.close(), () => undefined);
+}
+
 const BASE62 = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
 function base62(buf: Buffer): string {
   let n = BigInt('0x' + buf.toString('hex'));

@@ -65,6 +65,10 @@ describe('browser flow over HTTP', () => {
     expect(bind.status).toBe(303);
     expect(bind.location!.startsWith('http://127.0.0.1:41234/callback?response=')).toBe(true);
     const r = responseFromCallback(bind.location!);
+    // Klutch's CLI decodes the parameter with Go's strict base64.StdEncoding: padded standard alphabet
+    const param = new URL(bind.location!).searchParams.get('response')!;
+    expect(param).toMatch(/^[A-Za-z0-9+/]+={0,2}$/);
+    expect(param.length % 4).toBe(0);
     expect(r.authentication?.oauth2CodeGrant).toEqual({ sid: s, id: `${env.op.issuer}/${alice.sub}` });
     const reqs = responseRequests(r);
     expect(reqs).toHaveLength(1);
