@@ -36,6 +36,7 @@ const opts = new Command('bench-konnector')
   .option('--concurrency <n>', 'parallel requests of the load generator', '32')
   .option('--qps <n>', 'konnector client QPS (burst = 2 × QPS)', '500')
   .option('--workers <n>', 'konnector workers per sync controller', '8')
+  .option('--runner <kind>', 'bundle: run an esbuild bundle with plain node (as deployed); tsx: run the sources under tsx', 'bundle')
   .parse(process.argv)
   .opts();
 const sizes = String(opts.sizes).split(',').map(Number);
@@ -58,18 +59,34 @@ function peakRssMb(pid: number): number {
   const m = /VmHWM:\s+(\d+) kB/.exec(s);
   return m ? Number(m[1]) / 1024 : NaN;
 }
+/** CPU seconds (user + system) used by a process so far. */
+function cpuSeconds(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const rest = f.slice(f.lastIndexOf(')') + 2).split(' ');
+  return (Number(rest[11]) + Number(rest[12])) / 100;
+}
 function rssMb(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) / 1024 : NaN;
 }
 
-function startKonnector(app: RealCluster): Promise<ChildProcess> {
-  const child = spawn(
+async function konnectorEntry(): Promise<string[]> {
+  if (opts.runner === 'tsx') return ['--import', 'tsx', 'runtime/konnector/main.ts'];
+  // Bundle the konnector into one ESM file next to node_modules (packages stay external), as a
+  // container image would ship it, so RSS is the program's and not the TypeScript loader's.
+  const { build } = await import('esbuild');
+  const outfile = `${repo}node_modules/.cache/klutch-kit/klutch-konnector.mjs`;
+  await build({ entryPoints: [`${repo}runtime/konnector/main.ts`], bundle: true, platform: 'node', format: 'esm', packages: 'external', outfile, logLevel: 'warning' });
+  return [outfile];
+}
+
+async function startKonnector(app: RealCluster): Promise<ChildProcess> {
+  const entry = await konnectorEntry();
+  return spawn(
     process.execPath,
-    ['--import', 'tsx', 'runtime/konnector/main.ts', '--kubeconfig', app.kubeconfigPath, '--no-leader-elect', '--health-address', '127.0.0.1:0', '--qps', String(opts.qps), '--burst', String(Number(opts.qps) * 2), '--workers', String(opts.workers), '--log-level', 'warn'],
-    { cwd: repo, stdio: ['ignore', 'inherit', 'inherit'] },
+    [...entry, '--kubeconfig', app.kubeconfigPath, '--no-leader-elect', '--health-address', '127.0.0.1:0', '--qps', String(opts.qps), '--burst', String(Number(opts.qps) * 2), '--workers', String(opts.workers), '--log-level', 'warn'],
+    { cwd: repo, stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, KLUTCH_KONNECTOR_VERSION: 'v0.1.0-bench' } },
   );
-  return Promise.resolve(child);
 }
 
 interface Row {
@@ -83,6 +100,7 @@ interface Row {
   downP99: number;
   rssMb: number;
   peakRssMb: number;
+  cpuSeconds: number;
 }
 
 async function main(): Promise<void> {
@@ -144,6 +162,7 @@ async function main(): Promise<void> {
       await downInf.waitForSync(30_000);
 
       const list = Array.from({ length: n }, (_, i) => `w-${i}`);
+      const cpu0 = cpuSeconds(konnector.pid!);
       const start = performance.now();
       await parallel(list, concurrency, async (name) => {
         await ac.create(WIDGETS, { metadata: { name, namespace: ns }, spec: { size: 1, color: 'x' } });
@@ -174,6 +193,7 @@ async function main(): Promise<void> {
         downP99: pct(downLat, 99),
         rssMb: rssMb(konnector.pid!),
         peakRssMb: peakRssMb(konnector.pid!),
+        cpuSeconds: cpuSeconds(konnector.pid!) - cpu0,
       };
       rows.push(row);
       log(`N=${n}: up ${row.upSeconds.toFixed(1)} s, down ${row.downSeconds.toFixed(1)} s`);
@@ -183,9 +203,9 @@ async function main(): Promise<void> {
     const lines = [
       `raw create rate (plain client, ${concurrency} parallel, control plane): ${f(rawRate, 0)} objects/s`,
       '',
-      '| N | all upstream (s) | throughput (obj/s) | % of raw | up p50 (s) | up p99 (s) | all status down (s) | down p50 (s) | down p99 (s) | RSS (MB) | peak RSS (MB) |',
-      '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-      ...rows.map((r) => `| ${r.n} | ${f(r.upSeconds, 1)} | ${f(r.upThroughput, 0)} | ${f((100 * r.upThroughput) / rawRate, 0)}% | ${f(r.upP50)} | ${f(r.upP99)} | ${f(r.downSeconds, 1)} | ${f(r.downP50)} | ${f(r.downP99)} | ${f(r.rssMb, 0)} | ${f(r.peakRssMb, 0)} |`),
+      '| N | all upstream (s) | throughput (obj/s) | % of raw | up p50 (s) | up p99 (s) | all status down (s) | down p50 (s) | down p99 (s) | RSS (MB) | peak RSS (MB) | konnector CPU (s) |',
+      '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+      ...rows.map((r) => `| ${r.n} | ${f(r.upSeconds, 1)} | ${f(r.upThroughput, 0)} | ${f((100 * r.upThroughput) / rawRate, 0)}% | ${f(r.upP50)} | ${f(r.upP99)} | ${f(r.downSeconds, 1)} | ${f(r.downP50)} | ${f(r.downP99)} | ${f(r.rssMb, 0)} | ${f(r.peakRssMb, 0)} | ${f(r.cpuSeconds, 1)} |`),
     ];
     process.stdout.write(lines.join('\n') + '\n');
   } finally {
