@@ -444,3 +444,52 @@ describe('the klutch-backend binary', () => {
     expect(await p.exited).toBe(0);
   });
 });
+
+describe('TLS', () => {
+  it('serves https with --tls-cert-file/--tls-key-file and marks cookies Secure', async () => {
+    const { mkdtempSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const https = await import('node:https');
+    const { createClusterPki } = await import('../../../runtime/realinfra/pki.js');
+    const { startBackend } = await import('../../../runtime/backend/app.js');
+    const { parseBackendOptions } = await import('../../../runtime/backend/options.js');
+    const { silentLogger } = await import('../../../runtime/core/index.js');
+    const dir = mkdtempSync(join(tmpdir(), 'bind-tls-'));
+    const pki = await createClusterPki(dir, 'bind-tls');
+    const b = await startBackend(
+      parseBackendOptions([
+        '--listen-address=127.0.0.1:0',
+        `--tls-cert-file=${pki.servingCert}`,
+        `--tls-key-file=${pki.servingKey}`,
+        `--oidc-issuer-url=${env.op.issuer}`,
+        `--oidc-issuer-client-id=${CLIENT_ID}`,
+        '--no-controllers',
+      ]),
+      { kubeConfig: env.cluster.kubeConfig, logger: silentLogger },
+    );
+    const get = (path: string) =>
+      new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }>((resolve, reject) => {
+        https
+          .get(`${b.url}${path}`, { ca: pki.caPem }, (res) => {
+            let body = '';
+            res.on('data', (d: Buffer) => (body += d.toString()));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+          })
+          .on('error', reject);
+      });
+    try {
+      expect(b.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+      const exp = await get('/export');
+      expect(exp.status).toBe(200);
+      expect(JSON.parse(exp.body).authenticationMethods[0].oauth2CodeGrant.authenticatedURL).toMatch(/^https:\/\/127\.0\.0\.1:\d+\/authorize$/);
+      const auth = await get(`/authorize?p=40500&s=${sid()}&c=tls`);
+      expect(auth.status).toBe(302);
+      expect(new URL(auth.headers.location as string).searchParams.get('redirect_uri')).toBe(`${b.url}/callback`);
+      expect(String(auth.headers['set-cookie'])).toMatch(/HttpOnly; SameSite=Lax; Secure/);
+    } finally {
+      await b.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
