@@ -13,6 +13,8 @@ async function main(): Promise<void> {
   const started = Date.now();
   const result = await synthTopology(app, {
     outdir: process.env.CDK8S_OUTDIR ?? 'dist',
+    // For Flux users: dist/<cluster>/_flux/kustomizations.yaml chains the phase folders.
+    flux: { sourceRef: { name: 'klutch-gitops' }, path: './dist' },
     validate: (dir) => {
       const r = validateDirectory(dir);
       return { ok: r.ok, problems: r.issues.map(formatIssue) };

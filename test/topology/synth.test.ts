@@ -228,6 +228,26 @@ describe('synthTopology', () => {
     expectUnchanged(outdir);
   });
 
+  test('flux: one Kustomization per phase folder, chained with dependsOn, not listed in kustomization.yaml', async () => {
+    const outdir = join(dir, 'dist');
+    const app = new App({ outdir });
+    const c = new TestCluster(app, 'one');
+    configMap(c, 'A', 'team-a', 'x');
+    new ApiObject(c, 'Crd', { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'widgets.example.com' }, spec: { group: 'example.com', names: { kind: 'Widget', plural: 'widgets' }, scope: 'Namespaced', versions: [] } });
+    await synthTopology(app, { outdir, flux: { sourceRef: { name: 'gitops' }, path: './dist/' } });
+    const text = readFileSync(join(outdir, 'one', '_flux', 'kustomizations.yaml'), 'utf8');
+    const ks = text.split(/^---$/m).map((d) => parse(d)).filter(Boolean);
+    expect(ks.map((k) => [k.metadata.name, k.spec.path, k.spec.dependsOn?.[0]?.name])).toEqual([
+      ['one-00-crds', './dist/one/00-crds', undefined],
+      ['one-10-namespaces', './dist/one/10-namespaces', 'one-00-crds'],
+      ['one-30-config', './dist/one/30-config', 'one-10-namespaces'],
+    ]);
+    for (const k of ks) expect(k.spec).toMatchObject({ prune: true, wait: true, sourceRef: { kind: 'GitRepository', name: 'gitops' } });
+    expect(readFileSync(join(outdir, 'one', 'kustomization.yaml'), 'utf8')).not.toContain('_flux');
+    await expect(synthTopology(app, { outdir, flux: { sourceRef: { name: 'Bad Name' }, path: './dist' } })).rejects.toThrow(/SynthOptions\.flux\.sourceRef\.name: "Bad Name"/);
+    expect(existsSync(join(outdir, 'one', '_flux', 'kustomizations.yaml'))).toBe(true); // previous output kept
+  });
+
   test('first synth into a missing outdir creates it', async () => {
     const outdir = join(dir, 'nested', 'dist');
     const app = new App({ outdir });
