@@ -69,6 +69,13 @@ export async function startBackend(
       requestRetentionMs: opts.exportRequestRetention * 1000,
       heartbeatTimeoutMs: opts.heartbeatTimeout * 1000,
     });
+    const ctl = controllers;
+    catalog.cache = {
+      synced: () => ctl.hasSynced(),
+      templates: () => ctl.templates.list(),
+      crds: () => ctl.crds.list(),
+      crd: (name) => ctl.crds.getByName(undefined, name),
+    };
     if (opts.leaderElect) {
       const c = controllers;
       elector = new LeaderElector({

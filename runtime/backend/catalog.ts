@@ -42,15 +42,29 @@ export interface BindableApi {
   permissionClaims: PermissionClaim[];
 }
 
+/** Informer caches the catalogue may read instead of the API server (when synced). */
+export interface CatalogCache {
+  synced(): boolean;
+  templates(): ExportTemplate[];
+  crds(): Crd[];
+  crd(name: string): Crd | undefined;
+}
+
 export class Catalog {
+  cache: CatalogCache | undefined;
+
   constructor(
     private readonly kube: KubeClient,
     private readonly consumerScope: 'Namespaced' | 'Cluster',
   ) {}
 
+  private get cached(): CatalogCache | undefined {
+    return this.cache?.synced() ? this.cache : undefined;
+  }
+
   private async templates(): Promise<ExportTemplate[]> {
-    const list = await this.kube.list<ExportTemplate>(R.templates);
-    return list.items.filter((t) => t.spec?.APIServiceSelector?.resource);
+    const items = this.cached?.templates() ?? (await this.kube.list<ExportTemplate>(R.templates)).items;
+    return items.filter((t) => t.spec?.APIServiceSelector?.resource);
   }
 
   private toApi(t: ExportTemplate, crd: Crd): BindableApi | undefined {
@@ -68,8 +82,8 @@ export class Catalog {
 
   /** Every bindable API, sorted by CRD name. */
   async list(): Promise<BindableApi[]> {
-    const [templates, crds] = await Promise.all([this.templates(), this.kube.list<Crd>(R.crds)]);
-    const byName = new Map(crds.items.map((c) => [c.metadata.name!, c]));
+    const [templates, crds] = await Promise.all([this.templates(), this.cached ? this.cached.crds() : this.kube.list<Crd>(R.crds).then((l) => l.items)]);
+    const byName = new Map(crds.map((c) => [c.metadata.name!, c]));
     const out = new Map<string, BindableApi>();
     for (const t of templates) {
       const sel = t.spec.APIServiceSelector;
@@ -90,7 +104,8 @@ export class Catalog {
     if (templates.length === 0) {
       throw new CatalogError(`resource "${resource}" of group "${group}" is not offered by any APIServiceExportTemplate; pick one from /resources`);
     }
-    const crd = await this.kube.getOrNull<Crd>(R.crds, undefined, `${resource}.${group}`);
+    const c = this.cached;
+    const crd = c ? c.crd(`${resource}.${group}`) : await this.kube.getOrNull<Crd>(R.crds, undefined, `${resource}.${group}`);
     if (!crd) {
       throw new CatalogError(`resource "${resource}.${group}" has a template but no CustomResourceDefinition on the provider yet; ask the provider to install it`);
     }

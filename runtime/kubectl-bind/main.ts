@@ -15,7 +15,7 @@ const kubeFlags = (c: Command) =>
     .option('--kubeconfig <file>', 'kubeconfig of the app cluster (default $KUBECONFIG or ~/.kube/config)')
     .option('--context <name>', 'kubeconfig context of the app cluster')
     .addOption(new Option('-o, --output <format>', 'print the result as yaml or json'))
-    .option('-d, --dry-run', 'print what would be created, create nothing on the provider', false)
+    .option('-d, --dry-run', 'print the export request(s) and bind nothing (no request, Secret, konnector or binding)', false)
     .option('--yes', 'accept all permission claims without asking', false)
     .option('--skip-konnector', 'do not install or upgrade the konnector', false)
     .option('--konnector-image <image>', 'konnector image to install (default: the one matching this kubectl-bind)')
