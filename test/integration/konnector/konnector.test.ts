@@ -337,6 +337,55 @@ describe('konnector on real clusters', () => {
     expect((await condition(a1, WIDGETS_NAME, 'Ready'))?.status).toBe('True');
   });
 
+  it('cluster-scoped resources with Prefixed isolation: <clusterNs>-<name> upstream, other consumers\' objects ignored', async () => {
+    const GIZMOS = { group: 'test.klutch.anynines.com', version: 'v1alpha1', plural: 'gizmos', kind: 'Gizmo', namespaced: false };
+    const gizmoCRD = widgetCRD();
+    gizmoCRD.metadata.name = 'gizmos.test.klutch.anynines.com';
+    Object.assign(gizmoCRD.spec as object, { scope: 'Cluster', names: { plural: 'gizmos', singular: 'gizmo', kind: 'Gizmo', listKind: 'GizmoList' } });
+    await createCRDs(cpc, [gizmoCRD]);
+    // The backend grants cluster-scoped access for cluster-scoped exports.
+    await ensure(cpc, CoreResources.clusterroles, { metadata: { name: 'konnector-gizmos' }, rules: [{ apiGroups: ['test.klutch.anynines.com'], resources: ['gizmos', 'gizmos/status'], verbs: ['*'] }] });
+    await ensure(cpc, CoreResources.clusterrolebindings, {
+      metadata: { name: 'konnector-gizmos-app1' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'konnector-gizmos' },
+      subjects: [{ kind: 'ServiceAccount', name: 'konnector', namespace: 'cluster-app1' }],
+    });
+    const exp = widgetExport('cluster-app1');
+    exp.metadata.name = 'gizmos.test.klutch.anynines.com';
+    Object.assign(exp.spec as object, {
+      scope: 'Cluster',
+      informerScope: 'Cluster',
+      clusterScopedIsolation: 'Prefixed',
+      names: { plural: 'gizmos', singular: 'gizmo', kind: 'Gizmo', listKind: 'GizmoList' },
+      permissionClaims: [],
+    });
+    await cpc.create(BindResources.apiServiceExports, exp);
+    // Objects of another consumer and of the provider itself exist upstream before we bind.
+    await cpc.create(GIZMOS, { metadata: { name: 'cluster-app2-g9', annotations: { 'klutch.anynines.com/cluster-namespace': 'cluster-app2' } }, spec: { size: 9 } });
+    await cpc.create(GIZMOS, { metadata: { name: 'provider-own' }, spec: { size: 8 } });
+    await a1.create(BindResources.apiServiceBindings, {
+      metadata: { name: 'gizmos.test.klutch.anynines.com', namespace: 'klutch-bind' },
+      spec: { kubeconfigSecretRef: { namespace: 'klutch-bind', name: 'kubeconfig-provider', key: 'kubeconfig' } },
+    });
+    await eventually('gizmo CRD established on app1', async () => {
+      const c = (await a1.getOrNull(CoreResources.crds, undefined, 'gizmos.test.klutch.anynines.com')) as (KubeObject & { status?: { conditions?: Array<{ type: string; status: string }> } }) | undefined;
+      return c?.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True');
+    });
+    await eventually('gizmo binding Ready', async () => (await condition(a1, 'gizmos.test.klutch.anynines.com', 'Ready'))?.status === 'True');
+    await eventually('gizmo create accepted', async () => !!(await a1.create(GIZMOS, { metadata: { name: 'g1' }, spec: { size: 1 } }).catch(() => undefined)));
+    const up = await eventually('cluster-app1-g1 upstream', () => cpc.getOrNull<Widget>(GIZMOS, undefined, 'cluster-app1-g1'));
+    expect(up.metadata.annotations?.['klutch.anynines.com/cluster-namespace']).toBe('cluster-app1');
+    expect(up.spec).toEqual({ size: 1 });
+    await cpc.mergePatch(GIZMOS, undefined, 'cluster-app1-g1', { status: { phase: 'Up' } }, 'status');
+    await eventually('gizmo status down', async () => (await a1.get<Widget>(GIZMOS, undefined, 'g1')).status?.phase === 'Up');
+    // Neither the other consumer's object nor the provider's own unprefixed object shows up on app1.
+    expect((await a1.list(GIZMOS)).items.map((g) => g.metadata.name)).toEqual(['g1']);
+    await a1.delete(GIZMOS, undefined, 'g1');
+    await eventually('upstream gizmo deleted', async () => !(await cpc.getOrNull(GIZMOS, undefined, 'cluster-app1-g1')));
+    expect(await cpc.getOrNull(GIZMOS, undefined, 'cluster-app2-g9')).toBeDefined();
+    expect(await cpc.getOrNull(GIZMOS, undefined, 'provider-own')).toBeDefined();
+  });
+
   it('namespace deleted on the app cluster → APIServiceNamespace deleted on the provider', async () => {
     await ensure(a1, CoreResources.namespaces, { metadata: { name: 'team-gone' } });
     await a1.create(WIDGETS, { metadata: { name: 'tmp', namespace: 'team-gone' }, spec: { size: 1 } });
