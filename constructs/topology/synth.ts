@@ -78,7 +78,12 @@ export function checkObjectShape(o: Record<string, any>, where: string): void {
 /** Adds the sync-wave (and, where needed, the dry-run skip) annotations, in place. */
 function annotate(o: Record<string, any>, wave: number, skipDryRun: boolean): Record<string, any> {
   const md = o.metadata;
-  const annotations: Record<string, string> = md.annotations ?? (md.annotations = {});
+  if (md.annotations === undefined) {
+    // Keep metadata keys sorted, as cdk8s writes them (annotations before labels and name).
+    o.metadata = { annotations: {}, ...md };
+    return annotate(o, wave, skipDryRun);
+  }
+  const annotations: Record<string, string> = md.annotations;
   if (annotations[SYNC_WAVE_ANNOTATION] === undefined) annotations[SYNC_WAVE_ANNOTATION] = String(wave);
   if (skipDryRun) {
     const opts = annotations[SYNC_OPTIONS_ANNOTATION];
