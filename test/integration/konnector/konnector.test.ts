@@ -11,6 +11,7 @@ import {
   admin,
   bindOnApp,
   createCRDs,
+  credentialsClaim,
   CREDS_LABEL,
   ensure,
   eventually,
@@ -49,8 +50,8 @@ function startKonnector(app: RealCluster, name: string): Konnector {
   return k;
 }
 
-const condition = async (c: KubeClient, name: string, type: string): Promise<Condition | undefined> => {
-  const b = await c.getOrNull<APIServiceBinding>(BindResources.apiServiceBindings, 'klutch-bind', name);
+const condition = async (c: KubeClient, name: string, type: string, ns = 'klutch-bind'): Promise<Condition | undefined> => {
+  const b = await c.getOrNull<APIServiceBinding>(BindResources.apiServiceBindings, ns, name);
   return getCondition(b?.status?.conditions as Condition[] | undefined, type);
 };
 
@@ -384,6 +385,52 @@ describe('konnector on real clusters', () => {
     await eventually('upstream gizmo deleted', async () => !(await cpc.getOrNull(GIZMOS, undefined, 'cluster-app1-g1')));
     expect(await cpc.getOrNull(GIZMOS, undefined, 'cluster-app2-g9')).toBeDefined();
     expect(await cpc.getOrNull(GIZMOS, undefined, 'provider-own')).toBeDefined();
+  });
+
+  it('control-plane mode: bindings live on the control plane in the binding root namespace, the app cluster is reached by kubeconfig', async () => {
+    const root = 'klutch-bind-cp-app2';
+    const GADGETS = { group: 'test.klutch.anynines.com', version: 'v1alpha1', plural: 'gadgets', kind: 'Gadget', namespaced: true };
+    const names = { plural: 'gadgets', singular: 'gadget', kind: 'Gadget', listKind: 'GadgetList' };
+    const crd = widgetCRD();
+    crd.metadata.name = 'gadgets.test.klutch.anynines.com';
+    Object.assign(crd.spec as object, { names });
+    await createCRDs(cpc, [crd]);
+    const exp = widgetExport(root);
+    exp.metadata.name = 'gadgets.test.klutch.anynines.com';
+    Object.assign(exp.spec as object, { names });
+    await setUpConsumerOnProvider(cp, root, { exports: [exp] });
+    // No APIServiceBinding CRD on the app cluster in this mode: the bindings are on the control plane.
+    await cpc.create(BindResources.apiServiceBindings, {
+      metadata: { name: 'gadgets.test.klutch.anynines.com', namespace: root },
+      spec: { kubeconfigSecretRef: { namespace: root, name: 'kubeconfig', key: 'kubeconfig' }, permissionClaims: [{ ...credentialsClaim(), state: 'Accepted' }] },
+    });
+    const k = new Konnector({
+      appKubeConfig: app2.kubeConfig,
+      bindingKubeConfig: cp.kubeConfig,
+      bindingNamespace: root,
+      controlPlaneMode: true,
+      heartbeatIntervalMs: 4000,
+      providerSyncTimeoutMs: 10_000,
+      logger: log('konnector-cp-mode'),
+    });
+    konnectors.push(k);
+    await k.start();
+    await eventually('gadgets CRD on app2', async () => {
+      const c = (await a2.getOrNull(CoreResources.crds, undefined, 'gadgets.test.klutch.anynines.com')) as (KubeObject & { status?: { conditions?: Array<{ type: string; status: string }> } }) | undefined;
+      return c?.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True');
+    });
+    await eventually('cp-mode binding Ready', async () => (await condition(cpc, 'gadgets.test.klutch.anynines.com', 'Ready', root))?.status === 'True');
+    await ensure(a2, CoreResources.namespaces, { metadata: { name: 'shop' } });
+    await eventually('gadget created', async () => !!(await a2.create(GADGETS, { metadata: { name: 'gd1', namespace: 'shop' }, spec: { size: 2 } }).catch(() => undefined)));
+    const up = await eventually('gadget upstream', () => cpc.getOrNull<Widget>(GADGETS, `${root}-shop`, 'gd1'));
+    expect(up.spec).toEqual({ size: 2 });
+    await cpc.create(CoreResources.secrets, { metadata: { name: 'gd1-creds', namespace: `${root}-shop`, labels: { [CREDS_LABEL]: 'true' } }, stringData: { password: 'cp' } });
+    await eventually('credentials reach the app cluster in control-plane mode', () => a2.getOrNull(CoreResources.secrets, 'shop', 'gd1-creds'));
+    const cb = await eventually('cp-mode heartbeat', async () => {
+      const x = await cpc.get<ClusterBinding>(BindResources.clusterBindings, root, 'cluster');
+      return x.status?.lastHeartbeatTime ? x : undefined;
+    });
+    expect(cb.status?.konnectorVersion).toMatch(/^v/);
   });
 
   it('namespace deleted on the app cluster → APIServiceNamespace deleted on the provider', async () => {
