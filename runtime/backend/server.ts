@@ -285,7 +285,7 @@ export class BackendServer {
     const port = q.get('p') ?? '';
     if (!red && port) {
       if (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535) throw new HttpError(400, 'p', `"${port}" is not a port number`);
-      red = `http://127.0.0.1:${port}/callback`;
+      red = `http://localhost:${port}/callback`; // as Klutch: its CLI listens on localhost:<p>
     }
     if (!red) throw new HttpError(400, 'u', 'missing: pass the CLI callback as u=<http://127.0.0.1:port/callback> or p=<port>');
     if (!isLoopbackRedirect(red)) {
