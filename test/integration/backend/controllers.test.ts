@@ -152,12 +152,12 @@ describe('ClusterBinding health', () => {
     await eventually('FirstHeartbeatPending', async () => (await healthy())?.reason === 'FirstHeartbeatPending');
     // the konnector's heartbeat, written with the consumer's own credentials (RBAC allows status updates)
     const cb = (await consumer.get(CB, clusterNs, 'cluster')) as Obj;
-    await consumer.updateStatus(CB, { ...cb, status: { ...cb.status, lastHeartbeatTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), heartbeatInterval: '2s' } });
+    await consumer.updateStatus(CB, { ...cb, status: { ...cb.status, lastHeartbeatTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), heartbeatInterval: '5s' } });
     await eventually('Healthy', async () => (await healthy())?.status === 'True');
     const timedOut = await eventually('HeartbeatTimeout', async () => {
       const h = await healthy();
       return h?.reason === 'HeartbeatTimeout' ? h : undefined;
-    }, { timeoutMs: 20_000 });
+    }, { timeoutMs: 30_000 });
     expect(timedOut.status).toBe('False');
     expect(timedOut.message).toMatch(/is the konnector running/);
   });
