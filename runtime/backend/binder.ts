@@ -77,7 +77,12 @@ export function externalCluster(
   kube: KubeClient,
   flags: { externalAddress?: string; externalCaFile?: string; externalServerName?: string },
 ): ExternalCluster {
-  const own = kube.kubeConfig.getCurrentCluster()!;
+  // the backend's own connection: a client-node KubeConfig or runtime/core's ClusterAccess
+  const src = kube.source;
+  const own: { server: string; caData?: string; caFile?: string; skipTLSVerify?: boolean } =
+    'getCurrentCluster' in src
+      ? (src.getCurrentCluster() as { server: string; caData?: string; caFile?: string; skipTLSVerify?: boolean })
+      : { server: src.server, caData: src.caData?.toString('base64'), skipTLSVerify: src.skipTLSVerify };
   let server = own.server;
   if (flags.externalAddress) {
     let u: URL;

@@ -13,7 +13,11 @@ import { ReplayCache, SealError, Sealer, parseCookieKeys } from '../../../runtim
 import { parseBackendOptions, parseDuration } from '../../../runtime/backend/options.js';
 import { parseGoDuration } from '../../../runtime/backend/controllers.js';
 import { base62Sha224, crdSpecHash, exportSpecFromCrd, stableJson } from '../../../runtime/backend/export.js';
-import { exportRequestFor, identityHash, renderKubeconfig, validateNamespacePrefix } from '../../../runtime/backend/binder.js';
+import { exportRequestFor, externalCluster, identityHash, renderKubeconfig, validateNamespacePrefix } from '../../../runtime/backend/binder.js';
+import { KubeClient } from '../../../runtime/core/index.js';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Crd } from '../../../runtime/backend/catalog.js';
 
 const response = (): BindingResponse =>
@@ -193,5 +197,30 @@ describe('exports from CRDs', () => {
     const id = { iss: 'https://i', sub: 's', clusterId: 'c' };
     expect(identityHash(id)).toBe(identityHash({ ...id }));
     expect(identityHash(id)).not.toBe(identityHash({ ...id, iss: 'https://other' }));
+  });
+});
+
+describe('the cluster written into handed-out kubeconfigs', () => {
+  const own = KubeClient.fromKubeconfigString(
+    'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://10.0.0.1:6443", certificate-authority-data: T1dO}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: d, context: {cluster: c, user: u}}]\ncurrent-context: d\n',
+  );
+  it('defaults to the backend\'s own server and CA', () => {
+    expect(externalCluster(own, {})).toEqual({ server: 'https://10.0.0.1:6443', caData: 'T1dO', tlsServerName: undefined, insecureSkipTlsVerify: undefined });
+  });
+  it('--external-address must be https; --external-ca-file must hold a PEM certificate', () => {
+    expect(() => externalCluster(own, { externalAddress: 'http://api.example' })).toThrow('--external-address: "http://api.example" must be an https:// URL');
+    expect(() => externalCluster(own, { externalAddress: 'nope' })).toThrow(/--external-address: "nope" is not a URL/);
+    expect(() => externalCluster(own, { externalCaFile: '/nonexistent/ca.pem' })).toThrow(/--external-ca-file: cannot read "\/nonexistent\/ca.pem"/);
+    const dir = mkdtempSync(join(tmpdir(), 'ext-ca-'));
+    writeFileSync(join(dir, 'bad.pem'), 'hello');
+    expect(() => externalCluster(own, { externalCaFile: join(dir, 'bad.pem') })).toThrow(/holds no PEM certificate/);
+    const pem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
+    writeFileSync(join(dir, 'ca.pem'), pem);
+    expect(externalCluster(own, { externalAddress: 'https://api.example:443', externalCaFile: join(dir, 'ca.pem'), externalServerName: 'api' })).toEqual({
+      server: 'https://api.example:443',
+      caData: Buffer.from(pem).toString('base64'),
+      tlsServerName: 'api',
+      insecureSkipTlsVerify: undefined,
+    });
   });
 });
