@@ -266,8 +266,23 @@ export class Konnector {
       await inf.waitForSync(30_000);
       let parsed: ParsedKubeconfig | undefined;
       try {
-        parsed = parseKubeconfigSecret(inf.getByName(ref.namespace, ref.name), { namespace: ref.namespace, name: ref.name, key: ref.key ?? 'kubeconfig' });
-        conds = setCondition(conds, { type: ConditionType.SecretValid, status: 'True', reason: 'KubeconfigSecretValid', message: `kubeconfig for ${parsed.server}, namespace ${parsed.namespace}` });
+        const cp = this.shared.controlPlaneMode;
+        const fromSecret = parseKubeconfigSecret(
+          inf.getByName(ref.namespace, ref.name),
+          { namespace: ref.namespace, name: ref.name, key: ref.key ?? 'kubeconfig' },
+          { requireNamespace: !cp },
+        );
+        // Control-plane mode (as in Klutch): the Secret holds the app cluster's kubeconfig; the provider
+        // is the control plane the konnector runs on, and the cluster namespace is the binding's namespace.
+        parsed = cp
+          ? { text: `control-plane-mode:${b.metadata.namespace}`, access: this.bindingClient.source, namespace: b.metadata.namespace!, server: this.bindingClient.server }
+          : fromSecret;
+        conds = setCondition(conds, {
+          type: ConditionType.SecretValid,
+          status: 'True',
+          reason: 'KubeconfigSecretValid',
+          message: cp ? `app cluster kubeconfig for ${fromSecret.server}` : `kubeconfig for ${fromSecret.server}, namespace ${fromSecret.namespace}`,
+        });
       } catch (e) {
         if (!(e instanceof KubeconfigError)) throw e;
         conds = setCondition(conds, { type: ConditionType.SecretValid, status: 'False', severity: 'Error', reason: e.reason, message: e.message });

@@ -16,6 +16,9 @@ import { LeaderElector } from '../core/leader.js';
 import { createLogger } from '../core/logger.js';
 import { newProcessRegistry } from '../core/metrics.js';
 import { HealthServer } from '../core/server.js';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import { AppClusterBindingController } from './appclusterbinding.js';
 import { Konnector } from './konnector.js';
 import { KONNECTOR_VERSION } from './version.js';
 import type { Secret } from './types.js';
@@ -55,11 +58,26 @@ export function buildCommand(): Command {
     .option('--app-cluster-kubeconfig-secret-namespace <ns>', 'control-plane mode: namespace of that Secret')
     .option('--app-cluster-kubeconfig-secret-key <key>', 'control-plane mode: key in that Secret', 'kubeconfig')
     .option('--binding-root-namespace <ns>', 'control-plane mode: namespace of the APIServiceBindings')
+    .option('--app-cluster-binding-controller', 'run the AppClusterBinding controller (on the control plane) instead of the konnector', false)
+    .option('--konnector-image <image>', 'image of the konnector Deployments created for AppClusterBindings')
     .option('--log-level <level>', 'pino log level (trace, debug, info, warn, error)', process.env.LOG_LEVEL ?? 'info');
 }
 
 function loadKubeConfig(path: string | undefined, context: string | undefined): ClusterAccess {
   return path ? loadKubeconfigFile(path, context) : loadDefaultKubeconfig(context);
+}
+
+function appClusterBindingRunner(client: KubeClient, image: string | undefined, registry: Registry, log: Logger) {
+  const ctl = new AppClusterBindingController({ client, konnectorImage: image, registry, logger: log });
+  let started = false;
+  return {
+    start: async () => {
+      await ctl.start();
+      started = true;
+    },
+    stop: () => ctl.stop(),
+    ready: (): true | string => (started ? true : 'AppClusterBinding informer not synced'),
+  };
 }
 
 export async function main(argv = process.argv): Promise<void> {
@@ -95,7 +113,9 @@ export async function main(argv = process.argv): Promise<void> {
   }
 
   const registry = newProcessRegistry();
-  const konnector = new Konnector({
+  const konnector: { start(): Promise<void>; stop(): Promise<void>; ready(): true | string } = o.appClusterBindingController
+    ? appClusterBindingRunner(new KubeClient(local, { qps: o.qps, burst: o.burst }), o.konnectorImage, registry, log)
+    : new Konnector({
     appKubeConfig,
     bindingKubeConfig: o.controlPlaneMode ? local : undefined,
     bindingNamespace,

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { CoreResources, KubeClient, type KubeObject } from '../../../runtime/core/client.js';
 import { getCondition, type Condition } from '../../../runtime/core/conditions.js';
 import { createLogger } from '../../../runtime/core/logger.js';
+import { AppClusterBindingController, bindingRootNamespace } from '../../../runtime/konnector/appclusterbinding.js';
 import { Konnector } from '../../../runtime/konnector/konnector.js';
 import { BindResources, BOUND_ANNOTATION, RESOURCE_OWNER_ANNOTATION, SYNCER_FINALIZER, type APIServiceBinding, type ClusterBinding, type Secret } from '../../../runtime/konnector/types.js';
 import { startCluster, type RealCluster } from '../../../runtime/realinfra/index.js';
@@ -11,7 +12,6 @@ import {
   admin,
   bindOnApp,
   createCRDs,
-  credentialsClaim,
   CREDS_LABEL,
   ensure,
   eventually,
@@ -387,50 +387,100 @@ describe('konnector on real clusters', () => {
     expect(await cpc.getOrNull(GIZMOS, undefined, 'provider-own')).toBeDefined();
   });
 
-  it('control-plane mode: bindings live on the control plane in the binding root namespace, the app cluster is reached by kubeconfig', async () => {
-    const root = 'klutch-bind-cp-app2';
+  it('control-plane mode: an AppClusterBinding sets up the binding root namespace, and a konnector on the control plane syncs the app cluster', async () => {
+    const root = bindingRootNamespace('platform', 'app2');
+    expect(root).toBe('klutch-bind-platform-app2');
     const GADGETS = { group: 'test.klutch.anynines.com', version: 'v1alpha1', plural: 'gadgets', kind: 'Gadget', namespaced: true };
     const names = { plural: 'gadgets', singular: 'gadget', kind: 'Gadget', listKind: 'GadgetList' };
     const crd = widgetCRD();
     crd.metadata.name = 'gadgets.test.klutch.anynines.com';
     Object.assign(crd.spec as object, { names });
     await createCRDs(cpc, [crd]);
+    // What the backend provides in the root namespace: the export (with its credentials claim).
     const exp = widgetExport(root);
     exp.metadata.name = 'gadgets.test.klutch.anynines.com';
     Object.assign(exp.spec as object, { names });
-    await setUpConsumerOnProvider(cp, root, { exports: [exp] });
-    // No APIServiceBinding CRD on the app cluster in this mode: the bindings are on the control plane.
-    await cpc.create(BindResources.apiServiceBindings, {
-      metadata: { name: 'gadgets.test.klutch.anynines.com', namespace: root },
-      spec: { kubeconfigSecretRef: { namespace: root, name: 'kubeconfig', key: 'kubeconfig' }, permissionClaims: [{ ...credentialsClaim(), state: 'Accepted' }] },
-    });
-    const k = new Konnector({
-      appKubeConfig: app2.kubeConfig,
-      bindingKubeConfig: cp.kubeConfig,
-      bindingNamespace: root,
-      controlPlaneMode: true,
-      heartbeatIntervalMs: 4000,
-      providerSyncTimeoutMs: 10_000,
-      logger: log('konnector-cp-mode'),
-    });
-    konnectors.push(k);
-    await k.start();
-    await eventually('gadgets CRD on app2', async () => {
-      const c = (await a2.getOrNull(CoreResources.crds, undefined, 'gadgets.test.klutch.anynines.com')) as (KubeObject & { status?: { conditions?: Array<{ type: string; status: string }> } }) | undefined;
-      return c?.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True');
-    });
-    await eventually('cp-mode binding Ready', async () => (await condition(cpc, 'gadgets.test.klutch.anynines.com', 'Ready', root))?.status === 'True');
-    await ensure(a2, CoreResources.namespaces, { metadata: { name: 'shop' } });
-    await eventually('gadget created', async () => !!(await a2.create(GADGETS, { metadata: { name: 'gd1', namespace: 'shop' }, spec: { size: 2 } }).catch(() => undefined)));
-    const up = await eventually('gadget upstream', () => cpc.getOrNull<Widget>(GADGETS, `${root}-shop`, 'gd1'));
-    expect(up.spec).toEqual({ size: 2 });
-    await cpc.create(CoreResources.secrets, { metadata: { name: 'gd1-creds', namespace: `${root}-shop`, labels: { [CREDS_LABEL]: 'true' } }, stringData: { password: 'cp' } });
-    await eventually('credentials reach the app cluster in control-plane mode', () => a2.getOrNull(CoreResources.secrets, 'shop', 'gd1-creds'));
-    const cb = await eventually('cp-mode heartbeat', async () => {
-      const x = await cpc.get<ClusterBinding>(BindResources.clusterBindings, root, 'cluster');
-      return x.status?.lastHeartbeatTime ? x : undefined;
-    });
-    expect(cb.status?.konnectorVersion).toMatch(/^v/);
+    await ensure(cpc, CoreResources.namespaces, { metadata: { name: root } });
+    await ensure(cpc, BindResources.apiServiceExports, exp);
+    // The platform operator: app cluster kubeconfig Secret + AppClusterBinding.
+    await ensure(cpc, CoreResources.namespaces, { metadata: { name: 'platform' } });
+    await cpc.create(CoreResources.secrets, { metadata: { name: 'app2-kubeconfig', namespace: 'platform' }, stringData: { kubeconfig: kubeconfigText(app2.kubeConfig) } });
+    const acbCtl = new AppClusterBindingController({ client: cpc, konnectorImage: 'example.com/klutch-konnector:test', logger: log('acb') });
+    await acbCtl.start();
+    try {
+      await cpc.create(BindResources.appClusterBindings, {
+        metadata: { name: 'app2', namespace: 'platform' },
+        spec: {
+          kubeconfigSecretRef: { namespace: 'platform', name: 'app2-kubeconfig', key: 'kubeconfig' },
+          apiExports: [{ group: 'test.klutch.anynines.com', resource: 'gadgets' }],
+          konnector: { deploy: true, overrides: { env: [{ name: 'LOG_LEVEL', value: 'debug' }], resources: { limits: { memory: '256Mi' } } } },
+        },
+      });
+      const acb = await eventually('AppClusterBinding Ready', async () => {
+        const x = await cpc.get<KubeObject & { status?: { conditions?: Condition[] } }>(BindResources.appClusterBindings, 'platform', 'app2');
+        return getCondition(x.status?.conditions, 'Ready')?.status === 'True' ? x : undefined;
+      });
+      expect(acb.metadata.finalizers).toContain('klutch.anynines.com/appclusterbinding-cleanup');
+      expect(Object.fromEntries(acb.status!.conditions!.map((c) => [c.type, c.status]))).toEqual({ Ready: 'True', SecretValid: 'True', KonnectorDeployed: 'True' });
+      const mirrored = await cpc.get<Secret>(CoreResources.secrets, root, 'app-cluster-kubeconfig');
+      expect(Buffer.from(mirrored.data!.kubeconfig!, 'base64').toString()).toBe(kubeconfigText(app2.kubeConfig));
+      expect((await cpc.get<ClusterBinding>(BindResources.clusterBindings, root, 'cluster')).spec).toMatchObject({ providerPrettyName: 'app2', kubeconfigSecretRef: { name: 'app-cluster-kubeconfig' } });
+      expect(await cpc.getOrNull(CoreResources.rolebindings, root, 'control-plane-connector')).toBeDefined();
+      const binding = await cpc.get<APIServiceBinding>(BindResources.apiServiceBindings, root, 'gadgets.test.klutch.anynines.com');
+      expect(binding.spec.kubeconfigSecretRef).toEqual({ namespace: root, name: 'app-cluster-kubeconfig', key: 'kubeconfig' });
+      // Unlike Klutch, the credentials claim of the export is on the binding, accepted.
+      expect(binding.spec.permissionClaims).toEqual([expect.objectContaining({ resource: 'secrets', state: 'Accepted', selector: expect.objectContaining({ owner: 'Provider' }) })]);
+      const dep = await cpc.get<KubeObject & { spec: { template: { spec: { serviceAccountName: string; containers: Array<Record<string, unknown> & { args: string[]; env: Array<{ name: string }> }> } } } }>(
+        { group: 'apps', version: 'v1', plural: 'deployments', namespaced: true, kind: 'Deployment' },
+        root,
+        'konnector',
+      );
+      const ctr = dep.spec.template.spec.containers[0]!;
+      expect(dep.spec.template.spec.serviceAccountName).toBe('klutch-binder');
+      expect(ctr.image).toBe('example.com/klutch-konnector:test');
+      expect(ctr.args).toEqual(expect.arrayContaining(['--control-plane-mode', `--binding-root-namespace=${root}`, '--app-cluster-kubeconfig-secret-name=app-cluster-kubeconfig']));
+      expect(ctr.env.map((e) => e.name)).toEqual(['POD_NAME', 'POD_NAMESPACE', 'LOG_LEVEL']);
+      expect(ctr.resources).toEqual({ limits: { memory: '256Mi' } });
+
+      // The konnector as that Deployment runs it (in-process here: there is no kubelet).
+      const k = new Konnector({
+        appKubeConfig: app2.kubeConfig,
+        bindingKubeConfig: cp.kubeConfig,
+        bindingNamespace: root,
+        controlPlaneMode: true,
+        heartbeatIntervalMs: 4000,
+        providerSyncTimeoutMs: 10_000,
+        logger: log('konnector-cp-mode'),
+      });
+      konnectors.push(k);
+      await k.start();
+      await eventually('gadgets CRD established on app2', async () => {
+        const c = (await a2.getOrNull(CoreResources.crds, undefined, 'gadgets.test.klutch.anynines.com')) as (KubeObject & { status?: { conditions?: Array<{ type: string; status: string }> } }) | undefined;
+        return c?.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True');
+      });
+      await eventually('cp-mode binding Ready', async () => (await condition(cpc, 'gadgets.test.klutch.anynines.com', 'Ready', root))?.status === 'True');
+      await ensure(a2, CoreResources.namespaces, { metadata: { name: 'shop' } });
+      await eventually('gadget created', async () => !!(await a2.create(GADGETS, { metadata: { name: 'gd1', namespace: 'shop' }, spec: { size: 2 } }).catch(() => undefined)));
+      const up = await eventually('gadget upstream', () => cpc.getOrNull<Widget>(GADGETS, `${root}-shop`, 'gd1'));
+      expect(up.spec).toEqual({ size: 2 });
+      await cpc.create(CoreResources.secrets, { metadata: { name: 'gd1-creds', namespace: `${root}-shop`, labels: { [CREDS_LABEL]: 'true' } }, stringData: { password: 'cp' } });
+      await eventually('credentials reach the app cluster in control-plane mode', () => a2.getOrNull(CoreResources.secrets, 'shop', 'gd1-creds'));
+      const cb = await eventually('cp-mode heartbeat', async () => {
+        const x = await cpc.get<ClusterBinding>(BindResources.clusterBindings, root, 'cluster');
+        return x.status?.lastHeartbeatTime ? x : undefined;
+      });
+      expect(cb.status?.konnectorVersion).toMatch(/^v/);
+      await k.stop();
+      konnectors.splice(konnectors.indexOf(k), 1);
+
+      // Deleting the AppClusterBinding cleans up the bindings and the root namespace, then releases it.
+      await cpc.delete(BindResources.appClusterBindings, 'platform', 'app2');
+      await eventually('AppClusterBinding gone', async () => !(await cpc.getOrNull(BindResources.appClusterBindings, 'platform', 'app2')));
+      const ns = await cpc.getOrNull(CoreResources.namespaces, undefined, root);
+      expect(!ns || !!ns.metadata.deletionTimestamp).toBe(true);
+    } finally {
+      await acbCtl.stop();
+    }
   });
 
   it('namespace deleted on the app cluster → APIServiceNamespace deleted on the provider', async () => {

@@ -163,3 +163,28 @@ describe('goDuration', () => {
     expect(goDuration(90_000)).toBe('1m30s');
   });
 });
+
+describe('control-plane mode helpers', () => {
+  it('binding root namespace is klutch-bind-<ns>-<name>, hashed to fit a DNS label', async () => {
+    const { bindingRootNamespace } = await import('../../../runtime/konnector/appclusterbinding.js');
+    expect(bindingRootNamespace('platform', 'app2')).toBe('klutch-bind-platform-app2');
+    const long = bindingRootNamespace('a'.repeat(40), 'b'.repeat(40));
+    expect(long.length).toBeLessThanOrEqual(63);
+    expect(long).toMatch(/^klutch-bind-a{40}-b+-[0-9a-f]{8}$/);
+    expect(bindingRootNamespace('a'.repeat(40), 'c'.repeat(40))).not.toBe(long);
+  });
+  it('container overrides replace fields and merge env/volumeMounts by name', async () => {
+    const { mergeContainer } = await import('../../../runtime/konnector/appclusterbinding.js');
+    const out = mergeContainer(
+      { name: 'konnector', image: 'a', args: ['--x'], env: [{ name: 'A', value: '1' }, { name: 'B', value: '2' }] },
+      { name: 'ignored', image: 'b', env: [{ name: 'B', value: '3' }, { name: 'C', value: '4' }], resources: { limits: { memory: '1Gi' } } },
+    );
+    expect(out).toEqual({
+      name: 'konnector',
+      image: 'b',
+      args: ['--x'],
+      env: [{ name: 'A', value: '1' }, { name: 'B', value: '3' }, { name: 'C', value: '4' }],
+      resources: { limits: { memory: '1Gi' } },
+    });
+  });
+});
