@@ -1,8 +1,8 @@
 /** Assembles the backend (HTTP server + controllers) from options; used by main.ts and tests. */
 import { hostname } from 'node:os';
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { KubeClient, LeaderElector, createLogger } from '../core/index.js';
+import { KubeClient, LeaderElector, createLogger, loadDefaultKubeconfig, loadKubeconfigFile, type ClusterAccess } from '../core/index.js';
 import { Binder, binderClusterRole, externalCluster, FIELD_MANAGER } from './binder.js';
 import { Catalog } from './catalog.js';
 import { BackendControllers } from './controllers.js';
@@ -21,20 +21,18 @@ export interface Backend {
   stop(): Promise<void>;
 }
 
-export function loadKubeConfig(opts: { kubeconfig?: string; context?: string }): KubeConfig {
-  const kc = new KubeConfig();
-  if (opts.kubeconfig) kc.loadFromFile(opts.kubeconfig);
-  else kc.loadFromDefault();
-  if (opts.context) {
-    if (!kc.getContextObject(opts.context)) throw new Error(`--context: "${opts.context}" is not a context of the kubeconfig`);
-    kc.setCurrentContext(opts.context);
+/** The provider cluster connection: --kubeconfig/--context, else in-cluster, $KUBECONFIG or ~/.kube/config. */
+export function loadKubeConfig(opts: { kubeconfig?: string; context?: string }): ClusterAccess {
+  try {
+    return opts.kubeconfig ? loadKubeconfigFile(opts.kubeconfig, opts.context) : loadDefaultKubeconfig(opts.context);
+  } catch (e) {
+    throw new Error(`--kubeconfig/--context: ${(e as Error).message}`);
   }
-  return kc;
 }
 
 export async function startBackend(
   opts: BackendOptions,
-  extra: { kubeConfig?: KubeConfig; logger?: Logger; defaultMetrics?: boolean; onLostLeadership?: () => void } = {},
+  extra: { kubeConfig?: KubeConfig | ClusterAccess; logger?: Logger; defaultMetrics?: boolean; onLostLeadership?: () => void } = {},
 ): Promise<Backend> {
   const logger = extra.logger ?? createLogger('klutch-backend', opts.logLevel);
   const kubeConfig = extra.kubeConfig ?? loadKubeConfig(opts);
