@@ -19,6 +19,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Crd } from '../../../runtime/backend/catalog.js';
+import { errorPage, resourcesPage } from '../../../runtime/backend/html.js';
 
 const response = (): BindingResponse =>
   newBindingResponse({
@@ -222,5 +223,24 @@ describe('the cluster written into handed-out kubeconfigs', () => {
       tlsServerName: 'api',
       insecureSkipTlsVerify: undefined,
     });
+  });
+});
+
+describe('pages', () => {
+  it('escapes everything that comes from tokens or the cluster', () => {
+    const html = resourcesPage({
+      prettyName: 'P<b>',
+      user: '<script>alert(1)</script>@evil',
+      sessionId: 's"1',
+      csrf: 'c&d',
+      apis: [{ group: 'g.io', resource: 'things', kind: 'Thing<i>', scope: 'Namespaced', versions: ['v1'], template: { namespace: 'n', name: 't' }, permissionClaims: [{ resource: 'secrets', version: 'v1' } as never] }],
+    });
+    expect(html).not.toContain('<script>');
+    expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;@evil');
+    expect(html).toContain('value="s&quot;1"');
+    expect(html).toContain('value="c&amp;d"');
+    expect(html).toContain('Thing&lt;i&gt;');
+    expect(html).toContain('<form method="post" action="/bind">');
+    expect(errorPage(400, '<img src=x>')).toContain('&lt;img src=x&gt;');
   });
 });
