@@ -30,7 +30,12 @@ import {
   type BindingResponse,
 } from './wire.js';
 
-export const BACKEND_VERSION = 'v0.1.0';
+/**
+ * `BindingProvider.version`: the Klutch bind protocol version this backend speaks (Klutch 1.5.0).
+ * Klutch's kubectl-bind ≥ v0.3.0 refuses providers older than v0.3.0, so this is not klutch-kit's
+ * own package version.
+ */
+export const BACKEND_VERSION = 'v1.5.0';
 const STATE_PURPOSE = 'klutch-bind-state';
 const SESSION_PURPOSE = 'klutch-bind-session';
 const SESSION_ID_RE = /^[A-Za-z0-9]{1,64}$/;
