@@ -154,7 +154,7 @@ export class AppClusterBindingController {
         rules: [
           { apiGroups: ['klutch.anynines.com'], resources: ['apiservicebindings', 'apiservicebindings/status'], verbs: ['get', 'list', 'watch', 'update', 'patch'] },
           { apiGroups: ['klutch.anynines.com'], resources: ['clusterbindings', 'apiserviceexports'], verbs: ['get', 'list', 'watch'] },
-          { apiGroups: ['klutch.anynines.com'], resources: ['clusterbindings/status'], verbs: ['get', 'patch', 'update'] },
+          { apiGroups: ['klutch.anynines.com'], resources: ['clusterbindings/status', 'apiserviceexports/status'], verbs: ['get', 'patch', 'update'] },
           { apiGroups: ['klutch.anynines.com'], resources: ['apiservicenamespaces'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
           { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] },
           { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },

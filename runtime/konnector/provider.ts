@@ -12,7 +12,7 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { CoreResources, isAlreadyExists, isNotFound, keyOf, type KubeClient, type KubeObject } from '../core/client.js';
-import type { Condition } from '../core/conditions.js';
+import { conditionsEqual, setCondition, setSummary, type Condition } from '../core/conditions.js';
 import { Controller } from '../core/controller.js';
 import { Informer } from '../core/informer.js';
 import { ClaimSync } from './claims.js';
@@ -373,7 +373,10 @@ export class ProviderConnection implements SyncContext {
   private setCrdState(key: string, s: ConditionState): void {
     const prev = this.crdStates.get(key);
     this.crdStates.set(key, s);
-    if (!prev || prev.status !== s.status || prev.reason !== s.reason || prev.message !== s.message) this.shared.bindingChanged(key);
+    if (!prev || prev.status !== s.status || prev.reason !== s.reason || prev.message !== s.message) {
+      this.shared.bindingChanged(key);
+      this.exportsCtl.enqueue(key.split('/').pop()!);
+    }
   }
 
   private async reconcileCRD(bindingKey: string): Promise<void> {
@@ -444,6 +447,58 @@ export class ProviderConnection implements SyncContext {
   }
 
   private async reconcileExport(name: string): Promise<void> {
+    await this.syncExport(name);
+    await this.writeExportStatus(name);
+  }
+
+  /**
+   * Export status as seen from this consumer: `Connected` (syncing), `ConsumerInSync` (the app-cluster
+   * CRD matches the export; Klutch never sets it), the CRD's `Established`/`NamesAccepted`,
+   * `acceptedNames`, `storedVersions`, `Ready`. Best effort: a provider that does not grant
+   * `apiserviceexports/status` only gets a log line.
+   */
+  private async writeExportStatus(name: string): Promise<void> {
+    const exp = this.exports.getByName(this.clusterNamespace, name);
+    if (!exp || isDeleting(exp)) return;
+    const bkey = this.bindingKeysNamed(name)[0];
+    if (!bkey) return; // not bound by this consumer (yet)
+    const crd = this.shared.crds.getByName(undefined, name);
+    const running = this.syncers.has(name);
+    let conds = exp.status?.conditions as Condition[] | undefined;
+    const crdState = this.crdStates.get(bkey);
+    conds = setCondition(
+      conds,
+      running
+        ? { type: 'Connected', status: 'True', reason: 'Syncing', message: 'the konnector syncs this resource' }
+        : { type: 'Connected', status: 'False', severity: 'Warning', reason: crdState?.reason ?? 'NotSyncing', message: crdState?.message ?? 'waiting for the CRD on the app cluster' },
+    );
+    conds = setCondition(
+      conds,
+      crdState?.status === 'True'
+        ? { type: 'ConsumerInSync', status: 'True', reason: 'SchemaInSync', message: 'the app cluster CRD matches the export' }
+        : { type: 'ConsumerInSync', status: crdState ? 'False' : 'Unknown', reason: crdState?.reason ?? 'Pending', message: crdState?.message ?? 'not reconciled yet' },
+    );
+    for (const t of ['Established', 'NamesAccepted']) {
+      const c = crd?.status?.conditions?.find((x) => x.type === t);
+      if (c) conds = setCondition(conds, { type: t, status: c.status as Condition['status'], reason: c.reason, message: c.message });
+    }
+    conds = setSummary(conds, ['Connected', 'ConsumerInSync', 'Established']);
+    const status: Record<string, unknown> = { conditions: conds };
+    if (crd?.status?.acceptedNames) status.acceptedNames = crd.status.acceptedNames;
+    if (crd?.status?.storedVersions) status.storedVersions = crd.status.storedVersions;
+    const same =
+      conditionsEqual(conds, exp.status?.conditions as Condition[] | undefined) &&
+      JSON.stringify(status.acceptedNames ?? null) === JSON.stringify(exp.status?.acceptedNames ?? null) &&
+      JSON.stringify(status.storedVersions ?? null) === JSON.stringify(exp.status?.storedVersions ?? null);
+    if (same) return;
+    try {
+      await this.provider.mergePatch(BindResources.apiServiceExports, this.clusterNamespace, name, { status }, 'status');
+    } catch (e) {
+      this.log.warn({ export: name, err: (e as Error).message }, 'cannot write APIServiceExport status; grant apiserviceexports/status patch to see the consumer state on the provider');
+    }
+  }
+
+  private async syncExport(name: string): Promise<void> {
     const exp = this.exports.getByName(this.clusterNamespace, name);
     const bkey = this.bindingKeysNamed(name).find((k) => {
       const b = this.shared.getBinding(k);

@@ -147,7 +147,7 @@ export async function installBindingCRDs(c: KubeClient): Promise<void> {
 
 const ROLE_RULES_CLUSTER_NS = [
   { apiGroups: ['klutch.anynines.com'], resources: ['apiserviceexports', 'clusterbindings'], verbs: ['get', 'list', 'watch'] },
-  { apiGroups: ['klutch.anynines.com'], resources: ['clusterbindings/status'], verbs: ['get', 'patch', 'update'] },
+  { apiGroups: ['klutch.anynines.com'], resources: ['clusterbindings/status', 'apiserviceexports/status'], verbs: ['get', 'patch', 'update'] },
   { apiGroups: ['klutch.anynines.com'], resources: ['apiservicenamespaces'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
   { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
 ];

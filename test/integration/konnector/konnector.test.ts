@@ -94,6 +94,14 @@ describe('konnector on real clusters', () => {
     const types = Object.fromEntries((b.status?.conditions ?? []).map((c) => [c.type, c.status]));
     expect(types).toMatchObject({ SecretValid: 'True', InformersSynced: 'True', Heartbeating: 'True', Connected: 'True', Ready: 'True' });
     expect(b.status?.providerPrettyName).toBe('Test Provider');
+    // The provider sees the consumer's state on the export.
+    const exp = await eventually('export status', async () => {
+      const x = await cpc.get<KubeObject & { status?: { conditions?: Condition[]; acceptedNames?: { kind?: string }; storedVersions?: string[] } }>(BindResources.apiServiceExports, 'cluster-app1', WIDGETS_NAME);
+      return getCondition(x.status?.conditions, 'Ready')?.status === 'True' ? x : undefined;
+    });
+    expect(Object.fromEntries(exp.status!.conditions!.map((c) => [c.type, c.status]))).toMatchObject({ Connected: 'True', ConsumerInSync: 'True', Established: 'True', NamesAccepted: 'True' });
+    expect(exp.status?.acceptedNames?.kind).toBe('Widget');
+    expect(exp.status?.storedVersions).toEqual(['v1alpha1']);
 
     const cb = await eventually('heartbeat', async () => {
       const x = await cpc.get<ClusterBinding>(BindResources.clusterBindings, 'cluster-app1', 'cluster');
