@@ -10,8 +10,9 @@
  *   `status.namespace`; a finalizer deletes the namespace with it.
  * - rbac: per cluster namespace, ClusterRole `klutch-binder-<clusterNs>` covering exactly the
  *   exported and claimed resources (owned by the cluster Namespace, so it goes with it), bound by
- *   RoleBindings only in that consumer's provider namespaces. With --consumer-scope=Cluster, a
- *   ClusterRoleBinding of the same per-consumer name — never a shared binding whose subjects flip.
+ *   RoleBindings only in that consumer's provider namespaces. With --consumer-scope=Cluster and
+ *   cluster-scoped exports, ClusterRole `klutch-binder-<clusterNs>-cluster` (those resources only)
+ *   bound by a per-consumer ClusterRoleBinding — never a shared binding whose subjects flip.
  * - clusterbinding: `Healthy` from the konnector's heartbeat age.
  * - tokenrotation: re-issues the consumer's TokenRequest token at 2/3 of its lifetime and rewrites
  *   the kubeconfig Secret (the konnector copies it to the consumer on its heartbeat).
@@ -417,7 +418,7 @@ export class BackendControllers {
   // ---------------------------------------------------------------- RBAC
 
   /** The rules of `klutch-binder-<clusterNs>`: exported resources (+status) and claimed resources. */
-  rulesFor(clusterNs: string): Array<{ apiGroups: string[]; resources: string[]; verbs: string[] }> {
+  rulesFor(clusterNs: string, onlyClusterScoped = false): Array<{ apiGroups: string[]; resources: string[]; verbs: string[] }> {
     const byGroup = new Map<string, Set<string>>();
     const add = (g: string, r: string) => {
       if (!byGroup.has(g)) byGroup.set(g, new Set());
@@ -425,9 +426,10 @@ export class BackendControllers {
     };
     for (const e of this.exports.list(clusterNs)) {
       if (e.metadata.deletionTimestamp) continue;
+      if (onlyClusterScoped && e.spec.scope !== 'Cluster') continue;
       add(e.spec.group ?? '', e.spec.names.plural);
       add(e.spec.group ?? '', `${e.spec.names.plural}/status`);
-      for (const c of e.spec.permissionClaims ?? []) add(c.group ?? '', c.resource);
+      if (!onlyClusterScoped) for (const c of e.spec.permissionClaims ?? []) add(c.group ?? '', c.resource);
     }
     return [...byGroup.keys()].sort().map((g) => ({ apiGroups: [g], resources: [...byGroup.get(g)!].sort(), verbs: ALL_VERBS }));
   }
@@ -469,12 +471,19 @@ export class BackendControllers {
         if (!isNotFound(e)) throw e; // namespace not there (yet/anymore): the servicenamespace controller re-enqueues
       }
     }
-    if (this.o.consumerScope === 'Cluster') {
+    // Cluster scope: cluster-scoped exported resources need a cluster-wide grant. It goes to a role
+    // of their own (never the claims, never the namespaced exports, which stay namespace-bound),
+    // bound by a ClusterRoleBinding per consumer — nothing shared between consumers.
+    const clusterRules = this.o.consumerScope === 'Cluster' ? this.rulesFor(clusterNs, true) : [];
+    const clusterRole = `${roleName}-cluster`;
+    if (clusterRules.length) {
+      const owner = [{ apiVersion: 'v1', kind: 'Namespace', name: clusterNs, uid: ns.metadata.uid!, blockOwnerDeletion: false }];
+      await this.o.kube.apply(R.clusterRoles, { metadata: { name: clusterRole, labels, ownerReferences: owner }, rules: clusterRules }, FIELD_MANAGER, { force: true });
       await this.o.kube.apply(
         R.clusterRoleBindings,
         {
-          metadata: { name: roleName, labels, ownerReferences: [{ apiVersion: 'v1', kind: 'Namespace', name: clusterNs, uid: ns.metadata.uid! }] },
-          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: roleName },
+          metadata: { name: roleName, labels, ownerReferences: owner },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: clusterRole },
           subjects: [subject],
         },
         FIELD_MANAGER,
@@ -482,6 +491,7 @@ export class BackendControllers {
       );
     } else {
       await this.o.kube.delete(R.clusterRoleBindings, undefined, roleName);
+      await this.o.kube.delete(R.clusterRoles, undefined, clusterRole);
     }
   }
 
