@@ -58,7 +58,7 @@ function expectedObjects(): { cp: KubeObject[]; app: KubeObject[] } {
   const config = parseStackConfig(rawConfig);
   const images = { backend: 'ghcr.io/klutch-kit/backend:0.1.0', dex: 'ghcr.io/dexidp/dex:v2.45.1-distroless' };
   const cpObjs = defaultManifestSource.controlPlane({ config, images, hasCookieEncryptionKey: true });
-  const appObjs = defaultManifestSource.appCluster({ config, cluster: config.appClusters[0]!, images: { konnector: 'x' } });
+  const appObjs = defaultManifestSource.appCluster({ config, cluster: config.appClusters[0]!, images: { konnector: 'ghcr.io/klutch-kit/konnector:0.1.0' } });
   const secretObjs: KubeObject[] = [
     { apiVersion: 'v1', kind: 'Secret', metadata: { name: STACK_SECRETS.oidc.name, namespace: STACK_SECRETS.namespace } },
     { apiVersion: 'v1', kind: 'Secret', metadata: { name: STACK_SECRETS.cookies.name, namespace: STACK_SECRETS.namespace } },
