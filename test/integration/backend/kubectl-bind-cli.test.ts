@@ -160,7 +160,17 @@ describe('kubectl bind apiservice', () => {
 
   it('a request for a missing CRD: exit code 4 with the provider\'s message', async () => {
     const req = 'apiVersion: klutch.anynines.com/v1alpha1\nkind: APIServiceExportRequest\nmetadata:\n  name: ghosts.example.klutch.test\nspec:\n  resources:\n  - group: example.klutch.test\n    resource: ghosts\n';
-    const r = await runCli(['apiservice', '-f', '-', '--remote-kubeconfig', remoteKubeconfigFile, '--kubeconfig', app.kubeconfigPath, '--timeout', '60s'], { stdin: req });
+    // the request comes from a URL (served here on loopback), as `kubectl bind apiservice <url>`
+    const http = await import('node:http');
+    const srv = http.createServer((_q, res) => res.writeHead(200, { 'Content-Type': 'application/yaml' }).end(req));
+    await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(srv.address() as { port: number }).port}/ghosts.yaml`;
+    let r: Run;
+    try {
+      r = await runCli(['apiservice', url, '--remote-kubeconfig', remoteKubeconfigFile, '--kubeconfig', app.kubeconfigPath, '--timeout', '60s']);
+    } finally {
+      srv.close();
+    }
     expectExit(r, 4);
     expect(r.stderr).toMatch(/the provider refused export request ghosts\.example\.klutch\.test: CustomResourceDefinition ghosts\.example\.klutch\.test not found on the provider within 3s/);
     expect(await appKube.getOrNull(BINDINGS, 'klutch-bind', 'ghosts.example.klutch.test')).toBeUndefined();
