@@ -70,7 +70,20 @@ export interface ProgramOptions {
   readonly manifests?: ManifestSource;
 }
 
+/**
+ * Runs the program. A {@link StackConfigError} is rethrown as `pulumi.RunError`, which the CLI prints as a plain
+ * message (no stack trace): the message already names the key, the value and what to do.
+ */
 export function klutchProgram(options: ProgramOptions = {}): StackOutputs {
+  try {
+    return program(options);
+  } catch (e) {
+    if (e instanceof StackConfigError) throw new pulumi.RunError(e.message);
+    throw e;
+  }
+}
+
+function program(options: ProgramOptions): StackOutputs {
   const cfg = new pulumi.Config(CONFIG_NAMESPACE);
   const config = readStackConfig(cfg);
   checkImageBuild(config);
