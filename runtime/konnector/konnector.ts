@@ -14,7 +14,7 @@ import { Controller } from '../core/controller.js';
 import { Informer } from '../core/informer.js';
 import { silentLogger } from '../core/logger.js';
 import { apiServiceBindingKind } from '../../constructs/api/api-service-binding.js';
-import type { CRD } from './crd.js';
+import { isOwnedBy, type CRD } from './crd.js';
 import { KubeconfigError, parseKubeconfigSecret, type ParsedKubeconfig } from './kubeconfig.js';
 import { isDeleting } from './metadata.js';
 import { konnectorMetrics, type KonnectorMetrics } from './metrics.js';
@@ -78,6 +78,9 @@ export class Konnector {
   private readonly providers = new Map<string, ProviderConnection>();
   /** binding key → provider id */
   private readonly attached = new Map<string, string>();
+  /** Bindings being deleted whose CRD still exists: kept attached (marked deleting) until it is gone. */
+  private readonly unbinding = new Map<string, APIServiceBinding>();
+  private readonly lastSeen = new Map<string, APIServiceBinding>();
   private readonly controller: Controller;
   private readonly shared: KonnectorShared;
   private started = false;
@@ -103,7 +106,7 @@ export class Konnector {
       bindingClient: this.bindingClient,
       crds: this.crds,
       namespaces: this.namespaces,
-      getBinding: (k) => this.bindings.get(k),
+      getBinding: (k) => this.bindings.get(k) ?? this.unbinding.get(k),
       bindingChanged: (k) => this.controller.enqueue(k),
       clientFor: (p: ParsedKubeconfig) => new KubeClient(p.access, { qps, burst, userAgent: 'klutch-konnector' }),
       log: this.log,
@@ -246,14 +249,36 @@ export class Konnector {
     }
   }
 
-  private async reconcile(key: string): Promise<void> {
+  private async reconcile(key: string): Promise<{ requeueAfterMs: number } | void> {
     if (this.stopping) return;
     const b = this.bindings.get(key);
-    if (!b) {
+    if (!b || isDeleting(b)) {
+      // Unbind: the CRD is garbage-collected with the binding and its objects are deleted. Keep the
+      // provider connection and the syncers until the CRD is gone, so that every deleted object also
+      // goes upstream (downstream delete → upstream delete → finalizer released) instead of hanging
+      // on the finalizer.
+      const last = b ?? this.unbinding.get(key) ?? this.lastSeen.get(key);
+      const crd = last ? this.crds.getByName(undefined, last.metadata.name!) : undefined;
+      if (last && crd && isOwnedBy(crd, last) && this.attached.has(key)) {
+        // The CRD is cluster-scoped and the binding namespaced: Kubernetes' garbage collector ignores
+        // such an ownerReference (OwnerRefInvalidNamespace), so the konnector deletes the CRD itself.
+        if (!crd.metadata.deletionTimestamp) {
+          await this.app.delete(CoreResources.crds, undefined, crd.metadata.name!, { uid: crd.metadata.uid });
+          this.log.info({ binding: key, crd: crd.metadata.name }, 'binding deleted: deleting its CRD; its objects are deleted on both sides');
+        }
+        const marked: APIServiceBinding = { ...last, metadata: { ...last.metadata, deletionTimestamp: last.metadata.deletionTimestamp ?? new Date().toISOString() } };
+        this.unbinding.set(key, marked);
+        this.providers.get(this.attached.get(key)!)?.bindingUpdated(key);
+        return { requeueAfterMs: 1000 };
+      }
+      this.unbinding.delete(key);
+      this.lastSeen.delete(key);
       await this.detach(key);
       await this.gcSecretInformers();
       return;
     }
+    this.lastSeen.set(key, b);
+    this.unbinding.delete(key);
     const ref = b.spec?.kubeconfigSecretRef;
     let conds = b.status?.conditions as Condition[] | undefined;
     let pretty = b.status?.providerPrettyName;

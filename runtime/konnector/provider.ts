@@ -507,7 +507,9 @@ export class ProviderConnection implements SyncContext {
     });
     const b = bkey ? this.shared.getBinding(bkey) : undefined;
     const crd = this.shared.crds.getByName(undefined, name);
-    const ok = exp && b && crd && !isDeleting(b) && !isDeleting(crd) && crdEstablished(crd);
+    // Syncers keep running while the CRD exists, also when binding or CRD are being deleted, so that
+    // deleted objects are deleted upstream and their finalizers released.
+    const ok = exp && b && crd && crdEstablished(crd);
     const cur = this.syncers.get(name);
     if (!ok) {
       if (cur) {

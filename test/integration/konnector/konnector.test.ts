@@ -500,4 +500,22 @@ describe('konnector on real clusters', () => {
     await eventually('APIServiceNamespace deleted', async () => !(await cpc.getOrNull(BindResources.apiServiceNamespaces, 'cluster-app1', 'team-gone')), 90_000);
     expect(await cpc.getOrNull(WIDGETS, 'cluster-app1-team-gone', 'tmp')).toBeUndefined();
   });
+
+  it('unbind deletes the CRD and its objects on both sides; re-bind brings the API back', async () => {
+    // app2 has team-a/w1 bound to cluster-app2-team-a/w1.
+    expect(await cpc.getOrNull(WIDGETS, 'cluster-app2-team-a', 'w1')).toBeDefined();
+    await a2.delete(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME);
+    await eventually('CRD deleted on app2', async () => !(await a2.getOrNull(CoreResources.crds, undefined, WIDGETS_NAME)), 90_000);
+    expect(await cpc.getOrNull(WIDGETS, 'cluster-app2-team-a', 'w1')).toBeUndefined();
+    // app1 is untouched.
+    expect(await cpc.getOrNull(WIDGETS, 'cluster-app1-team-a', 'w1')).toBeDefined();
+    // Re-bind.
+    await a2.create(BindResources.apiServiceBindings, {
+      metadata: { name: WIDGETS_NAME, namespace: 'klutch-bind' },
+      spec: { kubeconfigSecretRef: { namespace: 'klutch-bind', name: 'kubeconfig-provider', key: 'kubeconfig' }, permissionClaims: [] },
+    });
+    await eventually('re-bound binding Ready', async () => (await condition(a2, WIDGETS_NAME, 'Ready'))?.status === 'True', 60_000);
+    await eventually('w2 created after re-bind', async () => !!(await a2.create(WIDGETS, { metadata: { name: 'w2', namespace: 'team-a' }, spec: { size: 2 } }).catch(() => undefined)));
+    await eventually('w2 upstream', () => cpc.getOrNull(WIDGETS, 'cluster-app2-team-a', 'w2'));
+  });
 });
