@@ -149,6 +149,19 @@ const output = (line: string) => {
 };
 
 describe('pulumi up / up / destroy on real API servers', () => {
+  it('a bad config value fails the preview with the key and the value, and deploys nothing', async () => {
+    await stack.setConfig('klutch-kit:backend', { value: JSON.stringify({ url: 'http://bind.klutch.test' }) });
+    let message = '';
+    try {
+      await stack.preview({ color: 'never' });
+    } catch (e) {
+      message = e instanceof Error ? e.message : String(e);
+    }
+    expect(message).toContain('klutch-kit:backend.url: expected an https URL (http is accepted only on loopback), got "http://bind.klutch.test"');
+    await stack.setConfig('klutch-kit:backend', { value: JSON.stringify(rawConfig.backend) });
+    expect(await readObject(cp, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'klutch-system' } })).toBeUndefined();
+  });
+
   it('up deploys the whole topology into the right clusters', async () => {
     const res = await timed('pulumi up #1', () => stack.up({ onOutput: output, color: 'never' }));
     expect(res.summary.result).toBe('succeeded');
