@@ -8,3 +8,4 @@ export * from './kubeconfig.js';
 export * from './types.js';
 export * from './metrics.js';
 export { KONNECTOR_VERSION } from './version.js';
+export * from './appclusterbinding.js';
