@@ -5,6 +5,9 @@
 import { App } from 'cdk8s';
 import { AppCluster, ControlPlaneCluster } from '../topology/index.js';
 
+/** Flux output of the example: `dist/<cluster>/_flux/kustomizations.yaml` chains the phase folders. */
+export const EXAMPLE_FLUX = { sourceRef: { name: 'klutch-gitops' }, path: './dist' } as const;
+
 export interface ExampleTopology {
   readonly controlPlane: ControlPlaneCluster;
   readonly appClusters: readonly AppCluster[];

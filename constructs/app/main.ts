@@ -3,7 +3,7 @@
  * (or `$CDK8S_OUTDIR`), validated with `klutch-kit validate` before it replaces the old output.
  */
 import { App } from 'cdk8s';
-import { exampleTopology } from './example.js';
+import { EXAMPLE_FLUX, exampleTopology } from './example.js';
 import { synthTopology } from '../topology/index.js';
 import { formatIssue, validateDirectory } from '../validate/index.js';
 
@@ -13,8 +13,7 @@ async function main(): Promise<void> {
   const started = Date.now();
   const result = await synthTopology(app, {
     outdir: process.env.CDK8S_OUTDIR ?? 'dist',
-    // For Flux users: dist/<cluster>/_flux/kustomizations.yaml chains the phase folders.
-    flux: { sourceRef: { name: 'klutch-gitops' }, path: './dist' },
+    flux: EXAMPLE_FLUX,
     validate: (dir) => {
       const r = validateDirectory(dir);
       return { ok: r.ok, problems: r.issues.map(formatIssue) };

@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { App } from 'cdk8s';
 import { parseAllDocuments } from 'yaml';
-import { exampleTopology, type ExampleTopology } from '../../../constructs/app/example.js';
+import { EXAMPLE_FLUX, exampleTopology, type ExampleTopology } from '../../../constructs/app/example.js';
 import { synthTopology, type SynthResult } from '../../../constructs/topology/index.js';
 import {
   deriveClaimCrd, deriveXrCrd, formatIssue, validateDirectory,
@@ -37,6 +37,7 @@ export interface SynthesizedExample {
 export async function synthExample(outdir: string, app = new App(), topology: ExampleTopology = exampleTopology(app)): Promise<SynthesizedExample> {
   const result = await synthTopology(app, {
     outdir,
+    flux: EXAMPLE_FLUX,
     validate: (dir) => {
       const r = validateDirectory(dir);
       return { ok: r.ok, problems: r.issues.map(formatIssue) };
