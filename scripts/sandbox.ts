@@ -1,0 +1,114 @@
+/**
+ * `npm run sandbox`: a whole Klutch on this machine, no Docker and no cloud (docs/sandbox.md).
+ * Stays in the foreground until Ctrl-C / SIGTERM / `npm run sandbox -- --down`, then stops everything.
+ *
+ *   npm run sandbox                 # up, provision the demo claims, keep running
+ *   npm run sandbox -- --no-demo    # up only
+ *   npm run sandbox -- --down       # stop a running sandbox (from another shell)
+ */
+import * as fs from 'node:fs';
+import { SANDBOX_DIR, STATE_FILE, type SandboxState } from '../runtime/sandbox/state.js';
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+async function down(): Promise<number> {
+  if (!fs.existsSync(STATE_FILE)) {
+    process.stdout.write(`no sandbox is running (no ${STATE_FILE})\n`);
+    return 0;
+  }
+  const state = JSON.parse(fs.readFileSync(STATE_FILE, 'utf8')) as SandboxState;
+  if (alive(state.supervisorPid)) {
+    process.stdout.write(`stopping the sandbox (pid ${state.supervisorPid}) …\n`);
+    process.kill(state.supervisorPid, 'SIGTERM');
+    const end = Date.now() + 60_000;
+    while (alive(state.supervisorPid) && Date.now() < end) await new Promise((r) => setTimeout(r, 200));
+  }
+  // Whatever the supervisor did not stop (it was killed, or timed out): the recorded processes, by pid.
+  const left = [...state.processes.map((p) => p.pid), ...state.clusters.flatMap((c) => c.pids), state.supervisorPid].filter(alive);
+  for (const pid of left) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+  }
+  for (const c of state.clusters) fs.rmSync(c.dir, { recursive: true, force: true });
+  fs.rmSync(state.dir, { recursive: true, force: true });
+  fs.rmSync(STATE_FILE, { force: true });
+  process.stdout.write(`sandbox stopped${left.length ? ` (killed leftover pids ${left.join(', ')})` : ''}\n`);
+  return 0;
+}
+
+async function up(demo: boolean): Promise<number> {
+  if (fs.existsSync(STATE_FILE)) {
+    const state = JSON.parse(fs.readFileSync(STATE_FILE, 'utf8')) as SandboxState;
+    if (alive(state.supervisorPid)) {
+      process.stderr.write(`a sandbox is already running (pid ${state.supervisorPid}); stop it with: npm run sandbox -- --down\n`);
+      return 1;
+    }
+    fs.rmSync(STATE_FILE, { force: true });
+  }
+  process.stdout.write(`klutch-kit sandbox: state under ${SANDBOX_DIR}\n`);
+  // imported here so that --down starts fast and loads no OIDC provider / Pulumi SDK
+  const { provisionDemo, startSandbox } = await import('../runtime/sandbox/sandbox.js');
+  const sb = await startSandbox({ writeState: true });
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    process.stdout.write('stopping the sandbox …\n');
+    await sb.stop();
+    process.stdout.write('sandbox stopped\n');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop());
+  process.on('SIGINT', () => void stop());
+  if (demo) {
+    try {
+      await provisionDemo(sb);
+    } catch (e) {
+      process.stderr.write(`demo failed: ${(e as Error).message}\n`);
+      await stop();
+      return 1;
+    }
+  }
+  const [a1, a2] = sb.apps;
+  process.stdout.write(
+    [
+      '',
+      'Klutch sandbox is up.',
+      `  backend           ${sb.backendUrl}`,
+      `  OIDC issuer       ${sb.op.issuer}`,
+      `  control plane     KUBECONFIG=${sb.controlPlane.kubeconfigPath}`,
+      `  app-1             KUBECONFIG=${a1.kubeconfigPath}`,
+      `  app-2             KUBECONFIG=${a2.kubeconfigPath}`,
+      `  logs              ${sb.dir}/logs`,
+      `  e.g.              kubectl --kubeconfig ${a1.kubeconfigPath} get postgresqlinstances,servicebindings,secrets -n shop`,
+      'Stop with Ctrl-C or: npm run sandbox -- --down',
+      '',
+    ].join('\n'),
+  );
+  await new Promise(() => undefined);
+  return 0;
+}
+
+const argv = process.argv.slice(2);
+const unknown = argv.filter((a) => !['--down', '--no-demo'].includes(a));
+if (unknown.length) {
+  process.stderr.write(`sandbox: unknown argument ${JSON.stringify(unknown[0])}; use --down or --no-demo\n`);
+  process.exit(2);
+}
+(argv.includes('--down') ? down() : up(!argv.includes('--no-demo'))).then(
+  (code) => process.exit(code),
+  (e) => {
+    process.stderr.write(`sandbox: ${(e as Error).stack ?? String(e)}\n`);
+    process.exit(1);
+  },
+);
