@@ -25,6 +25,8 @@ export interface AppClusterArgs {
   readonly binding?: BindingMode;
   /** Skip readiness awaits of workloads. @default false */
   readonly skipAwait?: boolean;
+  /** Resources the cluster's objects group waits for (e.g. the image builds). */
+  readonly dependsOn?: readonly pulumi.Resource[];
 }
 
 export class AppCluster extends pulumi.ComponentResource {
@@ -48,7 +50,7 @@ export class AppCluster extends pulumi.ComponentResource {
     this.binding = args.binding ?? 'cli';
     this.provider = clusterProvider(args.cluster, args, this);
     this.kubeconfig = pulumi.secret(pulumi.output(args.kubeconfig));
-    const deployed = deployObjects(args.cluster, args.objects, { parent: this, provider: this.provider, skipAwait: args.skipAwait ?? false });
+    const deployed = deployObjects(args.cluster, args.objects, { parent: this, provider: this.provider, skipAwait: args.skipAwait ?? false, after: () => [...(args.dependsOn ?? [])] });
     if (deployed.foundation) this.foundation = deployed.foundation;
     if (deployed.objects) this.objects = deployed.objects;
 

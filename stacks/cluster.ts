@@ -1,14 +1,16 @@
 /**
  * Cluster access: turns a {@link ClusterConfig} into the kubeconfig (always a Pulumi secret) and context that the
- * cluster's `k8s.Provider` uses. Kinds that would create clusters (kind, EKS) fail with a message that says what is
- * missing and what to do instead.
+ * cluster's `k8s.Provider` uses. `kind` and `eks` create the cluster (see stacks/kind.ts, stacks/eks.ts) and fail with
+ * a message that says what is missing and what to do instead when Docker/kind or @pulumi/eks are not there.
  */
 import * as fs from 'node:fs';
-import { createRequire } from 'node:module';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as pulumi from '@pulumi/pulumi';
 import { type ClusterConfig, CONFIG_NAMESPACE, kubeconfigKey, StackConfigError } from './config.js';
+import { createEksCluster } from './eks.js';
+import { checkKindPrerequisites, KindCluster, kindCommands } from './kind.js';
+import type { Importer } from './optional.js';
 
 /** How a component reaches its cluster. */
 export interface ClusterConnection {
@@ -37,30 +39,12 @@ function readKubeconfigFile(cluster: string, key: string, file: string): pulumi.
   return pulumi.secret(fs.readFileSync(abs, 'utf8'));
 }
 
-function onPath(cmd: string): boolean {
-  for (const dir of (process.env['PATH'] ?? '').split(path.delimiter)) {
-    if (!dir) continue;
-    try {
-      fs.accessSync(path.join(dir, cmd), fs.constants.X_OK);
-      return true;
-    } catch {
-      // not here
-    }
-  }
-  return false;
-}
-
-function resolvable(pkg: string): boolean {
-  try {
-    createRequire(import.meta.url).resolve(pkg);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Resolves how to reach a cluster. `key` is the config key of the cluster object (for messages). */
-export function connectCluster(cluster: ClusterConfig, key: string, secrets: SecretConfigReader): ClusterConnection {
+/**
+ * Resolves how to reach a cluster. `key` is the config key of the cluster object (for messages). For `kind` and `eks`
+ * this creates the cluster (a {@link KindCluster}, or an `eks.Cluster` of the optional @pulumi/eks package, loaded
+ * through `importer`) and returns its kubeconfig.
+ */
+export async function connectCluster(cluster: ClusterConfig, key: string, secrets: SecretConfigReader, importer?: Importer): Promise<ClusterConnection> {
   const access = cluster.access;
   switch (access.kind) {
     case 'kubeconfig': {
@@ -82,29 +66,17 @@ export function connectCluster(cluster: ClusterConfig, key: string, secrets: Sec
       return { kubeconfig: readKubeconfigFile(cluster.name, `${key}.access.path`, file), context: access.context };
     }
     case 'kind': {
-      const missing = ['docker', 'kind'].filter((c) => !onPath(c));
-      if (missing.length > 0) {
-        throw new StackConfigError(
-          `${CONFIG_NAMESPACE}:${key}.access.kind: "kind" needs Docker and the kind CLI, but ${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} not on PATH. ` +
-            `Use access {kind: kubeconfig} or {kind: context} for an existing cluster, or the sandbox (npm run sandbox) for local API servers without Docker.`,
-        );
-      }
-      throw new StackConfigError(
-        `${CONFIG_NAMESPACE}:${key}.access.kind: "kind" clusters are created outside the stack in this version: run ` +
-          `\`kind create cluster --name ${cluster.name}\` and set access {kind: context, context: kind-${cluster.name}} (see docs/pulumi.md).`,
-      );
+      const opts = {
+        name: access.name ?? cluster.name,
+        ...(access.nodeImage ? { nodeImage: access.nodeImage } : {}),
+        ...(access.configPath ? { configPath: access.configPath } : {}),
+      };
+      kindCommands(opts, `${key}.access`); // bad values fail before the environment is checked
+      checkKindPrerequisites(key);
+      const kind = new KindCluster(`kind-${cluster.name}`, { ...opts, key: `${key}.access` });
+      return { kubeconfig: pulumi.secret(kind.kubeconfig) };
     }
-    case 'eks': {
-      if (!resolvable('@pulumi/eks')) {
-        throw new StackConfigError(
-          `${CONFIG_NAMESPACE}:${key}.access.kind: "eks" needs the @pulumi/eks package, which is not installed; ` +
-            `run \`npm install @pulumi/eks @pulumi/aws\` and configure AWS credentials, or use access {kind: kubeconfig} with the kubeconfig of an existing cluster.`,
-        );
-      }
-      throw new StackConfigError(
-        `${CONFIG_NAMESPACE}:${key}.access.kind: "eks" (region ${access.region}): create the cluster with @pulumi/eks in its own stack and pass its kubeconfig ` +
-          `output as the secret ${CONFIG_NAMESPACE}:${kubeconfigKey({ name: cluster.name, access: { kind: 'kubeconfig' } })} (see docs/pulumi.md).`,
-      );
-    }
+    case 'eks':
+      return { kubeconfig: await createEksCluster(cluster.name, access, key, importer) };
   }
 }

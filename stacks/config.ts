@@ -34,8 +34,8 @@ export type ClusterAccess =
   | { readonly kind: 'kubeconfig'; readonly secretKey?: string; readonly path?: string; readonly context?: string }
   /** A context of the kubeconfig file `path` (default: $KUBECONFIG, else ~/.kube/config). */
   | { readonly kind: 'context'; readonly context: string; readonly path?: string }
-  /** A kind cluster created by the stack (needs Docker and the kind CLI). */
-  | { readonly kind: 'kind'; readonly nodeImage?: string }
+  /** A kind cluster created by the stack (needs Docker and the kind CLI); `name` defaults to the cluster name. */
+  | { readonly kind: 'kind'; readonly name?: string; readonly nodeImage?: string; readonly configPath?: string }
   /** An EKS cluster created by the stack (needs @pulumi/eks and AWS credentials). */
   | { readonly kind: 'eks'; readonly region: string; readonly instanceType?: string; readonly desiredCapacity?: number };
 
@@ -214,8 +214,13 @@ function parseAccess(key: string, v: unknown): ClusterAccess {
       return { kind, context, ...(v['path'] !== undefined ? { path: optString(`${key}.path`, v['path'])! } : {}) };
     }
     case 'kind':
-      checkKeys(key, v, ['kind', 'nodeImage']);
-      return { kind, ...(v['nodeImage'] !== undefined ? { nodeImage: optString(`${key}.nodeImage`, v['nodeImage'])! } : {}) };
+      checkKeys(key, v, ['kind', 'name', 'nodeImage', 'configPath']);
+      return {
+        kind,
+        ...(v['name'] !== undefined ? { name: optString(`${key}.name`, v['name'])! } : {}),
+        ...(v['nodeImage'] !== undefined ? { nodeImage: optString(`${key}.nodeImage`, v['nodeImage'])! } : {}),
+        ...(v['configPath'] !== undefined ? { configPath: optString(`${key}.configPath`, v['configPath'])! } : {}),
+      };
     case 'eks': {
       checkKeys(key, v, ['kind', 'region', 'instanceType', 'desiredCapacity']);
       const region = optString(`${key}.region`, v['region']);

@@ -31,6 +31,8 @@ export interface ControlPlaneArgs {
   readonly skipAwait?: boolean;
   /** Install Crossplane with Helm (`k8s.helm.v4.Chart`) after the foundation and before the packages. @default not installed */
   readonly crossplane?: CrossplaneRelease;
+  /** Resources the cluster's objects group waits for (e.g. the image builds). */
+  readonly dependsOn?: readonly pulumi.Resource[];
 }
 
 export class ControlPlane extends pulumi.ComponentResource {
@@ -102,7 +104,7 @@ export class ControlPlane extends pulumi.ComponentResource {
             o,
           ),
         );
-        return secrets;
+        return [...secrets, ...(args.dependsOn ?? [])];
       },
     });
     if (deployed.foundation) this.foundation = deployed.foundation;

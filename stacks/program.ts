@@ -3,10 +3,11 @@
  * {@link Topology}. Returns the stack outputs.
  */
 import * as pulumi from '@pulumi/pulumi';
-import { createRequire } from 'node:module';
 import { CONFIG_NAMESPACE, parseStackConfig, type StackConfig, StackConfigError } from './config.js';
 import { type ClusterConnection, connectCluster } from './cluster.js';
 import type { ManifestSource } from './manifests.js';
+import { buildRuntimeImages } from './images.js';
+import type { Importer } from './optional.js';
 import { readStackSecrets } from './secrets.js';
 import { Topology } from './topology.js';
 
@@ -44,59 +45,42 @@ export function readStackConfig(cfg: pulumi.Config = new pulumi.Config(CONFIG_NA
   });
 }
 
-/**
- * Image builds: with `images.registry` the stack would build runtime/Dockerfile.{backend,konnector} with
- * @pulumi/docker-build and push them. That package (and a Docker daemon) is not part of this installation, so the
- * setting fails clearly instead of silently deploying unbuilt references.
- */
-export function checkImageBuild(config: StackConfig): void {
-  if (!config.images.registry) return;
-  let installed = true;
-  try {
-    createRequire(import.meta.url).resolve('@pulumi/docker-build');
-  } catch {
-    installed = false;
-  }
-  throw new StackConfigError(
-    `${CONFIG_NAMESPACE}:images.registry is "${config.images.registry}", but ` +
-      (installed
-        ? 'building images from the stack is not wired in this version'
-        : '@pulumi/docker-build is not installed (and needs a Docker daemon)') +
-      `; build runtime/Dockerfile.backend and runtime/Dockerfile.konnector yourself (docker build -f runtime/Dockerfile.backend .) and set images.backend / images.konnector to the pushed references`,
-  );
-}
-
 export interface ProgramOptions {
   readonly manifests?: ManifestSource;
+  /** How optional packages (@pulumi/eks, @pulumi/aws, @pulumi/docker-build) are imported. @default import() */
+  readonly importer?: Importer;
 }
 
 /**
  * Runs the program. A {@link StackConfigError} is rethrown as `pulumi.RunError`, which the CLI prints as a plain
  * message (no stack trace): the message already names the key, the value and what to do.
  */
-export function klutchProgram(options: ProgramOptions = {}): StackOutputs {
+export async function klutchProgram(options: ProgramOptions = {}): Promise<StackOutputs> {
   try {
-    return program(options);
+    return await program(options);
   } catch (e) {
     if (e instanceof StackConfigError) throw new pulumi.RunError(e.message);
     throw e;
   }
 }
 
-function program(options: ProgramOptions): StackOutputs {
+async function program(options: ProgramOptions): Promise<StackOutputs> {
   const cfg = new pulumi.Config(CONFIG_NAMESPACE);
-  const config = readStackConfig(cfg);
-  checkImageBuild(config);
+  let config = readStackConfig(cfg);
+  // images.registry: build and push runtime/Dockerfile.{backend,konnector}; the manifests use the pushed tags.
+  const built = config.images.registry ? await buildRuntimeImages(config.images.registry, options.importer) : undefined;
+  if (built) config = { ...config, images: { ...config.images, ...built.refs } };
   const connections: Record<string, ClusterConnection> = {
-    [config.controlPlane.name]: connectCluster(config.controlPlane, 'controlPlane', cfg),
+    [config.controlPlane.name]: await connectCluster(config.controlPlane, 'controlPlane', cfg, options.importer),
   };
-  config.appClusters.forEach((a, i) => {
-    connections[a.name] = connectCluster(a, `appClusters[${i}]`, cfg);
-  });
+  for (const [i, a] of config.appClusters.entries()) {
+    connections[a.name] = await connectCluster(a, `appClusters[${i}]`, cfg, options.importer);
+  }
   const topology = new Topology('klutch', {
     config,
     connections,
     secrets: readStackSecrets(cfg),
+    ...(built ? { imageBuilds: built.builds } : {}),
     ...(options.manifests ? { manifests: options.manifests } : {}),
   });
   return {

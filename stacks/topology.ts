@@ -18,6 +18,8 @@ export interface TopologyArgs {
    * @default config.manifests === 'topology' ? topologyManifestSource(...) (with Crossplane installed by Helm) : defaultManifestSource
    */
   readonly manifests?: ManifestSource;
+  /** Image builds (images.registry); every cluster's objects group depends on them. */
+  readonly imageBuilds?: readonly pulumi.Resource[];
 }
 
 export class Topology extends pulumi.ComponentResource {
@@ -67,6 +69,7 @@ export class Topology extends pulumi.ComponentResource {
         backendUrl: config.backend.url,
         skipAwait: config.skipAwait,
         ...(crossplane ? { crossplane } : {}),
+        ...(args.imageBuilds ? { dependsOn: args.imageBuilds } : {}),
       },
       { parent: this },
     );
@@ -82,6 +85,7 @@ export class Topology extends pulumi.ComponentResource {
           controlPlane: this.controlPlane,
           binding: a.binding,
           skipAwait: config.skipAwait,
+          ...(args.imageBuilds ? { dependsOn: args.imageBuilds } : {}),
         },
         { parent: this },
       );

@@ -65,7 +65,7 @@ beforeAll(async () => {
     ['klutch-kit:kubeconfig-control-plane', 'klutch-kit:kubeconfig-app-shop', 'klutch-kit:oidcClientSecret', 'klutch-kit:cookieSigningKey'],
   );
   stacks = await import('../../stacks/index.js');
-  const out = stacks.klutchProgram();
+  const out = await stacks.klutchProgram();
   await new Promise((r) => pulumi.all([out.backendUrl, out.bindCommands]).apply(r));
   for (let i = 0; i < 100 && !registrations.some((r) => r.name === 'control-plane-objects'); i++) await new Promise((r) => setTimeout(r, 20));
   await new Promise((r) => setTimeout(r, 200));

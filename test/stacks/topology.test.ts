@@ -108,7 +108,7 @@ beforeAll(async () => {
     ['klutch-kit:kubeconfig-cp', 'klutch-kit:kubeconfig-app-1', 'klutch-kit:app2Kubeconfig', 'klutch-kit:oidcClientSecret', 'klutch-kit:cookieSigningKey'],
   );
   stacks = await import('../../stacks/index.js');
-  outputs = stacks.klutchProgram();
+  outputs = await stacks.klutchProgram();
   // Let every registration (including the dependsOn-delayed ones) reach the mock monitor.
   await outputOf(pulumi.all([outputs.backendUrl, outputs.kubeconfigs, outputs.bindCommands]));
   for (let i = 0; i < 50 && !registrations.some((r) => r.name === 'app-2-binding-on-cp'); i++) await new Promise((r) => setTimeout(r, 20));

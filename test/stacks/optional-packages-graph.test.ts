@@ -1,0 +1,154 @@
+/**
+ * Under `pulumi.runtime.setMocks`, with stand-in modules for @pulumi/eks, @pulumi/aws and @pulumi/docker-build given
+ * through the program's `importer` (the real packages are not installed): the wiring when they are present — the EKS
+ * cluster gets the mapped options and the aws provider of its region and feeds the cluster's k8s provider; with
+ * `images.registry` both Dockerfiles are built and pushed, the manifests use the pushed tags, and every cluster's
+ * objects wait for the builds. Nothing is built or created for real here.
+ */
+import { beforeAll, describe, expect, it } from '@jest/globals';
+import * as pulumi from '@pulumi/pulumi';
+import type * as StacksModule from '../../stacks/index.js';
+
+const KUBECONFIG = (server: string) =>
+  `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "${server}"}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\nusers: [{name: u, user: {token: t}}]\n`;
+
+interface Registration {
+  type: string;
+  name: string;
+  urn: string;
+  provider: string;
+  dependencies: string[];
+  raw: Record<string, any>;
+}
+const registrations: Registration[] = [];
+const imported: string[] = [];
+
+function byName(name: string): Registration {
+  const r = registrations.find((x) => x.name === name);
+  if (!r) throw new Error(`no resource named ${name}; have ${registrations.map((x) => x.name).join(', ')}`);
+  return r;
+}
+
+/** Like eks.Cluster: a component whose kubeconfig comes from a child custom resource on the aws provider. */
+class FakeEksControlPlane extends pulumi.CustomResource {
+  public declare readonly kubeconfigJson: pulumi.Output<string>;
+  constructor(name: string, args: Record<string, unknown>, opts?: pulumi.CustomResourceOptions) {
+    super('aws:eks/cluster:Cluster', name, { ...args, kubeconfigJson: undefined }, opts);
+  }
+}
+class FakeEksCluster extends pulumi.ComponentResource {
+  public readonly kubeconfigJson: pulumi.Output<string>;
+  constructor(name: string, args: Record<string, unknown>, opts?: pulumi.ComponentResourceOptions) {
+    super('eks:index:Cluster', name, {}, opts);
+    this.kubeconfigJson = new FakeEksControlPlane(`${name}-eksCluster`, args, { parent: this }).kubeconfigJson;
+  }
+}
+class FakeAwsProvider extends pulumi.ProviderResource {
+  constructor(name: string, args: Record<string, unknown>, opts?: pulumi.ResourceOptions) {
+    super('aws', name, args, opts);
+  }
+}
+class FakeImage extends pulumi.CustomResource {
+  constructor(name: string, args: Record<string, unknown>, opts?: pulumi.CustomResourceOptions) {
+    super('docker-build:index:Image', name, args, opts);
+  }
+}
+const modules: Record<string, unknown> = {
+  '@pulumi/eks': { Cluster: FakeEksCluster },
+  '@pulumi/aws': { Provider: FakeAwsProvider },
+  '@pulumi/docker-build': { Image: FakeImage },
+};
+
+beforeAll(async () => {
+  await pulumi.runtime.setMocks(
+    {
+      newResource: (args) => ({
+        id: `${args.name}-id`,
+        state: args.type === 'aws:eks/cluster:Cluster' ? { ...args.inputs, kubeconfigJson: KUBECONFIG('https://eks.example.com') } : { ...args.inputs },
+      }),
+      call: (args) => ({ ...args.inputs }),
+    },
+    'klutch-kit',
+    'unit',
+    false,
+  );
+  const monitor = (pulumi.runtime as unknown as { getMonitor(): any }).getMonitor();
+  const original = monitor.registerResource.bind(monitor);
+  monitor.registerResource = (req: any, cb: any) => {
+    const raw = (req.getObject()?.toJavaScript() ?? {}) as Record<string, unknown>;
+    original(req, (err: unknown, resp: any) => {
+      if (!err) registrations.push({ type: req.getType(), name: req.getName(), urn: resp.getUrn(), provider: req.getProvider(), dependencies: req.getDependenciesList(), raw });
+      cb(err, resp);
+    });
+  };
+  pulumi.runtime.setAllConfig(
+    {
+      'klutch-kit:controlPlane': JSON.stringify({ name: 'cp' }),
+      'klutch-kit:appClusters': JSON.stringify([{ name: 'app-1', access: { kind: 'eks', region: 'eu-central-1', desiredCapacity: 3 } }]),
+      'klutch-kit:backend': JSON.stringify({ url: 'https://bind.example.com' }),
+      'klutch-kit:oidc': JSON.stringify({ issuerUrl: 'https://issuer.example.com' }),
+      'klutch-kit:images': JSON.stringify({ registry: 'registry.example.com/klutch' }),
+      'klutch-kit:skipAwait': 'true',
+      'klutch-kit:manifests': 'runtime',
+      'klutch-kit:kubeconfig-cp': KUBECONFIG('https://127.0.0.1:6441'),
+      'klutch-kit:oidcClientSecret': 'a-client-secret-of-some-length',
+      'klutch-kit:cookieSigningKey': Buffer.alloc(32, 7).toString('base64'),
+    },
+    ['klutch-kit:kubeconfig-cp', 'klutch-kit:oidcClientSecret', 'klutch-kit:cookieSigningKey'],
+  );
+  const stacks: typeof StacksModule = await import('../../stacks/index.js');
+  const outputs = await stacks.klutchProgram({
+    importer: async (spec) => {
+      imported.push(spec);
+      return modules[spec];
+    },
+  });
+  await new Promise((r) => pulumi.all([outputs.kubeconfigs, outputs.bindCommands]).apply(r));
+  for (let i = 0; i < 100 && !['cp-objects', 'app-1-objects'].every((n) => registrations.some((r) => r.name === n)); i++) await new Promise((r) => setTimeout(r, 20));
+  await new Promise((r) => setTimeout(r, 200));
+}, 120_000);
+
+describe('EKS with @pulumi/eks present', () => {
+  it('creates eks.Cluster with the mapped options through an aws provider for the region', () => {
+    expect(imported).toEqual(expect.arrayContaining(['@pulumi/eks', '@pulumi/aws']));
+    const aws = byName('app-1-aws');
+    expect(aws.type).toBe('pulumi:providers:aws');
+    expect(aws.raw['region']).toBe('eu-central-1');
+    expect(byName('app-1').type).toBe('klutch-kit:stacks:AppCluster');
+    expect(registrations.filter((r) => r.type === 'eks:index:Cluster').map((r) => r.name)).toEqual(['app-1']);
+    const cluster = byName('app-1-eksCluster');
+    expect(cluster.raw).toMatchObject({ name: 'app-1', instanceType: 't3.medium', desiredCapacity: 3, minSize: 3, maxSize: 3 });
+    expect(cluster.provider.startsWith(`${aws.urn}::`)).toBe(true);
+  });
+
+  it("feeds the EKS kubeconfig into the cluster's k8s provider", () => {
+    const provider = registrations.find((r) => r.type === 'pulumi:providers:kubernetes' && r.name === 'app-1')!;
+    expect(provider.dependencies).toContain(byName('app-1-eksCluster').urn);
+    expect(JSON.stringify(provider.raw['kubeconfig'])).toContain('eks.example.com');
+  });
+});
+
+describe('runtime images with @pulumi/docker-build present', () => {
+  it('builds and pushes both Dockerfiles from the repository root', () => {
+    for (const image of ['backend', 'konnector']) {
+      const r = byName(`klutch-${image}`);
+      expect(r.type).toBe('docker-build:index:Image');
+      expect(r.raw['push']).toBe(true);
+      expect(r.raw['tags']).toEqual([expect.stringMatching(new RegExp(`^registry\\.example\\.com/klutch/${image}:\\d+\\.\\d+\\.\\d+`))]);
+      expect(r.raw['dockerfile'].location).toMatch(new RegExp(`/runtime/Dockerfile\\.${image}$`));
+      expect(`${r.raw['context'].location}/runtime/Dockerfile.${image}`).toBe(r.raw['dockerfile'].location);
+    }
+  });
+
+  it('uses the pushed tags in the manifests and makes every cluster wait for the builds', () => {
+    const images = (group: string) =>
+      (byName(group).raw['objs'] as StacksModule.KubeObject[])
+        .filter((o) => o.kind === 'Deployment')
+        .flatMap((o) => ((o as any).spec.template.spec.containers as { image: string }[]).map((c) => c.image));
+    expect(images('cp-objects')).toContain(byName('klutch-backend').raw['tags'][0]);
+    expect(images('app-1-objects')).toContain(byName('klutch-konnector').raw['tags'][0]);
+    for (const group of ['cp-objects', 'app-1-objects']) {
+      expect(byName(group).dependencies).toEqual(expect.arrayContaining([byName('klutch-backend').urn, byName('klutch-konnector').urn]));
+    }
+  });
+});
