@@ -2,25 +2,12 @@
  * Internal helpers shared by the Crossplane constructs. Not exported from the barrel.
  */
 
+import { fail } from '../_errors.js';
+
+export { fail, show } from '../_errors.js';
+
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-
-/** Renders a received value for an error message. */
-export function show(value: unknown): string {
-  if (value === undefined) return 'undefined';
-  const t = value as { toJson?: () => unknown };
-  if (typeof value === 'object' && value !== null && typeof t.toJson === 'function') value = t.toJson();
-  try {
-    return JSON.stringify(value);
-  } catch {
-    return String(value);
-  }
-}
-
-/** Throws `<prop>: <value> <problem>`. */
-export function fail(prop: string, value: unknown, problem: string): never {
-  throw new Error(`${prop}: ${show(value)} ${problem}`);
-}
 
 export function isDnsLabel(v: unknown): v is string {
   return typeof v === 'string' && v.length <= 63 && DNS_LABEL.test(v);

@@ -3,21 +3,9 @@
  * from the barrel.
  */
 
-/** Renders a received value for an error message. */
-export function show(value: unknown): string {
-  if (value === undefined) return 'undefined';
-  if (typeof value === 'function') return `[function ${value.name || 'anonymous'}]`;
-  try {
-    return JSON.stringify(value);
-  } catch {
-    return String(value);
-  }
-}
+import { fail } from '../_errors.js';
 
-/** Throws `<prop>: <value> <problem>`. */
-export function fail(prop: string, value: unknown, problem: string): never {
-  throw new Error(`${prop}: ${show(value)} ${problem}`);
-}
+export { fail, show } from '../_errors.js';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
