@@ -204,9 +204,10 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /**
  * Takes an exclusive lock (a directory) so that two processes (two test runs, a test run and the CLI)
- * never build the same component at once. A lock whose owner died is taken over.
+ * never build the same component at once. A lock whose owner died is taken over. Shared with
+ * pulumi-build.ts.
  */
-async function withLock<T>(lockDir: string, log: (l: string) => void, what: string, fn: () => Promise<T>): Promise<T> {
+export async function withLock<T>(lockDir: string, log: (l: string) => void, what: string, fn: () => Promise<T>): Promise<T> {
   fs.mkdirSync(path.dirname(lockDir), { recursive: true });
   let announced = false;
   for (;;) {
@@ -244,6 +245,18 @@ async function withLock<T>(lockDir: string, log: (l: string) => void, what: stri
   } finally {
     fs.rmSync(lockDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Completes a build made in the temporary folder `tmp`: writes `build.json` (the given record) and the
+ * `.complete` marker, then moves `tmp` to `dir` (replacing any incomplete `dir`). Call under withLock.
+ * Shared with pulumi-build.ts.
+ */
+export function publishBuildDir(tmp: string, dir: string, record: Record<string, unknown>): void {
+  fs.writeFileSync(path.join(tmp, 'build.json'), JSON.stringify(record, null, 2));
+  fs.writeFileSync(path.join(tmp, '.complete'), '');
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.renameSync(tmp, dir);
 }
 
 async function runGoBuild(plan: ComponentPlan, outDir: string, goBinary: string, log: (l: string) => void, heartbeatSeconds: number): Promise<void> {
@@ -322,13 +335,7 @@ export async function ensureComponent(name: ComponentName, opts: EnsureBinariesO
     log(`${name}: building ${plan.pkg} (module ${path.relative(process.cwd(), plan.moduleDir) || plan.moduleDir}) …`);
     try {
       await runGoBuild({ ...plan, args }, tmp, opts.goBinary ?? process.env['KLUTCH_KIT_GO'] ?? 'go', log, opts.heartbeatSeconds ?? 30);
-      fs.writeFileSync(
-        path.join(tmp, 'build.json'),
-        JSON.stringify({ component: name, pkg: plan.pkg, args: plan.args, env: plan.env, key: plan.key, builtAt: new Date().toISOString(), seconds: (Date.now() - started) / 1000 }, null, 2),
-      );
-      fs.writeFileSync(path.join(tmp, '.complete'), '');
-      fs.rmSync(plan.dir, { recursive: true, force: true });
-      fs.renameSync(tmp, plan.dir);
+      publishBuildDir(tmp, plan.dir, { component: name, pkg: plan.pkg, args: plan.args, env: plan.env, key: plan.key, builtAt: new Date().toISOString(), seconds: (Date.now() - started) / 1000 });
     } catch (e) {
       fs.rmSync(tmp, { recursive: true, force: true });
       log(`${name}: FAILED after ${fmtSeconds(Date.now() - started)}`);

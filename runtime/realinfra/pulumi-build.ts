@@ -19,7 +19,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { defaultCacheRoot, defaultToolsDir, requiredVersion } from './build.js';
+import { defaultCacheRoot, defaultToolsDir, publishBuildDir, requiredVersion, withLock } from './build.js';
 
 export type PulumiComponentName = 'pulumi-cli' | 'pulumi-resource-kubernetes';
 export const PULUMI_COMPONENTS: readonly PulumiComponentName[] = ['pulumi-cli', 'pulumi-resource-kubernetes'];
@@ -161,52 +161,7 @@ export class PulumiBuildError extends Error {
   }
 }
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-async function withLock<T>(lockDir: string, log: (l: string) => void, what: string, fn: () => Promise<T>): Promise<T> {
-  fs.mkdirSync(path.dirname(lockDir), { recursive: true });
-  let announced = false;
-  for (;;) {
-    try {
-      fs.mkdirSync(lockDir);
-      fs.writeFileSync(path.join(lockDir, 'owner'), String(process.pid));
-      break;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-      let owner = NaN;
-      try {
-        owner = Number(fs.readFileSync(path.join(lockDir, 'owner'), 'utf8'));
-      } catch {
-        // not written yet
-      }
-      const st = fs.statSync(lockDir, { throwIfNoEntry: false });
-      if ((Number.isFinite(owner) && !pidAlive(owner)) || (!Number.isFinite(owner) && st && Date.now() - st.mtimeMs > 5000)) {
-        fs.rmSync(lockDir, { recursive: true, force: true });
-        continue;
-      }
-      if (!announced) {
-        log(`${what}: another process (pid ${Number.isFinite(owner) ? owner : '?'}) is building it; waiting`);
-        announced = true;
-      }
-      await sleep(1000);
-    }
-  }
-  try {
-    return await fn();
-  } finally {
-    fs.rmSync(lockDir, { recursive: true, force: true });
-  }
-}
 
 async function runGo(
   component: PulumiComponentName,
@@ -302,13 +257,7 @@ export async function ensurePulumiComponent(name: PulumiComponentName, opts: Ens
       for (const o of plan.outputs) {
         if (!fs.existsSync(path.join(tmp, 'bin', o))) throw new PulumiBuildError(name, '', `go build succeeded but bin/${o} was not produced`);
       }
-      fs.writeFileSync(
-        path.join(tmp, 'build.json'),
-        JSON.stringify({ component: name, version: plan.version, args: plan.args, env: plan.env, key: plan.key, builtAt: new Date().toISOString(), seconds: (Date.now() - started) / 1000 }, null, 2),
-      );
-      fs.writeFileSync(path.join(tmp, '.complete'), '');
-      fs.rmSync(plan.dir, { recursive: true, force: true });
-      fs.renameSync(tmp, plan.dir);
+      publishBuildDir(tmp, plan.dir, { component: name, version: plan.version, args: plan.args, env: plan.env, key: plan.key, builtAt: new Date().toISOString(), seconds: (Date.now() - started) / 1000 });
     } catch (e) {
       fs.rmSync(tmp, { recursive: true, force: true });
       log(`${name}: FAILED after ${secs(Date.now() - started)}`);
