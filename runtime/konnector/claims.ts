@@ -8,17 +8,42 @@
  * - **Consumer**-owned: the mirror image.
  *
  * Only objects the claim's whole selector matches are touched (names, namespaces, label selectors,
- * field selectors, owner). Informers are per bound namespace on both sides: the konnector never caches
- * every Secret of the app cluster.
+ * field selectors, owner); a claim never touches an object whose name it does not select (so several
+ * claims of one resource with disjoint `names` do not fight over each other's copies). Informers are
+ * per bound namespace on both sides: the konnector never caches every Secret of the app cluster.
+ *
+ * Claim options (see `_claim-options.ts` for the pure parts):
+ *
+ * - `create.replaceExisting` (Provider-owned): a consumer object of the same name that is not a
+ *   konnector copy (no `resource-owner: Provider` annotation) is left alone unless this is true; then
+ *   it is replaced by the provider's copy (updated in place, or deleted and recreated when immutable,
+ *   of another type, or with `update.alwaysRecreate`). `update.preserving` does not apply to it.
+ * - `onConflict.recreateWhenConsumerSideDeleted` (Provider-owned, default true): when false, a copy the
+ *   consumer deleted is not recreated while the provider object keeps the uid and resourceVersion
+ *   recorded on the copy (`source-uid` / `source-resource-version` annotations); any provider-side
+ *   change brings it back. The set of consumer-deleted copies is in memory (seeded from the delete
+ *   events of our copies, not counting the konnector's own deletes): after a konnector restart (or a
+ *   change of the binding's claims, which restarts the claim syncers) a missing copy is recreated
+ *   once; a consumer deletion while the konnector is not running is not seen either.
+ * - `update.alwaysRecreate` (both directions): a copy that must change is deleted and recreated.
+ * - `update.preserving` (both directions): values (or absence) of the target at these paths survive
+ *   updates of the copy; the konnector's own annotations are never preserved.
  */
 import type { Logger } from 'pino';
-import { isAlreadyExists, isNotFound, keyOf, splitKey, type KubeObject, type ResourceRef } from '../core/client.js';
+import { isAlreadyExists, isNotFound, keyOf, splitKey, type KubeClient, type KubeObject, type ResourceRef } from '../core/client.js';
 import { Controller } from '../core/controller.js';
 import type { SyncContext } from './context.js';
 import { cleanMeta, deepEqual, isDeleting } from './metadata.js';
 import { MultiNamespaceInformer } from './multins-informer.js';
 import { ownerAllowed, selects, type Owner } from './selector.js';
-import { BOUND_ANNOTATION, RESOURCE_OWNER_ANNOTATION, type AcceptablePermissionClaim } from './types.js';
+import { applyPreserving, claimOptions, sourceStamp, type ClaimOptions } from './_claim-options.js';
+import {
+  BOUND_ANNOTATION,
+  RESOURCE_OWNER_ANNOTATION,
+  SOURCE_RESOURCE_VERSION_ANNOTATION,
+  SOURCE_UID_ANNOTATION,
+  type AcceptablePermissionClaim,
+} from './types.js';
 
 /** Resources whose claims the konnector syncs (namespaced, no status). */
 const KINDS: Record<string, string> = { secrets: 'Secret', configmaps: 'ConfigMap', serviceaccounts: 'ServiceAccount' };
@@ -42,6 +67,14 @@ export class ClaimSync {
   private readonly log: Logger;
   private readonly unsubscribe: () => void;
   private readonly label: string;
+  private readonly opts: ClaimOptions;
+  /** uids of copies the konnector itself is deleting (their delete events are not consumer deletes). */
+  private readonly ownDeletes = new Set<string>();
+  /**
+   * Consumer-deleted copies of provider-owned objects (`recreateWhenConsumerSideDeleted: false`):
+   * consumer key → source stamp (`<provider uid>/<resourceVersion>`) of the deleted copy.
+   */
+  private readonly consumerDeleted = new Map<string, string>();
 
   constructor(
     private readonly ctx: SyncContext,
@@ -51,6 +84,8 @@ export class ClaimSync {
     this.resource = claimResource(claim);
     this.label = `${claim.resource}${claim.group ? '.' + claim.group : ''}`;
     this.log = ctx.log.child({ claim: this.label, binding: bindingName });
+    this.opts = claimOptions(claim);
+    if (this.opts.invalidPreserving.length) this.log.warn({ paths: this.opts.invalidPreserving }, 'ignoring invalid update.preserving paths');
     this.consumer = new MultiNamespaceInformer(ctx.app, this.resource, { resyncMs: ctx.resyncMs, logger: this.log });
     this.providerInf = new MultiNamespaceInformer(ctx.provider, this.resource, { resyncMs: ctx.resyncMs, logger: this.log });
     this.controller = new Controller({
@@ -64,7 +99,10 @@ export class ClaimSync {
     this.consumer.addEventHandler({
       onAdd: (o) => this.controller.enqueue(keyOf(o)),
       onUpdate: (_, o) => this.controller.enqueue(keyOf(o)),
-      onDelete: (o) => this.controller.enqueue(keyOf(o)),
+      onDelete: (o) => {
+        this.noteConsumerDelete(o);
+        this.controller.enqueue(keyOf(o));
+      },
     });
     const fromProvider = (o: KubeObject) => {
       const c = o.metadata.namespace ? ctx.consumerNamespaceFor(o.metadata.namespace) : undefined;
@@ -81,6 +119,8 @@ export class ClaimSync {
 
   private async refreshNamespaces(): Promise<void> {
     const pairs = this.selectedNamespaces();
+    const bound = new Set(pairs.map((p) => p.consumer));
+    for (const k of [...this.consumerDeleted.keys()]) if (!bound.has(splitKey(k).namespace ?? '')) this.consumerDeleted.delete(k);
     await Promise.all([this.consumer.setNamespaces(pairs.map((p) => p.consumer)), this.providerInf.setNamespaces(pairs.map((p) => p.provider))]);
     // New namespaces: their informers enqueue everything on their initial list.
   }
@@ -102,16 +142,53 @@ export class ClaimSync {
     if (a === 'Provider' || a === 'Consumer') return a;
     if (up && !down) return 'Provider';
     if (down && !up) return 'Consumer';
+    // Both exist, neither annotated: the provider's object wins only when the claim replaces existing ones.
+    if (up && down && this.opts.replaceExisting) return 'Provider';
     return undefined;
+  }
+
+  private isCopy(o: KubeObject, owner: Owner): boolean {
+    return o.metadata.annotations?.[RESOURCE_OWNER_ANNOTATION] === owner;
+  }
+
+  /** Records a consumer's deletion of one of our copies of a provider-owned object (see the header). */
+  private noteConsumerDelete(o: KubeObject): void {
+    const uid = o.metadata.uid;
+    if (uid && this.ownDeletes.delete(uid)) return;
+    if (this.opts.recreateWhenConsumerSideDeleted || !this.isCopy(o, 'Provider') || !o.metadata.namespace) return;
+    if (!selects({ names: this.claim.selector?.names }, o, undefined)) return;
+    const ann = o.metadata.annotations ?? {};
+    let stamp = sourceStamp(ann[SOURCE_UID_ANNOTATION], ann[SOURCE_RESOURCE_VERSION_ANNOTATION]);
+    if (!stamp) {
+      // A copy made before the source annotations existed: take the provider object as it is now.
+      const pns = this.ctx.providerNamespaceFor(o.metadata.namespace);
+      const up = pns ? this.providerInf.get(pns, o.metadata.name!) : undefined;
+      stamp = sourceStamp(up?.metadata.uid, up?.metadata.resourceVersion);
+    }
+    if (stamp) this.consumerDeleted.set(keyOf(o), stamp);
+  }
+
+  private async deleteCopy(client: KubeClient, ns: string, target: KubeObject): Promise<void> {
+    const uid = target.metadata.uid;
+    if (uid) this.ownDeletes.add(uid);
+    try {
+      await client.delete(this.resource, ns, target.metadata.name!, { uid });
+    } catch (e) {
+      if (uid) this.ownDeletes.delete(uid);
+      throw e;
+    }
   }
 
   private async reconcile(key: string): Promise<void> {
     const { namespace: cns, name } = splitKey(key);
     if (!cns) return;
+    // Names never change: an object whose name the claim does not select is another claim's business.
+    if (!selects({ names: this.claim.selector?.names }, { metadata: { name } }, undefined)) return;
     const pns = this.ctx.providerNamespaceFor(cns);
     if (!pns || !this.consumer.hasSynced(cns) || !this.providerInf.hasSynced(pns)) return; // namespace not bound (yet)
     const up = this.providerInf.get(pns, name);
     const down = this.consumer.get(cns, name);
+    if (!up) this.consumerDeleted.delete(key);
     const owner = this.ownerOf(up, down);
     if (!owner) {
       if (up && down) this.log.debug({ key }, 'object exists on both sides without an owner annotation; leaving it alone');
@@ -121,6 +198,25 @@ export class ClaimSync {
     const sel = this.claim.selector;
     if (owner === 'Provider') {
       const source = up && !isDeleting(up) && selects(sel, up, cns) ? up : undefined;
+      if (source && down && !isDeleting(down) && !this.isCopy(down, 'Provider')) {
+        // A consumer object of the same name that we did not create.
+        if (!this.opts.replaceExisting) {
+          this.log.debug({ key }, 'a consumer object of the same name exists and create.replaceExisting is not set; leaving it alone');
+          return;
+        }
+        await this.mirror(source, down, cns, 'Provider', 'down', true);
+        return;
+      }
+      if (source && !down) {
+        const deleted = this.consumerDeleted.get(key);
+        if (deleted !== undefined) {
+          if (!this.opts.recreateWhenConsumerSideDeleted && deleted === sourceStamp(source.metadata.uid, source.metadata.resourceVersion)) {
+            this.log.debug({ key }, 'the consumer deleted the copy and the provider object is unchanged; not recreating it');
+            return;
+          }
+          this.consumerDeleted.delete(key);
+        }
+      }
       await this.mirror(source, down, cns, 'Provider', 'down');
     } else {
       const source = down && !isDeleting(down) && selects(sel, down, cns) ? down : undefined;
@@ -128,20 +224,28 @@ export class ClaimSync {
     }
   }
 
-  /** Makes `target` (in `targetNs` on the other side) a copy of `source`, or deletes our copy when source is gone. */
-  private async mirror(source: KubeObject | undefined, target: KubeObject | undefined, targetNs: string, owner: Owner, dir: 'up' | 'down'): Promise<void> {
+  /**
+   * Makes `target` (in `targetNs` on the other side) a copy of `source`, or deletes our copy when
+   * source is gone. `replace`: the target is a foreign object being replaced (no preserving).
+   */
+  private async mirror(source: KubeObject | undefined, target: KubeObject | undefined, targetNs: string, owner: Owner, dir: 'up' | 'down', replace = false): Promise<void> {
     const client = dir === 'down' ? this.ctx.app : this.ctx.provider;
     const t0 = performance.now();
     if (!source) {
-      // Delete only copies we made (owner annotation) and that the claim still selects.
-      if (target && !isDeleting(target) && target.metadata.annotations?.[RESOURCE_OWNER_ANNOTATION] === owner) {
-        await client.delete(this.resource, targetNs, target.metadata.name!, { uid: target.metadata.uid });
+      // Delete only copies we made (owner annotation).
+      if (target && !isDeleting(target) && this.isCopy(target, owner)) {
+        await this.deleteCopy(client, targetNs, target);
         this.done(dir, 'delete', t0);
       }
       return;
     }
-    const meta = cleanMeta(source.metadata, source.metadata.name!, targetNs, { [RESOURCE_OWNER_ANNOTATION]: owner, [BOUND_ANNOTATION]: 'true' });
-    const desired: KubeObject = { apiVersion: source.apiVersion, kind: source.kind ?? this.resource.kind, metadata: meta, ...body(source) };
+    const marks: Record<string, string> = { [RESOURCE_OWNER_ANNOTATION]: owner, [BOUND_ANNOTATION]: 'true' };
+    if (dir === 'down' && source.metadata.uid && source.metadata.resourceVersion) {
+      marks[SOURCE_UID_ANNOTATION] = source.metadata.uid;
+      marks[SOURCE_RESOURCE_VERSION_ANNOTATION] = source.metadata.resourceVersion;
+    }
+    const meta = cleanMeta(source.metadata, source.metadata.name!, targetNs, marks);
+    let desired: KubeObject = { apiVersion: source.apiVersion, kind: source.kind ?? this.resource.kind, metadata: meta, ...body(source) };
     if (!target) {
       try {
         await client.create(this.resource, desired);
@@ -152,25 +256,26 @@ export class ClaimSync {
       return;
     }
     if (isDeleting(target)) return;
+    if (!replace) desired = applyPreserving(desired, target, this.opts.preserving, marks);
     const same =
       deepEqual(body(target), body(desired)) &&
       deepEqual(target.metadata.labels ?? {}, desired.metadata.labels ?? {}) &&
       Object.entries(desired.metadata.annotations ?? {}).every(([k, v]) => target.metadata.annotations?.[k] === v);
     if (same) return;
     const immutable = (target as { immutable?: boolean }).immutable === true || (target as { type?: string }).type !== (desired as { type?: string }).type;
-    if (immutable) {
-      await client.delete(this.resource, targetNs, target.metadata.name!, { uid: target.metadata.uid });
+    if (immutable || this.opts.alwaysRecreate) {
+      await this.deleteCopy(client, targetNs, target);
       try {
         await client.create(this.resource, desired);
       } catch (e) {
         if (!isAlreadyExists(e)) throw e;
       }
-      this.done(dir, 'recreate', t0);
+      this.done(dir, replace ? 'replace' : 'recreate', t0);
       return;
     }
     try {
       await client.update(this.resource, { ...desired, metadata: { ...desired.metadata, resourceVersion: target.metadata.resourceVersion } });
-      this.done(dir, 'update', t0);
+      this.done(dir, replace ? 'replace' : 'update', t0);
     } catch (e) {
       if (!isNotFound(e)) throw e;
     }

@@ -55,3 +55,10 @@ export const SPEC_HASH_ANNOTATION = 'klutch.anynines.com/consumer-spec-hash';
 /** Annotation on downstream copies of provider-created objects. */
 export const ADOPTED_ANNOTATION = 'klutch.anynines.com/adopted';
 export { EXPORTED_LABEL, BIND_API_VERSION as BIND_GROUP_VERSION } from '../../constructs/api/constants.js';
+/**
+ * Annotations on downstream copies of provider-owned claimed objects: uid and resourceVersion of the
+ * provider object the copy was made from (`onConflict.recreateWhenConsumerSideDeleted: false` uses
+ * them to recognise a consumer-deleted copy of an unchanged provider object).
+ */
+export const SOURCE_UID_ANNOTATION = 'klutch.anynines.com/source-uid';
+export const SOURCE_RESOURCE_VERSION_ANNOTATION = 'klutch.anynines.com/source-resource-version';

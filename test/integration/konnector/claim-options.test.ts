@@ -1,0 +1,235 @@
+// Permission-claim options on real clusters: one control plane, one app cluster, the konnector
+// in-process. Each claim selects its own Secret names (claims with disjoint names do not touch each
+// other's objects), so every option is exercised by one binding.
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { CoreResources, KubeClient, type KubeObject } from '../../../runtime/core/client.js';
+import { createLogger } from '../../../runtime/core/logger.js';
+import { Konnector } from '../../../runtime/konnector/konnector.js';
+import {
+  BindResources,
+  RESOURCE_OWNER_ANNOTATION,
+  SOURCE_RESOURCE_VERSION_ANNOTATION,
+  SOURCE_UID_ANNOTATION,
+  type Secret,
+} from '../../../runtime/konnector/types.js';
+import { startCluster, type RealCluster } from '../../../runtime/realinfra/index.js';
+import { admin, bindOnApp, createCRDs, ensure, eventually, installBindingCRDs, MiniBackend, never, setUpConsumerOnProvider, widgetCRD, WIDGETS } from './fixture.js';
+
+jest.setTimeout(180_000);
+
+const CNS = 'team-a';
+const PNS = 'cluster-co-team-a';
+
+let cp: RealCluster;
+let app: RealCluster;
+let cpc: KubeClient;
+let ac: KubeClient;
+let backend: MiniBackend;
+let konnector: Konnector | undefined;
+
+const claim = (names: string[], extra: Record<string, unknown> = {}, owner: 'Provider' | 'Consumer' = 'Provider') => ({
+  group: '',
+  resource: 'secrets',
+  version: 'v1',
+  selector: { names, owner },
+  state: 'Accepted',
+  ...extra,
+});
+
+const CLAIMS = [
+  claim(['def-creds', 'def-existing', 'def-control']),
+  claim(['rep-existing'], { create: { replaceExisting: true } }),
+  claim(['keep-deleted'], { onConflict: { recreateWhenConsumerSideDeleted: false } }),
+  claim(['recreated'], { update: { alwaysRecreate: true } }),
+  claim(['preserved'], { update: { preserving: ['data.keep', 'metadata.labels.team', 'metadata.name'] } }),
+  claim(['def-up'], {}, 'Consumer'),
+  claim(['up-recreated'], { update: { alwaysRecreate: true } }, 'Consumer'),
+];
+
+const dec = (s: Secret | undefined, k: string): string | undefined => (s?.data?.[k] === undefined ? undefined : Buffer.from(s.data[k], 'base64').toString());
+const getDown = (name: string) => ac.getOrNull<Secret>(CoreResources.secrets, CNS, name);
+const getUp = (name: string) => cpc.getOrNull<Secret>(CoreResources.secrets, PNS, name);
+const upSecret = (name: string, stringData: Record<string, string>, labels?: Record<string, string>) => cpc.create(CoreResources.secrets, { metadata: { name, namespace: PNS, labels }, stringData });
+const downSecret = (name: string, stringData: Record<string, string>, labels?: Record<string, string>) => ac.create(CoreResources.secrets, { metadata: { name, namespace: CNS, labels }, stringData });
+const patchUp = (name: string, stringData: Record<string, string>) => cpc.mergePatch(CoreResources.secrets, PNS, name, { stringData });
+const patchDown = (name: string, patch: Record<string, unknown>) => ac.mergePatch(CoreResources.secrets, CNS, name, patch);
+
+beforeAll(async () => {
+  [cp, app] = await Promise.all(['clo-cp', 'clo-app'].map((name) => startCluster({ name })));
+  cpc = admin(cp);
+  ac = admin(app);
+  await Promise.all([installBindingCRDs(cpc), createCRDs(cpc, [widgetCRD()]), installBindingCRDs(ac)]);
+  backend = new MiniBackend(cp);
+  await backend.start();
+  const p = await setUpConsumerOnProvider(cp, 'cluster-co');
+  await bindOnApp(app, p, { claims: CLAIMS });
+  konnector = new Konnector({ appKubeConfig: app.kubeConfig, heartbeatIntervalMs: 4000, providerSyncTimeoutMs: 10_000, resyncMs: 0, logger: createLogger('konnector-co', process.env.KONNECTOR_TEST_LOG ?? 'silent') });
+  await konnector.start();
+  await eventually('CRD on the app cluster', () => ac.getOrNull(CoreResources.crds, undefined, 'widgets.test.klutch.anynines.com'), 120_000);
+  // A bound object makes team-a a bound namespace (APIServiceNamespace → provider namespace).
+  await ensure(ac, CoreResources.namespaces, { metadata: { name: CNS } });
+  await eventually('widget created', () => ensure(ac, WIDGETS, { metadata: { name: 'w', namespace: CNS }, spec: { size: 1 } }), 60_000);
+  await eventually('provider namespace bound', async () => {
+    const o = await cpc.getOrNull<KubeObject & { status?: { namespace?: string } }>(BindResources.apiServiceNamespaces, 'cluster-co', CNS);
+    return o?.status?.namespace === PNS && (await cpc.getOrNull(WIDGETS, PNS, 'w'));
+  }, 120_000);
+}, 400_000);
+
+afterAll(async () => {
+  await konnector?.stop().catch(() => undefined);
+  await backend?.stop();
+  for (const c of [cpc, ac]) c?.close();
+  await Promise.all([cp, app].map((c) => c?.stop()));
+}, 120_000);
+
+describe('permission-claim options on real clusters', () => {
+  it('defaults: copy with source annotations, updated in place, recreated when the consumer deletes it; a consumer object of the same name is left alone', async () => {
+    await downSecret('def-existing', { v: 'consumer' });
+    await upSecret('def-existing', { v: 'provider' });
+    const up = await upSecret('def-creds', { v: '1' });
+    const down = await eventually('def-creds down', () => getDown('def-creds'));
+    expect(dec(down, 'v')).toBe('1');
+    expect(down.metadata.annotations).toMatchObject({
+      [RESOURCE_OWNER_ANNOTATION]: 'Provider',
+      [SOURCE_UID_ANNOTATION]: up.metadata.uid,
+      [SOURCE_RESOURCE_VERSION_ANNOTATION]: up.metadata.resourceVersion,
+    });
+    await never('the consumer def-existing was overwritten', async () => {
+      const s = await getDown('def-existing');
+      return dec(s, 'v') !== 'consumer' || s?.metadata.annotations?.[RESOURCE_OWNER_ANNOTATION] !== undefined;
+    });
+
+    const patched = await patchUp('def-creds', { v: '2' });
+    const updated = await eventually('def-creds updated', async () => {
+      const s = await getDown('def-creds');
+      return dec(s, 'v') === '2' ? s : undefined;
+    });
+    expect(updated!.metadata.uid).toBe(down.metadata.uid);
+    expect(updated!.metadata.annotations?.[SOURCE_RESOURCE_VERSION_ANNOTATION]).toBe(patched.metadata.resourceVersion);
+
+    await ac.delete(CoreResources.secrets, CNS, 'def-creds');
+    const again = await eventually('def-creds recreated', async () => {
+      const s = await getDown('def-creds');
+      return s && s.metadata.uid !== down.metadata.uid ? s : undefined;
+    });
+    expect(dec(again, 'v')).toBe('2');
+  });
+
+  it('create.replaceExisting: a consumer object of the same name is replaced by the provider copy, which then follows the provider', async () => {
+    const mine = await downSecret('rep-existing', { v: 'consumer', only: 'consumer' }, { mine: 'yes' });
+    await upSecret('rep-existing', { v: 'provider' }, { from: 'provider' });
+    const replaced = await eventually('rep-existing replaced', async () => {
+      const s = await getDown('rep-existing');
+      return s?.metadata.annotations?.[RESOURCE_OWNER_ANNOTATION] === 'Provider' ? s : undefined;
+    });
+    expect(replaced.data && Object.keys(replaced.data)).toEqual(['v']);
+    expect(dec(replaced, 'v')).toBe('provider');
+    expect(replaced.metadata.labels).toEqual({ from: 'provider' });
+    expect(replaced.metadata.uid).toBe(mine.metadata.uid); // replaced in place
+    await patchUp('rep-existing', { v: 'provider-2' });
+    await eventually('rep-existing follows the provider', async () => dec(await getDown('rep-existing'), 'v') === 'provider-2');
+  });
+
+  it('onConflict.recreateWhenConsumerSideDeleted=false: a consumer-deleted copy stays deleted until the provider object changes', async () => {
+    await upSecret('keep-deleted', { v: '1' });
+    await upSecret('def-control', { v: '1' });
+    const first = await eventually('keep-deleted down', () => getDown('keep-deleted'));
+    await patchUp('keep-deleted', { v: '2' });
+    await eventually('keep-deleted updated while present', async () => dec(await getDown('keep-deleted'), 'v') === '2');
+    const control = await eventually('def-control down', () => getDown('def-control'));
+
+    await Promise.all([ac.delete(CoreResources.secrets, CNS, 'keep-deleted'), ac.delete(CoreResources.secrets, CNS, 'def-control')]);
+    // Barrier: the default claim recreates its copy.
+    await eventually('def-control recreated', async () => {
+      const s = await getDown('def-control');
+      return s && s.metadata.uid !== control.metadata.uid;
+    });
+    await never('keep-deleted was recreated', () => getDown('keep-deleted'), 4000);
+
+    await patchUp('keep-deleted', { v: '3' });
+    const back = await eventually('keep-deleted back after a provider change', () => getDown('keep-deleted'));
+    expect(back.metadata.uid).not.toBe(first.metadata.uid);
+    expect(dec(back, 'v')).toBe('3');
+    // A second consumer delete is again not undone.
+    await Promise.all([ac.delete(CoreResources.secrets, CNS, 'keep-deleted'), ac.delete(CoreResources.secrets, CNS, 'def-control')]);
+    await eventually('def-control recreated again', () => getDown('def-control'));
+    await never('keep-deleted was recreated the second time', () => getDown('keep-deleted'), 3000);
+    // The provider deleting its object and creating it anew (new uid) brings the copy back too.
+    await cpc.delete(CoreResources.secrets, PNS, 'keep-deleted');
+    await eventually('provider keep-deleted gone', async () => !(await getUp('keep-deleted')));
+    await upSecret('keep-deleted', { v: '4' });
+    await eventually('keep-deleted back after the provider recreated it', async () => dec(await getDown('keep-deleted'), 'v') === '4');
+  });
+
+  it('update.alwaysRecreate: a change is applied by deleting and recreating the copy; no churn without a change', async () => {
+    await upSecret('recreated', { v: '1' });
+    const first = await eventually('recreated down', () => getDown('recreated'));
+    await never('recreated churned without a change', async () => (await getDown('recreated'))?.metadata.uid !== first.metadata.uid, 2000);
+    await patchUp('recreated', { v: '2' });
+    const second = await eventually('recreated with v=2', async () => {
+      const s = await getDown('recreated');
+      return dec(s, 'v') === '2' ? s : undefined;
+    });
+    expect(second.metadata.uid).not.toBe(first.metadata.uid);
+    // A consumer edit is reverted the same way (the copy must change).
+    await patchDown('recreated', { stringData: { v: 'hacked' } });
+    const third = await eventually('consumer edit reverted', async () => {
+      const s = await getDown('recreated');
+      return s && s.metadata.uid !== second.metadata.uid && dec(s, 'v') === '2' ? s : undefined;
+    });
+    expect(third.metadata.annotations?.[RESOURCE_OWNER_ANNOTATION]).toBe('Provider');
+  });
+
+  it('update.preserving: preserved data keys and labels of the copy survive updates; other fields follow the provider', async () => {
+    await upSecret('preserved', { keep: 'p1', other: 'p1', gone: 'p1' }, { team: 'provider', app: 'a1' });
+    const first = await eventually('preserved down', () => getDown('preserved'));
+    expect(dec(first, 'keep')).toBe('p1'); // created as a full copy
+    expect(first.metadata.labels).toEqual({ team: 'provider', app: 'a1' });
+
+    // Consumer edits: a preserved key, a preserved label, a non-preserved key.
+    await patchDown('preserved', { stringData: { keep: 'mine', other: 'mine' }, metadata: { labels: { team: 'consumer' } } });
+    await eventually('non-preserved key reverted', async () => dec(await getDown('preserved'), 'other') === 'p1');
+    let s = await getDown('preserved');
+    expect(dec(s, 'keep')).toBe('mine');
+    expect(s!.metadata.labels).toEqual({ team: 'consumer', app: 'a1' });
+
+    await cpc.mergePatch(CoreResources.secrets, PNS, 'preserved', { stringData: { keep: 'p2', other: 'p2' }, metadata: { labels: { app: 'a2', team: 'provider-2' } } });
+    s = await eventually('provider update applied', async () => {
+      const x = await getDown('preserved');
+      return dec(x, 'other') === 'p2' && x?.metadata.labels?.app === 'a2' ? x : undefined;
+    });
+    expect(dec(s, 'keep')).toBe('mine');
+    expect(dec(s, 'gone')).toBe('p1');
+    expect(s.metadata.labels).toEqual({ team: 'consumer', app: 'a2' });
+    expect(s.metadata.uid).toBe(first.metadata.uid);
+
+    // A preserved key the consumer removed stays removed.
+    await ac.jsonPatch(CoreResources.secrets, CNS, 'preserved', [{ op: 'remove', path: '/data/keep' }]);
+    await patchUp('preserved', { other: 'p3' });
+    s = await eventually('provider update p3', async () => {
+      const x = await getDown('preserved');
+      return dec(x, 'other') === 'p3' ? x : undefined;
+    });
+    expect(dec(s, 'keep')).toBeUndefined();
+  });
+
+  it('Consumer-owned: default updates the provider copy in place; update.alwaysRecreate recreates it', async () => {
+    await downSecret('def-up', { v: '1' });
+    await downSecret('up-recreated', { v: '1' });
+    const [d1, r1] = await Promise.all([eventually('def-up up', () => getUp('def-up')), eventually('up-recreated up', () => getUp('up-recreated'))]);
+    expect(r1.metadata.annotations?.[RESOURCE_OWNER_ANNOTATION]).toBe('Consumer');
+    await Promise.all([patchDown('def-up', { stringData: { v: '2' } }), patchDown('up-recreated', { stringData: { v: '2' } })]);
+    const [d2, r2] = await Promise.all([
+      eventually('def-up v2', async () => {
+        const s = await getUp('def-up');
+        return dec(s, 'v') === '2' ? s : undefined;
+      }),
+      eventually('up-recreated v2', async () => {
+        const s = await getUp('up-recreated');
+        return dec(s, 'v') === '2' ? s : undefined;
+      }),
+    ]);
+    expect(d2.metadata.uid).toBe(d1.metadata.uid);
+    expect(r2.metadata.uid).not.toBe(r1.metadata.uid);
+  });
+});
