@@ -10,8 +10,9 @@
  *   claims of the matching APIServiceExport accepted** (Klutch creates them without claims, so service
  *   binding credentials never reach the app); bindings no longer listed are deleted;
  * - the konnector Deployment (`konnector.deploy`), container overrides merged in (`KonnectorDeployed`);
- * - on delete (finalizer `klutch.anynines.com/appclusterbinding-cleanup`): bindings, Deployment and the
- *   root namespace are deleted.
+ * - on delete (finalizer `klutch.anynines.com/appclusterbinding-cleanup`): the bindings are deleted and
+ *   the konnector gets up to `bindingCleanupGraceMs` to unbind them (its finalizer
+ *   `klutch.anynines.com/konnector`); then the Deployment and the root namespace are deleted.
  */
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -21,6 +22,7 @@ import { conditionsEqual, setCondition, setSummary, type Condition } from '../co
 import { Controller } from '../core/controller.js';
 import { Informer } from '../core/informer.js';
 import { silentLogger } from '../core/logger.js';
+import { BINDING_FINALIZER } from './konnector.js';
 import { KubeconfigError, parseKubeconfigSecret } from './kubeconfig.js';
 import {
   APP_CLUSTER_BINDING_FINALIZER,
@@ -55,6 +57,11 @@ export interface AppClusterBindingControllerOptions {
   logger?: Logger;
   registry?: Registry;
   workers?: number;
+  /**
+   * How long, after an AppClusterBinding is deleted, its konnector may take to unbind (delete the CRDs
+   * and objects on both sides) before its binding finalizers are removed. @default 120000 (2 min)
+   */
+  bindingCleanupGraceMs?: number;
 }
 
 type Container = Record<string, unknown> & { name: string };
@@ -64,9 +71,14 @@ export class AppClusterBindingController {
   readonly controller: Controller;
   private readonly c: KubeClient;
   private readonly log: Logger;
+  private readonly bindingCleanupGraceMs: number;
 
   constructor(private readonly opts: AppClusterBindingControllerOptions) {
     this.c = opts.client;
+    this.bindingCleanupGraceMs = opts.bindingCleanupGraceMs ?? 120_000;
+    if (!Number.isFinite(this.bindingCleanupGraceMs) || this.bindingCleanupGraceMs < 0) {
+      throw new Error(`AppClusterBindingControllerOptions.bindingCleanupGraceMs: ${opts.bindingCleanupGraceMs} must be a number >= 0`);
+    }
     this.log = opts.logger ?? silentLogger;
     this.informer = new Informer<AppClusterBinding>(this.c, BindResources.appClusterBindings, { logger: this.log });
     this.controller = new Controller({
@@ -104,7 +116,8 @@ export class AppClusterBindingController {
     const labels = { [APP_CLUSTER_BINDING_NAME_LABEL]: name, [APP_CLUSTER_BINDING_NAMESPACE_LABEL]: namespace };
 
     if (acb.metadata.deletionTimestamp) {
-      await this.cleanup(root, labels);
+      const wait = await this.cleanup(root, labels, acb.metadata.deletionTimestamp);
+      if (wait !== undefined) return { requeueAfterMs: wait };
       const fin = (acb.metadata.finalizers ?? []).filter((f) => f !== APP_CLUSTER_BINDING_FINALIZER);
       if (fin.length !== (acb.metadata.finalizers ?? []).length) {
         await this.c.update(BindResources.appClusterBindings, { ...acb, metadata: { ...acb.metadata, finalizers: fin } }).catch((e) => {
@@ -246,15 +259,47 @@ export class AppClusterBindingController {
     return setCondition(conds, { type: ConditionType.KonnectorDeployed, status: 'True', reason: 'DeploymentApplied', message: `Deployment ${root}/konnector applied` });
   }
 
-  private async cleanup(root: string, labels: Record<string, string>): Promise<void> {
+  /**
+   * Deletes the bindings first and waits (up to `bindingCleanupGraceMs` after the AppClusterBinding's
+   * deletion) until the konnector has unbound them (CRD and objects gone on both sides, its finalizer
+   * released); a konnector that cannot do that in time (e.g. never started) gets its finalizer
+   * removed. Then the Deployment and the root namespace go. Returns a requeue delay while waiting.
+   */
+  private async cleanup(root: string, labels: Record<string, string>, deletedAt: string | undefined): Promise<number | undefined> {
     const selector = Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(',');
     const bindings = await this.c.list(BindResources.apiServiceBindings, root, { labelSelector: selector }).catch((e) => {
       if (isNotFound(e)) return { items: [] as KubeObject[], metadata: {} };
       throw e;
     });
-    for (const b of bindings.items) await this.c.delete(BindResources.apiServiceBindings, root, b.metadata.name!);
-    await this.c.delete(DEPLOYMENTS, root, 'konnector');
-    await this.c.delete(CoreResources.namespaces, undefined, root);
+    const waiting = bindings.items.filter((b) => (b.metadata.finalizers ?? []).includes(BINDING_FINALIZER));
+    for (const b of bindings.items) {
+      if (!b.metadata.deletionTimestamp) await this.c.delete(BindResources.apiServiceBindings, root, b.metadata.name!).catch((e) => {
+        if (!isNotFound(e)) throw e;
+      });
+    }
+    if (waiting.length) {
+      const since = deletedAt ? Date.now() - Date.parse(deletedAt) : 0;
+      if (since < this.bindingCleanupGraceMs) return 1000;
+      for (const b of waiting) {
+        this.log.warn({ binding: `${root}/${b.metadata.name}` }, 'the konnector did not unbind in time: removing its finalizer; objects of this binding may remain on the app cluster');
+        await this.c
+          .jsonPatch(BindResources.apiServiceBindings, root, b.metadata.name!, [
+            { op: 'test', path: '/metadata/resourceVersion', value: b.metadata.resourceVersion },
+            { op: 'replace', path: '/metadata/finalizers', value: (b.metadata.finalizers ?? []).filter((f) => f !== BINDING_FINALIZER) },
+          ])
+          .catch((e) => {
+            if (!isNotFound(e)) throw e;
+          });
+      }
+      return 200;
+    }
+    await this.c.delete(DEPLOYMENTS, root, 'konnector').catch((e) => {
+      if (!isNotFound(e)) throw e;
+    });
+    await this.c.delete(CoreResources.namespaces, undefined, root).catch((e) => {
+      if (!isNotFound(e)) throw e;
+    });
+    return undefined;
   }
 }
 

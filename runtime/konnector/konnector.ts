@@ -8,7 +8,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { ClusterAccess } from '../core/kubeconfig.js';
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
-import { CoreResources, isAlreadyExists, keyOf, splitKey, KubeClient, type KubeObject } from '../core/client.js';
+import { CoreResources, isAlreadyExists, isNotFound, keyOf, splitKey, KubeClient, type KubeObject } from '../core/client.js';
 import { conditionsEqual, setCondition, setSummary, type Condition } from '../core/conditions.js';
 import { Controller } from '../core/controller.js';
 import { Informer } from '../core/informer.js';
@@ -19,7 +19,10 @@ import { KubeconfigError, parseKubeconfigSecret, type ParsedKubeconfig } from '.
 import { isDeleting } from './metadata.js';
 import { konnectorMetrics, type KonnectorMetrics } from './metrics.js';
 import { ProviderConnection, type KonnectorShared } from './provider.js';
-import { BindResources, ConditionType, type APIServiceBinding, type Secret } from './types.js';
+import { BindResources, ConditionType, SYNCER_FINALIZER, type APIServiceBinding, type Secret } from './types.js';
+
+/** Finalizer on each served APIServiceBinding: its CRD and objects are cleaned up (on both sides) before it goes. */
+export const BINDING_FINALIZER = 'klutch.anynines.com/konnector';
 import { KONNECTOR_VERSION } from './version.js';
 
 export interface KonnectorOptions {
@@ -44,6 +47,11 @@ export interface KonnectorOptions {
   burst?: number;
   /** Time allowed for provider informers to sync before InformersSynced turns False. @default 30000 */
   providerSyncTimeoutMs?: number;
+  /**
+   * Put the finalizer `klutch.anynines.com/konnector` on each binding, so that a binding deleted while
+   * the konnector is down is cleaned up (CRD, objects on both sides) when it comes back. @default true
+   */
+  bindingFinalizer?: boolean;
   /** Reported as ClusterBinding status.konnectorVersion. @default the package version */
   version?: string;
   registry?: Registry;
@@ -249,91 +257,162 @@ export class Konnector {
     }
   }
 
-  private async reconcile(key: string): Promise<{ requeueAfterMs: number } | void> {
-    if (this.stopping) return;
-    const b = this.bindings.get(key);
-    if (!b || isDeleting(b)) {
-      // Unbind: the CRD is garbage-collected with the binding and its objects are deleted. Keep the
-      // provider connection and the syncers until the CRD is gone, so that every deleted object also
-      // goes upstream (downstream delete → upstream delete → finalizer released) instead of hanging
-      // on the finalizer.
-      const last = b ?? this.unbinding.get(key) ?? this.lastSeen.get(key);
-      const crd = last ? this.crds.getByName(undefined, last.metadata.name!) : undefined;
-      if (last && crd && isOwnedBy(crd, last) && this.attached.has(key)) {
-        // The CRD is cluster-scoped and the binding namespaced: Kubernetes' garbage collector ignores
-        // such an ownerReference (OwnerRefInvalidNamespace), so the konnector deletes the CRD itself.
-        if (!crd.metadata.deletionTimestamp) {
-          await this.app.delete(CoreResources.crds, undefined, crd.metadata.name!, { uid: crd.metadata.uid });
-          this.log.info({ binding: key, crd: crd.metadata.name }, 'binding deleted: deleting its CRD; its objects are deleted on both sides');
-        }
-        const marked: APIServiceBinding = { ...last, metadata: { ...last.metadata, deletionTimestamp: last.metadata.deletionTimestamp ?? new Date().toISOString() } };
-        this.unbinding.set(key, marked);
-        this.providers.get(this.attached.get(key)!)?.bindingUpdated(key);
-        return { requeueAfterMs: 1000 };
-      }
-      this.unbinding.delete(key);
-      this.lastSeen.delete(key);
-      await this.detach(key);
-      await this.gcSecretInformers();
-      return;
-    }
-    this.lastSeen.set(key, b);
-    this.unbinding.delete(key);
+  /** Reads and validates the binding's kubeconfig Secret: the provider access, or the SecretValid condition saying what is wrong. */
+  private async kubeconfigFor(b: APIServiceBinding): Promise<{ parsed?: ParsedKubeconfig; cond: Omit<Condition, 'lastTransitionTime'> }> {
     const ref = b.spec?.kubeconfigSecretRef;
-    let conds = b.status?.conditions as Condition[] | undefined;
-    let pretty = b.status?.providerPrettyName;
-    let conn: ProviderConnection | undefined;
     if (!ref?.namespace || !ref.name) {
-      conds = setCondition(conds, { type: ConditionType.SecretValid, status: 'False', severity: 'Error', reason: 'KubeconfigSecretInvalid', message: 'spec.kubeconfigSecretRef must name the namespace and name of the provider kubeconfig Secret' });
-      await this.detach(key);
-    } else {
-      const inf = this.secretInformer(ref.namespace, ref.name);
-      await inf.waitForSync(30_000);
-      let parsed: ParsedKubeconfig | undefined;
-      try {
-        const cp = this.shared.controlPlaneMode;
-        const fromSecret = parseKubeconfigSecret(
-          inf.getByName(ref.namespace, ref.name),
-          { namespace: ref.namespace, name: ref.name, key: ref.key ?? 'kubeconfig' },
-          { requireNamespace: !cp },
-        );
-        // Control-plane mode (as in Klutch): the Secret holds the app cluster's kubeconfig; the provider
-        // is the control plane the konnector runs on, and the cluster namespace is the binding's namespace.
-        parsed = cp
-          ? { text: `control-plane-mode:${b.metadata.namespace}`, access: this.bindingClient.source, namespace: b.metadata.namespace!, server: this.bindingClient.server }
-          : fromSecret;
-        conds = setCondition(conds, {
+      return { cond: { type: ConditionType.SecretValid, status: 'False', severity: 'Error', reason: 'KubeconfigSecretInvalid', message: 'spec.kubeconfigSecretRef must name the namespace and name of the provider kubeconfig Secret' } };
+    }
+    const inf = this.secretInformer(ref.namespace, ref.name);
+    await inf.waitForSync(30_000);
+    try {
+      const cp = this.shared.controlPlaneMode;
+      const fromSecret = parseKubeconfigSecret(
+        inf.getByName(ref.namespace, ref.name),
+        { namespace: ref.namespace, name: ref.name, key: ref.key ?? 'kubeconfig' },
+        { requireNamespace: !cp },
+      );
+      // Control-plane mode (as in Klutch): the Secret holds the app cluster's kubeconfig; the provider
+      // is the control plane the konnector runs on, and the cluster namespace is the binding's namespace.
+      const parsed = cp
+        ? { text: `control-plane-mode:${b.metadata.namespace}`, access: this.bindingClient.source, namespace: b.metadata.namespace!, server: this.bindingClient.server }
+        : fromSecret;
+      return {
+        parsed,
+        cond: {
           type: ConditionType.SecretValid,
           status: 'True',
           reason: 'KubeconfigSecretValid',
           message: cp ? `app cluster kubeconfig for ${fromSecret.server}` : `kubeconfig for ${fromSecret.server}, namespace ${fromSecret.namespace}`,
-        });
-      } catch (e) {
-        if (!(e instanceof KubeconfigError)) throw e;
-        conds = setCondition(conds, { type: ConditionType.SecretValid, status: 'False', severity: 'Error', reason: e.reason, message: e.message });
-        await this.detach(key);
+        },
+      };
+    } catch (e) {
+      if (!(e instanceof KubeconfigError)) throw e;
+      return { cond: { type: ConditionType.SecretValid, status: 'False', severity: 'Error', reason: e.reason, message: e.message } };
+    }
+  }
+
+  /** Attaches the binding to the provider connection for `parsed` (one connection per distinct kubeconfig). */
+  private async attach(key: string, parsed: ParsedKubeconfig): Promise<ProviderConnection> {
+    const id = createHash('sha256').update(parsed.text).digest('hex');
+    if (this.attached.get(key) === id) {
+      const conn = this.providers.get(id)!;
+      conn.bindingUpdated(key);
+      return conn;
+    }
+    await this.detach(key);
+    let conn = this.providers.get(id);
+    if (!conn) {
+      conn = new ProviderConnection(this.shared, parsed, id);
+      this.providers.set(id, conn);
+      conn.start();
+      this.log.info({ provider: parsed.server, clusterNamespace: parsed.namespace, binding: key }, 'started provider connection');
+    }
+    this.attached.set(key, id);
+    conn.attach(key);
+    return conn;
+  }
+
+  private async setBindingFinalizer(b: APIServiceBinding, present: boolean): Promise<void> {
+    const cur = b.metadata.finalizers ?? [];
+    if (cur.includes(BINDING_FINALIZER) === present) return;
+    const finalizers = present ? [...cur, BINDING_FINALIZER] : cur.filter((f) => f !== BINDING_FINALIZER);
+    try {
+      await this.bindingClient.update(BindResources.apiServiceBindings, { ...b, metadata: { ...b.metadata, finalizers } });
+    } catch (e) {
+      if (!present && isNotFound(e)) return;
+      throw e;
+    }
+  }
+
+  /**
+   * Unbind. The konnector deletes the binding's CRD itself (it is cluster-scoped and the binding
+   * namespaced, so Kubernetes' garbage collector ignores the ownerReference) and keeps the provider
+   * connection and the syncers running until the CRD is gone, so every object deleted with it is deleted
+   * upstream and its finalizer released. The binding's own finalizer `klutch.anynines.com/konnector`
+   * keeps a binding deleted while the konnector was down around until this has happened.
+   */
+  private async unbind(key: string, b: APIServiceBinding | undefined): Promise<{ requeueAfterMs: number } | void> {
+    if (b && !this.attached.has(key) && (b.metadata.finalizers ?? []).includes(BINDING_FINALIZER)) {
+      // Deleted while the konnector was down (or before it connected): connect to clean up.
+      const { parsed } = await this.kubeconfigFor(b);
+      if (parsed) await this.attach(key, parsed);
+    }
+    const last = b ?? this.unbinding.get(key) ?? this.lastSeen.get(key);
+    const crd = last ? this.crds.getByName(undefined, last.metadata.name!) : undefined;
+    if (last && crd && isOwnedBy(crd, last)) {
+      if (!crd.metadata.deletionTimestamp) {
+        await this.app.delete(CoreResources.crds, undefined, crd.metadata.name!, { uid: crd.metadata.uid });
+        this.log.info({ binding: key, crd: crd.metadata.name }, 'binding deleted: deleting its CRD; its objects are deleted on both sides');
       }
-      if (parsed && !isDeleting(b)) {
-        const id = createHash('sha256').update(parsed.text).digest('hex');
-        if (this.attached.get(key) !== id) {
-          await this.detach(key);
-          conn = this.providers.get(id);
-          if (!conn) {
-            conn = new ProviderConnection(this.shared, parsed, id);
-            this.providers.set(id, conn);
-            conn.start();
-            this.log.info({ provider: parsed.server, clusterNamespace: parsed.namespace, binding: key }, 'started provider connection');
-          }
-          this.attached.set(key, id);
-          conn.attach(key);
-        } else {
-          conn = this.providers.get(id)!;
-          conn.bindingUpdated(key);
+      if (this.attached.has(key)) {
+        const marked: APIServiceBinding = { ...last, metadata: { ...last.metadata, deletionTimestamp: last.metadata.deletionTimestamp ?? new Date().toISOString() } };
+        this.unbinding.set(key, marked);
+        this.providers.get(this.attached.get(key)!)?.bindingUpdated(key);
+      } else {
+        // No way to reach the provider (the kubeconfig Secret is gone or unusable): release the local
+        // objects so the CRD can go; their upstream copies stay for the provider to clean up.
+        const released = await this.releaseObjects(crd);
+        if (released) {
+          this.log.warn(
+            { binding: key, crd: crd.metadata.name, objects: released },
+            'binding deleted without a usable kubeconfig Secret: released the app-cluster objects; their copies on the provider were NOT deleted',
+          );
         }
-      } else if (isDeleting(b)) {
-        await this.detach(key);
+      }
+      return { requeueAfterMs: 1000 };
+    }
+    this.unbinding.delete(key);
+    this.lastSeen.delete(key);
+    await this.detach(key);
+    await this.gcSecretInformers();
+    if (b) await this.setBindingFinalizer(b, false);
+  }
+
+  /** Removes the syncer finalizer from every object of a bound CRD; returns how many were released. */
+  private async releaseObjects(crd: CRD): Promise<number> {
+    const v = crd.spec.versions.find((x) => x.storage) ?? crd.spec.versions[0];
+    if (!v) return 0;
+    const r = { group: crd.spec.group, version: String(v.name), plural: String(crd.spec.names.plural), kind: String(crd.spec.names.kind), namespaced: crd.spec.scope === 'Namespaced' };
+    let n = 0;
+    const list = await this.app.list(r).catch((e) => {
+      if (isNotFound(e)) return { items: [] as KubeObject[], metadata: {} };
+      throw e;
+    });
+    for (const o of list.items) {
+      if (!(o.metadata.finalizers ?? []).includes(SYNCER_FINALIZER)) continue;
+      await this.app
+        .jsonPatch(r, o.metadata.namespace, o.metadata.name!, [
+          { op: 'test', path: '/metadata/resourceVersion', value: o.metadata.resourceVersion },
+          { op: 'replace', path: '/metadata/finalizers', value: (o.metadata.finalizers ?? []).filter((f) => f !== SYNCER_FINALIZER) },
+        ])
+        .catch((e) => {
+          if (!isNotFound(e)) throw e;
+        });
+      n++;
+    }
+    return n;
+  }
+
+  private async reconcile(key: string): Promise<{ requeueAfterMs: number } | void> {
+    if (this.stopping) return;
+    const b = this.bindings.get(key);
+    if (!b || isDeleting(b)) return this.unbind(key, b);
+    if (this.opts.bindingFinalizer ?? true) {
+      if (!(b.metadata.finalizers ?? []).includes(BINDING_FINALIZER)) {
+        await this.setBindingFinalizer(b, true);
+        return; // the update event brings us back
       }
     }
+    this.lastSeen.set(key, b);
+    this.unbinding.delete(key);
+    let conds = b.status?.conditions as Condition[] | undefined;
+    let pretty = b.status?.providerPrettyName;
+    let conn: ProviderConnection | undefined;
+    const { parsed, cond } = await this.kubeconfigFor(b);
+    conds = setCondition(conds, cond);
+    if (parsed) conn = await this.attach(key, parsed);
+    else await this.detach(key);
     await this.gcSecretInformers();
 
     if (conn) {

@@ -5,7 +5,7 @@ import { CoreResources, KubeClient, type KubeObject } from '../../../runtime/cor
 import { getCondition, type Condition } from '../../../runtime/core/conditions.js';
 import { createLogger } from '../../../runtime/core/logger.js';
 import { AppClusterBindingController, bindingRootNamespace } from '../../../runtime/konnector/appclusterbinding.js';
-import { Konnector } from '../../../runtime/konnector/konnector.js';
+import { BINDING_FINALIZER, Konnector } from '../../../runtime/konnector/konnector.js';
 import { BindResources, BOUND_ANNOTATION, RESOURCE_OWNER_ANNOTATION, SYNCER_FINALIZER, type APIServiceBinding, type ClusterBinding, type Secret } from '../../../runtime/konnector/types.js';
 import { startCluster, type RealCluster } from '../../../runtime/realinfra/index.js';
 import {
@@ -94,6 +94,8 @@ describe('konnector on real clusters', () => {
     const types = Object.fromEntries((b.status?.conditions ?? []).map((c) => [c.type, c.status]));
     expect(types).toMatchObject({ SecretValid: 'True', InformersSynced: 'True', Heartbeating: 'True', Connected: 'True', Ready: 'True' });
     expect(b.status?.providerPrettyName).toBe('Test Provider');
+    // The konnector's finalizer keeps a deleted binding until its CRD and objects are cleaned up.
+    expect(b.metadata.finalizers).toContain(BINDING_FINALIZER);
     // The provider sees the consumer's state on the export.
     const exp = await eventually('export status', async () => {
       const x = await cpc.get<KubeObject & { status?: { conditions?: Condition[]; acceptedNames?: { kind?: string }; storedVersions?: string[] } }>(BindResources.apiServiceExports, 'cluster-app1', WIDGETS_NAME);
@@ -478,14 +480,20 @@ describe('konnector on real clusters', () => {
         return x.status?.lastHeartbeatTime ? x : undefined;
       });
       expect(cb.status?.konnectorVersion).toMatch(/^v/);
-      await k.stop();
-      konnectors.splice(konnectors.indexOf(k), 1);
 
-      // Deleting the AppClusterBinding cleans up the bindings and the root namespace, then releases it.
+      // Deleting the AppClusterBinding: the bindings go first and the running konnector unbinds them
+      // (CRD deleted on the app cluster, objects deleted upstream, its finalizer released); then the
+      // Deployment and the root namespace go and the AppClusterBinding is released.
       await cpc.delete(BindResources.appClusterBindings, 'platform', 'app2');
-      await eventually('AppClusterBinding gone', async () => !(await cpc.getOrNull(BindResources.appClusterBindings, 'platform', 'app2')));
+      await eventually('AppClusterBinding gone', async () => !(await cpc.getOrNull(BindResources.appClusterBindings, 'platform', 'app2')), 90_000);
+      expect(await a2.getOrNull(CoreResources.crds, undefined, 'gadgets.test.klutch.anynines.com')).toBeUndefined();
+      expect(await cpc.getOrNull(BindResources.apiServiceBindings, root, 'gadgets.test.klutch.anynines.com')).toBeUndefined();
+      const upAfter = await cpc.getOrNull(GADGETS, `${root}-shop`, 'gd1');
+      expect(!upAfter || !!upAfter.metadata.deletionTimestamp).toBe(true);
       const ns = await cpc.getOrNull(CoreResources.namespaces, undefined, root);
       expect(!ns || !!ns.metadata.deletionTimestamp).toBe(true);
+      await k.stop();
+      konnectors.splice(konnectors.indexOf(k), 1);
     } finally {
       await acbCtl.stop();
     }
@@ -507,6 +515,8 @@ describe('konnector on real clusters', () => {
     await a2.delete(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME);
     await eventually('CRD deleted on app2', async () => !(await a2.getOrNull(CoreResources.crds, undefined, WIDGETS_NAME)), 90_000);
     expect(await cpc.getOrNull(WIDGETS, 'cluster-app2-team-a', 'w1')).toBeUndefined();
+    // The konnector releases its finalizer once the CRD is gone; only then is the binding deleted.
+    await eventually('binding released', async () => !(await a2.getOrNull(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME)), 30_000);
     // app1 is untouched.
     expect(await cpc.getOrNull(WIDGETS, 'cluster-app1-team-a', 'w1')).toBeDefined();
     // Re-bind.
@@ -517,5 +527,45 @@ describe('konnector on real clusters', () => {
     await eventually('re-bound binding Ready', async () => (await condition(a2, WIDGETS_NAME, 'Ready'))?.status === 'True', 60_000);
     await eventually('w2 created after re-bind', async () => !!(await a2.create(WIDGETS, { metadata: { name: 'w2', namespace: 'team-a' }, spec: { size: 2 } }).catch(() => undefined)));
     await eventually('w2 upstream', () => cpc.getOrNull(WIDGETS, 'cluster-app2-team-a', 'w2'));
+  });
+
+  it('a binding deleted while the konnector is down stays (finalizer) and is cleaned up on both sides when the konnector comes back', async () => {
+    const k2 = konnectors.find((k) => k.app.server === a2.server)!;
+    await eventually('w3 created', async () => !!(await a2.create(WIDGETS, { metadata: { name: 'w3', namespace: 'team-a' }, spec: { size: 3 } }).catch(() => undefined)));
+    await eventually('w3 upstream', () => cpc.getOrNull(WIDGETS, 'cluster-app2-team-a', 'w3'));
+    await k2.stop();
+    konnectors.splice(konnectors.indexOf(k2), 1);
+
+    await a2.delete(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME);
+    // Nobody cleans up while the konnector is down: the binding waits, terminating, and the API stays.
+    await never('binding released without the konnector', async () => !(await a2.getOrNull(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME)), 2000);
+    expect((await a2.get(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME)).metadata.deletionTimestamp).toBeDefined();
+    expect(await a2.getOrNull(CoreResources.crds, undefined, WIDGETS_NAME)).toBeDefined();
+
+    await startKonnector(app2, 'konnector-app2-restarted').start();
+    await eventually('binding released', async () => !(await a2.getOrNull(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME)), 90_000);
+    await eventually('CRD deleted on app2', async () => !(await a2.getOrNull(CoreResources.crds, undefined, WIDGETS_NAME)), 90_000);
+    for (const n of ['w2', 'w3']) expect(await cpc.getOrNull(WIDGETS, 'cluster-app2-team-a', n)).toBeUndefined();
+    expect(await cpc.getOrNull(WIDGETS, 'cluster-app1-team-a', 'w1')).toBeDefined();
+  });
+
+  it('a binding deleted together with its kubeconfig Secret while the konnector is down: the app-cluster side is released, the upstream copies stay (nothing can reach the provider)', async () => {
+    await bindOnApp(app2, p2, { claims: [] });
+    const k2 = konnectors.find((k) => k.app.server === a2.server)!; // started by the previous test
+    expect(konnectors.filter((k) => k.app.server === a2.server)).toHaveLength(1);
+    await eventually('binding Ready again', async () => (await condition(a2, WIDGETS_NAME, 'Ready'))?.status === 'True', 60_000);
+    await eventually('w4 created', async () => !!(await a2.create(WIDGETS, { metadata: { name: 'w4', namespace: 'team-a' }, spec: { size: 4 } }).catch(() => undefined)));
+    await eventually('w4 upstream', () => cpc.getOrNull(WIDGETS, 'cluster-app2-team-a', 'w4'));
+    await eventually('w4 has the syncer finalizer', async () => (await a2.get(WIDGETS, 'team-a', 'w4')).metadata.finalizers?.includes(SYNCER_FINALIZER));
+    await k2.stop();
+    konnectors.splice(konnectors.indexOf(k2), 1);
+
+    await a2.delete(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME);
+    await a2.delete(CoreResources.secrets, 'klutch-bind', 'kubeconfig-provider');
+    await startKonnector(app2, 'konnector-app2-fourth').start();
+    await eventually('binding released', async () => !(await a2.getOrNull(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME)), 90_000);
+    expect(await a2.getOrNull(CoreResources.crds, undefined, WIDGETS_NAME)).toBeUndefined();
+    // The provider was unreachable, so its copy is still there (the provider cleans it up with the namespace).
+    expect(await cpc.getOrNull(WIDGETS, 'cluster-app2-team-a', 'w4')).toBeDefined();
   });
 });
