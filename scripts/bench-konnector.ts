@@ -36,6 +36,7 @@ const opts = new Command('bench-konnector')
   .option('--concurrency <n>', 'parallel requests of the load generator', '32')
   .option('--qps <n>', 'konnector client QPS (burst = 2 × QPS)', '500')
   .option('--workers <n>', 'konnector workers per sync controller', '8')
+  .option('--node-args <args>', 'extra Node.js flags for the konnector process, space-separated (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof")', '')
   .option('--runner <kind>', 'bundle: run an esbuild bundle with plain node (as deployed); tsx: run the sources under tsx', 'bundle')
   .parse(process.argv)
   .opts();
@@ -70,6 +71,50 @@ function rssMb(pid: number): number {
   return m ? Number(m[1]) / 1024 : NaN;
 }
 
+/** CPU seconds of every process that does the work: both clusters' etcd and kube-apiserver, the konnector, this load generator. */
+function cpuSnapshot(cp: RealCluster, app: RealCluster, konnectorPid?: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  const add = (k: string, pid: number | undefined) => {
+    if (pid === undefined) return;
+    try {
+      out[k] = cpuSeconds(pid);
+    } catch {
+      /* exited */
+    }
+  };
+  add('cp apiserver', cp.pids()['kube-apiserver']);
+  add('cp etcd', cp.pids().etcd);
+  add('app apiserver', app.pids()['kube-apiserver']);
+  add('app etcd', app.pids().etcd);
+  add('konnector', konnectorPid);
+  add('bench', process.pid);
+  return out;
+}
+const cpuDelta = (a: Record<string, number>, b: Record<string, number>): string =>
+  Object.keys(b)
+    .map((k) => `${k} ${(b[k]! - (a[k] ?? 0)).toFixed(1)}`)
+    .join(', ');
+
+/** apiserver_request_total for one resource from an API server's /metrics, by verb (WATCH/LIST/GET/POST/PUT/PATCH/APPLY/DELETE). */
+async function requestCounts(c: KubeClient, resource: string): Promise<Record<string, number>> {
+  const text = String(await c.request<string>('GET', '/metrics'));
+  const out: Record<string, number> = {};
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('apiserver_request_total{') || !line.includes(`resource="${resource}"`)) continue;
+    const verb = /verb="([A-Z]+)"/.exec(line)?.[1];
+    const sub = /subresource="([a-z]*)"/.exec(line)?.[1];
+    const v = Number(line.slice(line.lastIndexOf(' ') + 1));
+    if (verb && Number.isFinite(v)) out[sub ? `${verb}/${sub}` : verb] = (out[sub ? `${verb}/${sub}` : verb] ?? 0) + v;
+  }
+  return out;
+}
+const countDelta = (a: Record<string, number>, b: Record<string, number>): string =>
+  Object.keys(b)
+    .filter((k) => b[k]! - (a[k] ?? 0) > 0)
+    .sort()
+    .map((k) => `${k} ${b[k]! - (a[k] ?? 0)}`)
+    .join(', ') || 'none';
+
 async function konnectorEntry(): Promise<string[]> {
   if (opts.runner === 'tsx') return ['--import', 'tsx', 'runtime/konnector/main.ts'];
   // Bundle the konnector into one ESM file next to node_modules (packages stay external), as a
@@ -84,7 +129,7 @@ async function startKonnector(app: RealCluster): Promise<ChildProcess> {
   const entry = await konnectorEntry();
   return spawn(
     process.execPath,
-    [...entry, '--kubeconfig', app.kubeconfigPath, '--no-leader-elect', '--health-address', '127.0.0.1:0', '--qps', String(opts.qps), '--burst', String(Number(opts.qps) * 2), '--workers', String(opts.workers), '--log-level', 'warn'],
+    [...String(opts.nodeArgs).split(' ').filter(Boolean), ...entry, '--kubeconfig', app.kubeconfigPath, '--no-leader-elect', '--health-address', '127.0.0.1:0', '--qps', String(opts.qps), '--burst', String(Number(opts.qps) * 2), '--workers', String(opts.workers), '--log-level', 'warn'],
     { cwd: repo, stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, KLUTCH_KONNECTOR_VERSION: 'v0.1.0-bench' } },
   );
 }
@@ -120,12 +165,13 @@ async function main(): Promise<void> {
     // 1. Raw create rate of a plain client on the control plane.
     await ensure(cpc, CoreResources.namespaces, { metadata: { name: 'raw' } });
     const rawN = Math.max(...sizes.filter((s) => s <= 1000), 100);
+    const rawCpu0 = cpuSnapshot(cp, app);
     const t0 = performance.now();
     await parallel(Array.from({ length: rawN }, (_, i) => i), concurrency, async (i) => {
       await cpc.create(WIDGETS, { metadata: { name: `raw-${i}`, namespace: 'raw' }, spec: { size: i } });
     });
     const rawRate = rawN / ((performance.now() - t0) / 1000);
-    log(`raw create rate: ${rawRate.toFixed(0)} objects/s (${rawN} objects, ${concurrency} in parallel)`);
+    log(`raw create rate: ${rawRate.toFixed(0)} objects/s (${rawN} objects, ${concurrency} in parallel); CPU s: ${cpuDelta(rawCpu0, cpuSnapshot(cp, app))}`);
 
     konnector = await startKonnector(app);
     await eventually('bound CRD on the app cluster', () => ac.getOrNull(CoreResources.crds, undefined, WIDGETS_NAME), 120_000, 200);
@@ -163,6 +209,8 @@ async function main(): Promise<void> {
 
       const list = Array.from({ length: n }, (_, i) => `w-${i}`);
       const cpu0 = cpuSeconds(konnector.pid!);
+      const all0 = cpuSnapshot(cp, app, konnector.pid);
+      const [cpReq0, appReq0] = await Promise.all([requestCounts(cpc, 'widgets'), requestCounts(ac, 'widgets')]);
       const start = performance.now();
       await parallel(list, concurrency, async (name) => {
         await ac.create(WIDGETS, { metadata: { name, namespace: ns }, spec: { size: 1, color: 'x' } });
@@ -172,6 +220,9 @@ async function main(): Promise<void> {
       const upDone = Math.max(...list.map((x) => seenUp.get(x)!));
       const upLat = list.map((x) => (seenUp.get(x)! - created.get(x)!) / 1000);
 
+      const allUp = cpuSnapshot(cp, app, konnector.pid);
+      const [cpReqUp, appReqUp] = await Promise.all([requestCounts(cpc, 'widgets'), requestCounts(ac, 'widgets')]);
+      log(`N=${n} up: widget requests on the app cluster: ${countDelta(appReq0, appReqUp)}; on the control plane: ${countDelta(cpReq0, cpReqUp)}`);
       const sStart = performance.now();
       await parallel(list, concurrency, async (name) => {
         await cpc.mergePatch(WIDGETS, pns, name, { status: { phase: 'done' } }, 'status');
@@ -196,7 +247,7 @@ async function main(): Promise<void> {
         cpuSeconds: cpuSeconds(konnector.pid!) - cpu0,
       };
       rows.push(row);
-      log(`N=${n}: up ${row.upSeconds.toFixed(1)} s, down ${row.downSeconds.toFixed(1)} s`);
+      log(`N=${n}: up ${row.upSeconds.toFixed(1)} s (CPU s: ${cpuDelta(all0, allUp)}), down ${row.downSeconds.toFixed(1)} s (CPU s: ${cpuDelta(allUp, cpuSnapshot(cp, app, konnector.pid))})`);
     }
 
     const f = (x: number, d = 2) => x.toFixed(d);
@@ -209,7 +260,15 @@ async function main(): Promise<void> {
     ];
     process.stdout.write(lines.join('\n') + '\n');
   } finally {
-    konnector?.kill('SIGTERM');
+    if (konnector && konnector.exitCode === null) {
+      // Wait for the graceful shutdown (and any --cpu-prof output); SIGKILL after 10 s.
+      const k = konnector;
+      const exited = new Promise<void>((r) => k.once('exit', () => r()));
+      k.kill('SIGTERM');
+      const t = setTimeout(() => k.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(t);
+    }
     await backend.stop().catch(() => undefined);
     cpc.close();
     ac.close();
