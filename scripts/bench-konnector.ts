@@ -34,6 +34,7 @@ const repo = fileURLToPath(new URL('../', import.meta.url));
 const opts = new Command('bench-konnector')
   .option('--sizes <list>', 'comma-separated object counts', '100,1000,5000')
   .option('--concurrency <n>', 'parallel requests of the load generator', '32')
+  .option('--rate <n>', 'pace the load generator at this many creates (and status patches) per second; 0 = as fast as it can (a burst)', '0')
   .option('--qps <n>', 'konnector client QPS (burst = 2 × QPS)', '500')
   .option('--workers <n>', 'konnector workers per sync controller', '8')
   .option('--node-args <args>', 'extra Node.js flags for the konnector process, space-separated (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof")', '')
@@ -48,11 +49,27 @@ const pct = (xs: number[], p: number) => {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
 };
 
+const rate = Number(opts.rate);
+if (!Number.isFinite(rate) || rate < 0) throw new Error(`--rate: ${opts.rate} must be a number >= 0`);
+
 async function parallel<T>(items: T[], n: number, f: (x: T) => Promise<void>): Promise<void> {
   let i = 0;
   await Promise.all(Array.from({ length: n }, async () => {
     while (i < items.length) await f(items[i++]!);
   }));
+}
+
+/** Like `parallel`, but item k is started no earlier than k / rate seconds after the start (rate > 0). */
+async function paced<T>(items: T[], n: number, f: (x: T) => Promise<void>): Promise<void> {
+  if (!(rate > 0)) return parallel(items, n, f);
+  const t0 = performance.now();
+  let k = 0;
+  await parallel(items, n, async (x) => {
+    const due = t0 + (k++ * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    await f(x);
+  });
 }
 
 function peakRssMb(pid: number): number {
@@ -226,7 +243,7 @@ async function main(): Promise<void> {
       const all0 = cpuSnapshot(cp, app, konnector.pid);
       const [cpReq0, appReq0] = await Promise.all([requestCounts(cpc, 'widgets'), requestCounts(ac, 'widgets')]);
       const start = performance.now();
-      await parallel(list, concurrency, async (name) => {
+      await paced(list, concurrency, async (name) => {
         await ac.create(WIDGETS, { metadata: { name, namespace: ns }, spec: { size: 1, color: 'x' } });
         created.set(name, performance.now());
       });
@@ -251,7 +268,7 @@ async function main(): Promise<void> {
       await downInf.waitForSync(30_000);
       const allDown0 = cpuSnapshot(cp, app, konnector.pid);
       const sStart = performance.now();
-      await parallel(list, concurrency, async (name) => {
+      await paced(list, concurrency, async (name) => {
         await cpc.mergePatch(WIDGETS, pns, name, { status: { phase: 'done' } }, 'status');
         statusPatched.set(name, performance.now());
       });
@@ -279,6 +296,7 @@ async function main(): Promise<void> {
 
     const f = (x: number, d = 2) => x.toFixed(d);
     const lines = [
+      ...(rate > 0 ? [`load generator paced at ${rate} objects/s (throughput below is then bounded by the pace)`] : []),
       `raw create rate (plain client, ${concurrency} parallel, control plane): ${f(rawRate, 0)} objects/s; update ${f(updateRate, 0)}/s; server-side-apply create ${f(applyRate, 0)}/s`,
       `pipeline ceiling on these shared cores (1 / (1/create + 1/update + 1/apply)): ${f(pipelineRate, 0)} objects/s = ${f((100 * pipelineRate) / rawRate, 0)}% of raw`,
       '',
