@@ -22,7 +22,9 @@ import {
   ensure,
   eventually,
   installBindingCRDs,
+  countDelta,
   MiniBackend,
+  requestCounts,
   setUpConsumerOnProvider,
   widgetCRD,
   WIDGETS,
@@ -38,6 +40,7 @@ const opts = new Command('bench-konnector')
   .option('--qps <n>', 'konnector client QPS (burst = 2 × QPS)', '500')
   .option('--workers <n>', 'konnector workers per sync controller', '8')
   .option('--node-args <args>', 'extra Node.js flags for the konnector process, space-separated (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof")', '')
+  .option('--konnector-log-level <level>', 'log level of the konnector process (its JSON logs go to stderr)', 'warn')
   .option('--runner <kind>', 'bundle: run an esbuild bundle with plain node (as deployed); tsx: run the sources under tsx', 'bundle')
   .parse(process.argv)
   .opts();
@@ -112,24 +115,10 @@ const cpuDelta = (a: Record<string, number>, b: Record<string, number>): string 
     .map((k) => `${k} ${(b[k]! - (a[k] ?? 0)).toFixed(1)}`)
     .join(', ');
 
-/** apiserver_request_total for one resource from an API server's /metrics, by verb (WATCH/LIST/GET/POST/PUT/PATCH/APPLY/DELETE). */
-async function requestCounts(c: KubeClient, resource: string): Promise<Record<string, number>> {
-  const text = String(await c.request<string>('GET', '/metrics'));
-  const out: Record<string, number> = {};
-  for (const line of text.split('\n')) {
-    if (!line.startsWith('apiserver_request_total{') || !line.includes(`resource="${resource}"`)) continue;
-    const verb = /verb="([A-Z]+)"/.exec(line)?.[1];
-    const sub = /subresource="([a-z]*)"/.exec(line)?.[1];
-    const v = Number(line.slice(line.lastIndexOf(' ') + 1));
-    if (verb && Number.isFinite(v)) out[sub ? `${verb}/${sub}` : verb] = (out[sub ? `${verb}/${sub}` : verb] ?? 0) + v;
-  }
-  return out;
-}
-const countDelta = (a: Record<string, number>, b: Record<string, number>): string =>
-  Object.keys(b)
-    .filter((k) => b[k]! - (a[k] ?? 0) > 0)
-    .sort()
-    .map((k) => `${k} ${b[k]! - (a[k] ?? 0)}`)
+const showCounts = (a: Record<string, number>, b: Record<string, number>): string =>
+  Object.entries(countDelta(a, b))
+    .sort(([x], [y]) => x.localeCompare(y))
+    .map(([k, v]) => `${k} ${v}`)
     .join(', ') || 'none';
 
 async function konnectorEntry(): Promise<string[]> {
@@ -146,7 +135,7 @@ async function startKonnector(app: RealCluster): Promise<ChildProcess> {
   const entry = await konnectorEntry();
   return spawn(
     process.execPath,
-    [...String(opts.nodeArgs).split(' ').filter(Boolean), ...entry, '--kubeconfig', app.kubeconfigPath, '--no-leader-elect', '--health-address', '127.0.0.1:0', '--qps', String(opts.qps), '--burst', String(Number(opts.qps) * 2), '--workers', String(opts.workers), '--log-level', 'warn'],
+    [...String(opts.nodeArgs).split(' ').filter(Boolean), ...entry, '--kubeconfig', app.kubeconfigPath, '--no-leader-elect', '--health-address', '127.0.0.1:0', '--qps', String(opts.qps), '--burst', String(Number(opts.qps) * 2), '--workers', String(opts.workers), '--log-level', String(opts.konnectorLogLevel)],
     { cwd: repo, stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, KLUTCH_KONNECTOR_VERSION: 'v0.1.0-bench' } },
   );
 }
@@ -253,7 +242,7 @@ async function main(): Promise<void> {
 
       const allUp = cpuSnapshot(cp, app, konnector.pid);
       const [cpReqUp, appReqUp] = await Promise.all([requestCounts(cpc, 'widgets'), requestCounts(ac, 'widgets')]);
-      log(`N=${n} up: widget requests on the app cluster: ${countDelta(appReq0, appReqUp)}; on the control plane: ${countDelta(cpReq0, cpReqUp)}`);
+      log(`N=${n} up: widget requests on the app cluster: ${showCounts(appReq0, appReqUp)}; on the control plane: ${showCounts(cpReq0, cpReqUp)}`);
       // Each observer only watches during its own phase, so it does not load the API servers otherwise.
       await upInf.stop();
       const statusPatched = new Map<string, number>();

@@ -59,6 +59,20 @@ export class ExportSync {
   private readonly unsubscribe: () => void;
   private readonly pendingUp = new Map<string, number>();
   private readonly pendingDown = new Map<string, number>();
+  /**
+   * Upstream copies this konnector created whose ADDED event its provider informer has not delivered
+   * yet: provider location → consumer spec hash and time. A reconcile in between (e.g. for the event of
+   * the finalizer update) then does not apply the same copy again. Cleared by the informer event, or
+   * ignored after APPLIED_TTL_MS in case the event never comes.
+   */
+  private readonly appliedUp = new Map<string, { specHash: string; at: number }>();
+  /**
+   * Consumer objects this konnector just updated (finalizer added) whose MODIFIED event the consumer
+   * informer has not delivered yet: key → the resourceVersion that update replaced and the object the
+   * API server returned. A reconcile triggered meanwhile by an upstream event works on the returned
+   * object instead of the stale cached one (which would make the update conflict).
+   */
+  private readonly updatedDown = new Map<string, { staleRV: string | undefined; obj: KubeObject }>();
   private readonly resLabel: string;
   private started = false;
 
@@ -81,15 +95,24 @@ export class ExportSync {
     this.spec = new Controller({ ...common, name: `spec:${this.resLabel}:${ctx.clusterNamespace}`, reconciler: (k) => this.reconcileSpec(k) });
     this.status = new Controller({ ...common, name: `status:${this.resLabel}:${ctx.clusterNamespace}`, reconciler: (k) => this.reconcileStatus(k) });
 
+    const freshDown = (o: KubeObject) => {
+      const u = this.updatedDown.get(keyOf(o));
+      if (u && u.staleRV !== o.metadata.resourceVersion) this.updatedDown.delete(keyOf(o));
+    };
     this.consumerInformer.addEventHandler({
-      onAdd: (o) => this.enqueueUp(keyOf(o)),
+      onAdd: (o) => {
+        freshDown(o);
+        this.enqueueUp(keyOf(o));
+      },
       onUpdate: (_, o) => {
+        freshDown(o);
         this.enqueueUp(keyOf(o));
         // Downstream status is the provider's: a change made on the app cluster is overwritten again.
         const p = this.toProvider(o.metadata.namespace, o.metadata.name!);
         if (p) this.enqueueDown(locKey(p));
       },
       onDelete: (o) => {
+        this.updatedDown.delete(keyOf(o));
         this.enqueueUp(keyOf(o));
         const p = this.toProvider(o.metadata.namespace, o.metadata.name!);
         if (p) this.enqueueDown(locKey(p));
@@ -104,6 +127,7 @@ export class ExportSync {
   }
 
   private onProviderEvent(o: KubeObject, deleted = false): void {
+    this.appliedUp.delete(keyOf(o));
     const c = this.toConsumer(o);
     if (!c) return; // not one of this consumer's objects
     this.enqueueDown(keyOf(o));
@@ -223,6 +247,8 @@ export class ExportSync {
     const cached = this.consumerInformer.get(key);
     if (!cached) return undefined; // gone: the status side deletes orphaned upstream copies
     let down: KubeObject = cached;
+    const updated = this.updatedDown.get(key);
+    if (updated && updated.staleRV === cached.metadata.resourceVersion) down = updated.obj;
     const { namespace, name } = splitKey(key);
     let loc = this.toProvider(namespace, name);
     if (!loc && namespace) {
@@ -258,19 +284,29 @@ export class ExportSync {
     if (!hasFinalizer(down, SYNCER_FINALIZER)) {
       // Finalizer first (so a delete can never skip the upstream clean-up), then go on with the
       // object the API server returned instead of waiting for the informer to deliver it.
+      const staleRV = down.metadata.resourceVersion;
       down = await this.ctx.app.update(this.resource, { ...down, metadata: { ...down.metadata, finalizers: [...(down.metadata.finalizers ?? []), SYNCER_FINALIZER] } });
+      if (this.updatedDown.size > 10_000) this.updatedDown.clear(); // bounded: only a cache of in-flight events
+      this.updatedDown.set(key, { staleRV, obj: down });
     }
 
     const spec = (down as { spec?: unknown }).spec;
     const specHash = hashOf(spec ?? null);
     if (up && isDeleting(up)) return undefined; // provider deleted it; recreate once it is gone (delete event)
     if (!up) {
+      const lk = locKey(loc);
+      const pending = this.appliedUp.get(lk);
+      if (pending && pending.specHash === specHash && performance.now() - pending.at < APPLIED_TTL_MS) {
+        return undefined; // created a moment ago; its ADDED event requeues this key
+      }
       // Created by server-side apply (not POST) so that the konnector's field manager owns every field
       // it wrote, and later removals of consumer fields are removed upstream too.
       const ann: Record<string, string> = { [BOUND_ANNOTATION]: 'true', [SPEC_HASH_ANNOTATION]: specHash };
       if (!this.resource.namespaced) ann[CLUSTER_NAMESPACE_ANNOTATION] = this.ctx.clusterNamespace;
       const copy = copyWithMeta(down, cleanMeta(down.metadata, loc.name, loc.namespace, ann));
       await this.ctx.provider.apply(this.providerResource, copy, FIELD_MANAGER, { force: true });
+      if (this.appliedUp.size > 10_000) this.appliedUp.clear(); // bounded: only a cache of in-flight events
+      this.appliedUp.set(lk, { specHash, at: performance.now() });
       return 'create';
     }
     return this.applySpec(down, up, loc, specHash);
@@ -375,5 +411,8 @@ export class ExportSync {
     return 'adopt';
   }
 }
+
+/** How long an upstream create waits for its informer event before a reconcile may apply it again. */
+const APPLIED_TTL_MS = 30_000;
 
 const locKey = (l: Loc): string => (l.namespace ? `${l.namespace}/${l.name}` : l.name);

@@ -276,3 +276,29 @@ export class MiniBackend {
 export async function getOrNull<T extends KubeObject = KubeObject>(c: KubeClient, r: ResourceRef, ns: string | undefined, name: string): Promise<T | undefined> {
   return c.getOrNull<T>(r, ns, name);
 }
+
+/**
+ * `apiserver_request_total` of one resource from an API server's /metrics: successful requests by verb
+ * (`POST`, `PUT`, `APPLY`, `PUT/status`, …), failed ones as `<verb> <code>` (e.g. `PUT 409`).
+ */
+export async function requestCounts(c: KubeClient, resource: string): Promise<Record<string, number>> {
+  const text = String(await c.request<string>('GET', '/metrics'));
+  const out: Record<string, number> = {};
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('apiserver_request_total{') || !line.includes(`resource="${resource}"`)) continue;
+    const verb = /verb="([A-Z]+)"/.exec(line)?.[1];
+    const sub = /subresource="([a-z]*)"/.exec(line)?.[1];
+    const code = /code="(\d+)"/.exec(line)?.[1] ?? '';
+    const v = Number(line.slice(line.lastIndexOf(' ') + 1));
+    const k = `${sub ? `${verb}/${sub}` : verb}${code.startsWith('2') ? '' : ` ${code}`}`;
+    if (verb && Number.isFinite(v)) out[k] = (out[k] ?? 0) + v;
+  }
+  return out;
+}
+
+/** What `requestCounts` grew by between two readings (only the keys that grew). */
+export function countDelta(a: Record<string, number>, b: Record<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const k of Object.keys(b)) if (b[k]! - (a[k] ?? 0) > 0) out[k] = b[k]! - (a[k] ?? 0);
+  return out;
+}

@@ -12,6 +12,7 @@ import {
   admin,
   bindOnApp,
   createCRDs,
+  countDelta,
   CREDS_LABEL,
   ensure,
   eventually,
@@ -19,7 +20,9 @@ import {
   kubeconfigText,
   MiniBackend,
   never,
+  requestCounts,
   setUpConsumerOnProvider,
+  sleep,
   tokenFor,
   widgetCRD,
   widgetExport,
@@ -150,6 +153,22 @@ describe('konnector on real clusters', () => {
       return d.status?.phase === 'Ready' ? d : undefined;
     });
     expect(down.status).toEqual({ phase: 'Ready', message: 'provisioned' });
+  });
+
+  it('each synced object costs exactly one finalizer update downstream and one apply upstream (no repeated or conflicting writes)', async () => {
+    await ensure(a1, CoreResources.namespaces, { metadata: { name: 'team-bulk' } });
+    await a1.create(WIDGETS, { metadata: { name: 'first', namespace: 'team-bulk' }, spec: { size: 1 } });
+    await eventually('first upstream', () => cpc.getOrNull(WIDGETS, 'cluster-app1-team-bulk', 'first'));
+    const [app0, cp0] = await Promise.all([requestCounts(a1, 'widgets'), requestCounts(cpc, 'widgets')]);
+    const names = Array.from({ length: 60 }, (_, i) => `bulk-${i}`);
+    await Promise.all(names.map((name) => a1.create(WIDGETS, { metadata: { name, namespace: 'team-bulk' }, spec: { size: 2 } })));
+    await eventually('all 60 upstream', async () => (await cpc.list(WIDGETS, 'cluster-app1-team-bulk')).items.length === 61);
+    await eventually('all 60 carry the finalizer', async () => (await a1.list(WIDGETS, 'team-bulk')).items.every((o) => o.metadata.finalizers?.includes(SYNCER_FINALIZER)));
+    await sleep(1000); // late duplicates would show up here
+    const [app1d, cp1d] = await Promise.all([requestCounts(a1, 'widgets'), requestCounts(cpc, 'widgets')]);
+    const writes = (d: Record<string, number>) => Object.fromEntries(Object.entries(d).filter(([k]) => !/^(GET|LIST|WATCH)\b/.test(k)));
+    expect(writes(countDelta(app0, app1d))).toEqual({ POST: 60, PUT: 60 });
+    expect(writes(countDelta(cp0, cp1d))).toEqual({ APPLY: 60 });
   });
 
   it('provider-side spec drift is reverted; fields only the provider sets are left alone', async () => {
