@@ -14,7 +14,7 @@ import { Controller } from '../core/controller.js';
 import { Informer } from '../core/informer.js';
 import { silentLogger } from '../core/logger.js';
 import { apiServiceBindingKind } from '../../constructs/api/api-service-binding.js';
-import { isOwnedBy, type CRD } from './crd.js';
+import { controllerOf, isOwnedBy, type CRD } from './crd.js';
 import { KubeconfigError, parseKubeconfigSecret, type ParsedKubeconfig } from './kubeconfig.js';
 import { isDeleting } from './metadata.js';
 import { konnectorMetrics, type KonnectorMetrics } from './metrics.js';
@@ -115,6 +115,15 @@ export class Konnector {
       crds: this.crds,
       namespaces: this.namespaces,
       getBinding: (k) => this.bindings.get(k) ?? this.unbinding.get(k),
+      ownerBindingGone: (crd) => {
+        const owner = controllerOf(crd);
+        if (!owner || owner.kind !== 'APIServiceBinding' || !owner.apiVersion.startsWith('klutch.anynines.com/')) return false;
+        // A konnector watching one namespace cannot tell whether a binding elsewhere owns the CRD.
+        if (opts.bindingNamespace && !opts.controlPlaneMode) return false;
+        if (!this.bindings.hasSynced()) return false;
+        const all = [...this.bindings.list(), ...this.unbinding.values(), ...this.lastSeen.values()];
+        return !all.some((b) => b.metadata.uid === owner.uid);
+      },
       bindingChanged: (k) => this.controller.enqueue(k),
       clientFor: (p: ParsedKubeconfig) => new KubeClient(p.access, { qps, burst, userAgent: 'klutch-konnector' }),
       log: this.log,

@@ -17,7 +17,7 @@ import { Controller } from '../core/controller.js';
 import { Informer } from '../core/informer.js';
 import { ClaimSync } from './claims.js';
 import type { SyncContext } from './context.js';
-import { crdEstablished, crdNeedsUpdate, exportToCRD, isOwnedBy, controllerOf, type CRD } from './crd.js';
+import { bindingOwnerRef, crdEstablished, crdNeedsUpdate, exportToCRD, isOwnedBy, controllerOf, type CRD } from './crd.js';
 import { ExportSync } from './export-sync.js';
 import type { ParsedKubeconfig } from './kubeconfig.js';
 import { hashOf, isDeleting } from './metadata.js';
@@ -25,6 +25,7 @@ import type { KonnectorMetrics } from './metrics.js';
 import {
   BindResources,
   CLUSTER_BINDING_NAME,
+  EXPORTED_LABEL,
   type APIServiceBinding,
   type APIServiceExport,
   type APIServiceNamespace,
@@ -39,6 +40,11 @@ export interface KonnectorShared {
   crds: Informer<CRD>;
   namespaces: Informer;
   getBinding(key: string): APIServiceBinding | undefined;
+  /**
+   * Whether the CRD's controller is an APIServiceBinding that certainly no longer exists (none with its
+   * uid among the bindings the konnector can see, and it sees all the bindings that could own it).
+   */
+  ownerBindingGone(crd: CRD): boolean;
   bindingChanged(key: string): void;
   clientFor(parsed: ParsedKubeconfig): KubeClient;
   log: Logger;
@@ -407,7 +413,17 @@ export class ProviderConnection implements SyncContext {
       });
       return;
     }
-    const live = this.shared.crds.getByName(undefined, name);
+    let live = this.shared.crds.getByName(undefined, name);
+    if (live && !isOwnedBy(live, b) && controllerOf(live)?.name === name && live.metadata.labels?.[EXPORTED_LABEL] === 'true' && this.shared.ownerBindingGone(live)) {
+      // Made by a konnector for a binding of the same name that is gone (e.g. deleted with its finalizer
+      // removed by hand, then created again): adopt it instead of calling it foreign; its objects stay.
+      const old = controllerOf(live)!;
+      live = await this.app.update<CRD>(CoreResources.crds, {
+        ...live,
+        metadata: { ...live.metadata, ownerReferences: [...(live.metadata.ownerReferences ?? []).filter((r) => r.uid !== old.uid), bindingOwnerRef(b)] },
+      });
+      this.log.info({ crd: name, previousOwnerUid: old.uid, binding: bindingKey }, 'adopted the CustomResourceDefinition of a deleted binding of the same name');
+    }
     if (live && !isOwnedBy(live, b)) {
       const owner = controllerOf(live);
       this.setCrdState(bindingKey, {

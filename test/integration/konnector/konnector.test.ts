@@ -587,4 +587,30 @@ describe('konnector on real clusters', () => {
     // The provider was unreachable, so its copy is still there (the provider cleans it up with the namespace).
     expect(await cpc.getOrNull(WIDGETS, 'cluster-app2-team-a', 'w4')).toBeDefined();
   });
+
+  it('a binding force-removed while the konnector is down and created again: the CRD is adopted, its objects stay and keep syncing', async () => {
+    const k1 = konnectors.find((k) => k.app.server === a1.server)!;
+    const before = await a1.get(CoreResources.crds, undefined, WIDGETS_NAME);
+    const oldUid = (await a1.get(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME)).metadata.uid;
+    await k1.stop();
+    konnectors.splice(konnectors.indexOf(k1), 1);
+    await a1.delete(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME);
+    // An administrator removes the konnector's finalizer by hand: the binding is gone, the CRD stays.
+    const b = await a1.get(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME);
+    await a1.jsonPatch(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME, [{ op: 'replace', path: '/metadata/finalizers', value: (b.metadata.finalizers ?? []).filter((f) => f !== BINDING_FINALIZER) }]);
+    await eventually('binding gone', async () => !(await a1.getOrNull(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME)));
+    await bindOnApp(app1, p1);
+    const newUid = (await a1.get(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME)).metadata.uid;
+    expect(newUid).not.toBe(oldUid);
+
+    await startKonnector(app1, 'konnector-app1-restarted').start();
+    await eventually('binding Ready', async () => (await condition(a1, WIDGETS_NAME, 'Ready'))?.status === 'True', 60_000);
+    const crd = await a1.get(CoreResources.crds, undefined, WIDGETS_NAME);
+    expect(crd.metadata.uid).toBe(before.metadata.uid); // the same CRD, not recreated
+    expect(crd.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'APIServiceBinding', uid: newUid, controller: true })]);
+    expect(await a1.getOrNull(WIDGETS, 'team-a', 'w1')).toBeDefined();
+    expect(await cpc.getOrNull(WIDGETS, 'cluster-app1-team-a', 'w1')).toBeDefined();
+    await a1.create(WIDGETS, { metadata: { name: 'after-adopt', namespace: 'team-a' }, spec: { size: 9 } });
+    await eventually('after-adopt upstream', () => cpc.getOrNull(WIDGETS, 'cluster-app1-team-a', 'after-adopt'));
+  });
 });
