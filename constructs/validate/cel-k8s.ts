@@ -1,10 +1,19 @@
 /**
- * A subset of the Kubernetes CEL libraries the API server adds for `x-kubernetes-validations`
- * (k8s.io/apiserver/pkg/cel/library): the lists library (`isSorted`, `sum`, `min`, `max`,
- * `indexOf`, `lastIndexOf`) and the regex library (`find`, `findAll`). Not provided: `quantity`,
- * `url`, `ip`, `cidr`, `format` and the authz library.
+ * The Kubernetes CEL libraries the API server adds for `x-kubernetes-validations`
+ * (k8s.io/apiserver/pkg/cel/library, Kubernetes 1.35): the lists library (`isSorted`, `sum`,
+ * `min`, `max`, `indexOf`, `lastIndexOf`), the regex library (`find`, `findAll`), and — in
+ * `_cel-quantity.ts`, `_cel-net.ts`, `_cel-format.ts` — the quantity, url, ip, cidr and format
+ * libraries (plus the optional-value methods `hasValue`, `value`, `orValue`, `optional.of`,
+ * `optional.none` that the format library's results need). Not provided: the authz, semver and
+ * sets libraries, the two-variable comprehensions and the CEL cost budget.
  */
 import { celMethod, CelScalar, isCelList, listType, type CelFunc, type CelList, type CelValue } from '@bufbuild/cel';
+import { k8sFormatFuncs } from './_cel-format.js';
+import { k8sCIDRFuncs, k8sIPFuncs, k8sURLFuncs } from './_cel-net.js';
+import { optionalFuncs } from './_cel-opaque.js';
+import { k8sQuantityFuncs } from './_cel-quantity.js';
+
+export { k8sCIDRFuncs, k8sFormatFuncs, k8sIPFuncs, k8sQuantityFuncs, k8sURLFuncs };
 
 const DYN = CelScalar.DYN;
 const LIST = listType(DYN);
@@ -92,4 +101,16 @@ export const k8sRegexFuncs: CelFunc[] = [
     const all = [...this.matchAll(new RegExp(re, 'g'))].map((m) => m[0]);
     return n < 0n ? all : all.slice(0, Number(n));
   }),
+];
+
+/** Every Kubernetes library function provided here (lists, regex, quantity, url, ip, cidr, format). */
+export const k8sLibraryFuncs: CelFunc[] = [
+  ...k8sListFuncs,
+  ...k8sRegexFuncs,
+  ...k8sQuantityFuncs,
+  ...k8sURLFuncs,
+  ...k8sIPFuncs,
+  ...k8sCIDRFuncs,
+  ...k8sFormatFuncs,
+  ...optionalFuncs,
 ];

@@ -8,15 +8,16 @@
  * - values are typed by the schema: `integer` (and int-or-string numbers) are CEL `int`, `number`
  *   is `double`; unknown (preserved) JSON numbers that are whole are `int`;
  * - the strings extension (`lowerAscii`, `upperAscii`, `indexOf`, `split`, `replace`, `trim`, ...) and
- *   the Kubernetes lists and regex libraries (`isSorted`, `sum`, `min`, `max`, `indexOf`,
- *   `lastIndexOf`, `find`, `findAll`; see cel-k8s.ts) are available alongside the standard `has`,
- *   `size`, `matches`, `contains`, `startsWith`, `all`, `exists`, `exists_one`, `map`, `filter`, `type`;
+ *   the Kubernetes lists, regex, quantity, url, ip, cidr and format libraries (`isSorted`, `sum`,
+ *   `find`, `quantity(...)`, `isURL`, `cidr(...).containsIP`, `format.dns1123Label().validate`, ...;
+ *   see cel-k8s.ts) are available alongside the standard `has`, `size`, `matches`, `contains`,
+ *   `startsWith`, `all`, `exists`, `exists_one`, `map`, `filter`, `type`;
  * - a rule that evaluates to an error (e.g. a missing key) fails, reporting the error.
  */
 import { celEnv, isCelError, parse, plan, type CelEnv } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
 import type { CelRule, JSONSchemaProps } from '../api/_schema.js';
-import { k8sListFuncs, k8sRegexFuncs } from './cel-k8s.js';
+import { k8sLibraryFuncs } from './cel-k8s.js';
 
 /** One failed rule. */
 export interface CelFailure {
@@ -35,7 +36,7 @@ function compile(rule: string): Program | Error {
   let p = programs.get(rule);
   if (!p) {
     try {
-      env ??= celEnv({ funcs: [...strings, ...k8sListFuncs, ...k8sRegexFuncs] });
+      env ??= celEnv({ funcs: [...strings, ...k8sLibraryFuncs] });
       p = plan(env, parse(rule)) as unknown as Program;
     } catch (e) {
       p = e instanceof Error ? e : new Error(String(e));
