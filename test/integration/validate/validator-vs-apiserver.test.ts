@@ -2,7 +2,8 @@
  * The offline validator (constructs/validate) against a real kube-apiserver: every example object
  * of the binding-API compatibility corpus (test/api/_examples.ts: generated bases, single-field
  * mutations, CEL cases, update pairs) and a set of Klutch PostgreSQL claims (derived claim CRD,
- * incl. update pairs) is sent to the API server as a dry run with strict field validation, and
+ * incl. update pairs), plus probe CRDs for CEL features and the Kubernetes quantity/url/ip/cidr/format
+ * libraries, is sent to the API server as a dry run with strict field validation, and
  * must get the same verdict there as from `SchemaValidator`.
  *
  * Updates: the old object is created for real in its own namespace, the new one is a dry-run
@@ -198,6 +199,100 @@ function probeCases(): Case[] {
   ];
 }
 
+/** A CRD exercising the Kubernetes quantity, url, ip, cidr and format CEL libraries. */
+const libSchema: JSONSchemaProps = {
+  type: 'object',
+  properties: {
+    apiVersion: { type: 'string' },
+    kind: { type: 'string' },
+    metadata: { type: 'object' },
+    spec: {
+      type: 'object',
+      properties: {
+        q: { type: 'string', maxLength: 64, 'x-kubernetes-validations': [{ rule: 'isQuantity(self)', message: 'not a quantity' }] },
+        storage: { type: 'string', maxLength: 64, 'x-kubernetes-validations': [{ rule: "quantity(self).compareTo(quantity('1Gi')) >= 0", message: 'at least 1Gi' }] },
+        whole: { type: 'string', maxLength: 64, 'x-kubernetes-validations': [{ rule: 'quantity(self).isInteger() && quantity(self).asInteger() < 100000', message: 'small integer' }] },
+        cpu: { type: 'string', maxLength: 64, 'x-kubernetes-validations': [{ rule: "quantity(self).add(quantity('500m')).isLessThan(quantity('2'))", message: 'cpu + 500m < 2' }] },
+        endpoint: { type: 'string', maxLength: 128, 'x-kubernetes-validations': [{ rule: "self == '' || isURL(self)", message: 'not a URL' }] },
+        https: { type: 'string', maxLength: 128, 'x-kubernetes-validations': [{ rule: "url(self).getScheme() == 'https' && url(self).getPort() != '' && url(self).getEscapedPath().startsWith('/api')", message: 'https with port and /api' }] },
+        query: { type: 'string', maxLength: 128, 'x-kubernetes-validations': [{ rule: "'x' in url(self).getQuery() && size(url(self).getQuery()['x']) == 2", message: 'two x params' }] },
+        ip: { type: 'string', maxLength: 64, 'x-kubernetes-validations': [{ rule: 'isIP(self) && ip.isCanonical(self) && ip(self).isGlobalUnicast()', message: 'canonical global unicast IP' }] },
+        ip6: { type: 'string', maxLength: 64, 'x-kubernetes-validations': [{ rule: "ip(self).family() == 6 && string(ip(self)) == '2001:db8::1'", message: 'the IPv6 2001:db8::1' }] },
+        net: {
+          type: 'object',
+          required: ['range', 'gateway'],
+          properties: { range: { type: 'string', maxLength: 64 }, gateway: { type: 'string', maxLength: 64 } },
+          'x-kubernetes-validations': [
+            { rule: 'cidr(self.range).containsIP(self.gateway)', message: 'gateway outside range' },
+            { rule: 'cidr(self.range) == cidr(self.range).masked()', message: 'range not masked' },
+            { rule: "cidr('10.0.0.0/8').containsCIDR(self.range) || !isCIDR(self.range) || cidr(self.range).ip().family() == 6", message: 'IPv4 ranges within 10/8' },
+          ],
+        },
+        name: { type: 'string', maxLength: 253, 'x-kubernetes-validations': [{ rule: '!format.dns1123Label().validate(self).hasValue()', messageExpression: 'format.dns1123Label().validate(self).value()[0]' }] },
+        fmt: {
+          type: 'object',
+          required: ['name', 'value'],
+          properties: { name: { type: 'string', maxLength: 32 }, value: { type: 'string', maxLength: 64 } },
+          'x-kubernetes-validations': [{ rule: 'format.named(self.name).hasValue() && !format.named(self.name).value().validate(self.value).hasValue()', message: 'invalid for the format' }],
+        },
+      },
+    },
+  },
+};
+
+function libCases(): Case[] {
+  const lib = (spec: Record<string, unknown>) => ({ apiVersion: `${PROBE_GROUP}/v1`, kind: 'LibProbe', metadata: { name: 'l' }, spec });
+  const c = (label: string, spec: Record<string, unknown>): Case => ({ label: `LibProbe: ${label}`, group: PROBE_GROUP, version: 'v1', plural: 'libprobes', schema: libSchema, obj: lib(spec) });
+  const fmt = (name: string, value: string) => ({ fmt: { name, value } });
+  return [
+    ...['1.5G', '200k', '-1.5Mi', '1e3', '1E-3', '.', '+', 'Mi', '.5', '1.', '200K', 'Three', '1,3G', '.5i', '1Mi3', '0.1n', ' 1'].map((q) => c(`isQuantity ${JSON.stringify(q)}`, { q })),
+    ...['2Gi', '1024Mi', '1Gi', '1G', '1073741824', '1073741823', '1.5Gi', '0.001Ti', 'x'].map((storage) => c(`storage ${storage}`, { storage })),
+    ...['50k', '99999', '100k', '1000m', '1500m', '1.0', '1e3', '1.5Gi', '12345678901234567890'].map((whole) => c(`integer ${whole}`, { whole })),
+    ...['1', '1499m', '1500m', '1.4999999999', '-5'].map((cpu) => c(`cpu ${cpu}`, { cpu })),
+    ...['', 'https://db.example.com:5432/app', '/absolute', 'db.example.com', 'db.example.com:5432', '../rel', 'https://a:b:c/', 'http://a:b:80/', 'http://[::1]:80/', 'http://[1.2.3.4]/', 'https://x/%zz', 'https://exa mple.com/', 'http://u@x/', 'http://u v@x/', '*', 'mailto:x@y'].map((endpoint) =>
+      c(`isURL ${JSON.stringify(endpoint)}`, { endpoint }),
+    ),
+    ...['https://x:8443/api/v1', 'https://x/api', 'http://x:80/api', 'https://x:8443/other', 'https://[::1]:1/api?x#y', 'https://x:8443/api%2Fv1', 'nope'].map((https) => c(`https ${https}`, { https })),
+    ...['https://x/?x=1&x=2', 'https://x/?x=1&y=2', 'https://x/?x=1;x=2&x=3', 'https://x/?x=%zz&x=1&x=2', 'https://x/?x&x=+'].map((query) => c(`query ${query}`, { query })),
+    ...['8.8.8.8', '10.0.0.1', '127.0.0.1', '0.0.0.0', '255.255.255.255', '2001:db8::1', '2001:DB8::1', '2001:db8:0:0:0:0:0:1', '01.2.3.4', '::ffff:1.2.3.4', 'fe80::1', 'fe80::1%eth0', '224.0.0.1'].map((ip) =>
+      c(`ip ${ip}`, { ip }),
+    ),
+    ...['2001:db8::1', '2001:0db8:0::1', '10.0.0.1', '2001:db8::2'].map((ip6) => c(`ip6 ${ip6}`, { ip6 })),
+    ...[
+      ['10.1.0.0/16', '10.1.2.3'],
+      ['10.1.0.0/16', '10.2.0.1'],
+      ['10.1.0.1/16', '10.1.2.3'],
+      ['192.168.0.0/24', '192.168.0.1'],
+      ['2001:db8::/32', '2001:db8::1'],
+      ['2001:db8::/32', '10.0.0.1'],
+      ['10.0.0.0/33', '10.0.0.1'],
+      ['10.0.0.0/8', '10.0.0.256'],
+      ['10.0.0.0/08', '10.0.0.1'],
+    ].map(([range, gateway]) => c(`cidr ${range} ${gateway}`, { net: { range, gateway } })),
+    ...['db-1', 'Db', 'a.b', 'x'.repeat(64), '-x'].map((name) => c(`dns1123Label ${name.slice(0, 10)}`, { name })),
+    c('format dns1123Subdomain ok', fmt('dns1123Subdomain', 'a.b.c')),
+    c('format dns1123Subdomain bad', fmt('dns1123Subdomain', 'a..b')),
+    c('format dns1035Label bad', fmt('dns1035Label', '1abc')),
+    c('format qualifiedName ok', fmt('qualifiedName', 'example.com/MyName')),
+    c('format qualifiedName bad', fmt('qualifiedName', 'a/b/c')),
+    c('format dns1123LabelPrefix ok', fmt('dns1123LabelPrefix', 'my-prefix-')),
+    c('format dns1035LabelPrefix "1-" (masked to "a")', fmt('dns1035LabelPrefix', '1-')),
+    c('format labelValue empty', fmt('labelValue', '')),
+    c('format labelValue bad', fmt('labelValue', 'a b')),
+    c('format uri ok', fmt('uri', 'https://example.com/x')),
+    c('format uri bad', fmt('uri', 'example.com')),
+    c('format uuid ok', fmt('uuid', '123E4567E89B12D3A456426614174000')),
+    c('format uuid bad', fmt('uuid', '123e4567-e89b-12d3-a456')),
+    c('format byte ok', fmt('byte', 'aGVsbG8=')),
+    c('format byte bad', fmt('byte', 'aGVsbG8')),
+    c('format date ok', fmt('date', '2024-02-29')),
+    c('format date bad', fmt('date', '2023-02-29')),
+    c('format datetime ok', fmt('datetime', '2021-01-01t10:20:30.5+02:00')),
+    c('format datetime bad', fmt('datetime', '2021-01-01T24:00:00Z')),
+    c('format unknown', fmt('nope', 'x')),
+  ];
+}
+
 beforeAll(async () => {
   cluster = getCluster();
   custom = cluster.kubeConfig.makeApiClient(CustomObjectsApi);
@@ -212,6 +307,12 @@ beforeAll(async () => {
       kind: 'CustomResourceDefinition',
       metadata: { name: `probes.${PROBE_GROUP}` },
       spec: { group: PROBE_GROUP, scope: 'Namespaced', names: { kind: 'Probe', plural: 'probes' }, versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: probeSchema } }] },
+    } as unknown as KubernetesObject,
+    {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: `libprobes.${PROBE_GROUP}` },
+      spec: { group: PROBE_GROUP, scope: 'Namespaced', names: { kind: 'LibProbe', plural: 'libprobes' }, versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: libSchema } }] },
     } as unknown as KubernetesObject,
   ]);
 });
@@ -248,5 +349,11 @@ describe('SchemaValidator agrees with kube-apiserver', () => {
     const { mismatches, counts } = await compare(probeCases());
     expect(mismatches).toEqual([]);
     expect(counts).toEqual({ valid: 4, invalid: 10 });
+  });
+
+  it('on the Kubernetes quantity, url, ip, cidr and format CEL libraries', async () => {
+    const { mismatches, counts } = await compare(libCases());
+    expect(mismatches).toEqual([]);
+    expect(counts).toEqual({ valid: 56, invalid: 63 });
   });
 });
