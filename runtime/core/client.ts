@@ -130,7 +130,13 @@ export interface WatchHandle {
 }
 
 interface Prepared {
+  /** Pool for ordinary requests (bounded). */
   agent: http.Agent;
+  /**
+   * Sockets for watches, apart from the pool: a watch holds its socket for minutes, so watches sharing
+   * the bounded pool would, once there are as many as it has sockets, leave every other request waiting.
+   */
+  watchAgent: http.Agent;
   headers: Record<string, string>;
   base: URL;
 }
@@ -240,8 +246,11 @@ export class KubeClient {
           rejectUnauthorized: opts.rejectUnauthorized,
           servername: opts.servername,
         };
-        const agent = base.protocol === 'https:' ? new https.Agent(agentOpts) : new http.Agent({ keepAlive: true });
-        return { agent, headers, base };
+        const https_ = base.protocol === 'https:';
+        const agent = https_ ? new https.Agent(agentOpts) : new http.Agent({ keepAlive: true, maxSockets: agentOpts.maxSockets });
+        const watchOpts = { ...agentOpts, maxSockets: Infinity };
+        const watchAgent = https_ ? new https.Agent(watchOpts) : new http.Agent({ keepAlive: true });
+        return { agent, watchAgent, headers, base };
       })();
     }
     return this.prepared;
@@ -249,7 +258,10 @@ export class KubeClient {
 
   /** Closes pooled sockets (watches are aborted by their owners). */
   close(): void {
-    void this.prepared?.then((p) => p.agent.destroy());
+    void this.prepared?.then((p) => {
+      p.agent.destroy();
+      p.watchAgent.destroy();
+    });
   }
 
   private url(base: URL, path: string, query?: Record<string, string | number | boolean | undefined>): URL {
@@ -454,7 +466,7 @@ export class KubeClient {
       const done = new Promise<void>((res) => (resolveDone = res));
       const auth = this.authHeader();
       const headers = auth ? { ...p.headers, Authorization: auth } : p.headers;
-      const req = mod.request(u, { method: 'GET', headers, agent: p.agent, signal: ac.signal }, (res) => {
+      const req = mod.request(u, { method: 'GET', headers, agent: p.watchAgent, signal: ac.signal }, (res) => {
         const code = res.statusCode ?? 0;
         if (code !== 200) {
           const chunks: Buffer[] = [];
