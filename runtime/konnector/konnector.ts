@@ -342,8 +342,8 @@ export class Konnector {
    * keeps a binding deleted while the konnector was down around until this has happened.
    */
   private async unbind(key: string, b: APIServiceBinding | undefined): Promise<{ requeueAfterMs: number } | void> {
-    if (b && !this.attached.has(key) && (b.metadata.finalizers ?? []).includes(BINDING_FINALIZER)) {
-      // Deleted while the konnector was down (or before it connected): connect to clean up.
+    if (b && !this.attached.has(key)) {
+      // Deleted while the konnector was down (or before it connected): connect to clean up upstream too.
       const { parsed } = await this.kubeconfigFor(b);
       if (parsed) await this.attach(key, parsed);
     }
