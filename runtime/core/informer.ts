@@ -36,6 +36,20 @@ export interface InformerOptions {
   logger?: Logger;
   /** Name for logs. */
   name?: string;
+  /**
+   * Applied to every object before it is cached and handed to handlers (e.g. `stripManagedFields`, as
+   * controller-runtime's cache transforms do). It may modify the object in place.
+   */
+  transform?: (obj: KubeObject) => KubeObject;
+}
+
+/**
+ * Drops `metadata.managedFields` (often a third of an object) from cached objects. Safe for objects
+ * that are later sent back with PUT: an update without managedFields keeps the live ones.
+ */
+export function stripManagedFields<T extends KubeObject>(o: T): T {
+  if (o.metadata?.managedFields !== undefined) delete o.metadata.managedFields;
+  return o;
 }
 
 export type IndexFunc<T> = (obj: T) => string[];
@@ -228,7 +242,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       for (const it of page.items) {
         if (!it.apiVersion) it.apiVersion = this.resource.group ? `${this.resource.group}/${this.resource.version}` : this.resource.version;
         if (!it.kind && this.resource.kind) it.kind = this.resource.kind;
-        items.push(it);
+        items.push(this.opts.transform ? (this.opts.transform(it) as T) : it);
       }
       cont = page.metadata.continue || undefined;
       rv = page.metadata.resourceVersion;
@@ -276,6 +290,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       (ev) => {
         if (gone) return;
         this.stats.events++;
+        if (this.opts.transform && (ev.type === 'ADDED' || ev.type === 'MODIFIED' || ev.type === 'DELETED')) ev.object = this.opts.transform(ev.object) as T;
         switch (ev.type) {
           case 'ADDED':
           case 'MODIFIED': {

@@ -32,6 +32,7 @@
 import type { Logger } from 'pino';
 import { isAlreadyExists, isNotFound, keyOf, splitKey, type KubeClient, type KubeObject, type ResourceRef } from '../core/client.js';
 import { Controller } from '../core/controller.js';
+import { stripManagedFields } from '../core/informer.js';
 import type { SyncContext } from './context.js';
 import { cleanMeta, deepEqual, isDeleting } from './metadata.js';
 import { MultiNamespaceInformer } from './multins-informer.js';
@@ -86,8 +87,8 @@ export class ClaimSync {
     this.log = ctx.log.child({ claim: this.label, binding: bindingName });
     this.opts = claimOptions(claim);
     if (this.opts.invalidPreserving.length) this.log.warn({ paths: this.opts.invalidPreserving }, 'ignoring invalid update.preserving paths');
-    this.consumer = new MultiNamespaceInformer(ctx.app, this.resource, { resyncMs: ctx.resyncMs, logger: this.log });
-    this.providerInf = new MultiNamespaceInformer(ctx.provider, this.resource, { resyncMs: ctx.resyncMs, logger: this.log });
+    this.consumer = new MultiNamespaceInformer(ctx.app, this.resource, { resyncMs: ctx.resyncMs, logger: this.log, transform: stripManagedFields });
+    this.providerInf = new MultiNamespaceInformer(ctx.provider, this.resource, { resyncMs: ctx.resyncMs, logger: this.log, transform: stripManagedFields });
     this.controller = new Controller({
       name: `claim:${this.label}:${bindingName}:${ctx.clusterNamespace}`,
       registry: ctx.registry,

@@ -18,7 +18,7 @@
 import type { Logger } from 'pino';
 import { isAlreadyExists, isConflict, isNotFound, keyOf, splitKey, type KubeObject, type ResourceRef } from '../core/client.js';
 import { Controller, RequeueError } from '../core/controller.js';
-import { Informer } from '../core/informer.js';
+import { Informer, stripManagedFields } from '../core/informer.js';
 import type { SyncContext } from './context.js';
 import { cleanMeta, copyWithMeta, deepEqual, hasFinalizer, hashOf, isDeleting, isSubset } from './metadata.js';
 import { MultiNamespaceInformer } from './multins-informer.js';
@@ -87,9 +87,10 @@ export class ExportSync {
     this.isolation = namespaced ? undefined : ((exportObj.spec.clusterScopedIsolation as Isolation | undefined) ?? 'Prefixed');
     this.providerResource = { ...this.resource, namespaced: namespaced || this.isolation === 'Namespaced' };
 
-    this.consumerInformer = new Informer(ctx.app, this.resource, { resyncMs: ctx.resyncMs, logger: this.log, name: `app ${this.resLabel}` });
+    // Cached copies without managedFields: a third less memory per object, never needed here.
+    this.consumerInformer = new Informer(ctx.app, this.resource, { resyncMs: ctx.resyncMs, logger: this.log, name: `app ${this.resLabel}`, transform: stripManagedFields });
     const clusterWide = !namespaced ? this.isolation !== 'Namespaced' : exportObj.spec.informerScope === 'Cluster';
-    this.providerInformer = new MultiNamespaceInformer(ctx.provider, this.providerResource, { cluster: clusterWide, resyncMs: ctx.resyncMs, logger: this.log });
+    this.providerInformer = new MultiNamespaceInformer(ctx.provider, this.providerResource, { cluster: clusterWide, resyncMs: ctx.resyncMs, logger: this.log, transform: stripManagedFields });
 
     const common = { registry: ctx.registry, logger: this.log, workers: ctx.workers, backoffMaxMs: 30_000 };
     this.spec = new Controller({ ...common, name: `spec:${this.resLabel}:${ctx.clusterNamespace}`, reconciler: (k) => this.reconcileSpec(k) });

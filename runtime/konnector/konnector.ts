@@ -11,7 +11,7 @@ import { Registry } from 'prom-client';
 import { CoreResources, isAlreadyExists, isNotFound, keyOf, splitKey, KubeClient, type KubeObject } from '../core/client.js';
 import { conditionsEqual, setCondition, setSummary, type Condition } from '../core/conditions.js';
 import { Controller } from '../core/controller.js';
-import { Informer } from '../core/informer.js';
+import { Informer, stripManagedFields } from '../core/informer.js';
 import { silentLogger } from '../core/logger.js';
 import { apiServiceBindingKind } from '../../constructs/api/api-service-binding.js';
 import { controllerOf, isOwnedBy, type CRD } from './crd.js';
@@ -105,7 +105,8 @@ export class Konnector {
     this.bindingClient = opts.bindingKubeConfig ? new KubeClient(opts.bindingKubeConfig, { qps, burst, userAgent: 'klutch-konnector' }) : this.app;
     const resyncMs = opts.resyncMs ?? 600_000;
     this.bindings = new Informer<APIServiceBinding>(this.bindingClient, BindResources.apiServiceBindings, { namespace: opts.bindingNamespace, resyncMs, logger: this.log });
-    this.crds = new Informer<CRD>(this.app, CoreResources.crds, { resyncMs, logger: this.log });
+    // Every CRD of the app cluster is cached (schemas can be large): without managedFields.
+    this.crds = new Informer<CRD>(this.app, CoreResources.crds, { resyncMs, logger: this.log, transform: stripManagedFields });
     this.namespaces = new Informer(this.app, CoreResources.namespaces, { resyncMs, logger: this.log });
     this.controller = new Controller({ name: 'bindings', workers: 2, registry: this.registry, logger: this.log, backoffMaxMs: 30_000, reconciler: (k) => this.reconcile(k) });
 

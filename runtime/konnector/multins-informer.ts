@@ -6,7 +6,7 @@
  */
 import type { Logger } from 'pino';
 import type { KubeClient, KubeObject, ResourceRef } from '../core/client.js';
-import { Informer, type EventHandler } from '../core/informer.js';
+import { Informer, type EventHandler, type InformerOptions } from '../core/informer.js';
 
 export class MultiNamespaceInformer<T extends KubeObject = KubeObject> {
   private readonly informers = new Map<string, Informer<T>>();
@@ -16,7 +16,7 @@ export class MultiNamespaceInformer<T extends KubeObject = KubeObject> {
   constructor(
     readonly client: KubeClient,
     readonly resource: ResourceRef,
-    private readonly opts: { resyncMs?: number; logger?: Logger; labelSelector?: string; cluster?: boolean } = {},
+    private readonly opts: { resyncMs?: number; logger?: Logger; labelSelector?: string; cluster?: boolean; transform?: InformerOptions['transform'] } = {},
   ) {
     if (opts.cluster) this.ensure('');
   }
@@ -33,6 +33,7 @@ export class MultiNamespaceInformer<T extends KubeObject = KubeObject> {
       resyncMs: this.opts.resyncMs,
       logger: this.opts.logger,
       labelSelector: this.opts.labelSelector,
+      transform: this.opts.transform,
     });
     for (const h of this.handlers) inf.addEventHandler(h);
     this.informers.set(ns, inf);

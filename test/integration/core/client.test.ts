@@ -1,7 +1,8 @@
 // The runtime's REST client against a real kube-apiserver: behaviour that only shows with many
 // long-running watches on one client (as the konnector has: one watch per bound namespace and claim).
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
-import { CoreResources, KubeClient, type WatchHandle } from '../../../runtime/core/client.js';
+import { CoreResources, KubeClient, type KubeObject, type WatchHandle } from '../../../runtime/core/client.js';
+import { Informer, stripManagedFields } from '../../../runtime/core/informer.js';
 import { useCluster } from '../../realinfra/util.js';
 
 jest.setTimeout(120_000);
@@ -41,5 +42,34 @@ describe('KubeClient', () => {
     const deadline = Date.now() + 10_000;
     while (seen.filter((s) => s.startsWith('ADDED cm-')).length < 20 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     expect(seen.filter((s) => s.startsWith('ADDED cm-')).sort()).toEqual(Array.from({ length: 20 }, (_, i) => `ADDED cm-${i}`).sort());
+  });
+
+  it('an informer with stripManagedFields caches objects without managedFields, and a PUT of a cached object keeps the live ones', async () => {
+    client = new KubeClient(cluster().kubeConfig, { qps: 0, burst: 1 });
+    await client.create(CoreResources.namespaces, { metadata: { name: 'stripped' } });
+    await client.create(CoreResources.configmaps, { metadata: { name: 'listed', namespace: 'stripped' }, data: { a: '1' } });
+    const inf = new Informer(client, CoreResources.configmaps, { namespace: 'stripped', transform: stripManagedFields });
+    const delivered: KubeObject[] = [];
+    inf.addEventHandler({ onAdd: (o) => delivered.push(o), onUpdate: (_, o) => delivered.push(o) });
+    inf.start();
+    try {
+      await inf.waitForSync(10_000);
+      await client.create(CoreResources.configmaps, { metadata: { name: 'watched', namespace: 'stripped' }, data: { a: '1' } });
+      const deadline = Date.now() + 10_000;
+      while (!inf.getByName('stripped', 'watched') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      const listed = inf.getByName('stripped', 'listed')!;
+      const watched = inf.getByName('stripped', 'watched')!;
+      expect(listed.metadata.resourceVersion).toBeDefined();
+      expect(watched.metadata.resourceVersion).toBeDefined();
+      for (const o of [listed, watched, ...delivered]) expect(o.metadata.managedFields).toBeUndefined();
+      // The server still has them, and a PUT of the stripped copy does not erase them.
+      const before = await client.get(CoreResources.configmaps, 'stripped', 'watched');
+      expect((before.metadata.managedFields as unknown[]).length).toBeGreaterThan(0);
+      const after = await client.update(CoreResources.configmaps, { ...watched, data: { a: '2' } });
+      expect((after.metadata.managedFields as Array<{ manager: string }>).length).toBeGreaterThan(0);
+      expect(after.data).toEqual({ a: '2' });
+    } finally {
+      await inf.stop();
+    }
   });
 });
