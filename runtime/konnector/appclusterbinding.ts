@@ -22,10 +22,11 @@ import { conditionsEqual, setCondition, setSummary, type Condition } from '../co
 import { Controller } from '../core/controller.js';
 import { Informer } from '../core/informer.js';
 import { silentLogger } from '../core/logger.js';
-import { BINDING_FINALIZER } from './konnector.js';
 import { KubeconfigError, parseKubeconfigSecret } from './kubeconfig.js';
+import { setFinalizer } from './metadata.js';
 import {
   APP_CLUSTER_BINDING_FINALIZER,
+  BINDING_FINALIZER,
   APP_CLUSTER_BINDING_NAME_LABEL,
   APP_CLUSTER_BINDING_NAMESPACE_LABEL,
   BindResources,
@@ -282,14 +283,7 @@ export class AppClusterBindingController {
       if (since < this.bindingCleanupGraceMs) return 1000;
       for (const b of waiting) {
         this.log.warn({ binding: `${root}/${b.metadata.name}` }, 'the konnector did not unbind in time: removing its finalizer; objects of this binding may remain on the app cluster');
-        await this.c
-          .jsonPatch(BindResources.apiServiceBindings, root, b.metadata.name!, [
-            { op: 'test', path: '/metadata/resourceVersion', value: b.metadata.resourceVersion },
-            { op: 'replace', path: '/metadata/finalizers', value: (b.metadata.finalizers ?? []).filter((f) => f !== BINDING_FINALIZER) },
-          ])
-          .catch((e) => {
-            if (!isNotFound(e)) throw e;
-          });
+        await setFinalizer(this.c, BindResources.apiServiceBindings, b, BINDING_FINALIZER, false);
       }
       return 200;
     }

@@ -20,7 +20,7 @@ import { isAlreadyExists, isConflict, isNotFound, keyOf, splitKey, type KubeObje
 import { Controller, RequeueError } from '../core/controller.js';
 import { Informer, stripManagedFields } from '../core/informer.js';
 import type { SyncContext } from './context.js';
-import { cleanMeta, copyWithMeta, deepEqual, hasFinalizer, hashOf, isDeleting, isSubset } from './metadata.js';
+import { cleanMeta, copyWithMeta, deepEqual, hasFinalizer, hashOf, isDeleting, isSubset, setFinalizer } from './metadata.js';
 import { MultiNamespaceInformer } from './multins-informer.js';
 import {
   ADOPTED_ANNOTATION,
@@ -40,11 +40,17 @@ export interface ExportSyncInfo {
   resource: ResourceRef;
 }
 
-/** The GVR the konnector syncs for an export: the first served version. */
-export function resourceOfExport(exp: APIServiceExport): ResourceRef {
+/** What an APIServiceExport and a CustomResourceDefinition share: group, names, scope, versions. */
+interface ApiSpec {
+  metadata: { name?: string };
+  spec: { group: string; names: { plural?: unknown; kind?: unknown }; scope: string; versions: Array<{ name?: unknown; served?: unknown }> };
+}
+
+/** The GVR the konnector syncs for an export (or the CRD made from it): the first served version. */
+export function resourceOfExport(exp: ApiSpec): ResourceRef {
   const v = exp.spec.versions.find((x) => x.served !== false) ?? exp.spec.versions[0];
-  if (!v) throw new Error(`APIServiceExport ${exp.metadata.name}: spec.versions is empty; the provider must export at least one version`);
-  return { group: exp.spec.group, version: v.name, plural: exp.spec.names.plural, kind: exp.spec.names.kind, namespaced: exp.spec.scope === 'Namespaced' };
+  if (!v) throw new Error(`${exp.metadata.name}: spec.versions is empty; the provider must export at least one version`);
+  return { group: exp.spec.group, version: String(v.name), plural: String(exp.spec.names.plural), kind: String(exp.spec.names.kind), namespaced: exp.spec.scope === 'Namespaced' };
 }
 
 export class ExportSync {
@@ -337,17 +343,7 @@ export class ExportSync {
   }
 
   private async removeFinalizer(down: KubeObject): Promise<boolean> {
-    if (!hasFinalizer(down, SYNCER_FINALIZER)) return false;
-    try {
-      await this.ctx.app.update(this.resource, {
-        ...down,
-        metadata: { ...down.metadata, finalizers: (down.metadata.finalizers ?? []).filter((f) => f !== SYNCER_FINALIZER) },
-      });
-    } catch (e) {
-      if (isNotFound(e)) return false;
-      throw e;
-    }
-    return true;
+    return (await setFinalizer(this.ctx.app, this.resource, down, SYNCER_FINALIZER, false)) !== undefined;
   }
 
   // ------------------------------------------------------------------ status (down)

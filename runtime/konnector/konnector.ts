@@ -16,14 +16,14 @@ import { silentLogger } from '../core/logger.js';
 import { apiServiceBindingKind } from '../../constructs/api/api-service-binding.js';
 import { controllerOf, isOwnedBy, type CRD } from './crd.js';
 import { KubeconfigError, parseKubeconfigSecret, type ParsedKubeconfig } from './kubeconfig.js';
-import { isDeleting } from './metadata.js';
+import { isDeleting, setFinalizer } from './metadata.js';
 import { konnectorMetrics, type KonnectorMetrics } from './metrics.js';
 import { ProviderConnection, type KonnectorShared } from './provider.js';
-import { BindResources, ConditionType, SYNCER_FINALIZER, type APIServiceBinding, type Secret } from './types.js';
-
-/** Finalizer on each served APIServiceBinding: its CRD and objects are cleaned up (on both sides) before it goes. */
-export const BINDING_FINALIZER = 'klutch.anynines.com/konnector';
+import { resourceOfExport } from './export-sync.js';
+import { BINDING_FINALIZER, BindResources, ConditionType, SYNCER_FINALIZER, type APIServiceBinding, type Secret } from './types.js';
 import { KONNECTOR_VERSION } from './version.js';
+
+export { BINDING_FINALIZER };
 
 export interface KonnectorOptions {
   /** The app cluster: bound CRDs, the user's objects, Namespaces. */
@@ -323,18 +323,6 @@ export class Konnector {
     return conn;
   }
 
-  private async setBindingFinalizer(b: APIServiceBinding, present: boolean): Promise<void> {
-    const cur = b.metadata.finalizers ?? [];
-    if (cur.includes(BINDING_FINALIZER) === present) return;
-    const finalizers = present ? [...cur, BINDING_FINALIZER] : cur.filter((f) => f !== BINDING_FINALIZER);
-    try {
-      await this.bindingClient.update(BindResources.apiServiceBindings, { ...b, metadata: { ...b.metadata, finalizers } });
-    } catch (e) {
-      if (!present && isNotFound(e)) return;
-      throw e;
-    }
-  }
-
   /**
    * Unbind. The konnector deletes the binding's CRD itself (it is cluster-scoped and the binding
    * namespaced, so Kubernetes' garbage collector ignores the ownerReference) and keeps the provider
@@ -376,31 +364,18 @@ export class Konnector {
     this.lastSeen.delete(key);
     await this.detach(key);
     await this.gcSecretInformers();
-    if (b) await this.setBindingFinalizer(b, false);
+    if (b) await setFinalizer(this.bindingClient, BindResources.apiServiceBindings, b, BINDING_FINALIZER, false);
   }
 
   /** Removes the syncer finalizer from every object of a bound CRD; returns how many were released. */
   private async releaseObjects(crd: CRD): Promise<number> {
-    const v = crd.spec.versions.find((x) => x.storage) ?? crd.spec.versions[0];
-    if (!v) return 0;
-    const r = { group: crd.spec.group, version: String(v.name), plural: String(crd.spec.names.plural), kind: String(crd.spec.names.kind), namespaced: crd.spec.scope === 'Namespaced' };
-    let n = 0;
+    const r = resourceOfExport(crd);
     const list = await this.app.list(r).catch((e) => {
       if (isNotFound(e)) return { items: [] as KubeObject[], metadata: {} };
       throw e;
     });
-    for (const o of list.items) {
-      if (!(o.metadata.finalizers ?? []).includes(SYNCER_FINALIZER)) continue;
-      await this.app
-        .jsonPatch(r, o.metadata.namespace, o.metadata.name!, [
-          { op: 'test', path: '/metadata/resourceVersion', value: o.metadata.resourceVersion },
-          { op: 'replace', path: '/metadata/finalizers', value: (o.metadata.finalizers ?? []).filter((f) => f !== SYNCER_FINALIZER) },
-        ])
-        .catch((e) => {
-          if (!isNotFound(e)) throw e;
-        });
-      n++;
-    }
+    let n = 0;
+    for (const o of list.items) if (await setFinalizer(this.app, r, o, SYNCER_FINALIZER, false)) n++;
     return n;
   }
 
@@ -410,7 +385,7 @@ export class Konnector {
     if (!b || isDeleting(b)) return this.unbind(key, b);
     if (this.opts.bindingFinalizer ?? true) {
       if (!(b.metadata.finalizers ?? []).includes(BINDING_FINALIZER)) {
-        await this.setBindingFinalizer(b, true);
+        await setFinalizer(this.bindingClient, BindResources.apiServiceBindings, b, BINDING_FINALIZER, true);
         return; // the update event brings us back
       }
     }

@@ -1,6 +1,6 @@
 /** Object copying and comparison helpers shared by the sync reconcilers. */
 import { createHash } from 'node:crypto';
-import type { KubeObject, ObjectMeta } from '../core/client.js';
+import { isNotFound, type KubeClient, type KubeObject, type ObjectMeta, type ResourceRef } from '../core/client.js';
 
 /** Deep equality for JSON values. */
 export function deepEqual(a: unknown, b: unknown): boolean {
@@ -66,3 +66,23 @@ export function copyWithMeta(o: KubeObject, meta: ObjectMeta, opts: { keepStatus
 
 export const hasFinalizer = (o: KubeObject, f: string): boolean => (o.metadata.finalizers ?? []).includes(f);
 export const isDeleting = (o: KubeObject | undefined): boolean => !!o?.metadata.deletionTimestamp;
+
+/**
+ * Adds or removes one finalizer with a JSON patch guarded by the object's resourceVersion (a concurrent
+ * change makes the patch fail instead of being overwritten). Returns the patched object; undefined when
+ * nothing had to change or, on removal, when the object is already gone.
+ */
+export async function setFinalizer<T extends KubeObject>(client: KubeClient, r: ResourceRef, o: T, finalizer: string, present: boolean): Promise<T | undefined> {
+  const cur = o.metadata.finalizers ?? [];
+  if (cur.includes(finalizer) === present) return undefined;
+  const value = present ? [...cur, finalizer] : cur.filter((f) => f !== finalizer);
+  try {
+    return await client.jsonPatch<T>(r, o.metadata.namespace, o.metadata.name!, [
+      { op: 'test', path: '/metadata/resourceVersion', value: o.metadata.resourceVersion },
+      { op: 'add', path: '/metadata/finalizers', value },
+    ]);
+  } catch (e) {
+    if (!present && isNotFound(e)) return undefined;
+    throw e;
+  }
+}

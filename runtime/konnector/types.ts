@@ -49,6 +49,8 @@ export const BindResources = {
 } satisfies Record<string, ResourceRef>;
 
 /** Field manager of the konnector's server-side applies (Klutch's value). */
+/** Finalizer on each served APIServiceBinding: its CRD and objects are cleaned up (on both sides) before it goes. */
+export const BINDING_FINALIZER = 'klutch.anynines.com/konnector';
 export const FIELD_MANAGER = 'klutch.anynines.com';
 /** Annotation on upstream copies: hash of the consumer spec last applied (detects removed fields). */
 export const SPEC_HASH_ANNOTATION = 'klutch.anynines.com/consumer-spec-hash';
