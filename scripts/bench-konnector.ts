@@ -24,6 +24,7 @@ import {
   installBindingCRDs,
   countDelta,
   MiniBackend,
+  parallel,
   requestCounts,
   setUpConsumerOnProvider,
   widgetCRD,
@@ -54,13 +55,6 @@ const pct = (xs: number[], p: number) => {
 
 const rate = Number(opts.rate);
 if (!Number.isFinite(rate) || rate < 0) throw new Error(`--rate: ${opts.rate} must be a number >= 0`);
-
-async function parallel<T>(items: T[], n: number, f: (x: T) => Promise<void>): Promise<void> {
-  let i = 0;
-  await Promise.all(Array.from({ length: n }, async () => {
-    while (i < items.length) await f(items[i++]!);
-  }));
-}
 
 /** Like `parallel`, but item k is started no earlier than k / rate seconds after the start (rate > 0). */
 async function paced<T>(items: T[], n: number, f: (x: T) => Promise<void>): Promise<void> {

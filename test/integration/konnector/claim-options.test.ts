@@ -3,8 +3,6 @@
 // other's objects), so every option is exercised by one binding.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { CoreResources, KubeClient, type KubeObject } from '../../../runtime/core/client.js';
-import { createLogger } from '../../../runtime/core/logger.js';
-import { Konnector } from '../../../runtime/konnector/konnector.js';
 import {
   BindResources,
   RESOURCE_OWNER_ANNOTATION,
@@ -12,20 +10,15 @@ import {
   SOURCE_UID_ANNOTATION,
   type Secret,
 } from '../../../runtime/konnector/types.js';
-import { startCluster, type RealCluster } from '../../../runtime/realinfra/index.js';
-import { admin, bindOnApp, createCRDs, ensure, eventually, installBindingCRDs, MiniBackend, never, setUpConsumerOnProvider, widgetCRD, WIDGETS } from './fixture.js';
+import { ensure, eventually, never, startBoundPair, WIDGETS, type BoundPair } from './fixture.js';
 
 jest.setTimeout(180_000);
 
 const CNS = 'team-a';
 const PNS = 'cluster-co-team-a';
 
-let cp: RealCluster;
-let app: RealCluster;
 let cpc: KubeClient;
 let ac: KubeClient;
-let backend: MiniBackend;
-let konnector: Konnector | undefined;
 
 const claim = (names: string[], extra: Record<string, unknown> = {}, owner: 'Provider' | 'Consumer' = 'Provider') => ({
   group: '',
@@ -54,18 +47,11 @@ const downSecret = (name: string, stringData: Record<string, string>, labels?: R
 const patchUp = (name: string, stringData: Record<string, string>) => cpc.mergePatch(CoreResources.secrets, PNS, name, { stringData });
 const patchDown = (name: string, patch: Record<string, unknown>) => ac.mergePatch(CoreResources.secrets, CNS, name, patch);
 
+let pair: BoundPair | undefined;
+
 beforeAll(async () => {
-  [cp, app] = await Promise.all(['clo-cp', 'clo-app'].map((name) => startCluster({ name })));
-  cpc = admin(cp);
-  ac = admin(app);
-  await Promise.all([installBindingCRDs(cpc), createCRDs(cpc, [widgetCRD()]), installBindingCRDs(ac)]);
-  backend = new MiniBackend(cp);
-  await backend.start();
-  const p = await setUpConsumerOnProvider(cp, 'cluster-co');
-  await bindOnApp(app, p, { claims: CLAIMS });
-  konnector = new Konnector({ appKubeConfig: app.kubeConfig, heartbeatIntervalMs: 4000, providerSyncTimeoutMs: 10_000, resyncMs: 0, logger: createLogger('konnector-co', process.env.KONNECTOR_TEST_LOG ?? 'silent') });
-  await konnector.start();
-  await eventually('CRD on the app cluster', () => ac.getOrNull(CoreResources.crds, undefined, 'widgets.test.klutch.anynines.com'), 120_000);
+  pair = await startBoundPair('clo', { clusterNamespace: 'cluster-co', claims: CLAIMS });
+  ({ cpc, ac } = pair);
   // A bound object makes team-a a bound namespace (APIServiceNamespace → provider namespace).
   await ensure(ac, CoreResources.namespaces, { metadata: { name: CNS } });
   await eventually('widget created', () => ensure(ac, WIDGETS, { metadata: { name: 'w', namespace: CNS }, spec: { size: 1 } }), 60_000);
@@ -76,10 +62,7 @@ beforeAll(async () => {
 }, 400_000);
 
 afterAll(async () => {
-  await konnector?.stop().catch(() => undefined);
-  await backend?.stop();
-  for (const c of [cpc, ac]) c?.close();
-  await Promise.all([cp, app].map((c) => c?.stop()));
+  await pair?.stop();
 }, 120_000);
 
 describe('permission-claim options on real clusters', () => {

@@ -11,7 +11,9 @@ import { Controller } from '../../../runtime/core/controller.js';
 import { Informer } from '../../../runtime/core/informer.js';
 import { bindingCrds } from '../../../constructs/api/crds.js';
 import { BindResources, type APIServiceNamespace } from '../../../runtime/konnector/types.js';
-import type { RealCluster } from '../../../runtime/realinfra/index.js';
+import { createLogger } from '../../../runtime/core/logger.js';
+import { Konnector } from '../../../runtime/konnector/konnector.js';
+import { startCluster, type RealCluster } from '../../../runtime/realinfra/index.js';
 
 export const GROUP = 'test.klutch.anynines.com';
 export const WIDGETS: ResourceRef = { group: GROUP, version: 'v1alpha1', plural: 'widgets', kind: 'Widget', namespaced: true };
@@ -301,4 +303,63 @@ export function countDelta(a: Record<string, number>, b: Record<string, number>)
   const out: Record<string, number> = {};
   for (const k of Object.keys(b)) if (b[k]! - (a[k] ?? 0) > 0) out[k] = b[k]! - (a[k] ?? 0);
   return out;
+}
+
+/** Runs `f` over `items` with at most `n` calls in flight. */
+export async function parallel<T>(items: T[], n: number, f: (x: T) => Promise<unknown>): Promise<void> {
+  let i = 0;
+  await Promise.all(
+    Array.from({ length: n }, async () => {
+      while (i < items.length) await f(items[i++]!);
+    }),
+  );
+}
+
+/** A control plane and an app cluster bound to it, with the mini backend and an in-process konnector. */
+export interface BoundPair {
+  cp: RealCluster;
+  app: RealCluster;
+  cpc: KubeClient;
+  ac: KubeClient;
+  backend: MiniBackend;
+  konnector: Konnector;
+  /** Stops the konnector, the backend, the clients and both clusters. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts clusters `<name>-cp` and `<name>-app`, the binding CRDs, the widget CRD and export (consumer
+ * cluster namespace `clusterNamespace`), binds the app cluster (with `claims` if given) and starts a
+ * konnector; resolves once the bound CRD exists on the app cluster.
+ */
+export async function startBoundPair(name: string, opts: { clusterNamespace: string; claims?: unknown[] }): Promise<BoundPair> {
+  const [cp, app] = await Promise.all([startCluster({ name: `${name}-cp` }), startCluster({ name: `${name}-app` })]);
+  const cpc = admin(cp);
+  const ac = admin(app);
+  const backend = new MiniBackend(cp);
+  const konnector = new Konnector({
+    appKubeConfig: app.kubeConfig,
+    heartbeatIntervalMs: 4000,
+    providerSyncTimeoutMs: 10_000,
+    resyncMs: 0,
+    logger: createLogger(`konnector-${name}`, process.env.KONNECTOR_TEST_LOG ?? 'silent'),
+  });
+  const stop = async () => {
+    await konnector.stop().catch(() => undefined);
+    await backend.stop();
+    cpc.close();
+    ac.close();
+    await Promise.all([cp.stop(), app.stop()]);
+  };
+  try {
+    await Promise.all([installBindingCRDs(cpc), createCRDs(cpc, [widgetCRD()]), installBindingCRDs(ac)]);
+    await backend.start();
+    await bindOnApp(app, await setUpConsumerOnProvider(cp, opts.clusterNamespace), opts.claims ? { claims: opts.claims } : {});
+    await konnector.start();
+    await eventually('CRD on the app cluster', () => ac.getOrNull(CoreResources.crds, undefined, WIDGETS_NAME), 120_000);
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { cp, app, cpc, ac, backend, konnector, stop };
 }

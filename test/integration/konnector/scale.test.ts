@@ -3,50 +3,26 @@
 // 80 namespaces mean well over a hundred watches per cluster connection. Everything must still sync.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { CoreResources, type KubeClient, type KubeObject } from '../../../runtime/core/client.js';
-import { createLogger } from '../../../runtime/core/logger.js';
-import { Konnector } from '../../../runtime/konnector/konnector.js';
 import type { Secret } from '../../../runtime/konnector/types.js';
-import { startCluster, type RealCluster } from '../../../runtime/realinfra/index.js';
-import { admin, bindOnApp, createCRDs, CREDS_LABEL, ensure, eventually, installBindingCRDs, MiniBackend, setUpConsumerOnProvider, widgetCRD, WIDGETS, WIDGETS_NAME } from './fixture.js';
+import { CREDS_LABEL, ensure, eventually, parallel, startBoundPair, WIDGETS, type BoundPair } from './fixture.js';
 
 jest.setTimeout(300_000);
 
 const NAMESPACES = 80;
 const names = Array.from({ length: NAMESPACES }, (_, i) => `tenant-${i}`);
 
-let cp: RealCluster;
-let app: RealCluster;
 let cpc: KubeClient;
 let ac: KubeClient;
-let backend: MiniBackend;
-let konnector: Konnector | undefined;
 
-async function parallel<T>(items: T[], n: number, f: (x: T) => Promise<unknown>): Promise<void> {
-  let i = 0;
-  await Promise.all(Array.from({ length: n }, async () => {
-    while (i < items.length) await f(items[i++]!);
-  }));
-}
+let pair: BoundPair | undefined;
 
 beforeAll(async () => {
-  [cp, app] = await Promise.all(['scale-cp', 'scale-app'].map((name) => startCluster({ name })));
-  cpc = admin(cp);
-  ac = admin(app);
-  await Promise.all([installBindingCRDs(cpc), createCRDs(cpc, [widgetCRD()]), installBindingCRDs(ac)]);
-  backend = new MiniBackend(cp);
-  await backend.start();
-  await bindOnApp(app, await setUpConsumerOnProvider(cp, 'cluster-scale'));
-  konnector = new Konnector({ appKubeConfig: app.kubeConfig, heartbeatIntervalMs: 4000, providerSyncTimeoutMs: 10_000, resyncMs: 0, logger: createLogger('konnector-scale', process.env.KONNECTOR_TEST_LOG ?? 'silent') });
-  await konnector.start();
-  await eventually('CRD on the app cluster', () => ac.getOrNull(CoreResources.crds, undefined, WIDGETS_NAME), 120_000);
+  pair = await startBoundPair('scale', { clusterNamespace: 'cluster-scale' });
+  ({ cpc, ac } = pair);
 }, 400_000);
 
 afterAll(async () => {
-  await konnector?.stop().catch(() => undefined);
-  await backend?.stop();
-  cpc?.close();
-  ac?.close();
-  await Promise.all([cp, app].map((c) => c?.stop()));
+  await pair?.stop();
 }, 120_000);
 
 describe(`konnector with ${NAMESPACES} bound namespaces`, () => {
