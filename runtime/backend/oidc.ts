@@ -149,6 +149,12 @@ export class OidcRelyingParty {
     } catch (e) {
       throw describeJoseError(e, audiences);
     }
+    // jose checks iat only with maxTokenAge; a token issued in the future is refused here.
+    const skew = this.opts.clockToleranceSeconds ?? 30;
+    const now = Math.floor(Date.now() / 1000);
+    if (typeof payload.iat === 'number' && payload.iat > now + skew) {
+      throw new AuthError('Authorization', `bearer token iat ${payload.iat} is ${payload.iat - now} s in the future (allowed clock skew ${skew} s)`);
+    }
     const sub = payload.sub ?? (payload.client_id as string | undefined);
     if (!sub) throw new AuthError('Authorization', 'bearer token has neither sub nor client_id');
     return { iss: payload.iss!, sub, email: payload.email as string | undefined, claims: payload };

@@ -101,20 +101,55 @@ function parseCookies(header: string | undefined): Map<string, string> {
   const out = new Map<string, string>();
   for (const part of (header ?? '').split(';')) {
     const i = part.indexOf('=');
-    if (i > 0) out.set(part.slice(0, i).trim(), decodeURIComponent(part.slice(i + 1).trim()));
+    if (i <= 0) continue;
+    const name = part.slice(0, i).trim();
+    const raw = part.slice(i + 1).trim();
+    try {
+      out.set(name, decodeURIComponent(raw));
+    } catch {
+      throw new HttpError(400, `cookie ${name}`, `value ${JSON.stringify(raw.slice(0, 100))} is not percent-encoded correctly`);
+    }
   }
   return out;
 }
 
 async function readBody(req: http.IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const c of req) {
-    size += (c as Buffer).length;
-    if (size > MAX_BODY) throw new HttpError(413, 'body', `larger than ${MAX_BODY} bytes`);
-    chunks.push(c as Buffer);
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > MAX_BODY) {
+    req.resume(); // discard what the client sends; the 413 is answered without reading it
+    throw new HttpError(413, 'body', `${declared} bytes is larger than ${MAX_BODY} bytes`);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  // Events rather than for-await: leaving a for-await loop early destroys the socket, so the client
+  // would see a reset instead of the 413.
+  return new Promise<string>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_BODY) {
+        req.off('data', onData);
+        req.resume();
+        reject(new HttpError(413, 'body', `larger than ${MAX_BODY} bytes`));
+        return;
+      }
+      chunks.push(c);
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.once('error', reject);
+  });
+}
+
+/**
+ * Parses a request target. Node accepts request lines such as `GET //[ HTTP/1.1` whose target is no
+ * valid URL; those are the client's error (400), never an exception outside the request's handler.
+ */
+export function parseTarget(target: string | undefined): URL {
+  try {
+    return new URL(target ?? '/', 'http://backend.invalid');
+  } catch {
+    throw new HttpError(400, 'target', `request target ${JSON.stringify((target ?? '').slice(0, 200))} is not a valid URL path`);
+  }
 }
 
 export class BackendServer {
@@ -133,7 +168,10 @@ export class BackendServer {
   }
 
   async start(): Promise<string> {
-    const handler = (req: http.IncomingMessage, res: http.ServerResponse) => void this.handle(req, res);
+    // handle() catches per request; this last guard keeps an unexpected rejection (a bug) from
+    // becoming an unhandled rejection that would exit the process.
+    const handler = (req: http.IncomingMessage, res: http.ServerResponse) =>
+      void this.handle(req, res).catch((e: unknown) => this.lastResort(res, e));
     this.server = this.opts.tls
       ? https.createServer({ cert: readFileSync(this.opts.tls.certFile), key: readFileSync(this.opts.tls.keyFile) }, handler)
       : http.createServer(handler);
@@ -174,11 +212,12 @@ export class BackendServer {
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const t0 = performance.now();
-    const url = new URL(req.url ?? '/', 'http://backend.invalid');
-    const route = this.route(url.pathname);
+    let route = 'other';
     try {
       res.setHeader('Cache-Control', 'no-store');
       res.setHeader('X-Content-Type-Options', 'nosniff');
+      const url = parseTarget(req.url);
+      route = this.route(url.pathname);
       await this.dispatch(req, res, url);
     } catch (e) {
       this.fail(req, res, e, route);
@@ -188,6 +227,17 @@ export class BackendServer {
       if (route !== 'other' && route !== '/healthz' && route !== '/readyz' && route !== '/metrics') {
         this.deps.logger.info({ method: req.method, route, status: res.statusCode, ms: Math.round(performance.now() - t0) }, 'http');
       }
+    }
+  }
+
+  /** Answers 500 when handle() itself threw (a bug), logging it instead of letting Node exit. */
+  private lastResort(res: http.ServerResponse, e: unknown): void {
+    this.deps.logger.error({ err: e instanceof Error ? (e.stack ?? e.message) : String(e) }, 'request handler failed');
+    try {
+      if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'text/plain' });
+      res.end('internal error; see the backend log');
+    } catch {
+      res.destroy();
     }
   }
 
@@ -219,6 +269,7 @@ export class BackendServer {
       res.end();
       return;
     }
+    if (status === 413) res.setHeader('Connection', 'close');
     if (this.wantsJson(req)) {
       res.writeHead(status, { 'Content-Type': 'application/json' });
       res.end(JSON.stringify({ error: message, field }));
@@ -429,18 +480,29 @@ export class BackendServer {
     const m = /^Bearer\s+(\S+)$/i.exec(auth);
     if (!m) throw new HttpError(401, 'Authorization', 'expected "Bearer <JWT from the issuer>"');
     const identity = await this.oidc.verifyBearer(m[1]);
-    let body: Record<string, unknown>;
+    const text = await readBody(req); // 413 when too large, before any parsing
+    let parsed: unknown;
     try {
-      body = JSON.parse((await readBody(req)) || '{}') as Record<string, unknown>;
+      parsed = JSON.parse(text || '{}');
     } catch (e) {
       throw new HttpError(400, 'body', `not JSON: ${(e as Error).message}`);
     }
-    const cid = String(body.clusterID ?? '');
-    const sid = String(body.sessionID ?? '');
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+      throw new HttpError(400, 'body', `expected a JSON object {"clusterID": …}, got ${Array.isArray(parsed) ? 'an array' : JSON.stringify(parsed)}`);
+    }
+    const body = parsed as Record<string, unknown>;
+    const str = (field: string): string => {
+      const v = body[field];
+      if (v === undefined || v === null) return '';
+      if (typeof v !== 'string') throw new HttpError(400, field, `expected a string, got ${typeof v === 'object' ? JSON.stringify(v).slice(0, 100) : String(v)}`);
+      return v;
+    };
+    const cid = str('clusterID');
+    const sid = str('sessionID');
     if (!CLUSTER_ID_RE.test(cid)) throw new HttpError(400, 'clusterID', `"${cid}" is not a cluster id (1-128 of [A-Za-z0-9_-])`);
     if (sid && !SESSION_ID_RE.test(sid)) throw new HttpError(400, 'sessionID', `"${sid}" is not a session id`);
     try {
-      const response = await this.bindFor(identity, cid, sid, String(body.group ?? ''), String(body.resource ?? ''));
+      const response = await this.bindFor(identity, cid, sid, str('group'), str('resource'));
       this.deps.metrics.binds.inc({ flow: 'bearer', result: 'ok' });
       res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(response));
     } catch (e) {

@@ -30,7 +30,15 @@ export class CallbackServer {
   async start(): Promise<void> {
     let done = false;
     this.server = http.createServer((req, res) => {
-      const u = new URL(req.url ?? '/', 'http://127.0.0.1');
+      let u: URL;
+      try {
+        u = new URL(req.url ?? '/', 'http://127.0.0.1');
+      } catch {
+        // Node accepts targets such as `//[`: the sender's error, never an exception that ends the login.
+        this.refused.push(`request target ${JSON.stringify((req.url ?? '').slice(0, 200))} is not a valid URL path`);
+        res.writeHead(400, { 'Content-Type': 'text/plain' }).end('bad request target');
+        return;
+      }
       if (u.pathname !== '/callback' || req.method !== 'GET') {
         res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found');
         return;
