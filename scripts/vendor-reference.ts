@@ -84,6 +84,18 @@ const VENDORED: Group[] = [
     origin: '`github.com/anynines/klutchio` commit `0b4539e` (after release 1.5.0), `provider-anynines/package/crds/`',
   },
   {
+    dir: 'a8s',
+    from: 'a8s',
+    files: [
+      'postgresqls.postgresql.anynines.com.yaml',
+      'servicebindings.servicebindings.anynines.com.yaml',
+      'backups.backups.anynines.com.yaml',
+      'restores.backups.anynines.com.yaml',
+    ],
+    origin:
+      '`github.com/anynines/a8s-deployment` commit `f588f65` (CHANGELOG v1.2.0), from `deploy/a8s/manifests/postgresql-operator.yaml`, `service-binding-controller.yaml` and `backup-manager.yaml`. The a8s operators\' own CRDs: applied by the sandbox (whose SandboxA8sOperator reconciles them) and by real-cluster tests; not part of the schema bundle. The service-binding controller writes Secret `<binding>-service-binding`, type Opaque, keys `username`, `password`, `database`, `instance_service`; the port is always 5432 (a8s-deployment `docs/application-developers/usage_overview.md`).',
+  },
+  {
     dir: 'klutch-reference',
     from: 'klutch',
     files: [
