@@ -76,6 +76,14 @@ const IMPORT_UNITS: readonly ImportUnit[] = [
       .map((f) => `imports/crds/provider-anynines/${f}`),
   },
   {
+    // imports/prometheus-operator-monitoring.coreos.com.ts (ServiceMonitor, PodMonitor, PrometheusRule)
+    name: 'prometheus-operator',
+    files: readdirSync(join(crdsDir, 'prometheus-operator'))
+      .filter((f) => f.endsWith('.yaml'))
+      .sort()
+      .map((f) => `imports/crds/prometheus-operator/${f}`),
+  },
+  {
     // imports/klutch-klutch.anynines.com.ts, imports/klutch-example-backend.klutch.anynines.com.ts
     name: 'klutch',
     files: [...renderBindingCrdFiles().keys()].sort().map((f) => `constructs/api/crds/${f}`),

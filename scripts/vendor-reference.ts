@@ -151,6 +151,7 @@ function main(): void {
     '## Upstream origin per folder',
     '',
     ...VENDORED.map((g) => `- \`${g.dir}/\`: ${g.origin}`),
+    '- `prometheus-operator/`: not from the reference folder (this script leaves it alone); its own `SOURCES.md` names the upstream tag, commit and checksums.',
     '',
     '## Files',
     '',

@@ -32,6 +32,7 @@ export const BUNDLED_DIRS: ReadonlyArray<{ dir: string; target?: CrossplaneTarge
   { dir: 'provider-kubernetes' },
   { dir: 'function-patch-and-transform' },
   { dir: 'provider-anynines' },
+  { dir: 'prometheus-operator' },
 ];
 
 /** Removes `description` keys (documentation only) to keep the bundle small. */
@@ -113,7 +114,8 @@ export interface DefaultRegistryOptions {
 
 /**
  * A registry with every bundled schema (Crossplane 2.x and 1.20, provider-kubernetes,
- * function-patch-and-transform input, provider-anynines) and klutch-kit's binding API.
+ * function-patch-and-transform input, provider-anynines, prometheus-operator monitoring kinds) and
+ * klutch-kit's binding API.
  */
 export function defaultRegistry(opts: DefaultRegistryOptions = {}): SchemaRegistry {
   const targets = opts.crossplane ?? ['2', '1.20'];
