@@ -4,7 +4,8 @@
  * update) against both with the shared validator (ajv schema + CEL with oldSelf).
  */
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { App, Chart } from 'cdk8s';
 import { parse } from 'yaml';
 import { Catalogue } from '../../constructs/catalogue/index.js';
@@ -12,7 +13,8 @@ import {
   deriveClaimCrd, SchemaValidator, type CompositeResourceDefinitionLike, type CrossplaneTarget, type FieldError,
 } from '../../constructs/validate/index.js';
 
-export const REFERENCE_DIR = join(process.cwd(), '..', 'shared', 'reference', 'klutch');
+/** Klutch's XRDs, vendored with their origins in test/fixtures/klutch/SOURCES.md. */
+export const KLUTCH_FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'klutch');
 
 /** Klutch's XRD file of each claim kind. */
 export const KLUTCH_XRD_FILES: Readonly<Record<string, string>> = {
@@ -35,7 +37,7 @@ export const KLUTCH_XRD_FILES: Readonly<Record<string, string>> = {
  * verdict, but ajv refuses such a schema.
  */
 export function klutchXrd(claimKind: string): CompositeResourceDefinitionLike {
-  const xrd = parse(readFileSync(join(REFERENCE_DIR, KLUTCH_XRD_FILES[claimKind]), 'utf8')) as CompositeResourceDefinitionLike;
+  const xrd = parse(readFileSync(join(KLUTCH_FIXTURES, KLUTCH_XRD_FILES[claimKind]), 'utf8')) as CompositeResourceDefinitionLike;
   const dedupe = (n: unknown): void => {
     if (Array.isArray(n)) n.forEach(dedupe);
     else if (n && typeof n === 'object') {

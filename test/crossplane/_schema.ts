@@ -1,12 +1,18 @@
-// Test helper: ajv validators built from the real reference CRDs in ../shared/reference.
+// Test helper: ajv validators built from the real upstream CRDs vendored in imports/crds
+// (origins in imports/crds/SOURCES.md); Klutch's XRDs and Compositions are in test/fixtures/klutch.
 // Objects with declared `properties` reject unknown fields (as kubectl --validate=strict does),
 // unless the schema preserves unknown fields.
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { parse } from 'yaml';
 
-export const REFERENCE = process.env.KLUTCH_REFERENCE ?? path.resolve(process.cwd(), '../shared/reference');
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+/** The vendored upstream CRDs: `<folder>/<file>` as listed in imports/crds/SOURCES.md. */
+export const CRDS = path.join(ROOT, 'imports', 'crds');
+/** Klutch's XRDs and Compositions (test/fixtures/klutch/SOURCES.md). */
+export const KLUTCH_FIXTURES = path.join(ROOT, 'test', 'fixtures', 'klutch');
 
 type Schema = Record<string, any>;
 
@@ -23,14 +29,14 @@ function strictify(s: unknown): void {
 const cache = new Map<string, ValidateFunction>();
 
 /**
- * A validator for `file` (relative to the reference folder) at CRD version `version`
+ * A validator for `file` (relative to imports/crds) at CRD version `version`
  * (default: the storage version). `patch` may adjust the schema first.
  */
 export function crdValidator(file: string, version?: string, patch?: (schema: Schema) => void): ValidateFunction {
   const key = `${file}@${version ?? ''}@${patch ? 'p' : ''}`;
   const hit = cache.get(key);
   if (hit) return hit;
-  const crd = parse(readFileSync(path.join(REFERENCE, file), 'utf8')) as Schema;
+  const crd = parse(readFileSync(path.join(CRDS, file), 'utf8')) as Schema;
   const versions = crd.spec.versions as Schema[];
   const v = version ? versions.find((x) => x.name === version) : versions.find((x) => x.storage) ?? versions[0];
   if (!v) throw new Error(`${file} has no version ${version}`);
@@ -52,12 +58,12 @@ export function schemaErrors(file: string, obj: unknown, version?: string, patch
 }
 
 /**
- * The P&T input schema, with the enum gap noted in notes/crossplane.md §3 closed: the function
- * accepts string transforms Join and Replace and the ToAdler32 conversion although the CRD
- * enum omits them.
+ * The P&T input schema, with its enum gap closed: the function accepts string transforms Join
+ * and Replace and the ToAdler32 conversion although the CRD enum omits them (as
+ * imports/crds/SOURCES.md notes for function-patch-and-transform).
  */
 export function ptInputErrors(input: unknown): string[] {
-  return schemaErrors('crossplane/pt.fn.crossplane.io_resources.yaml', input, 'v1beta1', (schema) => {
+  return schemaErrors('function-patch-and-transform/pt.fn.crossplane.io_resources.yaml', input, 'v1beta1', (schema) => {
     const visit = (s: unknown): void => {
       if (Array.isArray(s)) { s.forEach(visit); return; }
       if (typeof s !== 'object' || s === null) return;

@@ -3,7 +3,7 @@ import { Testing } from 'cdk8s';
 import { AnyninesProviderConfig, AnyninesProviderConfigProps, AnyninesServiceType } from '../../constructs/crossplane/index.js';
 import { schemaErrors } from './_schema.js';
 
-const CRD = 'klutch/dataservices.anynines.com_providerconfigs.yaml';
+const CRD = 'provider-anynines/dataservices.anynines.com_providerconfigs.yaml';
 
 const base: AnyninesProviderConfigProps = {
   name: 'postgresql-service-broker',

@@ -7,9 +7,9 @@ import {
   CompositeDeletePolicy, CompositeResourceDefinition, CompositeResourceDefinitionProps, PrinterColumnType,
   RESERVED_SPEC_FIELDS, RESERVED_STATUS_FIELDS,
 } from '../../constructs/crossplane/index.js';
-import { REFERENCE, schemaErrors } from './_schema.js';
+import { KLUTCH_FIXTURES, schemaErrors } from './_schema.js';
 
-const XRD_V2 = 'crossplane/apiextensions.crossplane.io_compositeresourcedefinitions.yaml';
+const XRD_V2 = 'crossplane/v2/apiextensions.crossplane.io_compositeresourcedefinitions.yaml';
 const XRD_V120 = 'crossplane/v1.20/apiextensions.crossplane.io_compositeresourcedefinitions.yaml';
 
 const schema = {
@@ -91,7 +91,7 @@ describe('CompositeResourceDefinition', () => {
   });
 
   it('round-trips every Klutch XRD and the result is valid on both Crossplane lines', () => {
-    const dir = path.join(REFERENCE, 'klutch');
+    const dir = KLUTCH_FIXTURES;
     const files = readdirSync(dir).filter((f) => /^xp-.*definition.*\.yaml$/.test(f));
     expect(files.length).toBeGreaterThanOrEqual(10);
     for (const f of files) {

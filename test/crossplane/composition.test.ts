@@ -7,9 +7,9 @@ import {
   CompositeResourceDefinition, CompositeType, Composition, ConnectionDetail, Function, FunctionStep, IPipelineStep,
   Patch, PatchAndTransformStep, ReadinessCheck, StringConversion, Transform,
 } from '../../constructs/crossplane/index.js';
-import { ptInputErrors, REFERENCE, schemaErrors } from './_schema.js';
+import { ptInputErrors, KLUTCH_FIXTURES, schemaErrors } from './_schema.js';
 
-const COMP_V2 = 'crossplane/apiextensions.crossplane.io_compositions.yaml';
+const COMP_V2 = 'crossplane/v2/apiextensions.crossplane.io_compositions.yaml';
 const COMP_V120 = 'crossplane/v1.20/apiextensions.crossplane.io_compositions.yaml';
 
 /** Klutch's a9s-servicebinding Composition, built with the typed API. */
@@ -46,7 +46,7 @@ describe('Composition', () => {
   it('emits apiextensions.crossplane.io/v1 with mode Pipeline, equal to Klutch\'s a9s-servicebinding', () => {
     const { chart } = serviceBinding();
     const [o] = Testing.synth(chart);
-    const ref = parse(readFileSync(path.join(REFERENCE, 'klutch/xp-a9s-servicebinding-composition.yaml'), 'utf8'));
+    const ref = parse(readFileSync(path.join(KLUTCH_FIXTURES, 'xp-a9s-servicebinding-composition.yaml'), 'utf8'));
     withDefaultPatchType(ref.spec.pipeline[0].input);
     expect(o.apiVersion).toBe('apiextensions.crossplane.io/v1');
     expect(o.kind).toBe('Composition');
@@ -83,7 +83,7 @@ describe('Composition', () => {
   });
 
   it('every Klutch composition input passes the P&T schema check used here', () => {
-    const dir = path.join(REFERENCE, 'klutch');
+    const dir = KLUTCH_FIXTURES;
     const files = readdirSync(dir).filter((f) => /^xp-.*composition\.yaml$/.test(f));
     expect(files.length).toBeGreaterThan(10);
     for (const f of files) {

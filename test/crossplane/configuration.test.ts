@@ -12,7 +12,7 @@ describe('Configuration', () => {
       apiVersion: 'pkg.crossplane.io/v1', kind: 'Configuration', metadata: { name: 'platform-ref' },
       spec: { package: 'xpkg.crossplane.io/acme/platform-ref:v1.4.0', revisionActivationPolicy: 'Manual', skipDependencyResolution: true },
     });
-    expect(schemaErrors('crossplane/pkg.crossplane.io_configurations.yaml', o, 'v1')).toEqual([]);
+    expect(schemaErrors('crossplane/v2/pkg.crossplane.io_configurations.yaml', o, 'v1')).toEqual([]);
     expect(schemaErrors('crossplane/v1.20/pkg.crossplane.io_configurations.yaml', o, 'v1')).toEqual([]);
   });
 

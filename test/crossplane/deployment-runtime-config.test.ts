@@ -3,7 +3,7 @@ import { Testing } from 'cdk8s';
 import { DeploymentRuntimeConfig } from '../../constructs/crossplane/index.js';
 import { schemaErrors } from './_schema.js';
 
-const V2 = 'crossplane/pkg.crossplane.io_deploymentruntimeconfigs.yaml';
+const V2 = 'crossplane/v2/pkg.crossplane.io_deploymentruntimeconfigs.yaml';
 const V120 = 'crossplane/v1.20/pkg.crossplane.io_deploymentruntimeconfigs.yaml';
 
 describe('DeploymentRuntimeConfig', () => {

@@ -5,7 +5,7 @@ import {
 } from '../../constructs/crossplane/index.js';
 import { schemaErrors } from './_schema.js';
 
-const FN_V2 = 'crossplane/pkg.crossplane.io_functions.yaml';
+const FN_V2 = 'crossplane/v2/pkg.crossplane.io_functions.yaml';
 const FN_V120 = 'crossplane/v1.20/pkg.crossplane.io_functions.yaml';
 
 describe('Function', () => {

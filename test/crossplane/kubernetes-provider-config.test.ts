@@ -3,7 +3,7 @@ import { Testing } from 'cdk8s';
 import { KubernetesCredentials, KubernetesProviderConfig } from '../../constructs/crossplane/index.js';
 import { schemaErrors } from './_schema.js';
 
-const CRD = 'crossplane/kubernetes.crossplane.io_providerconfigs.yaml';
+const CRD = 'provider-kubernetes/kubernetes.crossplane.io_providerconfigs.yaml';
 
 describe('KubernetesProviderConfig', () => {
   it('defaults to InjectedIdentity, named default', () => {

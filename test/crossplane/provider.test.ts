@@ -19,7 +19,7 @@ describe('Provider', () => {
       spec: { package: PROVIDER_KUBERNETES_PACKAGE, runtimeConfigRef: { apiVersion: 'pkg.crossplane.io/v1beta1', kind: 'DeploymentRuntimeConfig', name: 'provider-kubernetes' } },
     });
     for (const o of out) {
-      expect(schemaErrors('crossplane/pkg.crossplane.io_providers.yaml', o, 'v1')).toEqual([]);
+      expect(schemaErrors('crossplane/v2/pkg.crossplane.io_providers.yaml', o, 'v1')).toEqual([]);
       expect(schemaErrors('crossplane/v1.20/pkg.crossplane.io_providers.yaml', o, 'v1')).toEqual([]);
     }
   });

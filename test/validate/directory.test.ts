@@ -9,7 +9,7 @@ import { apiServiceExportKind, bindingCrds, clusterBindingKind } from '../../con
 import { formatIssue, validateDirectory } from '../../constructs/validate/index.js';
 import { registerValidateCommand, runValidate } from '../../runtime/cli/validate.js';
 
-const fixtures = join(fileURLToPath(new URL('.', import.meta.url)), 'fixtures', 'klutch');
+const fixtures = join(fileURLToPath(new URL('.', import.meta.url)), '..', 'fixtures', 'klutch');
 const yaml = (...docs: unknown[]) => docs.map((d) => stringify(d, { lineWidth: 0 })).join('---\n');
 
 let good: string;

@@ -6,7 +6,7 @@ import { parse } from 'yaml';
 import type { JSONSchemaProps } from '../../constructs/api/index.js';
 import { checkXrdRules, deriveClaimCrd, deriveXrCrd, SchemaRegistry, SchemaValidator, type CompositeResourceDefinitionLike } from '../../constructs/validate/index.js';
 
-const fixtures = join(fileURLToPath(new URL('.', import.meta.url)), 'fixtures', 'klutch');
+const fixtures = join(fileURLToPath(new URL('.', import.meta.url)), '..', 'fixtures', 'klutch');
 const pgXrd = parse(readFileSync(join(fixtures, 'xp-common-postgresql_definition.yaml'), 'utf8')) as CompositeResourceDefinitionLike;
 
 const specOf = (crd: ReturnType<typeof deriveClaimCrd>) => crd.spec.versions[0].schema.openAPIV3Schema.properties!.spec;

@@ -24,7 +24,7 @@ import { baseObject, celCases, mutations, type Example } from '../../api/_exampl
 jest.setTimeout(600_000);
 
 const here = fileURLToPath(new URL('.', import.meta.url));
-const pgXrd = parse(readFileSync(join(here, '..', '..', 'validate', 'fixtures', 'klutch', 'xp-common-postgresql_definition.yaml'), 'utf8')) as CompositeResourceDefinitionLike;
+const pgXrd = parse(readFileSync(join(here, '..', '..', 'fixtures', 'klutch', 'xp-common-postgresql_definition.yaml'), 'utf8')) as CompositeResourceDefinitionLike;
 const claimCrd = deriveClaimCrd(pgXrd, { crossplane: '2' });
 
 const getCluster = useCluster({ name: 'validate' });
