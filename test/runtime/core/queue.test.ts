@@ -1,4 +1,4 @@
-import { describe, expect, it } from '@jest/globals';
+import { describe, expect, it, jest } from '@jest/globals';
 import { ExponentialBackoff, WorkQueue } from '../../../runtime/core/queue.js';
 
 describe('ExponentialBackoff', () => {
@@ -55,16 +55,25 @@ describe('WorkQueue', () => {
   });
 
   it('addAfter delays the key and keeps the earliest deadline', async () => {
-    const q = new WorkQueue<string>();
-    q.addAfter('a', 60_000);
-    q.addAfter('a', 20);
-    expect(q.delayed).toBe(1);
-    expect(q.len).toBe(0);
-    const t0 = Date.now();
-    expect(await q.get()).toBe('a');
-    expect(Date.now() - t0).toBeGreaterThanOrEqual(15);
-    expect(q.delayed).toBe(0);
-    q.shutdown();
+    jest.useFakeTimers();
+    try {
+      const q = new WorkQueue<string>();
+      q.addAfter('a', 60_000);
+      q.addAfter('a', 20);
+      expect(q.delayed).toBe(1);
+      jest.advanceTimersByTime(19);
+      expect([q.len, q.delayed]).toEqual([0, 1]);
+      jest.advanceTimersByTime(1);
+      expect([q.len, q.delayed]).toEqual([1, 0]);
+      expect(await q.get()).toBe('a');
+      q.done('a');
+      // The later deadline was dropped, not kept as a second timer.
+      jest.advanceTimersByTime(60_000);
+      expect([q.len, q.delayed]).toEqual([0, 0]);
+      q.shutdown();
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it('addRateLimited uses the per-key backoff; forget resets it', async () => {
