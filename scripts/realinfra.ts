@@ -1,29 +1,45 @@
-// npm run realinfra [-- component…]: builds (or finds in the cache) etcd, kube-apiserver and
-// kube-controller-manager from the Go wrapper modules in tools/. Prints one line per component.
-import { COMPONENTS, type ComponentName, ensureBinaries, planComponent, isCached } from '../runtime/realinfra/build.js';
+// npm run realinfra [-- component…]: builds (or finds in the cache) etcd, kube-apiserver,
+// kube-controller-manager and the Crossplane harness's binaries (Crossplane core 2.3 and 1.20,
+// function-patch-and-transform, provider-kubernetes, crane) from the Go wrapper modules in tools/.
+// Prints one progress line per component and the time each cold build took; stdout gets the paths (JSON).
+// `-- --kube` builds only the Kubernetes control plane, `-- --crossplane` only the Crossplane harness.
+import { ALL_COMPONENTS, COMPONENTS, CROSSPLANE_COMPONENTS, type ComponentName, ensureComponent, planComponent, isCached } from '../runtime/realinfra/build.js';
 
 const started = Date.now();
 const log = (line: string) => process.stderr.write(`[realinfra +${((Date.now() - started) / 1000).toFixed(1)}s] ${line}\n`);
 
-const requested = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+const argv = process.argv.slice(2);
+const requested = argv.filter((a) => !a.startsWith('-'));
 for (const r of requested) {
-  if (!COMPONENTS.includes(r as ComponentName)) {
-    process.stderr.write(`realinfra: unknown component "${r}"; expected one of ${COMPONENTS.join(', ')}\n`);
+  if (!ALL_COMPONENTS.includes(r as ComponentName)) {
+    process.stderr.write(`realinfra: unknown component "${r}"; expected one of ${ALL_COMPONENTS.join(', ')}\n`);
     process.exit(2);
   }
 }
-const components = requested.length > 0 ? (requested as ComponentName[]) : COMPONENTS;
+for (const f of argv.filter((a) => a.startsWith('-'))) {
+  if (f !== '--kube' && f !== '--crossplane') {
+    process.stderr.write(`realinfra: unknown option "${f}"; expected --kube or --crossplane\n`);
+    process.exit(2);
+  }
+}
+const groups: ComponentName[] = [
+  ...(argv.includes('--kube') ? COMPONENTS : []),
+  ...(argv.includes('--crossplane') ? CROSSPLANE_COMPONENTS : []),
+];
+const components: readonly ComponentName[] =
+  requested.length > 0 ? (requested as ComponentName[]) : groups.length > 0 ? groups : ALL_COMPONENTS;
 
 try {
   for (const c of components) {
     const plan = planComponent(c);
     log(`${c}: ${isCached(plan) ? 'cached' : 'not cached'} (${plan.dir})`);
   }
-  const bins = await ensureBinaries({ components, log });
+  const paths: Record<string, string> = {};
+  // Sequential on purpose: go build already uses every core.
+  for (const c of components) paths[c] = await ensureComponent(c, { log });
   log(`done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   // stdout: machine-readable paths
-  const byName = { etcd: bins.etcd, 'kube-apiserver': bins.kubeApiServer, 'kube-controller-manager': bins.kubeControllerManager };
-  process.stdout.write(`${JSON.stringify(Object.fromEntries(components.map((c) => [c, byName[c]])), null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify(paths, null, 2)}\n`);
 } catch (e) {
   process.stderr.write(`${e instanceof Error ? e.message : String(e)}\n`);
   process.exit(1);

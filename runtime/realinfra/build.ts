@@ -1,5 +1,6 @@
-// Builds kube-apiserver, kube-controller-manager and etcd from the Go wrapper modules in tools/ into a
-// content-addressed cache outside the clone, e.g. ~/.cache/klutch-kit/realinfra/etcd-<sha256>/etcd.
+// Builds kube-apiserver, kube-controller-manager and etcd — and, for the Crossplane harness, Crossplane core
+// (2.3 and 1.20), function-patch-and-transform, provider-kubernetes and crane — from the Go wrapper modules in
+// tools/ into a content-addressed cache outside the clone, e.g. ~/.cache/klutch-kit/realinfra/etcd-<sha256>/etcd.
 // The cache key of each component is the sha256 of its wrapper module's go.mod + go.sum, the packages,
 // the go build flags and the target platform, so editing a wrapper module rebuilds exactly that component.
 import { spawn } from 'node:child_process';
@@ -9,10 +10,34 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** A binary this package builds from a Go wrapper module under `tools/`. */
-export type ComponentName = 'etcd' | 'kube-apiserver' | 'kube-controller-manager';
+/** A Kubernetes control-plane binary this package builds from a Go wrapper module under `tools/`. */
+export type KubeComponentName = 'etcd' | 'kube-apiserver' | 'kube-controller-manager';
 
-export const COMPONENTS: readonly ComponentName[] = ['etcd', 'kube-apiserver', 'kube-controller-manager'];
+/** A Crossplane-harness binary this package builds from a Go wrapper module under `tools/`. */
+export type CrossplaneComponentName =
+  | 'crossplane-2.3'
+  | 'crossplane-1.20'
+  | 'function-patch-and-transform'
+  | 'provider-kubernetes'
+  | 'crane';
+
+/** A binary this package builds from a Go wrapper module under `tools/`. */
+export type ComponentName = KubeComponentName | CrossplaneComponentName;
+
+/** The Kubernetes control plane (what `ensureBinaries()` builds by default). */
+export const COMPONENTS: readonly KubeComponentName[] = ['etcd', 'kube-apiserver', 'kube-controller-manager'];
+
+/** The Crossplane harness's binaries. */
+export const CROSSPLANE_COMPONENTS: readonly CrossplaneComponentName[] = [
+  'crane',
+  'function-patch-and-transform',
+  'provider-kubernetes',
+  'crossplane-2.3',
+  'crossplane-1.20',
+];
+
+/** Every component `npm run realinfra` builds, in build order. */
+export const ALL_COMPONENTS: readonly ComponentName[] = [...COMPONENTS, ...CROSSPLANE_COMPONENTS];
 
 /** Paths of the built binaries. */
 export interface RealInfraBinaries {
@@ -34,8 +59,8 @@ export interface EnsureBinariesOptions {
   readonly toolsDir?: string;
   /** Progress lines (start / end / heartbeat of each build). @default no output */
   readonly log?: (line: string) => void;
-  /** Components to ensure. @default all three */
-  readonly components?: readonly ComponentName[];
+  /** Components to ensure. @default the three of the Kubernetes control plane */
+  readonly components?: readonly KubeComponentName[];
   /** The go command. @default $KLUTCH_KIT_GO, else `go` from PATH */
   readonly goBinary?: string;
   /** Seconds between "still building" progress lines. @default 30 */
@@ -44,8 +69,11 @@ export interface EnsureBinariesOptions {
 
 interface ComponentSpec {
   readonly name: ComponentName;
-  readonly module: 'kube' | 'etcd';
+  /** The wrapper module's folder, relative to `tools/`. */
+  readonly module: string;
   readonly pkg: string;
+  /** The upstream module whose source (package metadata, CRDs) the harness reads, with its go.mod path. */
+  readonly upstream?: string;
   /** -ldflags, derived from the pinned version in go.mod. */
   ldflags(goMod: string): string;
 }
@@ -65,6 +93,17 @@ function kubeLdflags(goMod: string): string {
   return ['-s', '-w', ...stamp].join(' ');
 }
 
+/** `-s -w -X <variable>=<version of upstream in the wrapper's go.mod>`. */
+function stampVersion(upstream: string, variable: string, file: string): (goMod: string) => string {
+  return (goMod) => `-s -w -X ${variable}=${requiredVersion(goMod, upstream, file)}`;
+}
+
+const XP2 = 'github.com/crossplane/crossplane/v2';
+const XP1 = 'github.com/crossplane/crossplane';
+const PAT = 'github.com/crossplane-contrib/function-patch-and-transform';
+const PK = 'github.com/crossplane-contrib/provider-kubernetes';
+const GGCR = 'github.com/google/go-containerregistry';
+
 const SPECS: Record<ComponentName, ComponentSpec> = {
   etcd: {
     name: 'etcd',
@@ -82,6 +121,42 @@ const SPECS: Record<ComponentName, ComponentSpec> = {
     module: 'kube',
     pkg: 'k8s.io/kubernetes/cmd/kube-controller-manager',
     ldflags: kubeLdflags,
+  },
+  // Crossplane checks package version constraints against its own version: an unstamped binary is "".
+  'crossplane-2.3': {
+    name: 'crossplane-2.3',
+    module: 'crossplane/core-v2',
+    pkg: `${XP2}/cmd/crossplane`,
+    upstream: XP2,
+    ldflags: stampVersion(XP2, 'github.com/crossplane/crossplane-runtime/v2/pkg/version.version', 'tools/crossplane/core-v2/go.mod'),
+  },
+  'crossplane-1.20': {
+    name: 'crossplane-1.20',
+    module: 'crossplane/core-v1',
+    pkg: `${XP1}/cmd/crossplane`,
+    upstream: XP1,
+    ldflags: stampVersion(XP1, `${XP1}/internal/version.version`, 'tools/crossplane/core-v1/go.mod'),
+  },
+  'function-patch-and-transform': {
+    name: 'function-patch-and-transform',
+    module: 'crossplane/function-patch-and-transform',
+    pkg: PAT,
+    upstream: PAT,
+    ldflags: () => '-s -w',
+  },
+  'provider-kubernetes': {
+    name: 'provider-kubernetes',
+    module: 'crossplane/provider-kubernetes',
+    pkg: `${PK}/cmd/provider`,
+    upstream: PK,
+    ldflags: stampVersion(PK, `${PK}/internal/version.Version`, 'tools/crossplane/provider-kubernetes/go.mod'),
+  },
+  crane: {
+    name: 'crane',
+    module: 'crane',
+    pkg: `${GGCR}/cmd/crane`,
+    upstream: GGCR,
+    ldflags: stampVersion(GGCR, `${GGCR}/cmd/crane/cmd.Version`, 'tools/crane/go.mod'),
   },
 };
 
@@ -135,7 +210,7 @@ const BUILD_ENV = { GOTOOLCHAIN: 'local', CGO_ENABLED: '0', GOFLAGS: '-mod=reado
 /** Computes cache keys and paths without building anything. */
 export function planComponent(name: ComponentName, opts: { cacheRoot?: string; toolsDir?: string } = {}): ComponentPlan {
   const spec = SPECS[name];
-  if (!spec) throw new Error(`realinfra: unknown component "${String(name)}"; expected one of ${COMPONENTS.join(', ')}`);
+  if (!spec) throw new Error(`realinfra: unknown component "${String(name)}"; expected one of ${ALL_COMPONENTS.join(', ')}`);
   const toolsDir = opts.toolsDir ?? defaultToolsDir();
   const moduleDir = path.join(toolsDir, spec.module);
   const goModPath = path.join(moduleDir, 'go.mod');
@@ -363,4 +438,81 @@ export async function ensureBinaries(opts: EnsureBinariesOptions = {}): Promise<
     kubeApiServer: out['kube-apiserver'] ?? planComponent('kube-apiserver', opts).binary,
     kubeControllerManager: out['kube-controller-manager'] ?? planComponent('kube-controller-manager', opts).binary,
   };
+}
+
+/** A Crossplane core release line the harness can run. */
+export type CrossplaneVersion = '2.3' | '1.20';
+
+export const CROSSPLANE_VERSIONS: readonly CrossplaneVersion[] = ['2.3', '1.20'];
+
+/** Paths of the Crossplane harness's binaries. */
+export interface CrossplaneBinaries {
+  /** Crossplane core of the requested release line. */
+  readonly crossplane: string;
+  readonly functionPatchAndTransform: string;
+  readonly providerKubernetes: string;
+  readonly crane: string;
+}
+
+/** Builds (or finds in the cache) Crossplane core `version`, function-patch-and-transform, provider-kubernetes and crane. */
+export async function ensureCrossplaneBinaries(
+  version: CrossplaneVersion,
+  opts: Omit<EnsureBinariesOptions, 'components'> = {},
+): Promise<CrossplaneBinaries> {
+  if (!CROSSPLANE_VERSIONS.includes(version)) {
+    throw new Error(`realinfra: crossplane version "${String(version)}" is not supported; expected one of ${CROSSPLANE_VERSIONS.join(', ')}`);
+  }
+  const crane = await ensureComponent('crane', opts);
+  const fn = await ensureComponent('function-patch-and-transform', opts);
+  const provider = await ensureComponent('provider-kubernetes', opts);
+  const core = await ensureComponent(`crossplane-${version}`, opts);
+  return { crossplane: core, functionPatchAndTransform: fn, providerKubernetes: provider, crane };
+}
+
+/** The upstream module a component is built from and the folder of its source in the Go module cache. */
+export interface UpstreamSource {
+  readonly module: string;
+  readonly version: string;
+  /** Read-only folder in GOMODCACHE, e.g. `…/github.com/crossplane/crossplane/v2@v2.3.4`. */
+  readonly dir: string;
+}
+
+const sourceCache = new Map<string, UpstreamSource>();
+
+/**
+ * Where the source of a component's upstream module is (package metadata such as `package/crossplane.yaml`,
+ * Crossplane's `cluster/crds`): `go mod download -json` in the wrapper module, verified against its go.sum.
+ */
+export async function upstreamSource(
+  name: ComponentName,
+  opts: { toolsDir?: string; goBinary?: string } = {},
+): Promise<UpstreamSource> {
+  const spec = SPECS[name];
+  if (!spec?.upstream) throw new Error(`realinfra: component "${String(name)}" has no upstream module source`);
+  const moduleDir = path.join(opts.toolsDir ?? defaultToolsDir(), spec.module);
+  const version = requiredVersion(fs.readFileSync(path.join(moduleDir, 'go.mod'), 'utf8'), spec.upstream, `${moduleDir}/go.mod`);
+  const id = `${spec.upstream}@${version}`;
+  const hit = sourceCache.get(id);
+  if (hit && fs.existsSync(hit.dir)) return hit;
+  const goBinary = opts.goBinary ?? process.env['KLUTCH_KIT_GO'] ?? 'go';
+  const out = await new Promise<string>((resolve, reject) => {
+    let stdout = '';
+    let stderr = '';
+    const child = spawn(goBinary, ['mod', 'download', '-json', id], {
+      cwd: moduleDir,
+      env: { ...process.env, ...BUILD_ENV },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout.on('data', (b: Buffer) => (stdout += b.toString('utf8')));
+    child.stderr.on('data', (b: Buffer) => (stderr += b.toString('utf8')));
+    child.on('error', (e) => reject(new Error(`realinfra: ${name}: cannot run "${goBinary} mod download": ${e.message}`)));
+    child.on('close', (code) =>
+      code === 0 ? resolve(stdout) : reject(new Error(`realinfra: ${name}: go mod download ${id} exited with ${code}\n${tailLines(stdout + stderr, 20)}`)),
+    );
+  });
+  const info = JSON.parse(out) as { Dir?: string; Error?: string };
+  if (!info.Dir || info.Error) throw new Error(`realinfra: ${name}: go mod download ${id}: ${info.Error ?? 'no Dir in the output'}`);
+  const src = { module: spec.upstream, version, dir: info.Dir };
+  sourceCache.set(id, src);
+  return src;
 }
