@@ -46,8 +46,8 @@ describe('Function', () => {
 
   it('rejects package refs that are not fully qualified or not pinned', () => {
     const chart = Testing.chart();
-    expect(() => new Function(chart, 'a', { package: 'crossplane-contrib/function-patch-and-transform:v0.10.8' }))
-      .toThrow('FunctionProps.package: "crossplane-contrib/function-patch-and-transform:v0.10.8" is not fully qualified: "crossplane-contrib" is not a registry host');
+    expect(() => new Function(chart, 'a', { package: 'crossplane-contrib/function-patch-and-transform:v0.10.7' }))
+      .toThrow('FunctionProps.package: "crossplane-contrib/function-patch-and-transform:v0.10.7" is not fully qualified: "crossplane-contrib" is not a registry host');
     expect(() => new Function(chart, 'b', { package: 'xpkg.crossplane.io/crossplane-contrib/function-patch-and-transform' }))
       .toThrow('FunctionProps.package: "xpkg.crossplane.io/crossplane-contrib/function-patch-and-transform" has neither a tag nor a digest');
     expect(() => new Function(chart, 'c', { package: 'function-patch-and-transform:v1' })).toThrow('FunctionProps.package: "function-patch-and-transform:v1" is not a fully qualified package reference');
