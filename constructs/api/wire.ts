@@ -66,15 +66,24 @@ export const bindingResponseSchema = obj(
 );
 export type BindingResponse = TypeOf<typeof bindingResponseSchema>;
 
-/** Builds a BindingProvider document. */
+/**
+ * `BindingProvider.apiVersion` as Klutch's Go backend sends it and Klutch's Go kubectl-bind requires
+ * it: the bare version (`bindv1alpha1.GroupVersion`), not `<group>/<version>` (anynines/klutchio
+ * `bind/contrib/example-backend/http/handler.go`, `bind/pkg/kubectl/bind/plugin/bind.go`).
+ */
+export const BINDING_PROVIDER_API_VERSION = 'v1alpha1';
+/** Every `BindingProvider.apiVersion` a client accepts: Klutch's form and klutch-kit's before 0.2 (`klutch.anynines.com/v1alpha1`). */
+export const BINDING_PROVIDER_API_VERSIONS: readonly string[] = [BINDING_PROVIDER_API_VERSION, BIND_API_VERSION];
+
+/** Builds a BindingProvider document (keys in the order Go's encoding/json writes them). */
 export function newBindingProvider(prettyName: string, version: string, authenticatedURL: string): BindingProvider {
   if (!prettyName) throw new Error(`BindingProvider.providerPrettyName: must be non-empty, got ${JSON.stringify(prettyName)}`);
   if (!/^https?:\/\//.test(authenticatedURL)) {
     throw new Error(`BindingProvider.authenticationMethods[0].oauth2CodeGrant.authenticatedURL: must be an http(s) URL, got ${JSON.stringify(authenticatedURL)}`);
   }
   return {
-    apiVersion: BIND_API_VERSION,
     kind: 'BindingProvider',
+    apiVersion: BINDING_PROVIDER_API_VERSION,
     providerPrettyName: prettyName,
     version,
     authenticationMethods: [{ method: OAUTH2_CODE_GRANT, oauth2CodeGrant: { authenticatedURL } }],
@@ -90,11 +99,11 @@ export function newBindingResponse(opts: {
 }): BindingResponse {
   if (opts.requests.length === 0) throw new Error('BindingResponse.requests: at least one request is needed, got []');
   return {
-    apiVersion: BIND_API_VERSION,
     kind: 'BindingResponse',
+    apiVersion: BIND_API_VERSION,
     authentication: { oauth2CodeGrant: { sid: opts.sessionID, id: opts.identity } },
     kubeconfig: Buffer.from(opts.kubeconfig, 'utf8').toString('base64'),
-    requests: opts.requests.map((r) => ({ apiVersion: BIND_API_VERSION, kind: 'APIServiceExportRequest', ...structuredClone(r) })),
+    requests: opts.requests.map((r) => ({ kind: 'APIServiceExportRequest', apiVersion: BIND_API_VERSION, ...structuredClone(r) })),
   };
 }
 

@@ -24,9 +24,9 @@ import { errorPage, resourcesPage } from './html.js';
 import { BackendMetrics } from './metrics.js';
 import {
   BIND_API_VERSION,
+  bindingProviderJson,
   encodeBindingResponse,
   isLoopbackRedirect,
-  type BindingProvider,
   type BindingResponse,
 } from './wire.js';
 
@@ -319,14 +319,8 @@ export class BackendServer {
 
   private handleExport(req: http.IncomingMessage, res: http.ServerResponse): void {
     const authorize = this.opts.authorizeUrl ?? `${this.opts.tls ? 'https' : 'http'}://${req.headers.host ?? new URL(this.url).host}/authorize`;
-    const provider: BindingProvider = {
-      apiVersion: BIND_API_VERSION,
-      kind: 'BindingProvider',
-      providerPrettyName: this.opts.prettyName,
-      version: BACKEND_VERSION,
-      authenticationMethods: [{ method: 'OAuth2CodeGrant', oauth2CodeGrant: { authenticatedURL: authorize } }],
-    };
-    res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(provider));
+    // Klutch's wire form (apiVersion "v1alpha1", Go key order): Klutch's kubectl-bind refuses any other
+    res.writeHead(200, { 'Content-Type': 'application/json' }).end(bindingProviderJson({ prettyName: this.opts.prettyName, version: BACKEND_VERSION, authorizeUrl: authorize }));
   }
 
   private cookie(name: string, value: string, maxAge: number, path = '/'): string {

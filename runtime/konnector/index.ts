@@ -7,5 +7,5 @@ export * from './crd.js';
 export * from './kubeconfig.js';
 export * from './types.js';
 export * from './metrics.js';
-export { KONNECTOR_VERSION } from './version.js';
+export { KONNECTOR_VERSION, klutchKonnectorVersion } from './version.js';
 export * from './appclusterbinding.js';

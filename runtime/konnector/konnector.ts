@@ -21,7 +21,7 @@ import { konnectorMetrics, type KonnectorMetrics } from './metrics.js';
 import { ProviderConnection, type KonnectorShared } from './provider.js';
 import { resourceOfExport } from './export-sync.js';
 import { BINDING_FINALIZER, BindResources, ConditionType, SYNCER_FINALIZER, type APIServiceBinding, type Secret } from './types.js';
-import { KONNECTOR_VERSION } from './version.js';
+import { KONNECTOR_VERSION, klutchKonnectorVersion } from './version.js';
 
 export { BINDING_FINALIZER };
 
@@ -52,7 +52,7 @@ export interface KonnectorOptions {
    * the konnector is down is cleaned up (CRD, objects on both sides) when it comes back. @default true
    */
   bindingFinalizer?: boolean;
-  /** Reported as ClusterBinding status.konnectorVersion. @default the package version */
+  /** Reported as ClusterBinding status.konnectorVersion, in Klutch's `vX.Y.Z` form (see klutchKonnectorVersion). @default the package version */
   version?: string;
   registry?: Registry;
   logger?: Logger;
@@ -134,7 +134,7 @@ export class Konnector {
       resyncMs,
       workers: opts.workers ?? 4,
       providerSyncTimeoutMs: opts.providerSyncTimeoutMs ?? 30_000,
-      version: opts.version ?? KONNECTOR_VERSION,
+      version: klutchKonnectorVersion(opts.version ?? KONNECTOR_VERSION),
       controlPlaneMode: opts.controlPlaneMode ?? false,
     };
 

@@ -73,6 +73,14 @@ export function parseExportRequest(text: string, source: string): ExportRequestD
   return { apiVersion: d.apiVersion, kind: d.kind, metadata: { name: d.metadata?.name }, spec: d.spec };
 }
 
+/**
+ * The APIServiceExportRequest created on the provider (as Klutch's kubectl-bind does: the request's
+ * name, or `<name>-` as generateName when that name is taken; the spec as the backend sent it).
+ */
+export function exportRequestBody(request: ExportRequestDoc, namespace: string, meta: { name: string } | { generateName: string }): KubeObject {
+  return { apiVersion: BIND_API_VERSION, kind: 'APIServiceExportRequest', metadata: { ...meta, namespace }, spec: request.spec } as KubeObject;
+}
+
 /** Reads `-f`: a file, an http(s) URL, or `-` for stdin. */
 export async function readRequestSource(file: string, stdin: NodeJS.ReadableStream): Promise<string> {
   if (file === '-') {
@@ -316,10 +324,10 @@ export async function bindApiService(request: ExportRequestDoc, o: ApiServiceOpt
     // the request on the provider
     let created: KubeObject;
     try {
-      created = await remote.create(REQUESTS, { metadata: { name: reqName, namespace: remoteNs }, spec: request.spec });
+      created = await remote.create(REQUESTS, exportRequestBody(request, remoteNs, { name: reqName }));
     } catch (e) {
       if (!isAlreadyExists(e)) throw e;
-      created = await remote.create(REQUESTS, { metadata: { generateName: `${reqName}-`, namespace: remoteNs }, spec: request.spec });
+      created = await remote.create(REQUESTS, exportRequestBody(request, remoteNs, { generateName: `${reqName}-` }));
     }
     const name = created.metadata.name!;
     o.io.err.write(`📨 Created export request ${remoteNs}/${name} on the provider\n`);

@@ -57,6 +57,26 @@ export async function fetchProvider(url: string): Promise<BindingProvider> {
   }
 }
 
+/**
+ * The login URL: the provider's authenticatedURL plus `c` (cluster id), `p` (callback port) and `s`
+ * (session id) as Klutch's kubectl-bind sends them (sorted, as Go's url.Values.Encode writes them),
+ * and `u`, the full callback URL, which Klutch's backend prefers over `p` when present: our callback
+ * listens on 127.0.0.1, where `http://localhost:<p>` may resolve to ::1 first.
+ */
+export function authorizeUrl(authenticatedURL: string, o: { callbackUrl: string; port: number; sessionId: string; clusterId: string }): URL {
+  let auth: URL;
+  try {
+    auth = new URL(authenticatedURL);
+  } catch {
+    throw new CliError(`the provider's authenticatedURL ${JSON.stringify(authenticatedURL)} is not a URL`, Exit.FAILED);
+  }
+  auth.searchParams.set('c', o.clusterId);
+  auth.searchParams.set('p', String(o.port));
+  auth.searchParams.set('s', o.sessionId);
+  auth.searchParams.set('u', o.callbackUrl);
+  return auth;
+}
+
 function openBrowser(url: string, io: IO): void {
   const cmd = process.platform === 'darwin' ? 'open' : process.platform === 'win32' ? 'cmd' : 'xdg-open';
   const args = process.platform === 'win32' ? ['/c', 'start', '', url] : [url];
@@ -75,11 +95,7 @@ async function browserLogin(provider: BindingProvider, sessionId: string, cluste
   const cb = new CallbackServer(sessionId);
   await cb.start();
   try {
-    const auth = new URL(method);
-    auth.searchParams.set('u', cb.url);
-    auth.searchParams.set('p', String(cb.port));
-    auth.searchParams.set('s', sessionId);
-    auth.searchParams.set('c', clusterId);
+    const auth = authorizeUrl(method, { callbackUrl: cb.url, port: cb.port, sessionId, clusterId });
     o.io.err.write(`\nTo authenticate, visit in your browser:\n\n\t${auth.href}\n\n`);
     if (o.open) openBrowser(auth.href, o.io);
     const deadline = Date.now() + o.timeoutMs;

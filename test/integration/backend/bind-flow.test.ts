@@ -358,7 +358,7 @@ describe('health and metrics', () => {
     expect(m).toMatch(/klutch_backend_auth_failures_total\{field="Authorization"\} \d+/);
     const exp = (await (await fetch(`${env.backend.url}/export`)).json()) as { apiVersion: string; providerPrettyName: string; authenticationMethods: Array<{ oauth2CodeGrant: { authenticatedURL: string } }> };
     // version >= v0.3.0, or Klutch's released kubectl-bind refuses the provider
-    expect(exp).toMatchObject({ apiVersion: 'klutch.anynines.com/v1alpha1', kind: 'BindingProvider', providerPrettyName: 'Test Provider', version: 'v1.5.0' });
+    expect(exp).toMatchObject({ apiVersion: 'v1alpha1', kind: 'BindingProvider', providerPrettyName: 'Test Provider', version: 'v1.5.0' });
     expect(exp.authenticationMethods[0].oauth2CodeGrant.authenticatedURL).toBe(`${env.backend.url}/authorize`);
   });
 });
