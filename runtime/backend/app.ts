@@ -11,6 +11,9 @@ import { parseListenAddress, type BackendOptions } from './options.js';
 import { R } from './refs.js';
 import { Sealer, parseCookieKeys } from './seal.js';
 import { BackendServer } from './server.js';
+import { UnexpectedErrors } from './unexpected.js';
+import { ApiServerReplayStore } from './login-state.js';
+import { BindRateLimiter } from './limits.js';
 
 export interface Backend {
   url: string;
@@ -18,6 +21,9 @@ export interface Backend {
   controllers?: BackendControllers;
   kube: KubeClient;
   metrics: BackendMetrics;
+  unexpected: UnexpectedErrors;
+  /** Whether this replica runs the controllers (always true without leader election). */
+  isLeader(): boolean;
   stop(): Promise<void>;
 }
 
@@ -26,7 +32,7 @@ export function loadKubeConfig(opts: { kubeconfig?: string; context?: string }):
   try {
     return opts.kubeconfig ? loadKubeconfigFile(opts.kubeconfig, opts.context) : loadDefaultKubeconfig(opts.context);
   } catch (e) {
-    throw new Error(`--kubeconfig/--context: ${(e as Error).message}`);
+    throw new Error(`--kubeconfig/--context: ${(e as Error).message}`, { cause: e });
   }
 }
 
@@ -38,6 +44,14 @@ export async function startBackend(
   const kubeConfig = extra.kubeConfig ?? loadKubeConfig(opts);
   const kube = new KubeClient(kubeConfig, { userAgent: 'klutch-backend', qps: 100, burst: 200 });
   const metrics = new BackendMetrics(extra.defaultMetrics ?? false);
+  const unexpected = new UnexpectedErrors(logger, metrics);
+  const identity = process.env.POD_NAME ?? `${hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+  // used login states live in the API server, so a replay is refused by every replica and after restarts
+  const replay = new ApiServerReplayStore({ kube, namespace: opts.leaseNamespace, identity, logger });
+  const bindRate = new BindRateLimiter(opts.bindRate, opts.bindBurst);
+  metrics.limits.set({ limit: 'clusters' }, opts.maxClustersPerIdentity);
+  metrics.limits.set({ limit: 'bind_rate_per_minute' }, opts.bindRate);
+  metrics.limits.set({ limit: 'bind_burst' }, opts.bindBurst);
   if (!opts.cookieSigningKey) logger.warn('no --cookie-signing-key: using a random key; logins in progress end when the backend restarts');
   const sealer = new Sealer(parseCookieKeys(opts.cookieSigningKey, opts.cookieEncryptionKey));
   const binder = new Binder(kube, {
@@ -45,6 +59,7 @@ export async function startBackend(
     prettyName: opts.prettyName,
     external: externalCluster(kube, opts),
     tokenTtlSeconds: opts.tokenTtl,
+    maxClustersPerIdentity: opts.maxClustersPerIdentity,
   });
   const catalog = new Catalog(kube, opts.consumerScope);
   const { host, port } = parseListenAddress(opts.listenAddress);
@@ -66,6 +81,13 @@ export async function startBackend(
       exportRequestGraceMs: opts.exportRequestGrace * 1000,
       requestRetentionMs: opts.exportRequestRetention * 1000,
       heartbeatTimeoutMs: opts.heartbeatTimeout * 1000,
+      unexpected,
+      sweep: {
+        orphanGraceMs: opts.orphanGrace * 1000,
+        staleAfterMs: opts.staleClusterTimeout * 1000,
+        noticeMs: opts.sweepNotice * 1000,
+        dryRun: opts.sweepDryRun,
+      },
     });
     const ctl = controllers;
     catalog.cache = {
@@ -80,7 +102,7 @@ export async function startBackend(
         client: kube,
         namespace: opts.leaseNamespace,
         name: 'klutch-backend',
-        identity: process.env.POD_NAME ?? `${hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,
+        identity,
         logger,
         onStartedLeading: async (signal) => {
           controllersRunning = c.start();
@@ -126,6 +148,14 @@ export async function startBackend(
       metrics,
       // with leader election a non-leader replica serves HTTP and is ready; the leader's controllers must have synced
       ready: () => !controllers || (elector ? !elector.isLeader || controllers.hasSynced() : controllers.hasSynced()),
+      unexpected,
+      replay,
+      bindRate,
+      status: () => [
+        `role: ${!controllers ? 'HTTP only (--no-controllers)' : !elector ? 'running (no leader election)' : elector.isLeader ? 'leader' : `standby (leader: ${elector.currentLeader || 'unknown'})`}`,
+        `limits: ${opts.maxClustersPerIdentity || 'unlimited'} app clusters per identity, ${opts.bindRate ? `${opts.bindRate} binds/min (burst ${opts.bindBurst})` : 'unlimited binds'} per identity and replica`,
+        `sweep: incomplete binds after ${opts.orphanGrace}s, ${opts.staleClusterTimeout ? `silent konnectors after ${opts.staleClusterTimeout}s + ${opts.sweepNotice}s notice` : 'silent konnectors never'}${opts.sweepDryRun ? ' (dry run)' : ''}`,
+      ],
     },
   );
   const url = await server.start();
@@ -137,11 +167,14 @@ export async function startBackend(
     controllers,
     kube,
     metrics,
+    unexpected,
+    isLeader: () => Boolean(controllers) && (!elector || elector.isLeader),
     async stop() {
       stopping = true;
       await server.stop();
       if (elector) await elector.stop();
       if (controllers) await controllers.stop();
+      await replay.idle();
       kube.close();
     },
   };

@@ -20,11 +20,13 @@ import {
   MANAGED_BY,
   MANAGED_BY_LABEL,
   R,
+  SUBJECT_HASH_LABEL,
   TOKEN_EXPIRY_ANNOTATION,
   TOKEN_ISSUED_ANNOTATION,
 } from './refs.js';
 import { BIND_API_VERSION, type APIServiceExportRequestResponse } from './wire.js';
 import type { BindableApi } from './catalog.js';
+import { LimitError } from './limits.js';
 
 export const FIELD_MANAGER = 'klutch-backend';
 
@@ -44,6 +46,8 @@ export interface BinderOptions {
   external: ExternalCluster;
   /** TokenRequest expirationSeconds. */
   tokenTtlSeconds: number;
+  /** App clusters (cluster namespaces) one identity (iss + sub) may have; 0: unlimited. @default 0 */
+  maxClustersPerIdentity?: number;
 }
 
 export interface ConsumerIdentity {
@@ -63,6 +67,8 @@ export interface BindResult {
 export const identityString = (id: ConsumerIdentity): string => `${id.sub}#${id.clusterId}`;
 export const identityHash = (id: ConsumerIdentity): string =>
   createHash('sha224').update(`${id.iss}\n${identityString(id)}`).digest('hex').slice(0, 40);
+/** Hash of issuer + subject: the same for every app cluster of one identity. */
+export const subjectHash = (id: { iss: string; sub: string }): string => createHash('sha224').update(`${id.iss}\n${id.sub}`).digest('hex').slice(0, 40);
 
 /** Validates a namespace prefix: the created names are `<prefix>-<12 hex>`. */
 export function validateNamespacePrefix(prefix: string): string {
@@ -100,7 +106,7 @@ export function externalCluster(
     try {
       pem = readFileSync(flags.externalCaFile, 'utf8');
     } catch (e) {
-      throw new Error(`--external-ca-file: cannot read "${flags.externalCaFile}": ${(e as Error).message}`);
+      throw new Error(`--external-ca-file: cannot read "${flags.externalCaFile}": ${(e as Error).message}`, { cause: e });
     }
     if (!pem.includes('-----BEGIN CERTIFICATE-----')) {
       throw new Error(`--external-ca-file: "${flags.externalCaFile}" holds no PEM certificate`);
@@ -180,12 +186,18 @@ export class Binder {
     const ns: KubeObject = {
       metadata: {
         name,
-        labels: { [IDENTITY_HASH_LABEL]: hash, [MANAGED_BY_LABEL]: MANAGED_BY },
+        labels: { [IDENTITY_HASH_LABEL]: hash, [SUBJECT_HASH_LABEL]: subjectHash(id), [MANAGED_BY_LABEL]: MANAGED_BY },
         annotations: { [IDENTITY_ANNOTATION]: identityString(id), [ISSUER_ANNOTATION]: id.iss },
       },
     };
+    const max = this.opts.maxClustersPerIdentity ?? 0;
+    if (max > 0) {
+      const used = (await this.clustersOf(id)).length;
+      if (used >= max) throw this.overLimit(id, used, max);
+    }
     try {
-      await this.kube.create(R.namespaces, ns);
+      const created = await this.kube.create(R.namespaces, ns);
+      if (max > 0) await this.recheckLimit(id, created, max);
       return { name, created: true };
     } catch (e) {
       if (!isAlreadyExists(e)) throw e;
@@ -195,6 +207,36 @@ export class Binder {
       }
       return { name, created: false };
     }
+  }
+
+  /** The identity's cluster namespaces (not being deleted), oldest first (name breaks ties). */
+  async clustersOf(id: { iss: string; sub: string }): Promise<KubeObject[]> {
+    const list = await this.kube.list(R.namespaces, undefined, { labelSelector: `${SUBJECT_HASH_LABEL}=${subjectHash(id)}` });
+    return list.items
+      .filter((n) => !n.metadata.deletionTimestamp && n.metadata.annotations?.[ISSUER_ANNOTATION] === id.iss && (n.metadata.annotations?.[IDENTITY_ANNOTATION] ?? '').startsWith(`${id.sub}#`))
+      .sort((a, b) => (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') || a.metadata.name!.localeCompare(b.metadata.name!));
+  }
+
+  private overLimit(id: ConsumerIdentity, used: number, max: number): LimitError {
+    return new LimitError(
+      403,
+      'clusterID',
+      'clusters',
+      `identity ${id.sub} already has ${used} app clusters bound, the limit is ${max} (--max-clusters-per-identity); unbind one, or bind again from an app cluster that is already bound`,
+    );
+  }
+
+  /**
+   * Concurrent binds (on one or several replicas) may each have seen room for one more cluster. All
+   * of them agree on one order (creation time, then name); the namespaces beyond the limit in that
+   * order are deleted again by their own bind, which is refused.
+   */
+  private async recheckLimit(id: ConsumerIdentity, created: KubeObject, max: number): Promise<void> {
+    const all = await this.clustersOf(id);
+    const pos = all.findIndex((n) => n.metadata.uid === created.metadata.uid);
+    if (pos < max) return;
+    await this.kube.delete(R.namespaces, undefined, created.metadata.name!, { uid: created.metadata.uid });
+    throw this.overLimit(id, max, max);
   }
 
   /** Issues a fresh token for the cluster namespace's ServiceAccount. */

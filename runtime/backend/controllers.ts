@@ -14,6 +14,8 @@
  *   cluster-scoped exports, ClusterRole `klutch-binder-<clusterNs>-cluster` (those resources only)
  *   bound by a per-consumer ClusterRoleBinding — never a shared binding whose subjects flip.
  * - clusterbinding: `Healthy` from the konnector's heartbeat age.
+ * - sweeper (sweeper.ts): deletes cluster namespaces whose bind never completed, and (optionally)
+ *   those whose konnector stopped heartbeating, after a condition and an event.
  * - tokenrotation: re-issues the consumer's TokenRequest token at 2/3 of its lifetime and rewrites
  *   the kubeconfig Secret (the konnector copies it to the consumer on its heartbeat).
  */
@@ -37,8 +39,11 @@ import type { Binder } from './binder.js';
 import type { Crd, ExportTemplate } from './catalog.js';
 import { crdSpecHash, exportSpecFromCrd, type ExportSpec } from './export.js';
 import type { BackendMetrics } from './metrics.js';
+import { isProgrammingError, type UnexpectedErrors } from './unexpected.js';
+import { ClusterSweeper } from './sweeper.js';
 import {
   BINDER_SA,
+  CLUSTER_BINDING_NAME,
   IDENTITY_ANNOTATION,
   KUBECONFIG_SECRET,
   MANAGED_BY,
@@ -100,6 +105,10 @@ export interface BackendControllersOptions {
   requestRetentionMs?: number;
   /** 0: 2 × the konnector's heartbeatInterval. */
   heartbeatTimeoutMs: number;
+  /** Where a reconciler's programming error (a bug, not an API refusal) is reported (log, metric, /readyz). */
+  unexpected?: UnexpectedErrors;
+  /** Clean-up of cluster namespaces (see sweeper.ts). @default incomplete after 10 min, no heartbeat sweep */
+  sweep?: { orphanGraceMs: number; staleAfterMs: number; noticeMs: number; dryRun: boolean };
 }
 
 const age = (o: KubeObject): number => Date.now() - Date.parse(o.metadata.creationTimestamp ?? new Date().toISOString());
@@ -116,6 +125,8 @@ export class BackendControllers {
   readonly serviceNamespaces: Informer<ServiceNamespace>;
   readonly clusterBindings: Informer<ClusterBindingObj>;
   readonly kubeconfigSecrets: Informer;
+  readonly clusterNamespaces: Informer;
+  readonly sweeper: ClusterSweeper;
   readonly controllers: Controller[];
   private readonly exportRequest: Controller;
   private readonly exportSync: Controller;
@@ -123,6 +134,7 @@ export class BackendControllers {
   private readonly rbac: Controller;
   private readonly clusterBinding: Controller;
   private readonly tokenRotation: Controller;
+  private readonly sweep: Controller;
   private started = false;
 
   constructor(private readonly o: BackendControllersOptions) {
@@ -140,6 +152,24 @@ export class BackendControllers {
       fieldSelector: `metadata.name=${KUBECONFIG_SECRET}`,
     });
 
+    this.clusterNamespaces = new Informer(kube, R.namespaces, { logger: log, labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}` });
+    this.sweeper = new ClusterSweeper({
+      kube,
+      logger: log.child({ controller: 'sweeper' }),
+      metrics: o.metrics,
+      orphanGraceMs: 600_000,
+      staleAfterMs: 0,
+      noticeMs: 3600_000,
+      dryRun: false,
+      ...o.sweep,
+      cache: {
+        namespace: (n) => this.clusterNamespaces.getByName(undefined, n),
+        namespaces: () => this.clusterNamespaces.list(),
+        clusterBinding: (n) => this.clusterBindings.getByName(n, CLUSTER_BINDING_NAME),
+        kubeconfigSecret: (n) => this.kubeconfigSecrets.getByName(n, KUBECONFIG_SECRET),
+      },
+    });
+
     const mk = (name: string, fn: (key: string) => Promise<ReconcileResult | void>) =>
       new Controller({
         name: `backend-${name}`,
@@ -152,6 +182,7 @@ export class BackendControllers {
             return r;
           } catch (e) {
             o.metrics.reconciles.inc({ controller: name, result: 'error' });
+            if (isProgrammingError(e)) o.unexpected?.record(`controller/${name}`, e, { key });
             throw e;
           }
         },
@@ -162,7 +193,8 @@ export class BackendControllers {
     this.rbac = mk('rbac', (k) => this.reconcileRbac(k));
     this.clusterBinding = mk('clusterbinding', (k) => this.reconcileClusterBinding(k));
     this.tokenRotation = mk('tokenrotation', (k) => this.reconcileToken(k));
-    this.controllers = [this.exportRequest, this.exportSync, this.serviceNamespace, this.rbac, this.clusterBinding, this.tokenRotation];
+    this.sweep = mk('sweeper', (k) => this.sweeper.reconcile(k));
+    this.controllers = [this.exportRequest, this.exportSync, this.serviceNamespace, this.rbac, this.clusterBinding, this.tokenRotation, this.sweep];
 
     // indexes
     this.exports.addIndex('name', (e) => [e.metadata.name!]);
@@ -190,12 +222,17 @@ export class BackendControllers {
     on(this.clusterBindings, (c) => {
       this.clusterBinding.enqueue(keyOf(c));
       this.rbac.enqueue(c.metadata.namespace!);
+      this.sweep.enqueue(c.metadata.namespace!);
     });
-    on(this.kubeconfigSecrets, (s) => this.tokenRotation.enqueue(s.metadata.namespace!));
+    on(this.kubeconfigSecrets, (s) => {
+      this.tokenRotation.enqueue(s.metadata.namespace!);
+      this.sweep.enqueue(s.metadata.namespace!);
+    });
+    on(this.clusterNamespaces, (n) => this.sweep.enqueue(n.metadata.name!));
   }
 
   private get informers(): Informer<KubeObject>[] {
-    return [this.requests, this.exports, this.crds, this.templates, this.serviceNamespaces, this.clusterBindings, this.kubeconfigSecrets] as Informer<KubeObject>[];
+    return [this.requests, this.exports, this.crds, this.templates, this.serviceNamespaces, this.clusterBindings, this.kubeconfigSecrets, this.clusterNamespaces] as Informer<KubeObject>[];
   }
 
   hasSynced(): boolean {

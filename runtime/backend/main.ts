@@ -24,6 +24,14 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`klutch-backend: cannot start: ${(e as Error).message}\n`);
     return 1;
   }
+  // A promise rejected with nobody handling it is a bug: reported (log with context, metric, /readyz)
+  // instead of ending the process. An uncaught exception leaves the process in an unknown state: it
+  // is logged and the process exits 1, so the kubelet restarts it; never a silent exit.
+  process.on('unhandledRejection', (e) => backend.unexpected.record('process', e, { kind: 'unhandledRejection' }));
+  process.on('uncaughtException', (e) => {
+    backend.unexpected.record('process', e, { kind: 'uncaughtException', exiting: true });
+    process.exit(1);
+  });
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
     process.once('SIGTERM', stop);

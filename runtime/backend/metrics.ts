@@ -1,5 +1,5 @@
 /** Prometheus metrics of the bind backend (one registry per backend instance). */
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export class BackendMetrics {
   readonly registry = new Registry();
@@ -37,6 +37,42 @@ export class BackendMetrics {
   readonly tokenRotations = new Counter({
     name: 'klutch_backend_token_rotations_total',
     help: 'ServiceAccount tokens re-issued before expiry',
+    registers: [this.registry],
+  });
+
+  readonly unexpectedErrors = new Counter({
+    name: 'klutch_backend_unexpected_errors_total',
+    help: 'Unexpected errors (bugs) by source (http, controller, process); each is logged with its context',
+    labelNames: ['source'] as const,
+    registers: [this.registry],
+  });
+  readonly limitRefusals = new Counter({
+    name: 'klutch_backend_limit_refusals_total',
+    help: 'Binds refused by a per-identity limit (clusters: 403, rate: 429)',
+    labelNames: ['limit'] as const,
+    registers: [this.registry],
+  });
+  readonly limits = new Gauge({
+    name: 'klutch_backend_limit',
+    help: 'Configured per-identity limits (0: unlimited): clusters (app clusters per identity), bind_rate_per_minute, bind_burst',
+    labelNames: ['limit'] as const,
+    registers: [this.registry],
+  });
+  readonly clusterNamespaces = new Gauge({
+    name: 'klutch_backend_cluster_namespaces',
+    help: 'Cluster namespaces by state (bound, incomplete, stale), as the sweeper last saw them',
+    labelNames: ['state'] as const,
+    registers: [this.registry],
+  });
+  readonly maxClustersPerIdentity = new Gauge({
+    name: 'klutch_backend_max_clusters_per_identity',
+    help: 'The largest number of app clusters bound by one identity, as the sweeper last saw it',
+    registers: [this.registry],
+  });
+  readonly sweeps = new Counter({
+    name: 'klutch_backend_sweeps_total',
+    help: 'Cluster namespaces the sweeper deleted (or would delete in dry-run), by reason and mode',
+    labelNames: ['reason', 'mode'] as const,
     registers: [this.registry],
   });
 

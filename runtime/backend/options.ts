@@ -36,6 +36,18 @@ export interface BackendOptions {
   exportRequestGrace: number;
   exportRequestRetention: number;
   heartbeatTimeout: number;
+  /** App clusters per identity (iss + sub); 0: unlimited. */
+  maxClustersPerIdentity: number;
+  /** Binds per minute per identity and replica; 0: unlimited. */
+  bindRate: number;
+  bindBurst: number;
+  /** seconds: a cluster namespace whose bind never completed is deleted this long after its creation. */
+  orphanGrace: number;
+  /** seconds: a cluster namespace whose konnector has not heartbeated this long is deleted; 0: never. */
+  staleClusterTimeout: number;
+  /** seconds between the Abandoned condition/event and the deletion. */
+  sweepNotice: number;
+  sweepDryRun: boolean;
   controllers: boolean;
   leaderElect: boolean;
   leaseNamespace: string;
@@ -49,6 +61,11 @@ export function parseDuration(flag: string, v: string): number {
   if (!m || v === '') throw new InvalidArgumentError(`${flag}: "${v}" is not a duration like 90s, 10m or 24h`);
   return Number(m[1] ?? 0) * 3600 + Number(m[2] ?? 0) * 60 + Number(m[3] ?? 0);
 }
+
+const count = (flag: string) => (v: string) => {
+  if (!/^\d+$/.test(v)) throw new InvalidArgumentError(`${flag}: "${v}" is not a whole number >= 0`);
+  return Number(v);
+};
 
 const dur = (flag: string, min: number) => (v: string) => {
   const s = parseDuration(flag, v);
@@ -100,6 +117,13 @@ export function backendCommand(): Command {
     .option('--export-request-grace <duration>', 'how long an export request may wait for its CRD before it fails', dur('--export-request-grace', 0), 60)
     .option('--export-request-retention <duration>', 'finished (Succeeded/Failed) export requests are deleted this long after creation', dur('--export-request-retention', 1), 600)
     .option('--heartbeat-timeout <duration>', 'ClusterBinding is unhealthy after this long without heartbeat; default 2 x heartbeatInterval', dur('--heartbeat-timeout', 0), 0)
+    .option('--max-clusters-per-identity <n>', 'app clusters (cluster namespaces) one identity may bind; 0: unlimited', count('--max-clusters-per-identity'), 50)
+    .option('--bind-rate <n>', 'binds per minute per identity (and replica) after the burst; 0: unlimited', count('--bind-rate'), 30)
+    .option('--bind-burst <n>', 'binds one identity may make at once before --bind-rate applies', count('--bind-burst'), 10)
+    .option('--orphan-grace <duration>', 'a cluster namespace whose bind never completed is deleted this long after its creation', dur('--orphan-grace', 1), 600)
+    .option('--stale-cluster-timeout <duration>', 'delete a cluster namespace whose konnector has not heartbeated this long (condition and event first); 0: never', dur('--stale-cluster-timeout', 0), 0)
+    .option('--sweep-notice <duration>', 'time between the Abandoned condition/event and the deletion of a silent app cluster', dur('--sweep-notice', 0), 86400)
+    .option('--sweep-dry-run', 'report (conditions, events, metrics) what the clean-up would delete, delete nothing', false)
     .option('--no-controllers', 'serve HTTP only, run no controllers')
     .option('--no-leader-elect', 'run the controllers without a Lease (only one replica!)')
     .option('--lease-namespace <ns>', 'namespace of the leader-election Lease (default $POD_NAMESPACE, else kube-system)')
@@ -117,6 +141,7 @@ export function parseBackendOptions(argv: string[], env: NodeJS.ProcessEnv = pro
     return v;
   };
   parseListenAddress(o.listenAddress as string);
+  if ((o.bindRate as number) > 0 && (o.bindBurst as number) < 1) throw new Error(`--bind-burst: ${String(o.bindBurst)} must be at least 1 when --bind-rate is set`);
   if (Boolean(o.tlsCertFile) !== Boolean(o.tlsKeyFile)) {
     throw new Error('--tls-cert-file and --tls-key-file: set both or neither');
   }
@@ -156,6 +181,13 @@ export function parseBackendOptions(argv: string[], env: NodeJS.ProcessEnv = pro
     exportRequestGrace: o.exportRequestGrace as number,
     exportRequestRetention: o.exportRequestRetention as number,
     heartbeatTimeout: o.heartbeatTimeout as number,
+    maxClustersPerIdentity: o.maxClustersPerIdentity as number,
+    bindRate: o.bindRate as number,
+    bindBurst: o.bindBurst as number,
+    orphanGrace: o.orphanGrace as number,
+    staleClusterTimeout: o.staleClusterTimeout as number,
+    sweepNotice: o.sweepNotice as number,
+    sweepDryRun: o.sweepDryRun as boolean,
     controllers: o.controllers as boolean,
     leaderElect: o.leaderElect as boolean,
     leaseNamespace: (o.leaseNamespace as string | undefined) ?? env.POD_NAMESPACE ?? 'kube-system',

@@ -48,6 +48,8 @@ export const IDENTITY_ANNOTATION = 'example-backend.klutch.anynines.com/identity
 export const ISSUER_ANNOTATION = 'example-backend.klutch.anynines.com/issuer';
 /** Label on a cluster namespace: hash of issuer + identity, for a label-selector lookup. */
 export const IDENTITY_HASH_LABEL = 'example-backend.klutch.anynines.com/identity-hash';
+/** Label on a cluster namespace: hash of issuer + subject (all app clusters of one identity), for the per-identity limit. */
+export const SUBJECT_HASH_LABEL = 'example-backend.klutch.anynines.com/subject-hash';
 /** Annotation on provider namespaces created for an APIServiceNamespace: `<clusterNs>/<name>`. */
 export const SERVICE_NAMESPACE_ANNOTATION = 'klutch.anynines.com/api-service-namespace';
 /** Annotation on exports: hash of the CRD spec they were made from. */

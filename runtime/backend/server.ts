@@ -22,6 +22,9 @@ import { Binder, exportRequestFor } from './binder.js';
 import { Catalog, CatalogError } from './catalog.js';
 import { errorPage, resourcesPage } from './html.js';
 import { BackendMetrics } from './metrics.js';
+import { UnexpectedErrors, isNetworkError } from './unexpected.js';
+import { ReplayStoreUnavailable, type ReplayStore } from './login-state.js';
+import { LimitError, type BindRateLimiter } from './limits.js';
 import {
   BIND_API_VERSION,
   bindingProviderJson,
@@ -95,6 +98,14 @@ export interface BackendDeps {
   metrics: BackendMetrics;
   /** Extra readiness check (e.g. controllers synced). */
   ready?: () => boolean;
+  /** Unexpected errors of this process (reported on /readyz); one is made if not given. */
+  unexpected?: UnexpectedErrors;
+  /** Per-identity bind rate (429 beyond it); unlimited if not given. */
+  bindRate?: BindRateLimiter;
+  /** Where used login states are recorded; in process memory if not given (one replica only). */
+  replay?: ReplayStore;
+  /** Extra lines for /readyz (configured limits, leadership, …). */
+  status?: () => string[];
 }
 
 function parseCookies(header: string | undefined): Map<string, string> {
@@ -154,14 +165,18 @@ export function parseTarget(target: string | undefined): URL {
 
 export class BackendServer {
   private server: http.Server | https.Server | undefined;
-  private readonly replay = new ReplayCache();
   oidc!: OidcRelyingParty;
   url = '';
+  readonly unexpected: UnexpectedErrors;
+  private readonly replay: ReplayStore;
 
   constructor(
     readonly opts: BackendServerOptions,
     readonly deps: BackendDeps,
-  ) {}
+  ) {
+    this.unexpected = deps.unexpected ?? new UnexpectedErrors(deps.logger, deps.metrics);
+    this.replay = deps.replay ?? new ReplayCache();
+  }
 
   private get secure(): boolean {
     return this.oidc.opts.callbackUrl.startsWith('https:');
@@ -232,7 +247,7 @@ export class BackendServer {
 
   /** Answers 500 when handle() itself threw (a bug), logging it instead of letting Node exit. */
   private lastResort(res: http.ServerResponse, e: unknown): void {
-    this.deps.logger.error({ err: e instanceof Error ? (e.stack ?? e.message) : String(e) }, 'request handler failed');
+    this.unexpected.record('http', e, { stage: 'handler' });
     try {
       if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'text/plain' });
       res.end('internal error; see the backend log');
@@ -254,6 +269,12 @@ export class BackendServer {
       field = e.field;
       message = e.message;
       this.deps.metrics.authFailures.inc({ field: field.split('.')[0] });
+    } else if (e instanceof LimitError) {
+      status = e.status;
+      field = e.field;
+      message = e.message;
+      this.deps.metrics.limitRefusals.inc({ limit: e.limit });
+      if (e.retryAfterSeconds && !res.headersSent) res.setHeader('Retry-After', String(e.retryAfterSeconds));
     } else if (e instanceof CatalogError) {
       status = 400;
       field = 'resource';
@@ -262,8 +283,13 @@ export class BackendServer {
       status = 409;
       field = 'provider';
       message = e.message;
+    } else if ((e instanceof ApiError && (e.code === 429 || e.code >= 500)) || isNetworkError(e)) {
+      status = 503;
+      field = 'provider';
+      message = `the provider's API server did not answer (${(e as Error).message}); try again in a moment`;
     }
-    if (status >= 500) this.deps.logger.error({ err: e instanceof Error ? e.message : String(e), route }, 'request failed');
+    if (status === 500 && !(e instanceof HttpError)) this.unexpected.record('http', e, { route, method: req.method });
+    else if (status >= 500) this.deps.logger.error({ err: e instanceof Error ? e.message : String(e), route }, 'request failed');
     else this.deps.logger.warn({ route, status, field, reason: message }, 'request refused');
     if (res.headersSent) {
       res.end();
@@ -289,9 +315,17 @@ export class BackendServer {
         res.writeHead(200, { 'Content-Type': 'text/plain' }).end('ok');
         return;
       case '/readyz': {
-        const ready = this.oidc.ready && (this.deps.ready?.() ?? true);
-        if (!this.oidc.ready) void this.oidc.discover().catch(() => undefined);
-        res.writeHead(ready ? 200 : 503, { 'Content-Type': 'text/plain' }).end(ready ? 'ok' : 'not ready: OIDC discovery or controllers pending');
+        const oidcOk = this.oidc.ready;
+        const ctlOk = this.deps.ready?.() ?? true;
+        if (!oidcOk) void this.oidc.discover().catch(() => undefined);
+        const lines = [
+          oidcOk && ctlOk ? 'ok' : 'not ready: OIDC discovery or controllers pending',
+          `oidc: ${oidcOk ? 'ok' : 'discovery pending'}`,
+          `controllers: ${ctlOk ? 'ok' : 'pending'}`,
+          this.unexpected.summary(),
+          ...(this.deps.status?.() ?? []),
+        ];
+        res.writeHead(oidcOk && ctlOk ? 200 : 503, { 'Content-Type': 'text/plain' }).end(lines.join('\n') + '\n');
         return;
       }
       case '/metrics':
@@ -381,7 +415,14 @@ export class BackendServer {
     if (!binding || sha256b64url(binding) !== state.bh) {
       throw new HttpError(400, 'state', 'was not issued to this browser (login cookie missing or different); start again with kubectl bind');
     }
-    if (!this.replay.use(state.jti, (state.exp as number) ?? 0)) {
+    let firstUse: boolean;
+    try {
+      firstUse = await this.replay.use(state.jti, (state.exp as number) ?? 0);
+    } catch (e) {
+      if (!(e instanceof ReplayStoreUnavailable)) throw e;
+      throw new HttpError(503, 'state', `${e.message}; try the login again in a moment`);
+    }
+    if (!firstUse) {
       throw new HttpError(400, 'state', 'was already used; start again with kubectl bind');
     }
     const callbackUrl = new URL(this.oidc.opts.callbackUrl);
@@ -431,6 +472,7 @@ export class BackendServer {
   private async bindFor(identity: Identity, clusterId: string, sid: string, group: string, resource: string): Promise<BindingResponse> {
     if (!/^[a-z][-a-z0-9]*[a-z0-9]$/.test(resource)) throw new HttpError(400, 'resource', `"${resource}" is not a resource (plural) name`);
     if (!/^(|[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)$/.test(group)) throw new HttpError(400, 'group', `"${group}" is not an API group`);
+    this.deps.bindRate?.take(`${identity.iss}\n${identity.sub}`, identity.sub);
     const api = await this.deps.catalog.find(group, resource);
     const result = await this.deps.binder.bind({ iss: identity.iss, sub: identity.sub, clusterId });
     this.deps.logger.info(

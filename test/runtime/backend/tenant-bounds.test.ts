@@ -1,0 +1,195 @@
+// Per-identity bind rate, the sweeper's decisions (incomplete binds, silent konnectors, dry run),
+// unexpected errors on /readyz and in a metric, and the new flags.
+import { describe, expect, it } from '@jest/globals';
+import { BindRateLimiter, LimitError } from '../../../runtime/backend/limits.js';
+import { ABANDONED_CONDITION, ClusterSweeper, type SweeperCache } from '../../../runtime/backend/sweeper.js';
+import { BackendMetrics } from '../../../runtime/backend/metrics.js';
+import { BackendServer } from '../../../runtime/backend/server.js';
+import { UnexpectedErrors, isNetworkError, isProgrammingError } from '../../../runtime/backend/unexpected.js';
+import { parseBackendOptions } from '../../../runtime/backend/options.js';
+import { silentLogger, type KubeClient, type KubeObject } from '../../../runtime/core/index.js';
+
+describe('BindRateLimiter', () => {
+  it('allows the burst, then refuses with 429 and Retry-After until the rate refills, per identity', () => {
+    let t = 0;
+    const l = new BindRateLimiter(6, 2, () => t); // 6/min: one every 10 s
+    l.take('a', 'alice');
+    l.take('a', 'alice');
+    let err: unknown;
+    try {
+      l.take('a', 'alice');
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(LimitError);
+    expect(err).toMatchObject({ status: 429, limit: 'bind_rate', retryAfterSeconds: 10 });
+    expect((err as Error).message).toMatch(/alice made more than 2 binds in a row; at most 6 per minute/);
+    l.take('b', 'bob'); // another identity has its own bucket
+    t = 10_000;
+    l.take('a', 'alice');
+    expect(() => l.take('a', 'alice')).toThrow(LimitError);
+  });
+  it('0 is unlimited; a negative rate is refused naming the flag', () => {
+    const l = new BindRateLimiter(0, 0);
+    for (let i = 0; i < 100; i++) l.take('a', 'alice');
+    expect(() => new BindRateLimiter(-1, 1)).toThrow('--bind-rate: -1');
+  });
+});
+
+/** Records the writes the sweeper makes (a unit-test stand-in for the API client). */
+function recorder() {
+  const calls: Array<{ op: string; obj?: KubeObject; name?: string }> = [];
+  const kube = {
+    create: async (_r: unknown, obj: KubeObject) => (calls.push({ op: 'create', obj }), obj),
+    delete: async (_r: unknown, _ns: unknown, name: string) => void calls.push({ op: 'delete', name }),
+    updateStatus: async (_r: unknown, obj: KubeObject) => (calls.push({ op: 'status', obj }), obj),
+  } as unknown as KubeClient;
+  return { kube, calls };
+}
+
+const T0 = Date.parse('2026-01-01T00:00:00Z');
+const nsObj = (name: string, createdMsAgo: number, now: number): KubeObject => ({
+  metadata: {
+    name,
+    uid: `uid-${name}`,
+    creationTimestamp: new Date(now - createdMsAgo).toISOString(),
+    labels: { 'example-backend.klutch.anynines.com/subject-hash': 'h1' },
+    annotations: { 'example-backend.klutch.anynines.com/identity': 'alice#c1' },
+  },
+});
+
+function sweeper(cache: Partial<SweeperCache>, opts: { dryRun?: boolean; staleAfterMs?: number; now: () => number }) {
+  const { kube, calls } = recorder();
+  const metrics = new BackendMetrics();
+  const s = new ClusterSweeper({
+    kube,
+    logger: silentLogger,
+    metrics,
+    orphanGraceMs: 60_000,
+    staleAfterMs: opts.staleAfterMs ?? 0,
+    noticeMs: 30_000,
+    dryRun: opts.dryRun ?? false,
+    now: opts.now,
+    cache: { namespace: () => undefined, namespaces: () => [], clusterBinding: () => undefined, kubeconfigSecret: () => undefined, ...cache },
+  });
+  return { s, calls, metrics };
+}
+
+describe('ClusterSweeper', () => {
+  it('waits out the grace for a namespace without ClusterBinding, then records an event and deletes it', async () => {
+    let now = T0;
+    const ns = nsObj('cluster-a', 10_000, T0);
+    const { s, calls, metrics } = sweeper({ namespace: () => ns, namespaces: () => [ns] }, { now: () => now });
+    expect(await s.reconcile('cluster-a')).toEqual({ requeueAfterMs: 51_000 });
+    expect(calls).toEqual([]);
+    now = T0 + 50_000;
+    await s.reconcile('cluster-a');
+    expect(calls.map((c) => c.op)).toEqual(['create', 'delete']);
+    expect(calls[0].obj).toMatchObject({ reason: 'IncompleteBinding', type: 'Warning', involvedObject: { kind: 'Namespace', name: 'cluster-a' } });
+    expect((calls[0].obj as unknown as { message: string }).message).toMatch(/ClusterBinding cluster missing 60s after the namespace was created/);
+    expect(calls[1].name).toBe('cluster-a');
+    expect(await metrics.registry.getSingleMetricAsString('klutch_backend_sweeps_total')).toContain('reason="incomplete",mode="delete"} 1');
+  });
+
+  it('leaves a completed bind alone and, in dry run, reports an incomplete one once without deleting', async () => {
+    const now = T0;
+    const done = nsObj('cluster-done', 999_000, now);
+    const cb = { metadata: { name: 'cluster', namespace: 'cluster-done' } } as KubeObject;
+    const ok = sweeper({ namespace: () => done, clusterBinding: () => cb, kubeconfigSecret: () => ({ metadata: { name: 'kubeconfig' } }) }, { now: () => now });
+    expect(await ok.s.reconcile('cluster-done')).toBeUndefined();
+    expect(ok.calls).toEqual([]);
+
+    const orphan = nsObj('cluster-b', 999_000, now);
+    const dry = sweeper({ namespace: () => orphan }, { dryRun: true, now: () => now });
+    await dry.s.reconcile('cluster-b');
+    await dry.s.reconcile('cluster-b');
+    expect(dry.calls.map((c) => c.op)).toEqual(['create']);
+    expect((dry.calls[0].obj as unknown as { message: string }).message).toMatch(/dry run \(--sweep-dry-run\): not deleted/);
+  });
+
+  it('marks a silent konnector Abandoned with an event, deletes after the notice, and cancels on a heartbeat', async () => {
+    let now = T0;
+    const ns = nsObj('cluster-c', 999_000, T0);
+    let cb: KubeObject & { status?: Record<string, unknown> } = {
+      metadata: { name: 'cluster', namespace: 'cluster-c' },
+      status: { lastHeartbeatTime: new Date(T0 - 200_000).toISOString() },
+    };
+    const secret = { metadata: { name: 'kubeconfig' } };
+    const { s, calls } = sweeper({ namespace: () => ns, clusterBinding: () => cb, kubeconfigSecret: () => secret }, { staleAfterMs: 100_000, now: () => now });
+    expect(await s.reconcile('cluster-c')).toEqual({ requeueAfterMs: 31_000 });
+    expect(calls.map((c) => c.op)).toEqual(['status', 'create']);
+    const cond = (calls[0].obj as unknown as { status: { conditions: Array<Record<string, string>> } }).status.conditions.find((c) => c.type === ABANDONED_CONDITION)!;
+    expect(cond).toMatchObject({ status: 'True', reason: 'KonnectorSilent' });
+    expect(cond.message).toMatch(/last konnector heartbeat 200s ago \(limit 100s\); the cluster namespace will be deleted at 2026-01-01T00:00:30Z/);
+    cb = calls[0].obj as typeof cb;
+    now = T0 + 10_000;
+    expect(await s.reconcile('cluster-c')).toEqual({ requeueAfterMs: 21_000 });
+    // a heartbeat in between cancels
+    cb = { ...cb, status: { ...cb.status, lastHeartbeatTime: new Date(now).toISOString() } };
+    await s.reconcile('cluster-c');
+    expect(calls.map((c) => c.op)).toEqual(['status', 'create', 'status', 'create']);
+    expect((calls[3].obj as unknown as { reason: string }).reason).toBe('HeartbeatResumed');
+    // silent again for longer than the limit plus the notice: deleted
+    cb = calls[2].obj as typeof cb;
+    cb = { ...cb, status: { ...cb.status, lastHeartbeatTime: new Date(now - 150_000).toISOString() } };
+    await s.reconcile('cluster-c');
+    cb = calls[4].obj as typeof cb;
+    now += 31_000;
+    await s.reconcile('cluster-c');
+    expect(calls.map((c) => c.op).slice(4)).toEqual(['status', 'create', 'create', 'delete']);
+  });
+});
+
+describe('unexpected errors', () => {
+  it('classifies bugs and network failures', () => {
+    expect(isProgrammingError(new TypeError('x'))).toBe(true);
+    expect(isProgrammingError(Object.assign(new Error('connect'), { code: 'ECONNREFUSED' }))).toBe(false);
+    expect(isNetworkError(Object.assign(new Error('connect'), { code: 'ECONNREFUSED' }))).toBe(true);
+    expect(isNetworkError(new Error('request timed out after 30000 ms'))).toBe(true);
+  });
+
+  it('a bug in a request handler is a 500, counted, logged and shown on /readyz; the server keeps serving', async () => {
+    const metrics = new BackendMetrics();
+    const unexpected = new UnexpectedErrors(silentLogger, metrics);
+    const server = new BackendServer(
+      {
+        listenHost: '127.0.0.1',
+        listenPort: 0,
+        prettyName: 'test',
+        oidc: { issuerUrl: 'http://127.0.0.1:9/', clientId: 'c', scopes: ['openid'], bearerAudiences: [] },
+        sessionTtl: 60,
+        stateTtl: 60,
+      },
+      { metrics, logger: silentLogger, unexpected, status: () => ['limits: 3 app clusters per identity'] } as never,
+    );
+    const url = await server.start();
+    try {
+      server.oidc.verifyBearer = () => {
+        throw new TypeError("Cannot read properties of undefined (reading 'sub')");
+      };
+      const r = await fetch(`${url}/bind`, { method: 'POST', headers: { authorization: 'Bearer x' }, body: '{}' });
+      expect(r.status).toBe(500);
+      expect(await r.json()).toEqual({ error: 'internal error; see the backend log', field: 'internal' });
+      const ready = await (await fetch(`${url}/readyz`)).text();
+      expect(ready).toMatch(/unexpected-errors: 1, last \d+s ago in http route=\/bind method=POST: TypeError: Cannot read properties of undefined/);
+      expect(ready).toContain('limits: 3 app clusters per identity');
+      expect(await metrics.registry.getSingleMetricAsString('klutch_backend_unexpected_errors_total')).toContain('source="http"} 1');
+      expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe('flags', () => {
+  const base = ['--oidc-issuer-url=https://issuer.example', '--oidc-issuer-client-id=c'];
+  it('have bounded defaults', () => {
+    const o = parseBackendOptions(base, {});
+    expect(o).toMatchObject({ maxClustersPerIdentity: 50, bindRate: 30, bindBurst: 10, orphanGrace: 600, staleClusterTimeout: 0, sweepNotice: 86400, sweepDryRun: false });
+  });
+  it('name the flag and value when wrong', () => {
+    expect(() => parseBackendOptions([...base, '--max-clusters-per-identity=-3'], {})).toThrow('--max-clusters-per-identity: "-3" is not a whole number');
+    expect(() => parseBackendOptions([...base, '--stale-cluster-timeout=soon'], {})).toThrow('--stale-cluster-timeout: "soon" is not a duration');
+    expect(() => parseBackendOptions([...base, '--bind-burst=0'], {})).toThrow('--bind-burst: 0 must be at least 1');
+  });
+});
