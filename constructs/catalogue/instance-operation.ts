@@ -45,7 +45,8 @@ const celList = (xs: readonly string[]) => `[${xs.map((x) => `'${x}'`).join(', '
  * An XRD + Compositions + APIServiceExportTemplate for an operation on a data service instance
  * (`ServiceBinding`, `Backup`, `Restore`): the claim names the instance (`instanceRef`) and its type
  * (`serviceInstanceType`); the claim's `compositionRef.name` picks the backend, and backends that
- * only handle some types reject the others (an empty composition name counts as the default backend).
+ * only handle some types reject the others (a claim without `compositionRef`, or with an empty name,
+ * counts as the default backend).
  */
 export class InstanceOperation extends Construct {
   public readonly xrd: CompositeResourceDefinition;
@@ -65,11 +66,13 @@ export class InstanceOperation extends Construct {
     const fields = props.fields.map((f, i) => new Parameter(`${P}.fields[${i}]`, f, ParameterLocation.SPEC, ['serviceInstanceType']));
     for (const r of props.required) if (!fields.some((f) => f.name === r)) fail(`${P}.required`, r, 'is not a declared field');
 
+    // A claim may omit spec.compositionRef (the XRD's defaultCompositionRef applies): read it behind has().
+    const composition = `(has(self.compositionRef) ? self.compositionRef.name : '${def}')`;
     const rules: Array<{ rule: string; message: string }> = [];
     for (const b of props.backends) {
       for (const f of b.requiredFields ?? []) {
         if (!fields.some((x) => x.name === f)) fail(`${P}.backends(${b.name}).requiredFields`, f, 'is not a declared field');
-        rules.push({ rule: `self.compositionRef.name != '${b.name}' || (has(self.${f}) && self.${f} != '')`, message: `${b.name} requires spec.${f}` });
+        rules.push({ rule: `${composition} != '${b.name}' || (has(self.${f}) && self.${f} != '')`, message: `${b.name} requires spec.${f}` });
       }
     }
     for (const b of props.backends) {
@@ -79,7 +82,7 @@ export class InstanceOperation extends Construct {
       const selectors = b.name === def ? ['', b.name] : [b.name];
       const allowed = types.filter((t) => this.types.includes(t));
       rules.push({
-        rule: `!(self.compositionRef.name in ${celList(selectors)}) || ${allowed.length === 1 ? `self.serviceInstanceType == '${allowed[0]}'` : `self.serviceInstanceType in ${celList(allowed)}`}`,
+        rule: `!(${composition} in ${celList(selectors)}) || ${allowed.length === 1 ? `self.serviceInstanceType == '${allowed[0]}'` : `self.serviceInstanceType in ${celList(allowed)}`}`,
         message: 'Selected service instance type is not supported.',
       });
     }

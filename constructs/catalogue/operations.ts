@@ -1,7 +1,7 @@
-import { Patch, PatchAndTransformStep, Transform } from '../crossplane/index.js';
+import { Patch, PatchAndTransformStep, ReadinessCheck, Transform } from '../crossplane/index.js';
 import {
-  A9S_API_VERSION, CLAIM_NAME_LABEL, CLAIM_NAMESPACE_LABEL, credentialsSecretClaim, KUBERNETES_PROVIDER_CONFIG,
-  PROVIDER_KUBERNETES_OBJECT_API_VERSION,
+  a8sBindingSecretClaim, A9S_API_VERSION, CLAIM_NAME_LABEL, CLAIM_NAMESPACE_LABEL, credentialsSecretClaim, KUBERNETES_PROVIDER_CONFIG,
+  OBJECT_OBSERVED_STATUS, PROVIDER_KUBERNETES_OBJECT_API_VERSION,
 } from '../dataservice/index.js';
 import type { InstanceOperationProps, OperationBackend } from './instance-operation.js';
 
@@ -23,11 +23,22 @@ const manifestNameAndNamespace = () => [
   Patch.fromCompositeFieldPath(`metadata.labels[${CLAIM_NAME_LABEL}]`, 'spec.forProvider.manifest.metadata.name'),
 ];
 const toStatus = (prefix: string, keys: readonly string[]) => keys.map((k) => Patch.toCompositeFieldPath(`${prefix}${k}`, `status.managed.${k}`));
-const object = (apiVersion: string, kind: string) => ({
+/**
+ * A provider-kubernetes Object wrapping an a8s resource. `deriveReadiness` makes the Object Ready
+ * only when the a8s resource's own `Ready` condition is True (`readiness.policy: DeriveFromObject`),
+ * for the a8s kinds that report conditions (Backup, Restore).
+ */
+const object = (apiVersion: string, kind: string, deriveReadiness = false) => ({
   apiVersion: PROVIDER_KUBERNETES_OBJECT_API_VERSION,
   kind: 'Object',
-  spec: { forProvider: { manifest: { apiVersion, kind } }, providerConfigRef: { name: KUBERNETES_PROVIDER_CONFIG } },
+  spec: {
+    forProvider: { manifest: { apiVersion, kind } },
+    providerConfigRef: { name: KUBERNETES_PROVIDER_CONFIG },
+    ...(deriveReadiness ? { readiness: { policy: 'DeriveFromObject' } } : {}),
+  },
 });
+/** Ready when the composed resource's own Ready condition is True. */
+const readyCondition = () => [ReadinessCheck.matchCondition('Ready', 'True')];
 const typeMap = (types: readonly string[], f: (t: typeof A8S_INSTANCES[string]) => string) =>
   Transform.map(Object.fromEntries(types.map((t) => [t, f(A8S_INSTANCES[t])])));
 
@@ -35,7 +46,15 @@ function a8s(name: string, compose: (step: PatchAndTransformStep, types: readonl
   return { name, automation: 'a8s', types: A8S_INSTANCE_TYPES, compose, ...extra };
 }
 
-/** ServiceBinding: credentials for an instance. a9s writes them to Secret `<claim>-creds` in the claim's namespace. */
+/** Suffix of the connection Secret the a9s ServiceBinding writes (`<claim>-creds`). */
+export const A9S_BINDING_SECRET_SUFFIX = '-creds';
+
+/**
+ * ServiceBinding: credentials for an instance, each backend's Secret claimed exactly for the app
+ * cluster: a8s's service-binding controller writes `<claim>-service-binding` (type Opaque), the a9s
+ * ServiceBinding writes the connection Secret `<claim>-creds` (type connection.crossplane.io/v1alpha1),
+ * both in the claim's namespace.
+ */
 export function serviceBinding(types: readonly string[] = INSTANCE_TYPES): InstanceOperationProps {
   return {
     kind: 'XServiceBinding',
@@ -52,6 +71,8 @@ export function serviceBinding(types: readonly string[] = INSTANCE_TYPES): Insta
       a8s('a8s-servicebinding', (step, ts) => {
         step.addResource('a8s-servicebinding', {
           base: object('servicebindings.anynines.com/v1beta3', 'ServiceBinding'),
+          // The a8s ServiceBinding has no conditions: its credentials may be used once status.implemented is true.
+          readinessChecks: [...readyCondition(), ReadinessCheck.matchTrue(`${OBJECT_OBSERVED_STATUS}.implemented`)],
           patches: [
             ...manifestNameAndNamespace(),
             Patch.fromCompositeFieldPath('spec.serviceInstanceType', 'spec.forProvider.manifest.spec.instance.apiVersion', { transforms: [typeMap(ts, (i) => `${i.apiGroup}/${i.version}`)] }),
@@ -61,21 +82,22 @@ export function serviceBinding(types: readonly string[] = INSTANCE_TYPES): Insta
             ...toStatus('status.atProvider.manifest.status.', ['implemented', 'secret.name', 'secret.namespace']),
           ],
         });
-      }),
+      }, { permissionClaims: [a8sBindingSecretClaim()] }),
       {
         name: 'a9s-servicebinding',
         automation: 'a9s',
-        permissionClaims: [credentialsSecretClaim()],
+        permissionClaims: [credentialsSecretClaim({ names: [`*${A9S_BINDING_SECRET_SUFFIX}`] })],
         compose: (step) => {
           step.addResource('a9s-servicebinding', {
             base: { apiVersion: A9S_API_VERSION, kind: 'ServiceBinding', spec: { forProvider: { acceptsIncomplete: true } } },
+            readinessChecks: readyCondition(),
             patches: [
               Patch.fromCompositeFieldPath('spec.serviceInstanceType', `metadata.labels[${INSTANCE_TYPE_LABEL}]`),
               ...claimLabels(),
               Patch.fromCompositeFieldPath('spec.instanceRef', 'spec.forProvider.instanceName'),
               Patch.fromCompositeFieldPath('spec.serviceInstanceType', 'spec.providerConfigRef.name', { transforms: [Transform.stringFormat('%s-service-broker')] }),
               Patch.fromCompositeFieldPath(`metadata.labels[${CLAIM_NAMESPACE_LABEL}]`, 'spec.writeConnectionSecretToRef.namespace'),
-              Patch.fromCompositeFieldPath(`metadata.labels[${CLAIM_NAME_LABEL}]`, 'spec.writeConnectionSecretToRef.name', { transforms: [Transform.stringFormat('%s-creds')] }),
+              Patch.fromCompositeFieldPath(`metadata.labels[${CLAIM_NAME_LABEL}]`, 'spec.writeConnectionSecretToRef.name', { transforms: [Transform.stringFormat(`%s${A9S_BINDING_SECRET_SUFFIX}`)] }),
               ...toStatus('status.atProvider.', ['serviceBindingID', 'state']),
               Patch.toCompositeFieldPath('status.conditions', 'status.managed.conditions'),
             ],
@@ -97,7 +119,8 @@ export function backup(types: readonly string[] = INSTANCE_TYPES): InstanceOpera
     backends: [
       a8s('a8s-backup', (step, ts) => {
         step.addResource('a8s-backup', {
-          base: object('backups.anynines.com/v1beta3', 'Backup'),
+          base: object('backups.anynines.com/v1beta3', 'Backup', true),
+          readinessChecks: readyCondition(),
           patches: [
             ...manifestNameAndNamespace(),
             Patch.fromCompositeFieldPath('spec.serviceInstanceType', 'spec.forProvider.manifest.spec.serviceInstance.apiGroup', { transforms: [typeMap(ts, (i) => i.apiGroup)] }),
@@ -113,6 +136,7 @@ export function backup(types: readonly string[] = INSTANCE_TYPES): InstanceOpera
         compose: (step) => {
           step.addResource('a9s-backup', {
             base: { apiVersion: A9S_API_VERSION, kind: 'Backup' },
+            readinessChecks: readyCondition(),
             patches: [
               ...claimLabels(),
               Patch.fromCompositeFieldPath('spec.instanceRef', 'spec.forProvider.instanceName'),
@@ -141,7 +165,8 @@ export function restore(types: readonly string[] = INSTANCE_TYPES): InstanceOper
     backends: [
       a8s('a8s-restore', (step, ts) => {
         step.addResource('a8s-restore', {
-          base: object('backups.anynines.com/v1beta3', 'Restore'),
+          base: object('backups.anynines.com/v1beta3', 'Restore', true),
+          readinessChecks: readyCondition(),
           patches: [
             ...manifestNameAndNamespace(),
             Patch.fromCompositeFieldPath('spec.serviceInstanceType', 'spec.forProvider.manifest.spec.serviceInstance.apiGroup', { transforms: [typeMap(ts, (i) => i.apiGroup)] }),
@@ -158,6 +183,7 @@ export function restore(types: readonly string[] = INSTANCE_TYPES): InstanceOper
         compose: (step) => {
           step.addResource('a9s-restore', {
             base: { apiVersion: A9S_API_VERSION, kind: 'Restore' },
+            readinessChecks: readyCondition(),
             patches: [
               ...claimLabels(),
               Patch.fromCompositeFieldPath('spec.backupRef', 'spec.forProvider.backupName'),

@@ -17,12 +17,23 @@ export interface RulePolicy {
   readonly topologyChange: TopologyChange;
   readonly immutableFlags: readonly string[];
   readonly label: string;
+  /** The backend (Composition) a claim without `spec.compositionRef` gets (the XRD's defaultCompositionRef). */
+  readonly defaultBackend: string;
 }
 
-const COMPOSITION = 'self.compositionRef.name';
+/**
+ * The claim's backend as a CEL expression. A claim may omit `spec.compositionRef` (Crossplane then
+ * applies the XRD's `defaultCompositionRef`), so the field is read behind `has()` and its absence
+ * counts as the default backend. (Klutch reads `self.compositionRef.name` unguarded, which rejects
+ * every claim without it at admission.)
+ */
+export function compositionExpr(defaultBackend: string): string {
+  return `(has(self.compositionRef) ? self.compositionRef.name : ${celString(defaultBackend)})`;
+}
 
-function backendIs(names: readonly string[]): string {
-  return names.length === 1 ? `${COMPOSITION} == ${celString(names[0])}` : `${COMPOSITION} in ${celList(names)}`;
+function backendIs(policy: RulePolicy, names: readonly string[]): string {
+  const c = compositionExpr(policy.defaultBackend);
+  return names.length === 1 ? `${c} == ${celString(names[0])}` : `${c} in ${celList(names)}`;
 }
 
 function valueIn(expr: string, values: readonly string[]): string {
@@ -41,13 +52,13 @@ export function specRules(model: DataServiceModel, backends: readonly Backend[],
   // Service and plan allow-lists per backend (keyed by the claim's compositionRef.name).
   if (multi && backends.some((b) => !sameSet(b.serviceNames(model), allServices))) {
     rules.push({
-      rule: backends.map((b) => `(${backendIs([b.name])} && (${valueIn('self.service', b.serviceNames(model))}))`).join(' || '),
+      rule: backends.map((b) => `(${backendIs(policy, [b.name])} && (${valueIn('self.service', b.serviceNames(model))}))`).join(' || '),
       message: `Unsupported service used for ${policy.label}`,
     });
   }
   if (multi && backends.some((b) => !sameSet(b.planNames(model), allPlans))) {
     rules.push({
-      rule: backends.map((b) => `(${backendIs([b.name])} && (${valueIn('self.plan', b.planNames(model))}))`).join(' || '),
+      rule: backends.map((b) => `(${backendIs(policy, [b.name])} && (${valueIn('self.plan', b.planNames(model))}))`).join(' || '),
       message: `Unsupported plan used for ${policy.label}`,
     });
   }
@@ -69,7 +80,7 @@ export function specRules(model: DataServiceModel, backends: readonly Backend[],
     }
     for (const e of restricted) {
       rules.push({
-        rule: `!(${backendIs([e.b.name])} && self.service == ${celString(s.name)}) || ${valueIn('self.plan', e.plans)}`,
+        rule: `!(${backendIs(policy, [e.b.name])} && self.service == ${celString(s.name)}) || ${valueIn('self.plan', e.plans)}`,
         message: `Service ${s.name} only supports the plans ${e.plans.join(', ')} with ${e.b.name}`,
       });
     }
@@ -82,7 +93,7 @@ export function specRules(model: DataServiceModel, backends: readonly Backend[],
     const label = p.location === ParameterLocation.SPEC ? p.name : `parameters.${p.name}`;
     if (allowed.length < backendNames.length) {
       rules.push({
-        rule: `!${p.celHas} || ${backendIs(allowed)}`,
+        rule: `!${p.celHas} || ${backendIs(policy, allowed)}`,
         message: `${label} is not supported for ${backendNames.filter((b) => !allowed.includes(b)).join(', ')}`,
       });
     }

@@ -1,4 +1,4 @@
-import { ConvertType, Patch, PatchAndTransformStep, Transform } from '../crossplane/index.js';
+import { ConvertType, Patch, PatchAndTransformStep, ReadinessCheck, Transform } from '../crossplane/index.js';
 import { Backend, BackendProps, CLAIM_NAME_LABEL, CLAIM_NAMESPACE_LABEL, DataServiceModel, statusPatches } from './backend.js';
 import { ParameterLocation } from './parameter.js';
 import { PlanSize } from './plan.js';
@@ -8,6 +8,21 @@ import { checkDnsLabel, checkString, copyJson, fail, isPlainObject } from './_ut
 export const PROVIDER_KUBERNETES_OBJECT_API_VERSION = 'kubernetes.crossplane.io/v1alpha1';
 /** Klutch's provider-kubernetes ProviderConfig name. */
 export const KUBERNETES_PROVIDER_CONFIG = 'kubernetes-provider';
+/** Where a provider-kubernetes `Object` shows the observed manifest's status (the operator's status). */
+export const OBJECT_OBSERVED_STATUS = 'status.atProvider.manifest.status';
+/** `status.clusterStatus` value with which an a8s operator reports every replica ready. */
+export const A8S_CLUSTER_RUNNING = 'Running';
+
+/**
+ * Readiness of an a8s data service instance: the provider-kubernetes `Object` is Ready (the
+ * manifest is applied and observed) and the operator reports `status.clusterStatus: Running`
+ * (a8s sets it once `status.readyReplicas` reaches `spec.replicas`; it is `NotRunning` before).
+ * Without checks P&T would take the Object's own Ready condition, which provider-kubernetes sets as
+ * soon as the object is created — long before a database exists.
+ */
+export function a8sInstanceReadiness(): ReadinessCheck[] {
+  return [ReadinessCheck.matchCondition('Ready', 'True'), ReadinessCheck.matchString(`${OBJECT_OBSERVED_STATUS}.clusterStatus`, A8S_CLUSTER_RUNNING)];
+}
 
 /** Where the plan's resources go in the a8s manifest (paths below the manifest). */
 export interface A8sPlanResourcePaths {
@@ -47,6 +62,12 @@ export interface A8sBackendProps extends BackendProps {
   readonly fieldPaths?: Readonly<Record<string, string>>;
   /** Manifest status fields copied to `status.managed`: key → path below the manifest's `status`. @default - none */
   readonly statusFields?: Readonly<Record<string, string>>;
+  /**
+   * When the composed `Object` (and so the claim) is Ready. Paths are on the `Object`; the
+   * operator's status is below `status.atProvider.manifest.status` (OBJECT_OBSERVED_STATUS).
+   * @default - a8sInstanceReadiness(): Object Ready and `clusterStatus` "Running"
+   */
+  readonly readinessChecks?: readonly ReadinessCheck[];
 }
 
 const DEFAULT_PATHS: Required<A8sPlanResourcePaths> = {
@@ -75,6 +96,10 @@ export class A8sBackend extends Backend {
     if (typeof m.kind !== 'string' || !/^[A-Z][A-Za-z0-9]*$/.test(m.kind)) fail('A8sBackendProps.manifest.kind', m.kind, 'must be a PascalCase kind');
     this.providerConfigName = checkDnsLabel('A8sBackendProps.providerConfigName', props.providerConfigName ?? KUBERNETES_PROVIDER_CONFIG);
     if (props.versionFromServicePrefix !== undefined) checkString('A8sBackendProps.versionFromServicePrefix', props.versionFromServicePrefix);
+    if (props.readinessChecks !== undefined) {
+      if (!Array.isArray(props.readinessChecks) || props.readinessChecks.length === 0) fail('A8sBackendProps.readinessChecks', props.readinessChecks, 'must list at least one ReadinessCheck (leave it unset for the a8s default)');
+      props.readinessChecks.forEach((c, i) => { if (!(c instanceof ReadinessCheck)) fail(`A8sBackendProps.readinessChecks[${i}]`, c, 'must be made with a ReadinessCheck factory'); });
+    }
     this.paths = { ...DEFAULT_PATHS, ...(props.planResourcePaths ?? {}) };
     this.props = props;
   }
@@ -140,6 +165,7 @@ export class A8sBackend extends Backend {
         spec: { forProvider: { manifest }, providerConfigRef: { name: this.providerConfigName } },
       },
       patches,
+      readinessChecks: [...(this.props.readinessChecks ?? a8sInstanceReadiness())],
     });
   }
 }

@@ -1,4 +1,4 @@
-import { Patch, PatchAndTransformStep } from '../crossplane/index.js';
+import { Patch, PatchAndTransformStep, ReadinessCheck } from '../crossplane/index.js';
 import { Backend, BackendProps, claimLabelPatches, DataServiceModel, statusPatches } from './backend.js';
 import { ParameterLocation } from './parameter.js';
 import { checkDnsLabel, fail, kebabCase, snakeCase } from './_util.js';
@@ -112,6 +112,8 @@ export class A9sBackend extends Backend {
         },
       },
       patches,
+      // provider-anynines sets the ServiceInstance Ready once the broker reports the instance provisioned.
+      readinessChecks: [ReadinessCheck.matchCondition('Ready', 'True')],
     });
   }
 }

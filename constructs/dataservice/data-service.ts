@@ -163,7 +163,7 @@ export class DataService extends Construct {
         if (!s.plans.some((pl) => bp.includes(pl))) fail(`${P}.backends(${show(b.name)})`, s.name, `offers service "${s.name}" but none of its plans`);
       }
     }
-    const policy: RulePolicy = { planChange, topologyChange, immutableFlags, label };
+    const policy: RulePolicy = { planChange, topologyChange, immutableFlags, label, defaultBackend: this.defaultBackend };
 
     // XRD.
     const specProps: Record<string, unknown> = {};

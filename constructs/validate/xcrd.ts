@@ -11,10 +11,11 @@
  *   Crossplane's own properties (which win on conflict):
  *   - claims: compositionRef, compositionSelector, compositionRevisionRef,
  *     compositionRevisionSelector, compositionUpdatePolicy, compositeDeletePolicy (default from
- *     `defaultCompositeDeletePolicy`), resourceRef, writeConnectionSecretToRef{name}
+ *     `defaultCompositeDeletePolicy`, itself defaulted to Background on v1 XRDs), resourceRef,
+ *     writeConnectionSecretToRef{name}
  *     (+ publishConnectionDetailsTo on 1.20);
  *   - legacy (v1 / LegacyCluster) XRs: the same composition fields, compositionUpdatePolicy (default
- *     from `defaultCompositionUpdatePolicy`), claimRef, resourceRefs, writeConnectionSecretToRef{name,namespace}
+ *     from `defaultCompositionUpdatePolicy`, itself defaulted to Automatic), claimRef, resourceRefs, writeConnectionSecretToRef{name,namespace}
  *     (+ publishConnectionDetailsTo on 1.20);
  *   - modern (v2 Cluster/Namespaced) XRs: the composition fields and resourceRefs under `spec.crossplane`;
  * - status: the XRD's status properties, then conditions (+ connectionDetails.lastPublishedTime and
@@ -254,6 +255,20 @@ function crdMetadata(name: string, xrd: CompositeResourceDefinitionLike): Derive
   return md;
 }
 
+/**
+ * The XRD's policies as Crossplane reads them: the XRD CRD defaults `defaultCompositionUpdatePolicy`
+ * to Automatic (v1 and v2 API) and `defaultCompositeDeletePolicy` to Background (v1 API only), so
+ * the stored XRD always carries them and the derived CRDs get them as defaults of
+ * `spec.compositionUpdatePolicy` (XRs) and `spec.compositeDeletePolicy` (claims).
+ */
+export function storedDefaults(xrd: CompositeResourceDefinitionLike): { defaultCompositionUpdatePolicy: string; defaultCompositeDeletePolicy?: string } {
+  const v2 = xrd.apiVersion === 'apiextensions.crossplane.io/v2';
+  return {
+    defaultCompositionUpdatePolicy: xrd.spec.defaultCompositionUpdatePolicy ?? 'Automatic',
+    defaultCompositeDeletePolicy: xrd.spec.defaultCompositeDeletePolicy ?? (v2 ? undefined : 'Background'),
+  };
+}
+
 function checkXrd(xrd: CompositeResourceDefinitionLike): void {
   const where = `CompositeResourceDefinition ${JSON.stringify(xrd.metadata?.name ?? '')}`;
   if (!xrd?.spec?.group || !xrd.spec.names?.kind || !xrd.spec.names?.plural) {
@@ -274,7 +289,7 @@ export function deriveXrCrd(xrd: CompositeResourceDefinitionLike, opts: DeriveOp
   const versions = xrd.spec.versions.map((v, i) => {
     const crdv = genVersion(v, target, `spec.versions[${i}]`);
     crdv.additionalPrinterColumns = [...(crdv.additionalPrinterColumns ?? []), ...(printerColumns('xr', scope, target) as never[])];
-    Object.assign(crdv.schema.openAPIV3Schema.properties!.spec.properties!, compositeResourceSpecProps(scope, target, xrd.spec.defaultCompositionUpdatePolicy));
+    Object.assign(crdv.schema.openAPIV3Schema.properties!.spec.properties!, compositeResourceSpecProps(scope, target, storedDefaults(xrd).defaultCompositionUpdatePolicy));
     if (target === '2') Object.assign(crdv.schema.openAPIV3Schema.properties!.status.properties!, compositeResourceStatusProps(scope, target));
     else Object.assign(crdv.schema.openAPIV3Schema.properties!.status.properties!, compositeResourceStatusProps('LegacyCluster', target));
     return crdv;
@@ -315,7 +330,7 @@ export function deriveClaimCrd(xrd: CompositeResourceDefinitionLike, opts: Deriv
   const versions = xrd.spec.versions.map((v, i) => {
     const crdv = genVersion(v, target, `spec.versions[${i}]`);
     crdv.additionalPrinterColumns = [...(crdv.additionalPrinterColumns ?? []), ...(printerColumns('claim', 'LegacyCluster', target) as never[])];
-    Object.assign(crdv.schema.openAPIV3Schema.properties!.spec.properties!, compositeResourceClaimSpecProps(target, xrd.spec.defaultCompositeDeletePolicy));
+    Object.assign(crdv.schema.openAPIV3Schema.properties!.spec.properties!, compositeResourceClaimSpecProps(target, storedDefaults(xrd).defaultCompositeDeletePolicy));
     Object.assign(crdv.schema.openAPIV3Schema.properties!.status.properties!, compositeResourceStatusProps('LegacyCluster', target));
     return crdv;
   });

@@ -2,7 +2,9 @@
  * Permission-claim selectors, implemented in full (Klutch only honours `names` and `owner`, so every
  * Secret of a bound namespace reaches the app cluster; klutch-kit does not copy that).
  *
- * - `names`: any entry equal to the object name, or `*` (default `["*"]`);
+ * - `names`: any entry equal to the object name, or `*` (default `["*"]`); an entry `*<suffix>` selects
+ *   names ending in `<suffix>` (a klutch-kit extension: the a8s ServiceBinding Secret is
+ *   `<binding>-service-binding`, so a claim can name exactly those Secrets);
  * - `namespaces`: any entry equal to the consumer namespace, or `*` (default `["*"]`);
  * - `labelSelectors`: a list of match-label maps; the object matches if it matches ANY of them (an
  *   empty list matches everything);
@@ -21,6 +23,10 @@ const listMatches = (list: readonly string[] | undefined, v: string | undefined)
   const l = list ?? ['*'];
   return l.includes('*') || (v !== undefined && l.includes(v));
 };
+
+/** `names` also take `*<suffix>` entries (names ending in the suffix). */
+const nameMatches = (list: readonly string[] | undefined, v: string | undefined): boolean =>
+  listMatches(list, v) || (v !== undefined && (list ?? []).some((e) => e.length > 1 && e.startsWith('*') && v.endsWith(e.slice(1))));
 
 function fieldValue(o: KubeObject, path: string): string | undefined {
   let cur: unknown = o;
@@ -66,7 +72,7 @@ export function matchesFields(o: KubeObject, selectors: readonly string[] | unde
  */
 export function selects(sel: ClaimSelector | undefined, o: KubeObject, consumerNamespace: string | undefined): boolean {
   const s = sel ?? {};
-  if (!listMatches(s.names, o.metadata.name)) return false;
+  if (!nameMatches(s.names, o.metadata.name)) return false;
   if (consumerNamespace !== undefined && !listMatches(s.namespaces, consumerNamespace)) return false;
   if (!matchesLabels(o.metadata.labels, s.labelSelectors)) return false;
   return matchesFields(o, s.fieldSelectors);

@@ -4,6 +4,7 @@ import { Catalogue, CATALOGUE_SERVICES } from '../../constructs/catalogue/index.
 import { validateDocuments } from '../../constructs/validate/index.js';
 import { render, statusPatches, xrFor } from '../dataservice/_render.js';
 import { claim, claimValidator } from './_equivalence.js';
+import { selects } from '../../runtime/konnector/selector.js';
 
 type Obj = Record<string, any>;
 
@@ -155,13 +156,40 @@ describe('Catalogue: compositions turn claims into the right managed resources',
     });
   });
 
-  it('the servicebindings export template claims provider-owned connection Secrets, so the credentials reach the app cluster', () => {
+  it('the servicebindings export template claims exactly the Secret each backend writes', () => {
     const t = full.byName('APIServiceExportTemplate', 'servicebindings');
-    expect(t.spec.permissionClaims).toEqual([{
-      group: '', resource: 'secrets', version: 'v1', required: true,
-      selector: { names: ['*'], namespaces: ['*'], owner: 'Provider', fieldSelectors: ['type=connection.crossplane.io/v1alpha1'] },
-    }]);
+    expect(t.spec.permissionClaims).toEqual([
+      // a8s: the service-binding controller writes <binding>-service-binding, type Opaque.
+      { group: '', resource: 'secrets', version: 'v1', required: true, selector: { names: ['*-service-binding'], namespaces: ['*'], owner: 'Provider', fieldSelectors: ['type=Opaque'] } },
+      // a9s: the connection Secret <claim>-creds of the ServiceBinding MR.
+      { group: '', resource: 'secrets', version: 'v1', required: true, selector: { names: ['*-creds'], namespaces: ['*'], owner: 'Provider', fieldSelectors: ['type=connection.crossplane.io/v1alpha1'] } },
+    ]);
+    const secret = (name: string, type: string) => ({ apiVersion: 'v1', kind: 'Secret', type, metadata: { name, namespace: 'p' } });
+    const claimed = (o: Obj) => t.spec.permissionClaims.some((c: Obj) => selects(c.selector, o as never, 'ns'));
+    expect(claimed(secret('orders-db-creds-service-binding', 'Opaque'))).toBe(true);
+    expect(claimed(secret('warehouse-creds', 'connection.crossplane.io/v1alpha1'))).toBe(true);
+    // Nothing more: other Opaque Secrets, connection Secrets of other names, a8s names of another type.
+    expect(claimed(secret('postgres-admin', 'Opaque'))).toBe(false);
+    expect(claimed(secret('warehouse-creds', 'Opaque'))).toBe(false);
+    expect(claimed(secret('some-mr-connection', 'connection.crossplane.io/v1alpha1'))).toBe(false);
+    expect(claimed(secret('x-service-binding', 'kubernetes.io/tls'))).toBe(false);
     expect(full.byName('APIServiceExportTemplate', 'postgresqlinstances').spec.permissionClaims).toBeUndefined();
+  });
+
+  it('readiness follows the backend: a8s operator status, the a9s managed resource Ready condition', () => {
+    const checks = (composition: string) => full.byName('Composition', composition).spec.pipeline[0].input.resources[0];
+    const ready = { type: 'MatchCondition', matchCondition: { type: 'Ready', status: 'True' } };
+    expect(checks('a8s-postgresql').readinessChecks).toEqual([ready, { type: 'MatchString', fieldPath: 'status.atProvider.manifest.status.clusterStatus', matchString: 'Running' }]);
+    expect(checks('a8s-servicebinding').readinessChecks).toEqual([ready, { type: 'MatchTrue', fieldPath: 'status.atProvider.manifest.status.implemented' }]);
+    for (const c of ['a8s-backup', 'a8s-restore']) {
+      expect(checks(c).readinessChecks).toEqual([ready]);
+      // The Object is Ready only when the a8s Backup/Restore's own Ready condition is True.
+      expect(checks(c).base.spec.readiness).toEqual({ policy: 'DeriveFromObject' });
+    }
+    expect(checks('a8s-postgresql').base.spec.readiness).toBeUndefined();
+    for (const c of full.of('Composition').filter((x) => x.metadata.name.startsWith('a9s-'))) {
+      expect(c.spec.pipeline[0].input.resources[0].readinessChecks).toEqual([ready]);
+    }
   });
 
   it('a8s-servicebinding / backup / restore point at the a8s PostgreSQL instance', () => {

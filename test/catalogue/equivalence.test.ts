@@ -28,20 +28,32 @@ const INSTANCES: ReadonlyArray<[kind: string, stem: string]> = [
 type Spec = Record<string, unknown>;
 interface Mismatch { spec: Spec; old?: Spec; klutch: string[]; ours: string[] }
 
+/**
+ * Compares verdicts. Klutch rejects every claim without `spec.compositionRef` whose XRD has a rule
+ * reading it (its CEL reads `self.compositionRef.name` without `has()`); ours treats such a claim
+ * exactly like one naming the XRD's default composition (which Crossplane then applies). So a spec
+ * without compositionRef is compared with Klutch's verdict on the same spec naming the default, and
+ * anything Klutch accepts as written must stay accepted.
+ */
 function compare(kind: string, target: CrossplaneTarget = '1.20') {
   const kv = claimValidator(klutchXrd(kind), target);
   const ov = claimValidator(ours.get(kind)!, target);
+  const def = (ours.get(kind)!.spec as { defaultCompositionRef?: { name: string } }).defaultCompositionRef!.name;
+  const asDefault = (s: Spec): Spec => (s.compositionRef === undefined ? { ...s, compositionRef: { name: def } } : s);
   const mismatches: Mismatch[] = [];
   let accepted = 0;
   let rejected = 0;
+  let acceptedWithoutRef = 0;
   const check = (spec: Spec, old?: Spec): boolean => {
-    const k = verdict(kv, claim(kind, spec), old && claim(kind, old));
+    const k = verdict(kv, claim(kind, asDefault(spec)), old && claim(kind, asDefault(old)));
+    const asWritten = verdict(kv, claim(kind, spec), old && claim(kind, old));
     const o = verdict(ov, claim(kind, spec), old && claim(kind, old));
-    if (k.ok !== o.ok) mismatches.push({ spec, old, klutch: k.errors.map((e) => e.message), ours: o.errors.map((e) => e.message) });
+    if (k.ok !== o.ok || (asWritten.ok && !o.ok)) mismatches.push({ spec, old, klutch: k.errors.map((e) => e.message), ours: o.errors.map((e) => e.message) });
     if (k.ok) accepted++; else rejected++;
+    if (o.ok && spec.compositionRef === undefined) acceptedWithoutRef++;
     return k.ok;
   };
-  return { check, mismatches, counts: () => ({ accepted, rejected }), kv, ov };
+  return { check, mismatches, counts: () => ({ accepted, rejected, acceptedWithoutRef }), kv, ov };
 }
 
 const withRef = (spec: Spec, ref: { name: string } | undefined): Spec => (ref === undefined ? spec : { ...spec, compositionRef: ref });
@@ -61,9 +73,11 @@ describe.each(INSTANCES)('%s: same verdicts as Klutch', (kind, stem) => {
     const c = compare(kind, target);
     const valid = created.filter((s) => c.check(s));
     expect(c.mismatches).toEqual([]);
-    const { accepted, rejected } = c.counts();
+    const { accepted, rejected, acceptedWithoutRef } = c.counts();
     expect(accepted).toBeGreaterThan(0);
     expect(rejected).toBeGreaterThan(0);
+    // Claims without compositionRef are accepted (the default composition applies).
+    expect(acceptedWithoutRef).toBeGreaterThan(0);
     // Every plan of ours is usable with some service and composition (and so is every service).
     for (const p of o.properties.plan.enum as string[]) expect(valid.some((s) => s.plan === p)).toBe(true);
     for (const s of o.properties.service.enum as string[]) expect(valid.some((x) => x.service === s)).toBe(true);
@@ -145,7 +159,8 @@ describe.each(OPERATIONS)('%s: same verdicts as Klutch', (kind, stem, refFields)
       }
     }
     expect(c.mismatches).toEqual([]);
-    const { accepted, rejected } = c.counts();
+    const { accepted, rejected, acceptedWithoutRef } = c.counts();
+    expect(acceptedWithoutRef).toBeGreaterThan(0);
     expect(accepted).toBeGreaterThan(0);
     expect(rejected).toBeGreaterThan(0);
   });

@@ -17,7 +17,7 @@ describe('InstanceOperation', () => {
     const { spec, op } = build(serviceBinding(['postgresql', 'mongodb']));
     expect(spec.properties.serviceInstanceType.enum).toEqual(['postgresql', 'mongodb']);
     expect(spec['x-kubernetes-validations']).toEqual([{
-      rule: "!(self.compositionRef.name in ['', 'a8s-servicebinding']) || self.serviceInstanceType == 'postgresql'",
+      rule: "!((has(self.compositionRef) ? self.compositionRef.name : 'a8s-servicebinding') in ['', 'a8s-servicebinding']) || self.serviceInstanceType == 'postgresql'",
       message: 'Selected service instance type is not supported.',
     }]);
     expect([...op.compositions.keys()]).toEqual(['a8s-servicebinding', 'a9s-servicebinding']);
@@ -31,6 +31,17 @@ describe('InstanceOperation', () => {
       .toEqual(['a8s-restore requires spec.instanceRef']);
     expect(v.validate(c({ backupRef: 'b', instanceRef: 'i', serviceInstanceType: 'postgresql', compositionRef: { name: 'a8s-restore' } }))).toEqual([]);
     expect(v.validate(c({ backupRef: 'b', serviceInstanceType: 'mongodb', compositionRef: { name: 'a9s-restore' } }))).toEqual([]);
+  });
+
+  it('a claim without compositionRef is accepted and judged as one naming the default backend', () => {
+    const { xrd } = build(restore());
+    expect(xrd.spec.defaultCompositionRef).toEqual({ name: 'a8s-restore' });
+    const v = claimValidator(xrd as never);
+    const c = (spec: Obj) => ({ apiVersion: 'anynines.com/v1', kind: 'Restore', metadata: { name: 'r', namespace: 'n' }, spec });
+    expect(v.validate(c({ backupRef: 'b', instanceRef: 'i', serviceInstanceType: 'postgresql' }))).toEqual([]);
+    // The default (a8s) backend needs instanceRef and handles PostgreSQL only.
+    expect(v.validate(c({ backupRef: 'b', serviceInstanceType: 'postgresql' })).map((e) => e.message)).toEqual(['a8s-restore requires spec.instanceRef']);
+    expect(v.validate(c({ backupRef: 'b', instanceRef: 'i', serviceInstanceType: 'mongodb' })).map((e) => e.message)).toEqual(['Selected service instance type is not supported.']);
   });
 
   it('with the a9s backend as default there is no type restriction', () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { App, Chart } from 'cdk8s';
+import { ReadinessCheck } from '../../constructs/crossplane/index.js';
 import {
   A8sBackend, A9sBackend, DataService, DataServiceProps, ParameterCase, Plan, Topology,
 } from '../../constructs/dataservice/index.js';
@@ -125,5 +126,17 @@ describe('A8sBackend', () => {
       .toThrow('A8sBackend("a8s").versionFromServicePrefix: "pg" does not turn service "kv7" into an integer version');
     expect(() => new A8sBackend({ name: 'a8s', manifest: { apiVersion: 'nogroup', kind: 'X' } })).toThrow('A8sBackendProps.manifest.apiVersion: "nogroup"');
     expect(() => new A8sBackend({ name: 'a8s', manifest: { apiVersion: 'x.io/v1', kind: 'lower' } })).toThrow('A8sBackendProps.manifest.kind: "lower"');
+    expect(() => new A8sBackend({ name: 'a8s', manifest: { apiVersion: 'x.io/v1', kind: 'X' }, readinessChecks: [] })).toThrow('A8sBackendProps.readinessChecks: [] must list at least one ReadinessCheck');
+    expect(() => new A8sBackend({ name: 'a8s', manifest: { apiVersion: 'x.io/v1', kind: 'X' }, readinessChecks: [{ type: 'None' } as never] })).toThrow('A8sBackendProps.readinessChecks[0]: {"type":"None"} must be made with a ReadinessCheck factory');
+  });
+
+  it('is Ready when the operator reports clusterStatus Running (not when the Object exists); checks can be replaced', () => {
+    const comp = compositions({ backends: [new A8sBackend({ name: 'a8s-kv', manifest: { apiVersion: 'kv.anynines.com/v1', kind: 'Kv' } })] }).get('a8s-kv')!;
+    expect(comp.spec.pipeline[0].input.resources[0].readinessChecks).toEqual([
+      { type: 'MatchCondition', matchCondition: { type: 'Ready', status: 'True' } },
+      { type: 'MatchString', fieldPath: 'status.atProvider.manifest.status.clusterStatus', matchString: 'Running' },
+    ]);
+    const custom = compositions({ backends: [new A8sBackend({ name: 'a8s-kv', manifest: { apiVersion: 'kv.anynines.com/v1', kind: 'Kv' }, readinessChecks: [ReadinessCheck.matchTrue('status.atProvider.manifest.status.ready')] })] }).get('a8s-kv')!;
+    expect(custom.spec.pipeline[0].input.resources[0].readinessChecks).toEqual([{ type: 'MatchTrue', fieldPath: 'status.atProvider.manifest.status.ready' }]);
   });
 });

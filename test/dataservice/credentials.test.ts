@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { CONNECTION_SECRET_TYPE, credentialsSecretClaim } from '../../constructs/dataservice/index.js';
+import { a8sBindingSecretClaim, CONNECTION_SECRET_TYPE, credentialsSecretClaim } from '../../constructs/dataservice/index.js';
 import { renderPermissionClaim } from '../../constructs/runtime/index.js';
 import { ownerAllowed, selects } from '../../runtime/konnector/selector.js';
 
@@ -29,5 +29,14 @@ describe('credentialsSecretClaim', () => {
     const c = renderPermissionClaim('claim', credentialsSecretClaim({ fieldSelectors: [], labelSelectors: [{ 'app.kubernetes.io/part-of': 'db' }] })) as { selector: never };
     expect(selects(c.selector, secret('x', 'Opaque', { 'app.kubernetes.io/part-of': 'db' }), 'team-a')).toBe(true);
     expect(selects(c.selector, secret('y', 'Opaque'), 'team-a')).toBe(false);
+  });
+
+  it('a8sBindingSecretClaim selects exactly the a8s ServiceBinding Secrets (<binding>-service-binding, Opaque)', () => {
+    const c = renderPermissionClaim('claim', a8sBindingSecretClaim(), false) as { selector: never };
+    expect(c).toMatchObject({ required: true, selector: { names: ['*-service-binding'], fieldSelectors: ['type=Opaque'], owner: 'Provider' } });
+    expect(selects(c.selector, secret('app-db-service-binding', 'Opaque'), 'team-a')).toBe(true);
+    expect(selects(c.selector, secret('db-admin', 'Opaque'), 'team-a')).toBe(false);
+    expect(selects(c.selector, secret('app-db-creds', 'connection.crossplane.io/v1alpha1'), 'team-a')).toBe(false);
+    expect(credentialsSecretClaim({ names: ['*-creds'] }).selector).toEqual({ names: ['*-creds'], owner: 'Provider', fieldSelectors: [`type=${CONNECTION_SECRET_TYPE}`] });
   });
 });

@@ -135,6 +135,9 @@ describe('DataService: rules rendered from plans, services, backends and paramet
     expect(errors(c('queue3', 'q-single-small-ssl', 'k8s-queue'))).toEqual(['Unsupported plan used for queueinstance']);
     expect(errors(c('queue3', 'q-single-small', 'vm-queue', { vmOnly: 'x' }))).toEqual([]);
     expect(errors(c('queue3', 'q-single-small', 'k8s-queue', { vmOnly: 'x' }))).toEqual(['parameters.vmOnly is not supported for k8s-queue']);
+    // Without compositionRef a claim is accepted and judged as one naming the default backend (vm-queue, the first).
+    expect(errors({ service: 'queue3', plan: 'q-single-small', parameters: { vmOnly: 'x' } })).toEqual([]);
+    expect(errors({ service: 'queue4', plan: 'q-single-small' })).toEqual(['Unsupported service used for queueinstance']);
   });
 
   it('service plan restrictions and multi-node-only parameters', () => {

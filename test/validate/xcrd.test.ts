@@ -202,3 +202,24 @@ describe('checkXrdRules (rules the XRD CRD schema does not carry)', () => {
     ]);
   });
 });
+
+describe('defaults Crossplane adds (the XRD CRD defaults its policies, so the stored XRD always has them)', () => {
+  const bare: CompositeResourceDefinitionLike = {
+    apiVersion: 'apiextensions.crossplane.io/v1',
+    kind: 'CompositeResourceDefinition',
+    metadata: { name: 'xthings.example.com' },
+    spec: {
+      group: 'example.com',
+      names: { kind: 'XThing', plural: 'xthings' },
+      claimNames: { kind: 'Thing', plural: 'things' },
+      versions: [{ name: 'v1', served: true, referenceable: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object' } } } } }],
+    },
+  };
+  it.each(['2', '1.20'] as const)('Crossplane %s: XR compositionUpdatePolicy defaults to Automatic, claim compositeDeletePolicy to Background', (crossplane) => {
+    expect(specOf(deriveXrCrd(bare, { crossplane })).properties!.compositionUpdatePolicy).toEqual({ type: 'string', enum: ['Automatic', 'Manual'], default: 'Automatic' });
+    const claim = specOf(deriveClaimCrd(bare, { crossplane })).properties!;
+    expect(claim.compositeDeletePolicy).toEqual({ type: 'string', enum: ['Background', 'Foreground'], default: 'Background' });
+    // The claim's compositionUpdatePolicy gets no default.
+    expect(claim.compositionUpdatePolicy).toEqual({ type: 'string', enum: ['Automatic', 'Manual'] });
+  });
+});

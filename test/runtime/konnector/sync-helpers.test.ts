@@ -18,6 +18,15 @@ describe('claim selectors', () => {
     expect(selects({ namespaces: ['team-a'] }, secret('b'), 'team-b')).toBe(false);
     expect(selects({ namespaces: ['team-a'] }, secret('b'), 'team-a')).toBe(true);
   });
+  it('names: a *<suffix> entry selects names ending in the suffix (the a8s binding Secret)', () => {
+    const a8s = { names: ['*-service-binding'], fieldSelectors: ['type=Opaque'] };
+    expect(selects(a8s, secret('db-service-binding'), 'ns')).toBe(true);
+    expect(selects(a8s, secret('db-service-binding', undefined, 'kubernetes.io/tls'), 'ns')).toBe(false);
+    expect(selects(a8s, secret('db-service-binding-x'), 'ns')).toBe(false);
+    expect(selects(a8s, secret('internal'), 'ns')).toBe(false);
+    // Namespaces keep exact matching.
+    expect(selects({ namespaces: ['*-a'] }, secret('b'), 'team-a')).toBe(false);
+  });
   it('label selectors are ORed, the labels within one are ANDed', () => {
     const sel: Record<string, string>[] = [{ a: '1', b: '2' }, { c: '3' }];
     expect(matchesLabels({ a: '1', b: '2' }, sel)).toBe(true);
