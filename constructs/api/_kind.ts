@@ -1,8 +1,48 @@
-import type { V1ObjectMeta } from '@kubernetes/client-node';
 import { obj, str, sortKeys, type CelRule, type JSONSchemaProps, type Schema, type TypeOf } from './_schema.js';
 
-/** Object metadata, as read from and written to the API server (same shape as client-node's). */
-export type ObjectMeta = V1ObjectMeta;
+/** An owner reference (`metadata.ownerReferences[]`). */
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+/** A managed-fields entry (`metadata.managedFields[]`). */
+export interface ManagedFieldsEntry {
+  apiVersion?: string;
+  fieldsType?: string;
+  fieldsV1?: object;
+  manager?: string;
+  operation?: string;
+  subresource?: string;
+  time?: Date;
+}
+
+/**
+ * Object metadata, as read from and written to the API server: the same shape as client-node's
+ * `V1ObjectMeta` (assignable both ways), declared here so that the construct library's types do
+ * not need `@kubernetes/client-node` (an optional peer used by the runtime only).
+ */
+export interface ObjectMeta {
+  annotations?: { [key: string]: string };
+  creationTimestamp?: Date;
+  deletionGracePeriodSeconds?: number;
+  deletionTimestamp?: Date;
+  finalizers?: Array<string>;
+  generateName?: string;
+  generation?: number;
+  labels?: { [key: string]: string };
+  managedFields?: Array<ManagedFieldsEntry>;
+  name?: string;
+  namespace?: string;
+  ownerReferences?: Array<OwnerReference>;
+  resourceVersion?: string;
+  selfLink?: string;
+  uid?: string;
+}
 
 /** A column of `kubectl get` output (`additionalPrinterColumns`). */
 export interface PrinterColumn {
