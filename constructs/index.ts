@@ -11,6 +11,7 @@ export * as api from './api/index.js';
 export * as catalogue from './catalogue/index.js';
 export * as crossplane from './crossplane/index.js';
 export * as dataservice from './dataservice/index.js';
+export * as monitoring from './monitoring/index.js';
 export * as runtime from './runtime/index.js';
 export * as topology from './topology/index.js';
 export * as validate from './validate/index.js';

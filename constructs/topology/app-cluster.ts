@@ -7,6 +7,7 @@
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
 import { apiServiceBindingKind } from '../api/index.js';
+import { KlutchMonitoring, type MonitoringOptions } from '../monitoring/index.js';
 import {
   AcceptablePermissionClaim, ApiServiceBinding, Konnector, KonnectorProps, KONNECTOR_NAMESPACE,
 } from '../runtime/index.js';
@@ -26,6 +27,11 @@ export interface AppClusterProps {
   readonly acceptPermissionClaims?: boolean;
   /** Konnector overrides. @default - defaults of Konnector */
   readonly konnector?: Omit<KonnectorProps, 'boundApis'>;
+  /**
+   * Monitoring of the konnector: a ServiceMonitor/PodMonitor, the PrometheusRule and the Grafana
+   * dashboard (needs the Prometheus Operator's CRDs on the cluster). @default - none
+   */
+  readonly monitoring?: MonitoringOptions;
 }
 
 /** A sample claim on an app cluster. */
@@ -49,6 +55,8 @@ export class AppCluster extends ClusterChart {
   /** Bindings by name (`<plural>.<group>`). */
   public readonly bindings: ReadonlyMap<string, ApiServiceBinding>;
   public readonly boundApis: readonly ExportedApiInfo[];
+  /** The konnector's monitoring, when `monitoring` is set. */
+  public readonly monitoring?: KlutchMonitoring;
   private readonly claimNames = new Set<string>();
 
   constructor(scope: Construct, id: string, props: AppClusterProps) {
@@ -89,6 +97,7 @@ export class AppCluster extends ClusterChart {
       boundApis: [...groups.entries()].map(([group, resources]) => ({ group, resources })),
       ...(claimed.size > 0 ? { claimedResources: [...claimed.values()] } : {}),
     });
+    if (props.monitoring) this.monitoring = new KlutchMonitoring(this, 'Monitoring', { ...props.monitoring, konnector: this.konnector });
     const accept = props.acceptPermissionClaims ?? true;
     const bindings = new Map<string, ApiServiceBinding>();
     for (const e of chosen) {

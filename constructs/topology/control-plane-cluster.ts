@@ -17,6 +17,7 @@ import {
   Provider, PROVIDER_KUBERNETES_PACKAGE,
 } from '../crossplane/index.js';
 import { DataService, DataServiceProps, KUBERNETES_PROVIDER_CONFIG } from '../dataservice/index.js';
+import { KlutchMonitoring, type MonitoringOptions } from '../monitoring/index.js';
 import {
   BindBackend, BindBackendProps, Dex, DexConnector, DexProps, PermissionClaim, SecretKeyRef,
 } from '../runtime/index.js';
@@ -82,6 +83,11 @@ export interface ControlPlaneClusterProps {
   readonly ingressClassName?: string;
   /** TLS Secret for the host. @default - none */
   readonly tlsSecretName?: string;
+  /**
+   * Monitoring of the bind backend: a ServiceMonitor/PodMonitor, the PrometheusRule and the Grafana
+   * dashboard (needs the Prometheus Operator's CRDs on the cluster). @default - none
+   */
+  readonly monitoring?: MonitoringOptions;
 }
 
 /** Groups and resources provider-kubernetes manages for the a8s backends (instead of Klutch's cluster-admin). */
@@ -101,6 +107,8 @@ export class ControlPlaneCluster extends ClusterChart {
   public readonly providerKubernetes: Provider;
   public readonly providerAnynines: Provider;
   public readonly patchAndTransform: XpFunction;
+  /** The backend's monitoring, when `monitoring` is set. */
+  public readonly monitoring?: KlutchMonitoring;
   private readonly anynines?: AnyninesEndpoints;
   private readonly providerConfigNames = new Set<string>();
   private scanned?: { children: number; exports: ExportedApiInfo[]; claimApis: ClaimApiInfo[]; byKind: Map<string, ClaimApiInfo[]> };
@@ -160,6 +168,7 @@ export class ControlPlaneCluster extends ClusterChart {
       oidc: { issuerUrl, clientId: 'klutch-backend', clientSecret, callbackUrl: `https://${this.host}/callback`, ...props.backend?.oidc },
       cookies: props.backend?.cookies ?? { signingKey: { name: cookieSecret, key: 'signing-key' }, encryptionKey: { name: cookieSecret, key: 'encryption-key' } },
     });
+    if (props.monitoring) this.monitoring = new KlutchMonitoring(this, 'Monitoring', { ...props.monitoring, backend: this.backend });
     if (props.dex !== false) {
       const { connectors, ...dexRest } = props.dex;
       this.dex = new Dex(this, 'Dex', {

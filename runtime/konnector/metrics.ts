@@ -1,10 +1,13 @@
 /** Konnector-specific metrics (on top of the controller metrics of runtime/core). */
-import { Counter, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
 export interface KonnectorMetrics {
   syncDuration: Histogram<'direction' | 'resource'>;
   objectsSynced: Counter<'direction' | 'resource' | 'operation'>;
   syncErrors: Counter<'direction' | 'resource'>;
+  heartbeats: Counter<'cluster_namespace' | 'result'>;
+  lastHeartbeat: Gauge<'cluster_namespace'>;
+  heartbeatInterval: Gauge<'cluster_namespace'>;
 }
 
 const cache = new WeakMap<Registry, KonnectorMetrics>();
@@ -30,6 +33,24 @@ export function konnectorMetrics(registry: Registry): KonnectorMetrics {
       name: 'klutch_konnector_sync_errors_total',
       help: 'Failed sync attempts (retried with backoff), by direction',
       labelNames: ['direction', 'resource'],
+      registers: [registry],
+    }),
+    heartbeats: new Counter({
+      name: 'klutch_konnector_heartbeats_total',
+      help: 'Heartbeats written into the ClusterBinding on the provider, by the app cluster\'s cluster namespace there and result (success, error)',
+      labelNames: ['cluster_namespace', 'result'],
+      registers: [registry],
+    }),
+    lastHeartbeat: new Gauge({
+      name: 'klutch_konnector_last_heartbeat_timestamp_seconds',
+      help: 'Unix time of the last heartbeat in the ClusterBinding on the provider, by cluster namespace',
+      labelNames: ['cluster_namespace'],
+      registers: [registry],
+    }),
+    heartbeatInterval: new Gauge({
+      name: 'klutch_konnector_heartbeat_interval_seconds',
+      help: 'Configured heartbeat interval (the provider considers a konnector gone after it passes without a heartbeat), by cluster namespace',
+      labelNames: ['cluster_namespace'],
       registers: [registry],
     }),
   };

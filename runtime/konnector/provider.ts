@@ -196,6 +196,9 @@ export class ProviderConnection implements SyncContext {
     this.syncers.clear();
     await Promise.all([this.exports, this.apiNamespaces, this.clusterBindings].map((i) => i.stop()));
     this.provider.close();
+    // No stale heartbeat series (and no heartbeat alert) for a provider this konnector left.
+    this.metrics.lastHeartbeat.remove({ cluster_namespace: this.clusterNamespace });
+    this.metrics.heartbeatInterval.remove({ cluster_namespace: this.clusterNamespace });
   }
 
   attach(bindingKey: string): void {
@@ -321,6 +324,8 @@ export class ProviderConnection implements SyncContext {
     const last = cb.status?.lastHeartbeatTime ? Date.parse(cb.status.lastHeartbeatTime) : 0;
     const want = { heartbeatInterval: goDuration(interval), konnectorVersion: this.shared.version };
     const fresh = Date.now() - last < interval / 4;
+    const m = { cluster_namespace: this.clusterNamespace };
+    this.metrics.heartbeatInterval.set(m, interval / 1000);
     if (!fresh || cb.status?.heartbeatInterval !== want.heartbeatInterval || cb.status?.konnectorVersion !== want.konnectorVersion) {
       const now = new Date();
       try {
@@ -328,6 +333,7 @@ export class ProviderConnection implements SyncContext {
           status: { ...want, lastHeartbeatTime: now.toISOString().replace(/\.\d{3}Z$/, 'Z') },
         }, 'status');
       } catch (e) {
+        this.metrics.heartbeats.inc({ ...m, result: 'error' });
         this.setHeartbeat({
           status: 'False',
           reason: 'ClusterBindingUpdateFailed',
@@ -336,6 +342,10 @@ export class ProviderConnection implements SyncContext {
         throw e;
       }
       this.lastHeartbeat = now;
+      this.metrics.heartbeats.inc({ ...m, result: 'success' });
+      this.metrics.lastHeartbeat.set(m, Math.floor(now.getTime() / 1000));
+    } else {
+      this.metrics.lastHeartbeat.set(m, Math.floor(last / 1000));
     }
     this.setHeartbeat({ status: 'True', reason: 'HeartbeatSent', message: `heartbeat every ${goDuration(interval / 2)}${rotationNote}` });
     return requeue;
@@ -551,7 +561,7 @@ export class ProviderConnection implements SyncContext {
     } catch (e) {
       this.syncers.delete(name);
       await this.stopSyncers(s);
-      throw new Error(`starting the syncers of ${name} failed: ${(e as Error).message}`);
+      throw new Error(`starting the syncers of ${name} failed: ${(e as Error).message}`, { cause: e });
     }
   }
 

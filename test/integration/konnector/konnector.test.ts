@@ -79,7 +79,8 @@ afterAll(async () => {
 describe('konnector on real clusters', () => {
   it('binds: the CRD appears on the app cluster, owned by the APIServiceBinding; the binding gets Ready; heartbeats reach the ClusterBinding', async () => {
     await bindOnApp(app1, p1);
-    await startKonnector(app1, 'konnector-app1').start();
+    const k1 = startKonnector(app1, 'konnector-app1');
+    await k1.start();
     const crd = await eventually('CRD on app1', () => a1.getOrNull(CoreResources.crds, undefined, WIDGETS_NAME));
     const binding = await a1.get<APIServiceBinding>(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME);
     expect(crd.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'APIServiceBinding', uid: binding.metadata.uid, controller: true })]);
@@ -118,6 +119,13 @@ describe('konnector on real clusters', () => {
       const x = await cpc.get<ClusterBinding>(BindResources.clusterBindings, 'cluster-app1', 'cluster');
       return Date.parse(x.status!.lastHeartbeatTime!) > first;
     }, 15_000);
+    // The heartbeat metrics the dashboard and the KlutchKonnectorNotHeartbeating alert read.
+    const beats = (await k1.registry.getSingleMetric('klutch_konnector_heartbeats_total')!.get()).values;
+    expect(beats.find((v) => v.labels.cluster_namespace === 'cluster-app1' && v.labels.result === 'success')?.value).toBeGreaterThanOrEqual(2);
+    const last = (await k1.registry.getSingleMetric('klutch_konnector_last_heartbeat_timestamp_seconds')!.get()).values;
+    expect(last.find((v) => v.labels.cluster_namespace === 'cluster-app1')?.value).toBeGreaterThanOrEqual(Math.floor(first / 1000));
+    const interval = (await k1.registry.getSingleMetric('klutch_konnector_heartbeat_interval_seconds')!.get()).values;
+    expect(interval).toEqual([expect.objectContaining({ labels: { cluster_namespace: 'cluster-app1' }, value: 4 })]);
   });
 
   it('spec up: a downstream object appears upstream in the assigned provider namespace, with finalizer and bound annotation', async () => {
