@@ -1,5 +1,6 @@
 /**
- * A small dynamic Kubernetes REST client on node:https, configured from a client-node KubeConfig.
+ * A small dynamic Kubernetes REST client on node:https, configured from a ClusterAccess (kubeconfig.ts:
+ * tokens, certificates, exec credential plugins) or a client-node KubeConfig.
  *
  * Why not the generated client-node APIs: the konnector works on arbitrary GVRs (bound CRDs), needs
  * server-side apply, the status subresource, streaming watches with bookmarks and precise control of
@@ -12,6 +13,7 @@ import { readFileSync } from 'node:fs';
 // Type only: the runtime never loads @kubernetes/client-node (~80 MB RSS); see kubeconfig.ts.
 import type { KubeConfig } from '@kubernetes/client-node';
 import { parseKubeconfig, type ClusterAccess } from './kubeconfig.js';
+import type { ExecCredentialPlugin, ExecCredentialStatus } from './exec-credential.js';
 import { TokenBucket } from './ratelimit.js';
 
 export interface ObjectMeta {
@@ -139,6 +141,14 @@ interface Prepared {
   watchAgent: http.Agent;
   headers: Record<string, string>;
   base: URL;
+  /** The exec plugin's client certificate the agents were built with. */
+  certFrom?: string;
+}
+
+/** How one request authenticates: the header, and the exec credential it came from (to drop it on 401). */
+interface Auth {
+  header?: string;
+  cred?: ExecCredentialStatus;
 }
 
 /** Counter of requests, exposed for metrics and benchmarks. */
@@ -200,7 +210,38 @@ export class KubeClient {
     return isKubeConfig(s) ? s.getCurrentCluster()!.server : s.server;
   }
 
-  /** Authorization header for ClusterAccess sources (token files are re-read at most once a minute). */
+  private get execPlugin(): ExecCredentialPlugin | undefined {
+    return isKubeConfig(this.source) ? undefined : this.source.exec;
+  }
+
+  /**
+   * Authorization for ClusterAccess sources: the exec plugin's credential (cached by the plugin until
+   * it expires; a new client certificate rebuilds the connection pools), else the static token, token
+   * file (re-read at most once a minute) or basic auth.
+   */
+  private async auth(): Promise<Auth> {
+    const exec = this.execPlugin;
+    if (exec) {
+      const cred = await exec.credential();
+      if (cred.clientCertificateData && this.prepared) {
+        const p = await this.prepared;
+        if (p.certFrom !== cred.clientCertificateData) this.reprepare(p);
+      }
+      return { header: cred.token ? `Bearer ${cred.token}` : undefined, cred };
+    }
+    return { header: this.authHeader() };
+  }
+
+  /** Builds new pools on the next request; the old ones end when their requests are done. */
+  private reprepare(old: Prepared): void {
+    this.prepared = undefined;
+    setTimeout(() => {
+      old.agent.destroy();
+      old.watchAgent.destroy();
+    }, this.timeoutMs).unref?.();
+  }
+
+  /** Static credentials of ClusterAccess sources (token files are re-read at most once a minute). */
   private authHeader(): string | undefined {
     const s = this.source;
     if (isKubeConfig(s)) return undefined;
@@ -219,6 +260,7 @@ export class KubeClient {
     if (!this.prepared) {
       this.prepared = (async () => {
         const opts: https.RequestOptions & { servername?: string } = {};
+        let certFrom: string | undefined;
         const src = this.source;
         if (isKubeConfig(src)) {
           await src.applyToHTTPSOptions(opts);
@@ -226,6 +268,15 @@ export class KubeClient {
           opts.ca = src.caData;
           opts.cert = src.certData;
           opts.key = src.keyData;
+          if (src.exec) {
+            // the credential auth() just fetched for this request (a new client certificate later rebuilds the pools)
+            const cred = src.exec.last ?? (await src.exec.credential());
+            if (cred.clientCertificateData && cred.clientKeyData) {
+              opts.cert = Buffer.from(cred.clientCertificateData);
+              opts.key = Buffer.from(cred.clientKeyData);
+              certFrom = cred.clientCertificateData;
+            }
+          }
           if (src.skipTLSVerify) opts.rejectUnauthorized = false;
           if (src.tlsServerName) opts.servername = src.tlsServerName;
         }
@@ -250,7 +301,7 @@ export class KubeClient {
         const agent = https_ ? new https.Agent(agentOpts) : new http.Agent({ keepAlive: true, maxSockets: agentOpts.maxSockets });
         const watchOpts = { ...agentOpts, maxSockets: Infinity };
         const watchAgent = https_ ? new https.Agent(watchOpts) : new http.Agent({ keepAlive: true });
-        return { agent, watchAgent, headers, base };
+        return { agent, watchAgent, headers, base, certFrom };
       })();
     }
     return this.prepared;
@@ -270,7 +321,10 @@ export class KubeClient {
     return u;
   }
 
-  /** Raw request. Resolves with the parsed JSON body; throws ApiError on status >= 400. */
+  /**
+   * Raw request. Resolves with the parsed JSON body; throws ApiError on status >= 400. With an exec
+   * credential plugin, a 401 drops the credential and the request is sent once more with a fresh one.
+   */
   async request<T = unknown>(
     method: string,
     path: string,
@@ -281,6 +335,27 @@ export class KubeClient {
       signal?: AbortSignal;
     } = {},
   ): Promise<T> {
+    const auth = await this.auth();
+    try {
+      return await this.requestOnce<T>(method, path, opts, auth);
+    } catch (e) {
+      if (!(auth.cred && e instanceof ApiError && e.code === 401)) throw e;
+      this.execPlugin!.invalidate(auth.cred);
+      return this.requestOnce<T>(method, path, opts, await this.auth());
+    }
+  }
+
+  private async requestOnce<T>(
+    method: string,
+    path: string,
+    opts: {
+      body?: unknown;
+      contentType?: string;
+      query?: Record<string, string | number | boolean | undefined>;
+      signal?: AbortSignal;
+    },
+    authorization: Auth,
+  ): Promise<T> {
     const p = await this.prepare();
     const t0 = performance.now();
     await this.limiter.take();
@@ -289,8 +364,7 @@ export class KubeClient {
     const u = this.url(p.base, path, opts.query);
     const payload = opts.body === undefined ? undefined : Buffer.from(JSON.stringify(opts.body));
     const headers: Record<string, string> = { ...p.headers };
-    const auth = this.authHeader();
-    if (auth) headers.Authorization = auth;
+    if (authorization.header) headers.Authorization = authorization.header;
     if (payload) {
       headers['Content-Type'] = opts.contentType ?? 'application/json';
       headers['Content-Length'] = String(payload.length);
@@ -456,6 +530,23 @@ export class KubeClient {
     query: Record<string, string | number | boolean | undefined>,
     onEvent: (ev: WatchEvent<T>) => void,
   ): Promise<WatchHandle> {
+    const auth = await this.auth();
+    try {
+      return await this.watchOnce(r, namespace, query, onEvent, auth);
+    } catch (e) {
+      if (!(auth.cred && e instanceof ApiError && e.code === 401)) throw e;
+      this.execPlugin!.invalidate(auth.cred);
+      return this.watchOnce(r, namespace, query, onEvent, await this.auth());
+    }
+  }
+
+  private async watchOnce<T extends KubeObject>(
+    r: ResourceRef,
+    namespace: string | undefined,
+    query: Record<string, string | number | boolean | undefined>,
+    onEvent: (ev: WatchEvent<T>) => void,
+    authorization: Auth,
+  ): Promise<WatchHandle> {
     const p = await this.prepare();
     const path = resourcePath(r, namespace);
     const u = this.url(p.base, path, { ...query, watch: 'true' });
@@ -464,8 +555,7 @@ export class KubeClient {
     return new Promise<WatchHandle>((resolveOpen, rejectOpen) => {
       let resolveDone!: () => void;
       const done = new Promise<void>((res) => (resolveDone = res));
-      const auth = this.authHeader();
-      const headers = auth ? { ...p.headers, Authorization: auth } : p.headers;
+      const headers = authorization.header ? { ...p.headers, Authorization: authorization.header } : p.headers;
       const req = mod.request(u, { method: 'GET', headers, agent: p.watchAgent, signal: ac.signal }, (res) => {
         const code = res.statusCode ?? 0;
         if (code !== 200) {

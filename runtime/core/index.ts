@@ -9,3 +9,4 @@ export * from './server.js';
 export * from './metrics.js';
 export * from './logger.js';
 export * from './kubeconfig.js';
+export * from './exec-credential.js';

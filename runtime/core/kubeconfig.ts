@@ -1,13 +1,15 @@
 /**
- * A small kubeconfig loader (tokens, token files, client certificates, basic auth, CA data/files,
- * in-cluster service account). It exists so that the runtime programs do not load
- * @kubernetes/client-node at all: importing it costs ~80 MB of RSS (its generated API models),
- * more than the konnector's whole cache at 5,000 objects.
+ * The kubeconfig loader of the backend, the konnector and kubectl-bind: tokens, token files, client
+ * certificates, basic auth, CA data/files, exec credential plugins (`users[].user.exec`, see
+ * exec-credential.ts) and the in-cluster service account. It exists so that the runtime programs do
+ * not load @kubernetes/client-node at all: importing it costs ~80 MB of RSS (its generated API
+ * models), more than the konnector's whole cache at 5,000 objects.
  */
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
 import { parse } from 'yaml';
+import { ExecCredentialError, ExecCredentialPlugin, parseExecConfig } from './exec-credential.js';
 
 /** Everything needed to reach one API server as one user. */
 export interface ClusterAccess {
@@ -26,6 +28,8 @@ export interface ClusterAccess {
   namespace?: string;
   /** Name of the context used (for messages). */
   context?: string;
+  /** Exec credential plugin of the user (shared by every client of this access). */
+  exec?: ExecCredentialPlugin;
 }
 
 interface RawKubeconfig {
@@ -45,7 +49,10 @@ export class KubeconfigLoadError extends Error {
 const b64 = (v: unknown) => (typeof v === 'string' && v ? Buffer.from(v, 'base64') : undefined);
 
 /** Parses kubeconfig YAML/JSON text. `baseDir` resolves relative file paths. */
-export function parseKubeconfig(text: string, opts: { context?: string; baseDir?: string; source?: string } = {}): ClusterAccess {
+export function parseKubeconfig(
+  text: string,
+  opts: { context?: string; baseDir?: string; source?: string; /** exec plugin timeout */ execTimeoutMs?: number } = {},
+): ClusterAccess {
   const src = opts.source ?? 'kubeconfig';
   let raw: RawKubeconfig;
   try {
@@ -63,8 +70,11 @@ export function parseKubeconfig(text: string, opts: { context?: string; baseDir?
     throw new KubeconfigLoadError(`${src}: context "${ctxName}" names cluster "${ctx.cluster ?? ''}", which is missing or has no server`);
   }
   const user = (ctx.user ? raw.users?.find((u) => u.name === ctx.user)?.user : undefined) ?? {};
-  if (user.exec || user['auth-provider']) {
-    throw new KubeconfigLoadError(`${src}: user "${ctx.user}" uses exec/auth-provider credentials, which klutch-kit does not run; use a token, a token file or a client certificate`);
+  if (user['auth-provider']) {
+    const name = (user['auth-provider'] as { name?: string }).name;
+    throw new KubeconfigLoadError(
+      `${src}: user "${ctx.user}" uses the auth-provider "${name ?? ''}", which Kubernetes removed; use its exec plugin instead (e.g. gke-gcloud-auth-plugin, kubelogin), a token or a client certificate`,
+    );
   }
   const file = (v: unknown) => {
     if (typeof v !== 'string' || !v) return undefined;
@@ -75,10 +85,33 @@ export function parseKubeconfig(text: string, opts: { context?: string; baseDir?
       throw new KubeconfigLoadError(`${src}: cannot read ${p} (${(e as Error).message})`);
     }
   };
+  const caData = b64(cluster['certificate-authority-data']) ?? file(cluster['certificate-authority']);
+  let exec: ExecCredentialPlugin | undefined;
+  if (user.exec) {
+    try {
+      const config = parseExecConfig(user.exec, `${src}: user "${ctx.user}"`);
+      const ext = (cluster.extensions as Array<{ name?: string; extension?: unknown }> | undefined)?.find((e) => e?.name === 'client.authentication.k8s.io/exec')?.extension;
+      exec = new ExecCredentialPlugin(config, {
+        user: ctx.user,
+        baseDir: opts.baseDir,
+        timeoutMs: opts.execTimeoutMs,
+        cluster: {
+          server: cluster.server,
+          caData,
+          skipTLSVerify: cluster['insecure-skip-tls-verify'] === true,
+          tlsServerName: typeof cluster['tls-server-name'] === 'string' ? cluster['tls-server-name'] : undefined,
+          config: ext,
+        },
+      });
+    } catch (e) {
+      if (e instanceof ExecCredentialError) throw new KubeconfigLoadError(e.message);
+      throw e;
+    }
+  }
   const tokenFile = typeof user.tokenFile === 'string' && user.tokenFile ? (isAbsolute(user.tokenFile) || !opts.baseDir ? user.tokenFile : join(opts.baseDir, user.tokenFile)) : undefined;
   return {
     server: cluster.server,
-    caData: b64(cluster['certificate-authority-data']) ?? file(cluster['certificate-authority']),
+    caData,
     certData: b64(user['client-certificate-data']) ?? file(user['client-certificate']),
     keyData: b64(user['client-key-data']) ?? file(user['client-key']),
     token: typeof user.token === 'string' && user.token ? user.token : undefined,
@@ -89,17 +122,18 @@ export function parseKubeconfig(text: string, opts: { context?: string; baseDir?
     tlsServerName: typeof cluster['tls-server-name'] === 'string' ? cluster['tls-server-name'] : undefined,
     namespace: ctx.namespace || undefined,
     context: ctxName,
+    exec,
   };
 }
 
-export function loadKubeconfigFile(path: string, context?: string): ClusterAccess {
+export function loadKubeconfigFile(path: string, context?: string, opts: { execTimeoutMs?: number } = {}): ClusterAccess {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (e) {
     throw new KubeconfigLoadError(`kubeconfig ${path}: cannot read it (${(e as Error).message})`);
   }
-  return parseKubeconfig(text, { context, baseDir: dirname(path), source: `kubeconfig ${path}` });
+  return parseKubeconfig(text, { context, baseDir: dirname(path), source: `kubeconfig ${path}`, execTimeoutMs: opts.execTimeoutMs });
 }
 
 const SA_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
@@ -133,9 +167,11 @@ export function renderKubeconfig(a: ClusterAccess, name = 'default'): string {
   if (a.token) user.token = a.token;
   if (a.certData) user['client-certificate-data'] = a.certData.toString('base64');
   if (a.keyData) user['client-key-data'] = a.keyData.toString('base64');
+  if (a.exec) user.exec = { ...a.exec.config };
   const cluster: Record<string, unknown> = { server: a.server };
   if (a.caData) cluster['certificate-authority-data'] = a.caData.toString('base64');
   if (a.skipTLSVerify) cluster['insecure-skip-tls-verify'] = true;
+  if (a.tlsServerName) cluster['tls-server-name'] = a.tlsServerName;
   return JSON.stringify({
     apiVersion: 'v1',
     kind: 'Config',

@@ -2,20 +2,10 @@
  * The konnector's version: `v<package.json version>` (or $KLUTCH_KONNECTOR_VERSION), and the form it
  * takes in ClusterBinding `status.konnectorVersion`.
  */
-import { readFileSync } from 'node:fs';
-
-function readVersion(): string {
-  try {
-    const url = new URL('../../package.json', import.meta.url);
-    const v = (JSON.parse(readFileSync(url, 'utf8')) as { version?: string }).version;
-    return v ? `v${v}` : 'v0.0.0-unknown';
-  } catch {
-    return 'v0.0.0-unknown';
-  }
-}
+import { packageVersion } from '../core/version.js';
 
 /** Full version (image tags, `--version`). */
-export const KONNECTOR_VERSION = process.env.KLUTCH_KONNECTOR_VERSION || readVersion();
+export const KONNECTOR_VERSION = process.env.KLUTCH_KONNECTOR_VERSION || `v${packageVersion()}`;
 
 /**
  * `status.konnectorVersion` in Klutch's format: Klutch's konnector writes `vMAJOR.MINOR.PATCH` (its

@@ -8,10 +8,9 @@ import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import YAML from 'yaml';
 import { apiServiceBindingKind, bindingCrds } from '../../constructs/api/index.js';
-import { ApiError, isAlreadyExists, isNotFound, type KubeClient, type KubeObject, type ResourceRef } from '../core/index.js';
+import { ApiError, isAlreadyExists, isNotFound, parseKubeconfig, type KubeClient, type KubeObject, type ResourceRef } from '../core/index.js';
 import { BIND_API_VERSION, type PermissionClaim } from '../backend/wire.js';
 import { BIND_NAMESPACE, CliError, Exit, Progress, clean, clientFor, parseRemoteKubeconfig, PROVIDER_KUBECONFIG_LABEL, render, safeClose, type OutputFormat } from './util.js';
-import { KubeConfig } from '@kubernetes/client-node';
 
 export const REQUESTS: ResourceRef = { group: 'klutch.anynines.com', version: 'v1alpha1', plural: 'apiserviceexportrequests', namespaced: true, kind: 'APIServiceExportRequest' };
 export const BINDINGS: ResourceRef = { group: 'klutch.anynines.com', version: 'v1alpha1', plural: 'apiservicebindings', namespaced: true, kind: 'APIServiceBinding' };
@@ -317,9 +316,7 @@ export async function bindApiService(request: ExportRequestDoc, o: ApiServiceOpt
     return bindings;
   }
 
-  const kc = new KubeConfig();
-  kc.loadFromString(o.remoteKubeconfig);
-  const remote = clientFor(kc);
+  const remote = clientFor(parseKubeconfig(o.remoteKubeconfig, { source: 'provider kubeconfig' }));
   try {
     // the request on the provider
     let created: KubeObject;

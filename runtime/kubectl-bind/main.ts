@@ -8,6 +8,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { ApiError, type KubeObject } from '../core/index.js';
 import { bindApiService, parseExportRequest, readRequestSource, type IO } from './apiservice.js';
 import { bind, printBindings } from './bind.js';
+import { packageVersion } from '../core/version.js';
 import { BIND_NAMESPACE, CliError, Exit, clientFor, loadKubeConfig, parseOutput, parseTimeout, safeClose } from './util.js';
 
 const kubeFlags = (c: Command) =>
@@ -21,9 +22,16 @@ const kubeFlags = (c: Command) =>
     .option('--konnector-image <image>', 'konnector image to install (default: the one matching this kubectl-bind)')
     .option('--timeout <duration>', 'how long to wait for the login and for the provider', '10m');
 
+/** `--version`: the plugin's version and the Klutch bind API it speaks. */
+export function versionLine(): string {
+  return `kubectl-bind v${packageVersion()} (klutch-kit; Klutch binding API klutch.anynines.com/v1alpha1)`;
+}
+
 export function program(io: IO, env: NodeJS.ProcessEnv = process.env): Command {
-  const root = new Command('kubectl-bind')
+  // named as kubectl shows the plugin, so usage lines read "kubectl bind …"
+  const root = new Command('kubectl bind')
     .description('Bind data-service APIs of a klutch bind backend into this Kubernetes cluster.')
+    .version(versionLine(), '--version', 'print the version of kubectl-bind and exit')
     .argument('[url]', "the backend's export URL, e.g. https://bind.example.com/export")
     .option('--open', 'open the login URL in the browser', false)
     .option('--token <jwt>', 'non-interactive: a JWT from the backend\'s OIDC issuer (or $KLUTCH_BIND_TOKEN)')

@@ -1,8 +1,11 @@
 /** Shared pieces of the kubectl-bind commands: exit codes, errors, kubeconfig loading, output. */
 import { createHash, randomBytes } from 'node:crypto';
-import { KubeConfig } from '@kubernetes/client-node';
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import YAML from 'yaml';
 import { KubeClient, type KubeObject } from '../core/index.js';
+import { KubeconfigLoadError, loadDefaultKubeconfig, loadKubeconfigFile, parseKubeconfig, type ClusterAccess } from '../core/kubeconfig.js';
 
 /** Exit codes scripts can rely on. */
 export const Exit = {
@@ -37,27 +40,39 @@ export interface KubeFlags {
   context?: string;
 }
 
-export function loadKubeConfig(flags: KubeFlags, what = 'app cluster'): KubeConfig {
-  const kc = new KubeConfig();
+/**
+ * The app cluster's kubeconfig, with the loader the backend and konnector use (runtime/core: tokens,
+ * certificates, exec credential plugins): --kubeconfig, else the first file of $KUBECONFIG, else
+ * ~/.kube/config, else the pod's service account.
+ */
+export function loadKubeConfig(flags: KubeFlags, what = 'app cluster'): ClusterAccess {
+  const file = flags.kubeconfig ?? process.env.KUBECONFIG?.split(':').find(Boolean) ?? join(homedir(), '.kube', 'config');
   try {
-    if (flags.kubeconfig) kc.loadFromFile(flags.kubeconfig);
-    else kc.loadFromDefault();
-  } catch (e) {
-    throw new CliError(`--kubeconfig: cannot load "${flags.kubeconfig ?? '$KUBECONFIG / ~/.kube/config'}": ${(e as Error).message}`, Exit.USAGE);
-  }
-  if (flags.context) {
-    if (!kc.getContextObject(flags.context)) {
-      throw new CliError(`--context: "${flags.context}" is not a context of the kubeconfig (have: ${kc.getContexts().map((c) => c.name).join(', ') || 'none'})`, Exit.USAGE);
+    if (!flags.kubeconfig && !process.env.KUBECONFIG && !existsSync(file)) return loadDefaultKubeconfig(flags.context);
+    const contexts = flags.context ? contextNames(file) : undefined;
+    if (flags.context && contexts && !contexts.includes(flags.context)) {
+      throw new CliError(`--context: "${flags.context}" is not a context of the kubeconfig ${file} (have: ${contexts.join(', ') || 'none'})`, Exit.USAGE);
     }
-    kc.setCurrentContext(flags.context);
+    return loadKubeconfigFile(file, flags.context);
+  } catch (e) {
+    if (e instanceof CliError) throw e;
+    if (e instanceof KubeconfigLoadError || (e as NodeJS.ErrnoException).code) {
+      throw new CliError(`--kubeconfig: cannot load "${flags.kubeconfig ?? file}" for the ${what}: ${(e as Error).message}`, Exit.USAGE);
+    }
+    throw e;
   }
-  if (!kc.getCurrentCluster()) {
-    throw new CliError(`the kubeconfig of the ${what} has no current cluster; pass --kubeconfig and --context`, Exit.USAGE);
-  }
-  return kc;
 }
 
-export const clientFor = (kc: KubeConfig): KubeClient => new KubeClient(kc, { userAgent: 'kubectl-bind', qps: 50, burst: 100 });
+function contextNames(file: string): string[] | undefined {
+  try {
+    const raw = YAML.parse(readFileSync(file, 'utf8')) as { contexts?: Array<{ name?: string }> } | null;
+    return (raw?.contexts ?? []).map((c) => String(c?.name));
+  } catch {
+    return undefined; // the loader reports unreadable files
+  }
+}
+
+export const clientFor = (access: ClusterAccess): KubeClient => new KubeClient(access, { userAgent: 'kubectl-bind', qps: 50, burst: 100 });
 
 /** Closes a client whose connection setup may have failed (its error was already reported). */
 export function safeClose(c: KubeClient): void {
@@ -83,17 +98,14 @@ export const newSessionId = (): string => base62(randomBytes(16)).padStart(16, '
 
 /** Server URL and context namespace of a kubeconfig text. */
 export function parseRemoteKubeconfig(text: string): { server: string; namespace: string } {
-  const kc = new KubeConfig();
+  let access: ClusterAccess;
   try {
-    kc.loadFromString(text);
+    access = parseKubeconfig(text, { source: 'provider kubeconfig' });
   } catch (e) {
     throw new CliError(`provider kubeconfig is not valid: ${(e as Error).message}`, Exit.USAGE);
   }
-  const server = kc.getCurrentCluster()?.server;
-  const namespace = kc.getContextObject(kc.getCurrentContext())?.namespace;
-  if (!server) throw new CliError('provider kubeconfig has no current cluster', Exit.USAGE);
-  if (!namespace) throw new CliError('provider kubeconfig has no namespace in its current context; the backend puts the cluster namespace there', Exit.USAGE);
-  return { server, namespace };
+  if (!access.namespace) throw new CliError('provider kubeconfig has no namespace in its current context; the backend puts the cluster namespace there', Exit.USAGE);
+  return { server: access.server, namespace: access.namespace };
 }
 
 export type OutputFormat = 'yaml' | 'json' | undefined;

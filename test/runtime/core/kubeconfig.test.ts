@@ -53,7 +53,7 @@ describe('kubeconfig loader', () => {
     expect(() => parseKubeconfig('apiVersion: v1\nkind: Config\n')).toThrow(/no current-context set/);
     expect(() => parseKubeconfig(yaml('    token: a'), { context: 'other' })).toThrow(/context "other" not found \(contexts: c\)/);
     expect(() => parseKubeconfig(yaml('    exec: { command: aws }'))).toThrow(KubeconfigLoadError);
-    expect(() => parseKubeconfig(yaml('    exec: { command: aws }'))).toThrow(/use a token, a token file or a client certificate/);
+    expect(() => parseKubeconfig(yaml('    exec: { command: aws }'))).toThrow(/user "u": exec.apiVersion undefined is not supported/);
     expect(() => loadKubeconfigFile('/nonexistent/kc')).toThrow(/kubeconfig \/nonexistent\/kc: cannot read it/);
   });
 });
