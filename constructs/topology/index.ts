@@ -3,4 +3,5 @@ export * from './layout.js';
 export * from './synth.js';
 export * from './control-plane-cluster.js';
 export * from './app-cluster.js';
+export * from './graph.js';
 export { toYaml } from './_yaml.js';

@@ -5,11 +5,14 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { clusterCommand } from './cluster.js';
+import { packageCommand } from './package.js';
+import { graphCommand } from './graph.js';
 import { validateCommand } from './validate.js';
 
 /** Factories of the subcommands, in `--help` order. Add a command here. */
 const COMMANDS: ReadonlyArray<() => Command> = [
   clusterCommand,
+  graphCommand,
   validateCommand,
 ];
 
@@ -32,17 +35,24 @@ export function buildProgram(): Command {
   const program = new Command('klutch-kit')
     .description('Klutch as a TypeScript toolkit: constructs, stacks, runtime and real-cluster tooling')
     .version(packageVersion())
+    .option('--verbose', 'print the stack trace of an error (default: one line)')
     .showHelpAfterError();
   for (const make of COMMANDS) program.addCommand(make());
   return program;
 }
 
-/** Runs the CLI; errors are printed without a stack trace and set exit code 1. */
-export async function main(argv: readonly string[] = process.argv): Promise<void> {
+/** Runs the CLI; an error is printed as one line (with its stack trace under --verbose) and sets exit code 1. */
+export async function main(argv: readonly string[] = process.argv, err: { write(s: string): unknown } = process.stderr): Promise<void> {
   try {
     await buildProgram().parseAsync([...argv]);
   } catch (e) {
-    process.stderr.write(`klutch-kit: ${e instanceof Error ? e.message : String(e)}\n`);
+    err.write(`${formatError(e, argv.includes('--verbose'))}\n`);
     process.exitCode = 1;
   }
+}
+
+/** `klutch-kit: <message>`, or the stack trace when `verbose`. */
+export function formatError(e: unknown, verbose: boolean): string {
+  if (verbose && e instanceof Error && e.stack) return `klutch-kit: ${e.stack}`;
+  return `klutch-kit: ${e instanceof Error ? e.message : String(e)}`;
 }
