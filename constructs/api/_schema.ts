@@ -205,7 +205,6 @@ export interface ObjOpts<R extends string, T> extends CommonOpts<T> {
 }
 
 /** `type: object` with named `properties`; `required` lists the keys that must be present. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function obj<const P extends Record<string, Schema<any>>, const R extends keyof P & string = never>(
   props: P,
   o: ObjOpts<R, ObjType<P, R>> = {},

@@ -109,7 +109,7 @@ export function parseIP(raw: string): IPAddr {
   try {
     r = netipParseAddr(raw);
   } catch (e) {
-    throw new Error(`IP Address ${JSON.stringify(raw)} parse error during conversion from string: ${(e as Error).message}`);
+    throw new Error(`IP Address ${JSON.stringify(raw)} parse error during conversion from string: ${(e as Error).message}`, { cause: e });
   }
   if (r.zone !== '') throw new Error(`IP address ${JSON.stringify(raw)} with zone value is not allowed`);
   if (is4In6(r.addr)) throw new Error(`IPv4-mapped IPv6 address ${JSON.stringify(raw)} is not allowed`);
@@ -303,7 +303,7 @@ function parseHost(host: string): string {
     try {
       a = netipParseAddr(unescaped);
     } catch (e) {
-      throw new Error(`invalid host: ${(e as Error).message}`);
+      throw new Error(`invalid host: ${(e as Error).message}`, { cause: e });
     }
     if (a.addr.bits === 32) throw new Error('invalid IP-literal');
     return `[${unescaped}]${port}`;
@@ -327,6 +327,7 @@ function setPath(u: GoURL, p: string): void {
 
 /** Go's url.parse on a byte string. */
 function goParse(raw: string, viaRequest: boolean): GoURL {
+  // eslint-disable-next-line no-control-regex -- Go's net/url rejects exactly these bytes
   if (/[\x00-\x1f\x7f]/.test(raw)) throw new Error('net/url: invalid control character in URL');
   if (raw === '' && viaRequest) throw new Error('empty url');
   const u: GoURL = { scheme: '', opaque: '', host: '', path: '', rawPath: '', omitHost: false, forceQuery: false, rawQuery: '', fragment: '', rawFragment: '' };
@@ -584,7 +585,7 @@ export function k8sURL(s: string): GoURL {
     parseRequestURI(s);
     return parseURL(s);
   } catch (e) {
-    throw new Error(`URL parse error during conversion from string: ${(e as Error).message}`);
+    throw new Error(`URL parse error during conversion from string: ${(e as Error).message}`, { cause: e });
   }
 }
 

@@ -127,7 +127,7 @@ export function parseQuantity(str: string): Quantity {
   const { positive, value, num, denom, suffix } = scan(str);
   const { base, exponent, format } = interpret(suffix);
 
-  let precision = 0;
+  let precision: number;
   let scale = 0;
   let mantissa = 1n;
   if (format === 'BinarySI') {

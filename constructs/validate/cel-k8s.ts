@@ -39,7 +39,7 @@ function cmp(a: Scalar, b: Scalar): number {
 }
 
 function eq(a: CelValue, b: CelValue): boolean {
-  if ((typeof a === 'bigint' || typeof a === 'number') && (typeof b === 'bigint' || typeof b === 'number')) return a == b;
+  if ((typeof a === 'bigint' || typeof a === 'number') && (typeof b === 'bigint' || typeof b === 'number')) return a == b; // eslint-disable-line eqeqeq -- a bigint equals a number of the same value
   return a === b;
 }
 

@@ -50,7 +50,7 @@ export function parseWire<K extends WireKind>(kind: K, input: string | unknown):
     try {
       value = JSON.parse(input);
     } catch (e) {
-      throw new Error(`${kind}: not valid JSON (${(e as Error).message}); received ${JSON.stringify(input.slice(0, 80))}`);
+      throw new Error(`${kind}: not valid JSON (${(e as Error).message}); received ${JSON.stringify(input.slice(0, 80))}`, { cause: e });
     }
   }
   const errors = validateWire(kind, value).map((e) => `${e.path || '(document)'}: ${e.message}`);

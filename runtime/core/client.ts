@@ -380,7 +380,7 @@ export class KubeClient {
           res.on('error', (e) => reject(new ApiError(0, 'TransportError', e.message, method, path)));
           res.on('end', () => {
             const text = Buffer.concat(chunks).toString('utf8');
-            let body: unknown = undefined;
+            let body: unknown;
             try {
               body = text ? JSON.parse(text) : undefined;
             } catch {

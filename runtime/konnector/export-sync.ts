@@ -128,12 +128,12 @@ export class ExportSync {
     this.providerInformer.addEventHandler({
       onAdd: (o) => this.onProviderEvent(o),
       onUpdate: (_, o) => this.onProviderEvent(o),
-      onDelete: (o) => this.onProviderEvent(o, true),
+      onDelete: (o) => this.onProviderEvent(o),
     });
     this.unsubscribe = ctx.onNamespacesChanged((consumerNamespaces) => void this.namespacesChanged(consumerNamespaces));
   }
 
-  private onProviderEvent(o: KubeObject, deleted = false): void {
+  private onProviderEvent(o: KubeObject): void {
     this.appliedUp.delete(keyOf(o));
     const c = this.toConsumer(o);
     if (!c) return; // not one of this consumer's objects

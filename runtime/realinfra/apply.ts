@@ -131,7 +131,7 @@ export async function waitForCrdsEstablished(kc: KubeConfig, names: readonly str
         crd = await kubeRequest(kc, { method: 'GET', path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${encodeURIComponent(name)}` });
       } catch (e) {
         const d = apiErrorDetails(e);
-        if (d.status !== 404) throw new Error(`CustomResourceDefinition/${name}: reading it failed: ${d.status} ${d.message}`);
+        if (d.status !== 404) throw new Error(`CustomResourceDefinition/${name}: reading it failed: ${d.status} ${d.message}`, { cause: e });
       }
       const conds = crd?.status?.conditions ?? [];
       if (conds.some((c) => c.type === 'Established' && c.status === 'True')) break;

@@ -57,9 +57,9 @@ async function openssl(args: string[], what: string): Promise<void> {
   } catch (e) {
     const err = e as NodeJS.ErrnoException & { stderr?: string };
     if (err.code === 'ENOENT') {
-      throw new Error(`realinfra: the "openssl" command (OpenSSL >= 3.0) is needed to make the cluster certificates but was not found on PATH`);
+      throw new Error(`realinfra: the "openssl" command (OpenSSL >= 3.0) is needed to make the cluster certificates but was not found on PATH`, { cause: e });
     }
-    throw new Error(`realinfra: openssl failed while making the ${what}: ${(err.stderr ?? err.message).trim()}`);
+    throw new Error(`realinfra: openssl failed while making the ${what}: ${(err.stderr ?? err.message).trim()}`, { cause: e });
   }
 }
 

@@ -199,7 +199,7 @@ export class LocalPostgresServer {
     child.on('error', (e) => this.log.error({ err: e.message }, 'cannot run postgres'));
     const logStart = fs.statSync(this.logFile).size;
     const end = Date.now() + timeoutMs;
-    let last = '';
+    let last: string;
     for (;;) {
       if (child.exitCode !== null || child.signalCode !== null) {
         const tail = this.logTail(logStart);
@@ -259,7 +259,7 @@ export class LocalPostgresServer {
   logTail(from = 0, lines = 3): string {
     try {
       const buf = fs.readFileSync(this.logFile);
-      return buf.subarray(from).toString('utf8').trim().split('\n').filter((l) => /FATAL|ERROR|PANIC|LOG:  could not/.test(l)).slice(-lines).join(' | ');
+      return buf.subarray(from).toString('utf8').trim().split('\n').filter((l) => /FATAL|ERROR|PANIC|LOG: {2}could not/.test(l)).slice(-lines).join(' | ');
     } catch {
       return '';
     }

@@ -15,7 +15,6 @@ import { SignJWT, exportJWK, generateKeyPair, type CryptoKey, type JWK, type JWT
 // @ts-expect-error -- untyped ESM package
 import ProviderCtor from 'oidc-provider';
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
 type Ctx = any;
 interface Provider {
   callback(): (req: http.IncomingMessage, res: http.ServerResponse) => void;

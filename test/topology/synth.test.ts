@@ -204,7 +204,7 @@ describe('synthTopology', () => {
     await expect(synthTopology(app, {
       outdir,
       validate: (tmp) => { seen = listFiles(tmp); return { ok: false, problems: ['one/30-config/x.yaml: ConfigMap/team-a/x: data: bad'] }; },
-    })).rejects.toThrow(/validation failed, .* left unchanged:\n  one\/30-config\/x.yaml: ConfigMap\/team-a\/x: data: bad/);
+    })).rejects.toThrow(/validation failed, .* left unchanged:\n {2}one\/30-config\/x.yaml: ConfigMap\/team-a\/x: data: bad/);
     expect(seen).toContain('one/30-config/configmap_team-a_x.yaml');
     expectUnchanged(outdir);
   });

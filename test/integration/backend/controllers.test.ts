@@ -24,7 +24,7 @@ const NS = { group: '', version: 'v1', plural: 'namespaces', namespaced: false, 
 const SECRET = { group: '', version: 'v1', plural: 'secrets', namespaced: true, kind: 'Secret' };
 const CRD = { group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', namespaced: false, kind: 'CustomResourceDefinition' };
 
-type Obj = KubeObject & { spec?: any; status?: any; data?: any }; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Obj = KubeObject & { spec?: any; status?: any; data?: any };
 
 beforeAll(async () => {
   env = await startProvider('bind-ctrl', ['--export-request-retention=20s']);

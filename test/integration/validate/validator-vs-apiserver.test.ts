@@ -76,7 +76,7 @@ async function serverVerdict(c: Case): Promise<string> {
   } catch (e) {
     const d = apiErrorDetails(e);
     if (d.status === 400 || d.status === 422) return `invalid: ${d.message}`;
-    throw new Error(`${c.label}: unexpected API server answer ${d.status}: ${d.message}`);
+    throw new Error(`${c.label}: unexpected API server answer ${d.status}: ${d.message}`, { cause: e });
   }
 }
 
