@@ -3,7 +3,7 @@
  * context, explicit resource requests/limits, and prop validation that names the prop and the
  * value received.
  *
- * The hardening is deliberate and explicit (cdk8s-plus hides its own defaults, see notes/iac.md §2):
+ * The hardening is deliberate and explicit here, not left to cdk8s-plus defaults a reader cannot see:
  * non-root with a fixed uid/gid, read-only root filesystem, no privilege escalation, every
  * capability dropped, the RuntimeDefault seccomp profile, and the ServiceAccount token mounted only
  * where the program talks to the API server.

@@ -4,7 +4,7 @@
  *
  * `renderTopology(app)` does what `app.synth()` does, in one pass: run every construct's
  * validations once, walk the tree once, and render each ApiObject once. (`app.synth()` re-resolves
- * dependencies and re-validates the whole app for every chart — notes/iac.md §6 — and its
+ * dependencies and re-validates the whole app for every chart — see docs/topology.md, Performance — and its
  * `FILE_PER_RESOURCE` names collide for same-named objects in two namespaces.) Ordering comes from
  * the phase of each object, not from cdk8s dependencies, so there is no dependency graph to walk
  * at all (and no exponential path explosion).
