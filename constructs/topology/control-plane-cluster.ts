@@ -4,8 +4,11 @@
  * API CRDs, the bind backend and Dex.
  *
  * Exports (what app clusters can bind) are discovered from the APIServiceExportTemplates in this
- * chart, and claim APIs from the XRDs; each export gets a binder ClusterRole through
- * `BindBackend.addExportedApi`. Add data services before creating the AppClusters that bind them.
+ * chart, and claim APIs from the XRDs. A data service added anywhere in this chart — `new
+ * DataService(cp, …)`, `cp.addDataService(…)`, the catalogue — is prepared at synth (validation):
+ * each export gets a binder ClusterRole through `BindBackend.addExportedApi`, and each backend the
+ * ProviderConfig it references (or a validation error naming both). Add data services before
+ * creating the AppClusters that bind them.
  */
 import { ApiObject } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-28';
@@ -203,15 +206,9 @@ export class ControlPlaneCluster extends ClusterChart {
       }
     }
 
-    // Every export must be held by the backend (it can only hand out what it holds).
-    this.node.addValidation({
-      validate: () => {
-        this.scanned = undefined;
-        const held = new Set(this.backend.exportedApis.map((e) => `${e.resource}.${e.group}`));
-        return this.exports.filter((e) => !held.has(e.name)).map((e) =>
-          `APIServiceExportTemplate for ${e.name} has no binder ClusterRole, so the backend could not grant it; call registerExports() after adding templates`);
-      },
-    });
+    // At synth: every data service of the chart gets its ProviderConfigs and every export its binder
+    // ClusterRole (the backend can only hand out what it holds) — however they were added.
+    this.node.addValidation({ validate: () => this.prepareForSynth() });
 
     // Catalogue.
     if (props.catalogue !== false) this.addCatalogue('Catalogue', props.catalogue ?? {});
@@ -229,13 +226,15 @@ export class ControlPlaneCluster extends ClusterChart {
     return c;
   }
 
-  /** Adds a data service (e.g. one that is not in the catalogue) and makes it bindable. */
+  /**
+   * Adds a data service (e.g. one that is not in the catalogue) and makes it bindable. The same as
+   * `new DataService(cp, id, props)`, which is prepared at synth, except that problems with the
+   * backends' ProviderConfigs throw here.
+   */
   public addDataService(id: string, props: DataServiceProps): DataService {
     const ds = new DataService(this, id, props);
-    for (const b of ds.backends) {
-      const pc = (b as { providerConfigName?: unknown }).providerConfigName;
-      if (typeof pc === 'string') this.addProviderConfig(pc, b.automation === 'a9s' ? AnyninesServiceType.SERVICE_BROKER : undefined);
-    }
+    const problems = this.addProviderConfigsOf(ds);
+    if (problems.length > 0) throw new Error(problems.join('; '));
     // Register just this export (a full scan per data service would make N additions cost O(N²)).
     const t = ds.exportTemplate;
     this.infoCache.set(t.apiObject, { group: t.group, resource: t.resource, name: `${t.resource}.${t.group}`, permissionClaims: [...t.permissionClaims] });
@@ -250,8 +249,8 @@ export class ControlPlaneCluster extends ClusterChart {
    */
   public addProviderConfig(name: string, anyninesType?: AnyninesServiceType): void {
     if (this.providerConfigNames.has(name)) return;
-    this.providerConfigNames.add(name);
     if (anyninesType === undefined) {
+      this.providerConfigNames.add(name);
       new KubernetesProviderConfig(this, `ProviderConfig-${name}`, { name });
       return;
     }
@@ -260,6 +259,7 @@ export class ControlPlaneCluster extends ClusterChart {
     if (typeof a.baseDomain !== 'string' || !/^[a-z0-9.-]+$/.test(a.baseDomain)) {
       throw new Error(`ControlPlaneClusterProps.anynines.baseDomain: ${JSON.stringify(a.baseDomain)} is not a domain name`);
     }
+    this.providerConfigNames.add(name); // only once it is emitted: a failed attempt fails again
     const ns = a.credentialsNamespace ?? CROSSPLANE_NAMESPACE;
     const secret = `${name}-credentials`;
     new AnyninesProviderConfig(this, `ProviderConfig-${name}`, {
@@ -273,12 +273,46 @@ export class ControlPlaneCluster extends ClusterChart {
   }
 
   /**
-   * Gives every export template in this chart a binder ClusterRole (idempotent). Call it after
-   * adding templates yourself (the `add*` methods do it); a forgotten template fails validation.
+   * Gives every export template in this chart a binder ClusterRole (idempotent). Synth does it for
+   * every template; call it only to read `backend.exportedApis` before synth.
    */
   public registerExports(): void {
     this.scanned = undefined;
     for (const e of this.exports) this.backend.addExportedApi({ group: e.group, resource: e.resource });
+  }
+
+  /**
+   * The ProviderConfigs the backends of a data service reference: a8s (provider-kubernetes) and a9s
+   * (provider-anynines service broker) ones are added; for other automations a ProviderConfig of that
+   * name must be in this chart. Returns the problems, each naming the backend and the ProviderConfig.
+   */
+  private addProviderConfigsOf(ds: DataService): string[] {
+    const problems: string[] = [];
+    for (const b of ds.backends) {
+      const pc = (b as { providerConfigName?: unknown }).providerConfigName;
+      if (typeof pc !== 'string') continue;
+      const what = `DataService ${ds.node.path}: backend "${b.name}" (${b.automation}) references ProviderConfig "${pc}"`;
+      if (b.automation === 'a8s' || b.automation === 'a9s') {
+        try {
+          this.addProviderConfig(pc, b.automation === 'a9s' ? AnyninesServiceType.SERVICE_BROKER : undefined);
+        } catch (e) {
+          problems.push(`${what}, which cannot be emitted: ${e instanceof Error ? e.message : String(e)}`);
+        }
+      } else if (!this.providerConfigNames.has(pc) && !this.node.findAll().some((c) => c instanceof ApiObject && c.kind === 'ProviderConfig' && c.name === pc)) {
+        problems.push(`${what}, which nothing in control plane "${this.clusterName}" emits; add it to the chart (e.g. cp.addProviderConfig("${pc}"))`);
+      }
+    }
+    return problems;
+  }
+
+  /** Synth-time preparation (a validation): ProviderConfigs of every data service, binder ClusterRoles of every export. */
+  private prepareForSynth(): string[] {
+    const problems: string[] = [];
+    for (const c of this.node.findAll()) if (c instanceof DataService) problems.push(...this.addProviderConfigsOf(c));
+    this.registerExports();
+    const held = new Set(this.backend.exportedApis.map((e) => `${e.resource}.${e.group}`));
+    for (const e of this.exports) if (!held.has(e.name)) problems.push(`APIServiceExportTemplate for ${e.name} has no binder ClusterRole, so the backend could not grant it`);
+    return problems;
   }
 
   /** The APIs app clusters can bind, from the APIServiceExportTemplates in this chart. */

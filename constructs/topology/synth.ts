@@ -100,10 +100,20 @@ function annotate(o: Record<string, any>, wave: number, skipDryRun: boolean): Re
  * two objects that would be written to the same file.
  */
 export function renderTopology(app: App, options: RenderOptions = {}): RenderedCluster[] {
-  const all = app.node.findAll();
-  // 1. Construct validations, once for the whole app.
+  // 1. Construct validations, once per construct. A validation may add constructs (a
+  // ControlPlaneCluster adds the binder ClusterRoles and ProviderConfigs of data services added
+  // with `new DataService(cp, …)`), so constructs added meanwhile are validated in another round.
   const errors: string[] = [];
-  for (const c of all) for (const e of c.node.validate()) errors.push(`[${c.node.path}] ${e}`);
+  const validated = new Set<IConstruct>();
+  let all = app.node.findAll();
+  for (let round = 0; round < 3 && all.length > validated.size; round++) {
+    for (const c of all) {
+      if (validated.has(c)) continue;
+      validated.add(c);
+      for (const e of c.node.validate()) errors.push(`[${c.node.path}] ${e}`);
+    }
+    all = app.node.findAll();
+  }
   if (errors.length > 0) throw new Error(`Validation failed:\n  ${errors.join('\n  ')}`);
 
   // 2. Assign objects to clusters.

@@ -136,15 +136,15 @@ describe('ControlPlaneCluster (example)', () => {
     expect(routes.find((r) => r.metadata.name === 'dex')!.spec.rules[0].backendRefs[0]).toEqual({ name: 'dex', port: 5556 });
   });
 
-  test('an export template added by hand must be registered, or the render fails naming it', async () => {
+  test('an export template added by hand gets its binder ClusterRole at synth (registerExports() only for reading it earlier)', async () => {
     const { ApiServiceExportTemplate } = await import('../../constructs/runtime/index.js');
     const { renderTopology } = await import('../../constructs/topology/index.js');
     const app = new App({ outdir: '/nonexistent' });
     const cp = new ControlPlaneCluster(app, 'CP', { host: 'bind.example.com', dex: dexProps, catalogue: false });
     new ApiServiceExportTemplate(cp, 'Widgets', { group: 'widgets.example.com', resource: 'widgets' });
-    expect(() => renderTopology(app)).toThrow(/APIServiceExportTemplate for widgets\.widgets\.example\.com has no binder ClusterRole/);
-    cp.registerExports();
+    expect(cp.backend.exportedApis).toEqual([]);
     const objs = renderTopology(app)[0].files.map((f) => f.object);
+    expect(cp.backend.exportedApis).toEqual([{ group: 'widgets.example.com', resource: 'widgets' }]);
     expect(objs.some((o) => o.kind === 'ClusterRole' && o.metadata.name === 'klutch-binder-exports-widgets.widgets.example.com')).toBe(true);
   });
 
