@@ -20,5 +20,6 @@ export * from './api-service-namespace.js';
 export * from './cluster-binding.js';
 export * from './app-cluster-binding.js';
 export * from './api-service-export-template.js';
+export * from './offering.js';
 export * from './wire.js';
 export * from './crds.js';

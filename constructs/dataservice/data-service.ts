@@ -1,5 +1,6 @@
 import { Construct } from 'constructs';
 import { ApiServiceExportTemplate, type PermissionClaim } from '../runtime/index.js';
+import { OFFERING_ANNOTATION, type Offering } from '../api/offering.js';
 import {
   CompositeDeletePolicy, CompositeResourceDefinition, Composition, PatchAndTransformStep,
 } from '../crossplane/index.js';
@@ -8,7 +9,7 @@ import { Parameter, ParameterLocation, ParameterProps } from './parameter.js';
 import { Plan, PlanSet } from './plan.js';
 import { PlanChange, TopologyChange } from './topology.js';
 import { planRules, RulePolicy, serviceRules, specRules } from './_rules.js';
-import { checkDnsLabel, checkStringList, copyJson, fail, isPlainObject, show } from './_util.js';
+import { checkDnsLabel, checkStringList, copyJson, fail, isDnsSubdomain, isPlainObject, show } from './_util.js';
 
 /** The default size order (smallest first) used to derive upgrade paths. */
 export const DEFAULT_SIZE_ORDER: readonly string[] = ['nano', 'small', 'medium', 'big'];
@@ -89,7 +90,7 @@ export class DataService extends Construct {
     super(scope, id);
     const P = 'DataServiceProps';
     if (!isPlainObject(props)) fail(P, props, 'must be an object');
-    if (typeof props.group !== 'string' || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/.test(props.group) || props.group.length > 253) {
+    if (!isDnsSubdomain(props.group, 1)) {
       fail(`${P}.group`, props.group, 'must be a DNS subdomain with at least one dot (e.g. "anynines.com")');
     }
     const version = props.version ?? 'v1';
@@ -227,9 +228,22 @@ export class DataService extends Construct {
         if (!claims.some((x) => JSON.stringify(x) === JSON.stringify(c))) claims.push(c);
       }
     }
+    // What the bind backend's catalogue page shows beyond the claim schema (sizes, flags, backends).
+    const offering: Offering = {
+      services: this.model.services.map((s) => ({ name: s.name, plans: [...s.plans] })),
+      plans: plans.plans.map((pl) => ({
+        name: pl.name, topology: pl.topology.name, replicas: pl.replicas,
+        ...(pl.size.cpu ? { cpu: pl.size.cpu } : {}), ...(pl.size.memory ? { memory: pl.size.memory } : {}), ...(pl.size.storage ? { storage: pl.size.storage } : {}),
+        flags: [...pl.flags], ...(pl.description ? { description: pl.description } : {}),
+      })),
+      backends: this.backends.map((b) => ({
+        name: b.name, automation: b.automation, services: b.serviceNames(this.model), plans: b.planNames(this.model), default: b.name === this.defaultBackend,
+      })),
+    };
     this.exportTemplate = new ApiServiceExportTemplate(this, 'ExportTemplate', {
       group: props.group, resource: claimPlural, version, permissionClaims: claims,
       namespace: props.exportTemplateNamespace ?? DEFAULT_EXPORT_TEMPLATE_NAMESPACE,
+      annotations: { [OFFERING_ANNOTATION]: JSON.stringify(offering) },
     });
   }
 

@@ -5,6 +5,7 @@
  */
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
+import { fail } from '../_errors.js';
 import { apiServiceExportTemplateKind, type APIServiceExportTemplateSpec } from '../api/index.js';
 import { checkDnsLabel, checkDnsSubdomain } from './_pod.js';
 import { checkGroup, checkResource, PermissionClaim, renderPermissionClaim } from './permission-claim.js';
@@ -22,6 +23,8 @@ export interface ApiServiceExportTemplateProps {
   readonly name?: string;
   /** Namespace; the backend reads templates in all namespaces. @default "crossplane-system" */
   readonly namespace?: string;
+  /** Annotations, e.g. the catalogue offering (`OFFERING_ANNOTATION`) that DataService writes. @default - none */
+  readonly annotations?: Record<string, string>;
 }
 
 export class ApiServiceExportTemplate extends Construct {
@@ -38,7 +41,7 @@ export class ApiServiceExportTemplate extends Construct {
     const name = checkDnsSubdomain('ApiServiceExportTemplateProps.name', props.name ?? props.resource);
     const namespace = checkDnsLabel('ApiServiceExportTemplateProps.namespace', props.namespace ?? 'crossplane-system');
     if (props.version !== undefined && (typeof props.version !== 'string' || props.version.length === 0)) {
-      throw new Error(`ApiServiceExportTemplateProps.version: ${JSON.stringify(props.version)} must be a non-empty string`);
+      fail('ApiServiceExportTemplateProps.version', props.version, 'must be a non-empty string');
     }
     this.permissionClaims = [...(props.permissionClaims ?? [])];
     const claims = this.permissionClaims.map((c, i) => renderPermissionClaim(`ApiServiceExportTemplateProps.permissionClaims[${i}]`, c));
@@ -51,6 +54,10 @@ export class ApiServiceExportTemplate extends Construct {
       ...(claims.length > 0 ? { permissionClaims: claims } : {}),
     } as APIServiceExportTemplateSpec;
     const { apiVersion, kind, metadata, ...rest } = apiServiceExportTemplateKind.make(name, spec, { namespace });
-    this.apiObject = new ApiObject(this, 'Resource', { apiVersion, kind, metadata: { name: metadata.name!, namespace: metadata.namespace }, ...rest });
+    for (const [k, v] of Object.entries(props.annotations ?? {})) {
+      if (typeof v !== 'string') fail(`ApiServiceExportTemplateProps.annotations["${k}"]`, v, 'must be a string');
+    }
+    const annotations = props.annotations && Object.keys(props.annotations).length > 0 ? { annotations: { ...props.annotations } } : {};
+    this.apiObject = new ApiObject(this, 'Resource', { apiVersion, kind, metadata: { name: metadata.name!, namespace: metadata.namespace, ...annotations }, ...rest });
   }
 }
