@@ -209,7 +209,7 @@ export class Binder {
     }
   }
 
-  /** The identity's cluster namespaces (not being deleted), oldest first (name breaks ties). */
+  /** The identity's cluster namespaces (not being deleted), oldest first. */
   async clustersOf(id: { iss: string; sub: string }): Promise<KubeObject[]> {
     const list = await this.kube.list(R.namespaces, undefined, { labelSelector: `${SUBJECT_HASH_LABEL}=${subjectHash(id)}` });
     return list.items
@@ -227,16 +227,18 @@ export class Binder {
   }
 
   /**
-   * Concurrent binds (on one or several replicas) may each have seen room for one more cluster. All
-   * of them agree on one order (creation time, then name); the namespaces beyond the limit in that
-   * order are deleted again by their own bind, which is refused.
+   * Concurrent binds (on one or several replicas) may each have seen room for one more cluster. After
+   * creating, a bind counts the identity's other namespaces created no later than its own (same
+   * second counts as earlier); at the limit it deletes its namespace again and is refused. Of any two
+   * namespaces the later-created one counts the earlier, so the limit is never exceeded; binds in
+   * the same second may both be refused (a retry succeeds).
    */
   private async recheckLimit(id: ConsumerIdentity, created: KubeObject, max: number): Promise<void> {
-    const all = await this.clustersOf(id);
-    const pos = all.findIndex((n) => n.metadata.uid === created.metadata.uid);
-    if (pos < max) return;
+    const mine = created.metadata.creationTimestamp ?? '';
+    const earlier = (await this.clustersOf(id)).filter((n) => n.metadata.uid !== created.metadata.uid && (n.metadata.creationTimestamp ?? '') <= mine);
+    if (earlier.length < max) return;
     await this.kube.delete(R.namespaces, undefined, created.metadata.name!, { uid: created.metadata.uid });
-    throw this.overLimit(id, max, max);
+    throw this.overLimit(id, earlier.length, max);
   }
 
   /** Issues a fresh token for the cluster namespace's ServiceAccount. */

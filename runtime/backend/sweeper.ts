@@ -57,6 +57,7 @@ export class ClusterSweeper {
   private readonly reported = new Set<string>();
   private readonly now: () => number;
   private gaugesAt = -Infinity;
+  private gaugeTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly o: SweeperOptions) {
     for (const [k, v] of [['orphanGraceMs', o.orphanGraceMs], ['staleAfterMs', o.staleAfterMs], ['noticeMs', o.noticeMs]] as const) {
@@ -137,7 +138,8 @@ export class ClusterSweeper {
     const name = ns.metadata.name!;
     await this.o.kube.create(EVENTS, {
       metadata: { generateName: `${name}.`, namespace: name },
-      involvedObject: { apiVersion: 'v1', kind: 'Namespace', name, uid: ns.metadata.uid },
+      // a Namespace's event lives in that namespace (the API server wants the involved object's namespace to match)
+      involvedObject: { apiVersion: 'v1', kind: 'Namespace', name, namespace: name, uid: ns.metadata.uid },
       type,
       reason,
       message,
@@ -151,7 +153,15 @@ export class ClusterSweeper {
 
   /** Cluster namespaces by state and the most app clusters of one identity (gauges). */
   updateGauges(force = false): void {
-    if (!force && this.now() - this.gaugesAt < 1000) return; // O(namespaces): at most once a second
+    const since = this.now() - this.gaugesAt;
+    if (!force && since < 1000) {
+      // O(namespaces): at most once a second, and once more after the last change
+      this.gaugeTimer ??= setTimeout(() => {
+        this.gaugeTimer = undefined;
+        this.updateGauges(true);
+      }, 1000 - since).unref();
+      return;
+    }
     this.gaugesAt = this.now();
     const counts = { bound: 0, incomplete: 0, abandoned: 0 };
     const perSubject = new Map<string, number>();

@@ -88,7 +88,11 @@ export interface ProviderEnv {
 }
 
 /** Starts cluster + OP + backend. `extraArgs` are backend flags. */
-export async function startProvider(name: string, extraArgs: string[] = [], opts: { controllers?: boolean } = {}): Promise<ProviderEnv> {
+export async function startProvider(
+  name: string,
+  extraArgs: string[] = [],
+  opts: { controllers?: boolean; /** more redirect URIs of the backend's client at the issuer (e.g. a proxy's /callback) */ redirectUris?: string[] } = {},
+): Promise<ProviderEnv> {
   const cluster = await startCluster({ name });
   const stops: Array<() => Promise<void>> = [() => cluster.stop()];
   try {
@@ -125,7 +129,7 @@ export async function startProvider(name: string, extraArgs: string[] = [], opts
     stops.unshift(() => backend.stop());
     op.start(
       [
-        { client_id: CLIENT_ID, client_secret: CLIENT_SECRET, redirect_uris: [`${backend.url}/callback`] },
+        { client_id: CLIENT_ID, client_secret: CLIENT_SECRET, redirect_uris: [`${backend.url}/callback`, ...(opts.redirectUris ?? [])] },
         { client_id: 'other-app', client_secret: 'other-secret', redirect_uris: ['http://127.0.0.1:1/cb'] },
         { client_id: MACHINE_ID, client_secret: MACHINE_SECRET, grant_types: ['client_credentials'], response_types: [], redirect_uris: [] },
       ],
