@@ -16,3 +16,4 @@ export * from './kubernetes-provider-config.js';
 export * from './anynines-provider-config.js';
 export * from './crossplane-version.js';
 export * from './crossplane-install.js';
+export * from './configuration-package.js';

@@ -18,12 +18,14 @@ import { Catalogue, CatalogueProps } from '../catalogue/index.js';
 import {
   AnyninesProviderConfig, AnyninesServiceType, CrossplaneInstall, CrossplaneInstallProps, DeploymentRuntimeConfig, Function as XpFunction, KubernetesProviderConfig,
   Provider, PROVIDER_KUBERNETES_PACKAGE,
+  Configuration, ConfigurationPackageSource, dependencyOn, PackageDependencyKind,
 } from '../crossplane/index.js';
 import { DataService, DataServiceProps, KUBERNETES_PROVIDER_CONFIG } from '../dataservice/index.js';
 import { KlutchMonitoring, type MonitoringOptions } from '../monitoring/index.js';
 import {
   BindBackend, BindBackendProps, Dex, DexConnector, DexProps, PermissionClaim, SecretKeyRef,
 } from '../runtime/index.js';
+import { CatalogueInstall } from './catalogue-install.js';
 import { ClusterChart, ClusterRole } from './cluster-chart.js';
 
 /** provider-anynines as released with Klutch 1.5.0. */
@@ -76,6 +78,14 @@ export interface ControlPlaneClusterProps {
   readonly backend?: Partial<BindBackendProps>;
   /** The Klutch catalogue; `false` to add data services yourself. @default - the whole catalogue */
   readonly catalogue?: CatalogueProps | false;
+  /**
+   * How the catalogue's XRDs and Compositions reach Crossplane: as objects of this cluster, or in a
+   * Configuration package installed by a `Configuration` object (the package source is written to
+   * `<outdir>/<clusterName>.packages/<name>/`; push it with `klutch-kit package push`).
+   * Data services added with `addDataService` stay objects either way.
+   * @default CatalogueInstall.OBJECTS
+   */
+  readonly catalogueInstall?: CatalogueInstall;
   /** a9s endpoints; required when the catalogue includes a9s backends. */
   readonly anynines?: AnyninesEndpoints;
   /** The Crossplane install (version, install method, args). @default - Crossplane 2.x as an Argo CD Application */
@@ -106,6 +116,11 @@ export class ControlPlaneCluster extends ClusterChart {
   public readonly backend: BindBackend;
   public readonly dex?: Dex;
   public readonly catalogue?: Catalogue;
+  /** The catalogue's Configuration package source (CatalogueInstall.configurationPackage). */
+  public readonly cataloguePackage?: ConfigurationPackageSource;
+  /** The `Configuration` installing the catalogue package (CatalogueInstall.configurationPackage). */
+  public readonly catalogueConfiguration?: Configuration;
+  private readonly catalogueInstall: CatalogueInstall;
   public readonly crossplane: CrossplaneInstall;
   public readonly providerKubernetes: Provider;
   public readonly providerAnynines: Provider;
@@ -128,6 +143,10 @@ export class ControlPlaneCluster extends ClusterChart {
     this.host = props.host;
     if (props.dex === undefined) throw new Error(`${P}.dex: undefined; give Dex connectors, or false to use an external OIDC issuer via backend.oidc`);
     this.anynines = props.anynines;
+    if (props.catalogueInstall !== undefined && !(props.catalogueInstall instanceof CatalogueInstall)) {
+      throw new Error(`${P}.catalogueInstall: ${JSON.stringify(props.catalogueInstall)} must be CatalogueInstall.OBJECTS or CatalogueInstall.configurationPackage({ package })`);
+    }
+    this.catalogueInstall = props.catalogueInstall ?? CatalogueInstall.OBJECTS;
 
     // Binding API CRDs (klutch.anynines.com + the template CRD).
     for (const crd of bindingCrds()) {
@@ -217,13 +236,39 @@ export class ControlPlaneCluster extends ClusterChart {
 
   /** Adds the Klutch catalogue (or a part of it) with the ProviderConfigs its Compositions use. */
   public addCatalogue(id: string, props: CatalogueProps = {}): Catalogue {
-    const c = new Catalogue(this, id, props);
+    const c = new Catalogue(this.catalogueScope(), id, props);
+    const pkg = this.cataloguePackage;
+    if (pkg) {
+      // The package needs what its Compositions use; the chart installs them too.
+      pkg.addDependency(dependencyOn(PackageDependencyKind.FUNCTION, this.patchAndTransform.packageRef));
+      if (c.providerConfigs.kubernetes.length > 0) pkg.addDependency(dependencyOn(PackageDependencyKind.PROVIDER, this.providerKubernetes.packageRef));
+      if (c.providerConfigs.serviceBrokers.length + c.providerConfigs.backupManagers.length > 0) {
+        pkg.addDependency(dependencyOn(PackageDependencyKind.PROVIDER, this.providerAnynines.packageRef));
+      }
+    }
     (this as { catalogue?: Catalogue }).catalogue ??= c;
     for (const n of c.providerConfigs.kubernetes) this.addProviderConfig(n);
     for (const n of c.providerConfigs.serviceBrokers) this.addProviderConfig(n, AnyninesServiceType.SERVICE_BROKER);
     for (const n of c.providerConfigs.backupManagers) this.addProviderConfig(n, AnyninesServiceType.BACKUP_MANAGER);
     this.registerExports();
     return c;
+  }
+
+  /** Where catalogues go: this chart, or the catalogue's package source (created on first use). */
+  private catalogueScope(): Construct {
+    const install = this.catalogueInstall.packageProps;
+    if (!install) return this;
+    if (!this.cataloguePackage) {
+      const name = install.name ?? 'klutch-catalogue';
+      const src = new ConfigurationPackageSource(this, 'CataloguePackage', {
+        name,
+        crossplaneVersion: install.crossplaneVersion,
+        annotations: { 'meta.crossplane.io/description': 'The klutch-kit data-service catalogue: XRDs and Compositions.' },
+      });
+      const conf = new Configuration(this, 'CatalogueConfiguration', { package: install.package, name, skipDependencyResolution: install.skipDependencyResolution });
+      Object.assign(this, { cataloguePackage: src, catalogueConfiguration: conf });
+    }
+    return this.cataloguePackage!;
   }
 
   /**

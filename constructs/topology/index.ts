@@ -5,3 +5,4 @@ export * from './control-plane-cluster.js';
 export * from './app-cluster.js';
 export * from './graph.js';
 export { toYaml } from './_yaml.js';
+export * from './catalogue-install.js';

@@ -14,6 +14,7 @@ const COMMANDS: ReadonlyArray<() => Command> = [
   clusterCommand,
   graphCommand,
   validateCommand,
+  packageCommand,
 ];
 
 function packageVersion(): string {

@@ -1,0 +1,149 @@
+import { ApiObject } from 'cdk8s';
+import { Construct, IConstruct } from 'constructs';
+import { parsePackageRef } from './_package.js';
+import { checkDnsLabel, checkNonEmpty, fail, isPlainObject } from './_util.js';
+
+/** What a Configuration package depends on. */
+export enum PackageDependencyKind {
+  PROVIDER = 'provider',
+  FUNCTION = 'function',
+  CONFIGURATION = 'configuration',
+}
+
+/** A `dependsOn` entry of a Configuration package's `crossplane.yaml`. */
+export interface PackageDependency {
+  readonly kind: PackageDependencyKind;
+  /** Fully qualified package repository without tag, e.g. `xpkg.crossplane.io/crossplane-contrib/provider-kubernetes`. */
+  readonly package: string;
+  /** Semantic version constraint, e.g. `>=v1.2.1`. */
+  readonly version: string;
+}
+
+/** The `crossplane.yaml` API version and kind. */
+export const CONFIGURATION_META_API_VERSION = 'meta.pkg.crossplane.io/v1';
+/** Crossplane releases a klutch-kit package installs on: 1.20 (what Klutch runs) and 2.x. */
+export const DEFAULT_CROSSPLANE_CONSTRAINT = '>=v1.20.0';
+
+const CONSTRAINT = /^(\s*(>=|<=|>|<|=|!=|~|\^)?\s*v?[0-9]+(\.[0-9x*]+){0,2}(-[0-9A-Za-z.-]+)?\s*,?)+$/;
+
+/**
+ * A dependency on the package a pinned reference names, at that version or newer:
+ * `dependencyOn(PackageDependencyKind.PROVIDER, 'xpkg.crossplane.io/crossplane-contrib/provider-kubernetes:v1.2.1')`
+ * → `{ provider: xpkg.crossplane.io/crossplane-contrib/provider-kubernetes, version: ">=v1.2.1" }`.
+ */
+export function dependencyOn(kind: PackageDependencyKind, ref: string): PackageDependency {
+  const p = parsePackageRef(`dependencyOn(${kind})`, ref);
+  if (!p.tag) fail(`dependencyOn(${kind})`, ref, 'is pinned by digest; a dependency needs a version tag for its constraint');
+  return { kind, package: `${p.registry}/${p.repository}`, version: `>=${p.tag}` };
+}
+
+export interface ConfigurationPackageSourceProps {
+  /** `metadata.name` of the package (`crossplane.yaml`). */
+  readonly name: string;
+  /** Crossplane version constraint (`spec.crossplane.version`). @default DEFAULT_CROSSPLANE_CONSTRAINT */
+  readonly crossplaneVersion?: string;
+  /** Packages this one needs (functions and providers its Compositions use). @default - none */
+  readonly dependsOn?: readonly PackageDependency[];
+  /** Annotations of the package metadata (`meta.crossplane.io/maintainer`, `…/source`, `…/description`). @default - none */
+  readonly annotations?: Readonly<Record<string, string>>;
+}
+
+const PACKAGED = new Set(['apiextensions.crossplane.io/CompositeResourceDefinition', 'apiextensions.crossplane.io/Composition']);
+const SOURCE_SYMBOL = Symbol.for('klutch-kit.ConfigurationPackageSource');
+
+/**
+ * The source of a Crossplane Configuration package: the XRDs and Compositions of the constructs
+ * below it go into the package (`crossplane.yaml` + objects) instead of the cluster's manifests;
+ * every other object below it (export templates, ProviderConfigs, …) stays in the cluster. The
+ * synth writes the source to `<outdir>/<cluster>.packages/<name>/`; `klutch-kit package build`
+ * turns it into an `.xpkg` image and `klutch-kit package push` pushes it.
+ */
+export class ConfigurationPackageSource extends Construct {
+  /** True for a ConfigurationPackageSource (across copies of this library). */
+  public static isConfigurationPackageSource(x: unknown): x is ConfigurationPackageSource {
+    return typeof x === 'object' && x !== null && (x as Record<symbol, unknown>)[SOURCE_SYMBOL] === true;
+  }
+
+  /** The package source an object's construct belongs to, if the object is a packaged kind. */
+  public static packageOf(c: IConstruct, apiVersion: string, kind: string): ConfigurationPackageSource | undefined {
+    if (!ConfigurationPackageSource.isPackagedKind(apiVersion, kind)) return undefined;
+    for (let s: IConstruct | undefined = c; s; s = s.node.scope) {
+      if (ConfigurationPackageSource.isConfigurationPackageSource(s)) return s;
+    }
+    return undefined;
+  }
+
+  /** Kinds a Configuration package carries: XRDs and Compositions. */
+  public static isPackagedKind(apiVersion: string, kind: string): boolean {
+    const group = apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.lastIndexOf('/')) : '';
+    return PACKAGED.has(`${group}/${kind}`);
+  }
+
+  public readonly packageName: string;
+  public readonly crossplaneVersion: string;
+  private readonly deps: PackageDependency[];
+  private readonly annotations: Readonly<Record<string, string>>;
+
+  constructor(scope: Construct, id: string, props: ConfigurationPackageSourceProps) {
+    super(scope, id);
+    const P = 'ConfigurationPackageSourceProps';
+    if (!isPlainObject(props)) fail(P, props, 'must be an object with at least a name');
+    Object.defineProperty(this, SOURCE_SYMBOL, { value: true });
+    this.packageName = checkDnsLabel(`${P}.name`, props.name);
+    this.crossplaneVersion = props.crossplaneVersion ?? DEFAULT_CROSSPLANE_CONSTRAINT;
+    if (typeof this.crossplaneVersion !== 'string' || !CONSTRAINT.test(this.crossplaneVersion)) {
+      fail(`${P}.crossplaneVersion`, props.crossplaneVersion, 'is not a semantic version constraint such as ">=v1.20.0"');
+    }
+    this.deps = [];
+    (props.dependsOn ?? []).forEach((d, i) => this.addDependencyAt(`${P}.dependsOn[${i}]`, d, false));
+    this.annotations = { ...(props.annotations ?? {}) };
+  }
+
+  /** The dependencies (`spec.dependsOn`). */
+  public get dependsOn(): readonly PackageDependency[] {
+    return [...this.deps];
+  }
+
+  /** Adds a dependency; one already listed for the same package is kept (idempotent). */
+  public addDependency(dep: PackageDependency): void {
+    this.addDependencyAt('ConfigurationPackageSource.addDependency(dep)', dep, true);
+  }
+
+  private addDependencyAt(at: string, d: PackageDependency, idempotent: boolean): void {
+    if (!isPlainObject(d)) fail(at, d, 'must be { kind, package, version } (see dependencyOn())');
+    if (!Object.values(PackageDependencyKind).includes(d.kind)) fail(`${at}.kind`, d.kind, `must be one of ${Object.values(PackageDependencyKind).join(', ')}`);
+    const ref = parsePackageRef(`${at}.package`, `${checkNonEmpty(`${at}.package`, d.package)}:v0.0.0`);
+    if (`${ref.registry}/${ref.repository}` !== d.package) fail(`${at}.package`, d.package, 'must be a repository without tag or digest');
+    if (typeof d.version !== 'string' || !CONSTRAINT.test(d.version)) fail(`${at}.version`, d.version, 'is not a semantic version constraint such as ">=v1.2.1"');
+    if (this.deps.some((x) => x.package === d.package)) {
+      if (idempotent) return;
+      fail(`${at}.package`, d.package, 'is listed twice');
+    }
+    this.deps.push({ kind: d.kind, package: d.package, version: d.version });
+  }
+
+  /** The package metadata, as written to `crossplane.yaml`. */
+  public toMeta(): Record<string, unknown> {
+    return {
+      apiVersion: CONFIGURATION_META_API_VERSION,
+      kind: 'Configuration',
+      metadata: { name: this.packageName, ...(Object.keys(this.annotations).length ? { annotations: { ...this.annotations } } : {}) },
+      spec: {
+        crossplane: { version: this.crossplaneVersion },
+        ...(this.deps.length ? { dependsOn: this.deps.map((d) => ({ [d.kind]: d.package, version: d.version })) } : {}),
+      },
+    };
+  }
+
+  /** The packaged objects (XRDs, then Compositions) below this source, rendered. */
+  public packagedObjects(): Record<string, unknown>[] {
+    const out: Array<Record<string, any>> = [];
+    for (const c of this.node.findAll()) {
+      if (!(c instanceof ApiObject)) continue;
+      if (ConfigurationPackageSource.packageOf(c, c.apiVersion, c.kind) !== this) continue;
+      out.push(c.toJson());
+    }
+    const rank = (o: Record<string, any>) => (o.kind === 'CompositeResourceDefinition' ? 0 : 1);
+    return out.sort((a, b) => rank(a) - rank(b) || (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0));
+  }
+}
