@@ -152,6 +152,7 @@ function main(): void {
     '',
     ...VENDORED.map((g) => `- \`${g.dir}/\`: ${g.origin}`),
     '- `prometheus-operator/`: not from the reference folder (this script leaves it alone); its own `SOURCES.md` names the upstream tag, commit and checksums.',
+    '- `argo-cd/`: Argo CD\'s Application CRD, not from the reference folder (this script leaves it alone); its own `SOURCES.md` names the upstream tag, commit and checksum.',
     '',
     '## Files',
     '',

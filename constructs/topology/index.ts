@@ -6,3 +6,4 @@ export * from './app-cluster.js';
 export * from './graph.js';
 export { toYaml } from './_yaml.js';
 export * from './catalogue-install.js';
+export * from './argocd.js';

@@ -33,6 +33,7 @@ export const BUNDLED_DIRS: ReadonlyArray<{ dir: string; target?: CrossplaneTarge
   { dir: 'function-patch-and-transform' },
   { dir: 'provider-anynines' },
   { dir: 'prometheus-operator' },
+  { dir: 'argo-cd' },
 ];
 
 /** Removes `description` keys (documentation only) to keep the bundle small. */

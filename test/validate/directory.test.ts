@@ -56,7 +56,7 @@ beforeAll(() => {
     ),
   );
   writeFileSync(join(bad, 'core.yaml'), yaml({ apiVersion: 'v1', kind: 'Service', metadata: { namespace: 'x' }, spec: {} }));
-  writeFileSync(join(bad, 'argo.yaml'), yaml({ apiVersion: 'argoproj.io/v1alpha1', kind: 'Application', metadata: { name: 'cp', namespace: 'argocd' }, spec: {} }));
+  writeFileSync(join(bad, 'gadget.yaml'), yaml({ apiVersion: 'example.org/v1alpha1', kind: 'Gadget', metadata: { name: 'cp', namespace: 'argocd' }, spec: {} }));
   writeFileSync(join(bad, 'pkg.yaml'), yaml({ apiVersion: 'pkg.crossplane.io/v1', kind: 'Provider', metadata: { name: 'p' }, spec: { revisionHistoryLimit: 'many' } }));
   writeFileSync(join(bad, 'legacy.yaml'), yaml({ apiVersion: 'apiextensions.crossplane.io/v1', kind: 'Composition', metadata: { name: 'legacy' }, spec: { compositeTypeRef: { apiVersion: 'anynines.com/v1', kind: 'XPostgresqlInstance' }, mode: 'Resources', resources: [] } }));
   writeFileSync(join(bad, 'broken.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x\n');
@@ -101,13 +101,13 @@ describe('validateDirectory', () => {
     );
     expect(lines.find((l) => l.startsWith('broken.yaml: document 1: (object): YAML error:'))).toBeDefined();
     expect(lines.some((l) => l.includes('PostgresqlInstance/app/ok'))).toBe(false);
-    expect(r.unknownKinds).toEqual(['argoproj.io/v1alpha1 Application']);
+    expect(r.unknownKinds).toEqual(['example.org/v1alpha1 Gadget']);
     expect(r.ok).toBe(false);
   });
 
   it('--strict turns kinds without schema into errors', () => {
     const r = validateDirectory(bad, { strict: true });
-    expect(r.issues.map(formatIssue)).toContain('argo.yaml: Application/argocd/cp: (object): no schema for argoproj.io/v1alpha1 Application: add its CRD to the folder or validate without --strict');
+    expect(r.issues.map(formatIssue)).toContain('gadget.yaml: Gadget/argocd/cp: (object): no schema for example.org/v1alpha1 Gadget: add its CRD to the folder or validate without --strict');
   });
 
   it('a CRD in the folder makes its kind known', () => {
@@ -116,12 +116,12 @@ describe('validateDirectory', () => {
       const crd = {
         apiVersion: 'apiextensions.k8s.io/v1',
         kind: 'CustomResourceDefinition',
-        metadata: { name: 'applications.argoproj.io' },
-        spec: { group: 'argoproj.io', names: { kind: 'Application', plural: 'applications' }, scope: 'Namespaced', versions: [{ name: 'v1alpha1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', required: ['project'], properties: { project: { type: 'string' } } } } } } }] },
+        metadata: { name: 'gadgets.example.org' },
+        spec: { group: 'example.org', names: { kind: 'Gadget', plural: 'gadgets' }, scope: 'Namespaced', versions: [{ name: 'v1alpha1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', required: ['project'], properties: { project: { type: 'string' } } } } } } }] },
       };
-      writeFileSync(join(dir, 'a.yaml'), yaml(crd, { apiVersion: 'argoproj.io/v1alpha1', kind: 'Application', metadata: { name: 'cp', namespace: 'argocd' }, spec: {} }));
+      writeFileSync(join(dir, 'a.yaml'), yaml(crd, { apiVersion: 'example.org/v1alpha1', kind: 'Gadget', metadata: { name: 'cp', namespace: 'argocd' }, spec: {} }));
       const r = validateDirectory(dir, { strict: true });
-      expect(r.issues.map(formatIssue)).toEqual(['a.yaml: Application/argocd/cp: spec.project: Required value']);
+      expect(r.issues.map(formatIssue)).toEqual(['a.yaml: Gadget/argocd/cp: spec.project: Required value']);
       expect(r.schemaChecked).toBe(1);
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -156,7 +156,7 @@ describe('klutch-kit validate', () => {
     const c = capture();
     expect(runValidate(bad, { crossplane: '2' }, c.io)).toBe(1);
     expect(c.err).toContain('claims.yaml: PostgresqlInstance/app/wrong-service: spec: Unsupported service used for postgresql');
-    expect(c.err[c.err.length - 1]).toMatch(/^validate .*: 10 object\(s\) in 9 file\(s\): 8 checked against schemas, 0 built-in kind\(s\) checked for shape only, 1 kind\(s\) without schema \(argoproj.io\/v1alpha1 Application\); \d+ error\(s\)$/);
+    expect(c.err[c.err.length - 1]).toMatch(/^validate .*: 10 object\(s\) in 9 file\(s\): 8 checked against schemas, 0 built-in kind\(s\) checked for shape only, 1 kind\(s\) without schema \(example.org\/v1alpha1 Gadget\); \d+ error\(s\)$/);
     expect(() => runValidate(bad, { crossplane: '3' }, c.io)).toThrow('validate --crossplane: expected 2, 1.20 or both, got "3"');
   });
 
