@@ -95,13 +95,21 @@ export interface BindBackendProps {
   readonly name?: string;
   /** Image. @default DEFAULT_IMAGES.backend (ghcr.io/klutch-kit/backend:<version>) */
   readonly image?: string;
-  /** Replicas. @default 1 */
+  /**
+   * Replicas. Every replica serves HTTP; one (elected by a Lease) runs the controllers; used login
+   * states are kept in the API server, so a login may finish on any replica. @default 2
+   */
   readonly replicas?: number;
   /** OIDC settings. */
   readonly oidc: BackendOidcProps;
   /** Cookie keys. */
   readonly cookies: BackendCookieProps;
   /** `--namespace-prefix` for cluster namespaces. @default "cluster" */
+  /**
+   * With more than one replica: a PodDisruptionBudget (`maxUnavailable: 1`) so that node drains keep
+   * one replica serving, and a spread of the replicas over nodes. @default true
+   */
+  readonly podDisruptionBudget?: boolean;
   readonly namespacePrefix?: string;
   /** `--pretty-name`. @default "klutch-kit" */
   readonly prettyName?: string;
@@ -144,6 +152,8 @@ export class BindBackend extends Construct {
   /** The backend's cluster-wide rules, with reasons. */
   public readonly rules: readonly DocumentedRule[];
   /** Rules of the shared `klutch-binder` ClusterRole (bound in each cluster namespace). */
+  /** Keeps one replica serving through voluntary disruptions (replicas > 1). */
+  public readonly podDisruptionBudget?: k8s.KubePodDisruptionBudget;
   public readonly binderRules: readonly DocumentedRule[];
   /** The container args (for inspection). */
   public readonly args: readonly string[];
@@ -158,7 +168,10 @@ export class BindBackend extends Construct {
     const name = checkDnsLabel(`${P}.name`, props.name ?? 'klutch-backend');
     this.name = name;
     const image = checkImage(`${P}.image`, props.image ?? DEFAULT_IMAGES.backend);
-    const replicas = checkInt(`${P}.replicas`, props.replicas ?? 1, 1, 10);
+    const replicas = checkInt(`${P}.replicas`, props.replicas ?? 2, 1, 10);
+    if (props.podDisruptionBudget !== undefined && typeof props.podDisruptionBudget !== 'boolean') {
+      throw new Error(`${P}.podDisruptionBudget: ${JSON.stringify(props.podDisruptionBudget)} must be true or false`);
+    }
     const port = checkInt(`${P}.port`, props.port ?? PORTS.backendHttp, 1024, 65535);
     const resources = checkResources(`${P}.resources`, props.resources ?? DEFAULT_RESOURCES);
     const consumerScope = props.consumerScope ?? 'Namespaced';
@@ -268,7 +281,7 @@ export class BindBackend extends Construct {
       subjects: [{ kind: 'ServiceAccount', name, namespace: ns }],
     });
     const leaseRules: DocumentedRule[] = [
-      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'], why: 'leader election between backend replicas, in its own namespace only' },
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'], why: 'leader election between backend replicas, and one Lease per used login state (single use across replicas; deleted after expiry), in its own namespace only' },
     ];
     new k8s.KubeRole(this, 'LeaseRole', {
       metadata: { name: `${name}-leader-election`, namespace: ns, labels },
@@ -369,6 +382,9 @@ export class BindBackend extends Construct {
               image,
               imagePullPolicy: 'IfNotPresent',
               args,
+            ...(replicas > 1
+              ? { topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: selector } }] }
+              : {}),
               env,
               ports: [{ name: 'http', containerPort: port, protocol: 'TCP' }],
               livenessProbe: { httpGet: { path: '/healthz', port: k8s.IntOrString.fromString('http'), scheme }, initialDelaySeconds: 10, periodSeconds: 10 },
@@ -387,6 +403,12 @@ export class BindBackend extends Construct {
       metadata: { name, namespace: ns, labels },
       spec: {
         type: 'ClusterIP',
+    if (replicas > 1 && props.podDisruptionBudget !== false) {
+      this.podDisruptionBudget = new k8s.KubePodDisruptionBudget(this, 'PodDisruptionBudget', {
+        metadata: { name, namespace: ns, labels },
+        spec: { maxUnavailable: k8s.IntOrString.fromNumber(1), selector: { matchLabels: selector } },
+      });
+    }
         selector,
         ports: [{ name: 'http', port: servicePort, targetPort: k8s.IntOrString.fromString('http'), protocol: 'TCP' }],
       },

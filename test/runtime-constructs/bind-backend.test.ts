@@ -49,6 +49,28 @@ describe('BindBackend', () => {
     expectHardened(dep);
   });
 
+  test('HA by default: 2 replicas spread over nodes, a PodDisruptionBudget, Leases for login states', () => {
+    const { b, objs } = backend();
+    const dep = find(objs, 'Deployment', 'klutch-backend');
+    expect(dep.spec.replicas).toBe(2);
+    expect(dep.spec.template.spec.topologySpreadConstraints).toEqual([
+      { maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: dep.spec.selector.matchLabels } },
+    ]);
+    const pdb = find(objs, 'PodDisruptionBudget', 'klutch-backend');
+    expect(b.podDisruptionBudget).toBeDefined();
+    expect(pdb.metadata.namespace).toBe('klutch-system');
+    expect(pdb.spec).toEqual({ maxUnavailable: 1, selector: { matchLabels: dep.spec.selector.matchLabels } });
+    // used login states are Leases (created, listed, deleted after expiry) next to the leader-election Lease
+    const lease = find(objs, 'Role', 'klutch-backend-leader-election');
+    expect(lease.rules[0].verbs).toEqual(expect.arrayContaining(['create', 'list', 'delete']));
+    // one replica: no budget (it would block every drain), no spread
+    const single = backend({ replicas: 1 });
+    expect(all(single.objs, 'PodDisruptionBudget')).toHaveLength(0);
+    expect(find(single.objs, 'Deployment', 'klutch-backend').spec.template.spec.topologySpreadConstraints).toBeUndefined();
+    expect(all(backend({ podDisruptionBudget: false }).objs, 'PodDisruptionBudget')).toHaveLength(0);
+    expect(() => backend({ podDisruptionBudget: 'yes' as never })).toThrow('BindBackendProps.podDisruptionBudget: "yes" must be true or false');
+  });
+
   test('Service and Ingress route to the backend port', () => {
     const { objs } = backend();
     const svc = find(objs, 'Service', 'klutch-backend');
