@@ -157,9 +157,35 @@ afterAll(async () => {
 }, 120_000);
 
 describe('konnector faults', () => {
+  // Each test gets the konnector it needs from running() / stopActive(), whatever ran before it.
   let active: Replica | undefined;
+  let started = 0;
+
+  /** The running konnector: the one an earlier test left, or a new one that holds the Lease. */
+  async function running(): Promise<Replica> {
+    if (!active || active.child.exitCode !== null || active.child.signalCode !== null) {
+      const r = await startReplica(`replica-own-${++started}`);
+      active = r;
+      await eventually('the new replica leads', async () => (await leaseHolder()) === r.identity, 30_000);
+      await eventually('the binding is Ready', async () => {
+        const b = await ac.getOrNull<KubeObject & { status?: { conditions?: Array<{ type: string; status: string }> } }>(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME);
+        return b?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+      }, 60_000);
+    }
+    return active;
+  }
+
+  async function stopActive(): Promise<void> {
+    const r = active;
+    active = undefined;
+    if (r && r.child.exitCode === null && r.child.signalCode === null) {
+      r.child.kill('SIGTERM');
+      await r.exited;
+    }
+  }
 
   it('two replicas: one leader runs the controllers; SIGTERM hands over via the Lease', async () => {
+    await stopActive();
     const [r1, r2] = await Promise.all([startReplica('replica-1'), startReplica('replica-2')]);
     const holder = await eventually('a lease holder', leaseHolder, 30_000);
     const [leader, standby] = holder === 'replica-1' ? [r1, r2] : [r2, r1];
@@ -184,10 +210,11 @@ describe('konnector faults', () => {
 
   it('kill -9 while syncing 500 objects, start again: every object converges, none lost or duplicated', async () => {
     const list = names(500, 'bulk');
+    const victim = await running();
     const creating = createMany(ac, 'bulk', list);
     await eventually('some objects upstream', async () => (await cpc.list(WIDGETS, 'cluster-faults-bulk')).items.length >= 50, 120_000, 50);
-    active!.child.kill('SIGKILL');
-    await active!.exited;
+    victim.child.kill('SIGKILL');
+    await victim.exited;
     await creating;
     const upAtKill = (await cpc.list(WIDGETS, 'cluster-faults-bulk')).items.length;
     expect(upAtKill).toBeLessThan(500);
@@ -216,6 +243,7 @@ describe('konnector faults', () => {
   });
 
   it('control-plane kube-apiserver restart (same etcd): reconnects and converges', async () => {
+    await running();
     const list = names(20, 'rs');
     const restarting = cp.restartApiServer();
     await sleep(200);
@@ -269,6 +297,7 @@ describe('konnector faults', () => {
   });
 
   it('concurrent edits on both sides converge: the app cluster wins spec, the provider wins status', async () => {
+    await running();
     await ac.create(WIDGETS, { metadata: { name: 'contested', namespace: 'race' }, spec: { size: 0, color: 'start' } });
     await eventually('contested upstream', () => cpc.getOrNull(WIDGETS, 'cluster-faults-race', 'contested'), 60_000);
     for (let i = 1; i <= 15; i++) {
