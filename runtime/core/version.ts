@@ -8,9 +8,13 @@ import { fileURLToPath } from 'node:url';
 
 let cached: string | undefined;
 
+/** Set by bundlers (the krew plugin archive, scripts/krew.ts) where no package.json ships. */
+declare const __KLUTCH_KIT_VERSION__: string | undefined;
+
 /** `x.y.z` of package.json, or `0.0.0-unknown` when it cannot be found. */
 export function packageVersion(): string {
   if (cached) return cached;
+  if (typeof __KLUTCH_KIT_VERSION__ === 'string') return (cached = __KLUTCH_KIT_VERSION__);
   let dir = dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < 6; i++) {
     try {
