@@ -1,8 +1,9 @@
 // `klutch-kit cluster start`: a throwaway real cluster (etcd + kube-apiserver + kube-controller-manager
-// from runtime/realinfra) that stays up until Ctrl-C.
+// from runtime/realinfra) that stays up until Ctrl-C; with `--crossplane 2.3|1.20` also real Crossplane.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Command } from 'commander';
+import { CROSSPLANE_VERSIONS, type CrossplaneVersion } from '../realinfra/build.js';
 import { logTail, type RealCluster, startCluster } from '../realinfra/cluster.js';
 
 interface StartOptions {
@@ -10,13 +11,18 @@ interface StartOptions {
   kubeconfig?: string;
   json?: boolean;
   quiet?: boolean;
+  crossplane?: string;
 }
 
 async function start(opts: StartOptions): Promise<void> {
   const t0 = Date.now();
   const log = opts.quiet ? () => {} : (line: string) => process.stderr.write(`[klutch-kit +${((Date.now() - t0) / 1000).toFixed(1)}s] ${line}\n`);
+  if (opts.crossplane !== undefined && !CROSSPLANE_VERSIONS.includes(opts.crossplane as CrossplaneVersion)) {
+    throw new Error(`--crossplane: "${opts.crossplane}" is not a supported Crossplane version; expected one of ${CROSSPLANE_VERSIONS.join(', ')}`);
+  }
   // startCluster() checks the name first, then builds the binaries if the cache is cold (with progress lines).
-  const cluster = await startCluster({ name: opts.name, log });
+  const cluster = await startCluster({ name: opts.name, log, ...(opts.crossplane ? { crossplane: opts.crossplane as CrossplaneVersion } : {}) });
+  const xp = cluster.crossplane;
   let copied: string | undefined;
   if (opts.kubeconfig) {
     copied = path.resolve(opts.kubeconfig);
@@ -26,7 +32,16 @@ async function start(opts: StartOptions): Promise<void> {
   }
   const kubeconfig = copied ?? cluster.kubeconfigPath;
   if (opts.json) {
-    process.stdout.write(`${JSON.stringify({ name: cluster.name, server: cluster.server, kubeconfig, dir: cluster.dir, pids: cluster.pids() })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({
+        name: cluster.name,
+        server: cluster.server,
+        kubeconfig,
+        dir: cluster.dir,
+        pids: cluster.pids(),
+        ...(xp ? { crossplane: { version: xp.versions.crossplane, registry: xp.registry, pids: xp.pids(), logs: path.dirname(xp.logs.crossplane) } } : {}),
+      })}\n`,
+    );
   } else {
     process.stdout.write(
       [
@@ -36,6 +51,14 @@ async function start(opts: StartOptions): Promise<void> {
         `  export KUBECONFIG=${kubeconfig}`,
         '  kubectl get namespaces',
         '',
+        ...(xp
+          ? [
+              `Crossplane ${xp.versions.crossplane} with function-patch-and-transform ${xp.versions.functionPatchAndTransform} and provider-kubernetes ${xp.versions.providerKubernetes}.`,
+              `Package registry: ${xp.registry} (xpkg.crossplane.io/crossplane-contrib/* is rewritten to it)`,
+              `Crossplane logs: ${path.dirname(xp.logs.crossplane)}`,
+              '',
+            ]
+          : []),
         `Logs: ${path.join(cluster.dir, 'logs')}`,
         `Press Ctrl-C to stop the cluster and remove ${cluster.dir}${copied ? ` and ${copied}` : ''}.`,
         '',
@@ -71,12 +94,24 @@ function waitUntilStopped(cluster: RealCluster, log: (l: string) => void, copied
     process.on('SIGINT', onInt);
     process.on('SIGTERM', onTerm);
     process.on('SIGHUP', onHup);
+    const xpStarted = new Set<string>();
     const watchdog = setInterval(() => {
       const pids = cluster.pids();
       const dead = (Object.keys(pids) as (keyof typeof pids)[]).find((k) => pids[k] === undefined);
       if (dead && !stopping) {
         process.stderr.write(`klutch-kit: ${dead} of cluster "${cluster.name}" stopped unexpectedly; last lines of its log:\n${logTail(cluster.logs[dead])}\n`);
         void finish(`${dead} died`, 1);
+        return;
+      }
+      const xp = cluster.crossplane;
+      if (!xp || stopping) return;
+      const xpPids = xp.pids();
+      // provider-kubernetes is started by the package runtime once its revision is installed: watch it only then.
+      const deadXp = (Object.keys(xpPids) as (keyof typeof xpPids)[]).find((k) => xpPids[k] === undefined && (k !== 'provider-kubernetes' || xpStarted.has(k)));
+      for (const k of Object.keys(xpPids) as (keyof typeof xpPids)[]) if (xpPids[k] !== undefined) xpStarted.add(k);
+      if (deadXp) {
+        process.stderr.write(`klutch-kit: ${deadXp} of cluster "${cluster.name}" stopped unexpectedly; last lines of its log:\n${logTail(xp.logs[deadXp])}\n`);
+        void finish(`${deadXp} died`, 1);
       }
     }, 1000);
   });
@@ -91,6 +126,7 @@ export function clusterCommand(): Command {
     .option('--kubeconfig <path>', 'also write the admin kubeconfig to this path (removed again on stop)')
     .option('--json', 'print one JSON line {name, server, kubeconfig, dir, pids} instead of the instructions')
     .option('-q, --quiet', 'no progress lines on stderr')
+    .option('--crossplane <version>', `also run real Crossplane (${CROSSPLANE_VERSIONS.join(' or ')}) with function-patch-and-transform and provider-kubernetes (needs root)`)
     .action(async (opts: StartOptions) => {
       await start(opts);
     });

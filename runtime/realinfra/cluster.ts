@@ -12,6 +12,8 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { stringify as toYaml } from 'yaml';
 import { ensureBinaries, type RealInfraBinaries } from './build.js';
 import { type ClusterPki, createClusterPki } from './pki.js';
+import type { CrossplaneVersion } from './build.js';
+import { type CrossplaneHarness, type CrossplaneOptions, startCrossplane } from './crossplane.js';
 import { RUN_ID_ENV, type RegisteredProcess, type RegistryEntry, killRegistered, registryDir, removeEntry, writeEntry } from './registry.js';
 
 /** Flags for a component, merged over the defaults by flag name (without `--`); `null` removes a default flag. */
@@ -44,6 +46,12 @@ export interface StartClusterOptions {
   readonly readyTimeoutMs?: number;
   /** Folder in which the cluster's temporary folder is created. @default os.tmpdir() */
   readonly baseDir?: string;
+  /**
+   * Also start real Crossplane on the cluster (`cluster.crossplane`): its registry, core with the External
+   * package runtime, function-patch-and-transform and provider-kubernetes (see crossplane.ts). A version
+   * line, or options. Needs root (network namespaces). @default no Crossplane
+   */
+  readonly crossplane?: CrossplaneVersion | Omit<CrossplaneOptions, 'log'>;
 }
 
 /** Ports of a running cluster (all on 127.0.0.1). */
@@ -79,6 +87,8 @@ export interface RealCluster {
   restartApiServer(): Promise<void>;
   /** A KubeConfig for this cluster that authenticates with a bearer token (e.g. from the TokenRequest API). */
   kubeconfigForToken(token: string, namespace?: string): KubeConfig;
+  /** Real Crossplane on this cluster, when started with the `crossplane` option. */
+  readonly crossplane?: CrossplaneHarness;
 }
 
 /** A component failed to start; the message carries the tail of its log. */
@@ -290,6 +300,7 @@ class ClusterImpl implements RealCluster {
   readonly logs: RealCluster['logs'];
   kubeConfig!: KubeConfig;
   caPem = '';
+  crossplane?: CrossplaneHarness;
   private pki!: ClusterPki;
   private readonly procs: Partial<Record<Proc['component'], Proc>> = {};
   private readonly registryFile: string;
@@ -530,6 +541,7 @@ class ClusterImpl implements RealCluster {
   private async doStop(removeDir: boolean): Promise<void> {
     this.stopped = true;
     const grace = 5000;
+    await this.crossplane?.stop();
     await Promise.all([this.procs['kube-controller-manager']?.stop(grace), this.procs['kube-apiserver']?.stop(grace)]);
     await this.procs.etcd?.stop(grace);
     live.delete(this);
@@ -540,6 +552,7 @@ class ClusterImpl implements RealCluster {
 
   /** Synchronous last resort (process exit): SIGKILL everything, remove the folder. */
   killSync(): void {
+    this.crossplane?.killSync();
     for (const p of Object.values(this.procs)) p?.killSync();
     for (const p of Object.values(this.procs)) {
       if (p?.pid !== undefined) killRegistered({ component: p.component, pid: p.pid, binary: p.binary });
@@ -589,6 +602,10 @@ export async function startCluster(opts: StartClusterOptions): Promise<RealClust
     live.add(cluster);
     try {
       await cluster.start();
+      if (opts.crossplane !== undefined) {
+        const xp = typeof opts.crossplane === 'string' ? { version: opts.crossplane } : opts.crossplane;
+        cluster.crossplane = await startCrossplane(cluster, { ...xp, log: opts.log });
+      }
       return cluster;
     } catch (e) {
       const kept = await cluster.abort();

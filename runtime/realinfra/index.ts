@@ -1,8 +1,18 @@
 // Real Kubernetes for tests: build etcd / kube-apiserver / kube-controller-manager from the Go wrapper
 // modules in tools/, start throwaway clusters, and server-side apply manifests in dependency order.
 export {
+  ALL_COMPONENTS,
   COMPONENTS,
+  CROSSPLANE_COMPONENTS,
+  CROSSPLANE_VERSIONS,
   type ComponentName,
+  type CrossplaneBinaries,
+  type CrossplaneComponentName,
+  type CrossplaneVersion,
+  type KubeComponentName,
+  type UpstreamSource,
+  ensureCrossplaneBinaries,
+  upstreamSource,
   type ComponentPlan,
   type EnsureBinariesOptions,
   type RealInfraBinaries,
@@ -25,6 +35,17 @@ export {
   logTail,
   startCluster,
 } from './cluster.js';
+export {
+  CROSSPLANE_NAMESPACE,
+  type CrossplaneComponent,
+  type CrossplaneHarness,
+  type CrossplaneOptions,
+  CrossplaneStartError,
+  type PackageSource,
+  REWRITTEN_PREFIXES,
+  defaultPackageObjects,
+  startCrossplane,
+} from './crossplane.js';
 export {
   APPLY_ORDER,
   ApplyError,

@@ -8,6 +8,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { deleteNetnsSync } from './netns.js';
 
 /** Env var naming the current test run; set by the jest globalSetup and inherited by workers. */
 export const RUN_ID_ENV = 'KLUTCH_KIT_REALINFRA_RUN_ID';
@@ -24,6 +25,8 @@ export interface RegistryEntry {
   readonly name: string;
   readonly dir: string;
   readonly processes: RegisteredProcess[];
+  /** Network namespaces (and host-side veth interfaces) to remove with the processes (Crossplane harness). */
+  readonly netns?: ReadonlyArray<{ readonly name: string; readonly hostIf?: string }>;
 }
 
 /** The registry folder: `$KLUTCH_KIT_REALINFRA_REGISTRY` or `<os tmp>/klutch-kit-realinfra-registry`. */
@@ -114,6 +117,7 @@ export function killLeftovers(opts: KillLeftoversOptions = {}): KilledLeftover[]
     const sameRun = runId !== undefined && entry.runId === runId;
     if (opts.scope !== 'all' && !ownerGone && !sameRun) continue;
     const killed = entry.processes.filter((p) => killRegistered(p));
+    for (const ns of entry.netns ?? []) deleteNetnsSync(ns);
     if (entry.dir && path.basename(entry.dir).startsWith('klutch-kit-')) fs.rmSync(entry.dir, { recursive: true, force: true });
     removeEntry(file);
     out.push({ name: entry.name, dir: entry.dir, killed });

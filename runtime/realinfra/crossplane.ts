@@ -1,0 +1,888 @@
+// startCrossplane(): real Crossplane on top of a harness cluster — Crossplane core (2.3 or 1.20) with the
+// `External` package runtime, function-patch-and-transform (mTLS over a unix socket) and provider-kubernetes
+// as local processes, plus an OCI registry (crane) for the package images the harness builds from the
+// upstream module sources. Crossplane's package manager installs the Function and Provider objects our
+// constructs synthesize, unchanged: ImageConfigs rewrite `xpkg.crossplane.io/crossplane-contrib` (and
+// `xpkg.upbound.io/crossplane-contrib`) to the local registry. The harness plays the package runtime: it
+// runs the processes, publishes the function's endpoint and the runtime's health in the revisions' status.
+//
+// Every listener stays on loopback: processes that bind all interfaces run in network namespaces of their
+// own; the one that must talk to the cluster (core, provider, registry) is joined to the host by a veth pair
+// (see netns.ts). The API server stays on the host's 127.0.0.1.
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import { App, Chart } from 'cdk8s';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { stringify as toYaml } from 'yaml';
+import {
+  Function as XpFunction,
+  KubernetesProviderConfig,
+  PATCH_AND_TRANSFORM_PACKAGE,
+  PROVIDER_KUBERNETES_PACKAGE,
+  Provider,
+} from '../../constructs/crossplane/index.js';
+import { applyManifests, readManifests, waitForCrdsEstablished } from './apply.js';
+import { type CrossplaneBinaries, type CrossplaneVersion, CROSSPLANE_VERSIONS, ensureCrossplaneBinaries, upstreamSource } from './build.js';
+import { type Netns, createNetns, deleteNetnsSync, forwardTcp, netnsId, type TcpForwarder } from './netns.js';
+import { type RegisteredProcess, killRegistered, registryDir, removeEntry, writeEntry, RUN_ID_ENV } from './registry.js';
+import { KubeApiError, kubeRequest } from './rest.js';
+import { packageYamlFromDir, pushPackageYaml, pushXpkgFile } from './xpkg.js';
+import type { RealCluster } from './cluster.js';
+
+const execFileAsync = promisify(execFile);
+
+export const CROSSPLANE_NAMESPACE = 'crossplane-system';
+/** Prefixes the harness's ImageConfigs rewrite to its registry. */
+export const REWRITTEN_PREFIXES: readonly string[] = ['xpkg.crossplane.io/crossplane-contrib', 'xpkg.upbound.io/crossplane-contrib'];
+
+/** Processes of the Crossplane harness. */
+export type CrossplaneComponent = 'registry' | 'crossplane' | 'function-patch-and-transform' | 'provider-kubernetes';
+
+export interface CrossplaneOptions {
+  /** Crossplane core release line. */
+  readonly version: CrossplaneVersion;
+  /**
+   * Install `Function` function-patch-and-transform, `Provider` provider-kubernetes (both synthesized by
+   * our constructs with their default packages) and an InjectedIdentity `ProviderConfig` named `default`,
+   * and wait until they are healthy. With false, apply your own (named `function-patch-and-transform` and
+   * `provider-kubernetes`); the harness serves them as soon as Crossplane creates their revisions.
+   * @default true
+   */
+  readonly install?: boolean;
+  /** provider-kubernetes `--poll` (how often an Object's target is re-read). @default '10s' */
+  readonly providerPollInterval?: string;
+  /** Extra provider-kubernetes flags, e.g. `['--enable-watches']`. @default none */
+  readonly providerArgs?: readonly string[];
+  /** Extra Crossplane core flags. @default none */
+  readonly coreArgs?: readonly string[];
+  /** Progress lines. @default the cluster's log */
+  readonly log?: (line: string) => void;
+  /** Binaries. @default ensureCrossplaneBinaries(version) (builds them on a cold cache) */
+  readonly binaries?: CrossplaneBinaries;
+  /** Time allowed for each component to become ready. @default 180000 */
+  readonly readyTimeoutMs?: number;
+}
+
+/** What a package image is pushed from. */
+export type PackageSource =
+  /** The full `package.yaml` (the package's `crossplane.yaml` followed by its objects, `---` separated). */
+  | { readonly packageYaml: string }
+  /** A folder with `crossplane.yaml` and the package's objects in `*.yaml` files (searched recursively). */
+  | { readonly dir: string }
+  /** An `.xpkg` file (OCI image tarball). */
+  | { readonly xpkgFile: string };
+
+/** Real Crossplane on a harness cluster (`cluster.crossplane`). */
+export interface CrossplaneHarness {
+  /** The release line (`2.3` or `1.20`). */
+  readonly version: CrossplaneVersion;
+  /** The exact versions running, e.g. `{ crossplane: 'v2.3.4', functionPatchAndTransform: 'v0.10.7', … }`. */
+  readonly versions: Readonly<Record<'crossplane' | 'functionPatchAndTransform' | 'providerKubernetes', string>>;
+  /** `127.0.0.1:<port>`: the OCI registry, the same address from the host and from Crossplane. Plain HTTP. */
+  readonly registry: string;
+  /** `crossplane-system`. */
+  readonly namespace: string;
+  /** Folder with the harness's certificates, caches, sockets and logs (inside the cluster's folder). */
+  readonly dir: string;
+  readonly logs: Readonly<Record<CrossplaneComponent, string>>;
+  /** The network namespaces the harness made (removed by stop()). */
+  readonly networkNamespaces: readonly string[];
+  /** The host end of the harness's veth pair (removed by stop()). */
+  readonly vethHostInterface: string;
+  /** PIDs of the running processes (provider-kubernetes only once its revision is installed). */
+  pids(): Readonly<Record<CrossplaneComponent, number | undefined>>;
+  /**
+   * Pushes a package image to the registry. `ref` is `<repository>:<tag>` (e.g. `klutch/catalogue:v0.1.0`)
+   * or a full reference on `registry`. Resolves to the full reference (`127.0.0.1:<port>/<repository>:<tag>`),
+   * which a `Configuration`/`Function`/`Provider` can name directly (or through `rewriteImages`).
+   */
+  pushPackage(ref: string, source: PackageSource): Promise<string>;
+  /**
+   * Adds an ImageConfig rewriting `prefix` (e.g. `xpkg.example.com/klutch`) to `<registry>/<path of prefix>`,
+   * so objects naming `prefix/...` install from the local registry unchanged. Returns the rewritten prefix.
+   */
+  rewriteImages(prefix: string): Promise<string>;
+  /** Applies our constructs' Function, Provider and `default` ProviderConfig and waits until they are healthy. */
+  installDefaultPackages(): Promise<void>;
+  /** Waits until the package (`Function`, `Provider` or `Configuration`) is Installed and Healthy; errors name what is missing. */
+  waitForPackage(kind: 'Function' | 'Provider' | 'Configuration', name: string, timeoutMs?: number): Promise<void>;
+  /** Ends every process, removes the network namespaces and the veth pair. Idempotent. */
+  stop(): Promise<void>;
+  /** Synchronous last resort (process exit). */
+  killSync(): void;
+}
+
+/** A Crossplane harness component failed to start; the message names it and carries its log tail. */
+export class CrossplaneStartError extends Error {
+  constructor(
+    readonly component: CrossplaneComponent | 'packages',
+    readonly logTail: string,
+    detail: string,
+  ) {
+    super(`realinfra: crossplane: ${component} ${detail}${logTail ? `\n--- last lines of ${component}'s log ---\n${logTail}` : ''}`);
+    this.name = 'CrossplaneStartError';
+  }
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+function tail(file: string, lines = 30): string {
+  try {
+    const text = fs.readFileSync(file, 'utf8');
+    return text.replace(/\s+$/, '').split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no log output)';
+  }
+}
+
+async function openssl(args: string[], what: string): Promise<void> {
+  try {
+    await execFileAsync('openssl', args, { timeout: 30_000 });
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException & { stderr?: string };
+    throw new Error(`realinfra: crossplane: openssl failed while making the ${what}: ${(err.stderr ?? err.message).trim()}`);
+  }
+}
+
+const PKI_CNF = `
+[req]
+distinguished_name = dn
+prompt = no
+[dn]
+CN = unused
+[ca]
+basicConstraints = critical,CA:TRUE
+keyUsage = critical,keyCertSign,cRLSign,digitalSignature
+subjectKeyIdentifier = hash
+[client]
+basicConstraints = critical,CA:FALSE
+keyUsage = critical,digitalSignature,keyEncipherment
+extendedKeyUsage = clientAuth
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+[function]
+basicConstraints = critical,CA:FALSE
+keyUsage = critical,digitalSignature,keyEncipherment
+extendedKeyUsage = serverAuth,clientAuth
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+subjectAltName = DNS:localhost,IP:127.0.0.1
+[webhook]
+basicConstraints = critical,CA:FALSE
+keyUsage = critical,digitalSignature,keyEncipherment
+extendedKeyUsage = serverAuth
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+subjectAltName = DNS:provider-kubernetes.crossplane-system.svc,DNS:provider-kubernetes.crossplane-system.svc.cluster.local,DNS:localhost
+`;
+
+interface TlsDir {
+  readonly dir: string;
+  readonly crt: string;
+  readonly key: string;
+}
+
+/** One CA; a client certificate for Crossplane; server certificates for the function and the provider's webhook. */
+async function createPki(dir: string): Promise<{ caPem: string; crossplane: TlsDir; fn: TlsDir; webhook: TlsDir }> {
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const cnf = path.join(dir, 'openssl.cnf');
+  fs.writeFileSync(cnf, PKI_CNF);
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+  const ca = path.join(dir, 'ca.crt');
+  const caKey = path.join(dir, 'ca.key');
+  await openssl(['req', '-x509', '-new', '-config', cnf, '-extensions', 'ca', ...ec, '-keyout', caKey, '-out', ca, '-days', '3650', '-subj', '/CN=klutch-kit-crossplane-ca'], 'Crossplane CA');
+  const caPem = fs.readFileSync(ca, 'utf8');
+  const leaf = async (name: string, ext: string, cn: string): Promise<TlsDir> => {
+    const d = path.join(dir, name);
+    fs.mkdirSync(d, { recursive: true });
+    const crt = path.join(d, 'tls.crt');
+    const key = path.join(d, 'tls.key');
+    await openssl(['req', '-x509', '-new', '-config', cnf, '-extensions', ext, ...ec, '-CA', ca, '-CAkey', caKey, '-keyout', key, '-out', crt, '-days', '825', '-subj', `/CN=${cn}`], `${name} certificate`);
+    // tls.crt carries the chain (Crossplane takes a webhook's caBundle from the tls-server Secret's tls.crt).
+    fs.writeFileSync(crt, fs.readFileSync(crt, 'utf8') + caPem);
+    fs.writeFileSync(path.join(d, 'ca.crt'), caPem);
+    return { dir: d, crt, key };
+  };
+  const [crossplane, fn, webhook] = await Promise.all([
+    leaf('crossplane-client', 'client', 'crossplane'),
+    leaf('function-patch-and-transform', 'function', 'function-patch-and-transform'),
+    leaf('provider-kubernetes', 'webhook', 'provider-kubernetes.crossplane-system.svc'),
+  ]);
+  return { caPem, crossplane, fn, webhook };
+}
+
+// ---------------------------------------------------------------------------------------------
+// processes
+
+class XpProc {
+  readonly child: ChildProcess;
+  exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  readonly exited: Promise<void>;
+
+  /** `argv` is what is exec'd in the end (`ip netns exec` execs it, keeping the PID). */
+  constructor(
+    readonly component: CrossplaneComponent,
+    readonly binary: string,
+    command: string,
+    args: readonly string[],
+    readonly logFile: string,
+    env: NodeJS.ProcessEnv,
+    cwd: string,
+  ) {
+    const fd = fs.openSync(logFile, 'a');
+    try {
+      fs.writeSync(fd, `### ${new Date().toISOString()} ${command} ${args.join(' ')}\n`);
+      this.child = spawn(command, [...args], { cwd, env, stdio: ['ignore', fd, fd] });
+    } finally {
+      fs.closeSync(fd);
+    }
+    this.child.unref();
+    this.exited = new Promise<void>((resolve) => {
+      this.child.on('exit', (code, signal) => {
+        this.exit = { code, signal };
+        resolve();
+      });
+      this.child.on('error', (e) => {
+        this.exit = { code: null, signal: null };
+        fs.appendFileSync(logFile, `\n### failed to start ${command}: ${e.message}\n`);
+        resolve();
+      });
+    });
+  }
+
+  get pid(): number | undefined {
+    return this.exit ? undefined : this.child.pid;
+  }
+
+  describeExit(): string {
+    if (!this.exit) return 'is running';
+    return this.exit.signal ? `was killed by ${this.exit.signal}` : `exited with code ${this.exit.code}`;
+  }
+
+  async stop(graceMs: number): Promise<void> {
+    if (this.exit || this.child.pid === undefined) return;
+    try {
+      process.kill(this.child.pid, 'SIGTERM');
+    } catch {
+      return;
+    }
+    const done = await Promise.race([this.exited.then(() => true), sleep(graceMs).then(() => false)]);
+    if (done) return;
+    try {
+      process.kill(this.child.pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+    await Promise.race([this.exited, sleep(5000)]);
+  }
+
+  killSync(): void {
+    if (this.exit || this.child.pid === undefined) return;
+    try {
+      process.kill(this.child.pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+}
+
+function httpGet(url: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.get(url, { timeout: 3000, agent: false }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('timeout', () => req.destroy(new Error(`timeout: GET ${url}`)));
+    req.on('error', reject);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// objects
+
+type Obj = KubernetesObject & { spec?: Record<string, unknown>; status?: Record<string, unknown> & { conditions?: Condition[] } };
+interface Condition {
+  type: string;
+  status: string;
+  reason?: string;
+  message?: string;
+  lastTransitionTime?: string;
+}
+
+/** The Function, Provider and ProviderConfig our constructs synthesize (what a control plane ships). */
+export function defaultPackageObjects(): { fn: Obj; provider: Obj; providerConfig: Obj } {
+  const chart = new Chart(new App(), 'harness');
+  XpFunction.patchAndTransform(chart, 'Fn', { name: 'function-patch-and-transform' });
+  new Provider(chart, 'Provider', { package: PROVIDER_KUBERNETES_PACKAGE, name: 'provider-kubernetes' });
+  new KubernetesProviderConfig(chart, 'Pc', { name: 'default' });
+  const objs = chart.toJson() as Obj[];
+  const find = (kind: string) => {
+    const o = objs.find((x) => x.kind === kind);
+    if (!o) throw new Error(`realinfra: crossplane: the constructs synthesized no ${kind}`);
+    return o;
+  };
+  return { fn: find('Function'), provider: find('Provider'), providerConfig: find('ProviderConfig') };
+}
+
+const tagOf = (ref: string) => ref.slice(ref.lastIndexOf(':') + 1);
+
+/** `registry/repo/name:tag` or `@digest` → `name` (the last path segment without tag or digest). */
+function imageBasename(image: string): string {
+  const noDigest = image.split('@')[0]!;
+  const last = noDigest.slice(noDigest.lastIndexOf('/') + 1);
+  return last.split(':')[0]!;
+}
+
+function conditionOf(o: Obj, type: string): Condition | undefined {
+  return o.status?.conditions?.find((c) => c.type === type);
+}
+
+// ---------------------------------------------------------------------------------------------
+// the harness
+
+const live = new Set<Harness>();
+let exitHookInstalled = false;
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on('exit', () => {
+    for (const h of live) h.killSync();
+  });
+}
+
+class Harness implements CrossplaneHarness {
+  readonly namespace = CROSSPLANE_NAMESPACE;
+  readonly dir: string;
+  readonly logs: Record<CrossplaneComponent, string>;
+  registry = '';
+  versions: CrossplaneHarness['versions'] = { crossplane: '', functionPatchAndTransform: '', providerKubernetes: '' };
+  private readonly procs: Partial<Record<CrossplaneComponent, XpProc>> = {};
+  private readonly namespaces: Netns[] = [];
+  private readonly forwarders: TcpForwarder[] = [];
+  private readonly registryFile: string;
+  private readonly id = netnsId();
+  private xpNs!: Netns;
+  private fnNs!: Netns;
+  private pki!: Awaited<ReturnType<typeof createPki>>;
+  private nsKubeconfig = '';
+  private saDir = '';
+  private fnSocket = '';
+  private runtimeTimer: NodeJS.Timeout | undefined;
+  private runtimeBusy = false;
+  private runtimeError = '';
+  private providerStarting: Promise<void> | undefined;
+  private stopping: Promise<void> | undefined;
+  private rewrites = new Set<string>();
+
+  constructor(
+    private readonly cluster: RealCluster,
+    readonly version: CrossplaneVersion,
+    private readonly bins: CrossplaneBinaries,
+    private readonly opts: CrossplaneOptions,
+  ) {
+    this.dir = path.join(cluster.dir, 'crossplane');
+    const logDir = path.join(this.dir, 'logs');
+    fs.mkdirSync(logDir, { recursive: true });
+    this.logs = {
+      registry: path.join(logDir, 'registry.log'),
+      crossplane: path.join(logDir, 'crossplane.log'),
+      'function-patch-and-transform': path.join(logDir, 'function-patch-and-transform.log'),
+      'provider-kubernetes': path.join(logDir, 'provider-kubernetes.log'),
+    };
+    this.registryFile = path.join(registryDir(), `${process.pid}-${path.basename(cluster.dir)}-crossplane.json`);
+  }
+
+  private log(line: string): void {
+    this.opts.log?.(`${this.cluster.name}: crossplane: ${line}`);
+  }
+
+  private get timeoutMs(): number {
+    return this.opts.readyTimeoutMs ?? 180_000;
+  }
+
+  private get v2(): boolean {
+    return this.version !== '1.20';
+  }
+
+  get networkNamespaces(): readonly string[] {
+    return this.namespaces.map((n) => n.name);
+  }
+
+  get vethHostInterface(): string {
+    return `kkt${this.id}h`;
+  }
+
+  pids(): ReturnType<CrossplaneHarness['pids']> {
+    return {
+      registry: this.procs.registry?.pid,
+      crossplane: this.procs.crossplane?.pid,
+      'function-patch-and-transform': this.procs['function-patch-and-transform']?.pid,
+      'provider-kubernetes': this.procs['provider-kubernetes']?.pid,
+    };
+  }
+
+  private register(): void {
+    const processes: RegisteredProcess[] = Object.values(this.procs)
+      .filter((p): p is XpProc => p !== undefined && p.pid !== undefined)
+      .map((p) => ({ component: p.component, pid: p.pid!, binary: p.binary }));
+    writeEntry(this.registryFile, {
+      ownerPid: process.pid,
+      runId: process.env[RUN_ID_ENV],
+      name: `${this.cluster.name}-crossplane`,
+      dir: this.dir,
+      processes,
+      netns: this.namespaces.map((n) => ({ name: n.name, hostIf: n.hostIf })),
+    });
+  }
+
+  /** Runs `binary args` inside namespace `ns` (exec'd by `ip netns exec`, so the PID is the binary's). */
+  private spawnIn(component: CrossplaneComponent, ns: Netns, binary: string, args: string[], env: NodeJS.ProcessEnv, wrap?: { script: string; scriptArgs: string[] }): XpProc {
+    const argv = wrap
+      ? ['netns', 'exec', ns.name, 'sh', '-c', wrap.script, ...wrap.scriptArgs, binary, ...args]
+      : ['netns', 'exec', ns.name, binary, ...args];
+    const p = new XpProc(component, binary, 'ip', argv, this.logs[component], { ...process.env, ...env }, this.dir);
+    this.procs[component] = p;
+    this.register();
+    return p;
+  }
+
+  private async waitFor(component: CrossplaneComponent | 'packages', what: string, check: () => Promise<boolean>, timeoutMs = this.timeoutMs): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let lastError = '';
+    const p = component === 'packages' ? undefined : this.procs[component];
+    for (;;) {
+      if (p?.exit) throw new CrossplaneStartError(component, tail(p.logFile), `${p.describeExit()} before ${what}`);
+      try {
+        if (await check()) return;
+      } catch (e) {
+        lastError = e instanceof Error ? e.message : String(e);
+      }
+      if (Date.now() > deadline) {
+        throw new CrossplaneStartError(
+          component,
+          p ? tail(p.logFile) : '',
+          `did not get ready within ${timeoutMs / 1000} s (waiting for ${what}${lastError ? `; last error: ${lastError}` : ''}${this.runtimeError ? `; package runtime: ${this.runtimeError}` : ''})`,
+        );
+      }
+      await sleep(500);
+    }
+  }
+
+  private get kc() {
+    return this.cluster.kubeConfig;
+  }
+
+  private async get(pathName: string): Promise<Obj | undefined> {
+    try {
+      return await kubeRequest<Obj>(this.kc, { method: 'GET', path: pathName });
+    } catch (e) {
+      if (e instanceof KubeApiError && e.status === 404) return undefined;
+      throw e;
+    }
+  }
+
+  async start(): Promise<void> {
+    const t0 = Date.now();
+    const el = () => `${((Date.now() - t0) / 1000).toFixed(1)} s`;
+    installExitHook();
+    live.add(this);
+    const [coreSrc, fnSrc, pkSrc] = await Promise.all([
+      upstreamSource(`crossplane-${this.version}`),
+      upstreamSource('function-patch-and-transform'),
+      upstreamSource('provider-kubernetes'),
+    ]);
+    this.versions = { crossplane: coreSrc.version, functionPatchAndTransform: fnSrc.version, providerKubernetes: pkSrc.version };
+    if (tagOf(PATCH_AND_TRANSFORM_PACKAGE) !== fnSrc.version || tagOf(PROVIDER_KUBERNETES_PACKAGE) !== pkSrc.version) {
+      throw new Error(
+        `realinfra: crossplane: the constructs' default packages (${PATCH_AND_TRANSFORM_PACKAGE}, ${PROVIDER_KUBERNETES_PACKAGE}) ` +
+          `are not the versions the harness builds (${fnSrc.version}, ${pkSrc.version})`,
+      );
+    }
+
+    // Network namespaces: "xp" (core, provider, registry) is joined to the host; "fn" needs no link at all.
+    const apiPort = Number(new URL(this.cluster.server).port);
+    this.xpNs = await createNetns(`kkt-${this.id}-xp`, {
+      veth: `kkt${this.id}`,
+      hosts: ({ hostIp }) => `127.0.0.1 localhost\n${hostIp} kubernetes.default.svc kubernetes.default kubernetes\n`,
+    });
+    this.namespaces.push(this.xpNs);
+    this.register();
+    this.fnNs = await createNetns(`kkt-${this.id}-fn`);
+    this.namespaces.push(this.fnNs);
+    this.register();
+    // The API server, for processes in "xp": host end of the veth → 127.0.0.1.
+    this.forwarders.push(await forwardTcp({ host: this.xpNs.hostIp!, port: apiPort }, { host: '127.0.0.1', port: apiPort }));
+    this.log(`network namespaces ${this.xpNs.name} (veth ${this.xpNs.hostIp} ↔ ${this.xpNs.nsIp}) and ${this.fnNs.name} (${el()})`);
+
+    this.pki = await createPki(path.join(this.dir, 'pki'));
+    this.writeNsKubeconfig(apiPort);
+
+    // Registry: crane in "xp" on all its interfaces (its loopback and the veth); the host reaches it on
+    // 127.0.0.1:<same port> through a forwarder, so one address works from both sides.
+    const { freePort } = await import('./cluster.js');
+    const regPort = await freePort();
+    this.spawnIn('registry', this.xpNs, this.bins.crane, ['registry', 'serve', '--address', `:${regPort}`], {});
+    this.forwarders.push(await forwardTcp({ host: '127.0.0.1', port: regPort }, { host: this.xpNs.nsIp!, port: regPort }));
+    this.registry = `127.0.0.1:${regPort}`;
+    await this.waitFor('registry', `GET http://${this.registry}/v2/`, async () => (await httpGet(`http://${this.registry}/v2/`)) === 200);
+    this.log(`registry ready on ${this.registry} (${el()})`);
+
+    // Package images from the upstream module sources, pushed under the names the constructs use.
+    const pushes = Promise.all([
+      this.pushPackage(`crossplane-contrib/function-patch-and-transform:${fnSrc.version}`, { dir: path.join(fnSrc.dir, 'package') }),
+      this.pushPackage(`crossplane-contrib/provider-kubernetes:${pkSrc.version}`, { dir: path.join(pkSrc.dir, 'package') }),
+    ]);
+
+    // What `crossplane core init` / the Helm chart would create.
+    await this.applyPrerequisites(path.join(coreSrc.dir, 'cluster', 'crds'));
+    await pushes.catch((e: unknown) => {
+      throw new CrossplaneStartError('registry', tail(this.logs.registry), `did not take the package images: ${e instanceof Error ? e.message : String(e)}`);
+    });
+    this.log(`CRDs, namespace, Lock, TLS Secrets, ImageConfigs applied; package images pushed (${el()})`);
+
+    // function-patch-and-transform: mTLS on a unix socket (path-based sockets work across network namespaces).
+    this.fnSocket = path.join(this.dir, 'fn.sock');
+    this.spawnIn('function-patch-and-transform', this.fnNs, this.bins.functionPatchAndTransform, ['--network=unix', `--address=${this.fnSocket}`, `--tls-certs-dir=${this.pki.fn.dir}`], {});
+    await this.waitFor('function-patch-and-transform', `its socket ${this.fnSocket}`, async () => fs.existsSync(this.fnSocket));
+    this.log(`function-patch-and-transform ${fnSrc.version} listening on unix://${this.fnSocket} (${el()})`);
+
+    // Crossplane core.
+    fs.mkdirSync(path.join(this.dir, 'cache', 'xpkg'), { recursive: true });
+    fs.mkdirSync(path.join(this.dir, 'cache', 'xfn'), { recursive: true });
+    this.spawnIn(
+      'crossplane',
+      this.xpNs,
+      this.bins.crossplane,
+      [
+        'core',
+        'start',
+        `--namespace=${CROSSPLANE_NAMESPACE}`,
+        '--enable-webhooks=false',
+        '--package-runtime=External',
+        `--xpkg-cache-dir=${path.join(this.dir, 'cache', 'xpkg')}`,
+        `--xfn-cache-dir=${path.join(this.dir, 'cache', 'xfn')}`,
+        `--tls-client-certs-dir=${this.pki.crossplane.dir}`,
+        '--metrics-port=8090',
+        '--health-probe-port=8091',
+        ...(this.opts.coreArgs ?? []),
+      ],
+      { KUBECONFIG: this.nsKubeconfig, POD_NAMESPACE: CROSSPLANE_NAMESPACE, POD_SERVICE_ACCOUNT: 'crossplane' },
+    );
+    await this.waitFor('crossplane', `GET http://${this.xpNs.nsIp}:8091/readyz`, async () => (await httpGet(`http://${this.xpNs.nsIp}:8091/readyz`)) === 200);
+    this.log(`crossplane ${coreSrc.version} ready (${el()})`);
+
+    // The package runtime: endpoint, TLS secret name and runtime health in revision status; provider process.
+    this.runtimeTimer = setInterval(() => void this.runtimeTick(), 1000);
+    this.runtimeTimer.unref();
+    void this.runtimeTick();
+
+    if (this.opts.install ?? true) {
+      await this.installDefaultPackages();
+      this.log(`Function, Provider and ProviderConfig installed and healthy (${el()})`);
+    }
+  }
+
+  private writeNsKubeconfig(apiPort: number): void {
+    const b64 = (s: string) => Buffer.from(s).toString('base64');
+    const admin = this.kc.getCurrentUser();
+    const doc = {
+      apiVersion: 'v1',
+      kind: 'Config',
+      'current-context': 'crossplane',
+      clusters: [{ name: 'harness', cluster: { server: `https://kubernetes.default.svc:${apiPort}`, 'certificate-authority-data': b64(this.cluster.caPem) } }],
+      users: [{ name: 'admin', user: { 'client-certificate-data': admin?.certData, 'client-key-data': admin?.keyData } }],
+      contexts: [{ name: 'crossplane', context: { cluster: 'harness', user: 'admin' } }],
+    };
+    this.nsKubeconfig = path.join(this.dir, 'kubeconfig-netns');
+    fs.writeFileSync(this.nsKubeconfig, toYaml(doc), { mode: 0o600 });
+  }
+
+  private async applyPrerequisites(crdDir: string): Promise<void> {
+    const crds = readManifests(crdDir);
+    const tlsSecret = (name: string, t: TlsDir) => ({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      type: 'kubernetes.io/tls',
+      metadata: { name: `${name}-tls-server`, namespace: CROSSPLANE_NAMESPACE },
+      data: {
+        'tls.crt': fs.readFileSync(t.crt).toString('base64'),
+        'tls.key': fs.readFileSync(t.key).toString('base64'),
+        'ca.crt': Buffer.from(this.pki.caPem).toString('base64'),
+      },
+    });
+    const objects: KubernetesObject[] = [
+      ...crds,
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: CROSSPLANE_NAMESPACE } },
+      { apiVersion: 'pkg.crossplane.io/v1beta1', kind: 'Lock', metadata: { name: 'lock' } } as KubernetesObject,
+      { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'crossplane', namespace: CROSSPLANE_NAMESPACE } },
+      // The provider's identity for InjectedIdentity ProviderConfigs (the constructs' DeploymentRuntimeConfig names it).
+      { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'provider-kubernetes', namespace: CROSSPLANE_NAMESPACE } },
+      tlsSecret('function-patch-and-transform', this.pki.fn) as KubernetesObject,
+      tlsSecret('provider-kubernetes', this.pki.webhook) as KubernetesObject,
+      // kube-apiserver calls the provider's conversion webhook through this Service: the namespace end of the veth.
+      {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'provider-kubernetes', namespace: CROSSPLANE_NAMESPACE },
+        spec: { type: 'ExternalName', externalName: this.xpNs.nsIp, ports: [{ name: 'webhook', port: 9443, targetPort: 9443, protocol: 'TCP' }] },
+      } as KubernetesObject,
+    ];
+    if (this.v2) {
+      objects.push({
+        apiVersion: 'apiextensions.crossplane.io/v1alpha1',
+        kind: 'ManagedResourceActivationPolicy',
+        metadata: { name: 'default' },
+        spec: { activate: ['*'] },
+      } as KubernetesObject);
+    }
+    await applyManifests(this.kc, objects, { fieldManager: 'klutch-kit-harness', continueOnError: false });
+    for (const prefix of REWRITTEN_PREFIXES) await this.rewriteImages(prefix);
+  }
+
+  async rewriteImages(prefix: string): Promise<string> {
+    if (typeof prefix !== 'string' || !/^[a-z0-9.-]+(:\d+)?(\/[a-z0-9._-]+)+$/.test(prefix)) {
+      throw new Error(`CrossplaneHarness.rewriteImages: prefix ${JSON.stringify(prefix)} must be "<registry host>/<path>", e.g. "xpkg.example.com/klutch"`);
+    }
+    const rewritten = `${this.registry}${prefix.slice(prefix.indexOf('/'))}`;
+    const name = `klutch-kit-harness-${prefix.replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '')}`.slice(0, 63).replace(/-$/, '');
+    await applyManifests(
+      this.kc,
+      [
+        {
+          apiVersion: 'pkg.crossplane.io/v1beta1',
+          kind: 'ImageConfig',
+          metadata: { name },
+          spec: { matchImages: [{ type: 'Prefix', prefix }], rewriteImage: { prefix: rewritten } },
+        } as KubernetesObject,
+      ],
+      { fieldManager: 'klutch-kit-harness', continueOnError: false },
+    );
+    this.rewrites.add(prefix);
+    return rewritten;
+  }
+
+  async pushPackage(ref: string, source: PackageSource): Promise<string> {
+    if (typeof ref !== 'string' || !/^[a-z0-9._/:-]+(@sha256:[a-f0-9]{64})?$/.test(ref) || !ref.includes(':')) {
+      throw new Error(`CrossplaneHarness.pushPackage: ref ${JSON.stringify(ref)} must be "<repository>:<tag>" (e.g. "klutch/catalogue:v0.1.0") or "${this.registry}/<repository>:<tag>"`);
+    }
+    const full = ref.startsWith(`${this.registry}/`) ? ref : `${this.registry}/${ref}`;
+    if (!source || typeof source !== 'object') throw new Error(`CrossplaneHarness.pushPackage: source ${JSON.stringify(source)} must be { packageYaml }, { dir } or { xpkgFile }`);
+    if ('xpkgFile' in source) {
+      await pushXpkgFile(this.bins.crane, full, source.xpkgFile);
+      return full;
+    }
+    const yaml = 'packageYaml' in source ? source.packageYaml : 'dir' in source ? packageYamlFromDir(source.dir) : undefined;
+    if (typeof yaml !== 'string' || yaml.trim() === '') throw new Error(`CrossplaneHarness.pushPackage: source ${JSON.stringify(source)} must be { packageYaml }, { dir } or { xpkgFile }`);
+    await pushPackageYaml(this.bins.crane, full, yaml, path.join(this.dir, 'images'));
+    return full;
+  }
+
+  // ---- the package runtime ------------------------------------------------------------------
+
+  private async runtimeTick(): Promise<void> {
+    if (this.runtimeBusy || this.stopping) return;
+    this.runtimeBusy = true;
+    try {
+      await this.serveRevisions('functionrevisions');
+      await this.serveRevisions('providerrevisions');
+      this.runtimeError = '';
+    } catch (e) {
+      this.runtimeError = e instanceof Error ? e.message : String(e);
+    } finally {
+      this.runtimeBusy = false;
+    }
+  }
+
+  private async serveRevisions(plural: 'functionrevisions' | 'providerrevisions'): Promise<void> {
+    const list = await kubeRequest<{ items: Obj[] }>(this.kc, { method: 'GET', path: `/apis/pkg.crossplane.io/v1/${plural}` });
+    for (const rev of list.items) {
+      const image = String(rev.spec?.['image'] ?? rev.spec?.['package'] ?? '');
+      const base = imageBasename(image);
+      const active = rev.spec?.['desiredState'] === 'Active';
+      const pkg = rev.metadata?.labels?.['pkg.crossplane.io/package'] ?? '';
+      if (!active || !pkg) continue;
+      if (plural === 'functionrevisions' && base === 'function-patch-and-transform') {
+        await this.patchRevisionStatus(plural, rev, { endpoint: `unix://${this.fnSocket}`, ...(this.v2 ? { tlsServerSecretName: `${pkg}-tls-server` } : {}) }, this.v2);
+      }
+      if (plural === 'providerrevisions' && base === 'provider-kubernetes') {
+        if (this.v2) await this.patchRevisionStatus(plural, rev, { tlsServerSecretName: `${pkg}-tls-server` }, this.procs['provider-kubernetes']?.pid !== undefined);
+        if (!this.providerStarting && (await this.providerCrdsEstablished())) {
+          this.providerStarting = this.startProvider().catch((e: unknown) => {
+            this.runtimeError = e instanceof Error ? e.message : String(e);
+          });
+        }
+      }
+    }
+  }
+
+  private async providerCrdsEstablished(): Promise<boolean> {
+    const crd = await this.get('/apis/apiextensions.k8s.io/v1/customresourcedefinitions/objects.kubernetes.crossplane.io');
+    return conditionOf(crd ?? {}, 'Established')?.status === 'True';
+  }
+
+  private async patchRevisionStatus(plural: string, rev: Obj, fields: Record<string, string>, runtimeHealthy: boolean): Promise<void> {
+    const status = rev.status ?? {};
+    const missing = Object.entries(fields).some(([k, v]) => status[k] !== v);
+    const cond = conditionOf(rev, 'RuntimeHealthy');
+    const needCond = runtimeHealthy && cond?.status !== 'True';
+    if (!missing && !needCond) return;
+    const conditions = needCond
+      ? [
+          ...(status.conditions ?? []).filter((c) => c.type !== 'RuntimeHealthy'),
+          { type: 'RuntimeHealthy', status: 'True', reason: 'HealthyPackageRevision', message: 'served by the klutch-kit harness', lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z') },
+        ]
+      : undefined;
+    try {
+      await kubeRequest(this.kc, {
+        method: 'PATCH',
+        path: `/apis/pkg.crossplane.io/v1/${plural}/${encodeURIComponent(rev.metadata!.name!)}/status`,
+        contentType: 'application/merge-patch+json',
+        body: { metadata: { resourceVersion: rev.metadata!.resourceVersion }, status: { ...fields, ...(conditions ? { conditions } : {}) } },
+      });
+    } catch (e) {
+      if (e instanceof KubeApiError && e.status === 409) return; // Crossplane wrote first: next tick
+      throw e;
+    }
+  }
+
+  /** Starts provider-kubernetes once its CRDs exist (as Crossplane's Deployment runtime would). */
+  private async startProvider(): Promise<void> {
+    const t0 = Date.now();
+    // InjectedIdentity outside a pod: a private mount namespace gets a tmpfs on /run with the service
+    // account's token, CA and namespace where client-go's in-cluster config reads them.
+    this.saDir = path.join(this.dir, 'serviceaccount');
+    fs.mkdirSync(this.saDir, { recursive: true, mode: 0o700 });
+    const token = await kubeRequest<{ status: { token: string } }>(this.kc, {
+      method: 'POST',
+      path: `/api/v1/namespaces/${CROSSPLANE_NAMESPACE}/serviceaccounts/provider-kubernetes/token`,
+      body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 7 * 24 * 3600 } },
+    });
+    fs.writeFileSync(path.join(this.saDir, 'token'), token.status.token, { mode: 0o600 });
+    fs.writeFileSync(path.join(this.saDir, 'ca.crt'), this.cluster.caPem);
+    fs.writeFileSync(path.join(this.saDir, 'namespace'), CROSSPLANE_NAMESPACE);
+    const apiPort = new URL(this.cluster.server).port;
+    const script =
+      'set -e; mount -t tmpfs -o size=1m,mode=0755 tmpfs /run; d=/run/secrets/kubernetes.io/serviceaccount; mkdir -p "$d"; ' +
+      'cp "$0/token" "$0/ca.crt" "$0/namespace" "$d/"; exec "$@"';
+    this.spawnIn(
+      'provider-kubernetes',
+      this.xpNs,
+      this.bins.providerKubernetes,
+      [`--poll=${this.opts.providerPollInterval ?? '10s'}`, ...(this.opts.providerArgs ?? [])],
+      {
+        // Its own manager talks as admin (Crossplane's RBAC manager would give it its system role);
+        // Objects use InjectedIdentity: the provider-kubernetes ServiceAccount and the RBAC granted to it.
+        KUBECONFIG: this.nsKubeconfig,
+        KUBERNETES_SERVICE_HOST: 'kubernetes.default.svc',
+        KUBERNETES_SERVICE_PORT: apiPort,
+        TLS_SERVER_CERTS_DIR: this.pki.webhook.dir,
+      },
+      { script, scriptArgs: [this.saDir] },
+    );
+    await this.waitFor('provider-kubernetes', `GET http://${this.xpNs.nsIp}:8081/readyz`, async () => (await httpGet(`http://${this.xpNs.nsIp}:8081/readyz`)) === 200);
+    this.log(`provider-kubernetes ${this.versions.providerKubernetes} ready (${((Date.now() - t0) / 1000).toFixed(1)} s after its CRDs)`);
+  }
+
+  async installDefaultPackages(): Promise<void> {
+    const { fn, provider, providerConfig } = defaultPackageObjects();
+    await applyManifests(this.kc, [fn, provider], { continueOnError: false });
+    await Promise.all([this.waitForPackage('Function', fn.metadata!.name!), this.waitForPackage('Provider', provider.metadata!.name!)]);
+    await this.waitFor('provider-kubernetes', 'provider-kubernetes to start (its CRDs established)', async () => this.procs['provider-kubernetes']?.pid !== undefined);
+    await this.providerStarting;
+    if (this.procs['provider-kubernetes']?.exit) {
+      const p = this.procs['provider-kubernetes'];
+      throw new CrossplaneStartError('provider-kubernetes', tail(p.logFile), p.describeExit());
+    }
+    await waitForCrdsEstablished(this.kc, ['providerconfigs.kubernetes.crossplane.io'], this.timeoutMs);
+    await applyManifests(this.kc, [providerConfig], { continueOnError: false });
+  }
+
+  async waitForPackage(kind: 'Function' | 'Provider' | 'Configuration', name: string, timeoutMs = this.timeoutMs): Promise<void> {
+    const plural = { Function: 'functions', Provider: 'providers', Configuration: 'configurations' }[kind];
+    if (!plural) throw new Error(`CrossplaneHarness.waitForPackage: kind ${JSON.stringify(kind)} must be Function, Provider or Configuration`);
+    const component: CrossplaneComponent | 'packages' = kind === 'Function' ? 'function-patch-and-transform' : kind === 'Provider' ? 'provider-kubernetes' : 'packages';
+    let last = 'not found';
+    try {
+      await this.waitFor(
+        'packages',
+        `${kind} ${name} Installed and Healthy`,
+        async () => {
+          const o = await this.get(`/apis/pkg.crossplane.io/v1/${plural}/${encodeURIComponent(name)}`);
+          if (!o) {
+            last = 'not found';
+            return false;
+          }
+          const installed = conditionOf(o, 'Installed');
+          const healthy = conditionOf(o, 'Healthy');
+          last = `Installed=${installed?.status ?? '?'}${installed?.message ? ` (${installed.message})` : ''}, Healthy=${healthy?.status ?? '?'}${healthy?.message ? ` (${healthy.message})` : ''}`;
+          // On 1.20 with the External runtime nothing sets the runtime's health: Installed is what counts.
+          return installed?.status === 'True' && (this.v2 ? healthy?.status === 'True' : true);
+        },
+        timeoutMs,
+      );
+    } catch (e) {
+      if (e instanceof CrossplaneStartError) {
+        const p = component === 'packages' ? this.procs.crossplane : this.procs[component];
+        throw new CrossplaneStartError(component, tail((p ?? this.procs.crossplane)!.logFile), `${kind} ${name} did not become Installed and Healthy within ${timeoutMs / 1000} s: ${last}${this.runtimeError ? `; package runtime: ${this.runtimeError}` : ''}`);
+      }
+      throw e;
+    }
+  }
+
+  stop(): Promise<void> {
+    if (!this.stopping) this.stopping = this.doStop();
+    return this.stopping;
+  }
+
+  private async doStop(): Promise<void> {
+    if (this.runtimeTimer) clearInterval(this.runtimeTimer);
+    const grace = 5000;
+    await Promise.all([this.procs['provider-kubernetes']?.stop(grace), this.procs.crossplane?.stop(grace), this.procs['function-patch-and-transform']?.stop(grace)]);
+    await this.procs.registry?.stop(grace);
+    await Promise.all(this.forwarders.map((f) => f.close()));
+    for (const ns of this.namespaces) deleteNetnsSync(ns);
+    live.delete(this);
+    removeEntry(this.registryFile);
+    this.log('stopped');
+  }
+
+  killSync(): void {
+    if (this.runtimeTimer) clearInterval(this.runtimeTimer);
+    for (const p of Object.values(this.procs)) p?.killSync();
+    for (const p of Object.values(this.procs)) {
+      if (p?.child.pid !== undefined) killRegistered({ component: p.component, pid: p.child.pid, binary: p.binary });
+    }
+    for (const ns of this.namespaces) deleteNetnsSync(ns);
+    removeEntry(this.registryFile);
+    live.delete(this);
+  }
+}
+
+/**
+ * Starts Crossplane (and its registry, function and provider) on a running harness cluster; resolves when
+ * everything is ready (with `install`, when the Function, Provider and ProviderConfig are healthy).
+ * On failure everything started is stopped and the error names the component.
+ */
+export async function startCrossplane(cluster: RealCluster, opts: CrossplaneOptions): Promise<CrossplaneHarness> {
+  if (!opts || !CROSSPLANE_VERSIONS.includes(opts.version)) {
+    throw new Error(`startCrossplane: version ${JSON.stringify(opts?.version)} must be one of ${CROSSPLANE_VERSIONS.map((v) => `"${v}"`).join(', ')}`);
+  }
+  if (typeof process.getuid === 'function' && process.getuid() !== 0) {
+    throw new Error('startCrossplane: the Crossplane harness needs root (it makes network namespaces and a veth pair to keep every listener on loopback)');
+  }
+  const bins = opts.binaries ?? (await ensureCrossplaneBinaries(opts.version, { log: opts.log }));
+  for (const [k, v] of Object.entries(bins)) {
+    if (!fs.existsSync(v)) throw new Error(`startCrossplane: binary ${k} not found at ${v}; run \`npm run realinfra -- --crossplane\``);
+  }
+  const h = new Harness(cluster, opts.version, bins, opts);
+  try {
+    await h.start();
+    return h;
+  } catch (e) {
+    await h.stop();
+    throw e;
+  }
+}
