@@ -264,4 +264,12 @@ describe('wiring to the control plane', () => {
     expect(byName('cp-objects').raw['skipAwait']).toBe(true);
     expect(byName('cp-foundation').raw['skipAwait']).toBeUndefined();
   });
+
+  it('runs the bind backend HA: 2 replicas and a PodDisruptionBudget', () => {
+    const objs = byName('cp-objects').inputs['objs'] as StacksModule.KubeObject[];
+    const dep = objs.find((o) => o.kind === 'Deployment' && o.metadata.name === 'klutch-backend') as unknown as { spec: { replicas: number } };
+    expect(dep.spec.replicas).toBe(2);
+    const pdb = objs.find((o) => o.kind === 'PodDisruptionBudget' && o.metadata.name === 'klutch-backend') as unknown as { spec: { maxUnavailable: number } };
+    expect(pdb.spec.maxUnavailable).toBe(1);
+  });
 });
