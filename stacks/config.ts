@@ -24,6 +24,8 @@
  * `pulumi up`. `generateStackSecrets()` (stacks/secrets.ts) makes them once; set them with
  * `pulumi config set --secret`.
  */
+import { show } from '../constructs/_errors.js';
+import { isDnsLabel } from '../constructs/_names.js';
 
 /** The config namespace (the project name in Pulumi.yaml). */
 export const CONFIG_NAMESPACE = 'klutch-kit';
@@ -141,20 +143,11 @@ export class StackConfigError extends Error {
   }
 }
 
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-
-function show(v: unknown): string {
-  if (v === undefined) return 'undefined';
-  try {
-    const s = JSON.stringify(v);
-    return s.length > 120 ? `${s.slice(0, 117)}...` : s;
-  } catch {
-    return String(v);
-  }
-}
+/** Config values in messages are cut at this many characters. */
+const SHOWN = 120;
 
 function fail(key: string, v: unknown, expected: string): never {
-  throw new StackConfigError(`${CONFIG_NAMESPACE}:${key}: expected ${expected}, got ${show(v)}`);
+  throw new StackConfigError(`${CONFIG_NAMESPACE}:${key}: expected ${expected}, got ${show(v, SHOWN)}`);
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -164,7 +157,7 @@ function isObject(v: unknown): v is Record<string, unknown> {
 function checkKeys(key: string, v: Record<string, unknown>, allowed: readonly string[]): void {
   for (const k of Object.keys(v)) {
     if (!allowed.includes(k)) {
-      throw new StackConfigError(`${CONFIG_NAMESPACE}:${key}.${k}: unknown setting (value ${show(v[k])}); allowed: ${allowed.join(', ')}`);
+      throw new StackConfigError(`${CONFIG_NAMESPACE}:${key}.${k}: unknown setting (value ${show(v[k], SHOWN)}); allowed: ${allowed.join(', ')}`);
     }
   }
 }
@@ -199,7 +192,7 @@ function parseAccess(key: string, v: unknown): ClusterAccess {
     case 'kubeconfig':
       checkKeys(key, v, ['kind', 'secretKey', 'path', 'context']);
       if (v['secretKey'] !== undefined && v['path'] !== undefined) {
-        throw new StackConfigError(`${CONFIG_NAMESPACE}:${key}: set either secretKey or path, not both (got ${show(v)})`);
+        throw new StackConfigError(`${CONFIG_NAMESPACE}:${key}: set either secretKey or path, not both (got ${show(v, SHOWN)})`);
       }
       return {
         kind,
@@ -242,7 +235,7 @@ function parseAccess(key: string, v: unknown): ClusterAccess {
 }
 
 function parseClusterName(key: string, v: unknown): string {
-  if (typeof v !== 'string' || v.length > 40 || !DNS_LABEL.test(v)) {
+  if (!isDnsLabel(v, 40)) {
     fail(key, v, 'a cluster name: a DNS label of at most 40 characters (lower-case letters, digits, "-")');
   }
   return v;
@@ -358,7 +351,7 @@ export function parseStackConfig(raw: RawStackConfig): StackConfig {
   }
   if (!oidc && dexConnectors.length === 0) {
     throw new StackConfigError(
-      `${CONFIG_NAMESPACE}:dexConnectors: without ${CONFIG_NAMESPACE}:oidc the stack deploys Dex, which needs at least one connector; got ${show(raw.dexConnectors)}. ` +
+      `${CONFIG_NAMESPACE}:dexConnectors: without ${CONFIG_NAMESPACE}:oidc the stack deploys Dex, which needs at least one connector; got ${show(raw.dexConnectors, SHOWN)}. ` +
         `Set oidc.issuerUrl to use an existing issuer, or e.g. pulumi config set --path 'dexConnectors[0]' ... ({"type":"github","id":"github","name":"GitHub","config":{...}})`,
     );
   }

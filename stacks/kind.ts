@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as pulumi from '@pulumi/pulumi';
+import { isDnsLabel } from '../constructs/_names.js';
 import { CONFIG_NAMESPACE, StackConfigError } from './config.js';
 
 /** Stands for the temporary kubeconfig file in {@link KindCommands.create}; the provider replaces it at create time. */
@@ -33,7 +34,7 @@ const KIND_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 /** Builds the kind CLI argv; rejects bad values with the config key and the value. Pure. */
 export function kindCommands(opts: KindClusterOptions, key = 'access'): KindCommands {
   const { name, nodeImage, configPath } = opts;
-  if (typeof name !== 'string' || name.length > 40 || !KIND_NAME.test(name)) {
+  if (!isDnsLabel(name, 40)) {
     throw new StackConfigError(`${CONFIG_NAMESPACE}:${key}.name: expected a kind cluster name (a DNS label of at most 40 characters), got ${JSON.stringify(name)}`);
   }
   if (nodeImage !== undefined && (nodeImage === '' || /\s/.test(nodeImage) || nodeImage.startsWith('-'))) {

@@ -5,27 +5,7 @@
 import { fail } from '../_errors.js';
 
 export { fail, show } from '../_errors.js';
-
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-
-export function isDnsLabel(v: unknown): v is string {
-  return typeof v === 'string' && v.length <= 63 && DNS_LABEL.test(v);
-}
-
-export function isDnsSubdomain(v: unknown): v is string {
-  return typeof v === 'string' && v.length <= 253 && DNS_SUBDOMAIN.test(v);
-}
-
-export function checkDnsLabel(prop: string, v: unknown): string {
-  if (!isDnsLabel(v)) fail(prop, v, 'is not a lowercase DNS label (a-z, 0-9 and "-", at most 63 characters, starting and ending alphanumeric)');
-  return v;
-}
-
-export function checkDnsSubdomain(prop: string, v: unknown): string {
-  if (!isDnsSubdomain(v)) fail(prop, v, 'is not a lowercase DNS subdomain (dot-separated DNS labels, at most 253 characters)');
-  return v;
-}
+export { checkDnsLabel, checkDnsSubdomain, isDnsLabel, isDnsSubdomain } from '../_names.js';
 
 export function checkNonEmpty(prop: string, v: unknown): string {
   if (typeof v !== 'string' || v.trim() === '') fail(prop, v, 'must be a non-empty string');

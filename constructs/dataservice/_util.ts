@@ -6,15 +6,7 @@
 import { fail } from '../_errors.js';
 
 export { fail, show } from '../_errors.js';
-
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-
-export function checkDnsLabel(prop: string, v: unknown): string {
-  if (typeof v !== 'string' || v.length > 63 || !DNS_LABEL.test(v)) {
-    fail(prop, v, 'is not a lowercase DNS label (a-z, 0-9 and "-", at most 63 characters, starting and ending alphanumeric)');
-  }
-  return v;
-}
+export { checkDnsLabel, isDnsSubdomain } from '../_names.js';
 
 export function checkString(prop: string, v: unknown): string {
   if (typeof v !== 'string' || v.trim() === '') fail(prop, v, 'must be a non-empty string');

@@ -5,6 +5,7 @@
  */
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
+import { fail } from '../_errors.js';
 import { apiServiceBindingKind, type APIServiceBindingSpec } from '../api/index.js';
 import { KONNECTOR_NAMESPACE } from './_defaults.js';
 import { checkDnsLabel, checkDnsSubdomain } from './_pod.js';
@@ -46,7 +47,7 @@ export class ApiServiceBinding extends Construct {
     const namespace = checkDnsLabel('ApiServiceBindingProps.namespace', props.namespace ?? KONNECTOR_NAMESPACE);
     const ref = props.kubeconfigSecretRef;
     if (!ref || typeof ref !== 'object') {
-      throw new Error(`ApiServiceBindingProps.kubeconfigSecretRef: ${JSON.stringify(ref)} must name the kubeconfig Secret`);
+      fail('ApiServiceBindingProps.kubeconfigSecretRef', ref, 'must name the kubeconfig Secret');
     }
     const secretName = checkDnsSubdomain('ApiServiceBindingProps.kubeconfigSecretRef.name', ref.name);
     const secretNamespace = checkDnsLabel('ApiServiceBindingProps.kubeconfigSecretRef.namespace', ref.namespace ?? namespace);

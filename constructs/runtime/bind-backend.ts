@@ -29,6 +29,8 @@
 import { ApiObject } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
+import { fail } from '../_errors.js';
+import { isDnsLabel } from '../_names.js';
 import {
   BACKEND_NAMESPACE, BINDER_CLUSTER_ROLE, BINDER_EXPORTS_AGGREGATION_LABEL, BINDER_EXPORTS_CLUSTER_ROLE,
   BINDER_SERVICE_ACCOUNT, DEFAULT_IMAGES, PORTS, standardLabels,
@@ -162,7 +164,7 @@ export class BindBackend extends Construct {
   constructor(scope: Construct, id: string, props: BindBackendProps) {
     super(scope, id);
     const P = 'BindBackendProps';
-    if (!props || typeof props !== 'object') throw new Error(`${P}: ${JSON.stringify(props)} must be an object with oidc and cookies`);
+    if (!props || typeof props !== 'object') fail(P, props, 'must be an object with oidc and cookies');
     const ns = checkDnsLabel(`${P}.namespace`, props.namespace ?? BACKEND_NAMESPACE);
     this.namespace = ns;
     const name = checkDnsLabel(`${P}.name`, props.name ?? 'klutch-backend');
@@ -176,38 +178,38 @@ export class BindBackend extends Construct {
     const resources = checkResources(`${P}.resources`, props.resources ?? DEFAULT_RESOURCES);
     const consumerScope = props.consumerScope ?? 'Namespaced';
     if (consumerScope !== 'Namespaced' && consumerScope !== 'Cluster') {
-      throw new Error(`${P}.consumerScope: ${JSON.stringify(consumerScope)} must be "Namespaced" or "Cluster"`);
+      fail(`${P}.consumerScope`, consumerScope, 'must be "Namespaced" or "Cluster"');
     }
     const prefix = props.namespacePrefix ?? 'cluster';
-    if (typeof prefix !== 'string' || prefix.length > 40 || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(prefix)) {
-      throw new Error(`${P}.namespacePrefix: ${JSON.stringify(prefix)} must be a DNS label of at most 40 characters (namespaces are "<prefix>-<id>")`);
+    if (!isDnsLabel(prefix, 40)) {
+      fail(`${P}.namespacePrefix`, prefix, 'must be a DNS label of at most 40 characters (namespaces are "<prefix>-<id>")');
     }
     if (prefix === 'exports') {
       throw new Error(`${P}.namespacePrefix: "exports" would make per-consumer roles klutch-binder-exports-* collide with the aggregated ${BINDER_EXPORTS_CLUSTER_ROLE} roles; pick another prefix`);
     }
     const prettyName = props.prettyName ?? 'klutch-kit';
     if (typeof prettyName !== 'string' || prettyName.trim().length === 0) {
-      throw new Error(`${P}.prettyName: ${JSON.stringify(prettyName)} must be a non-empty string`);
+      fail(`${P}.prettyName`, prettyName, 'must be a non-empty string');
     }
     if (props.ingress && props.httpRoute) {
       throw new Error(`${P}.httpRoute: set either ingress or httpRoute, not both (got ingress host ${JSON.stringify(props.ingress.host)})`);
     }
     const oidc = props.oidc;
-    if (!oidc || typeof oidc !== 'object') throw new Error(`${P}.oidc: ${JSON.stringify(oidc)} must give issuerUrl, clientId and clientSecret`);
+    if (!oidc || typeof oidc !== 'object') fail(`${P}.oidc`, oidc, 'must give issuerUrl, clientId and clientSecret');
     checkUrl(`${P}.oidc.issuerUrl`, oidc.issuerUrl);
     if (typeof oidc.clientId !== 'string' || oidc.clientId.length === 0) {
-      throw new Error(`${P}.oidc.clientId: ${JSON.stringify(oidc.clientId)} must be a non-empty string`);
+      fail(`${P}.oidc.clientId`, oidc.clientId, 'must be a non-empty string');
     }
     checkSecretRef(`${P}.oidc.clientSecret`, oidc.clientSecret);
     const publicHost = props.ingress?.host ?? props.httpRoute?.hostnames?.[0];
     if (props.ingress) checkDnsSubdomain(`${P}.ingress.host`, props.ingress.host);
     if (props.httpRoute) {
       if (!Array.isArray(props.httpRoute.hostnames) || props.httpRoute.hostnames.length === 0) {
-        throw new Error(`${P}.httpRoute.hostnames: ${JSON.stringify(props.httpRoute.hostnames)} must list at least one host`);
+        fail(`${P}.httpRoute.hostnames`, props.httpRoute.hostnames, 'must list at least one host');
       }
       props.httpRoute.hostnames.forEach((h, i) => checkDnsSubdomain(`${P}.httpRoute.hostnames[${i}]`, h));
       if (!Array.isArray(props.httpRoute.parentRefs) || props.httpRoute.parentRefs.length === 0) {
-        throw new Error(`${P}.httpRoute.parentRefs: ${JSON.stringify(props.httpRoute.parentRefs)} must name at least one Gateway`);
+        fail(`${P}.httpRoute.parentRefs`, props.httpRoute.parentRefs, 'must name at least one Gateway');
       }
       props.httpRoute.parentRefs.forEach((r, i) => checkDnsSubdomain(`${P}.httpRoute.parentRefs[${i}].name`, r.name));
     }
@@ -220,14 +222,14 @@ export class BindBackend extends Construct {
     }
     checkUrl(`${P}.oidc.callbackUrl`, callbackUrl);
     const cookies = props.cookies;
-    if (!cookies || typeof cookies !== 'object') throw new Error(`${P}.cookies: ${JSON.stringify(cookies)} must reference the cookie signing key Secret`);
+    if (!cookies || typeof cookies !== 'object') fail(`${P}.cookies`, cookies, 'must reference the cookie signing key Secret');
     checkSecretRef(`${P}.cookies.signingKey`, cookies.signingKey);
     if (cookies.encryptionKey) checkSecretRef(`${P}.cookies.encryptionKey`, cookies.encryptionKey);
     if (props.externalAddress !== undefined) checkUrl(`${P}.externalAddress`, props.externalAddress, true);
     if (props.externalCa) checkSecretRef(`${P}.externalCa`, props.externalCa);
     if (props.tlsSecretName !== undefined) checkDnsSubdomain(`${P}.tlsSecretName`, props.tlsSecretName);
     for (const [i, a] of (props.extraArgs ?? []).entries()) {
-      if (typeof a !== 'string' || !a.startsWith('--')) throw new Error(`${P}.extraArgs[${i}]: ${JSON.stringify(a)} must be a flag starting with "--"`);
+      if (typeof a !== 'string' || !a.startsWith('--')) fail(`${P}.extraArgs[${i}]`, a, 'must be a flag starting with "--"');
     }
     const claimed = (props.claimedResources ?? [{ group: '', resource: 'secrets' }, { group: '', resource: 'configmaps' }]).map((c, i) => ({
       group: checkGroup(`${P}.claimedResources[${i}].group`, c.group),

@@ -11,6 +11,7 @@
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
 import { stringify } from 'yaml';
+import { fail } from '../_errors.js';
 import { BACKEND_NAMESPACE, DEFAULT_IMAGES, PORTS, standardLabels } from './_defaults.js';
 import {
   checkDnsLabel, checkDnsSubdomain, checkEnvName, checkImage, checkInt, checkResources, checkSecretRef, checkUrl,
@@ -84,7 +85,7 @@ export class Dex extends Construct {
   constructor(scope: Construct, id: string, props: DexProps) {
     super(scope, id);
     const P = 'DexProps';
-    if (!props || typeof props !== 'object') throw new Error(`${P}: ${JSON.stringify(props)} must be an object`);
+    if (!props || typeof props !== 'object') fail(P, props, 'must be an object');
     this.issuer = checkUrl(`${P}.issuer`, props.issuer, true);
     const ns = checkDnsLabel(`${P}.namespace`, props.namespace ?? BACKEND_NAMESPACE);
     this.namespace = ns;
@@ -92,24 +93,24 @@ export class Dex extends Construct {
     this.name = name;
     const image = checkImage(`${P}.image`, props.image ?? DEFAULT_IMAGES.dex);
     const storage = props.storage ?? 'memory';
-    if (storage !== 'memory' && storage !== 'kubernetes') throw new Error(`${P}.storage: ${JSON.stringify(storage)} must be "memory" or "kubernetes"`);
+    if (storage !== 'memory' && storage !== 'kubernetes') fail(`${P}.storage`, storage, 'must be "memory" or "kubernetes"');
     const replicas = checkInt(`${P}.replicas`, props.replicas ?? 1, 1, 10);
     if (replicas > 1 && storage === 'memory') {
       throw new Error(`${P}.replicas: ${replicas} replicas need storage "kubernetes" (in-memory state is not shared between pods)`);
     }
     const resources = checkResources(`${P}.resources`, props.resources ?? DEFAULT_RESOURCES);
     if (!Array.isArray(props.staticClients) || props.staticClients.length === 0) {
-      throw new Error(`${P}.staticClients: ${JSON.stringify(props.staticClients)} must list at least one client (the bind backend)`);
+      fail(`${P}.staticClients`, props.staticClients, 'must list at least one client (the bind backend)');
     }
     if (!Array.isArray(props.connectors) || props.connectors.length === 0) {
-      throw new Error(`${P}.connectors: ${JSON.stringify(props.connectors)} must list at least one connector`);
+      fail(`${P}.connectors`, props.connectors, 'must list at least one connector');
     }
 
     const env: k8s.EnvVar[] = [];
     const envNames = new Set<string>();
     const addEnv = (prop: string, envName: string, ref: SecretKeyRef) => {
       checkEnvName(prop, envName);
-      if (envNames.has(envName)) throw new Error(`${prop}: ${JSON.stringify(envName)} is used twice`);
+      if (envNames.has(envName)) fail(prop, envName, 'is used twice');
       envNames.add(envName);
       checkSecretRef(`${prop} (secret)`, ref);
       env.push(secretEnv(envName, ref));
@@ -117,10 +118,10 @@ export class Dex extends Construct {
     const clientIds = new Set<string>();
     const staticClients = props.staticClients.map((c, i) => {
       const cp = `${P}.staticClients[${i}]`;
-      if (typeof c.id !== 'string' || c.id.length === 0) throw new Error(`${cp}.id: ${JSON.stringify(c.id)} must be a non-empty string`);
-      if (clientIds.has(c.id)) throw new Error(`${cp}.id: ${JSON.stringify(c.id)} is used by two static clients`);
+      if (typeof c.id !== 'string' || c.id.length === 0) fail(`${cp}.id`, c.id, 'must be a non-empty string');
+      if (clientIds.has(c.id)) fail(`${cp}.id`, c.id, 'is used by two static clients');
       clientIds.add(c.id);
-      if (!Array.isArray(c.redirectUris) || c.redirectUris.length === 0) throw new Error(`${cp}.redirectUris: ${JSON.stringify(c.redirectUris)} must list at least one URI`);
+      if (!Array.isArray(c.redirectUris) || c.redirectUris.length === 0) fail(`${cp}.redirectUris`, c.redirectUris, 'must list at least one URI');
       c.redirectUris.forEach((u, j) => checkUrl(`${cp}.redirectUris[${j}]`, u));
       const envName = `DEX_CLIENT_SECRET_${i}`;
       addEnv(`${cp}.secret`, envName, c.secret);
@@ -130,9 +131,9 @@ export class Dex extends Construct {
     const connectors = props.connectors.map((c, i) => {
       const cp = `${P}.connectors[${i}]`;
       for (const k of ['type', 'id', 'name'] as const) {
-        if (typeof c[k] !== 'string' || c[k].length === 0) throw new Error(`${cp}.${k}: ${JSON.stringify(c[k])} must be a non-empty string`);
+        if (typeof c[k] !== 'string' || c[k].length === 0) fail(`${cp}.${k}`, c[k], 'must be a non-empty string');
       }
-      if (connectorIds.has(c.id)) throw new Error(`${cp}.id: ${JSON.stringify(c.id)} is used by two connectors`);
+      if (connectorIds.has(c.id)) fail(`${cp}.id`, c.id, 'is used by two connectors');
       connectorIds.add(c.id);
       const declared = new Set(Object.keys(c.secretEnv ?? {}));
       for (const [envName, ref] of Object.entries(c.secretEnv ?? {})) addEnv(`${cp}.secretEnv.${envName}`, envName, ref);
@@ -229,7 +230,7 @@ function checkNoInlineSecrets(prop: string, value: unknown, declared: Set<string
     if (typeof v === 'string' && SECRET_KEYS.test(k)) {
       const m = /^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$/.exec(v);
       if (!m) throw new Error(`${p}: a literal secret value is not allowed; put it in a Secret, add it to secretEnv and write "$ENV_NAME" here`);
-      if (!declared.has(m[1])) throw new Error(`${p}: ${JSON.stringify(v)} refers to $${m[1]}, which is not declared in secretEnv`);
+      if (!declared.has(m[1])) fail(p, v, `refers to $${m[1]}, which is not declared in secretEnv`);
     } else if (typeof v === 'object') {
       checkNoInlineSecrets(p, v, declared);
     }

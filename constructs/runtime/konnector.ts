@@ -20,6 +20,7 @@
 import { ApiObject, App, Chart } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
+import { fail } from '../_errors.js';
 import { DEFAULT_IMAGES, KONNECTOR_NAMESPACE, PORTS, standardLabels } from './_defaults.js';
 import {
   checkDnsLabel, checkImage, checkInt, checkResources, hardenedContainerSecurityContext, hardenedPodSecurityContext,
@@ -90,7 +91,7 @@ export class Konnector extends Construct {
       const group = checkGroup(`KonnectorProps.boundApis[${i}].group`, b.group);
       if (group === '') throw new Error(`KonnectorProps.boundApis[${i}].group: "" (core group) cannot be bound`);
       if (!Array.isArray(b.resources) || b.resources.length === 0) {
-        throw new Error(`KonnectorProps.boundApis[${i}].resources: ${JSON.stringify(b.resources)} must list at least one plural resource`);
+        fail(`KonnectorProps.boundApis[${i}].resources`, b.resources, 'must list at least one plural resource');
       }
       b.resources.forEach((r, j) => checkResource(`KonnectorProps.boundApis[${i}].resources[${j}]`, r));
       return { group, resources: [...new Set(b.resources)].sort() };
@@ -100,7 +101,7 @@ export class Konnector extends Construct {
       resource: checkResource(`KonnectorProps.claimedResources[${i}].resource`, c.resource),
     }));
     for (const [i, a] of (props.extraArgs ?? []).entries()) {
-      if (typeof a !== 'string' || !a.startsWith('--')) throw new Error(`KonnectorProps.extraArgs[${i}]: ${JSON.stringify(a)} must be a flag starting with "--"`);
+      if (typeof a !== 'string' || !a.startsWith('--')) fail(`KonnectorProps.extraArgs[${i}]`, a, 'must be a flag starting with "--"');
     }
 
     const labels = standardLabels(NAME, 'konnector');

@@ -2,6 +2,7 @@
  * Permission claims as used by APIServiceExportTemplates and APIServiceBindings
  * (`klutch.anynines.com/v1alpha1` PermissionClaim, wire-compatible with Klutch).
  */
+import { fail } from '../_errors.js';
 import { checkDnsLabel } from './_pod.js';
 
 /** Which objects of the claimed resource are claimed. */
@@ -44,7 +45,7 @@ const RESOURCE = /^[a-z][-a-z0-9]*[a-z0-9]$/;
 /** Validates an API group name ('' allowed). */
 export function checkGroup(prop: string, value: unknown): string {
   if (typeof value !== 'string' || !GROUP.test(value)) {
-    throw new Error(`${prop}: ${JSON.stringify(value)} is not an API group (a DNS subdomain, or "" for the core group)`);
+    fail(prop, value, 'is not an API group (a DNS subdomain, or "" for the core group)');
   }
   return value;
 }
@@ -52,7 +53,7 @@ export function checkGroup(prop: string, value: unknown): string {
 /** Validates a plural resource name. */
 export function checkResource(prop: string, value: unknown): string {
   if (typeof value !== 'string' || !RESOURCE.test(value)) {
-    throw new Error(`${prop}: ${JSON.stringify(value)} is not a plural resource name (lower-case, e.g. "postgresqlinstances")`);
+    fail(prop, value, 'is not a plural resource name (lower-case, e.g. "postgresqlinstances")');
   }
   return value;
 }
@@ -62,14 +63,14 @@ export function renderPermissionClaim(prop: string, c: PermissionClaim, withStat
   const group = checkGroup(`${prop}.group`, c.group ?? '');
   checkResource(`${prop}.resource`, c.resource);
   if (typeof c.version !== 'string' || c.version.length === 0) {
-    throw new Error(`${prop}.version: ${JSON.stringify(c.version)} must be a non-empty version such as "v1"`);
+    fail(`${prop}.version`, c.version, 'must be a non-empty version such as "v1"');
   }
   const sel = c.selector ?? {};
   for (const [i, ns] of (sel.namespaces ?? []).entries()) {
     if (ns !== '*') checkDnsLabel(`${prop}.selector.namespaces[${i}]`, ns);
   }
   if (sel.owner !== undefined && sel.owner !== 'Provider' && sel.owner !== 'Consumer') {
-    throw new Error(`${prop}.selector.owner: ${JSON.stringify(sel.owner)} must be "Provider" or "Consumer"`);
+    fail(`${prop}.selector.owner`, sel.owner, 'must be "Provider" or "Consumer"');
   }
   const out: Record<string, unknown> = {
     group,
@@ -87,7 +88,7 @@ export function renderPermissionClaim(prop: string, c: PermissionClaim, withStat
   if (withState) {
     const state = (c as AcceptablePermissionClaim).state;
     if (state !== 'Accepted' && state !== 'Rejected') {
-      throw new Error(`${prop}.state: ${JSON.stringify(state)} must be "Accepted" or "Rejected"`);
+      fail(`${prop}.state`, state, 'must be "Accepted" or "Rejected"');
     }
     out.state = state;
   }

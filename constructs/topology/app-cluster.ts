@@ -6,6 +6,7 @@
  */
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
+import { fail } from '../_errors.js';
 import { apiServiceBindingKind } from '../api/index.js';
 import { KlutchMonitoring, type MonitoringOptions } from '../monitoring/index.js';
 import {
@@ -61,7 +62,7 @@ export class AppCluster extends ClusterChart {
 
   constructor(scope: Construct, id: string, props: AppClusterProps) {
     const P = 'AppClusterProps';
-    if (!props || typeof props !== 'object') throw new Error(`${P}: ${JSON.stringify(props)} must be an object with clusterName and controlPlane`);
+    if (!props || typeof props !== 'object') fail(P, props, 'must be an object with clusterName and controlPlane');
     super(scope, id, { clusterName: props.clusterName }, P);
     if (!(props.controlPlane instanceof ControlPlaneCluster)) {
       throw new Error(`${P}.controlPlane: ${typeof props.controlPlane} is not a ControlPlaneCluster`);
@@ -74,10 +75,10 @@ export class AppCluster extends ClusterChart {
     if (exports.length === 0) throw new Error(`${P}.controlPlane: control plane "${props.controlPlane.clusterName}" exports no API yet; add data services before app clusters`);
     let chosen = exports;
     if (props.bind !== undefined) {
-      if (!Array.isArray(props.bind) || props.bind.length === 0) throw new Error(`${P}.bind: ${JSON.stringify(props.bind)} must list at least one API "<plural>.<group>"`);
+      if (!Array.isArray(props.bind) || props.bind.length === 0) fail(`${P}.bind`, props.bind, 'must list at least one API "<plural>.<group>"');
       chosen = props.bind.map((b, i) => {
         const e = exports.find((x) => x.name === b);
-        if (!e) throw new Error(`${P}.bind[${i}]: ${JSON.stringify(b)} is not exported by "${props.controlPlane.clusterName}"; exports: ${exports.map((x) => x.name).join(', ')}`);
+        if (!e) fail(`${P}.bind[${i}]`, b, `is not exported by "${props.controlPlane.clusterName}"; exports: ${exports.map((x) => x.name).join(', ')}`);
         return e;
       });
     }
@@ -117,19 +118,19 @@ export class AppCluster extends ClusterChart {
     const P = 'AppCluster.addClaim';
     const apis = this.controlPlane.claimApisOfKind(props.kind).filter((a) => props.group === undefined || a.group === props.group);
     if (apis.length === 0) {
-      throw new Error(`${P}.kind: ${JSON.stringify(props.kind)} is not a claim kind of control plane "${this.controlPlane.clusterName}"; kinds: ${[...new Set(this.controlPlane.claimApis.map((a) => a.kind))].sort().join(', ')}`);
+      fail(`${P}.kind`, props.kind, `is not a claim kind of control plane "${this.controlPlane.clusterName}"; kinds: ${[...new Set(this.controlPlane.claimApis.map((a) => a.kind))].sort().join(', ')}`);
     }
     if (apis.length > 1) throw new Error(`${P}.group: ${JSON.stringify(props.group)}; kind ${props.kind} exists in ${apis.map((a) => a.group).join(', ')} — name the group`);
     const api = apis[0];
     const bindingName = `${api.plural}.${api.group}`;
     if (!this.bindings.has(bindingName)) {
-      throw new Error(`${P}.kind: ${JSON.stringify(props.kind)} (${bindingName}) is not bound in cluster "${this.clusterName}"; bound: ${[...this.bindings.keys()].join(', ')}`);
+      fail(`${P}.kind`, props.kind, `(${bindingName}) is not bound in cluster "${this.clusterName}"; bound: ${[...this.bindings.keys()].join(', ')}`);
     }
     const namespace = props.namespace ?? 'default';
     const key = `${bindingName}/${namespace}/${props.name}`;
-    if (this.claimNames.has(key)) throw new Error(`${P}.name: ${JSON.stringify(props.name)} is already a ${props.kind} in namespace ${namespace} of cluster "${this.clusterName}"`);
+    if (this.claimNames.has(key)) fail(`${P}.name`, props.name, `is already a ${props.kind} in namespace ${namespace} of cluster "${this.clusterName}"`);
     this.claimNames.add(key);
-    if (!props.spec || typeof props.spec !== 'object') throw new Error(`${P}.spec: ${JSON.stringify(props.spec)} must be an object`);
+    if (!props.spec || typeof props.spec !== 'object') fail(`${P}.spec`, props.spec, 'must be an object');
     return new ApiObject(this, `Claim ${bindingName} ${namespace} ${props.name}`, {
       apiVersion: `${api.group}/${api.version}`,
       kind: api.kind,

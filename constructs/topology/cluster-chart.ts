@@ -4,6 +4,8 @@
  */
 import { Chart } from 'cdk8s';
 import { Construct } from 'constructs';
+import { fail } from '../_errors.js';
+import { isDnsLabel } from '../_names.js';
 
 /** What kind of cluster a chart describes. */
 export enum ClusterRole {
@@ -31,8 +33,8 @@ export abstract class ClusterChart extends Chart {
   public abstract readonly clusterRole: ClusterRole;
 
   protected constructor(scope: Construct, id: string, props: ClusterChartProps, propsName: string) {
-    if (!props || typeof props.clusterName !== 'string' || props.clusterName.length > 63 || !DNS_LABEL.test(props.clusterName)) {
-      throw new Error(`${propsName}.clusterName: ${JSON.stringify(props?.clusterName)} is not a DNS-1123 label (it names the folder dist/<clusterName>/)`);
+    if (!props || !isDnsLabel(props.clusterName)) {
+      fail(`${propsName}.clusterName`, props?.clusterName, 'is not a DNS-1123 label (it names the folder dist/<clusterName>/)');
     }
     super(scope, id, { labels: props.labels, disableResourceNameHashes: true });
     Object.defineProperty(this, CLUSTER_CHART, { value: true });

@@ -13,6 +13,8 @@
 import { ApiObject } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
+import { fail } from '../_errors.js';
+import { isDnsSubdomain } from '../_names.js';
 import { bindingCrds } from '../api/index.js';
 import { Catalogue, CatalogueProps } from '../catalogue/index.js';
 import {
@@ -135,16 +137,16 @@ export class ControlPlaneCluster extends ClusterChart {
 
   constructor(scope: Construct, id: string, props: ControlPlaneClusterProps) {
     const P = 'ControlPlaneClusterProps';
-    if (!props || typeof props !== 'object') throw new Error(`${P}: ${JSON.stringify(props)} must be an object with host and dex`);
+    if (!props || typeof props !== 'object') fail(P, props, 'must be an object with host and dex');
     super(scope, id, { clusterName: props.clusterName ?? 'control-plane' }, P);
-    if (typeof props.host !== 'string' || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/.test(props.host)) {
-      throw new Error(`${P}.host: ${JSON.stringify(props.host)} is not a fully qualified host name (e.g. "bind.example.com")`);
+    if (!isDnsSubdomain(props.host, 1)) {
+      fail(`${P}.host`, props.host, 'is not a fully qualified host name (e.g. "bind.example.com")');
     }
     this.host = props.host;
     if (props.dex === undefined) throw new Error(`${P}.dex: undefined; give Dex connectors, or false to use an external OIDC issuer via backend.oidc`);
     this.anynines = props.anynines;
     if (props.catalogueInstall !== undefined && !(props.catalogueInstall instanceof CatalogueInstall)) {
-      throw new Error(`${P}.catalogueInstall: ${JSON.stringify(props.catalogueInstall)} must be CatalogueInstall.OBJECTS or CatalogueInstall.configurationPackage({ package })`);
+      fail(`${P}.catalogueInstall`, props.catalogueInstall, 'must be CatalogueInstall.OBJECTS or CatalogueInstall.configurationPackage({ package })');
     }
     this.catalogueInstall = props.catalogueInstall ?? CatalogueInstall.OBJECTS;
 
@@ -302,7 +304,7 @@ export class ControlPlaneCluster extends ClusterChart {
     const a = this.anynines;
     if (!a) throw new Error(`ControlPlaneClusterProps.anynines: undefined; the a9s ProviderConfig "${name}" needs endpoints (baseDomain) and credentials`);
     if (typeof a.baseDomain !== 'string' || !/^[a-z0-9.-]+$/.test(a.baseDomain)) {
-      throw new Error(`ControlPlaneClusterProps.anynines.baseDomain: ${JSON.stringify(a.baseDomain)} is not a domain name`);
+      fail('ControlPlaneClusterProps.anynines.baseDomain', a.baseDomain, 'is not a domain name');
     }
     this.providerConfigNames.add(name); // only once it is emitted: a failed attempt fails again
     const ns = a.credentialsNamespace ?? CROSSPLANE_NAMESPACE;

@@ -16,6 +16,8 @@ import { ApiObject, App } from 'cdk8s';
 import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { IConstruct } from 'constructs';
+import { fail } from '../_errors.js';
+import { isDnsLabel, isDnsSubdomain } from '../_names.js';
 import { ConfigurationPackageSource } from '../crossplane/configuration-package.js';
 import { ClusterChart } from './cluster-chart.js';
 import { BUILTIN_GROUPS, BUILTIN_NAMESPACES, fileNameOf, groupOf, isClusterScopedBuiltin, phaseOf } from './layout.js';
@@ -69,19 +71,17 @@ const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 
 /** Basic checks every object must pass whatever its schema: identity and metadata syntax. */
 export function checkObjectShape(o: Record<string, any>, where: string): void {
-  const bad = (field: string, value: unknown, why: string): never => {
-    throw new Error(`${where}: ${field}: ${JSON.stringify(value)} ${why}`);
-  };
+  const bad = (field: string, value: unknown, why: string): never => fail(`${where}: ${field}`, value, why);
   if (typeof o.apiVersion !== 'string' || !/^([a-z0-9.-]+\/)?v[0-9]+((alpha|beta)[0-9]+)?$/.test(o.apiVersion)) bad('apiVersion', o.apiVersion, 'is not an API version');
   if (typeof o.kind !== 'string' || !KIND.test(o.kind)) bad('kind', o.kind, 'is not a kind');
   const md = o.metadata;
   if (!md || typeof md !== 'object') bad('metadata', md, 'is missing');
   const name = md.name;
   const rbac = groupOf(o.apiVersion) === 'rbac.authorization.k8s.io';
-  if (typeof name !== 'string' || name.length === 0 || name.length > 253 || !(rbac ? RBAC_NAME : DNS_SUBDOMAIN).test(name)) {
+  if (typeof name !== 'string' || name.length === 0 || name.length > 253 || !(rbac ? RBAC_NAME.test(name) : isDnsSubdomain(name))) {
     bad('metadata.name', name, rbac ? 'is not a valid RBAC object name' : 'is not a DNS-1123 subdomain');
   }
-  if (md.namespace !== undefined && (typeof md.namespace !== 'string' || !DNS_LABEL.test(md.namespace) || md.namespace.length > 63)) {
+  if (md.namespace !== undefined && !isDnsLabel(md.namespace)) {
     bad('metadata.namespace', md.namespace, 'is not a DNS-1123 label');
   }
   if (md.namespace !== undefined && isClusterScopedBuiltin(o.kind) && BUILTIN_GROUPS.has(groupOf(o.apiVersion))) {
@@ -286,14 +286,12 @@ export interface SynthResult {
 /** The Flux Kustomizations of one cluster (see {@link SynthOptions.flux}). */
 export function fluxKustomizations(cluster: RenderedCluster, flux: FluxOptions): Record<string, any>[] {
   const P = 'SynthOptions.flux';
-  if (!flux?.sourceRef || typeof flux.sourceRef.name !== 'string' || !DNS_SUBDOMAIN.test(flux.sourceRef.name)) {
-    throw new Error(`${P}.sourceRef.name: ${JSON.stringify(flux?.sourceRef?.name)} is not a DNS-1123 subdomain`);
-  }
+  if (!flux?.sourceRef || !isDnsSubdomain(flux.sourceRef.name)) fail(`${P}.sourceRef.name`, flux?.sourceRef?.name, 'is not a DNS-1123 subdomain');
   if (typeof flux.path !== 'string' || flux.path.length === 0 || flux.path.includes('..')) {
-    throw new Error(`${P}.path: ${JSON.stringify(flux.path)} must be the output folder's path inside the source, e.g. "./dist"`);
+    fail(`${P}.path`, flux.path, 'must be the output folder\'s path inside the source, e.g. "./dist"');
   }
   const interval = flux.interval ?? '10m';
-  if (!/^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$/.test(interval)) throw new Error(`${P}.interval: ${JSON.stringify(interval)} is not a Go duration such as "10m"`);
+  if (!/^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$/.test(interval)) fail(`${P}.interval`, interval, 'is not a Go duration such as "10m"');
   const namespace = flux.namespace ?? 'flux-system';
   const phases = [...new Set(cluster.files.map((f) => dirname(f.path)))];
   const base = flux.path.replace(/\/+$/, '');

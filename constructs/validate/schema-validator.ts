@@ -4,6 +4,7 @@
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import { show } from '../_errors.js';
 import type { JSONSchemaProps } from '../api/_schema.js';
 import { joinPath, walkRules, type CelFailure } from './cel.js';
 import { toAjvSchema } from './openapi.js';
@@ -152,10 +153,8 @@ function valueAt(root: unknown, ptr: string): unknown {
   return v;
 }
 
-function show(v: unknown): string {
-  const s = JSON.stringify(v);
-  return s === undefined ? 'undefined' : s.length > 80 ? s.slice(0, 77) + '...' : s;
-}
+/** Values in field errors are cut at this many characters. */
+const SHOWN = 80;
 
 function formatAjvErrors(errs: ErrorObject[], data: unknown): FieldError[] {
   const out: FieldError[] = [];
@@ -174,16 +173,16 @@ function formatAjvErrors(errs: ErrorObject[], data: unknown): FieldError[] {
         out.push({ path: joinPath(path, String(p.additionalProperty)), message: `unknown field ${JSON.stringify(String(p.additionalProperty))} (not declared in the schema)` });
         break;
       case 'enum':
-        out.push({ path, message: `Unsupported value: ${show(value)}: supported values: ${(p.allowedValues as unknown[]).map((x) => JSON.stringify(x)).join(', ')}` });
+        out.push({ path, message: `Unsupported value: ${show(value, SHOWN)}: supported values: ${(p.allowedValues as unknown[]).map((x) => JSON.stringify(x)).join(', ')}` });
         break;
       case 'type':
-        out.push({ path, message: `Invalid value: ${show(value)}: must be of type ${[p.type].flat().join(' or ')}` });
+        out.push({ path, message: `Invalid value: ${show(value, SHOWN)}: must be of type ${[p.type].flat().join(' or ')}` });
         break;
       case 'pattern':
-        out.push({ path, message: `Invalid value: ${show(value)}: must match '${String(p.pattern)}'` });
+        out.push({ path, message: `Invalid value: ${show(value, SHOWN)}: must match '${String(p.pattern)}'` });
         break;
       case 'format':
-        out.push({ path, message: `Invalid value: ${show(value)}: must be a valid ${String(p.format)}` });
+        out.push({ path, message: `Invalid value: ${show(value, SHOWN)}: must be a valid ${String(p.format)}` });
         break;
       case 'minLength':
       case 'maxLength':
@@ -192,30 +191,30 @@ function formatAjvErrors(errs: ErrorObject[], data: unknown): FieldError[] {
       case 'minProperties':
       case 'maxProperties': {
         const what = e.keyword.endsWith('Length') ? 'characters' : e.keyword.endsWith('Items') ? 'items' : 'properties';
-        out.push({ path, message: `Invalid value: ${show(value)}: must NOT have ${e.keyword.startsWith('min') ? 'fewer' : 'more'} than ${String(p.limit)} ${what}` });
+        out.push({ path, message: `Invalid value: ${show(value, SHOWN)}: must NOT have ${e.keyword.startsWith('min') ? 'fewer' : 'more'} than ${String(p.limit)} ${what}` });
         break;
       }
       case 'minimum':
       case 'maximum':
       case 'exclusiveMinimum':
       case 'exclusiveMaximum':
-        out.push({ path, message: `Invalid value: ${show(value)}: must be ${String(p.comparison)} ${String(p.limit)}` });
+        out.push({ path, message: `Invalid value: ${show(value, SHOWN)}: must be ${String(p.comparison)} ${String(p.limit)}` });
         break;
       case 'multipleOf':
-        out.push({ path, message: `Invalid value: ${show(value)}: must be a multiple of ${String(p.multipleOf)}` });
+        out.push({ path, message: `Invalid value: ${show(value, SHOWN)}: must be a multiple of ${String(p.multipleOf)}` });
         break;
       case 'uniqueItems':
         out.push({ path, message: `Invalid value: duplicate items ${String(p.j)} and ${String(p.i)}` });
         break;
       case 'not':
-        out.push({ path, message: `Invalid value: ${show(value)}: not allowed here` });
+        out.push({ path, message: `Invalid value: ${show(value, SHOWN)}: not allowed here` });
         break;
       case 'anyOf':
       case 'oneOf':
-        out.push({ path, message: `Invalid value: ${show(value)}: must match ${e.keyword === 'oneOf' ? 'exactly one' : 'at least one'} of the allowed schemas` });
+        out.push({ path, message: `Invalid value: ${show(value, SHOWN)}: must match ${e.keyword === 'oneOf' ? 'exactly one' : 'at least one'} of the allowed schemas` });
         break;
       default:
-        out.push({ path, message: `Invalid value: ${show(value)}: fails ${e.keyword} ${JSON.stringify(p)}` });
+        out.push({ path, message: `Invalid value: ${show(value, SHOWN)}: fails ${e.keyword} ${JSON.stringify(p)}` });
     }
   }
   return out;

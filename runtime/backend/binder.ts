@@ -8,6 +8,8 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import YAML from 'yaml';
+import { fail } from '../../constructs/_errors.js';
+import { isDnsLabel } from '../../constructs/_names.js';
 import { ApiError, isAlreadyExists, type KubeClient, type KubeObject } from '../core/client.js';
 import {
   BINDER_CLUSTER_ROLE,
@@ -72,9 +74,7 @@ export const subjectHash = (id: { iss: string; sub: string }): string => createH
 
 /** Validates a namespace prefix: the created names are `<prefix>-<12 hex>`. */
 export function validateNamespacePrefix(prefix: string): string {
-  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(prefix) || prefix.length > 63 - 13) {
-    throw new Error(`--namespace-prefix: "${prefix}" is not a DNS label of at most 50 characters (names are <prefix>-<12 hex digits>)`);
-  }
+  if (!isDnsLabel(prefix, 63 - 13)) fail('--namespace-prefix', prefix, 'is not a DNS label of at most 50 characters (names are <prefix>-<12 hex digits>)');
   return prefix;
 }
 

@@ -123,10 +123,10 @@ describe('CompositeResourceDefinition', () => {
   });
 
   it('throws on a bad group, kind or plural, naming the value', () => {
-    expect(() => synthOne(props({ group: 'Foo_Bar' }))).toThrow('CompositeResourceDefinitionProps.group: "Foo_Bar" is not a lowercase DNS subdomain');
+    expect(() => synthOne(props({ group: 'Foo_Bar' }))).toThrow('CompositeResourceDefinitionProps.group: "Foo_Bar" is not a DNS-1123 subdomain');
     expect(() => synthOne(props({ group: 'example' }))).toThrow('CompositeResourceDefinitionProps.group: "example" must contain at least one dot');
     expect(() => synthOne(props({ names: { kind: 'xThing', plural: 'xthings' } }))).toThrow('CompositeResourceDefinitionProps.names.kind: "xThing"');
-    expect(() => synthOne(props({ names: { kind: 'XThing', plural: 'XThings' } }))).toThrow('CompositeResourceDefinitionProps.names.plural: "XThings" is not a lowercase DNS label');
+    expect(() => synthOne(props({ names: { kind: 'XThing', plural: 'XThings' } }))).toThrow('CompositeResourceDefinitionProps.names.plural: "XThings" is not a DNS-1123 label');
   });
 
   it('limits names to 63 characters', () => {
