@@ -1,0 +1,27 @@
+// An ES module project (`"type": "module"`, `module: NodeNext`): the README's data service in a
+// control plane, one app cluster with a claim, written by synthTopology to dist/<cluster>/….
+import { App } from 'cdk8s';
+import { AppCluster, ControlPlaneCluster, synthTopology } from 'klutch-kit';
+import { addClickHouse } from './clickhouse.js';
+
+const app = new App();
+const controlPlane = new ControlPlaneCluster(app, 'ControlPlane', {
+  host: 'bind.example.com',
+  anynines: { baseDomain: 'a9s.example.com' },
+  dex: {
+    connectors: [{
+      type: 'github', id: 'github', name: 'GitHub',
+      config: { clientID: '$GITHUB_CLIENT_ID', clientSecret: '$GITHUB_CLIENT_SECRET' },
+      secretEnv: { GITHUB_CLIENT_ID: { name: 'dex-github', key: 'client-id' }, GITHUB_CLIENT_SECRET: { name: 'dex-github', key: 'client-secret' } },
+    }],
+  },
+});
+addClickHouse(controlPlane);
+const shop = new AppCluster(app, 'AppShop', { clusterName: 'app-shop', controlPlane });
+shop.addClaim({
+  kind: 'ClickhouseInstance', name: 'events', namespace: 'shop',
+  spec: { service: 'clickhouse24', plan: 'clickhouse-single-small', compositionRef: { name: 'k8s-clickhouse' } },
+});
+
+const result = await synthTopology(app, { outdir: process.env.CDK8S_OUTDIR ?? 'dist' });
+for (const c of result.clusters) console.log(`${c.name} (${c.role}): ${c.objects} objects`);

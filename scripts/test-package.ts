@@ -1,0 +1,211 @@
+/**
+ * `npm run test:package`: klutch-kit as its users get it. Packs the tarball (`npm pack`, which builds
+ * lib/ through `prepack`), checks what it ships, installs it into fresh projects made from
+ * examples/ in a temporary folder, and runs the README's "Adding a data service" block in each:
+ *
+ *   esm-nodenext  ES module project: type-checked with `module: NodeNext` and with `Bundler`
+ *                 resolution, compiled by tsc, run by node (synthTopology)
+ *   cdk8s-app     the layout of `cdk8s init typescript-app` (CommonJS, classic resolution, its
+ *                 tsconfig.json and cdk8s.yaml `app: npx ts-node main.ts`), run by `cdk8s synth`
+ *   pulumi-app    Pulumi's TypeScript template (CommonJS under ts-node) deploying the chart with
+ *                 klutch-kit/stacks' ControlPlane under Pulumi's mocks
+ *
+ * Offline: the tarball is unpacked into `<project>/node_modules/klutch-kit`, and every other package
+ * the project or klutch-kit names (dependencies, the peers the project lists) is linked from this
+ * repository's node_modules — one copy of cdk8s, and nothing the project does not list (a
+ * construct-only project has no Pulumi and no runtime libraries).
+ *
+ * Options: --keep (leave the temporary folder), --only <project>, --tarball <file> (skip npm pack).
+ */
+import { execFileSync, type ExecFileSyncOptions } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseAllDocuments } from 'yaml';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const NODE_MODULES = join(ROOT, 'node_modules');
+const args = process.argv.slice(2);
+const only = args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined;
+const keep = args.includes('--keep');
+const givenTarball = args.includes('--tarball') ? resolve(args[args.indexOf('--tarball') + 1]!) : undefined;
+
+type Pkg = {
+  name: string; version: string; bin?: string | Record<string, string>;
+  dependencies?: Record<string, string>; devDependencies?: Record<string, string>; peerDependencies?: Record<string, string>;
+  peerDependenciesMeta?: Record<string, { optional?: boolean }>;
+  exports: Record<string, string | Record<string, string>>; typesVersions?: Record<string, Record<string, string[]>>;
+};
+const readJson = <T>(file: string): T => JSON.parse(readFileSync(file, 'utf8')) as T;
+
+const times: string[] = [];
+function step<T>(name: string, fn: () => T): T {
+  const t = Date.now();
+  process.stdout.write(`▶ ${name}\n`);
+  const r = fn();
+  times.push(`${name}: ${((Date.now() - t) / 1000).toFixed(1)} s`);
+  return r;
+}
+
+/** Runs a command; on failure prints its output and throws one line naming the command. */
+function run(cmd: string, argv: string[], opts: ExecFileSyncOptions & { cwd: string }): string {
+  try {
+    return execFileSync(cmd, argv, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], ...opts, env: { ...process.env, ...opts.env } }) as string;
+  } catch (e) {
+    const err = e as { stdout?: string; stderr?: string; status?: number };
+    process.stderr.write(`${err.stdout ?? ''}${err.stderr ?? ''}`);
+    throw new Error(`\`${cmd} ${argv.join(' ')}\` in ${opts.cwd} failed (exit ${err.status})`, { cause: e });
+  }
+}
+
+function check(ok: unknown, message: string): void {
+  if (!ok) throw new Error(message);
+}
+
+/** The README's "Adding a data service" block. */
+function readmeBlock(): string {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## Adding a data service'));
+  const m = /```ts\n([\s\S]*?)```/.exec(section);
+  check(m, 'README.md: no ```ts block in "## Adding a data service"');
+  return m![1]!;
+}
+
+// ---------------------------------------------------------------------------------------------
+const work = mkdtempSync(join(tmpdir(), 'klutch-kit-package-'));
+let failed = false;
+try {
+  const tarball = givenTarball ?? step('npm pack (prepack: build lib/)', () => {
+    const out = run('npm', ['pack', '--json', '--pack-destination', work], { cwd: ROOT, env: { npm_config_loglevel: 'error' } });
+    const info = JSON.parse(out.slice(out.indexOf('['))) as Array<{ filename: string; size: number; unpackedSize: number; entryCount: number }>;
+    console.log(`  ${info[0]!.filename}: ${info[0]!.entryCount} files, ${(info[0]!.size / 1024).toFixed(0)} kB packed, ${(info[0]!.unpackedSize / 1024 / 1024).toFixed(1)} MB unpacked`);
+    return join(work, info[0]!.filename);
+  });
+
+  const unpacked = join(work, 'unpacked');
+  const pkg = step('tarball contents', () => {
+    mkdirSync(unpacked);
+    run('tar', ['xzf', tarball, '-C', unpacked], { cwd: work });
+    const dir = join(unpacked, 'package');
+    const files = run('tar', ['tzf', tarball], { cwd: work }).split('\n').filter(Boolean).map((f) => f.replace(/^package\//, ''));
+    const p = readJson<Pkg>(join(dir, 'package.json'));
+    for (const [key, entry] of Object.entries(p.exports)) {
+      for (const target of typeof entry === 'string' ? [entry] : Object.values(entry)) {
+        check(existsSync(join(dir, target)), `exports["${key}"] → ${target} is not in the tarball`);
+      }
+      if (typeof entry === 'object' && key !== '.') {
+        const types = p.typesVersions?.['*']?.[key.slice(2)]?.[0];
+        check(types && existsSync(join(dir, types)), `typesVersions for "${key}" is missing or not in the tarball`);
+      }
+    }
+    const bad = files.filter((f) => /(^|\/)test\/|\.test\.|__tests__|\.map$|^(constructs|stacks|runtime|scripts)\/|\.ts$/.test(f) && !f.endsWith('.d.ts'));
+    check(bad.length === 0, `the tarball ships tests, sources or maps: ${bad.slice(0, 5).join(', ')}`);
+    for (const f of ['LICENSE', 'CHANGELOG.md', 'README.md', 'imports/schema-bundle.json', 'bin/kubectl-bind.js', 'cjs/_node.cjs']) check(files.includes(f), `${f} is not in the tarball`);
+    check(readFileSync(join(dir, 'LICENSE'), 'utf8').includes('Apache License') , 'LICENSE is not the Apache-2.0 text');
+    for (const n of ['cdk8s', 'cdk8s-plus-28', 'constructs', '@pulumi/pulumi', '@pulumi/kubernetes']) {
+      check(!p.dependencies?.[n] && p.peerDependencies?.[n], `${n} must be a peer dependency, not a dependency`);
+    }
+    console.log(`  ${files.length} files; ${Object.keys(p.exports).length} exports entries with .js, .d.ts and a CommonJS entry; no tests`);
+    return p;
+  });
+
+  // -------------------------------------------------------------------------------------------
+  /** A fresh project from examples/<name>, with klutch-kit from the tarball and the rest linked. */
+  function project(name: string): string {
+    const dir = join(work, name);
+    cpSync(join(ROOT, 'examples', name), dir, { recursive: true });
+    const block = readmeBlock();
+    check(readFileSync(join(dir, 'clickhouse.ts'), 'utf8') === block, `examples/${name}/clickhouse.ts differs from the README's "Adding a data service" block; copy the block over`);
+    const own = readJson<Pkg>(join(dir, 'package.json'));
+    const nm = join(dir, 'node_modules');
+    mkdirSync(join(nm, '.bin'), { recursive: true });
+    cpSync(join(unpacked, 'package'), join(nm, 'klutch-kit'), { recursive: true });
+    const wanted = new Set([...Object.keys(own.dependencies ?? {}), ...Object.keys(own.devDependencies ?? {}), ...Object.keys(pkg.dependencies ?? {})]);
+    wanted.delete('klutch-kit');
+    // Required peers must be listed by the project (npm would warn, and lib/ could not load them).
+    for (const [peer] of Object.entries(pkg.peerDependencies ?? {})) {
+      if (!pkg.peerDependenciesMeta?.[peer]?.optional) check(wanted.has(peer), `examples/${name}/package.json lacks the peer dependency ${peer}`);
+    }
+    const link = (n: string) => {
+      const target = join(NODE_MODULES, n);
+      check(existsSync(target), `${n} is not installed in ${NODE_MODULES} (run npm ci)`);
+      mkdirSync(dirname(join(nm, n)), { recursive: true });
+      symlinkSync(target, join(nm, n), 'dir');
+      const p = readJson<Pkg>(join(target, 'package.json'));
+      const bins = typeof p.bin === 'string' ? { [n.split('/').pop()!]: p.bin } : (p.bin ?? {});
+      for (const [b, rel] of Object.entries(bins)) if (!existsSync(join(nm, '.bin', b))) symlinkSync(join(target, rel), join(nm, '.bin', b));
+    };
+    for (const n of wanted) link(n);
+    for (const [b, rel] of Object.entries(typeof pkg.bin === 'object' ? pkg.bin : {})) symlinkSync(join(nm, 'klutch-kit', rel), join(nm, '.bin', b));
+    return dir;
+  }
+  const bin = (dir: string, b: string) => join(dir, 'node_modules', '.bin', b);
+  // Node resolves packages from the project only (no NODE_PATH), npx finds the project's bins, no network.
+  const env = { NODE_PATH: '', npm_config_offline: 'true', npm_config_update_notifier: 'false' };
+  delete process.env['CDK8S_OUTDIR'];
+
+  function outputOf(dir: string): Array<Record<string, any>> {
+    const objs: Array<Record<string, any>> = [];
+    const walk = (d: string) => {
+      for (const e of readdirSync(d, { withFileTypes: true })) {
+        if (e.isDirectory()) walk(join(d, e.name));
+        else if (/\.ya?ml$/.test(e.name) && e.name !== 'kustomization.yaml') {
+          for (const doc of parseAllDocuments(readFileSync(join(d, e.name), 'utf8'))) {
+            const o = doc.toJS() as Record<string, any> | null;
+            if (o?.kind) objs.push(o);
+          }
+        }
+      }
+    };
+    walk(dir);
+    return objs;
+  }
+  function expectClickHouse(objs: Array<Record<string, any>>, where: string): void {
+    const has = (kind: string, n: string) => objs.some((o) => o.kind === kind && o.metadata?.name === n);
+    for (const [kind, n] of [
+      ['CompositeResourceDefinition', 'xclickhouseinstances.analytics.example.com'],
+      ['Composition', 'k8s-clickhouse'], ['Composition', 'vm-clickhouse'],
+      ['APIServiceExportTemplate', 'clickhouseinstances'],
+      ['ClusterRole', 'klutch-binder-exports-clickhouseinstances.analytics.example.com'],
+      ['ProviderConfig', 'clickhouse-service-broker'],
+      ['APIServiceBinding', 'clickhouseinstances.analytics.example.com'],
+      ['ClickhouseInstance', 'events'],
+    ]) check(has(kind!, n!), `${where}: no ${kind} ${n} among ${objs.length} objects`);
+    console.log(`  ${where}: ${objs.length} objects, the ClickHouse data service exported and bound`);
+  }
+
+  if (!only || only === 'esm-nodenext') {
+    step('esm-nodenext: tsc (NodeNext), tsc (Bundler), node build/main.js', () => {
+      const dir = project('esm-nodenext');
+      run(bin(dir, 'tsc'), ['-p', 'tsconfig.json'], { cwd: dir, env });
+      run(bin(dir, 'tsc'), ['-p', 'tsconfig.bundler.json'], { cwd: dir, env });
+      run(process.execPath, ['build/main.js'], { cwd: dir, env });
+      expectClickHouse(outputOf(join(dir, 'dist')), 'esm-nodenext dist/');
+    });
+  }
+  if (!only || only === 'cdk8s-app') {
+    step('cdk8s-app: cdk8s synth (npx ts-node main.ts, CommonJS)', () => {
+      const dir = project('cdk8s-app');
+      // --check-upgrade=false: the CLI would ask the registry for a newer cdk8s-cli (no network here).
+      run(bin(dir, 'cdk8s'), ['synth', '--check-upgrade=false'], { cwd: dir, env });
+      expectClickHouse(outputOf(join(dir, 'dist')), 'cdk8s-app dist/');
+    });
+  }
+  if (!only || only === 'pulumi-app') {
+    step('pulumi-app: ts-node test.ts (CommonJS, Pulumi mocks)', () => {
+      const dir = project('pulumi-app');
+      const out = run(bin(dir, 'ts-node'), ['test.ts'], { cwd: dir, env });
+      process.stdout.write(`  ${out.trim()}\n`);
+    });
+  }
+} catch (e) {
+  failed = true;
+  console.error(`test:package: ${e instanceof Error ? e.message : String(e)}`);
+} finally {
+  console.log(times.map((t) => `  ${t}`).join('\n'));
+  if (keep) console.log(`kept ${work}`);
+  else rmSync(work, { recursive: true, force: true });
+}
+if (failed) process.exit(1);
+console.log('test:package: passed');
