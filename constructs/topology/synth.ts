@@ -63,8 +63,6 @@ export interface RenderOptions {
   readonly addMissingNamespaces?: boolean;
 }
 
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const RBAC_NAME = /^[^/%]+$/; // RBAC object names are path segments (e.g. "system:foo")
 const KIND = /^[A-Z][A-Za-z0-9]*$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
