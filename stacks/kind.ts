@@ -29,7 +29,6 @@ export interface KindCommands {
   readonly delete: readonly string[];
 }
 
-const KIND_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 /** Builds the kind CLI argv; rejects bad values with the config key and the value. Pure. */
 export function kindCommands(opts: KindClusterOptions, key = 'access'): KindCommands {

@@ -21,7 +21,6 @@ export interface ClusterChartProps {
 }
 
 const CLUSTER_CHART = Symbol.for('klutch-kit.topology.ClusterChart');
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 export abstract class ClusterChart extends Chart {
   /** True for every ClusterChart, across module copies. */
