@@ -34,6 +34,7 @@ export function program(io: IO, env: NodeJS.ProcessEnv = process.env): Command {
     .version(versionLine(), '--version', 'print the version of kubectl-bind and exit')
     .argument('[url]', "the backend's export URL, e.g. https://bind.example.com/export")
     .option('--open', 'open the login URL in the browser', false)
+    .option('--verbose', 'print the stack trace of an unexpected error (also $KUBECTL_BIND_DEBUG=1)')
     .option('--token <jwt>', 'non-interactive: a JWT from the backend\'s OIDC issuer (or $KLUTCH_BIND_TOKEN)')
     .option('--resource <plural.group>', 'with --token: the API to bind, e.g. postgresqlinstances.anynines.com')
     .enablePositionalOptions() // flags after "apiservice" belong to it (both define --kubeconfig …)
@@ -149,8 +150,9 @@ export async function run(argv: string[], io: IO, env: NodeJS.ProcessEnv = proce
       io.err.write(`❌ ${e.message}\n${e.code === 0 ? 'Check that the cluster is reachable (--kubeconfig/--context).\n' : ''}`);
       return Exit.FAILED;
     }
-    const detail = env.KUBECTL_BIND_DEBUG ? ((e as Error).stack ?? String(e)) : ((e as Error).message ?? String(e));
-    io.err.write(`❌ ${detail}\nCheck the app cluster's kubeconfig (--kubeconfig/--context); set KUBECTL_BIND_DEBUG=1 for a stack trace.\n`);
+    const verbose = Boolean(env.KUBECTL_BIND_DEBUG) || argv.includes('--verbose');
+    const detail = verbose ? ((e as Error).stack ?? String(e)) : ((e as Error).message ?? String(e));
+    io.err.write(`❌ ${detail}\nCheck the app cluster's kubeconfig (--kubeconfig/--context)${verbose ? '' : '; --verbose prints the stack trace'}.\n`);
     return Exit.FAILED;
   }
 }
