@@ -102,16 +102,16 @@ export interface BindBackendProps {
    * states are kept in the API server, so a login may finish on any replica. @default 2
    */
   readonly replicas?: number;
-  /** OIDC settings. */
-  readonly oidc: BackendOidcProps;
-  /** Cookie keys. */
-  readonly cookies: BackendCookieProps;
-  /** `--namespace-prefix` for cluster namespaces. @default "cluster" */
   /**
    * With more than one replica: a PodDisruptionBudget (`maxUnavailable: 1`) so that node drains keep
    * one replica serving, and a spread of the replicas over nodes. @default true
    */
   readonly podDisruptionBudget?: boolean;
+  /** OIDC settings. */
+  readonly oidc: BackendOidcProps;
+  /** Cookie keys. */
+  readonly cookies: BackendCookieProps;
+  /** `--namespace-prefix` for cluster namespaces. @default "cluster" */
   readonly namespacePrefix?: string;
   /** `--pretty-name`. @default "klutch-kit" */
   readonly prettyName?: string;
@@ -149,13 +149,13 @@ export class BindBackend extends Construct {
   public readonly serviceAccount: k8s.KubeServiceAccount;
   public readonly clusterRole: k8s.KubeClusterRole;
   public readonly namespaceObject?: k8s.KubeNamespace;
+  /** Keeps one replica serving through voluntary disruptions (replicas > 1). */
+  public readonly podDisruptionBudget?: k8s.KubePodDisruptionBudget;
   public readonly ingress?: k8s.KubeIngress;
   public readonly httpRoute?: ApiObject;
   /** The backend's cluster-wide rules, with reasons. */
   public readonly rules: readonly DocumentedRule[];
   /** Rules of the shared `klutch-binder` ClusterRole (bound in each cluster namespace). */
-  /** Keeps one replica serving through voluntary disruptions (replicas > 1). */
-  public readonly podDisruptionBudget?: k8s.KubePodDisruptionBudget;
   public readonly binderRules: readonly DocumentedRule[];
   /** The container args (for inspection). */
   public readonly args: readonly string[];
@@ -379,14 +379,14 @@ export class BindBackend extends Construct {
             serviceAccountName: name,
             automountServiceAccountToken: true,
             securityContext: hardenedPodSecurityContext(),
+            ...(replicas > 1
+              ? { topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: selector } }] }
+              : {}),
             containers: [{
               name: 'backend',
               image,
               imagePullPolicy: 'IfNotPresent',
               args,
-            ...(replicas > 1
-              ? { topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: selector } }] }
-              : {}),
               env,
               ports: [{ name: 'http', containerPort: port, protocol: 'TCP' }],
               livenessProbe: { httpGet: { path: '/healthz', port: k8s.IntOrString.fromString('http'), scheme }, initialDelaySeconds: 10, periodSeconds: 10 },
@@ -400,17 +400,17 @@ export class BindBackend extends Construct {
         },
       },
     });
-    const servicePort = props.tlsSecretName ? 443 : 80;
-    this.service = new k8s.KubeService(this, 'Service', {
-      metadata: { name, namespace: ns, labels },
-      spec: {
-        type: 'ClusterIP',
     if (replicas > 1 && props.podDisruptionBudget !== false) {
       this.podDisruptionBudget = new k8s.KubePodDisruptionBudget(this, 'PodDisruptionBudget', {
         metadata: { name, namespace: ns, labels },
         spec: { maxUnavailable: k8s.IntOrString.fromNumber(1), selector: { matchLabels: selector } },
       });
     }
+    const servicePort = props.tlsSecretName ? 443 : 80;
+    this.service = new k8s.KubeService(this, 'Service', {
+      metadata: { name, namespace: ns, labels },
+      spec: {
+        type: 'ClusterIP',
         selector,
         ports: [{ name: 'http', port: servicePort, targetPort: k8s.IntOrString.fromString('http'), protocol: 'TCP' }],
       },
