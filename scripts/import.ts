@@ -4,7 +4,9 @@
  * 1. `constructs/api/crds/*.yaml`: klutch-kit's binding CRDs, rendered from constructs/api;
  * 2. `imports/*.ts`: typed cdk8s constructs, by `cdk8s import` of the pinned CRD files in
  *    `imports/crds/` (vendored by scripts/vendor-reference.ts) and of the binding CRDs, each unit
- *    under its own import name so no two write the same file;
+ *    under its own import name so no two write the same file; the unit inputs are written to
+ *    `imports/crds/units/` and named in cdk8s.yaml, so a plain `npx cdk8s import` regenerates the
+ *    same files (scripts/import-units.ts);
  * 3. `imports/schema-bundle.json`: the schemas `klutch-kit validate` uses at run time.
  *
  *   npm run import          # write the files
@@ -18,77 +20,10 @@ import { fileURLToPath } from 'node:url';
 import { parseAllDocuments, stringify } from 'yaml';
 import { renderBindingCrdFiles } from '../constructs/api/crds.js';
 import { buildSchemaBundle, patchPatchAndTransformEnums } from '../constructs/validate/bundle.js';
+import { CDK8S_ENV, IMPORT_UNITS, UNITS_DIR } from './import-units.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const crdsDir = join(root, 'imports', 'crds');
-
-/** One `cdk8s import NAME:=file` unit: the files are concatenated into one multi-document input. */
-interface ImportUnit {
-  readonly name: string;
-  /** Paths relative to the repo root. */
-  readonly files: readonly string[];
-  /** Applies the function-patch-and-transform enum fix (see imports/crds/SOURCES.md). */
-  readonly patchPt?: boolean;
-  /** `--class-prefix` (provider-kubernetes: a class named `Object` would shadow the global). */
-  readonly classPrefix?: string;
-}
-
-const xp = (f: string) => `imports/crds/crossplane/v2/${f}`;
-
-const IMPORT_UNITS: readonly ImportUnit[] = [
-  {
-    // imports/crossplane-apiextensions.crossplane.io.ts, imports/crossplane-pkg.crossplane.io.ts
-    name: 'crossplane',
-    files: [
-      xp('apiextensions.crossplane.io_compositeresourcedefinitions.yaml'),
-      xp('apiextensions.crossplane.io_compositions.yaml'),
-      xp('pkg.crossplane.io_providers.yaml'),
-      xp('pkg.crossplane.io_functions.yaml'),
-      xp('pkg.crossplane.io_configurations.yaml'),
-      xp('pkg.crossplane.io_deploymentruntimeconfigs.yaml'),
-    ],
-  },
-  {
-    // imports/provider-kubernetes-kubernetes.crossplane.io.ts, imports/provider-kubernetes-kubernetes.m.crossplane.io.ts
-    // (classes KubernetesObject, KubernetesProviderConfig, KubernetesClusterProviderConfig)
-    name: 'provider-kubernetes',
-    classPrefix: 'Kubernetes',
-    files: [
-      'imports/crds/provider-kubernetes/kubernetes.crossplane.io_objects.yaml',
-      'imports/crds/provider-kubernetes/kubernetes.crossplane.io_providerconfigs.yaml',
-      'imports/crds/provider-kubernetes/kubernetes.m.crossplane.io_objects.yaml',
-      'imports/crds/provider-kubernetes/kubernetes.m.crossplane.io_providerconfigs.yaml',
-      'imports/crds/provider-kubernetes/kubernetes.m.crossplane.io_clusterproviderconfigs.yaml',
-    ],
-  },
-  {
-    // imports/patch-and-transform-pt.fn.crossplane.io.ts
-    name: 'patch-and-transform',
-    files: ['imports/crds/function-patch-and-transform/pt.fn.crossplane.io_resources.yaml'],
-    patchPt: true,
-  },
-  {
-    // imports/provider-anynines-dataservices.anynines.com.ts
-    name: 'provider-anynines',
-    files: readdirSync(join(crdsDir, 'provider-anynines'))
-      .filter((f) => f.endsWith('.yaml'))
-      .sort()
-      .map((f) => `imports/crds/provider-anynines/${f}`),
-  },
-  {
-    // imports/prometheus-operator-monitoring.coreos.com.ts (ServiceMonitor, PodMonitor, PrometheusRule)
-    name: 'prometheus-operator',
-    files: readdirSync(join(crdsDir, 'prometheus-operator'))
-      .filter((f) => f.endsWith('.yaml'))
-      .sort()
-      .map((f) => `imports/crds/prometheus-operator/${f}`),
-  },
-  {
-    // imports/klutch-klutch.anynines.com.ts, imports/klutch-example-backend.klutch.anynines.com.ts
-    name: 'klutch',
-    files: [...renderBindingCrdFiles().keys()].sort().map((f) => `constructs/api/crds/${f}`),
-  },
-];
 
 async function run(outRoot: string): Promise<{ ms: Record<string, number> }> {
   const ms: Record<string, number> = {};
@@ -106,6 +41,10 @@ async function run(outRoot: string): Promise<{ ms: Record<string, number> }> {
   const importsOut = join(outRoot, 'imports');
   mkdirSync(importsOut, { recursive: true });
   for (const f of readdirSync(importsOut)) if (f.endsWith('.ts')) rmSync(join(importsOut, f));
+  // the inputs of `cdk8s import`, committed so that cdk8s.yaml can name them (plain `npx cdk8s import`)
+  const unitsOut = join(outRoot, UNITS_DIR);
+  rmSync(unitsOut, { recursive: true, force: true });
+  mkdirSync(unitsOut, { recursive: true });
   try {
     const specs: Array<{ spec: string; prefix?: string }> = [];
     for (const u of IMPORT_UNITS) {
@@ -118,8 +57,8 @@ async function run(outRoot: string): Promise<{ ms: Record<string, number> }> {
         }
       }
       if (u.patchPt) docs.forEach(patchPatchAndTransformEnums);
-      const input = join(work, `${u.name}.yaml`);
-      writeFileSync(input, docs.map((d) => stringify(d, { lineWidth: 0 })).join('---\n'));
+      const input = join(unitsOut, `${u.name}.yaml`);
+      writeFileSync(input, `# Generated by npm run import (scripts/import-units.ts): input of \`cdk8s import ${u.name}:=…\`.\n${docs.map((d) => stringify(d, { lineWidth: 0 })).join('---\n')}`);
       specs.push({ spec: `${u.name}:=${input}`, prefix: u.classPrefix });
     }
     // `cdk8s import` takes one spec per run; run them side by side (one per CPU, at most 3).
@@ -128,7 +67,7 @@ async function run(outRoot: string): Promise<{ ms: Record<string, number> }> {
       new Promise<void>((res, rej) => {
         const args = [bin, 'import', '--no-check-upgrade', '--no-save', '-l', 'typescript', '-o', importsOut];
         if (prefix) args.push('--class-prefix', prefix);
-        const child = spawn(process.execPath, [...args, spec], { cwd: work, stdio: ['ignore', 'pipe', 'pipe'] });
+        const child = spawn(process.execPath, [...args, spec], { cwd: work, env: { ...process.env, ...CDK8S_ENV }, stdio: ['ignore', 'pipe', 'pipe'] });
         let log = '';
         child.stdout.on('data', (d) => (log += d));
         child.stderr.on('data', (d) => (log += d));
@@ -159,6 +98,8 @@ function producedFiles(outRoot: string): string[] {
   if (existsSync(apiCrds)) for (const f of readdirSync(apiCrds)) out.push(`constructs/api/crds/${f}`);
   const imp = join(outRoot, 'imports');
   if (existsSync(imp)) for (const f of readdirSync(imp)) if (f.endsWith('.ts') || f === 'schema-bundle.json') out.push(`imports/${f}`);
+  const units = join(outRoot, UNITS_DIR);
+  if (existsSync(units)) for (const f of readdirSync(units)) out.push(`${UNITS_DIR}/${f}`);
   return out.sort();
 }
 

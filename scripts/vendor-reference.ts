@@ -153,6 +153,7 @@ function main(): void {
     ...VENDORED.map((g) => `- \`${g.dir}/\`: ${g.origin}`),
     '- `prometheus-operator/`: not from the reference folder (this script leaves it alone); its own `SOURCES.md` names the upstream tag, commit and checksums.',
     '- `argo-cd/`: Argo CD\'s Application CRD, not from the reference folder (this script leaves it alone); its own `SOURCES.md` names the upstream tag, commit and checksum.',
+    '- `units/`: no upstream files: the inputs of `cdk8s import` (the CRD files above concatenated per import unit) written by `npm run import` (scripts/import-units.ts) and named in cdk8s.yaml, so `npx cdk8s import` regenerates `imports/*.ts`.',
     '',
     '## Files',
     '',

@@ -17,6 +17,8 @@ async function main(): Promise<void> {
   const result = await synthTopology(app, {
     outdir: process.env.CDK8S_OUTDIR ?? 'dist',
     flux: EXAMPLE_FLUX,
+    // and an Argo CD app-of-apps per cluster (dist/<cluster>/_argocd/root.yaml), validated with the rest
+    argocd: { repoURL: 'https://git.example.com/klutch-gitops.git', path: 'dist' },
     validate: (dir) => {
       const r = validateDirectory(dir);
       return { ok: r.ok, problems: r.issues.map(formatIssue) };
