@@ -7,6 +7,7 @@
  * import { ControlPlaneCluster, DataService } from 'klutch-kit'; // the common ones by name
  * ```
  */
+import './_node-version.js'; // first: the Node.js version check
 export * as api from './api/index.js';
 export * as catalogue from './catalogue/index.js';
 export * as crossplane from './crossplane/index.js';

@@ -1,3 +1,4 @@
+import '../constructs/_node-version.js'; // first: the Node.js version check
 export * from './config.js';
 export * from './cluster.js';
 export * from './kind.js';

@@ -65,6 +65,11 @@ describe('Node.js version check of the CommonJS entries', () => {
     expect(() => checkNode('20.18.3')).toThrow(`klutch-kit needs Node.js ${MINIMUM}`);
     expect(() => checkNode('20.18.3')).toThrow('this is Node.js 20.18.3');
   });
+  it('is the same rule as the ES module check of the package root', async () => {
+    const esm = await import('../../constructs/_node-version.js');
+    expect(esm.MINIMUM_NODE).toBe(MINIMUM);
+    for (const v of ['18.20.4', '20.18.3', '20.19.0', '21.7.3', '22.11.0', '22.12.0', '23.0.0', '24.3.0', 'x']) expect([v, esm.supportsNode(v)]).toEqual([v, supportsNode(v)]);
+  });
   it('matches engines.node', () => {
     expect((JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { engines: { node: string } }).engines.node).toBe(MINIMUM);
   });
