@@ -8,7 +8,7 @@
  */
 import { App, Chart } from 'cdk8s';
 import { appClusterBindingKind, bindingCrds, KUBECONFIG_SECRET_KEY } from '../constructs/api/index.js';
-import { BACKEND_NAMESPACE, BindBackend, Dex, type DexConnector, Konnector } from '../constructs/runtime/index.js';
+import { BACKEND_NAMESPACE, BindBackend, Dex, type DexConnector, Konnector, KonnectorFlowControl } from '../constructs/runtime/index.js';
 import type { AppClusterConfig, StackConfig } from './config.js';
 
 /** A Kubernetes object as plain JSON. */
@@ -77,6 +77,8 @@ export const defaultManifestSource: ManifestSource = {
     const clientId = config.oidc?.clientId ?? 'klutch-backend';
     const oidcSecret = { name: STACK_SECRETS.oidc.name, key: STACK_SECRETS.oidc.clientSecretKey };
     const objects = render((chart) => {
+      // API Priority and Fairness: one flow per konnector, so a busy app cluster cannot starve the others
+      new KonnectorFlowControl(chart, 'flow-control');
       new BindBackend(chart, 'backend', {
         ...(input.images.backend ? { image: input.images.backend } : {}),
         prettyName: config.backend.prettyName,

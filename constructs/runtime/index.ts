@@ -7,3 +7,4 @@ export * from './api-service-binding.js';
 export * from './konnector.js';
 export * from './bind-backend.js';
 export * from './dex.js';
+export * from './konnector-flow-control.js';

@@ -190,7 +190,7 @@ describe('ordering', () => {
   });
 
   it('only uses custom kinds in the objects groups that a foundation CRD of the same cluster defines', () => {
-    const builtin = /^(v1|apps\/v1|rbac\.authorization\.k8s\.io\/v1|policy\/v1|networking\.k8s\.io\/v1|coordination\.k8s\.io\/v1)$/;
+    const builtin = /^(v1|apps\/v1|rbac\.authorization\.k8s\.io\/v1|policy\/v1|networking\.k8s\.io\/v1|coordination\.k8s\.io\/v1|flowcontrol\.apiserver\.k8s\.io\/v1)$/;
     for (const cluster of ['cp', 'app-1']) {
       const defined = stacks.definedKinds(byName(`${cluster}-foundation`).inputs['objs']);
       for (const o of byName(`${cluster}-objects`).inputs['objs'] as StacksModule.KubeObject[]) {
@@ -271,5 +271,11 @@ describe('wiring to the control plane', () => {
     expect(dep.spec.replicas).toBe(2);
     const pdb = objs.find((o) => o.kind === 'PodDisruptionBudget' && o.metadata.name === 'klutch-backend') as unknown as { spec: { maxUnavailable: number } };
     expect(pdb.spec.maxUnavailable).toBe(1);
+  });
+
+  it('ships API Priority and Fairness for konnectors on the control plane', () => {
+    const objs = byName('cp-objects').inputs['objs'] as StacksModule.KubeObject[];
+    const apf = objs.filter((o) => o.apiVersion === 'flowcontrol.apiserver.k8s.io/v1').map((o) => `${o.kind}/${o.metadata.name}`);
+    expect(apf.sort()).toEqual(['FlowSchema/klutch-konnectors', 'FlowSchema/klutch-konnectors-control-plane', 'PriorityLevelConfiguration/klutch-konnectors']);
   });
 });
