@@ -7,6 +7,7 @@ import { BackendMetrics } from '../../../runtime/backend/metrics.js';
 import { BackendServer } from '../../../runtime/backend/server.js';
 import { UnexpectedErrors, isNetworkError, isProgrammingError } from '../../../runtime/backend/unexpected.js';
 import { parseBackendOptions } from '../../../runtime/backend/options.js';
+import { BackendControllers } from '../../../runtime/backend/controllers.js';
 import { silentLogger, type KubeClient, type KubeObject } from '../../../runtime/core/index.js';
 
 describe('BindRateLimiter', () => {
@@ -178,6 +179,42 @@ describe('unexpected errors', () => {
     } finally {
       await server.stop();
     }
+  });
+});
+
+describe('unexpected errors in controllers', () => {
+  it('a bug in a reconciler is recorded with the controller and key; an API refusal is not', async () => {
+    const metrics = new BackendMetrics();
+    const unexpected = new UnexpectedErrors(silentLogger, metrics);
+    const ctl = new BackendControllers({
+      kube: {} as KubeClient,
+      binder: {} as never,
+      logger: silentLogger,
+      metrics,
+      consumerScope: 'Namespaced',
+      exportRequestGraceMs: 0,
+      heartbeatTimeoutMs: 0,
+      unexpected,
+    });
+    let calls = 0;
+    ctl.sweeper.reconcile = async (key: string) => {
+      calls++;
+      if (key === 'cluster-bug') throw new TypeError("Cannot read properties of undefined (reading 'metadata')");
+      throw Object.assign(new Error('namespaces "x" is forbidden'), { code: 403 });
+    };
+    const sweep = ctl.controllers.find((c) => c.name === 'backend-sweeper')!;
+    sweep.start();
+    try {
+      sweep.enqueue('cluster-api-refusal');
+      sweep.enqueue('cluster-bug');
+      for (let i = 0; i < 200 && calls < 2; i++) await new Promise((r) => setTimeout(r, 5));
+    } finally {
+      await sweep.stop();
+    }
+    expect(unexpected.count).toBe(1);
+    expect(unexpected.last).toMatchObject({ source: 'controller/sweeper', context: { key: 'cluster-bug' } });
+    expect(unexpected.summary()).toMatch(/in controller\/sweeper key=cluster-bug: TypeError: Cannot read properties of undefined/);
+    expect(await metrics.registry.getSingleMetricAsString('klutch_backend_unexpected_errors_total')).toContain('source="controller"} 1');
   });
 });
 
