@@ -33,6 +33,7 @@ export interface OfferingBackend {
   readonly name: string;
   /** e.g. `a8s` (operators in Kubernetes), `a9s` (VMs through service brokers). */
   readonly automation: string;
+  /** Services it provisions; for an operation on instances (ServiceBinding, Backup, …) the instance types it handles. */
   readonly services: readonly string[];
   readonly plans: readonly string[];
   /** Used when a claim names no composition. */

@@ -2,6 +2,7 @@ import { Construct } from 'constructs';
 import { CompositeResourceDefinition, Composition, PatchAndTransformStep } from '../crossplane/index.js';
 import { Parameter, ParameterLocation, ParameterProps, DEFAULT_EXPORT_TEMPLATE_NAMESPACE } from '../dataservice/index.js';
 import { ApiServiceExportTemplate, type PermissionClaim } from '../runtime/index.js';
+import { OFFERING_ANNOTATION, type Offering } from '../api/offering.js';
 import { ANYNINES_GROUP } from './_common.js';
 
 /** A backend of an instance operation (ServiceBinding, Backup, Restore). */
@@ -122,9 +123,18 @@ export class InstanceOperation extends Construct {
     this.compositions = compositions;
     const claims: PermissionClaim[] = [];
     for (const b of props.backends) for (const c of b.permissionClaims ?? []) if (!claims.some((x) => JSON.stringify(x) === JSON.stringify(c))) claims.push(c);
+    // The catalogue page's offering: no services or plans of its own; each backend with the instance types it handles.
+    const offering: Offering = {
+      services: [],
+      plans: [],
+      backends: props.backends.map((b) => ({
+        name: b.name, automation: b.automation, services: (b.types ?? this.types).filter((t) => this.types.includes(t)), plans: [], default: b.name === def,
+      })),
+    };
     this.exportTemplate = new ApiServiceExportTemplate(this, 'ExportTemplate', {
       group: ANYNINES_GROUP, resource: claimPlural, version: 'v1', permissionClaims: claims,
       namespace: props.exportTemplateNamespace ?? DEFAULT_EXPORT_TEMPLATE_NAMESPACE,
+      annotations: { [OFFERING_ANNOTATION]: JSON.stringify(offering) },
     });
   }
 }

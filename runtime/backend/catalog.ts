@@ -1,4 +1,6 @@
 /** The bindable APIs: CRDs matched by APIServiceExportTemplates (in all namespaces). */
+import { stringify } from 'yaml';
+import { OFFERING_ANNOTATION, parseOffering, type Offering } from '../../constructs/api/offering.js';
 import type { KubeClient, KubeObject } from '../core/client.js';
 import { R } from './refs.js';
 import type { PermissionClaim } from './wire.js';
@@ -32,6 +34,19 @@ export interface Crd extends KubeObject {
   status?: { conditions?: Array<{ type: string; status: string; reason?: string; message?: string }>; acceptedNames?: unknown; storedVersions?: string[] };
 }
 
+/** A field of the claim's `spec`, from the CRD schema. */
+export interface ApiParameter {
+  /** Dotted path under `spec`, e.g. `parameters.maxConnections`. */
+  path: string;
+  type: string;
+  required: boolean;
+  description?: string;
+  enum?: string[];
+  default?: unknown;
+  /** Ranges and patterns, e.g. `1 – 100`, `≤ 63 characters`, `matches ^[a-z]+$`. */
+  constraints: string[];
+}
+
 export interface BindableApi {
   group: string;
   resource: string;
@@ -40,6 +55,101 @@ export interface BindableApi {
   versions: string[];
   template: { namespace: string; name: string };
   permissionClaims: PermissionClaim[];
+  /** The version the details describe (the storage version when served, else the first served). */
+  version?: string;
+  /** The schema's description of the kind. */
+  description?: string;
+  /** Fields of `spec` (Crossplane's claim plumbing such as compositionRef left out). */
+  parameters?: ApiParameter[];
+  /** Services, plan sizes and backends from the template's offering annotation. */
+  offering?: Offering;
+  /** Why the offering annotation was ignored. */
+  offeringError?: string;
+  /** A claim to copy: the first service, its first plan, the default backend, required fields. */
+  exampleClaim?: string;
+}
+
+/** Claim fields Crossplane adds (how a claim is wired, not what it orders). */
+const PLUMBING = new Set([
+  'compositionRef', 'compositionSelector', 'compositionRevisionRef', 'compositionRevisionSelector', 'compositionUpdatePolicy',
+  'compositeDeletePolicy', 'resourceRef', 'writeConnectionSecretToRef', 'publishConnectionDetailsTo', 'crossplane',
+]);
+
+type Schema = {
+  type?: string; description?: string; enum?: unknown[]; default?: unknown; properties?: Record<string, Schema>; required?: string[];
+  minimum?: number; maximum?: number; exclusiveMinimum?: boolean; exclusiveMaximum?: boolean; minLength?: number; maxLength?: number;
+  pattern?: string; format?: string; items?: Schema; minItems?: number; maxItems?: number; 'x-kubernetes-int-or-string'?: boolean;
+};
+
+function constraintsOf(s: Schema): string[] {
+  const out: string[] = [];
+  if (s.minimum !== undefined && s.maximum !== undefined) out.push(`${s.minimum}${s.exclusiveMinimum ? ' (exclusive)' : ''} – ${s.maximum}${s.exclusiveMaximum ? ' (exclusive)' : ''}`);
+  else if (s.minimum !== undefined) out.push(`${s.exclusiveMinimum ? '>' : '≥'} ${s.minimum}`);
+  else if (s.maximum !== undefined) out.push(`${s.exclusiveMaximum ? '<' : '≤'} ${s.maximum}`);
+  if (s.minLength !== undefined && s.maxLength !== undefined) out.push(`${s.minLength} – ${s.maxLength} characters`);
+  else if (s.minLength !== undefined) out.push(`≥ ${s.minLength} characters`);
+  else if (s.maxLength !== undefined) out.push(`≤ ${s.maxLength} characters`);
+  if (s.minItems !== undefined) out.push(`≥ ${s.minItems} items`);
+  if (s.maxItems !== undefined) out.push(`≤ ${s.maxItems} items`);
+  if (s.pattern) out.push(`matches ${s.pattern}`);
+  if (s.format) out.push(`format ${s.format}`);
+  return out;
+}
+
+/** The fields under `spec` of a CRD version's schema, depth first, plumbing left out. */
+export function specParameters(schema: unknown): ApiParameter[] {
+  const spec = (schema as Schema | undefined)?.properties?.spec;
+  const out: ApiParameter[] = [];
+  const walk = (s: Schema, prefix: string, required: Set<string>, depth: number) => {
+    for (const [name, p] of Object.entries(s.properties ?? {})) {
+      if (depth === 0 && PLUMBING.has(name)) continue;
+      const path = prefix ? `${prefix}.${name}` : name;
+      if (p.type === 'object' && p.properties && depth < 3) {
+        walk(p, path, new Set(p.required ?? []), depth + 1);
+        continue;
+      }
+      const type = p['x-kubernetes-int-or-string'] ? 'integer or string' : p.type === 'array' ? `list of ${p.items?.type ?? 'values'}` : (p.type ?? 'any');
+      out.push({
+        path, type, required: required.has(name),
+        ...(p.description ? { description: p.description } : {}),
+        ...(p.enum ? { enum: p.enum.map(String) } : {}),
+        ...(p.default !== undefined ? { default: p.default } : {}),
+        constraints: constraintsOf(p),
+      });
+    }
+  };
+  if (spec) walk(spec, '', new Set(spec.required ?? []), 0);
+  return out;
+}
+
+/** A claim to copy for an API. */
+export function exampleClaim(api: Pick<BindableApi, 'group' | 'kind' | 'scope' | 'offering'> & { version: string; parameters: ApiParameter[] }): string {
+  const spec: Record<string, unknown> = {};
+  const set = (path: string, v: unknown) => {
+    const parts = path.split('.');
+    let o = spec;
+    for (const p of parts.slice(0, -1)) o = (o[p] ??= {}) as Record<string, unknown>;
+    o[parts[parts.length - 1]] = v;
+  };
+  const service = api.offering?.services[0];
+  const backend = api.offering?.backends.find((b) => b.default && (!service || b.services.includes(service.name)));
+  for (const p of api.parameters) {
+    if (p.path === 'service' && service) set('service', service.name);
+    else if (p.path === 'plan' && service?.plans[0]) set('plan', service.plans[0]);
+    else if (p.required) {
+      // An enum the default backend narrows (e.g. the instance types a ServiceBinding backend handles).
+      const fit = p.enum?.find((e) => backend?.services.includes(e));
+      set(p.path, p.default ?? fit ?? p.enum?.[0] ?? (p.type === 'integer' || p.type === 'number' ? 1 : p.type === 'boolean' ? false : `<${p.path}>`));
+    }
+  }
+  if (backend) spec.compositionRef = { name: backend.name };
+  const name = `my-${api.kind.toLowerCase()}`;
+  return stringify({
+    apiVersion: `${api.group}/${api.version}`,
+    kind: api.kind,
+    metadata: api.scope === 'Namespaced' ? { name, namespace: 'default' } : { name },
+    spec,
+  }, { lineWidth: 0 });
 }
 
 /** Informer caches the catalogue may read instead of the API server (when synced). */
@@ -69,15 +179,26 @@ export class Catalog {
 
   private toApi(t: ExportTemplate, crd: Crd): BindableApi | undefined {
     if (crd.spec.scope === 'Cluster' && this.consumerScope !== 'Cluster') return undefined;
-    return {
+    const served = crd.spec.versions.filter((v) => v.served);
+    const shown = served.find((v) => v.storage) ?? served[0];
+    const schema = shown?.schema?.openAPIV3Schema as Schema | undefined;
+    const annotation = t.metadata.annotations?.[OFFERING_ANNOTATION];
+    const parsed = annotation === undefined ? {} : parseOffering(annotation);
+    const api = {
       group: crd.spec.group,
       resource: crd.spec.names.plural,
       kind: crd.spec.names.kind,
       scope: crd.spec.scope,
-      versions: crd.spec.versions.filter((v) => v.served).map((v) => v.name),
+      versions: served.map((v) => v.name),
       template: { namespace: t.metadata.namespace ?? '', name: t.metadata.name ?? '' },
       permissionClaims: t.spec.permissionClaims ?? [],
+      version: shown?.name ?? '',
+      ...(schema?.description ? { description: schema.description } : {}),
+      parameters: specParameters(schema),
+      ...(parsed.offering ? { offering: parsed.offering } : {}),
+      ...(parsed.error ? { offeringError: parsed.error } : {}),
     };
+    return { ...api, exampleClaim: exampleClaim(api) };
   }
 
   /** Every bindable API, sorted by CRD name. */

@@ -20,7 +20,7 @@ import { AuthError, OidcRelyingParty, type Identity } from './oidc.js';
 import { SealError, Sealer, ReplayCache, randomToken, sha256b64url } from './seal.js';
 import { Binder, exportRequestFor } from './binder.js';
 import { Catalog, CatalogError } from './catalog.js';
-import { errorPage, resourcesPage } from './html.js';
+import { errorPage, resourcesPage, RESOURCES_CSP } from './html.js';
 import { BackendMetrics } from './metrics.js';
 import { UnexpectedErrors, isNetworkError } from './unexpected.js';
 import { ReplayStoreUnavailable, type ReplayStore } from './login-state.js';
@@ -462,10 +462,10 @@ export class BackendServer {
     const apis = await this.deps.catalog.list();
     res.writeHead(200, {
       'Content-Type': 'text/html; charset=utf-8',
-      'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' http://127.0.0.1:* http://localhost:* http://[::1]:*",
+      'Content-Security-Policy': RESOURCES_CSP,
       'X-Frame-Options': 'DENY',
     });
-    res.end(resourcesPage({ prettyName: this.opts.prettyName, user: s.email ?? s.sub, sessionId: s.sid, csrf: s.csrf, apis }));
+    res.end(resourcesPage({ prettyName: this.opts.prettyName, user: s.email ?? s.sub, sessionId: s.sid, csrf: s.csrf, apis, query: url.searchParams.get('q') ?? '' }));
   }
 
   /** Validates the API, provisions the consumer and builds the BindingResponse. */

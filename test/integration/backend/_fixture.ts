@@ -187,7 +187,7 @@ export async function loginViaHttp(
 
 /** Submits the Bind form of `resource.group` on the resources page; returns the CLI callback URL. */
 export async function clickBind(env: ProviderEnv, login: LoginResult, api: string): Promise<{ status: number; location?: string; body?: string }> {
-  const form = new RegExp(`<div class="card" data-resource="${api.replace(/\./g, '\\.')}">[\\s\\S]*?<form method="post" action="/bind">([\\s\\S]*?)</form>`).exec(login.resourcesHtml);
+  const form = new RegExp(`<section class="api" [^>]*data-resource="${api.replace(/\./g, '\\.')}"[^>]*>[\\s\\S]*?<form method="post" action="/bind">([\\s\\S]*?)</form>`).exec(login.resourcesHtml);
   if (!form) throw new Error(`no Bind form for ${api} on the resources page`);
   const fields: Record<string, string> = {};
   for (const m of form[1].matchAll(/name="([^"]+)" value="([^"]*)"/g)) fields[m[1]] = m[2].replace(/&amp;/g, '&');

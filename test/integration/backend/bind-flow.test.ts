@@ -380,7 +380,7 @@ describe('headless Chromium (Debian chromium via playwright-core)', () => {
       await page.fill('#password', alice.password);
       await Promise.all([page.waitForURL(`${env.backend.url}/resources?s=${s}`), page.click('#signin')]);
       await expect(page.textContent('h1')).resolves.toBe('Test Provider');
-      expect(await page.locator('.card').count()).toBeGreaterThanOrEqual(2);
+      expect(await page.locator('section.api').count()).toBeGreaterThanOrEqual(2);
       await Promise.all([page.waitForURL((u) => u.href.startsWith(cli.url)), page.click('button[value="mangodbs.mangodb.com"]')]);
       await expect(page.textContent('h1')).resolves.toBe('Authenticated');
       const r = await cli.response;
