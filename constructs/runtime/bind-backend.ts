@@ -445,7 +445,7 @@ export class BindBackend extends Construct {
         },
       });
     }
-    for (const [i, api] of (props.exportedApis ?? []).entries()) this.addExportedApi(api, `${P}.exportedApis[${i}]`);
+    for (const [i, api] of (props.exportedApis ?? []).entries()) this.exportApi(api, `${P}.exportedApis[${i}]`);
   }
 
   /**
@@ -453,7 +453,12 @@ export class BindBackend extends Construct {
    * `<resource>` and `<resource>/status` of `<group>`, which the backend binds in consumer namespaces.
    * Adding the same API twice is a no-op.
    */
-  public addExportedApi(api: ExportedApi, prop = 'BindBackend.addExportedApi'): void {
+  public addExportedApi(api: ExportedApi): void {
+    this.exportApi(api, 'BindBackend.addExportedApi');
+  }
+
+  /** addExportedApi(), with `prop` naming the input in error messages. */
+  private exportApi(api: ExportedApi, prop: string): void {
     const group = checkGroup(`${prop}.group`, api?.group);
     if (group === '') throw new Error(`${prop}.group: "" (core group) cannot be exported`);
     const resource = checkResource(`${prop}.resource`, api.resource);
