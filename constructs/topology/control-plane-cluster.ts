@@ -117,11 +117,9 @@ export class ControlPlaneCluster extends ClusterChart {
   public readonly host: string;
   public readonly backend: BindBackend;
   public readonly dex?: Dex;
-  public readonly catalogue?: Catalogue;
-  /** The catalogue's Configuration package source (CatalogueInstall.configurationPackage). */
-  public readonly cataloguePackage?: ConfigurationPackageSource;
-  /** The `Configuration` installing the catalogue package (CatalogueInstall.configurationPackage). */
-  public readonly catalogueConfiguration?: Configuration;
+  private firstCatalogue?: Catalogue;
+  private catalogueSource?: ConfigurationPackageSource;
+  private catalogueConfig?: Configuration;
   private readonly catalogueInstall: CatalogueInstall;
   public readonly crossplane: CrossplaneInstall;
   public readonly providerKubernetes: Provider;
@@ -236,6 +234,21 @@ export class ControlPlaneCluster extends ClusterChart {
     this.addProviderConfig(KUBERNETES_PROVIDER_CONFIG);
   }
 
+  /** The first catalogue added: the Klutch catalogue unless `catalogue: false` (then the first addCatalogue()). */
+  public get catalogue(): Catalogue | undefined {
+    return this.firstCatalogue;
+  }
+
+  /** The catalogue's Configuration package source (CatalogueInstall.configurationPackage). */
+  public get cataloguePackage(): ConfigurationPackageSource | undefined {
+    return this.catalogueSource;
+  }
+
+  /** The `Configuration` installing the catalogue package (CatalogueInstall.configurationPackage). */
+  public get catalogueConfiguration(): Configuration | undefined {
+    return this.catalogueConfig;
+  }
+
   /** Adds the Klutch catalogue (or a part of it) with the ProviderConfigs its Compositions use. */
   public addCatalogue(id: string, props: CatalogueProps = {}): Catalogue {
     const c = new Catalogue(this.catalogueScope(), id, props);
@@ -248,7 +261,7 @@ export class ControlPlaneCluster extends ClusterChart {
         pkg.addDependency(dependencyOn(PackageDependencyKind.PROVIDER, this.providerAnynines.packageRef));
       }
     }
-    (this as { catalogue?: Catalogue }).catalogue ??= c;
+    this.firstCatalogue ??= c;
     for (const n of c.providerConfigs.kubernetes) this.addProviderConfig(n);
     for (const n of c.providerConfigs.serviceBrokers) this.addProviderConfig(n, AnyninesServiceType.SERVICE_BROKER);
     for (const n of c.providerConfigs.backupManagers) this.addProviderConfig(n, AnyninesServiceType.BACKUP_MANAGER);
@@ -268,9 +281,10 @@ export class ControlPlaneCluster extends ClusterChart {
         annotations: { 'meta.crossplane.io/description': 'The klutch-kit data-service catalogue: XRDs and Compositions.' },
       });
       const conf = new Configuration(this, 'CatalogueConfiguration', { package: install.package, name, skipDependencyResolution: install.skipDependencyResolution });
-      Object.assign(this, { cataloguePackage: src, catalogueConfiguration: conf });
+      this.catalogueSource = src;
+      this.catalogueConfig = conf;
     }
-    return this.cataloguePackage!;
+    return this.catalogueSource!;
   }
 
   /**
