@@ -133,6 +133,26 @@ export class LocalPostgresServer {
     return fs.readFileSync(this.pwFile, 'utf8').trim();
   }
 
+  /**
+   * Copies an initdb'd, never started folder (`template.dataDir`, see init()) instead of running initdb again;
+   * the superuser password is replaced by a new one at the first start.
+   */
+  async initFrom(template: LocalPostgresServer): Promise<void> {
+    if (fs.existsSync(path.join(this.dataDir, 'PG_VERSION'))) return;
+    fs.mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    const u = this.opts.user;
+    if (u) fs.chownSync(this.dir, u.uid, u.gid);
+    await new Promise<void>((resolve, reject) => {
+      const c = spawn('cp', ['-a', template.dataDir, this.dataDir], { stdio: ['ignore', 'ignore', 'pipe'] });
+      let err = '';
+      c.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+      c.on('error', reject);
+      c.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`copying ${template.dataDir} to ${this.dataDir} failed (exit ${code}): ${err.trim()}`))));
+    });
+    fs.copyFileSync(template.pwFile, this.pwFile);
+    fs.writeFileSync(path.join(this.dir, '.rotate-superuser-password'), '');
+  }
+
   /** initdb once (a no-op when the data folder exists). */
   async init(): Promise<void> {
     if (fs.existsSync(path.join(this.dataDir, 'PG_VERSION'))) return;
@@ -218,6 +238,19 @@ export class LocalPostgresServer {
         throw new Error(`the PostgreSQL server on ${this.address}:${this.port} did not accept connections within ${timeoutMs / 1000} s (last error: ${last}); log ${this.logFile}`);
       }
       await sleep(100);
+    }
+    const rotate = path.join(this.dir, '.rotate-superuser-password');
+    if (fs.existsSync(rotate)) {
+      // a copy of the template: its superuser password becomes this instance's own
+      const password = randomBytes(24).toString('base64url');
+      const c = await this.superuser('postgres');
+      try {
+        await c.query(`ALTER ROLE postgres PASSWORD ${c.escapeLiteral(password)}`);
+      } finally {
+        await c.end();
+      }
+      fs.writeFileSync(this.pwFile, `${password}\n`, { mode: 0o600 });
+      fs.rmSync(rotate);
     }
     this.appliedSettings = { ...plan.settings };
     this.log.info({ pid: child.pid }, 'PostgreSQL server running');

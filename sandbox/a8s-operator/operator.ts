@@ -94,6 +94,7 @@ export class SandboxA8sOperator {
     // the servers' own folders are 0700 and theirs; this one only needs to be entered
     fs.chmodSync(dir, 0o711);
     assertReachable(dir, this.opts.user ?? serverUser(), 'SandboxA8sOperatorOptions.dataDir');
+    this.instances.warm();
     this.postgresqls.start();
     this.bindings.start();
     await Promise.all([this.postgresqls.waitForSync(timeoutMs), this.bindings.waitForSync(timeoutMs)]);
