@@ -51,7 +51,19 @@ const b64 = (v: unknown) => (typeof v === 'string' && v ? Buffer.from(v, 'base64
 /** Parses kubeconfig YAML/JSON text. `baseDir` resolves relative file paths. */
 export function parseKubeconfig(
   text: string,
-  opts: { context?: string; baseDir?: string; source?: string; /** exec plugin timeout */ execTimeoutMs?: number } = {},
+  opts: {
+    context?: string;
+    baseDir?: string;
+    source?: string;
+    /** exec plugin timeout */
+    execTimeoutMs?: number;
+    /**
+     * Run `users[].user.exec` plugins. Only for kubeconfigs the user gave (files): a kubeconfig
+     * received from a provider or read from a Secret must not make this process run commands.
+     * @default false
+     */
+    allowExec?: boolean;
+  } = {},
 ): ClusterAccess {
   const src = opts.source ?? 'kubeconfig';
   let raw: RawKubeconfig;
@@ -87,6 +99,12 @@ export function parseKubeconfig(
   };
   const caData = b64(cluster['certificate-authority-data']) ?? file(cluster['certificate-authority']);
   let exec: ExecCredentialPlugin | undefined;
+  if (user.exec && !opts.allowExec) {
+    const cmd = (user.exec as { command?: unknown }).command;
+    throw new KubeconfigLoadError(
+      `${src}: user "${ctx.user}" runs the exec credential plugin ${JSON.stringify(cmd)}; klutch-kit runs plugins only from kubeconfig files it is given (--kubeconfig, $KUBECONFIG), never from a kubeconfig received from a provider or read from a Secret; use a token or a client certificate there`,
+    );
+  }
   if (user.exec) {
     try {
       const config = parseExecConfig(user.exec, `${src}: user "${ctx.user}"`);
@@ -133,7 +151,7 @@ export function loadKubeconfigFile(path: string, context?: string, opts: { execT
   } catch (e) {
     throw new KubeconfigLoadError(`kubeconfig ${path}: cannot read it (${(e as Error).message})`);
   }
-  return parseKubeconfig(text, { context, baseDir: dirname(path), source: `kubeconfig ${path}`, execTimeoutMs: opts.execTimeoutMs });
+  return parseKubeconfig(text, { context, baseDir: dirname(path), source: `kubeconfig ${path}`, execTimeoutMs: opts.execTimeoutMs, allowExec: true });
 }
 
 const SA_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';

@@ -135,12 +135,20 @@ contexts:
     const a = loadKubeconfigFile(join(sub, 'config'));
     expect((await a.exec!.credential()).token).toBe('audience:test');
     // rendered back with its exec block
-    expect(parseKubeconfig(renderKubeconfig(a)).exec?.config).toMatchObject({ command: './plugin.sh', apiVersion: V1 });
+    expect(parseKubeconfig(renderKubeconfig(a), { allowExec: true }).exec?.config).toMatchObject({ command: './plugin.sh', apiVersion: V1 });
+  });
+
+  it('a kubeconfig that is no file the user gave (a Secret, a provider\'s answer) may not run a plugin', () => {
+    const text = kubeconfig(`      apiVersion: ${V1}\n      command: /bin/sh\n      args: ["-c", "touch /tmp/pwned"]`);
+    expect(() => parseKubeconfig(text, { source: 'Secret klutch-bind/kubeconfig-x' })).toThrow(
+      'Secret klutch-bind/kubeconfig-x: user "u" runs the exec credential plugin "/bin/sh"; klutch-kit runs plugins only from kubeconfig files it is given (--kubeconfig, $KUBECONFIG), never from a kubeconfig received from a provider or read from a Secret; use a token or a client certificate there',
+    );
+    expect(parseKubeconfig(text, { allowExec: true }).exec?.commandLine).toBe('/bin/sh -c "touch /tmp/pwned"');
   });
 
   it('bad exec blocks and auth-provider users are load errors naming the user', () => {
-    expect(() => parseKubeconfig(kubeconfig('      command: aws'))).toThrow(KubeconfigLoadError);
-    expect(() => parseKubeconfig(kubeconfig('      command: aws'))).toThrow(/kubeconfig: user "u": exec.apiVersion undefined is not supported/);
+    expect(() => parseKubeconfig(kubeconfig('      command: aws'), { allowExec: true })).toThrow(KubeconfigLoadError);
+    expect(() => parseKubeconfig(kubeconfig('      command: aws'), { allowExec: true })).toThrow(/kubeconfig: user "u": exec.apiVersion undefined is not supported/);
     const ap = kubeconfig('      {}').replace('    exec:\n      {}', '    auth-provider: { name: gcp }');
     expect(() => parseKubeconfig(ap)).toThrow(/user "u" uses the auth-provider "gcp", which Kubernetes removed; use its exec plugin instead/);
   });
