@@ -13,7 +13,7 @@ import { Sealer, parseCookieKeys } from './seal.js';
 import { BackendServer } from './server.js';
 import { UnexpectedErrors } from './unexpected.js';
 import { ApiServerReplayStore } from './login-state.js';
-import { BindRateLimiter } from './limits.js';
+import { BindRateLimiter, LeaseIdentityLock } from './limits.js';
 
 export interface Backend {
   url: string;
@@ -60,6 +60,7 @@ export async function startBackend(
     external: externalCluster(kube, opts),
     tokenTtlSeconds: opts.tokenTtl,
     maxClustersPerIdentity: opts.maxClustersPerIdentity,
+    identityLock: new LeaseIdentityLock({ kube, namespace: opts.leaseNamespace, holder: identity }),
   });
   const catalog = new Catalog(kube, opts.consumerScope);
   const { host, port } = parseListenAddress(opts.listenAddress);

@@ -28,7 +28,7 @@ import {
 } from './refs.js';
 import { BIND_API_VERSION, type APIServiceExportRequestResponse } from './wire.js';
 import type { BindableApi } from './catalog.js';
-import { LimitError } from './limits.js';
+import { LimitError, type IdentityLock } from './limits.js';
 
 export const FIELD_MANAGER = 'klutch-backend';
 
@@ -50,6 +50,8 @@ export interface BinderOptions {
   tokenTtlSeconds: number;
   /** App clusters (cluster namespaces) one identity (iss + sub) may have; 0: unlimited. @default 0 */
   maxClustersPerIdentity?: number;
+  /** Serializes count-and-create per identity across replicas (without it the limit is per request). */
+  identityLock?: IdentityLock;
 }
 
 export interface ConsumerIdentity {
@@ -191,13 +193,21 @@ export class Binder {
       },
     };
     const max = this.opts.maxClustersPerIdentity ?? 0;
-    if (max > 0) {
+    if (max <= 0) return this.createNamespace(id, ns);
+    // count and create under the identity's lock (held by one bind on any replica at a time), so
+    // concurrent binds neither exceed the limit nor refuse each other below it
+    const counted = async () => {
       const used = (await this.clustersOf(id)).length;
       if (used >= max) throw this.overLimit(id, used, max);
-    }
+      return this.createNamespace(id, ns);
+    };
+    return this.opts.identityLock ? this.opts.identityLock.withLock(subjectHash(id), id.sub, counted) : counted();
+  }
+
+  private async createNamespace(id: ConsumerIdentity, ns: KubeObject): Promise<{ name: string; created: boolean }> {
+    const name = ns.metadata.name!;
     try {
-      const created = await this.kube.create(R.namespaces, ns);
-      if (max > 0) await this.recheckLimit(id, created, max);
+      await this.kube.create(R.namespaces, ns);
       return { name, created: true };
     } catch (e) {
       if (!isAlreadyExists(e)) throw e;
@@ -224,21 +234,6 @@ export class Binder {
       'clusters',
       `identity ${id.sub} already has ${used} app clusters bound, the limit is ${max} (--max-clusters-per-identity); unbind one, or bind again from an app cluster that is already bound`,
     );
-  }
-
-  /**
-   * Concurrent binds (on one or several replicas) may each have seen room for one more cluster. After
-   * creating, a bind counts the identity's other namespaces created no later than its own (same
-   * second counts as earlier); at the limit it deletes its namespace again and is refused. Of any two
-   * namespaces the later-created one counts the earlier, so the limit is never exceeded; binds in
-   * the same second may both be refused (a retry succeeds).
-   */
-  private async recheckLimit(id: ConsumerIdentity, created: KubeObject, max: number): Promise<void> {
-    const mine = created.metadata.creationTimestamp ?? '';
-    const earlier = (await this.clustersOf(id)).filter((n) => n.metadata.uid !== created.metadata.uid && (n.metadata.creationTimestamp ?? '') <= mine);
-    if (earlier.length < max) return;
-    await this.kube.delete(R.namespaces, undefined, created.metadata.name!, { uid: created.metadata.uid });
-    throw this.overLimit(id, earlier.length, max);
   }
 
   /** Issues a fresh token for the cluster namespace's ServiceAccount. */

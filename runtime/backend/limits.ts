@@ -7,8 +7,13 @@
  * - `bindRatePerMinute`/`bindBurst` (`--bind-rate`, `--bind-burst`): a token bucket per identity in
  *   each replica; a bind beyond it is refused with 429 and Retry-After. With N replicas behind one
  *   Service an identity gets at most N times the rate.
+ * - The count and the creation of a cluster namespace run under the identity's {@link IdentityLock},
+ *   a Lease in the backend's namespace, so binds on any replicas neither exceed the limit nor refuse
+ *   each other below it.
  */
 import { TokenBucket } from '../core/ratelimit.js';
+import { CoreResources, isAlreadyExists, isConflict, isNotFound, type KubeClient, type KubeObject } from '../core/client.js';
+import { MANAGED_BY, MANAGED_BY_LABEL } from './refs.js';
 
 export interface IdentityLimits {
   /** App clusters (cluster namespaces) per identity; 0: unlimited. */
@@ -23,8 +28,8 @@ export interface IdentityLimits {
 export class LimitError extends Error {
   constructor(
     readonly status: 403 | 429,
-    readonly field: 'clusterID' | 'rate',
-    readonly limit: 'clusters' | 'bind_rate',
+    readonly field: 'clusterID' | 'rate' | 'concurrency',
+    readonly limit: 'clusters' | 'bind_rate' | 'concurrent',
     message: string,
     /** For 429: seconds until the next bind is allowed. */
     readonly retryAfterSeconds?: number,
@@ -71,6 +76,76 @@ export class BindRateLimiter {
         `${who} made more than ${this.burst} binds in a row; at most ${this.ratePerMinute} per minute are allowed (--bind-rate), try again in ${retry}s`,
         retry,
       );
+    }
+  }
+}
+
+/** Runs `fn` while holding a lock named after `key` (one holder on any replica at a time). */
+export interface IdentityLock {
+  withLock<T>(key: string, who: string, fn: () => Promise<T>): Promise<T>;
+}
+
+type Lease = KubeObject & { spec?: { holderIdentity?: string; leaseDurationSeconds?: number; renewTime?: string } };
+const microTime = (d: Date) => d.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+
+export interface LeaseIdentityLockOptions {
+  kube: KubeClient;
+  /** The backend's namespace (where its other Leases are). */
+  namespace: string;
+  /** This replica, as `holderIdentity`. */
+  holder: string;
+  /** A lock left by a killed replica is taken over after this long. @default 15 */
+  ttlSeconds?: number;
+  /** How long a bind waits for the lock before a 429. @default 10000 */
+  waitMs?: number;
+}
+
+/**
+ * {@link IdentityLock} on coordination.k8s.io/v1 Leases `klutch-bind-lock-<key>`: creating the Lease
+ * takes the lock (AlreadyExists: wait), deleting it (with a uid precondition) releases it; a Lease
+ * older than `ttlSeconds` (its holder was killed) is deleted and taken.
+ */
+export class LeaseIdentityLock implements IdentityLock {
+  constructor(private readonly o: LeaseIdentityLockOptions) {
+    if (!o.namespace) throw new Error('LeaseIdentityLock.namespace: empty; pass --lease-namespace or set POD_NAMESPACE');
+  }
+
+  async withLock<T>(key: string, who: string, fn: () => Promise<T>): Promise<T> {
+    const { kube, namespace } = this.o;
+    const name = `klutch-bind-lock-${key.slice(0, 40)}`;
+    const ttl = this.o.ttlSeconds ?? 15;
+    const deadline = Date.now() + (this.o.waitMs ?? 10_000);
+    let held: Lease | undefined;
+    for (let attempt = 0; !held; attempt++) {
+      const now = new Date();
+      try {
+        held = await kube.create<Lease>(CoreResources.leases, {
+          apiVersion: 'coordination.k8s.io/v1',
+          kind: 'Lease',
+          metadata: { name, namespace, labels: { [MANAGED_BY_LABEL]: MANAGED_BY } },
+          spec: { holderIdentity: this.o.holder, leaseDurationSeconds: ttl, acquireTime: microTime(now), renewTime: microTime(now) },
+        });
+        break;
+      } catch (e) {
+        if (!isAlreadyExists(e)) throw e;
+      }
+      const cur = await kube.getOrNull<Lease>(CoreResources.leases, namespace, name);
+      const renewed = Date.parse(cur?.spec?.renewTime ?? '');
+      if (cur && (Number.isNaN(renewed) || renewed + (cur.spec?.leaseDurationSeconds ?? ttl) * 1000 < Date.now())) {
+        await kube.delete(CoreResources.leases, namespace, name, { uid: cur.metadata.uid }).catch((e) => {
+          if (!isConflict(e) && !isNotFound(e)) throw e;
+        });
+        continue;
+      }
+      if (Date.now() > deadline) {
+        throw new LimitError(429, 'concurrency', 'concurrent', `another bind of ${who} is still in progress; try again in a few seconds`, 2);
+      }
+      await new Promise((r) => setTimeout(r, 20 + Math.random() * 30 * Math.min(attempt + 1, 8)));
+    }
+    try {
+      return await fn();
+    } finally {
+      await kube.delete(CoreResources.leases, namespace, name, { uid: held.metadata.uid }).catch(() => undefined);
     }
   }
 }
