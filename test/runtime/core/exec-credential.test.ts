@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ExecCredentialError, ExecCredentialPlugin, parseExecConfig, type ExecConfig } from '../../../runtime/core/exec-credential.js';
 import { KubeconfigLoadError, loadKubeconfigFile, parseKubeconfig, renderKubeconfig } from '../../../runtime/core/kubeconfig.js';
+import { KubeconfigError, parseKubeconfigSecret } from '../../../runtime/konnector/kubeconfig.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'exec-plugin-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -144,6 +145,16 @@ contexts:
       'Secret klutch-bind/kubeconfig-x: user "u" runs the exec credential plugin "/bin/sh"; klutch-kit runs plugins only from kubeconfig files it is given (--kubeconfig, $KUBECONFIG), never from a kubeconfig received from a provider or read from a Secret; use a token or a client certificate there',
     );
     expect(parseKubeconfig(text, { allowExec: true }).exec?.commandLine).toBe('/bin/sh -c "touch /tmp/pwned"');
+    // the konnector's provider kubeconfig Secret (which the provider can rotate): SecretValid=False
+    const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'kubeconfig-x', namespace: 'klutch-bind' }, data: { kubeconfig: Buffer.from(text).toString('base64') } };
+    let err: unknown;
+    try {
+      parseKubeconfigSecret(secret as never, { namespace: 'klutch-bind', name: 'kubeconfig-x', key: 'kubeconfig' });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(KubeconfigError);
+    expect(err).toMatchObject({ reason: 'KubeconfigSecretInvalid', message: expect.stringMatching(/^Secret klutch-bind\/kubeconfig-x key "kubeconfig": user "u" runs the exec credential plugin "\/bin\/sh"/) });
   });
 
   it('bad exec blocks and auth-provider users are load errors naming the user', () => {
