@@ -229,7 +229,6 @@ describe('per-identity limits', () => {
     );
     const seconds = Math.ceil((Date.now() - t0) / 1000);
     const by = (st: number) => answers.filter((a) => a.status === st);
-    // eslint-disable-next-line no-console
     console.log(`hammer: 40 concurrent binds of one identity on ${live.length} replica(s) in ${seconds}s: ${by(200).length} x 200, ${by(403).length} x 403, ${by(429).length} x 429`);
     expect(answers.filter((a) => ![200, 403, 429].includes(a.status))).toEqual([]);
     // count and create run under the identity's lock: exactly the limit, never more, never fewer

@@ -216,7 +216,6 @@ describe('fuzz: generated requests against the real backend', () => {
         throw new Error(`${failures.join('\n')}\n${e.message}`);
       }),
     );
-    // eslint-disable-next-line no-console
     console.log(`fuzz (no identity): ${RUNS} requests, answers by status ${JSON.stringify(Object.fromEntries([...byStatus].sort()))}; ${(await handled()) - handled0 - polls} reached the backend's handlers (the rest were refused by Node's HTTP parser); /healthz polled ${polls} times`);
     expect(failures).toEqual([]);
     expect(failed).toEqual([]);
@@ -254,7 +253,6 @@ describe('fuzz: generated requests against the real backend', () => {
         throw new Error(`${failures.join('\n')}\n${e.message}`);
       }),
     );
-    // eslint-disable-next-line no-console
     console.log(`fuzz (valid bearer): ${BEARER_RUNS} binds, answers by status ${JSON.stringify(Object.fromEntries([...byStatus].sort()))}`);
     expect(failures).toEqual([]);
     expect(failed).toEqual([]);
