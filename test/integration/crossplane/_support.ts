@@ -1,0 +1,243 @@
+/**
+ * Support for the tests on real Crossplane: a control plane synthesized by our constructs (catalogue
+ * in a Configuration package), raw object access, polling, and the **a8s operator stand-in**: no a8s
+ * operator runs here, so a test plays it at operator level only, writing the status of the a8s objects
+ * (`postgresqls.postgresql.anynines.com` etc.) the way the operator reports it (fields from the vendored
+ * a8s CRDs, imports/crds/a8s/). Nothing is played at claim or XR level.
+ */
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import { App } from 'cdk8s';
+import { parse } from 'yaml';
+import {
+  CatalogueInstall, ControlPlaneCluster, renderTopology, type RenderedCluster, type RenderedPackage,
+} from '../../../constructs/topology/index.js';
+import type { Catalogue } from '../../../constructs/catalogue/index.js';
+import { applyManifests, KubeApiError, kubeRequest, ResourcePaths, startCluster, type RealCluster } from '../../../runtime/realinfra/index.js';
+import { buildPackageImage, joinPackageYaml } from '../../../runtime/xpkg/image.js';
+import { pushPackageImage } from '../../../runtime/xpkg/push.js';
+import { toYaml } from '../../../constructs/topology/index.js';
+
+export type Obj = KubernetesObject & { spec?: Record<string, any>; status?: Record<string, any> };
+
+export const REPO = process.cwd();
+export const CATALOGUE_PACKAGE_REPOSITORY = 'klutch/catalogue';
+
+/** The vendored CRDs of a folder under imports/crds/. */
+export function vendoredCrds(folder: string, only?: (file: string) => boolean): Obj[] {
+  const dir = join(REPO, 'imports', 'crds', folder);
+  return readdirSync(dir).filter((f) => f.endsWith('.yaml') && (!only || only(f))).sort().map((f) => parse(readFileSync(join(dir, f), 'utf8')) as Obj);
+}
+
+/** Our control plane, catalogue installed as a Configuration package from `packageRef`. */
+export function synthControlPlane(packageRef: string): { cluster: RenderedCluster; pkg: RenderedPackage; cp: ControlPlaneCluster } {
+  const app = new App({ outdir: '/nonexistent' });
+  const cp = new ControlPlaneCluster(app, 'CP', {
+    host: 'bind.example.com',
+    dex: { connectors: [{ type: 'mockCallback', id: 'mock', name: 'Mock', config: {} }] } as never,
+    anynines: { baseDomain: 'a9s.example.com' },
+    catalogueInstall: CatalogueInstall.configurationPackage({ package: packageRef, skipDependencyResolution: true }),
+  });
+  const [cluster] = renderTopology(app);
+  const pkg = cluster.packages![0];
+  return { cluster, pkg, cp };
+}
+
+export function packageYamlOf(pkg: RenderedPackage): string {
+  return joinPackageYaml(toYaml(pkg.meta), pkg.files.map((f) => toYaml(f.object)));
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `fn` until it returns a value other than undefined; the error names `what` and the last value seen. */
+export async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 90_000, everyMs = 500): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v !== undefined) return v;
+    } catch (e) {
+      last = e instanceof Error ? e.message : e;
+    }
+    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}${last !== undefined ? ` (last: ${String(last).slice(0, 300)})` : ''}`);
+    await sleep(everyMs);
+  }
+}
+
+/** Raw object access on one cluster. */
+export class Api {
+  readonly paths: ResourcePaths;
+  constructor(readonly kc: KubeConfig) {
+    this.paths = new ResourcePaths(kc);
+  }
+
+  async path(apiVersion: string, kind: string, name: string, namespace?: string): Promise<string> {
+    return this.paths.objectPath({ apiVersion, kind, metadata: { name, namespace } });
+  }
+
+  async get(apiVersion: string, kind: string, name: string, namespace?: string): Promise<Obj | undefined> {
+    try {
+      return await kubeRequest<Obj>(this.kc, { method: 'GET', path: await this.path(apiVersion, kind, name, namespace) });
+    } catch (e) {
+      if (e instanceof KubeApiError && e.status === 404) return undefined;
+      throw e;
+    }
+  }
+
+  async list(apiVersion: string, kind: string, namespace?: string, labelSelector?: string): Promise<Obj[]> {
+    const r = await this.paths.resource(apiVersion, kind);
+    const base = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+    const ns = r.namespaced && namespace ? `/namespaces/${namespace}` : '';
+    const q = labelSelector ? `?labelSelector=${encodeURIComponent(labelSelector)}` : '';
+    return (await kubeRequest<{ items: Obj[] }>(this.kc, { method: 'GET', path: `${base}${ns}/${r.name}${q}` })).items;
+  }
+
+  async create(o: Obj): Promise<Obj> {
+    const p = await this.path(o.apiVersion!, o.kind!, o.metadata!.name!, o.metadata!.namespace);
+    return kubeRequest<Obj>(this.kc, { method: 'POST', path: p.slice(0, p.lastIndexOf('/')), body: o });
+  }
+
+  async apply(o: Obj, fieldManager = 'klutch-kit-crossplane-test'): Promise<Obj> {
+    const p = await this.path(o.apiVersion!, o.kind!, o.metadata!.name!, o.metadata!.namespace);
+    return kubeRequest<Obj>(this.kc, { method: 'PATCH', path: `${p}?fieldManager=${fieldManager}&force=true`, body: o, contentType: 'application/apply-patch+yaml' });
+  }
+
+  async delete(apiVersion: string, kind: string, name: string, namespace?: string): Promise<void> {
+    try {
+      await kubeRequest(this.kc, { method: 'DELETE', path: await this.path(apiVersion, kind, name, namespace) });
+    } catch (e) {
+      if (!(e instanceof KubeApiError && e.status === 404)) throw e;
+    }
+  }
+
+  /** Merge-patches the status subresource. */
+  async patchStatus(apiVersion: string, kind: string, name: string, namespace: string | undefined, status: Record<string, unknown>): Promise<Obj> {
+    return kubeRequest<Obj>(this.kc, { method: 'PATCH', path: `${await this.path(apiVersion, kind, name, namespace)}/status`, body: { status }, contentType: 'application/merge-patch+json' });
+  }
+}
+
+export const condition = (o: Obj | undefined, type: string) => (o?.status?.conditions as Array<{ type: string; status: string; reason?: string; message?: string }> | undefined)?.find((c) => c.type === type);
+
+/**
+ * The a8s operator stand-in: writes what the a8s operators write into the status of their objects,
+ * nothing else. `postgresqlRunning` reports every replica ready (`readyReplicas` = `spec.replicas`,
+ * `clusterStatus: Running`); `bindingImplemented` reports the binding done (`implemented: true`,
+ * `secret: <name>-service-binding`); `conditionReady` sets `Ready=True` on a Backup or Restore.
+ */
+export class A8sOperatorStandIn {
+  constructor(private readonly api: Api) {}
+
+  async postgresqlNotRunning(name: string, namespace: string): Promise<void> {
+    await this.api.patchStatus('postgresql.anynines.com/v1beta3', 'Postgresql', name, namespace, { readyReplicas: 0, clusterStatus: 'NotRunning' });
+  }
+
+  async postgresqlRunning(name: string, namespace: string): Promise<void> {
+    const pg = await this.api.get('postgresql.anynines.com/v1beta3', 'Postgresql', name, namespace);
+    if (!pg) throw new Error(`a8s stand-in: Postgresql ${namespace}/${name} does not exist`);
+    await this.api.patchStatus('postgresql.anynines.com/v1beta3', 'Postgresql', name, namespace, { readyReplicas: pg.spec!.replicas, clusterStatus: 'Running' });
+  }
+
+  async bindingImplemented(name: string, namespace: string): Promise<void> {
+    await this.api.patchStatus('servicebindings.anynines.com/v1beta3', 'ServiceBinding', name, namespace, { implemented: true, secret: { name: `${name}-service-binding`, namespace } });
+  }
+
+  async conditionReady(kind: 'Backup' | 'Restore', name: string, namespace: string): Promise<void> {
+    await this.api.patchStatus('backups.anynines.com/v1beta3', kind, name, namespace, {
+      conditions: [{ type: 'Ready', status: 'True', reason: 'Succeeded', message: 'a8s operator stand-in', lastTransitionTime: new Date().toISOString(), observedGeneration: 1 }],
+    });
+  }
+}
+
+export const NS = 'team-a';
+
+/** A harness cluster with the catalogue installed from its Configuration package, as the tests share it. */
+export interface CatalogueCluster {
+  readonly cluster: RealCluster;
+  readonly api: Api;
+  readonly a8s: A8sOperatorStandIn;
+  readonly catalogue: Catalogue;
+  readonly xrds: Obj[];
+  readonly packageRef: string;
+  readonly pushedDigest: string;
+  readonly timings: Record<string, number>;
+}
+
+/**
+ * Starts a cluster with real Crossplane `version`, pushes the catalogue package (built by klutch-kit's
+ * xpkg code) to the harness registry, applies the a8s and provider-anynines CRDs, then the synthesized
+ * control plane's Configuration, provider-kubernetes RBAC and ProviderConfig, and waits until the
+ * package manager has installed the package and every XRD is Established and Offered.
+ */
+export async function startCatalogueCluster(name: string, version: '2.3' | '1.20'): Promise<CatalogueCluster> {
+  const timings: Record<string, number> = {};
+  const t0 = Date.now();
+  const cluster = await startCluster({ name, crossplane: version });
+  timings.harnessStart = Date.now() - t0;
+  try {
+    const xp = cluster.crossplane!;
+    const api = new Api(cluster.kubeConfig);
+    const packageRef = `${xp.registry}/${CATALOGUE_PACKAGE_REPOSITORY}:v0.1.0`;
+    const synth = synthControlPlane(packageRef);
+    const xrds = synth.pkg.files.map((f) => f.object as Obj).filter((o) => o.kind === 'CompositeResourceDefinition');
+    // The package, built and pushed by klutch-kit (no crane, no Docker).
+    const pushed = await pushPackageImage(buildPackageImage(packageYamlOf(synth.pkg)), packageRef);
+    // What the operators and providers would bring: the a8s CRDs and provider-anynines' CRDs.
+    await applyManifests(cluster.kubeConfig, [
+      ...vendoredCrds('a8s'),
+      ...vendoredCrds('provider-anynines', (f) => /_(serviceinstances|servicebindings|backups|restores)\.yaml$/.test(f)),
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
+    ], { continueOnError: false });
+    // From the synthesized control plane: the Configuration, provider-kubernetes' RBAC for the a8s kinds
+    // and its ProviderConfig (the harness installed the Function and Provider our constructs emit).
+    const wanted = (o: Obj) => (['Configuration', 'ClusterRole', 'ClusterRoleBinding'].includes(o.kind!) && /configuration|provider-kubernetes/.test(`${o.kind}/${o.metadata!.name}`.toLowerCase()))
+      || (o.kind === 'ProviderConfig' && o.apiVersion!.startsWith('kubernetes.crossplane.io/'));
+    const objs = synth.cluster.files.map((f) => f.object as Obj).filter(wanted);
+    const kinds = objs.map((o) => o.kind).sort().join(',');
+    if (kinds !== 'ClusterRole,ClusterRoleBinding,Configuration,ProviderConfig') throw new Error(`the synthesized control plane gave ${kinds}`);
+    const t1 = Date.now();
+    await applyManifests(cluster.kubeConfig, objs, { continueOnError: false });
+    await xp.waitForPackage('Configuration', 'klutch-catalogue', 180_000);
+    for (const x of xrds) {
+      await waitFor(`XRD ${x.metadata!.name} Established and Offered`, async () => {
+        const live = await api.get('apiextensions.crossplane.io/v1', 'CompositeResourceDefinition', x.metadata!.name!);
+        return condition(live, 'Established')?.status === 'True' && condition(live, 'Offered')?.status === 'True' ? live : undefined;
+      }, 180_000);
+    }
+    timings.packageInstall = Date.now() - t1;
+    return { cluster, api, a8s: new A8sOperatorStandIn(api), catalogue: synth.cp.catalogue!, xrds, packageRef, pushedDigest: pushed.digest, timings };
+  } catch (e) {
+    await cluster.stop();
+    throw e;
+  }
+}
+
+export const GROUP = 'anynines.com/v1';
+export const claimOf = (kind: string, name: string, spec: Record<string, unknown>): Obj => ({ apiVersion: GROUP, kind, metadata: { name, namespace: NS }, spec });
+
+/** The XR of a claim (once bound) and its composed resources (the resourceRefs, once all exist). */
+export async function composed(api: Api, kind: string, name: string, count = 1): Promise<{ claim: Obj; xr: Obj; resources: Obj[] }> {
+  return waitFor(`${kind} ${NS}/${name} bound to an XR with ${count} composed resource(s)`, async () => {
+    const claim = await api.get(GROUP, kind, name, NS);
+    const ref = claim?.spec?.resourceRef as { apiVersion: string; kind: string; name: string } | undefined;
+    if (!ref) return undefined;
+    const xr = await api.get(ref.apiVersion, ref.kind, ref.name);
+    const refs = (xr?.spec?.resourceRefs ?? []) as Array<{ apiVersion: string; kind: string; name: string }>;
+    if (!xr || refs.length < count) return undefined;
+    const resources: Obj[] = [];
+    for (const r of refs) {
+      const o = await api.get(r.apiVersion, r.kind, r.name);
+      if (!o) return undefined;
+      resources.push(o);
+    }
+    return { claim: claim!, xr, resources };
+  });
+}
+
+/** The spec of a live CRD without what the API server adds by default (conversion strategy None). */
+export function crdSpec(crd: Obj | Record<string, any>): Record<string, any> {
+  const spec = JSON.parse(JSON.stringify(crd.spec)) as Record<string, any>;
+  if (spec.conversion?.strategy === 'None' && Object.keys(spec.conversion).length === 1) delete spec.conversion;
+  return spec;
+}
