@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import type { JSONSchemaProps } from '../../constructs/api/index.js';
 import { SchemaValidator } from '../../constructs/validate/index.js';
-import { exportRequestFor } from '../../runtime/backend/binder.js';
+import { exportRequestFor, renderKubeconfig } from '../../runtime/backend/binder.js';
 import type { BindableApi } from '../../runtime/backend/catalog.js';
 import { parseGoDuration } from '../../runtime/backend/controllers.js';
 import { BackendMetrics } from '../../runtime/backend/metrics.js';
@@ -221,6 +221,21 @@ describe('BindingResponse (the callback ?response=)', () => {
     const shuffled = { requests: doc.requests, kubeconfig: doc.kubeconfig, authentication: doc.authentication, apiVersion: doc.apiVersion, kind: doc.kind };
     expect(goJson('BindingResponse', shuffled)).toBe(json);
     expect(validateBindingResponse(doc)).toBe(doc);
+  });
+
+  it("our backend's kubeconfig has what Klutch's CLI and konnector read from theirs (server, CA, token, context namespace)", () => {
+    const shape = (text: string) => {
+      const k = parseYaml(text) as { 'current-context': string; contexts: Array<{ name: string; context: { cluster: string; user: string; namespace?: string } }>; clusters: Array<{ name: string; cluster: Record<string, unknown> }>; users: Array<{ name: string; user: Record<string, unknown> }> };
+      const ctx = k.contexts.find((c) => c.name === k['current-context'])!.context;
+      const cluster = k.clusters.find((c) => c.name === ctx.cluster)!.cluster;
+      const user = k.users.find((u) => u.name === ctx.user)!.user;
+      return { clusterKeys: Object.keys(cluster).sort(), userKeys: Object.keys(user).sort(), namespace: typeof ctx.namespace };
+    };
+    const klutch = shape(fixture('binding-response.kubeconfig.yaml'));
+    const ca = Buffer.from('-----BEGIN CERTIFICATE-----\n').toString('base64');
+    const ours = shape(renderKubeconfig({ server: 'https://203.0.113.10:6443', caData: ca }, 'cluster-7x9kq', 'token'));
+    expect(ours).toEqual(klutch);
+    expect(klutch).toEqual({ clusterKeys: ['certificate-authority-data', 'server'], userKeys: ['token'], namespace: 'string' });
   });
 
   it('goJson escapes as encoding/json does', () => {
