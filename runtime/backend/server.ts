@@ -283,7 +283,7 @@ export class BackendServer {
       status = 409;
       field = 'provider';
       message = e.message;
-    } else if ((e instanceof ApiError && (e.code === 429 || e.code >= 500)) || isNetworkError(e)) {
+    } else if ((e instanceof ApiError && (e.code === 0 || e.code === 429 || e.code >= 500)) || isNetworkError(e)) {
       status = 503;
       field = 'provider';
       message = `the provider's API server did not answer (${(e as Error).message}); try again in a moment`;

@@ -57,7 +57,7 @@ export function isProgrammingError(e: unknown): boolean {
   return e instanceof TypeError || e instanceof RangeError || e instanceof ReferenceError || e instanceof SyntaxError || e instanceof EvalError;
 }
 
-/** A failure to reach a server (connection refused/reset, timeout, DNS), which a retry may cure. */
+/** A failure to reach a server (connection refused/reset, timeout, DNS), which a retry may cure (KubeClient reports these as ApiError code 0). */
 export function isNetworkError(e: unknown): boolean {
   const code = (e as { code?: unknown } | undefined)?.code;
   return (

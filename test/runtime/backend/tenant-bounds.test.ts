@@ -8,6 +8,8 @@ import { BackendServer } from '../../../runtime/backend/server.js';
 import { UnexpectedErrors, isNetworkError, isProgrammingError } from '../../../runtime/backend/unexpected.js';
 import { parseBackendOptions } from '../../../runtime/backend/options.js';
 import { BackendControllers } from '../../../runtime/backend/controllers.js';
+import { ApiServerReplayStore, ReplayStoreUnavailable, loginStateLeaseName } from '../../../runtime/backend/login-state.js';
+import { ApiError } from '../../../runtime/core/client.js';
 import { silentLogger, type KubeClient, type KubeObject } from '../../../runtime/core/index.js';
 
 describe('BindRateLimiter', () => {
@@ -228,5 +230,46 @@ describe('flags', () => {
     expect(() => parseBackendOptions([...base, '--max-clusters-per-identity=-3'], {})).toThrow('--max-clusters-per-identity: "-3" is not a whole number');
     expect(() => parseBackendOptions([...base, '--stale-cluster-timeout=soon'], {})).toThrow('--stale-cluster-timeout: "soon" is not a duration');
     expect(() => parseBackendOptions([...base, '--bind-burst=0'], {})).toThrow('--bind-burst: 0 must be at least 1');
+  });
+});
+
+describe('ApiServerReplayStore', () => {
+  const lease = (name: string, renewMsAgo: number, durationS: number, uid = name) => ({
+    metadata: { name, uid },
+    spec: { renewTime: new Date(Date.now() - renewMsAgo).toISOString(), leaseDurationSeconds: durationS },
+  });
+  function store(create: (obj: KubeObject) => Promise<unknown>, items: KubeObject[] = []) {
+    const deleted: string[] = [];
+    const kube = {
+      create: async (_r: unknown, obj: KubeObject) => create(obj),
+      list: async () => ({ items }),
+      delete: async (_r: unknown, _ns: string, name: string) => void deleted.push(name),
+    } as unknown as KubeClient;
+    return { s: new ApiServerReplayStore({ kube, namespace: 'klutch-system', identity: 'replica-1', sweepIntervalMs: 3_600_000 }), deleted };
+  }
+
+  it('first use creates a Lease expiring with the state; AlreadyExists is a replay; other failures are 503-worthy', async () => {
+    const created: KubeObject[] = [];
+    const { s } = store(async (o) => void created.push(o));
+    const exp = Math.floor(Date.now() / 1000) + 600;
+    expect(await s.use('jti-1', exp)).toBe(true);
+    expect(created[0].metadata).toMatchObject({ name: loginStateLeaseName('jti-1'), namespace: 'klutch-system', labels: { 'klutch.anynines.com/login-state': 'used' } });
+    expect((created[0] as unknown as { spec: { leaseDurationSeconds: number; holderIdentity: string } }).spec).toMatchObject({ holderIdentity: 'replica-1' });
+    expect((created[0] as unknown as { spec: { leaseDurationSeconds: number } }).spec.leaseDurationSeconds).toBeGreaterThanOrEqual(599);
+    await s.idle();
+    const replay = store(async () => {
+      throw new ApiError(409, 'AlreadyExists', 'leases "x" already exists', 'POST', '/leases');
+    });
+    expect(await replay.s.use('jti-1', exp)).toBe(false);
+    const down = store(async () => {
+      throw new ApiError(0, 'ECONNREFUSED', 'connect ECONNREFUSED', 'POST', '/leases');
+    });
+    await expect(down.s.use('jti-2', exp)).rejects.toBeInstanceOf(ReplayStoreUnavailable);
+  });
+
+  it('sweep deletes only the expired records', async () => {
+    const { s, deleted } = store(async () => undefined, [lease('old', 700_000, 600), lease('fresh', 10_000, 600)] as KubeObject[]);
+    expect(await s.sweep()).toBe(1);
+    expect(deleted).toEqual(['old']);
   });
 });
