@@ -15,6 +15,7 @@
  * | `skipAwait` | boolean | skip readiness awaits of workloads (clusters that cannot run pods, e.g. the sandbox) |
  * | `manifests` | `topology` \| `runtime` | what to deploy: the whole Klutch topology (Crossplane, packages, catalogue, backend, Dex, konnectors) or only the binding runtime |
  * | `anynines` | {@link AnynineConfig} | a9s endpoints (the catalogue's a9s backends need them) |
+ * | `monitoring` | {@link MonitoringConfig} | ServiceMonitor/PodMonitor, PrometheusRule and Grafana dashboard for the backend and the konnectors (needs the Prometheus Operator's CRDs) |
  * | `kubeconfig-<cluster>` | secret string | kubeconfig contents of a cluster with `access.kind: kubeconfig` |
  * | `oidcClientSecret` | secret string | the backend's OIDC client secret |
  * | `cookieSigningKey` | secret string | base64, 32 or 64 bytes |
@@ -107,6 +108,24 @@ export interface StackConfig {
   readonly manifests: 'topology' | 'runtime';
   /** a9s endpoints for the catalogue's a9s backends. */
   readonly anynines?: AnynineConfig;
+  /** Monitoring objects (constructs/monitoring) next to the backend and each konnector; none when unset. */
+  readonly monitoring?: MonitoringConfig;
+}
+
+/** `klutch-kit:monitoring`: the options of constructs/monitoring's KlutchMonitoring. */
+export interface MonitoringConfig {
+  /** `ServiceMonitor` or `PodMonitor`. @default "ServiceMonitor" */
+  readonly scrapeKind?: 'ServiceMonitor' | 'PodMonitor';
+  /** Scrape interval. @default "30s" */
+  readonly interval?: string;
+  /** Namespace of the PrometheusRule and the dashboard ConfigMap. @default "monitoring" */
+  readonly namespace?: string;
+  /** Labels for the Prometheus resource's selectors, e.g. { release: "kube-prometheus-stack" }. */
+  readonly labels?: Record<string, string>;
+  /** @default true */
+  readonly alerts?: boolean;
+  /** @default true */
+  readonly dashboard?: boolean;
 }
 
 export interface AnynineConfig {
@@ -257,6 +276,7 @@ export interface RawStackConfig {
   readonly dexConnectors?: unknown;
   readonly manifests?: unknown;
   readonly anynines?: unknown;
+  readonly monitoring?: unknown;
 }
 
 /** Validates the non-secret stack config. Throws {@link StackConfigError} naming the key and the value received. */
@@ -371,7 +391,28 @@ export function parseStackConfig(raw: RawStackConfig): StackConfig {
     anynines = { baseDomain, ...(cn ? { credentialsNamespace: cn } : {}), ...(urls ? { urls: urls as Record<string, string> } : {}) };
   }
 
-  return { controlPlane, appClusters, ...(oidc ? { oidc } : {}), backend, images, skipAwait, dexConnectors, manifests, ...(anynines ? { anynines } : {}) };
+  let monitoring: MonitoringConfig | undefined;
+  if (raw.monitoring !== undefined && raw.monitoring !== null) {
+    const m = raw.monitoring;
+    if (!isObject(m)) fail('monitoring', m, 'an object { scrapeKind, interval, namespace, labels, alerts, dashboard } ({} for the defaults)');
+    checkKeys('monitoring', m, ['scrapeKind', 'interval', 'namespace', 'labels', 'alerts', 'dashboard']);
+    const kind = m['scrapeKind'];
+    if (kind !== undefined && kind !== 'ServiceMonitor' && kind !== 'PodMonitor') fail('monitoring.scrapeKind', kind, '"ServiceMonitor" or "PodMonitor"');
+    const interval = optString('monitoring.interval', m['interval']);
+    if (interval !== undefined && !/^(\d+(ms|s|m|h))+$/.test(interval)) fail('monitoring.interval', interval, 'a Prometheus duration such as "30s"');
+    const namespace = optString('monitoring.namespace', m['namespace']);
+    if (namespace !== undefined && !isDnsLabel(namespace)) fail('monitoring.namespace', namespace, 'a DNS-1123 label');
+    const labels = m['labels'];
+    if (labels !== undefined && (!isObject(labels) || Object.values(labels).some((v) => typeof v !== 'string'))) fail('monitoring.labels', labels, 'an object of label name → string value');
+    for (const k of ['alerts', 'dashboard']) if (m[k] !== undefined && typeof m[k] !== 'boolean') fail(`monitoring.${k}`, m[k], 'true or false');
+    monitoring = {
+      ...(kind ? { scrapeKind: kind } : {}), ...(interval ? { interval } : {}), ...(namespace ? { namespace } : {}),
+      ...(labels ? { labels: labels as Record<string, string> } : {}),
+      ...(m['alerts'] !== undefined ? { alerts: m['alerts'] as boolean } : {}), ...(m['dashboard'] !== undefined ? { dashboard: m['dashboard'] as boolean } : {}),
+    };
+  }
+
+  return { controlPlane, appClusters, ...(oidc ? { oidc } : {}), backend, images, skipAwait, dexConnectors, manifests, ...(anynines ? { anynines } : {}), ...(monitoring ? { monitoring } : {}) };
 }
 
 /** Checks a base64 key of one of the allowed decoded lengths (cookie keys). */

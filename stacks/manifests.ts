@@ -9,7 +9,20 @@
 import { App, Chart } from 'cdk8s';
 import { appClusterBindingKind, bindingCrds, KUBECONFIG_SECRET_KEY } from '../constructs/api/index.js';
 import { BACKEND_NAMESPACE, BindBackend, Dex, type DexConnector, Konnector, KonnectorFlowControl } from '../constructs/runtime/index.js';
-import type { AppClusterConfig, StackConfig } from './config.js';
+import { KlutchMonitoring, ScrapeKind, type MonitoringOptions } from '../constructs/monitoring/index.js';
+import type { AppClusterConfig, MonitoringConfig, StackConfig } from './config.js';
+
+/** The stack's `monitoring` config as the options of constructs/monitoring (also used by the topology source). */
+export function monitoringOptions(m: MonitoringConfig): MonitoringOptions {
+  return {
+    ...(m.scrapeKind ? { scrapeKind: m.scrapeKind === 'PodMonitor' ? ScrapeKind.POD_MONITOR : ScrapeKind.SERVICE_MONITOR } : {}),
+    ...(m.interval ? { interval: m.interval } : {}),
+    ...(m.namespace ? { namespace: m.namespace } : {}),
+    ...(m.labels ? { labels: { ...m.labels } } : {}),
+    ...(m.alerts !== undefined ? { alerts: m.alerts } : {}),
+    ...(m.dashboard !== undefined ? { dashboard: m.dashboard } : {}),
+  };
+}
 
 /** A Kubernetes object as plain JSON. */
 export interface KubeObject {
@@ -79,7 +92,7 @@ export const defaultManifestSource: ManifestSource = {
     const objects = render((chart) => {
       // API Priority and Fairness: one flow per konnector, so a busy app cluster cannot starve the others
       new KonnectorFlowControl(chart, 'flow-control');
-      new BindBackend(chart, 'backend', {
+      const backend = new BindBackend(chart, 'backend', {
         ...(input.images.backend ? { image: input.images.backend } : {}),
         prettyName: config.backend.prettyName,
         oidc: { issuerUrl, clientId, clientSecret: oidcSecret, callbackUrl: `${url}/callback` },
@@ -88,6 +101,7 @@ export const defaultManifestSource: ManifestSource = {
           ...(input.hasCookieEncryptionKey ? { encryptionKey: { name: STACK_SECRETS.cookies.name, key: STACK_SECRETS.cookies.encryptionKey } } : {}),
         },
       });
+      if (config.monitoring) new KlutchMonitoring(chart, 'monitoring', { ...monitoringOptions(config.monitoring), backend });
       if (!config.oidc) {
         new Dex(chart, 'dex', {
           issuer: issuerUrl,
@@ -109,7 +123,8 @@ export const defaultManifestSource: ManifestSource = {
       return [];
     }
     const objects = render((chart) => {
-      new Konnector(chart, 'konnector', { ...(input.images.konnector ? { image: input.images.konnector } : {}) });
+      const konnector = new Konnector(chart, 'konnector', { ...(input.images.konnector ? { image: input.images.konnector } : {}) });
+      if (input.config.monitoring) new KlutchMonitoring(chart, 'monitoring', { ...monitoringOptions(input.config.monitoring), konnector });
     });
     return [...(bindingCrds() as unknown as KubeObject[]), ...objects];
   },

@@ -42,6 +42,7 @@ export function readStackConfig(cfg: pulumi.Config = new pulumi.Config(CONFIG_NA
     dexConnectors: obj('dexConnectors'),
     manifests: cfg.get('manifests'),
     anynines: obj('anynines'),
+    monitoring: obj('monitoring'),
   });
 }
 

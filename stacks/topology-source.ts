@@ -13,7 +13,7 @@ import { App } from 'cdk8s';
 import { CROSSPLANE_CHART, CROSSPLANE_CHART_REPO } from '../constructs/crossplane/index.js';
 import { AppCluster as AppClusterChart, type AnyninesEndpoints, ControlPlaneCluster, PHASES, phaseOf } from '../constructs/topology/index.js';
 import type { StackConfig } from './config.js';
-import { type AppClusterManifestInput, type ControlPlaneManifestInput, type KubeObject, type ManifestSource, STACK_SECRETS } from './manifests.js';
+import { type AppClusterManifestInput, type ControlPlaneManifestInput, type KubeObject, type ManifestSource, monitoringOptions, STACK_SECRETS } from './manifests.js';
 
 /** What the control plane component needs to install Crossplane with Helm. */
 export interface CrossplaneRelease {
@@ -69,13 +69,17 @@ export function topologyManifestSource(options: TopologySourceOptions = {}): Top
           : {}),
       },
       ...(options.anynines ? { anynines: options.anynines } : {}),
+      ...(config.monitoring ? { monitoring: monitoringOptions(config.monitoring) } : {}),
     });
     const apps = new Map<string, AppClusterChart>();
     for (const a of config.appClusters) {
       if (a.binding !== 'cli') continue; // control-plane mode: the konnector runs on the control plane
       apps.set(
         a.name,
-        new AppClusterChart(app, `App-${a.name}`, { clusterName: a.name, controlPlane, ...(images.konnector ? { konnector: { image: images.konnector } } : {}) }),
+        new AppClusterChart(app, `App-${a.name}`, {
+          clusterName: a.name, controlPlane, ...(images.konnector ? { konnector: { image: images.konnector } } : {}),
+          ...(config.monitoring ? { monitoring: monitoringOptions(config.monitoring) } : {}),
+        }),
       );
     }
     const built = { controlPlane, apps };

@@ -77,7 +77,8 @@ export function phaseOf(apiVersion: string, kind: string): Phase {
   if (kind === 'ProviderConfig' || kind === 'ClusterProviderConfig') return PHASES.apis;
   if (group === 'klutch.anynines.com' || group === 'example-backend.klutch.anynines.com') return PHASES.bindings;
   if (BUILTIN_GROUPS.has(group)) return PHASES.workloads;
-  if (group === 'gateway.networking.k8s.io') return PHASES.workloads;
+  // Gateway routes and Prometheus Operator objects (ServiceMonitor, PodMonitor, PrometheusRule) go with the workloads they serve.
+  if (group === 'gateway.networking.k8s.io' || group === 'monitoring.coreos.com') return PHASES.workloads;
   return PHASES.resources;
 }
 
