@@ -10,12 +10,14 @@
  * Prints a table; figures go into docs/konnector.md.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { CoreResources, KubeClient, type KubeObject } from '../runtime/core/client.js';
 import { Informer } from '../runtime/core/informer.js';
 import { startCluster, type RealCluster } from '../runtime/realinfra/index.js';
+import { svgChart } from './_svg-chart.js';
 import {
   bindOnApp,
   createCRDs,
@@ -43,6 +45,7 @@ const opts = new Command('bench-konnector')
   .option('--node-args <args>', 'extra Node.js flags for the konnector process, space-separated (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof")', '')
   .option('--konnector-log-level <level>', 'log level of the konnector process (its JSON logs go to stderr)', 'warn')
   .option('--runner <kind>', 'bundle: run an esbuild bundle with plain node (as deployed); tsx: run the sources under tsx', 'bundle')
+  .option('--chart <file>', 'also draw throughput and p99 against N as an SVG chart here', 'docs/images/bench-konnector.svg')
   .parse(process.argv)
   .opts();
 const sizes = String(opts.sizes).split(',').map(Number);
@@ -288,6 +291,24 @@ async function main(): Promise<void> {
       ...rows.map((r) => `| ${r.n} | ${f(r.upSeconds, 1)} | ${f(r.upThroughput, 0)} | ${f((100 * r.upThroughput) / rawRate, 0)}% | ${f((100 * r.upThroughput) / pipelineRate, 0)}% | ${f(r.upP50)} | ${f(r.upP99)} | ${f(r.downSeconds, 1)} | ${f(r.downP50)} | ${f(r.downP99)} | ${f(r.rssMb, 0)} | ${f(r.peakRssMb, 0)} | ${f(r.cpuSeconds, 1)} |`),
     ];
     process.stdout.write(lines.join('\n') + '\n');
+    if (opts.chart && rows.length > 0) {
+      writeFileSync(String(opts.chart), svgChart({
+        title: 'konnector sync: throughput and p99 latency against N',
+        subtitle: `${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores, concurrency ${concurrency}, QPS ${opts.qps}, ${opts.workers} workers${rate > 0 ? `, paced at ${rate}/s` : ''} (npm run bench:konnector)`,
+        xLabel: 'N (objects)',
+        panels: [
+          { title: 'Throughput', yLabel: 'objects/s', series: [
+            { name: 'up (spec to control plane)', points: rows.map((r) => [r.n, r.upThroughput]) },
+            { name: 'down (status to app cluster)', points: rows.map((r) => [r.n, r.n / r.downSeconds]) },
+          ] },
+          { title: 'p99 latency', yLabel: 'seconds', series: [
+            { name: 'up', points: rows.map((r) => [r.n, r.upP99]) },
+            { name: 'down', points: rows.map((r) => [r.n, r.downP99]) },
+          ] },
+        ],
+      }));
+      log(`chart: ${opts.chart}`);
+    }
   } finally {
     if (konnector && konnector.exitCode === null) {
       // Wait for the graceful shutdown (and any --cpu-prof output); SIGKILL after 10 s.

@@ -9,10 +9,11 @@
  *   npm run bench:synth -- --validate   # also time `klutch-kit validate` on each output
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { loadavg } from 'node:os';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { svgChart } from './_svg-chart.js';
 
 interface Row {
   dataServices: number;
@@ -148,6 +149,25 @@ async function main(): Promise<void> {
     console.log(`target 10× work in ≤ 11× time: ${fmt(a.objects)} → ${fmt(b.objects)} objects: wall ${fmt(a.totalMs)} → ${fmt(b.totalMs)} ms (×${fmt(ratio, 1)} per 10× work, ${ratio <= 11 ? 'met' : 'MISSED'}), CPU ${fmt(a.cpuMs)} → ${fmt(b.cpuMs)} ms (×${fmt(cratio, 1)}, ${cratio <= 11 ? 'met' : 'MISSED'})`);
   }
   if (worst > 0) console.log(`worst CPU/work ratio between neighbouring sizes (≥ 2× work): ${fmt(worst, 2)}`);
+  // The chart next to the table (--chart <file>; default docs/images/bench-synth.svg).
+  const chartIdx = args.indexOf('--chart');
+  const chart = chartIdx >= 0 ? args[chartIdx + 1] : 'docs/images/bench-synth.svg';
+  writeFileSync(chart, svgChart({
+    title: 'synth: throughput and time against the number of objects',
+    subtitle: `${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores, load average ${loadavg()[0].toFixed(1)}, Node ${process.version}${validate ? ', with validation' : ''} (npm run bench:synth${args.includes('--quick') ? ' -- --quick' : ''})`,
+    xLabel: 'objects written',
+    panels: [
+      { title: 'Throughput', yLabel: 'objects/s', series: [
+        { name: 'per wall second', points: sorted.map((r) => [r.objects, r.objects / (r.totalMs / 1000)]) },
+        { name: 'per CPU second', points: sorted.map((r) => [r.objects, r.objects / (r.cpuMs / 1000)]) },
+      ] },
+      { title: 'Time', yLabel: 'milliseconds', series: [
+        { name: 'wall', points: sorted.map((r) => [r.objects, r.totalMs]) },
+        { name: 'CPU', points: sorted.map((r) => [r.objects, r.cpuMs]) },
+      ] },
+    ],
+  }));
+  console.log(`chart: ${chart}`);
 }
 
 main().catch((e: unknown) => {
