@@ -58,6 +58,42 @@ const condition = async (c: KubeClient, name: string, type: string, ns = 'klutch
   return getCondition(b?.status?.conditions as Condition[] | undefined, type);
 };
 
+// Every test starts from what it needs (appReady, syncedWidget, boundNamespace), whatever ran before
+// it: each passes alone (-t) and in any order. The clusters, CRDs and consumers of beforeAll are shared.
+
+/** The app cluster bound to its consumer with a running konnector and a Ready binding. */
+async function appReady(app: RealCluster, p: ConsumerOnProvider, name: string, opts: { claims?: unknown[] } = {}): Promise<Konnector> {
+  const c = app === app1 ? a1 : a2;
+  await eventually('no binding left terminating', async () => !(await c.getOrNull(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME))?.metadata.deletionTimestamp, 90_000);
+  await bindOnApp(app, p, opts);
+  let k = konnectors.find((x) => x.app.server === c.server);
+  if (!k) {
+    k = startKonnector(app, name);
+    await k.start();
+  }
+  await eventually(`${name}: binding Ready`, async () => (await condition(c, WIDGETS_NAME, 'Ready'))?.status === 'True', 60_000);
+  return k;
+}
+const app1Ready = () => appReady(app1, p1, 'konnector-app1');
+const app2Ready = (opts: { claims?: unknown[] } = {}) => appReady(app2, p2, 'konnector-app2', opts);
+
+/** A widget created on the app cluster and synced upstream (into `<clusterNs>-<ns>`). */
+async function syncedWidget(c: KubeClient, clusterNs: string, ns: string, name: string, spec: Widget['spec']): Promise<Widget> {
+  await ensure(c, CoreResources.namespaces, { metadata: { name: ns } });
+  // The CRD may have just been (re)established: retry until the API accepts the object (or has it).
+  await eventually(`${name} created`, async () => !!(await ensure(c, WIDGETS, { metadata: { name, namespace: ns }, spec }).catch(() => undefined)));
+  return eventually(`${name} upstream`, () => cpc.getOrNull<Widget>(WIDGETS, `${clusterNs}-${ns}`, name));
+}
+
+/** Namespace `ns` of app1 is bound (its provider namespace `cluster-app1-<ns>` exists): a widget syncs there. */
+async function boundNamespace(ns: string): Promise<string> {
+  await app1Ready();
+  await ensure(a1, CoreResources.namespaces, { metadata: { name: ns } });
+  await eventually(`a widget in ${ns}`, () => ensure(a1, WIDGETS, { metadata: { name: `${ns}-anchor`, namespace: ns }, spec: { size: 1 } }), 60_000);
+  await eventually(`${ns} bound`, () => cpc.getOrNull(WIDGETS, `cluster-app1-${ns}`, `${ns}-anchor`));
+  return `cluster-app1-${ns}`;
+}
+
 beforeAll(async () => {
   [cp, app1, app2] = await Promise.all(['kn-cp', 'kn-app1', 'kn-app2'].map((name) => startCluster({ name })));
   cpc = admin(cp);
@@ -78,9 +114,7 @@ afterAll(async () => {
 
 describe('konnector on real clusters', () => {
   it('binds: the CRD appears on the app cluster, owned by the APIServiceBinding; the binding gets Ready; heartbeats reach the ClusterBinding', async () => {
-    await bindOnApp(app1, p1);
-    const k1 = startKonnector(app1, 'konnector-app1');
-    await k1.start();
+    const k1 = await app1Ready();
     const crd = await eventually('CRD on app1', () => a1.getOrNull(CoreResources.crds, undefined, WIDGETS_NAME));
     const binding = await a1.get<APIServiceBinding>(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME);
     expect(crd.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'APIServiceBinding', uid: binding.metadata.uid, controller: true })]);
@@ -129,6 +163,7 @@ describe('konnector on real clusters', () => {
   });
 
   it('spec up: a downstream object appears upstream in the assigned provider namespace, with finalizer and bound annotation', async () => {
+    await app1Ready();
     await ensure(a1, CoreResources.namespaces, { metadata: { name: 'team-a' } });
     await a1.create(WIDGETS, { metadata: { name: 'w1', namespace: 'team-a', labels: { app: 'shop' } }, spec: { size: 3, color: 'red', tags: ['a'] } });
     const ans = await eventually('APIServiceNamespace team-a', async () => {
@@ -155,15 +190,18 @@ describe('konnector on real clusters', () => {
   });
 
   it('status down: upstream status is copied to the downstream status subresource', async () => {
-    await cpc.mergePatch(WIDGETS, 'cluster-app1-team-a', 'w1', { status: { phase: 'Ready', message: 'provisioned' } }, 'status');
+    await app1Ready();
+    await syncedWidget(a1, 'cluster-app1', 'team-a', 'w-status', { size: 1 });
+    await cpc.mergePatch(WIDGETS, 'cluster-app1-team-a', 'w-status', { status: { phase: 'Ready', message: 'provisioned' } }, 'status');
     const down = await eventually('status down', async () => {
-      const d = await a1.get<Widget>(WIDGETS, 'team-a', 'w1');
+      const d = await a1.get<Widget>(WIDGETS, 'team-a', 'w-status');
       return d.status?.phase === 'Ready' ? d : undefined;
     });
     expect(down.status).toEqual({ phase: 'Ready', message: 'provisioned' });
   });
 
   it('each synced object costs exactly one finalizer update downstream and one apply upstream (no repeated or conflicting writes)', async () => {
+    await app1Ready();
     await ensure(a1, CoreResources.namespaces, { metadata: { name: 'team-bulk' } });
     await a1.create(WIDGETS, { metadata: { name: 'first', namespace: 'team-bulk' }, spec: { size: 1 } });
     await eventually('first upstream', () => cpc.getOrNull(WIDGETS, 'cluster-app1-team-bulk', 'first'));
@@ -180,30 +218,33 @@ describe('konnector on real clusters', () => {
   });
 
   it('provider-side spec drift is reverted; fields only the provider sets are left alone', async () => {
-    await cpc.mergePatch(WIDGETS, 'cluster-app1-team-a', 'w1', { spec: { color: 'blue', resourceRef: { name: 'xr-1' } } });
+    await app1Ready();
+    await syncedWidget(a1, 'cluster-app1', 'team-a', 'w-drift', { size: 5, color: 'red' });
+    await cpc.mergePatch(WIDGETS, 'cluster-app1-team-a', 'w-drift', { spec: { color: 'blue', resourceRef: { name: 'xr-1' } } });
     const up = await eventually('drift reverted', async () => {
-      const u = await cpc.get<Widget>(WIDGETS, 'cluster-app1-team-a', 'w1');
+      const u = await cpc.get<Widget>(WIDGETS, 'cluster-app1-team-a', 'w-drift');
       return u.spec?.color === 'red' ? u : undefined;
     });
     expect(up.spec).toEqual({ size: 5, color: 'red', resourceRef: { name: 'xr-1' } });
-    const down = await a1.get<Widget>(WIDGETS, 'team-a', 'w1');
+    const down = await a1.get<Widget>(WIDGETS, 'team-a', 'w-drift');
     expect(down.spec).toEqual({ size: 5, color: 'red' });
   });
 
   it('upstream deleted by the provider → recreated from the downstream object', async () => {
-    const before = await cpc.get<Widget>(WIDGETS, 'cluster-app1-team-a', 'w1');
-    await cpc.delete(WIDGETS, 'cluster-app1-team-a', 'w1');
+    await app1Ready();
+    const before = await syncedWidget(a1, 'cluster-app1', 'team-a', 'w-recreate', { size: 5, color: 'red' });
+    await cpc.delete(WIDGETS, 'cluster-app1-team-a', 'w-recreate');
     const after = await eventually('recreated upstream', async () => {
-      const u = await cpc.getOrNull<Widget>(WIDGETS, 'cluster-app1-team-a', 'w1');
+      const u = await cpc.getOrNull<Widget>(WIDGETS, 'cluster-app1-team-a', 'w-recreate');
       return u && u.metadata.uid !== before.metadata.uid ? u : undefined;
     });
     expect(after.spec).toEqual({ size: 5, color: 'red' });
     // The downstream object was never touched by the delete.
-    expect((await a1.get<Widget>(WIDGETS, 'team-a', 'w1')).metadata.deletionTimestamp).toBeUndefined();
+    expect((await a1.get<Widget>(WIDGETS, 'team-a', 'w-recreate')).metadata.deletionTimestamp).toBeUndefined();
   });
 
   it('claimed Secrets: only the credentials Secret comes down; created, updated, recreated and deleted on the right side', async () => {
-    const pns = 'cluster-app1-team-a';
+    const pns = await boundNamespace('team-a');
     // Unclaimed provider Secrets (no credentials label) and a consumer Secret (claim owner is Provider).
     await cpc.create(CoreResources.secrets, { metadata: { name: 'internal', namespace: pns }, stringData: { password: 'provider-only' } });
     await a1.create(CoreResources.secrets, { metadata: { name: 'app-secret', namespace: 'team-a', labels: { [CREDS_LABEL]: 'true' } }, stringData: { k: 'v' } });
@@ -246,6 +287,7 @@ describe('konnector on real clusters', () => {
   });
 
   it('provider-created objects are adopted into the app cluster', async () => {
+    await boundNamespace('team-a');
     await cpc.create(WIDGETS, { metadata: { name: 'from-provider', namespace: 'cluster-app1-team-a' }, spec: { size: 1, color: 'green' } });
     const down = await eventually('adopted downstream', () => a1.getOrNull<Widget>(WIDGETS, 'team-a', 'from-provider'));
     expect(down.spec).toEqual({ size: 1, color: 'green' });
@@ -256,44 +298,52 @@ describe('konnector on real clusters', () => {
   });
 
   it('downstream delete → upstream delete → finalizer released', async () => {
-    await a1.delete(WIDGETS, 'team-a', 'from-provider');
-    await eventually('upstream deleted', async () => !(await cpc.getOrNull(WIDGETS, 'cluster-app1-team-a', 'from-provider')));
-    await eventually('downstream gone', async () => !(await a1.getOrNull(WIDGETS, 'team-a', 'from-provider')));
+    await app1Ready();
+    await syncedWidget(a1, 'cluster-app1', 'team-a', 'w-delete', { size: 1 });
+    await eventually('w-delete has the syncer finalizer', async () => (await a1.get(WIDGETS, 'team-a', 'w-delete')).metadata.finalizers?.includes(SYNCER_FINALIZER));
+    await a1.delete(WIDGETS, 'team-a', 'w-delete');
+    await eventually('upstream deleted', async () => !(await cpc.getOrNull(WIDGETS, 'cluster-app1-team-a', 'w-delete')));
+    await eventually('downstream gone', async () => !(await a1.getOrNull(WIDGETS, 'team-a', 'w-delete')));
   });
 
   it('two app clusters bound to the same export cannot see or touch each other\'s objects', async () => {
-    await bindOnApp(app2, p2);
-    await startKonnector(app2, 'konnector-app2').start();
-    await eventually('CRD on app2', () => a2.getOrNull(CoreResources.crds, undefined, WIDGETS_NAME));
-    await ensure(a2, CoreResources.namespaces, { metadata: { name: 'team-a' } });
-    await a2.create(WIDGETS, { metadata: { name: 'w1', namespace: 'team-a' }, spec: { size: 99, color: 'black' } });
-    const up2 = await eventually('app2 w1 upstream', () => cpc.getOrNull<Widget>(WIDGETS, 'cluster-app2-team-a', 'w1'));
-    expect(up2.spec).toEqual({ size: 99, color: 'black' });
+    await Promise.all([app1Ready(), app2Ready()]);
     // Same name and namespace on both app clusters, separate upstream objects.
-    expect((await cpc.get<Widget>(WIDGETS, 'cluster-app1-team-a', 'w1')).spec).toEqual({ size: 5, color: 'red' });
+    await syncedWidget(a1, 'cluster-app1', 'team-iso', 'twin', { size: 1, color: 'white' });
+    const up2 = await syncedWidget(a2, 'cluster-app2', 'team-iso', 'twin', { size: 99, color: 'black' });
+    expect(up2.spec).toEqual({ size: 99, color: 'black' });
+    expect((await cpc.get<Widget>(WIDGETS, 'cluster-app1-team-iso', 'twin')).spec).toEqual({ size: 1, color: 'white' });
+    await cpc.mergePatch(WIDGETS, 'cluster-app1-team-iso', 'twin', { status: { phase: 'One' } }, 'status');
+    await eventually('app1 status', async () => (await a1.get<Widget>(WIDGETS, 'team-iso', 'twin')).status?.phase === 'One');
     // app2's credentials cannot read or write app1's provider namespace or cluster namespace.
     const app2Creds = KubeClient.fromKubeconfigString(p2.kubeconfig);
     for (const p of [
-      app2Creds.get(WIDGETS, 'cluster-app1-team-a', 'w1'),
-      app2Creds.list(WIDGETS, 'cluster-app1-team-a'),
-      app2Creds.list(CoreResources.secrets, 'cluster-app1-team-a'),
+      app2Creds.get(WIDGETS, 'cluster-app1-team-iso', 'twin'),
+      app2Creds.list(WIDGETS, 'cluster-app1-team-iso'),
+      app2Creds.list(CoreResources.secrets, 'cluster-app1-team-iso'),
       app2Creds.list(BindResources.apiServiceNamespaces, 'cluster-app1'),
-      app2Creds.mergePatch(WIDGETS, 'cluster-app1-team-a', 'w1', { spec: { size: 0 } }),
+      app2Creds.mergePatch(WIDGETS, 'cluster-app1-team-iso', 'twin', { spec: { size: 0 } }),
     ]) {
       await expect(p).rejects.toMatchObject({ code: 403 });
     }
     app2Creds.close();
+    // app1's claimed Secret comes down to app1 only.
+    await cpc.create(CoreResources.secrets, { metadata: { name: 'twin-creds', namespace: 'cluster-app1-team-iso', labels: { [CREDS_LABEL]: 'true' } }, stringData: { password: 'one' } });
+    await eventually('twin-creds on app1', () => a1.getOrNull(CoreResources.secrets, 'team-iso', 'twin-creds'));
     // app1's objects never appear on app2, and app2's status changes stay on app2.
-    await cpc.mergePatch(WIDGETS, 'cluster-app2-team-a', 'w1', { status: { phase: 'Two' } }, 'status');
-    await eventually('app2 status', async () => (await a2.get<Widget>(WIDGETS, 'team-a', 'w1')).status?.phase === 'Two');
-    expect((await a1.get<Widget>(WIDGETS, 'team-a', 'w1')).status?.phase).toBe('Ready');
-    const a2Widgets = (await a2.list(WIDGETS)).items.map((w) => `${w.metadata.namespace}/${w.metadata.name}`);
-    expect(a2Widgets).toEqual(['team-a/w1']);
-    // app1's claimed Secret does not reach app2.
-    expect(await a2.getOrNull(CoreResources.secrets, 'team-a', 'w1-creds')).toBeUndefined();
+    await a1.create(WIDGETS, { metadata: { name: 'only-on-app1', namespace: 'team-iso' }, spec: { size: 3 } });
+    await eventually('only-on-app1 upstream', () => cpc.getOrNull(WIDGETS, 'cluster-app1-team-iso', 'only-on-app1'));
+    await cpc.mergePatch(WIDGETS, 'cluster-app2-team-iso', 'twin', { status: { phase: 'Two' } }, 'status');
+    await eventually('app2 status', async () => (await a2.get<Widget>(WIDGETS, 'team-iso', 'twin')).status?.phase === 'Two');
+    expect((await a1.get<Widget>(WIDGETS, 'team-iso', 'twin')).status?.phase).toBe('One');
+    const a2Widgets = (await a2.list(WIDGETS, 'team-iso')).items.map((w) => w.metadata.name);
+    expect(a2Widgets).toEqual(['twin']);
+    expect(await a2.getOrNull(CoreResources.secrets, 'team-iso', 'twin-creds')).toBeUndefined();
   });
 
   it('the CRD follows schema changes of the export', async () => {
+    await app1Ready();
+    await syncedWidget(a1, 'cluster-app1', 'team-a', 'w-zone', { size: 1 });
     await cpc.mergePatch(BindResources.apiServiceExports, 'cluster-app1', WIDGETS_NAME, {
       spec: { versions: (widgetExport('cluster-app1', { zone: { type: 'string' } }).spec as { versions: unknown[] }).versions },
     });
@@ -304,13 +354,14 @@ describe('konnector on real clusters', () => {
     // And syncing keeps working with the new field (after the syncer restart on the new export generation).
     await cpc.update(CoreResources.crds, { ...(await cpc.get(CoreResources.crds, undefined, WIDGETS_NAME)), spec: widgetCRD({ zone: { type: 'string' } }).spec });
     await eventually('new field accepted downstream', async () => {
-      await a1.mergePatch(WIDGETS, 'team-a', 'w1', { spec: { zone: 'eu' } });
-      return (await a1.get<Widget & { spec: { zone?: string } }>(WIDGETS, 'team-a', 'w1')).spec.zone === 'eu';
+      await a1.mergePatch(WIDGETS, 'team-a', 'w-zone', { spec: { zone: 'eu' } });
+      return (await a1.get<Widget & { spec: { zone?: string } }>(WIDGETS, 'team-a', 'w-zone')).spec.zone === 'eu';
     });
-    await eventually('zone upstream', async () => (await cpc.get<Widget & { spec: { zone?: string } }>(WIDGETS, 'cluster-app1-team-a', 'w1')).spec.zone === 'eu');
+    await eventually('zone upstream', async () => (await cpc.get<Widget & { spec: { zone?: string } }>(WIDGETS, 'cluster-app1-team-a', 'w-zone')).spec.zone === 'eu');
   });
 
   it('refuses to take over a CRD it does not own: condition, no change', async () => {
+    await app1Ready();
     const gadgets = widgetExport('cluster-app1');
     const spec = gadgets.spec as { names: Record<string, string>; group: string };
     spec.names = { plural: 'gadgets', singular: 'gadget', kind: 'Gadget', listKind: 'GadgetList' };
@@ -338,6 +389,7 @@ describe('konnector on real clusters', () => {
   });
 
   it('a binding with a broken kubeconfig Secret says what to do', async () => {
+    await app1Ready();
     await a1.create(CoreResources.secrets, { metadata: { name: 'broken', namespace: 'klutch-bind' }, stringData: { kubeconfig: 'apiVersion: v1\nkind: Config\n' } });
     await a1.create(BindResources.apiServiceBindings, {
       metadata: { name: 'things.example.com', namespace: 'klutch-bind' },
@@ -362,6 +414,7 @@ describe('konnector on real clusters', () => {
   });
 
   it('credential rotation: the provider kubeconfig Secret is copied over the consumer Secret, and the konnector reconnects with it', async () => {
+    await boundNamespace('team-a');
     const token = await tokenFor(cpc, 'cluster-app1', 'konnector', 7200);
     const rotated = kubeconfigText(cp.kubeconfigForToken(token, 'cluster-app1'));
     await cpc.mergePatch(CoreResources.secrets, 'cluster-app1', 'kubeconfig', { data: { kubeconfig: Buffer.from(rotated).toString('base64') } });
@@ -376,6 +429,7 @@ describe('konnector on real clusters', () => {
   });
 
   it('cluster-scoped resources with Prefixed isolation: <clusterNs>-<name> upstream, other consumers\' objects ignored', async () => {
+    await app1Ready();
     const GIZMOS = { group: 'test.klutch.anynines.com', version: 'v1alpha1', plural: 'gizmos', kind: 'Gizmo', namespaced: false };
     const gizmoCRD = widgetCRD();
     gizmoCRD.metadata.name = 'gizmos.test.klutch.anynines.com';
@@ -527,6 +581,7 @@ describe('konnector on real clusters', () => {
   });
 
   it('namespace deleted on the app cluster → APIServiceNamespace deleted on the provider', async () => {
+    await app1Ready();
     await ensure(a1, CoreResources.namespaces, { metadata: { name: 'team-gone' } });
     await a1.create(WIDGETS, { metadata: { name: 'tmp', namespace: 'team-gone' }, spec: { size: 1 } });
     await eventually('tmp upstream', () => cpc.getOrNull(WIDGETS, 'cluster-app1-team-gone', 'tmp'));
@@ -537,15 +592,18 @@ describe('konnector on real clusters', () => {
   });
 
   it('unbind deletes the CRD and its objects on both sides; re-bind brings the API back', async () => {
-    // app2 has team-a/w1 bound to cluster-app2-team-a/w1.
-    expect(await cpc.getOrNull(WIDGETS, 'cluster-app2-team-a', 'w1')).toBeDefined();
+    await Promise.all([app1Ready(), app2Ready()]);
+    await Promise.all([
+      syncedWidget(a2, 'cluster-app2', 'team-a', 'w1', { size: 99, color: 'black' }),
+      syncedWidget(a1, 'cluster-app1', 'team-unbind', 'w1', { size: 1 }),
+    ]);
     await a2.delete(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME);
     await eventually('CRD deleted on app2', async () => !(await a2.getOrNull(CoreResources.crds, undefined, WIDGETS_NAME)), 90_000);
     expect(await cpc.getOrNull(WIDGETS, 'cluster-app2-team-a', 'w1')).toBeUndefined();
     // The konnector releases its finalizer once the CRD is gone; only then is the binding deleted.
     await eventually('binding released', async () => !(await a2.getOrNull(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME)), 30_000);
     // app1 is untouched.
-    expect(await cpc.getOrNull(WIDGETS, 'cluster-app1-team-a', 'w1')).toBeDefined();
+    expect(await cpc.getOrNull(WIDGETS, 'cluster-app1-team-unbind', 'w1')).toBeDefined();
     // Re-bind.
     await a2.create(BindResources.apiServiceBindings, {
       metadata: { name: WIDGETS_NAME, namespace: 'klutch-bind' },
@@ -557,9 +615,13 @@ describe('konnector on real clusters', () => {
   });
 
   it('a binding deleted while the konnector is down stays (finalizer) and is cleaned up on both sides when the konnector comes back', async () => {
-    const k2 = konnectors.find((k) => k.app.server === a2.server)!;
-    await eventually('w3 created', async () => !!(await a2.create(WIDGETS, { metadata: { name: 'w3', namespace: 'team-a' }, spec: { size: 3 } }).catch(() => undefined)));
-    await eventually('w3 upstream', () => cpc.getOrNull(WIDGETS, 'cluster-app2-team-a', 'w3'));
+    await app1Ready();
+    const k2 = await app2Ready();
+    await Promise.all([
+      syncedWidget(a2, 'cluster-app2', 'team-a', 'w2', { size: 2 }),
+      syncedWidget(a2, 'cluster-app2', 'team-a', 'w3', { size: 3 }),
+      syncedWidget(a1, 'cluster-app1', 'team-down', 'w1', { size: 1 }),
+    ]);
     await k2.stop();
     konnectors.splice(konnectors.indexOf(k2), 1);
 
@@ -573,16 +635,13 @@ describe('konnector on real clusters', () => {
     await eventually('binding released', async () => !(await a2.getOrNull(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME)), 90_000);
     await eventually('CRD deleted on app2', async () => !(await a2.getOrNull(CoreResources.crds, undefined, WIDGETS_NAME)), 90_000);
     for (const n of ['w2', 'w3']) expect(await cpc.getOrNull(WIDGETS, 'cluster-app2-team-a', n)).toBeUndefined();
-    expect(await cpc.getOrNull(WIDGETS, 'cluster-app1-team-a', 'w1')).toBeDefined();
+    expect(await cpc.getOrNull(WIDGETS, 'cluster-app1-team-down', 'w1')).toBeDefined();
   });
 
   it('a binding deleted together with its kubeconfig Secret while the konnector is down: the app-cluster side is released, the upstream copies stay (nothing can reach the provider)', async () => {
-    await bindOnApp(app2, p2, { claims: [] });
-    const k2 = konnectors.find((k) => k.app.server === a2.server)!; // started by the previous test
+    const k2 = await app2Ready({ claims: [] });
     expect(konnectors.filter((k) => k.app.server === a2.server)).toHaveLength(1);
-    await eventually('binding Ready again', async () => (await condition(a2, WIDGETS_NAME, 'Ready'))?.status === 'True', 60_000);
-    await eventually('w4 created', async () => !!(await a2.create(WIDGETS, { metadata: { name: 'w4', namespace: 'team-a' }, spec: { size: 4 } }).catch(() => undefined)));
-    await eventually('w4 upstream', () => cpc.getOrNull(WIDGETS, 'cluster-app2-team-a', 'w4'));
+    await syncedWidget(a2, 'cluster-app2', 'team-a', 'w4', { size: 4 });
     await eventually('w4 has the syncer finalizer', async () => (await a2.get(WIDGETS, 'team-a', 'w4')).metadata.finalizers?.includes(SYNCER_FINALIZER));
     await k2.stop();
     konnectors.splice(konnectors.indexOf(k2), 1);
@@ -590,6 +649,7 @@ describe('konnector on real clusters', () => {
     await a2.delete(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME);
     await a2.delete(CoreResources.secrets, 'klutch-bind', 'kubeconfig-provider');
     await startKonnector(app2, 'konnector-app2-fourth').start();
+    // (The next test that needs app2 bound makes the kubeconfig Secret again: appReady → bindOnApp.)
     await eventually('binding released', async () => !(await a2.getOrNull(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME)), 90_000);
     expect(await a2.getOrNull(CoreResources.crds, undefined, WIDGETS_NAME)).toBeUndefined();
     // The provider was unreachable, so its copy is still there (the provider cleans it up with the namespace).
@@ -597,7 +657,8 @@ describe('konnector on real clusters', () => {
   });
 
   it('a binding force-removed while the konnector is down and created again: the CRD is adopted, its objects stay and keep syncing', async () => {
-    const k1 = konnectors.find((k) => k.app.server === a1.server)!;
+    const k1 = await app1Ready();
+    await syncedWidget(a1, 'cluster-app1', 'team-adopt', 'w1', { size: 1 });
     const before = await a1.get(CoreResources.crds, undefined, WIDGETS_NAME);
     const oldUid = (await a1.get(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME)).metadata.uid;
     await k1.stop();
@@ -616,9 +677,9 @@ describe('konnector on real clusters', () => {
     const crd = await a1.get(CoreResources.crds, undefined, WIDGETS_NAME);
     expect(crd.metadata.uid).toBe(before.metadata.uid); // the same CRD, not recreated
     expect(crd.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'APIServiceBinding', uid: newUid, controller: true })]);
-    expect(await a1.getOrNull(WIDGETS, 'team-a', 'w1')).toBeDefined();
-    expect(await cpc.getOrNull(WIDGETS, 'cluster-app1-team-a', 'w1')).toBeDefined();
-    await a1.create(WIDGETS, { metadata: { name: 'after-adopt', namespace: 'team-a' }, spec: { size: 9 } });
-    await eventually('after-adopt upstream', () => cpc.getOrNull(WIDGETS, 'cluster-app1-team-a', 'after-adopt'));
+    expect(await a1.getOrNull(WIDGETS, 'team-adopt', 'w1')).toBeDefined();
+    expect(await cpc.getOrNull(WIDGETS, 'cluster-app1-team-adopt', 'w1')).toBeDefined();
+    await a1.create(WIDGETS, { metadata: { name: 'after-adopt', namespace: 'team-adopt' }, spec: { size: 9 } });
+    await eventually('after-adopt upstream', () => cpc.getOrNull(WIDGETS, 'cluster-app1-team-adopt', 'after-adopt'));
   });
 });
