@@ -176,12 +176,15 @@ try {
   }
 
   if (!only || only === 'esm-nodenext') {
-    step('esm-nodenext: tsc (NodeNext), tsc (Bundler), node build/main.js', () => {
+    step('esm-nodenext: tsc (NodeNext), tsc (Bundler), node build/main.js, klutch-kit validate', () => {
       const dir = project('esm-nodenext');
       run(bin(dir, 'tsc'), ['-p', 'tsconfig.json'], { cwd: dir, env });
       run(bin(dir, 'tsc'), ['-p', 'tsconfig.bundler.json'], { cwd: dir, env });
       run(process.execPath, ['build/main.js'], { cwd: dir, env });
       expectClickHouse(outputOf(join(dir, 'dist')), 'esm-nodenext dist/');
+      // The package's command, without the runtime peers (a construct-only project has none).
+      const report = run(bin(dir, 'klutch-kit'), ['validate', 'dist/control-plane'], { cwd: dir, env });
+      console.log(`  npx klutch-kit validate dist/control-plane: ${report.trim().split('\n').pop()}`);
     });
   }
   if (!only || only === 'cdk8s-app') {

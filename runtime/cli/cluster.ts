@@ -4,7 +4,18 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Command } from 'commander';
 import { CROSSPLANE_VERSIONS, type CrossplaneVersion } from '../realinfra/build.js';
-import { logTail, type RealCluster, startCluster } from '../realinfra/cluster.js';
+import type { RealCluster } from '../realinfra/cluster.js';
+
+/** The harness needs @kubernetes/client-node (an optional peer): loaded when a cluster starts, so that
+ * `klutch-kit validate` and the other commands run without the runtime peers. */
+const realinfra = () =>
+  import('../realinfra/cluster.js').catch((e: unknown) => {
+    const err = e as { code?: string; message?: string };
+    if (err.code === 'ERR_MODULE_NOT_FOUND' && String(err.message).includes("'@kubernetes/client-node'")) {
+      throw new Error('`klutch-kit cluster` needs the optional peer @kubernetes/client-node: npm install @kubernetes/client-node', { cause: e });
+    }
+    throw e;
+  });
 
 interface StartOptions {
   name: string;
@@ -21,6 +32,7 @@ async function start(opts: StartOptions): Promise<void> {
     throw new Error(`--crossplane: "${opts.crossplane}" is not a supported Crossplane version; expected one of ${CROSSPLANE_VERSIONS.join(', ')}`);
   }
   // startCluster() checks the name first, then builds the binaries if the cache is cold (with progress lines).
+  const { startCluster, logTail } = await realinfra();
   const cluster = await startCluster({ name: opts.name, log, ...(opts.crossplane ? { crossplane: opts.crossplane as CrossplaneVersion } : {}) });
   const xp = cluster.crossplane;
   let copied: string | undefined;
@@ -65,11 +77,11 @@ async function start(opts: StartOptions): Promise<void> {
       ].join('\n'),
     );
   }
-  await waitUntilStopped(cluster, log, copied);
+  await waitUntilStopped(cluster, log, copied, logTail);
 }
 
 /** Keeps the process alive until SIGINT/SIGTERM or until a component dies, then stops everything. */
-function waitUntilStopped(cluster: RealCluster, log: (l: string) => void, copiedKubeconfig: string | undefined): Promise<void> {
+function waitUntilStopped(cluster: RealCluster, log: (l: string) => void, copiedKubeconfig: string | undefined, logTail: (file: string) => string): Promise<void> {
   return new Promise<void>((resolve) => {
     let stopping = false;
     const finish = async (reason: string, exitCode: number) => {
