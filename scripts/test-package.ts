@@ -188,11 +188,14 @@ try {
     });
   }
   if (!only || only === 'cdk8s-app') {
-    step('cdk8s-app: cdk8s synth (npx ts-node main.ts, CommonJS)', () => {
+    step('cdk8s-app: cdk8s synth (npx ts-node main.ts, CommonJS), jest', () => {
       const dir = project('cdk8s-app');
       // --check-upgrade=false: the CLI would ask the registry for a newer cdk8s-cli (no network here).
       run(bin(dir, 'cdk8s'), ['synth', '--check-upgrade=false'], { cwd: dir, env });
       expectClickHouse(outputOf(join(dir, 'dist')), 'cdk8s-app dist/');
+      // the template's `npm test` (jest + ts-jest), in jest's ES module mode (examples/cdk8s-app/jest.config.js)
+      run(process.execPath, ['--experimental-vm-modules', '--no-warnings', join(dir, 'node_modules', 'jest', 'bin', 'jest.js'), '--ci'], { cwd: dir, env });
+      console.log('  cdk8s-app npm test (jest, ES module mode): passed');
     });
   }
   if (!only || only === 'pulumi-app') {
