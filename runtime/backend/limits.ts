@@ -96,7 +96,9 @@ export interface LeaseIdentityLockOptions {
   holder: string;
   /** A lock left by a killed replica is taken over after this long. @default 15 */
   ttlSeconds?: number;
-  /** How long a bind waits for the lock before a 429. @default 10000 */
+  /** Minimum time between two sweeps of locks left by killed replicas. @default 60000 */
+  sweepIntervalMs?: number;
+  /** How long a bind waits for the lock before a 429; longer than the TTL, so a bind outlasts a killed holder. @default 20000 */
   waitMs?: number;
 }
 
@@ -105,7 +107,12 @@ export interface LeaseIdentityLockOptions {
  * takes the lock (AlreadyExists: wait), deleting it (with a uid precondition) releases it; a Lease
  * older than `ttlSeconds` (its holder was killed) is deleted and taken.
  */
+/** Label on the bind-lock Leases. */
+export const BIND_LOCK_LABEL = 'klutch.anynines.com/bind-lock';
+
 export class LeaseIdentityLock implements IdentityLock {
+  private lastSweep = 0;
+
   constructor(private readonly o: LeaseIdentityLockOptions) {
     if (!o.namespace) throw new Error('LeaseIdentityLock.namespace: empty; pass --lease-namespace or set POD_NAMESPACE');
   }
@@ -114,7 +121,7 @@ export class LeaseIdentityLock implements IdentityLock {
     const { kube, namespace } = this.o;
     const name = `klutch-bind-lock-${key.slice(0, 40)}`;
     const ttl = this.o.ttlSeconds ?? 15;
-    const deadline = Date.now() + (this.o.waitMs ?? 10_000);
+    const deadline = Date.now() + (this.o.waitMs ?? 20_000);
     let held: Lease | undefined;
     for (let attempt = 0; !held; attempt++) {
       const now = new Date();
@@ -122,7 +129,7 @@ export class LeaseIdentityLock implements IdentityLock {
         held = await kube.create<Lease>(CoreResources.leases, {
           apiVersion: 'coordination.k8s.io/v1',
           kind: 'Lease',
-          metadata: { name, namespace, labels: { [MANAGED_BY_LABEL]: MANAGED_BY } },
+          metadata: { name, namespace, labels: { [MANAGED_BY_LABEL]: MANAGED_BY, [BIND_LOCK_LABEL]: 'held' } },
           spec: { holderIdentity: this.o.holder, leaseDurationSeconds: ttl, acquireTime: microTime(now), renewTime: microTime(now) },
         });
         break;
@@ -130,11 +137,8 @@ export class LeaseIdentityLock implements IdentityLock {
         if (!isAlreadyExists(e)) throw e;
       }
       const cur = await kube.getOrNull<Lease>(CoreResources.leases, namespace, name);
-      const renewed = Date.parse(cur?.spec?.renewTime ?? '');
-      if (cur && (Number.isNaN(renewed) || renewed + (cur.spec?.leaseDurationSeconds ?? ttl) * 1000 < Date.now())) {
-        await kube.delete(CoreResources.leases, namespace, name, { uid: cur.metadata.uid }).catch((e) => {
-          if (!isConflict(e) && !isNotFound(e)) throw e;
-        });
+      if (cur && this.expired(cur, ttl)) {
+        await this.remove(cur);
         continue;
       }
       if (Date.now() > deadline) {
@@ -146,6 +150,30 @@ export class LeaseIdentityLock implements IdentityLock {
       return await fn();
     } finally {
       await kube.delete(CoreResources.leases, namespace, name, { uid: held.metadata.uid }).catch(() => undefined);
+      await this.maybeSweep(ttl);
+    }
+  }
+
+  private expired(l: Lease, ttl: number): boolean {
+    const renewed = Date.parse(l.spec?.renewTime ?? '');
+    return Number.isNaN(renewed) || renewed + (l.spec?.leaseDurationSeconds ?? ttl) * 1000 < Date.now();
+  }
+
+  private async remove(l: Lease): Promise<void> {
+    await this.o.kube.delete(CoreResources.leases, this.o.namespace, l.metadata.name!, { uid: l.metadata.uid }).catch((e) => {
+      if (!isConflict(e) && !isNotFound(e)) throw e;
+    });
+  }
+
+  /** Locks left by killed replicas of identities that never bind again: deleted at most once a minute. */
+  private async maybeSweep(ttl: number): Promise<void> {
+    if (Date.now() - this.lastSweep < (this.o.sweepIntervalMs ?? 60_000)) return;
+    this.lastSweep = Date.now();
+    try {
+      const list = await this.o.kube.list<Lease>(CoreResources.leases, this.o.namespace, { labelSelector: BIND_LOCK_LABEL });
+      for (const l of list.items) if (this.expired(l, ttl)) await this.remove(l);
+    } catch {
+      // best effort: the next bind sweeps again
     }
   }
 }

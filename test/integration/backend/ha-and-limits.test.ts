@@ -11,6 +11,7 @@ import type { KubeObject } from '../../../runtime/core/index.js';
 import { FetchBrowser } from '../../support/oidc-provider.js';
 import { RoundRobinProxy } from '../../support/round-robin-proxy.js';
 import { spawnBackend, type BackendProcess } from '../../support/backend-process.js';
+import { subjectHash } from '../../../runtime/backend/binder.js';
 import { CLIENT_ID, CLIENT_SECRET, USERS, clickBind, startProvider, type LoginResult, type ProviderEnv } from './_fixture.js';
 
 jest.setTimeout(240_000);
@@ -216,6 +217,19 @@ describe('kill -9 in the middle of a bind', () => {
 });
 
 describe('per-identity limits', () => {
+  it('a replica killed while holding an identity\'s bind lock delays that identity\'s next bind, never blocks it', async () => {
+    const doomed = await replica({ killAfter: 'POST /apis/coordination.k8s.io/v1/namespaces/default/leases' });
+    await expect(bearerBind(doomed.url, 'lock-robot', 'cluster-l')).rejects.toThrow();
+    const lock = `klutch-bind-lock-${subjectHash({ iss: env.op.issuer, sub: 'lock-robot' })}`;
+    expect(await env.kube.getOrNull(leaseRef, 'default', lock)).toBeDefined(); // left by the killed holder
+    expect(await namespacesOf('lock-robot')).toHaveLength(0); // killed before it counted or created
+    proxy.targets = replicas.filter(alive).map((r) => r.url);
+    const res = await bearerBind(proxy.url, 'lock-robot', 'cluster-l'); // waits out the dead holder's 15 s
+    expect(res.status).toBe(200);
+    expect(await namespacesOf('lock-robot')).toHaveLength(1);
+    expect(await env.kube.getOrNull(leaseRef, 'default', lock)).toBeUndefined();
+  });
+
   it('a burst of binds by one identity stays within 5 app clusters and the bind rate; limits in /readyz and metrics', async () => {
     if (replicas.filter(alive).length < 2) await replica(); // two replicas share the burst
     const live = replicas.filter(alive);

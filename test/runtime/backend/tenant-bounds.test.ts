@@ -1,7 +1,7 @@
 // Per-identity bind rate, the sweeper's decisions (incomplete binds, silent konnectors, dry run),
 // unexpected errors on /readyz and in a metric, and the new flags.
 import { describe, expect, it } from '@jest/globals';
-import { BindRateLimiter, LimitError } from '../../../runtime/backend/limits.js';
+import { BindRateLimiter, LeaseIdentityLock, LimitError } from '../../../runtime/backend/limits.js';
 import { ABANDONED_CONDITION, ClusterSweeper, type SweeperCache } from '../../../runtime/backend/sweeper.js';
 import { BackendMetrics } from '../../../runtime/backend/metrics.js';
 import { BackendServer } from '../../../runtime/backend/server.js';
@@ -271,5 +271,36 @@ describe('ApiServerReplayStore', () => {
     const { s, deleted } = store(async () => undefined, [lease('old', 700_000, 600), lease('fresh', 10_000, 600)] as KubeObject[]);
     expect(await s.sweep()).toBe(1);
     expect(deleted).toEqual(['old']);
+  });
+});
+
+describe('LeaseIdentityLock', () => {
+  const T = (msAgo: number) => new Date(Date.now() - msAgo).toISOString();
+  it('takes over a lock whose holder was killed, releases it, and sweeps other expired locks', async () => {
+    const leases = new Map<string, KubeObject & { spec?: Record<string, unknown> }>([
+      ['klutch-bind-lock-abc', { metadata: { name: 'klutch-bind-lock-abc', uid: 'u-dead' }, spec: { renewTime: T(60_000), leaseDurationSeconds: 15 } }],
+      ['klutch-bind-lock-old', { metadata: { name: 'klutch-bind-lock-old', uid: 'u-old' }, spec: { renewTime: T(600_000), leaseDurationSeconds: 15 } }],
+      ['klutch-bind-lock-busy', { metadata: { name: 'klutch-bind-lock-busy', uid: 'u-busy' }, spec: { renewTime: T(1000), leaseDurationSeconds: 15 } }],
+    ]);
+    let n = 0;
+    const kube = {
+      create: async (_r: unknown, o: KubeObject) => {
+        if (leases.has(o.metadata.name!)) throw new ApiError(409, 'AlreadyExists', 'exists', 'POST', '/leases');
+        const l = { ...o, metadata: { ...o.metadata, uid: `u-${++n}` } };
+        leases.set(o.metadata.name!, l);
+        return l;
+      },
+      getOrNull: async (_r: unknown, _ns: string, name: string) => leases.get(name),
+      delete: async (_r: unknown, _ns: string, name: string) => void leases.delete(name),
+      list: async () => ({ items: [...leases.values()] }),
+    } as unknown as KubeClient;
+    const lock = new LeaseIdentityLock({ kube, namespace: 'klutch-system', holder: 'replica-1', waitMs: 300 });
+    let inside = '';
+    expect(await lock.withLock('abc', 'alice', async () => ((inside = leases.get('klutch-bind-lock-abc')!.metadata.uid!), 'done'))).toBe('done');
+    expect(inside).toBe('u-1'); // the dead holder's lock was replaced by ours
+    expect([...leases.keys()]).toEqual(['klutch-bind-lock-busy']); // ours released, the expired one swept
+    const busy = lock.withLock('busy', 'bob', async () => 'never');
+    await expect(busy).rejects.toMatchObject({ status: 429, field: 'concurrency', retryAfterSeconds: 2 });
+    await expect(busy).rejects.toThrow('another bind of bob is still in progress');
   });
 });
