@@ -13,7 +13,7 @@ import { parse } from 'yaml';
 import {
   CatalogueInstall, ControlPlaneCluster, renderTopology, type RenderedCluster, type RenderedPackage,
 } from '../../../constructs/topology/index.js';
-import type { Catalogue } from '../../../constructs/catalogue/index.js';
+import type { Catalogue, CatalogueProps } from '../../../constructs/catalogue/index.js';
 import { applyManifests, KubeApiError, kubeRequest, ResourcePaths, startCluster, type RealCluster } from '../../../runtime/realinfra/index.js';
 import { buildPackageImage, joinPackageYaml } from '../../../runtime/xpkg/image.js';
 import { pushPackageImage } from '../../../runtime/xpkg/push.js';
@@ -31,13 +31,21 @@ export function vendoredCrds(folder: string, only?: (file: string) => boolean): 
 }
 
 /** Our control plane, catalogue installed as a Configuration package from `packageRef`. */
-export function synthControlPlane(packageRef: string): { cluster: RenderedCluster; pkg: RenderedPackage; cp: ControlPlaneCluster } {
+export interface CatalogueSetup {
+  /** The catalogue (default: all of it). */
+  readonly catalogue?: CatalogueProps;
+  /** Let the package manager resolve the package's dependsOn (impossible with a9s: provider-anynines cannot be built here). @default false */
+  readonly resolveDependencies?: boolean;
+}
+
+export function synthControlPlane(packageRef: string, setup: CatalogueSetup = {}): { cluster: RenderedCluster; pkg: RenderedPackage; cp: ControlPlaneCluster } {
   const app = new App({ outdir: '/nonexistent' });
   const cp = new ControlPlaneCluster(app, 'CP', {
     host: 'bind.example.com',
     dex: { connectors: [{ type: 'mockCallback', id: 'mock', name: 'Mock', config: {} }] } as never,
     anynines: { baseDomain: 'a9s.example.com' },
-    catalogueInstall: CatalogueInstall.configurationPackage({ package: packageRef, skipDependencyResolution: true }),
+    ...(setup.catalogue ? { catalogue: setup.catalogue } : {}),
+    catalogueInstall: CatalogueInstall.configurationPackage({ package: packageRef, skipDependencyResolution: !setup.resolveDependencies }),
   });
   const [cluster] = renderTopology(app);
   const pkg = cluster.packages![0];
@@ -170,7 +178,7 @@ export interface CatalogueCluster {
  * control plane's Configuration, provider-kubernetes RBAC and ProviderConfig, and waits until the
  * package manager has installed the package and every XRD is Established and Offered.
  */
-export async function startCatalogueCluster(name: string, version: '2.3' | '1.20'): Promise<CatalogueCluster> {
+export async function startCatalogueCluster(name: string, version: '2.3' | '1.20', setup: CatalogueSetup = {}): Promise<CatalogueCluster> {
   const timings: Record<string, number> = {};
   const t0 = Date.now();
   const cluster = await startCluster({ name, crossplane: version });
@@ -179,7 +187,7 @@ export async function startCatalogueCluster(name: string, version: '2.3' | '1.20
     const xp = cluster.crossplane!;
     const api = new Api(cluster.kubeConfig);
     const packageRef = `${xp.registry}/${CATALOGUE_PACKAGE_REPOSITORY}:v0.1.0`;
-    const synth = synthControlPlane(packageRef);
+    const synth = synthControlPlane(packageRef, setup);
     const xrds = synth.pkg.files.map((f) => f.object as Obj).filter((o) => o.kind === 'CompositeResourceDefinition');
     // The package, built and pushed by klutch-kit (no crane, no Docker).
     const pushed = await pushPackageImage(buildPackageImage(packageYamlOf(synth.pkg)), packageRef);
