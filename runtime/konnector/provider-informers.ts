@@ -1,0 +1,109 @@
+/**
+ * The informers of one provider connection: APIServiceExports, APIServiceNamespaces and the
+ * ClusterBinding in the consumer's cluster namespace on the provider, and the consumer ↔ provider
+ * namespace mapping read from the APIServiceNamespaces.
+ */
+import type { Logger } from 'pino';
+import { isAlreadyExists, type KubeClient } from '../core/client.js';
+import { Informer } from '../core/informer.js';
+import { isDeleting } from './metadata.js';
+import { BindResources, type APIServiceExport, type APIServiceNamespace, type ClusterBinding } from './types.js';
+
+export interface ProviderInformersOptions {
+  /** Client of the provider (control plane). */
+  readonly provider: KubeClient;
+  /** The consumer's cluster namespace on the provider. */
+  readonly clusterNamespace: string;
+  readonly resyncMs: number;
+  readonly log: Logger;
+}
+
+export class ProviderInformers {
+  readonly exports: Informer<APIServiceExport>;
+  readonly apiNamespaces: Informer<APIServiceNamespace>;
+  readonly clusterBindings: Informer<ClusterBinding>;
+  private readonly provider: KubeClient;
+  private readonly clusterNamespace: string;
+  private readonly log: Logger;
+  private readonly nsListeners = new Set<(ns: string[]) => void>();
+  private lastMapping = new Map<string, string>();
+
+  constructor(opts: ProviderInformersOptions) {
+    this.provider = opts.provider;
+    this.clusterNamespace = opts.clusterNamespace;
+    this.log = opts.log;
+    const iopts = { namespace: opts.clusterNamespace, resyncMs: opts.resyncMs, logger: opts.log };
+    this.exports = new Informer<APIServiceExport>(opts.provider, BindResources.apiServiceExports, iopts);
+    this.apiNamespaces = new Informer<APIServiceNamespace>(opts.provider, BindResources.apiServiceNamespaces, iopts);
+    this.clusterBindings = new Informer<ClusterBinding>(opts.provider, BindResources.clusterBindings, iopts);
+    this.apiNamespaces.addIndex('providerNamespace', (o) => (o.status?.namespace ? [o.status.namespace] : []));
+    const onNs = () => this.mappingMayHaveChanged();
+    this.apiNamespaces.addEventHandler({ onAdd: onNs, onUpdate: onNs, onDelete: onNs });
+  }
+
+  private get all(): Array<Informer<APIServiceExport> | Informer<APIServiceNamespace> | Informer<ClusterBinding>> {
+    return [this.exports, this.apiNamespaces, this.clusterBindings];
+  }
+
+  start(): void {
+    for (const i of this.all) i.start();
+  }
+
+  /** Resolves once all three informers synced; rejects with the first informer error (or the timeout) otherwise. */
+  async waitForSync(timeoutMs: number): Promise<void> {
+    try {
+      await Promise.all(this.all.map((i) => i.waitForSync(timeoutMs)));
+    } catch (e) {
+      throw new Error(this.all.find((i) => i.lastError)?.lastError?.message ?? (e as Error).message, { cause: e });
+    }
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.all.map((i) => i.stop()));
+  }
+
+  /** Notifies the listeners of the consumer namespaces whose provider namespace changed. */
+  private mappingMayHaveChanged(): void {
+    const now = new Map(this.boundNamespaces().map((b) => [b.consumer, b.provider]));
+    const changed = [...new Set([...now.keys(), ...this.lastMapping.keys()])].filter((k) => now.get(k) !== this.lastMapping.get(k));
+    this.lastMapping = now;
+    if (changed.length) for (const l of this.nsListeners) l(changed);
+  }
+
+  providerNamespaceFor(consumerNamespace: string): string | undefined {
+    const o = this.apiNamespaces.getByName(this.clusterNamespace, consumerNamespace);
+    return o && !isDeleting(o) ? o.status?.namespace || undefined : undefined;
+  }
+
+  consumerNamespaceFor(providerNamespace: string): string | undefined {
+    const o = this.apiNamespaces.byIndex('providerNamespace', providerNamespace).find((x) => !isDeleting(x));
+    return o?.metadata.name;
+  }
+
+  async ensureAPIServiceNamespace(consumerNamespace: string): Promise<string | undefined> {
+    const existing = this.apiNamespaces.getByName(this.clusterNamespace, consumerNamespace);
+    if (existing) return isDeleting(existing) ? undefined : existing.status?.namespace || undefined;
+    try {
+      await this.provider.create(BindResources.apiServiceNamespaces, {
+        metadata: { name: consumerNamespace, namespace: this.clusterNamespace },
+        spec: {},
+      });
+      this.log.info({ namespace: consumerNamespace }, 'created APIServiceNamespace; waiting for the provider to assign a namespace');
+    } catch (e) {
+      if (!isAlreadyExists(e)) throw e;
+    }
+    return undefined;
+  }
+
+  boundNamespaces(): Array<{ consumer: string; provider: string }> {
+    return this.apiNamespaces
+      .list()
+      .filter((o) => o.status?.namespace && !isDeleting(o))
+      .map((o) => ({ consumer: o.metadata.name!, provider: o.status!.namespace! }));
+  }
+
+  onNamespacesChanged(cb: (consumerNamespaces: string[]) => void): () => void {
+    this.nsListeners.add(cb);
+    return () => this.nsListeners.delete(cb);
+  }
+}
