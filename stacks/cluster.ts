@@ -7,9 +7,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as pulumi from '@pulumi/pulumi';
+import { show } from '../constructs/_errors.js';
 import { type ClusterConfig, CONFIG_NAMESPACE, kubeconfigKey, StackConfigError } from './config.js';
 import { createEksCluster } from './eks.js';
-import { checkKindPrerequisites, KindCluster, kindCommands } from './kind.js';
+import { checkKindPrerequisites, KindCluster, kindOptionProblem } from './kind.js';
 import type { Importer } from './optional.js';
 
 /** How a component reaches its cluster. */
@@ -71,9 +72,12 @@ export async function connectCluster(cluster: ClusterConfig, key: string, secret
         ...(access.nodeImage ? { nodeImage: access.nodeImage } : {}),
         ...(access.configPath ? { configPath: access.configPath } : {}),
       };
-      kindCommands(opts, `${key}.access`); // bad values fail before the environment is checked
+      const problem = kindOptionProblem(opts); // bad values fail before the environment is checked
+      if (problem) {
+        throw new StackConfigError(`${CONFIG_NAMESPACE}:${key}.access.${problem.field}: expected ${problem.expected}, got ${show(problem.value)}`);
+      }
       checkKindPrerequisites(key);
-      const kind = new KindCluster(`kind-${cluster.name}`, { ...opts, key: `${key}.access` });
+      const kind = new KindCluster(`kind-${cluster.name}`, opts);
       return { kubeconfig: pulumi.secret(kind.kubeconfig) };
     }
     case 'eks':

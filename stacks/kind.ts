@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as pulumi from '@pulumi/pulumi';
+import { fail } from '../constructs/_errors.js';
 import { isDnsLabel } from '../constructs/_names.js';
 import { CONFIG_NAMESPACE, StackConfigError } from './config.js';
 
@@ -30,18 +31,35 @@ export interface KindCommands {
 }
 
 
-/** Builds the kind CLI argv; rejects bad values with the config key and the value. Pure. */
-export function kindCommands(opts: KindClusterOptions, key = 'access'): KindCommands {
+/** A bad {@link KindClusterOptions} value: the field, what was expected, the value received. */
+export interface KindOptionProblem {
+  readonly field: 'name' | 'nodeImage' | 'configPath';
+  readonly expected: string;
+  readonly value: unknown;
+}
+
+/** The first bad value of `opts`, or undefined. Pure; callers phrase the message for their input. */
+export function kindOptionProblem(opts: KindClusterOptions): KindOptionProblem | undefined {
   const { name, nodeImage, configPath } = opts;
   if (!isDnsLabel(name, 40)) {
-    throw new StackConfigError(`${CONFIG_NAMESPACE}:${key}.name: expected a kind cluster name (a DNS label of at most 40 characters), got ${JSON.stringify(name)}`);
+    return { field: 'name', expected: 'a kind cluster name (a DNS label of at most 40 characters)', value: name };
   }
   if (nodeImage !== undefined && (nodeImage === '' || /\s/.test(nodeImage) || nodeImage.startsWith('-'))) {
-    throw new StackConfigError(`${CONFIG_NAMESPACE}:${key}.nodeImage: expected an image reference such as "kindest/node:v1.33.1", got ${JSON.stringify(nodeImage)}`);
+    return { field: 'nodeImage', expected: 'an image reference such as "kindest/node:v1.33.1"', value: nodeImage };
   }
   if (configPath !== undefined && (configPath === '' || configPath.startsWith('-'))) {
-    throw new StackConfigError(`${CONFIG_NAMESPACE}:${key}.configPath: expected the path of a kind config file, got ${JSON.stringify(configPath)}`);
+    return { field: 'configPath', expected: 'the path of a kind config file', value: configPath };
   }
+  return undefined;
+}
+
+/** Builds the kind CLI argv; rejects bad values naming `KindClusterOptions.<field>` and the value. Pure. */
+export function kindCommands(opts: KindClusterOptions): KindCommands {
+  const problem = kindOptionProblem(opts);
+  if (problem) {
+    fail(`KindClusterOptions.${problem.field}`, problem.value, `is not ${problem.expected}`);
+  }
+  const { name, nodeImage, configPath } = opts;
   return {
     create: [
       'create', 'cluster', '--name', name, '--kubeconfig', KIND_KUBECONFIG_PLACEHOLDER,
@@ -140,10 +158,8 @@ const kindProvider: pulumi.dynamic.ResourceProvider = {
   },
 };
 
-export interface KindClusterArgs extends KindClusterOptions {
-  /** Config key of the cluster object, for messages. */
-  readonly key?: string;
-}
+/** Arguments of {@link KindCluster}. */
+export type KindClusterArgs = KindClusterOptions;
 
 /** A kind cluster; `kubeconfig` is secret. */
 export class KindCluster extends pulumi.dynamic.Resource {
@@ -151,7 +167,7 @@ export class KindCluster extends pulumi.dynamic.Resource {
   public declare readonly clusterName: pulumi.Output<string>;
 
   constructor(name: string, args: KindClusterArgs, opts?: pulumi.CustomResourceOptions) {
-    const commands = kindCommands(args, args.key);
+    const commands = kindCommands(args);
     super(
       kindProvider,
       name,

@@ -25,6 +25,18 @@ function message(fn: () => unknown): string {
   throw new Error('expected a StackConfigError');
 }
 
+/** The message of the plain Error that `fn` throws (kindCommands() does not know the stack config). */
+function kindError(fn: () => unknown): string {
+  expect(fn).toThrow(Error);
+  try {
+    fn();
+  } catch (e) {
+    expect(e).not.toBeInstanceOf(StackConfigError);
+    return (e as Error).message;
+  }
+  return '';
+}
+
 describe('kindCommands', () => {
   it('builds create / get kubeconfig / delete argv', () => {
     expect(kindCommands({ name: 'app-1' })).toEqual({
@@ -39,14 +51,14 @@ describe('kindCommands', () => {
     expect(kindCommands({ name: 'a', configPath: 'kind.yaml' }).create.slice(-2)).toEqual(['--config', path.resolve('kind.yaml')]);
     expect(kindCommands({ name: 'a', nodeImage: 'i:1', configPath: '/c.yaml' }).create.slice(6)).toEqual(['--image', 'i:1', '--config', '/c.yaml']);
   });
-  it('rejects bad names, images and config paths with the key and the value', () => {
-    expect(message(() => kindCommands({ name: 'App_1' }, 'appClusters[0].access'))).toBe(
-      'klutch-kit:appClusters[0].access.name: expected a kind cluster name (a DNS label of at most 40 characters), got "App_1"',
+  it('rejects bad names, images and config paths with the field and the value', () => {
+    expect(kindError(() => kindCommands({ name: 'App_1' }))).toBe(
+      'KindClusterOptions.name: "App_1" is not a kind cluster name (a DNS label of at most 40 characters)',
     );
-    expect(message(() => kindCommands({ name: '--help' }))).toContain('got "--help"');
-    expect(message(() => kindCommands({ name: 'a'.repeat(41) }))).toContain(`got "${'a'.repeat(41)}"`);
-    expect(message(() => kindCommands({ name: 'a', nodeImage: '--retain' }))).toBe('klutch-kit:access.nodeImage: expected an image reference such as "kindest/node:v1.33.1", got "--retain"');
-    expect(message(() => kindCommands({ name: 'a', configPath: '-x' }))).toBe('klutch-kit:access.configPath: expected the path of a kind config file, got "-x"');
+    expect(kindError(() => kindCommands({ name: '--help' }))).toContain('name: "--help" is not');
+    expect(kindError(() => kindCommands({ name: 'a'.repeat(41) }))).toContain(`name: "${'a'.repeat(41)}" is not`);
+    expect(kindError(() => kindCommands({ name: 'a', nodeImage: '--retain' }))).toBe('KindClusterOptions.nodeImage: "--retain" is not an image reference such as "kindest/node:v1.33.1"');
+    expect(kindError(() => kindCommands({ name: 'a', configPath: '-x' }))).toBe('KindClusterOptions.configPath: "-x" is not the path of a kind config file');
   });
 });
 
