@@ -11,7 +11,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { CoreResources, KubeClient, type KubeObject } from '../runtime/core/client.js';
@@ -294,7 +294,7 @@ async function main(): Promise<void> {
     if (opts.chart && rows.length > 0) {
       writeFileSync(String(opts.chart), svgChart({
         title: 'konnector sync: throughput and p99 latency against N',
-        subtitle: `${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores, concurrency ${concurrency}, QPS ${opts.qps}, ${opts.workers} workers${rate > 0 ? `, paced at ${rate}/s` : ''} (npm run bench:konnector)`,
+        subtitle: `${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores, load average ${loadavg()[0].toFixed(1)}, concurrency ${concurrency}, QPS ${opts.qps}, ${opts.workers} workers${rate > 0 ? `, paced at ${rate}/s` : ''} (npm run bench:konnector)`,
         xLabel: 'N (objects)',
         panels: [
           { title: 'Throughput', yLabel: 'objects/s', series: [
