@@ -2,6 +2,7 @@
  * Health and metrics HTTP server: `/healthz` (liveness), `/readyz` (readiness), `/metrics`
  * (Prometheus text). Listens on 127.0.0.1 unless told otherwise. Checks return true/undefined for ok
  * or a string/false for failure; the response is JSON `{check: "ok" | "<reason>"}` with 200 or 500.
+ * `info` entries are added to the /readyz body without deciding it (e.g. the last unexpected error).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -17,6 +18,8 @@ export interface HealthServerOptions {
   registry?: Registry;
   healthz?: Record<string, Check>;
   readyz?: Record<string, Check>;
+  /** Shown on /readyz, never failing it. */
+  info?: Record<string, () => string>;
 }
 
 export class HealthServer {
@@ -72,6 +75,15 @@ export class HealthServer {
     try {
       if (path === '/healthz' || path === '/readyz' || path === '/livez') {
         const { ok, body } = await this.run(path === '/readyz' ? { ...this.healthz, ...this.readyz } : this.healthz);
+        if (path === '/readyz') {
+          for (const [k, f] of Object.entries(this.opts.info ?? {})) {
+            try {
+              body[k] = f();
+            } catch (e) {
+              body[k] = (e as Error).message;
+            }
+          }
+        }
         res.writeHead(ok ? 200 : 500, { 'Content-Type': 'application/json' });
         res.end(JSON.stringify(body));
       } else if (path === '/metrics' && this.opts.registry) {

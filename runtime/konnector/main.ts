@@ -17,7 +17,7 @@ import { createLogger } from '../core/logger.js';
 import { newProcessRegistry } from '../core/metrics.js';
 import { HealthServer } from '../core/server.js';
 import type { Logger } from 'pino';
-import type { Registry } from 'prom-client';
+import { Counter, type Registry } from 'prom-client';
 import { AppClusterBindingController } from './appclusterbinding.js';
 import { Konnector } from './konnector.js';
 import { KONNECTOR_VERSION } from './version.js';
@@ -158,6 +158,22 @@ export async function main(argv = process.argv): Promise<void> {
       })
     : undefined;
 
+  // A rejection nobody handles is a bug: logged with context, counted and shown on /readyz instead of
+  // ending the process; an uncaught exception leaves the process in an unknown state: logged, exit 1.
+  const unexpected = new Counter({ name: 'klutch_konnector_unexpected_errors_total', help: 'Unexpected errors (bugs) by kind; each is logged with its context', labelNames: ['kind'], registers: [registry] });
+  let lastUnexpected: { at: Date; message: string } | undefined;
+  let unexpectedCount = 0;
+  process.on('unhandledRejection', (e) => {
+    unexpectedCount++;
+    lastUnexpected = { at: new Date(), message: e instanceof Error ? `${e.name}: ${e.message}` : String(e) };
+    unexpected.inc({ kind: 'unhandledRejection' });
+    log.error({ kind: 'unhandledRejection', err: e instanceof Error ? (e.stack ?? e.message) : String(e) }, 'unexpected error');
+  });
+  process.on('uncaughtException', (e) => {
+    log.fatal({ kind: 'uncaughtException', err: e.stack ?? e.message }, 'unexpected error; exiting');
+    process.exit(1);
+  });
+
   const [host, portStr] = String(o.healthAddress).split(/:(?=\d+$)/);
   const health = new HealthServer({
     host: host || '127.0.0.1',
@@ -165,6 +181,10 @@ export async function main(argv = process.argv): Promise<void> {
     registry,
     healthz: { 'leader-election': () => (elector ? elector.healthy() || 'lease not renewed in time' : true) },
     readyz: { konnector: () => (!elector || elector.isLeader ? konnector.ready() : true) },
+    info: {
+      'unexpected-errors': () =>
+        lastUnexpected ? `${unexpectedCount}, last ${Math.round((Date.now() - lastUnexpected.at.getTime()) / 1000)}s ago: ${lastUnexpected.message.slice(0, 300)}` : 'none',
+    },
   });
   const port = await health.start();
   log.info({ port, identity, lease: `${leaseNamespace}/${o.leaseName}`, version: KONNECTOR_VERSION }, 'klutch-konnector up');
