@@ -1,0 +1,114 @@
+/**
+ * rbac (key: cluster namespace): ClusterRole `klutch-binder-<clusterNs>` covering exactly the
+ * exported and claimed resources (owned by the cluster Namespace, so it goes with it), bound by
+ * RoleBindings only in that consumer's provider namespaces. With --consumer-scope=Cluster and
+ * cluster-scoped exports, ClusterRole `klutch-binder-<clusterNs>-cluster` (those resources only)
+ * bound by a per-consumer ClusterRoleBinding — never a shared binding whose subjects flip.
+ */
+import { isNotFound, type Reconciler } from '../../core/index.js';
+import { FIELD_MANAGER } from '../binder.js';
+import { BINDER_SA, IDENTITY_ANNOTATION, MANAGED_BY, MANAGED_BY_LABEL, R, perClusterRoleName } from '../refs.js';
+import type { Cache, ExportObj, ReconcilerKube, ServiceNamespace } from './types.js';
+
+const ALL_VERBS = ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'];
+
+export interface PolicyRule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+}
+
+/** The rules of `klutch-binder-<clusterNs>`: the exported resources (+status) and the claimed resources. */
+export function exportedResourceRules(exports: ExportObj[], onlyClusterScoped = false): PolicyRule[] {
+  const byGroup = new Map<string, Set<string>>();
+  const add = (g: string, r: string) => {
+    if (!byGroup.has(g)) byGroup.set(g, new Set());
+    byGroup.get(g)!.add(r);
+  };
+  for (const e of exports) {
+    if (e.metadata.deletionTimestamp) continue;
+    if (onlyClusterScoped && e.spec.scope !== 'Cluster') continue;
+    add(e.spec.group ?? '', e.spec.names.plural);
+    add(e.spec.group ?? '', `${e.spec.names.plural}/status`);
+    if (!onlyClusterScoped) for (const c of e.spec.permissionClaims ?? []) add(c.group ?? '', c.resource);
+  }
+  return [...byGroup.keys()].sort().map((g) => ({ apiGroups: [g], resources: [...byGroup.get(g)!].sort(), verbs: ALL_VERBS }));
+}
+
+export interface RbacReconcilerDeps {
+  readonly kube: ReconcilerKube;
+  readonly exports: Cache<ExportObj>;
+  readonly serviceNamespaces: Cache<ServiceNamespace>;
+  readonly consumerScope: 'Namespaced' | 'Cluster';
+}
+
+export class RbacReconciler implements Reconciler {
+  constructor(private readonly d: RbacReconcilerDeps) {}
+
+  /** The rules of `klutch-binder-<clusterNs>` (or of its `-cluster` role). */
+  rulesFor(clusterNs: string, onlyClusterScoped = false): PolicyRule[] {
+    return exportedResourceRules(this.d.exports.list(clusterNs), onlyClusterScoped);
+  }
+
+  async reconcile(clusterNs: string): Promise<void> {
+    const d = this.d;
+    const ns = await d.kube.getOrNull(R.namespaces, undefined, clusterNs);
+    if (!ns || ns.metadata.deletionTimestamp || !ns.metadata.annotations?.[IDENTITY_ANNOTATION]) return;
+    const roleName = perClusterRoleName(clusterNs);
+    const labels = { [MANAGED_BY_LABEL]: MANAGED_BY };
+    await d.kube.apply(
+      R.clusterRoles,
+      {
+        metadata: {
+          name: roleName,
+          labels,
+          ownerReferences: [{ apiVersion: 'v1', kind: 'Namespace', name: clusterNs, uid: ns.metadata.uid!, blockOwnerDeletion: false }],
+        },
+        rules: this.rulesFor(clusterNs),
+      },
+      FIELD_MANAGER,
+      { force: true },
+    );
+    const subject = { kind: 'ServiceAccount', name: BINDER_SA, namespace: clusterNs };
+    for (const sn of d.serviceNamespaces.list(clusterNs)) {
+      const target = sn.status?.namespace;
+      if (!target || sn.metadata.deletionTimestamp) continue;
+      try {
+        await d.kube.apply(
+          R.roleBindings,
+          {
+            metadata: { name: BINDER_SA, namespace: target, labels },
+            roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: roleName },
+            subjects: [subject],
+          },
+          FIELD_MANAGER,
+          { force: true },
+        );
+      } catch (e) {
+        if (!isNotFound(e)) throw e; // namespace not there (yet/anymore): the servicenamespace controller re-enqueues
+      }
+    }
+    // Cluster scope: cluster-scoped exported resources need a cluster-wide grant. It goes to a role
+    // of their own (never the claims, never the namespaced exports, which stay namespace-bound),
+    // bound by a ClusterRoleBinding per consumer — nothing shared between consumers.
+    const clusterRules = d.consumerScope === 'Cluster' ? this.rulesFor(clusterNs, true) : [];
+    const clusterRole = `${roleName}-cluster`;
+    if (clusterRules.length) {
+      const owner = [{ apiVersion: 'v1', kind: 'Namespace', name: clusterNs, uid: ns.metadata.uid!, blockOwnerDeletion: false }];
+      await d.kube.apply(R.clusterRoles, { metadata: { name: clusterRole, labels, ownerReferences: owner }, rules: clusterRules }, FIELD_MANAGER, { force: true });
+      await d.kube.apply(
+        R.clusterRoleBindings,
+        {
+          metadata: { name: roleName, labels, ownerReferences: owner },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: clusterRole },
+          subjects: [subject],
+        },
+        FIELD_MANAGER,
+        { force: true },
+      );
+    } else {
+      await d.kube.delete(R.clusterRoleBindings, undefined, roleName);
+      await d.kube.delete(R.clusterRoles, undefined, clusterRole);
+    }
+  }
+}

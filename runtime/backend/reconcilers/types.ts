@@ -1,0 +1,41 @@
+/**
+ * What the backend's reconcilers are given: the objects they read, read-only caches of them (the
+ * informers in production, a Map in unit tests) and the part of the API client they write with.
+ */
+import type { Condition, KubeClient, KubeObject } from '../../core/index.js';
+import type { ExportSpec } from '../export.js';
+import type { PermissionClaim } from '../wire.js';
+
+export interface ExportRequest extends KubeObject {
+  spec?: { resources?: Array<{ group?: string; resource: string; versions?: string[]; permissionClaims?: PermissionClaim[] }> };
+  status?: { phase?: 'Pending' | 'Succeeded' | 'Failed'; terminalMessage?: string; conditions?: Condition[] };
+}
+export interface ExportObj extends KubeObject {
+  spec: ExportSpec;
+  status?: { conditions?: Condition[]; [k: string]: unknown };
+}
+export interface ServiceNamespace extends KubeObject {
+  status?: { namespace?: string };
+}
+export interface ClusterBindingObj extends KubeObject {
+  spec?: { kubeconfigSecretRef?: { name: string; key: string } };
+  status?: { lastHeartbeatTime?: string; heartbeatInterval?: string; conditions?: Condition[]; [k: string]: unknown };
+}
+
+/** A read-only cache of objects (what an Informer offers). */
+export interface Cache<T extends KubeObject> {
+  /** By `namespace/name` (or `name` for cluster-scoped objects). */
+  get(key: string): T | undefined;
+  getByName(namespace: string | undefined, name: string): T | undefined;
+  list(namespace?: string): T[];
+}
+
+/** The API calls the reconcilers write with. */
+export type ReconcilerKube = Pick<KubeClient, 'getOrNull' | 'create' | 'update' | 'updateStatus' | 'delete' | 'apply'>;
+
+export const age = (o: KubeObject): number => Date.now() - Date.parse(o.metadata.creationTimestamp ?? new Date().toISOString());
+
+export const splitKey = (key: string): [string, string] => {
+  const i = key.indexOf('/');
+  return [key.slice(0, i), key.slice(i + 1)];
+};

@@ -1,0 +1,48 @@
+import { describe, expect, it } from '@jest/globals';
+import { silentLogger } from '../../../../runtime/core/logger.js';
+import type { Crd } from '../../../../runtime/backend/catalog.js';
+import { crdSpecHash } from '../../../../runtime/backend/export.js';
+import { SOURCE_SPEC_HASH_ANNOTATION } from '../../../../runtime/backend/refs.js';
+import { ExportReconciler } from '../../../../runtime/backend/reconcilers/export.js';
+import type { ExportObj } from '../../../../runtime/backend/reconcilers/types.js';
+import { cacheOf, FakeKube } from './_fakes.js';
+
+const crd = (description = 'v1'): Crd => ({
+  metadata: { name: 'mangodbs.mangodb.com' },
+  spec: {
+    group: 'mangodb.com',
+    names: { plural: 'mangodbs', kind: 'MangoDB' },
+    scope: 'Namespaced',
+    versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', description } } }],
+  },
+});
+const exportOf = (hash: string): ExportObj => ({
+  metadata: { name: 'mangodbs.mangodb.com', namespace: 'cluster-a', uid: 'e1', annotations: { [SOURCE_SPEC_HASH_ANNOTATION]: hash } },
+  spec: { group: 'mangodb.com', names: { plural: 'mangodbs', kind: 'MangoDB' }, scope: 'Namespaced', versions: [], informerScope: 'Namespaced' },
+});
+const run = async (exp: ExportObj, crds: Crd[]) => {
+  const kube = new FakeKube();
+  await new ExportReconciler({ kube, exports: cacheOf(exp), crds: cacheOf(...crds), logger: silentLogger }).reconcile('cluster-a/mangodbs.mangodb.com');
+  return kube.writes();
+};
+
+describe('ExportReconciler', () => {
+  it('deletes the export when its CRD is gone', async () => {
+    expect(await run(exportOf('x'), [])).toEqual([{ verb: 'delete', resource: 'apiserviceexports', namespace: 'cluster-a', name: 'mangodbs.mangodb.com', opts: { uid: 'e1' } }]);
+  });
+
+  it('updates the export spec and hash when the CRD changed', async () => {
+    const [w] = await run(exportOf(crdSpecHash(crd('old'))), [crd('new')]);
+    expect(w).toMatchObject({ verb: 'update', resource: 'apiserviceexports' });
+    expect(w.obj!.metadata.annotations![SOURCE_SPEC_HASH_ANNOTATION]).toBe(crdSpecHash(crd('new')));
+    expect(JSON.stringify((w.obj as ExportObj).spec.versions)).toContain('"new"');
+  });
+
+  it('sets ProviderInSync once, then writes nothing', async () => {
+    const [w] = await run(exportOf(crdSpecHash(crd())), [crd()]);
+    expect(w.verb).toBe('updateStatus');
+    const synced = w.obj as ExportObj;
+    expect(synced.status?.conditions).toEqual([expect.objectContaining({ type: 'ProviderInSync', status: 'True', reason: 'InSync' })]);
+    expect(await run(synced, [crd()])).toEqual([]);
+  });
+});
