@@ -129,6 +129,16 @@ export class CrossplaneStartError extends Error {
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
+/** Resolves to true when `p` settles within `ms`, else false; leaves no timer behind. */
+async function within(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p.then(() => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 function tail(file: string, lines = 30): string {
   try {
     const text = fs.readFileSync(file, 'utf8');
@@ -143,7 +153,7 @@ async function openssl(args: string[], what: string): Promise<void> {
     await execFileAsync('openssl', args, { timeout: 30_000 });
   } catch (e) {
     const err = e as NodeJS.ErrnoException & { stderr?: string };
-    throw new Error(`realinfra: crossplane: openssl failed while making the ${what}: ${(err.stderr ?? err.message).trim()}`);
+    throw new Error(`realinfra: crossplane: openssl failed while making the ${what}: ${(err.stderr ?? err.message).trim()}`, { cause: e });
   }
 }
 
@@ -269,14 +279,13 @@ class XpProc {
     } catch {
       return;
     }
-    const done = await Promise.race([this.exited.then(() => true), sleep(graceMs).then(() => false)]);
-    if (done) return;
+    if (await within(this.exited, graceMs)) return;
     try {
       process.kill(this.child.pid, 'SIGKILL');
     } catch {
       // gone
     }
-    await Promise.race([this.exited, sleep(5000)]);
+    await within(this.exited, 5000);
   }
 
   killSync(): void {
@@ -819,7 +828,16 @@ class Harness implements CrossplaneHarness {
           const healthy = conditionOf(o, 'Healthy');
           last = `Installed=${installed?.status ?? '?'}${installed?.message ? ` (${installed.message})` : ''}, Healthy=${healthy?.status ?? '?'}${healthy?.message ? ` (${healthy.message})` : ''}`;
           // On 1.20 with the External runtime nothing sets the runtime's health: Installed is what counts.
-          return installed?.status === 'True' && (this.v2 ? healthy?.status === 'True' : true);
+          if (installed?.status !== 'True' || (this.v2 && healthy?.status !== 'True')) return false;
+          if (kind !== 'Function') return true;
+          // A function is usable once its active revision has an endpoint (what the runtime publishes).
+          const revs = await kubeRequest<{ items: Obj[] }>(this.kc, {
+            method: 'GET',
+            path: `/apis/pkg.crossplane.io/v1/functionrevisions?labelSelector=${encodeURIComponent(`pkg.crossplane.io/package=${name}`)}`,
+          });
+          const active = revs.items.find((r) => r.spec?.['desiredState'] === 'Active');
+          last = `Installed=True, active revision endpoint=${String(active?.status?.['endpoint'] ?? '(none)')}`;
+          return typeof active?.status?.['endpoint'] === 'string' && active.status['endpoint'] !== '';
         },
         timeoutMs,
       );

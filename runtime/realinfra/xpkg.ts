@@ -63,7 +63,7 @@ async function crane(craneBin: string, args: string[], what: string): Promise<st
     return stdout.trim();
   } catch (e) {
     const err = e as NodeJS.ErrnoException & { stderr?: string };
-    throw new Error(`realinfra: ${what}: crane ${args.join(' ')} failed: ${(err.stderr ?? err.message).trim()}`);
+    throw new Error(`realinfra: ${what}: crane ${args.join(' ')} failed: ${(err.stderr ?? err.message).trim()}`, { cause: e });
   }
 }
 

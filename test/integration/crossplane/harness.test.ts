@@ -1,0 +1,261 @@
+// Real Crossplane (2.3 and 1.20) on the harness: the Function and Provider our constructs synthesize are
+// installed by Crossplane's package manager from the harness's registry, a claim goes through an XRD and a
+// function-patch-and-transform Composition to a provider-kubernetes Object (v1alpha1, as the catalogue's
+// Compositions use: kube-apiserver converts through the provider's webhook) and a ConfigMap, its status comes
+// back, and deleting the claim deletes everything it composed. stop() leaves no process or namespace.
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import { App, Chart } from 'cdk8s';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import {
+  Function as XpFunction,
+  KubernetesProviderConfig,
+  PATCH_AND_TRANSFORM_PACKAGE,
+  PROVIDER_KUBERNETES_PACKAGE,
+  Provider,
+} from '../../../constructs/crossplane/index.js';
+import { type CrossplaneVersion, type RealCluster, applyManifests, kubeRequest, KubeApiError, startCluster } from '../../../runtime/realinfra/index.js';
+import { pidAlive } from '../../../runtime/realinfra/registry.js';
+import { eventually, uniqueName } from '../../realinfra/util.js';
+
+jest.setTimeout(600_000);
+
+type Obj = KubernetesObject & { spec?: Record<string, unknown>; status?: { conditions?: Array<{ type: string; status: string; message?: string }> } & Record<string, unknown> };
+
+const GROUP = 'harness.klutch.test';
+
+function constructObjects(): Obj[] {
+  const chart = new Chart(new App(), 'packages');
+  XpFunction.patchAndTransform(chart, 'Fn', { name: 'function-patch-and-transform' });
+  new Provider(chart, 'Provider', { package: PROVIDER_KUBERNETES_PACKAGE, name: 'provider-kubernetes' });
+  return chart.toJson() as Obj[];
+}
+
+function providerConfig(): Obj {
+  const chart = new Chart(new App(), 'pc');
+  new KubernetesProviderConfig(chart, 'Pc', { name: 'default' });
+  return (chart.toJson() as Obj[])[0]!;
+}
+
+const xrd: Obj = {
+  apiVersion: 'apiextensions.crossplane.io/v1',
+  kind: 'CompositeResourceDefinition',
+  metadata: { name: `xgreetings.${GROUP}` },
+  spec: {
+    group: GROUP,
+    names: { kind: 'XGreeting', plural: 'xgreetings' },
+    claimNames: { kind: 'Greeting', plural: 'greetings' },
+    versions: [
+      {
+        name: 'v1alpha1',
+        served: true,
+        referenceable: true,
+        schema: {
+          openAPIV3Schema: {
+            type: 'object',
+            properties: {
+              spec: { type: 'object', required: ['message'], properties: { message: { type: 'string' } } },
+              status: { type: 'object', properties: { configMapName: { type: 'string' } } },
+            },
+          },
+        },
+      },
+    ],
+  },
+};
+
+const composition: Obj = {
+  apiVersion: 'apiextensions.crossplane.io/v1',
+  kind: 'Composition',
+  metadata: { name: 'xgreetings-configmap' },
+  spec: {
+    compositeTypeRef: { apiVersion: `${GROUP}/v1alpha1`, kind: 'XGreeting' },
+    mode: 'Pipeline',
+    pipeline: [
+      {
+        step: 'patch-and-transform',
+        functionRef: { name: 'function-patch-and-transform' },
+        input: {
+          apiVersion: 'pt.fn.crossplane.io/v1beta1',
+          kind: 'Resources',
+          resources: [
+            {
+              name: 'configmap',
+              base: {
+                apiVersion: 'kubernetes.crossplane.io/v1alpha1',
+                kind: 'Object',
+                spec: {
+                  providerConfigRef: { name: 'default' },
+                  forProvider: { manifest: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'default' }, data: {} } },
+                },
+              },
+              patches: [
+                { type: 'FromCompositeFieldPath', fromFieldPath: 'spec.message', toFieldPath: 'spec.forProvider.manifest.data.message' },
+                {
+                  type: 'FromCompositeFieldPath',
+                  fromFieldPath: 'spec.claimRef.name',
+                  toFieldPath: 'spec.forProvider.manifest.metadata.name',
+                  transforms: [{ type: 'string', string: { type: 'Format', fmt: 'greeting-%s' } }],
+                },
+                { type: 'ToCompositeFieldPath', fromFieldPath: 'status.atProvider.manifest.metadata.name', toFieldPath: 'status.configMapName' },
+              ],
+            },
+          ],
+        },
+      },
+    ],
+  },
+};
+
+// InjectedIdentity: provider-kubernetes acts as its ServiceAccount, which has only what is granted here.
+const rbac: Obj[] = [
+  {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: { name: 'harness-provider-kubernetes-configmaps' },
+    rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] }],
+  } as Obj,
+  {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: 'harness-provider-kubernetes-configmaps' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'harness-provider-kubernetes-configmaps' },
+    subjects: [{ kind: 'ServiceAccount', name: 'provider-kubernetes', namespace: 'crossplane-system' }],
+  } as Obj,
+];
+
+const cond = (o: Obj | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
+
+async function getOrUndefined(cluster: RealCluster, p: string): Promise<Obj | undefined> {
+  try {
+    return await kubeRequest<Obj>(cluster.kubeConfig, { method: 'GET', path: p });
+  } catch (e) {
+    if (e instanceof KubeApiError && e.status === 404) return undefined;
+    throw e;
+  }
+}
+
+function netnsNames(): string[] {
+  return fs.existsSync('/run/netns') ? fs.readdirSync('/run/netns') : [];
+}
+
+function links(): string {
+  return execFileSync('ip', ['-o', 'link', 'show'], { encoding: 'utf8' });
+}
+
+describe.each<[CrossplaneVersion, string]>([
+  ['2.3', 'v2.3.4'],
+  ['1.20', 'v1.20.11'],
+])('real Crossplane %s on the harness', (version, exact) => {
+  let cluster: RealCluster;
+  const name = uniqueName(`xp${version.replace('.', '')}`);
+  const lines: string[] = [];
+
+  beforeAll(async () => {
+    cluster = await startCluster({ name, crossplane: { version, install: false }, log: (l) => lines.push(l) });
+  });
+
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  it('runs the versions the constructs name, with a registry on loopback', async () => {
+    const xp = cluster.crossplane!;
+    expect(xp.versions.crossplane).toBe(exact);
+    expect(PATCH_AND_TRANSFORM_PACKAGE.endsWith(`:${xp.versions.functionPatchAndTransform}`)).toBe(true);
+    expect(PROVIDER_KUBERNETES_PACKAGE.endsWith(`:${xp.versions.providerKubernetes}`)).toBe(true);
+    expect(xp.registry).toMatch(/^127\.0\.0\.1:\d+$/);
+    const catalog = await (await fetch(`http://${xp.registry}/v2/_catalog`)).json() as { repositories: string[] };
+    expect(catalog.repositories).toEqual(expect.arrayContaining(['crossplane-contrib/function-patch-and-transform', 'crossplane-contrib/provider-kubernetes']));
+  });
+
+  it('installs the Function and Provider our constructs synthesize through the package manager', async () => {
+    const xp = cluster.crossplane!;
+    const objs = constructObjects();
+    // Applied unchanged: the packages name xpkg.crossplane.io; ImageConfigs point Crossplane at the local registry.
+    expect(objs.map((o) => o.spec?.['package'])).toEqual([PATCH_AND_TRANSFORM_PACKAGE, PROVIDER_KUBERNETES_PACKAGE]);
+    await applyManifests(cluster.kubeConfig, [...objs, ...rbac]);
+    await xp.waitForPackage('Function', 'function-patch-and-transform');
+    await xp.waitForPackage('Provider', 'provider-kubernetes');
+    const crd = (n: string) => getOrUndefined(cluster, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${n}`);
+    await eventually('the ProviderConfig kind', async () => cond(await crd('providerconfigs.kubernetes.crossplane.io'), 'Established')?.status === 'True', { timeoutMs: 120_000 });
+    await applyManifests(cluster.kubeConfig, [providerConfig()]);
+
+    const revs = await kubeRequest<{ items: Obj[] }>(cluster.kubeConfig, { method: 'GET', path: '/apis/pkg.crossplane.io/v1/functionrevisions' });
+    const rev = revs.items.find((r) => r.metadata?.labels?.['pkg.crossplane.io/package'] === 'function-patch-and-transform')!;
+    expect(rev.spec?.['image']).toBe(PATCH_AND_TRANSFORM_PACKAGE);
+    // The ImageConfig's rewrite is where Crossplane pulled it from.
+    expect(rev.status?.['resolvedImage']).toBe(`${xp.registry}/crossplane-contrib/function-patch-and-transform:${xp.versions.functionPatchAndTransform}`);
+    expect(rev.status?.['endpoint']).toBe(`unix://${xp.dir}/fn.sock`);
+    // The package manager installed the provider's CRDs from its package.
+    expect(cond(await crd('objects.kubernetes.crossplane.io'), 'Established')?.status).toBe('True');
+    await eventually('provider-kubernetes running', async () => xp.pids()['provider-kubernetes'] !== undefined, { timeoutMs: 120_000 });
+  });
+
+  it('composes a claim through P&T into a provider-kubernetes Object and a ConfigMap; delete cascades', async () => {
+    await applyManifests(cluster.kubeConfig, [xrd]);
+    await eventually(
+      'the XRD to be Established with its claim CRD',
+      async () => cond(await getOrUndefined(cluster, `/apis/apiextensions.crossplane.io/v1/compositeresourcedefinitions/xgreetings.${GROUP}`), 'Established')?.status === 'True' &&
+        cond(await getOrUndefined(cluster, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/greetings.${GROUP}`), 'Established')?.status === 'True',
+      { timeoutMs: 120_000 },
+    );
+    await applyManifests(cluster.kubeConfig, [composition]);
+
+    const claimPath = `/apis/${GROUP}/v1alpha1/namespaces/default/greetings/hello`;
+    const created = Date.now();
+    await applyManifests(cluster.kubeConfig, [
+      { apiVersion: `${GROUP}/v1alpha1`, kind: 'Greeting', metadata: { name: 'hello', namespace: 'default' }, spec: { message: 'hi from a claim' } } as Obj,
+    ]);
+    const cm = await eventually('the composed ConfigMap', () => getOrUndefined(cluster, '/api/v1/namespaces/default/configmaps/greeting-hello'), { timeoutMs: 180_000 });
+    lines.push(`claim → ConfigMap: ${((Date.now() - created) / 1000).toFixed(1)} s`);
+    expect((cm as unknown as { data: Record<string, string> }).data).toEqual({ message: 'hi from a claim' });
+
+    const claim = await eventually(
+      'the claim to be Ready with the status patched back',
+      async () => {
+        const c = await getOrUndefined(cluster, claimPath);
+        return cond(c, 'Ready')?.status === 'True' && c?.status?.['configMapName'] === 'greeting-hello' ? c : undefined;
+      },
+      { timeoutMs: 180_000 },
+    );
+    const xrName = (claim.spec?.['resourceRef'] as { name: string }).name;
+    const xr = await getOrUndefined(cluster, `/apis/${GROUP}/v1alpha1/xgreetings/${xrName}`);
+    // v1 XRDs (legacy on 2.x) keep the composed references in spec.resourceRefs.
+    const objectRef = (xr?.spec?.['resourceRefs'] as Array<{ kind: string; name: string }>).find((r) => r.kind === 'Object')!;
+    expect(objectRef).toBeDefined();
+    // Read in v1alpha1 (the catalogue's version): kube-apiserver converts through the provider's webhook.
+    const obj = await getOrUndefined(cluster, `/apis/kubernetes.crossplane.io/v1alpha1/objects/${objectRef.name}`);
+    expect(obj?.apiVersion).toBe('kubernetes.crossplane.io/v1alpha1');
+    expect(cond(obj, 'Ready')?.status).toBe('True');
+    expect(cond(obj, 'Synced')?.status).toBe('True');
+    lines.push(`claim → Ready: ${((Date.now() - created) / 1000).toFixed(1)} s`);
+
+    await kubeRequest(cluster.kubeConfig, { method: 'DELETE', path: claimPath });
+    await eventually(
+      'the claim, XR, Object and ConfigMap to be deleted',
+      async () =>
+        !(await getOrUndefined(cluster, claimPath)) &&
+        !(await getOrUndefined(cluster, `/apis/${GROUP}/v1alpha1/xgreetings/${xrName}`)) &&
+        !(await getOrUndefined(cluster, `/apis/kubernetes.crossplane.io/v1alpha2/objects/${objectRef.name}`)) &&
+        !(await getOrUndefined(cluster, '/api/v1/namespaces/default/configmaps/greeting-hello')),
+      { timeoutMs: 180_000 },
+    );
+  });
+
+  it('stop() leaves no process, network namespace or veth', async () => {
+    const xp = cluster.crossplane!;
+    const pids = Object.values(xp.pids()).filter((p): p is number => p !== undefined);
+    expect(pids).toHaveLength(4);
+    expect(xp.networkNamespaces).toHaveLength(2);
+    for (const n of xp.networkNamespaces) expect(netnsNames()).toContain(n);
+    expect(links()).toContain(`${xp.vethHostInterface}@`);
+    await cluster.stop();
+    for (const p of pids) expect(pidAlive(p)).toBe(false);
+    for (const n of xp.networkNamespaces) expect(netnsNames()).not.toContain(n);
+    expect(links()).not.toContain(`${xp.vethHostInterface}@`);
+    expect(fs.existsSync(cluster.dir)).toBe(false);
+    process.stderr.write(`${lines.join('\n')}\n`);
+  });
+});
