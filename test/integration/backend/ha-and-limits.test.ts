@@ -177,6 +177,29 @@ describe('replicas', () => {
   });
 });
 
+describe('kill -9 in the middle of a login', () => {
+  it('the replica that began a login is killed; the login and the bind finish on another', async () => {
+    const s = randomBytes(4).toString('hex');
+    const browser = new FetchBrowser();
+    const first = await browser.request(`${proxy.url}/authorize?p=41235&s=${s}&c=ha-cluster-2`);
+    expect(first.status).toBe(302);
+    const began = proxy.log[proxy.log.length - 1];
+    expect(began.path).toMatch(/^\/authorize/);
+    const victim = replicas.find((r) => r.url === began.target)!;
+    await victim.kill9();
+    if (replicas.filter(alive).length < 2) await replica();
+    proxy.targets = replicas.filter(alive).map((r) => r.url);
+    const loginPage = await browser.follow(first.headers.get('location')!);
+    const done = await browser.signIn(loginPage.url, await loginPage.res!.text(), alice);
+    expect(done.res!.status).toBe(200);
+    expect(proxy.log.filter((l) => l.path.startsWith('/callback')).pop()!.target).not.toBe(victim.url);
+    const login: LoginResult = { browser, resourcesUrl: done.url, resourcesHtml: await done.res!.text() };
+    const bind = await clickBind({ ...env, backend: { ...env.backend, url: proxy.url } }, login, 'mangodbs.mangodb.com');
+    expect(bind.status).toBe(303);
+    expect((await namespacesOf(alice.sub)).map((n) => n.metadata.annotations?.[IDENTITY]).sort()).toEqual([`${alice.sub}#ha-cluster`, `${alice.sub}#ha-cluster-2`]);
+  });
+});
+
 describe('kill -9 in the middle of a bind', () => {
   it('a retry through the Service finishes the bind the killed replica began', async () => {
     const doomed = await replica({ killAfter: 'POST /api/v1/namespaces' });
@@ -212,7 +235,7 @@ describe('kill -9 in the middle of a bind', () => {
     expect(await metric(next.leader, 'klutch_backend_sweeps_total')).toContain('klutch_backend_sweeps_total{reason="incomplete",mode="delete"} 1');
     // the completed binds were left alone
     expect(await namespacesOf('retry-robot')).toHaveLength(1);
-    expect(await namespacesOf(alice.sub)).toHaveLength(1);
+    expect(await namespacesOf(alice.sub)).toHaveLength(2);
   });
 });
 
