@@ -1,50 +1,61 @@
 /**
  * The local sandbox: a whole Klutch on this machine, no Docker and no cloud (`npm run sandbox`, docs/sandbox.md).
  *
- * 1. clusters: a control plane and two app clusters — real etcd + kube-apiserver + kube-controller-manager
- *    from the real-cluster harness (runtime/realinfra);
+ * 1. clusters: a control plane running real Crossplane 2.3 (core, function-patch-and-transform, provider-kubernetes
+ *    and an OCI registry, all local processes from the harness, runtime/realinfra) and two app clusters — real
+ *    etcd + kube-apiserver + kube-controller-manager each;
  * 2. the OIDC provider: the real `oidc-provider` instance of test/support (in this process, on 127.0.0.1);
  * 3. `pulumi up` of the stack program (stacks/main.ts) in `runtime` manifests mode with the Pulumi toolchain
  *    built from Go (binding CRDs, backend and konnector objects; no pod runs them here);
- * 4. the data services on the control plane: the PostgresqlInstance / ServiceBinding claim CRDs derived from the
- *    catalogue's XRDs (as Crossplane would) and their APIServiceExportTemplates, plus the sandbox stand-in that
- *    answers claims in place of Crossplane (runtime/sandbox/claim-stand-in.ts);
+ * 4. the catalogue on real Crossplane: the Configuration package klutch-kit synthesizes, pushed to the harness's
+ *    registry and installed by Crossplane's package manager (XRDs, Compositions), the export templates, and the
+ *    sandbox's local a8s operator (sandbox/a8s-operator: a real PostgreSQL server per a8s Postgresql);
  * 5. the backend and one konnector per app cluster as local processes (tsx);
  * 6. both app clusters bound with the `kubectl-bind` binary (non-interactive `--token` path);
- * then `provisionDemo()` creates a PostgresqlInstance and a ServiceBinding in app-1 and waits until they reach
- * the control plane and their status and credentials Secret come back down.
+ * then `provisionDemo()` creates a PostgresqlInstance and a ServiceBinding in app-1 and follows every hop (claim →
+ * XR → provider-kubernetes Object → a8s object → status and the credentials Secret back in app-1), ending in a
+ * ready-to-run `psql` command; `changeDemoPlan()` changes the claim's plan and follows it to the a8s object.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { App } from 'cdk8s';
-import type { KubernetesObject } from '@kubernetes/client-node';
+import pg from 'pg';
 import { LocalWorkspace, PulumiCommand, Stack } from '@pulumi/pulumi/automation/index.js';
-import { exampleTopology } from '../../constructs/app/example.js';
-import { deriveClaimCrd, type CompositeResourceDefinitionLike } from '../../constructs/validate/index.js';
-import { CoreResources, KubeClient, type KubeObject } from '../core/client.js';
-import { getCondition, type Condition } from '../core/conditions.js';
-import { applyManifests, freePort, startCluster, waitForCrdsEstablished, type RealCluster } from '../realinfra/index.js';
-import { ensurePulumiBinaries, pulumiEnv } from '../realinfra/pulumi-build.js';
-import { generateStackSecrets } from '../../stacks/secrets.js';
+import { CoreResources, KubeClient, type KubeObject, type ResourceRef } from '../runtime/core/client.js';
+import { getCondition, type Condition } from '../runtime/core/conditions.js';
+import { freePort, startCluster, type RealCluster } from '../runtime/realinfra/index.js';
+import { ensurePulumiBinaries, pulumiEnv } from '../runtime/realinfra/pulumi-build.js';
+import { generateStackSecrets } from '../stacks/secrets.js';
 // The sandbox's issuer is the test OP (a real, OpenID-certified oidc-provider instance), reused, not copied.
-import { OidcTestProvider } from '../../test/support/oidc-provider.js';
-import { ClaimStandIn, credentialsSecretName, SANDBOX_CLAIMS } from './claim-stand-in.js';
+import { OidcTestProvider } from '../test/support/oidc-provider.js';
+import { A8S_RESOURCES, assertReachable, SandboxA8sOperator, secretNameOf, serverUser, type Postgresql } from './a8s-operator/index.js';
+import { installCatalogue, type InstalledCatalogue } from './catalogue.js';
 import { SANDBOX_DIR, STATE_FILE, type SandboxState } from './state.js';
 
 export { SANDBOX_DIR, STATE_FILE, type SandboxState };
 
-export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const TSX_CLI = path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
 const TSX_LOADER = path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs');
 
 export const BACKEND_CLIENT_ID = 'klutch-backend';
 export const BACKEND_RESOURCE = 'urn:klutch:backend';
 export const BIND_APIS = ['postgresqlinstances.anynines.com', 'servicebindings.anynines.com'] as const;
-/** Steps printed by startSandbox (6) and provisionDemo (the 7th). */
-export const SANDBOX_STEPS = 7;
+/** Steps printed by startSandbox (6), provisionDemo (the 7th) and changeDemoPlan (the 8th). */
+export const SANDBOX_STEPS = 8;
+/** The Crossplane release line the sandbox's control plane runs. */
+export const SANDBOX_CROSSPLANE = '2.3';
+/** The demo's plans: provisioned with the first, changed to the second. */
+export const DEMO_PLANS = ['postgresql-single-nano', 'postgresql-single-small'] as const;
+
+/** The catalogue's claim APIs the demo uses (served by Crossplane from the catalogue's XRDs). */
+export const SANDBOX_CLAIMS = {
+  postgresqlInstances: { group: 'anynines.com', version: 'v1', plural: 'postgresqlinstances', kind: 'PostgresqlInstance', namespaced: true } satisfies ResourceRef,
+  serviceBindings: { group: 'anynines.com', version: 'v1', plural: 'servicebindings', kind: 'ServiceBinding', namespaced: true } satisfies ResourceRef,
+};
 export const DEMO = { namespace: 'shop', instance: 'orders-db', binding: 'orders-db-binding' } as const;
 
 
@@ -63,6 +74,10 @@ export interface Sandbox {
   readonly backendUrl: string;
   readonly op: OidcTestProvider;
   readonly stack: Stack;
+  /** The catalogue package installed on the control plane. */
+  readonly catalogue: InstalledCatalogue;
+  /** The local a8s operator (PostgreSQL servers) on the control plane. */
+  readonly a8s: SandboxA8sOperator;
   readonly processes: ReadonlyArray<{ name: string; child: ChildProcess; log: string }>;
   /** Seconds per step. */
   readonly timings: Record<string, number>;
@@ -87,19 +102,6 @@ export async function eventually<T>(what: string, fn: () => Promise<T | undefine
     if (Date.now() > end) throw new Error(`sandbox: timed out after ${timeoutMs / 1000}s waiting for ${what}${last ? ` (last error: ${last})` : ''}`);
     await sleep(200);
   }
-}
-
-/** The control plane's data-service objects: claim CRDs derived from the catalogue XRDs, export templates. */
-export function dataServiceObjects(): { crds: KubeObject[]; templates: KubeObject[] } {
-  const app = new App();
-  const topology = exampleTopology(app);
-  const objs = app.charts.flatMap((c) => c.toJson()) as KubeObject[];
-  const target = topology.controlPlane.crossplane.version.isV1 ? '1.20' : '2';
-  const xrds = objs.filter((o) => o.kind === 'CompositeResourceDefinition' && ['xpostgresqlinstances.anynines.com', 'xservicebindings.anynines.com'].includes(o.metadata.name!));
-  const crds = xrds.map((x) => deriveClaimCrd(x as unknown as CompositeResourceDefinitionLike, { crossplane: target }) as unknown as KubeObject);
-  const templates = objs.filter((o) => o.kind === 'APIServiceExportTemplate' && ['postgresqlinstances', 'servicebindings'].includes(o.metadata.name!));
-  if (crds.length !== 2 || templates.length !== 2) throw new Error(`sandbox: expected 2 claim CRDs and 2 export templates from the catalogue, got ${crds.length} and ${templates.length}`);
-  return { crds, templates };
 }
 
 interface Run {
@@ -144,6 +146,8 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   const processes: Array<{ name: string; child: ChildProcess; log: string }> = [];
   const clusters: RealCluster[] = [];
   const bindOutput: Record<string, string> = {};
+  const a8sDataDir = sandboxA8sDataDir(dir);
+  let a8sOperator: SandboxA8sOperator | undefined;
   let n = 0;
   const step = async <T>(what: string, fn: () => Promise<T>, detail?: (v: T) => string): Promise<T> => {
     const t = Date.now();
@@ -165,9 +169,10 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     const state: SandboxState = {
       supervisorPid: process.pid,
       dir,
+      a8sDataDir,
       backendUrl,
       issuer,
-      clusters: clusters.map((c) => ({ name: c.name, server: c.server, kubeconfigPath: c.kubeconfigPath, dir: c.dir, pids: Object.values(c.pids()).filter((p): p is number => p !== undefined) })),
+      clusters: clusters.map((c) => ({ name: c.name, server: c.server, kubeconfigPath: c.kubeconfigPath, dir: c.dir, pids: clusterPids(c) })),
       processes: processes.map((p) => ({ name: p.name, pid: p.child.pid!, log: p.log })),
     };
     fs.writeFileSync(STATE_FILE, JSON.stringify(state, null, 2));
@@ -183,9 +188,11 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
 
   try {
     // 1. clusters (and the Pulumi toolchain, warm: a few stat calls)
-    const [bins, cp, app1, app2] = await step('clusters: control plane + 2 app clusters (real kube-apiserver, etcd, kube-controller-manager)', async () => {
+    const [bins, cp, app1, app2] = await step(`clusters: control plane with Crossplane ${SANDBOX_CROSSPLANE} + 2 app clusters (real kube-apiserver, etcd, kube-controller-manager)`, async () => {
       const bins = ensurePulumiBinaries({});
-      const cs = ['sandbox-cp', 'sandbox-app-1', 'sandbox-app-2'].map((name) => startCluster({ name }).then((c) => (clusters.push(c), c)));
+      const cs = ['sandbox-cp', 'sandbox-app-1', 'sandbox-app-2'].map((name) =>
+        startCluster({ name, ...(name === 'sandbox-cp' ? { crossplane: SANDBOX_CROSSPLANE } : {}) }).then((c) => (clusters.push(c), c)),
+      );
       return [await bins, ...(await Promise.all(cs))] as const;
     }, (v) => v.slice(1).map((c) => `${(c as RealCluster).name}: ${(c as RealCluster).server}  kubeconfig ${(c as RealCluster).kubeconfigPath}`).join('\n'));
     const apps = [app1, app2] as const;
@@ -254,16 +261,18 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
       return stack;
     }, (s) => `resources: ${JSON.stringify((s as Stack & { upSummary?: unknown }).upSummary)}  (log ${path.join(dir, 'logs', 'pulumi-up.log')})`);
 
-    // 4. data services on the control plane + the stand-in for Crossplane
-    const ds = dataServiceObjects();
-    await step('data services on the control plane (derived claim CRDs, export templates) + sandbox stand-in for Crossplane', async () => {
-      await applyManifests(cp.kubeConfig, [...ds.crds, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'crossplane-system' } }] as KubernetesObject[]);
-      await waitForCrdsEstablished(cp.kubeConfig, ds.crds.map((c) => c.metadata.name!));
-      await applyManifests(cp.kubeConfig, ds.templates as KubernetesObject[]);
-      const standIn = new ClaimStandIn({ client: new KubeClient(cp.kubeConfig) });
-      await standIn.start();
-      stops.push(() => standIn.stop());
-    }, () => `${ds.crds.map((c) => c.metadata.name).join(', ')}; templates ${ds.templates.map((t) => `${t.metadata.namespace}/${t.metadata.name}`).join(', ')}`);
+    // 4. the catalogue on real Crossplane (Configuration package) + the local a8s operator
+    const catalogue = await step('catalogue on real Crossplane (Configuration package from the local registry) + local a8s operator', async () => {
+      const installed = await installCatalogue(cp);
+      const a8s = new SandboxA8sOperator({ client: new KubeClient(cp.kubeConfig), dataDir: a8sDataDir });
+      await a8s.start();
+      stops.push(async () => {
+        await a8s.stop();
+        fs.rmSync(a8sDataDir, { recursive: true, force: true });
+      });
+      a8sOperator = a8s;
+      return installed;
+    }, (c) => `package ${c.packageRef} (${c.digest.slice(0, 19)}…): ${c.xrds.length} XRDs; claim APIs ${c.claimCrds.join(', ')}\nlocal a8s operator: PostgreSQL ${a8sOperator!.instances.binaries.major} servers on 127.0.0.2+ port 5432, data under ${a8sDataDir}`);
 
     // 5. backend + konnectors as local processes
     await step('backend + 2 konnectors as local processes (tsx)', async () => {
@@ -316,6 +325,8 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
       backendUrl,
       op,
       stack,
+      catalogue,
+      a8s: a8sOperator!,
       processes,
       timings,
       bindOutput,
@@ -330,53 +341,182 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   }
 }
 
-type Claim = KubeObject & { status?: { conditions?: Condition[] } };
+/** The PIDs of a cluster's processes, Crossplane's included. */
+export function clusterPids(c: RealCluster): number[] {
+  return [...Object.values(c.pids()), ...Object.values(c.crossplane?.pids() ?? {})].filter((p): p is number => p !== undefined);
+}
+
+/**
+ * Where the local a8s operator keeps its PostgreSQL servers' data: `<run>/a8s`, unless the servers' user
+ * (`postgres`, when the sandbox runs as root) cannot enter the run folder (e.g. under /root); then a folder of the
+ * same run under the system's temporary folder. Either way it is recorded in the state file and removed on stop.
+ */
+export function sandboxA8sDataDir(runDir: string): string {
+  const inRun = path.join(runDir, 'a8s');
+  try {
+    assertReachable(runDir, serverUser(), 'run folder');
+    return inRun;
+  } catch {
+    return path.join(os.tmpdir(), `klutch-kit-sandbox-a8s-${path.basename(runDir)}`);
+  }
+}
+
+type Claim = KubeObject & { spec?: { resourceRef?: ObjRef; plan?: string }; status?: { conditions?: Condition[] } };
 type Secret = KubeObject & { type?: string; data?: Record<string, string> };
+interface ObjRef {
+  apiVersion: string;
+  kind: string;
+  name: string;
+}
+type Composite = KubeObject & { spec?: { resourceRefs?: ObjRef[]; crossplane?: { resourceRefs?: ObjRef[] } }; status?: { conditions?: Condition[] } };
+type XpObject = KubeObject & { spec?: { forProvider?: { manifest?: KubeObject } }; status?: { conditions?: Condition[]; atProvider?: { manifest?: KubeObject } } };
+
+/** A ResourceRef for an object reference (plural = lower-case kind + s, true for the kinds the demo follows). */
+function refOf(r: ObjRef, namespaced: boolean): ResourceRef {
+  const [group, version] = r.apiVersion.includes('/') ? (r.apiVersion.split('/') as [string, string]) : ['', r.apiVersion];
+  return { group, version, kind: r.kind, plural: `${r.kind.toLowerCase()}s`, namespaced };
+}
+
+/** One claim followed through the control plane: claim → XR → Object → a8s object. */
+export interface ClaimPath {
+  claimUp: Claim;
+  xr: Composite;
+  object: XpObject;
+  /** The a8s object the Object manages (Postgresql or ServiceBinding), as read from the control plane. */
+  a8s: KubeObject & { spec?: Record<string, unknown>; status?: Record<string, unknown> };
+}
 
 export interface DemoResult {
   /** The provider namespace on the control plane the claims were synced to. */
   upstreamNamespace: string;
-  instanceUp: Claim;
-  bindingUp: Claim;
+  instance: ClaimPath;
+  binding: ClaimPath;
   instanceDown: Claim;
   bindingDown: Claim;
   secretDown: Secret;
+  /** Decoded credentials of the Secret in app-1. */
+  credentials: { username: string; password: string; database: string; instance_service: string };
+  /** The ready-to-run psql command. */
+  psql: string;
+  /** Seconds since the claims were created, per hop. */
+  hops: Record<string, number>;
   seconds: number;
 }
 
-/** Provisions a PostgresqlInstance and a ServiceBinding in app-1 and follows them up and back down. */
+const ready = (c: { status?: { conditions?: Condition[] } } | undefined) => getCondition(c?.status?.conditions, 'Ready')?.status === 'True';
+const shellQuote = (v: string) => `'${v.replace(/'/g, `'\\''`)}'`;
+
+/** Follows a claim on the control plane to its XR, the provider-kubernetes Object and the a8s object it manages. */
+async function followClaim(cp: KubeClient, ref: ResourceRef, ns: string, name: string, mark: (hop: string) => void, label: string): Promise<ClaimPath> {
+  const claimUp = await eventually(`${ref.kind} ${ns}/${name} bound to an XR`, async () => {
+    const c = await cp.getOrNull<Claim>(ref, ns, name);
+    return c?.spec?.resourceRef ? c : undefined;
+  }, 120_000);
+  mark(`${label}: claim bound to XR`);
+  const xrRef = claimUp.spec!.resourceRef!;
+  const xr = await eventually(`XR ${xrRef.kind} ${xrRef.name} with a composed Object`, async () => {
+    const x = await cp.getOrNull<Composite>(refOf(xrRef, false), undefined, xrRef.name);
+    const refs = x?.spec?.resourceRefs ?? x?.spec?.crossplane?.resourceRefs ?? [];
+    return refs.some((r) => r.kind === 'Object') ? x : undefined;
+  }, 120_000);
+  mark(`${label}: XR composed the Object`);
+  const objRef = (xr.spec?.resourceRefs ?? xr.spec?.crossplane?.resourceRefs ?? []).find((r) => r.kind === 'Object')!;
+  const object = await eventually(`Object ${objRef.name}`, () => cp.getOrNull<XpObject>(refOf(objRef, false), undefined, objRef.name), 60_000);
+  const manifest = object.spec!.forProvider!.manifest!;
+  const a8sRef = refOf({ apiVersion: manifest.apiVersion!, kind: manifest.kind!, name: manifest.metadata.name! }, true);
+  const a8s = await eventually(`${manifest.kind} ${manifest.metadata.namespace}/${manifest.metadata.name} created by provider-kubernetes`, () => cp.getOrNull(a8sRef, manifest.metadata.namespace, manifest.metadata.name!), 120_000);
+  mark(`${label}: a8s ${manifest.kind} created`);
+  return { claimUp, xr, object, a8s };
+}
+
+/**
+ * Provisions a PostgresqlInstance and a ServiceBinding in app-1 and follows every hop: up to the control plane,
+ * through real Crossplane (XR, Object) to the a8s objects the local a8s operator serves, and the status and the
+ * credentials Secret back down to app-1; then connects with those credentials.
+ */
 export async function provisionDemo(sb: Sandbox, say: (l: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<DemoResult> {
   const t = Date.now();
   const app = new KubeClient(sb.apps[0].kubeConfig);
   const cp = new KubeClient(sb.controlPlane.kubeConfig);
   const { namespace: ns, instance, binding } = DEMO;
+  const hops: Record<string, number> = {};
+  const mark = (hop: string) => {
+    hops[hop] = (Date.now() - t) / 1000;
+    say(`      ${hops[hop]!.toFixed(1).padStart(5)} s  ${hop}`);
+  };
   try {
     if (!(await app.getOrNull(CoreResources.namespaces, undefined, ns))) await app.create(CoreResources.namespaces, { metadata: { name: ns } });
-    await app.create(SANDBOX_CLAIMS.postgresqlInstances, { metadata: { name: instance, namespace: ns }, spec: { service: 'a9s-postgresql14', plan: 'postgresql-single-nano', expose: 'Internal', compositionRef: { name: 'a8s-postgresql' } } });
+    say(`[7/${SANDBOX_STEPS}] PostgresqlInstance + ServiceBinding in ${sb.apps[0].name}: through real Crossplane to a local PostgreSQL, credentials back down`);
+    await app.create(SANDBOX_CLAIMS.postgresqlInstances, { metadata: { name: instance, namespace: ns }, spec: { service: 'a9s-postgresql14', plan: DEMO_PLANS[0], expose: 'Internal', compositionRef: { name: 'a8s-postgresql' } } });
     await app.create(SANDBOX_CLAIMS.serviceBindings, { metadata: { name: binding, namespace: ns }, spec: { instanceRef: instance, serviceInstanceType: 'postgresql', compositionRef: { name: 'a8s-servicebinding' } } });
-    say(`[7/${SANDBOX_STEPS}] PostgresqlInstance + ServiceBinding in ${sb.apps[0].name}: up to the control plane, status and credentials back down`);
-    say(`      created in ${sb.apps[0].name}: PostgresqlInstance ${ns}/${instance}, ServiceBinding ${ns}/${binding}`);
-    const found = await eventually('the claims on the control plane', async () => {
-      const all = (await cp.list<Claim>(SANDBOX_CLAIMS.postgresqlInstances)).items.filter((o) => o.metadata.name === instance);
-      const b = (await cp.list<Claim>(SANDBOX_CLAIMS.serviceBindings)).items.filter((o) => o.metadata.name === binding);
-      return all[0] && b[0] ? { instanceUp: all[0], bindingUp: b[0] } : undefined;
-    });
-    const upstreamNamespace = found.instanceUp.metadata.namespace!;
-    say(`      reached the control plane in namespace ${upstreamNamespace}`);
-    const ready = (c: Claim) => getCondition(c.status?.conditions, 'Ready')?.status === 'True';
+    say(`      created in ${sb.apps[0].name}: PostgresqlInstance ${ns}/${instance} (plan ${DEMO_PLANS[0]}), ServiceBinding ${ns}/${binding}`);
+    const up = await eventually('the claims on the control plane', async () => {
+      const i = (await cp.list<Claim>(SANDBOX_CLAIMS.postgresqlInstances)).items.find((o) => o.metadata.name === instance);
+      const b = (await cp.list<Claim>(SANDBOX_CLAIMS.serviceBindings)).items.find((o) => o.metadata.name === binding);
+      return i && b ? i.metadata.namespace! : undefined;
+    }, 60_000);
+    mark(`claims synced to the control plane (namespace ${up})`);
+    const [instPath, bindPath] = await Promise.all([
+      followClaim(cp, SANDBOX_CLAIMS.postgresqlInstances, up, instance, mark, 'PostgresqlInstance'),
+      followClaim(cp, SANDBOX_CLAIMS.serviceBindings, up, binding, mark, 'ServiceBinding'),
+    ]);
+    const pgKey = `${instPath.a8s.metadata.namespace}/${instPath.a8s.metadata.name}`;
+    await eventually(`a8s Postgresql ${pgKey} Running`, async () => (await cp.get<Postgresql>(A8S_RESOURCES.postgresqls, instPath.a8s.metadata.namespace, instPath.a8s.metadata.name!)).status?.clusterStatus === 'Running', 120_000);
+    mark(`a8s Postgresql Running (local PostgreSQL on ${sb.a8s.instances.get(pgKey)?.server.address}:5432)`);
     const instanceDown = await eventually('PostgresqlInstance Ready in app-1', async () => {
       const c = await app.get<Claim>(SANDBOX_CLAIMS.postgresqlInstances, ns, instance);
       return ready(c) ? c : undefined;
-    });
+    }, 120_000);
+    mark('PostgresqlInstance Ready in app-1');
     const bindingDown = await eventually('ServiceBinding Ready in app-1', async () => {
       const c = await app.get<Claim>(SANDBOX_CLAIMS.serviceBindings, ns, binding);
       return ready(c) ? c : undefined;
-    });
-    const secretName = credentialsSecretName(bindingDown);
-    const secretDown = await eventually(`Secret ${secretName} in app-1`, () => app.getOrNull<Secret>(CoreResources.secrets, ns, secretName));
+    }, 120_000);
+    mark('ServiceBinding Ready in app-1');
+    const secretName = secretNameOf(bindPath.a8s.metadata.name!);
+    const secretDown = await eventually(`Secret ${ns}/${secretName} in app-1`, () => app.getOrNull<Secret>(CoreResources.secrets, ns, secretName), 120_000);
+    mark(`Secret ${ns}/${secretName} in app-1`);
+    const d = (k: string) => Buffer.from(secretDown.data?.[k] ?? '', 'base64').toString('utf8');
+    const credentials = { username: d('username'), password: d('password'), database: d('database'), instance_service: d('instance_service') };
+    await eventually('a PostgreSQL connection with the credentials from app-1', async () => {
+      const c = new pg.Client({ host: credentials.instance_service, port: 5432, user: credentials.username, password: credentials.password, database: credentials.database, connectionTimeoutMillis: 5_000 });
+      c.on('error', () => undefined);
+      await c.connect();
+      try {
+        await c.query('SELECT 1');
+      } finally {
+        await c.end();
+      }
+      return true;
+    }, 60_000);
+    mark('first connection with those credentials');
+    const psql = `PGPASSWORD=${shellQuote(credentials.password)} psql -h ${credentials.instance_service} -p 5432 -U ${credentials.username} ${credentials.database}`;
     const seconds = (Date.now() - t) / 1000;
-    say(`      status came back down: PostgresqlInstance Ready=True, ServiceBinding Ready=True; Secret ${ns}/${secretName} (${Object.keys(secretDown.data ?? {}).sort().join(', ')}) in ${seconds.toFixed(1)} s`);
-    return { upstreamNamespace, instanceUp: found.instanceUp, bindingUp: found.bindingUp, instanceDown, bindingDown, secretDown, seconds };
+    return { upstreamNamespace: up, instance: instPath, binding: bindPath, instanceDown, bindingDown, secretDown, credentials, psql, hops, seconds };
+  } finally {
+    app.close();
+    cp.close();
+  }
+}
+
+/** Changes the demo claim's plan in app-1 and waits until the a8s Postgresql on the control plane has the new plan's spec. */
+export async function changeDemoPlan(sb: Sandbox, demo: DemoResult, say: (l: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<{ before: Record<string, unknown>; after: Record<string, unknown>; seconds: number }> {
+  const t = Date.now();
+  const app = new KubeClient(sb.apps[0].kubeConfig);
+  const cp = new KubeClient(sb.controlPlane.kubeConfig);
+  const a8s = demo.instance.a8s;
+  try {
+    const before = (await cp.get<Postgresql>(A8S_RESOURCES.postgresqls, a8s.metadata.namespace, a8s.metadata.name!)).spec ?? {};
+    await app.mergePatch(SANDBOX_CLAIMS.postgresqlInstances, DEMO.namespace, DEMO.instance, { spec: { plan: DEMO_PLANS[1] } });
+    const after = await eventually(`the a8s Postgresql with plan ${DEMO_PLANS[1]}'s spec`, async () => {
+      const spec = (await cp.get<Postgresql>(A8S_RESOURCES.postgresqls, a8s.metadata.namespace, a8s.metadata.name!)).spec ?? {};
+      return JSON.stringify(spec.resources) !== JSON.stringify(before.resources) || spec.volumeSize !== before.volumeSize ? spec : undefined;
+    }, 120_000);
+    const seconds = (Date.now() - t) / 1000;
+    const show = (s: Postgresql['spec']) => `replicas ${s?.replicas}, volumeSize ${s?.volumeSize}, limits ${JSON.stringify(s?.resources?.limits ?? {})}`;
+    say(`[8/${SANDBOX_STEPS}] plan ${DEMO_PLANS[0]} → ${DEMO_PLANS[1]} in ${sb.apps[0].name} reached the a8s object … done in ${seconds.toFixed(1)} s`);
+    say(`      a8s Postgresql ${a8s.metadata.namespace}/${a8s.metadata.name}: ${show(before)}  →  ${show(after)}`);
+    return { before: before as Record<string, unknown>, after: after as Record<string, unknown>, seconds };
   } finally {
     app.close();
     cp.close();

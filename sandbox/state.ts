@@ -10,6 +10,8 @@ export interface SandboxState {
   /** The `npm run sandbox` process that holds everything (the OIDC provider and the stand-in run in it). */
   supervisorPid: number;
   dir: string;
+  /** The local a8s operator's PostgreSQL data (one folder per instance, each with data/postmaster.pid). */
+  a8sDataDir?: string;
   backendUrl: string;
   issuer: string;
   clusters: Array<{ name: string; server: string; kubeconfigPath: string; dir: string; pids: number[] }>;

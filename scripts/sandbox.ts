@@ -7,7 +7,8 @@
  *   npm run sandbox -- --down       # stop a running sandbox (from another shell)
  */
 import * as fs from 'node:fs';
-import { SANDBOX_DIR, STATE_FILE, type SandboxState } from '../runtime/sandbox/state.js';
+import * as path from 'node:path';
+import { SANDBOX_DIR, STATE_FILE, type SandboxState } from '../sandbox/state.js';
 
 const alive = (pid: number) => {
   try {
@@ -39,6 +40,18 @@ async function down(): Promise<number> {
       /* gone */
     }
   }
+  // PostgreSQL servers of the local a8s operator the supervisor did not stop: by the pid in postmaster.pid
+  if (state.a8sDataDir && fs.existsSync(state.a8sDataDir)) {
+    for (const inst of fs.readdirSync(state.a8sDataDir)) {
+      const pidFile = path.join(state.a8sDataDir, inst, 'data', 'postmaster.pid');
+      const pid = fs.existsSync(pidFile) ? Number(fs.readFileSync(pidFile, 'utf8').split('\n')[0]) : NaN;
+      if (Number.isInteger(pid) && pid > 0 && alive(pid)) {
+        process.kill(pid, 'SIGKILL');
+        left.push(pid);
+      }
+    }
+    fs.rmSync(state.a8sDataDir, { recursive: true, force: true });
+  }
   for (const c of state.clusters) fs.rmSync(c.dir, { recursive: true, force: true });
   fs.rmSync(state.dir, { recursive: true, force: true });
   fs.rmSync(STATE_FILE, { force: true });
@@ -57,7 +70,8 @@ async function up(demo: boolean): Promise<number> {
   }
   process.stdout.write(`klutch-kit sandbox: state under ${SANDBOX_DIR}\n`);
   // imported here so that --down starts fast and loads no OIDC provider / Pulumi SDK
-  const { provisionDemo, startSandbox } = await import('../runtime/sandbox/sandbox.js');
+  const t0 = Date.now();
+  const { changeDemoPlan, provisionDemo, startSandbox } = await import('../sandbox/sandbox.js');
   const sb = await startSandbox({ writeState: true });
   let stopping = false;
   const stop = async () => {
@@ -70,9 +84,13 @@ async function up(demo: boolean): Promise<number> {
   };
   process.on('SIGTERM', () => void stop());
   process.on('SIGINT', () => void stop());
+  let psql: string | undefined;
   if (demo) {
     try {
-      await provisionDemo(sb);
+      const d = await provisionDemo(sb);
+      psql = d.psql;
+      process.stdout.write(`\n  connect (${((Date.now() - t0) / 1000).toFixed(1)} s after start; claim → first connection ${d.hops['first connection with those credentials']!.toFixed(1)} s):\n  ${psql}\n\n`);
+      await changeDemoPlan(sb, d);
     } catch (e) {
       process.stderr.write(`demo failed: ${(e as Error).message}\n`);
       await stop();
@@ -91,6 +109,8 @@ async function up(demo: boolean): Promise<number> {
       `  app-2             KUBECONFIG=${a2.kubeconfigPath}`,
       `  logs              ${sb.dir}/logs`,
       `  e.g.              kubectl --kubeconfig ${a1.kubeconfigPath} get postgresqlinstances,servicebindings,secrets -n shop`,
+      `                    kubectl --kubeconfig ${sb.controlPlane.kubeconfigPath} get claim,composite,objects.kubernetes.crossplane.io,postgresqls.postgresql.anynines.com -A`,
+      ...(psql ? [`  psql              ${psql}`] : []),
       'Stop with Ctrl-C or: npm run sandbox -- --down',
       '',
     ].join('\n'),

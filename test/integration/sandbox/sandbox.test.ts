@@ -1,17 +1,24 @@
 /**
- * The end-to-end test of klutch-kit: the `npm run sandbox` flow (runtime/sandbox/sandbox.ts), run
+ * The end-to-end test of klutch-kit: the `npm run sandbox` flow (sandbox/sandbox.ts), run
  * programmatically on this machine with real API servers and real processes, every step asserted:
  *
- * 1. a control plane and two app clusters (real kube-apiserver + etcd + kube-controller-manager);
+ * 1. a control plane running real Crossplane 2.3 and two app clusters (real kube-apiserver + etcd +
+ *    kube-controller-manager each);
  * 2. the OIDC provider (a real oidc-provider instance) answers discovery;
  * 3. `pulumi up` of the stack program (runtime manifests mode) put the topology into the right clusters, and a
  *    preview afterwards expects no changes;
- * 4. the data services are offered on the control plane (claim CRDs, export templates);
+ * 4. the catalogue is installed by Crossplane's package manager from its Configuration package; the claim CRDs
+ *    are Crossplane's, the export templates applied, the local a8s operator running;
  * 5. the backend and the konnectors run as local processes;
  * 6. `kubectl-bind` bound both app clusters: bindings Ready, one ClusterBinding per app cluster with heartbeats;
- * 7. a PostgresqlInstance and a ServiceBinding in app-1 reach the control plane, their status and the
- *    credentials Secret come back down — answered by the sandbox stand-in (not Crossplane: no container runtime);
- * then stop() ends every process, and the CLI (`scripts/sandbox.ts`) comes up and goes down with `--down`.
+ * 7. a PostgresqlInstance and a ServiceBinding in app-1, each hop asserted: claim up → XR → provider-kubernetes
+ *    Object → a8s object (served by the sandbox's local a8s operator: a real PostgreSQL server) → status and the
+ *    a8s credentials Secret down to app-1 → a connection with those credentials writes and reads a row;
+ * 8. a plan change in app-1 reaches the a8s object;
+ * 9. deleting the ServiceBinding revokes its role (a new connection is refused); deleting the claim removes
+ *    the server and its data;
+ * then stop() ends every process, and the CLI (`scripts/sandbox.ts`) comes up with the demo (printing a psql
+ * command) and goes down with `--down`, leaving no process, no PostgreSQL server and no data folder.
  */
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { spawn } from 'node:child_process';
@@ -21,11 +28,12 @@ import * as path from 'node:path';
 import { CoreResources, KubeClient, type KubeObject } from '../../../runtime/core/client.js';
 import { getCondition, type Condition } from '../../../runtime/core/conditions.js';
 import { BindResources, type APIServiceBinding, type ClusterBinding } from '../../../runtime/konnector/types.js';
-import { CONNECTION_SECRET_TYPE, SANDBOX_CLAIMS, STAND_IN_REASON } from '../../../runtime/sandbox/claim-stand-in.js';
-import { BIND_APIS, DEMO, eventually, provisionDemo, REPO_ROOT, startSandbox, type DemoResult, type Sandbox } from '../../../runtime/sandbox/sandbox.js';
-import type { SandboxState } from '../../../runtime/sandbox/state.js';
+import pg from 'pg';
+import { A8S_RESOURCES } from '../../../sandbox/a8s-operator/index.js';
+import { BIND_APIS, changeDemoPlan, clusterPids, DEMO, DEMO_PLANS, eventually, provisionDemo, REPO_ROOT, SANDBOX_CLAIMS, startSandbox, type DemoResult, type Sandbox } from '../../../sandbox/sandbox.js';
+import type { SandboxState } from '../../../sandbox/state.js';
 
-jest.setTimeout(240_000);
+jest.setTimeout(300_000);
 
 const started = Date.now();
 const lines: string[] = [];
@@ -39,6 +47,22 @@ let timings: Record<string, number> = {};
 let tmp: string;
 let cp: KubeClient;
 let apps: KubeClient[];
+
+async function connect(c: { username: string; password: string; database: string; instance_service: string }): Promise<pg.Client> {
+  const db = new pg.Client({ host: c.instance_service, port: 5432, user: c.username, password: c.password, database: c.database, connectionTimeoutMillis: 5_000 });
+  db.on('error', () => undefined);
+  await db.connect();
+  return db;
+}
+
+async function pgErrorCode(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+  } catch (e) {
+    return (e as { code?: string }).code ?? (e as Error).message;
+  }
+  throw new Error('expected the connection to fail');
+}
 
 const alive = (pid: number) => {
   try {
@@ -67,13 +91,17 @@ afterAll(async () => {
 
 describe('npm run sandbox, end to end', () => {
   it('printed every step as it completed, in order', () => {
-    const steps = lines.filter((l) => /^\[\d\/7\]/.test(l)).map((l) => l.slice(0, 5));
-    expect(steps).toEqual(['[1/7]', '[2/7]', '[3/7]', '[4/7]', '[5/7]', '[6/7]']);
+    const steps = lines.filter((l) => /^\[\d\/8\]/.test(l)).map((l) => l.slice(0, 5));
+    expect(steps).toEqual(['[1/8]', '[2/8]', '[3/8]', '[4/8]', '[5/8]', '[6/8]']);
   });
 
-  it('1: a control plane and two app clusters, each a real API server of its own', async () => {
+  it('1: a control plane with real Crossplane and two app clusters, each a real API server of its own', async () => {
     const servers = [sb!.controlPlane, ...sb!.apps].map((c) => c.server);
     expect(new Set(servers).size).toBe(3);
+    const xp = sb!.controlPlane.crossplane!;
+    expect(xp.versions.crossplane).toMatch(/^v2\.3\./);
+    expect(Object.values(xp.pids()).filter((p) => p !== undefined && alive(p))).toHaveLength(4);
+    expect(sb!.apps.map((a) => a.crossplane)).toEqual([undefined, undefined]);
     for (const c of [cp, ...apps]) {
       const ns = await c.list(CoreResources.namespaces);
       expect(ns.items.map((n) => n.metadata.name)).toContain('kube-system');
@@ -100,13 +128,20 @@ describe('npm run sandbox, end to end', () => {
     expect(Object.keys(preview.changeSummary).filter((k) => k !== 'same')).toEqual([]);
   });
 
-  it('4: the data services are offered on the control plane', async () => {
+  it('4: the catalogue is installed from its Configuration package; the claim APIs are Crossplane\'s', async () => {
+    const conf = await cp.get<KubeObject & { spec?: { package?: string }; status?: { conditions?: Condition[] } }>({ group: 'pkg.crossplane.io', version: 'v1', plural: 'configurations', kind: 'Configuration', namespaced: false }, undefined, 'klutch-catalogue');
+    expect(conf.spec?.package).toBe(sb!.catalogue.packageRef);
+    expect(getCondition(conf.status?.conditions, 'Healthy')?.status).toBe('True');
     for (const api of BIND_APIS) {
       const crd = (await cp.get(CoreResources.crds, undefined, api)) as KubeObject & { status?: { conditions?: Condition[] } };
       expect(getCondition(crd.status?.conditions, 'Established')?.status).toBe('True');
+      // made by Crossplane from the package's XRD, not by the sandbox
+      expect(crd.metadata.ownerReferences?.map((o) => o.kind)).toEqual(['CompositeResourceDefinition']);
     }
     const templates = await cp.list({ group: 'example-backend.klutch.anynines.com', version: 'v1alpha1', plural: 'apiserviceexporttemplates', kind: 'APIServiceExportTemplate', namespaced: true }, 'crossplane-system');
     expect(templates.items.map((t) => t.metadata.name).sort()).toEqual(['postgresqlinstances', 'servicebindings']);
+    for (const crd of ['postgresqls.postgresql.anynines.com', 'servicebindings.servicebindings.anynines.com']) expect(await cp.getOrNull(CoreResources.crds, undefined, crd)).toBeDefined();
+    expect(sb!.a8s.instances.list()).toEqual([]);
   });
 
   it('5: the backend and one konnector per app cluster run as local processes', async () => {
@@ -135,32 +170,78 @@ describe('npm run sandbox, end to end', () => {
   });
 
   let demo: DemoResult;
-  it('7: a PostgresqlInstance and a ServiceBinding in app-1 reach the control plane; status and credentials come back down', async () => {
+  it('7: claims in app-1 go claim → XR → Object → a8s object → local PostgreSQL; status and a8s credentials come back down; the credentials connect', async () => {
     demo = await provisionDemo(sb!, log);
-    // up: in the provider namespace of app-1's shop namespace, spec as written downstream
-    expect(demo.upstreamNamespace).toMatch(/^cluster-\w+-shop$/);
-    expect(demo.instanceUp.spec).toMatchObject({ service: 'a9s-postgresql14', plan: 'postgresql-single-nano' });
-    expect(demo.bindingUp.spec).toMatchObject({ instanceRef: DEMO.instance, serviceInstanceType: 'postgresql' });
-    // down: Ready/Synced from the stand-in, visibly so
-    for (const c of [demo.instanceDown, demo.bindingDown]) {
-      expect(getCondition(c.status?.conditions, 'Ready')).toMatchObject({ status: 'True', reason: STAND_IN_REASON });
-      expect(getCondition(c.status?.conditions, 'Synced')?.status).toBe('True');
+    const ns = demo.upstreamNamespace;
+    expect(ns).toMatch(/^cluster-\w+-shop$/);
+    // claim up, as written downstream, bound to its XR
+    const { instance: i, binding: b } = demo;
+    expect(i.claimUp.spec).toMatchObject({ service: 'a9s-postgresql14', plan: DEMO_PLANS[0] });
+    expect(i.claimUp.spec?.resourceRef?.kind).toBe('XPostgresqlInstance');
+    expect(b.claimUp.spec?.resourceRef?.kind).toBe('XServiceBinding');
+    // XR → provider-kubernetes Object → a8s objects in the claim's namespace
+    for (const p of [i, b]) {
+      expect(p.xr.metadata.name).toBe(p.claimUp.spec!.resourceRef!.name);
+      expect(p.object.kind).toBe('Object');
+      expect(p.object.metadata.ownerReferences?.[0]?.name).toBe(p.xr.metadata.name);
+      expect(p.a8s.metadata.namespace).toBe(ns);
     }
-    // the credentials Secret: written on the control plane, brought down by the konnector, same data
-    const up = (await cp.get(CoreResources.secrets, demo.upstreamNamespace, `${DEMO.binding}-creds`)) as KubeObject & { type: string; data: Record<string, string> };
-    expect(up.type).toBe(CONNECTION_SECRET_TYPE);
-    expect(demo.secretDown.metadata.name).toBe(`${DEMO.binding}-creds`);
-    expect(Object.keys(demo.secretDown.data!).sort()).toEqual(['database', 'instance_service', 'password', 'port', 'username']);
+    expect(i.a8s.kind).toBe('Postgresql');
+    expect(i.a8s.spec).toMatchObject({ replicas: 1, version: 14 });
+    expect(b.a8s.kind).toBe('ServiceBinding');
+    expect(b.a8s.spec).toMatchObject({ instance: { apiVersion: 'postgresql.anynines.com/v1beta3', kind: 'Postgresql', name: i.a8s.metadata.name } });
+    // the a8s status as the local operator reports it
+    const pgLive = await cp.get<KubeObject & { status?: Record<string, unknown> }>(A8S_RESOURCES.postgresqls, ns, i.a8s.metadata.name!);
+    expect(pgLive.status).toMatchObject({ clusterStatus: 'Running', readyReplicas: 1 });
+    const sbLive = await cp.get<KubeObject & { status?: Record<string, unknown> }>(A8S_RESOURCES.serviceBindings, ns, b.a8s.metadata.name!);
+    expect(sbLive.status).toMatchObject({ implemented: true, secret: { name: `${b.a8s.metadata.name}-service-binding`, namespace: ns } });
+    // claims Ready downstream (Crossplane's readiness checks on the a8s status)
+    for (const c of [demo.instanceDown, demo.bindingDown]) expect(getCondition(c.status?.conditions, 'Ready')?.status).toBe('True');
+    // the a8s Secret: written on the control plane by the operator, brought down by the konnector, same data
+    const up = (await cp.get(CoreResources.secrets, ns, `${b.a8s.metadata.name}-service-binding`)) as KubeObject & { type: string; data: Record<string, string> };
+    expect(up.type).toBe('Opaque');
+    expect(demo.secretDown.metadata.name).toBe(`${DEMO.binding}-service-binding`);
+    expect(demo.secretDown.type).toBe('Opaque');
+    expect(Object.keys(demo.secretDown.data!).sort()).toEqual(['database', 'instance_service', 'password', 'username']);
     expect(demo.secretDown.data).toEqual(up.data);
-    expect(Buffer.from(demo.secretDown.data!['port']!, 'base64').toString()).toBe('5432');
+    expect(demo.credentials.instance_service).toBe(sb!.a8s.instances.get(`${ns}/${i.a8s.metadata.name}`)!.server.address);
+    expect(demo.psql).toBe(`PGPASSWORD='${demo.credentials.password}' psql -h ${demo.credentials.instance_service} -p 5432 -U ${demo.credentials.username} ${demo.credentials.database}`);
+    // a connection with the app cluster's credentials writes and reads a row
+    const c = await connect(demo.credentials);
+    await c.query('CREATE TABLE orders (id int PRIMARY KEY, item text)');
+    await c.query("INSERT INTO orders VALUES (1, 'espresso')");
+    expect((await c.query('SELECT item FROM orders')).rows).toEqual([{ item: 'espresso' }]);
+    await c.end();
     // app-2 bound the same APIs but has no claims: nothing of app-1's came to it
     expect((await apps[1]!.list(SANDBOX_CLAIMS.postgresqlInstances)).items).toEqual([]);
   });
 
+  it('8: a plan change in app-1 reaches the a8s object', async () => {
+    const r = await changeDemoPlan(sb!, demo, log);
+    expect(r.after['resources']).not.toEqual(r.before['resources']);
+    expect(r.after['replicas']).toBe(1);
+    expect(lines.some((l) => l.startsWith(`[8/8] plan ${DEMO_PLANS[0]} → ${DEMO_PLANS[1]}`))).toBe(true);
+  });
+
+  it('9: deleting the ServiceBinding revokes its role; deleting the claim removes the server and its data', async () => {
+    const ns = demo.upstreamNamespace;
+    await apps[0]!.delete(SANDBOX_CLAIMS.serviceBindings, DEMO.namespace, DEMO.binding);
+    await eventually('the a8s ServiceBinding gone', async () => !(await cp.getOrNull(A8S_RESOURCES.serviceBindings, ns, demo.binding.a8s.metadata.name!)), 120_000);
+    expect(await pgErrorCode(connect(demo.credentials))).toBe('28P01');
+    const key = `${ns}/${demo.instance.a8s.metadata.name}`;
+    const server = sb!.a8s.instances.get(key)!.server;
+    const pid = server.pid!;
+    await apps[0]!.delete(SANDBOX_CLAIMS.postgresqlInstances, DEMO.namespace, DEMO.instance);
+    await eventually('the a8s Postgresql gone', async () => !(await cp.getOrNull(A8S_RESOURCES.postgresqls, ns, demo.instance.a8s.metadata.name!)), 120_000);
+    expect(alive(pid)).toBe(false);
+    expect(fs.existsSync(server.dir)).toBe(false);
+    expect(sb!.a8s.instances.list()).toEqual([]);
+  });
+
   it('stop() ends every process it started and removes the clusters', async () => {
-    const pids = [...sb!.processes.map((p) => p.child.pid!), ...[sb!.controlPlane, ...sb!.apps].flatMap((c) => Object.values(c.pids()).filter((p): p is number => p !== undefined))];
+    const pids = [...sb!.processes.map((p) => p.child.pid!), ...[sb!.controlPlane, ...sb!.apps].flatMap(clusterPids)];
     const dirs = [sb!.controlPlane, ...sb!.apps].map((c) => c.dir);
-    expect(pids.length).toBe(3 + 9);
+    expect(pids.length).toBe(3 + 9 + 4);
     cp.close();
     apps.forEach((a) => a.close());
     await sb!.stop();
@@ -170,13 +251,13 @@ describe('npm run sandbox, end to end', () => {
   });
 });
 
-describe('the CLI: npm run sandbox -- --no-demo, then npm run sandbox -- --down', () => {
-  it('comes up, records its processes in the state file, and --down stops every one of them', async () => {
+describe('the CLI: npm run sandbox, then npm run sandbox -- --down', () => {
+  it('comes up with the demo and a psql command, records its processes, and --down leaves no process, server or data', async () => {
     const dir = path.join(tmp, 'cli');
     const env = { ...process.env, KLUTCH_SANDBOX_DIR: dir, KUBECONFIG: '' };
     const tsx = path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
     const script = path.join(REPO_ROOT, 'scripts', 'sandbox.ts');
-    const up = spawn(process.execPath, [tsx, script, '--no-demo'], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const up = spawn(process.execPath, [tsx, script], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     up.stdout.on('data', (d: Buffer) => (out += d.toString()));
     up.stderr.on('data', (d: Buffer) => (out += d.toString()));
@@ -185,10 +266,18 @@ describe('the CLI: npm run sandbox -- --no-demo, then npm run sandbox -- --down'
       await eventually('the CLI sandbox up', async () => {
         if (up.exitCode !== null) throw new Error(`exited ${up.exitCode}: ${out}`);
         return out.includes('Klutch sandbox is up.');
-      }, 180_000);
-      for (let i = 1; i <= 6; i++) expect(out).toContain(`[${i}/7]`);
+      }, 280_000);
+      for (let i = 1; i <= 8; i++) expect(out).toContain(`[${i}/8]`);
+      const psql = /^  PGPASSWORD='([^']+)' psql -h (127\.\d+\.\d+\.\d+) -p 5432 -U (\S+) (\S+)$/m.exec(out);
+      expect(psql).not.toBeNull();
+      // the printed command's credentials work
+      const c = await connect({ password: psql![1]!, instance_service: psql![2]!, username: psql![3]!, database: psql![4]! });
+      await c.end();
       const state = JSON.parse(fs.readFileSync(path.join(dir, 'state.json'), 'utf8')) as SandboxState;
-      const pids = [state.supervisorPid, ...state.processes.map((p) => p.pid), ...state.clusters.flatMap((c) => c.pids)];
+      const a8sDir = state.a8sDataDir!;
+      const postmasters = fs.readdirSync(a8sDir).filter((d) => fs.existsSync(path.join(a8sDir, d, 'data', 'postmaster.pid'))).map((d) => Number(fs.readFileSync(path.join(a8sDir, d, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]));
+      expect(postmasters).toHaveLength(1);
+      const pids = [state.supervisorPid, ...state.processes.map((p) => p.pid), ...state.clusters.flatMap((c) => c.pids), ...postmasters];
       expect(state.clusters).toHaveLength(3);
       expect(state.processes).toHaveLength(3);
       expect(pids.filter(alive)).toEqual(pids);
@@ -205,6 +294,7 @@ describe('the CLI: npm run sandbox -- --no-demo, then npm run sandbox -- --down'
       expect(await exited).toBe(0);
       expect(pids.filter(alive)).toEqual([]);
       expect(fs.existsSync(path.join(dir, 'state.json'))).toBe(false);
+      expect(fs.existsSync(a8sDir)).toBe(false);
       expect(state.clusters.map((c) => c.dir).filter((d) => fs.existsSync(d))).toEqual([]);
     } finally {
       if (up.exitCode === null) up.kill('SIGTERM');
