@@ -44,8 +44,14 @@ export interface PushResult {
   readonly uploaded: number;
 }
 
+/** Reads the body to the end, so the connection goes back to the pool (an unread body holds it). */
+const drain = async (res: Response): Promise<void> => { await res.arrayBuffer().catch(() => undefined); };
+
 async function check(res: Response, what: string, ok: number[]): Promise<Response> {
-  if (ok.includes(res.status)) return res;
+  if (ok.includes(res.status)) {
+    await drain(res);
+    return res;
+  }
   const body = (await res.text().catch(() => '')).slice(0, 300);
   if (res.status === 401 || res.status === 403) {
     throw new Error(`${what}: the registry answered ${res.status} (authentication required); klutch-kit package push only talks to registries without authentication`);
@@ -67,6 +73,7 @@ export async function pushPackageImage(image: PackageImage, ref: string, opts: P
     const head = await f(`${base}/blobs/${digest}`, { method: 'HEAD' }).catch((e: unknown) => {
       throw new Error(`push ${ref}: cannot reach the registry at ${base} (${e instanceof Error ? (e.cause as Error)?.message ?? e.message : String(e)})`);
     });
+    await drain(head);
     if (head.status === 200) { opts.log?.(`${what} ${digest}: already in the registry`); continue; }
     const start = await check(await f(`${base}/blobs/uploads/`, { method: 'POST' }), `push ${ref}: start ${what} upload`, [202]);
     const location = start.headers.get('location');

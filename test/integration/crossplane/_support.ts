@@ -5,18 +5,19 @@
  * (`postgresqls.postgresql.anynines.com` etc.) the way the operator reports it (fields from the vendored
  * a8s CRDs, imports/crds/a8s/). Nothing is played at claim or XR level.
  */
-import { readFileSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { App } from 'cdk8s';
 import { parse } from 'yaml';
 import {
-  CatalogueInstall, ControlPlaneCluster, renderTopology, type RenderedCluster, type RenderedPackage,
+  CatalogueInstall, ControlPlaneCluster, renderTopology, synthTopology, type RenderedCluster, type RenderedPackage,
 } from '../../../constructs/topology/index.js';
 import type { Catalogue, CatalogueProps } from '../../../constructs/catalogue/index.js';
 import { applyManifests, KubeApiError, kubeRequest, ResourcePaths, startCluster, type RealCluster } from '../../../runtime/realinfra/index.js';
-import { buildPackageImage, joinPackageYaml } from '../../../runtime/xpkg/image.js';
-import { pushPackageImage } from '../../../runtime/xpkg/push.js';
+import { joinPackageYaml } from '../../../runtime/xpkg/image.js';
+import { runPush } from '../../../runtime/cli/package.js';
 import { toYaml } from '../../../constructs/topology/index.js';
 
 export type Obj = KubernetesObject & { spec?: Record<string, any>; status?: Record<string, any> };
@@ -38,7 +39,7 @@ export interface CatalogueSetup {
   readonly resolveDependencies?: boolean;
 }
 
-export function synthControlPlane(packageRef: string, setup: CatalogueSetup = {}): { cluster: RenderedCluster; pkg: RenderedPackage; cp: ControlPlaneCluster } {
+export function synthControlPlane(packageRef: string, setup: CatalogueSetup = {}): { app: App; cluster: RenderedCluster; pkg: RenderedPackage; cp: ControlPlaneCluster } {
   const app = new App({ outdir: '/nonexistent' });
   const cp = new ControlPlaneCluster(app, 'CP', {
     host: 'bind.example.com',
@@ -49,7 +50,7 @@ export function synthControlPlane(packageRef: string, setup: CatalogueSetup = {}
   });
   const [cluster] = renderTopology(app);
   const pkg = cluster.packages![0];
-  return { cluster, pkg, cp };
+  return { app, cluster, pkg, cp };
 }
 
 export function packageYamlOf(pkg: RenderedPackage): string {
@@ -189,8 +190,17 @@ export async function startCatalogueCluster(name: string, version: '2.3' | '1.20
     const packageRef = `${xp.registry}/${CATALOGUE_PACKAGE_REPOSITORY}:v0.1.0`;
     const synth = synthControlPlane(packageRef, setup);
     const xrds = synth.pkg.files.map((f) => f.object as Obj).filter((o) => o.kind === 'CompositeResourceDefinition');
-    // The package, built and pushed by klutch-kit (no crane, no Docker).
-    const pushed = await pushPackageImage(buildPackageImage(packageYamlOf(synth.pkg)), packageRef);
+    // The package: synthesized to <outdir>/control-plane.packages/klutch-catalogue/, then built and
+    // pushed by `klutch-kit package push` (runPush; no crane, no Docker).
+    const outdir = mkdtempSync(join(tmpdir(), 'klutch-xp-synth-'));
+    let pushed: { digest: string };
+    try {
+      await synthTopology(synth.app, { outdir });
+      const from = join(outdir, 'control-plane.packages', 'klutch-catalogue');
+      pushed = await runPush(packageRef, { from }, { out: () => undefined, err: () => undefined });
+    } finally {
+      rmSync(outdir, { recursive: true, force: true });
+    }
     // What the operators and providers would bring: the a8s CRDs and provider-anynines' CRDs.
     await applyManifests(cluster.kubeConfig, [
       ...vendoredCrds('a8s'),

@@ -2,9 +2,10 @@
  * The catalogue on real Crossplane (2.3, the harness of runtime/realinfra): one cluster with Crossplane
  * core, function-patch-and-transform and provider-kubernetes for the whole file.
  *
- * - The catalogue is synthesized by our ControlPlaneCluster as a Configuration package, built and pushed
- *   by klutch-kit's own xpkg code to the harness's registry, and installed by Crossplane's package
- *   manager from the `Configuration` object the control plane carries.
+ * - The catalogue is synthesized by our ControlPlaneCluster as a Configuration package source
+ *   (synthTopology), built and pushed by `klutch-kit package push` (runPush: klutch-kit's own xpkg code,
+ *   no crane) to the harness's registry, and installed by Crossplane's package manager from the
+ *   `Configuration` object the control plane carries.
  * - The claim and XR CRDs Crossplane creates equal deriveClaimCrd / deriveXrCrd.
  * - Every service × backend: a claim reaches an XR and its composed resource, asserted field by field
  *   against the catalogue model (plans → replicas, cpu, memory, volume size; service → version;
@@ -70,6 +71,7 @@ describe('the catalogue as a Configuration package', () => {
     expect(rev.spec!.image).toBe(env.packageRef);
     expect(rev.status?.resolvedImage ?? rev.spec!.image).toContain(CATALOGUE_PACKAGE_REPOSITORY);
     const res = await fetch(`http://${env.cluster.crossplane!.registry}/v2/${CATALOGUE_PACKAGE_REPOSITORY}/manifests/v0.1.0`, { method: 'HEAD', headers: { accept: 'application/vnd.oci.image.manifest.v1+json' } });
+    await res.arrayBuffer();
     expect(res.headers.get('docker-content-digest')).toBe(env.pushedDigest);
     for (const x of env.xrds) {
       const live = await api.get('apiextensions.crossplane.io/v1', 'CompositeResourceDefinition', x.metadata!.name!);
