@@ -5,9 +5,14 @@
  * callback), each a new consumer (new cluster id). Prints p50/p99 latency of the whole flow and of
  * the Bind POST, and the Kubernetes API calls per bind.
  *
- * Flags: --sequential N (default 100), --concurrent N (default 20).
+ * Flags: --sequential N (default 100), --concurrent N[,N…] (default 20; a list runs each level and
+ * charts flows/s and p99 against it), --chart <file> (default docs/images/bench-bind.svg; drawn
+ * when at least two concurrency levels ran).
  */
 import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { svgChart } from './_svg-chart.js';
 import { USERS, clickBind, loginViaHttp, responseFromCallback, startProvider } from '../test/integration/backend/_fixture.js';
 
 function arg(name: string, def: number): number {
@@ -25,10 +30,19 @@ const pct = (xs: number[], p: number): number => {
 
 async function main(): Promise<void> {
   const sequential = arg('sequential', 100);
-  const concurrent = arg('concurrent', 20);
+  const ci = process.argv.indexOf('--concurrent');
+  const levels = ci < 0 ? [20] : String(process.argv[ci + 1]).split(',').map((x) => {
+    const v = Number(x);
+    if (!Number.isInteger(v) || v < 0) throw new Error(`--concurrent: "${process.argv[ci + 1]}" is not a list of non-negative integers`);
+    return v;
+  }).filter((v) => v > 0);
+  const hi = process.argv.indexOf('--chart');
+  const chart = hi >= 0 ? process.argv[hi + 1] : 'docs/images/bench-bind.svg';
+  const points: Array<{ n: number; flowsPerS: number; p99: number; bindP99: number }> = [];
   const t0 = Date.now();
-  // controllers off: the API-call count is then exactly what the bind path costs
-  const env = await startProvider('bench-bind', ['--log-level=silent'], { controllers: false });
+  // controllers off: the API-call count is then exactly what the bind path costs; no per-identity
+  // limits (two test users make every flow, the bench measures the flow, not the limiter)
+  const env = await startProvider('bench-bind', ['--log-level=silent', '--bind-rate=0', '--max-clusters-per-identity=0'], { controllers: false });
   process.stderr.write(`provider ready in ${((Date.now() - t0) / 1000).toFixed(1)} s (backend ${env.backend.url})\n`);
   const stats = env.backend.kube.stats;
 
@@ -48,6 +62,7 @@ async function main(): Promise<void> {
   const report = (name: string, rs: Array<{ total: number; bind: number; bindCalls: number }>, apiCalls: number, wallMs: number) => {
     const totals = rs.map((r) => r.total);
     const binds = rs.map((r) => r.bind);
+    if (name !== 'sequential') points.push({ n: rs.length, flowsPerS: rs.length / (wallMs / 1000), p99: pct(totals, 99) / 1000, bindP99: pct(binds, 99) / 1000 });
     process.stdout.write(
       `${name.padEnd(14)} n=${String(rs.length).padEnd(4)} flow p50 ${pct(totals, 50).toFixed(0)} ms  p99 ${pct(totals, 99).toFixed(0)} ms | ` +
         `bind p50 ${pct(binds, 50).toFixed(0)} ms  p99 ${pct(binds, 99).toFixed(0)} ms | ` +
@@ -65,11 +80,27 @@ async function main(): Promise<void> {
       for (let i = 0; i < sequential; i++) rs.push(await flow(i));
       report('sequential', rs, stats.requests - r0, Date.now() - w0);
     }
-    if (concurrent) {
+    for (const [li, concurrent] of levels.entries()) {
       const r0 = stats.requests;
       const w0 = Date.now();
-      const rs = await Promise.all(Array.from({ length: concurrent }, (_x, i) => flow(10_000 + i)));
+      const rs = await Promise.all(Array.from({ length: concurrent }, (_x, i) => flow(10_000 * (li + 1) + i)));
       report(`concurrent(${concurrent})`, rs, stats.requests - r0, Date.now() - w0);
+    }
+    if (points.length >= 2) {
+      writeFileSync(chart, svgChart({
+        title: 'bind flows: throughput and p99 against concurrent flows',
+        subtitle: `${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores, load average ${loadavg()[0].toFixed(1)} (npm run bench:bind)`,
+        xLabel: 'concurrent flows (N)',
+        logX: false,
+        panels: [
+          { title: 'Throughput', yLabel: 'flows/s', series: [{ name: 'whole flow (login to callback)', points: points.map((p) => [p.n, p.flowsPerS]) }] },
+          { title: 'p99 latency', yLabel: 'seconds', series: [
+            { name: 'whole flow', points: points.map((p) => [p.n, p.p99]) },
+            { name: 'POST /bind', points: points.map((p) => [p.n, p.bindP99]) },
+          ] },
+        ],
+      }));
+      process.stdout.write(`chart: ${chart}\n`);
     }
   } finally {
     await env.stop();
