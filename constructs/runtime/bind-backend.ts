@@ -1,6 +1,7 @@
 /**
  * The bind backend on the control plane: Namespace, ServiceAccount, least-privilege RBAC,
- * Deployment, Service, and optionally an Ingress or a Gateway API HTTPRoute. The OIDC client
+ * Deployment and Service; `exposeViaIngress()` / `exposeViaHttpRoute()` add an Ingress or a
+ * Gateway API HTTPRoute (as cdk8s-plus `Deployment.exposeViaService()`). The OIDC client
  * secret and the cookie keys come from existing Secrets through `secretKeyRef` env vars and are
  * never written into the manifests.
  *
@@ -26,7 +27,7 @@
  * namespaces it creates at run time, claimed credentials it hands out) and namespace deletion are
  * cluster-wide; RBAC has no "namespaces I created" scope.
  */
-import { ApiObject } from 'cdk8s';
+import { ApiObject, Lazy } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
 import { fail } from '../_errors.js';
@@ -52,7 +53,10 @@ export interface BackendOidcProps {
   readonly clientId: string;
   /** Secret key holding the client secret (`--oidc-issuer-client-secret` via env `OIDC_CLIENT_SECRET`). */
   readonly clientSecret: SecretKeyRef;
-  /** Callback URL (`--oidc-callback-url`). @default `https://<ingress or route host>/callback` */
+  /**
+   * Callback URL (`--oidc-callback-url`).
+   * @default `https://<host>/callback` of the first exposeViaIngress() / exposeViaHttpRoute()
+   */
   readonly callbackUrl?: string;
 }
 
@@ -64,7 +68,7 @@ export interface BackendCookieProps {
   readonly encryptionKey?: SecretKeyRef;
 }
 
-/** Expose the backend through an Ingress. */
+/** Options of {@link BindBackend.exposeViaIngress}. */
 export interface BackendIngressProps {
   /** Host name, e.g. `bind.example.com`. */
   readonly host: string;
@@ -74,7 +78,7 @@ export interface BackendIngressProps {
   readonly tlsSecretName?: string;
 }
 
-/** Expose the backend through a Gateway API HTTPRoute. */
+/** Options of {@link BindBackend.exposeViaHttpRoute}. */
 export interface BackendHttpRouteProps {
   /** Host names. */
   readonly hostnames: string[];
@@ -125,10 +129,6 @@ export interface BindBackendProps {
   readonly tlsSecretName?: string;
   /** Container port (`--listen-address=0.0.0.0:<port>`). @default 8080 */
   readonly port?: number;
-  /** Ingress exposure. @default - none */
-  readonly ingress?: BackendIngressProps;
-  /** Gateway API exposure. @default - none */
-  readonly httpRoute?: BackendHttpRouteProps;
   /** CPU/memory. @default 100m/1 CPU, 128Mi/512Mi */
   readonly resources?: ResourceSpec;
   /** APIs exported to consumers (one aggregated binder ClusterRole each). @default [] */
@@ -141,6 +141,22 @@ export interface BindBackendProps {
 
 const DEFAULT_RESOURCES: ResourceSpec = { cpuRequest: '100m', cpuLimit: '1', memoryRequest: '128Mi', memoryLimit: '512Mi' };
 
+/** BindBackendProps after validation and defaults. */
+interface BackendSettings {
+  readonly image: string;
+  readonly replicas: number;
+  readonly port: number;
+  readonly resources: ResourceSpec;
+  readonly consumerScope: 'Namespaced' | 'Cluster';
+  readonly prefix: string;
+  readonly prettyName: string;
+  readonly oidc: BackendOidcProps;
+  readonly cookies: BackendCookieProps;
+  readonly claimed: ClaimedResource[];
+}
+
+const P = 'BindBackendProps';
+
 export class BindBackend extends Construct {
   public readonly namespace: string;
   public readonly name: string;
@@ -151,28 +167,208 @@ export class BindBackend extends Construct {
   public readonly namespaceObject?: k8s.KubeNamespace;
   /** Keeps one replica serving through voluntary disruptions (replicas > 1). */
   public readonly podDisruptionBudget?: k8s.KubePodDisruptionBudget;
-  public readonly ingress?: k8s.KubeIngress;
-  public readonly httpRoute?: ApiObject;
   /** The backend's cluster-wide rules, with reasons. */
   public readonly rules: readonly DocumentedRule[];
   /** Rules of the shared `klutch-binder` ClusterRole (bound in each cluster namespace). */
   public readonly binderRules: readonly DocumentedRule[];
-  /** The container args (for inspection). */
-  public readonly args: readonly string[];
+  private readonly props: BindBackendProps;
+  private readonly settings: BackendSettings;
+  private readonly labels: Record<string, string>;
   private readonly exported = new Map<string, ExportedApi>();
+  private _ingress?: k8s.KubeIngress;
+  private _httpRoute?: ApiObject;
+  /** Host of the first exposure: the default callback URL is `https://<host>/callback`. */
+  private publicHost?: string;
 
   constructor(scope: Construct, id: string, props: BindBackendProps) {
     super(scope, id);
-    const P = 'BindBackendProps';
+    this.settings = BindBackend.validate(props);
+    this.props = props;
+    this.namespace = checkDnsLabel(`${P}.namespace`, props.namespace ?? BACKEND_NAMESPACE);
+    this.name = checkDnsLabel(`${P}.name`, props.name ?? 'klutch-backend');
+    this.labels = standardLabels(this.name, 'bind-backend');
+
+    if (props.createNamespace ?? true) {
+      this.namespaceObject = new k8s.KubeNamespace(this, 'Namespace', {
+        metadata: { name: this.namespace, labels: { ...standardLabels(this.namespace, 'bind-backend'), 'pod-security.kubernetes.io/enforce': 'restricted' } },
+      });
+    }
+    this.serviceAccount = new k8s.KubeServiceAccount(this, 'ServiceAccount', {
+      metadata: { name: this.name, namespace: this.namespace, labels: this.labels },
+      automountServiceAccountToken: true,
+    });
+    this.rules = backendRules(this.settings.consumerScope);
+    this.binderRules = BINDER_RULES;
+    this.clusterRole = this.createRbac();
+    this.deployment = this.createDeployment();
+    if (this.settings.replicas > 1 && props.podDisruptionBudget !== false) {
+      this.podDisruptionBudget = new k8s.KubePodDisruptionBudget(this, 'PodDisruptionBudget', {
+        metadata: { name: this.name, namespace: this.namespace, labels: this.labels },
+        spec: { maxUnavailable: k8s.IntOrString.fromNumber(1), selector: { matchLabels: this.selector } },
+      });
+    }
+    this.service = new k8s.KubeService(this, 'Service', {
+      metadata: { name: this.name, namespace: this.namespace, labels: this.labels },
+      spec: {
+        type: 'ClusterIP',
+        selector: this.selector,
+        ports: [{ name: 'http', port: this.servicePort, targetPort: k8s.IntOrString.fromString('http'), protocol: 'TCP' }],
+      },
+    });
+    for (const [i, api] of (props.exportedApis ?? []).entries()) this.exportApi(api, `${P}.exportedApis[${i}]`);
+  }
+
+  /** The Ingress of exposeViaIngress(), if called. */
+  public get ingress(): k8s.KubeIngress | undefined {
+    return this._ingress;
+  }
+
+  /** The HTTPRoute of exposeViaHttpRoute(), if called. */
+  public get httpRoute(): ApiObject | undefined {
+    return this._httpRoute;
+  }
+
+  /**
+   * The container args (for inspection). The callback URL defaults to the host of the first
+   * exposure; without `oidc.callbackUrl` and without an exposure this throws.
+   */
+  public get args(): readonly string[] {
+    const { port, prefix, prettyName, consumerScope, oidc, cookies } = this.settings;
+    const props = this.props;
+    return [
+      `--listen-address=0.0.0.0:${port}`,
+      `--namespace-prefix=${prefix}`,
+      `--pretty-name=${prettyName}`,
+      `--consumer-scope=${consumerScope}`,
+      `--oidc-issuer-url=${oidc.issuerUrl}`,
+      `--oidc-issuer-client-id=${oidc.clientId}`,
+      '--oidc-issuer-client-secret=$(OIDC_CLIENT_SECRET)',
+      `--oidc-callback-url=${this.callbackUrl()}`,
+      '--cookie-signing-key=$(COOKIE_SIGNING_KEY)',
+      ...(cookies.encryptionKey ? ['--cookie-encryption-key=$(COOKIE_ENCRYPTION_KEY)'] : []),
+      ...(props.externalAddress ? [`--external-address=${props.externalAddress}`] : []),
+      ...(props.externalCa ? [`--external-ca-file=/etc/klutch/external-ca/${props.externalCa.key}`] : []),
+      ...(props.tlsSecretName ? ['--tls-cert-file=/etc/klutch/tls/tls.crt', '--tls-key-file=/etc/klutch/tls/tls.key'] : []),
+      ...(props.extraArgs ?? []),
+    ];
+  }
+
+  /**
+   * Exposes the backend through an Ingress for `options.host` (path `/`, the Service's `http`
+   * port). May be combined with exposeViaHttpRoute(); each may be called once.
+   */
+  public exposeViaIngress(options: BackendIngressProps): k8s.KubeIngress {
+    const O = 'BackendIngressProps';
+    if (this._ingress) fail('BindBackend.exposeViaIngress', options?.host, `cannot be added: ${this.node.path} already has the Ingress "${this._ingress.name}" (one Ingress per backend)`);
+    if (!options || typeof options !== 'object') fail(O, options, 'must give the host');
+    const host = checkDnsSubdomain(`${O}.host`, options.host);
+    if (options.tlsSecretName !== undefined) checkDnsSubdomain(`${O}.tlsSecretName`, options.tlsSecretName);
+    this._ingress = new k8s.KubeIngress(this, 'Ingress', {
+      metadata: { name: this.name, namespace: this.namespace, labels: this.labels },
+      spec: {
+        ...(options.className ? { ingressClassName: options.className } : {}),
+        ...(options.tlsSecretName ? { tls: [{ hosts: [host], secretName: options.tlsSecretName }] } : {}),
+        rules: [{
+          host,
+          http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: this.name, port: { name: 'http' } } } }] },
+        }],
+      },
+    });
+    this.publicHost ??= host;
+    return this._ingress;
+  }
+
+  /**
+   * Exposes the backend through a Gateway API HTTPRoute (`gateway.networking.k8s.io/v1`, path
+   * prefix `/`) attached to `options.parentRefs`. May be combined with exposeViaIngress(); each
+   * may be called once.
+   */
+  public exposeViaHttpRoute(options: BackendHttpRouteProps): ApiObject {
+    const O = 'BackendHttpRouteProps';
+    if (this._httpRoute) fail('BindBackend.exposeViaHttpRoute', options?.hostnames, `cannot be added: ${this.node.path} already has the HTTPRoute "${this._httpRoute.name}" (one HTTPRoute per backend)`);
+    if (!options || typeof options !== 'object') fail(O, options, 'must give hostnames and parentRefs');
+    if (!Array.isArray(options.hostnames) || options.hostnames.length === 0) {
+      fail(`${O}.hostnames`, options.hostnames, 'must list at least one host');
+    }
+    options.hostnames.forEach((h, i) => checkDnsSubdomain(`${O}.hostnames[${i}]`, h));
+    if (!Array.isArray(options.parentRefs) || options.parentRefs.length === 0) {
+      fail(`${O}.parentRefs`, options.parentRefs, 'must name at least one Gateway');
+    }
+    options.parentRefs.forEach((r, i) => checkDnsSubdomain(`${O}.parentRefs[${i}].name`, r?.name));
+    this._httpRoute = new ApiObject(this, 'HTTPRoute', {
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'HTTPRoute',
+      metadata: { name: this.name, namespace: this.namespace, labels: this.labels },
+      spec: {
+        parentRefs: options.parentRefs.map((r) => ({
+          group: 'gateway.networking.k8s.io', kind: 'Gateway', name: r.name,
+          ...(r.namespace ? { namespace: r.namespace } : {}),
+          ...(r.sectionName ? { sectionName: r.sectionName } : {}),
+        })),
+        hostnames: [...options.hostnames],
+        rules: [{ matches: [{ path: { type: 'PathPrefix', value: '/' } }], backendRefs: [{ name: this.name, port: this.servicePort }] }],
+      },
+    });
+    this.publicHost ??= options.hostnames[0];
+    return this._httpRoute;
+  }
+
+  /**
+   * Adds an exported API: a ClusterRole aggregated into `klutch-binder-exports` with read/write on
+   * `<resource>` and `<resource>/status` of `<group>`, which the backend binds in consumer namespaces.
+   * Adding the same API twice is a no-op.
+   */
+  public addExportedApi(api: ExportedApi): void {
+    this.exportApi(api, 'BindBackend.addExportedApi');
+  }
+
+  /** The exported APIs so far. */
+  public get exportedApis(): ExportedApi[] {
+    return [...this.exported.values()];
+  }
+
+  /** addExportedApi(), with `prop` naming the input in error messages. */
+  private exportApi(api: ExportedApi, prop: string): void {
+    const group = checkGroup(`${prop}.group`, api?.group);
+    if (group === '') fail(`${prop}.group`, group, '(core group) cannot be exported');
+    const resource = checkResource(`${prop}.resource`, api.resource);
+    const key = `${resource}.${group}`;
+    if (this.exported.has(key)) return;
+    this.exported.set(key, { group, resource });
+    const roleName = checkDnsSubdomain(`${prop} (ClusterRole name)`, `${BINDER_EXPORTS_CLUSTER_ROLE}-${key}`);
+    new k8s.KubeClusterRole(this, `Export-${key}`, {
+      metadata: { name: roleName, labels: { ...standardLabels(BINDER_EXPORTS_CLUSTER_ROLE, 'bind-backend'), [BINDER_EXPORTS_AGGREGATION_LABEL]: 'true' } },
+      rules: toPolicyRules(prop, [{
+        apiGroups: [group], resources: [resource, `${resource}/status`], verbs: READ_WRITE,
+        why: `consumers read/write their ${key} claims in their own provider namespaces`,
+      }]),
+    });
+  }
+
+  private get selector(): Record<string, string> {
+    return { 'app.kubernetes.io/name': this.name, 'app.kubernetes.io/instance': `${this.name}-${this.namespace}` };
+  }
+
+  private get servicePort(): number {
+    return this.props.tlsSecretName ? 443 : 80;
+  }
+
+  private callbackUrl(): string {
+    const given = this.settings.oidc.callbackUrl;
+    if (given !== undefined) return given;
+    if (!this.publicHost) {
+      fail(`${P}.oidc.callbackUrl`, given, 'and no exposure; give a callback URL, or call exposeViaIngress() / exposeViaHttpRoute() to derive https://<host>/callback from');
+    }
+    return checkUrl(`${P}.oidc.callbackUrl`, `https://${this.publicHost}/callback`);
+  }
+
+  /** Checks every prop (naming the prop and the value) and applies the defaults. */
+  private static validate(props: BindBackendProps): BackendSettings {
     if (!props || typeof props !== 'object') fail(P, props, 'must be an object with oidc and cookies');
-    const ns = checkDnsLabel(`${P}.namespace`, props.namespace ?? BACKEND_NAMESPACE);
-    this.namespace = ns;
-    const name = checkDnsLabel(`${P}.name`, props.name ?? 'klutch-backend');
-    this.name = name;
     const image = checkImage(`${P}.image`, props.image ?? DEFAULT_IMAGES.backend);
     const replicas = checkInt(`${P}.replicas`, props.replicas ?? 2, 1, 10);
     if (props.podDisruptionBudget !== undefined && typeof props.podDisruptionBudget !== 'boolean') {
-      throw new Error(`${P}.podDisruptionBudget: ${JSON.stringify(props.podDisruptionBudget)} must be true or false`);
+      fail(`${P}.podDisruptionBudget`, props.podDisruptionBudget, 'must be true or false');
     }
     const port = checkInt(`${P}.port`, props.port ?? PORTS.backendHttp, 1024, 65535);
     const resources = checkResources(`${P}.resources`, props.resources ?? DEFAULT_RESOURCES);
@@ -185,14 +381,11 @@ export class BindBackend extends Construct {
       fail(`${P}.namespacePrefix`, prefix, 'must be a DNS label of at most 40 characters (namespaces are "<prefix>-<id>")');
     }
     if (prefix === 'exports') {
-      throw new Error(`${P}.namespacePrefix: "exports" would make per-consumer roles klutch-binder-exports-* collide with the aggregated ${BINDER_EXPORTS_CLUSTER_ROLE} roles; pick another prefix`);
+      fail(`${P}.namespacePrefix`, prefix, `would make per-consumer roles klutch-binder-exports-* collide with the aggregated ${BINDER_EXPORTS_CLUSTER_ROLE} roles; pick another prefix`);
     }
     const prettyName = props.prettyName ?? 'klutch-kit';
     if (typeof prettyName !== 'string' || prettyName.trim().length === 0) {
       fail(`${P}.prettyName`, prettyName, 'must be a non-empty string');
-    }
-    if (props.ingress && props.httpRoute) {
-      throw new Error(`${P}.httpRoute: set either ingress or httpRoute, not both (got ingress host ${JSON.stringify(props.ingress.host)})`);
     }
     const oidc = props.oidc;
     if (!oidc || typeof oidc !== 'object') fail(`${P}.oidc`, oidc, 'must give issuerUrl, clientId and clientSecret');
@@ -201,26 +394,7 @@ export class BindBackend extends Construct {
       fail(`${P}.oidc.clientId`, oidc.clientId, 'must be a non-empty string');
     }
     checkSecretRef(`${P}.oidc.clientSecret`, oidc.clientSecret);
-    const publicHost = props.ingress?.host ?? props.httpRoute?.hostnames?.[0];
-    if (props.ingress) checkDnsSubdomain(`${P}.ingress.host`, props.ingress.host);
-    if (props.httpRoute) {
-      if (!Array.isArray(props.httpRoute.hostnames) || props.httpRoute.hostnames.length === 0) {
-        fail(`${P}.httpRoute.hostnames`, props.httpRoute.hostnames, 'must list at least one host');
-      }
-      props.httpRoute.hostnames.forEach((h, i) => checkDnsSubdomain(`${P}.httpRoute.hostnames[${i}]`, h));
-      if (!Array.isArray(props.httpRoute.parentRefs) || props.httpRoute.parentRefs.length === 0) {
-        fail(`${P}.httpRoute.parentRefs`, props.httpRoute.parentRefs, 'must name at least one Gateway');
-      }
-      props.httpRoute.parentRefs.forEach((r, i) => checkDnsSubdomain(`${P}.httpRoute.parentRefs[${i}].name`, r.name));
-    }
-    let callbackUrl = oidc.callbackUrl;
-    if (callbackUrl === undefined) {
-      if (!publicHost) {
-        throw new Error(`${P}.oidc.callbackUrl: undefined; give a callback URL, or an ingress/httpRoute host to derive https://<host>/callback from`);
-      }
-      callbackUrl = `https://${publicHost}/callback`;
-    }
-    checkUrl(`${P}.oidc.callbackUrl`, callbackUrl);
+    if (oidc.callbackUrl !== undefined) checkUrl(`${P}.oidc.callbackUrl`, oidc.callbackUrl);
     const cookies = props.cookies;
     if (!cookies || typeof cookies !== 'object') fail(`${P}.cookies`, cookies, 'must reference the cookie signing key Secret');
     checkSecretRef(`${P}.cookies.signingKey`, cookies.signingKey);
@@ -235,59 +409,27 @@ export class BindBackend extends Construct {
       group: checkGroup(`${P}.claimedResources[${i}].group`, c.group),
       resource: checkResource(`${P}.claimedResources[${i}].resource`, c.resource),
     }));
+    return { image, replicas, port, resources, consumerScope, prefix, prettyName, oidc, cookies, claimed };
+  }
 
-    const labels = standardLabels(name, 'bind-backend');
-    const selector = { 'app.kubernetes.io/name': name, 'app.kubernetes.io/instance': `${name}-${ns}` };
-
-    if (props.createNamespace ?? true) {
-      this.namespaceObject = new k8s.KubeNamespace(this, 'Namespace', {
-        metadata: { name: ns, labels: { ...standardLabels(ns, 'bind-backend'), 'pod-security.kubernetes.io/enforce': 'restricted' } },
-      });
-    }
-    this.serviceAccount = new k8s.KubeServiceAccount(this, 'ServiceAccount', {
-      metadata: { name, namespace: ns, labels },
-      automountServiceAccountToken: true,
-    });
-
-    // ---- RBAC -------------------------------------------------------------------------------
-    const K = 'klutch.anynines.com';
-    const rules: DocumentedRule[] = [
-      { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: READ, why: 'read the CRDs matched by templates to build APIServiceExports (snapshot of served versions, schema, columns)' },
-      { apiGroups: ['example-backend.klutch.anynines.com'], resources: ['apiserviceexporttemplates'], verbs: READ, why: 'the catalogue of bindable APIs, in all namespaces' },
-      { apiGroups: [K], resources: ['apiserviceexportrequests'], verbs: READ_WRITE, why: 'turn requests into exports, delete old ones; create is held because klutch-binder grants it' },
-      { apiGroups: [K], resources: ['apiserviceexports'], verbs: READ_WRITE, why: 'create exports and keep them in sync with their CRD' },
-      { apiGroups: [K], resources: ['apiservicenamespaces'], verbs: READ_WRITE, why: 'map consumer namespaces to provider namespaces' },
-      { apiGroups: [K], resources: ['clusterbindings'], verbs: READ_WRITE, why: 'create ClusterBinding "cluster" per consumer, judge heartbeats' },
-      { apiGroups: [K], resources: ['apiserviceexportrequests/status', 'apiserviceexports/status', 'apiservicenamespaces/status', 'clusterbindings/status'], verbs: ['get', 'update', 'patch'], why: 'phases and conditions' },
-      { apiGroups: [''], resources: ['namespaces'], verbs: READ_WRITE, why: 'create and delete cluster namespaces and provider namespaces <clusterNs>-<consumerNs> (RBAC cannot limit delete to namespaces it created)' },
-      { apiGroups: [''], resources: ['serviceaccounts'], verbs: READ_WRITE, why: `the ServiceAccount "${BINDER_SERVICE_ACCOUNT}" in each cluster namespace` },
-      { apiGroups: [''], resources: ['serviceaccounts/token'], verbs: ['create'], resourceNames: [BINDER_SERVICE_ACCOUNT], why: 'TokenRequest for the binder ServiceAccount only (no legacy token Secrets)' },
-      { apiGroups: [''], resources: ['secrets'], verbs: READ_WRITE, why: 'write and watch (by label) the kubeconfig Secret of each cluster namespace; klutch-binder grants get/list/watch, which it must hold' },
-      { apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles'], verbs: READ_WRITE, why: 'apply klutch-binder and klutch-binder-<clusterNs>; escalation prevention limits them to rights the backend holds' },
-      { apiGroups: ['rbac.authorization.k8s.io'], resources: ['rolebindings'], verbs: READ_WRITE, why: 'bind the binder roles in each consumer\'s provider namespaces' },
-      {
-        apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterrolebindings'],
-        verbs: consumerScope === 'Cluster' ? READ_WRITE : ['get', 'delete'],
-        why: consumerScope === 'Cluster' ? 'per-consumer ClusterRoleBinding (consumer scope Cluster)' : 'remove a per-consumer ClusterRoleBinding left from consumer scope Cluster',
-      },
-      { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'], why: 'record events' },
-    ];
-    this.rules = rules;
-    this.clusterRole = new k8s.KubeClusterRole(this, 'ClusterRole', {
+  /**
+   * The backend's ClusterRole and Lease Role with their bindings, the shared binder roles handed to
+   * consumers, and the aggregated exports role the backend holds (see the class doc).
+   */
+  private createRbac(): k8s.KubeClusterRole {
+    const { name, namespace: ns, labels } = this;
+    const clusterRole = new k8s.KubeClusterRole(this, 'ClusterRole', {
       metadata: { name, labels },
-      rules: toPolicyRules('BindBackend.rules', rules),
+      rules: toPolicyRules('BindBackend.rules', this.rules),
     });
     new k8s.KubeClusterRoleBinding(this, 'ClusterRoleBinding', {
       metadata: { name, labels },
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
       subjects: [{ kind: 'ServiceAccount', name, namespace: ns }],
     });
-    const leaseRules: DocumentedRule[] = [
-      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'], why: 'leader election between backend replicas, and one Lease per used login state (single use across replicas; deleted after expiry), in its own namespace only' },
-    ];
     new k8s.KubeRole(this, 'LeaseRole', {
       metadata: { name: `${name}-leader-election`, namespace: ns, labels },
-      rules: toPolicyRules('BindBackend.leaseRules', leaseRules),
+      rules: toPolicyRules('BindBackend.leaseRules', LEASE_RULES),
     });
     new k8s.KubeRoleBinding(this, 'LeaseRoleBinding', {
       metadata: { name: `${name}-leader-election`, namespace: ns, labels },
@@ -296,19 +438,6 @@ export class BindBackend extends Construct {
     });
 
     // The binder roles handed to consumers (bound by the backend with RoleBindings only).
-    // Same rules, in the same order, as klutch-backend applies at start-up (runtime/backend/binder.ts),
-    // so that GitOps and the backend never fight over the object.
-    const ALL = ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'];
-    this.binderRules = [
-      { apiGroups: [K], resources: ['apiserviceexportrequests'], verbs: ALL, why: 'kubectl-bind creates export requests' },
-      { apiGroups: [''], resources: ['namespaces'], verbs: ['get'], why: 'the konnector reads its cluster namespace' },
-      { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'], why: 'the konnector reads the kubeconfig Secret (credential rotation), in the cluster namespace only' },
-      { apiGroups: [K], resources: ['clusterbindings'], verbs: ['get', 'list', 'watch'], why: 'heartbeat target' },
-      { apiGroups: [K], resources: ['clusterbindings/status'], verbs: ['get', 'patch', 'update'], why: 'heartbeat' },
-      { apiGroups: [K], resources: ['apiserviceexports'], verbs: ['get', 'list', 'watch'], why: 'exports of this consumer' },
-      { apiGroups: [K], resources: ['apiserviceexports/status'], verbs: ['get', 'patch', 'update'], why: 'export conditions' },
-      { apiGroups: [K], resources: ['apiservicenamespaces'], verbs: ALL, why: 'the konnector announces consumer namespaces' },
-    ];
     new k8s.KubeClusterRole(this, 'BinderClusterRole', {
       metadata: { name: BINDER_CLUSTER_ROLE, labels: standardLabels(BINDER_CLUSTER_ROLE, 'bind-backend') },
       rules: toPolicyRules('BindBackend.binderRules', this.binderRules),
@@ -323,7 +452,7 @@ export class BindBackend extends Construct {
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: BINDER_EXPORTS_CLUSTER_ROLE },
       subjects: [{ kind: 'ServiceAccount', name, namespace: ns }],
     });
-    const claimRules: DocumentedRule[] = groupByApiGroup(claimed).map((c) => ({
+    const claimRules: DocumentedRule[] = groupByApiGroup(this.settings.claimed).map((c) => ({
       apiGroups: [c.group], resources: c.resources, verbs: READ_WRITE,
       why: 'claimed objects (service-binding credentials) in the consumer\'s provider namespaces',
     }));
@@ -331,25 +460,13 @@ export class BindBackend extends Construct {
       metadata: { name: `${BINDER_EXPORTS_CLUSTER_ROLE}-claims`, labels: { ...standardLabels(BINDER_EXPORTS_CLUSTER_ROLE, 'bind-backend'), [BINDER_EXPORTS_AGGREGATION_LABEL]: 'true' } },
       rules: toPolicyRules('BindBackend.claimedResources', claimRules),
     });
+    return clusterRole;
+  }
 
-    // ---- Deployment -------------------------------------------------------------------------
-    const args = [
-      `--listen-address=0.0.0.0:${port}`,
-      `--namespace-prefix=${prefix}`,
-      `--pretty-name=${prettyName}`,
-      `--consumer-scope=${consumerScope}`,
-      `--oidc-issuer-url=${oidc.issuerUrl}`,
-      `--oidc-issuer-client-id=${oidc.clientId}`,
-      '--oidc-issuer-client-secret=$(OIDC_CLIENT_SECRET)',
-      `--oidc-callback-url=${callbackUrl}`,
-      '--cookie-signing-key=$(COOKIE_SIGNING_KEY)',
-      ...(cookies.encryptionKey ? ['--cookie-encryption-key=$(COOKIE_ENCRYPTION_KEY)'] : []),
-      ...(props.externalAddress ? [`--external-address=${props.externalAddress}`] : []),
-      ...(props.externalCa ? [`--external-ca-file=/etc/klutch/external-ca/${props.externalCa.key}`] : []),
-      ...(props.tlsSecretName ? ['--tls-cert-file=/etc/klutch/tls/tls.crt', '--tls-key-file=/etc/klutch/tls/tls.key'] : []),
-      ...(props.extraArgs ?? []),
-    ];
-    this.args = args;
+  /** The Deployment: hardened pod, Secrets only by reference, args resolved at synth (callback URL). */
+  private createDeployment(): k8s.KubeDeployment {
+    const { name, namespace: ns, labels, selector, props } = this;
+    const { image, replicas, port, resources, oidc, cookies } = this.settings;
     const env: k8s.EnvVar[] = [
       ...podIdentityEnv(),
       secretEnv('OIDC_CLIENT_SECRET', oidc.clientSecret),
@@ -367,7 +484,7 @@ export class BindBackend extends Construct {
       mounts.push({ name: 'tls', mountPath: '/etc/klutch/tls', readOnly: true });
     }
     const scheme = props.tlsSecretName ? 'HTTPS' : 'HTTP';
-    this.deployment = new k8s.KubeDeployment(this, 'Deployment', {
+    return new k8s.KubeDeployment(this, 'Deployment', {
       metadata: { name, namespace: ns, labels },
       spec: {
         replicas,
@@ -386,7 +503,8 @@ export class BindBackend extends Construct {
               name: 'backend',
               image,
               imagePullPolicy: 'IfNotPresent',
-              args,
+              // Resolved at synth: the callback URL may come from a later exposeVia*() call.
+              args: Lazy.any({ produce: () => [...this.args] }),
               env,
               ports: [{ name: 'http', containerPort: port, protocol: 'TCP' }],
               livenessProbe: { httpGet: { path: '/healthz', port: k8s.IntOrString.fromString('http'), scheme }, initialDelaySeconds: 10, periodSeconds: 10 },
@@ -400,86 +518,56 @@ export class BindBackend extends Construct {
         },
       },
     });
-    if (replicas > 1 && props.podDisruptionBudget !== false) {
-      this.podDisruptionBudget = new k8s.KubePodDisruptionBudget(this, 'PodDisruptionBudget', {
-        metadata: { name, namespace: ns, labels },
-        spec: { maxUnavailable: k8s.IntOrString.fromNumber(1), selector: { matchLabels: selector } },
-      });
-    }
-    const servicePort = props.tlsSecretName ? 443 : 80;
-    this.service = new k8s.KubeService(this, 'Service', {
-      metadata: { name, namespace: ns, labels },
-      spec: {
-        type: 'ClusterIP',
-        selector,
-        ports: [{ name: 'http', port: servicePort, targetPort: k8s.IntOrString.fromString('http'), protocol: 'TCP' }],
-      },
-    });
-
-    if (props.ingress) {
-      this.ingress = new k8s.KubeIngress(this, 'Ingress', {
-        metadata: { name, namespace: ns, labels },
-        spec: {
-          ...(props.ingress.className ? { ingressClassName: props.ingress.className } : {}),
-          ...(props.ingress.tlsSecretName ? { tls: [{ hosts: [props.ingress.host], secretName: props.ingress.tlsSecretName }] } : {}),
-          rules: [{
-            host: props.ingress.host,
-            http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name, port: { name: 'http' } } } }] },
-          }],
-        },
-      });
-    }
-    if (props.httpRoute) {
-      this.httpRoute = new ApiObject(this, 'HTTPRoute', {
-        apiVersion: 'gateway.networking.k8s.io/v1',
-        kind: 'HTTPRoute',
-        metadata: { name, namespace: ns, labels },
-        spec: {
-          parentRefs: props.httpRoute.parentRefs.map((r) => ({
-            group: 'gateway.networking.k8s.io', kind: 'Gateway', name: r.name,
-            ...(r.namespace ? { namespace: r.namespace } : {}),
-            ...(r.sectionName ? { sectionName: r.sectionName } : {}),
-          })),
-          hostnames: [...props.httpRoute.hostnames],
-          rules: [{ matches: [{ path: { type: 'PathPrefix', value: '/' } }], backendRefs: [{ name, port: servicePort }] }],
-        },
-      });
-    }
-    for (const [i, api] of (props.exportedApis ?? []).entries()) this.exportApi(api, `${P}.exportedApis[${i}]`);
-  }
-
-  /**
-   * Adds an exported API: a ClusterRole aggregated into `klutch-binder-exports` with read/write on
-   * `<resource>` and `<resource>/status` of `<group>`, which the backend binds in consumer namespaces.
-   * Adding the same API twice is a no-op.
-   */
-  public addExportedApi(api: ExportedApi): void {
-    this.exportApi(api, 'BindBackend.addExportedApi');
-  }
-
-  /** addExportedApi(), with `prop` naming the input in error messages. */
-  private exportApi(api: ExportedApi, prop: string): void {
-    const group = checkGroup(`${prop}.group`, api?.group);
-    if (group === '') throw new Error(`${prop}.group: "" (core group) cannot be exported`);
-    const resource = checkResource(`${prop}.resource`, api.resource);
-    const key = `${resource}.${group}`;
-    if (this.exported.has(key)) return;
-    this.exported.set(key, { group, resource });
-    const roleName = checkDnsSubdomain(`${prop} (ClusterRole name)`, `${BINDER_EXPORTS_CLUSTER_ROLE}-${key}`);
-    new k8s.KubeClusterRole(this, `Export-${key}`, {
-      metadata: { name: roleName, labels: { ...standardLabels(BINDER_EXPORTS_CLUSTER_ROLE, 'bind-backend'), [BINDER_EXPORTS_AGGREGATION_LABEL]: 'true' } },
-      rules: toPolicyRules(prop, [{
-        apiGroups: [group], resources: [resource, `${resource}/status`], verbs: READ_WRITE,
-        why: `consumers read/write their ${key} claims in their own provider namespaces`,
-      }]),
-    });
-  }
-
-  /** The exported APIs so far. */
-  public get exportedApis(): ExportedApi[] {
-    return [...this.exported.values()];
   }
 }
+
+const K = 'klutch.anynines.com';
+
+/** The backend's own cluster-wide rules, with reasons. */
+function backendRules(consumerScope: 'Namespaced' | 'Cluster'): DocumentedRule[] {
+  return [
+    { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: READ, why: 'read the CRDs matched by templates to build APIServiceExports (snapshot of served versions, schema, columns)' },
+    { apiGroups: ['example-backend.klutch.anynines.com'], resources: ['apiserviceexporttemplates'], verbs: READ, why: 'the catalogue of bindable APIs, in all namespaces' },
+    { apiGroups: [K], resources: ['apiserviceexportrequests'], verbs: READ_WRITE, why: 'turn requests into exports, delete old ones; create is held because klutch-binder grants it' },
+    { apiGroups: [K], resources: ['apiserviceexports'], verbs: READ_WRITE, why: 'create exports and keep them in sync with their CRD' },
+    { apiGroups: [K], resources: ['apiservicenamespaces'], verbs: READ_WRITE, why: 'map consumer namespaces to provider namespaces' },
+    { apiGroups: [K], resources: ['clusterbindings'], verbs: READ_WRITE, why: 'create ClusterBinding "cluster" per consumer, judge heartbeats' },
+    { apiGroups: [K], resources: ['apiserviceexportrequests/status', 'apiserviceexports/status', 'apiservicenamespaces/status', 'clusterbindings/status'], verbs: ['get', 'update', 'patch'], why: 'phases and conditions' },
+    { apiGroups: [''], resources: ['namespaces'], verbs: READ_WRITE, why: 'create and delete cluster namespaces and provider namespaces <clusterNs>-<consumerNs> (RBAC cannot limit delete to namespaces it created)' },
+    { apiGroups: [''], resources: ['serviceaccounts'], verbs: READ_WRITE, why: `the ServiceAccount "${BINDER_SERVICE_ACCOUNT}" in each cluster namespace` },
+    { apiGroups: [''], resources: ['serviceaccounts/token'], verbs: ['create'], resourceNames: [BINDER_SERVICE_ACCOUNT], why: 'TokenRequest for the binder ServiceAccount only (no legacy token Secrets)' },
+    { apiGroups: [''], resources: ['secrets'], verbs: READ_WRITE, why: 'write and watch (by label) the kubeconfig Secret of each cluster namespace; klutch-binder grants get/list/watch, which it must hold' },
+    { apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles'], verbs: READ_WRITE, why: 'apply klutch-binder and klutch-binder-<clusterNs>; escalation prevention limits them to rights the backend holds' },
+    { apiGroups: ['rbac.authorization.k8s.io'], resources: ['rolebindings'], verbs: READ_WRITE, why: 'bind the binder roles in each consumer\'s provider namespaces' },
+    {
+      apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterrolebindings'],
+      verbs: consumerScope === 'Cluster' ? READ_WRITE : ['get', 'delete'],
+      why: consumerScope === 'Cluster' ? 'per-consumer ClusterRoleBinding (consumer scope Cluster)' : 'remove a per-consumer ClusterRoleBinding left from consumer scope Cluster',
+    },
+    { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'], why: 'record events' },
+  ];
+}
+
+const LEASE_RULES: readonly DocumentedRule[] = [
+  { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'], why: 'leader election between backend replicas, and one Lease per used login state (single use across replicas; deleted after expiry), in its own namespace only' },
+];
+
+const ALL = ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'];
+
+/**
+ * The shared `klutch-binder` ClusterRole. Same rules, in the same order, as klutch-backend applies
+ * at start-up (runtime/backend/binder.ts), so that GitOps and the backend never fight over the object.
+ */
+const BINDER_RULES: readonly DocumentedRule[] = [
+  { apiGroups: [K], resources: ['apiserviceexportrequests'], verbs: ALL, why: 'kubectl-bind creates export requests' },
+  { apiGroups: [''], resources: ['namespaces'], verbs: ['get'], why: 'the konnector reads its cluster namespace' },
+  { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'], why: 'the konnector reads the kubeconfig Secret (credential rotation), in the cluster namespace only' },
+  { apiGroups: [K], resources: ['clusterbindings'], verbs: ['get', 'list', 'watch'], why: 'heartbeat target' },
+  { apiGroups: [K], resources: ['clusterbindings/status'], verbs: ['get', 'patch', 'update'], why: 'heartbeat' },
+  { apiGroups: [K], resources: ['apiserviceexports'], verbs: ['get', 'list', 'watch'], why: 'exports of this consumer' },
+  { apiGroups: [K], resources: ['apiserviceexports/status'], verbs: ['get', 'patch', 'update'], why: 'export conditions' },
+  { apiGroups: [K], resources: ['apiservicenamespaces'], verbs: ALL, why: 'the konnector announces consumer namespaces' },
+];
 
 function groupByApiGroup(claimed: ClaimedResource[]): { group: string; resources: string[] }[] {
   const byGroup = new Map<string, Set<string>>();

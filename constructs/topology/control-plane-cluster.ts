@@ -25,7 +25,7 @@ import {
 import { DataService, DataServiceProps, KUBERNETES_PROVIDER_CONFIG } from '../dataservice/index.js';
 import { KlutchMonitoring, type MonitoringOptions } from '../monitoring/index.js';
 import {
-  BindBackend, BindBackendProps, Dex, DexConnector, DexProps, PermissionClaim, SecretKeyRef,
+  BackendHttpRouteProps, BindBackend, BindBackendProps, Dex, DexConnector, DexProps, PermissionClaim, SecretKeyRef,
 } from '../runtime/index.js';
 import { CatalogueInstall } from './catalogue-install.js';
 import { ClusterChart, ClusterRole } from './cluster-chart.js';
@@ -63,6 +63,15 @@ export interface AnyninesEndpoints {
   readonly urls?: Record<string, string>;
 }
 
+/** Overrides for the bind backend of a {@link ControlPlaneCluster}. */
+export interface ControlPlaneBackendProps extends Partial<BindBackendProps> {
+  /**
+   * Expose the backend (and Dex, path `/dex`) through a Gateway API HTTPRoute instead of an Ingress.
+   * @default - an Ingress for `host` (`ingressClassName`, `tlsSecretName`)
+   */
+  readonly httpRoute?: BackendHttpRouteProps;
+}
+
 export interface ControlPlaneClusterProps {
   /** Cluster name and output folder. @default "control-plane" */
   readonly clusterName?: string;
@@ -77,7 +86,7 @@ export interface ControlPlaneClusterProps {
   /** Dex in front of the backend; `false` to use an external issuer (`backend.oidc.issuerUrl`). */
   readonly dex: false | { readonly connectors: DexConnector[] } & Partial<Omit<DexProps, 'issuer' | 'staticClients' | 'connectors'>>;
   /** Overrides for the bind backend. @default - derived from host */
-  readonly backend?: Partial<BindBackendProps>;
+  readonly backend?: ControlPlaneBackendProps;
   /** The Klutch catalogue; `false` to add data services yourself. @default - the whole catalogue */
   readonly catalogue?: CatalogueProps | false;
   /**
@@ -182,14 +191,16 @@ export class ControlPlaneCluster extends ClusterChart {
     const cookieSecret = props.cookieSecretName ?? 'klutch-cookies';
     const issuerUrl = props.dex === false ? props.backend?.oidc?.issuerUrl : `https://${this.host}/dex`;
     if (!issuerUrl) throw new Error(`${P}.backend.oidc.issuerUrl: undefined; with dex: false the backend needs an external issuer`);
+    const { httpRoute: route, ...backendProps } = props.backend ?? {};
     this.backend = new BindBackend(this, 'Backend', {
       namespace: backendNs,
       externalAddress: props.externalAddress,
-      ingress: props.backend?.httpRoute ? undefined : { host: this.host, className: props.ingressClassName, tlsSecretName: props.tlsSecretName },
-      ...props.backend,
+      ...backendProps,
       oidc: { issuerUrl, clientId: 'klutch-backend', clientSecret, callbackUrl: `https://${this.host}/callback`, ...props.backend?.oidc },
       cookies: props.backend?.cookies ?? { signingKey: { name: cookieSecret, key: 'signing-key' }, encryptionKey: { name: cookieSecret, key: 'encryption-key' } },
     });
+    if (route) this.backend.exposeViaHttpRoute(route);
+    else this.backend.exposeViaIngress({ host: this.host, className: props.ingressClassName, tlsSecretName: props.tlsSecretName });
     if (props.monitoring) this.monitoring = new KlutchMonitoring(this, 'Monitoring', { ...props.monitoring, backend: this.backend });
     if (props.dex !== false) {
       const { connectors, ...dexRest } = props.dex;
@@ -200,7 +211,6 @@ export class ControlPlaneCluster extends ClusterChart {
         staticClients: [{ id: 'klutch-backend', name: 'Klutch', redirectUris: [`https://${this.host}/callback`], secret: clientSecret }],
         connectors,
       });
-      const route = props.backend?.httpRoute;
       if (route) {
         // Same Gateway as the backend, path /dex.
         new ApiObject(this, 'DexHTTPRoute', {

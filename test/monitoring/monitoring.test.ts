@@ -15,7 +15,6 @@ import { chart, find, synth, type Obj } from '../runtime-constructs/_helpers.js'
 const backendProps = {
   oidc: { issuerUrl: 'https://bind.example.com/dex', clientId: 'klutch-backend', clientSecret: { name: 'oidc', key: 'client-secret' } },
   cookies: { signingKey: { name: 'cookies', key: 'signing' }, encryptionKey: { name: 'cookies', key: 'encryption' } },
-  ingress: { host: 'bind.example.com' },
   externalAddress: 'https://api.control-plane.example.com:6443',
   externalCa: { name: 'external-ca', key: 'ca.crt' },
 };
@@ -174,6 +173,7 @@ describe('scrape configuration and validation against the prometheus-operator CR
       const c = chart();
       const k = new Konnector(c, 'K', { namespace: 'kb' });
       const b = new BindBackend(c, 'B', { ...backendProps, name: 'bind' });
+      b.exposeViaIngress({ host: 'bind.example.com' });
       const mon = new KlutchMonitoring(c, 'M', { konnector: k, backend: b, scrapeKind: kind, labels: { release: 'kps' } });
       expect(mon.scrapes.map((s) => s.job)).toEqual(['konnector', 'bind']);
       const objs = synth(c);

@@ -1,18 +1,22 @@
 import { describe, expect, test } from '@jest/globals';
-import { BindBackend, BindBackendProps, DEFAULT_IMAGES } from '../../constructs/runtime/index.js';
+import { BackendHttpRouteProps, BackendIngressProps, BindBackend, BindBackendProps, DEFAULT_IMAGES } from '../../constructs/runtime/index.js';
 import { all, chart, expectHardened, expectNoWildcards, find, rulesFor, synth } from './_helpers.js';
 
 const base: BindBackendProps = {
   oidc: { issuerUrl: 'https://bind.example.com/dex', clientId: 'klutch-backend', clientSecret: { name: 'oidc', key: 'client-secret' } },
   cookies: { signingKey: { name: 'cookies', key: 'signing' }, encryptionKey: { name: 'cookies', key: 'encryption' } },
-  ingress: { host: 'bind.example.com', className: 'nginx', tlsSecretName: 'bind-tls' },
   externalAddress: 'https://api.control-plane.example.com:6443',
   externalCa: { name: 'external-ca', key: 'ca.crt' },
 };
 
-function backend(props: Partial<BindBackendProps> = {}) {
+const ingress: BackendIngressProps = { host: 'bind.example.com', className: 'nginx', tlsSecretName: 'bind-tls' };
+const gatewayRoute: BackendHttpRouteProps = { hostnames: ['bind.example.com'], parentRefs: [{ name: 'eg', namespace: 'envoy-gateway-system', sectionName: 'https' }] };
+
+/** A backend exposed as `expose` says (default: through `ingress`), synthesized. */
+function backend(props: Partial<BindBackendProps> = {}, expose: (b: BindBackend) => void = (b) => b.exposeViaIngress(ingress)) {
   const c = chart();
   const b = new BindBackend(c, 'B', { ...base, ...props });
+  expose(b);
   return { b, objs: synth(c) };
 }
 
@@ -85,7 +89,9 @@ describe('BindBackend', () => {
   });
 
   test('Gateway API HTTPRoute instead of Ingress', () => {
-    const { objs } = backend({ ingress: undefined, httpRoute: { hostnames: ['bind.example.com'], parentRefs: [{ name: 'eg', namespace: 'envoy-gateway-system', sectionName: 'https' }] } });
+    const { b, objs } = backend({}, (x) => x.exposeViaHttpRoute(gatewayRoute));
+    expect(b.httpRoute?.name).toBe('klutch-backend');
+    expect(b.ingress).toBeUndefined();
     expect(all(objs, 'Ingress')).toHaveLength(0);
     const route = find(objs, 'HTTPRoute');
     expect(route.apiVersion).toBe('gateway.networking.k8s.io/v1');
@@ -192,8 +198,6 @@ describe('BindBackend', () => {
     [{ oidc: { ...base.oidc, issuerUrl: 'not a url' } }, /BindBackendProps\.oidc\.issuerUrl: "not a url"/],
     [{ oidc: { ...base.oidc, clientId: '' } }, /BindBackendProps\.oidc\.clientId: ""/],
     [{ oidc: { ...base.oidc, clientSecret: { name: 'Bad_Name', key: 'k' } } }, /BindBackendProps\.oidc\.clientSecret\.name: "Bad_Name"/],
-    [{ ingress: undefined }, /BindBackendProps\.oidc\.callbackUrl: undefined/],
-    [{ httpRoute: { hostnames: ['a.example.com'], parentRefs: [{ name: 'gw' }] } }, /BindBackendProps\.httpRoute: set either ingress or httpRoute/],
     [{ externalAddress: 'http://insecure:6443' }, /BindBackendProps\.externalAddress: "http:\/\/insecure:6443" must be an https URL/],
     [{ consumerScope: 'Everything' as any }, /BindBackendProps\.consumerScope: "Everything"/],
     [{ namespacePrefix: 'Cluster_' }, /BindBackendProps\.namespacePrefix: "Cluster_"/],
@@ -204,5 +208,35 @@ describe('BindBackend', () => {
     [{ cookies: undefined as any }, /BindBackendProps\.cookies: undefined/],
   ])('bad props throw naming the prop and value (%#)', (props, msg) => {
     expect(() => backend(props as Partial<BindBackendProps>)).toThrow(msg);
+  });
+  test('without oidc.callbackUrl and without an exposure, synth names the callback URL', () => {
+    expect(() => backend({}, () => undefined)).toThrow(/BindBackendProps\.oidc\.callbackUrl: undefined and no exposure; give a callback URL, or call exposeViaIngress\(\)/);
+    const { objs } = backend({ oidc: { ...base.oidc, callbackUrl: 'https://login.example.com/callback' } }, () => undefined);
+    expect(find(objs, 'Deployment').spec.template.spec.containers[0].args).toContain('--oidc-callback-url=https://login.example.com/callback');
+    expect(all(objs, 'Ingress')).toHaveLength(0);
+    expect(all(objs, 'HTTPRoute')).toHaveLength(0);
+  });
+
+  test('Ingress and HTTPRoute together (a migration); the first exposure gives the callback host', () => {
+    const { b, objs } = backend({}, (x) => {
+      x.exposeViaHttpRoute({ ...gatewayRoute, hostnames: ['route.example.com'] });
+      x.exposeViaIngress(ingress);
+    });
+    expect(find(objs, 'Ingress').spec.rules[0].host).toBe('bind.example.com');
+    expect(find(objs, 'HTTPRoute').spec.hostnames).toEqual(['route.example.com']);
+    expect(b.args).toContain('--oidc-callback-url=https://route.example.com/callback');
+  });
+
+  test.each([
+    [(b: BindBackend) => b.exposeViaIngress({ host: 'Bind_Host' }), /BackendIngressProps\.host: "Bind_Host"/],
+    [(b: BindBackend) => b.exposeViaIngress({ ...ingress, tlsSecretName: 'TLS!' }), /BackendIngressProps\.tlsSecretName: "TLS!"/],
+    [(b: BindBackend) => b.exposeViaHttpRoute({ ...gatewayRoute, hostnames: [] }), /BackendHttpRouteProps\.hostnames: \[\] must list at least one host/],
+    [(b: BindBackend) => b.exposeViaHttpRoute({ ...gatewayRoute, hostnames: ['ok.example.com', 'Not OK'] }), /BackendHttpRouteProps\.hostnames\[1\]: "Not OK"/],
+    [(b: BindBackend) => b.exposeViaHttpRoute({ ...gatewayRoute, parentRefs: [] }), /BackendHttpRouteProps\.parentRefs: \[\] must name at least one Gateway/],
+    [(b: BindBackend) => b.exposeViaHttpRoute({ ...gatewayRoute, parentRefs: [{ name: 'Gateway_1' }] }), /BackendHttpRouteProps\.parentRefs\[0\]\.name: "Gateway_1"/],
+    [(b: BindBackend) => { b.exposeViaIngress(ingress); b.exposeViaIngress(ingress); }, /BindBackend\.exposeViaIngress: "bind\.example\.com" cannot be added: test\/B already has the Ingress "klutch-backend"/],
+    [(b: BindBackend) => { b.exposeViaHttpRoute(gatewayRoute); b.exposeViaHttpRoute(gatewayRoute); }, /BindBackend\.exposeViaHttpRoute: \["bind\.example\.com"\] cannot be added: test\/B already has the HTTPRoute "klutch-backend"/],
+  ])('bad exposures throw naming the option and value (%#)', (expose, msg) => {
+    expect(() => backend({}, expose)).toThrow(msg);
   });
 });
