@@ -1,5 +1,5 @@
 /**
- * npm run bench:konnector [-- --sizes 100,1000,5000 --concurrency 32 --qps 500]
+ * npm run bench:konnector [-- --sizes 100,1000,5000 --concurrency 32 --qps 500] (the konnector at its defaults unless --qps/--workers)
  *
  * On real clusters (a control plane and an app cluster from runtime/realinfra), with the konnector
  * as a child process (`klutch-konnector`, leader election off):
@@ -18,6 +18,7 @@ import { CoreResources, KubeClient, type KubeObject } from '../runtime/core/clie
 import { Informer } from '../runtime/core/informer.js';
 import { startCluster, type RealCluster } from '../runtime/realinfra/index.js';
 import { svgChart } from './_svg-chart.js';
+import { DEFAULT_QPS, DEFAULT_WORKERS } from '../runtime/konnector/defaults.js';
 import {
   bindOnApp,
   createCRDs,
@@ -40,8 +41,8 @@ const opts = new Command('bench-konnector')
   .option('--sizes <list>', 'comma-separated object counts', '100,1000,5000')
   .option('--concurrency <n>', 'parallel requests of the load generator', '32')
   .option('--rate <n>', 'pace the load generator at this many creates (and status patches) per second; 0 = as fast as it can (a burst)', '0')
-  .option('--qps <n>', 'konnector client QPS (burst = 2 × QPS)', '500')
-  .option('--workers <n>', 'konnector workers per sync controller', '8')
+  .option('--qps <n>', 'konnector client QPS (burst = 2 × QPS); default: the konnector\'s', String(DEFAULT_QPS))
+  .option('--workers <n>', 'konnector workers per sync controller; default: the konnector\'s', String(DEFAULT_WORKERS))
   .option('--node-args <args>', 'extra Node.js flags for the konnector process, space-separated (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof")', '')
   .option('--konnector-log-level <level>', 'log level of the konnector process (its JSON logs go to stderr)', 'warn')
   .option('--runner <kind>', 'bundle: run an esbuild bundle with plain node (as deployed); tsx: run the sources under tsx', 'bundle')

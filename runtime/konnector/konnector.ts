@@ -22,6 +22,7 @@ import { ProviderConnection, type KonnectorShared } from './provider.js';
 import { resourceOfExport } from './export-sync.js';
 import { BINDING_FINALIZER, BindResources, ConditionType, SYNCER_FINALIZER, type APIServiceBinding, type Secret } from './types.js';
 import { KONNECTOR_VERSION, klutchKonnectorVersion } from './version.js';
+import { DEFAULT_BURST, DEFAULT_QPS, DEFAULT_WORKERS } from './defaults.js';
 
 export { BINDING_FINALIZER };
 
@@ -42,7 +43,7 @@ export interface KonnectorOptions {
   resyncMs?: number;
   /** Workers per sync controller. @default 4 */
   workers?: number;
-  /** Client QPS / burst (each cluster connection has its own limiter). @default 100 / 200 */
+  /** Client QPS / burst (each cluster connection has its own limiter). @default DEFAULT_QPS / DEFAULT_BURST (500 / 1000) */
   qps?: number;
   burst?: number;
   /** Time allowed for provider informers to sync before InformersSynced turns False. @default 30000 */
@@ -96,8 +97,8 @@ export class Konnector {
 
   constructor(private readonly opts: KonnectorOptions) {
     validate(opts);
-    const qps = opts.qps ?? 100;
-    const burst = opts.burst ?? 200;
+    const qps = opts.qps ?? DEFAULT_QPS;
+    const burst = opts.burst ?? DEFAULT_BURST;
     this.registry = opts.registry ?? new Registry();
     this.metrics = konnectorMetrics(this.registry);
     this.log = opts.logger ?? silentLogger;
@@ -132,7 +133,7 @@ export class Konnector {
       metrics: this.metrics,
       heartbeatIntervalMs: opts.heartbeatIntervalMs ?? 300_000,
       resyncMs,
-      workers: opts.workers ?? 4,
+      workers: opts.workers ?? DEFAULT_WORKERS,
       providerSyncTimeoutMs: opts.providerSyncTimeoutMs ?? 30_000,
       version: klutchKonnectorVersion(opts.version ?? KONNECTOR_VERSION),
       controlPlaneMode: opts.controlPlaneMode ?? false,

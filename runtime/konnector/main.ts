@@ -21,6 +21,7 @@ import { Counter, type Registry } from 'prom-client';
 import { AppClusterBindingController } from './appclusterbinding.js';
 import { Konnector } from './konnector.js';
 import { KONNECTOR_VERSION } from './version.js';
+import { DEFAULT_BURST, DEFAULT_QPS, DEFAULT_WORKERS } from './defaults.js';
 import type { Secret } from './types.js';
 
 const int = (name: string, min: number) => (v: string) => {
@@ -47,9 +48,9 @@ export function buildCommand(): Command {
     .option('--leader-elect-renew-deadline <duration>', 'renew deadline of the leader', duration('--leader-elect-renew-deadline'), 10_000)
     .option('--leader-elect-retry-period <duration>', 'retry period of acquire/renew', duration('--leader-elect-retry-period'), 2_000)
     .option('--health-address <host:port>', 'address of /healthz, /readyz and /metrics', '127.0.0.1:8080')
-    .option('--qps <n>', 'client queries per second per cluster connection', int('--qps', 0), 100)
-    .option('--burst <n>', 'client burst per cluster connection', int('--burst', 1), 200)
-    .option('--workers <n>', 'workers per sync controller', int('--workers', 1), 4)
+    .option('--qps <n>', 'client queries per second per cluster connection', int('--qps', 0), DEFAULT_QPS)
+    .option('--burst <n>', 'client burst per cluster connection', int('--burst', 1), DEFAULT_BURST)
+    .option('--workers <n>', 'workers per sync controller', int('--workers', 1), DEFAULT_WORKERS)
     .option('--resync <duration>', 'informer resync period', duration('--resync'), 600_000)
     .option('--heartbeat-interval <duration>', 'ClusterBinding heartbeat interval', duration('--heartbeat-interval'), 300_000)
     .option('--binding-namespace <ns>', 'watch APIServiceBindings only in this namespace')
