@@ -15,7 +15,16 @@ import {
   PROVIDER_KUBERNETES_PACKAGE,
   Provider,
 } from '../../../constructs/crossplane/index.js';
-import { type CrossplaneVersion, type RealCluster, applyManifests, kubeRequest, KubeApiError, startCluster } from '../../../runtime/realinfra/index.js';
+import {
+  type CrossplaneVersion,
+  CrossplaneStartError,
+  type RealCluster,
+  applyManifests,
+  kubeRequest,
+  KubeApiError,
+  planComponent,
+  startCluster,
+} from '../../../runtime/realinfra/index.js';
 import { pidAlive } from '../../../runtime/realinfra/registry.js';
 import { eventually, uniqueName } from '../../realinfra/util.js';
 
@@ -257,5 +266,30 @@ describe.each<[CrossplaneVersion, string]>([
     expect(links()).not.toContain(`${xp.vethHostInterface}@`);
     expect(fs.existsSync(cluster.dir)).toBe(false);
     process.stderr.write(`${lines.join('\n')}\n`);
+  });
+});
+
+describe('a Crossplane component that does not come up', () => {
+  it('fails the start with an error naming it and its log, and leaves no process or namespace', async () => {
+    const lines: string[] = [];
+    const bin = (c: Parameters<typeof planComponent>[0]) => planComponent(c).binary;
+    // `false` exits at once with code 1: what a crashing Crossplane looks like to the harness.
+    const binaries = { crossplane: '/bin/false', functionPatchAndTransform: bin('function-patch-and-transform'), providerKubernetes: bin('provider-kubernetes'), crane: bin('crane') };
+    let error: unknown;
+    try {
+      await startCluster({ name: uniqueName('xpfail'), crossplane: { version: '2.3', binaries }, log: (l) => lines.push(l) });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(CrossplaneStartError);
+    expect((error as CrossplaneStartError).component).toBe('crossplane');
+    expect((error as Error).message).toContain('realinfra: crossplane: crossplane exited with code 1 before GET http://');
+    expect((error as Error).message).toContain("--- last lines of crossplane's log ---");
+    expect((error as Error).message).toContain('/bin/false core start --namespace=crossplane-system');
+    // The namespaces it had made (named in its progress line) are gone again.
+    const made = /network namespaces (kkt-[0-9a-f]{6}-xp) .* and (kkt-[0-9a-f]{6}-fn)/.exec(lines.join('\n'));
+    expect(made).not.toBeNull();
+    expect(netnsNames()).not.toContain(made![1]);
+    expect(netnsNames()).not.toContain(made![2]);
   });
 });
