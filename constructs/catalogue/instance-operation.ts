@@ -1,7 +1,7 @@
 import { Construct } from 'constructs';
 import { CompositeResourceDefinition, Composition, PatchAndTransformStep } from '../crossplane/index.js';
 import { Parameter, ParameterLocation, ParameterProps, DEFAULT_EXPORT_TEMPLATE_NAMESPACE } from '../dataservice/index.js';
-import { ApiServiceExportTemplate, type PermissionClaim } from '../runtime/index.js';
+import { ApiServiceExportTemplate, type IApiExport, type PermissionClaim } from '../runtime/index.js';
 import { OFFERING_ANNOTATION, type Offering } from '../api/offering.js';
 import { ANYNINES_GROUP } from './_common.js';
 
@@ -49,7 +49,7 @@ const celList = (xs: readonly string[]) => `[${xs.map((x) => `'${x}'`).join(', '
  * only handle some types reject the others (a claim without `compositionRef`, or with an empty name,
  * counts as the default backend).
  */
-export class InstanceOperation extends Construct {
+export class InstanceOperation extends Construct implements IApiExport {
   public readonly xrd: CompositeResourceDefinition;
   public readonly compositions: ReadonlyMap<string, Composition>;
   public readonly exportTemplate: ApiServiceExportTemplate;

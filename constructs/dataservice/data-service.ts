@@ -1,5 +1,5 @@
 import { Construct } from 'constructs';
-import { ApiServiceExportTemplate, type PermissionClaim } from '../runtime/index.js';
+import { ApiServiceExportTemplate, type IApiExport, type PermissionClaim } from '../runtime/index.js';
 import { OFFERING_ANNOTATION, type Offering } from '../api/offering.js';
 import {
   CompositeDeletePolicy, CompositeResourceDefinition, Composition, PatchAndTransformStep,
@@ -75,7 +75,7 @@ const KIND = /^[A-Z][A-Za-z0-9]*$/;
  * rules), one Composition per automation backend, and the `APIServiceExportTemplate` that makes the
  * claim bindable.
  */
-export class DataService extends Construct {
+export class DataService extends Construct implements IApiExport {
   public readonly xrd: CompositeResourceDefinition;
   /** Compositions by backend name. */
   public readonly compositions: ReadonlyMap<string, Composition>;

@@ -4,7 +4,7 @@
  * Note the capitalised `spec.APIServiceSelector` key (Klutch's wire format).
  */
 import { ApiObject } from 'cdk8s';
-import { Construct } from 'constructs';
+import { Construct, IConstruct } from 'constructs';
 import { fail } from '../_errors.js';
 import { apiServiceExportTemplateKind, type APIServiceExportTemplateSpec } from '../api/index.js';
 import { checkDnsLabel, checkDnsSubdomain } from './_pod.js';
@@ -27,12 +27,30 @@ export interface ApiServiceExportTemplateProps {
   readonly annotations?: Record<string, string>;
 }
 
-export class ApiServiceExportTemplate extends Construct {
+/**
+ * A construct that offers an API to app clusters through an APIServiceExportTemplate:
+ * `DataService`, the catalogue's `InstanceOperation`, and the template itself. A
+ * `ControlPlaneCluster` lists every one in its chart as an export and registers it with its bind
+ * backend (one binder ClusterRole each).
+ */
+export interface IApiExport extends IConstruct {
+  /** The template that offers the API. */
+  readonly exportTemplate: ApiServiceExportTemplate;
+}
+
+/** Whether `x` is an {@link IApiExport}. */
+export function isApiExport(x: unknown): x is IApiExport {
+  return x instanceof Construct && (x as { exportTemplate?: unknown }).exportTemplate instanceof ApiServiceExportTemplate;
+}
+
+export class ApiServiceExportTemplate extends Construct implements IApiExport {
   /** The L1 object. */
   public readonly apiObject: ApiObject;
   public readonly group: string;
   public readonly resource: string;
   public readonly permissionClaims: readonly PermissionClaim[];
+  /** The permission claims as written into the template (defaults filled in). */
+  public readonly renderedPermissionClaims: readonly PermissionClaim[];
 
   constructor(scope: Construct, id: string, props: ApiServiceExportTemplateProps) {
     super(scope, id);
@@ -45,6 +63,7 @@ export class ApiServiceExportTemplate extends Construct {
     }
     this.permissionClaims = [...(props.permissionClaims ?? [])];
     const claims = this.permissionClaims.map((c, i) => renderPermissionClaim(`ApiServiceExportTemplateProps.permissionClaims[${i}]`, c));
+    this.renderedPermissionClaims = claims as unknown as PermissionClaim[];
     const spec = {
       APIServiceSelector: {
         group: this.group,
@@ -59,5 +78,10 @@ export class ApiServiceExportTemplate extends Construct {
     }
     const annotations = props.annotations && Object.keys(props.annotations).length > 0 ? { annotations: { ...props.annotations } } : {};
     this.apiObject = new ApiObject(this, 'Resource', { apiVersion, kind, metadata: { name: metadata.name!, namespace: metadata.namespace, ...annotations }, ...rest });
+  }
+
+  /** This template ({@link IApiExport}: a template offers its own API). */
+  public get exportTemplate(): ApiServiceExportTemplate {
+    return this;
   }
 }

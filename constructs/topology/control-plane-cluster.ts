@@ -3,8 +3,8 @@
  * function-patch-and-transform) and their ProviderConfigs, the data-service catalogue, the binding
  * API CRDs, the bind backend and Dex.
  *
- * Exports (what app clusters can bind) are discovered from the APIServiceExportTemplates in this
- * chart, and claim APIs from the XRDs. A data service added anywhere in this chart — `new
+ * Exports (what app clusters can bind) are the `IApiExport` constructs in this chart (DataService,
+ * ApiServiceExportTemplate, …), and claim APIs come from the XRDs. A data service added anywhere in this chart — `new
  * DataService(cp, …)`, `cp.addDataService(…)`, the catalogue — is prepared at synth (validation):
  * each export gets a binder ClusterRole through `BindBackend.addExportedApi`, and each backend the
  * ProviderConfig it references (or a validation error naming both). Add data services before
@@ -25,7 +25,7 @@ import {
 import { DataService, DataServiceProps, KUBERNETES_PROVIDER_CONFIG } from '../dataservice/index.js';
 import { KlutchMonitoring, type MonitoringOptions } from '../monitoring/index.js';
 import {
-  BackendHttpRouteProps, BindBackend, BindBackendProps, Dex, DexConnector, DexProps, PermissionClaim, SecretKeyRef,
+  ApiServiceExportTemplate, BackendHttpRouteProps, BindBackend, BindBackendProps, Dex, isApiExport, DexConnector, DexProps, PermissionClaim, SecretKeyRef,
 } from '../runtime/index.js';
 import { CatalogueInstall } from './catalogue-install.js';
 import { ClusterChart, ClusterRole } from './cluster-chart.js';
@@ -139,8 +139,8 @@ export class ControlPlaneCluster extends ClusterChart {
   private readonly anynines?: AnyninesEndpoints;
   private readonly providerConfigNames = new Set<string>();
   private scanned?: { children: number; exports: ExportedApiInfo[]; claimApis: ClaimApiInfo[]; byKind: Map<string, ClaimApiInfo[]> };
-  /** Each template/XRD is serialized once, however often the chart is scanned. */
-  private readonly infoCache = new WeakMap<ApiObject, ExportedApiInfo | ClaimApiInfo | null>();
+  /** Each XRD is serialized once, however often the chart is scanned. */
+  private readonly infoCache = new WeakMap<ApiObject, ClaimApiInfo | null>();
 
   constructor(scope: Construct, id: string, props: ControlPlaneClusterProps) {
     const P = 'ControlPlaneClusterProps';
@@ -307,9 +307,7 @@ export class ControlPlaneCluster extends ClusterChart {
     const problems = this.addProviderConfigsOf(ds);
     if (problems.length > 0) throw new Error(problems.join('; '));
     // Register just this export (a full scan per data service would make N additions cost O(N²)).
-    const t = ds.exportTemplate;
-    this.infoCache.set(t.apiObject, { group: t.group, resource: t.resource, name: `${t.resource}.${t.group}`, permissionClaims: [...t.permissionClaims] });
-    this.backend.addExportedApi({ group: t.group, resource: t.resource });
+    this.backend.addExportedApi({ group: ds.exportTemplate.group, resource: ds.exportTemplate.resource });
     return ds;
   }
 
@@ -386,7 +384,7 @@ export class ControlPlaneCluster extends ClusterChart {
     return problems;
   }
 
-  /** The APIs app clusters can bind, from the APIServiceExportTemplates in this chart. */
+  /** The APIs app clusters can bind: of every {@link IApiExport} in this chart (DataService, ApiServiceExportTemplate, …). */
   public get exports(): ExportedApiInfo[] {
     return [...this.scan().exports];
   }
@@ -405,20 +403,22 @@ export class ControlPlaneCluster extends ClusterChart {
   private scan(): { exports: ExportedApiInfo[]; claimApis: ClaimApiInfo[]; byKind: Map<string, ClaimApiInfo[]> } {
     const children = this.node.children.length;
     if (this.scanned && this.scanned.children === children) return this.scanned;
-    const exports: ExportedApiInfo[] = [];
+    const templates = new Set<ApiServiceExportTemplate>();
     const claimApis: ClaimApiInfo[] = [];
     for (const c of this.node.findAll()) {
-      if (!(c instanceof ApiObject)) continue;
-      if (c.kind !== 'APIServiceExportTemplate' && c.kind !== 'CompositeResourceDefinition') continue;
+      if (isApiExport(c)) {
+        templates.add(c.exportTemplate);
+        continue;
+      }
+      if (!(c instanceof ApiObject) || c.kind !== 'CompositeResourceDefinition') continue;
       let info = this.infoCache.get(c);
       if (info === undefined) {
-        info = c.kind === 'APIServiceExportTemplate' ? templateInfo(c) : xrdClaimInfo(c);
+        info = xrdClaimInfo(c);
         this.infoCache.set(c, info);
       }
-      if (info === null) continue;
-      if (c.kind === 'APIServiceExportTemplate') exports.push(info as ExportedApiInfo);
-      else claimApis.push(info as ClaimApiInfo);
+      if (info !== null) claimApis.push(info);
     }
+    const exports = [...templates].map(exportInfo);
     exports.sort((a, b) => (a.name < b.name ? -1 : 1));
     const byKind = new Map<string, ClaimApiInfo[]>();
     for (const a of claimApis) byKind.set(a.kind, [...(byKind.get(a.kind) ?? []), a]);
@@ -427,10 +427,8 @@ export class ControlPlaneCluster extends ClusterChart {
   }
 }
 
-function templateInfo(c: ApiObject): ExportedApiInfo {
-  const spec = (c.toJson() as { spec: { APIServiceSelector: { group?: string; resource: string }; permissionClaims?: PermissionClaim[] } }).spec;
-  const group = spec.APIServiceSelector.group ?? '';
-  return { group, resource: spec.APIServiceSelector.resource, name: `${spec.APIServiceSelector.resource}.${group}`, permissionClaims: spec.permissionClaims ?? [] };
+function exportInfo(t: ApiServiceExportTemplate): ExportedApiInfo {
+  return { group: t.group, resource: t.resource, name: `${t.resource}.${t.group}`, permissionClaims: [...t.renderedPermissionClaims] };
 }
 
 function xrdClaimInfo(c: ApiObject): ClaimApiInfo | null {

@@ -148,6 +148,30 @@ describe('ControlPlaneCluster (example)', () => {
     expect(objs.some((o) => o.kind === 'ClusterRole' && o.metadata.name === 'klutch-binder-exports-widgets.widgets.example.com')).toBe(true);
   });
 
+  test('any IApiExport in the chart is an export, once however many constructs name its template', async () => {
+    const { ApiServiceExportTemplate, isApiExport } = await import('../../constructs/runtime/index.js');
+    const { Construct } = await import('constructs');
+    /** An L3 of the user's own that offers an API (as DataService does). */
+    class Gadgets extends Construct {
+      public readonly exportTemplate = new ApiServiceExportTemplate(this, 'T', {
+        group: 'gadgets.example.com', resource: 'gadgets',
+        permissionClaims: [{ resource: 'secrets', version: 'v1' }],
+      });
+    }
+    const app = new App({ outdir: '/nonexistent' });
+    const cp = new ControlPlaneCluster(app, 'CP', { host: 'bind.example.com', dex: dexProps, catalogue: false });
+    const g = new Gadgets(cp, 'Gadgets');
+    expect(isApiExport(g)).toBe(true);
+    expect(isApiExport(g.exportTemplate)).toBe(true);
+    expect(isApiExport(cp.backend)).toBe(false);
+    expect(cp.exports).toEqual([{
+      group: 'gadgets.example.com', resource: 'gadgets', name: 'gadgets.gadgets.example.com',
+      permissionClaims: [{ group: '', resource: 'secrets', version: 'v1', selector: { names: ['*'], namespaces: ['*'] } }],
+    }]);
+    cp.registerExports();
+    expect(cp.backend.exportedApis).toEqual([{ group: 'gadgets.example.com', resource: 'gadgets' }]);
+  });
+
   test('a data service that is not in the catalogue becomes bindable', () => {
     const app = new App({ outdir: '/nonexistent' });
     const cp = new ControlPlaneCluster(app, 'CP', { host: 'bind.example.com', dex: dexProps, catalogue: { services: ['postgresql'], operations: [], automations: ['a8s'] } });
