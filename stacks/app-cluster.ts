@@ -4,7 +4,7 @@
  */
 import * as k8s from '@pulumi/kubernetes';
 import * as pulumi from '@pulumi/pulumi';
-import { KUBECONFIG_SECRET_KEY } from '../constructs/api/index.js';
+import { KUBECONFIG_SECRET_KEY } from '../contract/index.js';
 import type { BindingMode } from './config.js';
 import type { ControlPlane } from './control-plane.js';
 import { clusterProvider, deployObjects } from './_deploy.js';

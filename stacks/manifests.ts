@@ -7,7 +7,7 @@
  * the components deploy first, from the rest.
  */
 import { App, Chart } from 'cdk8s';
-import { appClusterBindingKind, bindingCrds, KUBECONFIG_SECRET_KEY } from '../constructs/api/index.js';
+import { appClusterBindingKind, bindingCrds, KUBECONFIG_SECRET_KEY } from '../contract/index.js';
 import { BACKEND_NAMESPACE, BindBackend, Dex, type DexConnector, Konnector, KonnectorFlowControl } from '../constructs/runtime/index.js';
 import { KlutchMonitoring, ScrapeKind, type MonitoringOptions } from '../constructs/monitoring/index.js';
 import type { AppClusterConfig, MonitoringConfig, StackConfig } from './config.js';

@@ -6,7 +6,7 @@
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
 import { fail } from '../_errors.js';
-import { apiServiceBindingKind, type APIServiceBindingSpec } from '../api/index.js';
+import { apiServiceBindingKind, type APIServiceBindingSpec } from '../../contract/index.js';
 import { KONNECTOR_NAMESPACE } from './_defaults.js';
 import { checkDnsLabel, checkDnsSubdomain } from './_pod.js';
 import { AcceptablePermissionClaim, checkGroup, checkResource, renderPermissionClaim } from './permission-claim.js';

@@ -7,7 +7,7 @@
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
 import { fail } from '../_errors.js';
-import { apiServiceBindingKind } from '../api/index.js';
+import { apiServiceBindingKind } from '../../contract/index.js';
 import { KlutchMonitoring, type MonitoringOptions } from '../monitoring/index.js';
 import {
   AcceptablePermissionClaim, ApiServiceBinding, Konnector, KonnectorProps, KONNECTOR_NAMESPACE,

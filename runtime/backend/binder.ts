@@ -26,7 +26,8 @@ import {
   TOKEN_EXPIRY_ANNOTATION,
   TOKEN_ISSUED_ANNOTATION,
 } from './refs.js';
-import { BIND_API_VERSION, type APIServiceExportRequestResponse } from './wire.js';
+import { binderPolicyRules } from '../../contract/binder-rbac.js';
+import { BIND_API_VERSION, type APIServiceExportRequestResponse } from '../../contract/wire.js';
 import type { BindableApi } from './catalog.js';
 import { LimitError, type IdentityLock } from './limits.js';
 
@@ -304,18 +305,8 @@ export class Binder {
 
 /** The ClusterRole `klutch-binder` every consumer's ServiceAccount gets in its cluster namespace. */
 export function binderClusterRole(): KubeObject {
-  const g = 'klutch.anynines.com';
   return {
     metadata: { name: BINDER_CLUSTER_ROLE, labels: { [MANAGED_BY_LABEL]: MANAGED_BY } },
-    rules: [
-      { apiGroups: [g], resources: ['apiserviceexportrequests'], verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'] },
-      { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] },
-      { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] },
-      { apiGroups: [g], resources: ['clusterbindings'], verbs: ['get', 'list', 'watch'] },
-      { apiGroups: [g], resources: ['clusterbindings/status'], verbs: ['get', 'patch', 'update'] },
-      { apiGroups: [g], resources: ['apiserviceexports'], verbs: ['get', 'list', 'watch'] },
-      { apiGroups: [g], resources: ['apiserviceexports/status'], verbs: ['get', 'patch', 'update'] },
-      { apiGroups: [g], resources: ['apiservicenamespaces'], verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'] },
-    ],
+    rules: binderPolicyRules(),
   };
 }

@@ -1,9 +1,9 @@
 /** The bindable APIs: CRDs matched by APIServiceExportTemplates (in all namespaces). */
 import { stringify } from 'yaml';
-import { OFFERING_ANNOTATION, parseOffering, type Offering } from '../../constructs/api/offering.js';
+import { OFFERING_ANNOTATION, parseOffering, type Offering } from '../../contract/index.js';
 import type { KubeClient, KubeObject } from '../core/client.js';
 import { R } from './refs.js';
-import type { PermissionClaim } from './wire.js';
+import type { PermissionClaim } from '../../contract/wire.js';
 
 export interface ExportTemplate extends KubeObject {
   spec: {

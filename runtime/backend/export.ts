@@ -1,7 +1,7 @@
 /** CRD → APIServiceExport spec snapshot, and its source-spec hash. */
 import { createHash } from 'node:crypto';
 import type { Crd } from './catalog.js';
-import type { PermissionClaim } from './wire.js';
+import type { PermissionClaim } from '../../contract/wire.js';
 
 export interface ExportSpec {
   group: string;

@@ -1,6 +1,7 @@
 /** Resources the backend reads and writes, and its well-known names. */
 import type { ResourceRef } from '../core/client.js';
-import { BIND_GROUP, BIND_VERSION } from './wire.js';
+import { BINDER_NAME } from '../../contract/binder-rbac.js';
+import { BIND_GROUP, BIND_VERSION } from '../../contract/wire.js';
 
 export const TEMPLATE_GROUP = 'example-backend.klutch.anynines.com';
 export const TEMPLATE_VERSION = 'v1alpha1';
@@ -61,8 +62,8 @@ export const TOKEN_ISSUED_ANNOTATION = 'klutch.anynines.com/token-issued';
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 export const MANAGED_BY = 'klutch-backend';
 
-export const BINDER_SA = 'klutch-binder';
-export const BINDER_CLUSTER_ROLE = 'klutch-binder';
+export const BINDER_SA = BINDER_NAME;
+export const BINDER_CLUSTER_ROLE = BINDER_NAME;
 export const KUBECONFIG_SECRET = 'kubeconfig';
 export const CLUSTER_BINDING_NAME = 'cluster';
 export const perClusterRoleName = (clusterNs: string): string => `klutch-binder-${clusterNs}`;

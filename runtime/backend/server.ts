@@ -31,7 +31,7 @@ import {
   encodeBindingResponse,
   isLoopbackRedirect,
   type BindingResponse,
-} from './wire.js';
+} from '../../contract/wire.js';
 
 /**
  * `BindingProvider.version`: the Klutch bind protocol version this backend speaks (Klutch 1.5.0).

@@ -13,7 +13,7 @@ import { conditionsEqual, setCondition, setSummary, type Condition } from '../co
 import { Controller } from '../core/controller.js';
 import { Informer, stripManagedFields } from '../core/informer.js';
 import { silentLogger } from '../core/logger.js';
-import { apiServiceBindingKind } from '../../constructs/api/api-service-binding.js';
+import { apiServiceBindingKind } from '../../contract/index.js';
 import { controllerOf, isOwnedBy, type CRD } from './crd.js';
 import { KubeconfigError, parseKubeconfigSecret, type ParsedKubeconfig } from './kubeconfig.js';
 import { isDeleting, setFinalizer } from './metadata.js';

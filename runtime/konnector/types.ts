@@ -13,8 +13,8 @@ import type {
   AppClusterBindingStatus,
   ClusterBindingSpec,
   ClusterBindingStatus,
-} from '../../constructs/api/index.js';
-import { BIND_GROUP, BIND_VERSION } from '../../constructs/api/constants.js';
+} from '../../contract/index.js';
+import { BIND_GROUP, BIND_VERSION } from '../../contract/index.js';
 import type { KubeObject, ResourceRef } from '../core/client.js';
 
 export {
@@ -28,7 +28,7 @@ export {
   APP_CLUSTER_BINDING_FINALIZER,
   APP_CLUSTER_BINDING_NAME_LABEL,
   APP_CLUSTER_BINDING_NAMESPACE_LABEL,
-} from '../../constructs/api/constants.js';
+} from '../../contract/index.js';
 export type { AcceptablePermissionClaim };
 
 export type APIServiceBinding = KubeObject & { spec: APIServiceBindingSpec; status?: APIServiceBindingStatus };
@@ -56,7 +56,7 @@ export const FIELD_MANAGER = 'klutch.anynines.com';
 export const SPEC_HASH_ANNOTATION = 'klutch.anynines.com/consumer-spec-hash';
 /** Annotation on downstream copies of provider-created objects. */
 export const ADOPTED_ANNOTATION = 'klutch.anynines.com/adopted';
-export { EXPORTED_LABEL, BIND_API_VERSION as BIND_GROUP_VERSION } from '../../constructs/api/constants.js';
+export { EXPORTED_LABEL, BIND_API_VERSION as BIND_GROUP_VERSION } from '../../contract/index.js';
 /**
  * Annotations on downstream copies of provider-owned claimed objects: uid and resourceVersion of the
  * provider object the copy was made from (`onConflict.recreateWhenConsumerSideDeleted: false` uses

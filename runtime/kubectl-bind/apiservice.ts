@@ -7,9 +7,9 @@
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import YAML from 'yaml';
-import { apiServiceBindingKind, bindingCrds } from '../../constructs/api/index.js';
+import { apiServiceBindingKind, bindingCrds } from '../../contract/index.js';
 import { ApiError, isAlreadyExists, isNotFound, parseKubeconfig, type KubeClient, type KubeObject, type ResourceRef } from '../core/index.js';
-import { BIND_API_VERSION, type PermissionClaim } from '../backend/wire.js';
+import { BIND_API_VERSION, type PermissionClaim } from '../../contract/wire.js';
 import { BIND_NAMESPACE, CliError, Exit, Progress, clean, clientFor, parseRemoteKubeconfig, PROVIDER_KUBECONFIG_LABEL, render, safeClose, type OutputFormat } from './util.js';
 
 export const REQUESTS: ResourceRef = { group: 'klutch.anynines.com', version: 'v1alpha1', plural: 'apiserviceexportrequests', namespaced: true, kind: 'APIServiceExportRequest' };

@@ -9,7 +9,7 @@
  */
 import { spawn } from 'node:child_process';
 import type { KubeClient } from '../core/index.js';
-import { responseKubeconfig, responseRequests, validateBindingProvider, validateBindingResponse, type BindingProvider, type BindingResponse } from '../backend/wire.js';
+import { responseKubeconfig, responseRequests, validateBindingProvider, validateBindingResponse, type BindingProvider, type BindingResponse } from '../../contract/wire.js';
 import { CallbackServer } from './callback.js';
 import { bindApiService, ensureBindNamespace, type IO, type ExportRequestDoc } from './apiservice.js';
 import { CliError, Exit, Progress, clusterIdFor, newSessionId, parseRemoteKubeconfig, render, type OutputFormat } from './util.js';

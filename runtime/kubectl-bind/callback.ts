@@ -6,7 +6,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { decodeBindingResponse, type BindingResponse } from '../backend/wire.js';
+import { decodeBindingResponse, type BindingResponse } from '../../contract/wire.js';
 
 const page = (title: string, text: string) =>
   `<!doctype html><html><head><meta charset="utf-8"><title>${title}</title></head><body><h1>${title}</h1><p>${text}</p></body></html>`;

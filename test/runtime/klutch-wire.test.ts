@@ -30,7 +30,7 @@ import {
   validateBindingProvider,
   validateBindingResponse,
   type BindingResponse,
-} from '../../runtime/backend/wire.js';
+} from '../../contract/wire.js';
 import { silentLogger } from '../../runtime/core/logger.js';
 import { goDuration } from '../../runtime/konnector/provider.js';
 import { KONNECTOR_VERSION, klutchKonnectorVersion } from '../../runtime/konnector/version.js';

@@ -8,7 +8,7 @@ import { conditionsEqual, keyOf, setCondition, setSummary, type ReconcileResult,
 import type { Crd, ExportTemplate } from '../catalog.js';
 import { crdSpecHash, exportSpecFromCrd } from '../export.js';
 import { MANAGED_BY, MANAGED_BY_LABEL, R, SOURCE_SPEC_HASH_ANNOTATION } from '../refs.js';
-import type { PermissionClaim } from '../wire.js';
+import type { PermissionClaim } from '../../../contract/wire.js';
 import { age, splitKey, type Cache, type ExportObj, type ExportRequest, type ReconcilerKube } from './types.js';
 
 export interface ExportRequestReconcilerDeps {

@@ -9,31 +9,9 @@ import { isNotFound, type Reconciler } from '../../core/index.js';
 import { FIELD_MANAGER } from '../binder.js';
 import { BINDER_SA, IDENTITY_ANNOTATION, MANAGED_BY, MANAGED_BY_LABEL, R, perClusterRoleName } from '../refs.js';
 import type { Cache, ExportObj, ReconcilerKube, ServiceNamespace } from './types.js';
+import { exportedResourceRules, type PolicyRule } from '../../../contract/binder-rbac.js';
 
-const ALL_VERBS = ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'];
-
-export interface PolicyRule {
-  apiGroups: string[];
-  resources: string[];
-  verbs: string[];
-}
-
-/** The rules of `klutch-binder-<clusterNs>`: the exported resources (+status) and the claimed resources. */
-export function exportedResourceRules(exports: ExportObj[], onlyClusterScoped = false): PolicyRule[] {
-  const byGroup = new Map<string, Set<string>>();
-  const add = (g: string, r: string) => {
-    if (!byGroup.has(g)) byGroup.set(g, new Set());
-    byGroup.get(g)!.add(r);
-  };
-  for (const e of exports) {
-    if (e.metadata.deletionTimestamp) continue;
-    if (onlyClusterScoped && e.spec.scope !== 'Cluster') continue;
-    add(e.spec.group ?? '', e.spec.names.plural);
-    add(e.spec.group ?? '', `${e.spec.names.plural}/status`);
-    if (!onlyClusterScoped) for (const c of e.spec.permissionClaims ?? []) add(c.group ?? '', c.resource);
-  }
-  return [...byGroup.keys()].sort().map((g) => ({ apiGroups: [g], resources: [...byGroup.get(g)!].sort(), verbs: ALL_VERBS }));
-}
+export { exportedResourceRules, type PolicyRule };
 
 export interface RbacReconcilerDeps {
   readonly kube: ReconcilerKube;

@@ -4,7 +4,7 @@
  */
 import type { Condition, KubeClient, KubeObject } from '../../core/index.js';
 import type { ExportSpec } from '../export.js';
-import type { PermissionClaim } from '../wire.js';
+import type { PermissionClaim } from '../../../contract/wire.js';
 
 export interface ExportRequest extends KubeObject {
   spec?: { resources?: Array<{ group?: string; resource: string; versions?: string[]; permissionClaims?: PermissionClaim[] }> };

@@ -7,7 +7,7 @@ import { applyManifests, startCluster, waitForCrdsEstablished, type RealCluster 
 import { startBackend, type Backend } from '../../../runtime/backend/app.js';
 import { parseBackendOptions } from '../../../runtime/backend/options.js';
 import { FetchBrowser, OidcTestProvider, type TestUser } from '../../support/oidc-provider.js';
-import { decodeBindingResponse, type BindingResponse } from '../../../runtime/backend/wire.js';
+import { decodeBindingResponse, type BindingResponse } from '../../../contract/wire.js';
 
 export const CLIENT_ID = 'klutch-backend';
 export const CLIENT_SECRET = 'backend-secret-' + randomBytes(6).toString('hex');

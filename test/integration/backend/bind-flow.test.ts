@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient } from '../../../runtime/core/index.js';
-import { responseKubeconfig, responseRequests } from '../../../runtime/backend/wire.js';
+import { responseKubeconfig, responseRequests } from '../../../contract/wire.js';
 import { FetchBrowser } from '../../support/oidc-provider.js';
 import { chromium } from 'playwright-core';
 import { existsSync } from 'node:fs';

@@ -12,7 +12,7 @@ import { Chart, Testing } from 'cdk8s';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { Catalogue } from '../../../constructs/catalogue/index.js';
 import { deriveClaimCrd } from '../../../constructs/validate/index.js';
-import { responseRequests } from '../../../runtime/backend/wire.js';
+import { responseRequests } from '../../../contract/wire.js';
 import type { KubeObject } from '../../../runtime/core/index.js';
 import { CallbackServer } from '../../../runtime/kubectl-bind/callback.js';
 import { applyManifests, waitForCrdsEstablished } from '../../../runtime/realinfra/index.js';

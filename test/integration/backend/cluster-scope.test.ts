@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient, type KubeObject } from '../../../runtime/core/index.js';
-import { responseKubeconfig, type BindingResponse } from '../../../runtime/backend/wire.js';
+import { responseKubeconfig, type BindingResponse } from '../../../contract/wire.js';
 import { eventually } from '../../realinfra/util.js';
 import { CLIENT_ID, startProvider, template, type ProviderEnv } from './_fixture.js';
 import { applyManifests, waitForCrdsEstablished } from '../../../runtime/realinfra/index.js';

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient, type KubeObject } from '../../../runtime/core/index.js';
-import { responseKubeconfig } from '../../../runtime/backend/wire.js';
+import { responseKubeconfig } from '../../../contract/wire.js';
 import { eventually } from '../../realinfra/util.js';
 import { CLIENT_ID, SECRETS_CLAIM, startProvider, template, widgetCrd, type ProviderEnv } from './_fixture.js';
 import { applyManifests } from '../../../runtime/realinfra/index.js';

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KubeClient, parseKubeconfig, type KubeObject } from '../../../runtime/core/index.js';
-import { responseKubeconfig } from '../../../runtime/backend/wire.js';
+import { responseKubeconfig } from '../../../contract/wire.js';
 import { eventually } from '../../realinfra/util.js';
 import { CLIENT_ID, startProvider, type ProviderEnv } from './_fixture.js';
 

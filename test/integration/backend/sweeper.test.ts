@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient, type KubeObject } from '../../../runtime/core/index.js';
-import { responseKubeconfig } from '../../../runtime/backend/wire.js';
+import { responseKubeconfig } from '../../../contract/wire.js';
 import { eventually } from '../../realinfra/util.js';
 import { CLIENT_ID, startProvider, type ProviderEnv } from './_fixture.js';
 

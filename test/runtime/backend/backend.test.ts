@@ -8,7 +8,7 @@ import {
   newBindingResponse,
   responseKubeconfig,
   type BindingResponse,
-} from '../../../runtime/backend/wire.js';
+} from '../../../contract/wire.js';
 import { ReplayCache, SealError, Sealer, parseCookieKeys } from '../../../runtime/backend/seal.js';
 import { parseBackendOptions, parseDuration } from '../../../runtime/backend/options.js';
 import { parseGoDuration } from '../../../runtime/backend/controllers.js';

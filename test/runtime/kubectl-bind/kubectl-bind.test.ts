@@ -3,7 +3,7 @@ import { PassThrough } from 'node:stream';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { encodeBindingResponse, newBindingResponse } from '../../../runtime/backend/wire.js';
+import { encodeBindingResponse, newBindingResponse } from '../../../contract/wire.js';
 import { CallbackServer } from '../../../runtime/kubectl-bind/callback.js';
 import { askConsent, describeClaim, parseExportRequest } from '../../../runtime/kubectl-bind/apiservice.js';
 import { clusterIdFor, newSessionId, parseOutput, parseRemoteKubeconfig, parseTimeout } from '../../../runtime/kubectl-bind/util.js';

@@ -1,0 +1,84 @@
+/**
+ * The RBAC a consumer's credentials get on the provider, written once: the rules of the shared
+ * `klutch-binder` ClusterRole (bound in each cluster namespace, applied by klutch-backend at
+ * start-up and rendered by the `BindBackend` construct for GitOps, so both write the same object)
+ * and the rules of the per-consumer `klutch-binder-<clusterNs>` role over what was exported to and
+ * claimed by that consumer. Plain data: no cdk8s, no API client.
+ */
+import { BIND_GROUP } from '../constructs/api/constants.js';
+
+/** One RBAC PolicyRule plus the reason it is granted. */
+export interface BinderRule {
+  /** API groups ('' is the core group). */
+  readonly apiGroups: string[];
+  /** Resources, including subresources such as `clusterbindings/status`. */
+  readonly resources: string[];
+  /** Verbs; never `*`. */
+  readonly verbs: string[];
+  /** Restricts the rule to these object names. */
+  readonly resourceNames?: string[];
+  /** Why the consumer needs this rule. */
+  readonly why: string;
+}
+
+/** A PolicyRule as the API server takes it. */
+export interface PolicyRule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+  resourceNames?: string[];
+}
+
+/** Name of the shared binder ClusterRole and of the consumer's ServiceAccount. */
+export const BINDER_NAME = 'klutch-binder';
+
+const ALL_VERBS = ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'];
+
+/** Rules of the shared `klutch-binder` ClusterRole, in the order klutch-backend applies them. */
+export const BINDER_RULES: readonly BinderRule[] = [
+  { apiGroups: [BIND_GROUP], resources: ['apiserviceexportrequests'], verbs: ALL_VERBS, why: 'kubectl-bind creates export requests' },
+  { apiGroups: [''], resources: ['namespaces'], verbs: ['get'], why: 'the konnector reads its cluster namespace' },
+  { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'], why: 'the konnector reads the kubeconfig Secret (credential rotation), in the cluster namespace only' },
+  { apiGroups: [BIND_GROUP], resources: ['clusterbindings'], verbs: ['get', 'list', 'watch'], why: 'heartbeat target' },
+  { apiGroups: [BIND_GROUP], resources: ['clusterbindings/status'], verbs: ['get', 'patch', 'update'], why: 'heartbeat' },
+  { apiGroups: [BIND_GROUP], resources: ['apiserviceexports'], verbs: ['get', 'list', 'watch'], why: 'exports of this consumer' },
+  { apiGroups: [BIND_GROUP], resources: ['apiserviceexports/status'], verbs: ['get', 'patch', 'update'], why: 'export conditions' },
+  { apiGroups: [BIND_GROUP], resources: ['apiservicenamespaces'], verbs: ALL_VERBS, why: 'the konnector announces consumer namespaces' },
+];
+
+/** {@link BINDER_RULES} as PolicyRules (without the reasons). */
+export function binderPolicyRules(): PolicyRule[] {
+  return BINDER_RULES.map(({ why: _why, ...r }) => ({ ...r, apiGroups: [...r.apiGroups], resources: [...r.resources], verbs: [...r.verbs] }));
+}
+
+/** What {@link exportedResourceRules} reads of an APIServiceExport. */
+export interface ExportedResource {
+  readonly metadata: { readonly deletionTimestamp?: string };
+  readonly spec: {
+    readonly group?: string;
+    readonly scope?: string;
+    readonly names: { readonly plural: string };
+    readonly permissionClaims?: ReadonlyArray<{ readonly group?: string; readonly resource: string }>;
+  };
+}
+
+/**
+ * Rules of the per-consumer `klutch-binder-<clusterNs>` role: each exported resource (+ `/status`)
+ * and each claimed resource, all verbs, one rule per API group (sorted). `onlyClusterScoped`: the
+ * rules of its `-cluster` role, the cluster-scoped exports only and no claims.
+ */
+export function exportedResourceRules(exports: readonly ExportedResource[], onlyClusterScoped = false): PolicyRule[] {
+  const byGroup = new Map<string, Set<string>>();
+  const add = (g: string, r: string) => {
+    if (!byGroup.has(g)) byGroup.set(g, new Set());
+    byGroup.get(g)!.add(r);
+  };
+  for (const e of exports) {
+    if (e.metadata.deletionTimestamp) continue;
+    if (onlyClusterScoped && e.spec.scope !== 'Cluster') continue;
+    add(e.spec.group ?? '', e.spec.names.plural);
+    add(e.spec.group ?? '', `${e.spec.names.plural}/status`);
+    if (!onlyClusterScoped) for (const c of e.spec.permissionClaims ?? []) add(c.group ?? '', c.resource);
+  }
+  return [...byGroup.keys()].sort().map((g) => ({ apiGroups: [g], resources: [...byGroup.get(g)!].sort(), verbs: ALL_VERBS }));
+}
