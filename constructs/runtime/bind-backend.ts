@@ -30,6 +30,7 @@
 import { ApiObject, Lazy } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
+import { BINDER_RULES } from '../../contract/binder-rbac.js';
 import { fail } from '../_errors.js';
 import { isDnsLabel } from '../_names.js';
 import {
@@ -550,23 +551,6 @@ function backendRules(consumerScope: 'Namespaced' | 'Cluster'): DocumentedRule[]
 
 const LEASE_RULES: readonly DocumentedRule[] = [
   { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'], why: 'leader election between backend replicas, and one Lease per used login state (single use across replicas; deleted after expiry), in its own namespace only' },
-];
-
-const ALL = ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'];
-
-/**
- * The shared `klutch-binder` ClusterRole. Same rules, in the same order, as klutch-backend applies
- * at start-up (runtime/backend/binder.ts), so that GitOps and the backend never fight over the object.
- */
-const BINDER_RULES: readonly DocumentedRule[] = [
-  { apiGroups: [K], resources: ['apiserviceexportrequests'], verbs: ALL, why: 'kubectl-bind creates export requests' },
-  { apiGroups: [''], resources: ['namespaces'], verbs: ['get'], why: 'the konnector reads its cluster namespace' },
-  { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'], why: 'the konnector reads the kubeconfig Secret (credential rotation), in the cluster namespace only' },
-  { apiGroups: [K], resources: ['clusterbindings'], verbs: ['get', 'list', 'watch'], why: 'heartbeat target' },
-  { apiGroups: [K], resources: ['clusterbindings/status'], verbs: ['get', 'patch', 'update'], why: 'heartbeat' },
-  { apiGroups: [K], resources: ['apiserviceexports'], verbs: ['get', 'list', 'watch'], why: 'exports of this consumer' },
-  { apiGroups: [K], resources: ['apiserviceexports/status'], verbs: ['get', 'patch', 'update'], why: 'export conditions' },
-  { apiGroups: [K], resources: ['apiservicenamespaces'], verbs: ALL, why: 'the konnector announces consumer namespaces' },
 ];
 
 function groupByApiGroup(claimed: ClaimedResource[]): { group: string; resources: string[] }[] {

@@ -155,9 +155,12 @@ describe('BindBackend', () => {
     }
   });
 
-  test('the klutch-binder role is identical to the one klutch-backend applies at start-up', async () => {
+  test('the klutch-binder role renders the contract rules, the role klutch-backend applies at start-up', async () => {
+    const { binderPolicyRules, BINDER_RULES } = await import('../../contract/binder-rbac.js');
     const { binderClusterRole } = await import('../../runtime/backend/binder.js');
-    const { objs } = backend();
+    const { b, objs } = backend();
+    expect(b.binderRules).toBe(BINDER_RULES);
+    expect(find(objs, 'ClusterRole', 'klutch-binder').rules).toEqual(binderPolicyRules());
     expect(find(objs, 'ClusterRole', 'klutch-binder').rules).toEqual(binderClusterRole().rules);
   });
 
