@@ -1,32 +1,59 @@
 import { checkDnsLabel, checkFieldPath, checkNonEmpty, fail } from './_util.js';
 import { Transform } from './transform.js';
 
-/** Patch types of function-patch-and-transform. */
-export enum PatchType {
-  FROM_COMPOSITE_FIELD_PATH = 'FromCompositeFieldPath',
-  TO_COMPOSITE_FIELD_PATH = 'ToCompositeFieldPath',
-  COMBINE_FROM_COMPOSITE = 'CombineFromComposite',
-  COMBINE_TO_COMPOSITE = 'CombineToComposite',
-  FROM_ENVIRONMENT_FIELD_PATH = 'FromEnvironmentFieldPath',
-  TO_ENVIRONMENT_FIELD_PATH = 'ToEnvironmentFieldPath',
-  PATCH_SET = 'PatchSet',
+/** Patch types of function-patch-and-transform (enum-like: static instances). */
+export class PatchType {
+  public static readonly FROM_COMPOSITE_FIELD_PATH = new PatchType('FromCompositeFieldPath');
+  public static readonly TO_COMPOSITE_FIELD_PATH = new PatchType('ToCompositeFieldPath');
+  public static readonly COMBINE_FROM_COMPOSITE = new PatchType('CombineFromComposite');
+  public static readonly COMBINE_TO_COMPOSITE = new PatchType('CombineToComposite');
+  public static readonly FROM_ENVIRONMENT_FIELD_PATH = new PatchType('FromEnvironmentFieldPath');
+  public static readonly TO_ENVIRONMENT_FIELD_PATH = new PatchType('ToEnvironmentFieldPath');
+  public static readonly PATCH_SET = new PatchType('PatchSet');
+
+  private constructor(
+    /** The `type` value in the P&T input, e.g. `FromCompositeFieldPath`. */
+    public readonly value: string,
+  ) {}
+
+  public toString(): string {
+    return this.value;
+  }
 }
 
-/** What happens when the `fromFieldPath` does not exist. */
-export enum FromFieldPathPolicy {
+/** What happens when the `fromFieldPath` does not exist (enum-like: static instances). */
+export class FromFieldPathPolicy {
   /** Skip the patch (P&T's default). */
-  OPTIONAL = 'Optional',
+  public static readonly OPTIONAL = new FromFieldPathPolicy('Optional');
   /** Fail the composition until the field exists. */
-  REQUIRED = 'Required',
+  public static readonly REQUIRED = new FromFieldPathPolicy('Required');
+
+  private constructor(
+    /** The `policy.fromFieldPath` value in the P&T input. */
+    public readonly value: string,
+  ) {}
+
+  public toString(): string {
+    return this.value;
+  }
 }
 
-/** How the patched value is merged into `toFieldPath`. */
-export enum ToFieldPathPolicy {
-  REPLACE = 'Replace',
-  MERGE_OBJECTS = 'MergeObjects',
-  MERGE_OBJECTS_APPEND_ARRAYS = 'MergeObjectsAppendArrays',
-  FORCE_MERGE_OBJECTS = 'ForceMergeObjects',
-  FORCE_MERGE_OBJECTS_APPEND_ARRAYS = 'ForceMergeObjectsAppendArrays',
+/** How the patched value is merged into `toFieldPath` (enum-like: static instances). */
+export class ToFieldPathPolicy {
+  public static readonly REPLACE = new ToFieldPathPolicy('Replace');
+  public static readonly MERGE_OBJECTS = new ToFieldPathPolicy('MergeObjects');
+  public static readonly MERGE_OBJECTS_APPEND_ARRAYS = new ToFieldPathPolicy('MergeObjectsAppendArrays');
+  public static readonly FORCE_MERGE_OBJECTS = new ToFieldPathPolicy('ForceMergeObjects');
+  public static readonly FORCE_MERGE_OBJECTS_APPEND_ARRAYS = new ToFieldPathPolicy('ForceMergeObjectsAppendArrays');
+
+  private constructor(
+    /** The `policy.toFieldPath` value in the P&T input. */
+    public readonly value: string,
+  ) {}
+
+  public toString(): string {
+    return this.value;
+  }
 }
 
 /** Options shared by all value patches. */
@@ -80,13 +107,13 @@ export class Patch {
   /** Applies the patches of a named PatchSet (declared on the same P&T step). */
   public static patchSet(patchSetName: string): Patch {
     checkDnsLabel('Patch.patchSet(patchSetName)', patchSetName);
-    return new Patch(PatchType.PATCH_SET, { type: PatchType.PATCH_SET, patchSetName });
+    return new Patch(PatchType.PATCH_SET, { type: PatchType.PATCH_SET.value, patchSetName });
   }
 
   private static value(type: PatchType, fn: string, from: string, to: string | undefined, options: PatchOptions): Patch {
     checkFieldPath(`${fn}(fromFieldPath)`, from);
     if (to !== undefined) checkFieldPath(`${fn}(toFieldPath)`, to);
-    const json: Record<string, unknown> = { type, fromFieldPath: from };
+    const json: Record<string, unknown> = { type: type.value, fromFieldPath: from };
     if (to !== undefined) json.toFieldPath = to;
     return new Patch(type, { ...json, ...renderOptions(fn, options) });
   }
@@ -103,7 +130,7 @@ export class Patch {
     }
     checkFieldPath(`${fn}(toFieldPath)`, to);
     return new Patch(type, {
-      type,
+      type: type.value,
       combine: { strategy: 'string', variables: variables.map((fromFieldPath) => ({ fromFieldPath })), string: { fmt } },
       toFieldPath: to,
       ...renderOptions(fn, options),
@@ -138,14 +165,16 @@ function renderOptions(fn: string, o: PatchOptions): Record<string, unknown> {
   }
   const policy: Record<string, unknown> = {};
   if (o.fromFieldPathPolicy !== undefined) {
-    if (!Object.values(FromFieldPathPolicy).includes(o.fromFieldPathPolicy)) fail(`${fn}(options.fromFieldPathPolicy)`, o.fromFieldPathPolicy, 'must be Optional or Required');
-    policy.fromFieldPath = o.fromFieldPathPolicy;
+    if (!(o.fromFieldPathPolicy instanceof FromFieldPathPolicy)) {
+      fail(`${fn}(options.fromFieldPathPolicy)`, o.fromFieldPathPolicy, 'must be FromFieldPathPolicy.OPTIONAL or FromFieldPathPolicy.REQUIRED');
+    }
+    policy.fromFieldPath = o.fromFieldPathPolicy.value;
   }
   if (o.toFieldPathPolicy !== undefined) {
-    if (!Object.values(ToFieldPathPolicy).includes(o.toFieldPathPolicy)) {
-      fail(`${fn}(options.toFieldPathPolicy)`, o.toFieldPathPolicy, `must be one of ${Object.values(ToFieldPathPolicy).join(', ')}`);
+    if (!(o.toFieldPathPolicy instanceof ToFieldPathPolicy)) {
+      fail(`${fn}(options.toFieldPathPolicy)`, o.toFieldPathPolicy, 'must be a ToFieldPathPolicy (REPLACE, MERGE_OBJECTS, ...)');
     }
-    policy.toFieldPath = o.toFieldPathPolicy;
+    policy.toFieldPath = o.toFieldPathPolicy.value;
   }
   if (Object.keys(policy).length > 0) out.policy = policy;
   return out;

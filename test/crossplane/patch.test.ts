@@ -58,10 +58,10 @@ describe('Patch', () => {
     expect(() => Patch.combineFromComposite(['spec.a'], '100%% %s', 'spec.c')).not.toThrow();
     expect(() => Patch.combineFromComposite(['spec.a', 'spec.b'], '%[2]s-%[1]s-%[2]s', 'spec.c')).not.toThrow();
     expect(() => Patch.combineFromComposite(['spec.a'], 'plain', 'spec.c')).toThrow('Patch.combineFromComposite(fmt): "plain" has 0 format verb(s) but 1 variable(s) are given');
-    expect(() => Patch.fromCompositeFieldPath('spec.a', 'spec.b', { fromFieldPathPolicy: 'Maybe' as FromFieldPathPolicy }))
-      .toThrow('Patch.fromCompositeFieldPath(options.fromFieldPathPolicy): "Maybe" must be Optional or Required');
-    expect(() => Patch.fromCompositeFieldPath('spec.a', 'spec.b', { toFieldPathPolicy: 'Merge' as ToFieldPathPolicy }))
-      .toThrow('Patch.fromCompositeFieldPath(options.toFieldPathPolicy): "Merge" must be one of Replace');
+    expect(() => Patch.fromCompositeFieldPath('spec.a', 'spec.b', { fromFieldPathPolicy: 'Maybe' as unknown as FromFieldPathPolicy }))
+      .toThrow('Patch.fromCompositeFieldPath(options.fromFieldPathPolicy): "Maybe" must be FromFieldPathPolicy.OPTIONAL or FromFieldPathPolicy.REQUIRED');
+    expect(() => Patch.fromCompositeFieldPath('spec.a', 'spec.b', { toFieldPathPolicy: 'Merge' as unknown as ToFieldPathPolicy }))
+      .toThrow('Patch.fromCompositeFieldPath(options.toFieldPathPolicy): "Merge" must be a ToFieldPathPolicy (REPLACE, MERGE_OBJECTS, ...)');
     expect(() => Patch.fromCompositeFieldPath('spec.a', 'spec.b', { transforms: [{ type: 'map' } as unknown as Transform] }))
       .toThrow('Patch.fromCompositeFieldPath(options.transforms[0]): {"type":"map"} must be made with a Transform factory');
     expect(() => Patch.patchSet('Not_A_Name')).toThrow('Patch.patchSet(patchSetName): "Not_A_Name"');
