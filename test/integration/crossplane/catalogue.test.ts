@@ -56,6 +56,30 @@ afterAll(async () => {
 const ready = async (kind: string, name: string) => condition(await api.get(GROUP, kind, name, NS), 'Ready');
 const composedOf = (kind: string, name: string, count = 1) => composed(api, kind, name, count);
 
+/**
+ * Deletes claims and waits until each claim, its XR, its composed Objects and the a8s object are gone
+ * (provider-kubernetes removes an Object's finalizer once it has seen the a8s object gone).
+ */
+async function deleteAndExpectCascade(claims: ReadonlyArray<{ kind: string; name: string; a8s: [apiVersion: string, kind: string] }>): Promise<void> {
+  const seen: Array<{ c: (typeof claims)[number]; xr: { apiVersion: string; kind: string; name: string }; objects: Obj[] }> = [];
+  for (const c of claims) {
+    const { xr, resources } = await composedOf(c.kind, c.name);
+    seen.push({ c, xr: { apiVersion: xr.apiVersion!, kind: xr.kind!, name: xr.metadata!.name! }, objects: resources });
+  }
+  for (const { c } of seen) await api.delete(GROUP, c.kind, c.name, NS);
+  for (const { c, xr, objects } of seen) {
+    await waitFor(`${c.kind} ${c.name}, its XR, Object and a8s ${c.a8s[1]} gone`, async () => {
+      if (await api.get(GROUP, c.kind, c.name, NS)) return undefined;
+      if (await api.get(xr.apiVersion, xr.kind, xr.name)) return undefined;
+      for (const o of objects) if (await api.get(o.apiVersion!, o.kind!, o.metadata!.name!)) return undefined;
+      return (await api.get(c.a8s[0], c.a8s[1], c.name, NS)) ? undefined : true;
+    }, 120_000);
+  }
+}
+const PG: [string, string] = ['postgresql.anynines.com/v1beta3', 'Postgresql'];
+const BK: [string, string] = ['backups.anynines.com/v1beta3', 'Backup'];
+const RS: [string, string] = ['backups.anynines.com/v1beta3', 'Restore'];
+
 function service(name: string): DataService {
   return catalogue.service(name as never);
 }
@@ -137,10 +161,14 @@ describe('PostgresqlInstance on a8s (the default backend: no compositionRef)', (
     env.timings.operatorReadyToClaimReady = Date.now() - t1;
     const managed = (await api.get(GROUP, 'PostgresqlInstance', name, NS))!.status!.managed;
     expect(managed).toMatchObject({ clusterStatus: 'Running', readyReplicas: plan.replicas });
-  }, 240_000);
+    await deleteAndExpectCascade([{ kind: 'PostgresqlInstance', name, a8s: PG }]);
+  }, 300_000);
 
   it('a plan upgrade reaches the a8s object', async () => {
+    const name = 'growing-db';
     const bigger = 'postgresql-replica-medium';
+    await api.create(claimOf('PostgresqlInstance', name, spec));
+    await waitFor('the Postgresql', async () => api.get(...PG, name, NS));
     await api.apply(claimOf('PostgresqlInstance', name, { ...spec, plan: bigger }));
     const plan = service('postgresql').model.plans.get(bigger)!;
     const pg = await waitFor('the upgraded Postgresql', async () => {
@@ -148,10 +176,12 @@ describe('PostgresqlInstance on a8s (the default backend: no compositionRef)', (
       return o?.spec?.volumeSize === plan.size.storage ? o : undefined;
     });
     expect(pg.spec!.resources).toEqual({ requests: { cpu: plan.size.cpu, memory: plan.size.memory }, limits: { cpu: plan.size.cpu, memory: plan.size.memory } });
-  }, 120_000);
+    await api.delete(GROUP, 'PostgresqlInstance', name, NS); // the cascade is asserted above (≈30 s each)
+  }, 240_000);
 });
 
 describe('ServiceBinding, Backup and Restore on a8s', () => {
+  // The a8s objects name the instance; the instance itself need not exist for them to compose.
   const instance = 'orders-db';
 
   it('a ServiceBinding composes the a8s ServiceBinding of the instance; Ready once implemented', async () => {
@@ -165,13 +195,14 @@ describe('ServiceBinding, Backup and Restore on a8s', () => {
     await a8s.bindingImplemented('orders-creds', NS);
     await waitFor('ServiceBinding claim Ready', async () => ((await ready('ServiceBinding', 'orders-creds'))?.status === 'True' ? true : undefined), 120_000);
     expect((await api.get(GROUP, 'ServiceBinding', 'orders-creds', NS))!.status!.managed).toMatchObject({ implemented: true, secret: { name: 'orders-creds-service-binding', namespace: NS } });
-  }, 240_000);
+    await api.delete(GROUP, 'ServiceBinding', 'orders-creds', NS); // cascades of operations: asserted for Backup and Restore
+  }, 300_000);
 
   it('a Backup and a Restore compose the a8s Backup and Restore; Ready follows their Ready condition', async () => {
     await api.create(claimOf('Backup', 'orders-bk', { instanceRef: instance, serviceInstanceType: 'postgresql' }));
     const { resources: [bkObj] } = await composedOf('Backup', 'orders-bk');
     expect(bkObj.spec!.readiness).toEqual({ policy: 'DeriveFromObject' });
-    const bk = await waitFor('the a8s Backup', async () => api.get('backups.anynines.com/v1beta3', 'Backup', 'orders-bk', NS));
+    const bk = await waitFor('the a8s Backup', async () => api.get(...BK, 'orders-bk', NS));
     expect(bkObj.spec!.forProvider.manifest.spec).toEqual({ serviceInstance: { apiGroup: 'postgresql.anynines.com', kind: 'PostgreSQL', name: instance } });
     expect(bk.spec).toMatchObject({ serviceInstance: { apiGroup: 'postgresql.anynines.com', kind: 'PostgreSQL', name: instance } });
     await api.create(claimOf('Restore', 'orders-rs', { instanceRef: instance, backupRef: 'orders-bk', serviceInstanceType: 'postgresql' }));
@@ -184,25 +215,7 @@ describe('ServiceBinding, Backup and Restore on a8s', () => {
     await a8s.conditionReady('Restore', 'orders-rs', NS);
     await waitFor('Backup and Restore claims Ready', async () =>
       ((await ready('Backup', 'orders-bk'))?.status === 'True' && (await ready('Restore', 'orders-rs'))?.status === 'True' ? true : undefined), 120_000);
-  }, 240_000);
-
-  it('deleting claims deletes the XRs, the Objects and the a8s objects', async () => {
-    const claims: Array<[string, string, string, string]> = [
-      ['Restore', 'orders-rs', 'backups.anynines.com/v1beta3', 'Restore'],
-      ['Backup', 'orders-bk', 'backups.anynines.com/v1beta3', 'Backup'],
-      ['ServiceBinding', 'orders-creds', 'servicebindings.anynines.com/v1beta3', 'ServiceBinding'],
-      ['PostgresqlInstance', instance, 'postgresql.anynines.com/v1beta3', 'Postgresql'],
-    ];
-    const xrs: Array<{ apiVersion: string; kind: string; name: string }> = [];
-    for (const [kind, name] of claims) xrs.push((await api.get(GROUP, kind, name, NS))!.spec!.resourceRef);
-    for (const [kind, name] of claims) await api.delete(GROUP, kind, name, NS);
-    for (const [[kind, name, av, k], xr] of claims.map((c, i) => [c, xrs[i]] as const)) {
-      await waitFor(`${kind} ${name}, its XR and the a8s ${k} gone`, async () =>
-        (!(await api.get(GROUP, kind, name, NS)) && !(await api.get(xr.apiVersion, xr.kind, xr.name)) && !(await api.get(av, k, name, NS)) ? true : undefined), 120_000);
-    }
-    // provider-kubernetes removes an Object's finalizer once it has seen the a8s object gone (next poll).
-    await waitFor('every Object of the namespace gone', async () =>
-      ((await api.list(OBJECT, 'Object')).filter((o) => o.metadata!.labels?.[CLAIM_NAMESPACE] === NS).length === 0 ? true : undefined), 120_000);
+    await deleteAndExpectCascade([{ kind: 'Restore', name: 'orders-rs', a8s: RS }, { kind: 'Backup', name: 'orders-bk', a8s: BK }]);
   }, 300_000);
 });
 
