@@ -8,7 +8,7 @@
  * ```
  */
 import './_node-version.js'; // first: the Node.js version check
-export * as api from './api/index.js';
+export * as api from '../contract/api/index.js';
 export * as catalogue from './catalogue/index.js';
 export * as crossplane from './crossplane/index.js';
 export * as dataservice from './dataservice/index.js';

@@ -5,7 +5,7 @@
  * and the rules of the per-consumer `klutch-binder-<clusterNs>` role over what was exported to and
  * claimed by that consumer. Plain data: no cdk8s, no API client.
  */
-import { BIND_GROUP } from '../constructs/api/constants.js';
+import { BIND_GROUP } from './api/constants.js';
 
 /** One RBAC PolicyRule plus the reason it is granted. */
 export interface BinderRule {

@@ -25,7 +25,7 @@ import {
   type BindingProvider,
   type BindingResponse,
   type PermissionClaim,
-} from '../constructs/api/index.js';
+} from './api/index.js';
 
 export {
   BIND_API_VERSION,
@@ -35,7 +35,7 @@ export {
   BINDING_PROVIDER_API_VERSIONS,
   newBindingProvider,
   newBindingResponse,
-} from '../constructs/api/index.js';
+} from './api/index.js';
 export type { APIServiceExportRequestResponse, BindingProvider, BindingResponse, PermissionClaim };
 
 /** Field order of a Go struct (json tags in declaration order); `sub` orders nested objects and list items. */

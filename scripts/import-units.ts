@@ -7,7 +7,7 @@
 import { readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { renderBindingCrdFiles } from '../constructs/api/crds.js';
+import { renderBindingCrdFiles } from '../contract/api/crds.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const crdsDir = join(root, 'imports', 'crds');
@@ -86,7 +86,7 @@ export const IMPORT_UNITS: readonly ImportUnit[] = [
   {
     // imports/klutch-klutch.anynines.com.ts, imports/klutch-example-backend.klutch.anynines.com.ts
     name: 'klutch',
-    files: [...renderBindingCrdFiles().keys()].sort().map((f) => `constructs/api/crds/${f}`),
+    files: [...renderBindingCrdFiles().keys()].sort().map((f) => `contract/api/crds/${f}`),
   },
 ];
 

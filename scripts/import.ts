@@ -1,7 +1,7 @@
 /**
  * Regenerates everything derived from CRD files, offline:
  *
- * 1. `constructs/api/crds/*.yaml`: klutch-kit's binding CRDs, rendered from constructs/api;
+ * 1. `contract/api/crds/*.yaml`: klutch-kit's binding CRDs, rendered from contract/api;
  * 2. `imports/*.ts`: typed cdk8s constructs, by `cdk8s import` of the pinned CRD files in
  *    `imports/crds/` (vendored by scripts/vendor-reference.ts) and of the binding CRDs, each unit
  *    under its own import name so no two write the same file; the unit inputs are written to
@@ -18,7 +18,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments, stringify } from 'yaml';
-import { renderBindingCrdFiles } from '../constructs/api/crds.js';
+import { renderBindingCrdFiles } from '../contract/api/crds.js';
 import { buildSchemaBundle, patchPatchAndTransformEnums } from '../constructs/validate/bundle.js';
 import { CDK8S_ENV, IMPORT_UNITS, UNITS_DIR } from './import-units.js';
 
@@ -29,7 +29,7 @@ async function run(outRoot: string): Promise<{ ms: Record<string, number> }> {
   const ms: Record<string, number> = {};
   const t0 = Date.now();
   // 1. Binding CRDs.
-  const apiCrds = join(outRoot, 'constructs', 'api', 'crds');
+  const apiCrds = join(outRoot, 'contract', 'api', 'crds');
   rmSync(apiCrds, { recursive: true, force: true });
   mkdirSync(apiCrds, { recursive: true });
   for (const [f, text] of renderBindingCrdFiles()) writeFileSync(join(apiCrds, f), text);
@@ -50,7 +50,7 @@ async function run(outRoot: string): Promise<{ ms: Record<string, number> }> {
     for (const u of IMPORT_UNITS) {
       const docs: unknown[] = [];
       for (const f of u.files) {
-        const abs = f.startsWith('constructs/api/crds/') ? join(apiCrds, f.slice('constructs/api/crds/'.length)) : join(root, f);
+        const abs = f.startsWith('contract/api/crds/') ? join(apiCrds, f.slice('contract/api/crds/'.length)) : join(root, f);
         for (const d of parseAllDocuments(readFileSync(abs, 'utf8'))) {
           const js = d.toJS();
           if (js) docs.push(js);
@@ -94,8 +94,8 @@ async function run(outRoot: string): Promise<{ ms: Record<string, number> }> {
 /** Files produced by `run`, relative to its output root. */
 function producedFiles(outRoot: string): string[] {
   const out: string[] = [];
-  const apiCrds = join(outRoot, 'constructs', 'api', 'crds');
-  if (existsSync(apiCrds)) for (const f of readdirSync(apiCrds)) out.push(`constructs/api/crds/${f}`);
+  const apiCrds = join(outRoot, 'contract', 'api', 'crds');
+  if (existsSync(apiCrds)) for (const f of readdirSync(apiCrds)) out.push(`contract/api/crds/${f}`);
   const imp = join(outRoot, 'imports');
   if (existsSync(imp)) for (const f of readdirSync(imp)) if (f.endsWith('.ts') || f === 'schema-bundle.json') out.push(`imports/${f}`);
   const units = join(outRoot, UNITS_DIR);

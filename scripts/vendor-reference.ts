@@ -108,7 +108,7 @@ const VENDORED: Group[] = [
       'example-backend.klutch.anynines.com_apiserviceexporttemplates.yaml',
     ],
     origin:
-      '`github.com/anynines/klutchio` commit `0b4539e`, `bind/deploy/crd/` and `bind/contrib/deploy/crd/`. Used only by the compatibility test (test/api): klutch-kit\'s own binding CRDs are generated from constructs/api into constructs/api/crds/.',
+      '`github.com/anynines/klutchio` commit `0b4539e`, `bind/deploy/crd/` and `bind/contrib/deploy/crd/`. Used only by the compatibility test (test/api): klutch-kit\'s own binding CRDs are generated from contract/api into contract/api/crds/.',
   },
 ];
 
@@ -145,7 +145,7 @@ function main(): void {
     '',
     'Byte-for-byte copies of upstream CRD files, taken from the shared reference folder by',
     '`npm run import:vendor` (scripts/vendor-reference.ts; never edit them by hand). `npm run import` turns them',
-    '(plus klutch-kit\'s own binding CRDs from `constructs/api/crds/`) into `imports/*.ts` with',
+    '(plus klutch-kit\'s own binding CRDs from `contract/api/crds/`) into `imports/*.ts` with',
     '`cdk8s import`, and into `imports/schema-bundle.json` for `klutch-kit validate`.',
     '',
     '## Upstream origin per folder',

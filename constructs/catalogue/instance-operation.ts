@@ -2,7 +2,7 @@ import { Construct } from 'constructs';
 import { CompositeResourceDefinition, Composition, PatchAndTransformStep } from '../crossplane/index.js';
 import { Parameter, ParameterLocation, ParameterProps, DEFAULT_EXPORT_TEMPLATE_NAMESPACE } from '../dataservice/index.js';
 import { ApiServiceExportTemplate, type IApiExport, type PermissionClaim } from '../runtime/index.js';
-import { OFFERING_ANNOTATION, type Offering } from '../api/offering.js';
+import { OFFERING_ANNOTATION, type Offering } from '../../contract/api/offering.js';
 import { ANYNINES_GROUP } from './_common.js';
 
 /** A backend of an instance operation (ServiceBinding, Backup, Restore). */

@@ -1,6 +1,6 @@
 import { Construct } from 'constructs';
 import { ApiServiceExportTemplate, type IApiExport, type PermissionClaim } from '../runtime/index.js';
-import { OFFERING_ANNOTATION, type Offering } from '../api/offering.js';
+import { OFFERING_ANNOTATION, type Offering } from '../../contract/api/offering.js';
 import {
   CompositeDeletePolicy, CompositeResourceDefinition, Composition, PatchAndTransformStep,
 } from '../crossplane/index.js';

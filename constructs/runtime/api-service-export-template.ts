@@ -6,7 +6,7 @@
 import { ApiObject } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import { fail } from '../_errors.js';
-import { apiServiceExportTemplateKind, type APIServiceExportTemplateSpec } from '../api/index.js';
+import { apiServiceExportTemplateKind, type APIServiceExportTemplateSpec } from '../../contract/api/index.js';
 import { checkDnsLabel, checkDnsSubdomain } from './_pod.js';
 import { checkGroup, checkResource, PermissionClaim, renderPermissionClaim } from './permission-claim.js';
 

@@ -15,7 +15,7 @@ import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
 import { fail } from '../_errors.js';
 import { isDnsSubdomain } from '../_names.js';
-import { bindingCrds } from '../api/index.js';
+import { bindingCrds } from '../../contract/api/index.js';
 import { Catalogue, CatalogueProps } from '../catalogue/index.js';
 import {
   AnyninesProviderConfig, AnyninesServiceType, CrossplaneInstall, CrossplaneInstallProps, DeploymentRuntimeConfig, Function as XpFunction, KubernetesProviderConfig,

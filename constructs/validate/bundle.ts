@@ -7,8 +7,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
-import type { JSONSchemaProps } from '../api/_schema.js';
-import { bindingCrds } from '../api/crds.js';
+import type { JSONSchemaProps } from '../../contract/api/_schema.js';
+import { bindingCrds } from '../../contract/api/crds.js';
 import { SchemaRegistry, type CrdLike } from './registry.js';
 import type { CrossplaneTarget } from './xcrd.js';
 

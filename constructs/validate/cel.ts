@@ -16,7 +16,7 @@
  */
 import { celEnv, isCelError, parse, plan, type CelEnv } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
-import type { CelRule, JSONSchemaProps } from '../api/_schema.js';
+import type { CelRule, JSONSchemaProps } from '../../contract/api/_schema.js';
 import { k8sLibraryFuncs } from './cel-k8s.js';
 
 /** One failed rule. */

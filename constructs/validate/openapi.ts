@@ -13,7 +13,7 @@
  * - `default` is kept (ajv `useDefaults` applies it like the API server's defaulting);
  * - `x-kubernetes-validations` (CEL) and list-type checks are left to `cel.ts` / `schema-validator.ts`.
  */
-import type { JSONSchemaProps } from '../api/_schema.js';
+import type { JSONSchemaProps } from '../../contract/api/_schema.js';
 
 export type AjvSchema = Record<string, unknown>;
 

@@ -2,7 +2,7 @@
  * A registry of schemas by apiVersion + kind, filled from CRDs (bundled, from the binding API, or
  * found next to the objects) and from Crossplane XRDs (derived XR and claim CRDs).
  */
-import type { JSONSchemaProps } from '../api/_schema.js';
+import type { JSONSchemaProps } from '../../contract/api/_schema.js';
 import { SchemaValidator, type FieldError } from './schema-validator.js';
 import { deriveClaimCrd, deriveXrCrd, type CompositeResourceDefinitionLike, type CrossplaneTarget } from './xcrd.js';
 

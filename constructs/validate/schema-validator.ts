@@ -5,7 +5,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { show } from '../_errors.js';
-import type { JSONSchemaProps } from '../api/_schema.js';
+import type { JSONSchemaProps } from '../../contract/api/_schema.js';
 import { joinPath, walkRules, type CelFailure } from './cel.js';
 import { toAjvSchema } from './openapi.js';
 

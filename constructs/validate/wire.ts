@@ -1,7 +1,7 @@
 /**
  * Validation of the binding protocol's JSON wire documents (BindingProvider from `GET /export`,
  * BindingResponse handed to the kubectl-bind callback, and the APIServiceExportRequestResponse
- * entries in it) against their schemas in constructs/api/wire.ts.
+ * entries in it) against their schemas in contract/api/wire.ts.
  */
 import {
   apiServiceExportRequestResponseSchema,
@@ -10,7 +10,7 @@ import {
   type APIServiceExportRequestResponse,
   type BindingProvider,
   type BindingResponse,
-} from '../api/wire.js';
+} from '../../contract/api/wire.js';
 import { SchemaValidator, type FieldError } from './schema-validator.js';
 
 const schemas = {

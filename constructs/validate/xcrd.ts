@@ -23,9 +23,9 @@
  * - names: categories + `composite` / `claim`; printer columns SYNCED, READY, COMPOSITION /
  *   CONNECTION-SECRET, AGE; the status subresource.
  */
-import type { JSONSchemaProps } from '../api/_schema.js';
-import { sortKeys } from '../api/_schema.js';
-import type { CustomResourceDefinition } from '../api/_kind.js';
+import type { JSONSchemaProps } from '../../contract/api/_schema.js';
+import { sortKeys } from '../../contract/api/_schema.js';
+import type { CustomResourceDefinition } from '../../contract/api/_kind.js';
 
 /** Which Crossplane's derivation to reproduce. */
 export type CrossplaneTarget = '2' | '1.20';

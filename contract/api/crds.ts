@@ -31,7 +31,7 @@ export function crdFileName(crd: Pick<CustomResourceDefinition, 'spec'>): string
 }
 
 /** Header of every generated CRD file. */
-export const GENERATED_HEADER = '# Generated from constructs/api by `npm run import`. Do not edit.\n';
+export const GENERATED_HEADER = '# Generated from contract/api by `npm run import`. Do not edit.\n';
 
 /** The CRD files of the binding API: file name → YAML text. */
 export function renderBindingCrdFiles(): Map<string, string> {

@@ -1,7 +1,7 @@
 /**
  * klutch-kit's binding API: `klutch.anynines.com/v1alpha1` and
  * `example-backend.klutch.anynines.com/v1alpha1`, written once as typed schemas. Types, CRD YAML
- * (`constructs/api/crds/`), cdk8s imports and validators are all derived from these definitions.
+ * (`contract/api/crds/`), cdk8s imports and validators are all derived from these definitions.
  *
  * Each kind exports `<kind>Kind` (a `KindDef`: apiVersion, kind, plural, `crd()`,
  * `openAPIV3Schema()`, `make(name, spec, meta)`, `is(o)`), its object type, and its spec/status

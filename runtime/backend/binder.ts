@@ -153,7 +153,7 @@ export function exportRequestFor(api: BindableApi): APIServiceExportRequestRespo
         },
       ],
     },
-    // constructs/api types `group` as the literal of its default (""); the value is any API group.
+    // contract/api types `group` as the literal of its default (""); the value is any API group.
   } as unknown as APIServiceExportRequestResponse;
 }
 

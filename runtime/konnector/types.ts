@@ -1,5 +1,5 @@
 /**
- * The binding API as the konnector reads and writes it: the shapes come from constructs/api (one
+ * The binding API as the konnector reads and writes it: the shapes come from contract/api (one
  * source of truth), wrapped in the runtime's loose KubeObject type.
  */
 import type {

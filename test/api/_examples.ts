@@ -14,7 +14,7 @@ import {
   bindingKinds,
   clusterBindingKind,
   type JSONSchemaProps,
-} from '../../constructs/api/index.js';
+} from '../../contract/api/index.js';
 
 export type BindingKind = (typeof bindingKinds)[number];
 

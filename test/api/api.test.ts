@@ -25,7 +25,7 @@ import {
   type APIServiceBinding,
   type Condition,
   type PermissionClaim,
-} from '../../constructs/api/index.js';
+} from '../../contract/api/index.js';
 import { SchemaValidator } from '../../constructs/validate/index.js';
 
 describe('kind definitions', () => {

@@ -1,5 +1,5 @@
 /**
- * Wire compatibility of klutch-kit's binding CRDs (generated from constructs/api) with Klutch's
+ * Wire compatibility of klutch-kit's binding CRDs (generated from contract/api) with Klutch's
  * (imports/crds/klutch-reference, byte copies of anynines/klutchio `bind/deploy/crd/`):
  *
  * 1. structurally, the two schemas are the same once descriptions are ignored: same properties,
@@ -21,7 +21,7 @@ import {
   crdFileName,
   renderBindingCrdFiles,
   type JSONSchemaProps,
-} from '../../constructs/api/index.js';
+} from '../../contract/api/index.js';
 import { SchemaValidator } from '../../constructs/validate/index.js';
 import { baseObject, celCases, mutations, type Example } from './_examples.js';
 
@@ -68,9 +68,9 @@ describe('structural comparison with Klutch CRDs', () => {
     }
   });
 
-  it('the committed constructs/api/crds files are what constructs/api renders', () => {
+  it('the committed contract/api/crds files are what contract/api renders', () => {
     for (const [file, text] of renderBindingCrdFiles()) {
-      expect(readFileSync(join(root, 'constructs', 'api', 'crds', file), 'utf8')).toBe(text);
+      expect(readFileSync(join(root, 'contract', 'api', 'crds', file), 'utf8')).toBe(text);
     }
   });
 

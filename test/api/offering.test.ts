@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { Chart, Testing } from 'cdk8s';
-import { OFFERING_ANNOTATION, parseOffering } from '../../constructs/api/index.js';
+import { OFFERING_ANNOTATION, parseOffering } from '../../contract/api/index.js';
 import { Catalogue } from '../../constructs/catalogue/index.js';
 
 describe('catalogue offering annotation', () => {

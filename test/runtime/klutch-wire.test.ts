@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
-import type { JSONSchemaProps } from '../../constructs/api/index.js';
+import type { JSONSchemaProps } from '../../contract/api/index.js';
 import { SchemaValidator } from '../../constructs/validate/index.js';
 import { exportRequestFor, renderKubeconfig } from '../../runtime/backend/binder.js';
 import type { BindableApi } from '../../runtime/backend/catalog.js';
@@ -42,9 +42,9 @@ import { parseRemoteKubeconfig } from '../../runtime/kubectl-bind/util.js';
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '..', '..');
 const fixture = (f: string) => readFileSync(join(root, 'test', 'fixtures', 'klutch-wire', f), 'utf8');
 
-/** Validator for one kind, from Klutch's CRD (imports/crds/klutch-reference) or ours (constructs/api/crds). */
+/** Validator for one kind, from Klutch's CRD (imports/crds/klutch-reference) or ours (contract/api/crds). */
 function crdValidator(dir: 'klutch-reference' | 'ours', file: string): SchemaValidator {
-  const path = dir === 'ours' ? join(root, 'constructs', 'api', 'crds', file) : join(root, 'imports', 'crds', 'klutch-reference', file);
+  const path = dir === 'ours' ? join(root, 'contract', 'api', 'crds', file) : join(root, 'imports', 'crds', 'klutch-reference', file);
   const crd = parseYaml(readFileSync(path, 'utf8')) as { spec: { versions: Array<{ schema: { openAPIV3Schema: JSONSchemaProps } }> } };
   return new SchemaValidator(crd.spec.versions[0].schema.openAPIV3Schema);
 }

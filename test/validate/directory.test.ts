@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse, stringify } from 'yaml';
-import { apiServiceExportKind, bindingCrds, clusterBindingKind } from '../../constructs/api/index.js';
+import { apiServiceExportKind, bindingCrds, clusterBindingKind } from '../../contract/api/index.js';
 import { formatIssue, validateDirectory } from '../../constructs/validate/index.js';
 import { registerValidateCommand, runValidate } from '../../runtime/cli/validate.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { newBindingProvider, newBindingResponse, type JSONSchemaProps } from '../../constructs/api/index.js';
+import { newBindingProvider, newBindingResponse, type JSONSchemaProps } from '../../contract/api/index.js';
 import { isTransitionRule, parseWire, pointerToPath, SchemaValidator, toAjvSchema, validateWire } from '../../constructs/validate/index.js';
 
 /** A CRD root schema with the given spec schema. */

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
-import type { JSONSchemaProps } from '../../constructs/api/index.js';
+import type { JSONSchemaProps } from '../../contract/api/index.js';
 import { checkXrdRules, deriveClaimCrd, deriveXrCrd, SchemaRegistry, SchemaValidator, type CompositeResourceDefinitionLike } from '../../constructs/validate/index.js';
 
 const fixtures = join(fileURLToPath(new URL('.', import.meta.url)), '..', 'fixtures', 'klutch');

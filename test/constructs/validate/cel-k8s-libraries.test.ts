@@ -3,7 +3,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { celEnv, isCelError, parse, plan, type CelEnv } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
-import type { JSONSchemaProps } from '../../../constructs/api/index.js';
+import type { JSONSchemaProps } from '../../../contract/api/index.js';
 import { evalRule, k8sLibraryFuncs, SchemaValidator } from '../../../constructs/validate/index.js';
 
 let env: CelEnv | undefined;

@@ -1,7 +1,7 @@
 // Shared setup of the backend suites: a real provider cluster with the binding CRDs, a data-service
 // CRD offered by an APIServiceExportTemplate, a real OIDC provider on loopback, and the backend.
 import { randomBytes } from 'node:crypto';
-import { bindingCrds } from '../../../constructs/api/index.js';
+import { bindingCrds } from '../../../contract/api/index.js';
 import { KubeClient, silentLogger, type KubeObject } from '../../../runtime/core/index.js';
 import { applyManifests, startCluster, waitForCrdsEstablished, type RealCluster } from '../../../runtime/realinfra/index.js';
 import { startBackend, type Backend } from '../../../runtime/backend/app.js';

@@ -9,7 +9,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { CoreResources, isAlreadyExists, isNotFound, KubeClient, type KubeObject, type ResourceRef } from '../../../runtime/core/client.js';
 import { Controller } from '../../../runtime/core/controller.js';
 import { Informer } from '../../../runtime/core/informer.js';
-import { bindingCrds } from '../../../constructs/api/crds.js';
+import { bindingCrds } from '../../../contract/api/crds.js';
 import { BindResources, type APIServiceNamespace } from '../../../runtime/konnector/types.js';
 import { createLogger } from '../../../runtime/core/logger.js';
 import { Konnector } from '../../../runtime/konnector/konnector.js';

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CoreV1Api, CustomObjectsApi, type KubernetesObject } from '@kubernetes/client-node';
 import { parse } from 'yaml';
-import { bindingCrds, bindingKinds, type JSONSchemaProps } from '../../../constructs/api/index.js';
+import { bindingCrds, bindingKinds, type JSONSchemaProps } from '../../../contract/api/index.js';
 import { deriveClaimCrd, SchemaValidator, type CompositeResourceDefinitionLike } from '../../../constructs/validate/index.js';
 import { apiErrorDetails, applyManifests, type RealCluster } from '../../../runtime/realinfra/index.js';
 import { uniqueName, useCluster } from '../../realinfra/util.js';
