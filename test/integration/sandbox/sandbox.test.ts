@@ -268,7 +268,7 @@ describe('the CLI: npm run sandbox, then npm run sandbox -- --down', () => {
         return out.includes('Klutch sandbox is up.');
       }, 280_000);
       for (let i = 1; i <= 8; i++) expect(out).toContain(`[${i}/8]`);
-      const psql = /^  PGPASSWORD='([^']+)' psql -h (127\.\d+\.\d+\.\d+) -p 5432 -U (\S+) (\S+)$/m.exec(out);
+      const psql = /^ {2}PGPASSWORD='([^']+)' psql -h (127\.\d+\.\d+\.\d+) -p 5432 -U (\S+) (\S+)$/m.exec(out);
       expect(psql).not.toBeNull();
       // the printed command's credentials work
       const c = await connect({ password: psql![1]!, instance_service: psql![2]!, username: psql![3]!, database: psql![4]! });
