@@ -1,44 +1,120 @@
 import { checkInteger, checkNonEmpty, copyJson, fail, isPlainObject } from './_util.js';
 
-/** `string` transform `Convert` operations. */
-export enum StringConversion {
-  TO_UPPER = 'ToUpper',
-  TO_LOWER = 'ToLower',
-  TO_BASE64 = 'ToBase64',
-  FROM_BASE64 = 'FromBase64',
-  TO_JSON = 'ToJson',
-  TO_SHA1 = 'ToSha1',
-  TO_SHA256 = 'ToSha256',
-  TO_SHA512 = 'ToSha512',
-  TO_ADLER32 = 'ToAdler32',
+/** `string` transform `Convert` operations (enum-like: static instances). */
+export class StringConversion {
+  public static readonly TO_UPPER = new StringConversion('ToUpper');
+  public static readonly TO_LOWER = new StringConversion('ToLower');
+  public static readonly TO_BASE64 = new StringConversion('ToBase64');
+  public static readonly FROM_BASE64 = new StringConversion('FromBase64');
+  public static readonly TO_JSON = new StringConversion('ToJson');
+  public static readonly TO_SHA1 = new StringConversion('ToSha1');
+  public static readonly TO_SHA256 = new StringConversion('ToSha256');
+  public static readonly TO_SHA512 = new StringConversion('ToSha512');
+  public static readonly TO_ADLER32 = new StringConversion('ToAdler32');
+
+  /** Every instance, in declaration order. */
+  public static get all(): readonly StringConversion[] {
+    return Object.values(StringConversion).filter((v): v is StringConversion => v instanceof StringConversion);
+  }
+
+  private constructor(
+    /** The `string.convert` value in the P&T input, e.g. `ToUpper`. */
+    public readonly value: string,
+  ) {}
+
+  public toString(): string {
+    return this.value;
+  }
+
+  /** The value (error messages render it through this). */
+  public toJson(): string {
+    return this.value;
+  }
 }
 
-/** Target types of a `convert` transform. */
-export enum ConvertType {
-  STRING = 'string',
-  INT = 'int',
-  INT64 = 'int64',
-  BOOL = 'bool',
-  FLOAT64 = 'float64',
-  OBJECT = 'object',
-  ARRAY = 'array',
+/** Target types of a `convert` transform (enum-like: static instances). */
+export class ConvertType {
+  public static readonly STRING = new ConvertType('string');
+  public static readonly INT = new ConvertType('int');
+  public static readonly INT64 = new ConvertType('int64');
+  public static readonly BOOL = new ConvertType('bool');
+  public static readonly FLOAT64 = new ConvertType('float64');
+  public static readonly OBJECT = new ConvertType('object');
+  public static readonly ARRAY = new ConvertType('array');
+
+  /** Every instance, in declaration order. */
+  public static get all(): readonly ConvertType[] {
+    return Object.values(ConvertType).filter((v): v is ConvertType => v instanceof ConvertType);
+  }
+
+  private constructor(
+    /** The `convert.toType` value in the P&T input, e.g. `int64`. */
+    public readonly value: string,
+  ) {}
+
+  public toString(): string {
+    return this.value;
+  }
+
+  /** The value (error messages render it through this). */
+  public toJson(): string {
+    return this.value;
+  }
 }
 
-/** Input formats of a `convert` transform. */
-export enum ConvertFormat {
-  NONE = 'none',
+/** Input formats of a `convert` transform (enum-like: static instances). */
+export class ConvertFormat {
+  public static readonly NONE = new ConvertFormat('none');
   /** A Kubernetes quantity such as `10Gi` (to int, int64 or float64). */
-  QUANTITY = 'quantity',
+  public static readonly QUANTITY = new ConvertFormat('quantity');
   /** A JSON document (to object or array). */
-  JSON = 'json',
+  public static readonly JSON = new ConvertFormat('json');
+
+  /** Every instance, in declaration order. */
+  public static get all(): readonly ConvertFormat[] {
+    return Object.values(ConvertFormat).filter((v): v is ConvertFormat => v instanceof ConvertFormat);
+  }
+
+  private constructor(
+    /** The `convert.format` value in the P&T input, e.g. `quantity`. */
+    public readonly value: string,
+  ) {}
+
+  public toString(): string {
+    return this.value;
+  }
+
+  /** The value (error messages render it through this). */
+  public toJson(): string {
+    return this.value;
+  }
 }
 
-/** What a `match` transform returns when no pattern matches. */
-export enum MatchFallbackTo {
+/** What a `match` transform returns when no pattern matches (enum-like: static instances). */
+export class MatchFallbackTo {
   /** Return `fallbackValue`. */
-  VALUE = 'Value',
+  public static readonly VALUE = new MatchFallbackTo('Value');
   /** Return the input unchanged. */
-  INPUT = 'Input',
+  public static readonly INPUT = new MatchFallbackTo('Input');
+
+  /** Every instance, in declaration order. */
+  public static get all(): readonly MatchFallbackTo[] {
+    return Object.values(MatchFallbackTo).filter((v): v is MatchFallbackTo => v instanceof MatchFallbackTo);
+  }
+
+  private constructor(
+    /** The `match.fallbackTo` value in the P&T input. */
+    public readonly value: string,
+  ) {}
+
+  public toString(): string {
+    return this.value;
+  }
+
+  /** The value (error messages render it through this). */
+  public toJson(): string {
+    return this.value;
+  }
 }
 
 /** One pattern of a `match` transform. */
@@ -94,7 +170,7 @@ export class Transform {
     options.patterns.forEach((p, i) => {
       if (!(p instanceof MatchPattern)) fail(`Transform.match(options).patterns[${i}]`, p, 'must be made with MatchPattern.literal() or MatchPattern.regexp()');
     });
-    if (options.fallbackTo !== undefined && !Object.values(MatchFallbackTo).includes(options.fallbackTo)) {
+    if (options.fallbackTo !== undefined && !(options.fallbackTo instanceof MatchFallbackTo)) {
       fail('Transform.match(options).fallbackTo', options.fallbackTo, 'must be Value or Input');
     }
     if (options.fallbackTo === MatchFallbackTo.INPUT && options.fallbackValue !== undefined) {
@@ -102,7 +178,7 @@ export class Transform {
     }
     const match: Record<string, unknown> = { patterns: options.patterns.map((p) => p._toJson()) };
     if (options.fallbackValue !== undefined) match.fallbackValue = copyJson(options.fallbackValue);
-    if (options.fallbackTo !== undefined) match.fallbackTo = options.fallbackTo;
+    if (options.fallbackTo !== undefined) match.fallbackTo = options.fallbackTo.value;
     return new Transform('match', { type: 'match', match });
   }
 
@@ -115,10 +191,10 @@ export class Transform {
 
   /** Converts the string (`string` Convert), e.g. StringConversion.TO_UPPER. */
   public static stringConvert(conversion: StringConversion): Transform {
-    if (!Object.values(StringConversion).includes(conversion)) {
-      fail('Transform.stringConvert(conversion)', conversion, `must be one of ${Object.values(StringConversion).join(', ')}`);
+    if (!(conversion instanceof StringConversion)) {
+      fail('Transform.stringConvert(conversion)', conversion, `must be one of ${StringConversion.all.join(', ')}`);
     }
-    return new Transform('string', { type: 'string', string: { type: 'Convert', convert: conversion } });
+    return new Transform('string', { type: 'string', string: { type: 'Convert', convert: conversion.value } });
   }
 
   /** Removes a leading prefix (`string` TrimPrefix). */
@@ -157,16 +233,16 @@ export class Transform {
 
   /** Converts the value to another type (`convert` transform). */
   public static convert(toType: ConvertType, format?: ConvertFormat): Transform {
-    if (!Object.values(ConvertType).includes(toType)) fail('Transform.convert(toType)', toType, `must be one of ${Object.values(ConvertType).join(', ')}`);
-    if (format !== undefined && !Object.values(ConvertFormat).includes(format)) fail('Transform.convert(format)', format, `must be one of ${Object.values(ConvertFormat).join(', ')}`);
+    if (!(toType instanceof ConvertType)) fail('Transform.convert(toType)', toType, `must be one of ${ConvertType.all.join(', ')}`);
+    if (format !== undefined && !(format instanceof ConvertFormat)) fail('Transform.convert(format)', format, `must be one of ${ConvertFormat.all.join(', ')}`);
     const structured = toType === ConvertType.OBJECT || toType === ConvertType.ARRAY;
     if (structured && format !== ConvertFormat.JSON) fail('Transform.convert(format)', format, `must be "json" to convert to ${toType}`);
     if (format === ConvertFormat.JSON && !structured) fail('Transform.convert(format)', format, `only converts to object or array, not to ${toType}`);
     if (format === ConvertFormat.QUANTITY && ![ConvertType.INT, ConvertType.INT64, ConvertType.FLOAT64].includes(toType)) {
       fail('Transform.convert(format)', format, `only converts to int, int64 or float64, not to ${toType}`);
     }
-    const convert: Record<string, unknown> = { toType };
-    if (format !== undefined) convert.format = format;
+    const convert: Record<string, unknown> = { toType: toType.value };
+    if (format !== undefined) convert.format = format.value;
     return new Transform('convert', { type: 'convert', convert });
   }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import {
-  ConnectionDetail, Function, Patch, PatchAndTransformStep, ReadinessCheck, Transform,
+  ConnectionDetail, ConvertType, Function, Patch, PatchAndTransformStep, ReadinessCheck, Transform,
 } from '../../constructs/crossplane/index.js';
 import { ptInputErrors } from './_schema.js';
 
@@ -17,7 +17,7 @@ describe('PatchAndTransformStep', () => {
       patches: [Patch.patchSet('claim-labels')],
     });
     pg.addPatch(
-      Patch.fromCompositeFieldPath('spec.service', 'spec.forProvider.manifest.spec.version', { transforms: [Transform.trimPrefix('a9s-postgresql'), Transform.convert('int' as never)] }),
+      Patch.fromCompositeFieldPath('spec.service', 'spec.forProvider.manifest.spec.version', { transforms: [Transform.trimPrefix('a9s-postgresql'), Transform.convert(ConvertType.INT)] }),
       Patch.combineFromComposite(['metadata.labels[crossplane.io/claim-namespace]', 'metadata.labels[crossplane.io/claim-name]'], '%s-%s', 'metadata.name'),
       Patch.toCompositeFieldPath('status.atProvider.manifest.status', 'status.managed'),
     );

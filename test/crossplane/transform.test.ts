@@ -64,11 +64,11 @@ describe('Transform', () => {
     expect(() => MatchPattern.regexp('(', 1)).toThrow('MatchPattern.regexp(regexp): "(" is not a valid regular expression');
     expect(() => MatchPattern.literal('a', undefined)).toThrow('MatchPattern.result: undefined must be set');
     expect(() => Transform.stringFormat('no verb')).toThrow('Transform.stringFormat(fmt): "no verb" has no Go format verb');
-    expect(() => Transform.stringConvert('ToCamel' as StringConversion)).toThrow('Transform.stringConvert(conversion): "ToCamel" must be one of');
+    expect(() => Transform.stringConvert('ToCamel' as unknown as StringConversion)).toThrow('Transform.stringConvert(conversion): "ToCamel" must be one of');
     expect(() => Transform.trimPrefix('')).toThrow('Transform.trimPrefix(prefix): "" must be a non-empty string');
     expect(() => Transform.stringRegexp('[a-')).toThrow('Transform.stringRegexp(match): "[a-"');
     expect(() => Transform.stringRegexp('a', -1)).toThrow('Transform.stringRegexp(group): -1 must be an integer >= 0');
-    expect(() => Transform.convert('decimal' as ConvertType)).toThrow('Transform.convert(toType): "decimal" must be one of');
+    expect(() => Transform.convert('decimal' as unknown as ConvertType)).toThrow('Transform.convert(toType): "decimal" must be one of');
     expect(() => Transform.convert(ConvertType.OBJECT)).toThrow('Transform.convert(format): undefined must be "json" to convert to object');
     expect(() => Transform.convert(ConvertType.STRING, ConvertFormat.JSON)).toThrow('Transform.convert(format): "json" only converts to object or array, not to string');
     expect(() => Transform.convert(ConvertType.BOOL, ConvertFormat.QUANTITY)).toThrow('"quantity" only converts to int, int64 or float64, not to bool');
