@@ -1,0 +1,146 @@
+/**
+ * The provider connection's reconcilers with their injected dependencies faked (caches as Maps, the
+ * API calls they make recorded); the real-cluster behaviour stays in test/integration/konnector.
+ */
+import { describe, expect, it } from '@jest/globals';
+import { Registry } from 'prom-client';
+import type { KubeClient, KubeObject, ResourceRef } from '../../../runtime/core/client.js';
+import { silentLogger } from '../../../runtime/core/logger.js';
+import { konnectorMetrics } from '../../../runtime/konnector/metrics.js';
+import { HeartbeatReconciler, goDuration } from '../../../runtime/konnector/provider-heartbeat.js';
+import { NamespaceReconciler } from '../../../runtime/konnector/provider-namespaces.js';
+import type { AttachedBindings } from '../../../runtime/konnector/provider-state.js';
+import type { APIServiceBinding, APIServiceNamespace, ClusterBinding } from '../../../runtime/konnector/types.js';
+
+interface Call {
+  verb: string;
+  resource: string;
+  namespace?: string;
+  name?: string;
+  body?: unknown;
+}
+
+/** Records the calls; answers getOrNull from `objects` (`plural/namespace/name`). */
+function fakeClient(objects: Record<string, KubeObject> = {}, fail: Record<string, Error> = {}) {
+  const calls: Call[] = [];
+  const client = {
+    async getOrNull(r: ResourceRef, namespace: string | undefined, name: string) {
+      calls.push({ verb: 'get', resource: r.plural, namespace, name });
+      if (fail[`get ${r.plural}`]) throw fail[`get ${r.plural}`];
+      return objects[`${r.plural}/${namespace ?? ''}/${name}`];
+    },
+    async mergePatch(r: ResourceRef, namespace: string | undefined, name: string, body: unknown) {
+      calls.push({ verb: 'patch', resource: r.plural, namespace, name, body });
+      if (fail[`patch ${r.plural}`]) throw fail[`patch ${r.plural}`];
+      return {} as KubeObject;
+    },
+    async delete(r: ResourceRef, namespace: string | undefined, name: string, opts: unknown) {
+      calls.push({ verb: 'delete', resource: r.plural, namespace, name, body: opts });
+    },
+  };
+  return { client: client as unknown as KubeClient, calls };
+}
+
+const attached = (...keys: string[]): AttachedBindings => ({ has: (k) => keys.includes(k), keys: () => keys, named: (n) => keys.filter((k) => k.endsWith(`/${n}`)) });
+
+function heartbeat(o: { cb?: ClusterBinding; provider?: ReturnType<typeof fakeClient>; consumer?: ReturnType<typeof fakeClient>; bindings?: Record<string, APIServiceBinding>; controlPlaneMode?: boolean }) {
+  const provider = o.provider ?? fakeClient();
+  const consumer = o.consumer ?? fakeClient();
+  let changes = 0;
+  const r = new HeartbeatReconciler({
+    provider: provider.client,
+    bindingClient: consumer.client,
+    clusterNamespace: 'cluster-a',
+    clusterBindings: { getByName: (ns, name) => (o.cb && ns === 'cluster-a' && name === 'cluster' ? o.cb : undefined) },
+    bindings: attached(...Object.keys(o.bindings ?? {})),
+    getBinding: (k) => o.bindings?.[k],
+    log: silentLogger,
+    metrics: konnectorMetrics(new Registry()),
+    heartbeatIntervalMs: 300_000,
+    version: 'v1.2.3',
+    controlPlaneMode: o.controlPlaneMode ?? false,
+    changed: () => void changes++,
+  });
+  return { r, provider, consumer, changes: () => changes };
+}
+
+const cb = (status: ClusterBinding['status'] = {}, spec: Partial<ClusterBinding['spec']> = {}): ClusterBinding =>
+  ({ metadata: { name: 'cluster', namespace: 'cluster-a' }, spec: { providerPrettyName: 'Provider', ...spec }, status }) as ClusterBinding;
+
+describe('HeartbeatReconciler', () => {
+  it('reports a missing ClusterBinding and writes nothing', async () => {
+    const t = heartbeat({});
+    await t.r.reconcile();
+    expect(t.r.state).toMatchObject({ status: 'False', reason: 'ClusterBindingNotFound' });
+    expect(t.provider.calls).toEqual([]);
+    expect(t.changes()).toBe(1);
+  });
+
+  it('writes interval, version and time into the ClusterBinding status, then reports HeartbeatSent', async () => {
+    const t = heartbeat({ cb: cb(), controlPlaneMode: true });
+    const res = await t.r.reconcile();
+    const [patch] = t.provider.calls;
+    expect(patch).toMatchObject({ verb: 'patch', resource: 'clusterbindings', namespace: 'cluster-a', name: 'cluster' });
+    expect(patch.body).toEqual({ status: { heartbeatInterval: '5m0s', konnectorVersion: 'v1.2.3', lastHeartbeatTime: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/) } });
+    expect(t.r.state).toEqual({ status: 'True', reason: 'HeartbeatSent', message: 'heartbeat every 2m30s' });
+    expect(t.r.providerPrettyName).toBe('Provider');
+    expect(t.r.lastHeartbeat).toBeInstanceOf(Date);
+    expect(res.requeueAfterMs).toBe(150_000);
+  });
+
+  it('does not rewrite a fresh heartbeat', async () => {
+    const fresh = cb({ lastHeartbeatTime: new Date().toISOString(), heartbeatInterval: goDuration(300_000), konnectorVersion: 'v1.2.3' });
+    const t = heartbeat({ cb: fresh, controlPlaneMode: true });
+    await t.r.reconcile();
+    expect(t.provider.calls).toEqual([]);
+    expect(t.r.state.reason).toBe('HeartbeatSent');
+  });
+
+  it('names the ClusterBinding and the missing permission when the patch fails', async () => {
+    const t = heartbeat({ cb: cb(), controlPlaneMode: true, provider: fakeClient({}, { 'patch clusterbindings': new Error('forbidden') }) });
+    await expect(t.r.reconcile()).rejects.toThrow('forbidden');
+    expect(t.r.state).toMatchObject({ status: 'False', reason: 'ClusterBindingUpdateFailed', message: expect.stringContaining('ClusterBinding cluster-a/cluster: forbidden; check that the provider credentials may patch clusterbindings/status') });
+  });
+
+  it('rotates the provider kubeconfig into the consumer Secret of each attached binding when it differs', async () => {
+    const provider = fakeClient({ 'secrets/cluster-a/kc': { metadata: { name: 'kc' }, data: { kubeconfig: 'NEW' } } as KubeObject });
+    const consumer = fakeClient({ 'secrets/klutch-bind/kubeconfig-x': { metadata: { name: 'kubeconfig-x' }, data: { kubeconfig: 'OLD' } } as KubeObject });
+    const binding = { metadata: { name: 'pgs.a.com' }, spec: { kubeconfigSecretRef: { namespace: 'klutch-bind', name: 'kubeconfig-x', key: 'kubeconfig' } } } as APIServiceBinding;
+    const t = heartbeat({ cb: cb({}, { kubeconfigSecretRef: { name: 'kc', key: 'kubeconfig' } }), provider, consumer, bindings: { 'klutch-bind/pgs.a.com': binding } });
+    await t.r.reconcile();
+    expect(consumer.calls.filter((c) => c.verb === 'patch')).toEqual([{ verb: 'patch', resource: 'secrets', namespace: 'klutch-bind', name: 'kubeconfig-x', body: { data: { kubeconfig: 'NEW' } } }]);
+  });
+});
+
+describe('NamespaceReconciler', () => {
+  const ans = (name: string, extra: Partial<APIServiceNamespace['metadata']> = {}) => ({ metadata: { name, namespace: 'cluster-a', uid: `u-${name}`, ...extra } }) as APIServiceNamespace;
+  const setup = (o: { ans?: APIServiceNamespace; appNamespaces?: string[]; synced?: boolean }) => {
+    const provider = fakeClient();
+    const r = new NamespaceReconciler({
+      provider: provider.client,
+      clusterNamespace: 'cluster-a',
+      apiNamespaces: { getByName: (_ns, name) => (o.ans?.metadata.name === name ? o.ans : undefined) },
+      appNamespaces: { hasSynced: () => o.synced ?? true, getByName: (_ns, name) => (o.appNamespaces?.includes(name) ? { metadata: { name } } : undefined) },
+      log: silentLogger,
+    });
+    return { r, calls: provider.calls };
+  };
+
+  it('deletes the APIServiceNamespace (uid precondition) once the app-cluster Namespace is gone', async () => {
+    const t = setup({ ans: ans('team-a'), appNamespaces: [] });
+    await t.r.reconcile('team-a');
+    expect(t.calls).toEqual([{ verb: 'delete', resource: 'apiservicenamespaces', namespace: 'cluster-a', name: 'team-a', body: { uid: 'u-team-a' } }]);
+  });
+
+  it('keeps it while the Namespace exists or the APIServiceNamespace is already being deleted', async () => {
+    const exists = setup({ ans: ans('team-a'), appNamespaces: ['team-a'] });
+    await exists.r.reconcile('team-a');
+    const deleting = setup({ ans: ans('team-a', { deletionTimestamp: new Date().toISOString() }) });
+    await deleting.r.reconcile('team-a');
+    expect([...exists.calls, ...deleting.calls]).toEqual([]);
+  });
+
+  it('waits for the app-cluster Namespace informer to sync', async () => {
+    await expect(setup({ ans: ans('team-a'), synced: false }).r.reconcile('team-a')).rejects.toThrow('app-cluster Namespace informer not synced yet');
+  });
+});
