@@ -26,7 +26,7 @@ import {
 } from '../../constructs/crossplane/index.js';
 import { applyManifests, readManifests, waitForCrdsEstablished } from './apply.js';
 import { type CrossplaneBinaries, type CrossplaneVersion, CROSSPLANE_VERSIONS, ensureCrossplaneBinaries, upstreamSource } from './build.js';
-import { type Netns, createNetns, deleteNetnsSync, forwardTcp, netnsId, type TcpForwarder } from './netns.js';
+import { type Netns, createNetns, deleteNetnsSync, netnsId } from './netns.js';
 import { type RegisteredProcess, killRegistered, registryDir, removeEntry, writeEntry, RUN_ID_ENV } from './registry.js';
 import { KubeApiError, kubeRequest } from './rest.js';
 import { packageYamlFromDir, pushPackageYaml, pushXpkgFile } from './xpkg.js';
@@ -39,7 +39,32 @@ export const CROSSPLANE_NAMESPACE = 'crossplane-system';
 export const REWRITTEN_PREFIXES: readonly string[] = ['xpkg.crossplane.io/crossplane-contrib', 'xpkg.upbound.io/crossplane-contrib'];
 
 /** Processes of the Crossplane harness. */
-export type CrossplaneComponent = 'registry' | 'crossplane' | 'function-patch-and-transform' | 'provider-kubernetes';
+export type CrossplaneComponent = 'forwarder' | 'registry' | 'crossplane' | 'function-patch-and-transform' | 'provider-kubernetes';
+
+/**
+ * The TCP forwarders between the host's loopback and the veth, as a small Node process of its own: in the
+ * harness's process they would stop whenever its event loop is blocked (a test's execFileSync, a long
+ * synchronous synth), and a blocked call that itself needs the registry would wait forever.
+ * argv[1]: JSON [{ lh, lp, th, tp }]; prints "ready" once every route listens.
+ */
+const FORWARDER_JS = `
+const net = require('node:net');
+const routes = JSON.parse(process.argv[1]);
+let listening = 0;
+for (const r of routes) {
+  const server = net.createServer((inbound) => {
+    const outbound = net.connect(r.tp, r.th);
+    const end = () => { inbound.destroy(); outbound.destroy(); };
+    inbound.on('error', end).on('close', end);
+    outbound.on('error', end).on('close', end);
+    inbound.pipe(outbound);
+    outbound.pipe(inbound);
+  });
+  server.on('error', (e) => { console.error('cannot listen on ' + r.lh + ':' + r.lp + ': ' + e.message); process.exit(1); });
+  server.listen(r.lp, r.lh, () => { if (++listening === routes.length) console.log('ready'); });
+}
+process.on('SIGTERM', () => process.exit(0));
+`;
 
 export interface CrossplaneOptions {
   /** Crossplane core release line. */
@@ -370,7 +395,6 @@ class Harness implements CrossplaneHarness {
   versions: CrossplaneHarness['versions'] = { crossplane: '', functionPatchAndTransform: '', providerKubernetes: '' };
   private readonly procs: Partial<Record<CrossplaneComponent, XpProc>> = {};
   private readonly namespaces: Netns[] = [];
-  private readonly forwarders: TcpForwarder[] = [];
   private readonly registryFile: string;
   private readonly id = netnsId();
   private xpNs!: Netns;
@@ -396,6 +420,7 @@ class Harness implements CrossplaneHarness {
     const logDir = path.join(this.dir, 'logs');
     fs.mkdirSync(logDir, { recursive: true });
     this.logs = {
+      forwarder: path.join(logDir, 'forwarder.log'),
       registry: path.join(logDir, 'registry.log'),
       crossplane: path.join(logDir, 'crossplane.log'),
       'function-patch-and-transform': path.join(logDir, 'function-patch-and-transform.log'),
@@ -426,6 +451,7 @@ class Harness implements CrossplaneHarness {
 
   pids(): ReturnType<CrossplaneHarness['pids']> {
     return {
+      forwarder: this.procs.forwarder?.pid,
       registry: this.procs.registry?.pid,
       crossplane: this.procs.crossplane?.pid,
       'function-patch-and-transform': this.procs['function-patch-and-transform']?.pid,
@@ -522,8 +548,18 @@ class Harness implements CrossplaneHarness {
     this.fnNs = await createNetns(`kkt-${this.id}-fn`);
     this.namespaces.push(this.fnNs);
     this.register();
-    // The API server, for processes in "xp": host end of the veth → 127.0.0.1.
-    this.forwarders.push(await forwardTcp({ host: this.xpNs.hostIp!, port: apiPort }, { host: '127.0.0.1', port: apiPort }));
+    // Forwarders: the API server for processes in "xp" (host end of the veth → 127.0.0.1), and the registry
+    // for the host (127.0.0.1:<port> → the registry in "xp", on the same port).
+    const { freePort } = await import('./cluster.js');
+    const regPort = await freePort();
+    const routes = [
+      { lh: this.xpNs.hostIp!, lp: apiPort, th: '127.0.0.1', tp: apiPort },
+      { lh: '127.0.0.1', lp: regPort, th: this.xpNs.nsIp!, tp: regPort },
+    ];
+    const fwd = new XpProc('forwarder', process.execPath, process.execPath, ['-e', FORWARDER_JS, JSON.stringify(routes)], this.logs.forwarder, process.env, this.dir);
+    this.procs.forwarder = fwd;
+    this.register();
+    await this.waitFor('forwarder', 'its "ready" line', async () => /^ready$/m.test(fs.readFileSync(this.logs.forwarder, 'utf8')), 30_000);
     this.log(`network namespaces ${this.xpNs.name} (veth ${this.xpNs.hostIp} ↔ ${this.xpNs.nsIp}) and ${this.fnNs.name} (${el()})`);
 
     this.pki = await createPki(path.join(this.dir, 'pki'));
@@ -531,10 +567,7 @@ class Harness implements CrossplaneHarness {
 
     // Registry: crane in "xp" on all its interfaces (its loopback and the veth); the host reaches it on
     // 127.0.0.1:<same port> through a forwarder, so one address works from both sides.
-    const { freePort } = await import('./cluster.js');
-    const regPort = await freePort();
     this.spawnIn('registry', this.xpNs, this.bins.crane, ['registry', 'serve', '--address', `:${regPort}`], {});
-    this.forwarders.push(await forwardTcp({ host: '127.0.0.1', port: regPort }, { host: this.xpNs.nsIp!, port: regPort }));
     this.registry = `127.0.0.1:${regPort}`;
     await this.waitFor('registry', `GET http://${this.registry}/v2/`, async () => (await httpGet(`http://${this.registry}/v2/`)) === 200);
     this.log(`registry ready on ${this.registry} (${el()})`);
@@ -860,7 +893,7 @@ class Harness implements CrossplaneHarness {
     const grace = 5000;
     await Promise.all([this.procs['provider-kubernetes']?.stop(grace), this.procs.crossplane?.stop(grace), this.procs['function-patch-and-transform']?.stop(grace)]);
     await this.procs.registry?.stop(grace);
-    await Promise.all(this.forwarders.map((f) => f.close()));
+    await this.procs.forwarder?.stop(grace);
     for (const ns of this.namespaces) deleteNetnsSync(ns);
     live.delete(this);
     removeEntry(this.registryFile);

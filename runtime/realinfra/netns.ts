@@ -2,12 +2,11 @@
 // function SDK and provider-kubernetes bind metrics, health and webhook ports on all interfaces). Inside
 // a namespace of its own, "all interfaces" is that namespace's loopback plus, where the process must talk
 // to the host, one end of a veth pair whose other end is on the host: a private link between the host and
-// the namespace, reachable from nowhere else. TCP forwarders in the harness process join a host loopback
-// port to the veth (and back). Needs root (CAP_NET_ADMIN, CAP_SYS_ADMIN) and the `ip` command (iproute2).
+// the namespace, reachable from nowhere else. TCP forwarders (a small process of the harness) join a host
+// loopback port to the veth and back. Needs root (CAP_NET_ADMIN, CAP_SYS_ADMIN) and the `ip` command.
 import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import { promisify } from 'node:util';
 
 const execFileAsync = promisify(execFile);
@@ -122,43 +121,4 @@ export function linkExists(ifname: string): boolean {
   } catch {
     return false;
   }
-}
-
-/** A TCP forwarder listening on `listen`, piping each connection to `target`. */
-export interface TcpForwarder {
-  readonly host: string;
-  readonly port: number;
-  close(): Promise<void>;
-}
-
-export async function forwardTcp(listen: { host: string; port: number }, target: { host: string; port: number }): Promise<TcpForwarder> {
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((inbound) => {
-    const outbound = net.connect(target.port, target.host);
-    sockets.add(inbound).add(outbound);
-    const end = () => {
-      inbound.destroy();
-      outbound.destroy();
-      sockets.delete(inbound);
-      sockets.delete(outbound);
-    };
-    inbound.on('error', end).on('close', end);
-    outbound.on('error', end).on('close', end);
-    inbound.pipe(outbound);
-    outbound.pipe(inbound);
-  });
-  server.unref();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (e) => reject(new Error(`realinfra: cannot listen on ${listen.host}:${listen.port} to forward to ${target.host}:${target.port}: ${e.message}`)));
-    server.listen(listen.port, listen.host, () => resolve());
-  });
-  return {
-    host: listen.host,
-    port: listen.port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
-  };
 }

@@ -4,8 +4,12 @@
 // Compositions use: kube-apiserver converts through the provider's webhook) and a ConfigMap, its status comes
 // back, and deleting the claim deletes everything it composed. stop() leaves no process or namespace.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { stringify as toYaml } from 'yaml';
 import { App, Chart } from 'cdk8s';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import {
@@ -29,6 +33,8 @@ import { pidAlive } from '../../../runtime/realinfra/registry.js';
 import { eventually, uniqueName } from '../../realinfra/util.js';
 
 jest.setTimeout(600_000);
+
+const execFileAsync = promisify(execFile);
 
 type Obj = KubernetesObject & { spec?: Record<string, unknown>; status?: { conditions?: Array<{ type: string; status: string; message?: string }> } & Record<string, unknown> };
 
@@ -253,10 +259,39 @@ describe.each<[CrossplaneVersion, string]>([
     );
   });
 
+  it('installs a Configuration pushed with pushPackage under a rewritten prefix; .xpkg files push too', async () => {
+    const xp = cluster.crossplane!;
+    const cfgXrd = JSON.parse(JSON.stringify(xrd).replaceAll(GROUP, `cfg.${GROUP}`).replace('"claimNames":{"kind":"Greeting","plural":"greetings"},', '')) as Obj;
+    const packageYaml = `${toYaml({ apiVersion: 'meta.pkg.crossplane.io/v1', kind: 'Configuration', metadata: { name: 'harness-config' } })}---\n${toYaml(cfgXrd)}`;
+    const pushed = await xp.pushPackage('harness/config:v0.1.0', { packageYaml });
+    expect(pushed).toBe(`${xp.registry}/harness/config:v0.1.0`);
+    expect(await xp.rewriteImages('xpkg.example.test/harness')).toBe(`${xp.registry}/harness`);
+    // Named as a real registry would name it: the ImageConfig sends Crossplane to the local one.
+    await applyManifests(cluster.kubeConfig, [
+      { apiVersion: 'pkg.crossplane.io/v1', kind: 'Configuration', metadata: { name: 'harness-config' }, spec: { package: 'xpkg.example.test/harness/config:v0.1.0' } } as Obj,
+    ]);
+    await xp.waitForPackage('Configuration', 'harness-config');
+    await eventually('the packaged XRD to be Established', async () =>
+      cond(await getOrUndefined(cluster, `/apis/apiextensions.crossplane.io/v1/compositeresourcedefinitions/xgreetings.cfg.${GROUP}`), 'Established')?.status === 'True', { timeoutMs: 120_000 });
+
+    // An .xpkg (OCI image tarball) pushes unchanged: same digest.
+    const crane = planComponent('crane').binary;
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'klutch-kit-xpkg-')), 'config.xpkg');
+    // Asynchronously: the host side of the registry is a forwarder in this process's event loop.
+    const run = async (args: string[]) => (await execFileAsync(crane, args, { timeout: 60_000 })).stdout.trim();
+    try {
+      await run(['pull', '--insecure', pushed, file]);
+      const again = await xp.pushPackage('harness/config-file:v0.1.0', { xpkgFile: file });
+      expect(await run(['digest', '--insecure', again])).toBe(await run(['digest', '--insecure', pushed]));
+    } finally {
+      fs.rmSync(path.dirname(file), { recursive: true, force: true });
+    }
+  });
+
   it('stop() leaves no process, network namespace or veth', async () => {
     const xp = cluster.crossplane!;
     const pids = Object.values(xp.pids()).filter((p): p is number => p !== undefined);
-    expect(pids).toHaveLength(4);
+    expect(pids).toHaveLength(5);
     expect(xp.networkNamespaces).toHaveLength(2);
     for (const n of xp.networkNamespaces) expect(netnsNames()).toContain(n);
     expect(links()).toContain(`${xp.vethHostInterface}@`);
