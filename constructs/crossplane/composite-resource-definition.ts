@@ -35,27 +35,84 @@ export class CompositeType implements ICompositeType {
   private constructor(public readonly compositeApiVersion: string, public readonly compositeKind: string) {}
 }
 
-/** What happens to a claim's composite resource when the claim is deleted. */
-export enum CompositeDeletePolicy {
+/** What happens to a claim's composite resource when the claim is deleted (enum-like: static instances). */
+export class CompositeDeletePolicy {
   /** Delete the XR in the background (Crossplane's default). */
-  BACKGROUND = 'Background',
+  public static readonly BACKGROUND = new CompositeDeletePolicy('Background');
   /** Wait for the XR and its composed resources to be gone (what Klutch uses). */
-  FOREGROUND = 'Foreground',
+  public static readonly FOREGROUND = new CompositeDeletePolicy('Foreground');
+
+  /** Every instance, in declaration order. */
+  public static get all(): readonly CompositeDeletePolicy[] {
+    return Object.values(CompositeDeletePolicy).filter((v): v is CompositeDeletePolicy => v instanceof CompositeDeletePolicy);
+  }
+
+  private constructor(
+    /** The `spec.defaultCompositeDeletePolicy` value. */
+    public readonly value: string,
+  ) {}
+
+  public toString(): string {
+    return this.value;
+  }
+
+  /** The value (error messages render it through this). */
+  public toJson(): string {
+    return this.value;
+  }
 }
 
-/** Whether new Composition revisions are picked up automatically. */
-export enum CompositionUpdatePolicy {
-  AUTOMATIC = 'Automatic',
-  MANUAL = 'Manual',
+/** Whether new Composition revisions are picked up automatically (enum-like: static instances). */
+export class CompositionUpdatePolicy {
+  public static readonly AUTOMATIC = new CompositionUpdatePolicy('Automatic');
+  public static readonly MANUAL = new CompositionUpdatePolicy('Manual');
+
+  /** Every instance, in declaration order. */
+  public static get all(): readonly CompositionUpdatePolicy[] {
+    return Object.values(CompositionUpdatePolicy).filter((v): v is CompositionUpdatePolicy => v instanceof CompositionUpdatePolicy);
+  }
+
+  private constructor(
+    /** The `spec.defaultCompositionUpdatePolicy` value. */
+    public readonly value: string,
+  ) {}
+
+  public toString(): string {
+    return this.value;
+  }
+
+  /** The value (error messages render it through this). */
+  public toJson(): string {
+    return this.value;
+  }
 }
 
-/** Type of an additional printer column. */
-export enum PrinterColumnType {
-  STRING = 'string',
-  INTEGER = 'integer',
-  NUMBER = 'number',
-  BOOLEAN = 'boolean',
-  DATE = 'date',
+/** Type of an additional printer column (enum-like: static instances). */
+export class PrinterColumnType {
+  public static readonly STRING = new PrinterColumnType('string');
+  public static readonly INTEGER = new PrinterColumnType('integer');
+  public static readonly NUMBER = new PrinterColumnType('number');
+  public static readonly BOOLEAN = new PrinterColumnType('boolean');
+  public static readonly DATE = new PrinterColumnType('date');
+
+  /** Every instance, in declaration order. */
+  public static get all(): readonly PrinterColumnType[] {
+    return Object.values(PrinterColumnType).filter((v): v is PrinterColumnType => v instanceof PrinterColumnType);
+  }
+
+  private constructor(
+    /** The `additionalPrinterColumns[].type` value. */
+    public readonly value: string,
+  ) {}
+
+  public toString(): string {
+    return this.value;
+  }
+
+  /** The value (error messages render it through this). */
+  public toJson(): string {
+    return this.value;
+  }
 }
 
 /** An additional printer column (`kubectl get` output). */
@@ -244,14 +301,14 @@ export class CompositeResourceDefinition extends Construct implements IComposite
     if (props.defaultCompositionName !== undefined) this.defaultCompositionName = checkDnsSubdomain(`${p}.defaultCompositionName`, props.defaultCompositionName);
     if (props.enforcedCompositionName !== undefined) this.enforcedCompositionName = checkDnsSubdomain(`${p}.enforcedCompositionName`, props.enforcedCompositionName);
     if (props.defaultCompositeDeletePolicy !== undefined) {
-      if (!Object.values(CompositeDeletePolicy).includes(props.defaultCompositeDeletePolicy)) {
+      if (!(props.defaultCompositeDeletePolicy instanceof CompositeDeletePolicy)) {
         fail(`${p}.defaultCompositeDeletePolicy`, props.defaultCompositeDeletePolicy, 'must be Background or Foreground');
       }
       if (!this.claimNames) fail(`${p}.defaultCompositeDeletePolicy`, props.defaultCompositeDeletePolicy, 'only applies to claims; set claimNames too');
       this.defaultCompositeDeletePolicy = props.defaultCompositeDeletePolicy;
     }
     if (props.defaultCompositionUpdatePolicy !== undefined) {
-      if (!Object.values(CompositionUpdatePolicy).includes(props.defaultCompositionUpdatePolicy)) {
+      if (!(props.defaultCompositionUpdatePolicy instanceof CompositionUpdatePolicy)) {
         fail(`${p}.defaultCompositionUpdatePolicy`, props.defaultCompositionUpdatePolicy, 'must be Automatic or Manual');
       }
       this.defaultCompositionUpdatePolicy = props.defaultCompositionUpdatePolicy;
@@ -366,8 +423,8 @@ export class CompositeResourceDefinition extends Construct implements IComposite
       claimNames: this.claimNames ? names(this.claimNames) : undefined,
       defaultCompositionRef: this.defaultCompositionName ? { name: this.defaultCompositionName } : undefined,
       enforcedCompositionRef: this.enforcedCompositionName ? { name: this.enforcedCompositionName } : undefined,
-      defaultCompositeDeletePolicy: this.defaultCompositeDeletePolicy,
-      defaultCompositionUpdatePolicy: this.defaultCompositionUpdatePolicy,
+      defaultCompositeDeletePolicy: this.defaultCompositeDeletePolicy?.value,
+      defaultCompositionUpdatePolicy: this.defaultCompositionUpdatePolicy?.value,
       connectionSecretKeys: [...this.connectionSecretKeyList],
       versions: this.versionList.map((v) => compact({
         name: v.name,
@@ -377,7 +434,7 @@ export class CompositeResourceDefinition extends Construct implements IComposite
         deprecationWarning: v.deprecationWarning,
         schema: { openAPIV3Schema: copyJson(v.schema) },
         additionalPrinterColumns: v.printerColumns.map((c) => compact({
-          name: c.name, type: c.type ?? PrinterColumnType.STRING, jsonPath: c.jsonPath,
+          name: c.name, type: (c.type ?? PrinterColumnType.STRING).value, jsonPath: c.jsonPath,
           description: c.description, format: c.format, priority: c.priority,
         })),
       })),
@@ -411,8 +468,8 @@ function checkPrinterColumn(prop: string, c: PrinterColumn, existing: PrinterCol
   checkNonEmpty(`${prop}.name`, c.name);
   if (existing.some((e) => e.name === c.name)) fail(`${prop}.name`, c.name, 'is declared twice');
   if (typeof c.jsonPath !== 'string' || !c.jsonPath.startsWith('.')) fail(`${prop}.jsonPath`, c.jsonPath, 'must be a JSONPath starting with "." (e.g. ".spec.plan")');
-  if (c.type !== undefined && !Object.values(PrinterColumnType).includes(c.type)) {
-    fail(`${prop}.type`, c.type, `must be one of ${Object.values(PrinterColumnType).join(', ')}`);
+  if (c.type !== undefined && !(c.type instanceof PrinterColumnType)) {
+    fail(`${prop}.type`, c.type, `must be one of ${PrinterColumnType.all.join(', ')}`);
   }
   if (c.priority !== undefined && (!Number.isInteger(c.priority) || c.priority < 0)) fail(`${prop}.priority`, c.priority, 'must be an integer >= 0');
   return { ...c };

@@ -3,17 +3,55 @@ import { Construct } from 'constructs';
 import { parsePackageRef, ParsedPackage } from './_package.js';
 import { checkDnsLabel, checkDnsSubdomain, checkInteger, compact, fail } from './_util.js';
 
-/** Image pull policy for packages. */
-export enum PackagePullPolicy {
-  ALWAYS = 'Always',
-  IF_NOT_PRESENT = 'IfNotPresent',
-  NEVER = 'Never',
+/** Image pull policy for packages (enum-like: static instances). */
+export class PackagePullPolicy {
+  public static readonly ALWAYS = new PackagePullPolicy('Always');
+  public static readonly IF_NOT_PRESENT = new PackagePullPolicy('IfNotPresent');
+  public static readonly NEVER = new PackagePullPolicy('Never');
+
+  /** Every instance, in declaration order. */
+  public static get all(): readonly PackagePullPolicy[] {
+    return Object.values(PackagePullPolicy).filter((v): v is PackagePullPolicy => v instanceof PackagePullPolicy);
+  }
+
+  private constructor(
+    /** The `spec.packagePullPolicy` value. */
+    public readonly value: string,
+  ) {}
+
+  public toString(): string {
+    return this.value;
+  }
+
+  /** The value (error messages render it through this). */
+  public toJson(): string {
+    return this.value;
+  }
 }
 
-/** Whether a new package revision becomes active on its own. */
-export enum RevisionActivationPolicy {
-  AUTOMATIC = 'Automatic',
-  MANUAL = 'Manual',
+/** Whether a new package revision becomes active on its own (enum-like: static instances). */
+export class RevisionActivationPolicy {
+  public static readonly AUTOMATIC = new RevisionActivationPolicy('Automatic');
+  public static readonly MANUAL = new RevisionActivationPolicy('Manual');
+
+  /** Every instance, in declaration order. */
+  public static get all(): readonly RevisionActivationPolicy[] {
+    return Object.values(RevisionActivationPolicy).filter((v): v is RevisionActivationPolicy => v instanceof RevisionActivationPolicy);
+  }
+
+  private constructor(
+    /** The `spec.revisionActivationPolicy` value. */
+    public readonly value: string,
+  ) {}
+
+  public toString(): string {
+    return this.value;
+  }
+
+  /** The value (error messages render it through this). */
+  public toJson(): string {
+    return this.value;
+  }
 }
 
 /** Props shared by Provider, Function and Configuration (`pkg.crossplane.io/v1`). */
@@ -75,10 +113,10 @@ export abstract class PackageBase extends Construct {
     this.parsedPackage = parsePackageRef(`${p}.package`, props.package);
     this.packageRef = props.package;
     this.name = props.name !== undefined ? checkDnsSubdomain(`${p}.name`, props.name) : checkDnsLabel(`${p}.name (derived from package)`, this.parsedPackage.basename);
-    if (props.packagePullPolicy !== undefined && !Object.values(PackagePullPolicy).includes(props.packagePullPolicy)) {
-      fail(`${p}.packagePullPolicy`, props.packagePullPolicy, `must be one of ${Object.values(PackagePullPolicy).join(', ')}`);
+    if (props.packagePullPolicy !== undefined && !(props.packagePullPolicy instanceof PackagePullPolicy)) {
+      fail(`${p}.packagePullPolicy`, props.packagePullPolicy, `must be one of ${PackagePullPolicy.all.join(', ')}`);
     }
-    if (props.revisionActivationPolicy !== undefined && !Object.values(RevisionActivationPolicy).includes(props.revisionActivationPolicy)) {
+    if (props.revisionActivationPolicy !== undefined && !(props.revisionActivationPolicy instanceof RevisionActivationPolicy)) {
       fail(`${p}.revisionActivationPolicy`, props.revisionActivationPolicy, 'must be Automatic or Manual');
     }
     if (props.revisionHistoryLimit !== undefined) checkInteger(`${p}.revisionHistoryLimit`, props.revisionHistoryLimit, 0);
@@ -91,9 +129,9 @@ export abstract class PackageBase extends Construct {
 
     const spec = compact({
       package: props.package,
-      packagePullPolicy: props.packagePullPolicy,
+      packagePullPolicy: props.packagePullPolicy?.value,
       packagePullSecrets: props.packagePullSecrets?.map((name) => ({ name })),
-      revisionActivationPolicy: props.revisionActivationPolicy,
+      revisionActivationPolicy: props.revisionActivationPolicy?.value,
       revisionHistoryLimit: props.revisionHistoryLimit,
       ignoreCrossplaneConstraints: props.ignoreCrossplaneConstraints,
       skipDependencyResolution: props.skipDependencyResolution,

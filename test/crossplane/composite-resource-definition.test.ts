@@ -106,7 +106,7 @@ describe('CompositeResourceDefinition', () => {
           claimNames: src.spec.claimNames,
           versions: src.spec.versions.map((v: any) => ({ name: v.name, served: v.served, referenceable: v.referenceable, schema: v.schema.openAPIV3Schema })),
           defaultCompositionName: src.spec.defaultCompositionRef?.name,
-          defaultCompositeDeletePolicy: src.spec.defaultCompositeDeletePolicy,
+          defaultCompositeDeletePolicy: CompositeDeletePolicy.all.find((x) => x.value === src.spec.defaultCompositeDeletePolicy),
         });
         const [o] = Testing.synth(chart);
         expect(o.metadata.name).toBe(src.metadata.name);
@@ -200,7 +200,7 @@ describe('CompositeResourceDefinition', () => {
 
   it('validates the remaining props', () => {
     expect(() => synthOne(props({ defaultCompositionName: 'Bad Name' }))).toThrow('CompositeResourceDefinitionProps.defaultCompositionName: "Bad Name"');
-    expect(() => synthOne(props({ defaultCompositeDeletePolicy: 'Later' as CompositeDeletePolicy }))).toThrow('CompositeResourceDefinitionProps.defaultCompositeDeletePolicy: "Later" must be Background or Foreground');
+    expect(() => synthOne(props({ defaultCompositeDeletePolicy: 'Later' as unknown as CompositeDeletePolicy }))).toThrow('CompositeResourceDefinitionProps.defaultCompositeDeletePolicy: "Later" must be Background or Foreground');
     expect(() => synthOne(props({ claimNames: undefined, defaultCompositeDeletePolicy: CompositeDeletePolicy.FOREGROUND })))
       .toThrow('defaultCompositeDeletePolicy: "Foreground" only applies to claims');
     expect(() => synthOne(props({ connectionSecretKeys: ['a', 'a'] }))).toThrow('CompositeResourceDefinitionProps.connectionSecretKeys: "a" is listed twice');

@@ -54,6 +54,6 @@ describe('Function', () => {
     expect(() => new Function(chart, 'd', { package: 'xpkg.crossplane.io/Acme/Fn:v1' })).toThrow('FunctionProps.package: "xpkg.crossplane.io/Acme/Fn:v1"');
     expect(() => new Function(chart, 'e', { package: PATCH_AND_TRANSFORM_PACKAGE, name: 'Bad_Name' })).toThrow('FunctionProps.name: "Bad_Name"');
     expect(() => new Function(chart, 'f', { package: PATCH_AND_TRANSFORM_PACKAGE, revisionHistoryLimit: -1 })).toThrow('FunctionProps.revisionHistoryLimit: -1 must be an integer >= 0');
-    expect(() => new Function(chart, 'g', { package: PATCH_AND_TRANSFORM_PACKAGE, packagePullPolicy: 'Sometimes' as PackagePullPolicy })).toThrow('FunctionProps.packagePullPolicy: "Sometimes" must be one of Always, IfNotPresent, Never');
+    expect(() => new Function(chart, 'g', { package: PATCH_AND_TRANSFORM_PACKAGE, packagePullPolicy: 'Sometimes' as unknown as PackagePullPolicy })).toThrow('FunctionProps.packagePullPolicy: "Sometimes" must be one of Always, IfNotPresent, Never');
   });
 });
