@@ -4,12 +4,31 @@ import { checkSecretKeyRef } from './_secret-ref.js';
 import type { SecretKeyRef } from './secret-key-ref.js';
 import { checkDnsSubdomain, checkNonEmpty, compact, fail } from './_util.js';
 
-/** Which anynines endpoint the ProviderConfig talks to. */
-export enum AnyninesServiceType {
+/** Which anynines endpoint the ProviderConfig talks to (enum-like: static instances). */
+export class AnyninesServiceType {
   /** The service broker (ServiceInstance, ServiceBinding). */
-  SERVICE_BROKER = 'servicebroker',
+  public static readonly SERVICE_BROKER = new AnyninesServiceType('servicebroker');
   /** The backup manager (Backup, Restore). */
-  BACKUP_MANAGER = 'backupmanager',
+  public static readonly BACKUP_MANAGER = new AnyninesServiceType('backupmanager');
+
+  /** Every instance, in declaration order. */
+  public static get all(): readonly AnyninesServiceType[] {
+    return Object.values(AnyninesServiceType).filter((v): v is AnyninesServiceType => v instanceof AnyninesServiceType);
+  }
+
+  private constructor(
+    /** The `spec.serviceType` value, e.g. `servicebroker`. */
+    public readonly value: string,
+  ) {}
+
+  public toString(): string {
+    return this.value;
+  }
+
+  /** The value (error messages render it through this). */
+  public toJson(): string {
+    return this.value;
+  }
 }
 
 /** TLS settings for the broker or backup manager endpoint. */
@@ -49,7 +68,7 @@ export class AnyninesProviderConfig extends Construct {
     const p = 'AnyninesProviderConfigProps';
     if (!props || typeof props !== 'object') fail(p, props, 'must be an object');
     this.name = checkDnsSubdomain(`${p}.name`, props.name);
-    if (!Object.values(AnyninesServiceType).includes(props.serviceType)) fail(`${p}.serviceType`, props.serviceType, 'must be servicebroker or backupmanager');
+    if (!(props.serviceType instanceof AnyninesServiceType)) fail(`${p}.serviceType`, props.serviceType, 'must be servicebroker or backupmanager');
     this.serviceType = props.serviceType;
     let url: URL;
     try {
@@ -77,7 +96,7 @@ export class AnyninesProviderConfig extends Construct {
       kind: 'ProviderConfig',
       metadata: { name: this.name },
       spec: compact({
-        serviceType: this.serviceType,
+        serviceType: this.serviceType.value,
         url: props.url,
         healthCheckEndpoint: props.healthCheckEndpoint,
         providerCredentials: { source: 'Secret', username: { secretRef: username }, password: { secretRef: password } },

@@ -3,11 +3,30 @@ import { Construct, IConstruct } from 'constructs';
 import { parsePackageRef } from './_package.js';
 import { checkDnsLabel, checkNonEmpty, fail, isPlainObject } from './_util.js';
 
-/** What a Configuration package depends on. */
-export enum PackageDependencyKind {
-  PROVIDER = 'provider',
-  FUNCTION = 'function',
-  CONFIGURATION = 'configuration',
+/** What a Configuration package depends on (enum-like: static instances). */
+export class PackageDependencyKind {
+  public static readonly PROVIDER = new PackageDependencyKind('provider');
+  public static readonly FUNCTION = new PackageDependencyKind('function');
+  public static readonly CONFIGURATION = new PackageDependencyKind('configuration');
+
+  /** Every instance, in declaration order. */
+  public static get all(): readonly PackageDependencyKind[] {
+    return Object.values(PackageDependencyKind).filter((v): v is PackageDependencyKind => v instanceof PackageDependencyKind);
+  }
+
+  private constructor(
+    /** The key of the `dependsOn` entry, e.g. `provider`. */
+    public readonly value: string,
+  ) {}
+
+  public toString(): string {
+    return this.value;
+  }
+
+  /** The value (error messages render it through this). */
+  public toJson(): string {
+    return this.value;
+  }
 }
 
 /** A `dependsOn` entry of a Configuration package's `crossplane.yaml`. */
@@ -111,7 +130,7 @@ export class ConfigurationPackageSource extends Construct {
 
   private addDependencyAt(at: string, d: PackageDependency, idempotent: boolean): void {
     if (!isPlainObject(d)) fail(at, d, 'must be { kind, package, version } (see dependencyOn())');
-    if (!Object.values(PackageDependencyKind).includes(d.kind)) fail(`${at}.kind`, d.kind, `must be one of ${Object.values(PackageDependencyKind).join(', ')}`);
+    if (!(d.kind instanceof PackageDependencyKind)) fail(`${at}.kind`, d.kind, `must be one of ${PackageDependencyKind.all.join(', ')}`);
     const ref = parsePackageRef(`${at}.package`, `${checkNonEmpty(`${at}.package`, d.package)}:v0.0.0`);
     if (`${ref.registry}/${ref.repository}` !== d.package) fail(`${at}.package`, d.package, 'must be a repository without tag or digest');
     if (typeof d.version !== 'string' || !CONSTRAINT.test(d.version)) fail(`${at}.version`, d.version, 'is not a semantic version constraint such as ">=v1.2.1"');
@@ -130,7 +149,7 @@ export class ConfigurationPackageSource extends Construct {
       metadata: { name: this.packageName, ...(Object.keys(this.annotations).length ? { annotations: { ...this.annotations } } : {}) },
       spec: {
         crossplane: { version: this.crossplaneVersion },
-        ...(this.deps.length ? { dependsOn: this.deps.map((d) => ({ [d.kind]: d.package, version: d.version })) } : {}),
+        ...(this.deps.length ? { dependsOn: this.deps.map((d) => ({ [d.kind.value]: d.package, version: d.version })) } : {}),
       },
     };
   }

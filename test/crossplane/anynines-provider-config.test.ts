@@ -38,7 +38,7 @@ describe('AnyninesProviderConfig', () => {
 
   it('throws on bad props, naming prop and value', () => {
     const chart = Testing.chart();
-    expect(() => new AnyninesProviderConfig(chart, 'a', { ...base, serviceType: 'broker' as AnyninesServiceType })).toThrow('AnyninesProviderConfigProps.serviceType: "broker" must be servicebroker or backupmanager');
+    expect(() => new AnyninesProviderConfig(chart, 'a', { ...base, serviceType: 'broker' as unknown as AnyninesServiceType })).toThrow('AnyninesProviderConfigProps.serviceType: "broker" must be servicebroker or backupmanager');
     expect(() => new AnyninesProviderConfig(chart, 'b', { ...base, url: 'broker:3000/x' })).toThrow('AnyninesProviderConfigProps.url: "broker:3000/x" must use http or https');
     expect(() => new AnyninesProviderConfig(chart, 'c', { ...base, url: 'not a url' })).toThrow('AnyninesProviderConfigProps.url: "not a url" is not an absolute URL');
     expect(() => new AnyninesProviderConfig(chart, 'd', { ...base, username: { namespace: 'ns', name: 's', key: '' } })).toThrow('AnyninesProviderConfigProps.username.key: ""');
