@@ -48,7 +48,7 @@ export function klutchAlertRules(options: AlertOptions = {}): AlertGroup[] {
   const components = options.components ?? [MetricsComponent.KONNECTOR, MetricsComponent.BACKEND];
   if (!Array.isArray(components) || components.length === 0) fail(`${P}.components`, components, 'must list at least one MetricsComponent');
   components.forEach((c, i) => {
-    if (!Object.values(MetricsComponent).includes(c)) fail(`${P}.components[${i}]`, c, `must be one of ${Object.values(MetricsComponent).join(', ')}`);
+    if (!(c instanceof MetricsComponent)) fail(`${P}.components[${i}]`, c, `must be one of ${MetricsComponent.all.join(', ')}`);
   });
   const kJob = job(`${P}.konnectorJob`, options.konnectorJob ?? 'konnector');
   const bJob = job(`${P}.backendJob`, options.backendJob ?? 'klutch-backend');

@@ -65,7 +65,7 @@ export function klutchDashboard(options: DashboardOptions = {}): DashboardModel 
   const components = options.components ?? [MetricsComponent.KONNECTOR, MetricsComponent.BACKEND];
   if (!Array.isArray(components) || components.length === 0) fail(`${P}.components`, components, 'must list at least one MetricsComponent');
   components.forEach((c, i) => {
-    if (!Object.values(MetricsComponent).includes(c)) fail(`${P}.components[${i}]`, c, `must be one of ${Object.values(MetricsComponent).join(', ')}`);
+    if (!(c instanceof MetricsComponent)) fail(`${P}.components[${i}]`, c, `must be one of ${MetricsComponent.all.join(', ')}`);
   });
   const kJob = checkJob(`${P}.konnectorJob`, options.konnectorJob ?? 'konnector');
   const bJob = checkJob(`${P}.backendJob`, options.backendJob ?? 'klutch-backend');

@@ -47,7 +47,7 @@ export class MetricsScrape extends Construct {
     if (!props || !(props.target instanceof MetricsTarget)) fail(`${P}.target`, props?.target, 'must be a MetricsTarget (MetricsTarget.konnector(), .backend(), .fromKonnector(), .fromBindBackend())');
     const t = props.target;
     const kind = props.kind ?? ScrapeKind.SERVICE_MONITOR;
-    if (!Object.values(ScrapeKind).includes(kind)) fail(`${P}.kind`, kind, `must be one of ${Object.values(ScrapeKind).join(', ')}`);
+    if (!(kind instanceof ScrapeKind)) fail(`${P}.kind`, kind, `must be one of ${ScrapeKind.all.join(', ')}`);
     this.kind = kind;
     const interval = props.interval ?? '30s';
     if (typeof interval !== 'string' || !DURATION.test(interval)) fail(`${P}.interval`, interval, 'is not a Prometheus duration (e.g. "30s", "1m")');

@@ -6,10 +6,29 @@ import { fail } from '../_errors.js';
 import { checkDnsLabel } from '../runtime/_pod.js';
 import { BACKEND_NAMESPACE, KONNECTOR_NAMESPACE, type BindBackend, type Konnector } from '../runtime/index.js';
 
-/** The runtime component a target belongs to (it decides which dashboard rows and alerts apply). */
-export enum MetricsComponent {
-  KONNECTOR = 'konnector',
-  BACKEND = 'backend',
+/** The runtime component a target belongs to (it decides which dashboard rows and alerts apply) (enum-like: static instances). */
+export class MetricsComponent {
+  public static readonly KONNECTOR = new MetricsComponent('konnector');
+  public static readonly BACKEND = new MetricsComponent('backend');
+
+  /** Every instance, in declaration order. */
+  public static get all(): readonly MetricsComponent[] {
+    return Object.values(MetricsComponent).filter((v): v is MetricsComponent => v instanceof MetricsComponent);
+  }
+
+  private constructor(
+    /** The component name, `konnector` or `backend`. */
+    public readonly value: string,
+  ) {}
+
+  public toString(): string {
+    return this.value;
+  }
+
+  /** The value (error messages render it through this). */
+  public toJson(): string {
+    return this.value;
+  }
 }
 
 export interface MetricsTargetOptions {

@@ -178,7 +178,7 @@ describe('scrape configuration and validation against the prometheus-operator CR
       expect(mon.scrapes.map((s) => s.job)).toEqual(['konnector', 'bind']);
       const objs = synth(c);
       for (const [ns, svcName] of [['kb', 'konnector-metrics'], ['klutch-system', 'bind']]) {
-        const m = objs.find((o) => o.kind === kind && o.metadata.namespace === ns)!;
+        const m = objs.find((o) => o.kind === kind.value && o.metadata.namespace === ns)!;
         expect(m.metadata.labels.release).toBe('kps');
         expectValid(m);
         const sel = m.spec.selector.matchLabels as Record<string, string>;
@@ -221,7 +221,7 @@ describe('scrape configuration and validation against the prometheus-operator CR
 
   it('bad props name the prop and the value', () => {
     expect(() => new MetricsScrape(chart(), 'S', { target: MetricsTarget.konnector(), interval: 'often' })).toThrow('MetricsScrapeProps.interval: "often" is not a Prometheus duration');
-    expect(() => new MetricsScrape(chart(), 'S', { target: MetricsTarget.backend(), kind: 'Probe' as ScrapeKind })).toThrow('MetricsScrapeProps.kind: "Probe" must be one of ServiceMonitor, PodMonitor');
+    expect(() => new MetricsScrape(chart(), 'S', { target: MetricsTarget.backend(), kind: 'Probe' as unknown as ScrapeKind })).toThrow('MetricsScrapeProps.kind: "Probe" must be one of ServiceMonitor, PodMonitor');
     expect(() => new MetricsScrape(chart(), 'S', { target: {} as MetricsTarget })).toThrow('MetricsScrapeProps.target: {} must be a MetricsTarget');
     expect(() => MetricsTarget.konnector({ namespace: 'Bad_NS' })).toThrow('MetricsTargetOptions.namespace: "Bad_NS" is not a DNS-1123 label');
     expect(() => new KlutchMonitoring(chart(), 'M', {})).toThrow('KlutchMonitoringProps: {} must name a konnector, a backend or both');
