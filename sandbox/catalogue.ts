@@ -9,7 +9,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { App } from 'cdk8s';
 import { CatalogueInstall, ControlPlaneCluster, renderTopology, toYaml } from '../constructs/topology/index.js';
-import { applyManifests, waitForCrdsEstablished, type RealCluster } from '../runtime/realinfra/index.js';
+import { applyManifests, waitForCrdsEstablished, type CrossplaneHarness, type RealCluster } from '../runtime/realinfra/index.js';
 import { buildPackageImage, joinPackageYaml } from '../runtime/xpkg/image.js';
 import { pushPackageImage } from '../runtime/xpkg/push.js';
 import { a8sCrds } from './a8s-operator/index.js';
@@ -49,8 +49,16 @@ export function synthSandboxControlPlane(packageRef: string) {
 }
 
 /** Pushes the catalogue package, applies what the control plane needs, waits until the package is installed and the claim APIs are served. */
-export async function installCatalogue(cp: RealCluster, opts: { /** Apply the export templates (needs the binding CRDs). @default true */ templates?: boolean } = {}): Promise<InstalledCatalogue> {
-  const xp = cp.crossplane;
+export async function installCatalogue(
+  cp: RealCluster,
+  opts: {
+    /** Apply the export templates (needs the binding CRDs). @default true */
+    templates?: boolean;
+    /** The Crossplane harness of `cp`. @default cp.crossplane */
+    crossplane?: CrossplaneHarness;
+  } = {},
+): Promise<InstalledCatalogue> {
+  const xp = opts.crossplane ?? cp.crossplane;
   if (!xp) throw new Error(`sandbox: cluster ${cp.name} runs no Crossplane (start it with { crossplane: '2.3' })`);
   const packageRef = `${xp.registry}/${CATALOGUE_REPOSITORY}:${CATALOGUE_TAG}`;
   const { cluster, pkg } = synthSandboxControlPlane(packageRef);

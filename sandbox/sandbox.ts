@@ -1,13 +1,13 @@
 /**
  * The local sandbox: a whole Klutch on this machine, no Docker and no cloud (`npm run sandbox`, docs/sandbox.md).
  *
- * 1. clusters: a control plane running real Crossplane 2.3 (core, function-patch-and-transform, provider-kubernetes
- *    and an OCI registry, all local processes from the harness, runtime/realinfra) and two app clusters — real
- *    etcd + kube-apiserver + kube-controller-manager each;
+ * 1. clusters: a control plane and two app clusters — real etcd + kube-apiserver + kube-controller-manager each
+ *    (runtime/realinfra);
  * 2. the OIDC provider: the real `oidc-provider` instance of test/support (in this process, on 127.0.0.1);
  * 3. `pulumi up` of the stack program (stacks/main.ts) in `runtime` manifests mode with the Pulumi toolchain
  *    built from Go (binding CRDs, backend and konnector objects; no pod runs them here);
- * 4. the catalogue on real Crossplane: the Configuration package klutch-kit synthesizes, pushed to the harness's
+ * 4. (while 3 runs) real Crossplane 2.3 on the control plane (core, function-patch-and-transform,
+ *    provider-kubernetes, an OCI registry: local processes of the harness), the Configuration package klutch-kit synthesizes, pushed to the harness's
  *    registry and installed by Crossplane's package manager (XRDs, Compositions), the export templates, and the
  *    sandbox's local a8s operator (sandbox/a8s-operator: a real PostgreSQL server per a8s Postgresql);
  * 5. the backend and one konnector per app cluster as local processes (tsx);
@@ -26,7 +26,7 @@ import pg from 'pg';
 import { LocalWorkspace, PulumiCommand, Stack } from '@pulumi/pulumi/automation/index.js';
 import { CoreResources, KubeClient, type KubeObject, type ResourceRef } from '../runtime/core/client.js';
 import { getCondition, type Condition } from '../runtime/core/conditions.js';
-import { freePort, startCluster, type RealCluster } from '../runtime/realinfra/index.js';
+import { applyManifests, freePort, startCluster, startCrossplane, type CrossplaneHarness, type RealCluster } from '../runtime/realinfra/index.js';
 import { ensurePulumiBinaries, pulumiEnv } from '../runtime/realinfra/pulumi-build.js';
 import { generateStackSecrets } from '../stacks/secrets.js';
 // The sandbox's issuer is the test OP (a real, OpenID-certified oidc-provider instance), reused, not copied.
@@ -74,6 +74,8 @@ export interface Sandbox {
   readonly backendUrl: string;
   readonly op: OidcTestProvider;
   readonly stack: Stack;
+  /** Real Crossplane on the control plane. */
+  readonly crossplane: CrossplaneHarness;
   /** The catalogue package installed on the control plane. */
   readonly catalogue: InstalledCatalogue;
   /** The local a8s operator (PostgreSQL servers) on the control plane. */
@@ -148,6 +150,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   const bindOutput: Record<string, string> = {};
   const a8sDataDir = sandboxA8sDataDir(dir);
   let a8sOperator: SandboxA8sOperator | undefined;
+  let crossplane: CrossplaneHarness | undefined;
   let n = 0;
   const step = async <T>(what: string, fn: () => Promise<T>, detail?: (v: T) => string): Promise<T> => {
     const t = Date.now();
@@ -172,7 +175,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
       a8sDataDir,
       backendUrl,
       issuer,
-      clusters: clusters.map((c) => ({ name: c.name, server: c.server, kubeconfigPath: c.kubeconfigPath, dir: c.dir, pids: clusterPids(c) })),
+      clusters: clusters.map((c) => ({ name: c.name, server: c.server, kubeconfigPath: c.kubeconfigPath, dir: c.dir, pids: [...clusterPids(c), ...(c === clusters[0] && crossplane ? harnessPids(crossplane) : [])] })),
       processes: processes.map((p) => ({ name: p.name, pid: p.child.pid!, log: p.log })),
     };
     fs.writeFileSync(STATE_FILE, JSON.stringify(state, null, 2));
@@ -188,11 +191,10 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
 
   try {
     // 1. clusters (and the Pulumi toolchain, warm: a few stat calls)
-    const [bins, cp, app1, app2] = await step(`clusters: control plane with Crossplane ${SANDBOX_CROSSPLANE} + 2 app clusters (real kube-apiserver, etcd, kube-controller-manager)`, async () => {
+    const [bins, cp, app1, app2] = await step('clusters: control plane + 2 app clusters (real kube-apiserver, etcd, kube-controller-manager)', async () => {
       const bins = ensurePulumiBinaries({});
       const cs = ['sandbox-cp', 'sandbox-app-1', 'sandbox-app-2'].map((name) =>
-        // provider-kubernetes re-reads the a8s objects every 3 s (the harness's default is 10 s): status comes back sooner
-        startCluster({ name, ...(name === 'sandbox-cp' ? { crossplane: { version: SANDBOX_CROSSPLANE, providerPollInterval: '3s' } } : {}) }).then((c) => (clusters.push(c), c)),
+        startCluster({ name }).then((c) => (clusters.push(c), c)),
       );
       return [await bins, ...(await Promise.all(cs))] as const;
     }, (v) => v.slice(1).map((c) => `${(c as RealCluster).name}: ${(c as RealCluster).server}  kubeconfig ${(c as RealCluster).kubeconfigPath}`).join('\n'));
@@ -217,8 +219,8 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     }, (op) => `issuer ${op.issuer}`);
     writeState(backendUrl, op.issuer);
 
-    // 3. pulumi up of the stack program, runtime manifests mode
-    const stack = await step('pulumi up (stacks/main.ts, manifests: runtime)', async () => {
+    // 3. pulumi up of the stack program, runtime manifests mode — while 4. starts Crossplane (independent)
+    const pulumiUp = step('pulumi up (stacks/main.ts, manifests: runtime)', async () => {
       const projectDir = path.join(dir, 'pulumi', 'project');
       fs.mkdirSync(projectDir, { recursive: true });
       const rootProject = fs.readFileSync(path.join(REPO_ROOT, 'Pulumi.yaml'), 'utf8');
@@ -262,9 +264,13 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
       return stack;
     }, (s) => `resources: ${JSON.stringify((s as Stack & { upSummary?: unknown }).upSummary)}  (log ${path.join(dir, 'logs', 'pulumi-up.log')})`);
 
-    // 4. the catalogue on real Crossplane (Configuration package) + the local a8s operator
-    const catalogue = await step('catalogue on real Crossplane (Configuration package from the local registry) + local a8s operator', async () => {
-      const installed = await installCatalogue(cp);
+    // 4. real Crossplane on the control plane, the catalogue package, the local a8s operator
+    const crossplaneUp = step(`Crossplane ${SANDBOX_CROSSPLANE} on the control plane, catalogue from its Configuration package, local a8s operator`, async () => {
+      // provider-kubernetes re-reads the a8s objects every 3 s (the harness's default is 10 s): status comes back sooner
+      const xp = await startCrossplane(cp, { version: SANDBOX_CROSSPLANE, providerPollInterval: '3s' });
+      crossplane = xp;
+      stops.push(() => xp.stop());
+      const installed = await installCatalogue(cp, { crossplane: xp, templates: false });
       const a8s = new SandboxA8sOperator({ client: new KubeClient(cp.kubeConfig), dataDir: a8sDataDir });
       await a8s.start();
       stops.push(async () => {
@@ -273,7 +279,14 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
       });
       a8sOperator = a8s;
       return installed;
-    }, (c) => `package ${c.packageRef} (${c.digest.slice(0, 19)}…): ${c.xrds.length} XRDs; claim APIs ${c.claimCrds.join(', ')}\nlocal a8s operator: PostgreSQL ${a8sOperator!.instances.binaries.major} servers on 127.0.0.2+ port 5432, data under ${a8sDataDir}`);
+    }, (c) => `Crossplane ${crossplane!.versions.crossplane}, registry ${crossplane!.registry}\npackage ${c.packageRef} (${c.digest.slice(0, 19)}…): ${c.xrds.length} XRDs; claim APIs ${c.claimCrds.join(', ')}\nlocal a8s operator: PostgreSQL ${a8sOperator!.instances.binaries.major} servers on 127.0.0.2+ port 5432, data under ${a8sDataDir}`);
+    const [pulumiDone, crossplaneDone] = await Promise.allSettled([pulumiUp, crossplaneUp]);
+    if (pulumiDone.status === 'rejected') throw pulumiDone.reason;
+    if (crossplaneDone.status === 'rejected') throw crossplaneDone.reason;
+    const stack = pulumiDone.value;
+    const catalogue = crossplaneDone.value;
+    // the export templates need the binding CRDs pulumi up installed
+    await applyManifests(cp.kubeConfig, catalogue.templates);
 
     // 5. backend + konnectors as local processes
     await step('backend + 2 konnectors as local processes (tsx)', async () => {
@@ -326,6 +339,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
       backendUrl,
       op,
       stack,
+      crossplane: crossplane!,
       catalogue,
       a8s: a8sOperator!,
       processes,
@@ -342,9 +356,14 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   }
 }
 
-/** The PIDs of a cluster's processes, Crossplane's included. */
+/** The PIDs of a cluster's processes. */
 export function clusterPids(c: RealCluster): number[] {
-  return [...Object.values(c.pids()), ...Object.values(c.crossplane?.pids() ?? {})].filter((p): p is number => p !== undefined);
+  return Object.values(c.pids()).filter((p): p is number => p !== undefined);
+}
+
+/** The PIDs of the Crossplane harness's processes. */
+export function harnessPids(xp: CrossplaneHarness): number[] {
+  return Object.values(xp.pids()).filter((p): p is number => p !== undefined);
 }
 
 /**

@@ -30,7 +30,7 @@ import { getCondition, type Condition } from '../../../runtime/core/conditions.j
 import { BindResources, type APIServiceBinding, type ClusterBinding } from '../../../runtime/konnector/types.js';
 import pg from 'pg';
 import { A8S_RESOURCES } from '../../../sandbox/a8s-operator/index.js';
-import { BIND_APIS, changeDemoPlan, clusterPids, DEMO, DEMO_PLANS, eventually, provisionDemo, REPO_ROOT, SANDBOX_CLAIMS, startSandbox, type DemoResult, type Sandbox } from '../../../sandbox/sandbox.js';
+import { BIND_APIS, changeDemoPlan, clusterPids, DEMO, harnessPids, DEMO_PLANS, eventually, provisionDemo, REPO_ROOT, SANDBOX_CLAIMS, startSandbox, type DemoResult, type Sandbox } from '../../../sandbox/sandbox.js';
 import type { SandboxState } from '../../../sandbox/state.js';
 
 jest.setTimeout(300_000);
@@ -98,9 +98,11 @@ describe('npm run sandbox, end to end', () => {
   it('1: a control plane with real Crossplane and two app clusters, each a real API server of its own', async () => {
     const servers = [sb!.controlPlane, ...sb!.apps].map((c) => c.server);
     expect(new Set(servers).size).toBe(3);
-    const xp = sb!.controlPlane.crossplane!;
+    const xp = sb!.crossplane;
     expect(xp.versions.crossplane).toMatch(/^v2\.3\./);
-    expect(Object.values(xp.pids()).filter((p) => p !== undefined && alive(p))).toHaveLength(4);
+    // every component of the harness runs (registry, core, function, provider, …)
+    expect(Object.keys(xp.pids())).toEqual(expect.arrayContaining(['registry', 'crossplane', 'function-patch-and-transform', 'provider-kubernetes']));
+    expect(Object.values(xp.pids()).filter((p) => p !== undefined && alive(p))).toHaveLength(Object.keys(xp.pids()).length);
     expect(sb!.apps.map((a) => a.crossplane)).toEqual([undefined, undefined]);
     for (const c of [cp, ...apps]) {
       const ns = await c.list(CoreResources.namespaces);
@@ -239,9 +241,9 @@ describe('npm run sandbox, end to end', () => {
   });
 
   it('stop() ends every process it started and removes the clusters', async () => {
-    const pids = [...sb!.processes.map((p) => p.child.pid!), ...[sb!.controlPlane, ...sb!.apps].flatMap(clusterPids)];
+    const pids = [...sb!.processes.map((p) => p.child.pid!), ...[sb!.controlPlane, ...sb!.apps].flatMap(clusterPids), ...harnessPids(sb!.crossplane)];
     const dirs = [sb!.controlPlane, ...sb!.apps].map((c) => c.dir);
-    expect(pids.length).toBe(3 + 9 + 4);
+    expect(pids.length).toBe(3 + 9 + Object.keys(sb!.crossplane.pids()).length);
     cp.close();
     apps.forEach((a) => a.close());
     await sb!.stop();
