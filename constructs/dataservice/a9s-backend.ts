@@ -10,14 +10,33 @@ export const A9S_DEFAULT_ORGANIZATION_GUID = 'a1d46b5c-b639-4f43-85c7-e9a0e5f01f
 /** The Cloud Foundry space GUID Klutch's a9s Compositions send to the service broker. */
 export const A9S_DEFAULT_SPACE_GUID = '1bf71cf3-9017-4846-bffc-b9b31872bfaf';
 
-/** How camelCase claim parameter names become broker parameter names. */
-export enum ParameterCase {
+/** How camelCase claim parameter names become broker parameter names (enum-like: static instances). */
+export class ParameterCase {
   /** `maxConnections` → `max_connections` */
-  SNAKE = 'snake',
+  public static readonly SNAKE = new ParameterCase('snake');
   /** `replBacklogSize` → `repl-backlog-size` */
-  KEBAB = 'kebab',
+  public static readonly KEBAB = new ParameterCase('kebab');
   /** unchanged */
-  CAMEL = 'camel',
+  public static readonly CAMEL = new ParameterCase('camel');
+
+  /** Every instance, in declaration order. */
+  public static get all(): readonly ParameterCase[] {
+    return Object.values(ParameterCase).filter((v): v is ParameterCase => v instanceof ParameterCase);
+  }
+
+  private constructor(
+    /** The case name, e.g. `snake`. */
+    public readonly value: string,
+  ) {}
+
+  public toString(): string {
+    return this.value;
+  }
+
+  /** The value (error messages render it through this). */
+  public toJson(): string {
+    return this.value;
+  }
 }
 
 export interface A9sBackendProps extends BackendProps {
@@ -53,7 +72,7 @@ export class A9sBackend extends Backend {
     super('A9sBackendProps', props);
     this.providerConfigName = checkDnsLabel('A9sBackendProps.providerConfigName', props.providerConfigName);
     this.parameterCase = props.parameterCase ?? ParameterCase.SNAKE;
-    if (!Object.values(ParameterCase).includes(this.parameterCase)) fail('A9sBackendProps.parameterCase', props.parameterCase, `must be one of ${Object.values(ParameterCase).join(', ')}`);
+    if (!(this.parameterCase instanceof ParameterCase)) fail('A9sBackendProps.parameterCase', props.parameterCase, `must be one of ${ParameterCase.all.join(', ')}`);
     this.organizationGuid = props.organizationGuid ?? A9S_DEFAULT_ORGANIZATION_GUID;
     this.spaceGuid = props.spaceGuid ?? A9S_DEFAULT_SPACE_GUID;
     if (!GUID.test(this.organizationGuid)) fail('A9sBackendProps.organizationGuid', props.organizationGuid, 'must be a lowercase GUID');

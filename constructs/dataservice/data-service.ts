@@ -149,9 +149,9 @@ export class DataService extends Construct implements IApiExport {
     this.backends = [...props.backends];
 
     const planChange = props.planChange ?? PlanChange.UPGRADE_ONLY;
-    if (!Object.values(PlanChange).includes(planChange)) fail(`${P}.planChange`, props.planChange, `must be one of ${Object.values(PlanChange).join(', ')}`);
+    if (!(planChange instanceof PlanChange)) fail(`${P}.planChange`, props.planChange, `must be one of ${PlanChange.all.join(', ')}`);
     const topologyChange = props.topologyChange ?? TopologyChange.SCALE_OUT_ONLY;
-    if (!Object.values(TopologyChange).includes(topologyChange)) fail(`${P}.topologyChange`, props.topologyChange, `must be one of ${Object.values(TopologyChange).join(', ')}`);
+    if (!(topologyChange instanceof TopologyChange)) fail(`${P}.topologyChange`, props.topologyChange, `must be one of ${TopologyChange.all.join(', ')}`);
     const immutableFlags = props.immutableFlags === undefined ? plans.flags : [...checkStringList(`${P}.immutableFlags`, props.immutableFlags)];
     for (const f of immutableFlags) if (!plans.flags.includes(f)) fail(`${P}.immutableFlags`, f, `is not a flag of any plan (${plans.flags.join(', ') || 'none'})`);
 

@@ -48,22 +48,60 @@ export class Topology {
   }
 }
 
-/** Which topology changes a plan update may make. */
-export enum TopologyChange {
+/** Which topology changes a plan update may make (enum-like: static instances). */
+export class TopologyChange {
   /** single → multi-node allowed, multi-node → single rejected (PostgreSQL, MariaDB, …). */
-  SCALE_OUT_ONLY = 'ScaleOutOnly',
+  public static readonly SCALE_OUT_ONLY = new TopologyChange('ScaleOutOnly');
   /** Neither direction (KeyValue, LogMe2). */
-  NONE = 'None',
+  public static readonly NONE = new TopologyChange('None');
   /** Both directions. */
-  ANY = 'Any',
+  public static readonly ANY = new TopologyChange('Any');
+
+  /** Every instance, in declaration order. */
+  public static get all(): readonly TopologyChange[] {
+    return Object.values(TopologyChange).filter((v): v is TopologyChange => v instanceof TopologyChange);
+  }
+
+  private constructor(
+    /** The policy name, e.g. `ScaleOutOnly`. */
+    public readonly value: string,
+  ) {}
+
+  public toString(): string {
+    return this.value;
+  }
+
+  /** The value (error messages render it through this). */
+  public toJson(): string {
+    return this.value;
+  }
 }
 
-/** Which plan changes an update may make. */
-export enum PlanChange {
+/** Which plan changes an update may make (enum-like: static instances). */
+export class PlanChange {
   /** Same or bigger plans only; downgrades (along the plans' upgrade paths) are rejected. */
-  UPGRADE_ONLY = 'UpgradeOnly',
+  public static readonly UPGRADE_ONLY = new PlanChange('UpgradeOnly');
   /** The plan is immutable (Prometheus). */
-  NONE = 'None',
+  public static readonly NONE = new PlanChange('None');
   /** Any plan change (other rules such as flags and topology still apply). */
-  ANY = 'Any',
+  public static readonly ANY = new PlanChange('Any');
+
+  /** Every instance, in declaration order. */
+  public static get all(): readonly PlanChange[] {
+    return Object.values(PlanChange).filter((v): v is PlanChange => v instanceof PlanChange);
+  }
+
+  private constructor(
+    /** The policy name, e.g. `UpgradeOnly`. */
+    public readonly value: string,
+  ) {}
+
+  public toString(): string {
+    return this.value;
+  }
+
+  /** The value (error messages render it through this). */
+  public toJson(): string {
+    return this.value;
+  }
 }
