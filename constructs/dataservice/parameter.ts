@@ -65,12 +65,31 @@ export const CEL_RESERVED_WORDS: readonly string[] = [
 const NAME = /^[a-z][A-Za-z0-9]*$/;
 const BROKER_NAME = /^[A-Za-z][-_.A-Za-z0-9]*$/;
 
-/** Where a parameter lives in the claim. */
-export enum ParameterLocation {
+/** Where a parameter lives in the claim (enum-like: static instances). */
+export class ParameterLocation {
   /** `spec.parameters.<name>` */
-  PARAMETERS = 'parameters',
+  public static readonly PARAMETERS = new ParameterLocation('parameters');
   /** `spec.<name>` */
-  SPEC = 'spec',
+  public static readonly SPEC = new ParameterLocation('spec');
+
+  /** Every instance, in declaration order. */
+  public static get all(): readonly ParameterLocation[] {
+    return Object.values(ParameterLocation).filter((v): v is ParameterLocation => v instanceof ParameterLocation);
+  }
+
+  private constructor(
+    /** `parameters` or `spec`. */
+    public readonly value: string,
+  ) {}
+
+  public toString(): string {
+    return this.value;
+  }
+
+  /** The value (error messages render it through this). */
+  public toJson(): string {
+    return this.value;
+  }
 }
 
 /** A validated parameter definition. */

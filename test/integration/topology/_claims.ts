@@ -15,7 +15,7 @@ import {
 } from '../../../constructs/catalogue/index.js';
 import { samples } from '../../catalogue/_corpus.js';
 import {
-  PlanChange, TopologyChange, type DataService, type DataServiceProps, type Parameter, type ParameterSchema,
+  ParameterLocation, PlanChange, TopologyChange, type DataService, type DataServiceProps, type Parameter, type ParameterSchema,
 } from '../../../constructs/dataservice/index.js';
 
 type Spec = Record<string, unknown>;
@@ -167,9 +167,9 @@ export function dataServiceCorpus(name: CatalogueService, ds: DataService): Kind
   const singleCombo = (b: string) => combos.find((c) => c.b === b && !plans.get(c.p)!.multiNode);
   const multiCombo = (b: string) => combos.find((c) => c.b === b && plans.get(c.p)!.multiNode);
   const paramSpec = (p: Parameter, c: { s: string; b: string; p: string }, value: unknown): Spec =>
-    p.location === 'spec' ? spec(c, { [p.name]: value }) : spec(c, { parameters: { [p.name]: value } });
-  const where = (p: Parameter) => (p.location === 'spec' ? `spec.${p.name}` : `spec.parameters.${p.name}`);
-  const msgLabel = (p: Parameter) => (p.location === 'spec' ? p.name : `parameters.${p.name}`);
+    p.location === ParameterLocation.SPEC ? spec(c, { [p.name]: value }) : spec(c, { parameters: { [p.name]: value } });
+  const where = (p: Parameter) => (p.location === ParameterLocation.SPEC ? `spec.${p.name}` : `spec.parameters.${p.name}`);
+  const msgLabel = (p: Parameter) => (p.location === ParameterLocation.SPEC ? p.name : `parameters.${p.name}`);
   for (const p of model.parameters) {
     const allowed = backends.filter((b) => p.allowedOn(b.name));
     const good = schemaValidValue(p.schema);
@@ -332,8 +332,8 @@ export function parameterSamples(ds: DataService): Array<{ id: string; spec: Spe
     }
     if (!home) continue;
     for (const value of samples(p.toOpenApi() as never)) {
-      const extra = p.location === 'spec' ? { [p.name]: value } : { parameters: { [p.name]: value } };
-      out.push({ id: `${model.claimKind} ${p.location === 'spec' ? 'spec' : 'spec.parameters'}.${p.name} = ${JSON.stringify(value)} (${home.s}/${home.p} via ${home.b})`, spec: withRef({ service: home.s, plan: home.p, ...extra }, home.b) });
+      const extra = p.location === ParameterLocation.SPEC ? { [p.name]: value } : { parameters: { [p.name]: value } };
+      out.push({ id: `${model.claimKind} ${p.location === ParameterLocation.SPEC ? 'spec' : 'spec.parameters'}.${p.name} = ${JSON.stringify(value)} (${home.s}/${home.p} via ${home.b})`, spec: withRef({ service: home.s, plan: home.p, ...extra }, home.b) });
     }
   }
   return out;
