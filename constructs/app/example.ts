@@ -8,6 +8,9 @@ import { AppCluster, ControlPlaneCluster } from '../topology/index.js';
 /** Flux output of the example: `dist/<cluster>/_flux/kustomizations.yaml` chains the phase folders. */
 export const EXAMPLE_FLUX = { sourceRef: { name: 'klutch-gitops' }, path: './dist' } as const;
 
+/** Argo CD output of the example: `dist/<cluster>/_argocd/root.yaml`, one Application per phase folder. */
+export const EXAMPLE_ARGOCD = { repoURL: 'https://git.example.com/klutch-gitops.git', path: 'dist' } as const;
+
 export interface ExampleTopology {
   readonly controlPlane: ControlPlaneCluster;
   readonly appClusters: readonly AppCluster[];

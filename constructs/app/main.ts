@@ -6,7 +6,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { App } from 'cdk8s';
-import { EXAMPLE_FLUX, exampleTopology } from './example.js';
+import { EXAMPLE_ARGOCD, EXAMPLE_FLUX, exampleTopology } from './example.js';
 import { synthTopology, toMermaid, topologyGraphOfApp, toSvg } from '../topology/index.js';
 import { formatIssue, validateDirectory } from '../validate/index.js';
 
@@ -18,7 +18,7 @@ async function main(): Promise<void> {
     outdir: process.env.CDK8S_OUTDIR ?? 'dist',
     flux: EXAMPLE_FLUX,
     // and an Argo CD app-of-apps per cluster (dist/<cluster>/_argocd/root.yaml), validated with the rest
-    argocd: { repoURL: 'https://git.example.com/klutch-gitops.git', path: 'dist' },
+    argocd: EXAMPLE_ARGOCD,
     validate: (dir) => {
       const r = validateDirectory(dir);
       return { ok: r.ok, problems: r.issues.map(formatIssue) };

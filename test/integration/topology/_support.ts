@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { App } from 'cdk8s';
 import { parseAllDocuments } from 'yaml';
-import { EXAMPLE_FLUX, exampleTopology, type ExampleTopology } from '../../../constructs/app/example.js';
+import { EXAMPLE_ARGOCD, EXAMPLE_FLUX, exampleTopology, type ExampleTopology } from '../../../constructs/app/example.js';
 import { synthTopology, type SynthResult } from '../../../constructs/topology/index.js';
 import {
   deriveClaimCrd, deriveXrCrd, formatIssue, validateDirectory,
@@ -38,6 +38,7 @@ export async function synthExample(outdir: string, app = new App(), topology: Ex
   const result = await synthTopology(app, {
     outdir,
     flux: EXAMPLE_FLUX,
+    argocd: EXAMPLE_ARGOCD,
     validate: (dir) => {
       const r = validateDirectory(dir);
       return { ok: r.ok, problems: r.issues.map(formatIssue) };
