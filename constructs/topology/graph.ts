@@ -18,17 +18,37 @@ export interface GraphInput {
   readonly objects: readonly Obj[];
 }
 
-export enum GraphNodeKind {
+/** What a node of the topology graph stands for (enum-like: static instances). */
+export class GraphNodeKind {
   /** A bindable claim API (XRD with claim names). */
-  API = 'api',
+  public static readonly API = new GraphNodeKind('api');
   /** An automation backend: a Composition of a claim API. */
-  BACKEND = 'backend',
+  public static readonly BACKEND = new GraphNodeKind('backend');
   /** The bind backend (kubectl bind's server). */
-  BIND_BACKEND = 'bind-backend',
+  public static readonly BIND_BACKEND = new GraphNodeKind('bind-backend');
   /** The konnector of an app cluster. */
-  KONNECTOR = 'konnector',
+  public static readonly KONNECTOR = new GraphNodeKind('konnector');
   /** A claim on an app cluster. */
-  CLAIM = 'claim',
+  public static readonly CLAIM = new GraphNodeKind('claim');
+
+  /** Every instance, in declaration order. */
+  public static get all(): readonly GraphNodeKind[] {
+    return Object.values(GraphNodeKind).filter((v): v is GraphNodeKind => v instanceof GraphNodeKind);
+  }
+
+  private constructor(
+    /** `api`, `backend`, `bind-backend`, `konnector` or `claim`. */
+    public readonly value: string,
+  ) {}
+
+  public toString(): string {
+    return this.value;
+  }
+
+  /** The value (error messages render it through this). */
+  public toJson(): string {
+    return this.value;
+  }
 }
 
 export interface GraphNode {
@@ -47,13 +67,33 @@ export interface GraphCluster {
   readonly nodes: readonly GraphNode[];
 }
 
-export enum GraphEdgeKind {
+/** What an edge of the topology graph stands for (enum-like: static instances). */
+export class GraphEdgeKind {
   /** API → Composition. */
-  IMPLEMENTED_BY = 'implemented by',
+  public static readonly IMPLEMENTED_BY = new GraphEdgeKind('implemented by');
   /** Konnector → API (an APIServiceBinding). */
-  BINDS = 'binds',
+  public static readonly BINDS = new GraphEdgeKind('binds');
   /** Claim → API it is an instance of, or → the backend its compositionRef selects. */
-  CLAIMS = 'claims',
+  public static readonly CLAIMS = new GraphEdgeKind('claims');
+
+  /** Every instance, in declaration order. */
+  public static get all(): readonly GraphEdgeKind[] {
+    return Object.values(GraphEdgeKind).filter((v): v is GraphEdgeKind => v instanceof GraphEdgeKind);
+  }
+
+  private constructor(
+    /** `implemented by`, `binds` or `claims`. */
+    public readonly value: string,
+  ) {}
+
+  public toString(): string {
+    return this.value;
+  }
+
+  /** The value (error messages render it through this). */
+  public toJson(): string {
+    return this.value;
+  }
 }
 
 export interface GraphEdge {
@@ -167,6 +207,7 @@ export function toMermaid(g: TopologyGraph): string {
       case GraphNodeKind.BIND_BACKEND: return `${n.id}[[${label(n)}]]`;
       case GraphNodeKind.KONNECTOR: return `${n.id}{{${label(n)}}}`;
       case GraphNodeKind.CLAIM: return `${n.id}[/${label(n)}/]`;
+      default: throw new Error(`toMermaid: node ${n.id} has the unknown kind ${String(n.kind)}`);
     }
   };
   const out = ['flowchart LR'];
@@ -183,7 +224,7 @@ export function toMermaid(g: TopologyGraph): string {
   out.push('  classDef api fill:#e8f0fe,stroke:#3367d6', '  classDef backend fill:#e6f4ea,stroke:#188038', '  classDef claim fill:#fef7e0,stroke:#b06000', '  classDef runtime fill:#f3e8fd,stroke:#8430ce');
   const cls = (k: GraphNodeKind) => (k === GraphNodeKind.API ? 'api' : k === GraphNodeKind.BACKEND ? 'backend' : k === GraphNodeKind.CLAIM ? 'claim' : 'runtime');
   const all = [...g.clusters.flatMap((c) => c.nodes), ...g.external];
-  for (const k of Object.values(GraphNodeKind)) {
+  for (const k of GraphNodeKind.all) {
     const ids = all.filter((n) => n.kind === k).map((n) => n.id);
     if (ids.length) out.push(`  class ${ids.join(',')} ${cls(k)}`);
   }
@@ -193,15 +234,15 @@ export function toMermaid(g: TopologyGraph): string {
 /** Graphviz DOT text (left to right, one box per cluster). */
 export function toDot(g: TopologyGraph): string {
   const q = (s: string) => `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
-  const style: Record<GraphNodeKind, string> = {
-    [GraphNodeKind.API]: 'shape=box, style="rounded,filled", fillcolor="#e8f0fe", color="#3367d6"',
-    [GraphNodeKind.BACKEND]: 'shape=box, style="filled", fillcolor="#e6f4ea", color="#188038"',
-    [GraphNodeKind.BIND_BACKEND]: 'shape=component, style="filled", fillcolor="#f3e8fd", color="#8430ce"',
-    [GraphNodeKind.KONNECTOR]: 'shape=hexagon, style="filled", fillcolor="#f3e8fd", color="#8430ce"',
-    [GraphNodeKind.CLAIM]: 'shape=note, style="filled", fillcolor="#fef7e0", color="#b06000"',
-  };
+  const style = new Map<GraphNodeKind, string>([
+    [GraphNodeKind.API, 'shape=box, style="rounded,filled", fillcolor="#e8f0fe", color="#3367d6"'],
+    [GraphNodeKind.BACKEND, 'shape=box, style="filled", fillcolor="#e6f4ea", color="#188038"'],
+    [GraphNodeKind.BIND_BACKEND, 'shape=component, style="filled", fillcolor="#f3e8fd", color="#8430ce"'],
+    [GraphNodeKind.KONNECTOR, 'shape=hexagon, style="filled", fillcolor="#f3e8fd", color="#8430ce"'],
+    [GraphNodeKind.CLAIM, 'shape=note, style="filled", fillcolor="#fef7e0", color="#b06000"'],
+  ]);
   const node = (n: GraphNode, indent: string) =>
-    `${indent}${n.id} [label=${q([...n.label, ...(n.exported === false ? ['(not exported)'] : [])].join('\n'))}, ${style[n.kind]}];`;
+    `${indent}${n.id} [label=${q([...n.label, ...(n.exported === false ? ['(not exported)'] : [])].join('\n'))}, ${style.get(n.kind)}];`;
   const out = [
     'digraph topology {',
     '  rankdir=LR; ranksep=1.2; nodesep=0.25; fontname="Helvetica"; fontsize=12;',
