@@ -9,6 +9,10 @@
  * where the program talks to the API server.
  */
 import { k8s } from 'cdk8s-plus-28';
+import { fail, show } from '../_errors.js';
+import { checkDnsSubdomain } from '../_names.js';
+
+export { checkDnsLabel, checkDnsSubdomain } from '../_names.js';
 
 /** CPU and memory for one container. Quantities use Kubernetes notation (`100m`, `128Mi`). */
 export interface ResourceSpec {
@@ -33,42 +37,20 @@ export interface SecretKeyRef {
 /** Non-root uid/gid used by klutch-kit's images (distroless `nonroot`). */
 export const NON_ROOT_UID = 65532;
 
-const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const CPU = /^([0-9]+m|[0-9]+(\.[0-9]+)?)$/;
 const MEMORY = /^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|k|M|G|T)?$/;
 const SECRET_KEY = /^[-._a-zA-Z0-9]+$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-function show(value: unknown): string {
-  return typeof value === 'string' ? `"${value}"` : JSON.stringify(value);
-}
-
-/** Throws unless `value` is a DNS-1123 label (≤ 63 chars): namespaces, Service and container names. */
-export function checkDnsLabel(prop: string, value: unknown): string {
-  if (typeof value !== 'string' || value.length > 63 || !DNS1123_LABEL.test(value)) {
-    throw new Error(`${prop}: ${show(value)} is not a DNS-1123 label (lower-case alphanumerics and '-', at most 63 characters)`);
-  }
-  return value;
-}
-
-/** Throws unless `value` is a DNS-1123 subdomain (≤ 253 chars): object names. */
-export function checkDnsSubdomain(prop: string, value: unknown): string {
-  if (typeof value !== 'string' || value.length > 253 || !DNS1123_SUBDOMAIN.test(value)) {
-    throw new Error(`${prop}: ${show(value)} is not a DNS-1123 subdomain (lower-case alphanumerics, '-' and '.', at most 253 characters)`);
-  }
-  return value;
-}
-
 /** Throws unless `value` is a usable container image reference (no `latest`, no whitespace). */
 export function checkImage(prop: string, value: unknown): string {
   if (typeof value !== 'string' || value.length === 0 || /\s/.test(value)) {
-    throw new Error(`${prop}: ${show(value)} is not an image reference`);
+    fail(prop, value, 'is not an image reference');
   }
   const lastSegment = value.split('/').pop() ?? '';
   const tagged = lastSegment.includes(':') || value.includes('@sha256:');
   if (!tagged || value.endsWith(':latest')) {
-    throw new Error(`${prop}: ${show(value)} must be pinned to a tag or digest (not "latest"), e.g. "ghcr.io/org/app:1.2.3"`);
+    fail(prop, value, 'must be pinned to a tag or digest (not "latest"), e.g. "ghcr.io/org/app:1.2.3"');
   }
   return value;
 }
@@ -76,7 +58,7 @@ export function checkImage(prop: string, value: unknown): string {
 /** Throws unless `value` is an integer in [min, max]. */
 export function checkInt(prop: string, value: unknown, min: number, max: number): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new Error(`${prop}: ${show(value)} must be an integer between ${min} and ${max}`);
+    fail(prop, value, `must be an integer between ${min} and ${max}`);
   }
   return value;
 }
@@ -87,10 +69,10 @@ export function checkUrl(prop: string, value: unknown, httpsOnly = false): strin
   try {
     url = new URL(String(value));
   } catch {
-    throw new Error(`${prop}: ${show(value)} is not an absolute URL`);
+    fail(prop, value, 'is not an absolute URL');
   }
   if (typeof value !== 'string' || !(url.protocol === 'https:' || (!httpsOnly && url.protocol === 'http:'))) {
-    throw new Error(`${prop}: ${show(value)} must be an ${httpsOnly ? 'https' : 'http(s)'} URL`);
+    fail(prop, value, `must be an ${httpsOnly ? 'https' : 'http(s)'} URL`);
   }
   return value;
 }
@@ -98,11 +80,11 @@ export function checkUrl(prop: string, value: unknown, httpsOnly = false): strin
 /** Throws unless the reference names a Secret and a key. */
 export function checkSecretRef(prop: string, ref: SecretKeyRef | undefined): SecretKeyRef {
   if (!ref || typeof ref !== 'object') {
-    throw new Error(`${prop}: ${show(ref)} must be a reference { name, key } to an existing Secret`);
+    fail(prop, ref, 'must be a reference { name, key } to an existing Secret');
   }
   checkDnsSubdomain(`${prop}.name`, ref.name);
   if (typeof ref.key !== 'string' || !SECRET_KEY.test(ref.key)) {
-    throw new Error(`${prop}.key: ${show(ref.key)} is not a valid Secret key`);
+    fail(`${prop}.key`, ref.key, 'is not a valid Secret key');
   }
   return ref;
 }
@@ -110,7 +92,7 @@ export function checkSecretRef(prop: string, ref: SecretKeyRef | undefined): Sec
 /** Throws unless `value` is an environment variable name. */
 export function checkEnvName(prop: string, value: unknown): string {
   if (typeof value !== 'string' || !ENV_NAME.test(value)) {
-    throw new Error(`${prop}: ${show(value)} is not an environment variable name`);
+    fail(prop, value, 'is not an environment variable name');
   }
   return value;
 }
@@ -118,16 +100,16 @@ export function checkEnvName(prop: string, value: unknown): string {
 /** Validates a ResourceSpec: CPU/memory syntax and request ≤ limit. */
 export function checkResources(prop: string, r: ResourceSpec): ResourceSpec {
   for (const k of ['cpuRequest', 'cpuLimit'] as const) {
-    if (typeof r[k] !== 'string' || !CPU.test(r[k])) throw new Error(`${prop}.${k}: ${show(r[k])} is not a CPU quantity (e.g. "100m" or "0.5")`);
+    if (typeof r[k] !== 'string' || !CPU.test(r[k])) fail(`${prop}.${k}`, r[k], 'is not a CPU quantity (e.g. "100m" or "0.5")');
   }
   for (const k of ['memoryRequest', 'memoryLimit'] as const) {
-    if (typeof r[k] !== 'string' || !MEMORY.test(r[k])) throw new Error(`${prop}.${k}: ${show(r[k])} is not a memory quantity (e.g. "128Mi")`);
+    if (typeof r[k] !== 'string' || !MEMORY.test(r[k])) fail(`${prop}.${k}`, r[k], 'is not a memory quantity (e.g. "128Mi")');
   }
   if (cpuMillis(r.cpuRequest) > cpuMillis(r.cpuLimit)) {
-    throw new Error(`${prop}.cpuRequest: ${show(r.cpuRequest)} is greater than cpuLimit ${show(r.cpuLimit)}`);
+    fail(`${prop}.cpuRequest`, r.cpuRequest, `is greater than cpuLimit ${show(r.cpuLimit)}`);
   }
   if (memoryBytes(r.memoryRequest) > memoryBytes(r.memoryLimit)) {
-    throw new Error(`${prop}.memoryRequest: ${show(r.memoryRequest)} is greater than memoryLimit ${show(r.memoryLimit)}`);
+    fail(`${prop}.memoryRequest`, r.memoryRequest, `is greater than memoryLimit ${show(r.memoryLimit)}`);
   }
   return r;
 }
