@@ -3,9 +3,10 @@ import { Construct } from 'constructs';
 import { checkSecretKeyRef } from './_secret-ref.js';
 import type { SecretKeyRef } from './secret-key-ref.js';
 import { checkDnsSubdomain, checkNonEmpty, compact, fail } from './_util.js';
+import { EnumLike, enumMembers } from '../_enum-like.js';
 
 /** Which anynines endpoint the ProviderConfig talks to (enum-like: static instances). */
-export class AnyninesServiceType {
+export class AnyninesServiceType extends EnumLike {
   /** The service broker (ServiceInstance, ServiceBinding). */
   public static readonly SERVICE_BROKER = new AnyninesServiceType('servicebroker');
   /** The backup manager (Backup, Restore). */
@@ -13,21 +14,14 @@ export class AnyninesServiceType {
 
   /** Every instance, in declaration order. */
   public static get all(): readonly AnyninesServiceType[] {
-    return Object.values(AnyninesServiceType).filter((v): v is AnyninesServiceType => v instanceof AnyninesServiceType);
+    return enumMembers(AnyninesServiceType);
   }
 
   private constructor(
     /** The `spec.serviceType` value, e.g. `servicebroker`. */
-    public readonly value: string,
-  ) {}
-
-  public toString(): string {
-    return this.value;
-  }
-
-  /** The value (error messages render it through this). */
-  public toJson(): string {
-    return this.value;
+    value: string,
+  ) {
+    super(value);
   }
 }
 

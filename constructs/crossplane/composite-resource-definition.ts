@@ -3,6 +3,7 @@ import { Construct } from 'constructs';
 import {
   checkDnsLabel, checkDnsSubdomain, checkNonEmpty, compact, copyJson, fail, isPlainObject, show,
 } from './_util.js';
+import { EnumLike, enumMembers } from '../_enum-like.js';
 
 /**
  * An OpenAPI v3 schema object, as written in a CRD's `openAPIV3Schema` (may carry
@@ -36,7 +37,7 @@ export class CompositeType implements ICompositeType {
 }
 
 /** What happens to a claim's composite resource when the claim is deleted (enum-like: static instances). */
-export class CompositeDeletePolicy {
+export class CompositeDeletePolicy extends EnumLike {
   /** Delete the XR in the background (Crossplane's default). */
   public static readonly BACKGROUND = new CompositeDeletePolicy('Background');
   /** Wait for the XR and its composed resources to be gone (what Klutch uses). */
@@ -44,51 +45,37 @@ export class CompositeDeletePolicy {
 
   /** Every instance, in declaration order. */
   public static get all(): readonly CompositeDeletePolicy[] {
-    return Object.values(CompositeDeletePolicy).filter((v): v is CompositeDeletePolicy => v instanceof CompositeDeletePolicy);
+    return enumMembers(CompositeDeletePolicy);
   }
 
   private constructor(
     /** The `spec.defaultCompositeDeletePolicy` value. */
-    public readonly value: string,
-  ) {}
-
-  public toString(): string {
-    return this.value;
-  }
-
-  /** The value (error messages render it through this). */
-  public toJson(): string {
-    return this.value;
+    value: string,
+  ) {
+    super(value);
   }
 }
 
 /** Whether new Composition revisions are picked up automatically (enum-like: static instances). */
-export class CompositionUpdatePolicy {
+export class CompositionUpdatePolicy extends EnumLike {
   public static readonly AUTOMATIC = new CompositionUpdatePolicy('Automatic');
   public static readonly MANUAL = new CompositionUpdatePolicy('Manual');
 
   /** Every instance, in declaration order. */
   public static get all(): readonly CompositionUpdatePolicy[] {
-    return Object.values(CompositionUpdatePolicy).filter((v): v is CompositionUpdatePolicy => v instanceof CompositionUpdatePolicy);
+    return enumMembers(CompositionUpdatePolicy);
   }
 
   private constructor(
     /** The `spec.defaultCompositionUpdatePolicy` value. */
-    public readonly value: string,
-  ) {}
-
-  public toString(): string {
-    return this.value;
-  }
-
-  /** The value (error messages render it through this). */
-  public toJson(): string {
-    return this.value;
+    value: string,
+  ) {
+    super(value);
   }
 }
 
 /** Type of an additional printer column (enum-like: static instances). */
-export class PrinterColumnType {
+export class PrinterColumnType extends EnumLike {
   public static readonly STRING = new PrinterColumnType('string');
   public static readonly INTEGER = new PrinterColumnType('integer');
   public static readonly NUMBER = new PrinterColumnType('number');
@@ -97,21 +84,14 @@ export class PrinterColumnType {
 
   /** Every instance, in declaration order. */
   public static get all(): readonly PrinterColumnType[] {
-    return Object.values(PrinterColumnType).filter((v): v is PrinterColumnType => v instanceof PrinterColumnType);
+    return enumMembers(PrinterColumnType);
   }
 
   private constructor(
     /** The `additionalPrinterColumns[].type` value. */
-    public readonly value: string,
-  ) {}
-
-  public toString(): string {
-    return this.value;
-  }
-
-  /** The value (error messages render it through this). */
-  public toJson(): string {
-    return this.value;
+    value: string,
+  ) {
+    super(value);
   }
 }
 

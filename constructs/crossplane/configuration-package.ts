@@ -2,30 +2,24 @@ import { ApiObject } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import { parsePackageRef } from './_package.js';
 import { checkDnsLabel, checkNonEmpty, fail, isPlainObject } from './_util.js';
+import { EnumLike, enumMembers } from '../_enum-like.js';
 
 /** What a Configuration package depends on (enum-like: static instances). */
-export class PackageDependencyKind {
+export class PackageDependencyKind extends EnumLike {
   public static readonly PROVIDER = new PackageDependencyKind('provider');
   public static readonly FUNCTION = new PackageDependencyKind('function');
   public static readonly CONFIGURATION = new PackageDependencyKind('configuration');
 
   /** Every instance, in declaration order. */
   public static get all(): readonly PackageDependencyKind[] {
-    return Object.values(PackageDependencyKind).filter((v): v is PackageDependencyKind => v instanceof PackageDependencyKind);
+    return enumMembers(PackageDependencyKind);
   }
 
   private constructor(
     /** The key of the `dependsOn` entry, e.g. `provider`. */
-    public readonly value: string,
-  ) {}
-
-  public toString(): string {
-    return this.value;
-  }
-
-  /** The value (error messages render it through this). */
-  public toJson(): string {
-    return this.value;
+    value: string,
+  ) {
+    super(value);
   }
 }
 

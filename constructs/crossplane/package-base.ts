@@ -2,55 +2,42 @@ import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
 import { parsePackageRef, ParsedPackage } from './_package.js';
 import { checkDnsLabel, checkDnsSubdomain, checkInteger, compact, fail } from './_util.js';
+import { EnumLike, enumMembers } from '../_enum-like.js';
 
 /** Image pull policy for packages (enum-like: static instances). */
-export class PackagePullPolicy {
+export class PackagePullPolicy extends EnumLike {
   public static readonly ALWAYS = new PackagePullPolicy('Always');
   public static readonly IF_NOT_PRESENT = new PackagePullPolicy('IfNotPresent');
   public static readonly NEVER = new PackagePullPolicy('Never');
 
   /** Every instance, in declaration order. */
   public static get all(): readonly PackagePullPolicy[] {
-    return Object.values(PackagePullPolicy).filter((v): v is PackagePullPolicy => v instanceof PackagePullPolicy);
+    return enumMembers(PackagePullPolicy);
   }
 
   private constructor(
     /** The `spec.packagePullPolicy` value. */
-    public readonly value: string,
-  ) {}
-
-  public toString(): string {
-    return this.value;
-  }
-
-  /** The value (error messages render it through this). */
-  public toJson(): string {
-    return this.value;
+    value: string,
+  ) {
+    super(value);
   }
 }
 
 /** Whether a new package revision becomes active on its own (enum-like: static instances). */
-export class RevisionActivationPolicy {
+export class RevisionActivationPolicy extends EnumLike {
   public static readonly AUTOMATIC = new RevisionActivationPolicy('Automatic');
   public static readonly MANUAL = new RevisionActivationPolicy('Manual');
 
   /** Every instance, in declaration order. */
   public static get all(): readonly RevisionActivationPolicy[] {
-    return Object.values(RevisionActivationPolicy).filter((v): v is RevisionActivationPolicy => v instanceof RevisionActivationPolicy);
+    return enumMembers(RevisionActivationPolicy);
   }
 
   private constructor(
     /** The `spec.revisionActivationPolicy` value. */
-    public readonly value: string,
-  ) {}
-
-  public toString(): string {
-    return this.value;
-  }
-
-  /** The value (error messages render it through this). */
-  public toJson(): string {
-    return this.value;
+    value: string,
+  ) {
+    super(value);
   }
 }
 

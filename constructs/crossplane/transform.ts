@@ -1,7 +1,8 @@
 import { checkInteger, checkNonEmpty, copyJson, fail, isPlainObject } from './_util.js';
+import { EnumLike, enumMembers } from '../_enum-like.js';
 
 /** `string` transform `Convert` operations (enum-like: static instances). */
-export class StringConversion {
+export class StringConversion extends EnumLike {
   public static readonly TO_UPPER = new StringConversion('ToUpper');
   public static readonly TO_LOWER = new StringConversion('ToLower');
   public static readonly TO_BASE64 = new StringConversion('ToBase64');
@@ -14,26 +15,19 @@ export class StringConversion {
 
   /** Every instance, in declaration order. */
   public static get all(): readonly StringConversion[] {
-    return Object.values(StringConversion).filter((v): v is StringConversion => v instanceof StringConversion);
+    return enumMembers(StringConversion);
   }
 
   private constructor(
     /** The `string.convert` value in the P&T input, e.g. `ToUpper`. */
-    public readonly value: string,
-  ) {}
-
-  public toString(): string {
-    return this.value;
-  }
-
-  /** The value (error messages render it through this). */
-  public toJson(): string {
-    return this.value;
+    value: string,
+  ) {
+    super(value);
   }
 }
 
 /** Target types of a `convert` transform (enum-like: static instances). */
-export class ConvertType {
+export class ConvertType extends EnumLike {
   public static readonly STRING = new ConvertType('string');
   public static readonly INT = new ConvertType('int');
   public static readonly INT64 = new ConvertType('int64');
@@ -44,26 +38,19 @@ export class ConvertType {
 
   /** Every instance, in declaration order. */
   public static get all(): readonly ConvertType[] {
-    return Object.values(ConvertType).filter((v): v is ConvertType => v instanceof ConvertType);
+    return enumMembers(ConvertType);
   }
 
   private constructor(
     /** The `convert.toType` value in the P&T input, e.g. `int64`. */
-    public readonly value: string,
-  ) {}
-
-  public toString(): string {
-    return this.value;
-  }
-
-  /** The value (error messages render it through this). */
-  public toJson(): string {
-    return this.value;
+    value: string,
+  ) {
+    super(value);
   }
 }
 
 /** Input formats of a `convert` transform (enum-like: static instances). */
-export class ConvertFormat {
+export class ConvertFormat extends EnumLike {
   public static readonly NONE = new ConvertFormat('none');
   /** A Kubernetes quantity such as `10Gi` (to int, int64 or float64). */
   public static readonly QUANTITY = new ConvertFormat('quantity');
@@ -72,26 +59,19 @@ export class ConvertFormat {
 
   /** Every instance, in declaration order. */
   public static get all(): readonly ConvertFormat[] {
-    return Object.values(ConvertFormat).filter((v): v is ConvertFormat => v instanceof ConvertFormat);
+    return enumMembers(ConvertFormat);
   }
 
   private constructor(
     /** The `convert.format` value in the P&T input, e.g. `quantity`. */
-    public readonly value: string,
-  ) {}
-
-  public toString(): string {
-    return this.value;
-  }
-
-  /** The value (error messages render it through this). */
-  public toJson(): string {
-    return this.value;
+    value: string,
+  ) {
+    super(value);
   }
 }
 
 /** What a `match` transform returns when no pattern matches (enum-like: static instances). */
-export class MatchFallbackTo {
+export class MatchFallbackTo extends EnumLike {
   /** Return `fallbackValue`. */
   public static readonly VALUE = new MatchFallbackTo('Value');
   /** Return the input unchanged. */
@@ -99,21 +79,14 @@ export class MatchFallbackTo {
 
   /** Every instance, in declaration order. */
   public static get all(): readonly MatchFallbackTo[] {
-    return Object.values(MatchFallbackTo).filter((v): v is MatchFallbackTo => v instanceof MatchFallbackTo);
+    return enumMembers(MatchFallbackTo);
   }
 
   private constructor(
     /** The `match.fallbackTo` value in the P&T input. */
-    public readonly value: string,
-  ) {}
-
-  public toString(): string {
-    return this.value;
-  }
-
-  /** The value (error messages render it through this). */
-  public toJson(): string {
-    return this.value;
+    value: string,
+  ) {
+    super(value);
   }
 }
 

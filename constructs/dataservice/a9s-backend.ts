@@ -2,6 +2,7 @@ import { Patch, PatchAndTransformStep, ReadinessCheck } from '../crossplane/inde
 import { Backend, BackendProps, claimLabelPatches, DataServiceModel, statusPatches } from './backend.js';
 import { ParameterLocation } from './parameter.js';
 import { checkDnsLabel, fail, kebabCase, snakeCase } from './_util.js';
+import { EnumLike, enumMembers } from '../_enum-like.js';
 
 /** API version of provider-anynines managed resources. */
 export const A9S_API_VERSION = 'dataservices.anynines.com/v1';
@@ -11,7 +12,7 @@ export const A9S_DEFAULT_ORGANIZATION_GUID = 'a1d46b5c-b639-4f43-85c7-e9a0e5f01f
 export const A9S_DEFAULT_SPACE_GUID = '1bf71cf3-9017-4846-bffc-b9b31872bfaf';
 
 /** How camelCase claim parameter names become broker parameter names (enum-like: static instances). */
-export class ParameterCase {
+export class ParameterCase extends EnumLike {
   /** `maxConnections` → `max_connections` */
   public static readonly SNAKE = new ParameterCase('snake');
   /** `replBacklogSize` → `repl-backlog-size` */
@@ -21,21 +22,14 @@ export class ParameterCase {
 
   /** Every instance, in declaration order. */
   public static get all(): readonly ParameterCase[] {
-    return Object.values(ParameterCase).filter((v): v is ParameterCase => v instanceof ParameterCase);
+    return enumMembers(ParameterCase);
   }
 
   private constructor(
     /** The case name, e.g. `snake`. */
-    public readonly value: string,
-  ) {}
-
-  public toString(): string {
-    return this.value;
-  }
-
-  /** The value (error messages render it through this). */
-  public toJson(): string {
-    return this.value;
+    value: string,
+  ) {
+    super(value);
   }
 }
 

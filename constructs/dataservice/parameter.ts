@@ -1,5 +1,6 @@
 import { RESERVED_SPEC_FIELDS } from '../crossplane/index.js';
 import { checkStringList, copyJson, fail, isPlainObject, show } from './_util.js';
+import { EnumLike, enumMembers } from '../_enum-like.js';
 
 /** JSON types a parameter may have. `int-or-string` is Kubernetes' `x-kubernetes-int-or-string`. */
 export type ParameterType = 'string' | 'integer' | 'number' | 'boolean' | 'array' | 'object' | 'int-or-string';
@@ -66,7 +67,7 @@ const NAME = /^[a-z][A-Za-z0-9]*$/;
 const BROKER_NAME = /^[A-Za-z][-_.A-Za-z0-9]*$/;
 
 /** Where a parameter lives in the claim (enum-like: static instances). */
-export class ParameterLocation {
+export class ParameterLocation extends EnumLike {
   /** `spec.parameters.<name>` */
   public static readonly PARAMETERS = new ParameterLocation('parameters');
   /** `spec.<name>` */
@@ -74,21 +75,14 @@ export class ParameterLocation {
 
   /** Every instance, in declaration order. */
   public static get all(): readonly ParameterLocation[] {
-    return Object.values(ParameterLocation).filter((v): v is ParameterLocation => v instanceof ParameterLocation);
+    return enumMembers(ParameterLocation);
   }
 
   private constructor(
     /** `parameters` or `spec`. */
-    public readonly value: string,
-  ) {}
-
-  public toString(): string {
-    return this.value;
-  }
-
-  /** The value (error messages render it through this). */
-  public toJson(): string {
-    return this.value;
+    value: string,
+  ) {
+    super(value);
   }
 }
 

@@ -1,4 +1,5 @@
 import { checkDnsLabel, fail } from './_util.js';
+import { EnumLike, enumMembers } from '../_enum-like.js';
 
 /** Options of a custom topology. */
 export interface TopologyOptions {
@@ -49,7 +50,7 @@ export class Topology {
 }
 
 /** Which topology changes a plan update may make (enum-like: static instances). */
-export class TopologyChange {
+export class TopologyChange extends EnumLike {
   /** single → multi-node allowed, multi-node → single rejected (PostgreSQL, MariaDB, …). */
   public static readonly SCALE_OUT_ONLY = new TopologyChange('ScaleOutOnly');
   /** Neither direction (KeyValue, LogMe2). */
@@ -59,26 +60,19 @@ export class TopologyChange {
 
   /** Every instance, in declaration order. */
   public static get all(): readonly TopologyChange[] {
-    return Object.values(TopologyChange).filter((v): v is TopologyChange => v instanceof TopologyChange);
+    return enumMembers(TopologyChange);
   }
 
   private constructor(
     /** The policy name, e.g. `ScaleOutOnly`. */
-    public readonly value: string,
-  ) {}
-
-  public toString(): string {
-    return this.value;
-  }
-
-  /** The value (error messages render it through this). */
-  public toJson(): string {
-    return this.value;
+    value: string,
+  ) {
+    super(value);
   }
 }
 
 /** Which plan changes an update may make (enum-like: static instances). */
-export class PlanChange {
+export class PlanChange extends EnumLike {
   /** Same or bigger plans only; downgrades (along the plans' upgrade paths) are rejected. */
   public static readonly UPGRADE_ONLY = new PlanChange('UpgradeOnly');
   /** The plan is immutable (Prometheus). */
@@ -88,20 +82,13 @@ export class PlanChange {
 
   /** Every instance, in declaration order. */
   public static get all(): readonly PlanChange[] {
-    return Object.values(PlanChange).filter((v): v is PlanChange => v instanceof PlanChange);
+    return enumMembers(PlanChange);
   }
 
   private constructor(
     /** The policy name, e.g. `UpgradeOnly`. */
-    public readonly value: string,
-  ) {}
-
-  public toString(): string {
-    return this.value;
-  }
-
-  /** The value (error messages render it through this). */
-  public toJson(): string {
-    return this.value;
+    value: string,
+  ) {
+    super(value);
   }
 }

@@ -5,29 +5,23 @@
 import { fail } from '../_errors.js';
 import { checkDnsLabel } from '../runtime/_pod.js';
 import { BACKEND_NAMESPACE, KONNECTOR_NAMESPACE, type BindBackend, type Konnector } from '../runtime/index.js';
+import { EnumLike, enumMembers } from '../_enum-like.js';
 
 /** The runtime component a target belongs to (it decides which dashboard rows and alerts apply) (enum-like: static instances). */
-export class MetricsComponent {
+export class MetricsComponent extends EnumLike {
   public static readonly KONNECTOR = new MetricsComponent('konnector');
   public static readonly BACKEND = new MetricsComponent('backend');
 
   /** Every instance, in declaration order. */
   public static get all(): readonly MetricsComponent[] {
-    return Object.values(MetricsComponent).filter((v): v is MetricsComponent => v instanceof MetricsComponent);
+    return enumMembers(MetricsComponent);
   }
 
   private constructor(
     /** The component name, `konnector` or `backend`. */
-    public readonly value: string,
-  ) {}
-
-  public toString(): string {
-    return this.value;
-  }
-
-  /** The value (error messages render it through this). */
-  public toJson(): string {
-    return this.value;
+    value: string,
+  ) {
+    super(value);
   }
 }
 

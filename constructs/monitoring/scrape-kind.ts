@@ -1,5 +1,7 @@
+import { EnumLike, enumMembers } from '../_enum-like.js';
+
 /** How Prometheus (through the Prometheus Operator) finds the metrics endpoints (enum-like: static instances). */
-export class ScrapeKind {
+export class ScrapeKind extends EnumLike {
   /** A `ServiceMonitor` on the component's Service (every ready endpoint is scraped). */
   public static readonly SERVICE_MONITOR = new ScrapeKind('ServiceMonitor');
   /** A `PodMonitor` on the component's Pods (also the ones not ready, e.g. a standby konnector replica). */
@@ -7,20 +9,13 @@ export class ScrapeKind {
 
   /** Every instance, in declaration order. */
   public static get all(): readonly ScrapeKind[] {
-    return Object.values(ScrapeKind).filter((v): v is ScrapeKind => v instanceof ScrapeKind);
+    return enumMembers(ScrapeKind);
   }
 
   private constructor(
     /** The monitor kind, `ServiceMonitor` or `PodMonitor`. */
-    public readonly value: string,
-  ) {}
-
-  public toString(): string {
-    return this.value;
-  }
-
-  /** The value (error messages render it through this). */
-  public toJson(): string {
-    return this.value;
+    value: string,
+  ) {
+    super(value);
   }
 }

@@ -7,6 +7,7 @@
  */
 import type { App } from 'cdk8s';
 import { renderTopology } from './synth.js';
+import { EnumLike, enumMembers } from '../_enum-like.js';
 
 type Obj = { apiVersion?: string; kind?: string; metadata?: { name?: string; namespace?: string; labels?: Record<string, string> }; spec?: any };
 
@@ -19,7 +20,7 @@ export interface GraphInput {
 }
 
 /** What a node of the topology graph stands for (enum-like: static instances). */
-export class GraphNodeKind {
+export class GraphNodeKind extends EnumLike {
   /** A bindable claim API (XRD with claim names). */
   public static readonly API = new GraphNodeKind('api');
   /** An automation backend: a Composition of a claim API. */
@@ -33,21 +34,14 @@ export class GraphNodeKind {
 
   /** Every instance, in declaration order. */
   public static get all(): readonly GraphNodeKind[] {
-    return Object.values(GraphNodeKind).filter((v): v is GraphNodeKind => v instanceof GraphNodeKind);
+    return enumMembers(GraphNodeKind);
   }
 
   private constructor(
     /** `api`, `backend`, `bind-backend`, `konnector` or `claim`. */
-    public readonly value: string,
-  ) {}
-
-  public toString(): string {
-    return this.value;
-  }
-
-  /** The value (error messages render it through this). */
-  public toJson(): string {
-    return this.value;
+    value: string,
+  ) {
+    super(value);
   }
 }
 
@@ -68,7 +62,7 @@ export interface GraphCluster {
 }
 
 /** What an edge of the topology graph stands for (enum-like: static instances). */
-export class GraphEdgeKind {
+export class GraphEdgeKind extends EnumLike {
   /** API → Composition. */
   public static readonly IMPLEMENTED_BY = new GraphEdgeKind('implemented by');
   /** Konnector → API (an APIServiceBinding). */
@@ -78,21 +72,14 @@ export class GraphEdgeKind {
 
   /** Every instance, in declaration order. */
   public static get all(): readonly GraphEdgeKind[] {
-    return Object.values(GraphEdgeKind).filter((v): v is GraphEdgeKind => v instanceof GraphEdgeKind);
+    return enumMembers(GraphEdgeKind);
   }
 
   private constructor(
     /** `implemented by`, `binds` or `claims`. */
-    public readonly value: string,
-  ) {}
-
-  public toString(): string {
-    return this.value;
-  }
-
-  /** The value (error messages render it through this). */
-  public toJson(): string {
-    return this.value;
+    value: string,
+  ) {
+    super(value);
   }
 }
 
