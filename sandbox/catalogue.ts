@@ -1,8 +1,9 @@
 /**
  * The sandbox control plane's data services on real Crossplane: klutch-kit's ControlPlaneCluster synthesizes
  * the catalogue as a Crossplane Configuration package; the package image (built by runtime/xpkg, no Docker) is
- * pushed to the harness's local registry and installed by Crossplane's package manager from the `Configuration`
- * object, next to provider-kubernetes' RBAC and ProviderConfig from the same synth. The a8s CRDs (what the a8s
+ * pushed to the harness's local registry, and `pulumi up` (stack config `klutch-kit:catalogue`) applies the
+ * `Configuration`, the Function, provider-kubernetes, its RBAC and ProviderConfig, which Crossplane's package
+ * manager installs. The a8s CRDs (what the a8s
  * operator would install) come from imports/crds/a8s/; the export templates of PostgreSQL and ServiceBinding let
  * app clusters bind them.
  */
@@ -48,39 +49,48 @@ export function synthSandboxControlPlane(packageRef: string) {
   return { cluster, pkg: cluster.packages[0]! };
 }
 
-/** Pushes the catalogue package, applies what the control plane needs, waits until the package is installed and the claim APIs are served. */
-export async function installCatalogue(
-  cp: RealCluster,
-  opts: {
-    /** Apply the export templates (needs the binding CRDs). @default true */
-    templates?: boolean;
-    /** The Crossplane harness of `cp`. @default cp.crossplane */
-    crossplane?: CrossplaneHarness;
-  } = {},
-): Promise<InstalledCatalogue> {
-  const xp = opts.crossplane ?? cp.crossplane;
-  if (!xp) throw new Error(`sandbox: cluster ${cp.name} runs no Crossplane (start it with { crossplane: '2.3' })`);
+/** The catalogue package pushed to the harness's registry, and what the sandbox needs of the same synth. */
+export interface PushedCatalogue {
+  /** `<registry>/klutch/catalogue:v0.1.0`: the stack's `klutch-kit:catalogue.package`. */
+  readonly packageRef: string;
+  readonly digest: string;
+  /** The package's XRDs. */
+  readonly xrds: readonly Obj[];
+  /** The APIServiceExportTemplates of the sandbox's APIs. */
+  readonly templates: readonly Obj[];
+}
+
+/**
+ * Builds the catalogue's Configuration package (runtime/xpkg, no Docker) and pushes it to the harness's registry,
+ * and applies the a8s CRDs (what the a8s operator would install). Installing the package (the `Configuration`, the
+ * Function, provider-kubernetes and its ProviderConfig) is `pulumi up`'s job (`klutch-kit:catalogue`).
+ */
+export async function pushCatalogue(cp: RealCluster, xp: CrossplaneHarness): Promise<PushedCatalogue> {
   const packageRef = `${xp.registry}/${CATALOGUE_REPOSITORY}:${CATALOGUE_TAG}`;
   const { cluster, pkg } = synthSandboxControlPlane(packageRef);
   const pushed = await pushPackageImage(buildPackageImage(joinPackageYaml(toYaml(pkg.meta), pkg.files.map((f) => toYaml(f.object)))), packageRef);
-  const objs = cluster.files.map((f) => f.object as Obj);
-  const wanted = (o: Obj) =>
-    o.kind === 'Configuration' ||
-    (['ClusterRole', 'ClusterRoleBinding'].includes(o.kind!) && /provider-kubernetes/.test(o.metadata!.name!.toLowerCase())) ||
-    (o.kind === 'ProviderConfig' && o.apiVersion!.startsWith('kubernetes.crossplane.io/'));
-  const platform = objs.filter(wanted);
-  const templates = objs.filter((o) => o.kind === 'APIServiceExportTemplate' && (SANDBOX_APIS as readonly string[]).includes(o.metadata!.name!));
+  const templates = cluster.files.map((f) => f.object as Obj).filter((o) => o.kind === 'APIServiceExportTemplate' && (SANDBOX_APIS as readonly string[]).includes(o.metadata!.name!));
   if (templates.length !== SANDBOX_APIS.length) throw new Error(`sandbox: expected export templates ${SANDBOX_APIS.join(', ')} from the control plane, got ${templates.map((t) => t.metadata!.name).join(', ') || 'none'}`);
-  // what the a8s operator brings (its CRDs), then the Configuration and provider-kubernetes' access
   await applyManifests(cp.kubeConfig, a8sCrds());
-  await applyManifests(cp.kubeConfig, platform);
-  await xp.waitForPackage('Configuration', String(platform.find((o) => o.kind === 'Configuration')!.metadata!.name), 180_000);
   const xrds = pkg.files.map((f) => f.object as Obj).filter((o) => o.kind === 'CompositeResourceDefinition');
-  const claimCrds = xrds
+  return { packageRef, digest: pushed.digest, xrds, templates };
+}
+
+/**
+ * After `pulumi up` applied the `Configuration` and the packages: waits until Crossplane installed them (Healthy)
+ * and serves the claim APIs, then applies the export templates (they need the binding CRDs pulumi up installed).
+ */
+export async function awaitCatalogue(cp: RealCluster, xp: CrossplaneHarness, pushed: PushedCatalogue): Promise<InstalledCatalogue> {
+  await Promise.all([
+    xp.waitForPackage('Function', 'function-patch-and-transform', 180_000),
+    xp.waitForPackage('Provider', 'provider-kubernetes', 180_000),
+    xp.waitForPackage('Configuration', 'klutch-catalogue', 180_000),
+  ]);
+  const claimCrds = pushed.xrds
     .map((x) => x.spec as { group: string; claimNames?: { plural: string } })
     .filter((s) => s.claimNames && (SANDBOX_APIS as readonly string[]).includes(s.claimNames.plural))
     .map((s) => `${s.claimNames!.plural}.${s.group}`);
   await waitForCrdsEstablished(cp.kubeConfig, claimCrds, 180_000);
-  if (opts.templates !== false) await applyManifests(cp.kubeConfig, templates);
-  return { packageRef, digest: pushed.digest, xrds: xrds.map((x) => x.metadata!.name!), claimCrds, templates };
+  await applyManifests(cp.kubeConfig, pushed.templates);
+  return { packageRef: pushed.packageRef, digest: pushed.digest, xrds: pushed.xrds.map((x) => x.metadata!.name!), claimCrds, templates: pushed.templates };
 }

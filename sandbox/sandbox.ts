@@ -4,12 +4,14 @@
  * 1. clusters: a control plane and two app clusters — real etcd + kube-apiserver + kube-controller-manager each
  *    (runtime/realinfra);
  * 2. the OIDC provider: the real `oidc-provider` instance of test/support (in this process, on 127.0.0.1);
- * 3. `pulumi up` of the stack program (stacks/main.ts) in `runtime` manifests mode with the Pulumi toolchain
- *    built from Go (binding CRDs, backend and konnector objects; no pod runs them here);
- * 4. (while 3 runs) real Crossplane 2.3 on the control plane (core, function-patch-and-transform,
- *    provider-kubernetes, an OCI registry: local processes of the harness), the Configuration package klutch-kit synthesizes, pushed to the harness's
- *    registry and installed by Crossplane's package manager (XRDs, Compositions), the export templates, and the
- *    sandbox's local a8s operator (sandbox/a8s-operator: a real PostgreSQL server per a8s Postgresql);
+ * 3. real Crossplane 2.3 on the control plane (core, function-patch-and-transform, provider-kubernetes, an OCI
+ *    registry: local processes of the harness, no packages installed), the Configuration package klutch-kit
+ *    synthesizes, pushed to the harness's registry, and the sandbox's local a8s operator (sandbox/a8s-operator: a
+ *    real PostgreSQL server per a8s Postgresql);
+ * 4. `pulumi up` of the stack program (stacks/main.ts) in `runtime` manifests mode with `klutch-kit:catalogue` set to
+ *    that package, with the Pulumi toolchain built from Go: binding CRDs, backend and konnector objects (no pod runs
+ *    them here), and the `Configuration`, Function, provider-kubernetes and its ProviderConfig, which Crossplane's
+ *    package manager installs (XRDs, Compositions); then the export templates;
  * 5. the backend and one konnector per app cluster as local processes (tsx);
  * 6. both app clusters bound with the `kubectl-bind` binary (non-interactive `--token` path);
  * then `provisionDemo()` creates a PostgresqlInstance and a ServiceBinding in app-1 and follows every hop (claim →
@@ -26,13 +28,13 @@ import pg from 'pg';
 import { LocalWorkspace, PulumiCommand, Stack } from '@pulumi/pulumi/automation/index.js';
 import { CoreResources, KubeClient, type KubeObject, type ResourceRef } from '../runtime/core/client.js';
 import { getCondition, type Condition } from '../runtime/core/conditions.js';
-import { applyManifests, freePort, startCluster, startCrossplane, type CrossplaneHarness, type RealCluster } from '../runtime/realinfra/index.js';
+import { freePort, startCluster, startCrossplane, type CrossplaneHarness, type RealCluster } from '../runtime/realinfra/index.js';
 import { ensurePulumiBinaries, pulumiEnv } from '../runtime/realinfra/pulumi-build.js';
 import { generateStackSecrets } from '../stacks/secrets.js';
 // The sandbox's issuer is the test OP (a real, OpenID-certified oidc-provider instance), reused, not copied.
 import { OidcTestProvider } from '../test/support/oidc-provider.js';
 import { A8S_RESOURCES, assertReachable, SandboxA8sOperator, secretNameOf, serverUser, type Postgresql } from './a8s-operator/index.js';
-import { installCatalogue, type InstalledCatalogue } from './catalogue.js';
+import { awaitCatalogue, pushCatalogue, type InstalledCatalogue } from './catalogue.js';
 import { SANDBOX_DIR, STATE_FILE, type SandboxState } from './state.js';
 
 export { SANDBOX_DIR, STATE_FILE, type SandboxState };
@@ -219,8 +221,30 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     }, (op) => `issuer ${op.issuer}`);
     writeState(backendUrl, op.issuer);
 
-    // 3. pulumi up of the stack program, runtime manifests mode — while 4. starts Crossplane (independent)
-    const pulumiUp = step('pulumi up (stacks/main.ts, manifests: runtime)', async () => {
+    // 3. real Crossplane on the control plane (its packages left to pulumi up), the catalogue package pushed to its
+    //    registry, the local a8s operator
+    const pushed = await step(`Crossplane ${SANDBOX_CROSSPLANE} on the control plane, catalogue package pushed to its registry, local a8s operator`, async () => {
+      // provider-kubernetes re-reads the a8s objects every 3 s (the harness's default is 10 s): status comes back sooner;
+      // install: false — the Function, Provider and ProviderConfig come from pulumi up (klutch-kit:catalogue)
+      const xp = await startCrossplane(cp, { version: SANDBOX_CROSSPLANE, providerPollInterval: '3s', install: false });
+      crossplane = xp;
+      stops.push(() => xp.stop());
+      const pushed = await pushCatalogue(cp, xp);
+      const a8s = new SandboxA8sOperator({ client: new KubeClient(cp.kubeConfig), dataDir: a8sDataDir });
+      await a8s.start();
+      stops.push(async () => {
+        await a8s.stop();
+        fs.rmSync(a8sDataDir, { recursive: true, force: true });
+      });
+      a8sOperator = a8s;
+      return pushed;
+    }, (c) => `Crossplane ${crossplane!.versions.crossplane}, registry ${crossplane!.registry}\npackage ${c.packageRef} (${c.digest.slice(0, 19)}…): ${c.xrds.length} XRDs\nlocal a8s operator: PostgreSQL ${a8sOperator!.instances.binaries.major} servers on 127.0.0.2+ port 5432, data under ${a8sDataDir}`);
+
+    // 4. pulumi up of the stack program, runtime manifests mode plus the catalogue package (klutch-kit:catalogue):
+    //    binding CRDs, backend and konnector objects, and the Configuration, Function, provider-kubernetes and its
+    //    ProviderConfig, which real Crossplane installs
+    let catalogue: InstalledCatalogue | undefined;
+    const stack = await step('pulumi up (stacks/main.ts, manifests: runtime, catalogue: Configuration package); Crossplane installed the packages', async () => {
       const projectDir = path.join(dir, 'pulumi', 'project');
       fs.mkdirSync(projectDir, { recursive: true });
       const rootProject = fs.readFileSync(path.join(REPO_ROOT, 'Pulumi.yaml'), 'utf8');
@@ -246,6 +270,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
         'klutch-kit:oidc': { value: JSON.stringify({ issuerUrl: op.issuer, clientId: BACKEND_CLIENT_ID }) },
         'klutch-kit:skipAwait': { value: 'true' },
         'klutch-kit:manifests': { value: 'runtime' },
+        'klutch-kit:catalogue': { value: JSON.stringify({ install: 'ConfigurationPackage', package: pushed.packageRef }) },
         'klutch-kit:kubeconfig-control-plane': { value: kc(cp), secret: true },
         'klutch-kit:kubeconfig-app-1': { value: kc(app1), secret: true },
         'klutch-kit:kubeconfig-app-2': { value: kc(app2), secret: true },
@@ -261,32 +286,9 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
       } finally {
         fs.closeSync(out);
       }
+      catalogue = await awaitCatalogue(cp, crossplane!, pushed);
       return stack;
-    }, (s) => `resources: ${JSON.stringify((s as Stack & { upSummary?: unknown }).upSummary)}  (log ${path.join(dir, 'logs', 'pulumi-up.log')})`);
-
-    // 4. real Crossplane on the control plane, the catalogue package, the local a8s operator
-    const crossplaneUp = step(`Crossplane ${SANDBOX_CROSSPLANE} on the control plane, catalogue from its Configuration package, local a8s operator`, async () => {
-      // provider-kubernetes re-reads the a8s objects every 3 s (the harness's default is 10 s): status comes back sooner
-      const xp = await startCrossplane(cp, { version: SANDBOX_CROSSPLANE, providerPollInterval: '3s' });
-      crossplane = xp;
-      stops.push(() => xp.stop());
-      const installed = await installCatalogue(cp, { crossplane: xp, templates: false });
-      const a8s = new SandboxA8sOperator({ client: new KubeClient(cp.kubeConfig), dataDir: a8sDataDir });
-      await a8s.start();
-      stops.push(async () => {
-        await a8s.stop();
-        fs.rmSync(a8sDataDir, { recursive: true, force: true });
-      });
-      a8sOperator = a8s;
-      return installed;
-    }, (c) => `Crossplane ${crossplane!.versions.crossplane}, registry ${crossplane!.registry}\npackage ${c.packageRef} (${c.digest.slice(0, 19)}…): ${c.xrds.length} XRDs; claim APIs ${c.claimCrds.join(', ')}\nlocal a8s operator: PostgreSQL ${a8sOperator!.instances.binaries.major} servers on 127.0.0.2+ port 5432, data under ${a8sDataDir}`);
-    const [pulumiDone, crossplaneDone] = await Promise.allSettled([pulumiUp, crossplaneUp]);
-    if (pulumiDone.status === 'rejected') throw pulumiDone.reason;
-    if (crossplaneDone.status === 'rejected') throw crossplaneDone.reason;
-    const stack = pulumiDone.value;
-    const catalogue = crossplaneDone.value;
-    // the export templates need the binding CRDs pulumi up installed
-    await applyManifests(cp.kubeConfig, catalogue.templates);
+    }, (s) => `resources: ${JSON.stringify((s as Stack & { upSummary?: unknown }).upSummary)}  (log ${path.join(dir, 'logs', 'pulumi-up.log')})\ncatalogue ${catalogue!.packageRef} installed by Crossplane: ${catalogue!.xrds.length} XRDs; claim APIs ${catalogue!.claimCrds.join(', ')}`);
 
     // 5. backend + konnectors as local processes
     await step('backend + 2 konnectors as local processes (tsx)', async () => {
@@ -340,7 +342,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
       op,
       stack,
       crossplane: crossplane!,
-      catalogue,
+      catalogue: catalogue!,
       a8s: a8sOperator!,
       processes,
       timings,

@@ -43,7 +43,7 @@ const PACKAGE_KINDS = new Set(['Provider', 'Function', 'Configuration']);
  * 1. `<cluster>-foundation`: CRDs, then Namespaces (awaited, so CRDs are established before anything uses them);
  * 2. `platform(foundation)`: e.g. the Crossplane Helm chart (optional);
  * 3. `<cluster>-packages`: Crossplane Providers/Functions/Configurations, annotated `pulumi.com/waitFor: condition=Healthy`
- *    so the CRDs they install exist before their ProviderConfigs (unless `skipAwait`);
+ *    so the CRDs they install exist before their ProviderConfigs (unless `skipAwait` without `awaitPackages`);
  * 4. `<cluster>-objects`: everything else, also after `after(foundation)` (e.g. the Secrets the workloads reference).
  *
  * Workload awaits of stage 4 are skipped when `skipAwait` is set.
@@ -55,6 +55,8 @@ export function deployObjects(
     parent: pulumi.Resource;
     provider: k8s.Provider;
     skipAwait: boolean;
+    /** Await the Crossplane packages (`Healthy`) even with `skipAwait` (Crossplane runs, workloads may not). @default false */
+    awaitPackages?: boolean;
     after?: (foundation?: pulumi.Resource) => pulumi.Resource[];
     platform?: (foundation?: pulumi.Resource) => pulumi.Resource | undefined;
   },
@@ -65,31 +67,38 @@ export function deployObjects(
   const platform = opts.platform?.(foundation);
   const before = [...(foundation ? [foundation] : []), ...(platform ? [platform] : [])];
   const pkgObjs = split.objects.filter((o) => o.apiVersion.startsWith('pkg.crossplane.io/'));
-  const rest = split.objects.filter((o) => !o.apiVersion.startsWith('pkg.crossplane.io/'));
+  const skipPackageAwait = opts.skipAwait && !opts.awaitPackages;
+  // With awaitPackages, the ProviderConfigs of the packages' own CRDs are single CustomResources after the packages:
+  // a ConfigGroup must resolve every kind when it registers, which races the CRDs a just-Healthy Provider installs.
+  const late = opts.awaitPackages ? split.objects.filter((o) => o.kind === 'ProviderConfig' && !o.apiVersion.startsWith('pkg.crossplane.io/')) : [];
+  const rest = split.objects.filter((o) => !o.apiVersion.startsWith('pkg.crossplane.io/') && !late.includes(o));
   const packages =
     pkgObjs.length > 0
       ? new k8s.yaml.v2.ConfigGroup(
           `${cluster}-packages`,
           {
-            objs: opts.skipAwait
+            objs: skipPackageAwait
               ? pkgObjs
               : pkgObjs.map((o) =>
                   PACKAGE_KINDS.has(o.kind)
                     ? { ...o, metadata: { ...o.metadata, annotations: { ...((o.metadata['annotations'] as Record<string, string>) ?? {}), 'pulumi.com/waitFor': 'condition=Healthy' } } }
                     : o,
                 ),
-            skipAwait: opts.skipAwait,
+            skipAwait: skipPackageAwait,
           },
           { ...ro, dependsOn: before },
         )
       : undefined;
+  const providerConfigs = late.map(
+    (o) => new k8s.apiextensions.CustomResource(`${cluster}-${o.kind.toLowerCase()}-${o.metadata.name}`, { ...o }, { ...ro, dependsOn: [...before, ...(packages ? [packages] : [])] }),
+  );
   const after = opts.after ? opts.after(foundation) : [];
   const objects =
     rest.length > 0
       ? new k8s.yaml.v2.ConfigGroup(
           `${cluster}-objects`,
           { objs: rest, skipAwait: opts.skipAwait },
-          { ...ro, dependsOn: [...before, ...(packages ? [packages] : []), ...after] },
+          { ...ro, dependsOn: [...before, ...(packages ? [packages] : []), ...providerConfigs, ...after] },
         )
       : undefined;
   return {

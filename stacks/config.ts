@@ -15,6 +15,7 @@
  * | `skipAwait` | boolean | skip readiness awaits of workloads (clusters that cannot run pods, e.g. the sandbox) |
  * | `manifests` | `topology` \| `runtime` | what to deploy: the whole Klutch topology (Crossplane, packages, catalogue, backend, Dex, konnectors) or only the binding runtime |
  * | `anynines` | {@link AnynineConfig} | a9s endpoints (the catalogue's a9s backends need them) |
+ * | `catalogue` | {@link CatalogueConfig} | install the catalogue as a Configuration package (`{ "install": "ConfigurationPackage", "package": "<ref>" }`) |
  * | `monitoring` | {@link MonitoringConfig} | ServiceMonitor/PodMonitor, PrometheusRule and Grafana dashboard for the backend and the konnectors (needs the Prometheus Operator's CRDs) |
  * | `kubeconfig-<cluster>` | secret string | kubeconfig contents of a cluster with `access.kind: kubeconfig` |
  * | `oidcClientSecret` | secret string | the backend's OIDC client secret |
@@ -25,6 +26,7 @@
  * `pulumi up`. `generateStackSecrets()` (stacks/secrets.ts) makes them once; set them with
  * `pulumi config set --secret`.
  */
+import { parsePackageRef } from '../constructs/crossplane/_package.js';
 import { show } from '../constructs/_errors.js';
 import { isDnsLabel } from '../constructs/_names.js';
 
@@ -108,6 +110,12 @@ export interface StackConfig {
   readonly manifests: 'topology' | 'runtime';
   /** a9s endpoints for the catalogue's a9s backends. */
   readonly anynines?: AnynineConfig;
+  /**
+   * `runtime` mode only: the catalogue as a Crossplane Configuration package pushed to `package`; the control plane
+   * also gets the Configuration, the Function, provider-kubernetes and its ProviderConfig (stacks/catalogue.ts;
+   * Crossplane must already run). @default none (no catalogue)
+   */
+  readonly catalogue?: CatalogueConfig;
   /** Monitoring objects (constructs/monitoring) next to the backend and each konnector; none when unset. */
   readonly monitoring?: MonitoringConfig;
 }
@@ -126,6 +134,14 @@ export interface MonitoringConfig {
   readonly alerts?: boolean;
   /** @default true */
   readonly dashboard?: boolean;
+}
+
+/** `klutch-kit:catalogue`. */
+export interface CatalogueConfig {
+  /** How the catalogue is installed; only `ConfigurationPackage`. */
+  readonly install: 'ConfigurationPackage';
+  /** The pushed package, e.g. `registry.example.com/klutch/catalogue:v0.1.0`. */
+  readonly package: string;
 }
 
 export interface AnynineConfig {
@@ -277,6 +293,7 @@ export interface RawStackConfig {
   readonly manifests?: unknown;
   readonly anynines?: unknown;
   readonly monitoring?: unknown;
+  readonly catalogue?: unknown;
 }
 
 /** Validates the non-secret stack config. Throws {@link StackConfigError} naming the key and the value received. */
@@ -391,6 +408,22 @@ export function parseStackConfig(raw: RawStackConfig): StackConfig {
     anynines = { baseDomain, ...(cn ? { credentialsNamespace: cn } : {}), ...(urls ? { urls: urls as Record<string, string> } : {}) };
   }
 
+  let catalogue: CatalogueConfig | undefined;
+  if (raw.catalogue !== undefined && raw.catalogue !== null) {
+    const c = raw.catalogue;
+    if (!isObject(c)) fail('catalogue', c, 'an object { install: "ConfigurationPackage", package }');
+    checkKeys('catalogue', c, ['install', 'package']);
+    if (c['install'] !== 'ConfigurationPackage') fail('catalogue.install', c['install'], '"ConfigurationPackage"');
+    const pkg = c['package'];
+    try {
+      parsePackageRef('catalogue.package', pkg);
+    } catch (e) {
+      throw new StackConfigError(`${CONFIG_NAMESPACE}:${(e as Error).message}`);
+    }
+    if (manifests !== 'runtime') fail('catalogue', c, `nothing with manifests "${manifests}": the catalogue package install is for manifests "runtime" (the topology mode installs the catalogue as objects)`);
+    catalogue = { install: 'ConfigurationPackage', package: pkg as string };
+  }
+
   let monitoring: MonitoringConfig | undefined;
   if (raw.monitoring !== undefined && raw.monitoring !== null) {
     const m = raw.monitoring;
@@ -412,7 +445,7 @@ export function parseStackConfig(raw: RawStackConfig): StackConfig {
     };
   }
 
-  return { controlPlane, appClusters, ...(oidc ? { oidc } : {}), backend, images, skipAwait, dexConnectors, manifests, ...(anynines ? { anynines } : {}), ...(monitoring ? { monitoring } : {}) };
+  return { controlPlane, appClusters, ...(oidc ? { oidc } : {}), backend, images, skipAwait, dexConnectors, manifests, ...(anynines ? { anynines } : {}), ...(monitoring ? { monitoring } : {}), ...(catalogue ? { catalogue } : {}) };
 }
 
 /** Checks a base64 key of one of the allowed decoded lengths (cookie keys). */

@@ -29,6 +29,8 @@ export interface ControlPlaneArgs {
   readonly backendUrl: string;
   /** Skip readiness awaits of workloads. @default false */
   readonly skipAwait?: boolean;
+  /** Await the Crossplane packages (`Healthy`) even with `skipAwait` (Crossplane already runs). @default false */
+  readonly awaitPackages?: boolean;
   /** Install Crossplane with Helm (`k8s.helm.v4.Chart`) after the foundation and before the packages. @default not installed */
   readonly crossplane?: CrossplaneRelease;
   /** Resources the cluster's objects group waits for (e.g. the image builds). */
@@ -61,6 +63,7 @@ export class ControlPlane extends pulumi.ComponentResource {
       parent: this,
       provider: this.provider,
       skipAwait: args.skipAwait ?? false,
+      awaitPackages: args.awaitPackages ?? false,
       platform: (foundation) =>
         args.crossplane
           ? new k8s.helm.v4.Chart(

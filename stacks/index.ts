@@ -10,6 +10,7 @@ export * from './control-plane.js';
 export * from './app-cluster.js';
 export * from './topology.js';
 export * from './topology-source.js';
+export * from './catalogue.js';
 export * from './secrets.js';
 export * from './program.js';
 export { clusterProvider, deployObjects, type DeployedObjects } from './_deploy.js';

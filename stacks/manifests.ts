@@ -10,6 +10,7 @@ import { App, Chart } from 'cdk8s';
 import { appClusterBindingKind, bindingCrds, KUBECONFIG_SECRET_KEY } from '../contract/index.js';
 import { BACKEND_NAMESPACE, BindBackend, Dex, type DexConnector, Konnector, KonnectorFlowControl } from '../constructs/runtime/index.js';
 import { KlutchMonitoring, ScrapeKind, type MonitoringOptions } from '../constructs/monitoring/index.js';
+import { cataloguePackageObjects } from './catalogue.js';
 import type { AppClusterConfig, MonitoringConfig, StackConfig } from './config.js';
 
 /** The stack's `monitoring` config as the options of constructs/monitoring (also used by the topology source). */
@@ -80,7 +81,7 @@ export function backendUrl(config: StackConfig): string {
 
 /**
  * The built-in source: the binding API CRDs on every cluster; the bind backend (and Dex when no external issuer
- * is configured) on the control plane; the konnector on app clusters bound by the CLI flow.
+ * is configured) and, with `klutch-kit:catalogue`, the catalogue's Configuration package install on the control plane; the konnector on app clusters bound by the CLI flow.
  */
 export const defaultManifestSource: ManifestSource = {
   controlPlane(input) {
@@ -115,7 +116,8 @@ export const defaultManifestSource: ManifestSource = {
     const extra: KubeObject[] = config.appClusters.some((a) => a.binding === 'controlPlane')
       ? [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: APP_CLUSTER_BINDING_NAMESPACE } }]
       : [];
-    return [...crds, ...extra, ...objects];
+    // klutch-kit:catalogue: the Configuration package and the Crossplane packages it needs (Crossplane already runs)
+    return [...crds, ...extra, ...objects, ...cataloguePackageObjects(config)];
   },
   appCluster(input) {
     if (input.cluster.binding === 'controlPlane') {

@@ -43,6 +43,7 @@ export function readStackConfig(cfg: pulumi.Config = new pulumi.Config(CONFIG_NA
     manifests: cfg.get('manifests'),
     anynines: obj('anynines'),
     monitoring: obj('monitoring'),
+    catalogue: obj('catalogue'),
   });
 }
 

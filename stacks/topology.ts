@@ -68,6 +68,8 @@ export class Topology extends pulumi.ComponentResource {
         secrets: args.secrets,
         backendUrl: config.backend.url,
         skipAwait: config.skipAwait,
+        // klutch-kit:catalogue: Crossplane runs on the control plane; its ProviderConfig needs the Provider's CRDs
+        awaitPackages: config.catalogue !== undefined,
         ...(crossplane ? { crossplane } : {}),
         ...(args.imageBuilds ? { dependsOn: args.imageBuilds } : {}),
       },

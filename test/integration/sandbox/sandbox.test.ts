@@ -5,10 +5,11 @@
  * 1. a control plane running real Crossplane 2.3 and two app clusters (real kube-apiserver + etcd +
  *    kube-controller-manager each);
  * 2. the OIDC provider (a real oidc-provider instance) answers discovery;
- * 3. `pulumi up` of the stack program (runtime manifests mode) put the topology into the right clusters, and a
- *    preview afterwards expects no changes;
- * 4. the catalogue is installed by Crossplane's package manager from its Configuration package; the claim CRDs
- *    are Crossplane's, the export templates applied, the local a8s operator running;
+ * 3. `pulumi up` of the stack program (runtime manifests mode, `klutch-kit:catalogue` set to the pushed package)
+ *    put the topology into the right clusters; a preview and a second `pulumi up` afterwards change nothing;
+ * 4. the catalogue is installed by Crossplane's package manager from its Configuration package, which pulumi up
+ *    applied with the Function, provider-kubernetes and its ProviderConfig (all Healthy); the claim CRDs are
+ *    Crossplane's, the export templates applied, the local a8s operator running;
  * 5. the backend and the konnectors run as local processes;
  * 6. `kubectl-bind` bound both app clusters: bindings Ready, one ClusterBinding per app cluster with heartbeats;
  * 7. a PostgresqlInstance and a ServiceBinding in app-1, each hop asserted: claim up → XR → provider-kubernetes
@@ -128,12 +129,30 @@ describe('npm run sandbox, end to end', () => {
     expect(await apps[0]!.getOrNull(deployments, 'klutch-system', 'klutch-backend')).toBeUndefined();
     const preview = await sb!.stack.preview({ expectNoChanges: true, color: 'never' });
     expect(Object.keys(preview.changeSummary).filter((k) => k !== 'same')).toEqual([]);
+    // a second pulumi up changes nothing either (Crossplane's status and defaults on the packages included)
+    const again = await sb!.stack.up({ color: 'never' });
+    expect(again.summary.result).toBe('succeeded');
+    expect(Object.keys(again.summary.resourceChanges ?? {}).filter((k) => k !== 'same')).toEqual([]);
+    expect(again.summary.resourceChanges?.['same']).toBeGreaterThan(0);
   });
 
   it('4: the catalogue is installed from its Configuration package; the claim APIs are Crossplane\'s', async () => {
     const conf = await cp.get<KubeObject & { spec?: { package?: string }; status?: { conditions?: Condition[] } }>({ group: 'pkg.crossplane.io', version: 'v1', plural: 'configurations', kind: 'Configuration', namespaced: false }, undefined, 'klutch-catalogue');
     expect(conf.spec?.package).toBe(sb!.catalogue.packageRef);
     expect(getCondition(conf.status?.conditions, 'Healthy')?.status).toBe('True');
+    // applied by pulumi up (klutch-kit:catalogue), not by the sandbox or the harness
+    const state = await sb!.stack.exportStack();
+    const managed = (state.deployment.resources as Array<{ type: string; outputs?: { metadata?: { name?: string } } }>).map((r) => `${r.type} ${r.outputs?.metadata?.name ?? ''}`);
+    expect(managed).toEqual(expect.arrayContaining([
+      'kubernetes:pkg.crossplane.io/v1:Configuration klutch-catalogue',
+      'kubernetes:pkg.crossplane.io/v1:Function function-patch-and-transform',
+      'kubernetes:pkg.crossplane.io/v1:Provider provider-kubernetes',
+      'kubernetes:kubernetes.crossplane.io/v1alpha1:ProviderConfig kubernetes-provider',
+    ]));
+    for (const [plural, kind, name] of [['functions', 'Function', 'function-patch-and-transform'], ['providers', 'Provider', 'provider-kubernetes']] as const) {
+      const p = await cp.get<KubeObject & { status?: { conditions?: Condition[] } }>({ group: 'pkg.crossplane.io', version: 'v1', plural, kind, namespaced: false }, undefined, name);
+      expect({ name, healthy: getCondition(p.status?.conditions, 'Healthy')?.status }).toEqual({ name, healthy: 'True' });
+    }
     for (const api of BIND_APIS) {
       const crd = (await cp.get(CoreResources.crds, undefined, api)) as KubeObject & { status?: { conditions?: Condition[] } };
       expect(getCondition(crd.status?.conditions, 'Established')?.status).toBe('True');

@@ -1,0 +1,90 @@
+/**
+ * `manifests: runtime` with `klutch-kit:catalogue` and `skipAwait` (the sandbox's config): the Crossplane packages are
+ * still awaited Healthy, the ProviderConfig is a single CustomResource after them (a ConfigGroup would have to resolve
+ * its kind before the Provider installed the CRD), the rest after both. Checked under `setMocks` on the
+ * RegisterResource requests the SDK sends.
+ */
+import { beforeAll, describe, expect, it } from '@jest/globals';
+import * as pulumi from '@pulumi/pulumi';
+import type * as StacksModule from '../../stacks/index.js';
+
+interface Registration {
+  type: string;
+  name: string;
+  urn: string;
+  dependencies: string[];
+  raw: Record<string, any>;
+}
+
+const registrations: Registration[] = [];
+const PKG = '127.0.0.1:5000/klutch/catalogue:v0.1.0';
+const KUBECONFIG = (server: string) =>
+  `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "${server}"}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\nusers: [{name: u, user: {token: t}}]\n`;
+
+function byName(name: string): Registration {
+  const r = registrations.find((x) => x.name === name);
+  if (!r) throw new Error(`no resource named ${name}; have ${registrations.map((x) => x.name).join(', ')}`);
+  return r;
+}
+
+beforeAll(async () => {
+  await pulumi.runtime.setMocks(
+    { newResource: (args) => ({ id: `${args.name}-id`, state: { ...args.inputs } }), call: (args) => ({ ...args.inputs }) },
+    'klutch-kit',
+    'sandbox',
+    false,
+  );
+  const monitor = (pulumi.runtime as unknown as { getMonitor(): any }).getMonitor();
+  const original = monitor.registerResource.bind(monitor);
+  monitor.registerResource = (req: any, cb: any) => {
+    const raw = (req.getObject()?.toJavaScript() ?? {}) as Record<string, any>;
+    original(req, (err: unknown, resp: any) => {
+      if (!err) registrations.push({ type: req.getType(), name: req.getName(), urn: resp.getUrn(), dependencies: req.getDependenciesList(), raw });
+      cb(err, resp);
+    });
+  };
+  pulumi.runtime.setAllConfig(
+    {
+      'klutch-kit:controlPlane': JSON.stringify({ name: 'control-plane' }),
+      'klutch-kit:appClusters': JSON.stringify([{ name: 'app-1' }]),
+      'klutch-kit:backend': JSON.stringify({ url: 'http://127.0.0.1:8080' }),
+      'klutch-kit:oidc': JSON.stringify({ issuerUrl: 'http://127.0.0.1:5556', clientId: 'klutch-backend' }),
+      'klutch-kit:manifests': 'runtime',
+      'klutch-kit:skipAwait': 'true',
+      'klutch-kit:catalogue': JSON.stringify({ install: 'ConfigurationPackage', package: PKG }),
+      'klutch-kit:kubeconfig-control-plane': KUBECONFIG('https://127.0.0.1:6441'),
+      'klutch-kit:kubeconfig-app-1': KUBECONFIG('https://127.0.0.1:6442'),
+      'klutch-kit:oidcClientSecret': 'a-client-secret-of-some-length',
+      'klutch-kit:cookieSigningKey': Buffer.alloc(32, 7).toString('base64'),
+    },
+    ['klutch-kit:kubeconfig-control-plane', 'klutch-kit:kubeconfig-app-1', 'klutch-kit:oidcClientSecret', 'klutch-kit:cookieSigningKey'],
+  );
+  const stacks: typeof StacksModule = await import('../../stacks/index.js');
+  const out = await stacks.klutchProgram();
+  await new Promise((r) => pulumi.all([out.backendUrl, out.bindCommands]).apply(r));
+  for (let i = 0; i < 100 && !registrations.some((r) => r.name === 'control-plane-objects'); i++) await new Promise((r) => setTimeout(r, 20));
+  await new Promise((r) => setTimeout(r, 200));
+}, 120_000);
+
+describe('runtime manifests with klutch-kit:catalogue', () => {
+  it('awaits the packages Healthy despite skipAwait; the ProviderConfig follows them; the rest follows both', () => {
+    const packages = byName('control-plane-packages');
+    expect(packages.raw['skipAwait']).toBe(false);
+    const pkgs = packages.raw['objs'] as StacksModule.KubeObject[];
+    expect(pkgs.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual([
+      'Configuration/klutch-catalogue', 'DeploymentRuntimeConfig/provider-kubernetes', 'Function/function-patch-and-transform', 'Provider/provider-kubernetes',
+    ]);
+    for (const o of pkgs.filter((x) => x.kind !== 'DeploymentRuntimeConfig')) {
+      expect({ kind: o.kind, waitFor: (o.metadata['annotations'] as Record<string, string>)['pulumi.com/waitFor'] }).toEqual({ kind: o.kind, waitFor: 'condition=Healthy' });
+    }
+    expect((pkgs.find((o) => o.kind === 'Configuration')!['spec'] as Record<string, unknown>)['package']).toBe(PKG);
+
+    const pc = byName('control-plane-providerconfig-kubernetes-provider');
+    expect(pc.type).toBe('kubernetes:kubernetes.crossplane.io/v1alpha1:ProviderConfig');
+    expect(pc.dependencies).toContain(packages.urn);
+    const objects = byName('control-plane-objects');
+    expect(objects.dependencies).toEqual(expect.arrayContaining([packages.urn, pc.urn]));
+    expect((objects.raw['objs'] as StacksModule.KubeObject[]).filter((o) => o.kind === 'ProviderConfig')).toEqual([]);
+    expect(objects.raw['skipAwait']).toBe(true);
+  });
+});
