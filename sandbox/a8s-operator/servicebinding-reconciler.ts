@@ -90,6 +90,10 @@ export class ServiceBindingReconciler {
       username = (await this.usernameOf(sb, inst)) ?? `binding_${randomBytes(6).toString('hex')}`;
       password = randomBytes(24).toString('base64url');
     }
+    // The awaits above may have let the Postgresql's deletion (or stop()) remove the instance and its
+    // folder; a recursive mkdir would then bring the deleted folder back. The check and the write are
+    // synchronous, so destroy() either still lists the instance (and removes this file after) or not.
+    if (this.deps.instances.get(target.key) !== inst) throw new RequeueError(`${target.key} was removed meanwhile`, 2_000);
     fs.mkdirSync(path.dirname(this.recordFile(inst, sb)), { recursive: true, mode: 0o700 });
     fs.writeFileSync(this.recordFile(inst, sb), username);
     await this.ensureRole(inst, username, password);
