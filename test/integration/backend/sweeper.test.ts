@@ -57,8 +57,11 @@ describe('sweeping app clusters whose konnector is silent', () => {
       }, { timeoutMs: 60_000 });
       expect(abandoned.reason).toBe('KonnectorSilent');
       expect(abandoned.message).toMatch(/no konnector heartbeat since the bind \d+s ago \(limit 4s\); the cluster namespace will be deleted at \d{4}-\d\d-\d\dT/);
-      const events = await env.kube.list(EVENTS, silent.ns);
-      expect(events.items.map((e) => (e as unknown as { reason: string }).reason)).toContain('Abandoned');
+      // the condition and the event are two writes: the event may land just after the condition is seen
+      await eventually('an Abandoned event on the silent one', async () => {
+        const events = await env.kube.list(EVENTS, silent.ns);
+        return events.items.some((e) => (e as unknown as { reason: string }).reason === 'Abandoned');
+      });
       await eventually('the silent cluster namespace deleted', async () => {
         const ns = await env.kube.getOrNull(NS, undefined, silent.ns);
         return !ns || Boolean(ns.metadata.deletionTimestamp);
