@@ -1,7 +1,6 @@
 // startCluster(): a real, throwaway Kubernetes control plane on loopback — etcd, kube-apiserver and
 // kube-controller-manager built from the Go wrapper modules in tools/ (see build.ts) — in its own
 // temporary folder, with TLS, RBAC, an admin client certificate and service-account tokens.
-import { type ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as https from 'node:https';
 import * as http from 'node:http';
@@ -15,6 +14,7 @@ import { type ClusterPki, createClusterPki } from './pki.js';
 import type { CrossplaneVersion } from './build.js';
 import { type CrossplaneHarness, type CrossplaneOptions, startCrossplane } from './crossplane.js';
 import { RUN_ID_ENV, type RegisteredProcess, type RegistryEntry, killRegistered, registryDir, removeEntry, writeEntry } from './registry.js';
+import { HarnessProcess } from './_process.js';
 
 /** Flags for a component, merged over the defaults by flag name (without `--`); `null` removes a default flag. */
 export type ComponentArgs = Readonly<Record<string, string | null>>;
@@ -107,16 +107,6 @@ export class ClusterStartError extends Error {
 const NAME_RE = /^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$/;
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-/** Resolves to true when `p` settles within `ms`, else false; leaves no timer behind. */
-async function within(p: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([p.then(() => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), ms)))]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
 // ports
 
@@ -163,77 +153,8 @@ export function logTail(file: string, lines = 40): string {
   }
 }
 
-class Proc {
-  readonly child: ChildProcess;
-  exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-  readonly exited: Promise<void>;
-
-  constructor(
-    readonly component: 'etcd' | 'kube-apiserver' | 'kube-controller-manager',
-    readonly binary: string,
-    readonly args: readonly string[],
-    readonly logFile: string,
-    cwd: string,
-  ) {
-    const fd = fs.openSync(logFile, 'a');
-    try {
-      fs.writeSync(fd, `### ${new Date().toISOString()} ${binary} ${args.join(' ')}\n`);
-      // Same process group as the harness: a Ctrl-C in the terminal reaches the components too, so they
-      // end even when the harness's process dies without running its exit hook.
-      this.child = spawn(binary, args, { cwd, stdio: ['ignore', fd, fd] });
-    } finally {
-      fs.closeSync(fd);
-    }
-    // Never keep the Node process alive just because a cluster is running; the exit hook ends it.
-    this.child.unref();
-    this.exited = new Promise<void>((resolve) => {
-      this.child.on('exit', (code, signal) => {
-        this.exit = { code, signal };
-        resolve();
-      });
-      this.child.on('error', (e) => {
-        this.exit = { code: null, signal: null };
-        fs.appendFileSync(logFile, `\n### failed to start ${binary}: ${e.message}\n`);
-        resolve();
-      });
-    });
-  }
-
-  get pid(): number | undefined {
-    return this.child.pid;
-  }
-
-  describeExit(): string {
-    if (!this.exit) return 'is running';
-    return this.exit.signal ? `was killed by ${this.exit.signal}` : `exited with code ${this.exit.code}`;
-  }
-
-  /** SIGTERM, then SIGKILL after `graceMs`. */
-  async stop(graceMs: number): Promise<void> {
-    if (this.exit || this.pid === undefined) return;
-    try {
-      process.kill(this.pid, 'SIGTERM');
-    } catch {
-      return;
-    }
-    if (await within(this.exited, graceMs)) return;
-    try {
-      process.kill(this.pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-    await within(this.exited, 5000);
-  }
-
-  killSync(): void {
-    if (this.exit || this.pid === undefined) return;
-    try {
-      process.kill(this.pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
-}
+type ComponentName = 'etcd' | 'kube-apiserver' | 'kube-controller-manager';
+type Proc = HarnessProcess<ComponentName>;
 
 // ---------------------------------------------------------------------------------------------
 // http probes
@@ -302,7 +223,7 @@ class ClusterImpl implements RealCluster {
   caPem = '';
   crossplane?: CrossplaneHarness;
   private pki!: ClusterPki;
-  private readonly procs: Partial<Record<Proc['component'], Proc>> = {};
+  private readonly procs: Partial<Record<ComponentName, Proc>> = {};
   private readonly registryFile: string;
   private stopped = false;
   private stopping: Promise<void> | undefined;
@@ -357,8 +278,8 @@ class ClusterImpl implements RealCluster {
     return { ca: this.pki.caPem, cert: this.pki.adminCertPem, key: this.pki.adminKeyPem };
   }
 
-  private spawn(component: Proc['component'], binary: string, args: string[]): Proc {
-    const p = new Proc(component, binary, args, this.logs[component], this.dir);
+  private spawn(component: ComponentName, binary: string, args: string[]): Proc {
+    const p = new HarnessProcess({ component, binary, args, logFile: this.logs[component], cwd: this.dir });
     this.procs[component] = p;
     this.register();
     return p;

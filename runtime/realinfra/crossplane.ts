@@ -9,7 +9,7 @@
 // Every listener stays on loopback: processes that bind all interfaces run in network namespaces of their
 // own; the one that must talk to the cluster (core, provider, registry) is joined to the host by a veth pair
 // (see netns.ts). The API server stays on the host's 127.0.0.1.
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as path from 'node:path';
@@ -28,6 +28,7 @@ import { applyManifests, readManifests, waitForCrdsEstablished } from './apply.j
 import { type CrossplaneBinaries, type CrossplaneVersion, CROSSPLANE_VERSIONS, ensureCrossplaneBinaries, upstreamSource } from './build.js';
 import { type Netns, createNetns, deleteNetnsSync, netnsId } from './netns.js';
 import { type RegisteredProcess, killRegistered, registryDir, removeEntry, writeEntry, RUN_ID_ENV } from './registry.js';
+import { HarnessProcess } from './_process.js';
 import { KubeApiError, kubeRequest } from './rest.js';
 import { packageYamlFromDir, pushPackageYaml, pushXpkgFile } from './xpkg.js';
 import type { RealCluster } from './cluster.js';
@@ -154,15 +155,6 @@ export class CrossplaneStartError extends Error {
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-/** Resolves to true when `p` settles within `ms`, else false; leaves no timer behind. */
-async function within(p: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([p.then(() => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), ms)))]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 function tail(file: string, lines = 30): string {
   try {
@@ -252,76 +244,7 @@ async function createPki(dir: string): Promise<{ caPem: string; crossplane: TlsD
 // ---------------------------------------------------------------------------------------------
 // processes
 
-class XpProc {
-  readonly child: ChildProcess;
-  exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-  readonly exited: Promise<void>;
-
-  /** `argv` is what is exec'd in the end (`ip netns exec` execs it, keeping the PID). */
-  constructor(
-    readonly component: CrossplaneComponent,
-    readonly binary: string,
-    command: string,
-    args: readonly string[],
-    readonly logFile: string,
-    env: NodeJS.ProcessEnv,
-    cwd: string,
-  ) {
-    const fd = fs.openSync(logFile, 'a');
-    try {
-      fs.writeSync(fd, `### ${new Date().toISOString()} ${command} ${args.join(' ')}\n`);
-      this.child = spawn(command, [...args], { cwd, env, stdio: ['ignore', fd, fd] });
-    } finally {
-      fs.closeSync(fd);
-    }
-    this.child.unref();
-    this.exited = new Promise<void>((resolve) => {
-      this.child.on('exit', (code, signal) => {
-        this.exit = { code, signal };
-        resolve();
-      });
-      this.child.on('error', (e) => {
-        this.exit = { code: null, signal: null };
-        fs.appendFileSync(logFile, `\n### failed to start ${command}: ${e.message}\n`);
-        resolve();
-      });
-    });
-  }
-
-  get pid(): number | undefined {
-    return this.exit ? undefined : this.child.pid;
-  }
-
-  describeExit(): string {
-    if (!this.exit) return 'is running';
-    return this.exit.signal ? `was killed by ${this.exit.signal}` : `exited with code ${this.exit.code}`;
-  }
-
-  async stop(graceMs: number): Promise<void> {
-    if (this.exit || this.child.pid === undefined) return;
-    try {
-      process.kill(this.child.pid, 'SIGTERM');
-    } catch {
-      return;
-    }
-    if (await within(this.exited, graceMs)) return;
-    try {
-      process.kill(this.child.pid, 'SIGKILL');
-    } catch {
-      // gone
-    }
-    await within(this.exited, 5000);
-  }
-
-  killSync(): void {
-    if (this.exit || this.child.pid === undefined) return;
-    try {
-      process.kill(this.child.pid, 'SIGKILL');
-    } catch {
-      // gone
-    }
-  }
-}
+type XpProc = HarnessProcess<CrossplaneComponent>;
 
 function httpGet(url: string): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -478,7 +401,7 @@ class Harness implements CrossplaneHarness {
     const argv = wrap
       ? ['netns', 'exec', ns.name, 'sh', '-c', wrap.script, ...wrap.scriptArgs, binary, ...args]
       : ['netns', 'exec', ns.name, binary, ...args];
-    const p = new XpProc(component, binary, 'ip', argv, this.logs[component], { ...process.env, ...env }, this.dir);
+    const p = new HarnessProcess({ component, binary, command: 'ip', args: argv, logFile: this.logs[component], env: { ...process.env, ...env }, cwd: this.dir });
     this.procs[component] = p;
     this.register();
     return p;
@@ -556,7 +479,7 @@ class Harness implements CrossplaneHarness {
       { lh: this.xpNs.hostIp!, lp: apiPort, th: '127.0.0.1', tp: apiPort },
       { lh: '127.0.0.1', lp: regPort, th: this.xpNs.nsIp!, tp: regPort },
     ];
-    const fwd = new XpProc('forwarder', process.execPath, process.execPath, ['-e', FORWARDER_JS, JSON.stringify(routes)], this.logs.forwarder, process.env, this.dir);
+    const fwd = new HarnessProcess<CrossplaneComponent>({ component: 'forwarder', binary: process.execPath, args: ['-e', FORWARDER_JS, JSON.stringify(routes)], logFile: this.logs.forwarder, cwd: this.dir });
     this.procs.forwarder = fwd;
     this.register();
     await this.waitFor('forwarder', 'its "ready" line', async () => /^ready$/m.test(fs.readFileSync(this.logs.forwarder, 'utf8')), 30_000);
