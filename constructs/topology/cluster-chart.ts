@@ -4,13 +4,25 @@
  */
 import { Chart } from 'cdk8s';
 import { Construct } from 'constructs';
+import { EnumLike, enumMembers } from '../_enum-like.js';
 import { fail } from '../_errors.js';
 import { isDnsLabel } from '../_names.js';
 
 /** What kind of cluster a chart describes. */
-export enum ClusterRole {
-  CONTROL_PLANE = 'control-plane',
-  APP = 'app',
+export class ClusterRole extends EnumLike {
+  /** The central cluster: Crossplane, the catalogue and the bind backend. */
+  public static readonly CONTROL_PLANE = new ClusterRole('control-plane');
+  /** A cluster of application developers: the konnector and the bound claims. */
+  public static readonly APP = new ClusterRole('app');
+
+  /** Every role, in declaration order. */
+  public static get all(): readonly ClusterRole[] {
+    return enumMembers(ClusterRole);
+  }
+
+  private constructor(value: string) {
+    super(value);
+  }
 }
 
 export interface ClusterChartProps {

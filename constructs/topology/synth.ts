@@ -223,7 +223,7 @@ export function renderTopology(app: App, options: RenderOptions = {}): RenderedC
       names.add(p.name);
     }
     out.push({
-      name: cluster.clusterName, role: cluster.clusterRole, files: entries.map(({ path, object, source }) => ({ path, object, source })),
+      name: cluster.clusterName, role: cluster.clusterRole.value, files: entries.map(({ path, object, source }) => ({ path, object, source })),
       ...(pkgs.length > 0 ? { packages: pkgs.sort((a, b) => (a.name < b.name ? -1 : 1)) } : {}),
     });
   }

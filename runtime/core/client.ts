@@ -91,12 +91,13 @@ export class ApiError extends Error {
   constructor(
     readonly code: number,
     readonly reason: string,
-    message: string,
+    /** The API server's own message (metav1.Status `message`), without method and path. */
+    readonly apiMessage: string,
     readonly method: string,
     readonly path: string,
     readonly details?: unknown,
   ) {
-    super(`${method} ${path}: ${code || 'transport error'} ${reason}: ${message}`);
+    super(`${method} ${path}: ${code || 'transport error'} ${reason}: ${apiMessage}`);
     this.name = 'ApiError';
   }
 }

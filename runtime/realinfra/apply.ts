@@ -5,7 +5,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ApiException, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
-import { KubeApiError, ResourcePaths, kubeRequest } from './rest.js';
+import { ApiError } from '../core/client.js';
+import { type ObjectIdentity, ResourcePaths } from '../core/discovery.js';
+import { clientOf } from './client.js';
 
 export interface ApplyOptions {
   /** Server-side dry run (`dryRun=All`): the API server validates and admits, nothing is stored. @default false */
@@ -96,7 +98,7 @@ export function sortForApply<T extends KubernetesObject>(objects: readonly T[]):
 
 /** The API server's status code and message from a client-node error. */
 export function apiErrorDetails(e: unknown): { status: number; message: string; reason?: string } {
-  if (e instanceof KubeApiError) return { status: e.status, message: e.apiMessage, reason: e.reason };
+  if (e instanceof ApiError) return { status: e.code, message: e.apiMessage, reason: e.reason };
   if (e instanceof ApiException) {
     const body: unknown = e.body;
     let parsed: { message?: string; reason?: string } | undefined;
@@ -128,7 +130,7 @@ export async function waitForCrdsEstablished(kc: KubeConfig, names: readonly str
     for (;;) {
       let crd: { status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] } } | undefined;
       try {
-        crd = await kubeRequest(kc, { method: 'GET', path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${encodeURIComponent(name)}` });
+        crd = await clientOf(kc).request('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${encodeURIComponent(name)}`);
       } catch (e) {
         const d = apiErrorDetails(e);
         if (d.status !== 404) throw new Error(`CustomResourceDefinition/${name}: reading it failed: ${d.status} ${d.message}`, { cause: e });
@@ -153,7 +155,7 @@ export async function waitForCrdsEstablished(kc: KubeConfig, names: readonly str
  */
 export async function applyManifests(kc: KubeConfig, objects: readonly KubernetesObject[], opts: ApplyOptions = {}): Promise<KubernetesObject[]> {
   objects.forEach((o, i) => validate(o, i));
-  const paths = new ResourcePaths(kc);
+  const paths = new ResourcePaths(clientOf(kc));
   const defaultNamespace = kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'default';
   const fieldManager = opts.fieldManager ?? 'klutch-kit';
   const force = opts.force ?? true;
@@ -168,14 +170,9 @@ export async function applyManifests(kc: KubeConfig, objects: readonly Kubernete
     try {
       const q = new URLSearchParams({ fieldManager, force: String(force) });
       if (opts.dryRun) q.set('dryRun', 'All');
-      const objectPath = await paths.objectPath(o as Parameters<ResourcePaths['objectPath']>[0], defaultNamespace);
+      const objectPath = await paths.objectPath(o as ObjectIdentity, defaultNamespace);
       // Sent as-is (JSON is YAML): no client-side model may drop fields such as x-kubernetes-validations.
-      const res = await kubeRequest<KubernetesObject>(kc, {
-        method: 'PATCH',
-        path: `${objectPath}?${q.toString()}`,
-        body: o,
-        contentType: 'application/apply-patch+yaml',
-      });
+      const res = await clientOf(kc).request<KubernetesObject>('PATCH', `${objectPath}?${q.toString()}`, { body: o, contentType: 'application/apply-patch+yaml' });
       applied.push(res);
     } catch (e) {
       const d = apiErrorDetails(e);

@@ -2,13 +2,13 @@
 // kube-controller-manager built from the Go wrapper modules in tools/ (see build.ts) — in its own
 // temporary folder, with TLS, RBAC, an admin client certificate and service-account tokens.
 import * as fs from 'node:fs';
-import * as https from 'node:https';
-import * as http from 'node:http';
+import type * as https from 'node:https';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { stringify as toYaml } from 'yaml';
+import { probe } from './probe.js';
 import { ensureBinaries, type RealInfraBinaries } from './build.js';
 import { type ClusterPki, createClusterPki } from './pki.js';
 import type { CrossplaneVersion } from './build.js';
@@ -155,28 +155,6 @@ export function logTail(file: string, lines = 40): string {
 
 type ComponentName = 'etcd' | 'kube-apiserver' | 'kube-controller-manager';
 type Proc = HarnessProcess<ComponentName>;
-
-// ---------------------------------------------------------------------------------------------
-// http probes
-
-interface ProbeResult {
-  status: number;
-  body: string;
-}
-
-function probe(url: string, tls?: https.RequestOptions): Promise<ProbeResult> {
-  return new Promise((resolve, reject) => {
-    const mod = url.startsWith('https:') ? https : http;
-    const req = mod.get(url, { ...tls, timeout: 5000, agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    req.on('timeout', () => req.destroy(new Error(`timeout after 5 s: GET ${url}`)));
-    req.on('error', reject);
-  });
-}
 
 // ---------------------------------------------------------------------------------------------
 // registry & exit hook

@@ -11,7 +11,6 @@
 // (see netns.ts). The API server stays on the host's 127.0.0.1.
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as http from 'node:http';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { App, Chart } from 'cdk8s';
@@ -29,7 +28,9 @@ import { type CrossplaneBinaries, type CrossplaneVersion, CROSSPLANE_VERSIONS, e
 import { type Netns, createNetns, deleteNetnsSync, netnsId } from './netns.js';
 import { type RegisteredProcess, killRegistered, registryDir, removeEntry, writeEntry, RUN_ID_ENV } from './registry.js';
 import { HarnessProcess } from './_process.js';
-import { KubeApiError, kubeRequest } from './rest.js';
+import { isConflict, isNotFound } from '../core/client.js';
+import { clientOf } from './client.js';
+import { probe } from './probe.js';
 import { packageYamlFromDir, pushPackageYaml, pushXpkgFile } from './xpkg.js';
 import type { RealCluster } from './cluster.js';
 
@@ -246,17 +247,6 @@ async function createPki(dir: string): Promise<{ caPem: string; crossplane: TlsD
 
 type XpProc = HarnessProcess<CrossplaneComponent>;
 
-function httpGet(url: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = http.get(url, { timeout: 3000, agent: false }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
-    req.on('timeout', () => req.destroy(new Error(`timeout: GET ${url}`)));
-    req.on('error', reject);
-  });
-}
-
 // ---------------------------------------------------------------------------------------------
 // objects
 
@@ -435,9 +425,9 @@ class Harness implements CrossplaneHarness {
 
   private async get(pathName: string): Promise<Obj | undefined> {
     try {
-      return await kubeRequest<Obj>(this.kc, { method: 'GET', path: pathName });
+      return await clientOf(this.kc).request<Obj>('GET', pathName);
     } catch (e) {
-      if (e instanceof KubeApiError && e.status === 404) return undefined;
+      if (isNotFound(e)) return undefined;
       throw e;
     }
   }
@@ -492,7 +482,7 @@ class Harness implements CrossplaneHarness {
     // 127.0.0.1:<same port> through a forwarder, so one address works from both sides.
     this.spawnIn('registry', this.xpNs, this.bins.crane, ['registry', 'serve', '--address', `:${regPort}`], {});
     this.registry = `127.0.0.1:${regPort}`;
-    await this.waitFor('registry', `GET http://${this.registry}/v2/`, async () => (await httpGet(`http://${this.registry}/v2/`)) === 200);
+    await this.waitFor('registry', `GET http://${this.registry}/v2/`, async () => (await probe(`http://${this.registry}/v2/`, {}, 3000)).status === 200);
     this.log(`registry ready on ${this.registry} (${el()})`);
 
     // Package images from the upstream module sources, pushed under the names the constructs use.
@@ -536,7 +526,7 @@ class Harness implements CrossplaneHarness {
       ],
       { KUBECONFIG: this.nsKubeconfig, POD_NAMESPACE: CROSSPLANE_NAMESPACE, POD_SERVICE_ACCOUNT: 'crossplane' },
     );
-    await this.waitFor('crossplane', `GET http://${this.xpNs.nsIp}:8091/readyz`, async () => (await httpGet(`http://${this.xpNs.nsIp}:8091/readyz`)) === 200);
+    await this.waitFor('crossplane', `GET http://${this.xpNs.nsIp}:8091/readyz`, async () => (await probe(`http://${this.xpNs.nsIp}:8091/readyz`, {}, 3000)).status === 200);
     this.log(`crossplane ${coreSrc.version} ready (${el()})`);
 
     // The package runtime: endpoint, TLS secret name and runtime health in revision status; provider process.
@@ -662,7 +652,7 @@ class Harness implements CrossplaneHarness {
   }
 
   private async serveRevisions(plural: 'functionrevisions' | 'providerrevisions'): Promise<void> {
-    const list = await kubeRequest<{ items: Obj[] }>(this.kc, { method: 'GET', path: `/apis/pkg.crossplane.io/v1/${plural}` });
+    const list = await clientOf(this.kc).request<{ items: Obj[] }>('GET', `/apis/pkg.crossplane.io/v1/${plural}`);
     for (const rev of list.items) {
       const image = String(rev.spec?.['image'] ?? rev.spec?.['package'] ?? '');
       const base = imageBasename(image);
@@ -701,14 +691,12 @@ class Harness implements CrossplaneHarness {
         ]
       : undefined;
     try {
-      await kubeRequest(this.kc, {
-        method: 'PATCH',
-        path: `/apis/pkg.crossplane.io/v1/${plural}/${encodeURIComponent(rev.metadata!.name!)}/status`,
+      await clientOf(this.kc).request('PATCH', `/apis/pkg.crossplane.io/v1/${plural}/${encodeURIComponent(rev.metadata!.name!)}/status`, {
         contentType: 'application/merge-patch+json',
         body: { metadata: { resourceVersion: rev.metadata!.resourceVersion }, status: { ...fields, ...(conditions ? { conditions } : {}) } },
       });
     } catch (e) {
-      if (e instanceof KubeApiError && e.status === 409) return; // Crossplane wrote first: next tick
+      if (isConflict(e)) return; // Crossplane wrote first: next tick
       throw e;
     }
   }
@@ -720,11 +708,7 @@ class Harness implements CrossplaneHarness {
     // account's token, CA and namespace where client-go's in-cluster config reads them.
     this.saDir = path.join(this.dir, 'serviceaccount');
     fs.mkdirSync(this.saDir, { recursive: true, mode: 0o700 });
-    const token = await kubeRequest<{ status: { token: string } }>(this.kc, {
-      method: 'POST',
-      path: `/api/v1/namespaces/${CROSSPLANE_NAMESPACE}/serviceaccounts/provider-kubernetes/token`,
-      body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 7 * 24 * 3600 } },
-    });
+    const token = await clientOf(this.kc).request<{ status: { token: string } }>('POST', `/api/v1/namespaces/${CROSSPLANE_NAMESPACE}/serviceaccounts/provider-kubernetes/token`, { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 7 * 24 * 3600 } } });
     fs.writeFileSync(path.join(this.saDir, 'token'), token.status.token, { mode: 0o600 });
     fs.writeFileSync(path.join(this.saDir, 'ca.crt'), this.cluster.caPem);
     fs.writeFileSync(path.join(this.saDir, 'namespace'), CROSSPLANE_NAMESPACE);
@@ -747,7 +731,7 @@ class Harness implements CrossplaneHarness {
       },
       { script, scriptArgs: [this.saDir] },
     );
-    await this.waitFor('provider-kubernetes', `GET http://${this.xpNs.nsIp}:8081/readyz`, async () => (await httpGet(`http://${this.xpNs.nsIp}:8081/readyz`)) === 200);
+    await this.waitFor('provider-kubernetes', `GET http://${this.xpNs.nsIp}:8081/readyz`, async () => (await probe(`http://${this.xpNs.nsIp}:8081/readyz`, {}, 3000)).status === 200);
     this.log(`provider-kubernetes ${this.versions.providerKubernetes} ready (${((Date.now() - t0) / 1000).toFixed(1)} s after its CRDs)`);
   }
 
@@ -787,10 +771,7 @@ class Harness implements CrossplaneHarness {
           if (installed?.status !== 'True' || (this.v2 && healthy?.status !== 'True')) return false;
           if (kind !== 'Function') return true;
           // A function is usable once its active revision has an endpoint (what the runtime publishes).
-          const revs = await kubeRequest<{ items: Obj[] }>(this.kc, {
-            method: 'GET',
-            path: `/apis/pkg.crossplane.io/v1/functionrevisions?labelSelector=${encodeURIComponent(`pkg.crossplane.io/package=${name}`)}`,
-          });
+          const revs = await clientOf(this.kc).request<{ items: Obj[] }>('GET', `/apis/pkg.crossplane.io/v1/functionrevisions?labelSelector=${encodeURIComponent(`pkg.crossplane.io/package=${name}`)}`);
           const active = revs.items.find((r) => r.spec?.['desiredState'] === 'Active');
           last = `Installed=True, active revision endpoint=${String(active?.status?.['endpoint'] ?? '(none)')}`;
           return typeof active?.status?.['endpoint'] === 'string' && active.status['endpoint'] !== '';

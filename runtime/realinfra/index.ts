@@ -59,4 +59,5 @@ export {
   waitForCrdsEstablished,
 } from './apply.js';
 export { type KilledLeftover, type KillLeftoversOptions, RUN_ID_ENV, killLeftovers, registryDir } from './registry.js';
-export { KubeApiError, type RawRequest, ResourcePaths, kubeRequest } from './rest.js';
+export { clientOf } from './client.js';
+export { type ProbeResult, probe } from './probe.js';

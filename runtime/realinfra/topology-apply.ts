@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { parse, parseAllDocuments } from 'yaml';
 import { apiErrorDetails, objectRef, waitForCrdsEstablished } from './apply.js';
-import { KubeApiError, ResourcePaths, kubeRequest } from './rest.js';
+import { isKindNotServed, type ObjectIdentity, ResourcePaths } from '../core/discovery.js';
+import { clientOf } from './client.js';
 
 /** One object of a synthesized cluster folder. */
 export interface FolderObject {
@@ -81,7 +82,7 @@ export async function applyInOrder(
   objects: ReadonlyArray<KubernetesObject | FolderObject>,
   opts: OrderedApplyOptions = {},
 ): Promise<ObjectVerdict[]> {
-  const paths = new ResourcePaths(kc);
+  const paths = new ResourcePaths(clientOf(kc));
   const q = new URLSearchParams({ fieldManager: opts.fieldManager ?? 'klutch-kit', force: 'true', fieldValidation: opts.fieldValidation ?? 'Strict' });
   if (opts.dryRun) q.set('dryRun', 'All');
   const graceMs = opts.discoveryGraceMs ?? 10_000;
@@ -97,19 +98,14 @@ export async function applyInOrder(
     const started = Date.now();
     for (;;) {
       try {
-        const objectPath = await paths.objectPath(object as Parameters<ResourcePaths['objectPath']>[0], 'default');
-        const answer = await kubeRequest<KubernetesObject>(kc, {
-          method: 'PATCH',
-          path: `${objectPath}?${q.toString()}`,
-          body: object,
-          contentType: 'application/apply-patch+yaml',
-        });
+        const objectPath = await paths.objectPath(object as ObjectIdentity, 'default');
+        const answer = await clientOf(kc).request<KubernetesObject>('PATCH', `${objectPath}?${q.toString()}`, { body: object, contentType: 'application/apply-patch+yaml' });
         verdicts.push({ ref, path, ok: true, status: 200, message: '', answer });
         if (isCrd) pendingCrds.push(object.metadata!.name!);
         break;
       } catch (e) {
         // Right after a CRD is Established its kind can take a moment to appear in discovery.
-        const notServed = e instanceof KubeApiError && e.status === 404 && e.method === 'GET' && !e.path.startsWith('/');
+        const notServed = isKindNotServed(e);
         if (notServed && Date.now() - started < graceMs) {
           await sleep(200);
           continue;

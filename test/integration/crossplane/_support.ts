@@ -15,7 +15,9 @@ import {
   CatalogueInstall, ControlPlaneCluster, renderTopology, synthTopology, type RenderedCluster, type RenderedPackage,
 } from '../../../constructs/topology/index.js';
 import type { Catalogue, CatalogueProps } from '../../../constructs/catalogue/index.js';
-import { applyManifests, KubeApiError, kubeRequest, ResourcePaths, startCluster, type RealCluster } from '../../../runtime/realinfra/index.js';
+import { applyManifests, clientOf, startCluster, type RealCluster } from '../../../runtime/realinfra/index.js';
+import { isNotFound } from '../../../runtime/core/client.js';
+import { ResourcePaths } from '../../../runtime/core/discovery.js';
 import { joinPackageYaml } from '../../../runtime/xpkg/image.js';
 import { runPush } from '../../../runtime/cli/package.js';
 import { toYaml } from '../../../constructs/topology/index.js';
@@ -79,7 +81,7 @@ export async function waitFor<T>(what: string, fn: () => Promise<T | undefined>,
 export class Api {
   readonly paths: ResourcePaths;
   constructor(readonly kc: KubeConfig) {
-    this.paths = new ResourcePaths(kc);
+    this.paths = new ResourcePaths(clientOf(kc));
   }
 
   async path(apiVersion: string, kind: string, name: string, namespace?: string): Promise<string> {
@@ -88,9 +90,9 @@ export class Api {
 
   async get(apiVersion: string, kind: string, name: string, namespace?: string): Promise<Obj | undefined> {
     try {
-      return await kubeRequest<Obj>(this.kc, { method: 'GET', path: await this.path(apiVersion, kind, name, namespace) });
+      return await clientOf(this.kc).request<Obj>('GET', await this.path(apiVersion, kind, name, namespace));
     } catch (e) {
-      if (e instanceof KubeApiError && e.status === 404) return undefined;
+      if (isNotFound(e)) return undefined;
       throw e;
     }
   }
@@ -100,30 +102,30 @@ export class Api {
     const base = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
     const ns = r.namespaced && namespace ? `/namespaces/${namespace}` : '';
     const q = labelSelector ? `?labelSelector=${encodeURIComponent(labelSelector)}` : '';
-    return (await kubeRequest<{ items: Obj[] }>(this.kc, { method: 'GET', path: `${base}${ns}/${r.name}${q}` })).items;
+    return (await clientOf(this.kc).request<{ items: Obj[] }>('GET', `${base}${ns}/${r.name}${q}`)).items;
   }
 
   async create(o: Obj): Promise<Obj> {
     const p = await this.path(o.apiVersion!, o.kind!, o.metadata!.name!, o.metadata!.namespace);
-    return kubeRequest<Obj>(this.kc, { method: 'POST', path: p.slice(0, p.lastIndexOf('/')), body: o });
+    return clientOf(this.kc).request<Obj>('POST', p.slice(0, p.lastIndexOf('/')), { body: o });
   }
 
   async apply(o: Obj, fieldManager = 'klutch-kit-crossplane-test'): Promise<Obj> {
     const p = await this.path(o.apiVersion!, o.kind!, o.metadata!.name!, o.metadata!.namespace);
-    return kubeRequest<Obj>(this.kc, { method: 'PATCH', path: `${p}?fieldManager=${fieldManager}&force=true`, body: o, contentType: 'application/apply-patch+yaml' });
+    return clientOf(this.kc).request<Obj>('PATCH', `${p}?fieldManager=${fieldManager}&force=true`, { body: o, contentType: 'application/apply-patch+yaml' });
   }
 
   async delete(apiVersion: string, kind: string, name: string, namespace?: string): Promise<void> {
     try {
-      await kubeRequest(this.kc, { method: 'DELETE', path: await this.path(apiVersion, kind, name, namespace) });
+      await clientOf(this.kc).request('DELETE', await this.path(apiVersion, kind, name, namespace));
     } catch (e) {
-      if (!(e instanceof KubeApiError && e.status === 404)) throw e;
+      if (!isNotFound(e)) throw e;
     }
   }
 
   /** Merge-patches the status subresource. */
   async patchStatus(apiVersion: string, kind: string, name: string, namespace: string | undefined, status: Record<string, unknown>): Promise<Obj> {
-    return kubeRequest<Obj>(this.kc, { method: 'PATCH', path: `${await this.path(apiVersion, kind, name, namespace)}/status`, body: { status }, contentType: 'application/merge-patch+json' });
+    return clientOf(this.kc).request<Obj>('PATCH', `${await this.path(apiVersion, kind, name, namespace)}/status`, { body: { status }, contentType: 'application/merge-patch+json' });
   }
 }
 

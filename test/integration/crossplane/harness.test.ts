@@ -24,12 +24,12 @@ import {
   CrossplaneStartError,
   type RealCluster,
   applyManifests,
-  kubeRequest,
-  KubeApiError,
+  clientOf,
   planComponent,
   startCluster,
 } from '../../../runtime/realinfra/index.js';
 import { pidAlive } from '../../../runtime/realinfra/registry.js';
+import { isNotFound } from '../../../runtime/core/client.js';
 import { eventually, uniqueName } from '../../realinfra/util.js';
 
 jest.setTimeout(600_000);
@@ -144,9 +144,9 @@ const cond = (o: Obj | undefined, type: string) => o?.status?.conditions?.find((
 
 async function getOrUndefined(cluster: RealCluster, p: string): Promise<Obj | undefined> {
   try {
-    return await kubeRequest<Obj>(cluster.kubeConfig, { method: 'GET', path: p });
+    return await clientOf(cluster.kubeConfig).request<Obj>('GET', p);
   } catch (e) {
-    if (e instanceof KubeApiError && e.status === 404) return undefined;
+    if (isNotFound(e)) return undefined;
     throw e;
   }
 }
@@ -197,7 +197,7 @@ describe.each<[CrossplaneVersion, string]>([
     await eventually('the ProviderConfig kind', async () => cond(await crd('providerconfigs.kubernetes.crossplane.io'), 'Established')?.status === 'True', { timeoutMs: 120_000 });
     await applyManifests(cluster.kubeConfig, [providerConfig()]);
 
-    const revs = await kubeRequest<{ items: Obj[] }>(cluster.kubeConfig, { method: 'GET', path: '/apis/pkg.crossplane.io/v1/functionrevisions' });
+    const revs = await clientOf(cluster.kubeConfig).request<{ items: Obj[] }>('GET', '/apis/pkg.crossplane.io/v1/functionrevisions');
     const rev = revs.items.find((r) => r.metadata?.labels?.['pkg.crossplane.io/package'] === 'function-patch-and-transform')!;
     expect(rev.spec?.['image']).toBe(PATCH_AND_TRANSFORM_PACKAGE);
     // The ImageConfig's rewrite is where Crossplane pulled it from.
@@ -247,7 +247,7 @@ describe.each<[CrossplaneVersion, string]>([
     expect(cond(obj, 'Synced')?.status).toBe('True');
     lines.push(`claim → Ready: ${((Date.now() - created) / 1000).toFixed(1)} s`);
 
-    await kubeRequest(cluster.kubeConfig, { method: 'DELETE', path: claimPath });
+    await clientOf(cluster.kubeConfig).request('DELETE', claimPath);
     await eventually(
       'the claim, XR, Object and ConfigMap to be deleted',
       async () =>

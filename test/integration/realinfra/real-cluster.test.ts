@@ -16,9 +16,8 @@ import {
   type KubernetesObject,
   type V1ConfigMap,
 } from '@kubernetes/client-node';
-import { ApplyError, applyManifests, type RealCluster } from '../../../runtime/realinfra/index.js';
+import { ApplyError, applyManifests, clientOf, type RealCluster } from '../../../runtime/realinfra/index.js';
 import { requiredVersion } from '../../../runtime/realinfra/build.js';
-import { kubeRequest } from '../../../runtime/realinfra/rest.js';
 import { apiFailure, eventually, statusOf, uniqueName, useCluster } from '../../realinfra/util.js';
 
 jest.setTimeout(120_000);
@@ -95,7 +94,7 @@ describe('startCluster() runs a real control plane', () => {
     const ext = cluster.kubeConfig.makeApiClient(ApiextensionsV1Api);
     const crd = widgetCrd();
     // Raw JSON: the typed client's model would drop the wire-format key `x-kubernetes-validations`.
-    await kubeRequest(cluster.kubeConfig, { method: 'POST', path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', body: crd });
+    await clientOf(cluster.kubeConfig).request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: crd });
     await eventually('CRD Established', async () => {
       const c = await ext.readCustomResourceDefinition({ name: crd.metadata.name });
       return c.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True');

@@ -26,7 +26,9 @@ import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { App } from 'cdk8s';
 import { exampleTopology } from '../../../constructs/app/example.js';
 import { ClusterRole } from '../../../constructs/topology/index.js';
-import { kubeRequest, ResourcePaths, startCluster, type RealCluster } from '../../../runtime/realinfra/index.js';
+import { clientOf, startCluster, type RealCluster } from '../../../runtime/realinfra/index.js';
+import { ApiError } from '../../../runtime/core/client.js';
+import { ResourcePaths } from '../../../runtime/core/discovery.js';
 import { applyInOrder, readClusterFolder, type FolderObject, type ObjectVerdict } from '../../../runtime/realinfra/topology-apply.js';
 import { catalogueCorpus, parameterSamples, type ClaimCase } from './_claims.js';
 import { SchemaValidator } from '../../../constructs/validate/index.js';
@@ -69,8 +71,8 @@ async function verdictOf(p: Promise<unknown>): Promise<Verdict> {
     await p;
     return { ok: true, status: 200, message: '' };
   } catch (e) {
-    const err = e as { status?: number; apiMessage?: string; message?: string };
-    return { ok: false, status: err.status ?? 0, message: err.apiMessage ?? err.message ?? String(e) };
+    if (e instanceof ApiError) return { ok: false, status: e.code, message: e.apiMessage };
+    return { ok: false, status: 0, message: e instanceof Error ? e.message : String(e) };
   }
 }
 
@@ -78,13 +80,13 @@ async function verdictOf(p: Promise<unknown>): Promise<Verdict> {
 async function ssa(kc: KubeConfig, path: string, object: KubernetesObject, dryRun: boolean): Promise<Verdict> {
   const q = new URLSearchParams({ fieldManager: FIELD_MANAGER, force: 'true', fieldValidation: 'Strict' });
   if (dryRun) q.set('dryRun', 'All');
-  return verdictOf(kubeRequest(kc, { method: 'PATCH', path: `${path}?${q.toString()}`, body: object, contentType: 'application/apply-patch+yaml' }));
+  return verdictOf(clientOf(kc).request('PATCH', `${path}?${q.toString()}`, { body: object, contentType: 'application/apply-patch+yaml' }));
 }
 
 /** Dry-run create (POST, strict field validation) of one object into a collection path; the API server's verdict. */
 async function dryRunCreate(kc: KubeConfig, collection: string, object: KubernetesObject): Promise<Verdict> {
   const q = new URLSearchParams({ fieldManager: FIELD_MANAGER, fieldValidation: 'Strict', dryRun: 'All' });
-  return verdictOf(kubeRequest(kc, { method: 'POST', path: `${collection}?${q.toString()}`, body: object }));
+  return verdictOf(clientOf(kc).request('POST', `${collection}?${q.toString()}`, { body: object }));
 }
 
 /** What was sent is what is stored: nothing pruned or changed (the API server only adds defaults and metadata). */
@@ -184,11 +186,11 @@ describe('control plane: every synthesized object accepted', () => {
       'example-backend.klutch.anynines.com/v1alpha1 APIServiceExportTemplate', 'argoproj.io/v1alpha1 Application',
     ]));
     // Each object can be read back, with the identity the apply answered.
-    const paths = new ResourcePaths(kc);
+    const paths = new ResourcePaths(clientOf(kc));
     const v = applied.get('control-plane') ?? [];
     expect(v).toHaveLength(objects.length);
     const problems = await pool(objects, 6, async (o, i) => {
-      const got = await kubeRequest<KubernetesObject>(kc, { method: 'GET', path: await paths.objectPath(o.object as never) });
+      const got = await clientOf(kc).request<KubernetesObject>('GET', await paths.objectPath(o.object as never));
       return got.metadata?.uid && got.metadata.uid === v[i].answer?.metadata?.uid ? undefined : `${o.path}: read back uid ${got.metadata?.uid}, apply answered ${v[i].answer?.metadata?.uid}`;
     });
     expect(problems.filter((p) => p !== undefined)).toEqual([]);
@@ -202,13 +204,13 @@ describe('control plane: every synthesized object accepted', () => {
     const v = await applyInOrder(kc, [...crds, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: CORPUS_NAMESPACE } }], { fieldManager: FIELD_MANAGER });
     expect(rejectedLines(v)).toEqual([]);
     // Established (applyInOrder waited for it) and serving: the claim kinds are in discovery.
-    const discovery = await kubeRequest<{ resources: Array<{ kind: string; namespaced: boolean }> }>(kc, { method: 'GET', path: '/apis/anynines.com/v1' });
+    const discovery = await clientOf(kc).request<{ resources: Array<{ kind: string; namespaced: boolean }> }>('GET', '/apis/anynines.com/v1');
     for (const a of apis) {
       expect(discovery.resources.find((r) => r.kind === a.claimKind)).toMatchObject({ namespaced: true });
       expect(discovery.resources.find((r) => r.kind === a.xrKind)).toMatchObject({ namespaced: false });
     }
     for (const crd of crds) {
-      const got = await kubeRequest<{ status: { conditions: Array<{ type: string; status: string }> } }>(kc, { method: 'GET', path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata!.name}` });
+      const got = await clientOf(kc).request<{ status: { conditions: Array<{ type: string; status: string }> } }>('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata!.name}`);
       expect({ crd: crd.metadata!.name, established: got.status.conditions.find((c) => c.type === 'Established')?.status }).toEqual({ crd: crd.metadata!.name, established: 'True' });
     }
   }, 120_000);
@@ -266,7 +268,7 @@ describe.each(KINDS)('catalogue API %s: sample claims on the real API server', (
     })).flat();
     expect(outcomes.map(mismatch).filter((m) => m !== undefined)).toEqual([]);
     // Nothing was stored.
-    const list = await kubeRequest<{ items: unknown[] }>(kc(), { method: 'GET', path: collection });
+    const list = await clientOf(kc()).request<{ items: unknown[] }>('GET', collection);
     expect(list.items).toEqual([]);
     expect(creates.some((c) => c.accept)).toBe(true);
     expect(creates.some((c) => !c.accept)).toBe(true);
@@ -290,7 +292,7 @@ describe.each(KINDS)('catalogue API %s: sample claims on the real API server', (
     // The dry runs changed nothing: every old object still has its old spec.
     const stored = await pool(olds, 6, async (o) => {
       const name = nameOf.get(JSON.stringify(o))!;
-      const got = await kubeRequest<{ spec: Record<string, unknown> }>(kc(), { method: 'GET', path: claimPath(name) });
+      const got = await clientOf(kc()).request<{ spec: Record<string, unknown> }>('GET', claimPath(name));
       const d = notContained(o, got.spec);
       return d && `${name}: ${d}`;
     });
@@ -393,7 +395,7 @@ describe.each(['app-shop', 'app-analytics'])('app cluster %s: every synthesized 
     const drift: string[] = [];
     for (const c of claims) {
       const a = apis.find((x) => x.claimKind === c.object.kind)!;
-      const got = await kubeRequest<{ spec: Record<string, unknown> }>(kc, { method: 'GET', path: `/apis/${a.group}/${a.version}/namespaces/${c.object.metadata!.namespace}/${a.claimPlural}/${c.object.metadata!.name}` });
+      const got = await clientOf(kc).request<{ spec: Record<string, unknown> }>('GET', `/apis/${a.group}/${a.version}/namespaces/${c.object.metadata!.namespace}/${a.claimPlural}/${c.object.metadata!.name}`);
       const d = notContained((c.object as unknown as { spec: unknown }).spec, got.spec, 'spec');
       if (d) drift.push(`${c.path}: ${d}`);
     }
@@ -403,7 +405,7 @@ describe.each(['app-shop', 'app-analytics'])('app cluster %s: every synthesized 
   it('serves only the claim APIs it binds', async () => {
     const kc = cluster(name).kubeConfig;
     const bound = new Set(appCluster().boundApis.map((b) => b.resource));
-    const discovery = await kubeRequest<{ resources: Array<{ name: string }> }>(kc, { method: 'GET', path: '/apis/anynines.com/v1' });
+    const discovery = await clientOf(kc).request<{ resources: Array<{ name: string }> }>('GET', '/apis/anynines.com/v1');
     expect(discovery.resources.map((r) => r.name).filter((r) => !r.includes('/')).sort()).toEqual([...bound].sort());
   });
 });

@@ -1,0 +1,43 @@
+/**
+ * House rules that CONTRIBUTING.md states, checked over the product sources so they stay true:
+ * closed sets are enum-like classes (no TypeScript `enum`), and Kubernetes is spoken to through one
+ * REST client (runtime/core/client.ts).
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const repo = fileURLToPath(new URL('../', import.meta.url));
+const PRODUCT = ['constructs', 'contract', 'runtime', 'stacks', 'sandbox', 'scripts'];
+
+function sources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) return sources(p);
+    return e.name.endsWith('.ts') && !e.name.endsWith('.d.ts') ? [p] : [];
+  });
+}
+
+const files = PRODUCT.flatMap((d) => sources(join(repo, d))).map((p) => ({ path: relative(repo, p), text: readFileSync(p, 'utf8') }));
+
+/** `file:line: text` of every line matching `re`, comments excluded. */
+function hits(re: RegExp, keep: (path: string) => boolean = () => true): string[] {
+  return files
+    .filter((f) => keep(f.path))
+    .flatMap((f) =>
+      f.text.split('\n').flatMap((line, i) => (re.test(line) && !/^\s*(\/\/|\*)/.test(line) ? [`${f.path}:${i + 1}: ${line.trim()}`] : [])),
+    );
+}
+
+test('the scan sees the product sources', () => {
+  expect(files.length).toBeGreaterThan(100);
+  expect(files.some((f) => f.path === 'runtime/core/client.ts')).toBe(true);
+});
+
+test('no TypeScript enum: closed sets are enum-like classes (CONTRIBUTING)', () => {
+  expect(hits(/^\s*(export\s+)?(declare\s+)?(const\s+)?enum\s+\w+/)).toEqual([]);
+});
+
+test('one REST client: only runtime/core/client.ts sends HTTP requests with node:http(s) (and the harness's health probes)', () => {
+  expect(hits(/\b(https?|mod)\.(request|get)\(/, (p) => p !== 'runtime/core/client.ts' && p !== 'runtime/realinfra/probe.ts')).toEqual([]);
+});
