@@ -10,14 +10,14 @@
  * Prints a table; figures go into docs/konnector.md.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { CoreResources, KubeClient, type KubeObject } from '../runtime/core/client.js';
 import { Informer } from '../runtime/core/informer.js';
 import { startCluster, type RealCluster } from '../runtime/realinfra/index.js';
 import { svgChart } from './_svg-chart.js';
+import { bundleProgram, cpuSeconds, peakRssMb, percentile, repo, rssMb } from './_bench-procs.js';
 import { DEFAULT_QPS, DEFAULT_WORKERS } from '../runtime/konnector/defaults.js';
 import {
   bindOnApp,
@@ -35,7 +35,6 @@ import {
   WIDGETS_NAME,
 } from '../test/integration/konnector/fixture.js';
 
-const repo = fileURLToPath(new URL('../', import.meta.url));
 
 const opts = new Command('bench-konnector')
   .option('--sizes <list>', 'comma-separated object counts', '100,1000,5000')
@@ -52,10 +51,7 @@ const opts = new Command('bench-konnector')
 const sizes = String(opts.sizes).split(',').map(Number);
 const concurrency = Number(opts.concurrency);
 
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
-};
+const pct = percentile;
 
 const rate = Number(opts.rate);
 if (!Number.isFinite(rate) || rate < 0) throw new Error(`--rate: ${opts.rate} must be a number >= 0`);
@@ -71,22 +67,6 @@ async function paced<T>(items: T[], n: number, f: (x: T) => Promise<void>): Prom
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     await f(x);
   });
-}
-
-function peakRssMb(pid: number): number {
-  const s = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const m = /VmHWM:\s+(\d+) kB/.exec(s);
-  return m ? Number(m[1]) / 1024 : NaN;
-}
-/** CPU seconds (user + system) used by a process so far. */
-function cpuSeconds(pid: number): number {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const rest = f.slice(f.lastIndexOf(')') + 2).split(' ');
-  return (Number(rest[11]) + Number(rest[12])) / 100;
-}
-function rssMb(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) / 1024 : NaN;
 }
 
 /** CPU seconds of every process that does the work: both clusters' etcd and kube-apiserver, the konnector, this load generator. */
@@ -121,12 +101,7 @@ const showCounts = (a: Record<string, number>, b: Record<string, number>): strin
 
 async function konnectorEntry(): Promise<string[]> {
   if (opts.runner === 'tsx') return ['--import', 'tsx', 'runtime/konnector/main.ts'];
-  // Bundle the konnector into one ESM file next to node_modules (packages stay external), as a
-  // container image would ship it, so RSS is the program's and not the TypeScript loader's.
-  const { build } = await import('esbuild');
-  const outfile = `${repo}node_modules/.cache/klutch-kit/klutch-konnector.mjs`;
-  await build({ entryPoints: [`${repo}runtime/konnector/main.ts`], bundle: true, platform: 'node', format: 'esm', packages: 'external', outfile, logLevel: 'warning' });
-  return [outfile];
+  return [await bundleProgram('runtime/konnector/main.ts', 'klutch-konnector.mjs')];
 }
 
 async function startKonnector(app: RealCluster): Promise<ChildProcess> {

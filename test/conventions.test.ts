@@ -38,6 +38,6 @@ test('no TypeScript enum: closed sets are enum-like classes (CONTRIBUTING)', () 
   expect(hits(/^\s*(export\s+)?(declare\s+)?(const\s+)?enum\s+\w+/)).toEqual([]);
 });
 
-test('one REST client: only runtime/core/client.ts sends HTTP requests with node:http(s) (and the harness's health probes)', () => {
+test('one REST client: only runtime/core/client.ts sends HTTP requests with node:http(s) (and the harness health probes)', () => {
   expect(hits(/\b(https?|mod)\.(request|get)\(/, (p) => p !== 'runtime/core/client.ts' && p !== 'runtime/realinfra/probe.ts')).toEqual([]);
 });

@@ -1,0 +1,48 @@
+/**
+ * What the benchmarks share about the programs they run as child processes: an esbuild bundle of a
+ * runtime entry point (one ESM file with the packages external, as a container image ships it, so RSS
+ * is the program's and not the TypeScript loader's), and /proc readings of CPU time and memory.
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+export const repo = fileURLToPath(new URL('../', import.meta.url));
+
+/** Bundles `entry` (a path relative to the repo, e.g. `runtime/konnector/main.ts`) to node_modules/.cache/klutch-kit/`outName`. */
+export async function bundleProgram(entry: string, outName: string): Promise<string> {
+  const { build } = await import('esbuild');
+  const outfile = `${repo}node_modules/.cache/klutch-kit/${outName}`;
+  await build({ entryPoints: [`${repo}${entry}`], bundle: true, platform: 'node', format: 'esm', packages: 'external', outfile, logLevel: 'warning' });
+  return outfile;
+}
+
+/** CPU seconds (user + system) a process has used so far; NaN once it is gone. */
+export function cpuSeconds(pid: number): number {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = f.slice(f.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
+function statusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  try {
+    const m = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+/** Resident memory now, MB (NaN once the process is gone). */
+export const rssMb = (pid: number): number => statusKb(pid, 'VmRSS') / 1024;
+/** Highest resident memory so far, MB. */
+export const peakRssMb = (pid: number): number => statusKb(pid, 'VmHWM') / 1024;
+
+/** The p-th percentile (nearest rank) of `xs`; NaN for none. */
+export function percentile(xs: readonly number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
+}
