@@ -6,7 +6,11 @@
  *  1. raw create throughput of a plain client against the control plane (the physical limit);
  *  2. for each N: create N claims in the app cluster; time until all exist upstream (per-object
  *     latency = first seen upstream − create returned downstream), then patch every upstream status
- *     and time until all statuses are back down; throughput, p50/p99, and the konnector's peak RSS.
+ *     and time until all statuses are back down; throughput, p50/p99, and the konnector's peak RSS;
+ *  3. the same N again with the konnector unthrottled (QPS 0, 32 workers): the pipeline ceiling, so
+ *     the table shows what the settings under test (the defaults unless --qps/--workers) cost
+ *     (`--no-ceiling` skips it). The zero-cost ceiling of step 1 (create + update + apply as if the
+ *     konnector and the watches used no CPU) is printed too; no konnector can reach it on shared cores.
  * Prints a table; figures go into docs/konnector.md.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -42,6 +46,7 @@ const opts = new Command('bench-konnector')
   .option('--rate <n>', 'pace the load generator at this many creates (and status patches) per second; 0 = as fast as it can (a burst)', '0')
   .option('--qps <n>', 'konnector client QPS (burst = 2 × QPS); default: the konnector\'s', String(DEFAULT_QPS))
   .option('--workers <n>', 'konnector workers per sync controller; default: the konnector\'s', String(DEFAULT_WORKERS))
+  .option('--no-ceiling', 'skip the unthrottled konnector (--qps 0, 32 workers) run after each N that the table compares the settings with')
   .option('--node-args <args>', 'extra Node.js flags for the konnector process, space-separated (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof")', '')
   .option('--konnector-log-level <level>', 'log level of the konnector process (its JSON logs go to stderr)', 'warn')
   .option('--runner <kind>', 'bundle: run an esbuild bundle with plain node (as deployed); tsx: run the sources under tsx', 'bundle')
@@ -104,16 +109,34 @@ async function konnectorEntry(): Promise<string[]> {
   return [await bundleProgram('runtime/konnector/main.ts', 'klutch-konnector.mjs')];
 }
 
-async function startKonnector(app: RealCluster): Promise<ChildProcess> {
+/** A konnector setting the bench runs: the one under test, and the unthrottled one that gives the pipeline ceiling. */
+interface Profile {
+  label: string;
+  qps: number;
+  workers: number;
+}
+
+async function startKonnector(app: RealCluster, profile: Profile): Promise<ChildProcess> {
   const entry = await konnectorEntry();
   return spawn(
     process.execPath,
-    [...String(opts.nodeArgs).split(' ').filter(Boolean), ...entry, '--kubeconfig', app.kubeconfigPath, '--no-leader-elect', '--health-address', '127.0.0.1:0', '--qps', String(opts.qps), '--burst', String(Number(opts.qps) * 2), '--workers', String(opts.workers), '--log-level', String(opts.konnectorLogLevel)],
+    [...String(opts.nodeArgs).split(' ').filter(Boolean), ...entry, '--kubeconfig', app.kubeconfigPath, '--no-leader-elect', '--health-address', '127.0.0.1:0', '--qps', String(profile.qps), '--burst', String(Math.max(1, profile.qps * 2)), '--workers', String(profile.workers), '--log-level', String(opts.konnectorLogLevel)],
     { cwd: repo, stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, KLUTCH_KONNECTOR_VERSION: 'v0.1.0-bench' } },
   );
 }
 
+/** Waits for the konnector's graceful shutdown (and any --cpu-prof output); SIGKILL after 10 s. */
+async function stopKonnector(k: ChildProcess): Promise<void> {
+  if (k.exitCode !== null || k.signalCode !== null) return;
+  const exited = new Promise<void>((r) => k.once('exit', () => r()));
+  k.kill('SIGTERM');
+  const t = setTimeout(() => k.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(t);
+}
+
 interface Row {
+  profile: string;
   n: number;
   upSeconds: number;
   upThroughput: number;
@@ -174,19 +197,36 @@ async function main(): Promise<void> {
     // Every synced object costs a create (the user's), a finalizer update and an apply create, on API
     // servers that share this machine's cores: the konnector cannot beat this pipeline rate.
     const pipelineRate = 1 / (1 / rawRate + 1 / updateRate + 1 / applyRate);
-    log(`pipeline ceiling (create + finalizer update + apply create on shared cores): ${pipelineRate.toFixed(0)} objects/s = ${((100 * pipelineRate) / rawRate).toFixed(0)}% of the raw create rate`);
+    log(`zero-cost ceiling (create + finalizer update + apply create on shared cores, no konnector or watch cost): ${pipelineRate.toFixed(0)} objects/s = ${((100 * pipelineRate) / rawRate).toFixed(0)}% of the raw create rate`);
 
-    konnector = await startKonnector(app);
-    await eventually('bound CRD on the app cluster', () => ac.getOrNull(CoreResources.crds, undefined, WIDGETS_NAME), 120_000, 200);
-    await eventually('CRD established', async () => {
-      const c = (await ac.get(CoreResources.crds, undefined, WIDGETS_NAME)) as KubeObject & { status?: { conditions?: Array<{ type: string; status: string }> } };
-      return c.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True');
-    });
-    await new Promise((r) => setTimeout(r, 1000));
+    const tested: Profile = { label: `QPS ${opts.qps}, ${opts.workers} workers`, qps: Number(opts.qps), workers: Number(opts.workers) };
+    const unthrottled: Profile = { label: 'unthrottled (QPS 0, 32 workers)', qps: 0, workers: 32 };
+    let running: Profile | undefined;
+    /** Runs `profile`'s konnector, restarting it for a new profile; returns once it is idle (its start-up re-list done). */
+    const use = async (profile: Profile): Promise<ChildProcess> => {
+      if (running === profile && konnector) return konnector;
+      if (konnector) await stopKonnector(konnector);
+      konnector = await startKonnector(app, profile);
+      running = profile;
+      await eventually('bound CRD on the app cluster', () => ac.getOrNull(CoreResources.crds, undefined, WIDGETS_NAME), 120_000, 200);
+      await eventually('CRD established', async () => {
+        const c = (await ac.get(CoreResources.crds, undefined, WIDGETS_NAME)) as KubeObject & { status?: { conditions?: Array<{ type: string; status: string }> } };
+        return c.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True');
+      });
+      // Idle: less than 20 ms of konnector CPU in a second (a restart re-lists every earlier object).
+      const pid = konnector.pid!;
+      await eventually('the konnector to be idle', async () => {
+        const c0 = cpuSeconds(pid);
+        await new Promise((r) => setTimeout(r, 1000));
+        return cpuSeconds(pid) - c0 < 0.02;
+      }, 300_000, 0);
+      return konnector;
+    };
 
     const rows: Row[] = [];
-    for (const n of sizes) {
-      const ns = `bench-${n}`;
+    for (const n of sizes) for (const profile of opts.ceiling ? [tested, unthrottled] : [tested]) {
+      konnector = await use(profile);
+      const ns = `bench-${profile === tested ? 't' : 'u'}-${n}`;
       const pns = `cluster-bench-${ns}`;
       await ensure(ac, CoreResources.namespaces, { metadata: { name: ns } });
       // Warm-up object: the first one waits for the APIServiceNamespace to be assigned.
@@ -240,6 +280,7 @@ async function main(): Promise<void> {
       await downInf.stop();
 
       const row: Row = {
+        profile: profile.label,
         n,
         upSeconds: (upDone - start) / 1000,
         upThroughput: n / ((upDone - start) / 1000),
@@ -253,19 +294,27 @@ async function main(): Promise<void> {
         cpuSeconds: cpuSeconds(konnector.pid!) - cpu0,
       };
       rows.push(row);
-      log(`N=${n}: up ${row.upSeconds.toFixed(1)} s (CPU s: ${cpuDelta(all0, allUp)}), down ${row.downSeconds.toFixed(1)} s (CPU s: ${cpuDelta(allDown0, cpuSnapshot(cp, app, konnector.pid))})`);
+      log(`${profile.label}, N=${n}: up ${row.upSeconds.toFixed(1)} s (CPU s: ${cpuDelta(all0, allUp)}), down ${row.downSeconds.toFixed(1)} s (CPU s: ${cpuDelta(allDown0, cpuSnapshot(cp, app, konnector.pid))})`);
     }
 
     const f = (x: number, d = 2) => x.toFixed(d);
     const lines = [
       ...(rate > 0 ? [`load generator paced at ${rate} objects/s (throughput below is then bounded by the pace)`] : []),
       `raw create rate (plain client, ${concurrency} parallel, control plane): ${f(rawRate, 0)} objects/s; update ${f(updateRate, 0)}/s; server-side-apply create ${f(applyRate, 0)}/s`,
-      `pipeline ceiling on these shared cores (1 / (1/create + 1/update + 1/apply)): ${f(pipelineRate, 0)} objects/s = ${f((100 * pipelineRate) / rawRate, 0)}% of raw`,
+      `zero-cost ceiling on these shared cores (1 / (1/create + 1/update + 1/apply)): ${f(pipelineRate, 0)} objects/s = ${f((100 * pipelineRate) / rawRate, 0)}% of raw`,
       '',
-      '| N | all upstream (s) | throughput (obj/s) | % of raw | % of ceiling | up p50 (s) | up p99 (s) | all status down (s) | down p50 (s) | down p99 (s) | RSS (MB) | peak RSS (MB) | konnector CPU (s) |',
-      '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-      ...rows.map((r) => `| ${r.n} | ${f(r.upSeconds, 1)} | ${f(r.upThroughput, 0)} | ${f((100 * r.upThroughput) / rawRate, 0)}% | ${f((100 * r.upThroughput) / pipelineRate, 0)}% | ${f(r.upP50)} | ${f(r.upP99)} | ${f(r.downSeconds, 1)} | ${f(r.downP50)} | ${f(r.downP99)} | ${f(r.rssMb, 0)} | ${f(r.peakRssMb, 0)} | ${f(r.cpuSeconds, 1)} |`),
+      '| konnector | N | all upstream (s) | throughput (obj/s) | % of raw | % of zero-cost ceiling | up p50 (s) | up p99 (s) | all status down (s) | down p50 (s) | down p99 (s) | RSS (MB) | peak RSS (MB) | konnector CPU (s) |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+      ...rows.map((r) => `| ${r.profile} | ${r.n} | ${f(r.upSeconds, 1)} | ${f(r.upThroughput, 0)} | ${f((100 * r.upThroughput) / rawRate, 0)}% | ${f((100 * r.upThroughput) / pipelineRate, 0)}% | ${f(r.upP50)} | ${f(r.upP99)} | ${f(r.downSeconds, 1)} | ${f(r.downP50)} | ${f(r.downP99)} | ${f(r.rssMb, 0)} | ${f(r.peakRssMb, 0)} | ${f(r.cpuSeconds, 1)} |`),
     ];
+    // The settings against the same pipeline without client-side limits, N by N: what the limits cost.
+    for (const n of sizes) {
+      const t = rows.find((r) => r.n === n && r.profile === tested.label);
+      const u = rows.find((r) => r.n === n && r.profile === unthrottled.label);
+      if (t && u) {
+        lines.push(`N=${n}: ${tested.label} syncs ${f(t.upThroughput, 0)} obj/s up = ${f((100 * t.upThroughput) / u.upThroughput, 0)}% of the pipeline ceiling (the unthrottled konnector: ${f(u.upThroughput, 0)} obj/s); down ${f((100 * u.downSeconds) / t.downSeconds, 0)}% of its rate`);
+      }
+    }
     process.stdout.write(lines.join('\n') + '\n');
     if (opts.chart && rows.length > 0) {
       writeFileSync(String(opts.chart), svgChart({
@@ -274,27 +323,19 @@ async function main(): Promise<void> {
         xLabel: 'N (objects)',
         panels: [
           { title: 'Throughput', yLabel: 'objects/s', series: [
-            { name: 'up (spec to control plane)', points: rows.map((r) => [r.n, r.upThroughput]) },
-            { name: 'down (status to app cluster)', points: rows.map((r) => [r.n, r.n / r.downSeconds]) },
+            { name: 'up (spec to control plane)', points: rows.filter((r) => r.profile === tested.label).map((r) => [r.n, r.upThroughput]) },
+            { name: 'down (status to app cluster)', points: rows.filter((r) => r.profile === tested.label).map((r) => [r.n, r.n / r.downSeconds]) },
           ] },
           { title: 'p99 latency', yLabel: 'seconds', series: [
-            { name: 'up', points: rows.map((r) => [r.n, r.upP99]) },
-            { name: 'down', points: rows.map((r) => [r.n, r.downP99]) },
+            { name: 'up', points: rows.filter((r) => r.profile === tested.label).map((r) => [r.n, r.upP99]) },
+            { name: 'down', points: rows.filter((r) => r.profile === tested.label).map((r) => [r.n, r.downP99]) },
           ] },
         ],
       }));
       log(`chart: ${opts.chart}`);
     }
   } finally {
-    if (konnector && konnector.exitCode === null) {
-      // Wait for the graceful shutdown (and any --cpu-prof output); SIGKILL after 10 s.
-      const k = konnector;
-      const exited = new Promise<void>((r) => k.once('exit', () => r()));
-      k.kill('SIGTERM');
-      const t = setTimeout(() => k.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(t);
-    }
+    if (konnector) await stopKonnector(konnector);
     await backend.stop().catch(() => undefined);
     cpc.close();
     ac.close();

@@ -10,7 +10,7 @@
  * | `controlPlane` | {@link ClusterConfig} | the control-plane cluster |
  * | `appClusters` | {@link AppClusterConfig}[] | the app clusters (at least one) |
  * | `oidc` | {@link OidcConfig} | OIDC issuer for the bind backend; omit to deploy Dex on the control plane |
- * | `backend` | {@link BackendConfig} | bind backend URL and options |
+ * | `backend` | {@link BackendConfig} | bind backend URL, name and replica count |
  * | `images` | {@link ImagesConfig} | runtime image references, or a registry to build and push them to |
  * | `skipAwait` | boolean | skip readiness awaits of workloads (clusters that cannot run pods, e.g. the sandbox) |
  * | `manifests` | `topology` \| `runtime` | what to deploy: the whole Klutch topology (Crossplane, packages, catalogue, backend, Dex, konnectors) or only the binding runtime |
@@ -78,6 +78,11 @@ export interface BackendConfig {
   readonly url: string;
   /** Name of the backend (`--pretty-name`). @default "klutch-kit" */
   readonly prettyName: string;
+  /**
+   * Backend replicas (1–10). Two or more serve through a node drain (PodDisruptionBudget) and a
+   * replica's crash; the controllers are leader-elected, the login state is shared. @default 2
+   */
+  readonly replicas: number;
 }
 
 export interface ImagesConfig {
@@ -332,12 +337,17 @@ export function parseStackConfig(raw: RawStackConfig): StackConfig {
   }
 
   if (!isObject(raw.backend)) {
-    fail('backend', raw.backend, 'an object { url, prettyName }; set at least: pulumi config set --path backend.url https://bind.example.com');
+    fail('backend', raw.backend, 'an object { url, prettyName, replicas }; set at least: pulumi config set --path backend.url https://bind.example.com');
   }
-  checkKeys('backend', raw.backend, ['url', 'prettyName']);
+  checkKeys('backend', raw.backend, ['url', 'prettyName', 'replicas']);
+  const replicas = raw.backend['replicas'] ?? 2;
+  if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 1 || replicas > 10) {
+    fail('backend.replicas', replicas, 'an integer from 1 to 10 (set it with pulumi config set --path backend.replicas 3 so it is a number)');
+  }
   const backend: BackendConfig = {
     url: checkUrl('backend.url', raw.backend['url']),
     prettyName: optString('backend.prettyName', raw.backend['prettyName']) ?? 'klutch-kit',
+    replicas,
   };
 
   let images: ImagesConfig = {};

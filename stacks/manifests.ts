@@ -96,6 +96,7 @@ export const defaultManifestSource: ManifestSource = {
       const backend = new BindBackend(chart, 'backend', {
         ...(input.images.backend ? { image: input.images.backend } : {}),
         prettyName: config.backend.prettyName,
+        replicas: config.backend.replicas,
         oidc: { issuerUrl, clientId, clientSecret: oidcSecret, callbackUrl: `${url}/callback` },
         cookies: {
           signingKey: { name: STACK_SECRETS.cookies.name, key: STACK_SECRETS.cookies.signingKey },

@@ -57,6 +57,7 @@ export function topologyManifestSource(options: TopologySourceOptions = {}): Top
         : { connectors: config.dexConnectors.map((c) => ({ type: c.type, id: c.id, name: c.name, config: { ...c.config } })), ...(images.dex ? { image: images.dex } : {}) },
       backend: {
         prettyName: config.backend.prettyName,
+        replicas: config.backend.replicas,
         ...(images.backend ? { image: images.backend } : {}),
         ...(config.oidc
           ? {

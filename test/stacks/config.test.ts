@@ -2,7 +2,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { checkBase64Key, parseStackConfig, type RawStackConfig, StackConfigError } from '../../stacks/config.js';
 import { connectCluster } from '../../stacks/cluster.js';
-import { splitForDeploy } from '../../stacks/manifests.js';
+import { defaultManifestSource, splitForDeploy } from '../../stacks/manifests.js';
+import { topologyManifestSource } from '../../stacks/topology-source.js';
 import { generateStackSecrets } from '../../stacks/secrets.js';
 
 const base: RawStackConfig = {
@@ -28,7 +29,7 @@ describe('parseStackConfig', () => {
     expect(c.controlPlane).toEqual({ name: 'cp', access: { kind: 'kubeconfig' } });
     expect(c.appClusters).toEqual([{ name: 'app-1', access: { kind: 'kubeconfig' }, binding: 'cli' }]);
     expect(c.oidc).toEqual({ issuerUrl: 'https://issuer.example.com', clientId: 'klutch-backend' });
-    expect(c.backend).toEqual({ url: 'https://bind.example.com', prettyName: 'klutch-kit' });
+    expect(c.backend).toEqual({ url: 'https://bind.example.com', prettyName: 'klutch-kit', replicas: 2 });
     expect(c.skipAwait).toBe(false);
     expect(c.images).toEqual({});
   });
@@ -51,9 +52,9 @@ describe('parseStackConfig', () => {
     expect(err({ ...base, backend: { url: 'http://bind.example.com' } })).toBe(
       'klutch-kit:backend.url: expected an https URL (http is accepted only on loopback), got "http://bind.example.com"',
     );
-    expect(err({ ...base, backend: undefined })).toMatch(/^klutch-kit:backend: expected an object \{ url, prettyName \}.*got undefined$/);
+    expect(err({ ...base, backend: undefined })).toMatch(/^klutch-kit:backend: expected an object \{ url, prettyName, replicas \}.*got undefined$/);
     expect(err({ ...base, backend: { url: 'https://x.example', colour: 'red' } })).toBe(
-      'klutch-kit:backend.colour: unknown setting (value "red"); allowed: url, prettyName',
+      'klutch-kit:backend.colour: unknown setting (value "red"); allowed: url, prettyName, replicas',
     );
     expect(err({ ...base, images: { backend: 'ghcr.io/x/backend:latest' } })).toBe(
       'klutch-kit:images.backend: expected a pinned image reference (no whitespace, not :latest), got "ghcr.io/x/backend:latest"',
@@ -68,6 +69,37 @@ describe('parseStackConfig', () => {
   it('accepts http issuers and backends on loopback only', () => {
     const c = parseStackConfig({ ...base, backend: { url: 'http://127.0.0.1:8080/' }, oidc: { issuerUrl: 'http://localhost:5556/dex' } });
     expect(c.backend.url).toBe('http://127.0.0.1:8080');
+  });
+});
+
+describe('backend.replicas', () => {
+  const replicasIn = (objs: ReadonlyArray<{ kind: string; metadata: { name?: string }; spec?: unknown }>) =>
+    (objs.find((o) => o.kind === 'Deployment' && o.metadata.name === 'klutch-backend')?.spec as { replicas?: number } | undefined)?.replicas;
+
+  it('defaults to 2 and reaches the backend Deployment in both manifest modes', () => {
+    const c = parseStackConfig({ ...base, backend: { url: 'https://bind.example.com', replicas: 3 } });
+    expect(c.backend.replicas).toBe(3);
+    expect(replicasIn(defaultManifestSource.controlPlane({ config: c, images: { backend: 'b:1' }, hasCookieEncryptionKey: false }))).toBe(3);
+    expect(replicasIn(topologyManifestSource({ anynines: { baseDomain: 'a9s.example.com' } }).controlPlane({ config: c, images: { backend: 'b:1' }, hasCookieEncryptionKey: false }))).toBe(3);
+    const d = parseStackConfig(base);
+    expect(replicasIn(defaultManifestSource.controlPlane({ config: d, images: { backend: 'b:1' }, hasCookieEncryptionKey: false }))).toBe(2);
+  });
+
+  it('refuses what is not an integer from 1 to 10, naming key and value', () => {
+    const err = (replicas: unknown) => {
+      try {
+        parseStackConfig({ ...base, backend: { url: 'https://bind.example.com', replicas } });
+      } catch (e) {
+        expect(e).toBeInstanceOf(StackConfigError);
+        return (e as Error).message;
+      }
+      return 'accepted';
+    };
+    expect(err('3')).toMatch(/^klutch-kit:backend\.replicas: expected an integer from 1 to 10 .*got "3"$/);
+    expect(err(0)).toMatch(/^klutch-kit:backend\.replicas: expected an integer from 1 to 10 .*got 0$/);
+    expect(err(1.5)).toMatch(/got 1\.5$/);
+    expect(err(11)).toMatch(/got 11$/);
+    expect(err(1)).toBe('accepted');
   });
 });
 
