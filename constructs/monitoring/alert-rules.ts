@@ -88,6 +88,11 @@ export function klutchAlertRules(options: AlertOptions = {}): AlertGroup[] {
           '10m', 'warning',
           'Konnector work queue is backing up',
           `Controller {{ $labels.controller }} has had more than ${depth} keys waiting for 10 minutes ({{ $value }} now): changes reach the other cluster late.`),
+        rule('KlutchKonnectorBug',
+          `sum by (namespace, controller) (increase(klutch_reconcile_unexpected_errors_total{${k}}[15m])) > 0`,
+          '0m', 'warning',
+          'A konnector reconcile failed with a programming error',
+          'Controller {{ $labels.controller }} hit a bug (TypeError and kin) in the last 15 minutes; the stack is in the konnector log and the last one on /readyz. The key is retried with backoff.'),
       ],
     });
   }
@@ -113,6 +118,11 @@ export function klutchAlertRules(options: AlertOptions = {}): AlertGroup[] {
           '10m', 'warning',
           'Bind backend work queue is backing up',
           `Controller {{ $labels.controller }} has had more than ${depth} keys waiting for 10 minutes ({{ $value }} now).`),
+        rule('KlutchBackendBug',
+          `sum by (namespace, controller) (increase(klutch_reconcile_unexpected_errors_total{${b}}[15m])) > 0`,
+          '0m', 'warning',
+          'A bind backend reconcile failed with a programming error',
+          'Controller {{ $labels.controller }} hit a bug in the last 15 minutes; the stack is in the backend log (source controller/…) and the last one on /readyz.'),
       ],
     });
   }

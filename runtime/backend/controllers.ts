@@ -35,7 +35,7 @@ import { ServiceNamespaceReconciler } from './reconcilers/service-namespace.js';
 import { TokenRotationReconciler } from './reconcilers/token-rotation.js';
 import type { ClusterBindingObj, ExportObj, ExportRequest, ServiceNamespace } from './reconcilers/types.js';
 import { ClusterSweeper } from './sweeper.js';
-import { isProgrammingError, type UnexpectedErrors } from './unexpected.js';
+import type { UnexpectedErrors } from './unexpected.js';
 import { CLUSTER_BINDING_NAME, KUBECONFIG_SECRET, MANAGED_BY, MANAGED_BY_LABEL, R } from './refs.js';
 
 export { parseGoDuration } from './reconcilers/cluster-binding.js';
@@ -156,10 +156,10 @@ export class BackendControllers {
             return r;
           } catch (e) {
             o.metrics.reconciles.inc({ controller: name, result: 'error' });
-            if (isProgrammingError(e)) o.unexpected?.record(`controller/${name}`, e, { key });
             throw e;
           }
         },
+        ...(o.unexpected ? { onUnexpectedError: (e: Error, key: string) => o.unexpected!.record(`controller/${name}`, e, { key }) } : {}),
       });
     const r = this.reconcilers;
     this.exportRequest = mk('exportrequest', (k) => r.exportRequest.reconcile(k));

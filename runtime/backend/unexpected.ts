@@ -52,10 +52,7 @@ export class UnexpectedErrors {
   }
 }
 
-/** A JavaScript programming error (a bug), as opposed to an API-server refusal or a network failure. */
-export function isProgrammingError(e: unknown): boolean {
-  return e instanceof TypeError || e instanceof RangeError || e instanceof ReferenceError || e instanceof SyntaxError || e instanceof EvalError;
-}
+export { isProgrammingError } from '../core/controller.js';
 
 /** A failure to reach a server (connection refused/reset, timeout, DNS), which a retry may cure (KubeClient reports these as ApiError code 0). */
 export function isNetworkError(e: unknown): boolean {

@@ -43,6 +43,17 @@ export interface ControllerOptions {
   /** Backoff for failed keys. @default 5 ms … 60 s */
   backoffBaseMs?: number;
   backoffMaxMs?: number;
+  /**
+   * Called for a reconcile that failed with a programming error (TypeError, RangeError, …) instead of
+   * logging it here; it is counted in `klutch_reconcile_unexpected_errors_total` either way.
+   * @default - logged at error level with the stack, and kept as the last unexpected error of the registry
+   */
+  onUnexpectedError?: (err: Error, key: string) => void;
+}
+
+/** An error that only a bug produces (as opposed to an API answer or a network failure a retry may cure). */
+export function isProgrammingError(e: unknown): e is Error {
+  return e instanceof TypeError || e instanceof RangeError || e instanceof ReferenceError || e instanceof SyntaxError || e instanceof EvalError;
 }
 
 export class Controller {
@@ -52,6 +63,7 @@ export class Controller {
   private readonly workers: number;
   private readonly log: Logger;
   private readonly metrics: ControllerMetrics;
+  private readonly onUnexpectedError: ((err: Error, key: string) => void) | undefined;
   private running: Promise<void>[] = [];
   private readonly ac = new AbortController();
 
@@ -64,6 +76,7 @@ export class Controller {
     this.reconciler = typeof opts.reconciler === 'function' ? { reconcile: opts.reconciler } : opts.reconciler;
     this.log = (opts.logger ?? silentLogger).child({ controller: opts.name });
     this.metrics = controllerMetrics(opts.registry ?? new Registry());
+    this.onUnexpectedError = opts.onUnexpectedError;
     const gauge = this.metrics.queueDepth.labels(this.name);
     this.queue = new WorkQueue<string>({
       rateLimiter: new ExponentialBackoff<string>(opts.backoffBaseMs ?? 5, opts.backoffMaxMs ?? 60_000),
@@ -95,6 +108,15 @@ export class Controller {
     return this.ac.signal.aborted;
   }
 
+  private unexpected(e: Error, key: string, log: Logger): void {
+    this.metrics.reconcileUnexpected.inc({ controller: this.name });
+    const u = this.metrics.unexpected;
+    u.total++;
+    u.last = { at: new Date(), controller: this.name, key, message: `${e.name}: ${e.message}` };
+    if (this.onUnexpectedError) this.onUnexpectedError(e, key);
+    else log.error({ err: e.stack ?? e.message }, 'unexpected error in reconcile (a bug); retrying with backoff');
+  }
+
   private async worker(): Promise<void> {
     for (;;) {
       const key = await this.queue.get();
@@ -120,7 +142,8 @@ export class Controller {
           this.metrics.reconcileTotal.inc({ controller: this.name, result: 'requeue' });
         } else {
           const retries = this.queue.numRequeues(key);
-          if (!this.ac.signal.aborted) {
+          if (isProgrammingError(e)) this.unexpected(e, key, log);
+          else if (!this.ac.signal.aborted) {
             (retries < 3 ? log.info.bind(log) : log.error.bind(log))({ err: (e as Error).message, retries }, 'reconcile failed; retrying with backoff');
           }
           this.queue.addRateLimited(key);

@@ -10,6 +10,10 @@ export interface ControllerMetrics {
   reconcileDuration: Histogram<'controller' | 'result'>;
   reconcileErrors: Counter<'controller'>;
   reconcileTotal: Counter<'controller' | 'result'>;
+  /** Reconciles that failed with a programming error (TypeError and kin): bugs, not weather. */
+  reconcileUnexpected: Counter<'controller'>;
+  /** How many such bugs, and the last one (shown on /readyz). */
+  unexpected: { total: number; last?: { at: Date; controller: string; key: string; message: string } };
 }
 
 const cache = new WeakMap<Registry, ControllerMetrics>();
@@ -29,6 +33,13 @@ export function controllerMetrics(registry: Registry): ControllerMetrics {
     }),
     reconcileErrors: new Counter({ name: 'klutch_reconcile_errors_total', help: 'Reconciles that returned an error', labelNames: ['controller'], registers: [registry] }),
     reconcileTotal: new Counter({ name: 'klutch_reconcile_total', help: 'Reconciles by result (success, error, requeue)', labelNames: ['controller', 'result'], registers: [registry] }),
+    reconcileUnexpected: new Counter({
+      name: 'klutch_reconcile_unexpected_errors_total',
+      help: 'Reconciles that failed with a programming error (a bug); each is logged with its stack',
+      labelNames: ['controller'],
+      registers: [registry],
+    }),
+    unexpected: { total: 0 },
   };
   cache.set(registry, m);
   return m;

@@ -14,7 +14,7 @@ import { CoreResources, KubeClient } from '../core/client.js';
 import { loadDefaultKubeconfig, loadKubeconfigFile, parseKubeconfig, type ClusterAccess } from '../core/kubeconfig.js';
 import { LeaderElector } from '../core/leader.js';
 import { createLogger } from '../core/logger.js';
-import { newProcessRegistry } from '../core/metrics.js';
+import { controllerMetrics, newProcessRegistry } from '../core/metrics.js';
 import { HealthServer } from '../core/server.js';
 import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
@@ -183,8 +183,14 @@ export async function main(argv = process.argv): Promise<void> {
     healthz: { 'leader-election': () => (elector ? elector.healthy() || 'lease not renewed in time' : true) },
     readyz: { konnector: () => (!elector || elector.isLeader ? konnector.ready() : true) },
     info: {
-      'unexpected-errors': () =>
-        lastUnexpected ? `${unexpectedCount}, last ${Math.round((Date.now() - lastUnexpected.at.getTime()) / 1000)}s ago: ${lastUnexpected.message.slice(0, 300)}` : 'none',
+      // Unhandled rejections of the process, and reconciles that failed with a bug (counted by the controllers).
+      'unexpected-errors': () => {
+        const bugs = controllerMetrics(registry).unexpected;
+        const last = [lastUnexpected, bugs.last && { at: bugs.last.at, message: `in ${bugs.last.controller} key ${bugs.last.key}: ${bugs.last.message}` }]
+          .filter((x): x is { at: Date; message: string } => x !== undefined)
+          .sort((x, y) => y.at.getTime() - x.at.getTime())[0];
+        return last ? `${unexpectedCount + bugs.total}, last ${Math.round((Date.now() - last.at.getTime()) / 1000)}s ago: ${last.message.slice(0, 300)}` : 'none';
+      },
     },
   });
   const port = await health.start();

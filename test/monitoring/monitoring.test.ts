@@ -147,7 +147,7 @@ describe('alerts', () => {
       }
     }
     const names = groups.flatMap((g) => g.rules.map((r) => r.alert));
-    expect(names).toEqual(expect.arrayContaining(['KlutchKonnectorNotHeartbeating', 'KlutchKonnectorSyncErrors', 'KlutchKonnectorQueueBackingUp', 'KlutchBackendLoginFailures']));
+    expect(names).toEqual(expect.arrayContaining(['KlutchKonnectorNotHeartbeating', 'KlutchKonnectorSyncErrors', 'KlutchKonnectorQueueBackingUp', 'KlutchBackendLoginFailures', 'KlutchKonnectorBug', 'KlutchBackendBug']));
   });
 
   it('thresholds and jobs go into the expressions; bad options name the option', () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { Registry } from 'prom-client';
 import { Controller, RequeueError } from '../../../runtime/core/controller.js';
+import { controllerMetrics } from '../../../runtime/core/metrics.js';
 import { TokenBucket } from '../../../runtime/core/ratelimit.js';
 
 const until = async (f: () => boolean, ms = 3000) => {
@@ -12,6 +13,35 @@ const until = async (f: () => boolean, ms = 3000) => {
 };
 
 describe('Controller', () => {
+  it('counts a reconcile that fails with a programming error as unexpected, and an ordinary failure not', async () => {
+    const registry = new Registry();
+    const seen: string[] = [];
+    const c = new Controller({
+      name: 'bugs',
+      registry,
+      backoffBaseMs: 1,
+      onUnexpectedError: (e, key) => seen.push(`${key}: ${e.name}`),
+      reconciler: async (key) => {
+        if (key === 'bug' && !seen.includes('bug: TypeError')) (undefined as unknown as { x: number }).x++;
+        if (key === 'weather' && !seen.includes('weather: retried')) {
+          seen.push('weather: retried');
+          throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+        }
+      },
+    }).start();
+    c.enqueue('weather');
+    c.enqueue('bug');
+    await until(() => seen.includes('bug: TypeError') && seen.includes('weather: retried'));
+    await c.stop();
+    const text = await registry.metrics();
+    expect(text).toMatch(/klutch_reconcile_unexpected_errors_total\{controller="bugs"\} 1/);
+    expect(text).toMatch(/klutch_reconcile_errors_total\{controller="bugs"\} 2/);
+    const u = controllerMetrics(registry).unexpected;
+    expect(u.total).toBe(1);
+    expect(u.last).toMatchObject({ controller: 'bugs', key: 'bug' });
+    expect(u.last!.message).toMatch(/^TypeError: /);
+  });
+
   it('retries failing keys with backoff until they succeed and records metrics', async () => {
     const registry = new Registry();
     const attempts = new Map<string, number>();
