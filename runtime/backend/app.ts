@@ -13,7 +13,7 @@ import { Sealer, parseCookieKeys } from './seal.js';
 import { BackendServer } from './server.js';
 import { UnexpectedErrors } from './unexpected.js';
 import { ApiServerReplayStore } from './login-state.js';
-import { BindRateLimiter, LeaseIdentityLock } from './limits.js';
+import { LeaseBindRateLimiter, LeaseIdentityLock } from './limits.js';
 
 export interface Backend {
   url: string;
@@ -48,7 +48,7 @@ export async function startBackend(
   const identity = process.env.POD_NAME ?? `${hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   // used login states live in the API server, so a replay is refused by every replica and after restarts
   const replay = new ApiServerReplayStore({ kube, namespace: opts.leaseNamespace, identity, logger });
-  const bindRate = new BindRateLimiter(opts.bindRate, opts.bindBurst);
+  const bindRate = new LeaseBindRateLimiter({ kube, namespace: opts.leaseNamespace, ratePerMinute: opts.bindRate, burst: opts.bindBurst });
   metrics.limits.set({ limit: 'clusters' }, opts.maxClustersPerIdentity);
   metrics.limits.set({ limit: 'bind_rate_per_minute' }, opts.bindRate);
   metrics.limits.set({ limit: 'bind_burst' }, opts.bindBurst);
@@ -154,7 +154,7 @@ export async function startBackend(
       bindRate,
       status: () => [
         `role: ${!controllers ? 'HTTP only (--no-controllers)' : !elector ? 'running (no leader election)' : elector.isLeader ? 'leader' : `standby (leader: ${elector.currentLeader || 'unknown'})`}`,
-        `limits: ${opts.maxClustersPerIdentity || 'unlimited'} app clusters per identity, ${opts.bindRate ? `${opts.bindRate} binds/min (burst ${opts.bindBurst})` : 'unlimited binds'} per identity and replica`,
+        `limits: ${opts.maxClustersPerIdentity || 'unlimited'} app clusters per identity, ${opts.bindRate ? `${opts.bindRate} binds/min (burst ${opts.bindBurst})` : 'unlimited binds'} per identity (shared by all replicas)`,
         `sweep: incomplete binds after ${opts.orphanGrace}s, ${opts.staleClusterTimeout ? `silent konnectors after ${opts.staleClusterTimeout}s + ${opts.sweepNotice}s notice` : 'silent konnectors never'}${opts.sweepDryRun ? ' (dry run)' : ''}`,
       ],
     },

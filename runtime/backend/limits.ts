@@ -4,14 +4,14 @@
  *
  * - `maxClusters` (`--max-clusters-per-identity`): a bind that would create one cluster namespace
  *   more is refused with 403. Re-binding an app cluster that is already bound is always allowed.
- * - `bindRatePerMinute`/`bindBurst` (`--bind-rate`, `--bind-burst`): a token bucket per identity in
- *   each replica; a bind beyond it is refused with 429 and Retry-After. With N replicas behind one
- *   Service an identity gets at most N times the rate.
+ * - `bindRatePerMinute`/`bindBurst` (`--bind-rate`, `--bind-burst`): a token bucket per identity,
+ *   kept in a Lease and shared by all replicas ({@link LeaseBindRateLimiter}); a bind beyond it is
+ *   refused with 429 and Retry-After.
  * - The count and the creation of a cluster namespace run under the identity's {@link IdentityLock},
  *   a Lease in the backend's namespace, so binds on any replicas neither exceed the limit nor refuse
  *   each other below it.
  */
-import { TokenBucket } from '../core/ratelimit.js';
+import { createHash } from 'node:crypto';
 import { CoreResources, isAlreadyExists, isConflict, isNotFound, type KubeClient, type KubeObject } from '../core/client.js';
 import { MANAGED_BY, MANAGED_BY_LABEL } from './refs.js';
 
@@ -39,43 +39,117 @@ export class LimitError extends Error {
   }
 }
 
-/** Token buckets by identity key; idle full buckets are dropped so the map stays bounded. */
-export class BindRateLimiter {
-  private readonly buckets = new Map<string, { bucket: TokenBucket; used: number }>();
+/** A token bucket's state: tokens left at a time (ms since the epoch). */
+export interface BucketState {
+  readonly tokens: number;
+  readonly at: number;
+}
 
-  constructor(
-    readonly ratePerMinute: number,
-    readonly burst: number,
-    private readonly now: () => number = () => performance.now(),
-  ) {
-    if (!Number.isFinite(ratePerMinute) || ratePerMinute < 0) throw new Error(`--bind-rate: ${ratePerMinute} must be a number >= 0`);
-    if (ratePerMinute > 0 && (!Number.isInteger(burst) || burst < 1)) throw new Error(`--bind-burst: ${burst} must be an integer >= 1`);
+/**
+ * The bucket at `now`: refilled at `ratePerMinute` up to `burst` since `state.at` (a new identity's
+ * bucket is full). Pure, so the arithmetic is unit-tested apart from where the state is kept.
+ */
+export function refill(state: BucketState | undefined, now: number, ratePerMinute: number, burst: number): BucketState {
+  if (!state || !Number.isFinite(state.tokens) || !Number.isFinite(state.at)) return { tokens: burst, at: now };
+  const elapsed = Math.max(0, now - state.at);
+  return { tokens: Math.min(burst, state.tokens + (elapsed / 60_000) * ratePerMinute), at: now };
+}
+
+/** Label on the bind-rate Leases. */
+export const BIND_RATE_LABEL = 'klutch.anynines.com/bind-rate';
+/** Annotation with the tokens left at the Lease's `spec.renewTime`. */
+export const BIND_TOKENS_ANNOTATION = 'klutch.anynines.com/bind-tokens';
+
+export interface LeaseBindRateLimiterOptions {
+  kube: KubeClient;
+  /** The backend's namespace (where its other Leases are). */
+  namespace: string;
+  ratePerMinute: number;
+  burst: number;
+  /** @default Date.now */
+  now?: () => number;
+  /** Minimum time between two sweeps of full (idle) buckets. @default 60000 */
+  sweepIntervalMs?: number;
+}
+
+/**
+ * The per-identity bind rate (`--bind-rate`, `--bind-burst`) shared by every replica: each identity's
+ * token bucket is a coordination.k8s.io/v1 Lease `klutch-bind-rate-<hash>` in the backend's namespace
+ * (tokens in an annotation, as of `spec.renewTime`), taken with an optimistic update (resourceVersion),
+ * so N replicas behind one Service still allow an identity the rate once, not N times. A Lease whose
+ * bucket has refilled completely carries nothing a new one would not: such Leases are deleted at most
+ * once a minute. Costs a GET and a write per bind.
+ */
+export class LeaseBindRateLimiter {
+  private lastSweep = 0;
+  private readonly now: () => number;
+
+  constructor(private readonly o: LeaseBindRateLimiterOptions) {
+    if (!Number.isFinite(o.ratePerMinute) || o.ratePerMinute < 0) throw new Error(`--bind-rate: ${o.ratePerMinute} must be a number >= 0`);
+    if (o.ratePerMinute > 0 && (!Number.isInteger(o.burst) || o.burst < 1)) throw new Error(`--bind-burst: ${o.burst} must be an integer >= 1`);
+    if (!o.namespace) throw new Error('LeaseBindRateLimiter.namespace: empty; pass --lease-namespace or set POD_NAMESPACE');
+    this.now = o.now ?? Date.now;
   }
 
-  /** Takes one bind for `identity` or throws LimitError(429). */
-  take(identity: string, who: string): void {
-    if (this.ratePerMinute <= 0) return;
-    const t = this.now();
-    if (this.buckets.size > 10_000) {
-      // a bucket unused for longer than it takes to refill completely is the same as a new one
-      const full = (this.burst / this.ratePerMinute) * 60_000;
-      for (const [k, v] of this.buckets) if (t - v.used > full) this.buckets.delete(k);
+  /** Seconds an idle bucket takes to refill completely (how long its Lease is worth keeping). */
+  private get fullSeconds(): number {
+    return Math.ceil((this.o.burst / this.o.ratePerMinute) * 60);
+  }
+
+  /** Takes one bind for `identity` (any string naming it) or throws LimitError(429) naming `who`. */
+  async take(identity: string, who: string): Promise<void> {
+    const { kube, namespace, ratePerMinute, burst } = this.o;
+    if (ratePerMinute <= 0) return;
+    const name = `klutch-bind-rate-${createHash('sha256').update(identity).digest('hex').slice(0, 40)}`;
+    for (let attempt = 0; attempt < 8; attempt++) {
+      const cur = await kube.getOrNull<Lease>(CoreResources.leases, namespace, name);
+      const now = this.now();
+      const prev = cur ? { tokens: Number(cur.metadata.annotations?.[BIND_TOKENS_ANNOTATION]), at: Date.parse(cur.spec?.renewTime ?? '') } : undefined;
+      const b = refill(prev, now, ratePerMinute, burst);
+      if (b.tokens < 1) {
+        const retry = Math.max(1, Math.ceil(((1 - b.tokens) * 60) / ratePerMinute));
+        throw new LimitError(429, 'rate', 'bind_rate', `${who} made more than ${burst} binds in a row; at most ${ratePerMinute} per minute are allowed (--bind-rate), try again in ${retry}s`, retry);
+      }
+      const lease: Lease = {
+        apiVersion: 'coordination.k8s.io/v1',
+        kind: 'Lease',
+        metadata: {
+          ...(cur ? { resourceVersion: cur.metadata.resourceVersion, uid: cur.metadata.uid } : {}),
+          name,
+          namespace,
+          labels: { [MANAGED_BY_LABEL]: MANAGED_BY, [BIND_RATE_LABEL]: 'bucket' },
+          annotations: { [BIND_TOKENS_ANNOTATION]: (b.tokens - 1).toFixed(4) },
+        },
+        spec: { leaseDurationSeconds: this.fullSeconds, renewTime: microTime(new Date(now)) },
+      };
+      try {
+        if (cur) await kube.update(CoreResources.leases, lease);
+        else await kube.create(CoreResources.leases, lease);
+        await this.maybeSweep();
+        return;
+      } catch (e) {
+        // another replica took from the same bucket in between: read it again
+        if (!isConflict(e) && !isAlreadyExists(e) && !isNotFound(e)) throw e;
+      }
     }
-    let e = this.buckets.get(identity);
-    if (!e) {
-      e = { bucket: new TokenBucket(this.ratePerMinute / 60, this.burst, this.now), used: t };
-      this.buckets.set(identity, e);
-    }
-    e.used = t;
-    if (!e.bucket.tryTake()) {
-      const retry = Math.max(1, Math.ceil(60 / this.ratePerMinute));
-      throw new LimitError(
-        429,
-        'rate',
-        'bind_rate',
-        `${who} made more than ${this.burst} binds in a row; at most ${this.ratePerMinute} per minute are allowed (--bind-rate), try again in ${retry}s`,
-        retry,
-      );
+    throw new LimitError(429, 'concurrency', 'concurrent', `too many binds of ${who} at the same moment; try again in a second`, 1);
+  }
+
+  /** Deletes the Leases of buckets that have refilled completely, at most once per sweep interval. */
+  private async maybeSweep(): Promise<void> {
+    const now = this.now();
+    if (now - this.lastSweep < (this.o.sweepIntervalMs ?? 60_000)) return;
+    this.lastSweep = now;
+    try {
+      const list = await this.o.kube.list<Lease>(CoreResources.leases, this.o.namespace, { labelSelector: BIND_RATE_LABEL });
+      for (const l of list.items) {
+        const at = Date.parse(l.spec?.renewTime ?? '');
+        if (Number.isNaN(at) || at + this.fullSeconds * 1000 < now) {
+          await this.o.kube.delete(CoreResources.leases, this.o.namespace, l.metadata.name!, { uid: l.metadata.uid, resourceVersion: l.metadata.resourceVersion }).catch(() => undefined);
+        }
+      }
+    } catch {
+      // best effort: the next bind sweeps again
     }
   }
 }

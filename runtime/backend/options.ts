@@ -38,7 +38,7 @@ export interface BackendOptions {
   heartbeatTimeout: number;
   /** App clusters per identity (iss + sub); 0: unlimited. */
   maxClustersPerIdentity: number;
-  /** Binds per minute per identity and replica; 0: unlimited. */
+  /** Binds per minute per identity, shared by all replicas; 0: unlimited. */
   bindRate: number;
   bindBurst: number;
   /** seconds: a cluster namespace whose bind never completed is deleted this long after its creation. */
@@ -118,7 +118,7 @@ export function backendCommand(): Command {
     .option('--export-request-retention <duration>', 'finished (Succeeded/Failed) export requests are deleted this long after creation', dur('--export-request-retention', 1), 600)
     .option('--heartbeat-timeout <duration>', 'ClusterBinding is unhealthy after this long without heartbeat; default 2 x heartbeatInterval', dur('--heartbeat-timeout', 0), 0)
     .option('--max-clusters-per-identity <n>', 'app clusters (cluster namespaces) one identity may bind; 0: unlimited', count('--max-clusters-per-identity'), 50)
-    .option('--bind-rate <n>', 'binds per minute per identity (and replica) after the burst; 0: unlimited', count('--bind-rate'), 30)
+    .option('--bind-rate <n>', 'binds per minute per identity after the burst, shared by all replicas; 0: unlimited', count('--bind-rate'), 30)
     .option('--bind-burst <n>', 'binds one identity may make at once before --bind-rate applies', count('--bind-burst'), 10)
     .option('--orphan-grace <duration>', 'a cluster namespace whose bind never completed is deleted this long after its creation', dur('--orphan-grace', 1), 600)
     .option('--stale-cluster-timeout <duration>', 'delete a cluster namespace whose konnector has not heartbeated this long (condition and event first); 0: never', dur('--stale-cluster-timeout', 0), 0)

@@ -24,7 +24,7 @@ import { errorPage, resourcesPage, RESOURCES_CSP } from './html.js';
 import { BackendMetrics } from './metrics.js';
 import { UnexpectedErrors, isNetworkError } from './unexpected.js';
 import { ReplayStoreUnavailable, type ReplayStore } from './login-state.js';
-import { LimitError, type BindRateLimiter } from './limits.js';
+import { LimitError, type LeaseBindRateLimiter } from './limits.js';
 import {
   BIND_API_VERSION,
   bindingProviderJson,
@@ -101,7 +101,7 @@ export interface BackendDeps {
   /** Unexpected errors of this process (reported on /readyz); one is made if not given. */
   unexpected?: UnexpectedErrors;
   /** Per-identity bind rate (429 beyond it); unlimited if not given. */
-  bindRate?: BindRateLimiter;
+  bindRate?: Pick<LeaseBindRateLimiter, 'take'>;
   /** Where used login states are recorded; in process memory if not given (one replica only). */
   replay?: ReplayStore;
   /** Extra lines for /readyz (configured limits, leadership, …). */
@@ -472,7 +472,7 @@ export class BackendServer {
   private async bindFor(identity: Identity, clusterId: string, sid: string, group: string, resource: string): Promise<BindingResponse> {
     if (!/^[a-z][-a-z0-9]*[a-z0-9]$/.test(resource)) throw new HttpError(400, 'resource', `"${resource}" is not a resource (plural) name`);
     if (!/^(|[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)$/.test(group)) throw new HttpError(400, 'group', `"${group}" is not an API group`);
-    this.deps.bindRate?.take(`${identity.iss}\n${identity.sub}`, identity.sub);
+    await this.deps.bindRate?.take(`${identity.iss}\n${identity.sub}`, identity.sub);
     const api = await this.deps.catalog.find(group, resource);
     const result = await this.deps.binder.bind({ iss: identity.iss, sub: identity.sub, clusterId });
     this.deps.logger.info(

@@ -507,10 +507,12 @@ export class KubeClient {
     r: ResourceRef,
     namespace: string | undefined,
     name: string,
-    opts: { uid?: string; propagationPolicy?: 'Foreground' | 'Background' | 'Orphan'; ignoreNotFound?: boolean } = {},
+    opts: { uid?: string; resourceVersion?: string; propagationPolicy?: 'Foreground' | 'Background' | 'Orphan'; ignoreNotFound?: boolean } = {},
   ): Promise<void> {
     const body: Record<string, unknown> = { apiVersion: 'v1', kind: 'DeleteOptions' };
-    if (opts.uid) body.preconditions = { uid: opts.uid };
+    if (opts.uid || opts.resourceVersion) {
+      body.preconditions = { ...(opts.uid ? { uid: opts.uid } : {}), ...(opts.resourceVersion ? { resourceVersion: opts.resourceVersion } : {}) };
+    }
     if (opts.propagationPolicy) body.propagationPolicy = opts.propagationPolicy;
     try {
       await this.request('DELETE', resourcePath(r, namespace, name), { body });

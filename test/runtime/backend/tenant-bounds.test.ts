@@ -1,7 +1,7 @@
-// Per-identity bind rate, the sweeper's decisions (incomplete binds, silent konnectors, dry run),
+// Per-identity bind rate (one bucket for all replicas), the sweeper's decisions (incomplete binds, silent konnectors, dry run),
 // unexpected errors on /readyz and in a metric, and the new flags.
 import { describe, expect, it } from '@jest/globals';
-import { BindRateLimiter, LeaseIdentityLock, LimitError } from '../../../runtime/backend/limits.js';
+import { BIND_RATE_LABEL, BIND_TOKENS_ANNOTATION, LeaseBindRateLimiter, LeaseIdentityLock, LimitError, refill } from '../../../runtime/backend/limits.js';
 import { ABANDONED_CONDITION, ClusterSweeper, type SweeperCache } from '../../../runtime/backend/sweeper.js';
 import { BackendMetrics } from '../../../runtime/backend/metrics.js';
 import { BackendServer } from '../../../runtime/backend/server.js';
@@ -12,30 +12,93 @@ import { ApiServerReplayStore, ReplayStoreUnavailable, loginStateLeaseName } fro
 import { ApiError } from '../../../runtime/core/client.js';
 import { silentLogger, type KubeClient, type KubeObject } from '../../../runtime/core/index.js';
 
-describe('BindRateLimiter', () => {
-  it('allows the burst, then refuses with 429 and Retry-After until the rate refills, per identity', () => {
-    let t = 0;
-    const l = new BindRateLimiter(6, 2, () => t); // 6/min: one every 10 s
-    l.take('a', 'alice');
-    l.take('a', 'alice');
-    let err: unknown;
-    try {
-      l.take('a', 'alice');
-    } catch (e) {
-      err = e;
-    }
+/**
+ * Leases kept in memory with the API server's optimistic concurrency (resourceVersion conflicts,
+ * AlreadyExists): a unit-test stand-in for the API client; the real API server is exercised by
+ * test/integration/backend/ha-and-limits.test.ts.
+ */
+function leaseStore() {
+  const leases = new Map<string, KubeObject>();
+  let rv = 0;
+  const conflict = (name: string) => new ApiError(409, 'Conflict', `Operation cannot be fulfilled on leases "${name}"`, 'PUT', name);
+  const kube = {
+    getOrNull: async (_r: unknown, _ns: string, name: string) => structuredClone(leases.get(name)),
+    create: async (_r: unknown, o: KubeObject) => {
+      if (leases.has(o.metadata.name!)) throw new ApiError(409, 'AlreadyExists', 'exists', 'POST', o.metadata.name!);
+      const stored = { ...structuredClone(o), metadata: { ...o.metadata, uid: `uid-${o.metadata.name}`, resourceVersion: String(++rv) } };
+      leases.set(o.metadata.name!, stored);
+      return stored;
+    },
+    update: async (_r: unknown, o: KubeObject) => {
+      const cur = leases.get(o.metadata.name!);
+      if (!cur) throw new ApiError(404, 'NotFound', 'gone', 'PUT', o.metadata.name!);
+      if (cur.metadata.resourceVersion !== o.metadata.resourceVersion) throw conflict(o.metadata.name!);
+      const stored = { ...structuredClone(o), metadata: { ...o.metadata, resourceVersion: String(++rv) } };
+      leases.set(o.metadata.name!, stored);
+      return stored;
+    },
+    list: async () => ({ items: [...leases.values()].map((l) => structuredClone(l)) }),
+    delete: async (_r: unknown, _ns: unknown, name: string, opts: { resourceVersion?: string } = {}) => {
+      const cur = leases.get(name);
+      if (cur && opts.resourceVersion && cur.metadata.resourceVersion !== opts.resourceVersion) throw conflict(name);
+      leases.delete(name);
+    },
+  } as unknown as KubeClient;
+  return { kube, leases };
+}
+
+describe('refill', () => {
+  it('starts full, refills at the rate, never above the burst', () => {
+    expect(refill(undefined, 5000, 6, 2)).toEqual({ tokens: 2, at: 5000 });
+    expect(refill({ tokens: 0, at: 0 }, 5000, 6, 2)).toEqual({ tokens: 0.5, at: 5000 }); // 6/min = one per 10 s
+    expect(refill({ tokens: 1.5, at: 0 }, 60_000, 6, 2)).toEqual({ tokens: 2, at: 60_000 });
+    expect(refill({ tokens: Number.NaN, at: 0 }, 1, 6, 2)).toEqual({ tokens: 2, at: 1 }); // an unreadable Lease is a new bucket
+  });
+});
+
+describe('LeaseBindRateLimiter', () => {
+  it('allows the burst, then refuses with 429 and Retry-After until the rate refills, per identity', async () => {
+    let t = Date.parse('2026-01-01T00:00:00Z');
+    const { kube } = leaseStore();
+    const l = new LeaseBindRateLimiter({ kube, namespace: 'klutch-system', ratePerMinute: 6, burst: 2, now: () => t });
+    await l.take('a', 'alice');
+    await l.take('a', 'alice');
+    const err = await l.take('a', 'alice').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LimitError);
     expect(err).toMatchObject({ status: 429, limit: 'bind_rate', retryAfterSeconds: 10 });
     expect((err as Error).message).toMatch(/alice made more than 2 binds in a row; at most 6 per minute/);
-    l.take('b', 'bob'); // another identity has its own bucket
-    t = 10_000;
-    l.take('a', 'alice');
-    expect(() => l.take('a', 'alice')).toThrow(LimitError);
+    await l.take('b', 'bob'); // another identity has its own bucket
+    t += 10_000;
+    await l.take('a', 'alice');
+    await expect(l.take('a', 'alice')).rejects.toThrow(LimitError);
   });
-  it('0 is unlimited; a negative rate is refused naming the flag', () => {
-    const l = new BindRateLimiter(0, 0);
-    for (let i = 0; i < 100; i++) l.take('a', 'alice');
-    expect(() => new BindRateLimiter(-1, 1)).toThrow('--bind-rate: -1');
+
+  it('is one bucket for every replica: two limiters on the same Leases share the burst, also when racing', async () => {
+    const t = Date.parse('2026-01-01T00:00:00Z');
+    const { kube, leases } = leaseStore();
+    const replicas = [0, 1].map(() => new LeaseBindRateLimiter({ kube, namespace: 'klutch-system', ratePerMinute: 6, burst: 3, now: () => t }));
+    const results = await Promise.all(Array.from({ length: 10 }, (_v, i) => replicas[i % 2]!.take('a', 'alice').then(() => 'ok', (e: LimitError) => e.limit)));
+    expect(results.filter((r) => r === 'ok')).toHaveLength(3);
+    expect(results.filter((r) => r !== 'ok').every((r) => r === 'bind_rate' || r === 'concurrent')).toBe(true);
+    expect(leases.size).toBe(1);
+    const [lease] = [...leases.values()];
+    expect(lease!.metadata.labels).toMatchObject({ [BIND_RATE_LABEL]: 'bucket' });
+    expect(Number(lease!.metadata.annotations![BIND_TOKENS_ANNOTATION])).toBe(0);
+  });
+
+  it('sweeps the Leases of buckets that refilled completely; 0 is unlimited; bad settings name the flag', async () => {
+    let t = Date.parse('2026-01-01T00:00:00Z');
+    const { kube, leases } = leaseStore();
+    const l = new LeaseBindRateLimiter({ kube, namespace: 'ns', ratePerMinute: 60, burst: 5, now: () => t, sweepIntervalMs: 1000 });
+    await l.take('a', 'alice');
+    t += 10_000; // alice's bucket is full again after 5 s
+    await l.take('b', 'bob');
+    expect([...leases.values()].map((x) => x.metadata.annotations![BIND_TOKENS_ANNOTATION])).toEqual(['4.0000']);
+    const free = new LeaseBindRateLimiter({ kube, namespace: 'ns', ratePerMinute: 0, burst: 0 });
+    for (let i = 0; i < 50; i++) await free.take('c', 'carol');
+    expect(leases.size).toBe(1);
+    expect(() => new LeaseBindRateLimiter({ kube, namespace: 'ns', ratePerMinute: -1, burst: 1 })).toThrow('--bind-rate: -1');
+    expect(() => new LeaseBindRateLimiter({ kube, namespace: 'ns', ratePerMinute: 5, burst: 0 })).toThrow('--bind-burst: 0');
   });
 });
 
