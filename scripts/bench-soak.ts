@@ -1,0 +1,688 @@
+/**
+ * npm run bench:soak [-- --minutes 30 --rate 3 --objects 30]
+ *
+ * Soak: one control plane and three app clusters (runtime/realinfra), bound through the real bind
+ * backend (`klutch-backend` as a child process, logging in machine clients at a real OIDC issuer on
+ * loopback and binding with `kubectl bind --token`), one `klutch-konnector` child process per app
+ * cluster. The load generator keeps about --objects claims alive per app cluster and churns them
+ * (create, spec update, delete) at --rate operations per second over all clusters for --minutes; a
+ * provider stand-in on the control plane answers every upstream claim with a status and a credential
+ * Secret (owned by the claim, so the garbage collector removes it with the claim), which the konnector
+ * brings down.
+ *
+ * At the end: every claim converged on both sides (spec up = down = written, status down = up = final,
+ * credential Secrets down = up for live claims, gone on both sides for deleted ones, nothing lost,
+ * duplicated or unexpected); RSS of the konnectors and the backend (VmRSS every --sample-seconds) as
+ * start / peak / end, start being the sample right after the initial sync. Exit code 1 when anything
+ * diverges or a process's RSS ends more than --max-rss-growth % above its start; 130 on Ctrl-C.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdtempSync, readFileSync, type WriteStream } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { randomBytes } from 'node:crypto';
+import { Command } from 'commander';
+import { bindingCrds } from '../contract/api/index.js';
+import { CoreResources, KubeClient, type KubeObject, type ResourceRef } from '../runtime/core/client.js';
+import { Controller } from '../runtime/core/controller.js';
+import { Informer } from '../runtime/core/informer.js';
+import { silentLogger } from '../runtime/core/logger.js';
+import { applyManifests, startCluster, waitForCrdsEstablished, type RealCluster } from '../runtime/realinfra/index.js';
+import { BindResources } from '../runtime/konnector/types.js';
+import { OidcTestProvider } from '../test/support/oidc-provider.js';
+import { canonical, compareSoak, type ClaimView, type ClusterState, type Difference, type SecretView } from './_soak-converge.js';
+import { RssSampler, rssGrowthProblems } from './_soak-rss.js';
+
+const repo = fileURLToPath(new URL('../', import.meta.url));
+
+const num = (flag: string, min: number, integer = false) => (v: string) => {
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < min || (integer && !Number.isInteger(n))) throw new Error(`${flag}: "${v}" must be ${integer ? 'an integer' : 'a number'} >= ${min}`);
+  return n;
+};
+const opts = new Command('bench-soak')
+  .option('--minutes <n>', 'length of the churn in minutes', num('--minutes', 0.1), 30)
+  .option('--rate <n>', 'claim operations (create, update, delete) per second, over all app clusters', num('--rate', 0.1), 3)
+  .option('--objects <n>', 'claims kept alive per app cluster (the churn keeps the count within ±20 %)', num('--objects', 1, true), 30)
+  .option('--namespaces <n>', 'consumer namespaces per app cluster', num('--namespaces', 1, true), 2)
+  .option('--app-clusters <n>', 'app clusters bound to the control plane', num('--app-clusters', 1, true), 3)
+  .option('--concurrency <n>', 'operations in flight at most', num('--concurrency', 1, true), 8)
+  .option('--settle <seconds>', 'time allowed to converge, after the initial creates and after the churn', num('--settle', 1), 240)
+  .option('--sample-seconds <n>', 'RSS sampling interval', num('--sample-seconds', 1), 10)
+  .option('--max-rss-growth <percent>', 'fail when a process ends more than this much above its start RSS', num('--max-rss-growth', 0), 10)
+  .option('--konnector-log-level <level>', 'log level of the konnector processes (logs go to files in the log folder)', 'info')
+  .option('--backend-log-level <level>', 'log level of the backend process', 'info')
+  .parse(process.argv)
+  .opts<{ minutes: number; rate: number; objects: number; namespaces: number; appClusters: number; concurrency: number; settle: number; sampleSeconds: number; maxRssGrowth: number; konnectorLogLevel: string; backendLogLevel: string }>();
+
+// ---------------------------------------------------------------------------------------------
+// The data service of the soak: a claim with a spec the consumer writes, a status and a credential
+// Secret the provider writes.
+
+const GROUP = 'soak.klutch.test';
+const SOAKDBS: ResourceRef = { group: GROUP, version: 'v1', plural: 'soakdbs', kind: 'SoakDB', namespaced: true };
+const CRD_NAME = `soakdbs.${GROUP}`;
+const CREDS_LABEL = 'klutch.anynines.com/credentials';
+const SECRETS = CoreResources.secrets;
+
+interface Spec {
+  size: number;
+  tier: 'Shared' | 'Dedicated';
+}
+const secretName = (claim: string) => `${claim}-creds`;
+const expectedStatus = (spec: unknown) => {
+  const s = spec as Spec;
+  return { phase: 'Ready', observedSize: s.size, observedTier: s.tier };
+};
+const expectedSecret = (claim: string, spec: unknown): Record<string, string> => {
+  const s = spec as Spec;
+  return { username: claim, password: `pw-${claim}-${s.size}`, tier: s.tier };
+};
+
+const soakCrd = (): KubeObject =>
+  ({
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: CRD_NAME },
+    spec: {
+      group: GROUP,
+      names: { kind: 'SoakDB', listKind: 'SoakDBList', plural: 'soakdbs', singular: 'soakdb' },
+      scope: 'Namespaced',
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          schema: {
+            openAPIV3Schema: {
+              type: 'object',
+              properties: {
+                spec: { type: 'object', properties: { size: { type: 'integer' }, tier: { type: 'string', enum: ['Shared', 'Dedicated'] } } },
+                status: { type: 'object', properties: { phase: { type: 'string' }, observedSize: { type: 'integer' }, observedTier: { type: 'string' } } },
+              },
+            },
+          },
+          subresources: { status: {} },
+        },
+      ],
+    },
+  }) as KubeObject;
+
+/** The backend offers the CRD through this template, with a claim on the labelled credential Secrets. */
+const soakTemplate = (): KubeObject =>
+  ({
+    apiVersion: 'example-backend.klutch.anynines.com/v1alpha1',
+    kind: 'APIServiceExportTemplate',
+    metadata: { name: 'soakdbs', namespace: 'crossplane-system' },
+    spec: {
+      APIServiceSelector: { group: GROUP, resource: 'soakdbs' },
+      permissionClaims: [{ group: '', resource: 'secrets', version: 'v1', selector: { labelSelectors: [{ [CREDS_LABEL]: 'true' }], owner: 'Provider' } }],
+    },
+  }) as KubeObject;
+
+// ---------------------------------------------------------------------------------------------
+// Output and process bookkeeping
+
+const T0 = Date.now();
+const stamp = () => {
+  const s = Math.round((Date.now() - T0) / 1000);
+  return `${String(Math.floor(s / 60)).padStart(2, '0')}:${String(s % 60).padStart(2, '0')}`;
+};
+const say = (line: string) => process.stdout.write(`[soak ${stamp()}] ${line}\n`);
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
+
+const logDir = mkdtempSync(path.join(tmpdir(), 'klutch-soak-'));
+const cleanups: Array<{ what: string; run: () => Promise<void> }> = [];
+let cleaning: Promise<void> | undefined;
+let aborted = false;
+/** Cluster starts in progress: a signal waits for them, so a cluster that comes up late is stopped too. */
+let starting: Promise<unknown> = Promise.resolve();
+
+/** Stops everything started so far, newest first; runs once even when called again (signal + finally). */
+function cleanUp(): Promise<void> {
+  cleaning ??= (async () => {
+    for (const c of cleanups.splice(0).reverse()) {
+      try {
+        await c.run();
+      } catch (e) {
+        process.stderr.write(`[soak] stopping ${c.what} failed: ${(e as Error).message}\n`);
+      }
+    }
+  })();
+  return cleaning;
+}
+
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(sig, () => {
+    aborted = true;
+    say(`${sig}: stopping every process started`);
+    void starting.then(cleanUp, cleanUp).finally(() => process.exit(130));
+  });
+}
+
+interface Child {
+  name: string;
+  proc: ChildProcess;
+  logFile: string;
+  output: () => string;
+}
+
+/** Spawns a Node.js child with its output in `<logDir>/<name>.log`; registers its stop (SIGTERM, SIGKILL after 15 s). */
+function spawnNode(name: string, args: string[], env: Record<string, string> = {}): Child {
+  const logFile = path.join(logDir, `${name}.log`);
+  const file: WriteStream = createWriteStream(logFile);
+  const proc = spawn(process.execPath, args, { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  let tail = '';
+  const keep = (d: Buffer) => {
+    file.write(d);
+    tail = (tail + d.toString()).slice(-20_000);
+  };
+  proc.stdout!.on('data', keep);
+  proc.stderr!.on('data', keep);
+  const exited = new Promise<void>((r) => proc.once('exit', () => r()));
+  cleanups.push({
+    what: name,
+    run: async () => {
+      if (proc.exitCode === null && proc.signalCode === null) {
+        proc.kill('SIGTERM');
+        const t = setTimeout(() => proc.kill('SIGKILL'), 15_000);
+        await exited;
+        clearTimeout(t);
+      }
+      await new Promise<void>((r) => file.end(() => r()));
+    },
+  });
+  return { name, proc, logFile, output: () => tail };
+}
+
+/** One ESM file per program with the packages external, as a container image ships it: RSS is the program's, not tsx's. */
+async function bundle(entry: string, out: string): Promise<string> {
+  const { build } = await import('esbuild');
+  const outfile = `${repo}node_modules/.cache/klutch-kit/${out}`;
+  await build({ entryPoints: [`${repo}${entry}`], bundle: true, platform: 'node', format: 'esm', packages: 'external', outfile, logLevel: 'warning' });
+  return outfile;
+}
+
+async function until<T>(what: string, fn: () => Promise<T | undefined | false | null>, timeoutMs: number, everyMs = 250): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  let last = '';
+  for (;;) {
+    if (aborted) throw new Error(`aborted while waiting for ${what}`);
+    try {
+      const v = await fn();
+      if (v !== undefined && v !== false && v !== null) return v;
+    } catch (e) {
+      last = (e as Error).message;
+    }
+    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}${last ? ` (last error: ${last})` : ''}`);
+    await sleep(everyMs);
+  }
+}
+
+function cpuSeconds(pid: number): number {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const rest = f.slice(f.lastIndexOf(')') + 2).split(' ');
+    return (Number(rest[11]) + Number(rest[12])) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The provider stand-in: status and credential Secret for every upstream claim.
+
+class ProviderStandIn {
+  private readonly informer: Informer;
+  private readonly ctl: Controller;
+  writes = 0;
+
+  constructor(private readonly cpc: KubeClient) {
+    this.informer = new Informer(cpc, SOAKDBS, {});
+    this.ctl = new Controller({ name: 'soak-provider', workers: 4, backoffMaxMs: 5000, logger: silentLogger, reconciler: (k) => this.reconcile(k) });
+    const enqueue = (o: KubeObject) => this.ctl.enqueue(`${o.metadata.namespace}/${o.metadata.name}`);
+    this.informer.addEventHandler({ onAdd: enqueue, onUpdate: (_, o) => enqueue(o) });
+  }
+
+  async start(): Promise<void> {
+    this.informer.start();
+    await this.informer.waitForSync(60_000);
+    this.ctl.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.ctl.stop();
+    await this.informer.stop();
+  }
+
+  private async reconcile(key: string): Promise<void> {
+    const o = this.informer.get(key) as (KubeObject & { spec?: Spec; status?: unknown }) | undefined;
+    if (!o || o.metadata.deletionTimestamp || !o.spec) return; // the garbage collector removes the Secret with the claim
+    const ns = o.metadata.namespace!;
+    const name = o.metadata.name!;
+    const data = Object.fromEntries(Object.entries(expectedSecret(name, o.spec)).map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
+    const want = {
+      metadata: {
+        name: secretName(name),
+        namespace: ns,
+        labels: { [CREDS_LABEL]: 'true' },
+        ownerReferences: [{ apiVersion: `${GROUP}/v1`, kind: 'SoakDB', name, uid: o.metadata.uid! }],
+      },
+      type: 'Opaque',
+      data,
+    } as KubeObject;
+    const live = await this.cpc.getOrNull<KubeObject & { data?: Record<string, string> }>(SECRETS, ns, secretName(name));
+    if (!live) {
+      await this.cpc.create(SECRETS, want);
+      this.writes++;
+    } else if (canonical(live.data ?? {}) !== canonical(data) || live.metadata.ownerReferences?.[0]?.uid !== o.metadata.uid) {
+      await this.cpc.update(SECRETS, { ...want, metadata: { ...want.metadata, resourceVersion: live.metadata.resourceVersion } });
+      this.writes++;
+    }
+    const status = expectedStatus(o.spec);
+    if (canonical(o.status) !== canonical(status)) {
+      await this.cpc.mergePatch(SOAKDBS, ns, name, { status }, 'status');
+      this.writes++;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The load generator's model of one app cluster.
+
+interface AppCluster {
+  name: string;
+  cluster: RealCluster;
+  client: KubeClient;
+  clusterNs: string;
+  konnector: Child;
+  namespaces: string[];
+  live: Map<string, Spec>;
+  deleted: Set<string>;
+  busy: Set<string>;
+  next: number;
+  ops: { create: number; update: number; delete: number };
+  errors: number;
+  lastError?: string;
+}
+
+const randomSpec = (): Spec => ({ size: 1 + Math.floor(Math.random() * 1000), tier: Math.random() < 0.5 ? 'Shared' : 'Dedicated' });
+const pick = <T>(xs: readonly T[]): T => xs[Math.floor(Math.random() * xs.length)]!;
+const split = (k: string) => [k.slice(0, k.indexOf('/')), k.slice(k.indexOf('/') + 1)] as const;
+
+async function createClaim(a: AppCluster): Promise<void> {
+  const ns = pick(a.namespaces);
+  const name = `c-${a.next++}`;
+  const k = `${ns}/${name}`;
+  const spec = randomSpec();
+  a.busy.add(k);
+  try {
+    await a.client.create(SOAKDBS, { metadata: { name, namespace: ns }, spec } as KubeObject);
+    a.live.set(k, spec);
+    a.ops.create++;
+  } catch (e) {
+    a.errors++;
+    a.lastError = `create ${k}: ${(e as Error).message}`;
+    const o = await a.client.getOrNull<KubeObject & { spec: Spec }>(SOAKDBS, ns, name).catch(() => undefined);
+    if (o) a.live.set(k, o.spec); // it was created after all
+  } finally {
+    a.busy.delete(k);
+  }
+}
+
+async function updateClaim(a: AppCluster): Promise<void> {
+  const free = [...a.live.keys()].filter((k) => !a.busy.has(k));
+  if (free.length === 0) return createClaim(a);
+  const k = pick(free);
+  const [ns, name] = split(k);
+  const spec = randomSpec();
+  a.busy.add(k);
+  try {
+    await a.client.mergePatch(SOAKDBS, ns, name, { spec });
+    a.live.set(k, spec);
+    a.ops.update++;
+  } catch (e) {
+    a.errors++;
+    a.lastError = `update ${k}: ${(e as Error).message}`;
+    const o = await a.client.getOrNull<KubeObject & { spec: Spec }>(SOAKDBS, ns, name).catch(() => undefined);
+    if (o) a.live.set(k, o.spec);
+  } finally {
+    a.busy.delete(k);
+  }
+}
+
+async function deleteClaim(a: AppCluster): Promise<void> {
+  const free = [...a.live.keys()].filter((k) => !a.busy.has(k));
+  if (free.length === 0) return;
+  const k = pick(free);
+  const [ns, name] = split(k);
+  a.busy.add(k);
+  try {
+    await a.client.delete(SOAKDBS, ns, name);
+    a.live.delete(k);
+    a.deleted.add(k);
+    a.ops.delete++;
+  } catch (e) {
+    a.errors++;
+    a.lastError = `delete ${k}: ${(e as Error).message}`;
+    const o = await a.client.getOrNull(SOAKDBS, ns, name).catch(() => 'unknown' as const);
+    if (o === undefined || (o !== 'unknown' && o.metadata.deletionTimestamp)) {
+      a.live.delete(k);
+      a.deleted.add(k);
+    }
+  } finally {
+    a.busy.delete(k);
+  }
+}
+
+/** Keeps the live count within ±20 % of --objects; inside that band create, update and delete are equally likely. */
+function oneOp(a: AppCluster): Promise<void> {
+  const n = a.live.size;
+  if (n < Math.floor(opts.objects * 0.8)) return createClaim(a);
+  if (n > Math.ceil(opts.objects * 1.2)) return deleteClaim(a);
+  const r = Math.random();
+  return r < 1 / 3 ? createClaim(a) : r < 2 / 3 ? updateClaim(a) : deleteClaim(a);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+type Obj = KubeObject & { spec?: unknown; status?: unknown; data?: Record<string, string> };
+const claimView = (o: Obj): ClaimView => ({ namespace: o.metadata.namespace!, name: o.metadata.name!, spec: o.spec, status: o.status, deleting: !!o.metadata.deletionTimestamp });
+const secretView = (o: Obj): SecretView => ({
+  namespace: o.metadata.namespace!,
+  name: o.metadata.name!,
+  data: Object.fromEntries(Object.entries(o.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()])),
+});
+
+interface Snapshot {
+  diffs: Difference[];
+  /** objects seen: claims and credential Secrets downstream (all app clusters) and upstream */
+  counts: { downClaims: number; downSecrets: number; upClaims: number; upSecrets: number };
+}
+
+async function snapshot(cpc: KubeClient, apps: AppCluster[]): Promise<Snapshot> {
+  const creds = { labelSelector: `${CREDS_LABEL}=true` };
+  const [up, upSecrets, clusters] = await Promise.all([
+    cpc.list<Obj>(SOAKDBS),
+    cpc.list<Obj>(SECRETS, undefined, creds),
+    Promise.all(
+      apps.map(async (a): Promise<ClusterState> => {
+        const [down, downSecrets, asns] = await Promise.all([
+          a.client.list<Obj>(SOAKDBS),
+          a.client.list<Obj>(SECRETS, undefined, creds),
+          cpc.list<KubeObject & { status?: { namespace?: string } }>(BindResources.apiServiceNamespaces, a.clusterNs),
+        ]);
+        const namespaces: Record<string, string> = {};
+        for (const x of asns.items) if (x.status?.namespace) namespaces[x.metadata.name!] = x.status.namespace;
+        return { cluster: a.name, live: a.live, deleted: a.deleted, namespaces, down: down.items.map(claimView), downSecrets: downSecrets.items.map(secretView) };
+      }),
+    ),
+  ]);
+  const diffs = compareSoak({ clusters, up: up.items.map(claimView), upSecrets: upSecrets.items.map(secretView), secretName, expectedStatus, expectedSecret });
+  const counts = {
+    downClaims: clusters.reduce((n, c) => n + c.down.length, 0),
+    downSecrets: clusters.reduce((n, c) => n + c.downSecrets.length, 0),
+    upClaims: up.items.length,
+    upSecrets: upSecrets.items.length,
+  };
+  return { diffs, counts };
+}
+
+/** Polls the comparison until it is empty or `timeoutMs` passed; returns the last differences and the time taken. */
+async function converge(cpc: KubeClient, apps: AppCluster[], timeoutMs: number): Promise<Snapshot & { seconds: number }> {
+  const t = Date.now();
+  for (;;) {
+    const snap = await snapshot(cpc, apps);
+    if (snap.diffs.length === 0 || Date.now() - t > timeoutMs || aborted) return { ...snap, seconds: (Date.now() - t) / 1000 };
+    await sleep(2000);
+  }
+}
+
+function showDiffs(diffs: Difference[], max = 60): string {
+  const lines = diffs.slice(0, max).map((d) => `  ${d.object}: ${d.difference}`);
+  if (diffs.length > max) lines.push(`  … and ${diffs.length - max} more`);
+  return lines.join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function main(): Promise<number> {
+  say(`soak: ${opts.appClusters} app clusters, ${opts.minutes} min churn at ${opts.rate} ops/s (≈${opts.objects} live claims per cluster in ${opts.namespaces} namespaces), ${cpus().length} cores, load ${load()}`);
+  say(`logs of the child processes: ${logDir}`);
+
+  // Clusters: the control plane and the app clusters, in parallel.
+  const names = ['soak-cp', ...Array.from({ length: opts.appClusters }, (_, i) => `soak-app-${i + 1}`)];
+  const all = Promise.allSettled(
+    names.map((name) =>
+      startCluster({ name }).then((c) => {
+        cleanups.push({ what: `cluster ${c.name}`, run: () => c.stop() });
+        return c;
+      }),
+    ),
+  );
+  starting = all;
+  const started = await all;
+  const failed = started.find((s) => s.status === 'rejected');
+  if (failed) throw (failed as PromiseRejectedResult).reason;
+  const [cp, ...appClusters] = started.map((s) => (s as PromiseFulfilledResult<RealCluster>).value);
+  say(`clusters up (${names.join(', ')}); load ${load()}`);
+  const cpc = new KubeClient(cp!.kubeConfig, { qps: 0, burst: 1 });
+  cleanups.push({ what: 'control-plane client', run: async () => cpc.close() });
+
+  // Control plane: binding CRDs, the data-service CRD and its export template.
+  const crds = bindingCrds() as unknown as KubeObject[];
+  await applyManifests(cp!.kubeConfig, [...crds, soakCrd(), { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'crossplane-system' } }] as never[]);
+  await waitForCrdsEstablished(cp!.kubeConfig, [...crds.map((c) => c.metadata.name!), CRD_NAME]);
+  await applyManifests(cp!.kubeConfig, [soakTemplate()] as never[]);
+
+  // OIDC issuer and the backend (a child process).
+  const clientId = 'klutch-backend';
+  const clientSecret = randomBytes(12).toString('hex');
+  const resource = 'urn:klutch:backend';
+  const machines = appClusters.map((_, i) => ({ id: `soak-machine-${i + 1}`, secret: randomBytes(12).toString('hex') }));
+  const op = await OidcTestProvider.listen([{ username: 'nobody', password: randomBytes(8).toString('hex'), sub: 'user-nobody', email: 'nobody@example.test' }]);
+  cleanups.push({ what: 'OIDC issuer', run: () => op.stop() });
+  const [backendJs, konnectorJs] = await Promise.all([bundle('runtime/backend/main.ts', 'soak-backend.mjs'), bundle('runtime/konnector/main.ts', 'soak-konnector.mjs')]);
+  const backend = spawnNode('backend', [
+    backendJs,
+    `--kubeconfig=${cp!.kubeconfigPath}`,
+    '--listen-address=127.0.0.1:0',
+    `--oidc-issuer-url=${op.issuer}`,
+    `--oidc-issuer-client-id=${clientId}`,
+    `--oidc-issuer-client-secret=${clientSecret}`,
+    '--oidc-bearer-audience',
+    clientId,
+    resource,
+    `--cookie-signing-key=${randomBytes(32).toString('base64')}`,
+    '--no-leader-elect',
+    '--pretty-name=Soak Provider',
+    '--bind-rate=0',
+    '--max-clusters-per-identity=0',
+    `--log-level=${opts.backendLogLevel}`,
+  ]);
+  const backendUrl = await until(
+    'the backend to serve',
+    async () => {
+      if (backend.proc.exitCode !== null) throw new Error(`klutch-backend exited (${backend.proc.exitCode}):\n${backend.output().slice(-3000)}`);
+      return /"url":"(http:\/\/127\.0\.0\.1:\d+)"[^\n]*klutch-backend serving/.exec(backend.output())?.[1];
+    },
+    60_000,
+    100,
+  ).catch((e: Error) => {
+    throw new Error(`${e.message}\n--- backend output ---\n${backend.output().slice(-3000)}`);
+  });
+  op.start(
+    [
+      { client_id: clientId, client_secret: clientSecret, redirect_uris: [`${backendUrl}/callback`] },
+      ...machines.map((m) => ({ client_id: m.id, client_secret: m.secret, grant_types: ['client_credentials'], response_types: [], redirect_uris: [] })),
+    ],
+    { [resource]: { audience: resource, scope: 'bind' } },
+  );
+  say(`backend serving at ${backendUrl} (pid ${backend.proc.pid}); binding ${appClusters.length} app clusters with kubectl bind --token`);
+
+  // Bind every app cluster as a CI pipeline would: a machine token, kubectl bind, no konnector Deployment
+  // (the konnector runs here as a process).
+  const apps: AppCluster[] = [];
+  await Promise.all(
+    appClusters.map(async (cluster, i) => {
+      const { access_token } = await op.clientCredentials(machines[i]!.id, machines[i]!.secret, { resource, scope: 'bind' });
+      const bind = spawnNode(`kubectl-bind-${i + 1}`, [`${repo}bin/kubectl-bind.js`, `${backendUrl}/export`, '--kubeconfig', cluster.kubeconfigPath, '--resource', CRD_NAME, '--token', access_token, '--yes', '--skip-konnector', '--timeout', '120s'], { KUBECONFIG: '' });
+      const code = await new Promise<number | null>((r) => bind.proc.once('exit', (c) => r(c)));
+      if (code !== 0) throw new Error(`kubectl bind for ${cluster.name} exited ${code}:\n${bind.output().slice(-3000)}`);
+      const client = new KubeClient(cluster.kubeConfig, { qps: 0, burst: 1 });
+      cleanups.push({ what: `client of ${cluster.name}`, run: async () => client.close() });
+      const kc = (await client.list<KubeObject & { data: { kubeconfig: string } }>(SECRETS, 'klutch-bind', { labelSelector: 'klutch.anynines.com/provider-kubeconfig=true' })).items[0];
+      const clusterNs = kc && /namespace: (\S+)/.exec(Buffer.from(kc.data.kubeconfig, 'base64').toString())?.[1];
+      if (!clusterNs) throw new Error(`${cluster.name}: no provider kubeconfig Secret with a namespace in klutch-bind after kubectl bind`);
+      const konnector = spawnNode(`konnector-${i + 1}`, [konnectorJs, '--kubeconfig', cluster.kubeconfigPath, '--no-leader-elect', '--health-address', '127.0.0.1:0', '--log-level', opts.konnectorLogLevel], {
+        KLUTCH_KONNECTOR_VERSION: 'v0.1.0-soak',
+      });
+      apps[i] = {
+        name: cluster.name,
+        cluster,
+        client,
+        clusterNs,
+        konnector,
+        namespaces: Array.from({ length: opts.namespaces }, (_, j) => `soak-${String.fromCharCode(97 + j)}`),
+        live: new Map(),
+        deleted: new Set(),
+        busy: new Set(),
+        next: 0,
+        ops: { create: 0, update: 0, delete: 0 },
+        errors: 0,
+      };
+    }),
+  );
+  await Promise.all(
+    apps.map(async (a) => {
+      await until(
+        `${a.name}: CRD ${CRD_NAME} established`,
+        async () => {
+          if (a.konnector.proc.exitCode !== null) throw new Error(`konnector of ${a.name} exited (${a.konnector.proc.exitCode}):\n${a.konnector.output().slice(-3000)}`);
+          const c = await a.client.getOrNull<KubeObject & { status?: { conditions?: Array<{ type: string; status: string }> } }>(CoreResources.crds, undefined, CRD_NAME);
+          return c?.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True');
+        },
+        120_000,
+      );
+      for (const ns of a.namespaces) await a.client.create(CoreResources.namespaces, { metadata: { name: ns } });
+    }),
+  );
+  say(`bound: ${apps.map((a) => `${a.name} → ${a.clusterNs} (konnector pid ${a.konnector.proc.pid})`).join(', ')}`);
+
+  const provider = new ProviderStandIn(cpc);
+  await provider.start();
+  cleanups.push({ what: 'provider stand-in', run: () => provider.stop() });
+
+  // RSS sampling from now on.
+  const rss = new RssSampler();
+  for (const a of apps) rss.track(`konnector ${a.name}`, a.konnector.proc.pid!);
+  rss.track('backend', backend.proc.pid!);
+  rss.sample();
+  const sampler = setInterval(() => rss.sample(), opts.sampleSeconds * 1000);
+  cleanups.push({ what: 'RSS sampler', run: async () => clearInterval(sampler) });
+  const rssNow = () => {
+    const r = rss.sample();
+    return Object.entries(r).map(([k, v]) => `${k.replace('konnector soak-', 'k-')} ${v.toFixed(0)}`).join(', ');
+  };
+
+  // Initial population, then the initial sync.
+  const ops = (a: AppCluster) => a.ops.create + a.ops.update + a.ops.delete;
+  await Promise.all(apps.map(async (a) => {
+    for (let i = 0; i < opts.objects; i++) await createClaim(a);
+  }));
+  const initial = await converge(cpc, apps, opts.settle * 1000);
+  if (initial.diffs.length) {
+    say(`initial sync did not converge within ${opts.settle} s:\n${showDiffs(initial.diffs)}`);
+    return 1;
+  }
+  rss.markStart();
+  say(`initial sync: ${apps.length} × ${opts.objects} claims with status and credential Secret on both sides in ${initial.seconds.toFixed(1)} s. RSS start = this sample (after the initial sync), MB: ${rssNow()}`);
+
+  // Churn.
+  const initialCreates = apps.reduce((s, a) => s + ops(a), 0);
+  const loads: number[] = [];
+  const loadSampler = setInterval(() => loads.push(loadavg()[0]), opts.sampleSeconds * 1000);
+  cleanups.push({ what: 'load sampler', run: async () => clearInterval(loadSampler) });
+  const churnMs = opts.minutes * 60_000;
+  const t0 = performance.now();
+  let k = 0;
+  let nextReport = 1;
+  const inflight = new Set<Promise<void>>();
+  const progress = () => {
+    const total = apps.reduce((s, a) => s + ops(a), 0) - initialCreates;
+    const errs = apps.reduce((s, a) => s + a.errors, 0);
+    const live = apps.reduce((s, a) => s + a.live.size, 0);
+    return `ops ${total} (${apps.map((a) => `${a.name.replace('soak-', '')} c${a.ops.create}/u${a.ops.update}/d${a.ops.delete}`).join(', ')}), errors ${errs}, live ${live}; RSS MB: ${rssNow()}; load ${load()}`;
+  };
+  while (!aborted) {
+    const due = t0 + (k * 1000) / opts.rate;
+    if (due - t0 >= churnMs) break;
+    const wait = due - performance.now();
+    if (wait > 0) await sleep(wait);
+    while (inflight.size >= opts.concurrency) await Promise.race(inflight);
+    for (const a of apps) if (a.konnector.proc.exitCode !== null) throw new Error(`konnector of ${a.name} exited (${a.konnector.proc.exitCode}) during the churn:\n${a.konnector.output().slice(-3000)}`);
+    if (backend.proc.exitCode !== null) throw new Error(`backend exited (${backend.proc.exitCode}) during the churn:\n${backend.output().slice(-3000)}`);
+    const p: Promise<void> = oneOp(apps[k % apps.length]!).finally(() => inflight.delete(p));
+    inflight.add(p);
+    k++;
+    if (performance.now() - t0 >= nextReport * 60_000) {
+      say(`minute ${nextReport}/${opts.minutes}: ${progress()}`);
+      nextReport++;
+    }
+  }
+  await Promise.all(inflight);
+  const churnSeconds = (performance.now() - t0) / 1000;
+  say(`churn done after ${churnSeconds.toFixed(0)} s: ${progress()}`);
+
+  // Convergence.
+  const final = await converge(cpc, apps, opts.settle * 1000);
+  rss.sample();
+  clearInterval(sampler);
+  clearInterval(loadSampler);
+  const rows = rss.summary();
+  const cpu = Object.fromEntries([...apps.map((a) => [`konnector ${a.name}`, cpuSeconds(a.konnector.proc.pid!)]), ['backend', cpuSeconds(backend.proc.pid!)]]);
+
+  const totalOps = apps.reduce((s, a) => s + ops(a), 0) - initialCreates;
+  const creates = apps.reduce((s, a) => s + a.ops.create, 0) - initialCreates;
+  const fc = final.counts;
+  const errors = apps.reduce((s, a) => s + a.errors, 0);
+  const lines = [
+    '',
+    `## Soak: ${apps.length} app clusters, ${(churnSeconds / 60).toFixed(1)} min churn, ${new Date().toISOString().slice(0, 16)}Z, ${cpus().length} cores, load average (1/5/15 min) ${load()}`,
+    '',
+    `churn operations: ${totalOps} (${(totalOps / churnSeconds).toFixed(2)}/s; ${creates} creates, ${apps.reduce((s, a) => s + a.ops.update, 0)} updates, ${apps.reduce((s, a) => s + a.ops.delete, 0)} deletes) after ${initialCreates} initial creates; errors ${errors}${errors ? ` (last: ${apps.map((a) => a.lastError).filter(Boolean).join('; ')})` : ''}`,
+    `machine load during the churn (1-min load average every ${opts.sampleSeconds} s): mean ${(loads.reduce((x, y) => x + y, 0) / Math.max(1, loads.length)).toFixed(1)}, max ${Math.max(0, ...loads).toFixed(1)}`,
+    `at the end: ${apps.reduce((s, a) => s + a.live.size, 0)} live claims, ${apps.reduce((s, a) => s + a.deleted.size, 0)} deleted; provider stand-in writes ${provider.writes}`,
+    `seen at the last check: downstream ${fc.downClaims} claims + ${fc.downSecrets} credential Secrets, upstream ${fc.upClaims} claims + ${fc.upSecrets} credential Secrets`,
+    `convergence after the churn: ${final.diffs.length === 0 ? `all equal at a check ${final.seconds.toFixed(1)} s after the last operation` : `${final.diffs.length} differences left after ${final.seconds.toFixed(0)} s`}`,
+    '',
+    'RSS (VmRSS, MB; start = the sample right after the initial sync, peak = highest of all samples, end = after convergence):',
+    '',
+    '| process | pid | start | peak | end | end/start | samples | CPU s |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
+    ...rows.map((r) => `| ${r.name} | ${r.pid} | ${r.startMb.toFixed(1)} | ${r.peakMb.toFixed(1)} | ${r.endMb.toFixed(1)} | ${r.ratio.toFixed(2)} | ${r.samples} | ${(cpu[r.name] ?? NaN).toFixed(1)} |`),
+    '',
+  ];
+  process.stdout.write(lines.join('\n') + '\n');
+  const rssProblems = rssGrowthProblems(rows, opts.maxRssGrowth / 100);
+  if (final.diffs.length === 0 && rssProblems.length === 0) {
+    say(`VERDICT: PASS — every claim converged (spec, status, credential Secret; none lost, duplicated or left over); no RSS grew more than ${opts.maxRssGrowth} % from its start`);
+    return 0;
+  }
+  if (final.diffs.length) say(`VERDICT: FAIL — ${final.diffs.length} objects diverge:\n${showDiffs(final.diffs)}`);
+  if (rssProblems.length) say(`VERDICT: FAIL — RSS grew more than ${opts.maxRssGrowth} %:\n${rssProblems.map((p) => `  ${p}`).join('\n')}`);
+  return 1;
+}
+
+main()
+  .catch((e) => {
+    process.stderr.write(`bench-soak: ${(e as Error).stack ?? String(e)}\n`);
+    return 1;
+  })
+  .then(async (code) => {
+    await cleanUp();
+    say(`stopped every process (${((Date.now() - T0) / 1000).toFixed(0)} s in total)`);
+    process.exit(aborted ? 130 : code);
+  });
