@@ -65,6 +65,7 @@ const opts = new Command('bench-scale')
   .option('--idle-seconds <n>', 'length of the idle measurement window after the load', '150')
   .option('--baseline-seconds <n>', 'length of the idle window before anything is bound', '30')
   .option('--settle-seconds <n>', 'wait between the end of the load and the idle window', '30')
+  .option('--provider-workers <n>', 'parallel provider actions (status + credentials Secret) of the bench', '32')
   .option('--per-host <n>', 'konnector instances per Node host process', '10')
   .option('--heartbeat-ms <n>', 'konnector heartbeat interval (default: the konnector\'s, 5 min)', '')
   .option('--results <file>', 'JSON file the results are merged into (by K)', '/tmp/bench-scale-results.json')
@@ -84,6 +85,7 @@ const IDLE_S = num('idle-seconds', opts.idleSeconds, 10);
 const BASE_S = num('baseline-seconds', opts.baselineSeconds, 5);
 const SETTLE_S = num('settle-seconds', opts.settleSeconds, 0);
 const PER_HOST = num('per-host', opts.perHost, 1);
+const PROVIDER_WORKERS = num('provider-workers', opts.providerWorkers, 1);
 const HEARTBEAT_MS = opts.heartbeatMs ? num('heartbeat-ms', opts.heartbeatMs, 1000) : undefined;
 
 const log = (s: string) => process.stderr.write(`[bench:scale ${new Date().toISOString().slice(11, 19)}] ${s}\n`);
@@ -403,13 +405,15 @@ async function runK(K: number): Promise<Result> {
     const provider = new KubeClient(cp.kubeConfig, { qps: 0, burst: 1 });
     clients.push(provider);
     const work: Array<() => Promise<void>> = [];
-    let wake: (() => void) | undefined;
+    // idle workers wait here; each new job wakes one of them
+    const waiting: Array<() => void> = [];
+    const wake = () => waiting.shift()?.();
     let stopWork = false;
-    const workers = Array.from({ length: 8 }, async () => {
+    const workers = Array.from({ length: PROVIDER_WORKERS }, async () => {
       while (!stopWork) {
         const job = work.shift();
         if (!job) {
-          await new Promise<void>((r) => (wake = r));
+          await new Promise<void>((r) => waiting.push(r));
           continue;
         }
         for (let attempt = 0; ; attempt++) {
@@ -452,7 +456,7 @@ async function runK(K: number): Promise<Result> {
             secretCreated.set(name, performance.now());
           }
         });
-        wake?.();
+        wake();
       },
     });
     upInf.start();
@@ -692,7 +696,7 @@ async function runK(K: number): Promise<Result> {
     log(`open WATCH requests by resource: baseline ${JSON.stringify(b1.watchByResource)}, end ${JSON.stringify(i1.watchByResource)}`);
     log(`end: apiserver heap in use ${res.end.apiserverHeap.toFixed(0)} MB (baseline ${res.base.apiserverHeap.toFixed(0)}), RSS ${res.end.apiserverRss.toFixed(0)} MB, etcd in use ${(res.end.etcdInUse / 1e6).toFixed(1)} MB (db ${(res.end.etcdDb / 1e6).toFixed(1)} MB), watchers ${res.end.watchers}, WATCH requests ${res.end.watchRequests}, objects ${res.end.objects}, backend RSS ${res.end.backendRss.toFixed(0)} MB, konnector hosts RSS ${res.end.konnectorRss.toFixed(0)} MB`);
     stopWork = true;
-    wake?.();
+    for (const w of waiting.splice(0)) w();
     void workers;
     return res;
   } finally {

@@ -60,6 +60,38 @@ export interface BackendControllersOptions {
   sweep?: { orphanGraceMs: number; staleAfterMs: number; noticeMs: number; dryRun: boolean };
 }
 
+/**
+ * What a ClusterBinding event enqueues. Health and sweeper follow every change (they read the
+ * heartbeat); the per-consumer RBAC depends only on the ClusterBinding being there and its spec, so a
+ * status-only update — the konnector's heartbeat every interval/2, the backend's own `Healthy`
+ * condition — does not re-apply the ClusterRole and RoleBindings. Before, every heartbeat cost the
+ * control plane five more requests (GET namespace, two APPLYs, two DELETEs; docs/scale.md).
+ */
+export function clusterBindingEvents(enqueue: { clusterBinding(key: string): void; rbac(clusterNs: string): void; sweep(clusterNs: string): void }): {
+  onAdd(c: ClusterBindingObj): void;
+  onUpdate(old: ClusterBindingObj, c: ClusterBindingObj): void;
+  onDelete(c: ClusterBindingObj): void;
+} {
+  const all = (c: ClusterBindingObj) => {
+    enqueue.clusterBinding(keyOf(c));
+    enqueue.rbac(c.metadata.namespace!);
+    enqueue.sweep(c.metadata.namespace!);
+  };
+  return {
+    onAdd: all,
+    onDelete: all,
+    onUpdate: (old, c) => {
+      const specChanged =
+        old.metadata.generation !== undefined && c.metadata.generation !== undefined
+          ? old.metadata.generation !== c.metadata.generation
+          : JSON.stringify(old.spec ?? null) !== JSON.stringify(c.spec ?? null);
+      if (specChanged || Boolean(old.metadata.deletionTimestamp) !== Boolean(c.metadata.deletionTimestamp)) return all(c);
+      enqueue.clusterBinding(keyOf(c));
+      enqueue.sweep(c.metadata.namespace!);
+    },
+  };
+}
+
 export class BackendControllers {
   readonly requests: Informer<ExportRequest>;
   readonly exports: Informer<ExportObj>;
@@ -194,11 +226,13 @@ export class BackendControllers {
       this.serviceNamespace.enqueue(keyOf(s));
       this.rbac.enqueue(s.metadata.namespace!);
     });
-    on(this.clusterBindings, (c) => {
-      this.clusterBinding.enqueue(keyOf(c));
-      this.rbac.enqueue(c.metadata.namespace!);
-      this.sweep.enqueue(c.metadata.namespace!);
-    });
+    this.clusterBindings.addEventHandler(
+      clusterBindingEvents({
+        clusterBinding: (k) => this.clusterBinding.enqueue(k),
+        rbac: (ns) => this.rbac.enqueue(ns),
+        sweep: (ns) => this.sweep.enqueue(ns),
+      }),
+    );
     on(this.kubeconfigSecrets, (s) => {
       this.tokenRotation.enqueue(s.metadata.namespace!);
       this.sweep.enqueue(s.metadata.namespace!);
