@@ -4,6 +4,7 @@
  * is the program's and not the TypeScript loader's), and /proc readings of CPU time and memory.
  */
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
 export const repo = fileURLToPath(new URL('../', import.meta.url));
@@ -40,6 +41,27 @@ function statusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
 export const rssMb = (pid: number): number => statusKb(pid, 'VmRSS') / 1024;
 /** Highest resident memory so far, MB. */
 export const peakRssMb = (pid: number): number => statusKb(pid, 'VmHWM') / 1024;
+
+/** A TCP port on 127.0.0.1 that was free a moment ago (for a child's --health-address). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Sum of the samples of one metric in a Prometheus text exposition (all label sets). */
+export function metricSum(text: string, name: string): number {
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    if (line.startsWith(`${name}{`) || line.startsWith(`${name} `)) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return sum;
+}
 
 /** The p-th percentile (nearest rank) of `xs`; NaN for none. */
 export function percentile(xs: readonly number[], p: number): number {

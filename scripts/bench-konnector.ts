@@ -21,7 +21,7 @@ import { CoreResources, KubeClient, type KubeObject } from '../runtime/core/clie
 import { Informer } from '../runtime/core/informer.js';
 import { startCluster, type RealCluster } from '../runtime/realinfra/index.js';
 import { svgChart } from './_svg-chart.js';
-import { bundleProgram, cpuSeconds, peakRssMb, percentile, repo, rssMb } from './_bench-procs.js';
+import { bundleProgram, cpuSeconds, freePort, metricSum, peakRssMb, percentile, repo, rssMb } from './_bench-procs.js';
 import { DEFAULT_QPS, DEFAULT_WORKERS } from '../runtime/konnector/defaults.js';
 import {
   bindOnApp,
@@ -116,11 +116,19 @@ interface Profile {
   workers: number;
 }
 
+/** The konnector's /metrics port (its --health-address), for the time its client limiter made requests wait. */
+let healthPort = 0;
+/** Seconds the running konnector's requests have waited for its client-side rate limit so far (both clusters). */
+async function throttledSeconds(): Promise<number> {
+  return metricSum(await (await fetch(`http://127.0.0.1:${healthPort}/metrics`)).text(), 'klutch_konnector_client_throttled_seconds_total');
+}
+
 async function startKonnector(app: RealCluster, profile: Profile): Promise<ChildProcess> {
   const entry = await konnectorEntry();
+  healthPort = await freePort();
   return spawn(
     process.execPath,
-    [...String(opts.nodeArgs).split(' ').filter(Boolean), ...entry, '--kubeconfig', app.kubeconfigPath, '--no-leader-elect', '--health-address', '127.0.0.1:0', '--qps', String(profile.qps), '--burst', String(Math.max(1, profile.qps * 2)), '--workers', String(profile.workers), '--log-level', String(opts.konnectorLogLevel)],
+    [...String(opts.nodeArgs).split(' ').filter(Boolean), ...entry, '--kubeconfig', app.kubeconfigPath, '--no-leader-elect', '--health-address', `127.0.0.1:${healthPort}`, '--qps', String(profile.qps), '--burst', String(Math.max(1, profile.qps * 2)), '--workers', String(profile.workers), '--log-level', String(opts.konnectorLogLevel)],
     { cwd: repo, stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, KLUTCH_KONNECTOR_VERSION: 'v0.1.0-bench' } },
   );
 }
@@ -148,6 +156,8 @@ interface Row {
   rssMb: number;
   peakRssMb: number;
   cpuSeconds: number;
+  /** Time the konnector's requests waited for its client-side rate limit during this N (up and down). */
+  throttledSeconds: number;
 }
 
 async function main(): Promise<void> {
@@ -242,6 +252,7 @@ async function main(): Promise<void> {
 
       const list = Array.from({ length: n }, (_, i) => `w-${i}`);
       const cpu0 = cpuSeconds(konnector.pid!);
+      const throttled0 = await throttledSeconds();
       const all0 = cpuSnapshot(cp, app, konnector.pid);
       const [cpReq0, appReq0] = await Promise.all([requestCounts(cpc, 'widgets'), requestCounts(ac, 'widgets')]);
       const start = performance.now();
@@ -292,6 +303,7 @@ async function main(): Promise<void> {
         rssMb: rssMb(konnector.pid!),
         peakRssMb: peakRssMb(konnector.pid!),
         cpuSeconds: cpuSeconds(konnector.pid!) - cpu0,
+        throttledSeconds: (await throttledSeconds()) - throttled0,
       };
       rows.push(row);
       log(`${profile.label}, N=${n}: up ${row.upSeconds.toFixed(1)} s (CPU s: ${cpuDelta(all0, allUp)}), down ${row.downSeconds.toFixed(1)} s (CPU s: ${cpuDelta(allDown0, cpuSnapshot(cp, app, konnector.pid))})`);
@@ -303,11 +315,14 @@ async function main(): Promise<void> {
       `raw create rate (plain client, ${concurrency} parallel, control plane): ${f(rawRate, 0)} objects/s; update ${f(updateRate, 0)}/s; server-side-apply create ${f(applyRate, 0)}/s`,
       `zero-cost ceiling on these shared cores (1 / (1/create + 1/update + 1/apply)): ${f(pipelineRate, 0)} objects/s = ${f((100 * pipelineRate) / rawRate, 0)}% of raw`,
       '',
-      '| konnector | N | all upstream (s) | throughput (obj/s) | % of raw | % of zero-cost ceiling | up p50 (s) | up p99 (s) | all status down (s) | down p50 (s) | down p99 (s) | RSS (MB) | peak RSS (MB) | konnector CPU (s) |',
-      '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-      ...rows.map((r) => `| ${r.profile} | ${r.n} | ${f(r.upSeconds, 1)} | ${f(r.upThroughput, 0)} | ${f((100 * r.upThroughput) / rawRate, 0)}% | ${f((100 * r.upThroughput) / pipelineRate, 0)}% | ${f(r.upP50)} | ${f(r.upP99)} | ${f(r.downSeconds, 1)} | ${f(r.downP50)} | ${f(r.downP99)} | ${f(r.rssMb, 0)} | ${f(r.peakRssMb, 0)} | ${f(r.cpuSeconds, 1)} |`),
+      '| konnector | N | all upstream (s) | throughput (obj/s) | % of raw | % of zero-cost ceiling | up p50 (s) | up p99 (s) | all status down (s) | down p50 (s) | down p99 (s) | RSS (MB) | peak RSS (MB) | konnector CPU (s) | waited for QPS limit (s) |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+      ...rows.map((r) => `| ${r.profile} | ${r.n} | ${f(r.upSeconds, 1)} | ${f(r.upThroughput, 0)} | ${f((100 * r.upThroughput) / rawRate, 0)}% | ${f((100 * r.upThroughput) / pipelineRate, 0)}% | ${f(r.upP50)} | ${f(r.upP99)} | ${f(r.downSeconds, 1)} | ${f(r.downP50)} | ${f(r.downP99)} | ${f(r.rssMb, 0)} | ${f(r.peakRssMb, 0)} | ${f(r.cpuSeconds, 1)} | ${f(r.throttledSeconds, 2)} |`),
     ];
     // The settings against the same pipeline without client-side limits, N by N: what the limits cost.
+    for (const r of rows.filter((x) => x.profile === tested.label)) {
+      lines.push(`N=${r.n}: ${tested.label}: requests waited ${f(r.throttledSeconds, 2)} s in all for the client-side limit, over ${f(r.upSeconds + r.downSeconds, 1)} s of syncing`);
+    }
     for (const n of sizes) {
       const t = rows.find((r) => r.n === n && r.profile === tested.label);
       const u = rows.find((r) => r.n === n && r.profile === unthrottled.label);

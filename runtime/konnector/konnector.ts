@@ -102,8 +102,9 @@ export class Konnector {
     this.registry = opts.registry ?? new Registry();
     this.metrics = konnectorMetrics(this.registry);
     this.log = opts.logger ?? silentLogger;
-    this.app = new KubeClient(opts.appKubeConfig, { qps, burst, userAgent: 'klutch-konnector' });
-    this.bindingClient = opts.bindingKubeConfig ? new KubeClient(opts.bindingKubeConfig, { qps, burst, userAgent: 'klutch-konnector' }) : this.app;
+    const { clientStats } = this.metrics;
+    this.app = new KubeClient(opts.appKubeConfig, { qps, burst, userAgent: 'klutch-konnector', stats: clientStats.app });
+    this.bindingClient = opts.bindingKubeConfig ? new KubeClient(opts.bindingKubeConfig, { qps, burst, userAgent: 'klutch-konnector', stats: clientStats.app }) : this.app;
     const resyncMs = opts.resyncMs ?? 600_000;
     this.bindings = new Informer<APIServiceBinding>(this.bindingClient, BindResources.apiServiceBindings, { namespace: opts.bindingNamespace, resyncMs, logger: this.log });
     // Every CRD of the app cluster is cached (schemas can be large): without managedFields.
@@ -127,7 +128,7 @@ export class Konnector {
         return !all.some((b) => b.metadata.uid === owner.uid);
       },
       bindingChanged: (k) => this.controller.enqueue(k),
-      clientFor: (p: ParsedKubeconfig) => new KubeClient(p.access, { qps, burst, userAgent: 'klutch-konnector' }),
+      clientFor: (p: ParsedKubeconfig) => new KubeClient(p.access, { qps, burst, userAgent: 'klutch-konnector', stats: clientStats.provider }),
       log: this.log,
       registry: this.registry,
       metrics: this.metrics,

@@ -1,5 +1,6 @@
 /** Konnector-specific metrics (on top of the controller metrics of runtime/core). */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { ClientStats } from '../core/client.js';
 
 export interface KonnectorMetrics {
   syncDuration: Histogram<'direction' | 'resource'>;
@@ -8,6 +9,8 @@ export interface KonnectorMetrics {
   heartbeats: Counter<'cluster_namespace' | 'result'>;
   lastHeartbeat: Gauge<'cluster_namespace'>;
   heartbeatInterval: Gauge<'cluster_namespace'>;
+  /** Shared by the konnector's clients of each side, read by the two client metrics on every scrape. */
+  clientStats: { app: ClientStats; provider: ClientStats };
 }
 
 const cache = new WeakMap<Registry, KonnectorMetrics>();
@@ -15,7 +18,29 @@ const cache = new WeakMap<Registry, KonnectorMetrics>();
 export function konnectorMetrics(registry: Registry): KonnectorMetrics {
   let m = cache.get(registry);
   if (m) return m;
+  const clientStats = { app: { requests: 0, throttledMs: 0 }, provider: { requests: 0, throttledMs: 0 } };
+  new Counter({
+    name: 'klutch_konnector_client_requests_total',
+    help: 'API requests the konnector sent, by cluster (app: the app cluster, provider: the control plane)',
+    labelNames: ['cluster'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [cluster, s] of Object.entries(clientStats)) this.inc({ cluster }, s.requests);
+    },
+  });
+  new Counter({
+    name: 'klutch_konnector_client_throttled_seconds_total',
+    help: 'Time requests waited for the client-side rate limit (--qps/--burst), by cluster; growing means the limit, not the API server, sets the pace',
+    labelNames: ['cluster'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [cluster, s] of Object.entries(clientStats)) this.inc({ cluster }, s.throttledMs / 1000);
+    },
+  });
   m = {
+    clientStats,
     syncDuration: new Histogram({
       name: 'klutch_konnector_sync_duration_seconds',
       help: 'Time from observing a change to writing it to the other cluster, by direction (up = app cluster to provider, down = provider to app cluster)',
