@@ -81,6 +81,9 @@ export function clusterBindingEvents(enqueue: { clusterBinding(key: string): voi
     onAdd: all,
     onDelete: all,
     onUpdate: (old, c) => {
+      // the informer's periodic resync re-delivers an unchanged object: re-apply RBAC then, so a
+      // RoleBinding someone deleted comes back within the resync period
+      if (old.metadata.resourceVersion !== undefined && old.metadata.resourceVersion === c.metadata.resourceVersion) return all(c);
       const specChanged =
         old.metadata.generation !== undefined && c.metadata.generation !== undefined
           ? old.metadata.generation !== c.metadata.generation
@@ -91,6 +94,9 @@ export function clusterBindingEvents(enqueue: { clusterBinding(key: string): voi
     },
   };
 }
+
+/** How often every ClusterBinding is re-delivered, re-applying its consumer's RBAC (drift repair). */
+export const CLUSTER_BINDING_RESYNC_MS = 10 * 60_000;
 
 export class BackendControllers {
   readonly requests: Informer<ExportRequest>;
@@ -128,7 +134,7 @@ export class BackendControllers {
     this.crds = new Informer<Crd>(kube, R.crds, { logger: log });
     this.templates = new Informer<ExportTemplate>(kube, R.templates, { logger: log });
     this.serviceNamespaces = new Informer<ServiceNamespace>(kube, R.serviceNamespaces, { logger: log });
-    this.clusterBindings = new Informer<ClusterBindingObj>(kube, R.clusterBindings, { logger: log });
+    this.clusterBindings = new Informer<ClusterBindingObj>(kube, R.clusterBindings, { logger: log, resyncMs: CLUSTER_BINDING_RESYNC_MS });
     this.kubeconfigSecrets = new Informer(kube, R.secrets, {
       logger: log,
       labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}`,

@@ -50,6 +50,13 @@ describe('clusterBindingEvents', () => {
     expect(calls.slice(-3)).toEqual(ALL);
   });
 
+  it('a periodic resync (the same resourceVersion again) re-applies RBAC, so deleted RoleBindings come back', () => {
+    const { calls, handlers } = recorder();
+    const same = { ...cb({ generation: 1 }), metadata: { ...cb({ generation: 1 }).metadata, resourceVersion: '42' } };
+    handlers.onUpdate(same, same);
+    expect(calls).toEqual(ALL);
+  });
+
   it('add, delete and the start of a deletion enqueue everything', () => {
     const { calls, handlers } = recorder();
     handlers.onAdd(cb({ generation: 1 }));
