@@ -15,11 +15,11 @@ export function vmRssKb(statusText: string): number {
 export interface RssSummary {
   name: string;
   pid: number;
-  /** MB at the sample marked as start (NaN when `markStart` was not called or the process was gone). */
+  /** MiB at the sample marked as start (NaN when `markStart` was not called or the process was gone). */
   startMb: number;
-  /** Highest MB of all samples, also those before the start mark. */
+  /** Highest MiB of all samples, also those before the start mark. */
   peakMb: number;
-  /** MB of the last sample. */
+  /** MiB of the last sample. */
   endMb: number;
   /** endMb / startMb. */
   ratio: number;
@@ -44,7 +44,7 @@ export class RssSampler {
     this.procs.push({ name, pid, samples: [] });
   }
 
-  /** Reads every tracked process once; returns MB by name (NaN for a process that is gone). */
+  /** Reads every tracked process once; returns MiB by name (NaN for a process that is gone). */
   sample(at = Date.now()): Record<string, number> {
     const out: Record<string, number> = {};
     for (const p of this.procs) {
@@ -86,7 +86,7 @@ export function rssGrowthProblems(rows: readonly RssSummary[], maxGrowth = 0.1):
     if (!Number.isFinite(r.startMb) || !Number.isFinite(r.endMb)) {
       out.push(`${r.name} (pid ${r.pid}): no ${Number.isFinite(r.startMb) ? 'end' : 'start'} sample (process gone?)`);
     } else if (r.endMb > r.startMb * (1 + maxGrowth)) {
-      out.push(`${r.name} (pid ${r.pid}): RSS grew from ${r.startMb.toFixed(1)} MB to ${r.endMb.toFixed(1)} MB (×${r.ratio.toFixed(2)}, limit ×${(1 + maxGrowth).toFixed(2)})`);
+      out.push(`${r.name} (pid ${r.pid}): RSS grew from ${r.startMb.toFixed(1)} MiB to ${r.endMb.toFixed(1)} MiB (×${r.ratio.toFixed(2)}, limit ×${(1 + maxGrowth).toFixed(2)})`);
     }
   }
   return out;

@@ -154,11 +154,17 @@ function cleanUp(): Promise<void> {
   return cleaning;
 }
 
+// Ctrl-C reaches this process twice (from the terminal's process group and relayed by the tsx
+// wrapper): a repeated signal must not end the process before its clean-up has stopped the children.
 for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(sig, () => {
+  process.on(sig, () => {
+    if (aborted) return;
     aborted = true;
     say(`${sig}: stopping every process started`);
-    void starting.then(cleanUp, cleanUp).finally(() => process.exit(130));
+    void starting.then(cleanUp, cleanUp).finally(() => {
+      say(`stopped every process (${((Date.now() - T0) / 1000).toFixed(0)} s in total)`);
+      process.exit(130);
+    });
   });
 }
 
@@ -304,6 +310,8 @@ interface AppCluster {
   busy: Set<string>;
   next: number;
   ops: { create: number; update: number; delete: number };
+  /** creates before the churn (the initial population) */
+  initialCreates: number;
   errors: number;
   lastError?: string;
 }
@@ -551,6 +559,7 @@ async function main(): Promise<number> {
         busy: new Set(),
         next: 0,
         ops: { create: 0, update: 0, delete: 0 },
+        initialCreates: 0,
         errors: 0,
       };
     }),
@@ -598,9 +607,10 @@ async function main(): Promise<number> {
     return 1;
   }
   rss.markStart();
-  say(`initial sync: ${apps.length} × ${opts.objects} claims with status and credential Secret on both sides in ${initial.seconds.toFixed(1)} s. RSS start = this sample (after the initial sync), MB: ${rssNow()}`);
+  say(`initial sync: ${apps.length} × ${opts.objects} claims with status and credential Secret on both sides in ${initial.seconds.toFixed(1)} s. RSS start = this sample (after the initial sync), MiB: ${rssNow()}`);
 
   // Churn.
+  for (const a of apps) a.initialCreates = a.ops.create;
   const initialCreates = apps.reduce((s, a) => s + ops(a), 0);
   const loads: number[] = [];
   const loadSampler = setInterval(() => loads.push(loadavg()[0]), opts.sampleSeconds * 1000);
@@ -614,7 +624,7 @@ async function main(): Promise<number> {
     const total = apps.reduce((s, a) => s + ops(a), 0) - initialCreates;
     const errs = apps.reduce((s, a) => s + a.errors, 0);
     const live = apps.reduce((s, a) => s + a.live.size, 0);
-    return `ops ${total} (${apps.map((a) => `${a.name.replace('soak-', '')} c${a.ops.create}/u${a.ops.update}/d${a.ops.delete}`).join(', ')}), errors ${errs}, live ${live}; RSS MB: ${rssNow()}; load ${load()}`;
+    return `ops ${total} (${apps.map((a) => `${a.name.replace('soak-', '')} c${a.ops.create - a.initialCreates}/u${a.ops.update}/d${a.ops.delete}`).join(', ')}; creates/updates/deletes after the initial ones), errors ${errs}, live ${live}; RSS MiB: ${rssNow()}; load ${load()}`;
   };
   while (!aborted) {
     const due = t0 + (k * 1000) / opts.rate;
@@ -633,6 +643,7 @@ async function main(): Promise<number> {
     }
   }
   await Promise.all(inflight);
+  if (aborted) return 130;
   const churnSeconds = (performance.now() - t0) / 1000;
   say(`churn done after ${churnSeconds.toFixed(0)} s: ${progress()}`);
 
@@ -658,7 +669,7 @@ async function main(): Promise<number> {
     `seen at the last check: downstream ${fc.downClaims} claims + ${fc.downSecrets} credential Secrets, upstream ${fc.upClaims} claims + ${fc.upSecrets} credential Secrets`,
     `convergence after the churn: ${final.diffs.length === 0 ? `all equal at a check ${final.seconds.toFixed(1)} s after the last operation` : `${final.diffs.length} differences left after ${final.seconds.toFixed(0)} s`}`,
     '',
-    'RSS (VmRSS, MB; start = the sample right after the initial sync, peak = highest of all samples, end = after convergence):',
+    'RSS (VmRSS in MiB; start = the sample right after the initial sync, peak = highest of all samples, end = after convergence):',
     '',
     '| process | pid | start | peak | end | end/start | samples | CPU s |',
     '|---|---:|---:|---:|---:|---:|---:|---:|',
@@ -678,7 +689,8 @@ async function main(): Promise<number> {
 
 main()
   .catch((e) => {
-    process.stderr.write(`bench-soak: ${(e as Error).stack ?? String(e)}\n`);
+    // after a signal the clean-up pulls the clusters away under the running steps: no stack then
+    process.stderr.write(`bench-soak: ${aborted ? `stopped: ${(e as Error).message}` : ((e as Error).stack ?? String(e))}\n`);
     return 1;
   })
   .then(async (code) => {

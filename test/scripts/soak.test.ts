@@ -111,7 +111,7 @@ describe('soak RSS sampler', () => {
       ['backend', 50, 60_000 / 1024, 56, 4],
       ['gone', NaN, NaN, NaN, 0],
     ]);
-    expect(rssGrowthProblems(rows, 0.1)).toEqual(['backend (pid 2): RSS grew from 50.0 MB to 56.0 MB (×1.12, limit ×1.10)', 'gone (pid 3): no start sample (process gone?)']);
+    expect(rssGrowthProblems(rows, 0.1)).toEqual(['backend (pid 2): RSS grew from 50.0 MiB to 56.0 MiB (×1.12, limit ×1.10)', 'gone (pid 3): no start sample (process gone?)']);
     expect(rssGrowthProblems(rows, 0.2)).toEqual(['gone (pid 3): no start sample (process gone?)']);
   });
 });
