@@ -15,14 +15,11 @@
  * (priority classes, APF bootstrap, RBAC) need them.
  */
 import * as fs from 'node:fs';
-import * as https from 'node:https';
-import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { stringify as toYaml } from 'yaml';
-import { ensureBinaries, freePort, logTail, type RealInfraBinaries } from '../runtime/realinfra/index.js';
+import { ensureBinaries, freePort, HarnessProcess, logTail, probe, type RealInfraBinaries } from '../runtime/realinfra/index.js';
 import { createClusterPki, type ClusterPki } from '../runtime/realinfra/pki.js';
-import { HarnessProcess } from '../runtime/realinfra/_process.js';
 
 export interface AppServer {
   readonly name: string;
@@ -45,18 +42,6 @@ export const LIGHT_APP_FLAGS: Readonly<Record<string, string>> = {
   'watch-cache': 'false',
   profiling: 'false',
 };
-
-function probe(url: string, tls?: https.RequestOptions): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const mod = url.startsWith('https:') ? https : http;
-    const req = mod.get(url, { ...tls, timeout: 5000, agent: false }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
-    req.on('timeout', () => req.destroy(new Error(`timeout: GET ${url}`)));
-    req.on('error', reject);
-  });
-}
 
 async function waitUntil(p: HarnessProcess<string>, what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
   const end = Date.now() + timeoutMs;
@@ -108,7 +93,7 @@ export async function startAppServers(opts: { prefix?: string; binaries?: RealIn
     cwd: dir,
   });
   procs.push(etcd);
-  await waitUntil(etcd, `GET ${etcdUrl}/health`, async () => (await probe(`${etcdUrl}/health`)) === 200, 60_000);
+  await waitUntil(etcd, `GET ${etcdUrl}/health`, async () => (await probe(`${etcdUrl}/health`)).status === 200, 60_000);
   log(`app etcd ready on ${etcdUrl}`);
 
   const apps: AppServer[] = [];
@@ -138,7 +123,7 @@ export async function startAppServers(opts: { prefix?: string; binaries?: RealIn
     }).map(([k, v]) => `--${k}=${v}`);
     const p = new HarnessProcess({ component: `kube-apiserver ${name}`, binary: bins.kubeApiServer, args, logFile: path.join(dir, 'logs', `${name}.log`), cwd: dir });
     procs.push(p);
-    await waitUntil(p, `GET ${server}/readyz`, async () => (await probe(`${server}/readyz`, tls)) === 200, 180_000);
+    await waitUntil(p, `GET ${server}/readyz`, async () => (await probe(`${server}/readyz`, tls)).status === 200, 180_000);
     const kubeconfigPath = path.join(dir, `${name}.kubeconfig`);
     const b64 = (s: string) => Buffer.from(s).toString('base64');
     fs.writeFileSync(

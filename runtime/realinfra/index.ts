@@ -61,3 +61,6 @@ export {
 export { type KilledLeftover, type KillLeftoversOptions, RUN_ID_ENV, killLeftovers, registryDir } from './registry.js';
 export { clientOf } from './client.js';
 export { type ProbeResult, probe } from './probe.js';
+// The process supervisor the harness uses for its components (start, log file, exit, stop), for
+// scripts that start further processes from the same binaries (scripts/_scale-apps.ts).
+export { HarnessProcess, type HarnessProcessOptions } from './_process.js';
