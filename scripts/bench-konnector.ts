@@ -46,6 +46,7 @@ const opts = new Command('bench-konnector')
   .option('--rate <n>', 'pace the load generator at this many creates (and status patches) per second; 0 = as fast as it can (a burst)', '0')
   .option('--qps <n>', 'konnector client QPS (burst = 2 × QPS); default: the konnector\'s', String(DEFAULT_QPS))
   .option('--workers <n>', 'konnector workers per sync controller; default: the konnector\'s', String(DEFAULT_WORKERS))
+  .option('--repeat <k>', 'run each N this many times per konnector setting, alternating the settings, and compare medians (damps a busy machine)', '1')
   .option('--no-ceiling', 'skip the unthrottled konnector (--qps 0, 32 workers) run after each N that the table compares the settings with')
   .option('--node-args <args>', 'extra Node.js flags for the konnector process, space-separated (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof")', '')
   .option('--konnector-log-level <level>', 'log level of the konnector process (its JSON logs go to stderr)', 'warn')
@@ -234,9 +235,12 @@ async function main(): Promise<void> {
     };
 
     const rows: Row[] = [];
-    for (const n of sizes) for (const profile of opts.ceiling ? [tested, unthrottled] : [tested]) {
+    const repeat = Number(opts.repeat);
+    if (!Number.isInteger(repeat) || repeat < 1) throw new Error(`--repeat: ${opts.repeat} must be an integer >= 1`);
+    const rounds = sizes.flatMap((n) => Array.from({ length: repeat }, (_, k) => (opts.ceiling ? [tested, unthrottled] : [tested]).map((profile) => ({ n, k, profile }))).flat());
+    for (const { n, k, profile } of rounds) {
       konnector = await use(profile);
-      const ns = `bench-${profile === tested ? 't' : 'u'}-${n}`;
+      const ns = `bench-${profile === tested ? 't' : 'u'}-${n}-${k}`;
       const pns = `cluster-bench-${ns}`;
       await ensure(ac, CoreResources.namespaces, { metadata: { name: ns } });
       // Warm-up object: the first one waits for the APIServiceNamespace to be assigned.
@@ -323,11 +327,17 @@ async function main(): Promise<void> {
     for (const r of rows.filter((x) => x.profile === tested.label)) {
       lines.push(`N=${r.n}: ${tested.label}: requests waited ${f(r.throttledSeconds, 2)} s in all for the client-side limit, over ${f(r.upSeconds + r.downSeconds, 1)} s of syncing`);
     }
+    // Medians over the repeats (with --repeat 1: the one run).
+    const median = (xs: number[]) => percentile(xs, 50);
     for (const n of sizes) {
-      const t = rows.find((r) => r.n === n && r.profile === tested.label);
-      const u = rows.find((r) => r.n === n && r.profile === unthrottled.label);
-      if (t && u) {
-        lines.push(`N=${n}: ${tested.label} syncs ${f(t.upThroughput, 0)} obj/s up = ${f((100 * t.upThroughput) / u.upThroughput, 0)}% of the pipeline ceiling (the unthrottled konnector: ${f(u.upThroughput, 0)} obj/s); down ${f((100 * u.downSeconds) / t.downSeconds, 0)}% of its rate`);
+      const t = rows.filter((r) => r.n === n && r.profile === tested.label);
+      const u = rows.filter((r) => r.n === n && r.profile === unthrottled.label);
+      if (t.length > 0 && u.length > 0) {
+        const [tUp, uUp] = [median(t.map((r) => r.upThroughput)), median(u.map((r) => r.upThroughput))];
+        const [tDown, uDown] = [median(t.map((r) => n / r.downSeconds)), median(u.map((r) => n / r.downSeconds))];
+        lines.push(
+          `N=${n}${repeat > 1 ? ` (medians of ${repeat})` : ''}: ${tested.label} syncs ${f(tUp, 0)} obj/s up = ${f((100 * tUp) / uUp, 0)}% of the pipeline ceiling (the unthrottled konnector: ${f(uUp, 0)} obj/s); down ${f(tDown, 0)} obj/s = ${f((100 * tDown) / uDown, 0)}% (${f(uDown, 0)} obj/s)`,
+        );
       }
     }
     process.stdout.write(lines.join('\n') + '\n');

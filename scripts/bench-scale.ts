@@ -45,18 +45,18 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { PassThrough } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { bindingCrds } from '../contract/api/index.js';
-import { CoreResources, KubeClient, type KubeObject, type ResourceRef } from '../runtime/core/client.js';
+import { CoreResources, KubeClient, type KubeObject } from '../runtime/core/client.js';
 import { Informer } from '../runtime/core/informer.js';
 import { loadKubeconfigFile } from '../runtime/core/kubeconfig.js';
 import { bind } from '../runtime/kubectl-bind/bind.js';
 import { applyManifests, ensureBinaries, startCluster, waitForCrdsEstablished, type RealCluster } from '../runtime/realinfra/index.js';
 import { OidcTestProvider } from '../test/support/oidc-provider.js';
 import { startAppServers, type AppServers } from './_scale-apps.js';
+import { claimCrd, credentialsExportTemplate, CREDS_LABEL } from './_bench-api.js';
+import { bundleProgram, repo } from './_bench-procs.js';
 
-const repo = fileURLToPath(new URL('../', import.meta.url));
 
 const opts = new Command('bench-scale')
   .option('--clusters <list>', 'comma-separated numbers of app clusters (K); each K runs on a fresh control plane', '5,20,50')
@@ -98,50 +98,12 @@ const pct = (xs: number[], p: number): number => {
 // ------------------------------------------------------------------------------------------ the API
 
 const GROUP = 'scale.klutch.test';
-const INSTANCES: ResourceRef = { group: GROUP, version: 'v1', plural: 'instances', kind: 'Instance', namespaced: true };
-const CREDS_LABEL = 'klutch.anynines.com/credentials';
+const INSTANCES = { group: GROUP, version: 'v1', plural: 'instances', kind: 'Instance', namespaced: true };
 const WORK_NS = 'work';
 const CLIENT_ID = 'klutch-backend';
 
-const instanceCrd = (): KubeObject =>
-  ({
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `instances.${GROUP}` },
-    spec: {
-      group: GROUP,
-      names: { kind: 'Instance', listKind: 'InstanceList', plural: 'instances', singular: 'instance' },
-      scope: 'Namespaced',
-      versions: [
-        {
-          name: 'v1',
-          served: true,
-          storage: true,
-          schema: {
-            openAPIV3Schema: {
-              type: 'object',
-              properties: {
-                spec: { type: 'object', properties: { plan: { type: 'string' }, replicas: { type: 'integer' } } },
-                status: { type: 'object', properties: { phase: { type: 'string' } } },
-              },
-            },
-          },
-          subresources: { status: {} },
-        },
-      ],
-    },
-  }) as KubeObject;
-
-const exportTemplate = (): KubeObject =>
-  ({
-    apiVersion: 'example-backend.klutch.anynines.com/v1alpha1',
-    kind: 'APIServiceExportTemplate',
-    metadata: { name: 'instances', namespace: 'crossplane-system' },
-    spec: {
-      APIServiceSelector: { group: GROUP, resource: 'instances' },
-      permissionClaims: [{ group: '', resource: 'secrets', version: 'v1', selector: { labelSelectors: [{ [CREDS_LABEL]: 'true' }], owner: 'Provider' } }],
-    },
-  }) as KubeObject;
+const instanceCrd = (): KubeObject => claimCrd(INSTANCES, { plan: { type: 'string' }, replicas: { type: 'integer' } }, { phase: { type: 'string' } });
+const exportTemplate = (): KubeObject => credentialsExportTemplate(INSTANCES);
 
 // ------------------------------------------------------------------------------------------ processes
 
@@ -155,13 +117,6 @@ function procStat(pid: number | undefined): { cpu: number; rssMb: number } {
   } catch {
     return { cpu: NaN, rssMb: NaN };
   }
-}
-
-async function bundle(entry: string, name: string): Promise<string> {
-  const { build } = await import('esbuild');
-  const outfile = `${repo}node_modules/.cache/klutch-kit/${name}.mjs`;
-  await build({ entryPoints: [`${repo}${entry}`], bundle: true, platform: 'node', format: 'esm', packages: 'external', outfile, logLevel: 'warning' });
-  return outfile;
 }
 
 interface Child {
@@ -372,7 +327,7 @@ async function runK(K: number): Promise<Result> {
     stops.unshift(() => op.stop());
     const clientSecret = 'backend-secret-' + randomBytes(6).toString('hex');
     op.start([{ client_id: CLIENT_ID, client_secret: clientSecret, redirect_uris: ['http://127.0.0.1:9/callback'] }]);
-    const backendFile = await bundle('runtime/backend/main.ts', 'klutch-backend');
+    const backendFile = await bundleProgram('runtime/backend/main.ts', 'klutch-backend.mjs');
     const backend = await spawnChild(
       [
         backendFile,
@@ -507,7 +462,7 @@ async function runK(K: number): Promise<Result> {
     log(`bound ${K} app clusters: bind p50 ${pct(bindTimes, 50).toFixed(2)} s, p99 ${pct(bindTimes, 99).toFixed(2)} s`);
 
     // konnectors
-    const hostFile = await bundle('scripts/_scale-konnectors.ts', 'scale-konnectors');
+    const hostFile = await bundleProgram('scripts/_scale-konnectors.ts', 'scale-konnectors.mjs');
     for (let i = 0; i < K; i += PER_HOST) {
       const group = appList.slice(i, i + PER_HOST);
       const h = await spawnChild(

@@ -17,14 +17,13 @@
  * diverges or a process's RSS ends more than --max-rss-growth % above its start; 130 on Ctrl-C.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdtempSync, readFileSync, type WriteStream } from 'node:fs';
+import { createWriteStream, mkdtempSync, type WriteStream } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import { Command } from 'commander';
 import { bindingCrds } from '../contract/api/index.js';
-import { CoreResources, KubeClient, type KubeObject, type ResourceRef } from '../runtime/core/client.js';
+import { CoreResources, KubeClient, type KubeObject } from '../runtime/core/client.js';
 import { Controller } from '../runtime/core/controller.js';
 import { Informer } from '../runtime/core/informer.js';
 import { silentLogger } from '../runtime/core/logger.js';
@@ -32,9 +31,10 @@ import { applyManifests, startCluster, waitForCrdsEstablished, type RealCluster 
 import { BindResources } from '../runtime/konnector/types.js';
 import { OidcTestProvider } from '../test/support/oidc-provider.js';
 import { canonical, compareSoak, type ClaimView, type ClusterState, type Difference, type SecretView } from './_soak-converge.js';
+import { claimCrd, credentialsExportTemplate, CREDS_LABEL } from './_bench-api.js';
+import { bundleProgram, cpuSeconds, repo } from './_bench-procs.js';
 import { RssSampler, rssGrowthProblems } from './_soak-rss.js';
 
-const repo = fileURLToPath(new URL('../', import.meta.url));
 
 const num = (flag: string, min: number, integer = false) => (v: string) => {
   const n = Number(v);
@@ -61,9 +61,8 @@ const opts = new Command('bench-soak')
 // Secret the provider writes.
 
 const GROUP = 'soak.klutch.test';
-const SOAKDBS: ResourceRef = { group: GROUP, version: 'v1', plural: 'soakdbs', kind: 'SoakDB', namespaced: true };
+const SOAKDBS = { group: GROUP, version: 'v1', plural: 'soakdbs', kind: 'SoakDB', namespaced: true };
 const CRD_NAME = `soakdbs.${GROUP}`;
-const CREDS_LABEL = 'klutch.anynines.com/credentials';
 const SECRETS = CoreResources.secrets;
 
 interface Spec {
@@ -81,45 +80,9 @@ const expectedSecret = (claim: string, spec: unknown): Record<string, string> =>
 };
 
 const soakCrd = (): KubeObject =>
-  ({
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: CRD_NAME },
-    spec: {
-      group: GROUP,
-      names: { kind: 'SoakDB', listKind: 'SoakDBList', plural: 'soakdbs', singular: 'soakdb' },
-      scope: 'Namespaced',
-      versions: [
-        {
-          name: 'v1',
-          served: true,
-          storage: true,
-          schema: {
-            openAPIV3Schema: {
-              type: 'object',
-              properties: {
-                spec: { type: 'object', properties: { size: { type: 'integer' }, tier: { type: 'string', enum: ['Shared', 'Dedicated'] } } },
-                status: { type: 'object', properties: { phase: { type: 'string' }, observedSize: { type: 'integer' }, observedTier: { type: 'string' } } },
-              },
-            },
-          },
-          subresources: { status: {} },
-        },
-      ],
-    },
-  }) as KubeObject;
-
+  claimCrd(SOAKDBS, { size: { type: 'integer' }, tier: { type: 'string', enum: ['Shared', 'Dedicated'] } }, { phase: { type: 'string' }, observedSize: { type: 'integer' }, observedTier: { type: 'string' } });
 /** The backend offers the CRD through this template, with a claim on the labelled credential Secrets. */
-const soakTemplate = (): KubeObject =>
-  ({
-    apiVersion: 'example-backend.klutch.anynines.com/v1alpha1',
-    kind: 'APIServiceExportTemplate',
-    metadata: { name: 'soakdbs', namespace: 'crossplane-system' },
-    spec: {
-      APIServiceSelector: { group: GROUP, resource: 'soakdbs' },
-      permissionClaims: [{ group: '', resource: 'secrets', version: 'v1', selector: { labelSelectors: [{ [CREDS_LABEL]: 'true' }], owner: 'Provider' } }],
-    },
-  }) as KubeObject;
+const soakTemplate = (): KubeObject => credentialsExportTemplate(SOAKDBS);
 
 // ---------------------------------------------------------------------------------------------
 // Output and process bookkeeping
@@ -203,14 +166,6 @@ function spawnNode(name: string, args: string[], env: Record<string, string> = {
   return { name, proc, logFile, output: () => tail };
 }
 
-/** One ESM file per program with the packages external, as a container image ships it: RSS is the program's, not tsx's. */
-async function bundle(entry: string, out: string): Promise<string> {
-  const { build } = await import('esbuild');
-  const outfile = `${repo}node_modules/.cache/klutch-kit/${out}`;
-  await build({ entryPoints: [`${repo}${entry}`], bundle: true, platform: 'node', format: 'esm', packages: 'external', outfile, logLevel: 'warning' });
-  return outfile;
-}
-
 async function until<T>(what: string, fn: () => Promise<T | undefined | false | null>, timeoutMs: number, everyMs = 250): Promise<T> {
   const end = Date.now() + timeoutMs;
   let last = '';
@@ -224,16 +179,6 @@ async function until<T>(what: string, fn: () => Promise<T | undefined | false | 
     }
     if (Date.now() > end) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}${last ? ` (last error: ${last})` : ''}`);
     await sleep(everyMs);
-  }
-}
-
-function cpuSeconds(pid: number): number {
-  try {
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const rest = f.slice(f.lastIndexOf(')') + 2).split(' ');
-    return (Number(rest[11]) + Number(rest[12])) / 100;
-  } catch {
-    return NaN;
   }
 }
 
@@ -492,7 +437,7 @@ async function main(): Promise<number> {
   const machines = appClusters.map((_, i) => ({ id: `soak-machine-${i + 1}`, secret: randomBytes(12).toString('hex') }));
   const op = await OidcTestProvider.listen([{ username: 'nobody', password: randomBytes(8).toString('hex'), sub: 'user-nobody', email: 'nobody@example.test' }]);
   cleanups.push({ what: 'OIDC issuer', run: () => op.stop() });
-  const [backendJs, konnectorJs] = await Promise.all([bundle('runtime/backend/main.ts', 'soak-backend.mjs'), bundle('runtime/konnector/main.ts', 'soak-konnector.mjs')]);
+  const [backendJs, konnectorJs] = await Promise.all([bundleProgram('runtime/backend/main.ts', 'soak-backend.mjs'), bundleProgram('runtime/konnector/main.ts', 'soak-konnector.mjs')]);
   const backend = spawnNode('backend', [
     backendJs,
     `--kubeconfig=${cp!.kubeconfigPath}`,
