@@ -13,7 +13,9 @@ function missingPeer(e, name) {
   if (e?.code !== 'ERR_MODULE_NOT_FOUND') return false;
   const pkg = RUNTIME_PEERS.find((p) => String(e.message).includes(`'${p}'`));
   if (!pkg) return false;
-  process.stderr.write(`${name}: the package ${pkg} is not installed; the klutch-kit commands need the runtime peers: npm install ${RUNTIME_PEERS.join(' ')}\n`);
+  process.stderr.write(
+    `${name}: the package ${pkg} is not installed; the klutch-kit commands need the runtime peers: npm install ${RUNTIME_PEERS.join(' ')}\n`,
+  );
   process.exit(1);
 }
 

@@ -21,11 +21,7 @@ export function isDnsSubdomain(v: unknown, minDots = 0): v is string {
 /** Returns `v`, or throws `<prop>: <v> is not a DNS-1123 label (...)`. */
 export function checkDnsLabel(prop: string, v: unknown, maxLength = 63): string {
   if (!isDnsLabel(v, maxLength)) {
-    fail(
-      prop,
-      v,
-      `is not a DNS-1123 label (lower-case letters, digits and "-", starting and ending alphanumeric, at most ${maxLength} characters)`,
-    );
+    fail(prop, v, `is not a DNS-1123 label (lower-case letters, digits and "-", starting and ending alphanumeric, at most ${maxLength} characters)`);
   }
   return v;
 }

@@ -20,9 +20,26 @@ export * as validate from './validate/index.js';
 // The commonly used constructs by name, so that `import { ControlPlaneCluster } from 'klutch-kit'`
 // works; everything else stays in the namespaces above (no two of these names clash).
 export {
-  AppCluster, type AppClusterProps, ControlPlaneCluster, type ControlPlaneClusterProps, renderTopology, synthTopology, type SynthOptions, type SynthResult,
+  AppCluster,
+  type AppClusterProps,
+  ControlPlaneCluster,
+  type ControlPlaneClusterProps,
+  renderTopology,
+  synthTopology,
+  type SynthOptions,
+  type SynthResult,
 } from './topology/index.js';
 export {
-  A8sBackend, type A8sBackendProps, A9sBackend, type A9sBackendProps, Backend, credentialsSecretClaim, DataService, type DataServiceProps, Plan, type PlanProps, Topology,
+  A8sBackend,
+  type A8sBackendProps,
+  A9sBackend,
+  type A9sBackendProps,
+  Backend,
+  credentialsSecretClaim,
+  DataService,
+  type DataServiceProps,
+  Plan,
+  type PlanProps,
+  Topology,
 } from './dataservice/index.js';
 export { Catalogue, type CatalogueProps } from './catalogue/index.js';

@@ -38,7 +38,12 @@ const ALL_VERBS = ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'
 export const BINDER_RULES: readonly BinderRule[] = [
   { apiGroups: [BIND_GROUP], resources: ['apiserviceexportrequests'], verbs: ALL_VERBS, why: 'kubectl-bind creates export requests' },
   { apiGroups: [''], resources: ['namespaces'], verbs: ['get'], why: 'the konnector reads its cluster namespace' },
-  { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'], why: 'the konnector reads the kubeconfig Secret (credential rotation), in the cluster namespace only' },
+  {
+    apiGroups: [''],
+    resources: ['secrets'],
+    verbs: ['get', 'list', 'watch'],
+    why: 'the konnector reads the kubeconfig Secret (credential rotation), in the cluster namespace only',
+  },
   { apiGroups: [BIND_GROUP], resources: ['clusterbindings'], verbs: ['get', 'list', 'watch'], why: 'heartbeat target' },
   { apiGroups: [BIND_GROUP], resources: ['clusterbindings/status'], verbs: ['get', 'patch', 'update'], why: 'heartbeat' },
   { apiGroups: [BIND_GROUP], resources: ['apiserviceexports'], verbs: ['get', 'list', 'watch'], why: 'exports of this consumer' },

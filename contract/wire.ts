@@ -55,7 +55,10 @@ const CLAIM: GoOrder = {
   always: { required: false },
   sub: {
     selector: { keys: ['names', 'namespaces', 'labelSelectors', 'fieldSelectors', 'owner'], omitEmpty: ['owner'] },
-    read: { keys: ['labels', 'labelsOnProviderOwnedObjects', 'annotations', 'overrideAnnotations'], sub: { labels: MATCHER, labelsOnProviderOwnedObjects: MATCHER, annotations: MATCHER, overrideAnnotations: MATCHER } },
+    read: {
+      keys: ['labels', 'labelsOnProviderOwnedObjects', 'annotations', 'overrideAnnotations'],
+      sub: { labels: MATCHER, labelsOnProviderOwnedObjects: MATCHER, annotations: MATCHER, overrideAnnotations: MATCHER },
+    },
     create: { keys: ['replaceExisting'], omitEmpty: ['replaceExisting'] },
     onConflict: { keys: ['recreateWhenConsumerSideDeleted'], always: { recreateWhenConsumerSideDeleted: false } },
     update: {
@@ -114,10 +117,7 @@ function goOrdered(v: unknown, order: GoOrder | undefined): unknown {
  * U+2029 escaped. Fields unknown to Klutch's types follow the known ones.
  */
 export function goJson(kind: keyof typeof GO_ORDERS, doc: unknown): string {
-  return JSON.stringify(goOrdered(doc, GO_ORDERS[kind])).replace(
-    /[<>&\u2028\u2029]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
+  return JSON.stringify(goOrdered(doc, GO_ORDERS[kind])).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /** The `GET /export` body: a BindingProvider with Klutch's `apiVersion` and Go's key order. */
@@ -158,9 +158,7 @@ export function validateBindingResponse(v: unknown): BindingResponse {
   const o = v as Partial<BindingResponse> | null;
   if (!o || typeof o !== 'object') throw new Error('BindingResponse: not an object');
   if (o.apiVersion !== BIND_API_VERSION || o.kind !== 'BindingResponse') {
-    throw new Error(
-      `BindingResponse: unexpected type ${String(o.apiVersion)}/${String(o.kind)}, only ${BIND_API_VERSION}/BindingResponse is supported`,
-    );
+    throw new Error(`BindingResponse: unexpected type ${String(o.apiVersion)}/${String(o.kind)}, only ${BIND_API_VERSION}/BindingResponse is supported`);
   }
   if (!o.authentication?.oauth2CodeGrant) {
     throw new Error('BindingResponse.authentication.oauth2CodeGrant: missing');
@@ -182,8 +180,7 @@ export function validateBindingResponse(v: unknown): BindingResponse {
 }
 
 /** The export requests of a (validated) BindingResponse. */
-export const responseRequests = (r: BindingResponse): APIServiceExportRequestResponse[] =>
-  r.requests as APIServiceExportRequestResponse[];
+export const responseRequests = (r: BindingResponse): APIServiceExportRequestResponse[] => r.requests as APIServiceExportRequestResponse[];
 
 /** kubeconfig YAML carried by a BindingResponse. */
 export function responseKubeconfig(r: BindingResponse): string {

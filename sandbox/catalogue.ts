@@ -68,9 +68,22 @@ export interface PushedCatalogue {
 export async function pushCatalogue(cp: RealCluster, xp: CrossplaneHarness): Promise<PushedCatalogue> {
   const packageRef = `${xp.registry}/${CATALOGUE_REPOSITORY}:${CATALOGUE_TAG}`;
   const { cluster, pkg } = synthSandboxControlPlane(packageRef);
-  const pushed = await pushPackageImage(buildPackageImage(joinPackageYaml(toYaml(pkg.meta), pkg.files.map((f) => toYaml(f.object)))), packageRef);
-  const templates = cluster.files.map((f) => f.object as Obj).filter((o) => o.kind === 'APIServiceExportTemplate' && (SANDBOX_APIS as readonly string[]).includes(o.metadata!.name!));
-  if (templates.length !== SANDBOX_APIS.length) throw new Error(`sandbox: expected export templates ${SANDBOX_APIS.join(', ')} from the control plane, got ${templates.map((t) => t.metadata!.name).join(', ') || 'none'}`);
+  const pushed = await pushPackageImage(
+    buildPackageImage(
+      joinPackageYaml(
+        toYaml(pkg.meta),
+        pkg.files.map((f) => toYaml(f.object)),
+      ),
+    ),
+    packageRef,
+  );
+  const templates = cluster.files
+    .map((f) => f.object as Obj)
+    .filter((o) => o.kind === 'APIServiceExportTemplate' && (SANDBOX_APIS as readonly string[]).includes(o.metadata!.name!));
+  if (templates.length !== SANDBOX_APIS.length)
+    throw new Error(
+      `sandbox: expected export templates ${SANDBOX_APIS.join(', ')} from the control plane, got ${templates.map((t) => t.metadata!.name).join(', ') || 'none'}`,
+    );
   await applyManifests(cp.kubeConfig, a8sCrds());
   const xrds = pkg.files.map((f) => f.object as Obj).filter((o) => o.kind === 'CompositeResourceDefinition');
   return { packageRef, digest: pushed.digest, xrds, templates };

@@ -55,11 +55,16 @@ export const DEMO_PLANS = ['postgresql-single-nano', 'postgresql-single-small'] 
 
 /** The catalogue's claim APIs the demo uses (served by Crossplane from the catalogue's XRDs). */
 export const SANDBOX_CLAIMS = {
-  postgresqlInstances: { group: 'anynines.com', version: 'v1', plural: 'postgresqlinstances', kind: 'PostgresqlInstance', namespaced: true } satisfies ResourceRef,
+  postgresqlInstances: {
+    group: 'anynines.com',
+    version: 'v1',
+    plural: 'postgresqlinstances',
+    kind: 'PostgresqlInstance',
+    namespaced: true,
+  } satisfies ResourceRef,
   serviceBindings: { group: 'anynines.com', version: 'v1', plural: 'servicebindings', kind: 'ServiceBinding', namespaced: true } satisfies ResourceRef,
 };
 export const DEMO = { namespace: 'shop', instance: 'orders-db', binding: 'orders-db-binding' } as const;
-
 
 export interface SandboxOptions {
   /** A line per completed step (and a few details). */
@@ -159,7 +164,9 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     const v = await fn();
     timings[what] = (Date.now() - t) / 1000;
     n++;
-    say(`[${n}/${SANDBOX_STEPS}] ${what} … done in ${timings[what]!.toFixed(1)} s (+${((Date.now() - started) / 1000).toFixed(1)} s)${detail ? `\n      ${detail(v).split('\n').join('\n      ')}` : ''}`);
+    say(
+      `[${n}/${SANDBOX_STEPS}] ${what} … done in ${timings[what]!.toFixed(1)} s (+${((Date.now() - started) / 1000).toFixed(1)} s)${detail ? `\n      ${detail(v).split('\n').join('\n      ')}` : ''}`,
+    );
     return v;
   };
   const stopAll = async () => {
@@ -177,7 +184,13 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
       a8sDataDir,
       backendUrl,
       issuer,
-      clusters: clusters.map((c) => ({ name: c.name, server: c.server, kubeconfigPath: c.kubeconfigPath, dir: c.dir, pids: [...clusterPids(c), ...(c === clusters[0] && crossplane ? harnessPids(crossplane) : [])] })),
+      clusters: clusters.map((c) => ({
+        name: c.name,
+        server: c.server,
+        kubeconfigPath: c.kubeconfigPath,
+        dir: c.dir,
+        pids: [...clusterPids(c), ...(c === clusters[0] && crossplane ? harnessPids(crossplane) : [])],
+      })),
       processes: processes.map((p) => ({ name: p.name, pid: p.child.pid!, log: p.log })),
     };
     fs.writeFileSync(STATE_FILE, JSON.stringify(state, null, 2));
@@ -193,13 +206,19 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
 
   try {
     // 1. clusters (and the Pulumi toolchain, warm: a few stat calls)
-    const [bins, cp, app1, app2] = await step('clusters: control plane + 2 app clusters (real kube-apiserver, etcd, kube-controller-manager)', async () => {
-      const bins = ensurePulumiBinaries({});
-      const cs = ['sandbox-cp', 'sandbox-app-1', 'sandbox-app-2'].map((name) =>
-        startCluster({ name }).then((c) => (clusters.push(c), c)),
-      );
-      return [await bins, ...(await Promise.all(cs))] as const;
-    }, (v) => v.slice(1).map((c) => `${(c as RealCluster).name}: ${(c as RealCluster).server}  kubeconfig ${(c as RealCluster).kubeconfigPath}`).join('\n'));
+    const [bins, cp, app1, app2] = await step(
+      'clusters: control plane + 2 app clusters (real kube-apiserver, etcd, kube-controller-manager)',
+      async () => {
+        const bins = ensurePulumiBinaries({});
+        const cs = ['sandbox-cp', 'sandbox-app-1', 'sandbox-app-2'].map((name) => startCluster({ name }).then((c) => (clusters.push(c), c)));
+        return [await bins, ...(await Promise.all(cs))] as const;
+      },
+      (v) =>
+        v
+          .slice(1)
+          .map((c) => `${(c as RealCluster).name}: ${(c as RealCluster).server}  kubeconfig ${(c as RealCluster).kubeconfigPath}`)
+          .join('\n'),
+    );
     const apps = [app1, app2] as const;
 
     // 2. the OIDC provider (listening; clients registered once the backend URL is known, right below)
@@ -207,133 +226,197 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     const backendUrl = `http://127.0.0.1:${backendPort}`;
     const clientSecret = randomBytes(18).toString('base64url');
     const machine = apps.map((a) => ({ id: `sandbox-${a.name.replace(/^sandbox-/, '')}`, secret: randomBytes(18).toString('base64url') }));
-    const op = await step('OIDC provider (oidc-provider, in this process)', async () => {
-      const op = await OidcTestProvider.listen([{ username: 'dev', password: randomBytes(9).toString('base64url'), sub: 'sandbox-dev', email: 'dev@sandbox.test' }]);
-      stops.push(() => op.stop());
-      op.start(
-        [
-          { client_id: BACKEND_CLIENT_ID, client_secret: clientSecret, redirect_uris: [`${backendUrl}/callback`] },
-          ...machine.map((m) => ({ client_id: m.id, client_secret: m.secret, grant_types: ['client_credentials'], response_types: [], redirect_uris: [] })),
-        ],
-        { [BACKEND_RESOURCE]: { audience: BACKEND_RESOURCE, scope: 'bind' } },
-      );
-      return op;
-    }, (op) => `issuer ${op.issuer}`);
+    const op = await step(
+      'OIDC provider (oidc-provider, in this process)',
+      async () => {
+        const op = await OidcTestProvider.listen([
+          { username: 'dev', password: randomBytes(9).toString('base64url'), sub: 'sandbox-dev', email: 'dev@sandbox.test' },
+        ]);
+        stops.push(() => op.stop());
+        op.start(
+          [
+            { client_id: BACKEND_CLIENT_ID, client_secret: clientSecret, redirect_uris: [`${backendUrl}/callback`] },
+            ...machine.map((m) => ({ client_id: m.id, client_secret: m.secret, grant_types: ['client_credentials'], response_types: [], redirect_uris: [] })),
+          ],
+          { [BACKEND_RESOURCE]: { audience: BACKEND_RESOURCE, scope: 'bind' } },
+        );
+        return op;
+      },
+      (op) => `issuer ${op.issuer}`,
+    );
     writeState(backendUrl, op.issuer);
 
     // 3. real Crossplane on the control plane (its packages left to pulumi up), the catalogue package pushed to its
     //    registry, the local a8s operator
-    const pushed = await step(`Crossplane ${SANDBOX_CROSSPLANE} on the control plane, catalogue package pushed to its registry, local a8s operator`, async () => {
-      // provider-kubernetes re-reads the a8s objects every 3 s (the harness's default is 10 s): status comes back sooner;
-      // install: false — the Function, Provider and ProviderConfig come from pulumi up (klutch-kit:catalogue)
-      const xp = await startCrossplane(cp, { version: SANDBOX_CROSSPLANE, providerPollInterval: '3s', install: false });
-      crossplane = xp;
-      stops.push(() => xp.stop());
-      const pushed = await pushCatalogue(cp, xp);
-      const a8s = new SandboxA8sOperator({ client: new KubeClient(cp.kubeConfig), dataDir: a8sDataDir });
-      await a8s.start();
-      stops.push(async () => {
-        await a8s.stop();
-        fs.rmSync(a8sDataDir, { recursive: true, force: true });
-      });
-      a8sOperator = a8s;
-      return pushed;
-    }, (c) => `Crossplane ${crossplane!.versions.crossplane}, registry ${crossplane!.registry}\npackage ${c.packageRef} (${c.digest.slice(0, 19)}…): ${c.xrds.length} XRDs\nlocal a8s operator: PostgreSQL ${a8sOperator!.instances.binaries.major} servers on 127.0.0.2+ port 5432, data under ${a8sDataDir}`);
+    const pushed = await step(
+      `Crossplane ${SANDBOX_CROSSPLANE} on the control plane, catalogue package pushed to its registry, local a8s operator`,
+      async () => {
+        // provider-kubernetes re-reads the a8s objects every 3 s (the harness's default is 10 s): status comes back sooner;
+        // install: false — the Function, Provider and ProviderConfig come from pulumi up (klutch-kit:catalogue)
+        const xp = await startCrossplane(cp, { version: SANDBOX_CROSSPLANE, providerPollInterval: '3s', install: false });
+        crossplane = xp;
+        stops.push(() => xp.stop());
+        const pushed = await pushCatalogue(cp, xp);
+        const a8s = new SandboxA8sOperator({ client: new KubeClient(cp.kubeConfig), dataDir: a8sDataDir });
+        await a8s.start();
+        stops.push(async () => {
+          await a8s.stop();
+          fs.rmSync(a8sDataDir, { recursive: true, force: true });
+        });
+        a8sOperator = a8s;
+        return pushed;
+      },
+      (c) =>
+        `Crossplane ${crossplane!.versions.crossplane}, registry ${crossplane!.registry}\npackage ${c.packageRef} (${c.digest.slice(0, 19)}…): ${c.xrds.length} XRDs\nlocal a8s operator: PostgreSQL ${a8sOperator!.instances.binaries.major} servers on 127.0.0.2+ port 5432, data under ${a8sDataDir}`,
+    );
 
     // 4. pulumi up of the stack program, runtime manifests mode plus the catalogue package (klutch-kit:catalogue):
     //    binding CRDs, backend and konnector objects, and the Configuration, Function, provider-kubernetes and its
     //    ProviderConfig, which real Crossplane installs
     let catalogue: InstalledCatalogue | undefined;
-    const stack = await step('pulumi up (stacks/main.ts, manifests: runtime, catalogue: Configuration package); Crossplane installed the packages', async () => {
-      const projectDir = path.join(dir, 'pulumi', 'project');
-      fs.mkdirSync(projectDir, { recursive: true });
-      const rootProject = fs.readFileSync(path.join(REPO_ROOT, 'Pulumi.yaml'), 'utf8');
-      fs.writeFileSync(
-        path.join(projectDir, 'Pulumi.yaml'),
-        rootProject
-          .replace(/^main: .*$/m, `main: ${path.relative(projectDir, path.join(REPO_ROOT, 'stacks', 'main.ts'))}`)
-          .replace(/^(\s*nodeargs:) .*$/m, `$1 --import ${TSX_LOADER} --no-warnings`),
-      );
-      const home = path.join(dir, 'pulumi', 'home');
-      const state = path.join(dir, 'pulumi', 'state');
-      fs.mkdirSync(home, { recursive: true });
-      fs.mkdirSync(state, { recursive: true });
-      const env = pulumiEnv(bins, { home, backendDir: state, passphrase: 'klutch-kit sandbox' });
-      const ws = await LocalWorkspace.create({ workDir: projectDir, pulumiHome: env['PULUMI_HOME']!, envVars: env, secretsProvider: 'passphrase', pulumiCommand: await PulumiCommand.get({ root: bins.pulumiRoot }) });
-      const stack = await Stack.create('sandbox', ws);
-      const secrets = generateStackSecrets();
-      const kc = (c: RealCluster) => fs.readFileSync(c.kubeconfigPath, 'utf8');
-      await stack.setAllConfig({
-        'klutch-kit:controlPlane': { value: JSON.stringify({ name: 'control-plane', access: { kind: 'kubeconfig' } }) },
-        'klutch-kit:appClusters': { value: JSON.stringify([{ name: 'app-1', access: { kind: 'kubeconfig' } }, { name: 'app-2', access: { kind: 'kubeconfig' } }]) },
-        'klutch-kit:backend': { value: JSON.stringify({ url: backendUrl, prettyName: 'Klutch sandbox' }) },
-        'klutch-kit:oidc': { value: JSON.stringify({ issuerUrl: op.issuer, clientId: BACKEND_CLIENT_ID }) },
-        'klutch-kit:skipAwait': { value: 'true' },
-        'klutch-kit:manifests': { value: 'runtime' },
-        'klutch-kit:catalogue': { value: JSON.stringify({ install: 'ConfigurationPackage', package: pushed.packageRef }) },
-        'klutch-kit:kubeconfig-control-plane': { value: kc(cp), secret: true },
-        'klutch-kit:kubeconfig-app-1': { value: kc(app1), secret: true },
-        'klutch-kit:kubeconfig-app-2': { value: kc(app2), secret: true },
-        'klutch-kit:oidcClientSecret': { value: clientSecret, secret: true },
-        'klutch-kit:cookieSigningKey': { value: secrets['cookieSigningKey']!, secret: true },
-        'klutch-kit:cookieEncryptionKey': { value: secrets['cookieEncryptionKey']!, secret: true },
-      });
-      const out = fs.openSync(path.join(dir, 'logs', 'pulumi-up.log'), 'a');
-      try {
-        const res = await stack.up({ color: 'never', onOutput: (s) => fs.writeSync(out, s) });
-        if (res.summary.result !== 'succeeded') throw new Error(`pulumi up: ${res.summary.result}`);
-        (stack as Stack & { upSummary?: unknown }).upSummary = res.summary.resourceChanges;
-      } finally {
-        fs.closeSync(out);
-      }
-      catalogue = await awaitCatalogue(cp, crossplane!, pushed);
-      return stack;
-    }, (s) => `resources: ${JSON.stringify((s as Stack & { upSummary?: unknown }).upSummary)}  (log ${path.join(dir, 'logs', 'pulumi-up.log')})\ncatalogue ${catalogue!.packageRef} installed by Crossplane: ${catalogue!.xrds.length} XRDs; claim APIs ${catalogue!.claimCrds.join(', ')}`);
+    const stack = await step(
+      'pulumi up (stacks/main.ts, manifests: runtime, catalogue: Configuration package); Crossplane installed the packages',
+      async () => {
+        const projectDir = path.join(dir, 'pulumi', 'project');
+        fs.mkdirSync(projectDir, { recursive: true });
+        const rootProject = fs.readFileSync(path.join(REPO_ROOT, 'Pulumi.yaml'), 'utf8');
+        fs.writeFileSync(
+          path.join(projectDir, 'Pulumi.yaml'),
+          rootProject
+            .replace(/^main: .*$/m, `main: ${path.relative(projectDir, path.join(REPO_ROOT, 'stacks', 'main.ts'))}`)
+            .replace(/^(\s*nodeargs:) .*$/m, `$1 --import ${TSX_LOADER} --no-warnings`),
+        );
+        const home = path.join(dir, 'pulumi', 'home');
+        const state = path.join(dir, 'pulumi', 'state');
+        fs.mkdirSync(home, { recursive: true });
+        fs.mkdirSync(state, { recursive: true });
+        const env = pulumiEnv(bins, { home, backendDir: state, passphrase: 'klutch-kit sandbox' });
+        const ws = await LocalWorkspace.create({
+          workDir: projectDir,
+          pulumiHome: env['PULUMI_HOME']!,
+          envVars: env,
+          secretsProvider: 'passphrase',
+          pulumiCommand: await PulumiCommand.get({ root: bins.pulumiRoot }),
+        });
+        const stack = await Stack.create('sandbox', ws);
+        const secrets = generateStackSecrets();
+        const kc = (c: RealCluster) => fs.readFileSync(c.kubeconfigPath, 'utf8');
+        await stack.setAllConfig({
+          'klutch-kit:controlPlane': { value: JSON.stringify({ name: 'control-plane', access: { kind: 'kubeconfig' } }) },
+          'klutch-kit:appClusters': {
+            value: JSON.stringify([
+              { name: 'app-1', access: { kind: 'kubeconfig' } },
+              { name: 'app-2', access: { kind: 'kubeconfig' } },
+            ]),
+          },
+          'klutch-kit:backend': { value: JSON.stringify({ url: backendUrl, prettyName: 'Klutch sandbox' }) },
+          'klutch-kit:oidc': { value: JSON.stringify({ issuerUrl: op.issuer, clientId: BACKEND_CLIENT_ID }) },
+          'klutch-kit:skipAwait': { value: 'true' },
+          'klutch-kit:manifests': { value: 'runtime' },
+          'klutch-kit:catalogue': { value: JSON.stringify({ install: 'ConfigurationPackage', package: pushed.packageRef }) },
+          'klutch-kit:kubeconfig-control-plane': { value: kc(cp), secret: true },
+          'klutch-kit:kubeconfig-app-1': { value: kc(app1), secret: true },
+          'klutch-kit:kubeconfig-app-2': { value: kc(app2), secret: true },
+          'klutch-kit:oidcClientSecret': { value: clientSecret, secret: true },
+          'klutch-kit:cookieSigningKey': { value: secrets['cookieSigningKey']!, secret: true },
+          'klutch-kit:cookieEncryptionKey': { value: secrets['cookieEncryptionKey']!, secret: true },
+        });
+        const out = fs.openSync(path.join(dir, 'logs', 'pulumi-up.log'), 'a');
+        try {
+          const res = await stack.up({ color: 'never', onOutput: (s) => fs.writeSync(out, s) });
+          if (res.summary.result !== 'succeeded') throw new Error(`pulumi up: ${res.summary.result}`);
+          (stack as Stack & { upSummary?: unknown }).upSummary = res.summary.resourceChanges;
+        } finally {
+          fs.closeSync(out);
+        }
+        catalogue = await awaitCatalogue(cp, crossplane!, pushed);
+        return stack;
+      },
+      (s) =>
+        `resources: ${JSON.stringify((s as Stack & { upSummary?: unknown }).upSummary)}  (log ${path.join(dir, 'logs', 'pulumi-up.log')})\ncatalogue ${catalogue!.packageRef} installed by Crossplane: ${catalogue!.xrds.length} XRDs; claim APIs ${catalogue!.claimCrds.join(', ')}`,
+    );
 
     // 5. backend + konnectors as local processes
-    await step('backend + 2 konnectors as local processes (tsx)', async () => {
-      const backend = spawnLocal('klutch-backend', path.join(REPO_ROOT, 'runtime', 'backend', 'main.ts'), [
-        '--kubeconfig', cp.kubeconfigPath,
-        `--listen-address=127.0.0.1:${backendPort}`,
-        `--oidc-issuer-url=${op.issuer}`,
-        `--oidc-issuer-client-id=${BACKEND_CLIENT_ID}`,
-        `--oidc-issuer-client-secret=${clientSecret}`,
-        '--oidc-bearer-audience', BACKEND_CLIENT_ID, BACKEND_RESOURCE,
-        `--cookie-signing-key=${randomBytes(32).toString('base64')}`,
-        '--no-leader-elect',
-        '--pretty-name=Klutch sandbox',
-      ]);
-      for (const a of apps) {
-        spawnLocal(`konnector-${a.name}`, path.join(REPO_ROOT, 'runtime', 'konnector', 'main.ts'), [
-          '--kubeconfig', a.kubeconfigPath, '--no-leader-elect', `--health-address=127.0.0.1:${await freePort()}`, '--heartbeat-interval=10s',
+    await step(
+      'backend + 2 konnectors as local processes (tsx)',
+      async () => {
+        const backend = spawnLocal('klutch-backend', path.join(REPO_ROOT, 'runtime', 'backend', 'main.ts'), [
+          '--kubeconfig',
+          cp.kubeconfigPath,
+          `--listen-address=127.0.0.1:${backendPort}`,
+          `--oidc-issuer-url=${op.issuer}`,
+          `--oidc-issuer-client-id=${BACKEND_CLIENT_ID}`,
+          `--oidc-issuer-client-secret=${clientSecret}`,
+          '--oidc-bearer-audience',
+          BACKEND_CLIENT_ID,
+          BACKEND_RESOURCE,
+          `--cookie-signing-key=${randomBytes(32).toString('base64')}`,
+          '--no-leader-elect',
+          '--pretty-name=Klutch sandbox',
         ]);
-      }
-      writeState(backendUrl, op.issuer);
-      await eventually('backend /readyz', async () => {
-        if (backend.exitCode !== null) throw new Error(`klutch-backend exited with ${backend.exitCode}; see ${processes[0]!.log}`);
-        return (await fetch(`${backendUrl}/readyz`)).ok;
-      }, 90_000);
-    }, () => processes.map((p) => `${p.name}: pid ${p.child.pid}  log ${p.log}`).join('\n'));
+        for (const a of apps) {
+          spawnLocal(`konnector-${a.name}`, path.join(REPO_ROOT, 'runtime', 'konnector', 'main.ts'), [
+            '--kubeconfig',
+            a.kubeconfigPath,
+            '--no-leader-elect',
+            `--health-address=127.0.0.1:${await freePort()}`,
+            '--heartbeat-interval=10s',
+          ]);
+        }
+        writeState(backendUrl, op.issuer);
+        await eventually(
+          'backend /readyz',
+          async () => {
+            if (backend.exitCode !== null) throw new Error(`klutch-backend exited with ${backend.exitCode}; see ${processes[0]!.log}`);
+            return (await fetch(`${backendUrl}/readyz`)).ok;
+          },
+          90_000,
+        );
+      },
+      () => processes.map((p) => `${p.name}: pid ${p.child.pid}  log ${p.log}`).join('\n'),
+    );
 
     // 6. kubectl-bind, non-interactive (--token from a client-credentials grant)
-    await step('kubectl-bind: both app clusters bound (postgresqlinstances, servicebindings)', async () => {
-      await Promise.all(apps.map(async (a, i) => {
-        const { access_token } = await op.clientCredentials(machine[i]!.id, machine[i]!.secret, { resource: BACKEND_RESOURCE, scope: 'bind' });
-        for (const api of BIND_APIS) {
-          const r = await run([path.join(REPO_ROOT, 'bin', 'kubectl-bind.js'), `${backendUrl}/export`, '--kubeconfig', a.kubeconfigPath, '--resource', api, '--token', access_token, '--yes', '--skip-konnector', '--timeout', '90s']);
-          if (r.code !== 0) throw new Error(`kubectl-bind ${api} on ${a.name}: exit ${r.code}\n${r.stderr}\n${r.stdout}`);
-          bindOutput[`${a.name} ${api}`] = r.stdout.trim();
+    await step(
+      'kubectl-bind: both app clusters bound (postgresqlinstances, servicebindings)',
+      async () => {
+        await Promise.all(
+          apps.map(async (a, i) => {
+            const { access_token } = await op.clientCredentials(machine[i]!.id, machine[i]!.secret, { resource: BACKEND_RESOURCE, scope: 'bind' });
+            for (const api of BIND_APIS) {
+              const r = await run([
+                path.join(REPO_ROOT, 'bin', 'kubectl-bind.js'),
+                `${backendUrl}/export`,
+                '--kubeconfig',
+                a.kubeconfigPath,
+                '--resource',
+                api,
+                '--token',
+                access_token,
+                '--yes',
+                '--skip-konnector',
+                '--timeout',
+                '90s',
+              ]);
+              if (r.code !== 0) throw new Error(`kubectl-bind ${api} on ${a.name}: exit ${r.code}\n${r.stderr}\n${r.stdout}`);
+              bindOutput[`${a.name} ${api}`] = r.stdout.trim();
+            }
+          }),
+        );
+        const appKube = apps.map((a) => new KubeClient(a.kubeConfig));
+        try {
+          for (const [i, a] of apps.entries()) {
+            for (const api of BIND_APIS) await eventually(`CRD ${api} on ${a.name}`, () => appKube[i]!.getOrNull(CoreResources.crds, undefined, api), 60_000);
+          }
+        } finally {
+          appKube.forEach((k) => k.close());
         }
-      }));
-      const appKube = apps.map((a) => new KubeClient(a.kubeConfig));
-      try {
-        for (const [i, a] of apps.entries()) {
-          for (const api of BIND_APIS) await eventually(`CRD ${api} on ${a.name}`, () => appKube[i]!.getOrNull(CoreResources.crds, undefined, api), 60_000);
-        }
-      } finally {
-        appKube.forEach((k) => k.close());
-      }
-    }, () => Object.entries(bindOutput).map(([k, v]) => `${k}: ${v.split('\n').slice(-1)[0]}`).join('\n'));
+      },
+      () =>
+        Object.entries(bindOutput)
+          .map(([k, v]) => `${k}: ${v.split('\n').slice(-1)[0]}`)
+          .join('\n'),
+    );
 
     return {
       controlPlane: cp,
@@ -391,7 +474,10 @@ interface ObjRef {
   name: string;
 }
 type Composite = KubeObject & { spec?: { resourceRefs?: ObjRef[]; crossplane?: { resourceRefs?: ObjRef[] } }; status?: { conditions?: Condition[] } };
-type XpObject = KubeObject & { spec?: { forProvider?: { manifest?: KubeObject } }; status?: { conditions?: Condition[]; atProvider?: { manifest?: KubeObject } } };
+type XpObject = KubeObject & {
+  spec?: { forProvider?: { manifest?: KubeObject } };
+  status?: { conditions?: Condition[]; atProvider?: { manifest?: KubeObject } };
+};
 
 /** A ResourceRef for an object reference (plural = lower-case kind + s, true for the kinds the demo follows). */
 function refOf(r: ObjRef, namespaced: boolean): ResourceRef {
@@ -430,23 +516,35 @@ const shellQuote = (v: string) => `'${v.replace(/'/g, `'\\''`)}'`;
 
 /** Follows a claim on the control plane to its XR, the provider-kubernetes Object and the a8s object it manages. */
 async function followClaim(cp: KubeClient, ref: ResourceRef, ns: string, name: string, mark: (hop: string) => void, label: string): Promise<ClaimPath> {
-  const claimUp = await eventually(`${ref.kind} ${ns}/${name} bound to an XR`, async () => {
-    const c = await cp.getOrNull<Claim>(ref, ns, name);
-    return c?.spec?.resourceRef ? c : undefined;
-  }, 120_000);
+  const claimUp = await eventually(
+    `${ref.kind} ${ns}/${name} bound to an XR`,
+    async () => {
+      const c = await cp.getOrNull<Claim>(ref, ns, name);
+      return c?.spec?.resourceRef ? c : undefined;
+    },
+    120_000,
+  );
   mark(`${label}: claim bound to XR`);
   const xrRef = claimUp.spec!.resourceRef!;
-  const xr = await eventually(`XR ${xrRef.kind} ${xrRef.name} with a composed Object`, async () => {
-    const x = await cp.getOrNull<Composite>(refOf(xrRef, false), undefined, xrRef.name);
-    const refs = x?.spec?.resourceRefs ?? x?.spec?.crossplane?.resourceRefs ?? [];
-    return refs.some((r) => r.kind === 'Object') ? x : undefined;
-  }, 120_000);
+  const xr = await eventually(
+    `XR ${xrRef.kind} ${xrRef.name} with a composed Object`,
+    async () => {
+      const x = await cp.getOrNull<Composite>(refOf(xrRef, false), undefined, xrRef.name);
+      const refs = x?.spec?.resourceRefs ?? x?.spec?.crossplane?.resourceRefs ?? [];
+      return refs.some((r) => r.kind === 'Object') ? x : undefined;
+    },
+    120_000,
+  );
   mark(`${label}: XR composed the Object`);
   const objRef = (xr.spec?.resourceRefs ?? xr.spec?.crossplane?.resourceRefs ?? []).find((r) => r.kind === 'Object')!;
   const object = await eventually(`Object ${objRef.name}`, () => cp.getOrNull<XpObject>(refOf(objRef, false), undefined, objRef.name), 60_000);
   const manifest = object.spec!.forProvider!.manifest!;
   const a8sRef = refOf({ apiVersion: manifest.apiVersion!, kind: manifest.kind!, name: manifest.metadata.name! }, true);
-  const a8s = await eventually(`${manifest.kind} ${manifest.metadata.namespace}/${manifest.metadata.name} created by provider-kubernetes`, () => cp.getOrNull(a8sRef, manifest.metadata.namespace, manifest.metadata.name!), 120_000);
+  const a8s = await eventually(
+    `${manifest.kind} ${manifest.metadata.namespace}/${manifest.metadata.name} created by provider-kubernetes`,
+    () => cp.getOrNull(a8sRef, manifest.metadata.namespace, manifest.metadata.name!),
+    120_000,
+  );
   mark(`${label}: a8s ${manifest.kind} created`);
   return { claimUp, xr, object, a8s };
 }
@@ -469,48 +567,82 @@ export async function provisionDemo(sb: Sandbox, say: (l: string) => void = (l) 
   try {
     if (!(await app.getOrNull(CoreResources.namespaces, undefined, ns))) await app.create(CoreResources.namespaces, { metadata: { name: ns } });
     say(`[7/${SANDBOX_STEPS}] PostgresqlInstance + ServiceBinding in ${sb.apps[0].name}: through real Crossplane to a local PostgreSQL, credentials back down`);
-    await app.create(SANDBOX_CLAIMS.postgresqlInstances, { metadata: { name: instance, namespace: ns }, spec: { service: 'a9s-postgresql14', plan: DEMO_PLANS[0], expose: 'Internal', compositionRef: { name: 'a8s-postgresql' } } });
-    await app.create(SANDBOX_CLAIMS.serviceBindings, { metadata: { name: binding, namespace: ns }, spec: { instanceRef: instance, serviceInstanceType: 'postgresql', compositionRef: { name: 'a8s-servicebinding' } } });
+    await app.create(SANDBOX_CLAIMS.postgresqlInstances, {
+      metadata: { name: instance, namespace: ns },
+      spec: { service: 'a9s-postgresql14', plan: DEMO_PLANS[0], expose: 'Internal', compositionRef: { name: 'a8s-postgresql' } },
+    });
+    await app.create(SANDBOX_CLAIMS.serviceBindings, {
+      metadata: { name: binding, namespace: ns },
+      spec: { instanceRef: instance, serviceInstanceType: 'postgresql', compositionRef: { name: 'a8s-servicebinding' } },
+    });
     say(`      created in ${sb.apps[0].name}: PostgresqlInstance ${ns}/${instance} (plan ${DEMO_PLANS[0]}), ServiceBinding ${ns}/${binding}`);
-    const up = await eventually('the claims on the control plane', async () => {
-      const i = (await cp.list<Claim>(SANDBOX_CLAIMS.postgresqlInstances)).items.find((o) => o.metadata.name === instance);
-      const b = (await cp.list<Claim>(SANDBOX_CLAIMS.serviceBindings)).items.find((o) => o.metadata.name === binding);
-      return i && b ? i.metadata.namespace! : undefined;
-    }, 60_000);
+    const up = await eventually(
+      'the claims on the control plane',
+      async () => {
+        const i = (await cp.list<Claim>(SANDBOX_CLAIMS.postgresqlInstances)).items.find((o) => o.metadata.name === instance);
+        const b = (await cp.list<Claim>(SANDBOX_CLAIMS.serviceBindings)).items.find((o) => o.metadata.name === binding);
+        return i && b ? i.metadata.namespace! : undefined;
+      },
+      60_000,
+    );
     mark(`claims synced to the control plane (namespace ${up})`);
     const [instPath, bindPath] = await Promise.all([
       followClaim(cp, SANDBOX_CLAIMS.postgresqlInstances, up, instance, mark, 'PostgresqlInstance'),
       followClaim(cp, SANDBOX_CLAIMS.serviceBindings, up, binding, mark, 'ServiceBinding'),
     ]);
     const pgKey = `${instPath.a8s.metadata.namespace}/${instPath.a8s.metadata.name}`;
-    await eventually(`a8s Postgresql ${pgKey} Running`, async () => (await cp.get<Postgresql>(A8S_RESOURCES.postgresqls, instPath.a8s.metadata.namespace, instPath.a8s.metadata.name!)).status?.clusterStatus === 'Running', 120_000);
+    await eventually(
+      `a8s Postgresql ${pgKey} Running`,
+      async () =>
+        (await cp.get<Postgresql>(A8S_RESOURCES.postgresqls, instPath.a8s.metadata.namespace, instPath.a8s.metadata.name!)).status?.clusterStatus === 'Running',
+      120_000,
+    );
     mark(`a8s Postgresql Running (local PostgreSQL on ${sb.a8s.instances.get(pgKey)?.server.address}:5432)`);
-    const instanceDown = await eventually('PostgresqlInstance Ready in app-1', async () => {
-      const c = await app.get<Claim>(SANDBOX_CLAIMS.postgresqlInstances, ns, instance);
-      return ready(c) ? c : undefined;
-    }, 120_000);
+    const instanceDown = await eventually(
+      'PostgresqlInstance Ready in app-1',
+      async () => {
+        const c = await app.get<Claim>(SANDBOX_CLAIMS.postgresqlInstances, ns, instance);
+        return ready(c) ? c : undefined;
+      },
+      120_000,
+    );
     mark('PostgresqlInstance Ready in app-1');
-    const bindingDown = await eventually('ServiceBinding Ready in app-1', async () => {
-      const c = await app.get<Claim>(SANDBOX_CLAIMS.serviceBindings, ns, binding);
-      return ready(c) ? c : undefined;
-    }, 120_000);
+    const bindingDown = await eventually(
+      'ServiceBinding Ready in app-1',
+      async () => {
+        const c = await app.get<Claim>(SANDBOX_CLAIMS.serviceBindings, ns, binding);
+        return ready(c) ? c : undefined;
+      },
+      120_000,
+    );
     mark('ServiceBinding Ready in app-1');
     const secretName = secretNameOf(bindPath.a8s.metadata.name!);
     const secretDown = await eventually(`Secret ${ns}/${secretName} in app-1`, () => app.getOrNull<Secret>(CoreResources.secrets, ns, secretName), 120_000);
     mark(`Secret ${ns}/${secretName} in app-1`);
     const d = (k: string) => Buffer.from(secretDown.data?.[k] ?? '', 'base64').toString('utf8');
     const credentials = { username: d('username'), password: d('password'), database: d('database'), instance_service: d('instance_service') };
-    await eventually('a PostgreSQL connection with the credentials from app-1', async () => {
-      const c = new pg.Client({ host: credentials.instance_service, port: 5432, user: credentials.username, password: credentials.password, database: credentials.database, connectionTimeoutMillis: 5_000 });
-      c.on('error', () => undefined);
-      await c.connect();
-      try {
-        await c.query('SELECT 1');
-      } finally {
-        await c.end();
-      }
-      return true;
-    }, 60_000);
+    await eventually(
+      'a PostgreSQL connection with the credentials from app-1',
+      async () => {
+        const c = new pg.Client({
+          host: credentials.instance_service,
+          port: 5432,
+          user: credentials.username,
+          password: credentials.password,
+          database: credentials.database,
+          connectionTimeoutMillis: 5_000,
+        });
+        c.on('error', () => undefined);
+        await c.connect();
+        try {
+          await c.query('SELECT 1');
+        } finally {
+          await c.end();
+        }
+        return true;
+      },
+      60_000,
+    );
     mark('first connection with those credentials');
     const psql = `PGPASSWORD=${shellQuote(credentials.password)} psql -h ${credentials.instance_service} -p 5432 -U ${credentials.username} ${credentials.database}`;
     const seconds = (Date.now() - t) / 1000;
@@ -522,7 +654,11 @@ export async function provisionDemo(sb: Sandbox, say: (l: string) => void = (l) 
 }
 
 /** Changes the demo claim's plan in app-1 and waits until the a8s Postgresql on the control plane has the new plan's spec. */
-export async function changeDemoPlan(sb: Sandbox, demo: DemoResult, say: (l: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<{ before: Record<string, unknown>; after: Record<string, unknown>; seconds: number }> {
+export async function changeDemoPlan(
+  sb: Sandbox,
+  demo: DemoResult,
+  say: (l: string) => void = (l) => process.stdout.write(`${l}\n`),
+): Promise<{ before: Record<string, unknown>; after: Record<string, unknown>; seconds: number }> {
   const t = Date.now();
   const app = new KubeClient(sb.apps[0].kubeConfig);
   const cp = new KubeClient(sb.controlPlane.kubeConfig);
@@ -530,10 +666,14 @@ export async function changeDemoPlan(sb: Sandbox, demo: DemoResult, say: (l: str
   try {
     const before = (await cp.get<Postgresql>(A8S_RESOURCES.postgresqls, a8s.metadata.namespace, a8s.metadata.name!)).spec ?? {};
     await app.mergePatch(SANDBOX_CLAIMS.postgresqlInstances, DEMO.namespace, DEMO.instance, { spec: { plan: DEMO_PLANS[1] } });
-    const after = await eventually(`the a8s Postgresql with plan ${DEMO_PLANS[1]}'s spec`, async () => {
-      const spec = (await cp.get<Postgresql>(A8S_RESOURCES.postgresqls, a8s.metadata.namespace, a8s.metadata.name!)).spec ?? {};
-      return JSON.stringify(spec.resources) !== JSON.stringify(before.resources) || spec.volumeSize !== before.volumeSize ? spec : undefined;
-    }, 120_000);
+    const after = await eventually(
+      `the a8s Postgresql with plan ${DEMO_PLANS[1]}'s spec`,
+      async () => {
+        const spec = (await cp.get<Postgresql>(A8S_RESOURCES.postgresqls, a8s.metadata.namespace, a8s.metadata.name!)).spec ?? {};
+        return JSON.stringify(spec.resources) !== JSON.stringify(before.resources) || spec.volumeSize !== before.volumeSize ? spec : undefined;
+      },
+      120_000,
+    );
     const seconds = (Date.now() - t) / 1000;
     const show = (s: Postgresql['spec']) => `replicas ${s?.replicas}, volumeSize ${s?.volumeSize}, limits ${JSON.stringify(s?.resources?.limits ?? {})}`;
     say(`[8/${SANDBOX_STEPS}] plan ${DEMO_PLANS[0]} → ${DEMO_PLANS[1]} in ${sb.apps[0].name} reached the a8s object … done in ${seconds.toFixed(1)} s`);

@@ -25,7 +25,9 @@ export function claimCrd(r: ResourceRef & { kind: string }, spec: Props, status:
           name: r.version,
           served: true,
           storage: true,
-          schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: spec }, status: { type: 'object', properties: status } } } },
+          schema: {
+            openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: spec }, status: { type: 'object', properties: status } } },
+          },
           subresources: { status: {} },
         },
       ],

@@ -58,7 +58,9 @@ async function waitUntil(p: HarnessProcess<string>, what: string, check: () => P
 }
 
 /** Starts the shared etcd of the app clusters; add app API servers with `add()`. */
-export async function startAppServers(opts: { prefix?: string; binaries?: RealInfraBinaries; baseDir?: string; log?: (l: string) => void } = {}): Promise<AppServers> {
+export async function startAppServers(
+  opts: { prefix?: string; binaries?: RealInfraBinaries; baseDir?: string; log?: (l: string) => void } = {},
+): Promise<AppServers> {
   const prefix = opts.prefix ?? 'app';
   const log = opts.log ?? (() => {});
   const bins = opts.binaries ?? (await ensureBinaries());
@@ -121,7 +123,13 @@ export async function startAppServers(opts: { prefix?: string; binaries?: RealIn
       'endpoint-reconciler-type': 'none',
       ...LIGHT_APP_FLAGS,
     }).map(([k, v]) => `--${k}=${v}`);
-    const p = new HarnessProcess({ component: `kube-apiserver ${name}`, binary: bins.kubeApiServer, args, logFile: path.join(dir, 'logs', `${name}.log`), cwd: dir });
+    const p = new HarnessProcess({
+      component: `kube-apiserver ${name}`,
+      binary: bins.kubeApiServer,
+      args,
+      logFile: path.join(dir, 'logs', `${name}.log`),
+      cwd: dir,
+    });
     procs.push(p);
     await waitUntil(p, `GET ${server}/readyz`, async () => (await probe(`${server}/readyz`, tls)).status === 200, 180_000);
     const kubeconfigPath = path.join(dir, `${name}.kubeconfig`);
@@ -138,7 +146,14 @@ export async function startAppServers(opts: { prefix?: string; binaries?: RealIn
       }),
       { mode: 0o600 },
     );
-    return { name, server, kubeconfigPath, get pid() { return p.pid; } };
+    return {
+      name,
+      server,
+      kubeconfigPath,
+      get pid() {
+        return p.pid;
+      },
+    };
   }
 
   return {

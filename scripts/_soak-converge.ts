@@ -57,9 +57,13 @@ export interface Difference {
 
 /** JSON with sorted object keys, so equal values print (and compare) equal. */
 export function canonical(v: unknown): string {
-  return JSON.stringify(v, (_k, x: unknown) =>
-    x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : x,
-  ) ?? 'undefined';
+  return (
+    JSON.stringify(v, (_k, x: unknown) =>
+      x && typeof x === 'object' && !Array.isArray(x)
+        ? Object.fromEntries(Object.entries(x as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+        : x,
+    ) ?? 'undefined'
+  );
 }
 
 const key = (ns: string, name: string) => `${ns}/${name}`;
@@ -162,7 +166,8 @@ export function compareSoak(s: SoakState): Difference[] {
     // Secrets downstream whose claim the model does not know.
     const secretsOfModel = new Set([...c.live.keys(), ...c.deleted].map((k) => key(k.slice(0, k.indexOf('/')), s.secretName(k.slice(k.indexOf('/') + 1)))));
     for (const ds of c.downSecrets) {
-      if (!secretsOfModel.has(key(ds.namespace, ds.name))) d(`${ds.namespace}/${ds.name} (credential Secret)`, 'unexpected downstream: no claim of the generator owns it');
+      if (!secretsOfModel.has(key(ds.namespace, ds.name)))
+        d(`${ds.namespace}/${ds.name} (credential Secret)`, 'unexpected downstream: no claim of the generator owns it');
     }
   }
   for (const k of up.dups) out.push({ object: `control plane ${k} (claim)`, difference: 'listed twice upstream' });
@@ -170,7 +175,10 @@ export function compareSoak(s: SoakState): Difference[] {
     const k = key(u.namespace, u.name);
     if (claimed.has(k)) continue;
     const owner = providerOwner.get(u.namespace);
-    out.push({ object: `control plane ${k} (claim)`, difference: owner ? `unexpected upstream object in the namespace of ${owner}` : 'upstream object in a namespace no app cluster is bound to (duplicate?)' });
+    out.push({
+      object: `control plane ${k} (claim)`,
+      difference: owner ? `unexpected upstream object in the namespace of ${owner}` : 'upstream object in a namespace no app cluster is bound to (duplicate?)',
+    });
   }
   for (const us of s.upSecrets) {
     const k = key(us.namespace, us.name);

@@ -86,7 +86,9 @@ export function rssGrowthProblems(rows: readonly RssSummary[], maxGrowth = 0.1):
     if (!Number.isFinite(r.startMb) || !Number.isFinite(r.endMb)) {
       out.push(`${r.name} (pid ${r.pid}): no ${Number.isFinite(r.startMb) ? 'end' : 'start'} sample (process gone?)`);
     } else if (r.endMb > r.startMb * (1 + maxGrowth)) {
-      out.push(`${r.name} (pid ${r.pid}): RSS grew from ${r.startMb.toFixed(1)} MiB to ${r.endMb.toFixed(1)} MiB (×${r.ratio.toFixed(2)}, limit ×${(1 + maxGrowth).toFixed(2)})`);
+      out.push(
+        `${r.name} (pid ${r.pid}): RSS grew from ${r.startMb.toFixed(1)} MiB to ${r.endMb.toFixed(1)} MiB (×${r.ratio.toFixed(2)}, limit ×${(1 + maxGrowth).toFixed(2)})`,
+      );
     }
   }
   return out;

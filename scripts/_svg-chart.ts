@@ -83,7 +83,7 @@ export function svgChart(spec: ChartSpec): string {
     const ys = panel.series.flatMap((s) => s.points.map(([, y]) => y)).filter((y) => Number.isFinite(y));
     const yTicks = niceTicks(Math.max(0, ...ys));
     const yMax = yTicks[yTicks.length - 1] || 1;
-    const sx = (x: number) => ox + M.left + (((logX ? Math.log10(x) : x) - xDomain[0]) / ((xDomain[1] - xDomain[0]) || 1)) * pw;
+    const sx = (x: number) => ox + M.left + (((logX ? Math.log10(x) : x) - xDomain[0]) / (xDomain[1] - xDomain[0] || 1)) * pw;
     const sy = (y: number) => oy + M.top + ph - (y / yMax) * ph;
     out.push(`<g><text x="${ox + M.left + pw / 2}" y="${oy + M.top - 10}" text-anchor="middle" font-size="12" font-weight="bold">${esc(panel.title)}</text>`);
     for (const t of yTicks) {
@@ -101,10 +101,18 @@ export function svgChart(spec: ChartSpec): string {
     panel.series.forEach((s, si) => {
       const color = COLORS[si % COLORS.length];
       const pts = s.points.filter(([x, y]) => Number.isFinite(x) && Number.isFinite(y)).sort((a, b) => a[0] - b[0]);
-      if (pts.length > 1) out.push(`<polyline fill="none" stroke="${color}" stroke-width="2" points="${pts.map(([x, y]) => `${sx(x).toFixed(1)},${sy(y).toFixed(1)}`).join(' ')}"/>`);
-      for (const [x, y] of pts) out.push(`<circle cx="${sx(x).toFixed(1)}" cy="${sy(y).toFixed(1)}" r="3" fill="${color}"><title>${esc(s.name)}: ${formatNumber(x)} → ${formatNumber(y)}</title></circle>`);
+      if (pts.length > 1)
+        out.push(
+          `<polyline fill="none" stroke="${color}" stroke-width="2" points="${pts.map(([x, y]) => `${sx(x).toFixed(1)},${sy(y).toFixed(1)}`).join(' ')}"/>`,
+        );
+      for (const [x, y] of pts)
+        out.push(
+          `<circle cx="${sx(x).toFixed(1)}" cy="${sy(y).toFixed(1)}" r="3" fill="${color}"><title>${esc(s.name)}: ${formatNumber(x)} → ${formatNumber(y)}</title></circle>`,
+        );
       const ly = oy + M.top + 4 + si * 14;
-      out.push(`<rect x="${ox + M.left + 8}" y="${ly}" width="10" height="3" fill="${color}"/><text x="${ox + M.left + 22}" y="${ly + 4}">${esc(s.name)}</text>`);
+      out.push(
+        `<rect x="${ox + M.left + 8}" y="${ly}" width="10" height="3" fill="${color}"/><text x="${ox + M.left + 22}" y="${ly + 4}">${esc(s.name)}</text>`,
+      );
     });
     out.push('</g>');
   });

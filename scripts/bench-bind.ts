@@ -31,11 +31,17 @@ const pct = (xs: number[], p: number): number => {
 async function main(): Promise<void> {
   const sequential = arg('sequential', 100);
   const ci = process.argv.indexOf('--concurrent');
-  const levels = ci < 0 ? [20] : String(process.argv[ci + 1]).split(',').map((x) => {
-    const v = Number(x);
-    if (!Number.isInteger(v) || v < 0) throw new Error(`--concurrent: "${process.argv[ci + 1]}" is not a list of non-negative integers`);
-    return v;
-  }).filter((v) => v > 0);
+  const levels =
+    ci < 0
+      ? [20]
+      : String(process.argv[ci + 1])
+          .split(',')
+          .map((x) => {
+            const v = Number(x);
+            if (!Number.isInteger(v) || v < 0) throw new Error(`--concurrent: "${process.argv[ci + 1]}" is not a list of non-negative integers`);
+            return v;
+          })
+          .filter((v) => v > 0);
   const hi = process.argv.indexOf('--chart');
   const chart = hi >= 0 ? process.argv[hi + 1] : 'docs/images/bench-bind.svg';
   const points: Array<{ n: number; flowsPerS: number; p99: number; bindP99: number }> = [];
@@ -48,7 +54,11 @@ async function main(): Promise<void> {
 
   async function flow(i: number): Promise<{ total: number; bind: number; bindCalls: number }> {
     const start = performance.now();
-    const login = await loginViaHttp(env, USERS[i % USERS.length], { port: 40000 + (i % 1000), s: randomBytes(6).toString('hex'), c: `bench-${i}-${randomBytes(3).toString('hex')}` });
+    const login = await loginViaHttp(env, USERS[i % USERS.length], {
+      port: 40000 + (i % 1000),
+      s: randomBytes(6).toString('hex'),
+      c: `bench-${i}-${randomBytes(3).toString('hex')}`,
+    });
     const before = performance.now();
     const calls0 = stats.requests;
     const res = await clickBind(env, login, 'mangodbs.mangodb.com');
@@ -62,7 +72,8 @@ async function main(): Promise<void> {
   const report = (name: string, rs: Array<{ total: number; bind: number; bindCalls: number }>, apiCalls: number, wallMs: number) => {
     const totals = rs.map((r) => r.total);
     const binds = rs.map((r) => r.bind);
-    if (name !== 'sequential') points.push({ n: rs.length, flowsPerS: rs.length / (wallMs / 1000), p99: pct(totals, 99) / 1000, bindP99: pct(binds, 99) / 1000 });
+    if (name !== 'sequential')
+      points.push({ n: rs.length, flowsPerS: rs.length / (wallMs / 1000), p99: pct(totals, 99) / 1000, bindP99: pct(binds, 99) / 1000 });
     process.stdout.write(
       `${name.padEnd(14)} n=${String(rs.length).padEnd(4)} flow p50 ${pct(totals, 50).toFixed(0)} ms  p99 ${pct(totals, 99).toFixed(0)} ms | ` +
         `bind p50 ${pct(binds, 50).toFixed(0)} ms  p99 ${pct(binds, 99).toFixed(0)} ms | ` +
@@ -87,19 +98,26 @@ async function main(): Promise<void> {
       report(`concurrent(${concurrent})`, rs, stats.requests - r0, Date.now() - w0);
     }
     if (points.length >= 2) {
-      writeFileSync(chart, svgChart({
-        title: 'bind flows: throughput and p99 against concurrent flows',
-        subtitle: `${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores, load average ${loadavg()[0].toFixed(1)} (npm run bench:bind)`,
-        xLabel: 'concurrent flows (N)',
-        logX: false,
-        panels: [
-          { title: 'Throughput', yLabel: 'flows/s', series: [{ name: 'whole flow (login to callback)', points: points.map((p) => [p.n, p.flowsPerS]) }] },
-          { title: 'p99 latency', yLabel: 'seconds', series: [
-            { name: 'whole flow', points: points.map((p) => [p.n, p.p99]) },
-            { name: 'POST /bind', points: points.map((p) => [p.n, p.bindP99]) },
-          ] },
-        ],
-      }));
+      writeFileSync(
+        chart,
+        svgChart({
+          title: 'bind flows: throughput and p99 against concurrent flows',
+          subtitle: `${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores, load average ${loadavg()[0].toFixed(1)} (npm run bench:bind)`,
+          xLabel: 'concurrent flows (N)',
+          logX: false,
+          panels: [
+            { title: 'Throughput', yLabel: 'flows/s', series: [{ name: 'whole flow (login to callback)', points: points.map((p) => [p.n, p.flowsPerS]) }] },
+            {
+              title: 'p99 latency',
+              yLabel: 'seconds',
+              series: [
+                { name: 'whole flow', points: points.map((p) => [p.n, p.p99]) },
+                { name: 'POST /bind', points: points.map((p) => [p.n, p.bindP99]) },
+              ],
+            },
+          ],
+        }),
+      );
       process.stdout.write(`chart: ${chart}\n`);
     }
   } finally {

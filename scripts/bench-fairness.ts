@@ -102,7 +102,22 @@ async function setFlowControl(cp: RealCluster, cpc: KubeClient, on: boolean, obj
 function startKonnector(entry: string, app: RealCluster, profile: { qps: number; workers: number }): ChildProcess {
   return spawn(
     process.execPath,
-    [entry, '--kubeconfig', app.kubeconfigPath, '--no-leader-elect', '--health-address', '127.0.0.1:0', '--qps', String(profile.qps), '--burst', String(Math.max(1, profile.qps * 2)), '--workers', String(profile.workers), '--log-level', 'warn'],
+    [
+      entry,
+      '--kubeconfig',
+      app.kubeconfigPath,
+      '--no-leader-elect',
+      '--health-address',
+      '127.0.0.1:0',
+      '--qps',
+      String(profile.qps),
+      '--burst',
+      String(Math.max(1, profile.qps * 2)),
+      '--workers',
+      String(profile.workers),
+      '--log-level',
+      'warn',
+    ],
     { cwd: repo, stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, KLUTCH_KONNECTOR_VERSION: 'v0.1.0-bench' } },
   );
 }
@@ -153,10 +168,16 @@ async function main(): Promise<void> {
       await stopChild(noisyK);
       noisyK = startKonnector(entry, noisy, PROFILES[profile]!);
       for (const c of [nc, qc]) {
-        await eventually('the bound CRD on an app cluster', async () => {
-          const crd = (await c.getOrNull(CoreResources.crds, undefined, WIDGETS_NAME)) as (KubeObject & { status?: { conditions?: Array<{ type: string; status: string }> } }) | undefined;
-          return crd?.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True');
-        }, 120_000, 200);
+        await eventually(
+          'the bound CRD on an app cluster',
+          async () => {
+            const crd = (await c.getOrNull(CoreResources.crds, undefined, WIDGETS_NAME)) as
+              (KubeObject & { status?: { conditions?: Array<{ type: string; status: string }> } }) | undefined;
+            return crd?.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True');
+          },
+          120_000,
+          200,
+        );
       }
       for (const on of flowControl) {
         round++;
@@ -171,7 +192,12 @@ async function main(): Promise<void> {
         // Warm-up: the first object of a namespace waits for its provider namespace.
         await nc.create(WIDGETS, { metadata: { name: 'warmup', namespace: nns }, spec: { size: -1 } });
         await qc.create(WIDGETS, { metadata: { name: 'warmup', namespace: qns }, spec: { size: -1 } });
-        await eventually('warm-up upstream', async () => (await cpc.getOrNull(WIDGETS, npns, 'warmup')) && (await cpc.getOrNull(WIDGETS, qpns, 'warmup')), 60_000, 100);
+        await eventually(
+          'warm-up upstream',
+          async () => (await cpc.getOrNull(WIDGETS, npns, 'warmup')) && (await cpc.getOrNull(WIDGETS, qpns, 'warmup')),
+          60_000,
+          100,
+        );
 
         const seenUp = new Map<string, number>();
         const seenDown = new Map<string, number>();
@@ -182,7 +208,8 @@ async function main(): Promise<void> {
         upNoisy.addEventHandler({ onAdd: () => void noisyUp++ });
         const downQuiet = new Informer(qc, WIDGETS, { namespace: qns });
         const onDown = (o: KubeObject) => {
-          if ((o as { status?: { phase?: string } }).status?.phase === 'done' && !seenDown.has(o.metadata.name!)) seenDown.set(o.metadata.name!, performance.now());
+          if ((o as { status?: { phase?: string } }).status?.phase === 'done' && !seenDown.has(o.metadata.name!))
+            seenDown.set(o.metadata.name!, performance.now());
         };
         downQuiet.addEventHandler({ onAdd: onDown, onUpdate: (_, o) => onDown(o) });
         for (const i of [upQuiet, upNoisy, downQuiet]) i.start();
@@ -192,12 +219,18 @@ async function main(): Promise<void> {
         log(`${profile} konnector, flow control ${on ? 'on' : 'off'}: burst of ${noisyN} noisy claims, quiet claims at ${quietRate}/s`);
         const t0 = performance.now();
         let burstDone = false;
-        const burst = parallel(Array.from({ length: noisyN }, (_, i) => i), concurrency, async (i) => {
-          await nc.create(WIDGETS, { metadata: { name: `n-${i}`, namespace: nns }, spec: { size: i } });
-        }).then(() => eventually(`${noisyN} noisy claims upstream`, async () => noisyUp >= noisyN, 1_800_000, 100)).then(() => {
-          burstDone = true;
-          return (performance.now() - t0) / 1000;
-        });
+        const burst = parallel(
+          Array.from({ length: noisyN }, (_, i) => i),
+          concurrency,
+          async (i) => {
+            await nc.create(WIDGETS, { metadata: { name: `n-${i}`, namespace: nns }, spec: { size: i } });
+          },
+        )
+          .then(() => eventually(`${noisyN} noisy claims upstream`, async () => noisyUp >= noisyN, 1_800_000, 100))
+          .then(() => {
+            burstDone = true;
+            return (performance.now() - t0) / 1000;
+          });
         // The quiet cluster's claims: one every 1/rate s for as long as the burst is being synced.
         const upLat: number[] = [];
         const downLat: number[] = [];
@@ -207,16 +240,18 @@ async function main(): Promise<void> {
           const wait = due - performance.now();
           if (wait > 0) await sleep(wait);
           const name = `q-${k}`;
-          flows.push((async () => {
-            await qc.create(WIDGETS, { metadata: { name, namespace: qns }, spec: { size: k } });
-            const created = performance.now();
-            await eventually(`quiet ${name} upstream`, async () => seenUp.has(name), 300_000, 10);
-            upLat.push((seenUp.get(name)! - created) / 1000);
-            await cpc.mergePatch(WIDGETS, qpns, name, { status: { phase: 'done' } }, 'status');
-            const patched = performance.now();
-            await eventually(`quiet ${name} status down`, async () => seenDown.has(name), 300_000, 10);
-            downLat.push((seenDown.get(name)! - patched) / 1000);
-          })());
+          flows.push(
+            (async () => {
+              await qc.create(WIDGETS, { metadata: { name, namespace: qns }, spec: { size: k } });
+              const created = performance.now();
+              await eventually(`quiet ${name} upstream`, async () => seenUp.has(name), 300_000, 10);
+              upLat.push((seenUp.get(name)! - created) / 1000);
+              await cpc.mergePatch(WIDGETS, qpns, name, { status: { phase: 'done' } }, 'status');
+              const patched = performance.now();
+              await eventually(`quiet ${name} status down`, async () => seenDown.has(name), 300_000, 10);
+              downLat.push((seenDown.get(name)! - patched) / 1000);
+            })(),
+          );
         }
         const noisySeconds = await burst;
         await Promise.all(flows);
@@ -234,7 +269,9 @@ async function main(): Promise<void> {
           noisySeconds,
         };
         results.push(r);
-        log(`  quiet: ${r.quiet} claims, up p50 ${r.upP50.toFixed(2)} s p99 ${r.upP99.toFixed(2)} s max ${r.upMax.toFixed(2)} s; down p50 ${r.downP50.toFixed(2)} s p99 ${r.downP99.toFixed(2)} s; noisy: ${noisyN} in ${noisySeconds.toFixed(1)} s`);
+        log(
+          `  quiet: ${r.quiet} claims, up p50 ${r.upP50.toFixed(2)} s p99 ${r.upP99.toFixed(2)} s max ${r.upMax.toFixed(2)} s; down p50 ${r.downP50.toFixed(2)} s p99 ${r.downP99.toFixed(2)} s; noisy: ${noisyN} in ${noisySeconds.toFixed(1)} s`,
+        );
       }
     }
   } finally {
@@ -251,12 +288,17 @@ async function main(): Promise<void> {
       '',
       '| noisy konnector | flow control | quiet claims | up p50 (s) | up p99 (s) | up max (s) | down p50 (s) | down p99 (s) | down max (s) | noisy burst synced (s) | noisy obj/s |',
       '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-      ...results.map((r) => `| ${r.profile} | ${r.flowControl ? 'on' : 'off'} | ${r.quiet} | ${f(r.upP50)} | ${f(r.upP99)} | ${f(r.upMax)} | ${f(r.downP50)} | ${f(r.downP99)} | ${f(r.downMax)} | ${r.noisySeconds.toFixed(1)} | ${(noisyN / r.noisySeconds).toFixed(0)} |`),
+      ...results.map(
+        (r) =>
+          `| ${r.profile} | ${r.flowControl ? 'on' : 'off'} | ${r.quiet} | ${f(r.upP50)} | ${f(r.upP99)} | ${f(r.upMax)} | ${f(r.downP50)} | ${f(r.downP99)} | ${f(r.downMax)} | ${r.noisySeconds.toFixed(1)} | ${(noisyN / r.noisySeconds).toFixed(0)} |`,
+      ),
     ].join('\n') + '\n',
   );
   const shipped = results.find((r) => r.profile === 'default' && r.flowControl);
   if (shipped && Math.max(shipped.upP99, shipped.downP99) >= maxP99) {
-    process.stderr.write(`bench-fairness: the quiet cluster's p99 at defaults with flow control is ${f(Math.max(shipped.upP99, shipped.downP99))} s, not under ${maxP99} s\n`);
+    process.stderr.write(
+      `bench-fairness: the quiet cluster's p99 at defaults with flow control is ${f(Math.max(shipped.upP99, shipped.downP99))} s, not under ${maxP99} s\n`,
+    );
     process.exitCode = 1;
   }
 }

@@ -39,13 +39,12 @@ import {
   WIDGETS_NAME,
 } from '../test/integration/konnector/fixture.js';
 
-
 const opts = new Command('bench-konnector')
   .option('--sizes <list>', 'comma-separated object counts', '100,1000,5000')
   .option('--concurrency <n>', 'parallel requests of the load generator', '32')
   .option('--rate <n>', 'pace the load generator at this many creates (and status patches) per second; 0 = as fast as it can (a burst)', '0')
-  .option('--qps <n>', 'konnector client QPS (burst = 2 × QPS); default: the konnector\'s', String(DEFAULT_QPS))
-  .option('--workers <n>', 'konnector workers per sync controller; default: the konnector\'s', String(DEFAULT_WORKERS))
+  .option('--qps <n>', "konnector client QPS (burst = 2 × QPS); default: the konnector's", String(DEFAULT_QPS))
+  .option('--workers <n>', "konnector workers per sync controller; default: the konnector's", String(DEFAULT_WORKERS))
   .option('--repeat <k>', 'run each N this many times per konnector setting, alternating the settings, and compare medians (damps a busy machine)', '1')
   .option('--no-ceiling', 'skip the unthrottled konnector (--qps 0, 32 workers) run after each N that the table compares the settings with')
   .option('--node-args <args>', 'extra Node.js flags for the konnector process, space-separated (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof")', '')
@@ -129,7 +128,23 @@ async function startKonnector(app: RealCluster, profile: Profile): Promise<Child
   healthPort = await freePort();
   return spawn(
     process.execPath,
-    [...String(opts.nodeArgs).split(' ').filter(Boolean), ...entry, '--kubeconfig', app.kubeconfigPath, '--no-leader-elect', '--health-address', `127.0.0.1:${healthPort}`, '--qps', String(profile.qps), '--burst', String(Math.max(1, profile.qps * 2)), '--workers', String(profile.workers), '--log-level', String(opts.konnectorLogLevel)],
+    [
+      ...String(opts.nodeArgs).split(' ').filter(Boolean),
+      ...entry,
+      '--kubeconfig',
+      app.kubeconfigPath,
+      '--no-leader-elect',
+      '--health-address',
+      `127.0.0.1:${healthPort}`,
+      '--qps',
+      String(profile.qps),
+      '--burst',
+      String(Math.max(1, profile.qps * 2)),
+      '--workers',
+      String(profile.workers),
+      '--log-level',
+      String(opts.konnectorLogLevel),
+    ],
     { cwd: repo, stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, KLUTCH_KONNECTOR_VERSION: 'v0.1.0-bench' } },
   );
 }
@@ -180,9 +195,13 @@ async function main(): Promise<void> {
     const rawN = Math.max(...sizes.filter((s) => s <= 1000), 100);
     const rawCpu0 = cpuSnapshot(cp, app);
     const t0 = performance.now();
-    await parallel(Array.from({ length: rawN }, (_, i) => i), concurrency, async (i) => {
-      await cpc.create(WIDGETS, { metadata: { name: `raw-${i}`, namespace: 'raw' }, spec: { size: i } });
-    });
+    await parallel(
+      Array.from({ length: rawN }, (_, i) => i),
+      concurrency,
+      async (i) => {
+        await cpc.create(WIDGETS, { metadata: { name: `raw-${i}`, namespace: 'raw' }, spec: { size: i } });
+      },
+    );
     const rawRate = rawN / ((performance.now() - t0) / 1000);
     log(`raw create rate: ${rawRate.toFixed(0)} objects/s (${rawN} objects, ${concurrency} in parallel); CPU s: ${cpuDelta(rawCpu0, cpuSnapshot(cp, app))}`);
 
@@ -191,7 +210,11 @@ async function main(): Promise<void> {
     const rawOp = async (what: string, f: (i: number) => Promise<unknown>): Promise<number> => {
       const c0 = cpuSnapshot(cp, app);
       const s0 = performance.now();
-      await parallel(Array.from({ length: rawN }, (_, i) => i), concurrency, async (i) => void (await f(i)));
+      await parallel(
+        Array.from({ length: rawN }, (_, i) => i),
+        concurrency,
+        async (i) => void (await f(i)),
+      );
       const rate = rawN / ((performance.now() - s0) / 1000);
       log(`raw ${what}: ${rate.toFixed(0)} objects/s; CPU s: ${cpuDelta(c0, cpuSnapshot(cp, app))}`);
       return rate;
@@ -203,12 +226,19 @@ async function main(): Promise<void> {
     const getRate = await rawOp('GET (subtracted from the update)', (i) => cpc.get(WIDGETS, 'raw', `raw-${i}`));
     const updateRate = 1 / (1 / finalizerRate - 1 / getRate);
     const applyRate = await rawOp('server-side-apply create', (i) =>
-      cpc.apply(WIDGETS, { apiVersion: `${WIDGETS.group}/${WIDGETS.version}`, kind: 'Widget', metadata: { name: `apply-${i}`, namespace: 'raw' }, spec: { size: i } }, 'bench', { force: true }),
+      cpc.apply(
+        WIDGETS,
+        { apiVersion: `${WIDGETS.group}/${WIDGETS.version}`, kind: 'Widget', metadata: { name: `apply-${i}`, namespace: 'raw' }, spec: { size: i } },
+        'bench',
+        { force: true },
+      ),
     );
     // Every synced object costs a create (the user's), a finalizer update and an apply create, on API
     // servers that share this machine's cores: the konnector cannot beat this pipeline rate.
     const pipelineRate = 1 / (1 / rawRate + 1 / updateRate + 1 / applyRate);
-    log(`zero-cost ceiling (create + finalizer update + apply create on shared cores, no konnector or watch cost): ${pipelineRate.toFixed(0)} objects/s = ${((100 * pipelineRate) / rawRate).toFixed(0)}% of the raw create rate`);
+    log(
+      `zero-cost ceiling (create + finalizer update + apply create on shared cores, no konnector or watch cost): ${pipelineRate.toFixed(0)} objects/s = ${((100 * pipelineRate) / rawRate).toFixed(0)}% of the raw create rate`,
+    );
 
     const tested: Profile = { label: `QPS ${opts.qps}, ${opts.workers} workers`, qps: Number(opts.qps), workers: Number(opts.workers) };
     const unthrottled: Profile = { label: 'unthrottled (QPS 0, 32 workers)', qps: 0, workers: 32 };
@@ -221,23 +251,32 @@ async function main(): Promise<void> {
       running = profile;
       await eventually('bound CRD on the app cluster', () => ac.getOrNull(CoreResources.crds, undefined, WIDGETS_NAME), 120_000, 200);
       await eventually('CRD established', async () => {
-        const c = (await ac.get(CoreResources.crds, undefined, WIDGETS_NAME)) as KubeObject & { status?: { conditions?: Array<{ type: string; status: string }> } };
+        const c = (await ac.get(CoreResources.crds, undefined, WIDGETS_NAME)) as KubeObject & {
+          status?: { conditions?: Array<{ type: string; status: string }> };
+        };
         return c.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True');
       });
       // Idle: less than 20 ms of konnector CPU in a second (a restart re-lists every earlier object).
       const pid = konnector.pid!;
-      await eventually('the konnector to be idle', async () => {
-        const c0 = cpuSeconds(pid);
-        await new Promise((r) => setTimeout(r, 1000));
-        return cpuSeconds(pid) - c0 < 0.02;
-      }, 300_000, 0);
+      await eventually(
+        'the konnector to be idle',
+        async () => {
+          const c0 = cpuSeconds(pid);
+          await new Promise((r) => setTimeout(r, 1000));
+          return cpuSeconds(pid) - c0 < 0.02;
+        },
+        300_000,
+        0,
+      );
       return konnector;
     };
 
     const rows: Row[] = [];
     const repeat = Number(opts.repeat);
     if (!Number.isInteger(repeat) || repeat < 1) throw new Error(`--repeat: ${opts.repeat} must be an integer >= 1`);
-    const rounds = sizes.flatMap((n) => Array.from({ length: repeat }, (_, k) => (opts.ceiling ? [tested, unthrottled] : [tested]).map((profile) => ({ n, k, profile }))).flat());
+    const rounds = sizes.flatMap((n) =>
+      Array.from({ length: repeat }, (_, k) => (opts.ceiling ? [tested, unthrottled] : [tested]).map((profile) => ({ n, k, profile }))).flat(),
+    );
     for (const { n, k, profile } of rounds) {
       konnector = await use(profile);
       const ns = `bench-${profile === tested ? 't' : 'u'}-${n}-${k}`;
@@ -250,7 +289,11 @@ async function main(): Promise<void> {
       const created = new Map<string, number>();
       const seenUp = new Map<string, number>();
       const upInf = new Informer(cpc, WIDGETS, { namespace: pns });
-      upInf.addEventHandler({ onAdd: (o) => { if (!seenUp.has(o.metadata.name!)) seenUp.set(o.metadata.name!, performance.now()); } });
+      upInf.addEventHandler({
+        onAdd: (o) => {
+          if (!seenUp.has(o.metadata.name!)) seenUp.set(o.metadata.name!, performance.now());
+        },
+      });
       upInf.start();
       await upInf.waitForSync(30_000);
 
@@ -310,7 +353,9 @@ async function main(): Promise<void> {
         throttledSeconds: (await throttledSeconds()) - throttled0,
       };
       rows.push(row);
-      log(`${profile.label}, N=${n}: up ${row.upSeconds.toFixed(1)} s (CPU s: ${cpuDelta(all0, allUp)}), down ${row.downSeconds.toFixed(1)} s (CPU s: ${cpuDelta(allDown0, cpuSnapshot(cp, app, konnector.pid))})`);
+      log(
+        `${profile.label}, N=${n}: up ${row.upSeconds.toFixed(1)} s (CPU s: ${cpuDelta(all0, allUp)}), down ${row.downSeconds.toFixed(1)} s (CPU s: ${cpuDelta(allDown0, cpuSnapshot(cp, app, konnector.pid))})`,
+      );
     }
 
     const f = (x: number, d = 2) => x.toFixed(d);
@@ -321,11 +366,16 @@ async function main(): Promise<void> {
       '',
       '| konnector | N | all upstream (s) | throughput (obj/s) | % of raw | % of zero-cost ceiling | up p50 (s) | up p99 (s) | all status down (s) | down p50 (s) | down p99 (s) | RSS (MB) | peak RSS (MB) | konnector CPU (s) | waited for QPS limit (s) |',
       '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-      ...rows.map((r) => `| ${r.profile} | ${r.n} | ${f(r.upSeconds, 1)} | ${f(r.upThroughput, 0)} | ${f((100 * r.upThroughput) / rawRate, 0)}% | ${f((100 * r.upThroughput) / pipelineRate, 0)}% | ${f(r.upP50)} | ${f(r.upP99)} | ${f(r.downSeconds, 1)} | ${f(r.downP50)} | ${f(r.downP99)} | ${f(r.rssMb, 0)} | ${f(r.peakRssMb, 0)} | ${f(r.cpuSeconds, 1)} | ${f(r.throttledSeconds, 2)} |`),
+      ...rows.map(
+        (r) =>
+          `| ${r.profile} | ${r.n} | ${f(r.upSeconds, 1)} | ${f(r.upThroughput, 0)} | ${f((100 * r.upThroughput) / rawRate, 0)}% | ${f((100 * r.upThroughput) / pipelineRate, 0)}% | ${f(r.upP50)} | ${f(r.upP99)} | ${f(r.downSeconds, 1)} | ${f(r.downP50)} | ${f(r.downP99)} | ${f(r.rssMb, 0)} | ${f(r.peakRssMb, 0)} | ${f(r.cpuSeconds, 1)} | ${f(r.throttledSeconds, 2)} |`,
+      ),
     ];
     // The settings against the same pipeline without client-side limits, N by N: what the limits cost.
     for (const r of rows.filter((x) => x.profile === tested.label)) {
-      lines.push(`N=${r.n}: ${tested.label}: requests waited ${f(r.throttledSeconds, 2)} s in all for the client-side limit, over ${f(r.upSeconds + r.downSeconds, 1)} s of syncing`);
+      lines.push(
+        `N=${r.n}: ${tested.label}: requests waited ${f(r.throttledSeconds, 2)} s in all for the client-side limit, over ${f(r.upSeconds + r.downSeconds, 1)} s of syncing`,
+      );
     }
     // Medians over the repeats (with --repeat 1: the one run).
     const median = (xs: number[]) => percentile(xs, 50);
@@ -342,21 +392,32 @@ async function main(): Promise<void> {
     }
     process.stdout.write(lines.join('\n') + '\n');
     if (opts.chart && rows.length > 0) {
-      writeFileSync(String(opts.chart), svgChart({
-        title: 'konnector sync: throughput and p99 latency against N',
-        subtitle: `${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores, load average ${loadavg()[0].toFixed(1)}, concurrency ${concurrency}, QPS ${opts.qps}, ${opts.workers} workers${rate > 0 ? `, paced at ${rate}/s` : ''} (npm run bench:konnector)`,
-        xLabel: 'N (objects)',
-        panels: [
-          { title: 'Throughput', yLabel: 'objects/s', series: [
-            { name: 'up (spec to control plane)', points: rows.filter((r) => r.profile === tested.label).map((r) => [r.n, r.upThroughput]) },
-            { name: 'down (status to app cluster)', points: rows.filter((r) => r.profile === tested.label).map((r) => [r.n, r.n / r.downSeconds]) },
-          ] },
-          { title: 'p99 latency', yLabel: 'seconds', series: [
-            { name: 'up', points: rows.filter((r) => r.profile === tested.label).map((r) => [r.n, r.upP99]) },
-            { name: 'down', points: rows.filter((r) => r.profile === tested.label).map((r) => [r.n, r.downP99]) },
-          ] },
-        ],
-      }));
+      writeFileSync(
+        String(opts.chart),
+        svgChart({
+          title: 'konnector sync: throughput and p99 latency against N',
+          subtitle: `${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores, load average ${loadavg()[0].toFixed(1)}, concurrency ${concurrency}, QPS ${opts.qps}, ${opts.workers} workers${rate > 0 ? `, paced at ${rate}/s` : ''} (npm run bench:konnector)`,
+          xLabel: 'N (objects)',
+          panels: [
+            {
+              title: 'Throughput',
+              yLabel: 'objects/s',
+              series: [
+                { name: 'up (spec to control plane)', points: rows.filter((r) => r.profile === tested.label).map((r) => [r.n, r.upThroughput]) },
+                { name: 'down (status to app cluster)', points: rows.filter((r) => r.profile === tested.label).map((r) => [r.n, r.n / r.downSeconds]) },
+              ],
+            },
+            {
+              title: 'p99 latency',
+              yLabel: 'seconds',
+              series: [
+                { name: 'up', points: rows.filter((r) => r.profile === tested.label).map((r) => [r.n, r.upP99]) },
+                { name: 'down', points: rows.filter((r) => r.profile === tested.label).map((r) => [r.n, r.downP99]) },
+              ],
+            },
+          ],
+        }),
+      );
       log(`chart: ${opts.chart}`);
     }
   } finally {

@@ -55,10 +55,19 @@ async function main(): Promise<void> {
       const name = `db-${i}`;
       const t0 = performance.now();
       await client.create(A8S_RESOURCES.postgresqls, { metadata: { name, namespace: 'bench' }, spec: { version: 14, replicas: 1 } } as KubeObject);
-      await client.create(A8S_RESOURCES.serviceBindings, { metadata: { name: `${name}-b`, namespace: 'bench' }, spec: { instance: { apiVersion: 'postgresql.anynines.com/v1beta3', kind: 'Postgresql', name } } } as KubeObject);
-      await until(async () => ((await client.get<Postgresql>(A8S_RESOURCES.postgresqls, 'bench', name)).status?.clusterStatus === 'Running' ? true : undefined), 'Running');
+      await client.create(A8S_RESOURCES.serviceBindings, {
+        metadata: { name: `${name}-b`, namespace: 'bench' },
+        spec: { instance: { apiVersion: 'postgresql.anynines.com/v1beta3', kind: 'Postgresql', name } },
+      } as KubeObject);
+      await until(
+        async () => ((await client.get<Postgresql>(A8S_RESOURCES.postgresqls, 'bench', name)).status?.clusterStatus === 'Running' ? true : undefined),
+        'Running',
+      );
       const tRunning = performance.now();
-      await until(async () => ((await client.get<A8sServiceBinding>(A8S_RESOURCES.serviceBindings, 'bench', `${name}-b`)).status?.implemented ? true : undefined), 'implemented');
+      await until(
+        async () => ((await client.get<A8sServiceBinding>(A8S_RESOURCES.serviceBindings, 'bench', `${name}-b`)).status?.implemented ? true : undefined),
+        'implemented',
+      );
       const secret = await client.get<KubeObject & { data: Record<string, string> }>(CoreResources.secrets, 'bench', `${name}-b-service-binding`);
       const tSecret = performance.now();
       const d = (k: string) => Buffer.from(secret.data[k]!, 'base64').toString('utf8');
@@ -76,7 +85,9 @@ async function main(): Promise<void> {
     }
     process.stdout.write(['| instance | → Running | → Secret | → first connection |', '|---|---|---|---|', ...rows, ''].join('\n'));
     const pid = operator.instances.get('bench/db-0')!.server.pid!;
-    const ps = execFileSync('ps', ['-o', 'pid=,rss=,args=', '--pid', String(pid), '--ppid', String(pid)], { encoding: 'utf8' }).trim().split('\n');
+    const ps = execFileSync('ps', ['-o', 'pid=,rss=,args=', '--pid', String(pid), '--ppid', String(pid)], { encoding: 'utf8' })
+      .trim()
+      .split('\n');
     let total = 0;
     process.stdout.write('\nPostgreSQL processes of one instance (RSS; shared buffers counted in each):\n');
     for (const l of ps) {

@@ -57,7 +57,6 @@ import { startAppServers, type AppServers } from './_scale-apps.js';
 import { claimCrd, credentialsExportTemplate, CREDS_LABEL } from './_bench-api.js';
 import { bundleProgram, repo } from './_bench-procs.js';
 
-
 const opts = new Command('bench-scale')
   .option('--clusters <list>', 'comma-separated numbers of app clusters (K); each K runs on a fresh control plane', '5,20,50')
   .option('--claims <n>', 'claims per app cluster', '100')
@@ -67,7 +66,7 @@ const opts = new Command('bench-scale')
   .option('--settle-seconds <n>', 'wait between the end of the load and the idle window', '30')
   .option('--provider-workers <n>', 'parallel provider actions (status + credentials Secret) of the bench', '32')
   .option('--per-host <n>', 'konnector instances per Node host process', '10')
-  .option('--heartbeat-ms <n>', 'konnector heartbeat interval (default: the konnector\'s, 5 min)', '')
+  .option('--heartbeat-ms <n>', "konnector heartbeat interval (default: the konnector's, 5 min)", '')
   .option('--results <file>', 'JSON file the results are merged into (by K)', '/tmp/bench-scale-results.json')
   .option('--label <text>', 'label stored with the results (e.g. "before", "after")', '')
   .parse(process.argv)
@@ -78,7 +77,9 @@ const num = (flag: string, v: string, min = 0): number => {
   if (!Number.isFinite(n) || n < min) throw new Error(`--${flag}: "${v}" must be a number >= ${min}`);
   return n;
 };
-const KS = String(opts.clusters).split(',').map((x) => num('clusters', x, 1));
+const KS = String(opts.clusters)
+  .split(',')
+  .map((x) => num('clusters', x, 1));
 const CLAIMS = num('claims', opts.claims, 1);
 const RATE = num('rate', opts.rate, 0.01);
 const IDLE_S = num('idle-seconds', opts.idleSeconds, 10);
@@ -125,7 +126,13 @@ interface Child {
   stop(): Promise<void>;
 }
 
-function spawnChild(args: string[], ready: RegExp, what: string, env: NodeJS.ProcessEnv = {}, timeoutMs = 300_000): Promise<Child & { match: RegExpExecArray }> {
+function spawnChild(
+  args: string[],
+  ready: RegExp,
+  what: string,
+  env: NodeJS.ProcessEnv = {},
+  timeoutMs = 300_000,
+): Promise<Child & { match: RegExpExecArray }> {
   const proc = spawn(process.execPath, args, { cwd: repo, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   const exited = new Promise<void>((r) => proc.once('exit', () => r()));
@@ -275,7 +282,10 @@ async function snapshot(e: Env): Promise<Snapshot> {
   };
 }
 
-const reqTotal = (s: Snapshot, watch = false) => Object.entries(s.requests).filter(([k]) => watch || !k.startsWith('WATCH')).reduce((a, [, v]) => a + v, 0);
+const reqTotal = (s: Snapshot, watch = false) =>
+  Object.entries(s.requests)
+    .filter(([k]) => watch || !k.startsWith('WATCH'))
+    .reduce((a, [, v]) => a + v, 0);
 function topRequests(a: Snapshot, b: Snapshot, seconds: number, n = 8): string {
   return Object.entries(b.requests)
     .map(([k, v]) => [k, v - (a.requests[k] ?? 0)] as const)
@@ -299,10 +309,53 @@ interface Result {
   loadavg: number;
   bindP50: number;
   bindP99: number;
-  base: { apiserverHeap: number; watchByResource: Record<string, number>; apiserverRss: number; etcdInUse: number; etcdDb: number; watchers: number; watchRequests: number; objects: number; backendRss: number; idleReqPerS: number; idleCpuMc: number };
-  end: { apiserverHeap: number; watchByResource: Record<string, number>; apiserverRss: number; etcdInUse: number; etcdDb: number; watchers: number; watchRequests: number; objects: number; backendRss: number; konnectorRss: number };
-  idle: { watchEventsPerS: number; reqPerS: number; apiserverCpuMc: number; etcdCpuMc: number; backendCpuMc: number; heartbeats: number; heartbeatPerS: number; heartbeatMeanMs: number; top: string };
-  load: { watchEventsPerClaim: number; seconds: number; reqPerS: number; apiserverCpuMsPerClaim: number; etcdCpuMsPerClaim: number; backendCpuMsPerClaim: number; konnectorCpuMsPerClaim: number; reqPerClaim: number; top: string };
+  base: {
+    apiserverHeap: number;
+    watchByResource: Record<string, number>;
+    apiserverRss: number;
+    etcdInUse: number;
+    etcdDb: number;
+    watchers: number;
+    watchRequests: number;
+    objects: number;
+    backendRss: number;
+    idleReqPerS: number;
+    idleCpuMc: number;
+  };
+  end: {
+    apiserverHeap: number;
+    watchByResource: Record<string, number>;
+    apiserverRss: number;
+    etcdInUse: number;
+    etcdDb: number;
+    watchers: number;
+    watchRequests: number;
+    objects: number;
+    backendRss: number;
+    konnectorRss: number;
+  };
+  idle: {
+    watchEventsPerS: number;
+    reqPerS: number;
+    apiserverCpuMc: number;
+    etcdCpuMc: number;
+    backendCpuMc: number;
+    heartbeats: number;
+    heartbeatPerS: number;
+    heartbeatMeanMs: number;
+    top: string;
+  };
+  load: {
+    watchEventsPerClaim: number;
+    seconds: number;
+    reqPerS: number;
+    apiserverCpuMsPerClaim: number;
+    etcdCpuMsPerClaim: number;
+    backendCpuMsPerClaim: number;
+    konnectorCpuMsPerClaim: number;
+    reqPerClaim: number;
+    top: string;
+  };
   sync: { upP50: number; upP99: number; downP50: number; downP99: number; credsP50: number; credsP99: number; e2eP50: number; e2eP99: number };
 }
 
@@ -318,7 +371,11 @@ async function runK(K: number): Promise<Result> {
   const clients: KubeClient[] = [];
   try {
     const crds = bindingCrds() as unknown as KubeObject[];
-    await applyManifests(cp.kubeConfig, [...(crds as never[]), instanceCrd() as never, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'crossplane-system' } } as never]);
+    await applyManifests(cp.kubeConfig, [
+      ...(crds as never[]),
+      instanceCrd() as never,
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'crossplane-system' } } as never,
+    ]);
     await waitForCrdsEstablished(cp.kubeConfig, [...crds.map((c) => c.metadata.name!), `instances.${GROUP}`]);
     await applyManifests(cp.kubeConfig, [exportTemplate() as never]);
 
@@ -420,13 +477,15 @@ async function runK(K: number): Promise<Result> {
     const env: Env = { cp, cpc, backendPid: backend.proc.pid!, hostPids: () => hosts.map((h) => h.proc.pid!).filter(Boolean), apps: undefined };
     // kube-apiserver publishes apiserver_storage_objects about a minute after it starts: wait for it,
     // so the baseline's objects are not counted per app cluster
-    for (const end = Date.now() + 120_000; (await snapshot(env)).objects === 0 && Date.now() < end; ) await sleep(2000);
+    for (const end = Date.now() + 120_000; (await snapshot(env)).objects === 0 && Date.now() < end;) await sleep(2000);
     await sleep(5_000);
     const b0 = await snapshot(env);
     await sleep(BASE_S * 1000);
     const b1 = await snapshot(env);
     const baseS = (b1.t - b0.t) / 1000;
-    log(`baseline: apiserver RSS ${b1.rss.apiserver!.toFixed(0)} MB, etcd in use ${(b1.etcdInUse / 1e6).toFixed(1)} MB, watchers ${b1.watchers}, WATCH requests ${b1.watchRequests}, objects ${b1.objects}, backend RSS ${b1.rss.backend!.toFixed(0)} MB, idle ${((reqTotal(b1) - reqTotal(b0)) / baseS).toFixed(2)} req/s (${topRequests(b0, b1, baseS)})`);
+    log(
+      `baseline: apiserver RSS ${b1.rss.apiserver!.toFixed(0)} MB, etcd in use ${(b1.etcdInUse / 1e6).toFixed(1)} MB, watchers ${b1.watchers}, WATCH requests ${b1.watchRequests}, objects ${b1.objects}, backend RSS ${b1.rss.backend!.toFixed(0)} MB, idle ${((reqTotal(b1) - reqTotal(b0)) / baseS).toFixed(2)} req/s (${topRequests(b0, b1, baseS)})`,
+    );
 
     // app clusters
     log(`K=${K}: starting ${K} app API servers (shared etcd)`);
@@ -451,7 +510,19 @@ async function runK(K: number): Promise<Result> {
           const token = await op.signAsIssuer({ iss: op.issuer, sub: `scale-app-${i}`, aud: CLIENT_ID, iat: now, exp: now + 600 });
           const s = performance.now();
           try {
-            await bind({ url: `${backendUrl}/export`, consumer, token, resource: `instances.${GROUP}`, yes: true, skipKonnector: true, dryRun: false, open: false, output: undefined, timeoutMs: 120_000, io: nullIo });
+            await bind({
+              url: `${backendUrl}/export`,
+              consumer,
+              token,
+              resource: `instances.${GROUP}`,
+              yes: true,
+              skipKonnector: true,
+              dryRun: false,
+              open: false,
+              output: undefined,
+              timeoutMs: 120_000,
+              io: nullIo,
+            });
           } finally {
             consumer.close();
           }
@@ -484,7 +555,11 @@ async function runK(K: number): Promise<Result> {
       appClients.map(async (c, i) => {
         const end = Date.now() + 300_000;
         for (;;) {
-          const crd = await c.getOrNull<KubeObject & { status?: { conditions?: Array<{ type: string; status: string }> } }>(CoreResources.crds, undefined, `instances.${GROUP}`);
+          const crd = await c.getOrNull<KubeObject & { status?: { conditions?: Array<{ type: string; status: string }> } }>(
+            CoreResources.crds,
+            undefined,
+            `instances.${GROUP}`,
+          );
           if (crd?.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True')) break;
           if (Date.now() > end) throw new Error(`app cluster ${appList[i]!.name}: bound CRD not established after 300 s`);
           await sleep(500);
@@ -498,10 +573,15 @@ async function runK(K: number): Promise<Result> {
     for (const [i, c] of appClients.entries()) {
       const inst = new Informer(c, INSTANCES, { namespace: WORK_NS, name: `observer ${appList[i]!.name} instances` });
       const onInst = (o: KubeObject) => {
-        if ((o as { status?: { phase?: string } }).status?.phase === 'Ready' && !downSeen.has(o.metadata.name!)) downSeen.set(o.metadata.name!, performance.now());
+        if ((o as { status?: { phase?: string } }).status?.phase === 'Ready' && !downSeen.has(o.metadata.name!))
+          downSeen.set(o.metadata.name!, performance.now());
       };
       inst.addEventHandler({ onAdd: onInst, onUpdate: (_, o) => onInst(o) });
-      const sec = new Informer(c, CoreResources.secrets, { namespace: WORK_NS, labelSelector: `${CREDS_LABEL}=true`, name: `observer ${appList[i]!.name} secrets` });
+      const sec = new Informer(c, CoreResources.secrets, {
+        namespace: WORK_NS,
+        labelSelector: `${CREDS_LABEL}=true`,
+        name: `observer ${appList[i]!.name} secrets`,
+      });
       sec.addEventHandler({
         onAdd: (o) => {
           const n = o.metadata.name!.replace(/-creds$/, '');
@@ -649,10 +729,14 @@ async function runK(K: number): Promise<Result> {
         e2eP99: pct(e2e, 99),
       },
     };
-    log(`idle: ${res.idle.reqPerS.toFixed(2)} req/s, apiserver ${res.idle.apiserverCpuMc.toFixed(0)} mCPU, ${hb} heartbeats (${res.idle.heartbeatMeanMs.toFixed(1)} ms mean); ${res.idle.top}`);
+    log(
+      `idle: ${res.idle.reqPerS.toFixed(2)} req/s, apiserver ${res.idle.apiserverCpuMc.toFixed(0)} mCPU, ${hb} heartbeats (${res.idle.heartbeatMeanMs.toFixed(1)} ms mean); ${res.idle.top}`,
+    );
     log(`stored objects by resource: baseline ${JSON.stringify(b1.objectsByResource)}, end ${JSON.stringify(i1.objectsByResource)}`);
     log(`open WATCH requests by resource: baseline ${JSON.stringify(b1.watchByResource)}, end ${JSON.stringify(i1.watchByResource)}`);
-    log(`end: apiserver heap in use ${res.end.apiserverHeap.toFixed(0)} MB (baseline ${res.base.apiserverHeap.toFixed(0)}), RSS ${res.end.apiserverRss.toFixed(0)} MB, etcd in use ${(res.end.etcdInUse / 1e6).toFixed(1)} MB (db ${(res.end.etcdDb / 1e6).toFixed(1)} MB), watchers ${res.end.watchers}, WATCH requests ${res.end.watchRequests}, objects ${res.end.objects}, backend RSS ${res.end.backendRss.toFixed(0)} MB, konnector hosts RSS ${res.end.konnectorRss.toFixed(0)} MB`);
+    log(
+      `end: apiserver heap in use ${res.end.apiserverHeap.toFixed(0)} MB (baseline ${res.base.apiserverHeap.toFixed(0)}), RSS ${res.end.apiserverRss.toFixed(0)} MB, etcd in use ${(res.end.etcdInUse / 1e6).toFixed(1)} MB (db ${(res.end.etcdDb / 1e6).toFixed(1)} MB), watchers ${res.end.watchers}, WATCH requests ${res.end.watchRequests}, objects ${res.end.objects}, backend RSS ${res.end.backendRss.toFixed(0)} MB, konnector hosts RSS ${res.end.konnectorRss.toFixed(0)} MB`,
+    );
     stopWork = true;
     for (const w of waiting.splice(0)) w();
     void workers;
@@ -687,10 +771,14 @@ function report(results: Result[]): string {
   const rows = [...results].sort((a, b) => a.k - b.k);
   const pc = rows.map(perCluster);
   const lines: string[] = [];
-  lines.push(`${cpus().length} cores, load average ${loadavg()[0]!.toFixed(1)}; claims/app cluster ${rows[0]?.claims}, ${rows[0]?.rate} claims/s per app cluster during load, heartbeat ${(rows[0]?.heartbeatMs ?? 0) / 1000} s`);
+  lines.push(
+    `${cpus().length} cores, load average ${loadavg()[0]!.toFixed(1)}; claims/app cluster ${rows[0]?.claims}, ${rows[0]?.rate} claims/s per app cluster during load, heartbeat ${(rows[0]?.heartbeatMs ?? 0) / 1000} s`,
+  );
   lines.push('');
   lines.push('Control plane, totals:');
-  lines.push('| K | load avg | bind p50/p99 (s) | apiserver RSS (MB) base → end | heap in use (MB) base → end | etcd in use (MB) base → end | open WATCHes base → end | objects base → end | backend RSS (MB) base → end | konnector hosts RSS (MB) |');
+  lines.push(
+    '| K | load avg | bind p50/p99 (s) | apiserver RSS (MB) base → end | heap in use (MB) base → end | etcd in use (MB) base → end | open WATCHes base → end | objects base → end | backend RSS (MB) base → end | konnector hosts RSS (MB) |',
+  );
   lines.push('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of rows) {
     lines.push(
@@ -699,7 +787,9 @@ function report(results: Result[]): string {
   }
   lines.push('');
   lines.push('Idle and load:');
-  lines.push('| K | idle req/s (base) | idle apiserver mCPU (base) | idle watch events/s | heartbeats/s | heartbeat PATCH mean (ms) | load req/s | load req/claim | apiserver CPU ms/claim | etcd ms/claim | backend ms/claim | up p50/p99 (s) | status down p50/p99 (s) | creds down p50/p99 (s) | claim→creds p50/p99 (s) |');
+  lines.push(
+    '| K | idle req/s (base) | idle apiserver mCPU (base) | idle watch events/s | heartbeats/s | heartbeat PATCH mean (ms) | load req/s | load req/claim | apiserver CPU ms/claim | etcd ms/claim | backend ms/claim | up p50/p99 (s) | status down p50/p99 (s) | creds down p50/p99 (s) | claim→creds p50/p99 (s) |',
+  );
   lines.push('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of rows) {
     lines.push(
@@ -708,16 +798,22 @@ function report(results: Result[]): string {
   }
   lines.push('');
   lines.push('Per app cluster ((end − baseline) / K):');
-  lines.push('| K | apiserver RSS (MB) | apiserver heap (MB) | etcd in use (KB) | etcd db (KB) | open WATCHes | objects | backend RSS (KB) | idle req/s | idle apiserver mCPU |');
+  lines.push(
+    '| K | apiserver RSS (MB) | apiserver heap (MB) | etcd in use (KB) | etcd db (KB) | open WATCHes | objects | backend RSS (KB) | idle req/s | idle apiserver mCPU |',
+  );
   lines.push('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const [i, r] of rows.entries()) {
     const p = pc[i]!;
-    lines.push(`| ${r.k} | ${f(p.apiserverRssMb)} | ${f(p.apiserverHeapMb)} | ${f(p.etcdInUseKb, 0)} | ${f(p.etcdDbKb, 0)} | ${f(p.watchRequests, 1)} | ${f(p.objects, 1)} | ${f(p.backendRssKb, 0)} | ${f(p.idleReqPerS, 4)} | ${f(p.idleCpuMc, 2)} |`);
+    lines.push(
+      `| ${r.k} | ${f(p.apiserverRssMb)} | ${f(p.apiserverHeapMb)} | ${f(p.etcdInUseKb, 0)} | ${f(p.etcdDbKb, 0)} | ${f(p.watchRequests, 1)} | ${f(p.objects, 1)} | ${f(p.backendRssKb, 0)} | ${f(p.idleReqPerS, 4)} | ${f(p.idleCpuMc, 2)} |`,
+    );
   }
   if (rows.length > 1) {
     lines.push('');
     lines.push('Ratios of per-cluster figures (and of p99s) between consecutive K (1.00 = linear):');
-    lines.push('| K → K | apiserver RSS | etcd in use | open WATCHes | objects | backend RSS | idle req/s | idle mCPU | apiserver ms/claim | up p99 | claim→creds p99 |');
+    lines.push(
+      '| K → K | apiserver RSS | etcd in use | open WATCHes | objects | backend RSS | idle req/s | idle mCPU | apiserver ms/claim | up p99 | claim→creds p99 |',
+    );
     lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
     for (let i = 1; i < rows.length; i++) {
       const a = pc[i - 1]!;
@@ -760,4 +856,3 @@ main().then(
     process.exit(1);
   },
 );
-

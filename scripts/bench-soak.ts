@@ -35,12 +35,14 @@ import { claimCrd, credentialsExportTemplate, CREDS_LABEL } from './_bench-api.j
 import { bundleProgram, cpuSeconds, repo } from './_bench-procs.js';
 import { RssSampler, rssGrowthProblems } from './_soak-rss.js';
 
-
-const num = (flag: string, min: number, integer = false) => (v: string) => {
-  const n = Number(v);
-  if (!Number.isFinite(n) || n < min || (integer && !Number.isInteger(n))) throw new Error(`${flag}: "${v}" must be ${integer ? 'an integer' : 'a number'} >= ${min}`);
-  return n;
-};
+const num =
+  (flag: string, min: number, integer = false) =>
+  (v: string) => {
+    const n = Number(v);
+    if (!Number.isFinite(n) || n < min || (integer && !Number.isInteger(n)))
+      throw new Error(`${flag}: "${v}" must be ${integer ? 'an integer' : 'a number'} >= ${min}`);
+    return n;
+  };
 const opts = new Command('bench-soak')
   .option('--minutes <n>', 'length of the churn in minutes', num('--minutes', 0.1), 30)
   .option('--rate <n>', 'claim operations (create, update, delete) per second, over all app clusters', num('--rate', 0.1), 3)
@@ -54,7 +56,19 @@ const opts = new Command('bench-soak')
   .option('--konnector-log-level <level>', 'log level of the konnector processes (logs go to files in the log folder)', 'info')
   .option('--backend-log-level <level>', 'log level of the backend process', 'info')
   .parse(process.argv)
-  .opts<{ minutes: number; rate: number; objects: number; namespaces: number; appClusters: number; concurrency: number; settle: number; sampleSeconds: number; maxRssGrowth: number; konnectorLogLevel: string; backendLogLevel: string }>();
+  .opts<{
+    minutes: number;
+    rate: number;
+    objects: number;
+    namespaces: number;
+    appClusters: number;
+    concurrency: number;
+    settle: number;
+    sampleSeconds: number;
+    maxRssGrowth: number;
+    konnectorLogLevel: string;
+    backendLogLevel: string;
+  }>();
 
 // ---------------------------------------------------------------------------------------------
 // The data service of the soak: a claim with a spec the consumer writes, a status and a credential
@@ -80,7 +94,11 @@ const expectedSecret = (claim: string, spec: unknown): Record<string, string> =>
 };
 
 const soakCrd = (): KubeObject =>
-  claimCrd(SOAKDBS, { size: { type: 'integer' }, tier: { type: 'string', enum: ['Shared', 'Dedicated'] } }, { phase: { type: 'string' }, observedSize: { type: 'integer' }, observedTier: { type: 'string' } });
+  claimCrd(
+    SOAKDBS,
+    { size: { type: 'integer' }, tier: { type: 'string', enum: ['Shared', 'Dedicated'] } },
+    { phase: { type: 'string' }, observedSize: { type: 'integer' }, observedTier: { type: 'string' } },
+  );
 /** The backend offers the CRD through this template, with a claim on the labelled credential Secrets. */
 const soakTemplate = (): KubeObject => credentialsExportTemplate(SOAKDBS);
 
@@ -94,7 +112,10 @@ const stamp = () => {
 };
 const say = (line: string) => process.stdout.write(`[soak ${stamp()}] ${line}\n`);
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
+const load = () =>
+  loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
 
 const logDir = mkdtempSync(path.join(tmpdir(), 'klutch-soak-'));
 const cleanups: Array<{ what: string; run: () => Promise<void> }> = [];
@@ -342,7 +363,13 @@ function oneOp(a: AppCluster): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 
 type Obj = KubeObject & { spec?: unknown; status?: unknown; data?: Record<string, string> };
-const claimView = (o: Obj): ClaimView => ({ namespace: o.metadata.namespace!, name: o.metadata.name!, spec: o.spec, status: o.status, deleting: !!o.metadata.deletionTimestamp });
+const claimView = (o: Obj): ClaimView => ({
+  namespace: o.metadata.namespace!,
+  name: o.metadata.name!,
+  spec: o.spec,
+  status: o.status,
+  deleting: !!o.metadata.deletionTimestamp,
+});
 const secretView = (o: Obj): SecretView => ({
   namespace: o.metadata.namespace!,
   name: o.metadata.name!,
@@ -369,7 +396,14 @@ async function snapshot(cpc: KubeClient, apps: AppCluster[]): Promise<Snapshot> 
         ]);
         const namespaces: Record<string, string> = {};
         for (const x of asns.items) if (x.status?.namespace) namespaces[x.metadata.name!] = x.status.namespace;
-        return { cluster: a.name, live: a.live, deleted: a.deleted, namespaces, down: down.items.map(claimView), downSecrets: downSecrets.items.map(secretView) };
+        return {
+          cluster: a.name,
+          live: a.live,
+          deleted: a.deleted,
+          namespaces,
+          down: down.items.map(claimView),
+          downSecrets: downSecrets.items.map(secretView),
+        };
       }),
     ),
   ]);
@@ -402,7 +436,9 @@ function showDiffs(diffs: Difference[], max = 60): string {
 // ---------------------------------------------------------------------------------------------
 
 async function main(): Promise<number> {
-  say(`soak: ${opts.appClusters} app clusters, ${opts.minutes} min churn at ${opts.rate} ops/s (≈${opts.objects} live claims per cluster in ${opts.namespaces} namespaces), ${cpus().length} cores, load ${load()}`);
+  say(
+    `soak: ${opts.appClusters} app clusters, ${opts.minutes} min churn at ${opts.rate} ops/s (≈${opts.objects} live claims per cluster in ${opts.namespaces} namespaces), ${cpus().length} cores, load ${load()}`,
+  );
   say(`logs of the child processes: ${logDir}`);
 
   // Clusters: the control plane and the app clusters, in parallel.
@@ -435,9 +471,14 @@ async function main(): Promise<number> {
   const clientSecret = randomBytes(12).toString('hex');
   const resource = 'urn:klutch:backend';
   const machines = appClusters.map((_, i) => ({ id: `soak-machine-${i + 1}`, secret: randomBytes(12).toString('hex') }));
-  const op = await OidcTestProvider.listen([{ username: 'nobody', password: randomBytes(8).toString('hex'), sub: 'user-nobody', email: 'nobody@example.test' }]);
+  const op = await OidcTestProvider.listen([
+    { username: 'nobody', password: randomBytes(8).toString('hex'), sub: 'user-nobody', email: 'nobody@example.test' },
+  ]);
   cleanups.push({ what: 'OIDC issuer', run: () => op.stop() });
-  const [backendJs, konnectorJs] = await Promise.all([bundleProgram('runtime/backend/main.ts', 'soak-backend.mjs'), bundleProgram('runtime/konnector/main.ts', 'soak-konnector.mjs')]);
+  const [backendJs, konnectorJs] = await Promise.all([
+    bundleProgram('runtime/backend/main.ts', 'soak-backend.mjs'),
+    bundleProgram('runtime/konnector/main.ts', 'soak-konnector.mjs'),
+  ]);
   const backend = spawnNode('backend', [
     backendJs,
     `--kubeconfig=${cp!.kubeconfigPath}`,
@@ -481,17 +522,42 @@ async function main(): Promise<number> {
   await Promise.all(
     appClusters.map(async (cluster, i) => {
       const { access_token } = await op.clientCredentials(machines[i]!.id, machines[i]!.secret, { resource, scope: 'bind' });
-      const bind = spawnNode(`kubectl-bind-${i + 1}`, [`${repo}bin/kubectl-bind.js`, `${backendUrl}/export`, '--kubeconfig', cluster.kubeconfigPath, '--resource', CRD_NAME, '--token', access_token, '--yes', '--skip-konnector', '--timeout', '120s'], { KUBECONFIG: '' });
+      const bind = spawnNode(
+        `kubectl-bind-${i + 1}`,
+        [
+          `${repo}bin/kubectl-bind.js`,
+          `${backendUrl}/export`,
+          '--kubeconfig',
+          cluster.kubeconfigPath,
+          '--resource',
+          CRD_NAME,
+          '--token',
+          access_token,
+          '--yes',
+          '--skip-konnector',
+          '--timeout',
+          '120s',
+        ],
+        { KUBECONFIG: '' },
+      );
       const code = await new Promise<number | null>((r) => bind.proc.once('exit', (c) => r(c)));
       if (code !== 0) throw new Error(`kubectl bind for ${cluster.name} exited ${code}:\n${bind.output().slice(-3000)}`);
       const client = new KubeClient(cluster.kubeConfig, { qps: 0, burst: 1 });
       cleanups.push({ what: `client of ${cluster.name}`, run: async () => client.close() });
-      const kc = (await client.list<KubeObject & { data: { kubeconfig: string } }>(SECRETS, 'klutch-bind', { labelSelector: 'klutch.anynines.com/provider-kubeconfig=true' })).items[0];
+      const kc = (
+        await client.list<KubeObject & { data: { kubeconfig: string } }>(SECRETS, 'klutch-bind', {
+          labelSelector: 'klutch.anynines.com/provider-kubeconfig=true',
+        })
+      ).items[0];
       const clusterNs = kc && /namespace: (\S+)/.exec(Buffer.from(kc.data.kubeconfig, 'base64').toString())?.[1];
       if (!clusterNs) throw new Error(`${cluster.name}: no provider kubeconfig Secret with a namespace in klutch-bind after kubectl bind`);
-      const konnector = spawnNode(`konnector-${i + 1}`, [konnectorJs, '--kubeconfig', cluster.kubeconfigPath, '--no-leader-elect', '--health-address', '127.0.0.1:0', '--log-level', opts.konnectorLogLevel], {
-        KLUTCH_KONNECTOR_VERSION: 'v0.1.0-soak',
-      });
+      const konnector = spawnNode(
+        `konnector-${i + 1}`,
+        [konnectorJs, '--kubeconfig', cluster.kubeconfigPath, '--no-leader-elect', '--health-address', '127.0.0.1:0', '--log-level', opts.konnectorLogLevel],
+        {
+          KLUTCH_KONNECTOR_VERSION: 'v0.1.0-soak',
+        },
+      );
       apps[i] = {
         name: cluster.name,
         cluster,
@@ -514,8 +580,13 @@ async function main(): Promise<number> {
       await until(
         `${a.name}: CRD ${CRD_NAME} established`,
         async () => {
-          if (a.konnector.proc.exitCode !== null) throw new Error(`konnector of ${a.name} exited (${a.konnector.proc.exitCode}):\n${a.konnector.output().slice(-3000)}`);
-          const c = await a.client.getOrNull<KubeObject & { status?: { conditions?: Array<{ type: string; status: string }> } }>(CoreResources.crds, undefined, CRD_NAME);
+          if (a.konnector.proc.exitCode !== null)
+            throw new Error(`konnector of ${a.name} exited (${a.konnector.proc.exitCode}):\n${a.konnector.output().slice(-3000)}`);
+          const c = await a.client.getOrNull<KubeObject & { status?: { conditions?: Array<{ type: string; status: string }> } }>(
+            CoreResources.crds,
+            undefined,
+            CRD_NAME,
+          );
           return c?.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True');
         },
         120_000,
@@ -538,21 +609,27 @@ async function main(): Promise<number> {
   cleanups.push({ what: 'RSS sampler', run: async () => clearInterval(sampler) });
   const rssNow = () => {
     const r = rss.sample();
-    return Object.entries(r).map(([k, v]) => `${k.replace('konnector soak-', 'k-')} ${v.toFixed(0)}`).join(', ');
+    return Object.entries(r)
+      .map(([k, v]) => `${k.replace('konnector soak-', 'k-')} ${v.toFixed(0)}`)
+      .join(', ');
   };
 
   // Initial population, then the initial sync.
   const ops = (a: AppCluster) => a.ops.create + a.ops.update + a.ops.delete;
-  await Promise.all(apps.map(async (a) => {
-    for (let i = 0; i < opts.objects; i++) await createClaim(a);
-  }));
+  await Promise.all(
+    apps.map(async (a) => {
+      for (let i = 0; i < opts.objects; i++) await createClaim(a);
+    }),
+  );
   const initial = await converge(cpc, apps, opts.settle * 1000);
   if (initial.diffs.length) {
     say(`initial sync did not converge within ${opts.settle} s:\n${showDiffs(initial.diffs)}`);
     return 1;
   }
   rss.markStart();
-  say(`initial sync: ${apps.length} × ${opts.objects} claims with status and credential Secret on both sides in ${initial.seconds.toFixed(1)} s. RSS start = this sample (after the initial sync), MiB: ${rssNow()}`);
+  say(
+    `initial sync: ${apps.length} × ${opts.objects} claims with status and credential Secret on both sides in ${initial.seconds.toFixed(1)} s. RSS start = this sample (after the initial sync), MiB: ${rssNow()}`,
+  );
 
   // Churn.
   for (const a of apps) a.initialCreates = a.ops.create;
@@ -577,7 +654,9 @@ async function main(): Promise<number> {
     const wait = due - performance.now();
     if (wait > 0) await sleep(wait);
     while (inflight.size >= opts.concurrency) await Promise.race(inflight);
-    for (const a of apps) if (a.konnector.proc.exitCode !== null) throw new Error(`konnector of ${a.name} exited (${a.konnector.proc.exitCode}) during the churn:\n${a.konnector.output().slice(-3000)}`);
+    for (const a of apps)
+      if (a.konnector.proc.exitCode !== null)
+        throw new Error(`konnector of ${a.name} exited (${a.konnector.proc.exitCode}) during the churn:\n${a.konnector.output().slice(-3000)}`);
     if (backend.proc.exitCode !== null) throw new Error(`backend exited (${backend.proc.exitCode}) during the churn:\n${backend.output().slice(-3000)}`);
     const p: Promise<void> = oneOp(apps[k % apps.length]!).finally(() => inflight.delete(p));
     inflight.add(p);
@@ -608,7 +687,14 @@ async function main(): Promise<number> {
     '',
     `## Soak: ${apps.length} app clusters, ${(churnSeconds / 60).toFixed(1)} min churn, ${new Date().toISOString().slice(0, 16)}Z, ${cpus().length} cores, load average (1/5/15 min) ${load()}`,
     '',
-    `churn operations: ${totalOps} (${(totalOps / churnSeconds).toFixed(2)}/s; ${creates} creates, ${apps.reduce((s, a) => s + a.ops.update, 0)} updates, ${apps.reduce((s, a) => s + a.ops.delete, 0)} deletes) after ${initialCreates} initial creates; errors ${errors}${errors ? ` (last: ${apps.map((a) => a.lastError).filter(Boolean).join('; ')})` : ''}`,
+    `churn operations: ${totalOps} (${(totalOps / churnSeconds).toFixed(2)}/s; ${creates} creates, ${apps.reduce((s, a) => s + a.ops.update, 0)} updates, ${apps.reduce((s, a) => s + a.ops.delete, 0)} deletes) after ${initialCreates} initial creates; errors ${errors}${
+      errors
+        ? ` (last: ${apps
+            .map((a) => a.lastError)
+            .filter(Boolean)
+            .join('; ')})`
+        : ''
+    }`,
     `machine load during the churn (1-min load average every ${opts.sampleSeconds} s): mean ${(loads.reduce((x, y) => x + y, 0) / Math.max(1, loads.length)).toFixed(1)}, max ${Math.max(0, ...loads).toFixed(1)}`,
     `at the end: ${apps.reduce((s, a) => s + a.live.size, 0)} live claims, ${apps.reduce((s, a) => s + a.deleted.size, 0)} deleted; provider stand-in writes ${provider.writes}`,
     `seen at the last check: downstream ${fc.downClaims} claims + ${fc.downSecrets} credential Secrets, upstream ${fc.upClaims} claims + ${fc.upSecrets} credential Secrets`,
@@ -618,13 +704,18 @@ async function main(): Promise<number> {
     '',
     '| process | pid | start | peak | end | end/start | samples | CPU s |',
     '|---|---:|---:|---:|---:|---:|---:|---:|',
-    ...rows.map((r) => `| ${r.name} | ${r.pid} | ${r.startMb.toFixed(1)} | ${r.peakMb.toFixed(1)} | ${r.endMb.toFixed(1)} | ${r.ratio.toFixed(2)} | ${r.samples} | ${(cpu[r.name] ?? NaN).toFixed(1)} |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.name} | ${r.pid} | ${r.startMb.toFixed(1)} | ${r.peakMb.toFixed(1)} | ${r.endMb.toFixed(1)} | ${r.ratio.toFixed(2)} | ${r.samples} | ${(cpu[r.name] ?? NaN).toFixed(1)} |`,
+    ),
     '',
   ];
   process.stdout.write(lines.join('\n') + '\n');
   const rssProblems = rssGrowthProblems(rows, opts.maxRssGrowth / 100);
   if (final.diffs.length === 0 && rssProblems.length === 0) {
-    say(`VERDICT: PASS — every claim converged (spec, status, credential Secret; none lost, duplicated or left over); no RSS grew more than ${opts.maxRssGrowth} % from its start`);
+    say(
+      `VERDICT: PASS — every claim converged (spec, status, credential Secret; none lost, duplicated or left over); no RSS grew more than ${opts.maxRssGrowth} % from its start`,
+    );
     return 0;
   }
   if (final.diffs.length) say(`VERDICT: FAIL — ${final.diffs.length} objects diverge:\n${showDiffs(final.diffs)}`);

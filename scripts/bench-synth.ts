@@ -42,7 +42,17 @@ async function one(dataServices: number, appClusters: number, validate: boolean)
     host: 'bind.bench.example.com',
     catalogue: false,
     anynines: { baseDomain: 'a9s.bench.example.com' },
-    dex: { connectors: [{ type: 'oidc', id: 'sso', name: 'SSO', config: { issuer: 'https://sso.example.com', clientID: 'klutch', clientSecret: '$SSO' }, secretEnv: { SSO: { name: 'sso', key: 'secret' } } }] },
+    dex: {
+      connectors: [
+        {
+          type: 'oidc',
+          id: 'sso',
+          name: 'SSO',
+          config: { issuer: 'https://sso.example.com', clientID: 'klutch', clientSecret: '$SSO' },
+          secretEnv: { SSO: { name: 'sso', key: 'secret' } },
+        },
+      ],
+    },
   });
   const base = keyvalue();
   for (let i = 0; i < dataServices; i++) {
@@ -56,7 +66,12 @@ async function one(dataServices: number, appClusters: number, validate: boolean)
   for (let a = 0; a < appClusters; a++) {
     const ac = new AppCluster(app, `App${a}`, { clusterName: `app-${a}`, controlPlane: cp });
     for (let i = 0; i < dataServices; i++) {
-      ac.addClaim({ kind: `Bench${i}Instance`, name: `db-${i}`, namespace: `team-${i % 5}`, spec: { service: 'a9s-keyvalue8', plan: 'keyvalue-single-nano-ssl', compositionRef: { name: `a9s-bench${i}` } } });
+      ac.addClaim({
+        kind: `Bench${i}Instance`,
+        name: `db-${i}`,
+        namespace: `team-${i % 5}`,
+        spec: { service: 'a9s-keyvalue8', plan: 'keyvalue-single-nano-ssl', compositionRef: { name: `a9s-bench${i}` } },
+      });
     }
   }
   const t1 = performance.now();
@@ -74,12 +89,24 @@ async function one(dataServices: number, appClusters: number, validate: boolean)
       const { validateDirectory } = await import('../constructs/validate/index.js');
       const r = validateDirectory(join(dir, 'dist'));
       validateMs = performance.now() - t3;
-      if (!r.ok) throw new Error(`bench output is invalid: ${r.issues.slice(0, 3).map((i) => `${i.file} ${i.path} ${i.message}`).join('; ')}`);
+      if (!r.ok)
+        throw new Error(
+          `bench output is invalid: ${r.issues
+            .slice(0, 3)
+            .map((i) => `${i.file} ${i.path} ${i.message}`)
+            .join('; ')}`,
+        );
     }
     return {
-      dataServices, appClusters,
+      dataServices,
+      appClusters,
       objects: clusters.reduce((n, c) => n + c.files.length, 0),
-      constructMs: t1 - t0, renderMs: t2 - t1, writeMs: t3 - t2, totalMs: t3 - t0, cpuMs: (cpu.user + cpu.system) / 1000, validateMs,
+      constructMs: t1 - t0,
+      renderMs: t2 - t1,
+      writeMs: t3 - t2,
+      totalMs: t3 - t0,
+      cpuMs: (cpu.user + cpu.system) / 1000,
+      validateMs,
       peakRssMb: process.resourceUsage().maxRSS / 1024,
     };
   } finally {
@@ -116,15 +143,29 @@ async function main(): Promise<void> {
   const acs = args.includes('--quick') ? [1, 10] : [1, 10, 100];
   const script = fileURLToPath(import.meta.url);
   const rows: Row[] = [];
-  console.log(`klutch-kit synth benchmark — Node ${process.version}, ${new Date().toISOString()}, output under ${benchDir()}, load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
-  console.log('data services × app clusters | objects | construct ms | render ms | write ms | wall ms | CPU ms | objects/s (wall) | objects/s (CPU) | peak RSS MB' + (validate ? ' | validate ms' : ''));
+  console.log(
+    `klutch-kit synth benchmark — Node ${process.version}, ${new Date().toISOString()}, output under ${benchDir()}, load average ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}`,
+  );
+  console.log(
+    'data services × app clusters | objects | construct ms | render ms | write ms | wall ms | CPU ms | objects/s (wall) | objects/s (CPU) | peak RSS MB' +
+      (validate ? ' | validate ms' : ''),
+  );
   for (const d of ds) {
     for (const a of acs) {
-      const r = spawnSync(process.execPath, [...process.execArgv, script, '--one', String(d), String(a), ...(validate ? ['--validate'] : []), ...(args.includes('--disk') ? ['--disk'] : [])], { encoding: 'utf8', maxBuffer: 1 << 24 });
+      const r = spawnSync(
+        process.execPath,
+        [...process.execArgv, script, '--one', String(d), String(a), ...(validate ? ['--validate'] : []), ...(args.includes('--disk') ? ['--disk'] : [])],
+        { encoding: 'utf8', maxBuffer: 1 << 24 },
+      );
       if (r.status !== 0) throw new Error(`size ${d}×${a} failed:\n${r.stderr}`);
       const row = JSON.parse(r.stdout.trim().split('\n').pop()!) as Row;
       rows.push(row);
-      console.log(`${String(d).padStart(4)} × ${String(a).padEnd(3)} | ${fmt(row.objects).padStart(7)} | ${fmt(row.constructMs).padStart(7)} | ${fmt(row.renderMs).padStart(7)} | ${fmt(row.writeMs).padStart(7)} | ${fmt(row.totalMs).padStart(7)} | ${fmt(row.cpuMs).padStart(7)} | ${fmt(row.objects / (row.totalMs / 1000)).padStart(8)} | ${fmt(row.objects / (row.cpuMs / 1000)).padStart(8)} | ${fmt(row.peakRssMb).padStart(6)}` + (validate ? ` | ${fmt(row.validateMs ?? 0).padStart(7)}` : ''));
+      console.log(
+        `${String(d).padStart(4)} × ${String(a).padEnd(3)} | ${fmt(row.objects).padStart(7)} | ${fmt(row.constructMs).padStart(7)} | ${fmt(row.renderMs).padStart(7)} | ${fmt(row.writeMs).padStart(7)} | ${fmt(row.totalMs).padStart(7)} | ${fmt(row.cpuMs).padStart(7)} | ${fmt(row.objects / (row.totalMs / 1000)).padStart(8)} | ${fmt(row.objects / (row.cpuMs / 1000)).padStart(8)} | ${fmt(row.peakRssMb).padStart(6)}` +
+          (validate ? ` | ${fmt(row.validateMs ?? 0).padStart(7)}` : ''),
+      );
     }
   }
   // Growth: each size against the next bigger one (by objects): time ratio / work ratio.
@@ -141,32 +182,50 @@ async function main(): Promise<void> {
   // The targets.
   const big = sorted.filter((r) => r.objects >= 10_000);
   const tenK = big[0];
-  if (tenK) console.log(`\ntarget 10,000 objects < 3 s: ${fmt(tenK.objects)} objects in ${fmt(tenK.totalMs)} ms wall (${tenK.totalMs < 3000 ? 'met' : 'MISSED'}), ${fmt(tenK.cpuMs)} ms CPU (${tenK.cpuMs < 3000 ? 'met' : 'MISSED'})`);
-  const pairs = sorted.flatMap((a) => sorted.filter((b) => b.objects / a.objects >= 9 && b.objects / a.objects <= 11 && a.objects >= 1000).map((b) => ({ a, b })));
+  if (tenK)
+    console.log(
+      `\ntarget 10,000 objects < 3 s: ${fmt(tenK.objects)} objects in ${fmt(tenK.totalMs)} ms wall (${tenK.totalMs < 3000 ? 'met' : 'MISSED'}), ${fmt(tenK.cpuMs)} ms CPU (${tenK.cpuMs < 3000 ? 'met' : 'MISSED'})`,
+    );
+  const pairs = sorted.flatMap((a) =>
+    sorted.filter((b) => b.objects / a.objects >= 9 && b.objects / a.objects <= 11 && a.objects >= 1000).map((b) => ({ a, b })),
+  );
   for (const { a, b } of pairs) {
-    const ratio = (b.totalMs / a.totalMs) / (b.objects / a.objects) * 10;
-    const cratio = (b.cpuMs / a.cpuMs) / (b.objects / a.objects) * 10;
-    console.log(`target 10× work in ≤ 11× time: ${fmt(a.objects)} → ${fmt(b.objects)} objects: wall ${fmt(a.totalMs)} → ${fmt(b.totalMs)} ms (×${fmt(ratio, 1)} per 10× work, ${ratio <= 11 ? 'met' : 'MISSED'}), CPU ${fmt(a.cpuMs)} → ${fmt(b.cpuMs)} ms (×${fmt(cratio, 1)}, ${cratio <= 11 ? 'met' : 'MISSED'})`);
+    const ratio = (b.totalMs / a.totalMs / (b.objects / a.objects)) * 10;
+    const cratio = (b.cpuMs / a.cpuMs / (b.objects / a.objects)) * 10;
+    console.log(
+      `target 10× work in ≤ 11× time: ${fmt(a.objects)} → ${fmt(b.objects)} objects: wall ${fmt(a.totalMs)} → ${fmt(b.totalMs)} ms (×${fmt(ratio, 1)} per 10× work, ${ratio <= 11 ? 'met' : 'MISSED'}), CPU ${fmt(a.cpuMs)} → ${fmt(b.cpuMs)} ms (×${fmt(cratio, 1)}, ${cratio <= 11 ? 'met' : 'MISSED'})`,
+    );
   }
   if (worst > 0) console.log(`worst CPU/work ratio between neighbouring sizes (≥ 2× work): ${fmt(worst, 2)}`);
   // The chart next to the table (--chart <file>; default docs/images/bench-synth.svg).
   const chartIdx = args.indexOf('--chart');
   const chart = chartIdx >= 0 ? args[chartIdx + 1] : 'docs/images/bench-synth.svg';
-  writeFileSync(chart, svgChart({
-    title: 'synth: throughput and time against the number of objects',
-    subtitle: `${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores, load average ${loadavg()[0].toFixed(1)}, Node ${process.version}${validate ? ', with validation' : ''} (npm run bench:synth${args.includes('--quick') ? ' -- --quick' : ''})`,
-    xLabel: 'objects written',
-    panels: [
-      { title: 'Throughput', yLabel: 'objects/s', series: [
-        { name: 'per wall second', points: sorted.map((r) => [r.objects, r.objects / (r.totalMs / 1000)]) },
-        { name: 'per CPU second', points: sorted.map((r) => [r.objects, r.objects / (r.cpuMs / 1000)]) },
-      ] },
-      { title: 'Time', yLabel: 'milliseconds', series: [
-        { name: 'wall', points: sorted.map((r) => [r.objects, r.totalMs]) },
-        { name: 'CPU', points: sorted.map((r) => [r.objects, r.cpuMs]) },
-      ] },
-    ],
-  }));
+  writeFileSync(
+    chart,
+    svgChart({
+      title: 'synth: throughput and time against the number of objects',
+      subtitle: `${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores, load average ${loadavg()[0].toFixed(1)}, Node ${process.version}${validate ? ', with validation' : ''} (npm run bench:synth${args.includes('--quick') ? ' -- --quick' : ''})`,
+      xLabel: 'objects written',
+      panels: [
+        {
+          title: 'Throughput',
+          yLabel: 'objects/s',
+          series: [
+            { name: 'per wall second', points: sorted.map((r) => [r.objects, r.objects / (r.totalMs / 1000)]) },
+            { name: 'per CPU second', points: sorted.map((r) => [r.objects, r.objects / (r.cpuMs / 1000)]) },
+          ],
+        },
+        {
+          title: 'Time',
+          yLabel: 'milliseconds',
+          series: [
+            { name: 'wall', points: sorted.map((r) => [r.objects, r.totalMs]) },
+            { name: 'CPU', points: sorted.map((r) => [r.objects, r.cpuMs]) },
+          ],
+        },
+      ],
+    }),
+  );
   console.log(`chart: ${chart}`);
 }
 

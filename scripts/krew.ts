@@ -110,7 +110,12 @@ export async function bundleKubectlBind(dir: string, version: string): Promise<s
 }
 
 /** Writes the archive and the manifest into `outDir`; returns their paths and the archive's sha256. */
-export async function buildKrewRelease(o: { version: string; baseUrl: string; outDir: string; name?: string }): Promise<{ archive: string; manifest: string; sha256: string }> {
+export async function buildKrewRelease(o: {
+  version: string;
+  baseUrl: string;
+  outDir: string;
+  name?: string;
+}): Promise<{ archive: string; manifest: string; sha256: string }> {
   if (!SEMVER.test(o.version)) throw new Error(`krew: --version "${o.version}" is not a semantic version such as 0.1.0`);
   if (!/^https:\/\/\S+$/.test(o.baseUrl)) throw new Error(`krew: --base-url "${o.baseUrl}" must be an https URL (the release's download folder)`);
   const v = o.version.startsWith('v') ? o.version : `v${o.version}`;
@@ -124,14 +129,22 @@ export async function buildKrewRelease(o: { version: string; baseUrl: string; ou
     const archiveName = `kubectl-bind-${v}.tar.gz`;
     const archive = resolve(o.outDir, archiveName);
     // fixed owner and mtime: the same sources give the same archive bytes on one machine
-    const tar = spawnSync('tar', ['--owner=0', '--group=0', '--numeric-owner', '--mtime=@0', '-czf', archive, '-C', stage, 'kubectl-bind', 'LICENSE'], { encoding: 'utf8' });
+    const tar = spawnSync('tar', ['--owner=0', '--group=0', '--numeric-owner', '--mtime=@0', '-czf', archive, '-C', stage, 'kubectl-bind', 'LICENSE'], {
+      encoding: 'utf8',
+    });
     if (tar.status !== 0) throw new Error(`krew: tar failed (${tar.status}): ${tar.stderr || tar.error?.message}`);
     const sha256 = createHash('sha256').update(readFileSync(archive)).digest('hex');
     const manifest = join(o.outDir, `${o.name ?? 'bind'}.yaml`);
     const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { homepage?: string; repository?: string | { url?: string } };
     const repo = typeof pkg.repository === 'string' ? pkg.repository : pkg.repository?.url;
     const homepage = pkg.homepage ?? repo?.replace(/^git\+/, '').replace(/\.git$/, '');
-    const doc = krewManifest({ name: o.name, version: v, uri: `${o.baseUrl.replace(/\/+$/, '')}/${archiveName}`, sha256, homepage: homepage?.startsWith('https://') ? homepage : undefined });
+    const doc = krewManifest({
+      name: o.name,
+      version: v,
+      uri: `${o.baseUrl.replace(/\/+$/, '')}/${archiveName}`,
+      sha256,
+      homepage: homepage?.startsWith('https://') ? homepage : undefined,
+    });
     writeFileSync(manifest, stringify(doc, { lineWidth: 0 }));
     return { archive, manifest, sha256 };
   } finally {

@@ -22,12 +22,8 @@ for (const f of argv.filter((a) => a.startsWith('-'))) {
     process.exit(2);
   }
 }
-const groups: ComponentName[] = [
-  ...(argv.includes('--kube') ? COMPONENTS : []),
-  ...(argv.includes('--crossplane') ? CROSSPLANE_COMPONENTS : []),
-];
-const components: readonly ComponentName[] =
-  requested.length > 0 ? (requested as ComponentName[]) : groups.length > 0 ? groups : ALL_COMPONENTS;
+const groups: ComponentName[] = [...(argv.includes('--kube') ? COMPONENTS : []), ...(argv.includes('--crossplane') ? CROSSPLANE_COMPONENTS : [])];
+const components: readonly ComponentName[] = requested.length > 0 ? (requested as ComponentName[]) : groups.length > 0 ? groups : ALL_COMPONENTS;
 
 try {
   for (const c of components) {

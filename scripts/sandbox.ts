@@ -89,7 +89,9 @@ async function up(demo: boolean): Promise<number> {
     try {
       const d = await provisionDemo(sb);
       psql = d.psql;
-      process.stdout.write(`\n  connect (${((Date.now() - t0) / 1000).toFixed(1)} s after start; claim → first connection ${d.hops['first connection with those credentials']!.toFixed(1)} s):\n  ${psql}\n\n`);
+      process.stdout.write(
+        `\n  connect (${((Date.now() - t0) / 1000).toFixed(1)} s after start; claim → first connection ${d.hops['first connection with those credentials']!.toFixed(1)} s):\n  ${psql}\n\n`,
+      );
       await changeDemoPlan(sb, d);
     } catch (e) {
       process.stderr.write(`demo failed: ${(e as Error).message}\n`);

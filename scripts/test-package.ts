@@ -32,10 +32,15 @@ const keep = args.includes('--keep');
 const givenTarball = args.includes('--tarball') ? resolve(args[args.indexOf('--tarball') + 1]!) : undefined;
 
 type Pkg = {
-  name: string; version: string; bin?: string | Record<string, string>;
-  dependencies?: Record<string, string>; devDependencies?: Record<string, string>; peerDependencies?: Record<string, string>;
+  name: string;
+  version: string;
+  bin?: string | Record<string, string>;
+  dependencies?: Record<string, string>;
+  devDependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
   peerDependenciesMeta?: Record<string, { optional?: boolean }>;
-  exports: Record<string, string | Record<string, string>>; typesVersions?: Record<string, Record<string, string[]>>;
+  exports: Record<string, string | Record<string, string>>;
+  typesVersions?: Record<string, Record<string, string[]>>;
 };
 const readJson = <T>(file: string): T => JSON.parse(readFileSync(file, 'utf8')) as T;
 
@@ -76,19 +81,26 @@ function readmeBlock(): string {
 const work = mkdtempSync(join(tmpdir(), 'klutch-kit-package-'));
 let failed = false;
 try {
-  const tarball = givenTarball ?? step('npm pack (prepack: build lib/)', () => {
-    const out = run('npm', ['pack', '--json', '--pack-destination', work], { cwd: ROOT, env: { npm_config_loglevel: 'error' } });
-    const info = JSON.parse(out.slice(out.indexOf('['))) as Array<{ filename: string; size: number; unpackedSize: number; entryCount: number }>;
-    console.log(`  ${info[0]!.filename}: ${info[0]!.entryCount} files, ${(info[0]!.size / 1024).toFixed(0)} kB packed, ${(info[0]!.unpackedSize / 1024 / 1024).toFixed(1)} MB unpacked`);
-    return join(work, info[0]!.filename);
-  });
+  const tarball =
+    givenTarball ??
+    step('npm pack (prepack: build lib/)', () => {
+      const out = run('npm', ['pack', '--json', '--pack-destination', work], { cwd: ROOT, env: { npm_config_loglevel: 'error' } });
+      const info = JSON.parse(out.slice(out.indexOf('['))) as Array<{ filename: string; size: number; unpackedSize: number; entryCount: number }>;
+      console.log(
+        `  ${info[0]!.filename}: ${info[0]!.entryCount} files, ${(info[0]!.size / 1024).toFixed(0)} kB packed, ${(info[0]!.unpackedSize / 1024 / 1024).toFixed(1)} MB unpacked`,
+      );
+      return join(work, info[0]!.filename);
+    });
 
   const unpacked = join(work, 'unpacked');
   const pkg = step('tarball contents', () => {
     mkdirSync(unpacked);
     run('tar', ['xzf', tarball, '-C', unpacked], { cwd: work });
     const dir = join(unpacked, 'package');
-    const files = run('tar', ['tzf', tarball], { cwd: work }).split('\n').filter(Boolean).map((f) => f.replace(/^package\//, ''));
+    const files = run('tar', ['tzf', tarball], { cwd: work })
+      .split('\n')
+      .filter(Boolean)
+      .map((f) => f.replace(/^package\//, ''));
     const p = readJson<Pkg>(join(dir, 'package.json'));
     for (const [key, entry] of Object.entries(p.exports)) {
       for (const target of typeof entry === 'string' ? [entry] : Object.values(entry)) {
@@ -101,8 +113,9 @@ try {
     }
     const bad = files.filter((f) => /(^|\/)test\/|\.test\.|__tests__|\.map$|^(constructs|stacks|runtime|scripts)\/|\.ts$/.test(f) && !f.endsWith('.d.ts'));
     check(bad.length === 0, `the tarball ships tests, sources or maps: ${bad.slice(0, 5).join(', ')}`);
-    for (const f of ['LICENSE', 'CHANGELOG.md', 'README.md', 'imports/schema-bundle.json', 'bin/kubectl-bind.js', 'cjs/_node.cjs']) check(files.includes(f), `${f} is not in the tarball`);
-    check(readFileSync(join(dir, 'LICENSE'), 'utf8').includes('Apache License') , 'LICENSE is not the Apache-2.0 text');
+    for (const f of ['LICENSE', 'CHANGELOG.md', 'README.md', 'imports/schema-bundle.json', 'bin/kubectl-bind.js', 'cjs/_node.cjs'])
+      check(files.includes(f), `${f} is not in the tarball`);
+    check(readFileSync(join(dir, 'LICENSE'), 'utf8').includes('Apache License'), 'LICENSE is not the Apache-2.0 text');
     for (const n of ['cdk8s', 'cdk8s-plus-28', 'constructs', '@pulumi/pulumi', '@pulumi/kubernetes']) {
       check(!p.dependencies?.[n] && p.peerDependencies?.[n], `${n} must be a peer dependency, not a dependency`);
     }
@@ -116,7 +129,10 @@ try {
     const dir = join(work, name);
     cpSync(join(ROOT, 'examples', name), dir, { recursive: true });
     const block = readmeBlock();
-    check(readFileSync(join(dir, 'clickhouse.ts'), 'utf8') === block, `examples/${name}/clickhouse.ts differs from the README's "Adding a data service" block; copy the block over`);
+    check(
+      readFileSync(join(dir, 'clickhouse.ts'), 'utf8') === block,
+      `examples/${name}/clickhouse.ts differs from the README's "Adding a data service" block; copy the block over`,
+    );
     const own = readJson<Pkg>(join(dir, 'package.json'));
     const nm = join(dir, 'node_modules');
     mkdirSync(join(nm, '.bin'), { recursive: true });
@@ -165,13 +181,15 @@ try {
     const has = (kind: string, n: string) => objs.some((o) => o.kind === kind && o.metadata?.name === n);
     for (const [kind, n] of [
       ['CompositeResourceDefinition', 'xclickhouseinstances.analytics.example.com'],
-      ['Composition', 'k8s-clickhouse'], ['Composition', 'vm-clickhouse'],
+      ['Composition', 'k8s-clickhouse'],
+      ['Composition', 'vm-clickhouse'],
       ['APIServiceExportTemplate', 'clickhouseinstances'],
       ['ClusterRole', 'klutch-binder-exports-clickhouseinstances.analytics.example.com'],
       ['ProviderConfig', 'clickhouse-service-broker'],
       ['APIServiceBinding', 'clickhouseinstances.analytics.example.com'],
       ['ClickhouseInstance', 'events'],
-    ]) check(has(kind!, n!), `${where}: no ${kind} ${n} among ${objs.length} objects`);
+    ])
+      check(has(kind!, n!), `${where}: no ${kind} ${n} among ${objs.length} objects`);
     console.log(`  ${where}: ${objs.length} objects, the ClickHouse data service exported and bound`);
   }
 

@@ -42,7 +42,8 @@ const VENDORED: Group[] = [
     dir: 'crossplane/v2',
     from: 'crossplane',
     files: XP_FILES,
-    origin: '`github.com/crossplane/crossplane` tag `v2.3.4`, commit `c2670a735103660d7f436585447f2071bc1de973`, `cluster/crds/` (DeploymentRuntimeConfig with `cluster/crd-patches/` applied)',
+    origin:
+      '`github.com/crossplane/crossplane` tag `v2.3.4`, commit `c2670a735103660d7f436585447f2071bc1de973`, `cluster/crds/` (DeploymentRuntimeConfig with `cluster/crd-patches/` applied)',
   },
   {
     dir: 'crossplane/v1.20',
@@ -67,7 +68,7 @@ const VENDORED: Group[] = [
     from: 'crossplane',
     files: ['pt.fn.crossplane.io_resources.yaml'],
     origin:
-      '`github.com/crossplane-contrib/function-patch-and-transform` tag `v0.10.8`, commit `6b35ed851b91bb9d0e59e0bd98cdad06b045d873`, `package/input/`. The schema bundle adds the string transform types `Join`, `Replace` and the conversion `ToAdler32` that the function accepts but this file\'s enums omit.',
+      "`github.com/crossplane-contrib/function-patch-and-transform` tag `v0.10.8`, commit `6b35ed851b91bb9d0e59e0bd98cdad06b045d873`, `package/input/`. The schema bundle adds the string transform types `Join`, `Replace` and the conversion `ToAdler32` that the function accepts but this file's enums omit.",
   },
   {
     dir: 'provider-anynines',
@@ -93,7 +94,7 @@ const VENDORED: Group[] = [
       'restores.backups.anynines.com.yaml',
     ],
     origin:
-      '`github.com/anynines/a8s-deployment` commit `f588f65` (CHANGELOG v1.2.0), from `deploy/a8s/manifests/postgresql-operator.yaml`, `service-binding-controller.yaml` and `backup-manager.yaml`. The a8s operators\' own CRDs: applied by the sandbox (whose SandboxA8sOperator reconciles them) and by real-cluster tests; not part of the schema bundle. The service-binding controller writes Secret `<binding>-service-binding`, type Opaque, keys `username`, `password`, `database`, `instance_service`; the port is always 5432 (a8s-deployment `docs/application-developers/usage_overview.md`).',
+      "`github.com/anynines/a8s-deployment` commit `f588f65` (CHANGELOG v1.2.0), from `deploy/a8s/manifests/postgresql-operator.yaml`, `service-binding-controller.yaml` and `backup-manager.yaml`. The a8s operators' own CRDs: applied by the sandbox (whose SandboxA8sOperator reconciles them) and by real-cluster tests; not part of the schema bundle. The service-binding controller writes Secret `<binding>-service-binding`, type Opaque, keys `username`, `password`, `database`, `instance_service`; the port is always 5432 (a8s-deployment `docs/application-developers/usage_overview.md`).",
   },
   {
     dir: 'klutch-reference',
@@ -108,7 +109,7 @@ const VENDORED: Group[] = [
       'example-backend.klutch.anynines.com_apiserviceexporttemplates.yaml',
     ],
     origin:
-      '`github.com/anynines/klutchio` commit `0b4539e`, `bind/deploy/crd/` and `bind/contrib/deploy/crd/`. Used only by the compatibility test (test/api): klutch-kit\'s own binding CRDs are generated from contract/api into contract/api/crds/.',
+      "`github.com/anynines/klutchio` commit `0b4539e`, `bind/deploy/crd/` and `bind/contrib/deploy/crd/`. Used only by the compatibility test (test/api): klutch-kit's own binding CRDs are generated from contract/api into contract/api/crds/.",
   },
 ];
 
@@ -145,14 +146,14 @@ function main(): void {
     '',
     'Byte-for-byte copies of upstream CRD files, taken from the shared reference folder by',
     '`npm run import:vendor` (scripts/vendor-reference.ts; never edit them by hand). `npm run import` turns them',
-    '(plus klutch-kit\'s own binding CRDs from `contract/api/crds/`) into `imports/*.ts` with',
+    "(plus klutch-kit's own binding CRDs from `contract/api/crds/`) into `imports/*.ts` with",
     '`cdk8s import`, and into `imports/schema-bundle.json` for `klutch-kit validate`.',
     '',
     '## Upstream origin per folder',
     '',
     ...VENDORED.map((g) => `- \`${g.dir}/\`: ${g.origin}`),
     '- `prometheus-operator/`: not from the reference folder (this script leaves it alone); its own `SOURCES.md` names the upstream tag, commit and checksums.',
-    '- `argo-cd/`: Argo CD\'s Application CRD, not from the reference folder (this script leaves it alone); its own `SOURCES.md` names the upstream tag, commit and checksum.',
+    "- `argo-cd/`: Argo CD's Application CRD, not from the reference folder (this script leaves it alone); its own `SOURCES.md` names the upstream tag, commit and checksum.",
     '- `units/`: no upstream files: the inputs of `cdk8s import` (the CRD files above concatenated per import unit) written by `npm run import` (scripts/import-units.ts) and named in cdk8s.yaml, so `npx cdk8s import` regenerates `imports/*.ts`.',
     '',
     '## Files',

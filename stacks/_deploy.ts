@@ -4,11 +4,7 @@ import * as pulumi from '@pulumi/pulumi';
 import { type KubeObject, splitForDeploy } from './manifests.js';
 
 /** One `k8s.Provider` per cluster, parented to the cluster's component. */
-export function clusterProvider(
-  cluster: string,
-  conn: { kubeconfig: pulumi.Input<string>; context?: string },
-  parent: pulumi.Resource,
-): k8s.Provider {
+export function clusterProvider(cluster: string, conn: { kubeconfig: pulumi.Input<string>; context?: string }, parent: pulumi.Resource): k8s.Provider {
   return new k8s.Provider(
     cluster,
     {
@@ -81,7 +77,13 @@ export function deployObjects(
               ? pkgObjs
               : pkgObjs.map((o) =>
                   PACKAGE_KINDS.has(o.kind)
-                    ? { ...o, metadata: { ...o.metadata, annotations: { ...((o.metadata['annotations'] as Record<string, string>) ?? {}), 'pulumi.com/waitFor': 'condition=Healthy' } } }
+                    ? {
+                        ...o,
+                        metadata: {
+                          ...o.metadata,
+                          annotations: { ...((o.metadata['annotations'] as Record<string, string>) ?? {}), 'pulumi.com/waitFor': 'condition=Healthy' },
+                        },
+                      }
                     : o,
                 ),
             skipAwait: skipPackageAwait,
@@ -90,7 +92,12 @@ export function deployObjects(
         )
       : undefined;
   const providerConfigs = late.map(
-    (o) => new k8s.apiextensions.CustomResource(`${cluster}-${o.kind.toLowerCase()}-${o.metadata.name}`, { ...o }, { ...ro, dependsOn: [...before, ...(packages ? [packages] : [])] }),
+    (o) =>
+      new k8s.apiextensions.CustomResource(
+        `${cluster}-${o.kind.toLowerCase()}-${o.metadata.name}`,
+        { ...o },
+        { ...ro, dependsOn: [...before, ...(packages ? [packages] : [])] },
+      ),
   );
   const after = opts.after ? opts.after(foundation) : [];
   const objects =

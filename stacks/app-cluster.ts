@@ -50,7 +50,12 @@ export class AppCluster extends pulumi.ComponentResource {
     this.binding = args.binding ?? 'cli';
     this.provider = clusterProvider(args.cluster, args, this);
     this.kubeconfig = pulumi.secret(pulumi.output(args.kubeconfig));
-    const deployed = deployObjects(args.cluster, args.objects, { parent: this, provider: this.provider, skipAwait: args.skipAwait ?? false, after: () => [...(args.dependsOn ?? [])] });
+    const deployed = deployObjects(args.cluster, args.objects, {
+      parent: this,
+      provider: this.provider,
+      skipAwait: args.skipAwait ?? false,
+      after: () => [...(args.dependsOn ?? [])],
+    });
     if (deployed.foundation) this.foundation = deployed.foundation;
     if (deployed.objects) this.objects = deployed.objects;
 

@@ -17,11 +17,14 @@ export function catalogueInstallOf(c: CatalogueConfig): CatalogueInstall {
   return CatalogueInstall.configurationPackage({ package: c.package, skipDependencyResolution: true });
 }
 
-const isPackageKind = (o: KubeObject) => o.apiVersion.startsWith('pkg.crossplane.io/') && ['Configuration', 'Function', 'DeploymentRuntimeConfig'].includes(o.kind);
+const isPackageKind = (o: KubeObject) =>
+  o.apiVersion.startsWith('pkg.crossplane.io/') && ['Configuration', 'Function', 'DeploymentRuntimeConfig'].includes(o.kind);
 const isProviderKubernetes = (o: KubeObject) =>
   (o.apiVersion.startsWith('pkg.crossplane.io/') && o.kind === 'Provider' && o.metadata.name === 'provider-kubernetes') ||
   (o.kind === 'ProviderConfig' && o.apiVersion.startsWith('kubernetes.crossplane.io/')) ||
-  (['ClusterRole', 'ClusterRoleBinding'].includes(o.kind) && o.apiVersion.startsWith('rbac.authorization.k8s.io/') && o.metadata.name.toLowerCase().includes('provider-kubernetes'));
+  (['ClusterRole', 'ClusterRoleBinding'].includes(o.kind) &&
+    o.apiVersion.startsWith('rbac.authorization.k8s.io/') &&
+    o.metadata.name.toLowerCase().includes('provider-kubernetes'));
 
 /**
  * The Crossplane objects of the control plane that install the catalogue package (`runtime` mode with
@@ -35,12 +38,19 @@ export function cataloguePackageObjects(config: StackConfig): KubeObject[] {
     host: new URL(config.backend.url).hostname,
     // only the Crossplane objects are kept: the backend's issuer is irrelevant here
     dex: false,
-    backend: { oidc: { issuerUrl: config.oidc?.issuerUrl ?? `${config.backend.url}/dex`, clientId: config.oidc?.clientId ?? 'klutch-backend', clientSecret: { name: STACK_SECRETS.oidc.name, key: STACK_SECRETS.oidc.clientSecretKey } } },
+    backend: {
+      oidc: {
+        issuerUrl: config.oidc?.issuerUrl ?? `${config.backend.url}/dex`,
+        clientId: config.oidc?.clientId ?? 'klutch-backend',
+        clientSecret: { name: STACK_SECRETS.oidc.name, key: STACK_SECRETS.oidc.clientSecretKey },
+      },
+    },
     // the a9s ProviderConfigs these endpoints feed are dropped below (no provider-anynines in this mode)
     anynines: config.anynines ?? { baseDomain: 'a9s.invalid' },
     catalogueInstall: catalogueInstallOf(config.catalogue),
   });
   const objs = (cp.toJson() as KubeObject[]).filter((o) => isPackageKind(o) || isProviderKubernetes(o));
-  if (!objs.some((o) => o.kind === 'Configuration')) throw new Error(`stack: the control plane synthesized no Configuration for catalogue.package ${JSON.stringify(config.catalogue.package)}`);
+  if (!objs.some((o) => o.kind === 'Configuration'))
+    throw new Error(`stack: the control plane synthesized no Configuration for catalogue.package ${JSON.stringify(config.catalogue.package)}`);
   return objs;
 }

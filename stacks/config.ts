@@ -304,10 +304,7 @@ export interface RawStackConfig {
 /** Validates the non-secret stack config. Throws {@link StackConfigError} naming the key and the value received. */
 export function parseStackConfig(raw: RawStackConfig): StackConfig {
   if (raw.controlPlane === undefined) {
-    throw new StackConfigError(
-      `${CONFIG_NAMESPACE}:controlPlane is not set; set it, e.g. ` +
-        `pulumi config set --path 'controlPlane.name' control-plane`,
-    );
+    throw new StackConfigError(`${CONFIG_NAMESPACE}:controlPlane is not set; set it, e.g. ` + `pulumi config set --path 'controlPlane.name' control-plane`);
   }
   if (isObject(raw.controlPlane)) checkKeys('controlPlane', raw.controlPlane, ['name', 'access']);
   const controlPlane = parseCluster('controlPlane', raw.controlPlane);
@@ -414,7 +411,8 @@ export function parseStackConfig(raw: RawStackConfig): StackConfig {
     if (!baseDomain) fail('anynines.baseDomain', raw.anynines['baseDomain'], 'a DNS domain such as "a9s.example.com"');
     const cn = optString('anynines.credentialsNamespace', raw.anynines['credentialsNamespace']);
     const urls = raw.anynines['urls'];
-    if (urls !== undefined && (!isObject(urls) || Object.values(urls).some((u) => typeof u !== 'string'))) fail('anynines.urls', urls, 'an object of service name → URL');
+    if (urls !== undefined && (!isObject(urls) || Object.values(urls).some((u) => typeof u !== 'string')))
+      fail('anynines.urls', urls, 'an object of service name → URL');
     anynines = { baseDomain, ...(cn ? { credentialsNamespace: cn } : {}), ...(urls ? { urls: urls as Record<string, string> } : {}) };
   }
 
@@ -430,7 +428,12 @@ export function parseStackConfig(raw: RawStackConfig): StackConfig {
     } catch (e) {
       throw new StackConfigError(`${CONFIG_NAMESPACE}:${(e as Error).message}`);
     }
-    if (manifests !== 'runtime') fail('catalogue', c, `nothing with manifests "${manifests}": the catalogue package install is for manifests "runtime" (the topology mode installs the catalogue as objects)`);
+    if (manifests !== 'runtime')
+      fail(
+        'catalogue',
+        c,
+        `nothing with manifests "${manifests}": the catalogue package install is for manifests "runtime" (the topology mode installs the catalogue as objects)`,
+      );
     catalogue = { install: 'ConfigurationPackage', package: pkg as string };
   }
 
@@ -446,16 +449,32 @@ export function parseStackConfig(raw: RawStackConfig): StackConfig {
     const namespace = optString('monitoring.namespace', m['namespace']);
     if (namespace !== undefined && !isDnsLabel(namespace)) fail('monitoring.namespace', namespace, 'a DNS-1123 label');
     const labels = m['labels'];
-    if (labels !== undefined && (!isObject(labels) || Object.values(labels).some((v) => typeof v !== 'string'))) fail('monitoring.labels', labels, 'an object of label name → string value');
+    if (labels !== undefined && (!isObject(labels) || Object.values(labels).some((v) => typeof v !== 'string')))
+      fail('monitoring.labels', labels, 'an object of label name → string value');
     for (const k of ['alerts', 'dashboard']) if (m[k] !== undefined && typeof m[k] !== 'boolean') fail(`monitoring.${k}`, m[k], 'true or false');
     monitoring = {
-      ...(kind ? { scrapeKind: kind } : {}), ...(interval ? { interval } : {}), ...(namespace ? { namespace } : {}),
+      ...(kind ? { scrapeKind: kind } : {}),
+      ...(interval ? { interval } : {}),
+      ...(namespace ? { namespace } : {}),
       ...(labels ? { labels: labels as Record<string, string> } : {}),
-      ...(m['alerts'] !== undefined ? { alerts: m['alerts'] as boolean } : {}), ...(m['dashboard'] !== undefined ? { dashboard: m['dashboard'] as boolean } : {}),
+      ...(m['alerts'] !== undefined ? { alerts: m['alerts'] as boolean } : {}),
+      ...(m['dashboard'] !== undefined ? { dashboard: m['dashboard'] as boolean } : {}),
     };
   }
 
-  return { controlPlane, appClusters, ...(oidc ? { oidc } : {}), backend, images, skipAwait, dexConnectors, manifests, ...(anynines ? { anynines } : {}), ...(monitoring ? { monitoring } : {}), ...(catalogue ? { catalogue } : {}) };
+  return {
+    controlPlane,
+    appClusters,
+    ...(oidc ? { oidc } : {}),
+    backend,
+    images,
+    skipAwait,
+    dexConnectors,
+    manifests,
+    ...(anynines ? { anynines } : {}),
+    ...(monitoring ? { monitoring } : {}),
+    ...(catalogue ? { catalogue } : {}),
+  };
 }
 
 /** Checks a base64 key of one of the allowed decoded lengths (cookie keys). */

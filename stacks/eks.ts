@@ -47,7 +47,11 @@ export function eksMissingMessage(key: string): string {
 }
 
 interface EksModule {
-  Cluster: new (name: string, args: Record<string, unknown>, opts?: pulumi.ComponentResourceOptions) => pulumi.Resource & { kubeconfigJson: pulumi.Output<string> };
+  Cluster: new (
+    name: string,
+    args: Record<string, unknown>,
+    opts?: pulumi.ComponentResourceOptions,
+  ) => pulumi.Resource & { kubeconfigJson: pulumi.Output<string> };
 }
 interface AwsModule {
   Provider: new (name: string, args: Record<string, unknown>, opts?: pulumi.CustomResourceOptions) => pulumi.ProviderResource;

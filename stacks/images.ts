@@ -18,7 +18,9 @@ export type RuntimeImage = (typeof RUNTIME_IMAGES)[number];
 export function runtimeImageRefs(registry: string, tag: string = KLUTCH_KIT_VERSION): Record<RuntimeImage, string> {
   const r = registry.replace(/\/+$/, '');
   if (r === '' || /\s/.test(r) || /^[a-z]+:\/\//i.test(r) || /[:@]/.test(r.split('/').slice(1).join('/'))) {
-    throw new StackConfigError(`${CONFIG_NAMESPACE}:images.registry: expected a registry and repository prefix such as "ghcr.io/my-org" (no scheme, tag or digest), got ${JSON.stringify(registry)}`);
+    throw new StackConfigError(
+      `${CONFIG_NAMESPACE}:images.registry: expected a registry and repository prefix such as "ghcr.io/my-org" (no scheme, tag or digest), got ${JSON.stringify(registry)}`,
+    );
   }
   if (!/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/.test(tag) || tag === 'latest') {
     throw new StackConfigError(`${CONFIG_NAMESPACE}:images.registry: image tag ${JSON.stringify(tag)} is not a pinned tag`);

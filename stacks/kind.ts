@@ -30,7 +30,6 @@ export interface KindCommands {
   readonly delete: readonly string[];
 }
 
-
 /** A bad {@link KindClusterOptions} value: the field, what was expected, the value received. */
 export interface KindOptionProblem {
   readonly field: 'name' | 'nodeImage' | 'configPath';
@@ -62,7 +61,12 @@ export function kindCommands(opts: KindClusterOptions): KindCommands {
   const { name, nodeImage, configPath } = opts;
   return {
     create: [
-      'create', 'cluster', '--name', name, '--kubeconfig', KIND_KUBECONFIG_PLACEHOLDER,
+      'create',
+      'cluster',
+      '--name',
+      name,
+      '--kubeconfig',
+      KIND_KUBECONFIG_PLACEHOLDER,
       ...(nodeImage ? ['--image', nodeImage] : []),
       ...(configPath ? ['--config', path.resolve(configPath)] : []),
     ],
@@ -163,8 +167,8 @@ export type KindClusterArgs = KindClusterOptions;
 
 /** A kind cluster; `kubeconfig` is secret. */
 export class KindCluster extends pulumi.dynamic.Resource {
-  public declare readonly kubeconfig: pulumi.Output<string>;
-  public declare readonly clusterName: pulumi.Output<string>;
+  declare public readonly kubeconfig: pulumi.Output<string>;
+  declare public readonly clusterName: pulumi.Output<string>;
 
   constructor(name: string, args: KindClusterArgs, opts?: pulumi.CustomResourceOptions) {
     const commands = kindCommands(args);

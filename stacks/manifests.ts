@@ -176,7 +176,8 @@ export function splitForDeploy(cluster: string, objs: readonly KubeObject[]): De
       throw new Error(`cluster "${cluster}": object #${i} has no apiVersion/kind/metadata.name (got ${JSON.stringify(o)?.slice(0, 200)})`);
     }
     const id = `${o.apiVersion.split('/').slice(0, -1).join('/')}/${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
-    if (seen.has(id)) throw new Error(`cluster "${cluster}": object ${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name} appears twice`);
+    if (seen.has(id))
+      throw new Error(`cluster "${cluster}": object ${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name} appears twice`);
     seen.add(id);
     if (o.kind === 'CustomResourceDefinition' && isFoundation(o)) crds.push(o);
     else if (isFoundation(o)) namespaces.push(o);

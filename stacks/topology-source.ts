@@ -13,7 +13,14 @@ import { App } from 'cdk8s';
 import { CROSSPLANE_CHART, CROSSPLANE_CHART_REPO } from '../constructs/crossplane/index.js';
 import { AppCluster as AppClusterChart, type AnyninesEndpoints, ControlPlaneCluster, PHASES, phaseOf } from '../constructs/topology/index.js';
 import type { StackConfig } from './config.js';
-import { type AppClusterManifestInput, type ControlPlaneManifestInput, type KubeObject, type ManifestSource, monitoringOptions, STACK_SECRETS } from './manifests.js';
+import {
+  type AppClusterManifestInput,
+  type ControlPlaneManifestInput,
+  type KubeObject,
+  type ManifestSource,
+  monitoringOptions,
+  STACK_SECRETS,
+} from './manifests.js';
 
 /** What the control plane component needs to install Crossplane with Helm. */
 export interface CrossplaneRelease {
@@ -54,7 +61,10 @@ export function topologyManifestSource(options: TopologySourceOptions = {}): Top
       cookieSecretName: STACK_SECRETS.cookies.name,
       dex: config.oidc
         ? false
-        : { connectors: config.dexConnectors.map((c) => ({ type: c.type, id: c.id, name: c.name, config: { ...c.config } })), ...(images.dex ? { image: images.dex } : {}) },
+        : {
+            connectors: config.dexConnectors.map((c) => ({ type: c.type, id: c.id, name: c.name, config: { ...c.config } })),
+            ...(images.dex ? { image: images.dex } : {}),
+          },
       backend: {
         prettyName: config.backend.prettyName,
         replicas: config.backend.replicas,
@@ -78,7 +88,9 @@ export function topologyManifestSource(options: TopologySourceOptions = {}): Top
       apps.set(
         a.name,
         new AppClusterChart(app, `App-${a.name}`, {
-          clusterName: a.name, controlPlane, ...(images.konnector ? { konnector: { image: images.konnector } } : {}),
+          clusterName: a.name,
+          controlPlane,
+          ...(images.konnector ? { konnector: { image: images.konnector } } : {}),
           ...(config.monitoring ? { monitoring: monitoringOptions(config.monitoring) } : {}),
         }),
       );

@@ -24,9 +24,7 @@ const files = PRODUCT.flatMap((d) => sources(join(repo, d))).map((p) => ({ path:
 function hits(re: RegExp, keep: (path: string) => boolean = () => true): string[] {
   return files
     .filter((f) => keep(f.path))
-    .flatMap((f) =>
-      f.text.split('\n').flatMap((line, i) => (re.test(line) && !/^\s*(\/\/|\*)/.test(line) ? [`${f.path}:${i + 1}: ${line.trim()}`] : [])),
-    );
+    .flatMap((f) => f.text.split('\n').flatMap((line, i) => (re.test(line) && !/^\s*(\/\/|\*)/.test(line) ? [`${f.path}:${i + 1}: ${line.trim()}`] : [])));
 }
 
 test('the scan sees the product sources', () => {

@@ -21,22 +21,19 @@ const TOPOLOGIES: Readonly<Record<string, Topology>> = { single: Topology.SINGLE
  * Plans named `<prefix>-<topology>-<size>[-<flag>...]`, e.g. `plans('mariadb', ['single-nano', 'cluster-big'], [[], ['ssl']])`.
  * @param sizes resolves a size name to a PlanSize (default: name only)
  */
-export function plans(
-  prefix: string,
-  shapes: readonly string[],
-  flagSets: ReadonlyArray<readonly string[]>,
-  sizes: (name: string) => PlanSize = size,
-): Plan[] {
+export function plans(prefix: string, shapes: readonly string[], flagSets: ReadonlyArray<readonly string[]>, sizes: (name: string) => PlanSize = size): Plan[] {
   const out: Plan[] = [];
   for (const shape of shapes) {
     const [topology, sz] = shape.split('-');
     for (const flags of flagSets) {
-      out.push(new Plan({
-        name: [prefix, topology, sz, ...flags].join('-'),
-        topology: TOPOLOGIES[topology],
-        size: sizes(sz),
-        flags,
-      }));
+      out.push(
+        new Plan({
+          name: [prefix, topology, sz, ...flags].join('-'),
+          topology: TOPOLOGIES[topology],
+          size: sizes(sz),
+          flags,
+        }),
+      );
     }
   }
   return out;

@@ -1,6 +1,4 @@
-import {
-  A9sBackend, DataServiceProps, ParameterProps, PlanChange, TopologyChange,
-} from './_deps.js';
+import { A9sBackend, DataServiceProps, ParameterProps, PlanChange, TopologyChange } from './_deps.js';
 import { ANYNINES_GROUP, plans } from './_common.js';
 import type { Plan } from '../dataservice/index.js';
 
@@ -30,8 +28,13 @@ function a9sInstance(o: A9sInstanceOptions): DataServiceProps {
   };
 }
 
-const nonNegative = (name: string, description: string, brokerName?: string): ParameterProps =>
-  ({ name, type: 'integer', minimum: 0, description, ...(brokerName ? { brokerName } : {}) });
+const nonNegative = (name: string, description: string, brokerName?: string): ParameterProps => ({
+  name,
+  type: 'integer',
+  minimum: 0,
+  description,
+  ...(brokerName ? { brokerName } : {}),
+});
 
 const KEYVALUE_BOOLEAN = ['yes', 'no'];
 const SIZE_SUFFIX = '((k|m|g)b?)?';
@@ -50,40 +53,100 @@ export function keyvalue(): DataServiceProps {
     services: [{ name: 'a9s-keyvalue8' }],
     topologyChange: TopologyChange.NONE,
     parameters: [
-      p({ name: 'snapshot', type: 'string', description: "Snapshot rules, e.g. ['save 900 1']; [] disables snapshots (cache only).",
-        rules: [{ rule: 'self.matches("^\\\\[(\'save [1-9][0-9]* [1-9][0-9]*\'(,\'save [1-9][0-9]* [1-9][0-9]*\')*)?\\\\]$")', message: "Must either be `[]`, `['save <number> <number>']` or `['save <number> <number>','save <number> <number>'...]`" }] }),
-      p({ name: 'replBacklogSize', type: 'string', multiNodeOnly: true, description: 'Replication backlog size (must be enabled on the broker).',
-        rules: [{ rule: `self.matches("^[1-9][0-9]*${SIZE_SUFFIX}$")`, message: 'Must be a number, can be followed by k(b), m(b) or g(b)' }] }),
-      p({ ...nonNegative('minReplicasToWrite', 'Connected replicas required to accept writes; 0 disables (must be enabled on the broker).'), multiNodeOnly: true }),
-      p({ name: 'minReplicasMaxLag', type: 'integer', minimum: 1, multiNodeOnly: true, description: 'Maximum replica lag in seconds before a replica counts as disconnected.' }),
+      p({
+        name: 'snapshot',
+        type: 'string',
+        description: "Snapshot rules, e.g. ['save 900 1']; [] disables snapshots (cache only).",
+        rules: [
+          {
+            rule: "self.matches(\"^\\\\[('save [1-9][0-9]* [1-9][0-9]*'(,'save [1-9][0-9]* [1-9][0-9]*')*)?\\\\]$\")",
+            message: "Must either be `[]`, `['save <number> <number>']` or `['save <number> <number>','save <number> <number>'...]`",
+          },
+        ],
+      }),
+      p({
+        name: 'replBacklogSize',
+        type: 'string',
+        multiNodeOnly: true,
+        description: 'Replication backlog size (must be enabled on the broker).',
+        rules: [{ rule: `self.matches("^[1-9][0-9]*${SIZE_SUFFIX}$")`, message: 'Must be a number, can be followed by k(b), m(b) or g(b)' }],
+      }),
+      p({
+        ...nonNegative('minReplicasToWrite', 'Connected replicas required to accept writes; 0 disables (must be enabled on the broker).'),
+        multiNodeOnly: true,
+      }),
+      p({
+        name: 'minReplicasMaxLag',
+        type: 'integer',
+        minimum: 1,
+        multiNodeOnly: true,
+        description: 'Maximum replica lag in seconds before a replica counts as disconnected.',
+      }),
       p({ name: 'lazyfreeLazyEviction', type: 'string', enum: KEYVALUE_BOOLEAN, description: 'Free evicted objects lazily.' }),
       p({ name: 'lazyfreeLazyExpire', type: 'string', enum: KEYVALUE_BOOLEAN, description: 'Free expired objects lazily.' }),
-      p({ name: 'maxmemory', type: 'string', description: 'Memory limit per node: dynamic, 0 (no limit) or a size (must be enabled on the broker).',
-        rules: [{ rule: `self.matches("^dynamic$|^0$|^[1-9][0-9]*${SIZE_SUFFIX}$")`, message: 'Must be `dynamic`, `0` or number greater than 0. If it is a number greater than 0 it can be followed by k(b), m(b) or g(b)' }] }),
-      p({ name: 'maxmemoryPolicy', type: 'string', enum: ['volatile-lru', 'volatile-lfu', 'volatile-random', 'volatile-ttl', 'allkeys-lru', 'allkeys-lfu', 'allkeys-random', 'noeviction'], description: 'Eviction policy when maxmemory is reached.' }),
+      p({
+        name: 'maxmemory',
+        type: 'string',
+        description: 'Memory limit per node: dynamic, 0 (no limit) or a size (must be enabled on the broker).',
+        rules: [
+          {
+            rule: `self.matches("^dynamic$|^0$|^[1-9][0-9]*${SIZE_SUFFIX}$")`,
+            message: 'Must be `dynamic`, `0` or number greater than 0. If it is a number greater than 0 it can be followed by k(b), m(b) or g(b)',
+          },
+        ],
+      }),
+      p({
+        name: 'maxmemoryPolicy',
+        type: 'string',
+        enum: ['volatile-lru', 'volatile-lfu', 'volatile-random', 'volatile-ttl', 'allkeys-lru', 'allkeys-lfu', 'allkeys-random', 'noeviction'],
+        description: 'Eviction policy when maxmemory is reached.',
+      }),
       p(nonNegative('maxmemorySamples', 'Samples checked before an eviction.')),
       p(nonNegative('maxclients', 'Maximum simultaneous clients.')),
       p({ ...nonNegative('downAfterMilliseconds', 'Milliseconds a node must be unreachable to count as down.'), multiNodeOnly: true }),
       p({ ...nonNegative('failoverTimeout', 'Failover timeout in milliseconds.'), multiNodeOnly: true }),
-      p({ name: 'hostnameResolution', type: 'string', enum: ['disabled', 'resolve-only', 'enabled'], multiNodeOnly: true, description: 'Hostname support for Valkey and Sentinel.' }),
+      p({
+        name: 'hostnameResolution',
+        type: 'string',
+        enum: ['disabled', 'resolve-only', 'enabled'],
+        multiNodeOnly: true,
+        description: 'Hostname support for Valkey and Sentinel.',
+      }),
       p({ name: 'tlsProtocols', type: 'string', enum: ['TLSv1.2', 'TLSv1.3', 'TLSv1.2 TLSv1.3', 'TLSv1.3 TLSv1.2'], description: 'Supported TLS versions.' }),
       p({ name: 'tlsCiphers', type: 'string', description: 'Allowed ciphers (ciphers(1ssl) syntax); not validated.' }),
       p({ name: 'tlsCiphersuites', type: 'string', description: 'Allowed TLSv1.3 ciphersuites; not validated.' }),
       p(nonNegative('luaTimeLimit', 'Maximum script run time in ms.')),
-      p({ name: 'notifyKeyspaceEvents', type: 'string', description: 'Keyspace notification classes.',
-        rules: [{ rule: 'self.matches("^$|^[KEg\\\\$lshzxeA]*[KE][KEg\\\\$lshzxeA]*$")', message: 'Must only contain legal characters and at least one K or E' }] }),
+      p({
+        name: 'notifyKeyspaceEvents',
+        type: 'string',
+        description: 'Keyspace notification classes.',
+        rules: [
+          { rule: 'self.matches("^$|^[KEg\\\\$lshzxeA]*[KE][KEg\\\\$lshzxeA]*$")', message: 'Must only contain legal characters and at least one K or E' },
+        ],
+      }),
     ],
   });
 }
 
 const TLS_JAVA = ['TLSv1.2', 'TLSv1.3'];
 const FLUENTD_TLS = ['TLSv1_1', 'TLS1_2', 'TLS1_3'];
-const port = (name: string, description: string): ParameterProps =>
-  ({ name, type: 'integer', minimum: 1, maximum: 65535, description, brokerName: name.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase() });
+const port = (name: string, description: string): ParameterProps => ({
+  name,
+  type: 'integer',
+  minimum: 1,
+  maximum: 65535,
+  description,
+  brokerName: name.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase(),
+});
 const javaParameters: ParameterProps[] = [
   { name: 'javaHeapspace', type: 'integer', minimum: 256, description: 'JVM heap for OpenSearch in MB (at most 50% of VM memory).' },
   { name: 'javaMaxmetaspace', type: 'integer', minimum: 256, maximum: 1024, description: 'JVM metaspace for OpenSearch in MB.' },
-  { name: 'javaGarbageCollector', type: 'string', enum: ['UseSerialGC', 'UseParallelGC', 'UseParallelOldGC', 'UseG1GC'], description: 'JVM garbage collector.' },
+  {
+    name: 'javaGarbageCollector',
+    type: 'string',
+    enum: ['UseSerialGC', 'UseParallelGC', 'UseParallelOldGC', 'UseG1GC'],
+    description: 'JVM garbage collector.',
+  },
 ];
 
 /** a9s LogMe2 (OpenSearch + Fluentd). */
@@ -99,16 +162,45 @@ export function logme2(): DataServiceProps {
       { name: 'ismJobInterval', type: 'integer', minimum: 1, description: 'Minutes between Index State Management runs.' },
       { name: 'ismDeletionAfter', type: 'string', description: 'Age (e.g. 30d) after which indices are deleted.' },
       { name: 'ismJitter', type: 'number', minimum: 0, description: 'Jitter of the ISM job interval.' },
-      { name: 'opensearchTlsProtocols', type: 'array', items: { type: 'string', enum: TLS_JAVA }, brokerName: 'opensearch-tls-protocols', description: 'Allowed TLS protocols (Java names).' },
-      { name: 'opensearchTlsCiphers', type: 'array', items: { type: 'string' }, brokerName: 'opensearch-tls-ciphers', description: 'Allowed TLS ciphers (Java names); not validated.' },
+      {
+        name: 'opensearchTlsProtocols',
+        type: 'array',
+        items: { type: 'string', enum: TLS_JAVA },
+        brokerName: 'opensearch-tls-protocols',
+        description: 'Allowed TLS protocols (Java names).',
+      },
+      {
+        name: 'opensearchTlsCiphers',
+        type: 'array',
+        items: { type: 'string' },
+        brokerName: 'opensearch-tls-ciphers',
+        description: 'Allowed TLS ciphers (Java names); not validated.',
+      },
       port('fluentdUdp', 'Port of the Fluentd UDP endpoint.'),
       port('fluentdTcp', 'Port of the unencrypted Fluentd TCP endpoint.'),
       port('fluentdTls', 'Port of the encrypted Fluentd TCP endpoint.'),
       { name: 'fluentdTlsCiphers', type: 'string', brokerName: 'fluentd-tls-ciphers', description: 'Allowed Fluentd TLS ciphers; only type-checked.' },
       { name: 'fluentdTlsVersion', type: 'string', enum: FLUENTD_TLS, brokerName: 'fluentd-tls-version', description: 'Fluentd TLS version.' },
-      { name: 'fluentdTlsMinVersion', type: 'string', enum: FLUENTD_TLS, brokerName: 'fluentd-tls-min-version', description: 'Minimum Fluentd TLS version (set the maximum too).' },
-      { name: 'fluentdTlsMaxVersion', type: 'string', enum: FLUENTD_TLS, brokerName: 'fluentd-tls-max-version', description: 'Maximum Fluentd TLS version (set the minimum too).' },
-      { name: 'groks', type: 'array', items: { type: 'object', properties: { pattern: { type: 'string' } }, required: ['pattern'] }, description: 'Additional grok patterns matched against syslog messages; [] removes them.' },
+      {
+        name: 'fluentdTlsMinVersion',
+        type: 'string',
+        enum: FLUENTD_TLS,
+        brokerName: 'fluentd-tls-min-version',
+        description: 'Minimum Fluentd TLS version (set the maximum too).',
+      },
+      {
+        name: 'fluentdTlsMaxVersion',
+        type: 'string',
+        enum: FLUENTD_TLS,
+        brokerName: 'fluentd-tls-max-version',
+        description: 'Maximum Fluentd TLS version (set the minimum too).',
+      },
+      {
+        name: 'groks',
+        type: 'array',
+        items: { type: 'object', properties: { pattern: { type: 'string' } }, required: ['pattern'] },
+        description: 'Additional grok patterns matched against syslog messages; [] removes them.',
+      },
     ],
   });
 }
@@ -141,8 +233,20 @@ export function messaging(): DataServiceProps {
     services: ['a9s-messaging310', 'a9s-messaging312', 'a9s-messaging313', 'a9s-messaging4'].map((name) => ({ name })),
     parameters: [
       { name: 'consumerTimeout', type: 'integer', minimum: 1800000, description: "RabbitMQ's consumer_timeout in milliseconds." },
-      { name: 'tlsProtocols', type: 'array', items: { type: 'string', enum: ['tlsv1.2', 'tlsv1.3'] }, brokerName: 'tls-protocols', description: 'TLS versions (ssl_options.versions).' },
-      { name: 'tlsCiphers', type: 'array', items: { type: 'string' }, brokerName: 'tls-ciphers', description: 'TLS ciphers (ssl_options.ciphers); not validated.' },
+      {
+        name: 'tlsProtocols',
+        type: 'array',
+        items: { type: 'string', enum: ['tlsv1.2', 'tlsv1.3'] },
+        brokerName: 'tls-protocols',
+        description: 'TLS versions (ssl_options.versions).',
+      },
+      {
+        name: 'tlsCiphers',
+        type: 'array',
+        items: { type: 'string' },
+        brokerName: 'tls-ciphers',
+        description: 'TLS ciphers (ssl_options.ciphers); not validated.',
+      },
     ],
   });
 }
@@ -154,29 +258,31 @@ export function mongodb(): DataServiceProps {
     kindStem: 'Mongodb',
     plans: plans('mongodbsspl', ['single-nano', 'single-small', 'single-big', 'replica-small', 'replica-big'], [[], ['ssl']]),
     services: [{ name: 'a9s-mongodb50' }, { name: 'a9s-mongodb70' }],
-    parameters: [{
-      name: 'setClusterParameter',
-      type: 'object',
-      brokerName: 'set_cluster_parameter',
-      description: "MongoDB's setClusterParameter options.",
-      properties: {
-        changeStreamOptions: {
-          type: 'object',
-          properties: {
-            preAndPostImages: {
-              type: 'object',
-              properties: {
-                expireAfterSeconds: {
-                  type: 'int-or-string',
-                  description: "Retention of change stream pre- and post-images in seconds, or 'off' for the oplog default.",
-                  rules: [{ rule: "type(self) == string ? self == 'off' : self >= 0", message: "must be 'off' or an integer >= 0" }],
+    parameters: [
+      {
+        name: 'setClusterParameter',
+        type: 'object',
+        brokerName: 'set_cluster_parameter',
+        description: "MongoDB's setClusterParameter options.",
+        properties: {
+          changeStreamOptions: {
+            type: 'object',
+            properties: {
+              preAndPostImages: {
+                type: 'object',
+                properties: {
+                  expireAfterSeconds: {
+                    type: 'int-or-string',
+                    description: "Retention of change stream pre- and post-images in seconds, or 'off' for the oplog default.",
+                    rules: [{ rule: "type(self) == string ? self == 'off' : self >= 0", message: "must be 'off' or an integer >= 0" }],
+                  },
                 },
               },
             },
           },
         },
       },
-    }],
+    ],
   });
 }
 
@@ -194,7 +300,12 @@ export function prometheus(): DataServiceProps {
     planChange: PlanChange.NONE,
     parameters: [
       { name: 'mappingStrictMatch', type: 'boolean', description: 'Graphite exporter mapping-strict-match (default true).' },
-      { name: 'scrapeConfigs', type: 'array', items: { type: 'object', preserveUnknownFields: true }, description: 'Additional scrape targets (disabled by default on the broker).' },
+      {
+        name: 'scrapeConfigs',
+        type: 'array',
+        items: { type: 'object', preserveUnknownFields: true },
+        description: 'Additional scrape targets (disabled by default on the broker).',
+      },
     ],
   });
 }
@@ -208,8 +319,20 @@ export function search(): DataServiceProps {
     services: [{ name: 'a9s-search2' }],
     parameters: [
       ...javaParameters,
-      { name: 'tlsProtocols', type: 'array', items: { type: 'string', enum: TLS_JAVA }, brokerName: 'tls-protocols', description: 'Allowed TLS protocols (Java names).' },
-      { name: 'tlsCiphers', type: 'array', items: { type: 'string' }, brokerName: 'tls-ciphers', description: 'Allowed TLS ciphers (Java names); not validated.' },
+      {
+        name: 'tlsProtocols',
+        type: 'array',
+        items: { type: 'string', enum: TLS_JAVA },
+        brokerName: 'tls-protocols',
+        description: 'Allowed TLS protocols (Java names).',
+      },
+      {
+        name: 'tlsCiphers',
+        type: 'array',
+        items: { type: 'string' },
+        brokerName: 'tls-ciphers',
+        description: 'Allowed TLS ciphers (Java names); not validated.',
+      },
     ],
   });
 }

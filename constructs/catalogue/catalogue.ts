@@ -7,15 +7,15 @@ import { postgresql } from './postgresql.js';
 
 /** The instance data services of the Klutch catalogue. */
 export const CATALOGUE_SERVICES = ['postgresql', 'keyvalue', 'mariadb', 'messaging', 'mongodb', 'search', 'logme2', 'prometheus'] as const;
-export type CatalogueService = typeof CATALOGUE_SERVICES[number];
+export type CatalogueService = (typeof CATALOGUE_SERVICES)[number];
 
 /** Operations on instances. */
 export const CATALOGUE_OPERATIONS = ['servicebinding', 'backup', 'restore'] as const;
-export type CatalogueOperation = typeof CATALOGUE_OPERATIONS[number];
+export type CatalogueOperation = (typeof CATALOGUE_OPERATIONS)[number];
 
 /** Automation technologies. */
 export const CATALOGUE_AUTOMATIONS = ['a8s', 'a9s'] as const;
-export type CatalogueAutomation = typeof CATALOGUE_AUTOMATIONS[number];
+export type CatalogueAutomation = (typeof CATALOGUE_AUTOMATIONS)[number];
 
 const BUILDERS: Record<CatalogueService, () => DataServiceProps> = { postgresql, keyvalue, mariadb, messaging, mongodb, search, logme2, prometheus };
 const OPERATIONS: Record<CatalogueOperation, (types: readonly string[]) => InstanceOperationProps> = { servicebinding: serviceBinding, backup, restore };
@@ -75,7 +75,9 @@ export class Catalogue extends Construct {
       const p = BUILDERS[name]();
       const backends = p.backends.filter((b) => (autos as string[]).includes(b.automation));
       if (backends.length === 0) {
-        throw new Error(`CatalogueProps.automations: ${JSON.stringify(autos)} leaves service "${name}" without a backend (it has ${p.backends.map((b) => b.automation).join(', ')})`);
+        throw new Error(
+          `CatalogueProps.automations: ${JSON.stringify(autos)} leaves service "${name}" without a backend (it has ${p.backends.map((b) => b.automation).join(', ')})`,
+        );
       }
       usesA8s ||= backends.some((b) => b.automation === 'a8s');
       if (backends.some((b) => b.automation === 'a9s')) brokers.push(`${name}-service-broker`);
@@ -84,9 +86,16 @@ export class Catalogue extends Construct {
       const parameters = (p.parameters ?? [])
         .filter((x) => x.backends === undefined || x.backends.some((b) => kept.includes(b)))
         .map((x) => (x.backends === undefined ? x : { ...x, backends: x.backends.filter((b) => kept.includes(b)) }));
-      services.set(name, new DataService(this, name, {
-        ...p, backends, parameters, defaultBackend: backends[0].name, exportTemplateNamespace: props.exportTemplateNamespace,
-      }));
+      services.set(
+        name,
+        new DataService(this, name, {
+          ...p,
+          backends,
+          parameters,
+          defaultBackend: backends[0].name,
+          exportTemplateNamespace: props.exportTemplateNamespace,
+        }),
+      );
     }
     const types = INSTANCE_TYPES.filter((t) => (chosen as string[]).includes(t));
     const operations = new Map<CatalogueOperation, InstanceOperation>();
@@ -98,10 +107,12 @@ export class Catalogue extends Construct {
         // An operation backend is kept only if some chosen service has a backend of the same automation for its types.
         return (b.types ?? types).some((t) => types.includes(t) && services.get(t as CatalogueService)?.backends.some((x) => x.automation === b.automation));
       });
-      if (backends.length === 0) throw new Error(`CatalogueProps.automations: ${JSON.stringify(autos)} leaves operation "${op}" without a backend for ${types.join(', ')}`);
+      if (backends.length === 0)
+        throw new Error(`CatalogueProps.automations: ${JSON.stringify(autos)} leaves operation "${op}" without a backend for ${types.join(', ')}`);
       if (backends.some((b) => b.automation === 'a8s')) usesA8s = true;
       if (op !== 'servicebinding' && backends.some((b) => b.automation === 'a9s')) {
-        for (const t of chosen) if (services.get(t)?.backends.some((x) => x.automation === 'a9s') && !managers.includes(`${t}-backup-manager`)) managers.push(`${t}-backup-manager`);
+        for (const t of chosen)
+          if (services.get(t)?.backends.some((x) => x.automation === 'a9s') && !managers.includes(`${t}-backup-manager`)) managers.push(`${t}-backup-manager`);
       }
       operations.set(op, new InstanceOperation(this, op, { ...p, backends, exportTemplateNamespace: props.exportTemplateNamespace }));
     }

@@ -39,7 +39,9 @@ export interface InstanceOperationProps {
   readonly exportTemplateNamespace?: string;
 }
 
-const fail = (prop: string, v: unknown, problem: string): never => { throw new Error(`${prop}: ${JSON.stringify(v)} ${problem}`); };
+const fail = (prop: string, v: unknown, problem: string): never => {
+  throw new Error(`${prop}: ${JSON.stringify(v)} ${problem}`);
+};
 const celList = (xs: readonly string[]) => `[${xs.map((x) => `'${x}'`).join(', ')}]`;
 
 /**
@@ -103,21 +105,28 @@ export class InstanceOperation extends Construct implements IApiExport {
       names: { kind: props.kind, plural },
       claimNames: { kind: props.claimKind, plural: claimPlural },
       defaultCompositionName: def,
-      versions: [{
-        name: 'v1', served: true, referenceable: true,
-        schema: {
-          type: 'object',
-          properties: {
-            spec,
-            status: { type: 'object', properties: { managed: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } },
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          referenceable: true,
+          schema: {
+            type: 'object',
+            properties: {
+              spec,
+              status: { type: 'object', properties: { managed: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } },
+            },
           },
         },
-      }],
+      ],
     });
     const compositions = new Map<string, Composition>();
     for (const b of props.backends) {
       const step = new PatchAndTransformStep();
-      b.compose(step, (b.types ?? this.types).filter((t) => this.types.includes(t)));
+      b.compose(
+        step,
+        (b.types ?? this.types).filter((t) => this.types.includes(t)),
+      );
       compositions.set(b.name, new Composition(this, `Composition-${b.name}`, { name: b.name, compositeTypeRef: this.xrd, pipeline: [step] }));
     }
     this.compositions = compositions;
@@ -128,11 +137,18 @@ export class InstanceOperation extends Construct implements IApiExport {
       services: [],
       plans: [],
       backends: props.backends.map((b) => ({
-        name: b.name, automation: b.automation, services: (b.types ?? this.types).filter((t) => this.types.includes(t)), plans: [], default: b.name === def,
+        name: b.name,
+        automation: b.automation,
+        services: (b.types ?? this.types).filter((t) => this.types.includes(t)),
+        plans: [],
+        default: b.name === def,
       })),
     };
     this.exportTemplate = new ApiServiceExportTemplate(this, 'ExportTemplate', {
-      group: ANYNINES_GROUP, resource: claimPlural, version: 'v1', permissionClaims: claims,
+      group: ANYNINES_GROUP,
+      resource: claimPlural,
+      version: 'v1',
+      permissionClaims: claims,
       namespace: props.exportTemplateNamespace ?? DEFAULT_EXPORT_TEMPLATE_NAMESPACE,
       annotations: { [OFFERING_ANNOTATION]: JSON.stringify(offering) },
     });

@@ -1,7 +1,13 @@
 import { Patch, PatchAndTransformStep, ReadinessCheck, Transform } from '../crossplane/index.js';
 import {
-  a8sBindingSecretClaim, A9S_API_VERSION, CLAIM_NAME_LABEL, CLAIM_NAMESPACE_LABEL, credentialsSecretClaim, KUBERNETES_PROVIDER_CONFIG,
-  OBJECT_OBSERVED_STATUS, PROVIDER_KUBERNETES_OBJECT_API_VERSION,
+  a8sBindingSecretClaim,
+  A9S_API_VERSION,
+  CLAIM_NAME_LABEL,
+  CLAIM_NAMESPACE_LABEL,
+  credentialsSecretClaim,
+  KUBERNETES_PROVIDER_CONFIG,
+  OBJECT_OBSERVED_STATUS,
+  PROVIDER_KUBERNETES_OBJECT_API_VERSION,
 } from '../dataservice/index.js';
 import type { InstanceOperationProps, OperationBackend } from './instance-operation.js';
 
@@ -39,7 +45,7 @@ const object = (apiVersion: string, kind: string, deriveReadiness = false) => ({
 });
 /** Ready when the composed resource's own Ready condition is True. */
 const readyCondition = () => [ReadinessCheck.matchCondition('Ready', 'True')];
-const typeMap = (types: readonly string[], f: (t: typeof A8S_INSTANCES[string]) => string) =>
+const typeMap = (types: readonly string[], f: (t: (typeof A8S_INSTANCES)[string]) => string) =>
   Transform.map(Object.fromEntries(types.map((t) => [t, f(A8S_INSTANCES[t])])));
 
 function a8s(name: string, compose: (step: PatchAndTransformStep, types: readonly string[]) => void, extra: Partial<OperationBackend> = {}): OperationBackend {
@@ -68,21 +74,29 @@ export function serviceBinding(types: readonly string[] = INSTANCE_TYPES): Insta
       { name: 'policy', type: 'string', description: 'Unused; kept for compatibility with Klutch.' },
     ],
     backends: [
-      a8s('a8s-servicebinding', (step, ts) => {
-        step.addResource('a8s-servicebinding', {
-          base: object('servicebindings.anynines.com/v1beta3', 'ServiceBinding'),
-          // The a8s ServiceBinding has no conditions: its credentials may be used once status.implemented is true.
-          readinessChecks: [...readyCondition(), ReadinessCheck.matchTrue(`${OBJECT_OBSERVED_STATUS}.implemented`)],
-          patches: [
-            ...manifestNameAndNamespace(),
-            Patch.fromCompositeFieldPath('spec.serviceInstanceType', 'spec.forProvider.manifest.spec.instance.apiVersion', { transforms: [typeMap(ts, (i) => `${i.apiGroup}/${i.version}`)] }),
-            Patch.fromCompositeFieldPath('spec.serviceInstanceType', 'spec.forProvider.manifest.spec.instance.kind', { transforms: [typeMap(ts, (i) => i.kind)] }),
-            Patch.fromCompositeFieldPath(`metadata.labels[${CLAIM_NAMESPACE_LABEL}]`, 'spec.forProvider.manifest.spec.instance.namespace'),
-            Patch.fromCompositeFieldPath('spec.instanceRef', 'spec.forProvider.manifest.spec.instance.name'),
-            ...toStatus('status.atProvider.manifest.status.', ['implemented', 'secret.name', 'secret.namespace']),
-          ],
-        });
-      }, { permissionClaims: [a8sBindingSecretClaim()] }),
+      a8s(
+        'a8s-servicebinding',
+        (step, ts) => {
+          step.addResource('a8s-servicebinding', {
+            base: object('servicebindings.anynines.com/v1beta3', 'ServiceBinding'),
+            // The a8s ServiceBinding has no conditions: its credentials may be used once status.implemented is true.
+            readinessChecks: [...readyCondition(), ReadinessCheck.matchTrue(`${OBJECT_OBSERVED_STATUS}.implemented`)],
+            patches: [
+              ...manifestNameAndNamespace(),
+              Patch.fromCompositeFieldPath('spec.serviceInstanceType', 'spec.forProvider.manifest.spec.instance.apiVersion', {
+                transforms: [typeMap(ts, (i) => `${i.apiGroup}/${i.version}`)],
+              }),
+              Patch.fromCompositeFieldPath('spec.serviceInstanceType', 'spec.forProvider.manifest.spec.instance.kind', {
+                transforms: [typeMap(ts, (i) => i.kind)],
+              }),
+              Patch.fromCompositeFieldPath(`metadata.labels[${CLAIM_NAMESPACE_LABEL}]`, 'spec.forProvider.manifest.spec.instance.namespace'),
+              Patch.fromCompositeFieldPath('spec.instanceRef', 'spec.forProvider.manifest.spec.instance.name'),
+              ...toStatus('status.atProvider.manifest.status.', ['implemented', 'secret.name', 'secret.namespace']),
+            ],
+          });
+        },
+        { permissionClaims: [a8sBindingSecretClaim()] },
+      ),
       {
         name: 'a9s-servicebinding',
         automation: 'a9s',
@@ -95,9 +109,13 @@ export function serviceBinding(types: readonly string[] = INSTANCE_TYPES): Insta
               Patch.fromCompositeFieldPath('spec.serviceInstanceType', `metadata.labels[${INSTANCE_TYPE_LABEL}]`),
               ...claimLabels(),
               Patch.fromCompositeFieldPath('spec.instanceRef', 'spec.forProvider.instanceName'),
-              Patch.fromCompositeFieldPath('spec.serviceInstanceType', 'spec.providerConfigRef.name', { transforms: [Transform.stringFormat('%s-service-broker')] }),
+              Patch.fromCompositeFieldPath('spec.serviceInstanceType', 'spec.providerConfigRef.name', {
+                transforms: [Transform.stringFormat('%s-service-broker')],
+              }),
               Patch.fromCompositeFieldPath(`metadata.labels[${CLAIM_NAMESPACE_LABEL}]`, 'spec.writeConnectionSecretToRef.namespace'),
-              Patch.fromCompositeFieldPath(`metadata.labels[${CLAIM_NAME_LABEL}]`, 'spec.writeConnectionSecretToRef.name', { transforms: [Transform.stringFormat(`%s${A9S_BINDING_SECRET_SUFFIX}`)] }),
+              Patch.fromCompositeFieldPath(`metadata.labels[${CLAIM_NAME_LABEL}]`, 'spec.writeConnectionSecretToRef.name', {
+                transforms: [Transform.stringFormat(`%s${A9S_BINDING_SECRET_SUFFIX}`)],
+              }),
               ...toStatus('status.atProvider.', ['serviceBindingID', 'state']),
               Patch.toCompositeFieldPath('status.conditions', 'status.managed.conditions'),
             ],
@@ -123,10 +141,21 @@ export function backup(types: readonly string[] = INSTANCE_TYPES): InstanceOpera
           readinessChecks: readyCondition(),
           patches: [
             ...manifestNameAndNamespace(),
-            Patch.fromCompositeFieldPath('spec.serviceInstanceType', 'spec.forProvider.manifest.spec.serviceInstance.apiGroup', { transforms: [typeMap(ts, (i) => i.apiGroup)] }),
-            Patch.fromCompositeFieldPath('spec.serviceInstanceType', 'spec.forProvider.manifest.spec.serviceInstance.kind', { transforms: [typeMap(ts, (i) => i.backupKind)] }),
+            Patch.fromCompositeFieldPath('spec.serviceInstanceType', 'spec.forProvider.manifest.spec.serviceInstance.apiGroup', {
+              transforms: [typeMap(ts, (i) => i.apiGroup)],
+            }),
+            Patch.fromCompositeFieldPath('spec.serviceInstanceType', 'spec.forProvider.manifest.spec.serviceInstance.kind', {
+              transforms: [typeMap(ts, (i) => i.backupKind)],
+            }),
             Patch.fromCompositeFieldPath('spec.instanceRef', 'spec.forProvider.manifest.spec.serviceInstance.name'),
-            ...toStatus('status.atProvider.manifest.status.', ['backupID', 'conditions', 'lastObservationTime', 'podUsedNamespacedName', 'podUsedUID', 'retries']),
+            ...toStatus('status.atProvider.manifest.status.', [
+              'backupID',
+              'conditions',
+              'lastObservationTime',
+              'podUsedNamespacedName',
+              'podUsedUID',
+              'retries',
+            ]),
           ],
         });
       }),
@@ -140,7 +169,9 @@ export function backup(types: readonly string[] = INSTANCE_TYPES): InstanceOpera
             patches: [
               ...claimLabels(),
               Patch.fromCompositeFieldPath('spec.instanceRef', 'spec.forProvider.instanceName'),
-              Patch.fromCompositeFieldPath('spec.serviceInstanceType', 'spec.providerConfigRef.name', { transforms: [Transform.stringFormat('%s-backup-manager')] }),
+              Patch.fromCompositeFieldPath('spec.serviceInstanceType', 'spec.providerConfigRef.name', {
+                transforms: [Transform.stringFormat('%s-backup-manager')],
+              }),
               ...toStatus('status.atProvider.', ['downloadable', 'finished_at', 'id', 'size', 'status', 'triggered_at']),
               Patch.toCompositeFieldPath('status.conditions', 'status.managed.conditions'),
             ],
@@ -163,20 +194,35 @@ export function restore(types: readonly string[] = INSTANCE_TYPES): InstanceOper
       { name: 'instanceRef', type: 'string', description: 'Name of the instance to restore into (required for a8s).' },
     ],
     backends: [
-      a8s('a8s-restore', (step, ts) => {
-        step.addResource('a8s-restore', {
-          base: object('backups.anynines.com/v1beta3', 'Restore', true),
-          readinessChecks: readyCondition(),
-          patches: [
-            ...manifestNameAndNamespace(),
-            Patch.fromCompositeFieldPath('spec.serviceInstanceType', 'spec.forProvider.manifest.spec.serviceInstance.apiGroup', { transforms: [typeMap(ts, (i) => i.apiGroup)] }),
-            Patch.fromCompositeFieldPath('spec.serviceInstanceType', 'spec.forProvider.manifest.spec.serviceInstance.kind', { transforms: [typeMap(ts, (i) => i.backupKind)] }),
-            Patch.fromCompositeFieldPath('spec.instanceRef', 'spec.forProvider.manifest.spec.serviceInstance.name'),
-            Patch.fromCompositeFieldPath('spec.backupRef', 'spec.forProvider.manifest.spec.backupName'),
-            ...toStatus('status.atProvider.manifest.status.', ['conditions', 'lastObservationTime', 'podToPoll.ip', 'podToPoll.namespacedName', 'podToPoll.uid', 'restoreID']),
-          ],
-        });
-      }, { requiredFields: ['instanceRef'] }),
+      a8s(
+        'a8s-restore',
+        (step, ts) => {
+          step.addResource('a8s-restore', {
+            base: object('backups.anynines.com/v1beta3', 'Restore', true),
+            readinessChecks: readyCondition(),
+            patches: [
+              ...manifestNameAndNamespace(),
+              Patch.fromCompositeFieldPath('spec.serviceInstanceType', 'spec.forProvider.manifest.spec.serviceInstance.apiGroup', {
+                transforms: [typeMap(ts, (i) => i.apiGroup)],
+              }),
+              Patch.fromCompositeFieldPath('spec.serviceInstanceType', 'spec.forProvider.manifest.spec.serviceInstance.kind', {
+                transforms: [typeMap(ts, (i) => i.backupKind)],
+              }),
+              Patch.fromCompositeFieldPath('spec.instanceRef', 'spec.forProvider.manifest.spec.serviceInstance.name'),
+              Patch.fromCompositeFieldPath('spec.backupRef', 'spec.forProvider.manifest.spec.backupName'),
+              ...toStatus('status.atProvider.manifest.status.', [
+                'conditions',
+                'lastObservationTime',
+                'podToPoll.ip',
+                'podToPoll.namespacedName',
+                'podToPoll.uid',
+                'restoreID',
+              ]),
+            ],
+          });
+        },
+        { requiredFields: ['instanceRef'] },
+      ),
       {
         name: 'a9s-restore',
         automation: 'a9s',
@@ -187,7 +233,9 @@ export function restore(types: readonly string[] = INSTANCE_TYPES): InstanceOper
             patches: [
               ...claimLabels(),
               Patch.fromCompositeFieldPath('spec.backupRef', 'spec.forProvider.backupName'),
-              Patch.fromCompositeFieldPath('spec.serviceInstanceType', 'spec.providerConfigRef.name', { transforms: [Transform.stringFormat('%s-backup-manager')] }),
+              Patch.fromCompositeFieldPath('spec.serviceInstanceType', 'spec.providerConfigRef.name', {
+                transforms: [Transform.stringFormat('%s-backup-manager')],
+              }),
               ...toStatus('status.atProvider.', ['finishedAt', 'restoreId', 'state', 'triggeredAt']),
               Patch.toCompositeFieldPath('status.conditions', 'status.managed.conditions'),
             ],

@@ -1,7 +1,6 @@
 import type { SecretKeyRef } from './secret-key-ref.js';
 import { checkDnsLabel, checkDnsSubdomain, fail, isPlainObject } from './_util.js';
 
-
 export function checkSecretKeyRef(prop: string, r: SecretKeyRef): SecretKeyRef {
   if (!isPlainObject(r)) fail(prop, r, 'must be {namespace, name, key}');
   checkDnsLabel(`${prop}.namespace`, r.namespace);

@@ -17,7 +17,11 @@ const FIELD_PATH = /^([^.[\]\s]+|\[[^[\]]+\])(\.[^.[\]\s]+|\[[^[\]]+\])*$/;
 
 export function checkFieldPath(prop: string, v: unknown): string {
   if (typeof v !== 'string' || !FIELD_PATH.test(v)) {
-    fail(prop, v, 'is not a Crossplane field path (dot-separated segments, bracketed keys or indices such as metadata.labels[crossplane.io/claim-name] or spec.items[0].name)');
+    fail(
+      prop,
+      v,
+      'is not a Crossplane field path (dot-separated segments, bracketed keys or indices such as metadata.labels[crossplane.io/claim-name] or spec.items[0].name)',
+    );
   }
   return v;
 }

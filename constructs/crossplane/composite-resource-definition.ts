@@ -1,8 +1,6 @@
 import { ApiObject, Lazy } from 'cdk8s';
 import { Construct } from 'constructs';
-import {
-  checkDnsLabel, checkDnsSubdomain, checkNonEmpty, compact, copyJson, fail, isPlainObject, show,
-} from './_util.js';
+import { checkDnsLabel, checkDnsSubdomain, checkNonEmpty, compact, copyJson, fail, isPlainObject, show } from './_util.js';
 import { EnumLike, enumMembers } from '../_enum-like.js';
 
 /**
@@ -33,7 +31,10 @@ export class CompositeType implements ICompositeType {
     }
     return new CompositeType(apiVersion, kind);
   }
-  private constructor(public readonly compositeApiVersion: string, public readonly compositeKind: string) {}
+  private constructor(
+    public readonly compositeApiVersion: string,
+    public readonly compositeKind: string,
+  ) {}
 }
 
 /** What happens to a claim's composite resource when the claim is deleted (enum-like: static instances). */
@@ -187,15 +188,23 @@ export interface CompositeResourceDefinitionProps {
  * (crossplane-runtime `pkg/xcrd/schemas.go`).
  */
 export const RESERVED_SPEC_FIELDS: readonly string[] = [
-  'compositionRef', 'compositionSelector', 'compositionRevisionRef', 'compositionRevisionSelector',
-  'compositionUpdatePolicy', 'compositeDeletePolicy', 'resourceRef', 'resourceRefs', 'claimRef',
-  'writeConnectionSecretToRef', 'publishConnectionDetailsTo', 'environmentConfigRefs', 'crossplane',
+  'compositionRef',
+  'compositionSelector',
+  'compositionRevisionRef',
+  'compositionRevisionSelector',
+  'compositionUpdatePolicy',
+  'compositeDeletePolicy',
+  'resourceRef',
+  'resourceRefs',
+  'claimRef',
+  'writeConnectionSecretToRef',
+  'publishConnectionDetailsTo',
+  'environmentConfigRefs',
+  'crossplane',
 ];
 
 /** Fields Crossplane owns in the XR and claim `status`. */
-export const RESERVED_STATUS_FIELDS: readonly string[] = [
-  'conditions', 'connectionDetails', 'claimConditionTypes', 'crossplane',
-];
+export const RESERVED_STATUS_FIELDS: readonly string[] = ['conditions', 'connectionDetails', 'claimConditionTypes', 'crossplane'];
 
 const KIND = /^[A-Z][A-Za-z0-9]*$/;
 
@@ -254,7 +263,12 @@ export class CompositeResourceDefinition extends Construct implements IComposite
       const xr = this.names;
       const c = this.claimNames;
       const xrNames = [xr.kind, xr.plural, xr.singular, xr.listKind];
-      for (const [field, v] of [['kind', c.kind], ['plural', c.plural], ['singular', c.singular], ['listKind', c.listKind]] as const) {
+      for (const [field, v] of [
+        ['kind', c.kind],
+        ['plural', c.plural],
+        ['singular', c.singular],
+        ['listKind', c.listKind],
+      ] as const) {
         if (xrNames.includes(v)) fail(`${p}.claimNames.${field}`, v, 'must differ from the composite resource names (kind, plural, singular, listKind)');
       }
       this.claimKind = c.kind;
@@ -274,12 +288,17 @@ export class CompositeResourceDefinition extends Construct implements IComposite
     props.versions.forEach((v, i) => this.pushVersion(`${p}.versions[${i}]`, v, only));
     const refs = this.versionList.filter((v) => v.referenceable);
     if (refs.length !== 1) {
-      fail(`${p}.versions`, props.versions.map((v) => `${v?.name}${v?.referenceable ? ' (referenceable)' : ''}`),
-        `must have exactly one referenceable version, found ${refs.length}`);
+      fail(
+        `${p}.versions`,
+        props.versions.map((v) => `${v?.name}${v?.referenceable ? ' (referenceable)' : ''}`),
+        `must have exactly one referenceable version, found ${refs.length}`,
+      );
     }
 
-    if (props.defaultCompositionName !== undefined) this.defaultCompositionName = checkDnsSubdomain(`${p}.defaultCompositionName`, props.defaultCompositionName);
-    if (props.enforcedCompositionName !== undefined) this.enforcedCompositionName = checkDnsSubdomain(`${p}.enforcedCompositionName`, props.enforcedCompositionName);
+    if (props.defaultCompositionName !== undefined)
+      this.defaultCompositionName = checkDnsSubdomain(`${p}.defaultCompositionName`, props.defaultCompositionName);
+    if (props.enforcedCompositionName !== undefined)
+      this.enforcedCompositionName = checkDnsSubdomain(`${p}.enforcedCompositionName`, props.enforcedCompositionName);
     if (props.defaultCompositeDeletePolicy !== undefined) {
       if (!(props.defaultCompositeDeletePolicy instanceof CompositeDeletePolicy)) {
         fail(`${p}.defaultCompositeDeletePolicy`, props.defaultCompositeDeletePolicy, 'must be Background or Foreground');
@@ -379,7 +398,8 @@ export class CompositeResourceDefinition extends Construct implements IComposite
     if (this.versionList.some((x) => x.name === name)) fail(`${prop}.name`, name, 'is declared twice');
     const served = v.served ?? true;
     const referenceable = v.referenceable ?? onlyVersion;
-    if (referenceable && !served) fail(`${prop}.served`, v.served, `must be true: version "${name}" is referenceable, and the referenceable version must be served`);
+    if (referenceable && !served)
+      fail(`${prop}.served`, v.served, `must be true: version "${name}" is referenceable, and the referenceable version must be served`);
     if (v.deprecationWarning !== undefined && (typeof v.deprecationWarning !== 'string' || v.deprecationWarning.length > 256)) {
       fail(`${prop}.deprecationWarning`, v.deprecationWarning, 'must be a string of at most 256 characters');
     }
@@ -387,16 +407,26 @@ export class CompositeResourceDefinition extends Construct implements IComposite
     const printerColumns: PrinterColumn[] = [];
     (v.additionalPrinterColumns ?? []).forEach((c, i) => printerColumns.push(checkPrinterColumn(`${prop}.additionalPrinterColumns[${i}]`, c, printerColumns)));
     this.versionList.push({
-      name, served, referenceable, deprecated: v.deprecated, deprecationWarning: v.deprecationWarning,
-      schema: copyJson(v.schema), printerColumns,
+      name,
+      served,
+      referenceable,
+      deprecated: v.deprecated,
+      deprecationWarning: v.deprecationWarning,
+      schema: copyJson(v.schema),
+      printerColumns,
     });
   }
 
   private renderSpec(): Record<string, unknown> {
-    const names = (n: XrdNames) => compact({
-      kind: n.kind, plural: n.plural, singular: n.singular, listKind: n.listKind,
-      shortNames: n.shortNames, categories: n.categories,
-    });
+    const names = (n: XrdNames) =>
+      compact({
+        kind: n.kind,
+        plural: n.plural,
+        singular: n.singular,
+        listKind: n.listKind,
+        shortNames: n.shortNames,
+        categories: n.categories,
+      });
     return compact({
       group: this.group,
       names: names(this.names),
@@ -406,18 +436,26 @@ export class CompositeResourceDefinition extends Construct implements IComposite
       defaultCompositeDeletePolicy: this.defaultCompositeDeletePolicy?.value,
       defaultCompositionUpdatePolicy: this.defaultCompositionUpdatePolicy?.value,
       connectionSecretKeys: [...this.connectionSecretKeyList],
-      versions: this.versionList.map((v) => compact({
-        name: v.name,
-        served: v.served,
-        referenceable: v.referenceable,
-        deprecated: v.deprecated,
-        deprecationWarning: v.deprecationWarning,
-        schema: { openAPIV3Schema: copyJson(v.schema) },
-        additionalPrinterColumns: v.printerColumns.map((c) => compact({
-          name: c.name, type: (c.type ?? PrinterColumnType.STRING).value, jsonPath: c.jsonPath,
-          description: c.description, format: c.format, priority: c.priority,
-        })),
-      })),
+      versions: this.versionList.map((v) =>
+        compact({
+          name: v.name,
+          served: v.served,
+          referenceable: v.referenceable,
+          deprecated: v.deprecated,
+          deprecationWarning: v.deprecationWarning,
+          schema: { openAPIV3Schema: copyJson(v.schema) },
+          additionalPrinterColumns: v.printerColumns.map((c) =>
+            compact({
+              name: c.name,
+              type: (c.type ?? PrinterColumnType.STRING).value,
+              jsonPath: c.jsonPath,
+              description: c.description,
+              format: c.format,
+              priority: c.priority,
+            }),
+          ),
+        }),
+      ),
     });
   }
 }
@@ -437,7 +475,10 @@ function normalizeNames(prop: string, n: XrdNames): XrdNames {
   for (const s of n.shortNames ?? []) checkDnsLabel(`${prop}.shortNames`, s);
   for (const c of n.categories ?? []) checkDnsLabel(`${prop}.categories`, c);
   return compact({
-    kind: n.kind, plural: n.plural, singular, listKind,
+    kind: n.kind,
+    plural: n.plural,
+    singular,
+    listKind,
     shortNames: n.shortNames ? [...n.shortNames] : undefined,
     categories: n.categories ? [...n.categories] : undefined,
   });
@@ -447,7 +488,8 @@ function checkPrinterColumn(prop: string, c: PrinterColumn, existing: PrinterCol
   if (!isPlainObject(c)) fail(prop, c, 'must be an object');
   checkNonEmpty(`${prop}.name`, c.name);
   if (existing.some((e) => e.name === c.name)) fail(`${prop}.name`, c.name, 'is declared twice');
-  if (typeof c.jsonPath !== 'string' || !c.jsonPath.startsWith('.')) fail(`${prop}.jsonPath`, c.jsonPath, 'must be a JSONPath starting with "." (e.g. ".spec.plan")');
+  if (typeof c.jsonPath !== 'string' || !c.jsonPath.startsWith('.'))
+    fail(`${prop}.jsonPath`, c.jsonPath, 'must be a JSONPath starting with "." (e.g. ".spec.plan")');
   if (c.type !== undefined && !(c.type instanceof PrinterColumnType)) {
     fail(`${prop}.type`, c.type, `must be one of ${PrinterColumnType.all.join(', ')}`);
   }
@@ -466,10 +508,14 @@ function checkSchema(prop: string, schema: OpenApiSchema): void {
         fail(`${prop}.properties`, key, 'is not allowed at the top level: Crossplane only keeps "spec" and "status" (and injects apiVersion, kind, metadata)');
       }
     }
-    for (const [section, reserved] of [['spec', RESERVED_SPEC_FIELDS], ['status', RESERVED_STATUS_FIELDS]] as const) {
+    for (const [section, reserved] of [
+      ['spec', RESERVED_SPEC_FIELDS],
+      ['status', RESERVED_STATUS_FIELDS],
+    ] as const) {
       const s = props[section];
       if (s === undefined) continue;
-      if (!isPlainObject(s) || (s.type !== undefined && s.type !== 'object')) fail(`${prop}.properties.${section}.type`, isPlainObject(s) ? s.type : s, 'must be "object" (or omitted)');
+      if (!isPlainObject(s) || (s.type !== undefined && s.type !== 'object'))
+        fail(`${prop}.properties.${section}.type`, isPlainObject(s) ? s.type : s, 'must be "object" (or omitted)');
       const fields = isPlainObject(s.properties) ? Object.keys(s.properties) : [];
       for (const f of fields) {
         if (reserved.includes(f)) {
@@ -492,7 +538,8 @@ function checkCel(prop: string, node: unknown): void {
     if (k === 'x-kubernetes-validations') {
       if (!Array.isArray(v)) fail(`${prop}.${k}`, v, 'must be a list of {rule, message} entries');
       v.forEach((r, i) => {
-        if (!isPlainObject(r) || typeof r.rule !== 'string' || r.rule.trim() === '') fail(`${prop}.${k}[${i}].rule`, isPlainObject(r) ? r.rule : r, 'must be a non-empty CEL expression');
+        if (!isPlainObject(r) || typeof r.rule !== 'string' || r.rule.trim() === '')
+          fail(`${prop}.${k}[${i}].rule`, isPlainObject(r) ? r.rule : r, 'must be a non-empty CEL expression');
       });
     } else if (k !== 'default' && k !== 'example' && k !== 'enum') {
       checkCel(`${prop}.${k}`, v);

@@ -72,7 +72,8 @@ export class Composition extends Construct {
       fail('Composition.addStep(step)', step, 'must be a pipeline step (PatchAndTransformStep, FunctionStep, ...)');
     }
     if (this.steps.some((s) => s.stepName === step.stepName)) fail('Composition.addStep(step).stepName', step.stepName, 'is already a step of this pipeline');
-    if (this.steps.length >= MAX_PIPELINE_STEPS) fail('Composition.addStep(step)', step.stepName, `exceeds the maximum of ${MAX_PIPELINE_STEPS} pipeline steps`);
+    if (this.steps.length >= MAX_PIPELINE_STEPS)
+      fail('Composition.addStep(step)', step.stepName, `exceeds the maximum of ${MAX_PIPELINE_STEPS} pipeline steps`);
     this.steps.push(step);
   }
 

@@ -127,7 +127,8 @@ export class ConfigurationPackageSource extends Construct {
     if (!(d.kind instanceof PackageDependencyKind)) fail(`${at}.kind`, d.kind, `must be one of ${PackageDependencyKind.all.join(', ')}`);
     const ref = parsePackageRef(`${at}.package`, `${checkNonEmpty(`${at}.package`, d.package)}:v0.0.0`);
     if (`${ref.registry}/${ref.repository}` !== d.package) fail(`${at}.package`, d.package, 'must be a repository without tag or digest');
-    if (typeof d.version !== 'string' || !CONSTRAINT.test(d.version)) fail(`${at}.version`, d.version, 'is not a semantic version constraint such as ">=v1.2.1"');
+    if (typeof d.version !== 'string' || !CONSTRAINT.test(d.version))
+      fail(`${at}.version`, d.version, 'is not a semantic version constraint such as ">=v1.2.1"');
     if (this.deps.some((x) => x.package === d.package)) {
       if (idempotent) return;
       fail(`${at}.package`, d.package, 'is listed twice');

@@ -55,7 +55,8 @@ export class InstallMethod {
     if (options.name !== undefined) checkDnsSubdomain(`${p}.name`, options.name);
     if (options.namespace !== undefined) checkDnsLabel(`${p}.namespace`, options.namespace);
     if (options.project !== undefined) checkNonEmpty(`${p}.project`, options.project);
-    if (options.destinationServer !== undefined && !/^https?:\/\/\S+$/.test(options.destinationServer)) fail(`${p}.destinationServer`, options.destinationServer, 'must be an http(s) URL');
+    if (options.destinationServer !== undefined && !/^https?:\/\/\S+$/.test(options.destinationServer))
+      fail(`${p}.destinationServer`, options.destinationServer, 'must be an http(s) URL');
     return new InstallMethod('ArgoApplication', { ...options });
   }
 
@@ -64,7 +65,8 @@ export class InstallMethod {
     const p = 'InstallMethod.fluxHelmRelease(options)';
     if (options.repositoryName !== undefined) checkDnsSubdomain(`${p}.repositoryName`, options.repositoryName);
     if (options.namespace !== undefined) checkDnsLabel(`${p}.namespace`, options.namespace);
-    if (options.interval !== undefined && !/^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$/.test(options.interval)) fail(`${p}.interval`, options.interval, 'is not a Go duration such as "1h" or "10m"');
+    if (options.interval !== undefined && !/^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$/.test(options.interval))
+      fail(`${p}.interval`, options.interval, 'is not a Go duration such as "1h" or "10m"');
     return new InstallMethod('FluxHelmRelease', { ...options });
   }
 
@@ -148,7 +150,7 @@ export class CrossplaneInstall extends Construct {
     this.version = props.version ?? CrossplaneVersion.V2_3;
     this.namespace = checkDnsLabel(`${p}.namespace`, props.namespace ?? 'crossplane-system');
     this.releaseName = checkDnsLabel(`${p}.releaseName`, props.releaseName ?? 'crossplane');
-    if (this.releaseName.length > 53) fail(`${p}.releaseName`, this.releaseName, 'exceeds Helm\'s 53-character release name limit');
+    if (this.releaseName.length > 53) fail(`${p}.releaseName`, this.releaseName, "exceeds Helm's 53-character release name limit");
     if (props.installMethod !== undefined && !(props.installMethod instanceof InstallMethod)) {
       fail(`${p}.installMethod`, props.installMethod, 'must be made with InstallMethod.argoApplication(), fluxHelmRelease() or helmTemplate()');
     }
@@ -178,7 +180,8 @@ export class CrossplaneInstall extends Construct {
     if (props.metrics !== undefined) {
       typed.metrics = props.metricsPort !== undefined ? { enabled: props.metrics, port: String(props.metricsPort) } : { enabled: props.metrics };
     }
-    if (props.values?.args !== undefined) fail(`${p}.values.args`, props.values.args, 'is set through CrossplaneInstallProps.args (checked against the version); move it there');
+    if (props.values?.args !== undefined)
+      fail(`${p}.values.args`, props.values.args, 'is set through CrossplaneInstallProps.args (checked against the version); move it there');
     this.chartValues = deepMerge(typed, copyJson(props.values ?? {}));
 
     if (props.createNamespace ?? true) {
@@ -265,15 +268,23 @@ export class CrossplaneInstall extends Construct {
     const chart = o.chart!;
     const meta = readChartMeta(chart);
     if (meta === undefined) fail('InstallMethod.helmTemplate(options).chart', chart, 'does not exist; give a local chart folder or a packaged .tgz');
-    if (meta.name !== undefined && meta.name !== CROSSPLANE_CHART) fail('InstallMethod.helmTemplate(options).chart', chart, `is the chart ${show(meta.name)}, not "crossplane"`);
+    if (meta.name !== undefined && meta.name !== CROSSPLANE_CHART)
+      fail('InstallMethod.helmTemplate(options).chart', chart, `is the chart ${show(meta.name)}, not "crossplane"`);
     if (meta.version !== undefined && meta.version !== this.version.chartVersion) {
-      fail('InstallMethod.helmTemplate(options).chart', chart, `is chart version ${show(meta.version)} but CrossplaneInstallProps.version is "${this.version.chartVersion}"; pin the matching CrossplaneVersion.of("${meta.version}")`);
+      fail(
+        'InstallMethod.helmTemplate(options).chart',
+        chart,
+        `is chart version ${show(meta.version)} but CrossplaneInstallProps.version is "${this.version.chartVersion}"; pin the matching CrossplaneVersion.of("${meta.version}")`,
+      );
     }
     const helmExecutable = o.helmExecutable ?? process.env.HELM ?? 'helm';
     const probe = spawnSync(helmExecutable, ['version', '--short'], { encoding: 'utf8' });
     if (probe.error || probe.status !== 0) {
-      fail('InstallMethod.helmTemplate(options).helmExecutable', helmExecutable,
-        `cannot be run (${probe.error ? (probe.error as NodeJS.ErrnoException).code ?? probe.error.message : `exit ${probe.status}`}): install helm 3 on PATH, set $HELM, or use InstallMethod.argoApplication()/fluxHelmRelease(), which need no helm`);
+      fail(
+        'InstallMethod.helmTemplate(options).helmExecutable',
+        helmExecutable,
+        `cannot be run (${probe.error ? ((probe.error as NodeJS.ErrnoException).code ?? probe.error.message) : `exit ${probe.status}`}): install helm 3 on PATH, set $HELM, or use InstallMethod.argoApplication()/fluxHelmRelease(), which need no helm`,
+      );
     }
     const helm = new Helm(this, 'Chart', {
       chart,
@@ -295,7 +306,8 @@ function checkResources(prop: string, r: CrossplaneResources): Record<string, un
     if (v === undefined) continue;
     if (!isPlainObject(v)) fail(`${prop}.${k}`, v, 'must be an object such as {cpu: "100m", memory: "256Mi"}');
     for (const [res, q] of Object.entries(v)) {
-      if (typeof q !== 'string' || !/^[0-9]+(\.[0-9]+)?(m|k|Ki|M|Mi|G|Gi|T|Ti|P|Pi|E|Ei)?$/.test(q)) fail(`${prop}.${k}.${res}`, q, 'is not a Kubernetes quantity (e.g. "500m", "1Gi")');
+      if (typeof q !== 'string' || !/^[0-9]+(\.[0-9]+)?(m|k|Ki|M|Mi|G|Gi|T|Ti|P|Pi|E|Ei)?$/.test(q))
+        fail(`${prop}.${k}.${res}`, q, 'is not a Kubernetes quantity (e.g. "500m", "1Gi")');
     }
     out[k] = { ...v };
   }

@@ -74,20 +74,21 @@ export class DeploymentRuntimeConfig extends Construct implements IDeploymentRun
     const spec = compact({
       deploymentTemplate: needsDeployment
         ? {
-          // selector and template are required by the schema; Crossplane fills in the selector.
-          spec: {
-            ...compact({ replicas: props.replicas }),
-            selector: {},
-            template: compact({
-              metadata: props.podLabels ? { labels: copyJson(props.podLabels) } : undefined,
-              spec: { containers: [container] },
-            }),
-          },
-        }
+            // selector and template are required by the schema; Crossplane fills in the selector.
+            spec: {
+              ...compact({ replicas: props.replicas }),
+              selector: {},
+              template: compact({
+                metadata: props.podLabels ? { labels: copyJson(props.podLabels) } : undefined,
+                spec: { containers: [container] },
+              }),
+            },
+          }
         : undefined,
-      serviceAccountTemplate: props.serviceAccountName || props.serviceAccountAnnotations
-        ? { metadata: compact({ name: props.serviceAccountName, annotations: props.serviceAccountAnnotations }) }
-        : undefined,
+      serviceAccountTemplate:
+        props.serviceAccountName || props.serviceAccountAnnotations
+          ? { metadata: compact({ name: props.serviceAccountName, annotations: props.serviceAccountAnnotations }) }
+          : undefined,
     });
     this.apiObject = new ApiObject(this, 'Resource', {
       apiVersion: 'pkg.crossplane.io/v1beta1',

@@ -48,7 +48,9 @@ export class KubernetesProviderConfig extends Construct {
     super(scope, id);
     this.name = checkDnsSubdomain('KubernetesProviderConfigProps.name', props.name ?? 'default');
     if (props.credentials !== undefined && !(props.credentials instanceof KubernetesCredentials)) {
-      throw new Error(`KubernetesProviderConfigProps.credentials: ${JSON.stringify(props.credentials)} must be made with KubernetesCredentials.injectedIdentity() or KubernetesCredentials.fromKubeconfigSecret()`);
+      throw new Error(
+        `KubernetesProviderConfigProps.credentials: ${JSON.stringify(props.credentials)} must be made with KubernetesCredentials.injectedIdentity() or KubernetesCredentials.fromKubeconfigSecret()`,
+      );
     }
     this.credentials = props.credentials ?? KubernetesCredentials.injectedIdentity();
     this.apiObject = new ApiObject(this, 'Resource', {

@@ -99,7 +99,8 @@ export abstract class PackageBase extends Construct {
     if (!props || typeof props !== 'object') fail(p, props, 'must be an object');
     this.parsedPackage = parsePackageRef(`${p}.package`, props.package);
     this.packageRef = props.package;
-    this.name = props.name !== undefined ? checkDnsSubdomain(`${p}.name`, props.name) : checkDnsLabel(`${p}.name (derived from package)`, this.parsedPackage.basename);
+    this.name =
+      props.name !== undefined ? checkDnsSubdomain(`${p}.name`, props.name) : checkDnsLabel(`${p}.name (derived from package)`, this.parsedPackage.basename);
     if (props.packagePullPolicy !== undefined && !(props.packagePullPolicy instanceof PackagePullPolicy)) {
       fail(`${p}.packagePullPolicy`, props.packagePullPolicy, `must be one of ${PackagePullPolicy.all.join(', ')}`);
     }
@@ -110,7 +111,8 @@ export abstract class PackageBase extends Construct {
     for (const s of props.packagePullSecrets ?? []) checkDnsSubdomain(`${p}.packagePullSecrets`, s);
     if (!runtime) {
       const extra = props as RuntimePackageProps;
-      if (extra.runtimeConfig !== undefined) fail(`${p}.runtimeConfig`, extra.runtimeConfig.runtimeConfigName, `does not apply to a ${kind} (a package without a runtime)`);
+      if (extra.runtimeConfig !== undefined)
+        fail(`${p}.runtimeConfig`, extra.runtimeConfig.runtimeConfigName, `does not apply to a ${kind} (a package without a runtime)`);
     }
     if (props.runtimeConfig !== undefined) checkDnsSubdomain(`${p}.runtimeConfig`, props.runtimeConfig.runtimeConfigName);
 

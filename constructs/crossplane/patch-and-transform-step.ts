@@ -2,9 +2,7 @@ import { checkDnsLabel, checkNonEmpty, copyJson, fail, isPlainObject, show } fro
 import { ConnectionDetail } from './connection-detail.js';
 import { Function, IFunction } from './function.js';
 import { Patch, PatchType } from './patch.js';
-import {
-  checkCredential, checkStepBasics, FunctionCredential, IPipelineStep, PipelineStepConfig, renderStep,
-} from './pipeline-step.js';
+import { checkCredential, checkStepBasics, FunctionCredential, IPipelineStep, PipelineStepConfig, renderStep } from './pipeline-step.js';
 import { ReadinessCheck } from './readiness-check.js';
 
 /** Options of one composed resource template. */
@@ -56,7 +54,12 @@ export class ComposedResource {
   /** Adds patches (applied in order). */
   public addPatch(...patches: Patch[]): void {
     patches.forEach((x, i) => {
-      if (!(x instanceof Patch)) fail(`ComposedResource(${show(this.name)}).patches[${this.patches.length + i}]`, x, 'must be made with a Patch factory (Patch.fromCompositeFieldPath(), ...)');
+      if (!(x instanceof Patch))
+        fail(
+          `ComposedResource(${show(this.name)}).patches[${this.patches.length + i}]`,
+          x,
+          'must be made with a Patch factory (Patch.fromCompositeFieldPath(), ...)',
+        );
     });
     this.patches.push(...patches);
   }
@@ -77,7 +80,11 @@ export class ComposedResource {
       this.readinessChecks.push(c);
     }
     if (this.readinessChecks.length > 1 && this.readinessChecks.some((c) => c.type === 'None')) {
-      fail(`ComposedResource(${show(this.name)}).readinessChecks`, this.readinessChecks.map((c) => c.type), 'combines None with other checks; None means always ready');
+      fail(
+        `ComposedResource(${show(this.name)}).readinessChecks`,
+        this.readinessChecks.map((c) => c.type),
+        'combines None with other checks; None means always ready',
+      );
     }
   }
 
@@ -196,7 +203,9 @@ export class PatchAndTransformStep implements IPipelineStep {
     for (const r of this.resources) {
       for (const ps of r.referencedPatchSets) {
         if (!this.patchSets.has(ps)) {
-          errors.push(`PatchAndTransformStep "${this.stepName}": resource "${r.name}" references PatchSet ${show(ps)}, which is not declared (declared: ${[...this.patchSets.keys()].join(', ') || 'none'})`);
+          errors.push(
+            `PatchAndTransformStep "${this.stepName}": resource "${r.name}" references PatchSet ${show(ps)}, which is not declared (declared: ${[...this.patchSets.keys()].join(', ') || 'none'})`,
+          );
         }
       }
     }

@@ -159,7 +159,8 @@ function renderOptions(fn: string, o: PatchOptions): Record<string, unknown> {
   if (o.transforms !== undefined) {
     if (!Array.isArray(o.transforms)) fail(`${fn}(options.transforms)`, o.transforms, 'must be a list of Transform');
     o.transforms.forEach((t, i) => {
-      if (!(t instanceof Transform)) fail(`${fn}(options.transforms[${i}])`, t, 'must be made with a Transform factory (Transform.map(), Transform.stringFormat(), ...)');
+      if (!(t instanceof Transform))
+        fail(`${fn}(options.transforms[${i}])`, t, 'must be made with a Transform factory (Transform.map(), Transform.stringFormat(), ...)');
     });
     if (o.transforms.length > 0) out.transforms = o.transforms.map((t) => t.toJson());
   }

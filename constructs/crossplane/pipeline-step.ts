@@ -67,7 +67,8 @@ export class FunctionStep implements IPipelineStep {
 export function checkStepBasics(p: string, props: { step?: string; function?: IFunction }): string {
   if (!isPlainObject(props)) fail(p, props, 'must be an object');
   checkDnsLabel(`${p}.step`, props.step);
-  if (!props.function || typeof props.function.functionName !== 'string') fail(`${p}.function`, props.function, 'must be a Function (or Function.fromFunctionName(...))');
+  if (!props.function || typeof props.function.functionName !== 'string')
+    fail(`${p}.function`, props.function, 'must be a Function (or Function.fromFunctionName(...))');
   checkDnsSubdomain(`${p}.function`, props.function.functionName);
   return props.step!;
 }
@@ -83,7 +84,8 @@ export function checkCredential(prop: string, c: FunctionCredential): void {
 /** @internal */
 export function renderStep(step: string, fn: IFunction, input?: Record<string, unknown>, credentials?: FunctionCredential[]): PipelineStepConfig {
   const out: { step: string; functionRef: { name: string }; input?: Record<string, unknown>; credentials?: Array<Record<string, unknown>> } = {
-    step, functionRef: { name: fn.functionName },
+    step,
+    functionRef: { name: fn.functionName },
   };
   if (input !== undefined) out.input = copyJson(input);
   if (credentials && credentials.length > 0) {

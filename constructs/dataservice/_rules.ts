@@ -69,8 +69,8 @@ export function specRules(model: DataServiceModel, backends: readonly Backend[],
     const effective = offering.map((b) => ({ b, plans: b.planNames(model).filter((p) => s.plans.includes(p)) }));
     const restricted = effective.filter((e) => !sameSet(e.plans, e.b.planNames(model)));
     if (restricted.length === 0) continue;
-    const uniform = offering.length === backends.length && restricted.length === effective.length
-      && restricted.every((e) => sameSet(e.plans, restricted[0].plans));
+    const uniform =
+      offering.length === backends.length && restricted.length === effective.length && restricted.every((e) => sameSet(e.plans, restricted[0].plans));
     if (uniform) {
       rules.push({
         rule: `self.service != ${celString(s.name)} || ${valueIn('self.plan', restricted[0].plans)}`,

@@ -44,7 +44,10 @@ export function copyJson<T>(v: T): T {
 
 /** camelCase → snake_case (`maxConnections` → `max_connections`). */
 export function snakeCase(name: string): string {
-  return name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').replace(/([A-Z])([A-Z][a-z])/g, '$1_$2').toLowerCase();
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .replace(/([A-Z])([A-Z][a-z])/g, '$1_$2')
+    .toLowerCase();
 }
 
 /** camelCase → kebab-case (`replBacklogSize` → `repl-backlog-size`). */

@@ -92,13 +92,17 @@ export class A8sBackend extends Backend {
     super('A8sBackendProps', props);
     const m = props.manifest;
     if (!isPlainObject(m)) fail('A8sBackendProps.manifest', m, 'must be { apiVersion, kind, spec? }');
-    if (typeof m.apiVersion !== 'string' || !/^[a-z0-9.-]+\/v[0-9a-z]+$/.test(m.apiVersion)) fail('A8sBackendProps.manifest.apiVersion', m.apiVersion, 'must be "<group>/<version>"');
+    if (typeof m.apiVersion !== 'string' || !/^[a-z0-9.-]+\/v[0-9a-z]+$/.test(m.apiVersion))
+      fail('A8sBackendProps.manifest.apiVersion', m.apiVersion, 'must be "<group>/<version>"');
     if (typeof m.kind !== 'string' || !/^[A-Z][A-Za-z0-9]*$/.test(m.kind)) fail('A8sBackendProps.manifest.kind', m.kind, 'must be a PascalCase kind');
     this.providerConfigName = checkDnsLabel('A8sBackendProps.providerConfigName', props.providerConfigName ?? KUBERNETES_PROVIDER_CONFIG);
     if (props.versionFromServicePrefix !== undefined) checkString('A8sBackendProps.versionFromServicePrefix', props.versionFromServicePrefix);
     if (props.readinessChecks !== undefined) {
-      if (!Array.isArray(props.readinessChecks) || props.readinessChecks.length === 0) fail('A8sBackendProps.readinessChecks', props.readinessChecks, 'must list at least one ReadinessCheck (leave it unset for the a8s default)');
-      props.readinessChecks.forEach((c, i) => { if (!(c instanceof ReadinessCheck)) fail(`A8sBackendProps.readinessChecks[${i}]`, c, 'must be made with a ReadinessCheck factory'); });
+      if (!Array.isArray(props.readinessChecks) || props.readinessChecks.length === 0)
+        fail('A8sBackendProps.readinessChecks', props.readinessChecks, 'must list at least one ReadinessCheck (leave it unset for the a8s default)');
+      props.readinessChecks.forEach((c, i) => {
+        if (!(c instanceof ReadinessCheck)) fail(`A8sBackendProps.readinessChecks[${i}]`, c, 'must be made with a ReadinessCheck factory');
+      });
     }
     this.paths = { ...DEFAULT_PATHS, ...(props.planResourcePaths ?? {}) };
     this.props = props;
@@ -118,9 +122,11 @@ export class A8sBackend extends Backend {
           fail(`${p}.versionFromServicePrefix`, prefix, `does not turn service "${s}" into an integer version`);
         }
       }
-      patches.push(Patch.fromCompositeFieldPath('spec.service', m('spec.version'), {
-        transforms: [Transform.trimPrefix(prefix), Transform.convert(ConvertType.INT)],
-      }));
+      patches.push(
+        Patch.fromCompositeFieldPath('spec.service', m('spec.version'), {
+          transforms: [Transform.trimPrefix(prefix), Transform.convert(ConvertType.INT)],
+        }),
+      );
     }
     // Plan → node resources and replicas, from the Plan objects.
     const plans = this.planNames(model).map((n) => model.plans.get(n)!);
@@ -129,7 +135,12 @@ export class A8sBackend extends Backend {
       if (targets.length === 0) continue;
       const missing = plans.filter((pl) => pl.size[key as keyof PlanSize] === undefined);
       if (missing.length === plans.length) continue;
-      if (missing.length > 0) fail(`${p}: Plan(${JSON.stringify(missing[0].name)}).size.${key}`, undefined, `must be set: other plans of backend "${this.name}" set it and it is mapped to ${targets.join(', ')}`);
+      if (missing.length > 0)
+        fail(
+          `${p}: Plan(${JSON.stringify(missing[0].name)}).size.${key}`,
+          undefined,
+          `must be set: other plans of backend "${this.name}" set it and it is mapped to ${targets.join(', ')}`,
+        );
       const map = Object.fromEntries(plans.map((pl) => [pl.name, pl.size[key as keyof PlanSize]]));
       for (const t of targets) patches.push(Patch.fromCompositeFieldPath('spec.plan', m(t), { transforms: [Transform.map(map)] }));
     }
@@ -140,7 +151,8 @@ export class A8sBackend extends Backend {
     const fields = this.props.fieldPaths ?? {};
     const mine = this.parametersOf(model);
     for (const k of Object.keys(mappings)) {
-      if (!mine.some((x) => x.location === ParameterLocation.PARAMETERS && x.name === k)) fail(`${p}.parameterMappings`, k, `is not a parameter accepted by backend "${this.name}"`);
+      if (!mine.some((x) => x.location === ParameterLocation.PARAMETERS && x.name === k))
+        fail(`${p}.parameterMappings`, k, `is not a parameter accepted by backend "${this.name}"`);
     }
     for (const k of Object.keys(fields)) {
       if (!mine.some((x) => x.location === ParameterLocation.SPEC && x.name === k)) fail(`${p}.fieldPaths`, k, 'is not a top-level field of the data service');
@@ -153,8 +165,9 @@ export class A8sBackend extends Backend {
       const target = mp.path ?? `spec.parameters.${par.name}`;
       patches.push(Patch.fromCompositeFieldPath(par.fieldPath, m(target), mp.transforms ? { transforms: mp.transforms } : {}));
     }
-    patches.push(...statusPatches(Object.fromEntries(Object.entries(this.props.statusFields ?? {})
-      .map(([k, v]) => [k, `status.atProvider.manifest.status.${v}`]))));
+    patches.push(
+      ...statusPatches(Object.fromEntries(Object.entries(this.props.statusFields ?? {}).map(([k, v]) => [k, `status.atProvider.manifest.status.${v}`]))),
+    );
 
     const manifest: Record<string, unknown> = { apiVersion: this.props.manifest.apiVersion, kind: this.props.manifest.kind };
     if (this.props.manifest.spec !== undefined) manifest.spec = copyJson(this.props.manifest.spec);

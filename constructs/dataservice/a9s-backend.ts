@@ -66,7 +66,8 @@ export class A9sBackend extends Backend {
     super('A9sBackendProps', props);
     this.providerConfigName = checkDnsLabel('A9sBackendProps.providerConfigName', props.providerConfigName);
     this.parameterCase = props.parameterCase ?? ParameterCase.SNAKE;
-    if (!(this.parameterCase instanceof ParameterCase)) fail('A9sBackendProps.parameterCase', props.parameterCase, `must be one of ${ParameterCase.all.join(', ')}`);
+    if (!(this.parameterCase instanceof ParameterCase))
+      fail('A9sBackendProps.parameterCase', props.parameterCase, `must be one of ${ParameterCase.all.join(', ')}`);
     this.organizationGuid = props.organizationGuid ?? A9S_DEFAULT_ORGANIZATION_GUID;
     this.spaceGuid = props.spaceGuid ?? A9S_DEFAULT_SPACE_GUID;
     if (!GUID.test(this.organizationGuid)) fail('A9sBackendProps.organizationGuid', props.organizationGuid, 'must be a lowercase GUID');
@@ -78,9 +79,12 @@ export class A9sBackend extends Backend {
   public brokerNameOf(name: string, explicit?: string): string {
     if (explicit !== undefined) return explicit;
     switch (this.parameterCase) {
-      case ParameterCase.KEBAB: return kebabCase(name);
-      case ParameterCase.CAMEL: return name;
-      default: return snakeCase(name);
+      case ParameterCase.KEBAB:
+        return kebabCase(name);
+      case ParameterCase.CAMEL:
+        return name;
+      default:
+        return snakeCase(name);
     }
   }
 
@@ -108,13 +112,15 @@ export class A9sBackend extends Backend {
         patches.push(Patch.fromCompositeFieldPath(`${p.fieldPath}${rest}`, `spec.forProvider.parameters.${broker}${rest}`));
       }
     }
-    patches.push(...statusPatches({
-      createdAt: 'status.atProvider.createdAt',
-      provisionedAt: 'status.atProvider.provisionedAt',
-      state: 'status.atProvider.state',
-      updatedAt: 'status.atProvider.updatedAt',
-      conditions: 'status.conditions',
-    }));
+    patches.push(
+      ...statusPatches({
+        createdAt: 'status.atProvider.createdAt',
+        provisionedAt: 'status.atProvider.provisionedAt',
+        state: 'status.atProvider.state',
+        updatedAt: 'status.atProvider.updatedAt',
+        conditions: 'status.conditions',
+      }),
+    );
     step.addResource(this.name, {
       base: {
         apiVersion: A9S_API_VERSION,

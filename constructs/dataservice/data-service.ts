@@ -1,9 +1,7 @@
 import { Construct } from 'constructs';
 import { ApiServiceExportTemplate, type IApiExport, type PermissionClaim } from '../runtime/index.js';
 import { OFFERING_ANNOTATION, type Offering } from '../../contract/api/offering.js';
-import {
-  CompositeDeletePolicy, CompositeResourceDefinition, Composition, PatchAndTransformStep,
-} from '../crossplane/index.js';
+import { CompositeDeletePolicy, CompositeResourceDefinition, Composition, PatchAndTransformStep } from '../crossplane/index.js';
 import { Backend, DataServiceModel, ServiceOffering } from './backend.js';
 import { Parameter, ParameterLocation, ParameterProps } from './parameter.js';
 import { Plan, PlanSet } from './plan.js';
@@ -111,7 +109,8 @@ export class DataService extends Construct implements IApiExport {
       const name = checkDnsLabel(`${P}.services[${i}].name`, s.name);
       if (services.some((x) => x.name === name)) fail(`${P}.services[${i}].name`, name, 'is a duplicate service');
       const sp = s.plans === undefined ? plans.names : [...checkStringList(`${P}.services[${i}].plans`, s.plans)];
-      for (const pl of sp) if (!plans.get(pl)) fail(`${P}.services[${i}](${show(name)}).plans`, pl, `is referenced but not defined; defined plans: ${plans.names.join(', ')}`);
+      for (const pl of sp)
+        if (!plans.get(pl)) fail(`${P}.services[${i}](${show(name)}).plans`, pl, `is referenced but not defined; defined plans: ${plans.names.join(', ')}`);
       if (sp.length === 0) fail(`${P}.services[${i}].plans`, s.plans, 'must list at least one plan');
       services.push({ name, plans: sp });
     });
@@ -127,25 +126,34 @@ export class DataService extends Construct implements IApiExport {
     (props.parameters ?? []).forEach((f, i) => addParam(`${P}.parameters[${i}]`, f, ParameterLocation.PARAMETERS));
 
     // Backends.
-    if (!Array.isArray(props.backends) || props.backends.length === 0) fail(`${P}.backends`, props.backends, 'must list at least one backend (A8sBackend, A9sBackend, ...)');
+    if (!Array.isArray(props.backends) || props.backends.length === 0)
+      fail(`${P}.backends`, props.backends, 'must list at least one backend (A8sBackend, A9sBackend, ...)');
     const backendNames: string[] = [];
     props.backends.forEach((b, i) => {
       if (!(b instanceof Backend)) fail(`${P}.backends[${i}]`, b, 'is an unknown backend: use A8sBackend, A9sBackend or a subclass of Backend');
       if (backendNames.includes(b.name)) fail(`${P}.backends[${i}].name`, b.name, 'is a duplicate backend (Composition) name');
       backendNames.push(b.name);
-      for (const s of b.services ?? []) if (!services.some((x) => x.name === s)) fail(`${P}.backends[${i}](${show(b.name)}).services`, s, `is not a service of this data service (${services.map((x) => x.name).join(', ')})`);
-      for (const pl of b.plans ?? []) if (!plans.get(pl)) fail(`${P}.backends[${i}](${show(b.name)}).plans`, pl, `is referenced but not defined; defined plans: ${plans.names.join(', ')}`);
+      for (const s of b.services ?? [])
+        if (!services.some((x) => x.name === s))
+          fail(`${P}.backends[${i}](${show(b.name)}).services`, s, `is not a service of this data service (${services.map((x) => x.name).join(', ')})`);
+      for (const pl of b.plans ?? [])
+        if (!plans.get(pl)) fail(`${P}.backends[${i}](${show(b.name)}).plans`, pl, `is referenced but not defined; defined plans: ${plans.names.join(', ')}`);
     });
     for (const par of parameters) {
       if (par.multiNodeOnly && !plans.plans.some((pl) => pl.multiNode)) {
-        fail(`${P}.parameters(${show(par.name)}).multiNodeOnly`, true, 'needs at least one multi-node (replica/cluster) plan; without one the parameter could never be set');
+        fail(
+          `${P}.parameters(${show(par.name)}).multiNodeOnly`,
+          true,
+          'needs at least one multi-node (replica/cluster) plan; without one the parameter could never be set',
+        );
       }
       for (const b of par.backends ?? []) {
         if (!backendNames.includes(b)) fail(`${P}.parameters(${show(par.name)}).backends`, b, `is an unknown backend; backends: ${backendNames.join(', ')}`);
       }
     }
     this.defaultBackend = props.defaultBackend ?? backendNames[0];
-    if (!backendNames.includes(this.defaultBackend)) fail(`${P}.defaultBackend`, props.defaultBackend, `is an unknown backend; backends: ${backendNames.join(', ')}`);
+    if (!backendNames.includes(this.defaultBackend))
+      fail(`${P}.defaultBackend`, props.defaultBackend, `is an unknown backend; backends: ${backendNames.join(', ')}`);
     this.backends = [...props.backends];
 
     const planChange = props.planChange ?? PlanChange.UPGRADE_ONLY;
@@ -153,7 +161,8 @@ export class DataService extends Construct implements IApiExport {
     const topologyChange = props.topologyChange ?? TopologyChange.SCALE_OUT_ONLY;
     if (!(topologyChange instanceof TopologyChange)) fail(`${P}.topologyChange`, props.topologyChange, `must be one of ${TopologyChange.all.join(', ')}`);
     const immutableFlags = props.immutableFlags === undefined ? plans.flags : [...checkStringList(`${P}.immutableFlags`, props.immutableFlags)];
-    for (const f of immutableFlags) if (!plans.flags.includes(f)) fail(`${P}.immutableFlags`, f, `is not a flag of any plan (${plans.flags.join(', ') || 'none'})`);
+    for (const f of immutableFlags)
+      if (!plans.flags.includes(f)) fail(`${P}.immutableFlags`, f, `is not a flag of any plan (${plans.flags.join(', ') || 'none'})`);
 
     const acceptsIncomplete = props.acceptsIncomplete ?? true;
     this.model = { group: props.group, version, kind: props.kind, claimKind: props.claimKind, claimPlural, plans, services, parameters, acceptsIncomplete };
@@ -197,19 +206,21 @@ export class DataService extends Construct implements IApiExport {
       claimNames: { kind: props.claimKind, plural: claimPlural },
       defaultCompositionName: this.defaultBackend,
       defaultCompositeDeletePolicy: props.deletePolicy ?? CompositeDeletePolicy.FOREGROUND,
-      versions: [{
-        name: version,
-        served: true,
-        referenceable: true,
-        schema: {
-          type: 'object',
-          properties: {
-            spec,
-            status: { type: 'object', properties: { managed: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } },
+      versions: [
+        {
+          name: version,
+          served: true,
+          referenceable: true,
+          schema: {
+            type: 'object',
+            properties: {
+              spec,
+              status: { type: 'object', properties: { managed: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } },
+            },
           },
+          additionalPrinterColumns: (props.managedStateColumn ?? true) ? [{ name: 'ManagedResource', jsonPath: '.status.managed.state' }] : [],
         },
-        additionalPrinterColumns: (props.managedStateColumn ?? true) ? [{ name: 'ManagedResource', jsonPath: '.status.managed.state' }] : [],
-      }],
+      ],
     });
 
     // Compositions.
@@ -232,16 +243,28 @@ export class DataService extends Construct implements IApiExport {
     const offering: Offering = {
       services: this.model.services.map((s) => ({ name: s.name, plans: [...s.plans] })),
       plans: plans.plans.map((pl) => ({
-        name: pl.name, topology: pl.topology.name, replicas: pl.replicas,
-        ...(pl.size.cpu ? { cpu: pl.size.cpu } : {}), ...(pl.size.memory ? { memory: pl.size.memory } : {}), ...(pl.size.storage ? { storage: pl.size.storage } : {}),
-        flags: [...pl.flags], ...(pl.description ? { description: pl.description } : {}),
+        name: pl.name,
+        topology: pl.topology.name,
+        replicas: pl.replicas,
+        ...(pl.size.cpu ? { cpu: pl.size.cpu } : {}),
+        ...(pl.size.memory ? { memory: pl.size.memory } : {}),
+        ...(pl.size.storage ? { storage: pl.size.storage } : {}),
+        flags: [...pl.flags],
+        ...(pl.description ? { description: pl.description } : {}),
       })),
       backends: this.backends.map((b) => ({
-        name: b.name, automation: b.automation, services: b.serviceNames(this.model), plans: b.planNames(this.model), default: b.name === this.defaultBackend,
+        name: b.name,
+        automation: b.automation,
+        services: b.serviceNames(this.model),
+        plans: b.planNames(this.model),
+        default: b.name === this.defaultBackend,
       })),
     };
     this.exportTemplate = new ApiServiceExportTemplate(this, 'ExportTemplate', {
-      group: props.group, resource: claimPlural, version, permissionClaims: claims,
+      group: props.group,
+      resource: claimPlural,
+      version,
+      permissionClaims: claims,
       namespace: props.exportTemplateNamespace ?? DEFAULT_EXPORT_TEMPLATE_NAMESPACE,
       annotations: { [OFFERING_ANNOTATION]: JSON.stringify(offering) },
     });
@@ -259,4 +282,3 @@ export class DataService extends Construct implements IApiExport {
     return `${this.model.claimPlural}.${this.model.group}`;
   }
 }
-

@@ -59,8 +59,25 @@ export const DATA_SERVICE_SPEC_FIELDS: readonly string[] = ['service', 'plan', '
 
 /** CEL reserved words: Kubernetes escapes them in rules (`__in__`), so parameters may not be named so. */
 export const CEL_RESERVED_WORDS: readonly string[] = [
-  'true', 'false', 'null', 'in', 'as', 'break', 'const', 'continue', 'else', 'for', 'function', 'if',
-  'import', 'let', 'loop', 'package', 'namespace', 'return', 'var',
+  'true',
+  'false',
+  'null',
+  'in',
+  'as',
+  'break',
+  'const',
+  'continue',
+  'else',
+  'for',
+  'function',
+  'if',
+  'import',
+  'let',
+  'loop',
+  'package',
+  'namespace',
+  'return',
+  'var',
 ];
 
 const NAME = /^[a-z][A-Za-z0-9]*$/;
@@ -106,7 +123,8 @@ export class Parameter {
     if (typeof name !== 'string' || !NAME.test(name)) fail(`${prop}.name`, name, 'must be a camelCase identifier (e.g. "maxConnections")');
     if (CEL_RESERVED_WORDS.includes(name)) fail(`${prop}.name`, name, 'is a CEL reserved word; choose another parameter name');
     if (location === ParameterLocation.SPEC) {
-      if (RESERVED_SPEC_FIELDS.includes(name)) fail(`${prop}.name`, name, 'collides with a reserved field Crossplane injects into the claim spec; choose another name');
+      if (RESERVED_SPEC_FIELDS.includes(name))
+        fail(`${prop}.name`, name, 'collides with a reserved field Crossplane injects into the claim spec; choose another name');
       if (owned.includes(name)) fail(`${prop}.name`, name, `collides with a field the construct owns (${owned.join(', ')}); choose another name`);
     }
     this.name = name;
@@ -134,9 +152,7 @@ export class Parameter {
 
   /** CEL test that the parameter is set, on `self` = the spec. */
   public get celHas(): string {
-    return this.location === ParameterLocation.SPEC
-      ? `has(self.${this.name})`
-      : `(has(self.parameters) && has(self.parameters.${this.name}))`;
+    return this.location === ParameterLocation.SPEC ? `has(self.${this.name})` : `(has(self.parameters) && has(self.parameters.${this.name}))`;
   }
 
   /** Whether a backend accepts this parameter. */
@@ -178,10 +194,7 @@ function checkSchema(prop: string, s: ParameterSchema): void {
   if (s.enum !== undefined) {
     if (!Array.isArray(s.enum) || s.enum.length === 0) fail(`${prop}.enum`, s.enum, 'must be a non-empty list');
     for (const v of s.enum) {
-      const ok = s.type === 'string' ? typeof v === 'string'
-        : s.type === 'integer' ? Number.isInteger(v)
-          : s.type === 'number' ? typeof v === 'number'
-            : false;
+      const ok = s.type === 'string' ? typeof v === 'string' : s.type === 'integer' ? Number.isInteger(v) : s.type === 'number' ? typeof v === 'number' : false;
       if (!ok) fail(`${prop}.enum`, v, `is not a valid ${s.type} enum value`);
     }
     if (new Set(s.enum).size !== s.enum.length) fail(`${prop}.enum`, s.enum, 'lists a value twice');
@@ -198,9 +211,11 @@ function checkSchema(prop: string, s: ParameterSchema): void {
     }
     for (const r of s.required ?? []) if (!(s.properties ?? {})[r]) fail(`${prop}.required`, r, 'is not a declared property');
   }
-  if (s.preserveUnknownFields !== undefined && s.type !== 'object') fail(`${prop}.preserveUnknownFields`, s.preserveUnknownFields, `only applies to objects, not "${s.type}"`);
+  if (s.preserveUnknownFields !== undefined && s.type !== 'object')
+    fail(`${prop}.preserveUnknownFields`, s.preserveUnknownFields, `only applies to objects, not "${s.type}"`);
   for (const [i, r] of (s.rules ?? []).entries()) {
-    if (!isPlainObject(r) || typeof r.rule !== 'string' || r.rule.trim() === '') fail(`${prop}.rules[${i}].rule`, isPlainObject(r) ? r.rule : r, 'must be a non-empty CEL expression');
+    if (!isPlainObject(r) || typeof r.rule !== 'string' || r.rule.trim() === '')
+      fail(`${prop}.rules[${i}].rule`, isPlainObject(r) ? r.rule : r, 'must be a non-empty CEL expression');
     if (typeof r.message !== 'string' || r.message === '') fail(`${prop}.rules[${i}].message`, r.message, 'must be a non-empty message');
   }
 }

@@ -56,13 +56,15 @@ export class Plan {
     if (!isPlainObject(props)) fail('PlanProps', props, 'must be an object');
     const p = `Plan(${show(props.name)})`;
     this.name = checkDnsLabel('PlanProps.name', props.name);
-    if (!(props.topology instanceof Topology)) fail(`${p}.topology`, props.topology, 'must be a Topology (Topology.SINGLE, Topology.REPLICA, Topology.CLUSTER or Topology.of())');
+    if (!(props.topology instanceof Topology))
+      fail(`${p}.topology`, props.topology, 'must be a Topology (Topology.SINGLE, Topology.REPLICA, Topology.CLUSTER or Topology.of())');
     this.topology = props.topology;
     if (!isPlainObject(props.size)) fail(`${p}.size`, props.size, 'must be an object { name, cpu?, memory?, storage? }');
     checkDnsLabel(`${p}.size.name`, props.size.name);
     for (const k of ['cpu', 'memory', 'storage'] as const) {
       const v = props.size[k];
-      if (v !== undefined && (typeof v !== 'string' || !QUANTITY.test(v))) fail(`${p}.size.${k}`, v, 'must be a Kubernetes quantity string such as "2", "500m" or "4Gi"');
+      if (v !== undefined && (typeof v !== 'string' || !QUANTITY.test(v)))
+        fail(`${p}.size.${k}`, v, 'must be a Kubernetes quantity string such as "2", "500m" or "4Gi"');
     }
     this.size = { ...props.size };
     const replicas = props.replicas ?? props.topology.defaultReplicas;
@@ -128,7 +130,8 @@ export class PlanSet {
     for (const pl of plans) {
       if (pl.upgradesTo !== undefined) {
         for (const t of pl.upgradesTo) {
-          if (!this.byName.has(t)) fail(`${prop}: Plan(${show(pl.name)}).upgradesTo`, t, `is referenced but not defined; defined plans: ${[...this.byName.keys()].join(', ')}`);
+          if (!this.byName.has(t))
+            fail(`${prop}: Plan(${show(pl.name)}).upgradesTo`, t, `is referenced but not defined; defined plans: ${[...this.byName.keys()].join(', ')}`);
         }
         this.edges.set(pl.name, [...pl.upgradesTo]);
       } else {

@@ -33,7 +33,10 @@ export class Topology {
   /** Default node count. */
   public readonly defaultReplicas: number;
 
-  private constructor(public readonly name: string, options: TopologyOptions) {
+  private constructor(
+    public readonly name: string,
+    options: TopologyOptions,
+  ) {
     if (!Number.isInteger(options.defaultReplicas) || options.defaultReplicas < 1) {
       fail(`Topology.of(${JSON.stringify(name)}).defaultReplicas`, options.defaultReplicas, 'must be an integer >= 1');
     }

@@ -39,7 +39,13 @@ export interface AlertGroup {
 const DURATION = /^(\d+(ms|s|m|h|d|w|y))+$/;
 
 function rule(alert: string, expr: string, forDuration: string, severity: string, summary: string, description: string): AlertRule {
-  return { alert, expr, for: forDuration, labels: { severity }, annotations: { summary, description, runbook: `klutch-kit docs/monitoring.md#${alert.toLowerCase()}` } };
+  return {
+    alert,
+    expr,
+    for: forDuration,
+    labels: { severity },
+    annotations: { summary, description, runbook: `klutch-kit docs/monitoring.md#${alert.toLowerCase()}` },
+  };
 }
 
 /** Builds the rule groups (one per component). */
@@ -65,34 +71,54 @@ export function klutchAlertRules(options: AlertOptions = {}): AlertGroup[] {
     groups.push({
       name: 'klutch-konnector',
       rules: [
-        rule('KlutchKonnectorDown', `max by (namespace) (up{${k}}) == 0`, '5m', 'critical',
+        rule(
+          'KlutchKonnectorDown',
+          `max by (namespace) (up{${k}}) == 0`,
+          '5m',
+          'critical',
           'No konnector replica answers /metrics',
-          'Prometheus scraped no konnector pod in namespace {{ $labels.namespace }} for 5 minutes: bound objects are not synced in either direction.'),
-        rule('KlutchKonnectorNotHeartbeating',
+          'Prometheus scraped no konnector pod in namespace {{ $labels.namespace }} for 5 minutes: bound objects are not synced in either direction.',
+        ),
+        rule(
+          'KlutchKonnectorNotHeartbeating',
           `time() - max by (namespace, cluster_namespace) (klutch_konnector_last_heartbeat_timestamp_seconds{${k}}) > ${missed} * max by (namespace, cluster_namespace) (klutch_konnector_heartbeat_interval_seconds{${k}})`,
-          '5m', 'critical',
+          '5m',
+          'critical',
           'Konnector stopped heartbeating to the control plane',
-          `The last heartbeat of the app cluster bound as {{ $labels.cluster_namespace }} is older than ${missed} heartbeat intervals: the control plane will consider the konnector gone. Check the binding's Heartbeating condition and the provider kubeconfig.`),
-        rule('KlutchKonnectorHeartbeatErrors',
+          `The last heartbeat of the app cluster bound as {{ $labels.cluster_namespace }} is older than ${missed} heartbeat intervals: the control plane will consider the konnector gone. Check the binding's Heartbeating condition and the provider kubeconfig.`,
+        ),
+        rule(
+          'KlutchKonnectorHeartbeatErrors',
           `sum by (namespace, cluster_namespace) (rate(klutch_konnector_heartbeats_total{${k}, result="error"}[10m])) > 0 and sum by (namespace, cluster_namespace) (rate(klutch_konnector_heartbeats_total{${k}, result="success"}[10m])) == 0`,
-          '10m', 'warning',
+          '10m',
+          'warning',
           'Konnector heartbeats fail',
-          'Every heartbeat write into the ClusterBinding of {{ $labels.cluster_namespace }} failed for 10 minutes (credentials rotated or revoked, RBAC, control plane unreachable).'),
-        rule('KlutchKonnectorSyncErrors',
+          'Every heartbeat write into the ClusterBinding of {{ $labels.cluster_namespace }} failed for 10 minutes (credentials rotated or revoked, RBAC, control plane unreachable).',
+        ),
+        rule(
+          'KlutchKonnectorSyncErrors',
           `sum by (namespace, direction, resource) (rate(klutch_konnector_sync_errors_total{${k}}[5m])) > 0`,
-          syncFor, 'warning',
+          syncFor,
+          'warning',
           'Konnector sync keeps failing',
-          `Syncing {{ $labels.resource }} {{ $labels.direction }} has failed for ${syncFor} ({{ $value | humanize }} errors/s); see the konnector log and the binding's conditions.`),
-        rule('KlutchKonnectorQueueBackingUp',
+          `Syncing {{ $labels.resource }} {{ $labels.direction }} has failed for ${syncFor} ({{ $value | humanize }} errors/s); see the konnector log and the binding's conditions.`,
+        ),
+        rule(
+          'KlutchKonnectorQueueBackingUp',
           `max by (namespace, controller) (klutch_workqueue_depth{${k}}) > ${depth}`,
-          '10m', 'warning',
+          '10m',
+          'warning',
           'Konnector work queue is backing up',
-          `Controller {{ $labels.controller }} has had more than ${depth} keys waiting for 10 minutes ({{ $value }} now): changes reach the other cluster late.`),
-        rule('KlutchKonnectorBug',
+          `Controller {{ $labels.controller }} has had more than ${depth} keys waiting for 10 minutes ({{ $value }} now): changes reach the other cluster late.`,
+        ),
+        rule(
+          'KlutchKonnectorBug',
           `sum by (namespace, controller) (increase(klutch_reconcile_unexpected_errors_total{${k}}[15m])) > 0`,
-          '0m', 'warning',
+          '0m',
+          'warning',
           'A konnector reconcile failed with a programming error',
-          'Controller {{ $labels.controller }} hit a bug (TypeError and kin) in the last 15 minutes; the stack is in the konnector log and the last one on /readyz. The key is retried with backoff.'),
+          'Controller {{ $labels.controller }} hit a bug (TypeError and kin) in the last 15 minutes; the stack is in the konnector log and the last one on /readyz. The key is retried with backoff.',
+        ),
       ],
     });
   }
@@ -100,29 +126,46 @@ export function klutchAlertRules(options: AlertOptions = {}): AlertGroup[] {
     groups.push({
       name: 'klutch-backend',
       rules: [
-        rule('KlutchBackendDown', `max by (namespace) (up{${b}}) == 0`, '5m', 'critical',
+        rule(
+          'KlutchBackendDown',
+          `max by (namespace) (up{${b}}) == 0`,
+          '5m',
+          'critical',
           'No bind backend replica answers /metrics',
-          'Prometheus scraped no backend pod in namespace {{ $labels.namespace }} for 5 minutes: nobody can bind, and tokens are not rotated.'),
-        rule('KlutchBackendLoginFailures',
+          'Prometheus scraped no backend pod in namespace {{ $labels.namespace }} for 5 minutes: nobody can bind, and tokens are not rotated.',
+        ),
+        rule(
+          'KlutchBackendLoginFailures',
           `sum by (namespace) (increase(klutch_backend_auth_failures_total{${b}}[10m])) > ${logins}`,
-          '0m', 'warning',
+          '0m',
+          'warning',
           'Many refused logins at the bind backend',
-          `More than ${logins} logins, OIDC states, sessions or bearer tokens were refused in 10 minutes ({{ $value | humanize }}): a misconfigured OIDC client, expired cookies secret, or someone guessing.`),
-        rule('KlutchBackendBindErrors',
+          `More than ${logins} logins, OIDC states, sessions or bearer tokens were refused in 10 minutes ({{ $value | humanize }}): a misconfigured OIDC client, expired cookies secret, or someone guessing.`,
+        ),
+        rule(
+          'KlutchBackendBindErrors',
           `sum by (namespace, flow) (increase(klutch_backend_binds_total{${b}, result="error"}[15m])) > 0 and sum by (namespace, flow) (increase(klutch_backend_binds_total{${b}, result="ok"}[15m])) == 0`,
-          '15m', 'warning',
+          '15m',
+          'warning',
           'Binds fail at the bind backend',
-          'Every {{ $labels.flow }} bind failed for 15 minutes; see the backend log.'),
-        rule('KlutchBackendQueueBackingUp',
+          'Every {{ $labels.flow }} bind failed for 15 minutes; see the backend log.',
+        ),
+        rule(
+          'KlutchBackendQueueBackingUp',
           `max by (namespace, controller) (klutch_workqueue_depth{${b}}) > ${depth}`,
-          '10m', 'warning',
+          '10m',
+          'warning',
           'Bind backend work queue is backing up',
-          `Controller {{ $labels.controller }} has had more than ${depth} keys waiting for 10 minutes ({{ $value }} now).`),
-        rule('KlutchBackendBug',
+          `Controller {{ $labels.controller }} has had more than ${depth} keys waiting for 10 minutes ({{ $value }} now).`,
+        ),
+        rule(
+          'KlutchBackendBug',
           `sum by (namespace, controller) (increase(klutch_reconcile_unexpected_errors_total{${b}}[15m])) > 0`,
-          '0m', 'warning',
+          '0m',
+          'warning',
           'A bind backend reconcile failed with a programming error',
-          'Controller {{ $labels.controller }} hit a bug in the last 15 minutes; the stack is in the backend log (source controller/…) and the last one on /readyz.'),
+          'Controller {{ $labels.controller }} hit a bug in the last 15 minutes; the stack is in the backend log (source controller/…) and the last one on /readyz.',
+        ),
       ],
     });
   }

@@ -78,7 +78,8 @@ export function klutchDashboard(options: DashboardOptions = {}): DashboardModel 
   const konnector: PanelSpec[] = [
     {
       title: 'Sync latency p99 by direction',
-      description: 'From observing a change to writing it to the other cluster; up = app cluster → control plane (spec), down = control plane → app cluster (status, credentials).',
+      description:
+        'From observing a change to writing it to the other cluster; up = app cluster → control plane (spec), down = control plane → app cluster (status, credentials).',
       unit: 's',
       queries: [
         [`histogram_quantile(0.99, sum by (direction, le) (rate(klutch_konnector_sync_duration_seconds_bucket{${k}}[${RI}])))`, 'p99 {{direction}}'],
@@ -100,13 +101,14 @@ export function klutchDashboard(options: DashboardOptions = {}): DashboardModel 
     },
     {
       title: 'Work-queue depth (konnector)',
-      description: 'Keys waiting in each controller\'s work queue; a queue that keeps growing means the konnector cannot keep up.',
+      description: "Keys waiting in each controller's work queue; a queue that keeps growing means the konnector cannot keep up.",
       unit: 'short',
       queries: [[`sum by (controller) (klutch_workqueue_depth{${k}})`, '{{controller}}']],
     },
     {
       title: 'Time since the last heartbeat, per app cluster',
-      description: 'Age of the heartbeat the konnector last wrote into its ClusterBinding on the control plane, by the app cluster\'s cluster namespace; the dashed line is the configured interval.',
+      description:
+        "Age of the heartbeat the konnector last wrote into its ClusterBinding on the control plane, by the app cluster's cluster namespace; the dashed line is the configured interval.",
       unit: 's',
       queries: [
         [`time() - max by (cluster_namespace) (klutch_konnector_last_heartbeat_timestamp_seconds{${k}, ${cn}})`, '{{cluster_namespace}}'],
@@ -174,7 +176,7 @@ export function klutchDashboard(options: DashboardOptions = {}): DashboardModel 
     },
     {
       title: 'Work-queue depth (backend)',
-      description: 'Keys waiting in each controller\'s work queue.',
+      description: "Keys waiting in each controller's work queue.",
       unit: 'short',
       queries: [[`sum by (controller) (klutch_workqueue_depth{${b}})`, '{{controller}}']],
     },
@@ -214,7 +216,12 @@ export function klutchDashboard(options: DashboardOptions = {}): DashboardModel 
   if (components.includes(MetricsComponent.BACKEND)) addRow('Bind backend (control plane)', backend);
 
   const textbox = (name: string, label: string, value: string) => ({
-    name, label, type: 'textbox', query: value, current: { text: value, value }, hide: 0,
+    name,
+    label,
+    type: 'textbox',
+    query: value,
+    current: { text: value, value },
+    hide: 0,
   });
   return {
     uid,
@@ -249,6 +256,7 @@ export function klutchDashboard(options: DashboardOptions = {}): DashboardModel 
 }
 
 function checkJob(prop: string, v: unknown): string {
-  if (typeof v !== 'string' || v === '' || /["\\\n]/.test(v)) fail(prop, v, 'must be a non-empty job name (a regular expression without quotes or backslashes)');
+  if (typeof v !== 'string' || v === '' || /["\\\n]/.test(v))
+    fail(prop, v, 'must be a non-empty job name (a regular expression without quotes or backslashes)');
   return v;
 }

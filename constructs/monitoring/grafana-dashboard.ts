@@ -35,7 +35,8 @@ export class GrafanaDashboard extends Construct {
     const namespace = checkDnsLabel(`${P}.namespace`, props.namespace ?? 'monitoring');
     const name = checkDnsLabel(`${P}.name`, props.name ?? 'klutch-kit-dashboard');
     const sidecar = props.sidecarLabel ?? GRAFANA_DASHBOARD_LABEL;
-    if (!sidecar || typeof sidecar !== 'object' || Object.keys(sidecar).length === 0) fail(`${P}.sidecarLabel`, sidecar, 'must be one label, e.g. { grafana_dashboard: "1" }');
+    if (!sidecar || typeof sidecar !== 'object' || Object.keys(sidecar).length === 0)
+      fail(`${P}.sidecarLabel`, sidecar, 'must be one label, e.g. { grafana_dashboard: "1" }');
     const folder = props.folder ?? 'klutch';
     if (typeof folder !== 'string' || folder.trim() === '') fail(`${P}.folder`, folder, 'must be a non-empty folder name');
     this.model = klutchDashboard(props);

@@ -44,7 +44,8 @@ export class MetricsScrape extends Construct {
   constructor(scope: Construct, id: string, props: MetricsScrapeProps) {
     super(scope, id);
     const P = 'MetricsScrapeProps';
-    if (!props || !(props.target instanceof MetricsTarget)) fail(`${P}.target`, props?.target, 'must be a MetricsTarget (MetricsTarget.konnector(), .backend(), .fromKonnector(), .fromBindBackend())');
+    if (!props || !(props.target instanceof MetricsTarget))
+      fail(`${P}.target`, props?.target, 'must be a MetricsTarget (MetricsTarget.konnector(), .backend(), .fromKonnector(), .fromBindBackend())');
     const t = props.target;
     const kind = props.kind ?? ScrapeKind.SERVICE_MONITOR;
     if (!(kind instanceof ScrapeKind)) fail(`${P}.kind`, kind, `must be one of ${ScrapeKind.all.join(', ')}`);
@@ -63,24 +64,25 @@ export class MetricsScrape extends Construct {
     };
     const namespaceSelector = namespace === t.namespace ? undefined : { matchNames: [t.namespace] };
     const selector = { matchLabels: { ...t.selector } };
-    this.monitor = kind === ScrapeKind.SERVICE_MONITOR
-      ? new ServiceMonitor(this, 'ServiceMonitor', {
-        metadata,
-        spec: {
-          jobLabel: JOB_LABEL,
-          selector,
-          namespaceSelector,
-          endpoints: [{ port: t.servicePort, path: '/metrics', interval }],
-        },
-      })
-      : new PodMonitor(this, 'PodMonitor', {
-        metadata,
-        spec: {
-          jobLabel: JOB_LABEL,
-          selector,
-          namespaceSelector,
-          podMetricsEndpoints: [{ port: t.podPort, path: '/metrics', interval }],
-        },
-      });
+    this.monitor =
+      kind === ScrapeKind.SERVICE_MONITOR
+        ? new ServiceMonitor(this, 'ServiceMonitor', {
+            metadata,
+            spec: {
+              jobLabel: JOB_LABEL,
+              selector,
+              namespaceSelector,
+              endpoints: [{ port: t.servicePort, path: '/metrics', interval }],
+            },
+          })
+        : new PodMonitor(this, 'PodMonitor', {
+            metadata,
+            spec: {
+              jobLabel: JOB_LABEL,
+              selector,
+              namespaceSelector,
+              podMetricsEndpoints: [{ port: t.podPort, path: '/metrics', interval }],
+            },
+          });
   }
 }

@@ -77,7 +77,12 @@ export class ApiServiceExportTemplate extends Construct implements IApiExport {
       if (typeof v !== 'string') fail(`ApiServiceExportTemplateProps.annotations["${k}"]`, v, 'must be a string');
     }
     const annotations = props.annotations && Object.keys(props.annotations).length > 0 ? { annotations: { ...props.annotations } } : {};
-    this.apiObject = new ApiObject(this, 'Resource', { apiVersion, kind, metadata: { name: metadata.name!, namespace: metadata.namespace, ...annotations }, ...rest });
+    this.apiObject = new ApiObject(this, 'Resource', {
+      apiVersion,
+      kind,
+      metadata: { name: metadata.name!, namespace: metadata.namespace, ...annotations },
+      ...rest,
+    });
   }
 
   /** This template ({@link IApiExport}: a template offers its own API). */

@@ -34,13 +34,32 @@ import { BINDER_RULES } from '../../contract/binder-rbac.js';
 import { fail } from '../_errors.js';
 import { isDnsLabel } from '../_names.js';
 import {
-  BACKEND_NAMESPACE, BINDER_CLUSTER_ROLE, BINDER_EXPORTS_AGGREGATION_LABEL, BINDER_EXPORTS_CLUSTER_ROLE,
-  BINDER_SERVICE_ACCOUNT, DEFAULT_IMAGES, PORTS, standardLabels,
+  BACKEND_NAMESPACE,
+  BINDER_CLUSTER_ROLE,
+  BINDER_EXPORTS_AGGREGATION_LABEL,
+  BINDER_EXPORTS_CLUSTER_ROLE,
+  BINDER_SERVICE_ACCOUNT,
+  DEFAULT_IMAGES,
+  PORTS,
+  standardLabels,
 } from './_defaults.js';
 import {
-  checkDnsLabel, checkDnsSubdomain, checkImage, checkInt, checkResources, checkSecretRef, checkUrl,
-  hardenedContainerSecurityContext, hardenedPodSecurityContext, podIdentityEnv, ResourceSpec, resourceRequirements,
-  SecretKeyRef, secretEnv, TMP_MOUNT, TMP_VOLUME,
+  checkDnsLabel,
+  checkDnsSubdomain,
+  checkImage,
+  checkInt,
+  checkResources,
+  checkSecretRef,
+  checkUrl,
+  hardenedContainerSecurityContext,
+  hardenedPodSecurityContext,
+  podIdentityEnv,
+  ResourceSpec,
+  resourceRequirements,
+  SecretKeyRef,
+  secretEnv,
+  TMP_MOUNT,
+  TMP_VOLUME,
 } from './_pod.js';
 import { DocumentedRule, READ, READ_WRITE, toPolicyRules } from './_rbac.js';
 import { ClaimedResource } from './konnector.js';
@@ -260,7 +279,12 @@ export class BindBackend extends Construct {
    */
   public exposeViaIngress(options: BackendIngressProps): k8s.KubeIngress {
     const O = 'BackendIngressProps';
-    if (this._ingress) fail('BindBackend.exposeViaIngress', options?.host, `cannot be added: ${this.node.path} already has the Ingress "${this._ingress.name}" (one Ingress per backend)`);
+    if (this._ingress)
+      fail(
+        'BindBackend.exposeViaIngress',
+        options?.host,
+        `cannot be added: ${this.node.path} already has the Ingress "${this._ingress.name}" (one Ingress per backend)`,
+      );
     if (!options || typeof options !== 'object') fail(O, options, 'must give the host');
     const host = checkDnsSubdomain(`${O}.host`, options.host);
     if (options.tlsSecretName !== undefined) checkDnsSubdomain(`${O}.tlsSecretName`, options.tlsSecretName);
@@ -269,10 +293,12 @@ export class BindBackend extends Construct {
       spec: {
         ...(options.className ? { ingressClassName: options.className } : {}),
         ...(options.tlsSecretName ? { tls: [{ hosts: [host], secretName: options.tlsSecretName }] } : {}),
-        rules: [{
-          host,
-          http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: this.name, port: { name: 'http' } } } }] },
-        }],
+        rules: [
+          {
+            host,
+            http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: this.name, port: { name: 'http' } } } }] },
+          },
+        ],
       },
     });
     this.publicHost ??= host;
@@ -286,7 +312,12 @@ export class BindBackend extends Construct {
    */
   public exposeViaHttpRoute(options: BackendHttpRouteProps): ApiObject {
     const O = 'BackendHttpRouteProps';
-    if (this._httpRoute) fail('BindBackend.exposeViaHttpRoute', options?.hostnames, `cannot be added: ${this.node.path} already has the HTTPRoute "${this._httpRoute.name}" (one HTTPRoute per backend)`);
+    if (this._httpRoute)
+      fail(
+        'BindBackend.exposeViaHttpRoute',
+        options?.hostnames,
+        `cannot be added: ${this.node.path} already has the HTTPRoute "${this._httpRoute.name}" (one HTTPRoute per backend)`,
+      );
     if (!options || typeof options !== 'object') fail(O, options, 'must give hostnames and parentRefs');
     if (!Array.isArray(options.hostnames) || options.hostnames.length === 0) {
       fail(`${O}.hostnames`, options.hostnames, 'must list at least one host');
@@ -302,7 +333,9 @@ export class BindBackend extends Construct {
       metadata: { name: this.name, namespace: this.namespace, labels: this.labels },
       spec: {
         parentRefs: options.parentRefs.map((r) => ({
-          group: 'gateway.networking.k8s.io', kind: 'Gateway', name: r.name,
+          group: 'gateway.networking.k8s.io',
+          kind: 'Gateway',
+          name: r.name,
           ...(r.namespace ? { namespace: r.namespace } : {}),
           ...(r.sectionName ? { sectionName: r.sectionName } : {}),
         })),
@@ -339,10 +372,14 @@ export class BindBackend extends Construct {
     const roleName = checkDnsSubdomain(`${prop} (ClusterRole name)`, `${BINDER_EXPORTS_CLUSTER_ROLE}-${key}`);
     new k8s.KubeClusterRole(this, `Export-${key}`, {
       metadata: { name: roleName, labels: { ...standardLabels(BINDER_EXPORTS_CLUSTER_ROLE, 'bind-backend'), [BINDER_EXPORTS_AGGREGATION_LABEL]: 'true' } },
-      rules: toPolicyRules(prop, [{
-        apiGroups: [group], resources: [resource, `${resource}/status`], verbs: READ_WRITE,
-        why: `consumers read/write their ${key} claims in their own provider namespaces`,
-      }]),
+      rules: toPolicyRules(prop, [
+        {
+          apiGroups: [group],
+          resources: [resource, `${resource}/status`],
+          verbs: READ_WRITE,
+          why: `consumers read/write their ${key} claims in their own provider namespaces`,
+        },
+      ]),
     });
   }
 
@@ -358,7 +395,11 @@ export class BindBackend extends Construct {
     const given = this.settings.oidc.callbackUrl;
     if (given !== undefined) return given;
     if (!this.publicHost) {
-      fail(`${P}.oidc.callbackUrl`, given, 'and no exposure; give a callback URL, or call exposeViaIngress() / exposeViaHttpRoute() to derive https://<host>/callback from');
+      fail(
+        `${P}.oidc.callbackUrl`,
+        given,
+        'and no exposure; give a callback URL, or call exposeViaIngress() / exposeViaHttpRoute() to derive https://<host>/callback from',
+      );
     }
     return checkUrl(`${P}.oidc.callbackUrl`, `https://${this.publicHost}/callback`);
   }
@@ -382,7 +423,11 @@ export class BindBackend extends Construct {
       fail(`${P}.namespacePrefix`, prefix, 'must be a DNS label of at most 40 characters (namespaces are "<prefix>-<id>")');
     }
     if (prefix === 'exports') {
-      fail(`${P}.namespacePrefix`, prefix, `would make per-consumer roles klutch-binder-exports-* collide with the aggregated ${BINDER_EXPORTS_CLUSTER_ROLE} roles; pick another prefix`);
+      fail(
+        `${P}.namespacePrefix`,
+        prefix,
+        `would make per-consumer roles klutch-binder-exports-* collide with the aggregated ${BINDER_EXPORTS_CLUSTER_ROLE} roles; pick another prefix`,
+      );
     }
     const prettyName = props.prettyName ?? 'klutch-kit';
     if (typeof prettyName !== 'string' || prettyName.trim().length === 0) {
@@ -406,7 +451,12 @@ export class BindBackend extends Construct {
     for (const [i, a] of (props.extraArgs ?? []).entries()) {
       if (typeof a !== 'string' || !a.startsWith('--')) fail(`${P}.extraArgs[${i}]`, a, 'must be a flag starting with "--"');
     }
-    const claimed = (props.claimedResources ?? [{ group: '', resource: 'secrets' }, { group: '', resource: 'configmaps' }]).map((c, i) => ({
+    const claimed = (
+      props.claimedResources ?? [
+        { group: '', resource: 'secrets' },
+        { group: '', resource: 'configmaps' },
+      ]
+    ).map((c, i) => ({
       group: checkGroup(`${P}.claimedResources[${i}].group`, c.group),
       resource: checkResource(`${P}.claimedResources[${i}].resource`, c.resource),
     }));
@@ -454,11 +504,16 @@ export class BindBackend extends Construct {
       subjects: [{ kind: 'ServiceAccount', name, namespace: ns }],
     });
     const claimRules: DocumentedRule[] = groupByApiGroup(this.settings.claimed).map((c) => ({
-      apiGroups: [c.group], resources: c.resources, verbs: READ_WRITE,
-      why: 'claimed objects (service-binding credentials) in the consumer\'s provider namespaces',
+      apiGroups: [c.group],
+      resources: c.resources,
+      verbs: READ_WRITE,
+      why: "claimed objects (service-binding credentials) in the consumer's provider namespaces",
     }));
     new k8s.KubeClusterRole(this, 'BinderClaimsClusterRole', {
-      metadata: { name: `${BINDER_EXPORTS_CLUSTER_ROLE}-claims`, labels: { ...standardLabels(BINDER_EXPORTS_CLUSTER_ROLE, 'bind-backend'), [BINDER_EXPORTS_AGGREGATION_LABEL]: 'true' } },
+      metadata: {
+        name: `${BINDER_EXPORTS_CLUSTER_ROLE}-claims`,
+        labels: { ...standardLabels(BINDER_EXPORTS_CLUSTER_ROLE, 'bind-backend'), [BINDER_EXPORTS_AGGREGATION_LABEL]: 'true' },
+      },
       rules: toPolicyRules('BindBackend.claimedResources', claimRules),
     });
     return clusterRole;
@@ -498,22 +553,28 @@ export class BindBackend extends Construct {
             automountServiceAccountToken: true,
             securityContext: hardenedPodSecurityContext(),
             ...(replicas > 1
-              ? { topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: selector } }] }
+              ? {
+                  topologySpreadConstraints: [
+                    { maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: selector } },
+                  ],
+                }
               : {}),
-            containers: [{
-              name: 'backend',
-              image,
-              imagePullPolicy: 'IfNotPresent',
-              // Resolved at synth: the callback URL may come from a later exposeVia*() call.
-              args: Lazy.any({ produce: () => [...this.args] }),
-              env,
-              ports: [{ name: 'http', containerPort: port, protocol: 'TCP' }],
-              livenessProbe: { httpGet: { path: '/healthz', port: k8s.IntOrString.fromString('http'), scheme }, initialDelaySeconds: 10, periodSeconds: 10 },
-              readinessProbe: { httpGet: { path: '/readyz', port: k8s.IntOrString.fromString('http'), scheme }, periodSeconds: 5 },
-              resources: resourceRequirements(resources),
-              securityContext: hardenedContainerSecurityContext(),
-              volumeMounts: mounts,
-            }],
+            containers: [
+              {
+                name: 'backend',
+                image,
+                imagePullPolicy: 'IfNotPresent',
+                // Resolved at synth: the callback URL may come from a later exposeVia*() call.
+                args: Lazy.any({ produce: () => [...this.args] }),
+                env,
+                ports: [{ name: 'http', containerPort: port, protocol: 'TCP' }],
+                livenessProbe: { httpGet: { path: '/healthz', port: k8s.IntOrString.fromString('http'), scheme }, initialDelaySeconds: 10, periodSeconds: 10 },
+                readinessProbe: { httpGet: { path: '/readyz', port: k8s.IntOrString.fromString('http'), scheme }, periodSeconds: 5 },
+                resources: resourceRequirements(resources),
+                securityContext: hardenedContainerSecurityContext(),
+                volumeMounts: mounts,
+              },
+            ],
             volumes,
           },
         },
@@ -527,30 +588,85 @@ const K = 'klutch.anynines.com';
 /** The backend's own cluster-wide rules, with reasons. */
 function backendRules(consumerScope: 'Namespaced' | 'Cluster'): DocumentedRule[] {
   return [
-    { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: READ, why: 'read the CRDs matched by templates to build APIServiceExports (snapshot of served versions, schema, columns)' },
-    { apiGroups: ['example-backend.klutch.anynines.com'], resources: ['apiserviceexporttemplates'], verbs: READ, why: 'the catalogue of bindable APIs, in all namespaces' },
-    { apiGroups: [K], resources: ['apiserviceexportrequests'], verbs: READ_WRITE, why: 'turn requests into exports, delete old ones; create is held because klutch-binder grants it' },
+    {
+      apiGroups: ['apiextensions.k8s.io'],
+      resources: ['customresourcedefinitions'],
+      verbs: READ,
+      why: 'read the CRDs matched by templates to build APIServiceExports (snapshot of served versions, schema, columns)',
+    },
+    {
+      apiGroups: ['example-backend.klutch.anynines.com'],
+      resources: ['apiserviceexporttemplates'],
+      verbs: READ,
+      why: 'the catalogue of bindable APIs, in all namespaces',
+    },
+    {
+      apiGroups: [K],
+      resources: ['apiserviceexportrequests'],
+      verbs: READ_WRITE,
+      why: 'turn requests into exports, delete old ones; create is held because klutch-binder grants it',
+    },
     { apiGroups: [K], resources: ['apiserviceexports'], verbs: READ_WRITE, why: 'create exports and keep them in sync with their CRD' },
     { apiGroups: [K], resources: ['apiservicenamespaces'], verbs: READ_WRITE, why: 'map consumer namespaces to provider namespaces' },
     { apiGroups: [K], resources: ['clusterbindings'], verbs: READ_WRITE, why: 'create ClusterBinding "cluster" per consumer, judge heartbeats' },
-    { apiGroups: [K], resources: ['apiserviceexportrequests/status', 'apiserviceexports/status', 'apiservicenamespaces/status', 'clusterbindings/status'], verbs: ['get', 'update', 'patch'], why: 'phases and conditions' },
-    { apiGroups: [''], resources: ['namespaces'], verbs: READ_WRITE, why: 'create and delete cluster namespaces and provider namespaces <clusterNs>-<consumerNs> (RBAC cannot limit delete to namespaces it created)' },
-    { apiGroups: [''], resources: ['serviceaccounts'], verbs: READ_WRITE, why: `the ServiceAccount "${BINDER_SERVICE_ACCOUNT}" in each cluster namespace` },
-    { apiGroups: [''], resources: ['serviceaccounts/token'], verbs: ['create'], resourceNames: [BINDER_SERVICE_ACCOUNT], why: 'TokenRequest for the binder ServiceAccount only (no legacy token Secrets)' },
-    { apiGroups: [''], resources: ['secrets'], verbs: READ_WRITE, why: 'write and watch (by label) the kubeconfig Secret of each cluster namespace; klutch-binder grants get/list/watch, which it must hold' },
-    { apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles'], verbs: READ_WRITE, why: 'apply klutch-binder and klutch-binder-<clusterNs>; escalation prevention limits them to rights the backend holds' },
-    { apiGroups: ['rbac.authorization.k8s.io'], resources: ['rolebindings'], verbs: READ_WRITE, why: 'bind the binder roles in each consumer\'s provider namespaces' },
     {
-      apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterrolebindings'],
+      apiGroups: [K],
+      resources: ['apiserviceexportrequests/status', 'apiserviceexports/status', 'apiservicenamespaces/status', 'clusterbindings/status'],
+      verbs: ['get', 'update', 'patch'],
+      why: 'phases and conditions',
+    },
+    {
+      apiGroups: [''],
+      resources: ['namespaces'],
+      verbs: READ_WRITE,
+      why: 'create and delete cluster namespaces and provider namespaces <clusterNs>-<consumerNs> (RBAC cannot limit delete to namespaces it created)',
+    },
+    { apiGroups: [''], resources: ['serviceaccounts'], verbs: READ_WRITE, why: `the ServiceAccount "${BINDER_SERVICE_ACCOUNT}" in each cluster namespace` },
+    {
+      apiGroups: [''],
+      resources: ['serviceaccounts/token'],
+      verbs: ['create'],
+      resourceNames: [BINDER_SERVICE_ACCOUNT],
+      why: 'TokenRequest for the binder ServiceAccount only (no legacy token Secrets)',
+    },
+    {
+      apiGroups: [''],
+      resources: ['secrets'],
+      verbs: READ_WRITE,
+      why: 'write and watch (by label) the kubeconfig Secret of each cluster namespace; klutch-binder grants get/list/watch, which it must hold',
+    },
+    {
+      apiGroups: ['rbac.authorization.k8s.io'],
+      resources: ['clusterroles'],
+      verbs: READ_WRITE,
+      why: 'apply klutch-binder and klutch-binder-<clusterNs>; escalation prevention limits them to rights the backend holds',
+    },
+    {
+      apiGroups: ['rbac.authorization.k8s.io'],
+      resources: ['rolebindings'],
+      verbs: READ_WRITE,
+      why: "bind the binder roles in each consumer's provider namespaces",
+    },
+    {
+      apiGroups: ['rbac.authorization.k8s.io'],
+      resources: ['clusterrolebindings'],
       verbs: consumerScope === 'Cluster' ? READ_WRITE : ['get', 'delete'],
-      why: consumerScope === 'Cluster' ? 'per-consumer ClusterRoleBinding (consumer scope Cluster)' : 'remove a per-consumer ClusterRoleBinding left from consumer scope Cluster',
+      why:
+        consumerScope === 'Cluster'
+          ? 'per-consumer ClusterRoleBinding (consumer scope Cluster)'
+          : 'remove a per-consumer ClusterRoleBinding left from consumer scope Cluster',
     },
     { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'], why: 'record events' },
   ];
 }
 
 const LEASE_RULES: readonly DocumentedRule[] = [
-  { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'], why: 'leader election between backend replicas, and one Lease per used login state (single use across replicas; deleted after expiry), in its own namespace only' },
+  {
+    apiGroups: ['coordination.k8s.io'],
+    resources: ['leases'],
+    verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+    why: 'leader election between backend replicas, and one Lease per used login state (single use across replicas; deleted after expiry), in its own namespace only',
+  },
 ];
 
 function groupByApiGroup(claimed: ClaimedResource[]): { group: string; resources: string[] }[] {

@@ -14,9 +14,22 @@ import { stringify } from 'yaml';
 import { fail } from '../_errors.js';
 import { BACKEND_NAMESPACE, DEFAULT_IMAGES, PORTS, standardLabels } from './_defaults.js';
 import {
-  checkDnsLabel, checkDnsSubdomain, checkEnvName, checkImage, checkInt, checkResources, checkSecretRef, checkUrl,
-  hardenedContainerSecurityContext, hardenedPodSecurityContext, ResourceSpec, resourceRequirements, SecretKeyRef, secretEnv,
-  TMP_MOUNT, TMP_VOLUME,
+  checkDnsLabel,
+  checkDnsSubdomain,
+  checkEnvName,
+  checkImage,
+  checkInt,
+  checkResources,
+  checkSecretRef,
+  checkUrl,
+  hardenedContainerSecurityContext,
+  hardenedPodSecurityContext,
+  ResourceSpec,
+  resourceRequirements,
+  SecretKeyRef,
+  secretEnv,
+  TMP_MOUNT,
+  TMP_VOLUME,
 } from './_pod.js';
 import { DocumentedRule, READ_WRITE, toPolicyRules } from './_rbac.js';
 
@@ -164,8 +177,29 @@ export class Dex extends Construct {
     });
     if (storage === 'kubernetes') {
       const rules: DocumentedRule[] = [
-        { apiGroups: ['dex.coreos.com'], resources: ['authcodes', 'authrequests', 'connectors', 'devicerequests', 'devicetokens', 'oauth2clients', 'offlinesessionses', 'passwords', 'refreshtokens', 'signingkeies'], verbs: READ_WRITE, why: 'Dex Kubernetes storage keeps its state in these CRDs' },
-        { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: ['get', 'list', 'create'], why: 'Dex creates its storage CRDs at start-up' },
+        {
+          apiGroups: ['dex.coreos.com'],
+          resources: [
+            'authcodes',
+            'authrequests',
+            'connectors',
+            'devicerequests',
+            'devicetokens',
+            'oauth2clients',
+            'offlinesessionses',
+            'passwords',
+            'refreshtokens',
+            'signingkeies',
+          ],
+          verbs: READ_WRITE,
+          why: 'Dex Kubernetes storage keeps its state in these CRDs',
+        },
+        {
+          apiGroups: ['apiextensions.k8s.io'],
+          resources: ['customresourcedefinitions'],
+          verbs: ['get', 'list', 'create'],
+          why: 'Dex creates its storage CRDs at start-up',
+        },
       ];
       new k8s.KubeClusterRole(this, 'ClusterRole', { metadata: { name: `${name}-${ns}`, labels }, rules: toPolicyRules('Dex.rules', rules) });
       new k8s.KubeClusterRoleBinding(this, 'ClusterRoleBinding', {
@@ -186,22 +220,24 @@ export class Dex extends Construct {
             serviceAccountName: name,
             automountServiceAccountToken: storage === 'kubernetes',
             securityContext: hardenedPodSecurityContext(),
-            containers: [{
-              name: 'dex',
-              image,
-              imagePullPolicy: 'IfNotPresent',
-              command: ['/usr/local/bin/dex', 'serve', '/etc/dex/config.yaml'],
-              env,
-              ports: [
-                { name: 'http', containerPort: PORTS.dexHttp, protocol: 'TCP' },
-                { name: 'telemetry', containerPort: PORTS.dexTelemetry, protocol: 'TCP' },
-              ],
-              livenessProbe: { httpGet: { path: '/healthz/live', port: k8s.IntOrString.fromString('telemetry') }, periodSeconds: 10 },
-              readinessProbe: { httpGet: { path: '/healthz/ready', port: k8s.IntOrString.fromString('telemetry') }, periodSeconds: 5 },
-              resources: resourceRequirements(resources),
-              securityContext: hardenedContainerSecurityContext(),
-              volumeMounts: [TMP_MOUNT, { name: 'config', mountPath: '/etc/dex', readOnly: true }],
-            }],
+            containers: [
+              {
+                name: 'dex',
+                image,
+                imagePullPolicy: 'IfNotPresent',
+                command: ['/usr/local/bin/dex', 'serve', '/etc/dex/config.yaml'],
+                env,
+                ports: [
+                  { name: 'http', containerPort: PORTS.dexHttp, protocol: 'TCP' },
+                  { name: 'telemetry', containerPort: PORTS.dexTelemetry, protocol: 'TCP' },
+                ],
+                livenessProbe: { httpGet: { path: '/healthz/live', port: k8s.IntOrString.fromString('telemetry') }, periodSeconds: 10 },
+                readinessProbe: { httpGet: { path: '/healthz/ready', port: k8s.IntOrString.fromString('telemetry') }, periodSeconds: 5 },
+                resources: resourceRequirements(resources),
+                securityContext: hardenedContainerSecurityContext(),
+                volumeMounts: [TMP_MOUNT, { name: 'config', mountPath: '/etc/dex', readOnly: true }],
+              },
+            ],
             volumes: [TMP_VOLUME, { name: 'config', configMap: { name: `${name}-config` } }],
           },
         },

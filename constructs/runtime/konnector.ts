@@ -23,8 +23,17 @@ import { Construct } from 'constructs';
 import { fail } from '../_errors.js';
 import { DEFAULT_IMAGES, KONNECTOR_NAMESPACE, PORTS, standardLabels } from './_defaults.js';
 import {
-  checkDnsLabel, checkImage, checkInt, checkResources, hardenedContainerSecurityContext, hardenedPodSecurityContext,
-  podIdentityEnv, ResourceSpec, resourceRequirements, TMP_MOUNT, TMP_VOLUME,
+  checkDnsLabel,
+  checkImage,
+  checkInt,
+  checkResources,
+  hardenedContainerSecurityContext,
+  hardenedPodSecurityContext,
+  podIdentityEnv,
+  ResourceSpec,
+  resourceRequirements,
+  TMP_MOUNT,
+  TMP_VOLUME,
 } from './_pod.js';
 import { DocumentedRule, READ, READ_WRITE, toPolicyRules } from './_rbac.js';
 import { checkGroup, checkResource } from './permission-claim.js';
@@ -96,7 +105,12 @@ export class Konnector extends Construct {
       b.resources.forEach((r, j) => checkResource(`KonnectorProps.boundApis[${i}].resources[${j}]`, r));
       return { group, resources: [...new Set(b.resources)].sort() };
     });
-    const claimed = (props.claimedResources ?? [{ group: '', resource: 'secrets' }, { group: '', resource: 'configmaps' }]).map((c, i) => ({
+    const claimed = (
+      props.claimedResources ?? [
+        { group: '', resource: 'secrets' },
+        { group: '', resource: 'configmaps' },
+      ]
+    ).map((c, i) => ({
       group: checkGroup(`KonnectorProps.claimedResources[${i}].group`, c.group),
       resource: checkResource(`KonnectorProps.claimedResources[${i}].resource`, c.resource),
     }));
@@ -119,16 +133,39 @@ export class Konnector extends Construct {
       automountServiceAccountToken: true,
     });
 
-    const crdNames = [
-      'apiservicebindings.klutch.anynines.com',
-      ...bound.flatMap((b) => b.resources.map((r) => `${r}.${b.group}`)),
-    ];
+    const crdNames = ['apiservicebindings.klutch.anynines.com', ...bound.flatMap((b) => b.resources.map((r) => `${r}.${b.group}`))];
     const rules: DocumentedRule[] = [
-      { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: READ, why: 'watch CRDs to detect deleted or foreign-owned bound CRDs' },
-      { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: ['create'], why: 'create bound CRDs from APIServiceExports (create cannot be restricted by name)' },
-      { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: ['update', 'patch', 'delete'], resourceNames: crdNames, why: 'keep only the bound CRDs (and the apiservicebindings CRD) in sync with the provider' },
-      { apiGroups: ['klutch.anynines.com'], resources: ['apiservicebindings'], verbs: ['get', 'list', 'watch', 'update', 'patch'], why: 'read bindings, put finalizers on them' },
-      { apiGroups: ['klutch.anynines.com'], resources: ['apiservicebindings/status'], verbs: ['get', 'update', 'patch'], why: 'report SecretValid/Connected/Heartbeating/Ready' },
+      {
+        apiGroups: ['apiextensions.k8s.io'],
+        resources: ['customresourcedefinitions'],
+        verbs: READ,
+        why: 'watch CRDs to detect deleted or foreign-owned bound CRDs',
+      },
+      {
+        apiGroups: ['apiextensions.k8s.io'],
+        resources: ['customresourcedefinitions'],
+        verbs: ['create'],
+        why: 'create bound CRDs from APIServiceExports (create cannot be restricted by name)',
+      },
+      {
+        apiGroups: ['apiextensions.k8s.io'],
+        resources: ['customresourcedefinitions'],
+        verbs: ['update', 'patch', 'delete'],
+        resourceNames: crdNames,
+        why: 'keep only the bound CRDs (and the apiservicebindings CRD) in sync with the provider',
+      },
+      {
+        apiGroups: ['klutch.anynines.com'],
+        resources: ['apiservicebindings'],
+        verbs: ['get', 'list', 'watch', 'update', 'patch'],
+        why: 'read bindings, put finalizers on them',
+      },
+      {
+        apiGroups: ['klutch.anynines.com'],
+        resources: ['apiservicebindings/status'],
+        verbs: ['get', 'update', 'patch'],
+        why: 'report SecretValid/Connected/Heartbeating/Ready',
+      },
       ...bound.map((b): DocumentedRule => ({
         apiGroups: [b.group],
         resources: b.resources.flatMap((r) => [r, `${r}/status`]),
@@ -147,7 +184,13 @@ export class Konnector extends Construct {
     this.rules = rules;
     this.leaseRules = [
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'], why: 'create the leader-election Lease' },
-      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'watch', 'update', 'patch'], resourceNames: [leaseName], why: 'renew and observe the leader-election Lease' },
+      {
+        apiGroups: ['coordination.k8s.io'],
+        resources: ['leases'],
+        verbs: ['get', 'watch', 'update', 'patch'],
+        resourceNames: [leaseName],
+        why: 'renew and observe the leader-election Lease',
+      },
     ];
 
     const roleName = `klutch-${NAME}-${ns}`;
@@ -186,27 +229,41 @@ export class Konnector extends Construct {
             terminationGracePeriodSeconds: 30,
             affinity: {
               podAntiAffinity: {
-                preferredDuringSchedulingIgnoredDuringExecution: [{
-                  weight: 100,
-                  podAffinityTerm: { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: selector } },
-                }],
+                preferredDuringSchedulingIgnoredDuringExecution: [
+                  {
+                    weight: 100,
+                    podAffinityTerm: { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: selector } },
+                  },
+                ],
               },
             },
-            containers: [{
-              name: NAME,
-              image,
-              imagePullPolicy: 'IfNotPresent',
-              // The health address defaults to loopback in klutch-konnector; kubelet probes and
-              // Prometheus need it on the pod IP. /healthz, /readyz and /metrics share this port.
-              args: [`--lease-name=${leaseName}`, '--lease-namespace=$(POD_NAMESPACE)', `--health-address=0.0.0.0:${PORTS.konnectorHealth}`, ...(props.extraArgs ?? [])],
-              env: podIdentityEnv(),
-              ports: [{ name: 'http', containerPort: PORTS.konnectorHealth, protocol: 'TCP' }],
-              livenessProbe: { httpGet: { path: '/healthz', port: k8s.IntOrString.fromString('http') }, initialDelaySeconds: 10, periodSeconds: 10, failureThreshold: 3 },
-              readinessProbe: { httpGet: { path: '/readyz', port: k8s.IntOrString.fromString('http') }, periodSeconds: 5, failureThreshold: 3 },
-              resources: resourceRequirements(resources),
-              securityContext: hardenedContainerSecurityContext(),
-              volumeMounts: [TMP_MOUNT],
-            }],
+            containers: [
+              {
+                name: NAME,
+                image,
+                imagePullPolicy: 'IfNotPresent',
+                // The health address defaults to loopback in klutch-konnector; kubelet probes and
+                // Prometheus need it on the pod IP. /healthz, /readyz and /metrics share this port.
+                args: [
+                  `--lease-name=${leaseName}`,
+                  '--lease-namespace=$(POD_NAMESPACE)',
+                  `--health-address=0.0.0.0:${PORTS.konnectorHealth}`,
+                  ...(props.extraArgs ?? []),
+                ],
+                env: podIdentityEnv(),
+                ports: [{ name: 'http', containerPort: PORTS.konnectorHealth, protocol: 'TCP' }],
+                livenessProbe: {
+                  httpGet: { path: '/healthz', port: k8s.IntOrString.fromString('http') },
+                  initialDelaySeconds: 10,
+                  periodSeconds: 10,
+                  failureThreshold: 3,
+                },
+                readinessProbe: { httpGet: { path: '/readyz', port: k8s.IntOrString.fromString('http') }, periodSeconds: 5, failureThreshold: 3 },
+                resources: resourceRequirements(resources),
+                securityContext: hardenedContainerSecurityContext(),
+                volumeMounts: [TMP_MOUNT],
+              },
+            ],
             volumes: [TMP_VOLUME],
           },
         },

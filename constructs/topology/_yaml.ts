@@ -10,9 +10,7 @@
  * edge cases through the `yaml` parser in both 1.1 and 1.2 mode.
  */
 
-const RESERVED = new Set([
-  'y', 'yes', 'n', 'no', 'true', 'false', 'on', 'off', 'null', '~',
-]);
+const RESERVED = new Set(['y', 'yes', 'n', 'no', 'true', 'false', 'on', 'off', 'null', '~']);
 /** Letters first, then a conservative character set; no spaces, no `: `/` #` sequences possible. */
 const PLAIN = /^[A-Za-z][A-Za-z0-9_./@=+-]*(:[A-Za-z0-9_./@=+-]+)*$/;
 /** Resource quantities such as `100m`, `256Mi` (never numbers in any YAML version). */
@@ -52,7 +50,10 @@ function blockScalar(s: string, indent: string): string | undefined {
 
 function emit(v: unknown, indent: string, out: string[]): void {
   // Called for a value after "key:" or "- "; writes " value" inline or "\n..." block form.
-  if (v === null || v === undefined) { out.push(' null'); return; }
+  if (v === null || v === undefined) {
+    out.push(' null');
+    return;
+  }
   switch (typeof v) {
     case 'string': {
       const block = blockScalar(v, indent);
@@ -68,7 +69,10 @@ function emit(v: unknown, indent: string, out: string[]): void {
       return;
     case 'object':
       if (Array.isArray(v)) {
-        if (v.length === 0) { out.push(' []'); return; }
+        if (v.length === 0) {
+          out.push(' []');
+          return;
+        }
         for (const item of v) {
           out.push('\n', indent, '-');
           item_(item, indent, out);
@@ -76,7 +80,10 @@ function emit(v: unknown, indent: string, out: string[]): void {
         return;
       } else {
         const keys = Object.keys(v as object);
-        if (keys.length === 0) { out.push(' {}'); return; }
+        if (keys.length === 0) {
+          out.push(' {}');
+          return;
+        }
         const inner = indent + '  ';
         for (const k of keys) {
           out.push('\n', inner, key(k), ':');
@@ -105,7 +112,10 @@ function emitChild(v: unknown, indent: string, out: string[]): void {
 function item_(item: unknown, indent: string, out: string[]): void {
   if (item !== null && typeof item === 'object' && !Array.isArray(item)) {
     const keys = Object.keys(item);
-    if (keys.length === 0) { out.push(' {}'); return; }
+    if (keys.length === 0) {
+      out.push(' {}');
+      return;
+    }
     const inner = indent + '  ';
     keys.forEach((k, i) => {
       out.push(i === 0 ? ' ' : '\n' + inner, key(k), ':');

@@ -9,9 +9,7 @@ import { Construct } from 'constructs';
 import { fail } from '../_errors.js';
 import { apiServiceBindingKind } from '../../contract/index.js';
 import { KlutchMonitoring, type MonitoringOptions } from '../monitoring/index.js';
-import {
-  AcceptablePermissionClaim, ApiServiceBinding, Konnector, KonnectorProps, KONNECTOR_NAMESPACE,
-} from '../runtime/index.js';
+import { AcceptablePermissionClaim, ApiServiceBinding, Konnector, KonnectorProps, KONNECTOR_NAMESPACE } from '../runtime/index.js';
 import { ClusterChart, ClusterRole } from './cluster-chart.js';
 import { ControlPlaneCluster, ExportedApiInfo } from './control-plane-cluster.js';
 
@@ -72,7 +70,8 @@ export class AppCluster extends ClusterChart {
     }
     this.controlPlane = props.controlPlane;
     const exports = props.controlPlane.exports;
-    if (exports.length === 0) throw new Error(`${P}.controlPlane: control plane "${props.controlPlane.clusterName}" exports no API yet; add data services before app clusters`);
+    if (exports.length === 0)
+      throw new Error(`${P}.controlPlane: control plane "${props.controlPlane.clusterName}" exports no API yet; add data services before app clusters`);
     let chosen = exports;
     if (props.bind !== undefined) {
       if (!Array.isArray(props.bind) || props.bind.length === 0) fail(`${P}.bind`, props.bind, 'must list at least one API "<plural>.<group>"');
@@ -102,13 +101,16 @@ export class AppCluster extends ClusterChart {
     const accept = props.acceptPermissionClaims ?? true;
     const bindings = new Map<string, ApiServiceBinding>();
     for (const e of chosen) {
-      bindings.set(e.name, new ApiServiceBinding(this, `Binding-${e.name}`, {
-        group: e.group,
-        resource: e.resource,
-        namespace: props.konnector?.namespace ?? KONNECTOR_NAMESPACE,
-        kubeconfigSecretRef: { name: secretName },
-        permissionClaims: e.permissionClaims.map((c) => ({ ...c, state: accept ? 'Accepted' : 'Rejected' }) as AcceptablePermissionClaim),
-      }));
+      bindings.set(
+        e.name,
+        new ApiServiceBinding(this, `Binding-${e.name}`, {
+          group: e.group,
+          resource: e.resource,
+          namespace: props.konnector?.namespace ?? KONNECTOR_NAMESPACE,
+          kubeconfigSecretRef: { name: secretName },
+          permissionClaims: e.permissionClaims.map((c) => ({ ...c, state: accept ? 'Accepted' : 'Rejected' }) as AcceptablePermissionClaim),
+        }),
+      );
     }
     this.bindings = bindings;
   }
@@ -118,9 +120,14 @@ export class AppCluster extends ClusterChart {
     const P = 'AppCluster.addClaim';
     const apis = this.controlPlane.claimApisOfKind(props.kind).filter((a) => props.group === undefined || a.group === props.group);
     if (apis.length === 0) {
-      fail(`${P}.kind`, props.kind, `is not a claim kind of control plane "${this.controlPlane.clusterName}"; kinds: ${[...new Set(this.controlPlane.claimApis.map((a) => a.kind))].sort().join(', ')}`);
+      fail(
+        `${P}.kind`,
+        props.kind,
+        `is not a claim kind of control plane "${this.controlPlane.clusterName}"; kinds: ${[...new Set(this.controlPlane.claimApis.map((a) => a.kind))].sort().join(', ')}`,
+      );
     }
-    if (apis.length > 1) throw new Error(`${P}.group: ${JSON.stringify(props.group)}; kind ${props.kind} exists in ${apis.map((a) => a.group).join(', ')} — name the group`);
+    if (apis.length > 1)
+      throw new Error(`${P}.group: ${JSON.stringify(props.group)}; kind ${props.kind} exists in ${apis.map((a) => a.group).join(', ')} — name the group`);
     const api = apis[0];
     const bindingName = `${api.plural}.${api.group}`;
     if (!this.bindings.has(bindingName)) {

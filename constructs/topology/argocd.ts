@@ -52,8 +52,10 @@ function check(argo: ArgoCdOptions): void {
   if (typeof argo.path !== 'string' || argo.path.split('/').includes('..') || argo.path.startsWith('/')) {
     throw new Error(`${P}.path: ${JSON.stringify(argo.path)} must be the output folder's path inside the repository, e.g. "dist"`);
   }
-  if (argo.namespace !== undefined && !DNS_LABEL.test(argo.namespace)) throw new Error(`${P}.namespace: ${JSON.stringify(argo.namespace)} is not a DNS-1123 label`);
-  if (argo.project !== undefined && !DNS_SUBDOMAIN.test(argo.project)) throw new Error(`${P}.project: ${JSON.stringify(argo.project)} is not a DNS-1123 subdomain`);
+  if (argo.namespace !== undefined && !DNS_LABEL.test(argo.namespace))
+    throw new Error(`${P}.namespace: ${JSON.stringify(argo.namespace)} is not a DNS-1123 label`);
+  if (argo.project !== undefined && !DNS_SUBDOMAIN.test(argo.project))
+    throw new Error(`${P}.project: ${JSON.stringify(argo.project)} is not a DNS-1123 subdomain`);
   if (argo.targetRevision !== undefined && (typeof argo.targetRevision !== 'string' || argo.targetRevision === '')) {
     throw new Error(`${P}.targetRevision: ${JSON.stringify(argo.targetRevision)} must be a branch, tag or commit`);
   }
@@ -88,7 +90,11 @@ export function argoCdApplications(cluster: RenderedCluster, argo: ArgoCdOptions
   const phases = [...new Set(cluster.files.map((f) => dirname(f.path)))];
   const apps = phases.map((phase) => {
     const wave = /^(\d+)-/.exec(phase)?.[1];
-    const app = application(`${cluster.name}-${phase}`, at(`${cluster.name}/${phase}`), wave !== undefined ? { 'argocd.argoproj.io/sync-wave': String(Number(wave)) } : undefined);
+    const app = application(
+      `${cluster.name}-${phase}`,
+      at(`${cluster.name}/${phase}`),
+      wave !== undefined ? { 'argocd.argoproj.io/sync-wave': String(Number(wave)) } : undefined,
+    );
     return { file: `apps/${phase}.yaml`, application: app };
   });
   // the root lives in the Argo CD cluster itself; it only creates the Applications above

@@ -29,7 +29,8 @@ export class CatalogueInstall {
    */
   public static configurationPackage(props: ConfigurationPackageInstallProps): CatalogueInstall {
     const P = 'CatalogueInstall.configurationPackage(props)';
-    if (!props || typeof props !== 'object') throw new Error(`${P}: ${JSON.stringify(props)} must be { package, name?, crossplaneVersion?, skipDependencyResolution? }`);
+    if (!props || typeof props !== 'object')
+      throw new Error(`${P}: ${JSON.stringify(props)} must be { package, name?, crossplaneVersion?, skipDependencyResolution? }`);
     parsePackageRef(`${P}.package`, props.package);
     return new CatalogueInstall('ConfigurationPackage', { ...props });
   }

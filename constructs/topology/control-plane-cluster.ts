@@ -18,14 +18,33 @@ import { isDnsSubdomain } from '../_names.js';
 import { bindingCrds } from '../../contract/api/index.js';
 import { Catalogue, CatalogueProps } from '../catalogue/index.js';
 import {
-  AnyninesProviderConfig, AnyninesServiceType, CrossplaneInstall, CrossplaneInstallProps, DeploymentRuntimeConfig, Function as XpFunction, KubernetesProviderConfig,
-  Provider, PROVIDER_KUBERNETES_PACKAGE,
-  Configuration, ConfigurationPackageSource, dependencyOn, PackageDependencyKind,
+  AnyninesProviderConfig,
+  AnyninesServiceType,
+  CrossplaneInstall,
+  CrossplaneInstallProps,
+  DeploymentRuntimeConfig,
+  Function as XpFunction,
+  KubernetesProviderConfig,
+  Provider,
+  PROVIDER_KUBERNETES_PACKAGE,
+  Configuration,
+  ConfigurationPackageSource,
+  dependencyOn,
+  PackageDependencyKind,
 } from '../crossplane/index.js';
 import { DataService, DataServiceProps, KUBERNETES_PROVIDER_CONFIG } from '../dataservice/index.js';
 import { KlutchMonitoring, type MonitoringOptions } from '../monitoring/index.js';
 import {
-  ApiServiceExportTemplate, BackendHttpRouteProps, BindBackend, BindBackendProps, Dex, isApiExport, DexConnector, DexProps, PermissionClaim, SecretKeyRef,
+  ApiServiceExportTemplate,
+  BackendHttpRouteProps,
+  BindBackend,
+  BindBackendProps,
+  Dex,
+  isApiExport,
+  DexConnector,
+  DexProps,
+  PermissionClaim,
+  SecretKeyRef,
 } from '../runtime/index.js';
 import { CatalogueInstall } from './catalogue-install.js';
 import { ClusterChart, ClusterRole } from './cluster-chart.js';
@@ -84,7 +103,7 @@ export interface ControlPlaneClusterProps {
   /** Secret with `signing-key` and `encryption-key` for the backend cookies. @default "klutch-cookies" */
   readonly cookieSecretName?: string;
   /** Dex in front of the backend; `false` to use an external issuer (`backend.oidc.issuerUrl`). */
-  readonly dex: false | { readonly connectors: DexConnector[] } & Partial<Omit<DexProps, 'issuer' | 'staticClients' | 'connectors'>>;
+  readonly dex: false | ({ readonly connectors: DexConnector[] } & Partial<Omit<DexProps, 'issuer' | 'staticClients' | 'connectors'>>);
   /** Overrides for the bind backend. @default - derived from host */
   readonly backend?: ControlPlaneBackendProps;
   /** The Klutch catalogue; `false` to add data services yourself. @default - the whole catalogue */
@@ -169,7 +188,10 @@ export class ControlPlaneCluster extends ClusterChart {
       name: 'provider-kubernetes',
       runtimeConfig: new DeploymentRuntimeConfig(this, 'ProviderKubernetesRuntime', { name: 'provider-kubernetes', serviceAccountName: 'provider-kubernetes' }),
     });
-    this.providerAnynines = new Provider(this, 'ProviderAnynines', { package: props.packages?.providerAnynines ?? PROVIDER_ANYNINES_PACKAGE, name: 'provider-anynines' });
+    this.providerAnynines = new Provider(this, 'ProviderAnynines', {
+      package: props.packages?.providerAnynines ?? PROVIDER_ANYNINES_PACKAGE,
+      name: 'provider-anynines',
+    });
     this.patchAndTransform = XpFunction.patchAndTransform(this, 'FunctionPatchAndTransform', {
       ...(props.packages?.patchAndTransform ? { package: props.packages.patchAndTransform } : {}),
       name: 'function-patch-and-transform',
@@ -197,7 +219,10 @@ export class ControlPlaneCluster extends ClusterChart {
       externalAddress: props.externalAddress,
       ...backendProps,
       oidc: { issuerUrl, clientId: 'klutch-backend', clientSecret, callbackUrl: `https://${this.host}/callback`, ...props.backend?.oidc },
-      cookies: props.backend?.cookies ?? { signingKey: { name: cookieSecret, key: 'signing-key' }, encryptionKey: { name: cookieSecret, key: 'encryption-key' } },
+      cookies: props.backend?.cookies ?? {
+        signingKey: { name: cookieSecret, key: 'signing-key' },
+        encryptionKey: { name: cookieSecret, key: 'encryption-key' },
+      },
     });
     if (route) this.backend.exposeViaHttpRoute(route);
     else this.backend.exposeViaIngress({ host: this.host, className: props.ingressClassName, tlsSecretName: props.tlsSecretName });
@@ -218,7 +243,13 @@ export class ControlPlaneCluster extends ClusterChart {
           kind: 'HTTPRoute',
           metadata: { name: 'dex', namespace: backendNs },
           spec: {
-            parentRefs: route.parentRefs.map((r) => ({ group: 'gateway.networking.k8s.io', kind: 'Gateway', name: r.name, ...(r.namespace ? { namespace: r.namespace } : {}), ...(r.sectionName ? { sectionName: r.sectionName } : {}) })),
+            parentRefs: route.parentRefs.map((r) => ({
+              group: 'gateway.networking.k8s.io',
+              kind: 'Gateway',
+              name: r.name,
+              ...(r.namespace ? { namespace: r.namespace } : {}),
+              ...(r.sectionName ? { sectionName: r.sectionName } : {}),
+            })),
             hostnames: [...route.hostnames],
             rules: [{ matches: [{ path: { type: 'PathPrefix', value: '/dex' } }], backendRefs: [{ name: this.dex.name, port: 5556 }] }],
           },
@@ -229,7 +260,12 @@ export class ControlPlaneCluster extends ClusterChart {
           spec: {
             ...(props.ingressClassName ? { ingressClassName: props.ingressClassName } : {}),
             ...(props.tlsSecretName ? { tls: [{ hosts: [this.host], secretName: props.tlsSecretName }] } : {}),
-            rules: [{ host: this.host, http: { paths: [{ path: '/dex', pathType: 'Prefix', backend: { service: { name: this.dex.name, port: { name: 'http' } } } }] } }],
+            rules: [
+              {
+                host: this.host,
+                http: { paths: [{ path: '/dex', pathType: 'Prefix', backend: { service: { name: this.dex.name, port: { name: 'http' } } } }] },
+              },
+            ],
           },
         });
       }
@@ -290,7 +326,11 @@ export class ControlPlaneCluster extends ClusterChart {
         crossplaneVersion: install.crossplaneVersion,
         annotations: { 'meta.crossplane.io/description': 'The klutch-kit data-service catalogue: XRDs and Compositions.' },
       });
-      const conf = new Configuration(this, 'CatalogueConfiguration', { package: install.package, name, skipDependencyResolution: install.skipDependencyResolution });
+      const conf = new Configuration(this, 'CatalogueConfiguration', {
+        package: install.package,
+        name,
+        skipDependencyResolution: install.skipDependencyResolution,
+      });
       this.catalogueSource = src;
       this.catalogueConfig = conf;
     }
@@ -367,7 +407,10 @@ export class ControlPlaneCluster extends ClusterChart {
         } catch (e) {
           problems.push(`${what}, which cannot be emitted: ${e instanceof Error ? e.message : String(e)}`);
         }
-      } else if (!this.providerConfigNames.has(pc) && !this.node.findAll().some((c) => c instanceof ApiObject && c.kind === 'ProviderConfig' && c.name === pc)) {
+      } else if (
+        !this.providerConfigNames.has(pc) &&
+        !this.node.findAll().some((c) => c instanceof ApiObject && c.kind === 'ProviderConfig' && c.name === pc)
+      ) {
         problems.push(`${what}, which nothing in control plane "${this.clusterName}" emits; add it to the chart (e.g. cp.addProviderConfig("${pc}"))`);
       }
     }
@@ -380,7 +423,8 @@ export class ControlPlaneCluster extends ClusterChart {
     for (const c of this.node.findAll()) if (c instanceof DataService) problems.push(...this.addProviderConfigsOf(c));
     this.registerExports();
     const held = new Set(this.backend.exportedApis.map((e) => `${e.resource}.${e.group}`));
-    for (const e of this.exports) if (!held.has(e.name)) problems.push(`APIServiceExportTemplate for ${e.name} has no binder ClusterRole, so the backend could not grant it`);
+    for (const e of this.exports)
+      if (!held.has(e.name)) problems.push(`APIServiceExportTemplate for ${e.name} has no binder ClusterRole, so the backend could not grant it`);
     return problems;
   }
 
@@ -432,7 +476,8 @@ function exportInfo(t: ApiServiceExportTemplate): ExportedApiInfo {
 }
 
 function xrdClaimInfo(c: ApiObject): ClaimApiInfo | null {
-  const spec = (c.toJson() as { spec: { group: string; claimNames?: { kind: string; plural: string }; versions: { name: string; referenceable?: boolean }[] } }).spec;
+  const spec = (c.toJson() as { spec: { group: string; claimNames?: { kind: string; plural: string }; versions: { name: string; referenceable?: boolean }[] } })
+    .spec;
   if (!spec.claimNames) return null;
   const version = (spec.versions.find((v) => v.referenceable) ?? spec.versions[0]).name;
   return { group: spec.group, version, kind: spec.claimNames.kind, plural: spec.claimNames.plural };

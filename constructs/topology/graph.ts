@@ -108,17 +108,23 @@ export function topologyGraph(inputs: readonly GraphInput[]): TopologyGraph {
   const apiByName = new Map<string, string>();
   const apiByKind = new Map<string, { id: string; compositions: Map<string, string> }>();
   const sorted = [...inputs].sort((a, b) => a.name.localeCompare(b.name));
-  const roleOf = (c: GraphInput) => c.role ?? (c.objects.some((o) => o.kind === 'CompositeResourceDefinition' || o.kind === 'APIServiceExportTemplate') ? 'control-plane' : 'app');
+  const roleOf = (c: GraphInput) =>
+    c.role ?? (c.objects.some((o) => o.kind === 'CompositeResourceDefinition' || o.kind === 'APIServiceExportTemplate') ? 'control-plane' : 'app');
 
   for (const c of sorted.filter((x) => roleOf(x) === 'control-plane')) {
     const cid = id('c', c.name);
     const nodes: GraphNode[] = [];
-    const exported = new Set(c.objects.filter((o) => o.kind === 'APIServiceExportTemplate').map((o) => {
-      const s = o.spec?.APIServiceSelector ?? {};
-      return `${s.resource}.${s.group}`;
-    }));
+    const exported = new Set(
+      c.objects
+        .filter((o) => o.kind === 'APIServiceExportTemplate')
+        .map((o) => {
+          const s = o.spec?.APIServiceSelector ?? {};
+          return `${s.resource}.${s.group}`;
+        }),
+    );
     const byXr = new Map<string, { id: string; compositions: Map<string, string> }>();
-    const xrds = c.objects.filter((o) => o.kind === 'CompositeResourceDefinition' && o.spec?.claimNames?.kind)
+    const xrds = c.objects
+      .filter((o) => o.kind === 'CompositeResourceDefinition' && o.spec?.claimNames?.kind)
       .sort((a, b) => String(a.spec.claimNames.kind).localeCompare(String(b.spec.claimNames.kind)));
     for (const x of xrds) {
       const name = `${x.spec.claimNames.plural}.${x.spec.group}`;
@@ -140,7 +146,11 @@ export function topologyGraph(inputs: readonly GraphInput[]): TopologyGraph {
       edges.push({ from: api.id, to: nid, kind: GraphEdgeKind.IMPLEMENTED_BY });
     }
     for (const d of c.objects.filter((o) => o.kind === 'Deployment' && o.metadata?.labels?.['app.kubernetes.io/component'] === 'bind-backend')) {
-      nodes.push({ id: id(cid, 'bind', d.metadata!.namespace ?? '', d.metadata!.name ?? ''), kind: GraphNodeKind.BIND_BACKEND, label: ['bind backend', `${d.metadata!.namespace}/${d.metadata!.name}`] });
+      nodes.push({
+        id: id(cid, 'bind', d.metadata!.namespace ?? '', d.metadata!.name ?? ''),
+        kind: GraphNodeKind.BIND_BACKEND,
+        label: ['bind backend', `${d.metadata!.namespace}/${d.metadata!.name}`],
+      });
     }
     clusters.push({ id: cid, name: c.name, role: 'control-plane', nodes });
   }
@@ -151,8 +161,12 @@ export function topologyGraph(inputs: readonly GraphInput[]): TopologyGraph {
     const nodes: GraphNode[] = [];
     const konnectors = c.objects.filter((o) => o.kind === 'Deployment' && o.metadata?.labels?.['app.kubernetes.io/component'] === 'konnector');
     const kid = id(cid, 'konnector');
-    if (konnectors.length > 0 || c.objects.some((o) => o.kind === 'APIServiceBinding')) nodes.push({ id: kid, kind: GraphNodeKind.KONNECTOR, label: ['konnector'] });
-    const bindings = c.objects.filter((o) => o.kind === 'APIServiceBinding' && o.metadata?.name).map((o) => o.metadata!.name!).sort();
+    if (konnectors.length > 0 || c.objects.some((o) => o.kind === 'APIServiceBinding'))
+      nodes.push({ id: kid, kind: GraphNodeKind.KONNECTOR, label: ['konnector'] });
+    const bindings = c.objects
+      .filter((o) => o.kind === 'APIServiceBinding' && o.metadata?.name)
+      .map((o) => o.metadata!.name!)
+      .sort();
     for (const b of bindings) {
       let to = apiByName.get(b);
       if (!to) {
@@ -161,7 +175,8 @@ export function topologyGraph(inputs: readonly GraphInput[]): TopologyGraph {
       }
       edges.push({ from: kid, to, kind: GraphEdgeKind.BINDS });
     }
-    const claims = c.objects.filter((o) => apiByKind.has(`${groupOf(o.apiVersion)}/${o.kind}`))
+    const claims = c.objects
+      .filter((o) => apiByKind.has(`${groupOf(o.apiVersion)}/${o.kind}`))
       .sort((a, b) => `${a.metadata?.namespace}/${a.metadata?.name}`.localeCompare(`${b.metadata?.namespace}/${b.metadata?.name}`));
     for (const o of claims) {
       const api = apiByKind.get(`${groupOf(o.apiVersion)}/${o.kind}`)!;
@@ -189,12 +204,18 @@ export function toMermaid(g: TopologyGraph): string {
   const label = (n: GraphNode) => `"${n.label.map(esc).join('<br/>')}${n.exported === false ? '<br/>(not exported)' : ''}"`;
   const shape = (n: GraphNode) => {
     switch (n.kind) {
-      case GraphNodeKind.API: return `${n.id}[${label(n)}]`;
-      case GraphNodeKind.BACKEND: return `${n.id}([${label(n)}])`;
-      case GraphNodeKind.BIND_BACKEND: return `${n.id}[[${label(n)}]]`;
-      case GraphNodeKind.KONNECTOR: return `${n.id}{{${label(n)}}}`;
-      case GraphNodeKind.CLAIM: return `${n.id}[/${label(n)}/]`;
-      default: throw new Error(`toMermaid: node ${n.id} has the unknown kind ${String(n.kind)}`);
+      case GraphNodeKind.API:
+        return `${n.id}[${label(n)}]`;
+      case GraphNodeKind.BACKEND:
+        return `${n.id}([${label(n)}])`;
+      case GraphNodeKind.BIND_BACKEND:
+        return `${n.id}[[${label(n)}]]`;
+      case GraphNodeKind.KONNECTOR:
+        return `${n.id}{{${label(n)}}}`;
+      case GraphNodeKind.CLAIM:
+        return `${n.id}[/${label(n)}/]`;
+      default:
+        throw new Error(`toMermaid: node ${n.id} has the unknown kind ${String(n.kind)}`);
     }
   };
   const out = ['flowchart LR'];
@@ -208,8 +229,14 @@ export function toMermaid(g: TopologyGraph): string {
     const arrow = e.kind === GraphEdgeKind.IMPLEMENTED_BY ? '-->' : e.kind === GraphEdgeKind.BINDS ? '==>' : '-.->';
     out.push(`  ${e.from} ${arrow} ${e.to}`);
   }
-  out.push('  classDef api fill:#e8f0fe,stroke:#3367d6', '  classDef backend fill:#e6f4ea,stroke:#188038', '  classDef claim fill:#fef7e0,stroke:#b06000', '  classDef runtime fill:#f3e8fd,stroke:#8430ce');
-  const cls = (k: GraphNodeKind) => (k === GraphNodeKind.API ? 'api' : k === GraphNodeKind.BACKEND ? 'backend' : k === GraphNodeKind.CLAIM ? 'claim' : 'runtime');
+  out.push(
+    '  classDef api fill:#e8f0fe,stroke:#3367d6',
+    '  classDef backend fill:#e6f4ea,stroke:#188038',
+    '  classDef claim fill:#fef7e0,stroke:#b06000',
+    '  classDef runtime fill:#f3e8fd,stroke:#8430ce',
+  );
+  const cls = (k: GraphNodeKind) =>
+    k === GraphNodeKind.API ? 'api' : k === GraphNodeKind.BACKEND ? 'backend' : k === GraphNodeKind.CLAIM ? 'claim' : 'runtime';
   const all = [...g.clusters.flatMap((c) => c.nodes), ...g.external];
   for (const k of GraphNodeKind.all) {
     const ids = all.filter((n) => n.kind === k).map((n) => n.id);
@@ -245,7 +272,8 @@ export function toDot(g: TopologyGraph): string {
   }
   for (const n of g.external) out.push(node(n, '  '));
   for (const e of g.edges) {
-    const s = e.kind === GraphEdgeKind.BINDS ? 'color="#8430ce", penwidth=1.2' : e.kind === GraphEdgeKind.CLAIMS ? 'style=dashed, color="#b06000"' : 'color="#188038"';
+    const s =
+      e.kind === GraphEdgeKind.BINDS ? 'color="#8430ce", penwidth=1.2' : e.kind === GraphEdgeKind.CLAIMS ? 'style=dashed, color="#b06000"' : 'color="#188038"';
     out.push(`  ${e.from} -> ${e.to} [${s}];`);
   }
   out.push('}');

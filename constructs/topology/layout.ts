@@ -38,10 +38,25 @@ export const PHASES = {
 
 /** Groups served by every Kubernetes API server (no CRD needed). */
 export const BUILTIN_GROUPS: ReadonlySet<string> = new Set([
-  '', 'apps', 'batch', 'autoscaling', 'policy', 'coordination.k8s.io', 'discovery.k8s.io', 'events.k8s.io',
-  'networking.k8s.io', 'rbac.authorization.k8s.io', 'scheduling.k8s.io', 'storage.k8s.io', 'node.k8s.io',
-  'admissionregistration.k8s.io', 'apiextensions.k8s.io', 'apiregistration.k8s.io', 'certificates.k8s.io',
-  'flowcontrol.apiserver.k8s.io', 'resource.k8s.io',
+  '',
+  'apps',
+  'batch',
+  'autoscaling',
+  'policy',
+  'coordination.k8s.io',
+  'discovery.k8s.io',
+  'events.k8s.io',
+  'networking.k8s.io',
+  'rbac.authorization.k8s.io',
+  'scheduling.k8s.io',
+  'storage.k8s.io',
+  'node.k8s.io',
+  'admissionregistration.k8s.io',
+  'apiextensions.k8s.io',
+  'apiregistration.k8s.io',
+  'certificates.k8s.io',
+  'flowcontrol.apiserver.k8s.io',
+  'resource.k8s.io',
 ]);
 
 /** Namespaces that exist in every cluster. */
@@ -49,10 +64,27 @@ export const BUILTIN_NAMESPACES: ReadonlySet<string> = new Set(['default', 'kube
 
 /** Kinds of built-in groups that are cluster-scoped. */
 const CLUSTER_SCOPED_BUILTIN = new Set([
-  'Namespace', 'Node', 'PersistentVolume', 'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition',
-  'StorageClass', 'PriorityClass', 'IngressClass', 'RuntimeClass', 'ValidatingWebhookConfiguration',
-  'MutatingWebhookConfiguration', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'APIService',
-  'CSIDriver', 'CSINode', 'VolumeAttachment', 'FlowSchema', 'PriorityLevelConfiguration', 'CertificateSigningRequest',
+  'Namespace',
+  'Node',
+  'PersistentVolume',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'CustomResourceDefinition',
+  'StorageClass',
+  'PriorityClass',
+  'IngressClass',
+  'RuntimeClass',
+  'ValidatingWebhookConfiguration',
+  'MutatingWebhookConfiguration',
+  'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionPolicyBinding',
+  'APIService',
+  'CSIDriver',
+  'CSINode',
+  'VolumeAttachment',
+  'FlowSchema',
+  'PriorityLevelConfiguration',
+  'CertificateSigningRequest',
 ]);
 
 export function groupOf(apiVersion: string): string {
@@ -64,12 +96,21 @@ export function groupOf(apiVersion: string): string {
 export function phaseOf(apiVersion: string, kind: string): Phase {
   const group = groupOf(apiVersion);
   switch (kind) {
-    case 'CustomResourceDefinition': return PHASES.crds;
-    case 'Namespace': return PHASES.namespaces;
-    case 'ServiceAccount': case 'Role': case 'ClusterRole': case 'RoleBinding': case 'ClusterRoleBinding':
+    case 'CustomResourceDefinition':
+      return PHASES.crds;
+    case 'Namespace':
+      return PHASES.namespaces;
+    case 'ServiceAccount':
+    case 'Role':
+    case 'ClusterRole':
+    case 'RoleBinding':
+    case 'ClusterRoleBinding':
       return group === '' || group === 'rbac.authorization.k8s.io' ? PHASES.rbac : PHASES.resources;
-    case 'ConfigMap': case 'Secret': return group === '' ? PHASES.config : PHASES.resources;
-    default: break;
+    case 'ConfigMap':
+    case 'Secret':
+      return group === '' ? PHASES.config : PHASES.resources;
+    default:
+      break;
   }
   if (group === 'helm.toolkit.fluxcd.io' || group === 'source.toolkit.fluxcd.io' || group === 'argoproj.io') return PHASES.platform;
   if (group === 'pkg.crossplane.io') return PHASES.packages;
@@ -101,7 +142,11 @@ export function shortHash(s: string): string {
 
 function part(s: string): string {
   if (SAFE.test(s) && s.length <= 120) return s;
-  const cleaned = s.toLowerCase().replace(/[^a-z0-9.-]+/g, '-').replace(/^[^a-z0-9]+/, '').slice(0, 100);
+  const cleaned = s
+    .toLowerCase()
+    .replace(/[^a-z0-9.-]+/g, '-')
+    .replace(/^[^a-z0-9]+/, '')
+    .slice(0, 100);
   return `${cleaned || 'x'}-${shortHash(s)}`;
 }
 

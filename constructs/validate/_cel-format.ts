@@ -22,16 +22,19 @@ const LABEL_RE = new RegExp(`^${LABEL_FMT}$`);
 const LABEL_MSG = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
 const SUBDOMAIN_FMT = `${LABEL_FMT}(\\.${LABEL_FMT})*`;
 const SUBDOMAIN_RE = new RegExp(`^${SUBDOMAIN_FMT}$`);
-const SUBDOMAIN_MSG = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
+const SUBDOMAIN_MSG =
+  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
 const DNS1035_FMT = '[a-z]([-a-z0-9]*[a-z0-9])?';
 const DNS1035_RE = new RegExp(`^${DNS1035_FMT}$`);
-const DNS1035_MSG = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character";
+const DNS1035_MSG =
+  "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character";
 const KEY_FMT = '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]';
 const KEY_RE = new RegExp(`^${KEY_FMT}$`);
 const KEY_MSG = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
 const VALUE_FMT = `(${KEY_FMT})?`;
 const VALUE_RE = new RegExp(`^${VALUE_FMT}$`);
-const VALUE_MSG = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+const VALUE_MSG =
+  "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
 
 /** k8s.io/apimachinery/pkg/util/validation (max length errors in "characters"). */
 function dns1123Label(v: string): string[] {

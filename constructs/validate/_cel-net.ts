@@ -232,7 +232,7 @@ const isHex = (c: string | undefined) => c !== undefined && /^[0-9a-fA-F]$/.test
 
 function unescape(s: string, mode: Mode): string {
   let out = '';
-  for (let i = 0; i < s.length; ) {
+  for (let i = 0; i < s.length;) {
     const c = s[i];
     if (c === '%') {
       if (i + 2 >= s.length || !isHex(s[i + 1]) || !isHex(s[i + 2])) throw new Error(`invalid URL escape ${JSON.stringify(s.slice(i, i + 3))}`);
@@ -244,7 +244,8 @@ function unescape(s: string, mode: Mode): string {
       out += String.fromCharCode(v);
       i += 3;
     } else {
-      if ((mode === 'host' || mode === 'zone') && c.charCodeAt(0) < 0x80 && shouldEscape(c, mode)) throw new Error(`invalid character ${JSON.stringify(c)} in host name`);
+      if ((mode === 'host' || mode === 'zone') && c.charCodeAt(0) < 0x80 && shouldEscape(c, mode))
+        throw new Error(`invalid character ${JSON.stringify(c)} in host name`);
       out += c === '+' && mode === 'queryComponent' ? ' ' : c;
       i++;
     }

@@ -48,8 +48,7 @@ function opaque<T>(typeName: string): Opaque<T> {
   const desc = registry.getMessage(typeName) as DescMessage;
   const values = new WeakMap<Message, T>();
   const type = objectType(desc);
-  const is = (v: unknown): v is ReflectMessage =>
-    typeof v === 'object' && v !== null && 'desc' in v && (v as ReflectMessage).desc?.typeName === desc.typeName;
+  const is = (v: unknown): v is ReflectMessage => typeof v === 'object' && v !== null && 'desc' in v && (v as ReflectMessage).desc?.typeName === desc.typeName;
   return {
     type,
     name: typeName,

@@ -75,7 +75,9 @@ export function buildSchemaBundle(crdsDir: string): SchemaBundle {
   for (const { dir, target } of BUNDLED_DIRS) {
     const abs = join(crdsDir, dir);
     if (!existsSync(abs)) throw new Error(`schema bundle: folder ${abs} is missing; run \`npx tsx scripts/vendor-reference.ts\` first`);
-    for (const f of readdirSync(abs).filter((x) => x.endsWith('.yaml')).sort()) {
+    for (const f of readdirSync(abs)
+      .filter((x) => x.endsWith('.yaml'))
+      .sort()) {
       const file = relative(crdsDir, join(abs, f)).split('\\').join('/');
       for (const doc of parseAllDocuments(readFileSync(join(abs, f), 'utf8'))) {
         const crd = doc.toJS() as CrdLike | null;

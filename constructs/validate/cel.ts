@@ -120,14 +120,7 @@ export function toCel(v: unknown, s: JSONSchemaProps | undefined): unknown {
  * Walks `value` along `schema`, evaluating every `x-kubernetes-validations` rule and checking
  * list-type uniqueness. `old` is the previous object on updates (undefined on create).
  */
-export function walkRules(
-  schema: JSONSchemaProps,
-  value: unknown,
-  old: unknown,
-  hasOld: boolean,
-  path: string,
-  out: CelFailure[],
-): void {
+export function walkRules(schema: JSONSchemaProps, value: unknown, old: unknown, hasOld: boolean, path: string, out: CelFailure[]): void {
   if (value === undefined || value === null) return;
   const rules = schema['x-kubernetes-validations'];
   if (rules?.length) {

@@ -155,7 +155,8 @@ function readDirectory(dir: string, definitionsOnly = false): { files: string[];
 function identity(doc: unknown, index: number): string {
   const o = doc as { kind?: unknown; metadata?: { name?: unknown; namespace?: unknown; generateName?: unknown } };
   const kind = typeof o?.kind === 'string' ? o.kind : '?';
-  const name = typeof o?.metadata?.name === 'string' ? o.metadata.name : typeof o?.metadata?.generateName === 'string' ? `${o.metadata.generateName}*` : undefined;
+  const name =
+    typeof o?.metadata?.name === 'string' ? o.metadata.name : typeof o?.metadata?.generateName === 'string' ? `${o.metadata.generateName}*` : undefined;
   if (name === undefined) return `document ${index + 1} (${kind})`;
   return typeof o.metadata?.namespace === 'string' ? `${kind}/${o.metadata.namespace}/${name}` : `${kind}/${name}`;
 }
@@ -196,8 +197,10 @@ export function validateDocuments(docs: readonly SourceDocument[], opts: Validat
     }
     const o = doc as { apiVersion?: unknown; kind?: unknown; metadata?: { name?: unknown; generateName?: unknown }; spec?: Record<string, unknown> };
     const shape: FieldError[] = [];
-    if (typeof o.apiVersion !== 'string' || !o.apiVersion) shape.push({ path: 'apiVersion', message: `Required value: must be a non-empty string, got ${JSON.stringify(o.apiVersion)}` });
-    if (typeof o.kind !== 'string' || !o.kind) shape.push({ path: 'kind', message: `Required value: must be a non-empty string, got ${JSON.stringify(o.kind)}` });
+    if (typeof o.apiVersion !== 'string' || !o.apiVersion)
+      shape.push({ path: 'apiVersion', message: `Required value: must be a non-empty string, got ${JSON.stringify(o.apiVersion)}` });
+    if (typeof o.kind !== 'string' || !o.kind)
+      shape.push({ path: 'kind', message: `Required value: must be a non-empty string, got ${JSON.stringify(o.kind)}` });
     if (!o.metadata || typeof o.metadata !== 'object') shape.push({ path: 'metadata', message: 'Required value: every object needs metadata' });
     else if (typeof o.metadata.name !== 'string' && typeof o.metadata.generateName !== 'string') {
       shape.push({ path: 'metadata.name', message: `Required value: name or generateName is required, got ${JSON.stringify(o.metadata.name)}` });
@@ -212,13 +215,15 @@ export function validateDocuments(docs: readonly SourceDocument[], opts: Validat
     if (schemas.length) {
       schemaChecked++;
       push(file, object, '', errors);
-      if (/^apiextensions\.crossplane\.io\/v[12]$/.test(apiVersion) && kind === 'CompositeResourceDefinition') push(file, object, '', checkXrdRules(doc as CompositeResourceDefinitionLike));
+      if (/^apiextensions\.crossplane\.io\/v[12]$/.test(apiVersion) && kind === 'CompositeResourceDefinition')
+        push(file, object, '', checkXrdRules(doc as CompositeResourceDefinitionLike));
     } else if (BUILTIN_GROUPS.has(groupOf(apiVersion))) {
       shapeOnly++;
       if (apiVersion === 'apiextensions.k8s.io/v1' && kind === 'CustomResourceDefinition') push(file, object, '', checkCrdShape(doc as CrdLike));
     } else {
       unknown.add(`${apiVersion} ${kind}`);
-      if (opts.strict) push(file, object, '', [{ path: '', message: `no schema for ${apiVersion} ${kind}: add its CRD to the folder or validate without --strict` }]);
+      if (opts.strict)
+        push(file, object, '', [{ path: '', message: `no schema for ${apiVersion} ${kind}: add its CRD to the folder or validate without --strict` }]);
     }
 
     // 3. Embedded documents.
@@ -232,14 +237,21 @@ export function validateDocuments(docs: readonly SourceDocument[], opts: Validat
           return;
         }
         const r = reg.validate(inputAsObject(input, step.step));
-        if (r.schemas.length) push(file, object, prefix, r.errors.filter((e) => !e.path.startsWith('metadata')));
+        if (r.schemas.length)
+          push(
+            file,
+            object,
+            prefix,
+            r.errors.filter((e) => !e.path.startsWith('metadata')),
+          );
         else unknown.add(`${input.apiVersion} ${input.kind}`);
         // Composed-resource templates (P&T `resources[].base`) are checked as partial objects.
         const resources = (input as { resources?: unknown }).resources;
         if (Array.isArray(resources)) {
           resources.forEach((res: { base?: unknown }, j) => {
             const basePrefix = `${prefix}.resources[${j}].base`;
-            for (const [p, b] of templates(res?.base)) push(file, object, p ? `${basePrefix}.${p}` : basePrefix, reg.validate(b, undefined, { partial: true }).errors);
+            for (const [p, b] of templates(res?.base))
+              push(file, object, p ? `${basePrefix}.${p}` : basePrefix, reg.validate(b, undefined, { partial: true }).errors);
           });
         }
       });
@@ -300,14 +312,23 @@ export function checkXrdRules(xrd: CompositeResourceDefinitionLike): FieldError[
   const errs: FieldError[] = [];
   const want = `${xrd.spec?.names?.plural}.${xrd.spec?.group}`;
   if (xrd.metadata?.name !== want) {
-    errs.push({ path: 'metadata.name', message: `Invalid value: ${JSON.stringify(xrd.metadata?.name)}: must be spec.names.plural+"."+spec.group (${JSON.stringify(want)})` });
+    errs.push({
+      path: 'metadata.name',
+      message: `Invalid value: ${JSON.stringify(xrd.metadata?.name)}: must be spec.names.plural+"."+spec.group (${JSON.stringify(want)})`,
+    });
   }
   const versions = Array.isArray(xrd.spec?.versions) ? xrd.spec.versions : [];
   const refs = versions.filter((v) => v?.referenceable === true);
   if (refs.length !== 1) {
-    errs.push({ path: 'spec.versions', message: `Invalid value: exactly one version must be referenceable, found ${refs.length} (${refs.map((v) => v.name).join(', ') || 'none'})` });
+    errs.push({
+      path: 'spec.versions',
+      message: `Invalid value: exactly one version must be referenceable, found ${refs.length} (${refs.map((v) => v.name).join(', ') || 'none'})`,
+    });
   } else if (refs[0].served !== true) {
-    errs.push({ path: `spec.versions[${versions.indexOf(refs[0])}].served`, message: `Invalid value: ${JSON.stringify(refs[0].served)}: the referenceable version ${JSON.stringify(refs[0].name)} must be served` });
+    errs.push({
+      path: `spec.versions[${versions.indexOf(refs[0])}].served`,
+      message: `Invalid value: ${JSON.stringify(refs[0].served)}: the referenceable version ${JSON.stringify(refs[0].name)} must be served`,
+    });
   }
   const scope = xrd.spec?.scope ?? (xrd.apiVersion === 'apiextensions.crossplane.io/v2' ? 'Namespaced' : 'LegacyCluster');
   const reserved = scope === 'LegacyCluster' ? RESERVED_FIELDS.legacy : RESERVED_FIELDS.modern;
@@ -330,7 +351,8 @@ function checkCrdShape(crd: CrdLike): FieldError[] {
   const errs: FieldError[] = [];
   const name = crd.metadata?.name;
   const want = `${crd.spec?.names?.plural}.${crd.spec?.group}`;
-  if (name !== want) errs.push({ path: 'metadata.name', message: `Invalid value: ${JSON.stringify(name)}: must be spec.names.plural+"."+spec.group (${JSON.stringify(want)})` });
+  if (name !== want)
+    errs.push({ path: 'metadata.name', message: `Invalid value: ${JSON.stringify(name)}: must be spec.names.plural+"."+spec.group (${JSON.stringify(want)})` });
   const versions = crd.spec?.versions ?? [];
   const storage = versions.filter((v) => (v as { storage?: boolean }).storage).length;
   if (storage !== 1) errs.push({ path: 'spec.versions', message: `Invalid value: exactly one version must be the storage version, found ${storage}` });

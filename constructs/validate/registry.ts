@@ -106,7 +106,10 @@ export class SchemaRegistry {
   validate(obj: unknown, old?: unknown, opts: { partial?: boolean } = {}): ObjectValidation {
     const o = obj as { apiVersion?: unknown; kind?: unknown };
     if (typeof o?.apiVersion !== 'string' || typeof o?.kind !== 'string') {
-      return { schemas: [], errors: [{ path: typeof o?.apiVersion !== 'string' ? 'apiVersion' : 'kind', message: 'Required value: apiVersion and kind must be strings' }] };
+      return {
+        schemas: [],
+        errors: [{ path: typeof o?.apiVersion !== 'string' ? 'apiVersion' : 'kind', message: 'Required value: apiVersion and kind must be strings' }],
+      };
     }
     const schemas = this.lookup(o.apiVersion, o.kind);
     if (schemas.length <= 1) return { schemas, errors: schemas[0]?.validator.validate(obj, old, opts) ?? [] };

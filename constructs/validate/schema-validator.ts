@@ -45,7 +45,14 @@ export function kubeAjv(): Ajv {
   if (sharedAjv) return sharedAjv;
   // Unoptimised code without ajv's messages compiles 3-7x faster (big CRDs such as
   // DeploymentRuntimeConfig: ~2 s → ~0.3 s); messages are written by formatAjvErrors instead.
-  const ajv = new Ajv({ strict: false, allErrors: true, useDefaults: true, validateFormats: true, messages: false, code: { optimize: false, regExp: re2RegExp } });
+  const ajv = new Ajv({
+    strict: false,
+    allErrors: true,
+    useDefaults: true,
+    validateFormats: true,
+    messages: false,
+    code: { optimize: false, regExp: re2RegExp },
+  });
   addFormats(ajv, ['date-time', 'date', 'time', 'uri', 'email', 'hostname', 'ipv4', 'ipv6', 'uuid', 'byte', 'duration']);
   // Formats the API server does not check (or checks only for documentation).
   for (const f of ['int32', 'int64', 'float', 'double', 'password', 'binary', 'quantity', 'string', 'cidr', 'mac', 'uri-reference']) {
@@ -110,7 +117,9 @@ export class SchemaValidator {
     let ajvErrors = fn(data) ? [] : [...(fn.errors ?? [])];
     // Partial objects (Composition bases, filled in later by patches): no required fields, no CEL.
     if (opts.partial) {
-      ajvErrors = ajvErrors.filter((e) => e.keyword !== 'required' && e.keyword !== 'anyOf' && e.keyword !== 'oneOf' && e.keyword !== 'minItems' && e.keyword !== 'minLength');
+      ajvErrors = ajvErrors.filter(
+        (e) => e.keyword !== 'required' && e.keyword !== 'anyOf' && e.keyword !== 'oneOf' && e.keyword !== 'minItems' && e.keyword !== 'minLength',
+      );
       return dedupe(formatAjvErrors(ajvErrors, data));
     }
     errors.push(...formatAjvErrors(ajvErrors, data));
@@ -161,7 +170,12 @@ function formatAjvErrors(errs: ErrorObject[], data: unknown): FieldError[] {
   // anyOf/oneOf produce one error per branch plus a summary: keep the summary only.
   const junctorPaths = new Set(errs.filter((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf').map((e) => e.schemaPath.replace(/\/(anyOf|oneOf)$/, '')));
   for (const e of errs) {
-    if (e.keyword !== 'anyOf' && e.keyword !== 'oneOf' && [...junctorPaths].some((p) => e.schemaPath.startsWith(p + '/anyOf/') || e.schemaPath.startsWith(p + '/oneOf/'))) continue;
+    if (
+      e.keyword !== 'anyOf' &&
+      e.keyword !== 'oneOf' &&
+      [...junctorPaths].some((p) => e.schemaPath.startsWith(p + '/anyOf/') || e.schemaPath.startsWith(p + '/oneOf/'))
+    )
+      continue;
     const path = pointerToPath(e.instancePath);
     const value = valueAt(data, e.instancePath);
     const p = e.params as Record<string, unknown>;
@@ -170,10 +184,16 @@ function formatAjvErrors(errs: ErrorObject[], data: unknown): FieldError[] {
         out.push({ path: joinPath(path, String(p.missingProperty)), message: 'Required value' });
         break;
       case 'additionalProperties':
-        out.push({ path: joinPath(path, String(p.additionalProperty)), message: `unknown field ${JSON.stringify(String(p.additionalProperty))} (not declared in the schema)` });
+        out.push({
+          path: joinPath(path, String(p.additionalProperty)),
+          message: `unknown field ${JSON.stringify(String(p.additionalProperty))} (not declared in the schema)`,
+        });
         break;
       case 'enum':
-        out.push({ path, message: `Unsupported value: ${show(value, SHOWN)}: supported values: ${(p.allowedValues as unknown[]).map((x) => JSON.stringify(x)).join(', ')}` });
+        out.push({
+          path,
+          message: `Unsupported value: ${show(value, SHOWN)}: supported values: ${(p.allowedValues as unknown[]).map((x) => JSON.stringify(x)).join(', ')}`,
+        });
         break;
       case 'type':
         out.push({ path, message: `Invalid value: ${show(value, SHOWN)}: must be of type ${[p.type].flat().join(' or ')}` });
@@ -191,7 +211,10 @@ function formatAjvErrors(errs: ErrorObject[], data: unknown): FieldError[] {
       case 'minProperties':
       case 'maxProperties': {
         const what = e.keyword.endsWith('Length') ? 'characters' : e.keyword.endsWith('Items') ? 'items' : 'properties';
-        out.push({ path, message: `Invalid value: ${show(value, SHOWN)}: must NOT have ${e.keyword.startsWith('min') ? 'fewer' : 'more'} than ${String(p.limit)} ${what}` });
+        out.push({
+          path,
+          message: `Invalid value: ${show(value, SHOWN)}: must NOT have ${e.keyword.startsWith('min') ? 'fewer' : 'more'} than ${String(p.limit)} ${what}`,
+        });
         break;
       }
       case 'minimum':
@@ -211,7 +234,10 @@ function formatAjvErrors(errs: ErrorObject[], data: unknown): FieldError[] {
         break;
       case 'anyOf':
       case 'oneOf':
-        out.push({ path, message: `Invalid value: ${show(value, SHOWN)}: must match ${e.keyword === 'oneOf' ? 'exactly one' : 'at least one'} of the allowed schemas` });
+        out.push({
+          path,
+          message: `Invalid value: ${show(value, SHOWN)}: must match ${e.keyword === 'oneOf' ? 'exactly one' : 'at least one'} of the allowed schemas`,
+        });
         break;
       default:
         out.push({ path, message: `Invalid value: ${show(value, SHOWN)}: fails ${e.keyword} ${JSON.stringify(p)}` });

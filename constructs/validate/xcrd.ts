@@ -105,7 +105,11 @@ function resourceRefs(withNamespace: boolean): JSONSchemaProps {
 }
 
 /** Spec properties Crossplane injects into XRs. */
-export function compositeResourceSpecProps(scope: 'Namespaced' | 'Cluster' | 'LegacyCluster', target: CrossplaneTarget, updatePolicyDefault?: string): Record<string, JSONSchemaProps> {
+export function compositeResourceSpecProps(
+  scope: 'Namespaced' | 'Cluster' | 'LegacyCluster',
+  target: CrossplaneTarget,
+  updatePolicyDefault?: string,
+): Record<string, JSONSchemaProps> {
   if (target === '1.20') {
     return {
       ...compositionProps(updatePolicyDefault),
@@ -177,12 +181,21 @@ function printerColumns(kind: 'xr' | 'claim', scope: string, target: CrossplaneT
     { name: 'READY', type: 'string', jsonPath: ".status.conditions[?(@.type=='Ready')].status" },
   ];
   if (kind === 'claim') {
-    return [...base, { name: 'CONNECTION-SECRET', type: 'string', jsonPath: '.spec.writeConnectionSecretToRef.name' }, { name: 'AGE', type: 'date', jsonPath: '.metadata.creationTimestamp' }];
+    return [
+      ...base,
+      { name: 'CONNECTION-SECRET', type: 'string', jsonPath: '.spec.writeConnectionSecretToRef.name' },
+      { name: 'AGE', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+    ];
   }
   return [
     ...base,
     { name: 'COMPOSITION', type: 'string', jsonPath: legacy ? '.spec.compositionRef.name' : '.spec.crossplane.compositionRef.name' },
-    { name: 'COMPOSITIONREVISION', type: 'string', jsonPath: legacy ? '.spec.compositionRevisionRef.name' : '.spec.crossplane.compositionRevisionRef.name', priority: 1 },
+    {
+      name: 'COMPOSITIONREVISION',
+      type: 'string',
+      jsonPath: legacy ? '.spec.compositionRevisionRef.name' : '.spec.crossplane.compositionRevisionRef.name',
+      priority: 1,
+    },
     { name: 'AGE', type: 'date', jsonPath: '.metadata.creationTimestamp' },
   ];
 }
@@ -272,7 +285,9 @@ export function storedDefaults(xrd: CompositeResourceDefinitionLike): { defaultC
 function checkXrd(xrd: CompositeResourceDefinitionLike): void {
   const where = `CompositeResourceDefinition ${JSON.stringify(xrd.metadata?.name ?? '')}`;
   if (!xrd?.spec?.group || !xrd.spec.names?.kind || !xrd.spec.names?.plural) {
-    throw new Error(`${where}: spec.group, spec.names.kind and spec.names.plural are required (got ${JSON.stringify({ group: xrd?.spec?.group, names: xrd?.spec?.names })})`);
+    throw new Error(
+      `${where}: spec.group, spec.names.kind and spec.names.plural are required (got ${JSON.stringify({ group: xrd?.spec?.group, names: xrd?.spec?.names })})`,
+    );
   }
   if (!Array.isArray(xrd.spec.versions) || xrd.spec.versions.length === 0) {
     throw new Error(`${where}: spec.versions must list at least one version (got ${JSON.stringify(xrd.spec.versions)})`);
@@ -289,7 +304,10 @@ export function deriveXrCrd(xrd: CompositeResourceDefinitionLike, opts: DeriveOp
   const versions = xrd.spec.versions.map((v, i) => {
     const crdv = genVersion(v, target, `spec.versions[${i}]`);
     crdv.additionalPrinterColumns = [...(crdv.additionalPrinterColumns ?? []), ...(printerColumns('xr', scope, target) as never[])];
-    Object.assign(crdv.schema.openAPIV3Schema.properties!.spec.properties!, compositeResourceSpecProps(scope, target, storedDefaults(xrd).defaultCompositionUpdatePolicy));
+    Object.assign(
+      crdv.schema.openAPIV3Schema.properties!.spec.properties!,
+      compositeResourceSpecProps(scope, target, storedDefaults(xrd).defaultCompositionUpdatePolicy),
+    );
     if (target === '2') Object.assign(crdv.schema.openAPIV3Schema.properties!.status.properties!, compositeResourceStatusProps(scope, target));
     else Object.assign(crdv.schema.openAPIV3Schema.properties!.status.properties!, compositeResourceStatusProps('LegacyCluster', target));
     return crdv;
@@ -330,7 +348,10 @@ export function deriveClaimCrd(xrd: CompositeResourceDefinitionLike, opts: Deriv
   const versions = xrd.spec.versions.map((v, i) => {
     const crdv = genVersion(v, target, `spec.versions[${i}]`);
     crdv.additionalPrinterColumns = [...(crdv.additionalPrinterColumns ?? []), ...(printerColumns('claim', 'LegacyCluster', target) as never[])];
-    Object.assign(crdv.schema.openAPIV3Schema.properties!.spec.properties!, compositeResourceClaimSpecProps(target, storedDefaults(xrd).defaultCompositeDeletePolicy));
+    Object.assign(
+      crdv.schema.openAPIV3Schema.properties!.spec.properties!,
+      compositeResourceClaimSpecProps(target, storedDefaults(xrd).defaultCompositeDeletePolicy),
+    );
     Object.assign(crdv.schema.openAPIV3Schema.properties!.status.properties!, compositeResourceStatusProps('LegacyCluster', target));
     return crdv;
   });

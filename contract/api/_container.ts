@@ -27,10 +27,7 @@ export const envVarSchema = obj(
     valueFrom: obj({
       configMapKeyRef: keyRef('ConfigMap'),
       secretKeyRef: keyRef('Secret'),
-      fieldRef: obj(
-        { apiVersion: str(), fieldPath: str({ description: 'Field of the pod (downward API).' }) },
-        { required: ['fieldPath'], mapType: 'atomic' },
-      ),
+      fieldRef: obj({ apiVersion: str(), fieldPath: str({ description: 'Field of the pod (downward API).' }) }, { required: ['fieldPath'], mapType: 'atomic' }),
       resourceFieldRef: obj(
         { containerName: str(), divisor: quantity(), resource: str({ description: 'Resource, e.g. limits.cpu.' }) },
         { required: ['resource'], mapType: 'atomic' },

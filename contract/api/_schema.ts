@@ -149,8 +149,7 @@ export function intOrString(o: CommonOpts<number | string> & { readonly pattern?
 }
 
 /** The Kubernetes resource-quantity pattern (e.g. `100m`, `1Gi`, `2`). */
-export const QUANTITY_PATTERN =
-  '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$';
+export const QUANTITY_PATTERN = '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$';
 
 /** A resource quantity (int-or-string with the quantity pattern). */
 export function quantity(o: CommonOpts<number | string> = {}): Schema<number | string> {

@@ -33,7 +33,11 @@ export type APIServiceExportRequestSpec = TypeOf<typeof apiServiceExportRequestS
 
 export const apiServiceExportRequestStatusSchema = obj(
   {
-    phase: str({ enum: ['Pending', 'Failed', 'Succeeded'], default: 'Pending', description: 'Pending until the exports exist (Succeeded) or the request failed for good (Failed).' }),
+    phase: str({
+      enum: ['Pending', 'Failed', 'Succeeded'],
+      default: 'Pending',
+      description: 'Pending until the exports exist (Succeeded) or the request failed for good (Failed).',
+    }),
     terminalMessage: str({ description: 'Why the request is in its current phase.' }),
     conditions: conditionsField(),
   },

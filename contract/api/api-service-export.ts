@@ -86,7 +86,10 @@ export const apiServiceExportSpecSchema = obj(
     required: ['group', 'informerScope', 'names', 'scope', 'versions'],
     validations: [
       { rule: 'self.scope == "Namespaced" || self.informerScope == "Cluster"', message: 'informerScope must be Cluster for cluster-scoped resources' },
-      { rule: 'self.scope == "Namespaced" || has(self.clusterScopedIsolation)', message: 'clusterScopedIsolation must be defined for cluster-scoped resources' },
+      {
+        rule: 'self.scope == "Namespaced" || has(self.clusterScopedIsolation)',
+        message: 'clusterScopedIsolation must be defined for cluster-scoped resources',
+      },
       { rule: 'self.scope == "Cluster" || !has(self.clusterScopedIsolation)', message: 'clusterScopedIsolation is not relevant for namespaced resources' },
     ],
     description: 'The exported resource: a CRD spec without webhooks, plus permission claims.',

@@ -51,11 +51,18 @@ export function summarize(list: readonly Condition[] | undefined, types: readonl
     const status = c?.status ?? 'Unknown';
     if (status !== 'True') {
       if (status === 'False') anyFalse = true;
-      if (!firstBad || (status === 'False' && firstBad.status !== 'False')) firstBad = c ?? { type: t, status: 'Unknown', lastTransitionTime: '', reason: `${t}Missing`, message: `condition ${t} not set yet` };
+      if (!firstBad || (status === 'False' && firstBad.status !== 'False'))
+        firstBad = c ?? { type: t, status: 'Unknown', lastTransitionTime: '', reason: `${t}Missing`, message: `condition ${t} not set yet` };
     }
   }
   const ready: ConditionInput = firstBad
-    ? { type: ConditionType.Ready, status: anyFalse ? 'False' : 'Unknown', reason: firstBad.reason ?? firstBad.type, message: firstBad.message ?? '', ...(anyFalse ? { severity: firstBad.severity || 'Error' } : {}) }
+    ? {
+        type: ConditionType.Ready,
+        status: anyFalse ? 'False' : 'Unknown',
+        reason: firstBad.reason ?? firstBad.type,
+        message: firstBad.message ?? '',
+        ...(anyFalse ? { severity: firstBad.severity || 'Error' } : {}),
+      }
     : { type: ConditionType.Ready, status: 'True' };
   return setCondition(list, ready, now);
 }

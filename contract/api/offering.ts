@@ -67,8 +67,10 @@ export function parseOffering(text: string): { offering?: Offering; error?: stri
     if (!isStr(s?.name) || !strList(s?.plans)) return bad(`services[${i}]`, s, 'must be { name, plans: string[] }');
   }
   for (const [i, p] of v.plans.entries()) {
-    if (!isStr(p?.name) || !isStr(p?.topology) || !Number.isInteger(p?.replicas) || !strList(p?.flags)) return bad(`plans[${i}]`, p, 'must be { name, topology, replicas, flags, cpu?, memory?, storage?, description? }');
-    for (const k of ['cpu', 'memory', 'storage', 'description']) if (p[k] !== undefined && !isStr(p[k])) return bad(`plans[${i}].${k}`, p[k], 'must be a string');
+    if (!isStr(p?.name) || !isStr(p?.topology) || !Number.isInteger(p?.replicas) || !strList(p?.flags))
+      return bad(`plans[${i}]`, p, 'must be { name, topology, replicas, flags, cpu?, memory?, storage?, description? }');
+    for (const k of ['cpu', 'memory', 'storage', 'description'])
+      if (p[k] !== undefined && !isStr(p[k])) return bad(`plans[${i}].${k}`, p[k], 'must be a string');
   }
   for (const [i, b] of v.backends.entries()) {
     if (!isStr(b?.name) || !isStr(b?.automation) || !strList(b?.services) || !strList(b?.plans) || typeof b?.default !== 'boolean') {

@@ -79,7 +79,9 @@ export const BINDING_PROVIDER_API_VERSIONS: readonly string[] = [BINDING_PROVIDE
 export function newBindingProvider(prettyName: string, version: string, authenticatedURL: string): BindingProvider {
   if (!prettyName) throw new Error(`BindingProvider.providerPrettyName: must be non-empty, got ${JSON.stringify(prettyName)}`);
   if (!/^https?:\/\//.test(authenticatedURL)) {
-    throw new Error(`BindingProvider.authenticationMethods[0].oauth2CodeGrant.authenticatedURL: must be an http(s) URL, got ${JSON.stringify(authenticatedURL)}`);
+    throw new Error(
+      `BindingProvider.authenticationMethods[0].oauth2CodeGrant.authenticatedURL: must be an http(s) URL, got ${JSON.stringify(authenticatedURL)}`,
+    );
   }
   return {
     kind: 'BindingProvider',

@@ -15,10 +15,7 @@ export function addClickHouse(scope: Construct): DataService {
       new Plan({ name: 'clickhouse-cluster-small-ssl', topology: Topology.CLUSTER, size: small, flags: ['ssl'] }),
       new Plan({ name: 'clickhouse-cluster-big-ssl', topology: Topology.CLUSTER, size: big, flags: ['ssl'] }),
     ],
-    services: [
-      { name: 'clickhouse24' },
-      { name: 'clickhouse25', plans: ['clickhouse-cluster-small-ssl', 'clickhouse-cluster-big-ssl'] },
-    ],
+    services: [{ name: 'clickhouse24' }, { name: 'clickhouse25', plans: ['clickhouse-cluster-small-ssl', 'clickhouse-cluster-big-ssl'] }],
     parameters: [
       { name: 'maxConcurrentQueries', type: 'integer', minimum: 1, maximum: 1000, description: 'Queries run at once.' },
       { name: 'logLevel', type: 'string', enum: ['error', 'warning', 'information'], backends: ['vm-clickhouse'], brokerName: 'logger_level' },

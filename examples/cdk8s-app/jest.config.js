@@ -3,13 +3,11 @@
 // `npm test` (node --experimental-vm-modules …) with this file; on Node.js ≥ 24.9 the template's
 // own jest.config.js and `jest` work as they are.
 module.exports = {
-    "roots": [
-        "<rootDir>"
-    ],
-    moduleFileExtensions: ["ts", "tsx", "js", "mjs", "cjs", "jsx", "json", "node"],
-    testMatch: [ '**/*.test.ts'],
-    extensionsToTreatAsEsm: ['.ts'],
-    "transform": {
-        "^.+\\.tsx?$": ['ts-jest', { useESM: true, tsconfig: { module: 'ES2022', target: 'ES2022', strict: true, esModuleInterop: true, isolatedModules: true } }]
-    },
-}
+  roots: ['<rootDir>'],
+  moduleFileExtensions: ['ts', 'tsx', 'js', 'mjs', 'cjs', 'jsx', 'json', 'node'],
+  testMatch: ['**/*.test.ts'],
+  extensionsToTreatAsEsm: ['.ts'],
+  transform: {
+    '^.+\\.tsx?$': ['ts-jest', { useESM: true, tsconfig: { module: 'ES2022', target: 'ES2022', strict: true, esModuleInterop: true, isolatedModules: true } }],
+  },
+};

@@ -6,7 +6,10 @@ describe('ClickHouse on the control plane', () => {
   test('is exported: binder ClusterRole and ProviderConfig', () => {
     const app = Testing.app();
     const cp = new ControlPlaneCluster(app, 'control-plane', {
-      host: 'bind.example.com', catalogue: false, anynines: { baseDomain: 'a9s.example.com' }, dex: false,
+      host: 'bind.example.com',
+      catalogue: false,
+      anynines: { baseDomain: 'a9s.example.com' },
+      dex: false,
       backend: { oidc: { issuerUrl: 'https://issuer.example.com', clientId: 'klutch', clientSecret: { name: 'oidc', key: 'secret' } } },
     });
     addClickHouse(cp);

@@ -15,11 +15,15 @@ const chart = new ControlPlaneCluster(app, 'ControlPlane', {
   oidcClientSecret: { name: STACK_SECRETS.oidc.name, key: STACK_SECRETS.oidc.clientSecretKey },
   cookieSecretName: STACK_SECRETS.cookies.name,
   dex: {
-    connectors: [{
-      type: 'github', id: 'github', name: 'GitHub',
-      config: { clientID: '$GITHUB_CLIENT_ID', clientSecret: '$GITHUB_CLIENT_SECRET' },
-      secretEnv: { GITHUB_CLIENT_ID: { name: 'dex-github', key: 'client-id' }, GITHUB_CLIENT_SECRET: { name: 'dex-github', key: 'client-secret' } },
-    }],
+    connectors: [
+      {
+        type: 'github',
+        id: 'github',
+        name: 'GitHub',
+        config: { clientID: '$GITHUB_CLIENT_ID', clientSecret: '$GITHUB_CLIENT_SECRET' },
+        secretEnv: { GITHUB_CLIENT_ID: { name: 'dex-github', key: 'client-id' }, GITHUB_CLIENT_SECRET: { name: 'dex-github', key: 'client-secret' } },
+      },
+    ],
   },
 });
 addClickHouse(chart);

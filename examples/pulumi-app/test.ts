@@ -3,9 +3,14 @@
 import * as assert from 'node:assert/strict';
 import * as pulumi from '@pulumi/pulumi';
 
-interface Registered { type: string; name: string; inputs: Record<string, any> }
+interface Registered {
+  type: string;
+  name: string;
+  inputs: Record<string, any>;
+}
 const registered: Registered[] = [];
-const KUBECONFIG = 'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:6443"}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\nusers: [{name: u, user: {token: t}}]\n';
+const KUBECONFIG =
+  'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:6443"}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\nusers: [{name: u, user: {token: t}}]\n';
 
 async function main(): Promise<void> {
   await pulumi.runtime.setMocks(
@@ -34,8 +39,13 @@ async function main(): Promise<void> {
   assert.equal(url, 'https://bind.example.com');
   for (let i = 0; i < 100 && !registered.some((r) => r.name === 'control-plane-objects'); i++) await new Promise((r) => setTimeout(r, 20));
 
-  assert.ok(registered.some((r) => r.type === 'klutch-kit:stacks:ControlPlane'), 'the ControlPlane component');
-  const objs = registered.filter((r) => r.type.startsWith('kubernetes:yaml/v2:ConfigGroup')).flatMap((r) => (r.inputs['objs'] ?? []) as Array<Record<string, any>>);
+  assert.ok(
+    registered.some((r) => r.type === 'klutch-kit:stacks:ControlPlane'),
+    'the ControlPlane component',
+  );
+  const objs = registered
+    .filter((r) => r.type.startsWith('kubernetes:yaml/v2:ConfigGroup'))
+    .flatMap((r) => (r.inputs['objs'] ?? []) as Array<Record<string, any>>);
   const has = (kind: string, name: string) => objs.some((o) => o.kind === kind && o.metadata?.name === name);
   for (const [kind, name] of [
     ['CompositeResourceDefinition', 'xclickhouseinstances.analytics.example.com'],

@@ -71,7 +71,10 @@ export interface BindResult {
 /** Klutch's identity string (`<sub>#<clusterID>`), stored in the namespace annotation. */
 export const identityString = (id: ConsumerIdentity): string => `${id.sub}#${id.clusterId}`;
 export const identityHash = (id: ConsumerIdentity): string =>
-  createHash('sha224').update(`${id.iss}\n${identityString(id)}`).digest('hex').slice(0, 40);
+  createHash('sha224')
+    .update(`${id.iss}\n${identityString(id)}`)
+    .digest('hex')
+    .slice(0, 40);
 /** Hash of issuer + subject: the same for every app cluster of one identity. */
 export const subjectHash = (id: { iss: string; sub: string }): string => createHash('sha224').update(`${id.iss}\n${id.sub}`).digest('hex').slice(0, 40);
 
@@ -82,10 +85,7 @@ export function validateNamespacePrefix(prefix: string): string {
 }
 
 /** Resolves the cluster written into handed-out kubeconfigs from flags and the backend's own kubeconfig. */
-export function externalCluster(
-  kube: KubeClient,
-  flags: { externalAddress?: string; externalCaFile?: string; externalServerName?: string },
-): ExternalCluster {
+export function externalCluster(kube: KubeClient, flags: { externalAddress?: string; externalCaFile?: string; externalServerName?: string }): ExternalCluster {
   // the backend's own connection: a client-node KubeConfig or runtime/core's ClusterAccess
   const src = kube.source;
   const own: { server: string; caData?: string; caFile?: string; skipTLSVerify?: boolean } =
@@ -224,8 +224,15 @@ export class Binder {
   async clustersOf(id: { iss: string; sub: string }): Promise<KubeObject[]> {
     const list = await this.kube.list(R.namespaces, undefined, { labelSelector: `${SUBJECT_HASH_LABEL}=${subjectHash(id)}` });
     return list.items
-      .filter((n) => !n.metadata.deletionTimestamp && n.metadata.annotations?.[ISSUER_ANNOTATION] === id.iss && (n.metadata.annotations?.[IDENTITY_ANNOTATION] ?? '').startsWith(`${id.sub}#`))
-      .sort((a, b) => (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') || a.metadata.name!.localeCompare(b.metadata.name!));
+      .filter(
+        (n) =>
+          !n.metadata.deletionTimestamp &&
+          n.metadata.annotations?.[ISSUER_ANNOTATION] === id.iss &&
+          (n.metadata.annotations?.[IDENTITY_ANNOTATION] ?? '').startsWith(`${id.sub}#`),
+      )
+      .sort(
+        (a, b) => (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') || a.metadata.name!.localeCompare(b.metadata.name!),
+      );
   }
 
   private overLimit(id: ConsumerIdentity, used: number, max: number): LimitError {

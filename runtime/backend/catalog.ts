@@ -71,19 +71,43 @@ export interface BindableApi {
 
 /** Claim fields Crossplane adds (how a claim is wired, not what it orders). */
 const PLUMBING = new Set([
-  'compositionRef', 'compositionSelector', 'compositionRevisionRef', 'compositionRevisionSelector', 'compositionUpdatePolicy',
-  'compositeDeletePolicy', 'resourceRef', 'writeConnectionSecretToRef', 'publishConnectionDetailsTo', 'crossplane',
+  'compositionRef',
+  'compositionSelector',
+  'compositionRevisionRef',
+  'compositionRevisionSelector',
+  'compositionUpdatePolicy',
+  'compositeDeletePolicy',
+  'resourceRef',
+  'writeConnectionSecretToRef',
+  'publishConnectionDetailsTo',
+  'crossplane',
 ]);
 
 type Schema = {
-  type?: string; description?: string; enum?: unknown[]; default?: unknown; properties?: Record<string, Schema>; required?: string[];
-  minimum?: number; maximum?: number; exclusiveMinimum?: boolean; exclusiveMaximum?: boolean; minLength?: number; maxLength?: number;
-  pattern?: string; format?: string; items?: Schema; minItems?: number; maxItems?: number; 'x-kubernetes-int-or-string'?: boolean;
+  type?: string;
+  description?: string;
+  enum?: unknown[];
+  default?: unknown;
+  properties?: Record<string, Schema>;
+  required?: string[];
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: boolean;
+  exclusiveMaximum?: boolean;
+  minLength?: number;
+  maxLength?: number;
+  pattern?: string;
+  format?: string;
+  items?: Schema;
+  minItems?: number;
+  maxItems?: number;
+  'x-kubernetes-int-or-string'?: boolean;
 };
 
 function constraintsOf(s: Schema): string[] {
   const out: string[] = [];
-  if (s.minimum !== undefined && s.maximum !== undefined) out.push(`${s.minimum}${s.exclusiveMinimum ? ' (exclusive)' : ''} – ${s.maximum}${s.exclusiveMaximum ? ' (exclusive)' : ''}`);
+  if (s.minimum !== undefined && s.maximum !== undefined)
+    out.push(`${s.minimum}${s.exclusiveMinimum ? ' (exclusive)' : ''} – ${s.maximum}${s.exclusiveMaximum ? ' (exclusive)' : ''}`);
   else if (s.minimum !== undefined) out.push(`${s.exclusiveMinimum ? '>' : '≥'} ${s.minimum}`);
   else if (s.maximum !== undefined) out.push(`${s.exclusiveMaximum ? '<' : '≤'} ${s.maximum}`);
   if (s.minLength !== undefined && s.maxLength !== undefined) out.push(`${s.minLength} – ${s.maxLength} characters`);
@@ -110,7 +134,9 @@ export function specParameters(schema: unknown): ApiParameter[] {
       }
       const type = p['x-kubernetes-int-or-string'] ? 'integer or string' : p.type === 'array' ? `list of ${p.items?.type ?? 'values'}` : (p.type ?? 'any');
       out.push({
-        path, type, required: required.has(name),
+        path,
+        type,
+        required: required.has(name),
         ...(p.description ? { description: p.description } : {}),
         ...(p.enum ? { enum: p.enum.map(String) } : {}),
         ...(p.default !== undefined ? { default: p.default } : {}),
@@ -144,12 +170,15 @@ export function exampleClaim(api: Pick<BindableApi, 'group' | 'kind' | 'scope' |
   }
   if (backend) spec.compositionRef = { name: backend.name };
   const name = `my-${api.kind.toLowerCase()}`;
-  return stringify({
-    apiVersion: `${api.group}/${api.version}`,
-    kind: api.kind,
-    metadata: api.scope === 'Namespaced' ? { name, namespace: 'default' } : { name },
-    spec,
-  }, { lineWidth: 0 });
+  return stringify(
+    {
+      apiVersion: `${api.group}/${api.version}`,
+      kind: api.kind,
+      metadata: api.scope === 'Namespaced' ? { name, namespace: 'default' } : { name },
+      spec,
+    },
+    { lineWidth: 0 },
+  );
 }
 
 /** Informer caches the catalogue may read instead of the API server (when synced). */
@@ -228,7 +257,9 @@ export class Catalog {
     const c = this.cached;
     const crd = c ? c.crd(`${resource}.${group}`) : await this.kube.getOrNull<Crd>(R.crds, undefined, `${resource}.${group}`);
     if (!crd) {
-      throw new CatalogError(`resource "${resource}.${group}" has a template but no CustomResourceDefinition on the provider yet; ask the provider to install it`);
+      throw new CatalogError(
+        `resource "${resource}.${group}" has a template but no CustomResourceDefinition on the provider yet; ask the provider to install it`,
+      );
     }
     const api = this.toApi(templates[0], crd);
     if (!api) {

@@ -214,8 +214,7 @@ export class BackendControllers {
     this.requests.addIndex('crd', (r) => (r.spec?.resources ?? []).map((x) => `${x.resource}.${x.group ?? ''}`));
 
     // wiring
-    const on = <T extends KubeObject>(inf: Informer<T>, fn: (o: T) => void) =>
-      inf.addEventHandler({ onAdd: fn, onUpdate: (_a, b) => fn(b), onDelete: fn });
+    const on = <T extends KubeObject>(inf: Informer<T>, fn: (o: T) => void) => inf.addEventHandler({ onAdd: fn, onUpdate: (_a, b) => fn(b), onDelete: fn });
     on(this.requests, (r) => this.exportRequest.enqueue(keyOf(r)));
     on(this.exports, (e) => {
       this.exportSync.enqueue(keyOf(e));
@@ -247,7 +246,16 @@ export class BackendControllers {
   }
 
   private get informers(): Informer<KubeObject>[] {
-    return [this.requests, this.exports, this.crds, this.templates, this.serviceNamespaces, this.clusterBindings, this.kubeconfigSecrets, this.clusterNamespaces] as Informer<KubeObject>[];
+    return [
+      this.requests,
+      this.exports,
+      this.crds,
+      this.templates,
+      this.serviceNamespaces,
+      this.clusterBindings,
+      this.kubeconfigSecrets,
+      this.clusterNamespaces,
+    ] as Informer<KubeObject>[];
   }
 
   hasSynced(): boolean {

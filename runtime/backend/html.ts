@@ -6,8 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { ApiParameter, BindableApi } from './catalog.js';
 
-export const esc = (s: string): string =>
-  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+export const esc = (s: string): string => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 const page = (title: string, body: string, extraStyle = ''): string => `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${esc(title)}</title>
@@ -75,19 +74,30 @@ const claimName = (c: { resource: string; group?: string }) => `${c.resource}${c
 export function searchText(a: BindableApi): string {
   const o = a.offering;
   return [
-    a.kind, apiName(a), a.scope, ...a.versions, a.description ?? '',
+    a.kind,
+    apiName(a),
+    a.scope,
+    ...a.versions,
+    a.description ?? '',
     ...(o?.services.map((s) => s.name) ?? []),
     ...(o?.plans.flatMap((p) => [p.name, p.topology, p.cpu ?? '', p.memory ?? '', p.storage ?? '', ...p.flags, p.description ?? '']) ?? []),
     ...(o?.backends.flatMap((b) => [b.name, b.automation]) ?? []),
     ...(a.parameters?.map((p) => p.path) ?? []),
     ...a.permissionClaims.map(claimName),
-  ].join(' ').toLowerCase().replace(/\s+/g, ' ');
+  ]
+    .join(' ')
+    .toLowerCase()
+    .replace(/\s+/g, ' ');
 }
 
 /** Whether an API matches every word of a query (as the script does in the browser). */
 export function matchesQuery(a: BindableApi, query: string): boolean {
   const text = searchText(a);
-  return query.toLowerCase().split(/\s+/).filter(Boolean).every((t) => text.includes(t));
+  return query
+    .toLowerCase()
+    .split(/\s+/)
+    .filter(Boolean)
+    .every((t) => text.includes(t));
 }
 
 const table = (caption: string, head: string[], rows: string[][], numeric: number[] = []) => `<div class="scroll"><table>
@@ -110,41 +120,82 @@ function section(a: BindableApi, p: { sessionId: string; csrf: string }, hidden:
   const operation = o !== undefined && o.services.length === 0 && o.plans.length === 0;
   const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
   const facts = [
-    a.versions.join(', '), a.scope,
+    a.versions.join(', '),
+    a.scope,
     ...(o && !operation ? [plural(o.services.length, 'service'), plural(o.plans.length, 'plan')] : []),
     ...(operation ? [`for ${[...new Set(o.backends.flatMap((b) => b.services))].join(', ')}`] : []),
     ...(o?.backends.length ? [`backends: ${o.backends.map((b) => b.name).join(', ')}`] : []),
   ];
   const plans = o?.plans.length
-    ? `<h3 id="${idBase}-plans">Plans</h3>${table(`Plans of ${a.kind}: size of one node, node count and flags`, ['Plan', 'Topology', 'Replicas', 'CPU', 'Memory', 'Storage', 'Flags', 'Services'], o.plans.map((pl) => [
-      `<code>${esc(pl.name)}</code>${pl.description ? `<br><span class="muted">${esc(pl.description)}</span>` : ''}`,
-      esc(pl.topology), String(pl.replicas), esc(pl.cpu ?? '—'), esc(pl.memory ?? '—'), esc(pl.storage ?? '—'),
-      pl.flags.map((f) => `<span class="flag">${esc(f)}</span>`).join('') || '—',
-      esc(o.services.filter((s) => s.plans.includes(pl.name)).map((s) => s.name).join(', ')),
-    ]), [2, 3, 4, 5])}`
+    ? `<h3 id="${idBase}-plans">Plans</h3>${table(
+        `Plans of ${a.kind}: size of one node, node count and flags`,
+        ['Plan', 'Topology', 'Replicas', 'CPU', 'Memory', 'Storage', 'Flags', 'Services'],
+        o.plans.map((pl) => [
+          `<code>${esc(pl.name)}</code>${pl.description ? `<br><span class="muted">${esc(pl.description)}</span>` : ''}`,
+          esc(pl.topology),
+          String(pl.replicas),
+          esc(pl.cpu ?? '—'),
+          esc(pl.memory ?? '—'),
+          esc(pl.storage ?? '—'),
+          pl.flags.map((f) => `<span class="flag">${esc(f)}</span>`).join('') || '—',
+          esc(
+            o.services
+              .filter((s) => s.plans.includes(pl.name))
+              .map((s) => s.name)
+              .join(', '),
+          ),
+        ]),
+        [2, 3, 4, 5],
+      )}`
     : '';
   const services = o?.services.length
-    ? `<h3>Services</h3>${table(`Services (spec.service) of ${a.kind}`, ['Service', 'Plans', 'Backends'], o.services.map((s) => [
-      `<code>${esc(s.name)}</code>`, esc(s.plans.join(', ')), esc(o.backends.filter((b) => b.services.includes(s.name)).map((b) => b.name).join(', ')),
-    ]))}`
+    ? `<h3>Services</h3>${table(
+        `Services (spec.service) of ${a.kind}`,
+        ['Service', 'Plans', 'Backends'],
+        o.services.map((s) => [
+          `<code>${esc(s.name)}</code>`,
+          esc(s.plans.join(', ')),
+          esc(
+            o.backends
+              .filter((b) => b.services.includes(s.name))
+              .map((b) => b.name)
+              .join(', '),
+          ),
+        ]),
+      )}`
     : '';
   const backends = o?.backends.length
-    ? `<h3>Backends</h3>${table(`Backends of ${a.kind}: choose one with spec.compositionRef.name`, operation ? ['Backend', 'Automation', 'Instance types'] : ['Backend', 'Automation', 'Services', 'Plans'], o.backends.map((b) => [
-      `<code>${esc(b.name)}</code>${b.default ? ' <span class="flag">default</span>' : ''}`, esc(b.automation), esc(b.services.join(', ')),
-      ...(operation ? [] : [`${b.plans.length} of ${o.plans.length}`]),
-    ]))}`
+    ? `<h3>Backends</h3>${table(
+        `Backends of ${a.kind}: choose one with spec.compositionRef.name`,
+        operation ? ['Backend', 'Automation', 'Instance types'] : ['Backend', 'Automation', 'Services', 'Plans'],
+        o.backends.map((b) => [
+          `<code>${esc(b.name)}</code>${b.default ? ' <span class="flag">default</span>' : ''}`,
+          esc(b.automation),
+          esc(b.services.join(', ')),
+          ...(operation ? [] : [`${b.plans.length} of ${o.plans.length}`]),
+        ]),
+      )}`
     : '';
   const params = a.parameters?.length
-    ? `<details><summary>Parameters (${a.parameters.length})</summary>${table(`Fields of spec in ${a.kind}`, ['Field', 'Type', 'Allowed', 'Default', 'Description'], a.parameters.map((x) => [
-      `<code>spec.${esc(x.path)}</code>${x.required ? ' <span class="flag">required</span>' : ''}`, esc(x.type), allowed(x),
-      x.default === undefined ? '—' : `<code>${esc(JSON.stringify(x.default))}</code>`, esc(x.description ?? ''),
-    ]))}</details>`
+    ? `<details><summary>Parameters (${a.parameters.length})</summary>${table(
+        `Fields of spec in ${a.kind}`,
+        ['Field', 'Type', 'Allowed', 'Default', 'Description'],
+        a.parameters.map((x) => [
+          `<code>spec.${esc(x.path)}</code>${x.required ? ' <span class="flag">required</span>' : ''}`,
+          esc(x.type),
+          allowed(x),
+          x.default === undefined ? '—' : `<code>${esc(JSON.stringify(x.default))}</code>`,
+          esc(x.description ?? ''),
+        ]),
+      )}</details>`
     : '';
   const example = a.exampleClaim
     ? `<details><summary>Example claim</summary><pre id="${idBase}-example" tabindex="0"><code>${esc(a.exampleClaim)}</code></pre>
 <button type="button" class="copy" data-copy="${idBase}-example" hidden>Copy</button> <span class="muted">Apply it in your cluster after binding.</span></details>`
     : '';
-  const grants = a.permissionClaims.length ? `<p class="muted">Binding also grants access to: ${esc([...new Set(a.permissionClaims.map(claimName))].join(', '))}</p>` : '';
+  const grants = a.permissionClaims.length
+    ? `<p class="muted">Binding also grants access to: ${esc([...new Set(a.permissionClaims.map(claimName))].join(', '))}</p>`
+    : '';
   const offeringNote = a.offeringError ? `<p class="warn">Plans and backends are not shown: ${esc(a.offeringError)}</p>` : '';
   return `<section class="api" id="${idBase}" data-resource="${esc(name)}" data-search="${esc(searchText(a))}" aria-labelledby="${idBase}-title"${hidden ? ' hidden' : ''}>
 <div class="head"><div><h2 id="${idBase}-title">${esc(a.kind)}</h2><div class="muted"><code>${esc(name)}</code></div></div>
@@ -181,6 +232,9 @@ ${p.apis.map((a) => section(a, p, !shown.includes(a))).join('\n')}
 }
 
 export function errorPage(status: number, message: string): string {
-  return page('Binding failed', `<h1>Binding failed (${status})</h1><div class="card error"><p>${esc(message)}</p></div>
-<p class="muted">Run <code>kubectl bind &lt;url&gt;</code> again to start over.</p>`);
+  return page(
+    'Binding failed',
+    `<h1>Binding failed (${status})</h1><div class="card error"><p>${esc(message)}</p></div>
+<p class="muted">Run <code>kubectl bind &lt;url&gt;</code> again to start over.</p>`,
+  );
 }

@@ -108,7 +108,13 @@ export class LeaseBindRateLimiter {
       const b = refill(prev, now, ratePerMinute, burst);
       if (b.tokens < 1) {
         const retry = Math.max(1, Math.ceil(((1 - b.tokens) * 60) / ratePerMinute));
-        throw new LimitError(429, 'rate', 'bind_rate', `${who} made more than ${burst} binds in a row; at most ${ratePerMinute} per minute are allowed (--bind-rate), try again in ${retry}s`, retry);
+        throw new LimitError(
+          429,
+          'rate',
+          'bind_rate',
+          `${who} made more than ${burst} binds in a row; at most ${ratePerMinute} per minute are allowed (--bind-rate), try again in ${retry}s`,
+          retry,
+        );
       }
       const lease: Lease = {
         apiVersion: 'coordination.k8s.io/v1',
@@ -145,7 +151,9 @@ export class LeaseBindRateLimiter {
       for (const l of list.items) {
         const at = Date.parse(l.spec?.renewTime ?? '');
         if (Number.isNaN(at) || at + this.fullSeconds * 1000 < now) {
-          await this.o.kube.delete(CoreResources.leases, this.o.namespace, l.metadata.name!, { uid: l.metadata.uid, resourceVersion: l.metadata.resourceVersion }).catch(() => undefined);
+          await this.o.kube
+            .delete(CoreResources.leases, this.o.namespace, l.metadata.name!, { uid: l.metadata.uid, resourceVersion: l.metadata.resourceVersion })
+            .catch(() => undefined);
         }
       }
     } catch {

@@ -51,9 +51,7 @@ export class OidcRelyingParty {
   constructor(readonly opts: OidcOptions) {
     const u = new URL(opts.issuerUrl);
     if (u.protocol !== 'https:' && !(u.protocol === 'http:' && isLoopbackHost(u))) {
-      throw new Error(
-        `--oidc-issuer-url: "${opts.issuerUrl}" must be https:// (plain http is only accepted on a loopback address, for tests)`,
-      );
+      throw new Error(`--oidc-issuer-url: "${opts.issuerUrl}" must be https:// (plain http is only accepted on a loopback address, for tests)`);
     }
   }
 
@@ -103,10 +101,7 @@ export class OidcRelyingParty {
   }
 
   /** Exchanges the code of `callbackUrl` and verifies the id_token. */
-  async finishLogin(
-    callbackUrl: URL,
-    checks: { state: string; nonce: string; codeVerifier: string },
-  ): Promise<Identity & { claims: JWTPayload }> {
+  async finishLogin(callbackUrl: URL, checks: { state: string; nonce: string; codeVerifier: string }): Promise<Identity & { claims: JWTPayload }> {
     const cfg = await this.discover();
     let tokens: Awaited<ReturnType<typeof client.authorizationCodeGrant>>;
     try {

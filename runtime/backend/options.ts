@@ -115,13 +115,38 @@ export function backendCommand(): Command {
     .option('--session-ttl <duration>', 'lifetime of the browser session after login', dur('--session-ttl', 60), 3600)
     .option('--state-ttl <duration>', 'lifetime of an OIDC login attempt', dur('--state-ttl', 30), 600)
     .option('--export-request-grace <duration>', 'how long an export request may wait for its CRD before it fails', dur('--export-request-grace', 0), 60)
-    .option('--export-request-retention <duration>', 'finished (Succeeded/Failed) export requests are deleted this long after creation', dur('--export-request-retention', 1), 600)
-    .option('--heartbeat-timeout <duration>', 'ClusterBinding is unhealthy after this long without heartbeat; default 2 x heartbeatInterval', dur('--heartbeat-timeout', 0), 0)
-    .option('--max-clusters-per-identity <n>', 'app clusters (cluster namespaces) one identity may bind; 0: unlimited', count('--max-clusters-per-identity'), 50)
+    .option(
+      '--export-request-retention <duration>',
+      'finished (Succeeded/Failed) export requests are deleted this long after creation',
+      dur('--export-request-retention', 1),
+      600,
+    )
+    .option(
+      '--heartbeat-timeout <duration>',
+      'ClusterBinding is unhealthy after this long without heartbeat; default 2 x heartbeatInterval',
+      dur('--heartbeat-timeout', 0),
+      0,
+    )
+    .option(
+      '--max-clusters-per-identity <n>',
+      'app clusters (cluster namespaces) one identity may bind; 0: unlimited',
+      count('--max-clusters-per-identity'),
+      50,
+    )
     .option('--bind-rate <n>', 'binds per minute per identity after the burst, shared by all replicas; 0: unlimited', count('--bind-rate'), 30)
     .option('--bind-burst <n>', 'binds one identity may make at once before --bind-rate applies', count('--bind-burst'), 10)
-    .option('--orphan-grace <duration>', 'a cluster namespace whose bind never completed is deleted this long after its creation', dur('--orphan-grace', 1), 600)
-    .option('--stale-cluster-timeout <duration>', 'delete a cluster namespace whose konnector has not heartbeated this long (condition and event first); 0: never', dur('--stale-cluster-timeout', 0), 0)
+    .option(
+      '--orphan-grace <duration>',
+      'a cluster namespace whose bind never completed is deleted this long after its creation',
+      dur('--orphan-grace', 1),
+      600,
+    )
+    .option(
+      '--stale-cluster-timeout <duration>',
+      'delete a cluster namespace whose konnector has not heartbeated this long (condition and event first); 0: never',
+      dur('--stale-cluster-timeout', 0),
+      0,
+    )
     .option('--sweep-notice <duration>', 'time between the Abandoned condition/event and the deletion of a silent app cluster', dur('--sweep-notice', 0), 86400)
     .option('--sweep-dry-run', 'report (conditions, events, metrics) what the clean-up would delete, delete nothing', false)
     .option('--no-controllers', 'serve HTTP only, run no controllers')
@@ -133,7 +158,9 @@ export function backendCommand(): Command {
 
 /** Parses argv (without node and script) into validated options; throws with the flag name on errors. */
 export function parseBackendOptions(argv: string[], env: NodeJS.ProcessEnv = process.env): BackendOptions {
-  const cmd = backendCommand().exitOverride().configureOutput({ writeErr: () => {}, writeOut: () => {} });
+  const cmd = backendCommand()
+    .exitOverride()
+    .configureOutput({ writeErr: () => {}, writeOut: () => {} });
   cmd.parse(argv, { from: 'user' });
   const o = cmd.opts<Record<string, unknown>>();
   const need = (flag: string, v: unknown): string => {
@@ -141,7 +168,8 @@ export function parseBackendOptions(argv: string[], env: NodeJS.ProcessEnv = pro
     return v;
   };
   parseListenAddress(o.listenAddress as string);
-  if ((o.bindRate as number) > 0 && (o.bindBurst as number) < 1) throw new Error(`--bind-burst: ${String(o.bindBurst)} must be at least 1 when --bind-rate is set`);
+  if ((o.bindRate as number) > 0 && (o.bindBurst as number) < 1)
+    throw new Error(`--bind-burst: ${String(o.bindBurst)} must be at least 1 when --bind-rate is set`);
   if (Boolean(o.tlsCertFile) !== Boolean(o.tlsKeyFile)) {
     throw new Error('--tls-cert-file and --tls-key-file: set both or neither');
   }

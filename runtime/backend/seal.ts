@@ -19,9 +19,7 @@ function decodeKey(flag: string, value: string, allowed: number[]): Uint8Array {
   }
   const buf = Buffer.from(value.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
   if (!allowed.includes(buf.length)) {
-    throw new Error(
-      `${flag}: decodes to ${buf.length} bytes, expected ${allowed.join(' or ')}; generate one with "openssl rand -base64 ${allowed[0]}"`,
-    );
+    throw new Error(`${flag}: decodes to ${buf.length} bytes, expected ${allowed.join(' or ')}; generate one with "openssl rand -base64 ${allowed[0]}"`);
   }
   return new Uint8Array(buf);
 }
@@ -62,9 +60,7 @@ export class Sealer {
       .setIssuedAt()
       .setExpirationTime(`${ttlSeconds}s`)
       .sign(this.keys.signing);
-    return new CompactEncrypt(new TextEncoder().encode(jws))
-      .setProtectedHeader({ alg: 'dir', enc: this.enc, cty: 'JWT' })
-      .encrypt(this.keys.encryption);
+    return new CompactEncrypt(new TextEncoder().encode(jws)).setProtectedHeader({ alg: 'dir', enc: this.enc, cty: 'JWT' }).encrypt(this.keys.encryption);
   }
 
   /** Opens a sealed token; throws SealError naming `field` when it was tampered with, forged or expired. */

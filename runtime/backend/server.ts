@@ -25,13 +25,7 @@ import { BackendMetrics } from './metrics.js';
 import { UnexpectedErrors, isNetworkError } from './unexpected.js';
 import { ReplayStoreUnavailable, type ReplayStore } from './login-state.js';
 import { LimitError, type LeaseBindRateLimiter } from './limits.js';
-import {
-  BIND_API_VERSION,
-  bindingProviderJson,
-  encodeBindingResponse,
-  isLoopbackRedirect,
-  type BindingResponse,
-} from '../../contract/wire.js';
+import { BIND_API_VERSION, bindingProviderJson, encodeBindingResponse, isLoopbackRedirect, type BindingResponse } from '../../contract/wire.js';
 
 /**
  * `BindingProvider.version`: the Klutch bind protocol version this backend speaks (Klutch 1.5.0).
@@ -185,8 +179,7 @@ export class BackendServer {
   async start(): Promise<string> {
     // handle() catches per request; this last guard keeps an unexpected rejection (a bug) from
     // becoming an unhandled rejection that would exit the process.
-    const handler = (req: http.IncomingMessage, res: http.ServerResponse) =>
-      void this.handle(req, res).catch((e: unknown) => this.lastResort(res, e));
+    const handler = (req: http.IncomingMessage, res: http.ServerResponse) => void this.handle(req, res).catch((e: unknown) => this.lastResort(res, e));
     this.server = this.opts.tls
       ? https.createServer({ cert: readFileSync(this.opts.tls.certFile), key: readFileSync(this.opts.tls.keyFile) }, handler)
       : http.createServer(handler);
@@ -354,7 +347,9 @@ export class BackendServer {
   private handleExport(req: http.IncomingMessage, res: http.ServerResponse): void {
     const authorize = this.opts.authorizeUrl ?? `${this.opts.tls ? 'https' : 'http'}://${req.headers.host ?? new URL(this.url).host}/authorize`;
     // Klutch's wire form (apiVersion "v1alpha1", Go key order): Klutch's kubectl-bind refuses any other
-    res.writeHead(200, { 'Content-Type': 'application/json' }).end(bindingProviderJson({ prettyName: this.opts.prettyName, version: BACKEND_VERSION, authorizeUrl: authorize }));
+    res
+      .writeHead(200, { 'Content-Type': 'application/json' })
+      .end(bindingProviderJson({ prettyName: this.opts.prettyName, version: BACKEND_VERSION, authorizeUrl: authorize }));
   }
 
   private cookie(name: string, value: string, maxAge: number, path = '/'): string {
@@ -373,7 +368,11 @@ export class BackendServer {
     }
     if (!red) throw new HttpError(400, 'u', 'missing: pass the CLI callback as u=<http://127.0.0.1:port/callback> or p=<port>');
     if (!isLoopbackRedirect(red)) {
-      throw new HttpError(400, 'u', `"${red}" is not a loopback callback; only http://127.0.0.1:<port>, http://localhost:<port> or http://[::1]:<port> are allowed`);
+      throw new HttpError(
+        400,
+        'u',
+        `"${red}" is not a loopback callback; only http://127.0.0.1:<port>, http://localhost:<port> or http://[::1]:<port> are allowed`,
+      );
     }
     if (!SESSION_ID_RE.test(sid)) throw new HttpError(400, 's', `"${sid}" is not a session id (1-64 letters and digits)`);
     if (!CLUSTER_ID_RE.test(cid)) throw new HttpError(400, 'c', `"${cid}" is not a cluster id (1-128 of [A-Za-z0-9_-])`);
@@ -405,7 +404,11 @@ export class BackendServer {
   private async handleCallback(req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<void> {
     const q = url.searchParams;
     if (q.get('error')) {
-      throw new HttpError(400, 'error', `the issuer refused the login: ${q.get('error')}${q.get('error_description') ? ` (${q.get('error_description')})` : ''}`);
+      throw new HttpError(
+        400,
+        'error',
+        `the issuer refused the login: ${q.get('error')}${q.get('error_description') ? ` (${q.get('error_description')})` : ''}`,
+      );
     }
     if (!q.get('code')) throw new HttpError(400, 'code', 'missing');
     const stateToken = q.get('state') ?? '';
@@ -440,10 +443,7 @@ export class BackendServer {
     const sealed = await this.deps.sealer.seal(SESSION_PURPOSE, session, this.opts.sessionTtl);
     res.writeHead(302, {
       Location: `/resources?s=${encodeURIComponent(state.sid)}`,
-      'Set-Cookie': [
-        this.cookie(`klutch-bind-${state.sid}`, sealed, this.opts.sessionTtl),
-        this.cookie(`klutch-bind-auth-${state.sid}`, '', 0, '/callback'),
-      ],
+      'Set-Cookie': [this.cookie(`klutch-bind-${state.sid}`, sealed, this.opts.sessionTtl), this.cookie(`klutch-bind-auth-${state.sid}`, '', 0, '/callback')],
     });
     res.end();
   }
@@ -465,13 +465,16 @@ export class BackendServer {
       'Content-Security-Policy': RESOURCES_CSP,
       'X-Frame-Options': 'DENY',
     });
-    res.end(resourcesPage({ prettyName: this.opts.prettyName, user: s.email ?? s.sub, sessionId: s.sid, csrf: s.csrf, apis, query: url.searchParams.get('q') ?? '' }));
+    res.end(
+      resourcesPage({ prettyName: this.opts.prettyName, user: s.email ?? s.sub, sessionId: s.sid, csrf: s.csrf, apis, query: url.searchParams.get('q') ?? '' }),
+    );
   }
 
   /** Validates the API, provisions the consumer and builds the BindingResponse. */
   private async bindFor(identity: Identity, clusterId: string, sid: string, group: string, resource: string): Promise<BindingResponse> {
     if (!/^[a-z][-a-z0-9]*[a-z0-9]$/.test(resource)) throw new HttpError(400, 'resource', `"${resource}" is not a resource (plural) name`);
-    if (!/^(|[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)$/.test(group)) throw new HttpError(400, 'group', `"${group}" is not an API group`);
+    if (!/^(|[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)$/.test(group))
+      throw new HttpError(400, 'group', `"${group}" is not an API group`);
     await this.deps.bindRate?.take(`${identity.iss}\n${identity.sub}`, identity.sub);
     const api = await this.deps.catalog.find(group, resource);
     const result = await this.deps.binder.bind({ iss: identity.iss, sub: identity.sub, clusterId });
@@ -491,7 +494,11 @@ export class BackendServer {
   private async handleBrowserBind(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const ct = req.headers['content-type'] ?? '';
     if (!ct.startsWith('application/x-www-form-urlencoded')) {
-      throw new HttpError(415, 'Content-Type', `"${ct}" is not a form post; use the Bind button on /resources, or send Authorization: Bearer for non-interactive binding`);
+      throw new HttpError(
+        415,
+        'Content-Type',
+        `"${ct}" is not a form post; use the Bind button on /resources, or send Authorization: Bearer for non-interactive binding`,
+      );
     }
     const form = new URLSearchParams(await readBody(req));
     const s = await this.session(req, form.get('s') ?? '');
@@ -530,7 +537,8 @@ export class BackendServer {
     const str = (field: string): string => {
       const v = body[field];
       if (v === undefined || v === null) return '';
-      if (typeof v !== 'string') throw new HttpError(400, field, `expected a string, got ${typeof v === 'object' ? JSON.stringify(v).slice(0, 100) : String(v)}`);
+      if (typeof v !== 'string')
+        throw new HttpError(400, field, `expected a string, got ${typeof v === 'object' ? JSON.stringify(v).slice(0, 100) : String(v)}`);
       return v;
     };
     const cid = str('clusterID');

@@ -60,7 +60,11 @@ export class ClusterSweeper {
   private gaugeTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly o: SweeperOptions) {
-    for (const [k, v] of [['orphanGraceMs', o.orphanGraceMs], ['staleAfterMs', o.staleAfterMs], ['noticeMs', o.noticeMs]] as const) {
+    for (const [k, v] of [
+      ['orphanGraceMs', o.orphanGraceMs],
+      ['staleAfterMs', o.staleAfterMs],
+      ['noticeMs', o.noticeMs],
+    ] as const) {
       if (!Number.isFinite(v) || v < 0) throw new Error(`SweeperOptions.${k}: ${v} must be a number >= 0`);
     }
     this.now = o.now ?? Date.now;
@@ -94,12 +98,19 @@ export class ClusterSweeper {
     const prev = getCondition(st.conditions, ABANDONED_CONDITION);
     if (since <= this.o.staleAfterMs) {
       if (prev?.status === 'True') {
-        await this.setAbandoned(cb, { type: ABANDONED_CONDITION, status: 'False', reason: 'Heartbeating', message: 'the konnector heartbeats again; nothing will be deleted' });
+        await this.setAbandoned(cb, {
+          type: ABANDONED_CONDITION,
+          status: 'False',
+          reason: 'Heartbeating',
+          message: 'the konnector heartbeats again; nothing will be deleted',
+        });
         await this.event(ns, 'Normal', 'HeartbeatResumed', 'the konnector heartbeats again; the scheduled deletion of this cluster namespace is cancelled');
       }
       return { requeueAfterMs: this.o.staleAfterMs - since + 1000 };
     }
-    const what = st.lastHeartbeatTime ? `last konnector heartbeat ${Math.round(since / 1000)}s ago` : `no konnector heartbeat since the bind ${Math.round(since / 1000)}s ago`;
+    const what = st.lastHeartbeatTime
+      ? `last konnector heartbeat ${Math.round(since / 1000)}s ago`
+      : `no konnector heartbeat since the bind ${Math.round(since / 1000)}s ago`;
     if (prev?.status !== 'True') {
       const at = nowRfc3339(new Date(this.now() + this.o.noticeMs));
       const message = `${what} (limit ${Math.round(this.o.staleAfterMs / 1000)}s); the cluster namespace ${this.o.dryRun ? 'would be' : 'will be'} deleted at ${at} unless the konnector heartbeats`;

@@ -81,7 +81,12 @@ async function start(opts: StartOptions): Promise<void> {
 }
 
 /** Keeps the process alive until SIGINT/SIGTERM or until a component dies, then stops everything. */
-function waitUntilStopped(cluster: RealCluster, log: (l: string) => void, copiedKubeconfig: string | undefined, logTail: (file: string) => string): Promise<void> {
+function waitUntilStopped(
+  cluster: RealCluster,
+  log: (l: string) => void,
+  copiedKubeconfig: string | undefined,
+  logTail: (file: string) => string,
+): Promise<void> {
   return new Promise<void>((resolve) => {
     let stopping = false;
     const finish = async (reason: string, exitCode: number) => {
@@ -130,7 +135,9 @@ function waitUntilStopped(cluster: RealCluster, log: (l: string) => void, copied
 }
 
 export function clusterCommand(): Command {
-  const cluster = new Command('cluster').description('throwaway real Kubernetes clusters (etcd, kube-apiserver, kube-controller-manager built from Go modules)');
+  const cluster = new Command('cluster').description(
+    'throwaway real Kubernetes clusters (etcd, kube-apiserver, kube-controller-manager built from Go modules)',
+  );
   cluster
     .command('start')
     .description('start a cluster on 127.0.0.1, print its kubeconfig, and keep it running until Ctrl-C')
@@ -138,7 +145,10 @@ export function clusterCommand(): Command {
     .option('--kubeconfig <path>', 'also write the admin kubeconfig to this path (removed again on stop)')
     .option('--json', 'print one JSON line {name, server, kubeconfig, dir, pids} instead of the instructions')
     .option('-q, --quiet', 'no progress lines on stderr')
-    .option('--crossplane <version>', `also run real Crossplane (${CROSSPLANE_VERSIONS.join(' or ')}) with function-patch-and-transform and provider-kubernetes (needs root)`)
+    .option(
+      '--crossplane <version>',
+      `also run real Crossplane (${CROSSPLANE_VERSIONS.join(' or ')}) with function-patch-and-transform and provider-kubernetes (needs root)`,
+    )
     .action(async (opts: StartOptions) => {
       await start(opts);
     });

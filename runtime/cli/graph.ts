@@ -50,10 +50,14 @@ export function exampleGraph(): TopologyGraph {
 /** Renders a graph in a format. */
 export async function renderGraph(g: TopologyGraph, format: GraphFormat): Promise<string> {
   switch (format) {
-    case 'mermaid': return toMermaid(g);
-    case 'dot': return toDot(g);
-    case 'svg': return toSvg(g);
-    default: throw new Error(`graph --format: expected one of ${GRAPH_FORMATS.join(', ')}, got ${JSON.stringify(format)}`);
+    case 'mermaid':
+      return toMermaid(g);
+    case 'dot':
+      return toDot(g);
+    case 'svg':
+      return toSvg(g);
+    default:
+      throw new Error(`graph --format: expected one of ${GRAPH_FORMATS.join(', ')}, got ${JSON.stringify(format)}`);
   }
 }
 
@@ -107,7 +111,11 @@ export interface GraphCliOptions {
 }
 
 /** Runs `klutch-kit graph`; returns the rendered text (also written to --out or stdout). */
-export async function runGraph(dir: string | undefined, opts: GraphCliOptions = {}, write: (s: string) => void = (s) => process.stdout.write(s)): Promise<string> {
+export async function runGraph(
+  dir: string | undefined,
+  opts: GraphCliOptions = {},
+  write: (s: string) => void = (s) => process.stdout.write(s),
+): Promise<string> {
   if (dir !== undefined && opts.example) throw new Error('graph: give either <dir> or --example, not both');
   const g = opts.example ? exampleGraph() : topologyGraph(readClusters(dir ?? 'dist'));
   const text = await renderGraph(g, opts.format ?? 'mermaid');

@@ -10,12 +10,7 @@ import { graphCommand } from './graph.js';
 import { validateCommand } from './validate.js';
 
 /** Factories of the subcommands, in `--help` order. Add a command here. */
-const COMMANDS: ReadonlyArray<() => Command> = [
-  clusterCommand,
-  graphCommand,
-  validateCommand,
-  packageCommand,
-];
+const COMMANDS: ReadonlyArray<() => Command> = [clusterCommand, graphCommand, validateCommand, packageCommand];
 
 function packageVersion(): string {
   let dir = path.dirname(fileURLToPath(import.meta.url));

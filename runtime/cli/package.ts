@@ -33,11 +33,16 @@ export function resolveSource(source: string | undefined, outdir = 'dist'): stri
   if (source !== undefined) return resolve(source);
   const found = findPackageSources(resolve(outdir));
   if (found.length === 1) return found[0];
-  if (found.length === 0) throw new Error(`package: no package source under ${outdir}/ (synth a ControlPlaneCluster with catalogueInstall: CatalogueInstall.configurationPackage(...)), or name the folder`);
+  if (found.length === 0)
+    throw new Error(
+      `package: no package source under ${outdir}/ (synth a ControlPlaneCluster with catalogueInstall: CatalogueInstall.configurationPackage(...)), or name the folder`,
+    );
   throw new Error(`package: several package sources under ${outdir}/ (${found.join(', ')}); name one`);
 }
 
-export interface BuildOptions { readonly output?: string }
+export interface BuildOptions {
+  readonly output?: string;
+}
 
 /** Builds the `.xpkg` of a package source folder; returns the image and the file written. */
 export function runBuild(source: string | undefined, opts: BuildOptions = {}, io: PackageIo = stdio): { image: PackageImage; file: string } {
@@ -49,14 +54,15 @@ export function runBuild(source: string | undefined, opts: BuildOptions = {}, io
   return { image, file };
 }
 
-export interface PushCliOptions { readonly file?: string; readonly from?: string }
+export interface PushCliOptions {
+  readonly file?: string;
+  readonly from?: string;
+}
 
 /** Pushes a `.xpkg` file, or the package built from a source folder, as `ref`. */
 export async function runPush(ref: string, opts: PushCliOptions = {}, io: PackageIo = stdio): Promise<PushResult> {
   if (opts.file && opts.from) throw new Error('package push: give either --file or --from, not both');
-  const image = opts.file
-    ? readXpkg(readFileSync(resolve(opts.file)), opts.file)
-    : buildPackageImage(packageYamlFromDir(resolveSource(opts.from)));
+  const image = opts.file ? readXpkg(readFileSync(resolve(opts.file)), opts.file) : buildPackageImage(packageYamlFromDir(resolveSource(opts.from)));
   const r = await pushPackageImage(image, ref, { log: (l) => io.err(l) });
   io.out(`package push: ${ref} = ${r.pinned}`);
   return r;
@@ -65,16 +71,22 @@ export async function runPush(ref: string, opts: PushCliOptions = {}, io: Packag
 /** The `package` command with `build` and `push`. */
 export function packageCommand(): Command {
   const cmd = new Command('package').description('Build and push the Crossplane Configuration package (.xpkg) of a package source the synth wrote');
-  cmd.command('build')
+  cmd
+    .command('build')
     .description('Build the .xpkg image of a package source folder (default: the only <cluster>.packages/<name>/ under dist/)')
     .argument('[source]', 'package source folder holding crossplane.yaml, e.g. dist/control-plane.packages/klutch-catalogue')
     .option('-o, --output <file>', 'the .xpkg file to write (default: <source>.xpkg beside the folder)')
-    .action((source: string | undefined, opts: BuildOptions) => { runBuild(source, opts); });
-  cmd.command('push')
+    .action((source: string | undefined, opts: BuildOptions) => {
+      runBuild(source, opts);
+    });
+  cmd
+    .command('push')
     .description('Push the package to an OCI registry (plain HTTP on loopback, HTTPS elsewhere; no authentication)')
     .argument('<ref>', 'image reference <registry>/<repository>:<tag>, e.g. 127.0.0.1:5000/klutch/catalogue:v0.1.0')
     .option('-f, --file <xpkg>', 'push this .xpkg file')
     .option('--from <source>', 'build from this package source folder (default: the only one under dist/)')
-    .action(async (ref: string, opts: PushCliOptions) => { await runPush(ref, opts); });
+    .action(async (ref: string, opts: PushCliOptions) => {
+      await runPush(ref, opts);
+    });
   return cmd;
 }

@@ -67,16 +67,10 @@ export interface ResourceRef {
   kind?: string;
 }
 
-export const apiVersionOf = (r: { group: string; version: string }): string =>
-  r.group ? `${r.group}/${r.version}` : r.version;
+export const apiVersionOf = (r: { group: string; version: string }): string => (r.group ? `${r.group}/${r.version}` : r.version);
 
 /** REST path of a collection or an object. */
-export function resourcePath(
-  r: ResourceRef,
-  namespace?: string,
-  name?: string,
-  subresource?: string,
-): string {
+export function resourcePath(r: ResourceRef, namespace?: string, name?: string, subresource?: string): string {
   const base = r.group ? `/apis/${r.group}/${r.version}` : `/api/${r.version}`;
   let p = base;
   if (r.namespaced && namespace) p += `/namespaces/${encodeURIComponent(namespace)}`;
@@ -104,8 +98,7 @@ export class ApiError extends Error {
 
 export const isNotFound = (e: unknown): boolean => e instanceof ApiError && e.code === 404;
 export const isConflict = (e: unknown): boolean => e instanceof ApiError && e.code === 409 && e.reason === 'Conflict';
-export const isAlreadyExists = (e: unknown): boolean =>
-  e instanceof ApiError && e.code === 409 && e.reason === 'AlreadyExists';
+export const isAlreadyExists = (e: unknown): boolean => e instanceof ApiError && e.code === 409 && e.reason === 'AlreadyExists';
 export const isGone = (e: unknown): boolean => e instanceof ApiError && (e.code === 410 || e.reason === 'Expired');
 export const isForbidden = (e: unknown): boolean => e instanceof ApiError && e.code === 403;
 
@@ -382,48 +375,42 @@ export class KubeClient {
     }
     const mod = u.protocol === 'https:' ? https : http;
     return new Promise<T>((resolve, reject) => {
-      const req = mod.request(
-        u,
-        { method, headers, agent: p.agent, timeout: this.timeoutMs, signal: opts.signal },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('error', (e) => reject(new ApiError(0, 'TransportError', e.message, method, path)));
-          res.on('end', () => {
-            const text = Buffer.concat(chunks).toString('utf8');
-            let body: unknown;
-            try {
-              body = text ? JSON.parse(text) : undefined;
-            } catch {
-              body = text;
-            }
-            const code = res.statusCode ?? 0;
-            if (code >= 400) {
-              const st = (body && typeof body === 'object' ? body : {}) as {
-                reason?: string;
-                message?: string;
-                details?: unknown;
-              };
-              reject(
-                new ApiError(
-                  code,
-                  st.reason ?? http.STATUS_CODES[code] ?? 'Unknown',
-                  st.message ?? (typeof body === 'string' ? body : ''),
-                  method,
-                  path,
-                  st.details,
-                ),
-              );
-            } else {
-              resolve(body as T);
-            }
-          });
-        },
-      );
+      const req = mod.request(u, { method, headers, agent: p.agent, timeout: this.timeoutMs, signal: opts.signal }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', (e) => reject(new ApiError(0, 'TransportError', e.message, method, path)));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let body: unknown;
+          try {
+            body = text ? JSON.parse(text) : undefined;
+          } catch {
+            body = text;
+          }
+          const code = res.statusCode ?? 0;
+          if (code >= 400) {
+            const st = (body && typeof body === 'object' ? body : {}) as {
+              reason?: string;
+              message?: string;
+              details?: unknown;
+            };
+            reject(
+              new ApiError(
+                code,
+                st.reason ?? http.STATUS_CODES[code] ?? 'Unknown',
+                st.message ?? (typeof body === 'string' ? body : ''),
+                method,
+                path,
+                st.details,
+              ),
+            );
+          } else {
+            resolve(body as T);
+          }
+        });
+      });
       req.on('timeout', () => req.destroy(new Error(`request timed out after ${this.timeoutMs} ms`)));
-      req.on('error', (e) =>
-        reject(e instanceof ApiError ? e : new ApiError(0, 'TransportError', e.message, method, path)),
-      );
+      req.on('error', (e) => reject(e instanceof ApiError ? e : new ApiError(0, 'TransportError', e.message, method, path)));
       if (payload) req.write(payload);
       req.end();
     });
@@ -434,11 +421,7 @@ export class KubeClient {
   }
 
   /** GET that returns undefined on 404. */
-  async getOrNull<T extends KubeObject = KubeObject>(
-    r: ResourceRef,
-    namespace: string | undefined,
-    name: string,
-  ): Promise<T | undefined> {
+  async getOrNull<T extends KubeObject = KubeObject>(r: ResourceRef, namespace: string | undefined, name: string): Promise<T | undefined> {
     try {
       return await this.get<T>(r, namespace, name);
     } catch (e) {
@@ -472,13 +455,7 @@ export class KubeClient {
   }
 
   /** JSON merge patch (RFC 7386). */
-  mergePatch<T extends KubeObject = KubeObject>(
-    r: ResourceRef,
-    namespace: string | undefined,
-    name: string,
-    patch: unknown,
-    subresource?: string,
-  ): Promise<T> {
+  mergePatch<T extends KubeObject = KubeObject>(r: ResourceRef, namespace: string | undefined, name: string, patch: unknown, subresource?: string): Promise<T> {
     return this.request<T>('PATCH', resourcePath(r, namespace, name, subresource), {
       body: patch,
       contentType: 'application/merge-patch+json',
@@ -486,13 +463,7 @@ export class KubeClient {
   }
 
   /** JSON patch (RFC 6902). */
-  jsonPatch<T extends KubeObject = KubeObject>(
-    r: ResourceRef,
-    namespace: string | undefined,
-    name: string,
-    ops: unknown[],
-    subresource?: string,
-  ): Promise<T> {
+  jsonPatch<T extends KubeObject = KubeObject>(r: ResourceRef, namespace: string | undefined, name: string, ops: unknown[], subresource?: string): Promise<T> {
     return this.request<T>('PATCH', resourcePath(r, namespace, name, subresource), {
       body: ops,
       contentType: 'application/json-patch+json',
@@ -660,8 +631,7 @@ export const CoreResources = {
 } satisfies Record<string, ResourceRef>;
 
 /** `namespace/name` (or `name` for cluster-scoped objects). */
-export const keyOf = (o: { metadata: ObjectMeta }): string =>
-  o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : `${o.metadata.name}`;
+export const keyOf = (o: { metadata: ObjectMeta }): string => (o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : `${o.metadata.name}`);
 
 export const splitKey = (key: string): { namespace?: string; name: string } => {
   const i = key.indexOf('/');

@@ -72,13 +72,24 @@ export function setSummary(conds: readonly Condition[] | undefined, types: reado
   if (!bad) return setCondition(conds, { type: 'Ready', status: 'True', reason: 'AllConditionsTrue' }, now);
   return setCondition(
     conds,
-    { type: 'Ready', status: bad.status, severity: bad.severity, reason: bad.reason ?? `${bad.type}NotTrue`, message: bad.message ?? `${bad.type} is ${bad.status}` },
+    {
+      type: 'Ready',
+      status: bad.status,
+      severity: bad.severity,
+      reason: bad.reason ?? `${bad.type}NotTrue`,
+      message: bad.message ?? `${bad.type} is ${bad.status}`,
+    },
     now,
   );
 }
 
 /** Same conditions ignoring order (to skip no-op status writes). */
 export function conditionsEqual(a: readonly Condition[] | undefined, b: readonly Condition[] | undefined): boolean {
-  const norm = (l: readonly Condition[] | undefined) => JSON.stringify([...(l ?? [])].sort((x, y) => x.type.localeCompare(y.type)).map((c) => [c.type, c.status, c.severity ?? '', c.reason ?? '', c.message ?? '', c.lastTransitionTime ?? '', c.observedGeneration ?? null]));
+  const norm = (l: readonly Condition[] | undefined) =>
+    JSON.stringify(
+      [...(l ?? [])]
+        .sort((x, y) => x.type.localeCompare(y.type))
+        .map((c) => [c.type, c.status, c.severity ?? '', c.reason ?? '', c.message ?? '', c.lastTransitionTime ?? '', c.observedGeneration ?? null]),
+    );
   return norm(a) === norm(b);
 }

@@ -86,7 +86,10 @@ export function parseExecConfig(raw: unknown, where: string): ExecConfig {
     throw new ExecCredentialError(`${where}: exec.args must be a list of strings`);
   }
   const env = o.env ?? [];
-  if (!Array.isArray(env) || env.some((e) => !e || typeof (e as { name?: unknown }).name !== 'string' || typeof (e as { value?: unknown }).value !== 'string')) {
+  if (
+    !Array.isArray(env) ||
+    env.some((e) => !e || typeof (e as { name?: unknown }).name !== 'string' || typeof (e as { value?: unknown }).value !== 'string')
+  ) {
     throw new ExecCredentialError(`${where}: exec.env must be a list of {name, value} strings`);
   }
   const mode = o.interactiveMode;
@@ -94,7 +97,9 @@ export function parseExecConfig(raw: unknown, where: string): ExecConfig {
     throw new ExecCredentialError(`${where}: exec.interactiveMode ${JSON.stringify(mode)} is not Never, IfAvailable or Always`);
   }
   if (mode === 'Always') {
-    throw new ExecCredentialError(`${where}: exec.interactiveMode is Always, but klutch-kit runs plugins without a terminal; use a plugin mode that needs no input (Never or IfAvailable)`);
+    throw new ExecCredentialError(
+      `${where}: exec.interactiveMode is Always, but klutch-kit runs plugins without a terminal; use a plugin mode that needs no input (Never or IfAvailable)`,
+    );
   }
   return {
     apiVersion: o.apiVersion as string,
@@ -252,7 +257,9 @@ export class ExecCredentialPlugin {
       throw new ExecCredentialError(`${this.what} printed kind ${JSON.stringify(doc?.kind)}, expected ExecCredential`);
     }
     if (doc.apiVersion !== this.config.apiVersion) {
-      throw new ExecCredentialError(`${this.what} answered apiVersion ${JSON.stringify(doc.apiVersion)}, but the kubeconfig asks for ${this.config.apiVersion}`);
+      throw new ExecCredentialError(
+        `${this.what} answered apiVersion ${JSON.stringify(doc.apiVersion)}, but the kubeconfig asks for ${this.config.apiVersion}`,
+      );
     }
     const st = doc.status ?? {};
     const str = (k: string) => (typeof st[k] === 'string' && st[k] ? (st[k] as string) : undefined);
@@ -263,7 +270,9 @@ export class ExecCredentialPlugin {
       expirationTimestamp: str('expirationTimestamp'),
     };
     if (Boolean(status.clientCertificateData) !== Boolean(status.clientKeyData)) {
-      throw new ExecCredentialError(`${this.what}: status has ${status.clientKeyData ? 'clientKeyData without clientCertificateData' : 'clientCertificateData without clientKeyData'}`);
+      throw new ExecCredentialError(
+        `${this.what}: status has ${status.clientKeyData ? 'clientKeyData without clientCertificateData' : 'clientCertificateData without clientKeyData'}`,
+      );
     }
     if (!status.token && !(status.clientCertificateData && status.clientKeyData)) {
       throw new ExecCredentialError(`${this.what}: status has neither a token nor clientCertificateData with clientKeyData`);

@@ -6,15 +6,7 @@
  * periodic resync (re-delivers every cached object as an update).
  */
 import type { Logger } from 'pino';
-import {
-  ApiError,
-  isGone,
-  keyOf,
-  type KubeClient,
-  type KubeObject,
-  type ResourceRef,
-  type WatchHandle,
-} from './client.js';
+import { ApiError, isGone, keyOf, type KubeClient, type KubeObject, type ResourceRef, type WatchHandle } from './client.js';
 
 export interface EventHandler<T> {
   onAdd?(obj: T): void;
@@ -85,9 +77,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     readonly resource: ResourceRef,
     readonly opts: InformerOptions = {},
   ) {
-    this.name =
-      opts.name ??
-      `${resource.plural}${resource.group ? '.' + resource.group : ''}${opts.namespace ? ' in ' + opts.namespace : ''}`;
+    this.name = opts.name ?? `${resource.plural}${resource.group ? '.' + resource.group : ''}${opts.namespace ? ' in ' + opts.namespace : ''}`;
   }
 
   addEventHandler(h: EventHandler<T>): void {

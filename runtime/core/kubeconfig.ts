@@ -108,7 +108,9 @@ export function parseKubeconfig(
   if (user.exec) {
     try {
       const config = parseExecConfig(user.exec, `${src}: user "${ctx.user}"`);
-      const ext = (cluster.extensions as Array<{ name?: string; extension?: unknown }> | undefined)?.find((e) => e?.name === 'client.authentication.k8s.io/exec')?.extension;
+      const ext = (cluster.extensions as Array<{ name?: string; extension?: unknown }> | undefined)?.find(
+        (e) => e?.name === 'client.authentication.k8s.io/exec',
+      )?.extension;
       exec = new ExecCredentialPlugin(config, {
         user: ctx.user,
         baseDir: opts.baseDir,
@@ -126,7 +128,12 @@ export function parseKubeconfig(
       throw e;
     }
   }
-  const tokenFile = typeof user.tokenFile === 'string' && user.tokenFile ? (isAbsolute(user.tokenFile) || !opts.baseDir ? user.tokenFile : join(opts.baseDir, user.tokenFile)) : undefined;
+  const tokenFile =
+    typeof user.tokenFile === 'string' && user.tokenFile
+      ? isAbsolute(user.tokenFile) || !opts.baseDir
+        ? user.tokenFile
+        : join(opts.baseDir, user.tokenFile)
+      : undefined;
   return {
     server: cluster.server,
     caData,

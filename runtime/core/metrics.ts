@@ -31,8 +31,18 @@ export function controllerMetrics(registry: Registry): ControllerMetrics {
       buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers: [registry],
     }),
-    reconcileErrors: new Counter({ name: 'klutch_reconcile_errors_total', help: 'Reconciles that returned an error', labelNames: ['controller'], registers: [registry] }),
-    reconcileTotal: new Counter({ name: 'klutch_reconcile_total', help: 'Reconciles by result (success, error, requeue)', labelNames: ['controller', 'result'], registers: [registry] }),
+    reconcileErrors: new Counter({
+      name: 'klutch_reconcile_errors_total',
+      help: 'Reconciles that returned an error',
+      labelNames: ['controller'],
+      registers: [registry],
+    }),
+    reconcileTotal: new Counter({
+      name: 'klutch_reconcile_total',
+      help: 'Reconciles by result (success, error, requeue)',
+      labelNames: ['controller', 'result'],
+      registers: [registry],
+    }),
     reconcileUnexpected: new Counter({
       name: 'klutch_reconcile_unexpected_errors_total',
       help: 'Reconciles that failed with a programming error (a bug); each is logged with its stack',

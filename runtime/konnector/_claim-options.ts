@@ -95,7 +95,12 @@ function setKey(holder: Record<string, unknown>, field: string, key: string, val
  * desired values. A `<field>.<key>` path whose field is not a map on both sides is skipped. Pure: the
  * inputs are not modified.
  */
-export function applyPreserving(desired: KubeObject, target: KubeObject, paths: readonly PreservePath[], forcedAnnotations: Record<string, string> = {}): KubeObject {
+export function applyPreserving(
+  desired: KubeObject,
+  target: KubeObject,
+  paths: readonly PreservePath[],
+  forcedAnnotations: Record<string, string> = {},
+): KubeObject {
   if (paths.length === 0) return desired;
   const out = clone(desired);
   const src = target as unknown as Record<string, unknown>;

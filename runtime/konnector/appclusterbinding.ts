@@ -143,7 +143,12 @@ export class AppClusterBindingController {
     try {
       const parsed = parseKubeconfigSecret(secret, { namespace: ref.namespace, name: ref.name, key: ref.key }, { requireNamespace: false });
       kubeconfigB64 = secret!.data![ref.key];
-      conds = setCondition(conds, { type: ConditionType.SecretValid, status: 'True', reason: 'KubeconfigSecretValid', message: `app cluster ${parsed.server}` });
+      conds = setCondition(conds, {
+        type: ConditionType.SecretValid,
+        status: 'True',
+        reason: 'KubeconfigSecretValid',
+        message: `app cluster ${parsed.server}`,
+      });
     } catch (e) {
       if (!(e instanceof KubeconfigError)) throw e;
       conds = setCondition(conds, {
@@ -166,7 +171,11 @@ export class AppClusterBindingController {
       await this.apply(CoreResources.roles, {
         metadata: { name: 'control-plane-connector', namespace: root, labels },
         rules: [
-          { apiGroups: ['klutch.anynines.com'], resources: ['apiservicebindings', 'apiservicebindings/status'], verbs: ['get', 'list', 'watch', 'update', 'patch'] },
+          {
+            apiGroups: ['klutch.anynines.com'],
+            resources: ['apiservicebindings', 'apiservicebindings/status'],
+            verbs: ['get', 'list', 'watch', 'update', 'patch'],
+          },
           { apiGroups: ['klutch.anynines.com'], resources: ['clusterbindings', 'apiserviceexports'], verbs: ['get', 'list', 'watch'] },
           { apiGroups: ['klutch.anynines.com'], resources: ['clusterbindings/status', 'apiserviceexports/status'], verbs: ['get', 'patch', 'update'] },
           { apiGroups: ['klutch.anynines.com'], resources: ['apiservicenamespaces'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
@@ -200,7 +209,9 @@ export class AppClusterBindingController {
       if (exp?.spec.permissionClaims?.length) spec.permissionClaims = exp.spec.permissionClaims.map((c) => ({ ...c, state: 'Accepted' }));
       await this.apply(BindResources.apiServiceBindings, { metadata: { name: bname, namespace: root, labels }, spec });
     }
-    const selector = Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(',');
+    const selector = Object.entries(labels)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(',');
     const existing = await this.c.list(BindResources.apiServiceBindings, root, { labelSelector: selector });
     for (const b of existing.items) {
       if (!want.has(b.metadata.name!)) await this.c.delete(BindResources.apiServiceBindings, root, b.metadata.name!);
@@ -257,7 +268,12 @@ export class AppClusterBindingController {
         message: `applying Deployment ${root}/konnector failed: ${(e as Error).message}; check spec.konnector.overrides`,
       });
     }
-    return setCondition(conds, { type: ConditionType.KonnectorDeployed, status: 'True', reason: 'DeploymentApplied', message: `Deployment ${root}/konnector applied` });
+    return setCondition(conds, {
+      type: ConditionType.KonnectorDeployed,
+      status: 'True',
+      reason: 'DeploymentApplied',
+      message: `Deployment ${root}/konnector applied`,
+    });
   }
 
   /**
@@ -267,22 +283,28 @@ export class AppClusterBindingController {
    * removed. Then the Deployment and the root namespace go. Returns a requeue delay while waiting.
    */
   private async cleanup(root: string, labels: Record<string, string>, deletedAt: string | undefined): Promise<number | undefined> {
-    const selector = Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(',');
+    const selector = Object.entries(labels)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(',');
     const bindings = await this.c.list(BindResources.apiServiceBindings, root, { labelSelector: selector }).catch((e) => {
       if (isNotFound(e)) return { items: [] as KubeObject[], metadata: {} };
       throw e;
     });
     const waiting = bindings.items.filter((b) => (b.metadata.finalizers ?? []).includes(BINDING_FINALIZER));
     for (const b of bindings.items) {
-      if (!b.metadata.deletionTimestamp) await this.c.delete(BindResources.apiServiceBindings, root, b.metadata.name!).catch((e) => {
-        if (!isNotFound(e)) throw e;
-      });
+      if (!b.metadata.deletionTimestamp)
+        await this.c.delete(BindResources.apiServiceBindings, root, b.metadata.name!).catch((e) => {
+          if (!isNotFound(e)) throw e;
+        });
     }
     if (waiting.length) {
       const since = deletedAt ? Date.now() - Date.parse(deletedAt) : 0;
       if (since < this.bindingCleanupGraceMs) return 1000;
       for (const b of waiting) {
-        this.log.warn({ binding: `${root}/${b.metadata.name}` }, 'the konnector did not unbind in time: removing its finalizer; objects of this binding may remain on the app cluster');
+        this.log.warn(
+          { binding: `${root}/${b.metadata.name}` },
+          'the konnector did not unbind in time: removing its finalizer; objects of this binding may remain on the app cluster',
+        );
         await setFinalizer(this.c, BindResources.apiServiceBindings, b, BINDING_FINALIZER, false);
       }
       return 200;

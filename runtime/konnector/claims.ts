@@ -229,7 +229,14 @@ export class ClaimSync {
    * Makes `target` (in `targetNs` on the other side) a copy of `source`, or deletes our copy when
    * source is gone. `replace`: the target is a foreign object being replaced (no preserving).
    */
-  private async mirror(source: KubeObject | undefined, target: KubeObject | undefined, targetNs: string, owner: Owner, dir: 'up' | 'down', replace = false): Promise<void> {
+  private async mirror(
+    source: KubeObject | undefined,
+    target: KubeObject | undefined,
+    targetNs: string,
+    owner: Owner,
+    dir: 'up' | 'down',
+    replace = false,
+  ): Promise<void> {
     const client = dir === 'down' ? this.ctx.app : this.ctx.provider;
     const t0 = performance.now();
     if (!source) {

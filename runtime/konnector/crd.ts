@@ -15,7 +15,14 @@ export type CRD = KubeObject & {
 };
 
 export function bindingOwnerRef(b: APIServiceBinding): OwnerReference {
-  return { apiVersion: BIND_GROUP_VERSION, kind: 'APIServiceBinding', name: b.metadata.name!, uid: b.metadata.uid!, controller: true, blockOwnerDeletion: true };
+  return {
+    apiVersion: BIND_GROUP_VERSION,
+    kind: 'APIServiceBinding',
+    name: b.metadata.name!,
+    uid: b.metadata.uid!,
+    controller: true,
+    blockOwnerDeletion: true,
+  };
 }
 
 /** The CRD the app cluster gets for an export: same group, names, scope, versions (schema, subresources, printer columns). */
@@ -68,7 +75,12 @@ export function crdNeedsUpdate(live: CRD, want: CRD): boolean {
     const { schema, ...rest } = wv;
     // The schema is compared exactly (removed properties must be removed); other fields as a subset,
     // because the API server fills defaults.
-    return !deepEqual(schema, lv.schema) || !isSubset(rest, lv) || (!!lv.subresources && !wv.subresources) || (!!lv.additionalPrinterColumns && !wv.additionalPrinterColumns);
+    return (
+      !deepEqual(schema, lv.schema) ||
+      !isSubset(rest, lv) ||
+      (!!lv.subresources && !wv.subresources) ||
+      (!!lv.additionalPrinterColumns && !wv.additionalPrinterColumns)
+    );
   });
 }
 

@@ -50,7 +50,13 @@ interface ApiSpec {
 export function resourceOfExport(exp: ApiSpec): ResourceRef {
   const v = exp.spec.versions.find((x) => x.served !== false) ?? exp.spec.versions[0];
   if (!v) throw new Error(`${exp.metadata.name}: spec.versions is empty; the provider must export at least one version`);
-  return { group: exp.spec.group, version: String(v.name), plural: String(exp.spec.names.plural), kind: String(exp.spec.names.kind), namespaced: exp.spec.scope === 'Namespaced' };
+  return {
+    group: exp.spec.group,
+    version: String(v.name),
+    plural: String(exp.spec.names.plural),
+    kind: String(exp.spec.names.kind),
+    namespaced: exp.spec.scope === 'Namespaced',
+  };
 }
 
 export class ExportSync {
@@ -94,9 +100,19 @@ export class ExportSync {
     this.providerResource = { ...this.resource, namespaced: namespaced || this.isolation === 'Namespaced' };
 
     // Cached copies without managedFields: a third less memory per object, never needed here.
-    this.consumerInformer = new Informer(ctx.app, this.resource, { resyncMs: ctx.resyncMs, logger: this.log, name: `app ${this.resLabel}`, transform: stripManagedFields });
+    this.consumerInformer = new Informer(ctx.app, this.resource, {
+      resyncMs: ctx.resyncMs,
+      logger: this.log,
+      name: `app ${this.resLabel}`,
+      transform: stripManagedFields,
+    });
     const clusterWide = !namespaced ? this.isolation !== 'Namespaced' : exportObj.spec.informerScope === 'Cluster';
-    this.providerInformer = new MultiNamespaceInformer(ctx.provider, this.providerResource, { cluster: clusterWide, resyncMs: ctx.resyncMs, logger: this.log, transform: stripManagedFields });
+    this.providerInformer = new MultiNamespaceInformer(ctx.provider, this.providerResource, {
+      cluster: clusterWide,
+      resyncMs: ctx.resyncMs,
+      logger: this.log,
+      transform: stripManagedFields,
+    });
 
     const common = { registry: ctx.registry, logger: this.log, workers: ctx.workers, backoffMaxMs: 30_000 };
     this.spec = new Controller({ ...common, name: `spec:${this.resLabel}:${ctx.clusterNamespace}`, reconciler: (k) => this.reconcileSpec(k) });
@@ -292,7 +308,10 @@ export class ExportSync {
       // Finalizer first (so a delete can never skip the upstream clean-up), then go on with the
       // object the API server returned instead of waiting for the informer to deliver it.
       const staleRV = down.metadata.resourceVersion;
-      down = await this.ctx.app.update(this.resource, { ...down, metadata: { ...down.metadata, finalizers: [...(down.metadata.finalizers ?? []), SYNCER_FINALIZER] } });
+      down = await this.ctx.app.update(this.resource, {
+        ...down,
+        metadata: { ...down.metadata, finalizers: [...(down.metadata.finalizers ?? []), SYNCER_FINALIZER] },
+      });
       if (this.updatedDown.size > 10_000) this.updatedDown.clear(); // bounded: only a cache of in-flight events
       this.updatedDown.set(key, { staleRV, obj: down });
     }

@@ -104,13 +104,26 @@ export class Konnector {
     this.log = opts.logger ?? silentLogger;
     const { clientStats } = this.metrics;
     this.app = new KubeClient(opts.appKubeConfig, { qps, burst, userAgent: 'klutch-konnector', stats: clientStats.app });
-    this.bindingClient = opts.bindingKubeConfig ? new KubeClient(opts.bindingKubeConfig, { qps, burst, userAgent: 'klutch-konnector', stats: clientStats.app }) : this.app;
+    this.bindingClient = opts.bindingKubeConfig
+      ? new KubeClient(opts.bindingKubeConfig, { qps, burst, userAgent: 'klutch-konnector', stats: clientStats.app })
+      : this.app;
     const resyncMs = opts.resyncMs ?? 600_000;
-    this.bindings = new Informer<APIServiceBinding>(this.bindingClient, BindResources.apiServiceBindings, { namespace: opts.bindingNamespace, resyncMs, logger: this.log });
+    this.bindings = new Informer<APIServiceBinding>(this.bindingClient, BindResources.apiServiceBindings, {
+      namespace: opts.bindingNamespace,
+      resyncMs,
+      logger: this.log,
+    });
     // Every CRD of the app cluster is cached (schemas can be large): without managedFields.
     this.crds = new Informer<CRD>(this.app, CoreResources.crds, { resyncMs, logger: this.log, transform: stripManagedFields });
     this.namespaces = new Informer(this.app, CoreResources.namespaces, { resyncMs, logger: this.log });
-    this.controller = new Controller({ name: 'bindings', workers: 2, registry: this.registry, logger: this.log, backoffMaxMs: 30_000, reconciler: (k) => this.reconcile(k) });
+    this.controller = new Controller({
+      name: 'bindings',
+      workers: 2,
+      registry: this.registry,
+      logger: this.log,
+      backoffMaxMs: 30_000,
+      reconciler: (k) => this.reconcile(k),
+    });
 
     this.shared = {
       app: this.app,
@@ -187,7 +200,8 @@ export class Konnector {
   ready(): true | string {
     if (!this.started) return 'not started';
     for (const i of [this.bindings, this.crds, this.namespaces]) if (!i.hasSynced()) return `informer ${i.name} not synced`;
-    for (const p of this.providers.values()) if (!p.synced) return `provider ${p.kubeconfig.server} (${p.clusterNamespace}) not synced${p.syncError ? ': ' + p.syncError : ''}`;
+    for (const p of this.providers.values())
+      if (!p.synced) return `provider ${p.kubeconfig.server} (${p.clusterNamespace}) not synced${p.syncError ? ': ' + p.syncError : ''}`;
     return true;
   }
 
@@ -273,7 +287,15 @@ export class Konnector {
   private async kubeconfigFor(b: APIServiceBinding): Promise<{ parsed?: ParsedKubeconfig; cond: Omit<Condition, 'lastTransitionTime'> }> {
     const ref = b.spec?.kubeconfigSecretRef;
     if (!ref?.namespace || !ref.name) {
-      return { cond: { type: ConditionType.SecretValid, status: 'False', severity: 'Error', reason: 'KubeconfigSecretInvalid', message: 'spec.kubeconfigSecretRef must name the namespace and name of the provider kubeconfig Secret' } };
+      return {
+        cond: {
+          type: ConditionType.SecretValid,
+          status: 'False',
+          severity: 'Error',
+          reason: 'KubeconfigSecretInvalid',
+          message: 'spec.kubeconfigSecretRef must name the namespace and name of the provider kubeconfig Secret',
+        },
+      };
     }
     const inf = this.secretInformer(ref.namespace, ref.name);
     await inf.waitForSync(30_000);
@@ -287,7 +309,12 @@ export class Konnector {
       // Control-plane mode (as in Klutch): the Secret holds the app cluster's kubeconfig; the provider
       // is the control plane the konnector runs on, and the cluster namespace is the binding's namespace.
       const parsed = cp
-        ? { text: `control-plane-mode:${b.metadata.namespace}`, access: this.bindingClient.source, namespace: b.metadata.namespace!, server: this.bindingClient.server }
+        ? {
+            text: `control-plane-mode:${b.metadata.namespace}`,
+            access: this.bindingClient.source,
+            namespace: b.metadata.namespace!,
+            server: this.bindingClient.server,
+          }
         : fromSecret;
       return {
         parsed,
@@ -346,7 +373,10 @@ export class Konnector {
         this.log.info({ binding: key, crd: crd.metadata.name }, 'binding deleted: deleting its CRD; its objects are deleted on both sides');
       }
       if (this.attached.has(key)) {
-        const marked: APIServiceBinding = { ...last, metadata: { ...last.metadata, deletionTimestamp: last.metadata.deletionTimestamp ?? new Date().toISOString() } };
+        const marked: APIServiceBinding = {
+          ...last,
+          metadata: { ...last.metadata, deletionTimestamp: last.metadata.deletionTimestamp ?? new Date().toISOString() },
+        };
         this.unbinding.set(key, marked);
         this.providers.get(this.attached.get(key)!)?.bindingUpdated(key);
       } else {
@@ -406,21 +436,37 @@ export class Konnector {
       conds = setCondition(
         conds,
         conn.synced
-          ? { type: ConditionType.InformersSynced, status: 'True', reason: 'InformersSynced', message: `watching namespace ${conn.clusterNamespace} on the provider` }
+          ? {
+              type: ConditionType.InformersSynced,
+              status: 'True',
+              reason: 'InformersSynced',
+              message: `watching namespace ${conn.clusterNamespace} on the provider`,
+            }
           : conn.syncError
             ? { type: ConditionType.InformersSynced, status: 'False', severity: 'Error', reason: 'InformerSyncTimeout', message: conn.syncError }
             : { type: ConditionType.InformersSynced, status: 'Unknown', reason: 'InformersSyncing', message: 'waiting for the provider informers to sync' },
       );
-      conds = setCondition(conds, { type: ConditionType.Heartbeating, ...conn.heartbeatState, severity: conn.heartbeatState.status === 'False' ? 'Error' : undefined });
+      conds = setCondition(conds, {
+        type: ConditionType.Heartbeating,
+        ...conn.heartbeatState,
+        severity: conn.heartbeatState.status === 'False' ? 'Error' : undefined,
+      });
       const cs = conn.crdState(key);
       conds = setCondition(
         conds,
-        cs ? { type: ConditionType.Connected, ...cs, severity: cs.status === 'False' ? 'Error' : undefined } : { type: ConditionType.Connected, status: 'Unknown', reason: 'Connecting', message: 'waiting for the provider connection' },
+        cs
+          ? { type: ConditionType.Connected, ...cs, severity: cs.status === 'False' ? 'Error' : undefined }
+          : { type: ConditionType.Connected, status: 'Unknown', reason: 'Connecting', message: 'waiting for the provider connection' },
       );
       if (conn.providerPrettyName) pretty = conn.providerPrettyName;
     } else {
       for (const t of [ConditionType.InformersSynced, ConditionType.Heartbeating, ConditionType.Connected]) {
-        conds = setCondition(conds, { type: t, status: 'Unknown', reason: 'NoProviderConnection', message: 'no provider connection: fix the kubeconfig Secret first (see SecretValid)' });
+        conds = setCondition(conds, {
+          type: t,
+          status: 'Unknown',
+          reason: 'NoProviderConnection',
+          message: 'no provider connection: fix the kubeconfig Secret first (see SecretValid)',
+        });
       }
     }
     conds = setSummary(conds, BINDING_CONDITIONS);

@@ -117,18 +117,18 @@ export async function main(argv = process.argv): Promise<void> {
   const konnector: { start(): Promise<void>; stop(): Promise<void>; ready(): true | string } = o.appClusterBindingController
     ? appClusterBindingRunner(new KubeClient(local, { qps: o.qps, burst: o.burst }), o.konnectorImage, registry, log)
     : new Konnector({
-    appKubeConfig,
-    bindingKubeConfig: o.controlPlaneMode ? local : undefined,
-    bindingNamespace,
-    controlPlaneMode: o.controlPlaneMode,
-    qps: o.qps,
-    burst: o.burst,
-    workers: o.workers,
-    resyncMs: o.resync,
-    heartbeatIntervalMs: o.heartbeatInterval,
-    registry,
-    logger: log,
-  });
+        appKubeConfig,
+        bindingKubeConfig: o.controlPlaneMode ? local : undefined,
+        bindingNamespace,
+        controlPlaneMode: o.controlPlaneMode,
+        qps: o.qps,
+        burst: o.burst,
+        workers: o.workers,
+        resyncMs: o.resync,
+        heartbeatIntervalMs: o.heartbeatInterval,
+        registry,
+        logger: log,
+      });
 
   let running: Promise<void> | undefined;
   let shuttingDown = false;
@@ -161,7 +161,12 @@ export async function main(argv = process.argv): Promise<void> {
 
   // A rejection nobody handles is a bug: logged with context, counted and shown on /readyz instead of
   // ending the process; an uncaught exception leaves the process in an unknown state: logged, exit 1.
-  const unexpected = new Counter({ name: 'klutch_konnector_unexpected_errors_total', help: 'Unexpected errors (bugs) by kind; each is logged with its context', labelNames: ['kind'], registers: [registry] });
+  const unexpected = new Counter({
+    name: 'klutch_konnector_unexpected_errors_total',
+    help: 'Unexpected errors (bugs) by kind; each is logged with its context',
+    labelNames: ['kind'],
+    registers: [registry],
+  });
   let lastUnexpected: { at: Date; message: string } | undefined;
   let unexpectedCount = 0;
   process.on('unhandledRejection', (e) => {
@@ -189,7 +194,9 @@ export async function main(argv = process.argv): Promise<void> {
         const last = [lastUnexpected, bugs.last && { at: bugs.last.at, message: `in ${bugs.last.controller} key ${bugs.last.key}: ${bugs.last.message}` }]
           .filter((x): x is { at: Date; message: string } => x !== undefined)
           .sort((x, y) => y.at.getTime() - x.at.getTime())[0];
-        return last ? `${unexpectedCount + bugs.total}, last ${Math.round((Date.now() - last.at.getTime()) / 1000)}s ago: ${last.message.slice(0, 300)}` : 'none';
+        return last
+          ? `${unexpectedCount + bugs.total}, last ${Math.round((Date.now() - last.at.getTime()) / 1000)}s ago: ${last.message.slice(0, 300)}`
+          : 'none';
       },
     },
   });

@@ -36,7 +36,15 @@ export function stableStringify(v: unknown): string {
   if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
   if (Array.isArray(v)) return '[' + v.map(stableStringify).join(',') + ']';
   const o = v as Record<string, unknown>;
-  return '{' + Object.keys(o).filter((k) => o[k] !== undefined).sort().map((k) => JSON.stringify(k) + ':' + stableStringify(o[k])).join(',') + '}';
+  return (
+    '{' +
+    Object.keys(o)
+      .filter((k) => o[k] !== undefined)
+      .sort()
+      .map((k) => JSON.stringify(k) + ':' + stableStringify(o[k]))
+      .join(',') +
+    '}'
+  );
 }
 
 export const hashOf = (v: unknown): string => createHash('sha256').update(stableStringify(v)).digest('hex').slice(0, 32);
@@ -72,7 +80,13 @@ export const isDeleting = (o: KubeObject | undefined): boolean => !!o?.metadata.
  * change makes the patch fail instead of being overwritten). Returns the patched object; undefined when
  * nothing had to change or, on removal, when the object is already gone.
  */
-export async function setFinalizer<T extends KubeObject>(client: KubeClient, r: ResourceRef, o: T, finalizer: string, present: boolean): Promise<T | undefined> {
+export async function setFinalizer<T extends KubeObject>(
+  client: KubeClient,
+  r: ResourceRef,
+  o: T,
+  finalizer: string,
+  present: boolean,
+): Promise<T | undefined> {
   const cur = o.metadata.finalizers ?? [];
   if (cur.includes(finalizer) === present) return undefined;
   const value = present ? [...cur, finalizer] : cur.filter((f) => f !== finalizer);

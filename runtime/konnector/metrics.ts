@@ -62,7 +62,7 @@ export function konnectorMetrics(registry: Registry): KonnectorMetrics {
     }),
     heartbeats: new Counter({
       name: 'klutch_konnector_heartbeats_total',
-      help: 'Heartbeats written into the ClusterBinding on the provider, by the app cluster\'s cluster namespace there and result (success, error)',
+      help: "Heartbeats written into the ClusterBinding on the provider, by the app cluster's cluster namespace there and result (success, error)",
       labelNames: ['cluster_namespace', 'result'],
       registers: [registry],
     }),

@@ -82,13 +82,7 @@ export class CrdReconciler implements Reconciler {
       return;
     }
     let live = d.crds.getByName(undefined, name);
-    if (
-      live &&
-      !isOwnedBy(live, b) &&
-      controllerOf(live)?.name === name &&
-      live.metadata.labels?.[EXPORTED_LABEL] === 'true' &&
-      d.ownerBindingGone(live)
-    ) {
+    if (live && !isOwnedBy(live, b) && controllerOf(live)?.name === name && live.metadata.labels?.[EXPORTED_LABEL] === 'true' && d.ownerBindingGone(live)) {
       // Made by a konnector for a binding of the same name that is gone (e.g. deleted with its finalizer
       // removed by hand, then created again): adopt it instead of calling it foreign; its objects stay.
       const old = controllerOf(live)!;
@@ -99,10 +93,7 @@ export class CrdReconciler implements Reconciler {
           ownerReferences: [...(live.metadata.ownerReferences ?? []).filter((r) => r.uid !== old.uid), bindingOwnerRef(b)],
         },
       });
-      d.log.info(
-        { crd: name, previousOwnerUid: old.uid, binding: bindingKey },
-        'adopted the CustomResourceDefinition of a deleted binding of the same name',
-      );
+      d.log.info({ crd: name, previousOwnerUid: old.uid, binding: bindingKey }, 'adopted the CustomResourceDefinition of a deleted binding of the same name');
     }
     if (live && !isOwnedBy(live, b)) {
       const owner = controllerOf(live);

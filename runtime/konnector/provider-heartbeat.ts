@@ -131,8 +131,7 @@ export class HeartbeatReconciler implements Reconciler {
       return `; credential rotation unavailable: cannot read Secret ${d.clusterNamespace}/${ref.name} on the provider`;
     }
     const value = src?.data?.[ref.key ?? 'kubeconfig'];
-    if (!value)
-      return `; credential rotation unavailable: Secret ${d.clusterNamespace}/${ref.name} on the provider has no key "${ref.key}"`;
+    if (!value) return `; credential rotation unavailable: Secret ${d.clusterNamespace}/${ref.name} on the provider has no key "${ref.key}"`;
     const targets = new Map<string, { namespace: string; name: string; key: string }>();
     for (const k of d.bindings.keys()) {
       const r = d.getBinding(k)?.spec.kubeconfigSecretRef;

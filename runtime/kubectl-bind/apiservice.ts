@@ -10,13 +10,43 @@ import YAML from 'yaml';
 import { apiServiceBindingKind, bindingCrds } from '../../contract/index.js';
 import { ApiError, isAlreadyExists, isNotFound, parseKubeconfig, type KubeClient, type KubeObject, type ResourceRef } from '../core/index.js';
 import { BIND_API_VERSION, type PermissionClaim } from '../../contract/wire.js';
-import { BIND_NAMESPACE, CliError, Exit, Progress, clean, clientFor, parseRemoteKubeconfig, PROVIDER_KUBECONFIG_LABEL, render, safeClose, type OutputFormat } from './util.js';
+import {
+  BIND_NAMESPACE,
+  CliError,
+  Exit,
+  Progress,
+  clean,
+  clientFor,
+  parseRemoteKubeconfig,
+  PROVIDER_KUBECONFIG_LABEL,
+  render,
+  safeClose,
+  type OutputFormat,
+} from './util.js';
 
-export const REQUESTS: ResourceRef = { group: 'klutch.anynines.com', version: 'v1alpha1', plural: 'apiserviceexportrequests', namespaced: true, kind: 'APIServiceExportRequest' };
-export const BINDINGS: ResourceRef = { group: 'klutch.anynines.com', version: 'v1alpha1', plural: 'apiservicebindings', namespaced: true, kind: 'APIServiceBinding' };
+export const REQUESTS: ResourceRef = {
+  group: 'klutch.anynines.com',
+  version: 'v1alpha1',
+  plural: 'apiserviceexportrequests',
+  namespaced: true,
+  kind: 'APIServiceExportRequest',
+};
+export const BINDINGS: ResourceRef = {
+  group: 'klutch.anynines.com',
+  version: 'v1alpha1',
+  plural: 'apiservicebindings',
+  namespaced: true,
+  kind: 'APIServiceBinding',
+};
 const SECRETS: ResourceRef = { group: '', version: 'v1', plural: 'secrets', namespaced: true, kind: 'Secret' };
 const NAMESPACES: ResourceRef = { group: '', version: 'v1', plural: 'namespaces', namespaced: false, kind: 'Namespace' };
-const CRDS: ResourceRef = { group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', namespaced: false, kind: 'CustomResourceDefinition' };
+const CRDS: ResourceRef = {
+  group: 'apiextensions.k8s.io',
+  version: 'v1',
+  plural: 'customresourcedefinitions',
+  namespaced: false,
+  kind: 'CustomResourceDefinition',
+};
 const FIELD_MANAGER = 'kubectl-bind';
 
 export interface ExportRequestDoc {
@@ -108,12 +138,21 @@ export function describeClaim(c: PermissionClaim): string {
   const what = `${c.resource}${c.group ? '.' + c.group : ''}`;
   const sel = c.selector ?? {};
   const names = sel.names?.length && !(sel.names.length === 1 && sel.names[0] === '*') ? ` named ${sel.names.join(', ')}` : '';
-  const owner = sel.owner === 'Provider' ? ' created by the provider (synced into your cluster)' : sel.owner === 'Consumer' ? ' created in your cluster (synced to the provider)' : '';
+  const owner =
+    sel.owner === 'Provider'
+      ? ' created by the provider (synced into your cluster)'
+      : sel.owner === 'Consumer'
+        ? ' created in your cluster (synced to the provider)'
+        : '';
   return `${what}${names}${owner}${c.required ? ' [required]' : ''}`;
 }
 
 /** Asks consent for each claim; returns them with `state`. Throws CliError(CONSENT) on a rejected required claim. */
-export async function askConsent(claims: PermissionClaim[], o: { yes: boolean; io: IO }, api: string): Promise<Array<PermissionClaim & { state: 'Accepted' | 'Rejected' }>> {
+export async function askConsent(
+  claims: PermissionClaim[],
+  o: { yes: boolean; io: IO },
+  api: string,
+): Promise<Array<PermissionClaim & { state: 'Accepted' | 'Rejected' }>> {
   if (!claims.length) return [];
   if (o.yes) {
     for (const c of claims) o.io.err.write(`✅ accepted permission claim of ${api}: ${describeClaim(c)} (--yes)\n`);
@@ -197,7 +236,9 @@ async function ensureBindingCrd(consumer: KubeClient, deadline: number): Promise
   }
   for (;;) {
     const got = await consumer.get(CRDS, undefined, crd.metadata.name);
-    const est = (got as KubeObject & { status?: { conditions?: Array<{ type: string; status: string }> } }).status?.conditions?.find((c) => c.type === 'Established');
+    const est = (got as KubeObject & { status?: { conditions?: Array<{ type: string; status: string }> } }).status?.conditions?.find(
+      (c) => c.type === 'Established',
+    );
     if (est?.status === 'True') {
       // a just-established CRD can answer 404/429 ("storage is (re)initializing") for a moment
       try {
@@ -221,7 +262,11 @@ const semver = (t: string | undefined): number[] | undefined => {
 /** Installs or upgrades the konnector (SSA of the Konnector construct's manifests), covering every bound API. */
 async function installKonnector(consumer: KubeClient, bound: Array<{ group: string; resource: string }>, o: ApiServiceOptions): Promise<void> {
   const deployments: ResourceRef = { group: 'apps', version: 'v1', plural: 'deployments', namespaced: true, kind: 'Deployment' };
-  const existing = await consumer.getOrNull<KubeObject & { spec?: { template?: { spec?: { containers?: Array<{ image?: string }> } } } }>(deployments, BIND_NAMESPACE, 'konnector');
+  const existing = await consumer.getOrNull<KubeObject & { spec?: { template?: { spec?: { containers?: Array<{ image?: string }> } } } }>(
+    deployments,
+    BIND_NAMESPACE,
+    'konnector',
+  );
   const installedImage = existing?.spec?.template?.spec?.containers?.[0]?.image;
   // loaded on demand: cdk8s is heavy and only needed here
   const { DEFAULT_IMAGES, konnectorManifests } = await import('../../constructs/runtime/index.js');
@@ -230,7 +275,9 @@ async function installKonnector(consumer: KubeClient, bound: Array<{ group: stri
     const have = semver(imageTag(installedImage));
     const want = semver(imageTag(image));
     if (have && want && (have[0] - want[0] || have[1] - want[1] || have[2] - want[2]) > 0) {
-      o.io.err.write(`⚠️  the installed konnector ${installedImage} is newer than this kubectl-bind's ${image}; keeping it (pass --konnector-image to force)\n`);
+      o.io.err.write(
+        `⚠️  the installed konnector ${installedImage} is newer than this kubectl-bind's ${image}; keeping it (pass --konnector-image to force)\n`,
+      );
       image = installedImage;
     }
   }
@@ -273,8 +320,11 @@ interface RequestStatus {
 async function waitForRequest(remote: KubeClient, ns: string, name: string, o: ApiServiceOptions): Promise<RequestStatus> {
   const deadline = Date.now() + o.timeoutMs;
   let last: RequestStatus = {};
-  const progress = new Progress(o.io.err, `Waiting for the provider to accept export request ${name}`, deadline, () =>
-    last.conditions?.find((c) => c.type === 'ExportsReady')?.message ?? last.phase ?? 'Pending',
+  const progress = new Progress(
+    o.io.err,
+    `Waiting for the provider to accept export request ${name}`,
+    deadline,
+    () => last.conditions?.find((c) => c.type === 'ExportsReady')?.message ?? last.phase ?? 'Pending',
   ).start();
   try {
     for (;;) {
@@ -283,7 +333,10 @@ async function waitForRequest(remote: KubeClient, ns: string, name: string, o: A
       last = r.status ?? {};
       if (last.phase === 'Succeeded' || last.phase === 'Failed') return last;
       if (Date.now() > deadline) {
-        throw new CliError(`export request ${ns}/${name} is still ${last.phase ?? 'Pending'} after ${Math.round(o.timeoutMs / 1000)}s; is the provider's backend running? (raise --timeout to wait longer)`, Exit.FAILED);
+        throw new CliError(
+          `export request ${ns}/${name} is still ${last.phase ?? 'Pending'} after ${Math.round(o.timeoutMs / 1000)}s; is the provider's backend running? (raise --timeout to wait longer)`,
+          Exit.FAILED,
+        );
       }
       await new Promise((res) => setTimeout(res, 250));
     }
@@ -303,11 +356,16 @@ export async function bindApiService(request: ExportRequestDoc, o: ApiServiceOpt
   for (const [i, r] of request.spec.resources.entries()) {
     decisions.set(i, await askConsent(r.permissionClaims ?? [], o, `${r.resource}.${r.group ?? ''}`));
   }
-  const bindings = request.spec.resources.map((r, i) =>
-    apiServiceBindingKind.make(`${r.resource}.${r.group ?? ''}`, {
-      kubeconfigSecretRef: { namespace: BIND_NAMESPACE, name: o.secretName ?? '<created>', key: 'kubeconfig' },
-      ...(decisions.get(i)!.length ? { permissionClaims: decisions.get(i)! } : {}),
-    } as never, { namespace: BIND_NAMESPACE }) as unknown as KubeObject,
+  const bindings = request.spec.resources.map(
+    (r, i) =>
+      apiServiceBindingKind.make(
+        `${r.resource}.${r.group ?? ''}`,
+        {
+          kubeconfigSecretRef: { namespace: BIND_NAMESPACE, name: o.secretName ?? '<created>', key: 'kubeconfig' },
+          ...(decisions.get(i)!.length ? { permissionClaims: decisions.get(i)! } : {}),
+        } as never,
+        { namespace: BIND_NAMESPACE },
+      ) as unknown as KubeObject,
   );
   if (o.dryRun) {
     const req = { apiVersion: BIND_API_VERSION, kind: 'APIServiceExportRequest', metadata: { name: reqName, namespace: remoteNs }, spec: request.spec };
@@ -360,7 +418,9 @@ export async function bindApiService(request: ExportRequestDoc, o: ApiServiceOpt
             Exit.FAILED,
           );
         }
-        await o.consumer.mergePatch(BINDINGS, BIND_NAMESPACE, name, { spec: { permissionClaims: (b as KubeObject & { spec: { permissionClaims?: unknown } }).spec.permissionClaims ?? null } });
+        await o.consumer.mergePatch(BINDINGS, BIND_NAMESPACE, name, {
+          spec: { permissionClaims: (b as KubeObject & { spec: { permissionClaims?: unknown } }).spec.permissionClaims ?? null },
+        });
         o.io.err.write(`🔗 APIServiceBinding ${name} already existed; claims updated\n`);
         out.push(await o.consumer.get(BINDINGS, BIND_NAMESPACE, name));
       } else {

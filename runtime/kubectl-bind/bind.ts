@@ -9,7 +9,14 @@
  */
 import { spawn } from 'node:child_process';
 import type { KubeClient } from '../core/index.js';
-import { responseKubeconfig, responseRequests, validateBindingProvider, validateBindingResponse, type BindingProvider, type BindingResponse } from '../../contract/wire.js';
+import {
+  responseKubeconfig,
+  responseRequests,
+  validateBindingProvider,
+  validateBindingResponse,
+  type BindingProvider,
+  type BindingResponse,
+} from '../../contract/wire.js';
 import { CallbackServer } from './callback.js';
 import { bindApiService, ensureBindNamespace, type IO, type ExportRequestDoc } from './apiservice.js';
 import { CliError, Exit, Progress, clusterIdFor, newSessionId, parseRemoteKubeconfig, render, type OutputFormat } from './util.js';
@@ -41,7 +48,10 @@ export async function fetchProvider(url: string): Promise<BindingProvider> {
   try {
     res = await fetch(u, { headers: { Accept: 'application/json' } });
   } catch (e) {
-    throw new CliError(`cannot reach ${url}: ${(e as Error & { cause?: Error }).cause?.message ?? (e as Error).message}; check the URL and your network`, Exit.FAILED);
+    throw new CliError(
+      `cannot reach ${url}: ${(e as Error & { cause?: Error }).cause?.message ?? (e as Error).message}; check the URL and your network`,
+      Exit.FAILED,
+    );
   }
   if (!res.ok) throw new CliError(`${url} answered HTTP ${res.status}; is it the backend's /export URL?`, Exit.FAILED);
   let body: unknown;
@@ -107,7 +117,12 @@ async function browserLogin(provider: BindingProvider, sessionId: string, cluste
         new Promise<never>((_r, reject) => {
           timer = setTimeout(() => {
             const why = cb.refused.length ? `; refused answers: ${cb.refused.join('; ')}` : '';
-            reject(new CliError(`no login answer within ${Math.round(o.timeoutMs / 1000)}s${why}; run the command again (raise --timeout if you need more time)`, Exit.AUTH));
+            reject(
+              new CliError(
+                `no login answer within ${Math.round(o.timeoutMs / 1000)}s${why}; run the command again (raise --timeout if you need more time)`,
+                Exit.AUTH,
+              ),
+            );
           }, o.timeoutMs);
         }),
       ]);
@@ -122,7 +137,8 @@ async function browserLogin(provider: BindingProvider, sessionId: string, cluste
 
 async function bearerBind(provider: BindingProvider, sessionId: string, clusterId: string, o: BindOptions): Promise<BindingResponse> {
   const m = /^([a-z][-a-z0-9]*[a-z0-9])\.(.*)$/.exec(o.resource ?? '');
-  if (!m) throw new CliError(`--resource: "${o.resource ?? ''}" is not <plural>.<group> (e.g. postgresqlinstances.anynines.com); required with --token`, Exit.USAGE);
+  if (!m)
+    throw new CliError(`--resource: "${o.resource ?? ''}" is not <plural>.<group> (e.g. postgresqlinstances.anynines.com); required with --token`, Exit.USAGE);
   const authorize = provider.authenticationMethods.find((x) => x.method === 'OAuth2CodeGrant')?.oauth2CodeGrant?.authenticatedURL;
   const bindUrl = new URL('/bind', authorize ?? o.url);
   let res: Response;
@@ -136,7 +152,8 @@ async function bearerBind(provider: BindingProvider, sessionId: string, clusterI
     throw new CliError(`cannot reach ${bindUrl}: ${(e as Error).message}`, Exit.FAILED);
   }
   const body = (await res.json().catch(() => ({}))) as { error?: string };
-  if (res.status === 401 || res.status === 403) throw new CliError(`the backend refused the token: ${body.error ?? res.status}; get a fresh token from the issuer`, Exit.AUTH);
+  if (res.status === 401 || res.status === 403)
+    throw new CliError(`the backend refused the token: ${body.error ?? res.status}; get a fresh token from the issuer`, Exit.AUTH);
   if (!res.ok) throw new CliError(`the backend refused the binding: ${body.error ?? `HTTP ${res.status}`}`, Exit.FAILED);
   try {
     return validateBindingResponse(body);
@@ -191,6 +208,8 @@ export function printBindings(bindings: Array<{ metadata: { name?: string }; spe
   io.out.write('NAME\tSECRET\tCLAIMS\n');
   for (const b of bindings) {
     const spec = b.spec as { kubeconfigSecretRef?: { name?: string }; permissionClaims?: Array<{ resource: string; state: string }> };
-    io.out.write(`${b.metadata.name}\t${spec?.kubeconfigSecretRef?.name ?? ''}\t${(spec?.permissionClaims ?? []).map((c) => `${c.resource}:${c.state}`).join(',') || '-'}\n`);
+    io.out.write(
+      `${b.metadata.name}\t${spec?.kubeconfigSecretRef?.name ?? ''}\t${(spec?.permissionClaims ?? []).map((c) => `${c.resource}:${c.state}`).join(',') || '-'}\n`,
+    );
   }
 }

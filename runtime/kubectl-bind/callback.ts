@@ -62,9 +62,9 @@ export class CallbackServer {
         return;
       }
       done = true;
-      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end(
-        page('Authenticated', 'You have been authenticated successfully. Head back to the command line.'),
-      );
+      res
+        .writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' })
+        .end(page('Authenticated', 'You have been authenticated successfully. Head back to the command line.'));
       this.resolve(r);
     });
     await new Promise<void>((resolve, reject) => {

@@ -35,7 +35,7 @@ export function program(io: IO, env: NodeJS.ProcessEnv = process.env): Command {
     .argument('[url]', "the backend's export URL, e.g. https://bind.example.com/export")
     .option('--open', 'open the login URL in the browser', false)
     .option('--verbose', 'print the stack trace of an unexpected error (also $KUBECTL_BIND_DEBUG=1)')
-    .option('--token <jwt>', 'non-interactive: a JWT from the backend\'s OIDC issuer (or $KLUTCH_BIND_TOKEN)')
+    .option('--token <jwt>', "non-interactive: a JWT from the backend's OIDC issuer (or $KLUTCH_BIND_TOKEN)")
     .option('--resource <plural.group>', 'with --token: the API to bind, e.g. postgresqlinstances.anynines.com')
     .enablePositionalOptions() // flags after "apiservice" belong to it (both define --kubeconfig …)
     .exitOverride()
@@ -43,7 +43,7 @@ export function program(io: IO, env: NodeJS.ProcessEnv = process.env): Command {
     .showHelpAfterError('(run "kubectl bind --help" for usage)');
   kubeFlags(root);
   root.action(async (url: string | undefined, o: Record<string, unknown>) => {
-    if (!url) throw new CliError('missing <url>: pass the backend\'s export URL, e.g. kubectl bind https://bind.example.com/export', Exit.USAGE);
+    if (!url) throw new CliError("missing <url>: pass the backend's export URL, e.g. kubectl bind https://bind.example.com/export", Exit.USAGE);
     const output = parseOutput(o.output as string | undefined);
     const timeoutMs = parseTimeout('--timeout', o.timeout as string);
     const token = (o.token as string | undefined) ?? env.KLUTCH_BIND_TOKEN;
@@ -105,10 +105,16 @@ export function program(io: IO, env: NodeJS.ProcessEnv = process.env): Command {
         }
       } else {
         const ns = (o.remoteKubeconfigNamespace as string | undefined) ?? BIND_NAMESPACE;
-        if (ns !== BIND_NAMESPACE) throw new CliError(`--remote-kubeconfig-namespace: "${ns}"; the konnector reads kubeconfig Secrets from ${BIND_NAMESPACE} only`, Exit.USAGE);
+        if (ns !== BIND_NAMESPACE)
+          throw new CliError(`--remote-kubeconfig-namespace: "${ns}"; the konnector reads kubeconfig Secrets from ${BIND_NAMESPACE} only`, Exit.USAGE);
         secretName = o.remoteKubeconfigName as string;
-        const s = await consumer.getOrNull<KubeObject & { data?: Record<string, string> }>({ group: '', version: 'v1', plural: 'secrets', namespaced: true, kind: 'Secret' }, ns, secretName);
-        if (!s?.data?.kubeconfig) throw new CliError(`Secret ${ns}/${secretName} does not exist or has no key "kubeconfig"; run "kubectl bind <url>" first`, Exit.USAGE);
+        const s = await consumer.getOrNull<KubeObject & { data?: Record<string, string> }>(
+          { group: '', version: 'v1', plural: 'secrets', namespaced: true, kind: 'Secret' },
+          ns,
+          secretName,
+        );
+        if (!s?.data?.kubeconfig)
+          throw new CliError(`Secret ${ns}/${secretName} does not exist or has no key "kubeconfig"; run "kubectl bind <url>" first`, Exit.USAGE);
         remoteKubeconfig = Buffer.from(s.data.kubeconfig, 'base64').toString('utf8');
       }
       const bindings = await bindApiService(request, {

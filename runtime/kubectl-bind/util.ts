@@ -77,7 +77,11 @@ export const clientFor = (access: ClusterAccess): KubeClient => new KubeClient(a
 /** Closes a client whose connection setup may have failed (its error was already reported). */
 export function safeClose(c: KubeClient): void {
   const prepared = (c as unknown as { prepared?: Promise<unknown> }).prepared;
-  if (prepared) prepared.then(() => c.close(), () => undefined);
+  if (prepared)
+    prepared.then(
+      () => c.close(),
+      () => undefined,
+    );
 }
 
 const BASE62 = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
@@ -104,7 +108,8 @@ export function parseRemoteKubeconfig(text: string): { server: string; namespace
   } catch (e) {
     throw new CliError(`provider kubeconfig is not valid: ${(e as Error).message}`, Exit.USAGE);
   }
-  if (!access.namespace) throw new CliError('provider kubeconfig has no namespace in its current context; the backend puts the cluster namespace there', Exit.USAGE);
+  if (!access.namespace)
+    throw new CliError('provider kubeconfig has no namespace in its current context; the backend puts the cluster namespace there', Exit.USAGE);
   return { server: access.server, namespace: access.namespace };
 }
 

@@ -93,7 +93,10 @@ export function sortForApply<T extends KubernetesObject>(objects: readonly T[]):
     const i = APPLY_ORDER.indexOf(o.kind ?? '');
     return i === -1 ? APPLY_ORDER.length : i;
   };
-  return objects.map((o, i) => ({ o, i })).sort((a, b) => rank(a.o) - rank(b.o) || a.i - b.i).map((x) => x.o);
+  return objects
+    .map((o, i) => ({ o, i }))
+    .sort((a, b) => rank(a.o) - rank(b.o) || a.i - b.i)
+    .map((x) => x.o);
 }
 
 /** The API server's status code and message from a client-node error. */
@@ -160,7 +163,8 @@ export async function applyManifests(kc: KubeConfig, objects: readonly Kubernete
   const fieldManager = opts.fieldManager ?? 'klutch-kit';
   const force = opts.force ?? true;
   const continueOnError = opts.continueOnError ?? true;
-  const isFirst = (o: KubernetesObject) => o.kind === 'Namespace' || (o.kind === 'CustomResourceDefinition' && (o.apiVersion ?? '').startsWith('apiextensions.k8s.io/'));
+  const isFirst = (o: KubernetesObject) =>
+    o.kind === 'Namespace' || (o.kind === 'CustomResourceDefinition' && (o.apiVersion ?? '').startsWith('apiextensions.k8s.io/'));
   const first = sortForApply(objects.filter(isFirst));
   const rest = sortForApply(objects.filter((o) => !isFirst(o)));
   const applied: KubernetesObject[] = [];
@@ -172,7 +176,10 @@ export async function applyManifests(kc: KubeConfig, objects: readonly Kubernete
       if (opts.dryRun) q.set('dryRun', 'All');
       const objectPath = await paths.objectPath(o as ObjectIdentity, defaultNamespace);
       // Sent as-is (JSON is YAML): no client-side model may drop fields such as x-kubernetes-validations.
-      const res = await clientOf(kc).request<KubernetesObject>('PATCH', `${objectPath}?${q.toString()}`, { body: o, contentType: 'application/apply-patch+yaml' });
+      const res = await clientOf(kc).request<KubernetesObject>('PATCH', `${objectPath}?${q.toString()}`, {
+        body: o,
+        contentType: 'application/apply-patch+yaml',
+      });
       applied.push(res);
     } catch (e) {
       const d = apiErrorDetails(e);

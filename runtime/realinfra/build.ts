@@ -14,12 +14,7 @@ import { fileURLToPath } from 'node:url';
 export type KubeComponentName = 'etcd' | 'kube-apiserver' | 'kube-controller-manager';
 
 /** A Crossplane-harness binary this package builds from a Go wrapper module under `tools/`. */
-export type CrossplaneComponentName =
-  | 'crossplane-2.3'
-  | 'crossplane-1.20'
-  | 'function-patch-and-transform'
-  | 'provider-kubernetes'
-  | 'crane';
+export type CrossplaneComponentName = 'crossplane-2.3' | 'crossplane-1.20' | 'function-patch-and-transform' | 'provider-kubernetes' | 'crane';
 
 /** A binary this package builds from a Go wrapper module under `tools/`. */
 export type ComponentName = KubeComponentName | CrossplaneComponentName;
@@ -185,9 +180,7 @@ export function defaultToolsDir(): string {
     }
     const parent = path.dirname(dir);
     if (parent === dir) {
-      throw new Error(
-        `realinfra: cannot find tools/kube/go.mod above ${fileURLToPath(import.meta.url)}; pass toolsDir to ensureBinaries()`,
-      );
+      throw new Error(`realinfra: cannot find tools/kube/go.mod above ${fileURLToPath(import.meta.url)}; pass toolsDir to ensureBinaries()`);
     }
     dir = parent;
   }
@@ -223,15 +216,7 @@ export function planComponent(name: ComponentName, opts: { cacheRoot?: string; t
   const binary = name;
   const args = ['build', '-buildvcs=false', '-trimpath', '-ldflags', spec.ldflags(goMod), '-o', binary, spec.pkg];
   const hash = createHash('sha256');
-  for (const part of [
-    'klutch-kit-realinfra-v1',
-    name,
-    goMod,
-    goSum,
-    JSON.stringify(args),
-    JSON.stringify(BUILD_ENV),
-    `${process.platform}/${process.arch}`,
-  ]) {
+  for (const part of ['klutch-kit-realinfra-v1', name, goMod, goSum, JSON.stringify(args), JSON.stringify(BUILD_ENV), `${process.platform}/${process.arch}`]) {
     hash.update(part).update('\0');
   }
   const key = hash.digest('hex');
@@ -382,8 +367,7 @@ async function runGoBuild(
         plan.name,
         null,
         '',
-        `the go command "${goBinary}" was not found. Install Go >= 1.26 (needed only for the real-cluster ` +
-          `test suites) or set KLUTCH_KIT_GO to its path`,
+        `the go command "${goBinary}" was not found. Install Go >= 1.26 (needed only for the real-cluster ` + `test suites) or set KLUTCH_KIT_GO to its path`,
       );
     }
     // `times` prints the shell's and then its children's user/system time, e.g. "12m3.400s 1m2.300s".
@@ -432,7 +416,16 @@ export async function ensureComponent(name: ComponentName, opts: EnsureBinariesO
     log(`${name}: building ${plan.pkg} (module ${path.relative(process.cwd(), plan.moduleDir) || plan.moduleDir}) …`);
     try {
       await runGoBuild({ ...plan, args }, tmp, opts.goBinary ?? process.env['KLUTCH_KIT_GO'] ?? 'go', log, opts.heartbeatSeconds ?? 30, cpu);
-      publishBuildDir(tmp, plan.dir, { component: name, pkg: plan.pkg, args: plan.args, env: plan.env, key: plan.key, builtAt: new Date().toISOString(), seconds: (Date.now() - started) / 1000, cpuSeconds: cpu.seconds });
+      publishBuildDir(tmp, plan.dir, {
+        component: name,
+        pkg: plan.pkg,
+        args: plan.args,
+        env: plan.env,
+        key: plan.key,
+        builtAt: new Date().toISOString(),
+        seconds: (Date.now() - started) / 1000,
+        cpuSeconds: cpu.seconds,
+      });
     } catch (e) {
       fs.rmSync(tmp, { recursive: true, force: true });
       log(`${name}: FAILED after ${fmtSeconds(Date.now() - started)}`);
@@ -477,10 +470,7 @@ export interface CrossplaneBinaries {
 }
 
 /** Builds (or finds in the cache) Crossplane core `version`, function-patch-and-transform, provider-kubernetes and crane. */
-export async function ensureCrossplaneBinaries(
-  version: CrossplaneVersion,
-  opts: Omit<EnsureBinariesOptions, 'components'> = {},
-): Promise<CrossplaneBinaries> {
+export async function ensureCrossplaneBinaries(version: CrossplaneVersion, opts: Omit<EnsureBinariesOptions, 'components'> = {}): Promise<CrossplaneBinaries> {
   if (!CROSSPLANE_VERSIONS.includes(version)) {
     throw new Error(`realinfra: crossplane version "${String(version)}" is not supported; expected one of ${CROSSPLANE_VERSIONS.join(', ')}`);
   }
@@ -505,10 +495,7 @@ const sourceCache = new Map<string, UpstreamSource>();
  * Where the source of a component's upstream module is (package metadata such as `package/crossplane.yaml`,
  * Crossplane's `cluster/crds`): `go mod download -json` in the wrapper module, verified against its go.sum.
  */
-export async function upstreamSource(
-  name: ComponentName,
-  opts: { toolsDir?: string; goBinary?: string } = {},
-): Promise<UpstreamSource> {
+export async function upstreamSource(name: ComponentName, opts: { toolsDir?: string; goBinary?: string } = {}): Promise<UpstreamSource> {
   const spec = SPECS[name];
   if (!spec?.upstream) throw new Error(`realinfra: component "${String(name)}" has no upstream module source`);
   const moduleDir = path.join(opts.toolsDir ?? defaultToolsDir(), spec.module);

@@ -395,9 +395,7 @@ class ClusterImpl implements RealCluster {
       kind: 'Config',
       'current-context': ctx,
       clusters: [{ name: ctx, cluster: { server: this.server, 'certificate-authority-data': b64(this.pki.caPem) } }],
-      users: [
-        { name: `${ctx}-admin`, user: { 'client-certificate-data': b64(this.pki.adminCertPem), 'client-key-data': b64(this.pki.adminKeyPem) } },
-      ],
+      users: [{ name: `${ctx}-admin`, user: { 'client-certificate-data': b64(this.pki.adminCertPem), 'client-key-data': b64(this.pki.adminKeyPem) } }],
       contexts: [{ name: ctx, context: { cluster: ctx, user: `${ctx}-admin` } }],
       preferences: {},
     };
@@ -479,9 +477,7 @@ function portConflict(e: unknown): boolean {
  */
 export async function startCluster(opts: StartClusterOptions): Promise<RealCluster> {
   if (!opts || typeof opts.name !== 'string' || !NAME_RE.test(opts.name)) {
-    throw new Error(
-      `startCluster: name must be a DNS label of at most 40 characters (lowercase letters, digits, "-"), got ${JSON.stringify(opts?.name)}`,
-    );
+    throw new Error(`startCluster: name must be a DNS label of at most 40 characters (lowercase letters, digits, "-"), got ${JSON.stringify(opts?.name)}`);
   }
   const bins = opts.binaries ?? (await ensureBinaries({ log: opts.log }));
   for (const [k, v] of Object.entries(bins)) {

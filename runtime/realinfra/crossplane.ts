@@ -156,7 +156,6 @@ export class CrossplaneStartError extends Error {
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-
 function tail(file: string, lines = 30): string {
   try {
     const text = fs.readFileSync(file, 'utf8');
@@ -221,14 +220,58 @@ async function createPki(dir: string): Promise<{ caPem: string; crossplane: TlsD
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
   const ca = path.join(dir, 'ca.crt');
   const caKey = path.join(dir, 'ca.key');
-  await openssl(['req', '-x509', '-new', '-config', cnf, '-extensions', 'ca', ...ec, '-keyout', caKey, '-out', ca, '-days', '3650', '-subj', '/CN=klutch-kit-crossplane-ca'], 'Crossplane CA');
+  await openssl(
+    [
+      'req',
+      '-x509',
+      '-new',
+      '-config',
+      cnf,
+      '-extensions',
+      'ca',
+      ...ec,
+      '-keyout',
+      caKey,
+      '-out',
+      ca,
+      '-days',
+      '3650',
+      '-subj',
+      '/CN=klutch-kit-crossplane-ca',
+    ],
+    'Crossplane CA',
+  );
   const caPem = fs.readFileSync(ca, 'utf8');
   const leaf = async (name: string, ext: string, cn: string): Promise<TlsDir> => {
     const d = path.join(dir, name);
     fs.mkdirSync(d, { recursive: true });
     const crt = path.join(d, 'tls.crt');
     const key = path.join(d, 'tls.key');
-    await openssl(['req', '-x509', '-new', '-config', cnf, '-extensions', ext, ...ec, '-CA', ca, '-CAkey', caKey, '-keyout', key, '-out', crt, '-days', '825', '-subj', `/CN=${cn}`], `${name} certificate`);
+    await openssl(
+      [
+        'req',
+        '-x509',
+        '-new',
+        '-config',
+        cnf,
+        '-extensions',
+        ext,
+        ...ec,
+        '-CA',
+        ca,
+        '-CAkey',
+        caKey,
+        '-keyout',
+        key,
+        '-out',
+        crt,
+        '-days',
+        '825',
+        '-subj',
+        `/CN=${cn}`,
+      ],
+      `${name} certificate`,
+    );
     // tls.crt carries the chain (Crossplane takes a webhook's caBundle from the tls-server Secret's tls.crt).
     fs.writeFileSync(crt, fs.readFileSync(crt, 'utf8') + caPem);
     fs.writeFileSync(path.join(d, 'ca.crt'), caPem);
@@ -387,11 +430,24 @@ class Harness implements CrossplaneHarness {
   }
 
   /** Runs `binary args` inside namespace `ns` (exec'd by `ip netns exec`, so the PID is the binary's). */
-  private spawnIn(component: CrossplaneComponent, ns: Netns, binary: string, args: string[], env: NodeJS.ProcessEnv, wrap?: { script: string; scriptArgs: string[] }): XpProc {
-    const argv = wrap
-      ? ['netns', 'exec', ns.name, 'sh', '-c', wrap.script, ...wrap.scriptArgs, binary, ...args]
-      : ['netns', 'exec', ns.name, binary, ...args];
-    const p = new HarnessProcess({ component, binary, command: 'ip', args: argv, logFile: this.logs[component], env: { ...process.env, ...env }, cwd: this.dir });
+  private spawnIn(
+    component: CrossplaneComponent,
+    ns: Netns,
+    binary: string,
+    args: string[],
+    env: NodeJS.ProcessEnv,
+    wrap?: { script: string; scriptArgs: string[] },
+  ): XpProc {
+    const argv = wrap ? ['netns', 'exec', ns.name, 'sh', '-c', wrap.script, ...wrap.scriptArgs, binary, ...args] : ['netns', 'exec', ns.name, binary, ...args];
+    const p = new HarnessProcess({
+      component,
+      binary,
+      command: 'ip',
+      args: argv,
+      logFile: this.logs[component],
+      env: { ...process.env, ...env },
+      cwd: this.dir,
+    });
     this.procs[component] = p;
     this.register();
     return p;
@@ -469,7 +525,13 @@ class Harness implements CrossplaneHarness {
       { lh: this.xpNs.hostIp!, lp: apiPort, th: '127.0.0.1', tp: apiPort },
       { lh: '127.0.0.1', lp: regPort, th: this.xpNs.nsIp!, tp: regPort },
     ];
-    const fwd = new HarnessProcess<CrossplaneComponent>({ component: 'forwarder', binary: process.execPath, args: ['-e', FORWARDER_JS, JSON.stringify(routes)], logFile: this.logs.forwarder, cwd: this.dir });
+    const fwd = new HarnessProcess<CrossplaneComponent>({
+      component: 'forwarder',
+      binary: process.execPath,
+      args: ['-e', FORWARDER_JS, JSON.stringify(routes)],
+      logFile: this.logs.forwarder,
+      cwd: this.dir,
+    });
     this.procs.forwarder = fwd;
     this.register();
     await this.waitFor('forwarder', 'its "ready" line', async () => /^ready$/m.test(fs.readFileSync(this.logs.forwarder, 'utf8')), 30_000);
@@ -500,7 +562,13 @@ class Harness implements CrossplaneHarness {
 
     // function-patch-and-transform: mTLS on a unix socket (path-based sockets work across network namespaces).
     this.fnSocket = path.join(this.dir, 'fn.sock');
-    this.spawnIn('function-patch-and-transform', this.fnNs, this.bins.functionPatchAndTransform, ['--network=unix', `--address=${this.fnSocket}`, `--tls-certs-dir=${this.pki.fn.dir}`], {});
+    this.spawnIn(
+      'function-patch-and-transform',
+      this.fnNs,
+      this.bins.functionPatchAndTransform,
+      ['--network=unix', `--address=${this.fnSocket}`, `--tls-certs-dir=${this.pki.fn.dir}`],
+      {},
+    );
     await this.waitFor('function-patch-and-transform', `its socket ${this.fnSocket}`, async () => fs.existsSync(this.fnSocket));
     this.log(`function-patch-and-transform ${fnSrc.version} listening on unix://${this.fnSocket} (${el()})`);
 
@@ -526,7 +594,11 @@ class Harness implements CrossplaneHarness {
       ],
       { KUBECONFIG: this.nsKubeconfig, POD_NAMESPACE: CROSSPLANE_NAMESPACE, POD_SERVICE_ACCOUNT: 'crossplane' },
     );
-    await this.waitFor('crossplane', `GET http://${this.xpNs.nsIp}:8091/readyz`, async () => (await probe(`http://${this.xpNs.nsIp}:8091/readyz`, {}, 3000)).status === 200);
+    await this.waitFor(
+      'crossplane',
+      `GET http://${this.xpNs.nsIp}:8091/readyz`,
+      async () => (await probe(`http://${this.xpNs.nsIp}:8091/readyz`, {}, 3000)).status === 200,
+    );
     this.log(`crossplane ${coreSrc.version} ready (${el()})`);
 
     // The package runtime: endpoint, TLS secret name and runtime health in revision status; provider process.
@@ -621,16 +693,20 @@ class Harness implements CrossplaneHarness {
 
   async pushPackage(ref: string, source: PackageSource): Promise<string> {
     if (typeof ref !== 'string' || !/^[a-z0-9._/:-]+(@sha256:[a-f0-9]{64})?$/.test(ref) || !ref.includes(':')) {
-      throw new Error(`CrossplaneHarness.pushPackage: ref ${JSON.stringify(ref)} must be "<repository>:<tag>" (e.g. "klutch/catalogue:v0.1.0") or "${this.registry}/<repository>:<tag>"`);
+      throw new Error(
+        `CrossplaneHarness.pushPackage: ref ${JSON.stringify(ref)} must be "<repository>:<tag>" (e.g. "klutch/catalogue:v0.1.0") or "${this.registry}/<repository>:<tag>"`,
+      );
     }
     const full = ref.startsWith(`${this.registry}/`) ? ref : `${this.registry}/${ref}`;
-    if (!source || typeof source !== 'object') throw new Error(`CrossplaneHarness.pushPackage: source ${JSON.stringify(source)} must be { packageYaml }, { dir } or { xpkgFile }`);
+    if (!source || typeof source !== 'object')
+      throw new Error(`CrossplaneHarness.pushPackage: source ${JSON.stringify(source)} must be { packageYaml }, { dir } or { xpkgFile }`);
     if ('xpkgFile' in source) {
       await pushXpkgFile(this.bins.crane, full, source.xpkgFile);
       return full;
     }
     const yaml = 'packageYaml' in source ? source.packageYaml : 'dir' in source ? packageYamlFromDir(source.dir) : undefined;
-    if (typeof yaml !== 'string' || yaml.trim() === '') throw new Error(`CrossplaneHarness.pushPackage: source ${JSON.stringify(source)} must be { packageYaml }, { dir } or { xpkgFile }`);
+    if (typeof yaml !== 'string' || yaml.trim() === '')
+      throw new Error(`CrossplaneHarness.pushPackage: source ${JSON.stringify(source)} must be { packageYaml }, { dir } or { xpkgFile }`);
     await pushPackageYaml(this.bins.crane, full, yaml, path.join(this.dir, 'images'));
     return full;
   }
@@ -660,10 +736,16 @@ class Harness implements CrossplaneHarness {
       const pkg = rev.metadata?.labels?.['pkg.crossplane.io/package'] ?? '';
       if (!active || !pkg) continue;
       if (plural === 'functionrevisions' && base === 'function-patch-and-transform') {
-        await this.patchRevisionStatus(plural, rev, { endpoint: `unix://${this.fnSocket}`, ...(this.v2 ? { tlsServerSecretName: `${pkg}-tls-server` } : {}) }, this.v2);
+        await this.patchRevisionStatus(
+          plural,
+          rev,
+          { endpoint: `unix://${this.fnSocket}`, ...(this.v2 ? { tlsServerSecretName: `${pkg}-tls-server` } : {}) },
+          this.v2,
+        );
       }
       if (plural === 'providerrevisions' && base === 'provider-kubernetes') {
-        if (this.v2) await this.patchRevisionStatus(plural, rev, { tlsServerSecretName: `${pkg}-tls-server` }, this.procs['provider-kubernetes']?.pid !== undefined);
+        if (this.v2)
+          await this.patchRevisionStatus(plural, rev, { tlsServerSecretName: `${pkg}-tls-server` }, this.procs['provider-kubernetes']?.pid !== undefined);
         if (!this.providerStarting && (await this.providerCrdsEstablished())) {
           this.providerStarting = this.startProvider().catch((e: unknown) => {
             this.runtimeError = e instanceof Error ? e.message : String(e);
@@ -687,7 +769,13 @@ class Harness implements CrossplaneHarness {
     const conditions = needCond
       ? [
           ...(status.conditions ?? []).filter((c) => c.type !== 'RuntimeHealthy'),
-          { type: 'RuntimeHealthy', status: 'True', reason: 'HealthyPackageRevision', message: 'served by the klutch-kit harness', lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z') },
+          {
+            type: 'RuntimeHealthy',
+            status: 'True',
+            reason: 'HealthyPackageRevision',
+            message: 'served by the klutch-kit harness',
+            lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+          },
         ]
       : undefined;
     try {
@@ -708,7 +796,11 @@ class Harness implements CrossplaneHarness {
     // account's token, CA and namespace where client-go's in-cluster config reads them.
     this.saDir = path.join(this.dir, 'serviceaccount');
     fs.mkdirSync(this.saDir, { recursive: true, mode: 0o700 });
-    const token = await clientOf(this.kc).request<{ status: { token: string } }>('POST', `/api/v1/namespaces/${CROSSPLANE_NAMESPACE}/serviceaccounts/provider-kubernetes/token`, { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 7 * 24 * 3600 } } });
+    const token = await clientOf(this.kc).request<{ status: { token: string } }>(
+      'POST',
+      `/api/v1/namespaces/${CROSSPLANE_NAMESPACE}/serviceaccounts/provider-kubernetes/token`,
+      { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 7 * 24 * 3600 } } },
+    );
     fs.writeFileSync(path.join(this.saDir, 'token'), token.status.token, { mode: 0o600 });
     fs.writeFileSync(path.join(this.saDir, 'ca.crt'), this.cluster.caPem);
     fs.writeFileSync(path.join(this.saDir, 'namespace'), CROSSPLANE_NAMESPACE);
@@ -731,7 +823,11 @@ class Harness implements CrossplaneHarness {
       },
       { script, scriptArgs: [this.saDir] },
     );
-    await this.waitFor('provider-kubernetes', `GET http://${this.xpNs.nsIp}:8081/readyz`, async () => (await probe(`http://${this.xpNs.nsIp}:8081/readyz`, {}, 3000)).status === 200);
+    await this.waitFor(
+      'provider-kubernetes',
+      `GET http://${this.xpNs.nsIp}:8081/readyz`,
+      async () => (await probe(`http://${this.xpNs.nsIp}:8081/readyz`, {}, 3000)).status === 200,
+    );
     this.log(`provider-kubernetes ${this.versions.providerKubernetes} ready (${((Date.now() - t0) / 1000).toFixed(1)} s after its CRDs)`);
   }
 
@@ -739,7 +835,11 @@ class Harness implements CrossplaneHarness {
     const { fn, provider, providerConfig } = defaultPackageObjects();
     await applyManifests(this.kc, [fn, provider], { continueOnError: false });
     await Promise.all([this.waitForPackage('Function', fn.metadata!.name!), this.waitForPackage('Provider', provider.metadata!.name!)]);
-    await this.waitFor('provider-kubernetes', 'provider-kubernetes to start (its CRDs established)', async () => this.procs['provider-kubernetes']?.pid !== undefined);
+    await this.waitFor(
+      'provider-kubernetes',
+      'provider-kubernetes to start (its CRDs established)',
+      async () => this.procs['provider-kubernetes']?.pid !== undefined,
+    );
     await this.providerStarting;
     if (this.procs['provider-kubernetes']?.exit) {
       const p = this.procs['provider-kubernetes'];
@@ -752,7 +852,8 @@ class Harness implements CrossplaneHarness {
   async waitForPackage(kind: 'Function' | 'Provider' | 'Configuration', name: string, timeoutMs = this.timeoutMs): Promise<void> {
     const plural = { Function: 'functions', Provider: 'providers', Configuration: 'configurations' }[kind];
     if (!plural) throw new Error(`CrossplaneHarness.waitForPackage: kind ${JSON.stringify(kind)} must be Function, Provider or Configuration`);
-    const component: CrossplaneComponent | 'packages' = kind === 'Function' ? 'function-patch-and-transform' : kind === 'Provider' ? 'provider-kubernetes' : 'packages';
+    const component: CrossplaneComponent | 'packages' =
+      kind === 'Function' ? 'function-patch-and-transform' : kind === 'Provider' ? 'provider-kubernetes' : 'packages';
     let last = 'not found';
     try {
       await this.waitFor(
@@ -771,7 +872,10 @@ class Harness implements CrossplaneHarness {
           if (installed?.status !== 'True' || (this.v2 && healthy?.status !== 'True')) return false;
           if (kind !== 'Function') return true;
           // A function is usable once its active revision has an endpoint (what the runtime publishes).
-          const revs = await clientOf(this.kc).request<{ items: Obj[] }>('GET', `/apis/pkg.crossplane.io/v1/functionrevisions?labelSelector=${encodeURIComponent(`pkg.crossplane.io/package=${name}`)}`);
+          const revs = await clientOf(this.kc).request<{ items: Obj[] }>(
+            'GET',
+            `/apis/pkg.crossplane.io/v1/functionrevisions?labelSelector=${encodeURIComponent(`pkg.crossplane.io/package=${name}`)}`,
+          );
           const active = revs.items.find((r) => r.spec?.['desiredState'] === 'Active');
           last = `Installed=True, active revision endpoint=${String(active?.status?.['endpoint'] ?? '(none)')}`;
           return typeof active?.status?.['endpoint'] === 'string' && active.status['endpoint'] !== '';
@@ -781,7 +885,11 @@ class Harness implements CrossplaneHarness {
     } catch (e) {
       if (e instanceof CrossplaneStartError) {
         const p = component === 'packages' ? this.procs.crossplane : this.procs[component];
-        throw new CrossplaneStartError(component, tail((p ?? this.procs.crossplane)!.logFile), `${kind} ${name} did not become Installed and Healthy within ${timeoutMs / 1000} s: ${last}${this.runtimeError ? `; package runtime: ${this.runtimeError}` : ''}`);
+        throw new CrossplaneStartError(
+          component,
+          tail((p ?? this.procs.crossplane)!.logFile),
+          `${kind} ${name} did not become Installed and Healthy within ${timeoutMs / 1000} s: ${last}${this.runtimeError ? `; package runtime: ${this.runtimeError}` : ''}`,
+        );
       }
       throw e;
     }
@@ -795,7 +903,11 @@ class Harness implements CrossplaneHarness {
   private async doStop(): Promise<void> {
     if (this.runtimeTimer) clearInterval(this.runtimeTimer);
     const grace = 5000;
-    await Promise.all([this.procs['provider-kubernetes']?.stop(grace), this.procs.crossplane?.stop(grace), this.procs['function-patch-and-transform']?.stop(grace)]);
+    await Promise.all([
+      this.procs['provider-kubernetes']?.stop(grace),
+      this.procs.crossplane?.stop(grace),
+      this.procs['function-patch-and-transform']?.stop(grace),
+    ]);
     await this.procs.registry?.stop(grace);
     await this.procs.forwarder?.stop(grace);
     for (const ns of this.namespaces) deleteNetnsSync(ns);

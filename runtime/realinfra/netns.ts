@@ -19,7 +19,9 @@ export async function ip(args: readonly string[]): Promise<string> {
   } catch (e) {
     const err = e as NodeJS.ErrnoException & { stderr?: string };
     if (err.code === 'ENOENT') {
-      throw new Error('realinfra: the "ip" command (iproute2) is needed for the Crossplane harness\'s network namespaces but was not found on PATH', { cause: e });
+      throw new Error('realinfra: the "ip" command (iproute2) is needed for the Crossplane harness\'s network namespaces but was not found on PATH', {
+        cause: e,
+      });
     }
     throw new Error(`realinfra: "ip ${args.join(' ')}" failed: ${(err.stderr ?? err.message).trim()}`, { cause: e });
   }

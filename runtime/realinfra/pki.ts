@@ -71,18 +71,53 @@ export async function createClusterPki(dir: string, clusterName: string): Promis
   fs.writeFileSync(cnf, OPENSSL_CNF);
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
   await openssl(
-    ['req', '-x509', '-new', '-config', cnf, '-extensions', 'ca', ...ec, '-keyout', p('ca.key'), '-out', p('ca.crt'), '-days', '3650', '-subj', `/CN=klutch-kit-${clusterName}-ca`],
+    [
+      'req',
+      '-x509',
+      '-new',
+      '-config',
+      cnf,
+      '-extensions',
+      'ca',
+      ...ec,
+      '-keyout',
+      p('ca.key'),
+      '-out',
+      p('ca.crt'),
+      '-days',
+      '3650',
+      '-subj',
+      `/CN=klutch-kit-${clusterName}-ca`,
+    ],
     'cluster CA',
   );
   const leaf = (ext: string, base: string, subj: string, days: string) =>
     openssl(
-      ['req', '-x509', '-new', '-config', cnf, '-extensions', ext, ...ec, '-CA', p('ca.crt'), '-CAkey', p('ca.key'), '-keyout', p(`${base}.key`), '-out', p(`${base}.crt`), '-days', days, '-subj', subj],
+      [
+        'req',
+        '-x509',
+        '-new',
+        '-config',
+        cnf,
+        '-extensions',
+        ext,
+        ...ec,
+        '-CA',
+        p('ca.crt'),
+        '-CAkey',
+        p('ca.key'),
+        '-keyout',
+        p(`${base}.key`),
+        '-out',
+        p(`${base}.crt`),
+        '-days',
+        days,
+        '-subj',
+        subj,
+      ],
       `${base} certificate`,
     );
-  await Promise.all([
-    leaf('server', 'apiserver', '/CN=kube-apiserver', '825'),
-    leaf('client', 'admin', '/O=system:masters/CN=klutch-kit-admin', '825'),
-  ]);
+  await Promise.all([leaf('server', 'apiserver', '/CN=kube-apiserver', '825'), leaf('client', 'admin', '/O=system:masters/CN=klutch-kit-admin', '825')]);
   const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   fs.writeFileSync(p('sa.key'), privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
   fs.writeFileSync(p('sa.pub'), publicKey.export({ type: 'spki', format: 'pem' }));

@@ -113,9 +113,17 @@ export function planPulumiComponent(name: PulumiComponentName, opts: { cacheRoot
     version = requiredVersion(goMod, CLI_MODULE, 'tools/pulumi/cli/go.mod');
     outputs = ['pulumi', 'pulumi-language-nodejs'];
     args = [
-      'build', '-buildvcs=false', '-trimpath', '-tags', 'osusergo,grpcnotrace',
-      '-ldflags', `-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=${version}`,
-      '-o', '<out>/', `${CLI_MODULE}/cmd/pulumi`, './pulumi-language-nodejs',
+      'build',
+      '-buildvcs=false',
+      '-trimpath',
+      '-tags',
+      'osusergo,grpcnotrace',
+      '-ldflags',
+      `-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=${version}`,
+      '-o',
+      '<out>/',
+      `${CLI_MODULE}/cmd/pulumi`,
+      './pulumi-language-nodejs',
     ];
   } else {
     const pseudo = requiredVersion(goMod, K8S_MODULE, 'tools/pulumi/kubernetes/go.mod');
@@ -129,9 +137,14 @@ export function planPulumiComponent(name: PulumiComponentName, opts: { cacheRoot
     version = release;
     outputs = ['pulumi-resource-kubernetes'];
     args = [
-      'build', '-buildvcs=false', '-trimpath',
-      '-ldflags', `-s -w -X github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version.Version=${release}`,
-      '-o', '<out>/pulumi-resource-kubernetes', '.',
+      'build',
+      '-buildvcs=false',
+      '-trimpath',
+      '-ldflags',
+      `-s -w -X github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version.Version=${release}`,
+      '-o',
+      '<out>/pulumi-resource-kubernetes',
+      '.',
     ];
   }
   const hash = createHash('sha256');
@@ -187,9 +200,7 @@ async function runGo(
     const { code, signal } = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
       child.on('error', (e: NodeJS.ErrnoException) =>
         reject(
-          e.code === 'ENOENT'
-            ? new PulumiBuildError(component, '', `the go command "${goBinary}" was not found; install Go >= 1.26 or set KLUTCH_KIT_GO`)
-            : e,
+          e.code === 'ENOENT' ? new PulumiBuildError(component, '', `the go command "${goBinary}" was not found; install Go >= 1.26 or set KLUTCH_KIT_GO`) : e,
         ),
       );
       child.on('close', (c, s) => resolve({ code: c, signal: s }));
@@ -221,7 +232,11 @@ async function prepareKubernetesModule(plan: PulumiComponentPlan, workDir: strin
   const mappingPath = path.join(cmdDir, 'terraform-mapping.json');
   for (const f of [schemaPath, mappingPath]) {
     if (!fs.existsSync(f)) {
-      throw new PulumiBuildError(plan.name, '', `${f} is missing in the module; upstream changed its layout, update pulumi-build.ts and tools/pulumi/kubernetes/main.go`);
+      throw new PulumiBuildError(
+        plan.name,
+        '',
+        `${f} is missing in the module; upstream changed its layout, update pulumi-build.ts and tools/pulumi/kubernetes/main.go`,
+      );
     }
   }
   const schema = JSON.parse(fs.readFileSync(schemaPath, 'utf8')) as Record<string, unknown>;
@@ -257,7 +272,15 @@ export async function ensurePulumiComponent(name: PulumiComponentName, opts: Ens
       for (const o of plan.outputs) {
         if (!fs.existsSync(path.join(tmp, 'bin', o))) throw new PulumiBuildError(name, '', `go build succeeded but bin/${o} was not produced`);
       }
-      publishBuildDir(tmp, plan.dir, { component: name, version: plan.version, args: plan.args, env: plan.env, key: plan.key, builtAt: new Date().toISOString(), seconds: (Date.now() - started) / 1000 });
+      publishBuildDir(tmp, plan.dir, {
+        component: name,
+        version: plan.version,
+        args: plan.args,
+        env: plan.env,
+        key: plan.key,
+        builtAt: new Date().toISOString(),
+        seconds: (Date.now() - started) / 1000,
+      });
     } catch (e) {
       fs.rmSync(tmp, { recursive: true, force: true });
       log(`${name}: FAILED after ${secs(Date.now() - started)}`);

@@ -99,7 +99,10 @@ export async function applyInOrder(
     for (;;) {
       try {
         const objectPath = await paths.objectPath(object as ObjectIdentity, 'default');
-        const answer = await clientOf(kc).request<KubernetesObject>('PATCH', `${objectPath}?${q.toString()}`, { body: object, contentType: 'application/apply-patch+yaml' });
+        const answer = await clientOf(kc).request<KubernetesObject>('PATCH', `${objectPath}?${q.toString()}`, {
+          body: object,
+          contentType: 'application/apply-patch+yaml',
+        });
         verdicts.push({ ref, path, ok: true, status: 200, message: '', answer });
         if (isCrd) pendingCrds.push(object.metadata!.name!);
         break;

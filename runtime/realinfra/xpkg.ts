@@ -25,7 +25,16 @@ export function packageYamlFromDir(dir: string): string {
     }
   };
   walk(dir);
-  return [meta, ...files].map((f) => fs.readFileSync(f, 'utf8').replace(/^---\s*\n/, '').replace(/\s+$/, '')).join('\n---\n') + '\n';
+  return (
+    [meta, ...files]
+      .map((f) =>
+        fs
+          .readFileSync(f, 'utf8')
+          .replace(/^---\s*\n/, '')
+          .replace(/\s+$/, ''),
+      )
+      .join('\n---\n') + '\n'
+  );
 }
 
 function octal(n: number, width: number): string {

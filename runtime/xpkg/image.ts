@@ -115,9 +115,13 @@ export function packageYamlFromDir(dir: string): string {
     throw new Error(`package source ${JSON.stringify(dir)} has no ${PACKAGE_META_FILE} (synth writes package sources to <outdir>/<cluster>.packages/<name>/)`);
   }
   const meta = readFileSync(metaPath, 'utf8');
-  const metaDocs = parseAllDocuments(meta).map((d) => d.toJS() as Record<string, any> | null).filter((d) => d);
+  const metaDocs = parseAllDocuments(meta)
+    .map((d) => d.toJS() as Record<string, any> | null)
+    .filter((d) => d);
   if (metaDocs.length !== 1 || !/^meta\.pkg\.crossplane\.io\//.test(String(metaDocs[0]!.apiVersion))) {
-    throw new Error(`${metaPath}: must hold exactly one meta.pkg.crossplane.io package (Configuration, Provider or Function), got ${JSON.stringify(metaDocs.map((d) => `${d!.apiVersion}/${d!.kind}`))}`);
+    throw new Error(
+      `${metaPath}: must hold exactly one meta.pkg.crossplane.io package (Configuration, Provider or Function), got ${JSON.stringify(metaDocs.map((d) => `${d!.apiVersion}/${d!.kind}`))}`,
+    );
   }
   const files: string[] = [];
   const walk = (d: string) => {
@@ -136,7 +140,8 @@ export function packageYamlFromDir(dir: string): string {
       if (doc.errors.length > 0) throw new Error(`${f} document ${i + 1}: ${doc.errors[0]!.message}`);
       const o = doc.toJS() as Record<string, unknown> | null;
       if (o === null || o === undefined) return;
-      if (typeof o.apiVersion !== 'string' || typeof o.kind !== 'string') throw new Error(`${f} document ${i + 1} is not a Kubernetes object (needs apiVersion and kind)`);
+      if (typeof o.apiVersion !== 'string' || typeof o.kind !== 'string')
+        throw new Error(`${f} document ${i + 1} is not a Kubernetes object (needs apiVersion and kind)`);
       objects.push(String(doc).trimEnd());
     });
   }
@@ -151,7 +156,10 @@ export function buildPackageImage(packageYaml: string): PackageImage {
   const diffId = sha256(layerTar);
   const layer = gzipSync(layerTar, { level: 9 });
   const layerDescriptor: Descriptor = {
-    mediaType: OCI_LAYER_MEDIA_TYPE, digest: sha256(layer), size: layer.length, annotations: { [XPKG_LAYER_ANNOTATION]: XPKG_BASE_LAYER },
+    mediaType: OCI_LAYER_MEDIA_TYPE,
+    digest: sha256(layer),
+    size: layer.length,
+    annotations: { [XPKG_LAYER_ANNOTATION]: XPKG_BASE_LAYER },
   };
   const config = json({
     architecture: '',

@@ -14,7 +14,8 @@ export interface ImageRef {
   readonly tag: string;
 }
 
-const REF = /^((?:[a-zA-Z0-9-]+\.)*[a-zA-Z0-9-]+(?::[0-9]+)?|\[[0-9a-fA-F:]+\](?::[0-9]+)?)\/([a-z0-9]+(?:[._-][a-z0-9]+)*(?:\/[a-z0-9]+(?:[._-][a-z0-9]+)*)*):([\w][\w.-]{0,127})$/;
+const REF =
+  /^((?:[a-zA-Z0-9-]+\.)*[a-zA-Z0-9-]+(?::[0-9]+)?|\[[0-9a-fA-F:]+\](?::[0-9]+)?)\/([a-z0-9]+(?:[._-][a-z0-9]+)*(?:\/[a-z0-9]+(?:[._-][a-z0-9]+)*)*):([\w][\w.-]{0,127})$/;
 
 /** Parses `<registry>/<repository>:<tag>`; throws naming the reference. */
 export function parseImageRef(ref: string): ImageRef {
@@ -45,7 +46,9 @@ export interface PushResult {
 }
 
 /** Reads the body to the end, so the connection goes back to the pool (an unread body holds it). */
-const drain = async (res: Response): Promise<void> => { await res.arrayBuffer().catch(() => undefined); };
+const drain = async (res: Response): Promise<void> => {
+  await res.arrayBuffer().catch(() => undefined);
+};
 
 async function check(res: Response, what: string, ok: number[]): Promise<Response> {
   if (ok.includes(res.status)) {
@@ -54,7 +57,9 @@ async function check(res: Response, what: string, ok: number[]): Promise<Respons
   }
   const body = (await res.text().catch(() => '')).slice(0, 300);
   if (res.status === 401 || res.status === 403) {
-    throw new Error(`${what}: the registry answered ${res.status} (authentication required); klutch-kit package push only talks to registries without authentication`);
+    throw new Error(
+      `${what}: the registry answered ${res.status} (authentication required); klutch-kit package push only talks to registries without authentication`,
+    );
   }
   throw new Error(`${what}: the registry answered ${res.status} ${res.statusText}${body ? `: ${body}` : ''}`);
 }
@@ -71,20 +76,31 @@ export async function pushPackageImage(image: PackageImage, ref: string, opts: P
   ];
   for (const [digest, data, what] of blobs) {
     const head = await f(`${base}/blobs/${digest}`, { method: 'HEAD' }).catch((e: unknown) => {
-      throw new Error(`push ${ref}: cannot reach the registry at ${base} (${e instanceof Error ? (e.cause as Error)?.message ?? e.message : String(e)})`);
+      throw new Error(`push ${ref}: cannot reach the registry at ${base} (${e instanceof Error ? ((e.cause as Error)?.message ?? e.message) : String(e)})`);
     });
     await drain(head);
-    if (head.status === 200) { opts.log?.(`${what} ${digest}: already in the registry`); continue; }
+    if (head.status === 200) {
+      opts.log?.(`${what} ${digest}: already in the registry`);
+      continue;
+    }
     const start = await check(await f(`${base}/blobs/uploads/`, { method: 'POST' }), `push ${ref}: start ${what} upload`, [202]);
     const location = start.headers.get('location');
     if (!location) throw new Error(`push ${ref}: start ${what} upload: the registry sent no Location header`);
     const url = new URL(location, `${base}/blobs/uploads/`);
     url.searchParams.set('digest', digest);
-    await check(await f(url, { method: 'PUT', body: data, headers: { 'content-type': 'application/octet-stream', 'content-length': String(data.length) } }), `push ${ref}: upload ${what} ${digest}`, [201, 204]);
+    await check(
+      await f(url, { method: 'PUT', body: data, headers: { 'content-type': 'application/octet-stream', 'content-length': String(data.length) } }),
+      `push ${ref}: upload ${what} ${digest}`,
+      [201, 204],
+    );
     uploaded++;
     opts.log?.(`${what} ${digest}: uploaded (${data.length} bytes)`);
   }
-  const res = await check(await f(`${base}/manifests/${r.tag}`, { method: 'PUT', body: image.manifest, headers: { 'content-type': OCI_MANIFEST_MEDIA_TYPE } }), `push ${ref}: put manifest`, [200, 201, 204]);
+  const res = await check(
+    await f(`${base}/manifests/${r.tag}`, { method: 'PUT', body: image.manifest, headers: { 'content-type': OCI_MANIFEST_MEDIA_TYPE } }),
+    `push ${ref}: put manifest`,
+    [200, 201, 204],
+  );
   const sent = res.headers.get('docker-content-digest');
   if (sent && sent !== image.digest) throw new Error(`push ${ref}: the registry stored the manifest as ${sent}, expected ${image.digest}`);
   opts.log?.(`manifest ${image.digest}: ${ref}`);

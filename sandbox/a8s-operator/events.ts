@@ -5,7 +5,15 @@ import { A8S_RESOURCES, OPERATOR_NAME } from './types.js';
 
 export type EventType = 'Normal' | 'Warning';
 
-export async function recordEvent(client: KubeClient, ref: ResourceRef, obj: KubeObject, type: EventType, reason: string, message: string, log?: Logger): Promise<void> {
+export async function recordEvent(
+  client: KubeClient,
+  ref: ResourceRef,
+  obj: KubeObject,
+  type: EventType,
+  reason: string,
+  message: string,
+  log?: Logger,
+): Promise<void> {
   const now = new Date().toISOString();
   try {
     await client.create(A8S_RESOURCES.events, {

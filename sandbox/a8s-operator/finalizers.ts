@@ -7,8 +7,14 @@ export const hasFinalizer = (o: KubeObject): boolean => (o.metadata.finalizers ?
 export async function addFinalizer(client: KubeClient, ref: ResourceRef, o: KubeObject): Promise<void> {
   if (hasFinalizer(o)) return;
   const ops = o.metadata.finalizers
-    ? [{ op: 'test', path: '/metadata/resourceVersion', value: o.metadata.resourceVersion }, { op: 'add', path: '/metadata/finalizers/-', value: FINALIZER }]
-    : [{ op: 'test', path: '/metadata/resourceVersion', value: o.metadata.resourceVersion }, { op: 'add', path: '/metadata/finalizers', value: [FINALIZER] }];
+    ? [
+        { op: 'test', path: '/metadata/resourceVersion', value: o.metadata.resourceVersion },
+        { op: 'add', path: '/metadata/finalizers/-', value: FINALIZER },
+      ]
+    : [
+        { op: 'test', path: '/metadata/resourceVersion', value: o.metadata.resourceVersion },
+        { op: 'add', path: '/metadata/finalizers', value: [FINALIZER] },
+      ];
   await client.jsonPatch(ref, o.metadata.namespace, o.metadata.name!, ops);
 }
 

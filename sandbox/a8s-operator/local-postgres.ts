@@ -23,10 +23,16 @@ export interface PostgresBinaries {
 /** Debian's layout: /usr/lib/postgresql/<major>/bin; the newest major wins. */
 export function findPostgresBinaries(root = '/usr/lib/postgresql'): PostgresBinaries {
   const majors = fs.existsSync(root)
-    ? fs.readdirSync(root).filter((d) => /^\d+$/.test(d) && fs.existsSync(path.join(root, d, 'bin', 'postgres')) && fs.existsSync(path.join(root, d, 'bin', 'initdb'))).map(Number).sort((a, b) => b - a)
+    ? fs
+        .readdirSync(root)
+        .filter((d) => /^\d+$/.test(d) && fs.existsSync(path.join(root, d, 'bin', 'postgres')) && fs.existsSync(path.join(root, d, 'bin', 'initdb')))
+        .map(Number)
+        .sort((a, b) => b - a)
     : [];
   if (!majors.length) {
-    throw new Error(`sandbox a8s operator: no PostgreSQL server binaries under ${root}/<major>/bin; install Debian's postgresql package (apt-get install -y postgresql)`);
+    throw new Error(
+      `sandbox a8s operator: no PostgreSQL server binaries under ${root}/<major>/bin; install Debian's postgresql package (apt-get install -y postgresql)`,
+    );
   }
   return { binDir: path.join(root, String(majors[0]), 'bin'), major: majors[0]! };
 }
@@ -45,7 +51,9 @@ export function serverUser(name = 'postgres'): ServerUser | undefined {
     const gid = Number(execFileSync('id', ['-g', name], { encoding: 'utf8' }).trim());
     return { name, uid, gid };
   } catch {
-    throw new Error(`sandbox a8s operator: running as root, and PostgreSQL refuses to run as root, but there is no user ${JSON.stringify(name)} to run it as; install Debian's postgresql package (it creates that user)`);
+    throw new Error(
+      `sandbox a8s operator: running as root, and PostgreSQL refuses to run as root, but there is no user ${JSON.stringify(name)} to run it as; install Debian's postgresql package (it creates that user)`,
+    );
   }
 }
 
@@ -57,7 +65,9 @@ export function assertReachable(dir: string, user: ServerUser | undefined, what:
     const st = fs.statSync(d);
     const x = st.uid === user.uid ? 0o100 : st.gid === user.gid ? 0o010 : 0o001;
     if (!(st.mode & x)) {
-      throw new Error(`${what} ${dir}: the PostgreSQL servers run as user ${user.name} (uid ${user.uid}), who cannot enter ${d} (mode ${(st.mode & 0o777).toString(8)}); pick a folder outside it`);
+      throw new Error(
+        `${what} ${dir}: the PostgreSQL servers run as user ${user.name} (uid ${user.uid}), who cannot enter ${d} (mode ${(st.mode & 0o777).toString(8)}); pick a folder outside it`,
+      );
     }
     const up = path.dirname(d);
     if (up === d) return;
@@ -147,7 +157,9 @@ export class LocalPostgresServer {
       let err = '';
       c.stderr!.on('data', (d: Buffer) => (err += d.toString()));
       c.on('error', reject);
-      c.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`copying ${template.dataDir} to ${this.dataDir} failed (exit ${code}): ${err.trim()}`))));
+      c.on('close', (code) =>
+        code === 0 ? resolve() : reject(new Error(`copying ${template.dataDir} to ${this.dataDir} failed (exit ${code}): ${err.trim()}`)),
+      );
     });
     fs.copyFileSync(template.pwFile, this.pwFile);
     fs.writeFileSync(path.join(this.dir, '.rotate-superuser-password'), '');
@@ -175,13 +187,18 @@ export class LocalPostgresServer {
         c.stdout!.on('data', (d: Buffer) => (out += d.toString()));
         c.stderr!.on('data', (d: Buffer) => (out += d.toString()));
         c.on('error', reject);
-        c.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`initdb ${this.dataDir} failed (exit ${code}): ${out.trim().split('\n').slice(-3).join(' | ')}`))));
+        c.on('close', (code) =>
+          code === 0 ? resolve() : reject(new Error(`initdb ${this.dataDir} failed (exit ${code}): ${out.trim().split('\n').slice(-3).join(' | ')}`)),
+        );
       });
     } finally {
       fs.rmSync(tmpPw, { force: true });
     }
     // password logins over TCP from loopback only; no Unix socket is opened (sandbox.conf)
-    fs.writeFileSync(path.join(this.dataDir, 'pg_hba.conf'), '# sandbox a8s operator: SCRAM password logins from loopback only\nhost all all 127.0.0.0/8 scram-sha-256\n');
+    fs.writeFileSync(
+      path.join(this.dataDir, 'pg_hba.conf'),
+      '# sandbox a8s operator: SCRAM password logins from loopback only\nhost all all 127.0.0.0/8 scram-sha-256\n',
+    );
     fs.appendFileSync(path.join(this.dataDir, 'postgresql.conf'), "\n# sandbox a8s operator\ninclude_if_exists = 'sandbox.conf'\n");
     this.log.info({ dataDir: this.dataDir }, 'initdb done');
   }
@@ -224,7 +241,9 @@ export class LocalPostgresServer {
       if (child.exitCode !== null || child.signalCode !== null) {
         const tail = this.logTail(logStart);
         if (/could not bind|Address already in use/i.test(tail)) throw new AddressInUseError(`${this.address}:${this.port} is in use: ${tail}`);
-        throw new Error(`the PostgreSQL server exited during start-up (${child.exitCode !== null ? `exit ${child.exitCode}` : child.signalCode}): ${tail || 'see ' + this.logFile}`);
+        throw new Error(
+          `the PostgreSQL server exited during start-up (${child.exitCode !== null ? `exit ${child.exitCode}` : child.signalCode}): ${tail || 'see ' + this.logFile}`,
+        );
       }
       try {
         const c = await this.superuser('postgres');
@@ -235,7 +254,9 @@ export class LocalPostgresServer {
       }
       if (Date.now() > end) {
         await this.stop();
-        throw new Error(`the PostgreSQL server on ${this.address}:${this.port} did not accept connections within ${timeoutMs / 1000} s (last error: ${last}); log ${this.logFile}`);
+        throw new Error(
+          `the PostgreSQL server on ${this.address}:${this.port} did not accept connections within ${timeoutMs / 1000} s (last error: ${last}); log ${this.logFile}`,
+        );
       }
       await sleep(100);
     }
@@ -282,7 +303,14 @@ export class LocalPostgresServer {
 
   /** A connected superuser client (TCP, password); the caller ends it. */
   async superuser(database: string): Promise<pg.Client> {
-    const c = new pg.Client({ host: this.address, port: this.port, user: 'postgres', password: this.superuserPassword(), database, connectionTimeoutMillis: 5_000 });
+    const c = new pg.Client({
+      host: this.address,
+      port: this.port,
+      user: 'postgres',
+      password: this.superuserPassword(),
+      database,
+      connectionTimeoutMillis: 5_000,
+    });
     c.on('error', () => undefined);
     await c.connect();
     return c;
@@ -292,7 +320,14 @@ export class LocalPostgresServer {
   logTail(from = 0, lines = 3): string {
     try {
       const buf = fs.readFileSync(this.logFile);
-      return buf.subarray(from).toString('utf8').trim().split('\n').filter((l) => /FATAL|ERROR|PANIC|LOG: {2}could not/.test(l)).slice(-lines).join(' | ');
+      return buf
+        .subarray(from)
+        .toString('utf8')
+        .trim()
+        .split('\n')
+        .filter((l) => /FATAL|ERROR|PANIC|LOG: {2}could not/.test(l))
+        .slice(-lines)
+        .join(' | ');
     } catch {
       return '';
     }

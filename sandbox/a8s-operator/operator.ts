@@ -66,10 +66,23 @@ export class SandboxA8sOperator {
       logger: this.log,
       onUnexpectedExit: (key) => this.pgController.enqueue(key),
     });
-    this.postgresqls = new Informer<Postgresql>(opts.client, A8S_RESOURCES.postgresqls, { logger: this.log, name: 'a8s-postgresqls', transform: stripManagedFields });
-    this.bindings = new Informer<A8sServiceBinding>(opts.client, A8S_RESOURCES.serviceBindings, { logger: this.log, name: 'a8s-servicebindings', transform: stripManagedFields });
+    this.postgresqls = new Informer<Postgresql>(opts.client, A8S_RESOURCES.postgresqls, {
+      logger: this.log,
+      name: 'a8s-postgresqls',
+      transform: stripManagedFields,
+    });
+    this.bindings = new Informer<A8sServiceBinding>(opts.client, A8S_RESOURCES.serviceBindings, {
+      logger: this.log,
+      name: 'a8s-servicebindings',
+      transform: stripManagedFields,
+    });
     const pgReconciler = new PostgresqlReconciler({ client: opts.client, informer: this.postgresqls, instances: this.instances });
-    const sbReconciler = new ServiceBindingReconciler({ client: opts.client, informer: this.bindings, postgresqls: this.postgresqls, instances: this.instances });
+    const sbReconciler = new ServiceBindingReconciler({
+      client: opts.client,
+      informer: this.bindings,
+      postgresqls: this.postgresqls,
+      instances: this.instances,
+    });
     this.pgController = new Controller({ name: 'sandbox-a8s-postgresql', logger: this.log, reconciler: pgReconciler });
     this.sbController = new Controller({ name: 'sandbox-a8s-servicebinding', logger: this.log, reconciler: sbReconciler });
     const key = (o: { metadata: { namespace?: string; name?: string } }) => `${o.metadata.namespace}/${o.metadata.name}`;
@@ -115,12 +128,17 @@ const CRD_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..',
 
 /** The vendored a8s CRDs the operator serves (imports/crds/a8s/). */
 export function a8sCrds(): KubernetesObject[] {
-  return A8S_CRD_FILES.flatMap((f) => parseAllDocuments(fs.readFileSync(path.join(CRD_DIR, f), 'utf8')).map((d) => d.toJS() as KubernetesObject)).filter((o) => o?.kind === 'CustomResourceDefinition');
+  return A8S_CRD_FILES.flatMap((f) => parseAllDocuments(fs.readFileSync(path.join(CRD_DIR, f), 'utf8')).map((d) => d.toJS() as KubernetesObject)).filter(
+    (o) => o?.kind === 'CustomResourceDefinition',
+  );
 }
 
 /** Applies the a8s CRDs and waits until they are established. */
 export async function installA8sCrds(kc: KubeConfig): Promise<void> {
   const crds = a8sCrds();
   await applyManifests(kc, crds);
-  await waitForCrdsEstablished(kc, crds.map((c) => c.metadata!.name!));
+  await waitForCrdsEstablished(
+    kc,
+    crds.map((c) => c.metadata!.name!),
+  );
 }

@@ -58,7 +58,16 @@ export class PostgresqlReconciler {
     const writeStatus = (want: StatusWant, log: Logger) => this.writeStatus(obj, status, want, log);
     const fresh = !instances.get(key);
     const inst = await instances.ensure(key);
-    if (fresh) await recordEvent(client, REF, obj, 'Normal', 'Created', `local PostgreSQL ${instances.binaries.major} server on ${inst.server.address}:${inst.server.port} (data ${inst.server.dataDir})`, ctx.log);
+    if (fresh)
+      await recordEvent(
+        client,
+        REF,
+        obj,
+        'Normal',
+        'Created',
+        `local PostgreSQL ${instances.binaries.major} server on ${inst.server.address}:${inst.server.port} (data ${inst.server.dataDir})`,
+        ctx.log,
+      );
     const plan = planServer(obj.spec ?? {}, inst.server.address, inst.server.port, instances.binaries.major);
 
     if (!plan.run) {
@@ -83,12 +92,24 @@ export class PostgresqlReconciler {
       throw new RequeueError(msg, 5_000);
     }
     if (inst.lastExit) {
-      await recordEvent(client, REF, obj, 'Normal', 'ServerRestarted', `the PostgreSQL server runs again (pid ${inst.server.pid}) after pid ${inst.lastExit.pid} exited`, ctx.log);
+      await recordEvent(
+        client,
+        REF,
+        obj,
+        'Normal',
+        'ServerRestarted',
+        `the PostgreSQL server runs again (pid ${inst.server.pid}) after pid ${inst.lastExit.pid} exited`,
+        ctx.log,
+      );
       inst.lastExit = undefined;
     }
     const ready = inst.server.running ? 1 : 0;
     return writeStatus(
-      { readyReplicas: ready, clusterStatus: ready >= plan.replicas && plan.blocking.length === 0 ? CLUSTER_STATUS.running : CLUSTER_STATUS.notRunning, error: messageOf(plan, []) },
+      {
+        readyReplicas: ready,
+        clusterStatus: ready >= plan.replicas && plan.blocking.length === 0 ? CLUSTER_STATUS.running : CLUSTER_STATUS.notRunning,
+        error: messageOf(plan, []),
+      },
       ctx.log,
     );
   }
@@ -141,7 +162,13 @@ export class PostgresqlReconciler {
   private async writeStatus(obj: Postgresql, cur: Status, want: StatusWant, log: Logger): Promise<void> {
     if (cur.readyReplicas === want.readyReplicas && cur.clusterStatus === want.clusterStatus && (cur.error ?? undefined) === want.error) return;
     try {
-      await this.deps.client.mergePatch(REF, obj.metadata.namespace, obj.metadata.name!, { status: { readyReplicas: want.readyReplicas, clusterStatus: want.clusterStatus, error: want.error ?? null } }, 'status');
+      await this.deps.client.mergePatch(
+        REF,
+        obj.metadata.namespace,
+        obj.metadata.name!,
+        { status: { readyReplicas: want.readyReplicas, clusterStatus: want.clusterStatus, error: want.error ?? null } },
+        'status',
+      );
       Object.assign(cur, want);
       log.info({ clusterStatus: want.clusterStatus, readyReplicas: want.readyReplicas, error: want.error }, 'status');
     } catch (e) {

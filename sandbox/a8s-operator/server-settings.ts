@@ -74,7 +74,14 @@ export function planServer(spec: PostgresqlSpec, address: string, port: number, 
     dynamic_shared_memory_type: 'posix',
     logging_collector: 'off',
   };
-  const restartSettings = new Set(['listen_addresses', 'port', 'unix_socket_directories', 'dynamic_shared_memory_type', 'logging_collector', 'superuser_reserved_connections']);
+  const restartSettings = new Set([
+    'listen_addresses',
+    'port',
+    'unix_socket_directories',
+    'dynamic_shared_memory_type',
+    'logging_collector',
+    'superuser_reserved_connections',
+  ]);
   const blocking: string[] = [];
   const notApplied: string[] = [];
   const tls: string[] = [];
@@ -139,7 +146,9 @@ export function planServer(spec: PostgresqlSpec, address: string, port: number, 
 export function renderSettings(plan: ServerPlan): string {
   return [
     '# Written by the sandbox a8s operator (sandbox/a8s-operator); regenerated on every change of the Postgresql object.',
-    ...Object.entries(plan.settings).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `${k} = ${v}`),
+    ...Object.entries(plan.settings)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([k, v]) => `${k} = ${v}`),
     '',
   ].join('\n');
 }

@@ -39,7 +39,9 @@ export function instanceKeyOf(sb: A8sServiceBinding): { key: string } | { error:
   const i = sb.spec?.instance;
   if (!i?.name) return { error: 'spec.instance.name is missing' };
   if (i.kind !== PG.kind || i.apiVersion?.split('/')[0] !== PG.group) {
-    return { error: `spec.instance ${i.apiVersion ?? '<no apiVersion>'} ${i.kind ?? '<no kind>'}: the sandbox a8s operator binds only ${PG.kind} (${apiVersionOf(PG)})` };
+    return {
+      error: `spec.instance ${i.apiVersion ?? '<no apiVersion>'} ${i.kind ?? '<no kind>'}: the sandbox a8s operator binds only ${PG.kind} (${apiVersionOf(PG)})`,
+    };
   }
   return { key: `${i.namespace || sb.metadata.namespace}/${i.name}` };
 }
@@ -105,12 +107,22 @@ export class ServiceBindingReconciler {
           name: secretName,
           namespace: ns,
           labels: { 'a8s.a9s/dsi-group': PG.group, 'a8s.a9s/dsi-kind': PG.kind, 'a8s.a9s/dsi-name': name, 'app.kubernetes.io/managed-by': OPERATOR_NAME },
-          ownerReferences: [{ apiVersion: apiVersionOf(REF), kind: REF.kind!, name: sb.metadata.name!, uid: sb.metadata.uid!, controller: true, blockOwnerDeletion: true }],
+          ownerReferences: [
+            { apiVersion: apiVersionOf(REF), kind: REF.kind!, name: sb.metadata.name!, uid: sb.metadata.uid!, controller: true, blockOwnerDeletion: true },
+          ],
         },
         type: 'Opaque',
         stringData,
       } as KubeObject);
-      await recordEvent(client, REF, sb, 'Normal', 'Implemented', `role ${username} on ${inst.server.address}:5432 (database ${APP_DATABASE}); credentials in Secret ${secretName}`, ctx.log);
+      await recordEvent(
+        client,
+        REF,
+        sb,
+        'Normal',
+        'Implemented',
+        `role ${username} on ${inst.server.address}:5432 (database ${APP_DATABASE}); credentials in Secret ${secretName}`,
+        ctx.log,
+      );
     } else if (Object.entries(stringData).some(([k, v]) => b64(existing.data?.[k]) !== v) || existing.type !== 'Opaque') {
       // the instance moved (address) or someone edited the Secret: write what the role really is
       await client.update(CoreResources.secrets, { ...existing, type: existing.type ?? 'Opaque', data: undefined, stringData } as KubeObject);
@@ -165,10 +177,27 @@ export class ServiceBindingReconciler {
     }
   }
 
-  private async writeStatus(sb: A8sServiceBinding, cur: Status, want: { implemented: boolean; secret?: { name: string; namespace: string }; error: string | undefined }, log: Logger): Promise<void> {
-    if (cur.implemented === want.implemented && (cur.error ?? undefined) === want.error && cur.secret?.name === want.secret?.name && cur.secret?.namespace === want.secret?.namespace) return;
+  private async writeStatus(
+    sb: A8sServiceBinding,
+    cur: Status,
+    want: { implemented: boolean; secret?: { name: string; namespace: string }; error: string | undefined },
+    log: Logger,
+  ): Promise<void> {
+    if (
+      cur.implemented === want.implemented &&
+      (cur.error ?? undefined) === want.error &&
+      cur.secret?.name === want.secret?.name &&
+      cur.secret?.namespace === want.secret?.namespace
+    )
+      return;
     try {
-      await this.deps.client.mergePatch(REF, sb.metadata.namespace, sb.metadata.name!, { status: { implemented: want.implemented, secret: want.secret ?? null, error: want.error ?? null } }, 'status');
+      await this.deps.client.mergePatch(
+        REF,
+        sb.metadata.namespace,
+        sb.metadata.name!,
+        { status: { implemented: want.implemented, secret: want.secret ?? null, error: want.error ?? null } },
+        'status',
+      );
       Object.assign(cur, want);
       log.info({ implemented: want.implemented, error: want.error }, 'status');
     } catch (e) {

@@ -61,7 +61,10 @@ describe('kind definitions', () => {
       apiVersion: BIND_API_VERSION,
       kind: 'APIServiceBinding',
       metadata: { name: 'postgresqlinstances.anynines.com', namespace: 'klutch-bind', labels: { a: 'b' } },
-      spec: { kubeconfigSecretRef: { namespace: 'klutch-bind', name: 'kubeconfig-abc', key: 'kubeconfig' }, permissionClaims: [{ ...claim, state: 'Accepted' }] },
+      spec: {
+        kubeconfigSecretRef: { namespace: 'klutch-bind', name: 'kubeconfig-abc', key: 'kubeconfig' },
+        permissionClaims: [{ ...claim, state: 'Accepted' }],
+      },
     });
     expect(apiServiceBindingKind.is(b)).toBe(true);
     expect(clusterBindingKind.is(b)).toBe(false);
@@ -70,7 +73,11 @@ describe('kind definitions', () => {
   });
 
   it('the template keeps the capitalised APIServiceSelector key on the wire', () => {
-    const t = apiServiceExportTemplateKind.make('pg', { APIServiceSelector: { group: 'anynines.com', resource: 'postgresqlinstances' } }, { namespace: 'crossplane-system' });
+    const t = apiServiceExportTemplateKind.make(
+      'pg',
+      { APIServiceSelector: { group: 'anynines.com', resource: 'postgresqlinstances' } },
+      { namespace: 'crossplane-system' },
+    );
     expect(Object.keys(t.spec)).toEqual(['APIServiceSelector']);
     expect(apiServiceExportTemplateKind.crd().spec.versions[0].schema.openAPIV3Schema.properties!.spec.required).toEqual(['APIServiceSelector']);
   });
@@ -113,7 +120,11 @@ describe('conditions', () => {
     list = setCondition(list, { type: 'Connected', status: 'True' }, t1);
     list = summarize(list, [ConditionType.SecretValid, ConditionType.Connected, ConditionType.InformersSynced], t1);
     expect(getCondition(list, 'Ready')).toMatchObject({ status: 'Unknown', reason: 'InformersSyncedMissing' });
-    list = summarize(setCondition(list, { type: 'InformersSynced', status: 'True' }, t1), [ConditionType.SecretValid, ConditionType.Connected, ConditionType.InformersSynced], t1);
+    list = summarize(
+      setCondition(list, { type: 'InformersSynced', status: 'True' }, t1),
+      [ConditionType.SecretValid, ConditionType.Connected, ConditionType.InformersSynced],
+      t1,
+    );
     expect(isConditionTrue({ status: { conditions: list } }, 'Ready')).toBe(true);
     expect(getCondition(list, 'Ready')?.severity).toBeUndefined();
   });
@@ -123,9 +134,14 @@ describe('wire types', () => {
   it('BindingProvider: built documents match the schema; bad URLs are rejected naming the field', () => {
     const p = newBindingProvider('anynines', 'v1.5.0', 'https://bind.example.com/authorize');
     expect(p.authenticationMethods).toEqual([{ method: 'OAuth2CodeGrant', oauth2CodeGrant: { authenticatedURL: 'https://bind.example.com/authorize' } }]);
-    const v = new SchemaValidator({ ...bindingProviderSchema.toJSON(), properties: { ...bindingProviderSchema.toJSON().properties, metadata: { type: 'object' } } });
+    const v = new SchemaValidator({
+      ...bindingProviderSchema.toJSON(),
+      properties: { ...bindingProviderSchema.toJSON().properties, metadata: { type: 'object' } },
+    });
     expect(v.validate({ ...p, metadata: { name: 'p' } })).toEqual([]);
-    expect(v.validate({ ...p, metadata: { name: 'p' }, authenticationMethods: [{ method: 'Password' }] }).map((e) => e.path)).toEqual(['authenticationMethods[0].method']);
+    expect(v.validate({ ...p, metadata: { name: 'p' }, authenticationMethods: [{ method: 'Password' }] }).map((e) => e.path)).toEqual([
+      'authenticationMethods[0].method',
+    ]);
     expect(() => newBindingProvider('x', 'v1', 'bind.example.com')).toThrow(
       'BindingProvider.authenticationMethods[0].oauth2CodeGrant.authenticatedURL: must be an http(s) URL, got "bind.example.com"',
     );

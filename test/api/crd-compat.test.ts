@@ -82,7 +82,6 @@ describe('structural comparison with Klutch CRDs', () => {
   });
 });
 
-
 describe('behavioural comparison with Klutch CRDs (same validator, same verdicts)', () => {
   const byKind = new Map(
     bindingKinds.map((k) => {

@@ -18,7 +18,10 @@ describe('catalogue offering annotation', () => {
       const spec = xrd.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties;
       expect(offering!.plans.map((p) => p.name)).toEqual(spec.plan.enum);
       expect(offering!.services.map((s) => s.name)).toEqual(spec.service.enum);
-      const comps = objs.filter((o) => o.kind === 'Composition' && o.spec.compositeTypeRef.kind === xrd.spec.names.kind).map((o) => o.metadata.name).sort();
+      const comps = objs
+        .filter((o) => o.kind === 'Composition' && o.spec.compositeTypeRef.kind === xrd.spec.names.kind)
+        .map((o) => o.metadata.name)
+        .sort();
       expect(offering!.backends.map((b) => b.name).sort()).toEqual(comps);
       expect(offering!.backends.filter((b) => b.default).map((b) => b.name)).toEqual([xrd.spec.defaultCompositionRef.name]);
     }
@@ -30,9 +33,9 @@ describe('catalogue offering annotation', () => {
 
   it('parseOffering names the broken field', () => {
     expect(parseOffering('{').error).toMatch(/^catalogue.klutch-kit.io\/offering: not JSON/);
-    expect(parseOffering('{"services":[],"plans":[{"name":"x","topology":"single","replicas":"1","flags":[]}],"backends":[]}').error)
-      .toBe('catalogue.klutch-kit.io/offering: plans[0]: {"name":"x","topology":"single","replicas":"1","flags":[]} must be { name, topology, replicas, flags, cpu?, memory?, storage?, description? }');
-    expect(parseOffering('{"services":[],"plans":[],"backends":[{"name":"a8s","automation":"a8s","services":[],"plans":[]}]}').error)
-      .toContain('backends[0]');
+    expect(parseOffering('{"services":[],"plans":[{"name":"x","topology":"single","replicas":"1","flags":[]}],"backends":[]}').error).toBe(
+      'catalogue.klutch-kit.io/offering: plans[0]: {"name":"x","topology":"single","replicas":"1","flags":[]} must be { name, topology, replicas, flags, cpu?, memory?, storage?, description? }',
+    );
+    expect(parseOffering('{"services":[],"plans":[],"backends":[{"name":"a8s","automation":"a8s","services":[],"plans":[]}]}').error).toContain('backends[0]');
   });
 });

@@ -11,10 +11,46 @@ describe('benchmark SVG charts', () => {
 
   it('draws one panel per measure, one polyline per series, a point per value', () => {
     const svg = svgChart({
-      title: 'konnector <sync>', xLabel: 'N', subtitle: 'test',
+      title: 'konnector <sync>',
+      xLabel: 'N',
+      subtitle: 'test',
       panels: [
-        { title: 'throughput', yLabel: 'objects/s', series: [{ name: 'up', points: [[100, 140], [1000, 210], [5000, 195]] }, { name: 'down', points: [[100, 250], [1000, 280], [5000, NaN]] }] },
-        { title: 'p99', yLabel: 's', series: [{ name: 'up', points: [[100, 0.3], [1000, 2.1], [5000, 9.9]] }] },
+        {
+          title: 'throughput',
+          yLabel: 'objects/s',
+          series: [
+            {
+              name: 'up',
+              points: [
+                [100, 140],
+                [1000, 210],
+                [5000, 195],
+              ],
+            },
+            {
+              name: 'down',
+              points: [
+                [100, 250],
+                [1000, 280],
+                [5000, NaN],
+              ],
+            },
+          ],
+        },
+        {
+          title: 'p99',
+          yLabel: 's',
+          series: [
+            {
+              name: 'up',
+              points: [
+                [100, 0.3],
+                [1000, 2.1],
+                [5000, 9.9],
+              ],
+            },
+          ],
+        },
       ],
     });
     expect(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg" width="920"')).toBe(true);
@@ -24,8 +60,9 @@ describe('benchmark SVG charts', () => {
     expect(svg).toContain('N (log scale)');
     expect(svg).toContain('<title>up: 5000 → 9.9</title>');
     // Same numbers, same picture.
-    expect(svgChart({ title: 't', xLabel: 'x', panels: [{ title: 'a', yLabel: 'y', series: [{ name: 's', points: [[1, 2]] }] }] }))
-      .toBe(svgChart({ title: 't', xLabel: 'x', panels: [{ title: 'a', yLabel: 'y', series: [{ name: 's', points: [[1, 2]] }] }] }));
+    expect(svgChart({ title: 't', xLabel: 'x', panels: [{ title: 'a', yLabel: 'y', series: [{ name: 's', points: [[1, 2]] }] }] })).toBe(
+      svgChart({ title: 't', xLabel: 'x', panels: [{ title: 'a', yLabel: 'y', series: [{ name: 's', points: [[1, 2]] }] }] }),
+    );
   });
 
   it('refuses charts without data', () => {

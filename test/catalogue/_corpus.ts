@@ -29,12 +29,18 @@ export function ruleLiterals(s: unknown): string[] {
   return [...out];
 }
 
-const union = (...lists: ReadonlyArray<readonly unknown[] | undefined>): string[] =>
-  [...new Set(lists.flatMap((l) => (l ?? []).filter((x): x is string => typeof x === 'string')))];
+const union = (...lists: ReadonlyArray<readonly unknown[] | undefined>): string[] => [
+  ...new Set(lists.flatMap((l) => (l ?? []).filter((x): x is string => typeof x === 'string'))),
+];
 
 /** Candidate `spec.service` values. */
 export function serviceCandidates(k: Schema, o: Schema): string[] {
-  return union(k.properties.service.enum, o.properties.service.enum, ruleLiterals(k).filter((x) => x.startsWith('a9s-')), ['a9s-unknown1']);
+  return union(
+    k.properties.service.enum,
+    o.properties.service.enum,
+    ruleLiterals(k).filter((x) => x.startsWith('a9s-')),
+    ['a9s-unknown1'],
+  );
 }
 
 /** Candidate `spec.plan` values. */
@@ -59,7 +65,24 @@ export function samples(s: Schema | undefined): unknown[] {
   if (s.enum) out.push(...s.enum, 'NOT-IN-ENUM');
   switch (t) {
     case 'string':
-      out.push('', 'x', '0', 'dynamic', '10mb', '5g', '0kb', '[]', "['save 900 1']", "['save 900 1','save 300 10']", "['save 0 1']", 'KEA', 'Kx', 'zz', 'on', 42);
+      out.push(
+        '',
+        'x',
+        '0',
+        'dynamic',
+        '10mb',
+        '5g',
+        '0kb',
+        '[]',
+        "['save 900 1']",
+        "['save 900 1','save 300 10']",
+        "['save 0 1']",
+        'KEA',
+        'Kx',
+        'zz',
+        'on',
+        42,
+      );
       break;
     case 'integer':
       out.push(-2, -1, 0, 1, 9, 10, 255, 256, 1024, 1025, 65535, 65536, 1799999, 1800000, 1.5, 'x');
@@ -96,6 +119,7 @@ export function samples(s: Schema | undefined): unknown[] {
 export function parameterSchemas(k: Schema, o: Schema): Map<string, { k?: Schema; o?: Schema }> {
   const out = new Map<string, { k?: Schema; o?: Schema }>();
   for (const [name, s] of Object.entries((k.properties.parameters?.properties ?? {}) as Record<string, Schema>)) out.set(name, { k: s });
-  for (const [name, s] of Object.entries((o.properties.parameters?.properties ?? {}) as Record<string, Schema>)) out.set(name, { ...(out.get(name) ?? {}), o: s });
+  for (const [name, s] of Object.entries((o.properties.parameters?.properties ?? {}) as Record<string, Schema>))
+    out.set(name, { ...(out.get(name) ?? {}), o: s });
   return out;
 }

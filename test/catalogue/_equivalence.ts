@@ -10,7 +10,11 @@ import { App, Chart } from 'cdk8s';
 import { parse } from 'yaml';
 import { Catalogue } from '../../constructs/catalogue/index.js';
 import {
-  deriveClaimCrd, SchemaValidator, type CompositeResourceDefinitionLike, type CrossplaneTarget, type FieldError,
+  deriveClaimCrd,
+  SchemaValidator,
+  type CompositeResourceDefinitionLike,
+  type CrossplaneTarget,
+  type FieldError,
 } from '../../constructs/validate/index.js';
 
 /** Klutch's XRDs, vendored with their origins in test/fixtures/klutch/SOURCES.md. */

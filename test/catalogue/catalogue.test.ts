@@ -26,15 +26,45 @@ const full = synth();
 
 describe('Catalogue: what it emits', () => {
   it('emits one XRD and one export template per API, one Composition per backend', () => {
-    expect(full.of('CompositeResourceDefinition').map((x) => x.metadata.name).sort()).toEqual([
-      'xbackups.anynines.com', 'xkeyvalueinstances.anynines.com', 'xlogme2instances.anynines.com', 'xmariadbinstances.anynines.com',
-      'xmessaginginstances.anynines.com', 'xmongodbinstances.anynines.com', 'xpostgresqlinstances.anynines.com',
-      'xprometheusinstances.anynines.com', 'xrestores.anynines.com', 'xsearchinstances.anynines.com', 'xservicebindings.anynines.com',
+    expect(
+      full
+        .of('CompositeResourceDefinition')
+        .map((x) => x.metadata.name)
+        .sort(),
+    ).toEqual([
+      'xbackups.anynines.com',
+      'xkeyvalueinstances.anynines.com',
+      'xlogme2instances.anynines.com',
+      'xmariadbinstances.anynines.com',
+      'xmessaginginstances.anynines.com',
+      'xmongodbinstances.anynines.com',
+      'xpostgresqlinstances.anynines.com',
+      'xprometheusinstances.anynines.com',
+      'xrestores.anynines.com',
+      'xsearchinstances.anynines.com',
+      'xservicebindings.anynines.com',
     ]);
-    expect(full.of('Composition').map((x) => x.metadata.name).sort()).toEqual([
-      'a8s-backup', 'a8s-postgresql', 'a8s-restore', 'a8s-servicebinding',
-      'a9s-backup', 'a9s-keyvalue', 'a9s-logme2', 'a9s-mariadb', 'a9s-messaging', 'a9s-mongodb', 'a9s-postgresql',
-      'a9s-prometheus', 'a9s-restore', 'a9s-search', 'a9s-servicebinding',
+    expect(
+      full
+        .of('Composition')
+        .map((x) => x.metadata.name)
+        .sort(),
+    ).toEqual([
+      'a8s-backup',
+      'a8s-postgresql',
+      'a8s-restore',
+      'a8s-servicebinding',
+      'a9s-backup',
+      'a9s-keyvalue',
+      'a9s-logme2',
+      'a9s-mariadb',
+      'a9s-messaging',
+      'a9s-mongodb',
+      'a9s-postgresql',
+      'a9s-prometheus',
+      'a9s-restore',
+      'a9s-search',
+      'a9s-servicebinding',
     ]);
     const templates = full.of('APIServiceExportTemplate');
     expect(templates).toHaveLength(11);
@@ -45,8 +75,17 @@ describe('Catalogue: what it emits', () => {
       expect(t.spec.apiServiceSelector).toBeUndefined();
     }
     expect(templates.map((t) => t.spec.APIServiceSelector.resource).sort()).toEqual([
-      'backups', 'keyvalueinstances', 'logme2instances', 'mariadbinstances', 'messaginginstances', 'mongodbinstances',
-      'postgresqlinstances', 'prometheusinstances', 'restores', 'searchinstances', 'servicebindings',
+      'backups',
+      'keyvalueinstances',
+      'logme2instances',
+      'mariadbinstances',
+      'messaginginstances',
+      'mongodbinstances',
+      'postgresqlinstances',
+      'prometheusinstances',
+      'restores',
+      'searchinstances',
+      'servicebindings',
     ]);
   });
 
@@ -75,10 +114,14 @@ describe('Catalogue: what it emits', () => {
 
 describe('Catalogue: compositions turn claims into the right managed resources', () => {
   const A8S_TABLE: Array<[plan: string, storage: string, cpu: string, memory: string, replicas: number]> = [
-    ['postgresql-single-nano', '3Gi', '2', '1Gi', 1], ['postgresql-single-small', '10Gi', '2', '2Gi', 1],
-    ['postgresql-single-medium', '50Gi', '2', '4Gi', 1], ['postgresql-single-big', '100Gi', '4', '16Gi', 1],
-    ['postgresql-replica-nano', '3Gi', '2', '1Gi', 3], ['postgresql-replica-small', '10Gi', '2', '2Gi', 3],
-    ['postgresql-replica-medium', '50Gi', '2', '4Gi', 3], ['postgresql-replica-big', '100Gi', '4', '16Gi', 3],
+    ['postgresql-single-nano', '3Gi', '2', '1Gi', 1],
+    ['postgresql-single-small', '10Gi', '2', '2Gi', 1],
+    ['postgresql-single-medium', '50Gi', '2', '4Gi', 1],
+    ['postgresql-single-big', '100Gi', '4', '16Gi', 1],
+    ['postgresql-replica-nano', '3Gi', '2', '1Gi', 3],
+    ['postgresql-replica-small', '10Gi', '2', '2Gi', 3],
+    ['postgresql-replica-medium', '50Gi', '2', '4Gi', 3],
+    ['postgresql-replica-big', '100Gi', '4', '16Gi', 3],
   ];
   it.each(A8S_TABLE)('a8s-postgresql %s → volume %s, cpu %s, memory %s, %d replicas', (plan, storage, cpu, memory, replicas) => {
     const [obj] = render(full.byName('Composition', 'a8s-postgresql'), xrFor('orders-db', 'team-a', { service: 'a9s-postgresql14', plan }));
@@ -87,18 +130,33 @@ describe('Catalogue: compositions turn claims into the right managed resources',
     expect(obj.spec.providerConfigRef).toEqual({ name: 'kubernetes-provider' });
     const m = obj.spec.forProvider.manifest;
     expect(m).toMatchObject({ apiVersion: 'postgresql.anynines.com/v1beta3', kind: 'Postgresql', metadata: { name: 'orders-db', namespace: 'team-a' } });
-    expect(m.spec).toMatchObject({ version: 14, volumeSize: storage, replicas, expose: 'LoadBalancer', resources: { requests: { cpu, memory }, limits: { cpu, memory } } });
+    expect(m.spec).toMatchObject({
+      version: 14,
+      volumeSize: storage,
+      replicas,
+      expose: 'LoadBalancer',
+      resources: { requests: { cpu, memory }, limits: { cpu, memory } },
+    });
   });
 
   it('a8s-postgresql: expose and parameters with a8s names and lower-case log levels; status copied back', () => {
     const comp = full.byName('Composition', 'a8s-postgresql');
-    const [obj] = render(comp, xrFor('db', 'ns', {
-      service: 'a9s-postgresql13', plan: 'postgresql-single-small', expose: 'Internal',
-      parameters: { tempFileLimit: 1024, trackIoTiming: 'on', maxWalSenders: 4, logMinMessages: 'WARNING', maxLocksPerTransaction: 64 },
-    }));
+    const [obj] = render(
+      comp,
+      xrFor('db', 'ns', {
+        service: 'a9s-postgresql13',
+        plan: 'postgresql-single-small',
+        expose: 'Internal',
+        parameters: { tempFileLimit: 1024, trackIoTiming: 'on', maxWalSenders: 4, logMinMessages: 'WARNING', maxLocksPerTransaction: 64 },
+      }),
+    );
     expect(obj.spec.forProvider.manifest.spec.expose).toBe('Internal');
     expect(obj.spec.forProvider.manifest.spec.parameters).toEqual({
-      tempFileLimitKiloBytes: 1024, trackIOTiming: 'on', maxWALSenders: 4, logMinMessages: 'warning', maxLocksPerTransaction: 64,
+      tempFileLimitKiloBytes: 1024,
+      trackIOTiming: 'on',
+      maxWALSenders: 4,
+      logMinMessages: 'warning',
+      maxLocksPerTransaction: 64,
     });
     expect(statusPatches(comp)).toEqual([
       'status.atProvider.manifest.status.clusterStatus -> status.managed.clusterStatus',
@@ -107,10 +165,15 @@ describe('Catalogue: compositions turn claims into the right managed resources',
   });
 
   it('a9s-postgresql: ServiceInstance with claim labels, service/plan names and broker parameter names', () => {
-    const [si] = render(full.byName('Composition', 'a9s-postgresql'), xrFor('db', 'team-b', {
-      service: 'a9s-postgresql15', plan: 'postgresql-replica-small-ssl', acceptsIncomplete: false,
-      parameters: { maxConnections: 200, logMinMessages: 'WARNING', walLevelLogical: true, rolePrivileges: ['CREATEDB'] },
-    }));
+    const [si] = render(
+      full.byName('Composition', 'a9s-postgresql'),
+      xrFor('db', 'team-b', {
+        service: 'a9s-postgresql15',
+        plan: 'postgresql-replica-small-ssl',
+        acceptsIncomplete: false,
+        parameters: { maxConnections: 200, logMinMessages: 'WARNING', walLevelLogical: true, rolePrivileges: ['CREATEDB'] },
+      }),
+    );
     expect(si).toMatchObject({
       apiVersion: 'dataservices.anynines.com/v1',
       kind: 'ServiceInstance',
@@ -118,8 +181,11 @@ describe('Catalogue: compositions turn claims into the right managed resources',
       spec: {
         providerConfigRef: { name: 'postgresql-service-broker' },
         forProvider: {
-          serviceName: 'a9s-postgresql15', planName: 'postgresql-replica-small-ssl', acceptsIncomplete: false,
-          organizationGuid: 'a1d46b5c-b639-4f43-85c7-e9a0e5f01f75', spaceGuid: '1bf71cf3-9017-4846-bffc-b9b31872bfaf',
+          serviceName: 'a9s-postgresql15',
+          planName: 'postgresql-replica-small-ssl',
+          acceptsIncomplete: false,
+          organizationGuid: 'a1d46b5c-b639-4f43-85c7-e9a0e5f01f75',
+          spaceGuid: '1bf71cf3-9017-4846-bffc-b9b31872bfaf',
           parameters: { max_connections: 200, pg_log_min_messages: 'WARNING', wal_level_logical: true, role_privileges: ['CREATEDB'] },
         },
       },
@@ -127,11 +193,23 @@ describe('Catalogue: compositions turn claims into the right managed resources',
   });
 
   it.each([
-    ['a9s-keyvalue', { replBacklogSize: '10mb', maxmemoryPolicy: 'allkeys-lru', notifyKeyspaceEvents: 'KEA' }, { 'repl-backlog-size': '10mb', 'maxmemory-policy': 'allkeys-lru', 'notify-keyspace-events': 'KEA' }],
-    ['a9s-logme2', { javaHeapspace: 512, fluentdUdp: 514, opensearchTlsProtocols: ['TLSv1.3'] }, { java_heapspace: 512, 'fluentd-udp': 514, 'opensearch-tls-protocols': ['TLSv1.3'] }],
+    [
+      'a9s-keyvalue',
+      { replBacklogSize: '10mb', maxmemoryPolicy: 'allkeys-lru', notifyKeyspaceEvents: 'KEA' },
+      { 'repl-backlog-size': '10mb', 'maxmemory-policy': 'allkeys-lru', 'notify-keyspace-events': 'KEA' },
+    ],
+    [
+      'a9s-logme2',
+      { javaHeapspace: 512, fluentdUdp: 514, opensearchTlsProtocols: ['TLSv1.3'] },
+      { java_heapspace: 512, 'fluentd-udp': 514, 'opensearch-tls-protocols': ['TLSv1.3'] },
+    ],
     ['a9s-mariadb', { binlogExpireDays: 3, grantPerformanceSchemaPermissions: true }, { binlog_expire_days: 3, grant_performance_schema_permissions: true }],
     ['a9s-messaging', { consumerTimeout: 1800000, tlsProtocols: ['tlsv1.3'] }, { consumer_timeout: 1800000, 'tls-protocols': ['tlsv1.3'] }],
-    ['a9s-mongodb', { setClusterParameter: { changeStreamOptions: { preAndPostImages: { expireAfterSeconds: 'off' } } } }, { set_cluster_parameter: { changeStreamOptions: { preAndPostImages: { expireAfterSeconds: 'off' } } } }],
+    [
+      'a9s-mongodb',
+      { setClusterParameter: { changeStreamOptions: { preAndPostImages: { expireAfterSeconds: 'off' } } } },
+      { set_cluster_parameter: { changeStreamOptions: { preAndPostImages: { expireAfterSeconds: 'off' } } } },
+    ],
     ['a9s-prometheus', { mappingStrictMatch: false }, { mapping_strict_match: false }],
     ['a9s-search', { javaGarbageCollector: 'UseG1GC', tlsCiphers: ['x'] }, { java_garbage_collector: 'UseG1GC', 'tls-ciphers': ['x'] }],
   ])('%s: broker parameter names and its own service broker', (name, params, broker) => {
@@ -143,11 +221,16 @@ describe('Catalogue: compositions turn claims into the right managed resources',
   });
 
   it('a9s-servicebinding writes the credentials to Secret <claim>-creds in the claim namespace', () => {
-    const [b] = render(full.byName('Composition', 'a9s-servicebinding'), xrFor('app-creds-for-db', 'team-a', { instanceRef: 'db', serviceInstanceType: 'keyvalue' }));
+    const [b] = render(
+      full.byName('Composition', 'a9s-servicebinding'),
+      xrFor('app-creds-for-db', 'team-a', { instanceRef: 'db', serviceInstanceType: 'keyvalue' }),
+    );
     expect(b).toMatchObject({
       apiVersion: 'dataservices.anynines.com/v1',
       kind: 'ServiceBinding',
-      metadata: { labels: { 'klutch.io/instance-type': 'keyvalue', 'crossplane.io/claim-name': 'app-creds-for-db', 'crossplane.io/claim-namespace': 'team-a' } },
+      metadata: {
+        labels: { 'klutch.io/instance-type': 'keyvalue', 'crossplane.io/claim-name': 'app-creds-for-db', 'crossplane.io/claim-namespace': 'team-a' },
+      },
       spec: {
         forProvider: { instanceName: 'db', acceptsIncomplete: true },
         providerConfigRef: { name: 'keyvalue-service-broker' },
@@ -160,9 +243,21 @@ describe('Catalogue: compositions turn claims into the right managed resources',
     const t = full.byName('APIServiceExportTemplate', 'servicebindings');
     expect(t.spec.permissionClaims).toEqual([
       // a8s: the service-binding controller writes <binding>-service-binding, type Opaque.
-      { group: '', resource: 'secrets', version: 'v1', required: true, selector: { names: ['*-service-binding'], namespaces: ['*'], owner: 'Provider', fieldSelectors: ['type=Opaque'] } },
+      {
+        group: '',
+        resource: 'secrets',
+        version: 'v1',
+        required: true,
+        selector: { names: ['*-service-binding'], namespaces: ['*'], owner: 'Provider', fieldSelectors: ['type=Opaque'] },
+      },
       // a9s: the connection Secret <claim>-creds of the ServiceBinding MR.
-      { group: '', resource: 'secrets', version: 'v1', required: true, selector: { names: ['*-creds'], namespaces: ['*'], owner: 'Provider', fieldSelectors: ['type=connection.crossplane.io/v1alpha1'] } },
+      {
+        group: '',
+        resource: 'secrets',
+        version: 'v1',
+        required: true,
+        selector: { names: ['*-creds'], namespaces: ['*'], owner: 'Provider', fieldSelectors: ['type=connection.crossplane.io/v1alpha1'] },
+      },
     ]);
     const secret = (name: string, type: string) => ({ apiVersion: 'v1', kind: 'Secret', type, metadata: { name, namespace: 'p' } });
     const claimed = (o: Obj) => t.spec.permissionClaims.some((c: Obj) => selects(c.selector, o as never, 'ns'));
@@ -179,7 +274,10 @@ describe('Catalogue: compositions turn claims into the right managed resources',
   it('readiness follows the backend: a8s operator status, the a9s managed resource Ready condition', () => {
     const checks = (composition: string) => full.byName('Composition', composition).spec.pipeline[0].input.resources[0];
     const ready = { type: 'MatchCondition', matchCondition: { type: 'Ready', status: 'True' } };
-    expect(checks('a8s-postgresql').readinessChecks).toEqual([ready, { type: 'MatchString', fieldPath: 'status.atProvider.manifest.status.clusterStatus', matchString: 'Running' }]);
+    expect(checks('a8s-postgresql').readinessChecks).toEqual([
+      ready,
+      { type: 'MatchString', fieldPath: 'status.atProvider.manifest.status.clusterStatus', matchString: 'Running' },
+    ]);
     expect(checks('a8s-servicebinding').readinessChecks).toEqual([ready, { type: 'MatchTrue', fieldPath: 'status.atProvider.manifest.status.implemented' }]);
     for (const c of ['a8s-backup', 'a8s-restore']) {
       expect(checks(c).readinessChecks).toEqual([ready]);
@@ -195,18 +293,31 @@ describe('Catalogue: compositions turn claims into the right managed resources',
   it('a8s-servicebinding / backup / restore point at the a8s PostgreSQL instance', () => {
     const [sb] = render(full.byName('Composition', 'a8s-servicebinding'), xrFor('b', 'ns', { instanceRef: 'db', serviceInstanceType: 'postgresql' }));
     expect(sb.spec.forProvider.manifest).toMatchObject({
-      apiVersion: 'servicebindings.anynines.com/v1beta3', kind: 'ServiceBinding', metadata: { name: 'b', namespace: 'ns' },
+      apiVersion: 'servicebindings.anynines.com/v1beta3',
+      kind: 'ServiceBinding',
+      metadata: { name: 'b', namespace: 'ns' },
       spec: { instance: { apiVersion: 'postgresql.anynines.com/v1beta3', kind: 'Postgresql', name: 'db', namespace: 'ns' } },
     });
     const [bk] = render(full.byName('Composition', 'a8s-backup'), xrFor('bk', 'ns', { instanceRef: 'db', serviceInstanceType: 'postgresql' }));
-    expect(bk.spec.forProvider.manifest).toMatchObject({ apiVersion: 'backups.anynines.com/v1beta3', kind: 'Backup', spec: { serviceInstance: { apiGroup: 'postgresql.anynines.com', kind: 'PostgreSQL', name: 'db' } } });
-    const [rs] = render(full.byName('Composition', 'a8s-restore'), xrFor('rs', 'ns', { instanceRef: 'db', backupRef: 'bk', serviceInstanceType: 'postgresql' }));
+    expect(bk.spec.forProvider.manifest).toMatchObject({
+      apiVersion: 'backups.anynines.com/v1beta3',
+      kind: 'Backup',
+      spec: { serviceInstance: { apiGroup: 'postgresql.anynines.com', kind: 'PostgreSQL', name: 'db' } },
+    });
+    const [rs] = render(
+      full.byName('Composition', 'a8s-restore'),
+      xrFor('rs', 'ns', { instanceRef: 'db', backupRef: 'bk', serviceInstanceType: 'postgresql' }),
+    );
     expect(rs.spec.forProvider.manifest).toMatchObject({ kind: 'Restore', spec: { backupName: 'bk', serviceInstance: { name: 'db' } } });
   });
 
   it('a9s backup and restore use the <type>-backup-manager ProviderConfig and the claim labels', () => {
     const [bk] = render(full.byName('Composition', 'a9s-backup'), xrFor('bk', 'ns', { instanceRef: 'db', serviceInstanceType: 'mongodb' }));
-    expect(bk).toMatchObject({ kind: 'Backup', spec: { forProvider: { instanceName: 'db' }, providerConfigRef: { name: 'mongodb-backup-manager' } }, metadata: { labels: { 'crossplane.io/claim-name': 'bk' } } });
+    expect(bk).toMatchObject({
+      kind: 'Backup',
+      spec: { forProvider: { instanceName: 'db' }, providerConfigRef: { name: 'mongodb-backup-manager' } },
+      metadata: { labels: { 'crossplane.io/claim-name': 'bk' } },
+    });
     const [rs] = render(full.byName('Composition', 'a9s-restore'), xrFor('rs', 'ns', { backupRef: 'bk', serviceInstanceType: 'search' }));
     expect(rs).toMatchObject({ kind: 'Restore', spec: { forProvider: { backupName: 'bk' }, providerConfigRef: { name: 'search-backup-manager' } } });
   });
@@ -232,30 +343,51 @@ describe('Catalogue: update rules (named update pairs)', () => {
     ['plan downgrade big → small', 'postgresql-single-big', 'postgresql-single-small', ['Transition from bigger to smaller plan size is not supported.']],
     ['replica → single', 'postgresql-replica-small', 'postgresql-single-small', ['Migration from clustered to single Data Service Instance is not supported.']],
     ['ssl flip', 'postgresql-single-small', 'postgresql-single-small-ssl', ['Plan migrations not possible from Non-SSL to SSL and SSL to Non-SSL']],
-    ['bionic flip', 'postgresql-single-small-bionic', 'postgresql-single-small', ['Plan migrations not possible from Non-BIONIC to BIONIC and BIONIC to Non-BIONIC']],
+    [
+      'bionic flip',
+      'postgresql-single-small-bionic',
+      'postgresql-single-small',
+      ['Plan migrations not possible from Non-BIONIC to BIONIC and BIONIC to Non-BIONIC'],
+    ],
   ])('PostgreSQL %s', (_name, from, to, messages) => {
     expect(ok(pg, pgClaim('a9s-postgresql13', to), pgClaim('a9s-postgresql13', from)).map((e) => e.message)).toEqual(messages);
   });
 
   it('PostgreSQL: the service is immutable; backend allow-lists and parameter allow-lists hold', () => {
-    expect(ok(pg, pgClaim('a9s-postgresql15', 'postgresql-single-small'), pgClaim('a9s-postgresql13', 'postgresql-single-small')).map((e) => e.message))
-      .toEqual(['Service is an immutable field']);
+    expect(
+      ok(pg, pgClaim('a9s-postgresql15', 'postgresql-single-small'), pgClaim('a9s-postgresql13', 'postgresql-single-small')).map((e) => e.message),
+    ).toEqual(['Service is an immutable field']);
     expect(ok(pg, pgClaim('a9s-postgresql14', 'postgresql-single-small', 'a8s-postgresql'))).toEqual([]);
-    expect(ok(pg, pgClaim('a9s-postgresql14', 'postgresql-single-small', 'a9s-postgresql')).map((e) => e.message)).toEqual(['Unsupported service used for postgresql']);
-    expect(ok(pg, pgClaim('a9s-postgresql13', 'postgresql-single-medium', 'a9s-postgresql')).map((e) => e.message)).toEqual(['Unsupported plan used for postgresql']);
-    expect(ok(pg, pgClaim('a9s-postgresql17', 'postgresql-single-nano-bionic')).map((e) => e.message)[0]).toMatch(/^Service a9s-postgresql17 only supports the plans/);
-    const withParam = (ref: string, p: Obj) => claim('PostgresqlInstance', { service: 'a9s-postgresql13', plan: 'postgresql-single-small', compositionRef: { name: ref }, parameters: p });
+    expect(ok(pg, pgClaim('a9s-postgresql14', 'postgresql-single-small', 'a9s-postgresql')).map((e) => e.message)).toEqual([
+      'Unsupported service used for postgresql',
+    ]);
+    expect(ok(pg, pgClaim('a9s-postgresql13', 'postgresql-single-medium', 'a9s-postgresql')).map((e) => e.message)).toEqual([
+      'Unsupported plan used for postgresql',
+    ]);
+    expect(ok(pg, pgClaim('a9s-postgresql17', 'postgresql-single-nano-bionic')).map((e) => e.message)[0]).toMatch(
+      /^Service a9s-postgresql17 only supports the plans/,
+    );
+    const withParam = (ref: string, p: Obj) =>
+      claim('PostgresqlInstance', { service: 'a9s-postgresql13', plan: 'postgresql-single-small', compositionRef: { name: ref }, parameters: p });
     expect(ok(pg, withParam('a8s-postgresql', { maxLocksPerTransaction: 64 }))).toEqual([]);
-    expect(ok(pg, withParam('a9s-postgresql', { maxLocksPerTransaction: 64 })).map((e) => e.message)).toEqual(['parameters.maxLocksPerTransaction is not supported for a9s-postgresql']);
+    expect(ok(pg, withParam('a9s-postgresql', { maxLocksPerTransaction: 64 })).map((e) => e.message)).toEqual([
+      'parameters.maxLocksPerTransaction is not supported for a9s-postgresql',
+    ]);
     expect(ok(pg, withParam('a8s-postgresql', { workMem: '4MB' })).map((e) => e.message)).toEqual(['parameters.workMem is not supported for a8s-postgresql']);
   });
 
   it('KeyValue: no single ↔ replica in either direction; replica-only parameters', () => {
     const k = (plan: string, parameters?: Obj) => claim('KeyvalueInstance', { service: 'a9s-keyvalue8', plan, ...(parameters ? { parameters } : {}) });
-    expect(ok(kv, k('keyvalue-replica-small-ssl'), k('keyvalue-single-small-ssl')).map((e) => e.message)).toEqual(['Migration from single to clustered Data Service Instance is not supported.']);
-    expect(ok(kv, k('keyvalue-single-big-ssl'), k('keyvalue-replica-small-ssl')).map((e) => e.message)).toEqual(['Migration from clustered to single Data Service Instance is not supported.']);
+    expect(ok(kv, k('keyvalue-replica-small-ssl'), k('keyvalue-single-small-ssl')).map((e) => e.message)).toEqual([
+      'Migration from single to clustered Data Service Instance is not supported.',
+    ]);
+    expect(ok(kv, k('keyvalue-single-big-ssl'), k('keyvalue-replica-small-ssl')).map((e) => e.message)).toEqual([
+      'Migration from clustered to single Data Service Instance is not supported.',
+    ]);
     expect(ok(kv, k('keyvalue-single-big-ssl'), k('keyvalue-single-nano-ssl'))).toEqual([]);
-    expect(ok(kv, k('keyvalue-single-small-ssl', { failoverTimeout: 10 })).map((e) => e.message)).toEqual(['parameters.failoverTimeout is only supported for clustered plans']);
+    expect(ok(kv, k('keyvalue-single-small-ssl', { failoverTimeout: 10 })).map((e) => e.message)).toEqual([
+      'parameters.failoverTimeout is only supported for clustered plans',
+    ]);
     expect(ok(kv, k('keyvalue-replica-small-ssl', { failoverTimeout: 10 }))).toEqual([]);
   });
 
@@ -269,15 +401,29 @@ describe('Catalogue: update rules (named update pairs)', () => {
 describe('Catalogue: subsets and bad props', () => {
   it('picks services, operations and automations', () => {
     const s = synth({ services: ['postgresql', 'mariadb'], operations: ['servicebinding'], automations: ['a9s'] });
-    expect(s.of('CompositeResourceDefinition').map((x) => x.spec.claimNames.kind).sort()).toEqual(['MariadbInstance', 'PostgresqlInstance', 'ServiceBinding']);
-    expect(s.of('Composition').map((x) => x.metadata.name).sort()).toEqual(['a9s-mariadb', 'a9s-postgresql', 'a9s-servicebinding']);
+    expect(
+      s
+        .of('CompositeResourceDefinition')
+        .map((x) => x.spec.claimNames.kind)
+        .sort(),
+    ).toEqual(['MariadbInstance', 'PostgresqlInstance', 'ServiceBinding']);
+    expect(
+      s
+        .of('Composition')
+        .map((x) => x.metadata.name)
+        .sort(),
+    ).toEqual(['a9s-mariadb', 'a9s-postgresql', 'a9s-servicebinding']);
     const pg = s.byName('CompositeResourceDefinition', 'xpostgresqlinstances.anynines.com');
     expect(pg.spec.defaultCompositionRef).toEqual({ name: 'a9s-postgresql' });
     // With one backend left, no rule keys on compositionRef any more.
     expect(JSON.stringify(pg.spec.versions[0].schema)).not.toContain('compositionRef');
     const sb = s.byName('CompositeResourceDefinition', 'xservicebindings.anynines.com');
     expect(sb.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.serviceInstanceType.enum).toEqual(['postgresql', 'mariadb']);
-    expect(s.catalogue.providerConfigs).toEqual({ kubernetes: [], serviceBrokers: ['postgresql-service-broker', 'mariadb-service-broker'], backupManagers: [] });
+    expect(s.catalogue.providerConfigs).toEqual({
+      kubernetes: [],
+      serviceBrokers: ['postgresql-service-broker', 'mariadb-service-broker'],
+      backupManagers: [],
+    });
   });
 
   it('throws on unknown services, operations or automations, naming the prop and value', () => {

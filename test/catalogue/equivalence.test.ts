@@ -5,12 +5,8 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import type { CrossplaneTarget } from '../../constructs/validate/index.js';
-import {
-  claim, claimValidator, klutchXrd, ourXrds, verdict,
-} from './_equivalence.js';
-import {
-  compositionCandidates, parameterSchemas, planCandidates, samples, serviceCandidates, specSchema,
-} from './_corpus.js';
+import { claim, claimValidator, klutchXrd, ourXrds, verdict } from './_equivalence.js';
+import { compositionCandidates, parameterSchemas, planCandidates, samples, serviceCandidates, specSchema } from './_corpus.js';
 
 const ours = ourXrds();
 
@@ -26,7 +22,12 @@ const INSTANCES: ReadonlyArray<[kind: string, stem: string]> = [
 ];
 
 type Spec = Record<string, unknown>;
-interface Mismatch { spec: Spec; old?: Spec; klutch: string[]; ours: string[] }
+interface Mismatch {
+  spec: Spec;
+  old?: Spec;
+  klutch: string[];
+  ours: string[];
+}
 
 /**
  * Compares verdicts. Klutch rejects every claim without `spec.compositionRef` whose XRD has a rule
@@ -49,7 +50,8 @@ function compare(kind: string, target: CrossplaneTarget = '1.20') {
     const asWritten = verdict(kv, claim(kind, spec), old && claim(kind, old));
     const o = verdict(ov, claim(kind, spec), old && claim(kind, old));
     if (k.ok !== o.ok || (asWritten.ok && !o.ok)) mismatches.push({ spec, old, klutch: k.errors.map((e) => e.message), ours: o.errors.map((e) => e.message) });
-    if (k.ok) accepted++; else rejected++;
+    if (k.ok) accepted++;
+    else rejected++;
     if (o.ok && spec.compositionRef === undefined) acceptedWithoutRef++;
     return k.ok;
   };
@@ -89,9 +91,18 @@ describe.each(INSTANCES)('%s: same verdicts as Klutch', (kind, stem) => {
     const valid = created.filter((s) => probe.check(s));
     let pairs = 0;
     for (const old of valid) {
-      for (const plan of plans) { c.check({ ...old, plan }, old); pairs++; }
-      for (const service of services) { c.check({ ...old, service }, old); pairs++; }
-      for (const ref of refs) { c.check(withRef({ service: old.service, plan: old.plan }, ref), old); pairs++; }
+      for (const plan of plans) {
+        c.check({ ...old, plan }, old);
+        pairs++;
+      }
+      for (const service of services) {
+        c.check({ ...old, service }, old);
+        pairs++;
+      }
+      for (const ref of refs) {
+        c.check(withRef({ service: old.service, plan: old.plan }, ref), old);
+        pairs++;
+      }
     }
     expect(c.mismatches).toEqual([]);
     expect(pairs).toBeGreaterThan(valid.length);

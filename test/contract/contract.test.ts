@@ -42,7 +42,11 @@ describe('the binding contract (contract/)', () => {
     const dir = join(root, 'runtime/kubectl-bind');
     const offenders = readdirSync(dir)
       .filter((f) => f.endsWith('.ts'))
-      .flatMap((f) => importsOf(join(dir, f)).filter((s) => s.includes('/backend/')).map((s) => `${f}: ${s}`));
+      .flatMap((f) =>
+        importsOf(join(dir, f))
+          .filter((s) => s.includes('/backend/'))
+          .map((s) => `${f}: ${s}`),
+      );
     expect(offenders).toEqual([]);
   });
 
@@ -54,7 +58,10 @@ describe('the binding contract (contract/)', () => {
   });
 
   it('per-consumer rules cover exported resources with status and claimed resources, by group', () => {
-    const exp = (plural: string, group: string, scope = 'Namespaced', claims: Array<{ group?: string; resource: string }> = []) => ({ metadata: {}, spec: { group, scope, names: { plural }, permissionClaims: claims } });
+    const exp = (plural: string, group: string, scope = 'Namespaced', claims: Array<{ group?: string; resource: string }> = []) => ({
+      metadata: {},
+      spec: { group, scope, names: { plural }, permissionClaims: claims },
+    });
     expect(exportedResourceRules([exp('pgs', 'a.com', 'Namespaced', [{ resource: 'secrets' }]), exp('buckets', 'b.com', 'Cluster')])).toEqual([
       { apiGroups: [''], resources: ['secrets'], verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'] },
       { apiGroups: ['a.com'], resources: ['pgs', 'pgs/status'], verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'] },

@@ -17,7 +17,10 @@ export const KLUTCH_FIXTURES = path.join(ROOT, 'test', 'fixtures', 'klutch');
 type Schema = Record<string, any>;
 
 function strictify(s: unknown): void {
-  if (Array.isArray(s)) { s.forEach(strictify); return; }
+  if (Array.isArray(s)) {
+    s.forEach(strictify);
+    return;
+  }
   if (typeof s !== 'object' || s === null) return;
   const o = s as Schema;
   if (o.properties && o.additionalProperties === undefined && !o['x-kubernetes-preserve-unknown-fields']) {
@@ -38,7 +41,7 @@ export function crdValidator(file: string, version?: string, patch?: (schema: Sc
   if (hit) return hit;
   const crd = parse(readFileSync(path.join(CRDS, file), 'utf8')) as Schema;
   const versions = crd.spec.versions as Schema[];
-  const v = version ? versions.find((x) => x.name === version) : versions.find((x) => x.storage) ?? versions[0];
+  const v = version ? versions.find((x) => x.name === version) : (versions.find((x) => x.storage) ?? versions[0]);
   if (!v) throw new Error(`${file} has no version ${version}`);
   const schema = JSON.parse(JSON.stringify(v.schema.openAPIV3Schema)) as Schema;
   if (patch) patch(schema);
@@ -65,7 +68,10 @@ export function schemaErrors(file: string, obj: unknown, version?: string, patch
 export function ptInputErrors(input: unknown): string[] {
   return schemaErrors('function-patch-and-transform/pt.fn.crossplane.io_resources.yaml', input, 'v1beta1', (schema) => {
     const visit = (s: unknown): void => {
-      if (Array.isArray(s)) { s.forEach(visit); return; }
+      if (Array.isArray(s)) {
+        s.forEach(visit);
+        return;
+      }
       if (typeof s !== 'object' || s === null) return;
       const o = s as Schema;
       if (o.properties?.string?.properties?.type?.enum) {

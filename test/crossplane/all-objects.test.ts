@@ -3,9 +3,23 @@
 import { describe, expect, it } from '@jest/globals';
 import { Testing } from 'cdk8s';
 import {
-  AnyninesProviderConfig, AnyninesServiceType, CompositeDeletePolicy, CompositeResourceDefinition, Composition, ConnectionDetail,
-  CrossplaneInstall, DeploymentRuntimeConfig, Function, FunctionStep, InstallMethod, KubernetesProviderConfig, Patch, Provider,
-  PROVIDER_KUBERNETES_PACKAGE, ReadinessCheck, Transform,
+  AnyninesProviderConfig,
+  AnyninesServiceType,
+  CompositeDeletePolicy,
+  CompositeResourceDefinition,
+  Composition,
+  ConnectionDetail,
+  CrossplaneInstall,
+  DeploymentRuntimeConfig,
+  Function,
+  FunctionStep,
+  InstallMethod,
+  KubernetesProviderConfig,
+  Patch,
+  Provider,
+  PROVIDER_KUBERNETES_PACKAGE,
+  ReadinessCheck,
+  Transform,
 } from '../../constructs/crossplane/index.js';
 import { formatIssue, validateDocuments } from '../../constructs/validate/index.js';
 
@@ -17,7 +31,9 @@ function build() {
   const pt = Function.patchAndTransform(chart, 'pt');
   new KubernetesProviderConfig(chart, 'pc', { name: 'kubernetes-provider' });
   new AnyninesProviderConfig(chart, 'a9s', {
-    name: 'cache-service-broker', serviceType: AnyninesServiceType.SERVICE_BROKER, url: 'https://broker.example.com',
+    name: 'cache-service-broker',
+    serviceType: AnyninesServiceType.SERVICE_BROKER,
+    url: 'https://broker.example.com',
     username: { namespace: 'crossplane-system', name: 'broker', key: 'username' },
     password: { namespace: 'crossplane-system', name: 'broker', key: 'password' },
   });
@@ -28,24 +44,30 @@ function build() {
     defaultCompositionName: 'cache',
     defaultCompositeDeletePolicy: CompositeDeletePolicy.FOREGROUND,
     connectionSecretKeys: ['host'],
-    versions: [{
-      name: 'v1alpha1',
-      schema: {
-        type: 'object',
-        properties: {
-          spec: {
-            type: 'object',
-            required: ['plan'],
-            'x-kubernetes-validations': [{ rule: "!self.plan.startsWith('big') || self.replicas >= 3", message: 'big plans need at least 3 replicas' }],
-            properties: { plan: { type: 'string', enum: ['small', 'big'] }, replicas: { type: 'integer', default: 1 } },
+    versions: [
+      {
+        name: 'v1alpha1',
+        schema: {
+          type: 'object',
+          properties: {
+            spec: {
+              type: 'object',
+              required: ['plan'],
+              'x-kubernetes-validations': [{ rule: "!self.plan.startsWith('big') || self.replicas >= 3", message: 'big plans need at least 3 replicas' }],
+              properties: { plan: { type: 'string', enum: ['small', 'big'] }, replicas: { type: 'integer', default: 1 } },
+            },
           },
         },
       },
-    }],
+    ],
   });
   const comp = new Composition(chart, 'comp', { name: 'cache', compositeTypeRef: xrd, writeConnectionSecretsToNamespace: 'crossplane-system' });
   comp.addPatchAndTransformStep({ function: pt }).addResource('cache', {
-    base: { apiVersion: 'kubernetes.crossplane.io/v1alpha2', kind: 'Object', spec: { forProvider: { manifest: { apiVersion: 'v1', kind: 'ConfigMap' } }, providerConfigRef: { name: 'kubernetes-provider' } } },
+    base: {
+      apiVersion: 'kubernetes.crossplane.io/v1alpha2',
+      kind: 'Object',
+      spec: { forProvider: { manifest: { apiVersion: 'v1', kind: 'ConfigMap' } }, providerConfigRef: { name: 'kubernetes-provider' } },
+    },
     patches: [
       Patch.fromCompositeFieldPath('metadata.labels[crossplane.io/claim-namespace]', 'spec.forProvider.manifest.metadata.namespace'),
       Patch.fromCompositeFieldPath('spec.plan', 'spec.forProvider.manifest.data.size', { transforms: [Transform.map({ small: '1Gi', big: '10Gi' })] }),

@@ -4,8 +4,12 @@ import * as path from 'node:path';
 import { Testing } from 'cdk8s';
 import { parseAllDocuments } from 'yaml';
 import {
-  CompositeDeletePolicy, CompositeResourceDefinition, CompositeResourceDefinitionProps, PrinterColumnType,
-  RESERVED_SPEC_FIELDS, RESERVED_STATUS_FIELDS,
+  CompositeDeletePolicy,
+  CompositeResourceDefinition,
+  CompositeResourceDefinitionProps,
+  PrinterColumnType,
+  RESERVED_SPEC_FIELDS,
+  RESERVED_STATUS_FIELDS,
 } from '../../constructs/crossplane/index.js';
 import { KLUTCH_FIXTURES, schemaErrors } from './_schema.js';
 
@@ -46,18 +50,27 @@ function synthOne(p: CompositeResourceDefinitionProps): any {
 describe('CompositeResourceDefinition', () => {
   it('emits an apiextensions.crossplane.io/v1 XRD named <plural>.<group>, without scope', () => {
     const chart = Testing.chart();
-    const xrd = new CompositeResourceDefinition(chart, 'xrd', props({
-      defaultCompositionName: 'a9s-keyvalue',
-      defaultCompositeDeletePolicy: CompositeDeletePolicy.FOREGROUND,
-      connectionSecretKeys: ['username', 'password'],
-    }));
+    const xrd = new CompositeResourceDefinition(
+      chart,
+      'xrd',
+      props({
+        defaultCompositionName: 'a9s-keyvalue',
+        defaultCompositeDeletePolicy: CompositeDeletePolicy.FOREGROUND,
+        connectionSecretKeys: ['username', 'password'],
+      }),
+    );
     xrd.addPrinterColumn({ name: 'Plan', jsonPath: '.spec.plan' });
     const [o] = Testing.synth(chart);
     expect(o.apiVersion).toBe('apiextensions.crossplane.io/v1');
     expect(o.kind).toBe('CompositeResourceDefinition');
     expect(o.metadata.name).toBe('xkeyvalueinstances.anynines.com');
     expect(o.spec).not.toHaveProperty('scope');
-    expect(o.spec.claimNames).toEqual({ kind: 'KeyvalueInstance', plural: 'keyvalueinstances', singular: 'keyvalueinstance', listKind: 'KeyvalueInstanceList' });
+    expect(o.spec.claimNames).toEqual({
+      kind: 'KeyvalueInstance',
+      plural: 'keyvalueinstances',
+      singular: 'keyvalueinstance',
+      listKind: 'KeyvalueInstanceList',
+    });
     expect(o.spec.defaultCompositionRef).toEqual({ name: 'a9s-keyvalue' });
     expect(o.spec.defaultCompositeDeletePolicy).toBe('Foreground');
     expect(o.spec.connectionSecretKeys).toEqual(['username', 'password']);
@@ -73,14 +86,24 @@ describe('CompositeResourceDefinition', () => {
 
   it('validates against the reference XRD CRDs of Crossplane 2.3 and 1.20 (CEL kept in the schema)', () => {
     const chart = Testing.chart();
-    const xrd = new CompositeResourceDefinition(chart, 'xrd', props({
-      names: { kind: 'XKeyvalueInstance', plural: 'xkeyvalueinstances', categories: ['klutch'], shortNames: ['xkv'] },
-      defaultCompositionName: 'a9s-keyvalue',
-      defaultCompositeDeletePolicy: CompositeDeletePolicy.FOREGROUND,
-      connectionSecretKeys: ['uri'],
-    }));
-    xrd.addVersion({ name: 'v1alpha1', schema, served: true, deprecated: true, deprecationWarning: 'use v1',
-      additionalPrinterColumns: [{ name: 'Age', jsonPath: '.metadata.creationTimestamp', type: PrinterColumnType.DATE, priority: 1 }] });
+    const xrd = new CompositeResourceDefinition(
+      chart,
+      'xrd',
+      props({
+        names: { kind: 'XKeyvalueInstance', plural: 'xkeyvalueinstances', categories: ['klutch'], shortNames: ['xkv'] },
+        defaultCompositionName: 'a9s-keyvalue',
+        defaultCompositeDeletePolicy: CompositeDeletePolicy.FOREGROUND,
+        connectionSecretKeys: ['uri'],
+      }),
+    );
+    xrd.addVersion({
+      name: 'v1alpha1',
+      schema,
+      served: true,
+      deprecated: true,
+      deprecationWarning: 'use v1',
+      additionalPrinterColumns: [{ name: 'Age', jsonPath: '.metadata.creationTimestamp', type: PrinterColumnType.DATE, priority: 1 }],
+    });
     const [o] = Testing.synth(chart);
     expect(schemaErrors(XRD_V2, o, 'v1')).toEqual([]);
     expect(schemaErrors(XRD_V120, o, 'v1')).toEqual([]);
@@ -118,49 +141,77 @@ describe('CompositeResourceDefinition', () => {
   });
 
   it('throws when metadata.name is not <plural>.<group>', () => {
-    expect(() => synthOne(props({ name: 'keyvalues.anynines.com' })))
-      .toThrow('CompositeResourceDefinitionProps.name: "keyvalues.anynines.com" must be "<names.plural>.<group>" = "xkeyvalueinstances.anynines.com"');
+    expect(() => synthOne(props({ name: 'keyvalues.anynines.com' }))).toThrow(
+      'CompositeResourceDefinitionProps.name: "keyvalues.anynines.com" must be "<names.plural>.<group>" = "xkeyvalueinstances.anynines.com"',
+    );
   });
 
   it('throws on a bad group, kind or plural, naming the value', () => {
     expect(() => synthOne(props({ group: 'Foo_Bar' }))).toThrow('CompositeResourceDefinitionProps.group: "Foo_Bar" is not a DNS-1123 subdomain');
     expect(() => synthOne(props({ group: 'example' }))).toThrow('CompositeResourceDefinitionProps.group: "example" must contain at least one dot');
     expect(() => synthOne(props({ names: { kind: 'xThing', plural: 'xthings' } }))).toThrow('CompositeResourceDefinitionProps.names.kind: "xThing"');
-    expect(() => synthOne(props({ names: { kind: 'XThing', plural: 'XThings' } }))).toThrow('CompositeResourceDefinitionProps.names.plural: "XThings" is not a DNS-1123 label');
+    expect(() => synthOne(props({ names: { kind: 'XThing', plural: 'XThings' } }))).toThrow(
+      'CompositeResourceDefinitionProps.names.plural: "XThings" is not a DNS-1123 label',
+    );
   });
 
   it('limits names to 63 characters', () => {
     const long = 'x' + 'a'.repeat(63);
     expect(() => synthOne(props({ names: { kind: 'XThing', plural: long } }))).toThrow(`CompositeResourceDefinitionProps.names.plural: "${long}"`);
     const longKind = 'X' + 'a'.repeat(63);
-    expect(() => synthOne(props({ names: { kind: longKind, plural: 'xthings' } }))).toThrow(`names.kind: "${longKind}" must be a PascalCase kind of at most 63 characters`);
+    expect(() => synthOne(props({ names: { kind: longKind, plural: 'xthings' } }))).toThrow(
+      `names.kind: "${longKind}" must be a PascalCase kind of at most 63 characters`,
+    );
     const claimPlural = 'c' + 'a'.repeat(63);
     expect(() => synthOne(props({ claimNames: { kind: 'Thing', plural: claimPlural } }))).toThrow(`claimNames.plural: "${claimPlural}"`);
   });
 
   it('requires claim names to differ from XR names', () => {
-    expect(() => synthOne(props({ claimNames: { kind: 'XKeyvalueInstance', plural: 'keyvalueinstances' } })))
-      .toThrow('CompositeResourceDefinitionProps.claimNames.kind: "XKeyvalueInstance" must differ from the composite resource names');
-    expect(() => synthOne(props({ claimNames: { kind: 'KeyvalueInstance', plural: 'xkeyvalueinstances' } })))
-      .toThrow('CompositeResourceDefinitionProps.claimNames.plural: "xkeyvalueinstances" must differ');
-    expect(() => synthOne(props({ claimNames: { kind: 'KeyvalueInstance', plural: 'kvs', singular: 'xkeyvalueinstance' } })))
-      .toThrow('claimNames.singular: "xkeyvalueinstance" must differ');
+    expect(() => synthOne(props({ claimNames: { kind: 'XKeyvalueInstance', plural: 'keyvalueinstances' } }))).toThrow(
+      'CompositeResourceDefinitionProps.claimNames.kind: "XKeyvalueInstance" must differ from the composite resource names',
+    );
+    expect(() => synthOne(props({ claimNames: { kind: 'KeyvalueInstance', plural: 'xkeyvalueinstances' } }))).toThrow(
+      'CompositeResourceDefinitionProps.claimNames.plural: "xkeyvalueinstances" must differ',
+    );
+    expect(() => synthOne(props({ claimNames: { kind: 'KeyvalueInstance', plural: 'kvs', singular: 'xkeyvalueinstance' } }))).toThrow(
+      'claimNames.singular: "xkeyvalueinstance" must differ',
+    );
   });
 
   it('requires exactly one referenceable version, and it must be served', () => {
-    expect(() => synthOne(props({ versions: [{ name: 'v1', schema }, { name: 'v2', schema }] })))
-      .toThrow(/CompositeResourceDefinitionProps.versions: .* must have exactly one referenceable version, found 0/);
-    expect(() => synthOne(props({ versions: [{ name: 'v1', schema, referenceable: true }, { name: 'v2', schema, referenceable: true }] })))
-      .toThrow(/found 2/);
-    expect(() => synthOne(props({ versions: [{ name: 'v1', schema, served: false }] })))
-      .toThrow('CompositeResourceDefinitionProps.versions[0].served: false must be true: version "v1" is referenceable');
+    expect(() =>
+      synthOne(
+        props({
+          versions: [
+            { name: 'v1', schema },
+            { name: 'v2', schema },
+          ],
+        }),
+      ),
+    ).toThrow(/CompositeResourceDefinitionProps.versions: .* must have exactly one referenceable version, found 0/);
+    expect(() =>
+      synthOne(
+        props({
+          versions: [
+            { name: 'v1', schema, referenceable: true },
+            { name: 'v2', schema, referenceable: true },
+          ],
+        }),
+      ),
+    ).toThrow(/found 2/);
+    expect(() => synthOne(props({ versions: [{ name: 'v1', schema, served: false }] }))).toThrow(
+      'CompositeResourceDefinitionProps.versions[0].served: false must be true: version "v1" is referenceable',
+    );
     expect(() => synthOne(props({ versions: [] }))).toThrow('CompositeResourceDefinitionProps.versions: [] must list at least one version');
-    expect(() => synthOne(props({ versions: [{ name: 'one', schema }] }))).toThrow('CompositeResourceDefinitionProps.versions[0].name: "one" is not a Kubernetes version name');
+    expect(() => synthOne(props({ versions: [{ name: 'one', schema }] }))).toThrow(
+      'CompositeResourceDefinitionProps.versions[0].name: "one" is not a Kubernetes version name',
+    );
 
     const chart = Testing.chart();
     const xrd = new CompositeResourceDefinition(chart, 'xrd', props());
-    expect(() => xrd.addVersion({ name: 'v2', schema, referenceable: true }))
-      .toThrow('CompositeResourceDefinition.addVersion("v2").referenceable: true conflicts with referenceable version "v1"');
+    expect(() => xrd.addVersion({ name: 'v2', schema, referenceable: true })).toThrow(
+      'CompositeResourceDefinition.addVersion("v2").referenceable: true conflicts with referenceable version "v1"',
+    );
     expect(() => xrd.addVersion({ name: 'v1', schema })).toThrow('CompositeResourceDefinition.addVersion("v1").name: "v1" is declared twice');
     xrd.addVersion({ name: 'v2', schema, referenceable: false });
     expect(xrd.versionNames).toEqual(['v1', 'v2']);
@@ -171,38 +222,59 @@ describe('CompositeResourceDefinition', () => {
 
   it.each(RESERVED_SPEC_FIELDS.map((f) => [f]))('rejects the reserved spec field %s', (field) => {
     const bad = { type: 'object', properties: { spec: { type: 'object', properties: { plan: { type: 'string' }, [field]: { type: 'object' } } } } };
-    expect(() => synthOne(props({ versions: [{ name: 'v1', schema: bad }] })))
-      .toThrow(`CompositeResourceDefinitionProps.versions[0].schema.properties.spec.properties: "${field}" is a reserved field`);
+    expect(() => synthOne(props({ versions: [{ name: 'v1', schema: bad }] }))).toThrow(
+      `CompositeResourceDefinitionProps.versions[0].schema.properties.spec.properties: "${field}" is a reserved field`,
+    );
   });
 
   it.each(RESERVED_STATUS_FIELDS.map((f) => [f]))('rejects the reserved status field %s', (field) => {
     const bad = { type: 'object', properties: { status: { type: 'object', properties: { [field]: { type: 'array' } } } } };
-    expect(() => synthOne(props({ versions: [{ name: 'v1', schema: bad }] })))
-      .toThrow(`schema.properties.status.properties: "${field}" is a reserved field`);
+    expect(() => synthOne(props({ versions: [{ name: 'v1', schema: bad }] }))).toThrow(`schema.properties.status.properties: "${field}" is a reserved field`);
   });
 
   it('covers the reserved fields the issue names', () => {
-    for (const f of ['compositionRef', 'compositionSelector', 'compositionRevisionRef', 'compositionUpdatePolicy', 'resourceRefs',
-      'writeConnectionSecretToRef', 'publishConnectionDetailsTo', 'claimRef', 'environmentConfigRefs']) {
+    for (const f of [
+      'compositionRef',
+      'compositionSelector',
+      'compositionRevisionRef',
+      'compositionUpdatePolicy',
+      'resourceRefs',
+      'writeConnectionSecretToRef',
+      'publishConnectionDetailsTo',
+      'claimRef',
+      'environmentConfigRefs',
+    ]) {
       expect(RESERVED_SPEC_FIELDS).toContain(f);
     }
     expect(RESERVED_STATUS_FIELDS).toEqual(expect.arrayContaining(['conditions', 'connectionDetails']));
   });
 
   it('rejects schemas Crossplane cannot use', () => {
-    expect(() => synthOne(props({ versions: [{ name: 'v1', schema: { type: 'string' } }] })))
-      .toThrow('CompositeResourceDefinitionProps.versions[0].schema.type: "string" must be "object"');
-    expect(() => synthOne(props({ versions: [{ name: 'v1', schema: { type: 'object', properties: { data: { type: 'string' } } } }] })))
-      .toThrow('CompositeResourceDefinitionProps.versions[0].schema.properties: "data" is not allowed at the top level');
-    expect(() => synthOne(props({ versions: [{ name: 'v1', schema: { type: 'object', properties: { spec: { type: 'object', 'x-kubernetes-validations': [{ message: 'no rule' }] } } } }] })))
-      .toThrow('schema.properties.spec.x-kubernetes-validations[0].rule: undefined must be a non-empty CEL expression');
+    expect(() => synthOne(props({ versions: [{ name: 'v1', schema: { type: 'string' } }] }))).toThrow(
+      'CompositeResourceDefinitionProps.versions[0].schema.type: "string" must be "object"',
+    );
+    expect(() => synthOne(props({ versions: [{ name: 'v1', schema: { type: 'object', properties: { data: { type: 'string' } } } }] }))).toThrow(
+      'CompositeResourceDefinitionProps.versions[0].schema.properties: "data" is not allowed at the top level',
+    );
+    expect(() =>
+      synthOne(
+        props({
+          versions: [
+            { name: 'v1', schema: { type: 'object', properties: { spec: { type: 'object', 'x-kubernetes-validations': [{ message: 'no rule' }] } } } },
+          ],
+        }),
+      ),
+    ).toThrow('schema.properties.spec.x-kubernetes-validations[0].rule: undefined must be a non-empty CEL expression');
   });
 
   it('validates the remaining props', () => {
     expect(() => synthOne(props({ defaultCompositionName: 'Bad Name' }))).toThrow('CompositeResourceDefinitionProps.defaultCompositionName: "Bad Name"');
-    expect(() => synthOne(props({ defaultCompositeDeletePolicy: 'Later' as unknown as CompositeDeletePolicy }))).toThrow('CompositeResourceDefinitionProps.defaultCompositeDeletePolicy: "Later" must be Background or Foreground');
-    expect(() => synthOne(props({ claimNames: undefined, defaultCompositeDeletePolicy: CompositeDeletePolicy.FOREGROUND })))
-      .toThrow('defaultCompositeDeletePolicy: "Foreground" only applies to claims');
+    expect(() => synthOne(props({ defaultCompositeDeletePolicy: 'Later' as unknown as CompositeDeletePolicy }))).toThrow(
+      'CompositeResourceDefinitionProps.defaultCompositeDeletePolicy: "Later" must be Background or Foreground',
+    );
+    expect(() => synthOne(props({ claimNames: undefined, defaultCompositeDeletePolicy: CompositeDeletePolicy.FOREGROUND }))).toThrow(
+      'defaultCompositeDeletePolicy: "Foreground" only applies to claims',
+    );
     expect(() => synthOne(props({ connectionSecretKeys: ['a', 'a'] }))).toThrow('CompositeResourceDefinitionProps.connectionSecretKeys: "a" is listed twice');
     expect(() => synthOne(props({ connectionSecretKeys: ['a/b'] }))).toThrow('connectionSecretKeys: "a/b" is not a valid Secret key');
     const chart = Testing.chart();

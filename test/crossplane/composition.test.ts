@@ -4,8 +4,18 @@ import * as path from 'node:path';
 import { Testing } from 'cdk8s';
 import { parse } from 'yaml';
 import {
-  CompositeResourceDefinition, CompositeType, Composition, ConnectionDetail, Function, FunctionStep, IPipelineStep,
-  Patch, PatchAndTransformStep, ReadinessCheck, StringConversion, Transform,
+  CompositeResourceDefinition,
+  CompositeType,
+  Composition,
+  ConnectionDetail,
+  Function,
+  FunctionStep,
+  IPipelineStep,
+  Patch,
+  PatchAndTransformStep,
+  ReadinessCheck,
+  StringConversion,
+  Transform,
 } from '../../constructs/crossplane/index.js';
 import { ptInputErrors, KLUTCH_FIXTURES, schemaErrors } from './_schema.js';
 
@@ -25,7 +35,9 @@ function serviceBinding(chart = Testing.chart()) {
       Patch.fromCompositeFieldPath('spec.instanceRef', 'spec.forProvider.instanceName'),
       Patch.fromCompositeFieldPath('spec.serviceInstanceType', 'spec.providerConfigRef.name', { transforms: [Transform.stringFormat('%s-service-broker')] }),
       Patch.fromCompositeFieldPath('metadata.labels[crossplane.io/claim-namespace]', 'spec.writeConnectionSecretToRef.namespace'),
-      Patch.fromCompositeFieldPath('metadata.labels[crossplane.io/claim-name]', 'spec.writeConnectionSecretToRef.name', { transforms: [Transform.stringFormat('%s-creds')] }),
+      Patch.fromCompositeFieldPath('metadata.labels[crossplane.io/claim-name]', 'spec.writeConnectionSecretToRef.name', {
+        transforms: [Transform.stringFormat('%s-creds')],
+      }),
       Patch.toCompositeFieldPath('status.atProvider.serviceBindingID', 'status.managed.serviceBindingID'),
       Patch.toCompositeFieldPath('status.atProvider.state', 'status.managed.state'),
       Patch.toCompositeFieldPath('status.conditions', 'status.managed.conditions'),
@@ -36,14 +48,17 @@ function serviceBinding(chart = Testing.chart()) {
 
 /** Klutch writes FromCompositeFieldPath patches without `type`; P&T defaults it. */
 function withDefaultPatchType(input: any): any {
-  const fix = (ps: any[] = []) => ps.forEach((p) => { if (!p.type) p.type = 'FromCompositeFieldPath'; });
+  const fix = (ps: any[] = []) =>
+    ps.forEach((p) => {
+      if (!p.type) p.type = 'FromCompositeFieldPath';
+    });
   for (const r of input.resources ?? []) fix(r.patches);
   for (const s of input.patchSets ?? []) fix(s.patches);
   return input;
 }
 
 describe('Composition', () => {
-  it('emits apiextensions.crossplane.io/v1 with mode Pipeline, equal to Klutch\'s a9s-servicebinding', () => {
+  it("emits apiextensions.crossplane.io/v1 with mode Pipeline, equal to Klutch's a9s-servicebinding", () => {
     const { chart } = serviceBinding();
     const [o] = Testing.synth(chart);
     const ref = parse(readFileSync(path.join(KLUTCH_FIXTURES, 'xp-a9s-servicebinding-composition.yaml'), 'utf8'));
@@ -57,14 +72,21 @@ describe('Composition', () => {
   it('validates against the Composition CRDs of Crossplane 2.3 and 1.20, and its input against the P&T CRD', () => {
     const chart = Testing.chart();
     const xrd = new CompositeResourceDefinition(chart, 'xrd', {
-      group: 'example.org', names: { kind: 'XCache', plural: 'xcaches' }, claimNames: { kind: 'Cache', plural: 'caches' },
+      group: 'example.org',
+      names: { kind: 'XCache', plural: 'xcaches' },
+      claimNames: { kind: 'Cache', plural: 'caches' },
       versions: [{ name: 'v1alpha1', schema: { type: 'object', properties: { spec: { type: 'object', properties: { plan: { type: 'string' } } } } } }],
     });
     const comp = new Composition(chart, 'comp', { name: 'cache-default', compositeTypeRef: xrd, writeConnectionSecretsToNamespace: 'crossplane-system' });
-    const pt = comp.addPatchAndTransformStep({ patchSets: { claim: [Patch.fromCompositeFieldPath('metadata.labels[crossplane.io/claim-name]', 'metadata.labels[crossplane.io/claim-name]')] } });
+    const pt = comp.addPatchAndTransformStep({
+      patchSets: { claim: [Patch.fromCompositeFieldPath('metadata.labels[crossplane.io/claim-name]', 'metadata.labels[crossplane.io/claim-name]')] },
+    });
     const r = pt.addResource('cache', {
       base: { apiVersion: 'kubernetes.crossplane.io/v1alpha2', kind: 'Object', spec: { forProvider: { manifest: { apiVersion: 'v1', kind: 'ConfigMap' } } } },
-      patches: [Patch.patchSet('claim'), Patch.fromCompositeFieldPath('spec.plan', 'spec.forProvider.manifest.data.plan', { transforms: [Transform.stringConvert(StringConversion.TO_UPPER)] })],
+      patches: [
+        Patch.patchSet('claim'),
+        Patch.fromCompositeFieldPath('spec.plan', 'spec.forProvider.manifest.data.plan', { transforms: [Transform.stringConvert(StringConversion.TO_UPPER)] }),
+      ],
     });
     r.addConnectionDetail(ConnectionDetail.fromFieldPath('plan', 'spec.forProvider.manifest.data.plan'));
     r.addReadinessCheck(ReadinessCheck.matchCondition());
@@ -109,7 +131,9 @@ describe('Composition', () => {
     comp.addStep(FunctionStep.autoReady());
     expect(() => comp.addStep(FunctionStep.autoReady())).toThrow('Composition.addStep(step).stepName: "auto-ready" is already a step of this pipeline');
     for (let i = 1; i < 99; i++) comp.addStep(new FunctionStep({ step: `s${i}`, function: Function.fromFunctionName('f') }));
-    expect(() => comp.addStep(new FunctionStep({ step: 's99', function: Function.fromFunctionName('f') }))).toThrow('Composition.addStep(step): "s99" exceeds the maximum of 99 pipeline steps');
+    expect(() => comp.addStep(new FunctionStep({ step: 's99', function: Function.fromFunctionName('f') }))).toThrow(
+      'Composition.addStep(step): "s99" exceeds the maximum of 99 pipeline steps',
+    );
     expect(() => comp.addStep({ stepName: 'x' } as unknown as IPipelineStep)).toThrow('Composition.addStep(step)');
   });
 
@@ -130,10 +154,16 @@ describe('Composition', () => {
 
   it('validates its props', () => {
     const chart = Testing.chart();
-    expect(() => new Composition(chart, 'a', { compositeTypeRef: undefined as never })).toThrow('CompositionProps.compositeTypeRef: undefined must be a CompositeResourceDefinition or CompositeType.of');
-    expect(() => new Composition(chart, 'b', { name: 'Bad', compositeTypeRef: CompositeType.of('a.example.org/v1', 'XA') })).toThrow('CompositionProps.name: "Bad"');
-    expect(() => new Composition(chart, 'c', { compositeTypeRef: CompositeType.of('a.example.org/v1', 'XA'), writeConnectionSecretsToNamespace: 'Crossplane System' }))
-      .toThrow('CompositionProps.writeConnectionSecretsToNamespace: "Crossplane System"');
+    expect(() => new Composition(chart, 'a', { compositeTypeRef: undefined as never })).toThrow(
+      'CompositionProps.compositeTypeRef: undefined must be a CompositeResourceDefinition or CompositeType.of',
+    );
+    expect(() => new Composition(chart, 'b', { name: 'Bad', compositeTypeRef: CompositeType.of('a.example.org/v1', 'XA') })).toThrow(
+      'CompositionProps.name: "Bad"',
+    );
+    expect(
+      () =>
+        new Composition(chart, 'c', { compositeTypeRef: CompositeType.of('a.example.org/v1', 'XA'), writeConnectionSecretsToNamespace: 'Crossplane System' }),
+    ).toThrow('CompositionProps.writeConnectionSecretsToNamespace: "Crossplane System"');
     expect(() => CompositeType.of('v1', 'XA')).toThrow('CompositeType.apiVersion: "v1" must be "<group>/<version>"');
     expect(() => CompositeType.of('a.example.org/v1', 'xa')).toThrow('CompositeType.kind: "xa" must be a PascalCase kind');
   });
@@ -144,7 +174,9 @@ describe('Composition', () => {
     comp.addStep(FunctionStep.autoReady());
     expect(comp.stepNames).toEqual(['patch-and-transform', 'auto-ready']);
     const [o] = Testing.synth(chart);
-    expect(o.spec.pipeline[0].input.resources[0].readinessChecks).toEqual([{ type: 'MatchString', fieldPath: 'status.atProvider.state', matchString: 'succeeded' }]);
+    expect(o.spec.pipeline[0].input.resources[0].readinessChecks).toEqual([
+      { type: 'MatchString', fieldPath: 'status.atProvider.state', matchString: 'succeeded' },
+    ]);
     expect(pt).toBeInstanceOf(PatchAndTransformStep);
   });
 });

@@ -6,10 +6,16 @@ import { schemaErrors } from './_schema.js';
 describe('Configuration', () => {
   it('emits pkg.crossplane.io/v1 Configuration, valid on 2.3 and 1.20', () => {
     const chart = Testing.chart();
-    new Configuration(chart, 'c', { package: 'xpkg.crossplane.io/acme/platform-ref:v1.4.0', revisionActivationPolicy: RevisionActivationPolicy.MANUAL, skipDependencyResolution: true });
+    new Configuration(chart, 'c', {
+      package: 'xpkg.crossplane.io/acme/platform-ref:v1.4.0',
+      revisionActivationPolicy: RevisionActivationPolicy.MANUAL,
+      skipDependencyResolution: true,
+    });
     const [o] = Testing.synth(chart);
     expect(o).toEqual({
-      apiVersion: 'pkg.crossplane.io/v1', kind: 'Configuration', metadata: { name: 'platform-ref' },
+      apiVersion: 'pkg.crossplane.io/v1',
+      kind: 'Configuration',
+      metadata: { name: 'platform-ref' },
       spec: { package: 'xpkg.crossplane.io/acme/platform-ref:v1.4.0', revisionActivationPolicy: 'Manual', skipDependencyResolution: true },
     });
     expect(schemaErrors('crossplane/v2/pkg.crossplane.io_configurations.yaml', o, 'v1')).toEqual([]);
@@ -18,8 +24,15 @@ describe('Configuration', () => {
 
   it('has no runtime, so a runtimeConfig is an error', () => {
     const chart = Testing.chart();
-    expect(() => new Configuration(chart, 'c', { package: 'xpkg.crossplane.io/acme/platform-ref:v1.4.0', runtimeConfig: DeploymentRuntimeConfig.fromName('x') } as never))
-      .toThrow('ConfigurationProps.runtimeConfig: "x" does not apply to a Configuration');
-    expect(() => new Configuration(chart, 'd', { package: 'acme/platform-ref:v1' })).toThrow('ConfigurationProps.package: "acme/platform-ref:v1" is not fully qualified');
+    expect(
+      () =>
+        new Configuration(chart, 'c', {
+          package: 'xpkg.crossplane.io/acme/platform-ref:v1.4.0',
+          runtimeConfig: DeploymentRuntimeConfig.fromName('x'),
+        } as never),
+    ).toThrow('ConfigurationProps.runtimeConfig: "x" does not apply to a Configuration');
+    expect(() => new Configuration(chart, 'd', { package: 'acme/platform-ref:v1' })).toThrow(
+      'ConfigurationProps.package: "acme/platform-ref:v1" is not fully qualified',
+    );
   });
 });

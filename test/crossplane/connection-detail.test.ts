@@ -16,7 +16,13 @@ describe('ConnectionDetail', () => {
       { name: 'host', type: 'FromFieldPath', fromFieldPath: 'status.atProvider.endpoint' },
       { name: 'port', type: 'FromValue', value: '5432' },
     ]);
-    expect(ptInputErrors({ apiVersion: 'pt.fn.crossplane.io/v1beta1', kind: 'Resources', resources: [{ name: 'r', connectionDetails: details.map((d) => d.toJson()) }] })).toEqual([]);
+    expect(
+      ptInputErrors({
+        apiVersion: 'pt.fn.crossplane.io/v1beta1',
+        kind: 'Resources',
+        resources: [{ name: 'r', connectionDetails: details.map((d) => d.toJson()) }],
+      }),
+    ).toEqual([]);
   });
 
   it('throws on bad keys, paths and values', () => {

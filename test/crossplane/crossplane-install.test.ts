@@ -21,7 +21,12 @@ describe('CrossplaneInstall', () => {
     const app = out[1];
     expect(app.apiVersion).toBe('argoproj.io/v1alpha1');
     expect(app.metadata).toEqual({ name: 'crossplane', namespace: 'argocd' });
-    expect(app.spec.source).toEqual({ repoURL: 'https://charts.crossplane.io/stable', chart: 'crossplane', targetRevision: '2.3.4', helm: { releaseName: 'crossplane' } });
+    expect(app.spec.source).toEqual({
+      repoURL: 'https://charts.crossplane.io/stable',
+      chart: 'crossplane',
+      targetRevision: '2.3.4',
+      helm: { releaseName: 'crossplane' },
+    });
     expect(app.spec.destination).toEqual({ server: 'https://kubernetes.default.svc', namespace: 'crossplane-system' });
     expect(app.spec.syncPolicy.automated).toEqual({ prune: true, selfHeal: true });
     expect(install.version).toBe(CrossplaneVersion.V2_3);
@@ -36,15 +41,20 @@ describe('CrossplaneInstall', () => {
     expect(out[1].spec.source.helm.valuesObject).toEqual({ args: ['--debug', '--enable-ssa-claims'] });
     expect(synth({ version: CrossplaneVersion.V1_20, args: ['--enable-ssa-claims'] }).install.args).toEqual(['--enable-ssa-claims']);
     expect(synth({ version: CrossplaneVersion.V2_3 }).install.args).not.toContain(SSA_CLAIMS_FLAG);
-    expect(() => synth({ version: CrossplaneVersion.V1_20, args: ['--enable-ssa-claims=false'] })).toThrow('CrossplaneInstallProps.args: "--enable-ssa-claims=false" turns off server-side-applied claims');
+    expect(() => synth({ version: CrossplaneVersion.V1_20, args: ['--enable-ssa-claims=false'] })).toThrow(
+      'CrossplaneInstallProps.args: "--enable-ssa-claims=false" turns off server-side-applied claims',
+    );
   });
 
   it('maps namespace, resources, metrics and replicas into chart values, and exposes them', () => {
     const { install, out } = synth({
-      namespace: 'xp', args: ['--enable-operations', '--poll-interval=30s', '--max-reconcile-rate', '50'],
+      namespace: 'xp',
+      args: ['--enable-operations', '--poll-interval=30s', '--max-reconcile-rate', '50'],
       resources: { requests: { cpu: '200m', memory: '512Mi' }, limits: { memory: '2Gi' } },
       rbacManagerResources: { limits: { cpu: '100m' } },
-      metrics: true, metricsPort: 9090, replicas: 2,
+      metrics: true,
+      metricsPort: 9090,
+      replicas: 2,
       values: { provider: { defaultActivations: ['*'] }, metrics: { enabled: true } },
     });
     expect(install.values).toEqual({
@@ -68,19 +78,36 @@ describe('CrossplaneInstall', () => {
     expect(out.map((o) => o.kind)).toEqual(['Namespace', 'HelmRepository', 'HelmRelease']);
     const [, repo, rel] = out;
     expect(repo).toEqual({
-      apiVersion: 'source.toolkit.fluxcd.io/v1', kind: 'HelmRepository', metadata: { name: 'crossplane-stable', namespace: 'flux-system' },
+      apiVersion: 'source.toolkit.fluxcd.io/v1',
+      kind: 'HelmRepository',
+      metadata: { name: 'crossplane-stable', namespace: 'flux-system' },
       spec: { interval: '10m', url: 'https://charts.crossplane.io/stable' },
     });
     expect(rel.apiVersion).toBe('helm.toolkit.fluxcd.io/v2');
     expect(rel.metadata).toEqual({ name: 'crossplane', namespace: 'flux-system' });
-    expect(rel.spec.chart.spec).toEqual({ chart: 'crossplane', version: '1.20.11', sourceRef: { kind: 'HelmRepository', name: 'crossplane-stable', namespace: 'flux-system' } });
+    expect(rel.spec.chart.spec).toEqual({
+      chart: 'crossplane',
+      version: '1.20.11',
+      sourceRef: { kind: 'HelmRepository', name: 'crossplane-stable', namespace: 'flux-system' },
+    });
     expect(rel.spec.targetNamespace).toBe('crossplane-system');
     expect(rel.spec.values).toEqual({ args: ['--enable-ssa-claims'] });
-    expect(() => InstallMethod.fluxHelmRelease({ interval: 'hourly' })).toThrow('InstallMethod.fluxHelmRelease(options).interval: "hourly" is not a Go duration');
+    expect(() => InstallMethod.fluxHelmRelease({ interval: 'hourly' })).toThrow(
+      'InstallMethod.fluxHelmRelease(options).interval: "hourly" is not a Go duration',
+    );
   });
 
   it('can skip the Namespace and use Argo options', () => {
-    const { out } = synth({ createNamespace: false, installMethod: InstallMethod.argoApplication({ name: 'xp-core', namespace: 'gitops', project: 'platform', automated: false, destinationServer: 'https://10.0.0.1:6443' }) });
+    const { out } = synth({
+      createNamespace: false,
+      installMethod: InstallMethod.argoApplication({
+        name: 'xp-core',
+        namespace: 'gitops',
+        project: 'platform',
+        automated: false,
+        destinationServer: 'https://10.0.0.1:6443',
+      }),
+    });
     expect(out.map((o) => o.kind)).toEqual(['Application']);
     expect(out[0].metadata).toEqual({ name: 'xp-core', namespace: 'gitops' });
     expect(out[0].spec.project).toBe('platform');
@@ -145,15 +172,18 @@ describe('CrossplaneInstall', () => {
       // A stand-in for `helm`: answers `version`, and for `template` prints a ConfigMap carrying
       // the release name, chart, namespace and the values file it was given.
       fakeHelm = path.join(dir, 'fake-helm');
-      writeFileSync(fakeHelm, [
-        '#!/bin/sh',
-        'if [ "$1" = version ]; then echo v3.16.0+fake; exit 0; fi',
-        'vals=""; ns=""; a=""; b=""',
-        'while [ $# -gt 0 ]; do case "$1" in -f) vals="$2"; shift 2;; --namespace) ns="$2"; shift 2;; *) a="$b"; b="$1"; shift;; esac; done',
-        'echo "apiVersion: v1"; echo "kind: ConfigMap"; echo "metadata:"; echo "  name: $a-rendered"; echo "  namespace: $ns"',
-        'echo "data:"; echo "  chart: \\"$b\\""; echo "  values: |"; sed "s/^/    /" "$vals"',
-        '',
-      ].join('\n'));
+      writeFileSync(
+        fakeHelm,
+        [
+          '#!/bin/sh',
+          'if [ "$1" = version ]; then echo v3.16.0+fake; exit 0; fi',
+          'vals=""; ns=""; a=""; b=""',
+          'while [ $# -gt 0 ]; do case "$1" in -f) vals="$2"; shift 2;; --namespace) ns="$2"; shift 2;; *) a="$b"; b="$1"; shift;; esac; done',
+          'echo "apiVersion: v1"; echo "kind: ConfigMap"; echo "metadata:"; echo "  name: $a-rendered"; echo "  namespace: $ns"',
+          'echo "data:"; echo "  chart: \\"$b\\""; echo "  values: |"; sed "s/^/    /" "$vals"',
+          '',
+        ].join('\n'),
+      );
       chmodSync(fakeHelm, 0o755);
       chartDir = path.join(dir, 'crossplane');
       mkdirSync(chartDir);
@@ -162,7 +192,11 @@ describe('CrossplaneInstall', () => {
     afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
     it('renders the local chart with helm template and the values used', () => {
-      const { install, out } = synth({ version: CrossplaneVersion.V1_20, args: ['--debug'], installMethod: InstallMethod.helmTemplate({ chart: chartDir, helmExecutable: fakeHelm }) });
+      const { install, out } = synth({
+        version: CrossplaneVersion.V1_20,
+        args: ['--debug'],
+        installMethod: InstallMethod.helmTemplate({ chart: chartDir, helmExecutable: fakeHelm }),
+      });
       expect(out.map((o) => o.kind)).toEqual(['Namespace', 'ConfigMap']);
       const cm = out[1];
       expect(cm.metadata).toEqual({ name: 'crossplane-rendered', namespace: 'crossplane-system' });
@@ -175,20 +209,30 @@ describe('CrossplaneInstall', () => {
     it('reads the version of a packaged chart (.tgz) and rejects a mismatch', () => {
       const tgz = path.join(dir, 'crossplane-1.20.11.tgz');
       execFileSync('tar', ['czf', tgz, '-C', dir, 'crossplane']);
-      expect(synth({ version: CrossplaneVersion.V1_20, installMethod: InstallMethod.helmTemplate({ chart: tgz, helmExecutable: fakeHelm }) }).out).toHaveLength(2);
-      expect(() => synth({ version: CrossplaneVersion.V2_3, installMethod: InstallMethod.helmTemplate({ chart: tgz, helmExecutable: fakeHelm }) }))
-        .toThrow(`InstallMethod.helmTemplate(options).chart: ${JSON.stringify(tgz)} is chart version "1.20.11" but CrossplaneInstallProps.version is "2.3.4"`);
+      expect(synth({ version: CrossplaneVersion.V1_20, installMethod: InstallMethod.helmTemplate({ chart: tgz, helmExecutable: fakeHelm }) }).out).toHaveLength(
+        2,
+      );
+      expect(() => synth({ version: CrossplaneVersion.V2_3, installMethod: InstallMethod.helmTemplate({ chart: tgz, helmExecutable: fakeHelm }) })).toThrow(
+        `InstallMethod.helmTemplate(options).chart: ${JSON.stringify(tgz)} is chart version "1.20.11" but CrossplaneInstallProps.version is "2.3.4"`,
+      );
     });
 
     it('gives a clear error when helm is missing or the chart does not exist', () => {
-      expect(() => synth({ version: CrossplaneVersion.V1_20, installMethod: InstallMethod.helmTemplate({ chart: chartDir, helmExecutable: path.join(dir, 'no-such-helm') }) }))
-        .toThrow(/InstallMethod.helmTemplate\(options\).helmExecutable: ".*no-such-helm" cannot be run \(ENOENT\): install helm 3 on PATH, set \$HELM/);
-      expect(() => synth({ installMethod: InstallMethod.helmTemplate({ chart: path.join(dir, 'missing'), helmExecutable: fakeHelm }) }))
-        .toThrow('does not exist; give a local chart folder or a packaged .tgz');
+      expect(() =>
+        synth({
+          version: CrossplaneVersion.V1_20,
+          installMethod: InstallMethod.helmTemplate({ chart: chartDir, helmExecutable: path.join(dir, 'no-such-helm') }),
+        }),
+      ).toThrow(/InstallMethod.helmTemplate\(options\).helmExecutable: ".*no-such-helm" cannot be run \(ENOENT\): install helm 3 on PATH, set \$HELM/);
+      expect(() => synth({ installMethod: InstallMethod.helmTemplate({ chart: path.join(dir, 'missing'), helmExecutable: fakeHelm }) })).toThrow(
+        'does not exist; give a local chart folder or a packaged .tgz',
+      );
       const other = path.join(dir, 'other');
       mkdirSync(other, { recursive: true });
       writeFileSync(path.join(other, 'Chart.yaml'), 'name: nginx\nversion: 2.3.4\n');
-      expect(() => synth({ installMethod: InstallMethod.helmTemplate({ chart: other, helmExecutable: fakeHelm }) })).toThrow('is the chart "nginx", not "crossplane"');
+      expect(() => synth({ installMethod: InstallMethod.helmTemplate({ chart: other, helmExecutable: fakeHelm }) })).toThrow(
+        'is the chart "nginx", not "crossplane"',
+      );
     });
   });
 });

@@ -10,8 +10,12 @@ describe('DeploymentRuntimeConfig', () => {
   it('emits pkg.crossplane.io/v1beta1 with the package-runtime container, valid on 2.3 and 1.20', () => {
     const chart = Testing.chart();
     const drc = new DeploymentRuntimeConfig(chart, 'drc', {
-      name: 'provider-kubernetes', serviceAccountName: 'provider-kubernetes', replicas: 2,
-      args: ['--debug'], env: { LOG_LEVEL: 'debug' }, resources: { requests: { cpu: '100m' }, limits: { memory: '512Mi' } },
+      name: 'provider-kubernetes',
+      serviceAccountName: 'provider-kubernetes',
+      replicas: 2,
+      args: ['--debug'],
+      env: { LOG_LEVEL: 'debug' },
+      resources: { requests: { cpu: '100m' }, limits: { memory: '512Mi' } },
       podLabels: { app: 'provider-kubernetes' },
     });
     expect(drc.runtimeConfigName).toBe('provider-kubernetes');
@@ -19,10 +23,14 @@ describe('DeploymentRuntimeConfig', () => {
     expect(o.apiVersion).toBe('pkg.crossplane.io/v1beta1');
     expect(o.spec.serviceAccountTemplate).toEqual({ metadata: { name: 'provider-kubernetes' } });
     expect(o.spec.deploymentTemplate.spec.replicas).toBe(2);
-    expect(o.spec.deploymentTemplate.spec.template.spec.containers).toEqual([{
-      name: 'package-runtime', args: ['--debug'], env: [{ name: 'LOG_LEVEL', value: 'debug' }],
-      resources: { requests: { cpu: '100m' }, limits: { memory: '512Mi' } },
-    }]);
+    expect(o.spec.deploymentTemplate.spec.template.spec.containers).toEqual([
+      {
+        name: 'package-runtime',
+        args: ['--debug'],
+        env: [{ name: 'LOG_LEVEL', value: 'debug' }],
+        resources: { requests: { cpu: '100m' }, limits: { memory: '512Mi' } },
+      },
+    ]);
     expect(schemaErrors(V2, o)).toEqual([]);
     expect(schemaErrors(V120, o)).toEqual([]);
   });
@@ -37,9 +45,13 @@ describe('DeploymentRuntimeConfig', () => {
 
   it('throws on bad props', () => {
     const chart = Testing.chart();
-    expect(() => new DeploymentRuntimeConfig(chart, 'a', { serviceAccountName: 'Bad SA' })).toThrow('DeploymentRuntimeConfigProps.serviceAccountName: "Bad SA"');
+    expect(() => new DeploymentRuntimeConfig(chart, 'a', { serviceAccountName: 'Bad SA' })).toThrow(
+      'DeploymentRuntimeConfigProps.serviceAccountName: "Bad SA"',
+    );
     expect(() => new DeploymentRuntimeConfig(chart, 'b', { replicas: -1 })).toThrow('DeploymentRuntimeConfigProps.replicas: -1 must be an integer >= 0');
-    expect(() => new DeploymentRuntimeConfig(chart, 'c', { env: { 'A=B': 'x' } })).toThrow('DeploymentRuntimeConfigProps.env: "A=B" is not a valid environment variable name');
+    expect(() => new DeploymentRuntimeConfig(chart, 'c', { env: { 'A=B': 'x' } })).toThrow(
+      'DeploymentRuntimeConfigProps.env: "A=B" is not a valid environment variable name',
+    );
     expect(() => DeploymentRuntimeConfig.fromName('X')).toThrow('DeploymentRuntimeConfig.fromName(name): "X"');
   });
 });

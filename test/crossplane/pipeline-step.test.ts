@@ -27,9 +27,12 @@ describe('FunctionStep', () => {
     const fn = Function.fromFunctionName('f');
     expect(() => new FunctionStep({ step: 'Bad Step', function: fn })).toThrow('FunctionStepProps.step: "Bad Step" is not a DNS-1123 label');
     expect(() => new FunctionStep({ step: 's', function: undefined as never })).toThrow('FunctionStepProps.function: undefined must be a Function');
-    expect(() => new FunctionStep({ step: 's', function: fn, input: { kind: 'X' } })).toThrow('FunctionStepProps.input: {"kind":"X"} must be a KRM object with apiVersion and kind');
-    expect(() => new FunctionStep({ step: 's', function: fn, credentials: [{ name: 'c', secretNamespace: 'NS', secretName: 'x' }] }))
-      .toThrow('FunctionStepProps.credentials[0].secretNamespace: "NS"');
+    expect(() => new FunctionStep({ step: 's', function: fn, input: { kind: 'X' } })).toThrow(
+      'FunctionStepProps.input: {"kind":"X"} must be a KRM object with apiVersion and kind',
+    );
+    expect(() => new FunctionStep({ step: 's', function: fn, credentials: [{ name: 'c', secretNamespace: 'NS', secretName: 'x' }] })).toThrow(
+      'FunctionStepProps.credentials[0].secretNamespace: "NS"',
+    );
     expect(() => Function.fromFunctionName('Fn')).toThrow('Function.fromFunctionName(name): "Fn"');
   });
 });

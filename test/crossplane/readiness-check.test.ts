@@ -14,10 +14,25 @@ describe('ReadinessCheck', () => {
       ReadinessCheck.matchCondition('Synced', 'False'),
       ReadinessCheck.none(),
     ];
-    expect(checks.map((c) => c.type)).toEqual(['MatchString', 'MatchInteger', 'NonEmpty', 'MatchTrue', 'MatchFalse', 'MatchCondition', 'MatchCondition', 'None']);
+    expect(checks.map((c) => c.type)).toEqual([
+      'MatchString',
+      'MatchInteger',
+      'NonEmpty',
+      'MatchTrue',
+      'MatchFalse',
+      'MatchCondition',
+      'MatchCondition',
+      'None',
+    ]);
     expect(checks[5].toJson()).toEqual({ type: 'MatchCondition', matchCondition: { type: 'Ready', status: 'True' } });
     expect(checks[0].toJson()).toEqual({ type: 'MatchString', fieldPath: 'status.atProvider.state', matchString: 'succeeded' });
-    expect(ptInputErrors({ apiVersion: 'pt.fn.crossplane.io/v1beta1', kind: 'Resources', resources: [{ name: 'r', readinessChecks: checks.map((c) => c.toJson()) }] })).toEqual([]);
+    expect(
+      ptInputErrors({
+        apiVersion: 'pt.fn.crossplane.io/v1beta1',
+        kind: 'Resources',
+        resources: [{ name: 'r', readinessChecks: checks.map((c) => c.toJson()) }],
+      }),
+    ).toEqual([]);
   });
 
   it('throws on bad arguments', () => {

@@ -1,14 +1,18 @@
 import { describe, expect, it } from '@jest/globals';
-import {
-  ConvertFormat, ConvertType, MatchFallbackTo, MatchPattern, StringConversion, Transform,
-} from '../../constructs/crossplane/index.js';
+import { ConvertFormat, ConvertType, MatchFallbackTo, MatchPattern, StringConversion, Transform } from '../../constructs/crossplane/index.js';
 import { ptInputErrors } from './_schema.js';
 
 /** Wraps transforms into a minimal P&T input so that they are validated by the real CRD schema. */
 function asInput(...transforms: Transform[]) {
   return {
-    apiVersion: 'pt.fn.crossplane.io/v1beta1', kind: 'Resources',
-    resources: [{ name: 'r', patches: [{ type: 'FromCompositeFieldPath', fromFieldPath: 'spec.a', toFieldPath: 'spec.b', transforms: transforms.map((t) => t.toJson()) }] }],
+    apiVersion: 'pt.fn.crossplane.io/v1beta1',
+    kind: 'Resources',
+    resources: [
+      {
+        name: 'r',
+        patches: [{ type: 'FromCompositeFieldPath', fromFieldPath: 'spec.a', toFieldPath: 'spec.b', transforms: transforms.map((t) => t.toJson()) }],
+      },
+    ],
   };
 }
 
@@ -45,8 +49,10 @@ describe('Transform', () => {
     expect(Transform.stringFormat('%s-creds').toJson()).toEqual({ type: 'string', string: { type: 'Format', fmt: '%s-creds' } });
     expect(Transform.convert(ConvertType.INT).toJson()).toEqual({ type: 'convert', convert: { toType: 'int' } });
     expect(Transform.map({ a: 'b' }).toJson()).toEqual({ type: 'map', map: { a: 'b' } });
-    expect(Transform.match({ patterns: [MatchPattern.regexp('^x', 'y')], fallbackValue: null }).toJson())
-      .toEqual({ type: 'match', match: { patterns: [{ type: 'regexp', regexp: '^x', result: 'y' }], fallbackValue: null } });
+    expect(Transform.match({ patterns: [MatchPattern.regexp('^x', 'y')], fallbackValue: null }).toJson()).toEqual({
+      type: 'match',
+      match: { patterns: [{ type: 'regexp', regexp: '^x', result: 'y' }], fallbackValue: null },
+    });
     expect(Transform.multiply(3).toJson()).toEqual({ type: 'math', math: { type: 'Multiply', multiply: 3 } });
   });
 
@@ -60,7 +66,9 @@ describe('Transform', () => {
     expect(() => Transform.map({})).toThrow('Transform.map(pairs): {} must be a non-empty object');
     expect(() => Transform.match({ patterns: [] })).toThrow('Transform.match(options).patterns: [] must list at least one MatchPattern');
     expect(() => Transform.match({ patterns: [{ type: 'literal' } as unknown as MatchPattern] })).toThrow('Transform.match(options).patterns[0]');
-    expect(() => Transform.match({ patterns: [MatchPattern.literal('a', 1)], fallbackTo: MatchFallbackTo.INPUT, fallbackValue: 2 })).toThrow('fallbackValue: 2 is ignored with fallbackTo Input');
+    expect(() => Transform.match({ patterns: [MatchPattern.literal('a', 1)], fallbackTo: MatchFallbackTo.INPUT, fallbackValue: 2 })).toThrow(
+      'fallbackValue: 2 is ignored with fallbackTo Input',
+    );
     expect(() => MatchPattern.regexp('(', 1)).toThrow('MatchPattern.regexp(regexp): "(" is not a valid regular expression');
     expect(() => MatchPattern.literal('a', undefined)).toThrow('MatchPattern.result: undefined must be set');
     expect(() => Transform.stringFormat('no verb')).toThrow('Transform.stringFormat(fmt): "no verb" has no Go format verb');
@@ -70,7 +78,9 @@ describe('Transform', () => {
     expect(() => Transform.stringRegexp('a', -1)).toThrow('Transform.stringRegexp(group): -1 must be an integer >= 0');
     expect(() => Transform.convert('decimal' as unknown as ConvertType)).toThrow('Transform.convert(toType): "decimal" must be one of');
     expect(() => Transform.convert(ConvertType.OBJECT)).toThrow('Transform.convert(format): undefined must be "json" to convert to object');
-    expect(() => Transform.convert(ConvertType.STRING, ConvertFormat.JSON)).toThrow('Transform.convert(format): "json" only converts to object or array, not to string');
+    expect(() => Transform.convert(ConvertType.STRING, ConvertFormat.JSON)).toThrow(
+      'Transform.convert(format): "json" only converts to object or array, not to string',
+    );
     expect(() => Transform.convert(ConvertType.BOOL, ConvertFormat.QUANTITY)).toThrow('"quantity" only converts to int, int64 or float64, not to bool');
     expect(() => Transform.multiply(1.5)).toThrow('Transform.multiply(factor): 1.5 must be an integer');
     expect(() => Transform.replace('', 'x')).toThrow('Transform.replace(search): ""');

@@ -46,9 +46,12 @@ function transform(v: unknown, t: Obj): unknown {
       const s = t.string;
       const str = String(v);
       switch (s.type) {
-        case 'Format': return (s.fmt as string).replace('%s', str);
-        case 'TrimPrefix': return str.startsWith(s.trim) ? str.slice(s.trim.length) : str;
-        case 'TrimSuffix': return str.endsWith(s.trim) ? str.slice(0, -s.trim.length) : str;
+        case 'Format':
+          return (s.fmt as string).replace('%s', str);
+        case 'TrimPrefix':
+          return str.startsWith(s.trim) ? str.slice(s.trim.length) : str;
+        case 'TrimSuffix':
+          return str.endsWith(s.trim) ? str.slice(0, -s.trim.length) : str;
         case 'Convert':
           if (s.convert === 'ToLower') return str.toLowerCase();
           if (s.convert === 'ToUpper') return str.toUpperCase();
@@ -58,7 +61,8 @@ function transform(v: unknown, t: Obj): unknown {
           if (!m) throw new Error(`regexp ${s.regexp.match} does not match ${str}`);
           return m[s.regexp.group ?? 0];
         }
-        default: throw new Error(`unsupported string transform ${s.type}`);
+        default:
+          throw new Error(`unsupported string transform ${s.type}`);
       }
     }
     case 'convert': {
@@ -70,7 +74,8 @@ function transform(v: unknown, t: Obj): unknown {
       if (t.convert.toType === 'string') return String(v);
       throw new Error(`unsupported convert ${t.convert.toType}`);
     }
-    default: throw new Error(`unsupported transform ${t.type}`);
+    default:
+      throw new Error(`unsupported transform ${t.type}`);
   }
 }
 
@@ -104,6 +109,9 @@ export function xrFor(claimName: string, namespace: string, spec: Obj): Obj {
 
 /** The ToCompositeFieldPath patches of a composition as `from → to` strings. */
 export function statusPatches(composition: Obj): string[] {
-  return composition.spec.pipeline.flatMap((s: Obj) => s.input.resources.flatMap((r: Obj) => (r.patches ?? [])
-    .filter((p: Obj) => p.type === 'ToCompositeFieldPath').map((p: Obj) => `${p.fromFieldPath} -> ${p.toFieldPath}`)));
+  return composition.spec.pipeline.flatMap((s: Obj) =>
+    s.input.resources.flatMap((r: Obj) =>
+      (r.patches ?? []).filter((p: Obj) => p.type === 'ToCompositeFieldPath').map((p: Obj) => `${p.fromFieldPath} -> ${p.toFieldPath}`),
+    ),
+  );
 }

@@ -11,7 +11,10 @@ describe('credentialsSecretClaim', () => {
 
   it('is a required claim on provider-owned core Secrets, narrowed to Crossplane connection Secrets', () => {
     expect(credentialsSecretClaim()).toEqual({
-      group: '', resource: 'secrets', version: 'v1', required: true,
+      group: '',
+      resource: 'secrets',
+      version: 'v1',
+      required: true,
       selector: { owner: 'Provider', fieldSelectors: [`type=${CONNECTION_SECRET_TYPE}`] },
     });
   });
@@ -26,7 +29,9 @@ describe('credentialsSecretClaim', () => {
   });
 
   it('can be narrowed by labels instead', () => {
-    const c = renderPermissionClaim('claim', credentialsSecretClaim({ fieldSelectors: [], labelSelectors: [{ 'app.kubernetes.io/part-of': 'db' }] })) as { selector: never };
+    const c = renderPermissionClaim('claim', credentialsSecretClaim({ fieldSelectors: [], labelSelectors: [{ 'app.kubernetes.io/part-of': 'db' }] })) as {
+      selector: never;
+    };
     expect(selects(c.selector, secret('x', 'Opaque', { 'app.kubernetes.io/part-of': 'db' }), 'team-a')).toBe(true);
     expect(selects(c.selector, secret('y', 'Opaque'), 'team-a')).toBe(false);
   });
@@ -37,6 +42,10 @@ describe('credentialsSecretClaim', () => {
     expect(selects(c.selector, secret('app-db-service-binding', 'Opaque'), 'team-a')).toBe(true);
     expect(selects(c.selector, secret('db-admin', 'Opaque'), 'team-a')).toBe(false);
     expect(selects(c.selector, secret('app-db-creds', 'connection.crossplane.io/v1alpha1'), 'team-a')).toBe(false);
-    expect(credentialsSecretClaim({ names: ['*-creds'] }).selector).toEqual({ names: ['*-creds'], owner: 'Provider', fieldSelectors: [`type=${CONNECTION_SECRET_TYPE}`] });
+    expect(credentialsSecretClaim({ names: ['*-creds'] }).selector).toEqual({
+      names: ['*-creds'],
+      owner: 'Provider',
+      fieldSelectors: [`type=${CONNECTION_SECRET_TYPE}`],
+    });
   });
 });

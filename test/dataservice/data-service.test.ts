@@ -2,8 +2,17 @@ import { describe, expect, it } from '@jest/globals';
 import { App, Chart } from 'cdk8s';
 import { Patch, PatchAndTransformStep } from '../../constructs/crossplane/index.js';
 import {
-  A8sBackend, A9sBackend, Backend, credentialsSecretClaim, DataService, DataServiceModel, DataServiceProps, Plan, PlanChange,
-  Topology, TopologyChange,
+  A8sBackend,
+  A9sBackend,
+  Backend,
+  credentialsSecretClaim,
+  DataService,
+  DataServiceModel,
+  DataServiceProps,
+  Plan,
+  PlanChange,
+  Topology,
+  TopologyChange,
 } from '../../constructs/dataservice/index.js';
 import { claimValidator } from '../catalogue/_equivalence.js';
 
@@ -18,14 +27,21 @@ const basePlans = () => [
   P('q-cluster-small', Topology.CLUSTER, 'small'),
   P('q-cluster-big', Topology.CLUSTER, 'big'),
 ];
-const a9s = (extra: Partial<ConstructorParameters<typeof A9sBackend>[0]> = {}) => new A9sBackend({ name: 'vm-queue', providerConfigName: 'queue-service-broker', ...extra });
-const a8s = (extra: Partial<ConstructorParameters<typeof A8sBackend>[0]> = {}) => new A8sBackend({ name: 'k8s-queue', manifest: { apiVersion: 'queue.example.com/v1', kind: 'Queue' }, ...extra });
+const a9s = (extra: Partial<ConstructorParameters<typeof A9sBackend>[0]> = {}) =>
+  new A9sBackend({ name: 'vm-queue', providerConfigName: 'queue-service-broker', ...extra });
+const a8s = (extra: Partial<ConstructorParameters<typeof A8sBackend>[0]> = {}) =>
+  new A8sBackend({ name: 'k8s-queue', manifest: { apiVersion: 'queue.example.com/v1', kind: 'Queue' }, ...extra });
 
 function build(props: Partial<DataServiceProps> = {}) {
   const chart = new Chart(new App(), 'cp');
   const ds = new DataService(chart, 'queue', {
-    group: 'queues.example.com', kind: 'XQueueInstance', claimKind: 'QueueInstance',
-    plans: basePlans(), services: [{ name: 'queue3' }, { name: 'queue4' }], backends: [a9s()], ...props,
+    group: 'queues.example.com',
+    kind: 'XQueueInstance',
+    claimKind: 'QueueInstance',
+    plans: basePlans(),
+    services: [{ name: 'queue3' }, { name: 'queue4' }],
+    backends: [a9s()],
+    ...props,
   });
   const objects = chart.toJson() as Obj[];
   const xrd = objects.find((o) => o.kind === 'CompositeResourceDefinition')!;
@@ -42,9 +58,11 @@ describe('DataService: emitted objects', () => {
     expect(objects.map((o) => o.kind)).toEqual(['CompositeResourceDefinition', 'Composition', 'Composition', 'APIServiceExportTemplate']);
     expect(xrd.metadata.name).toBe('xqueueinstances.queues.example.com');
     expect(xrd.spec).toMatchObject({
-      group: 'queues.example.com', names: { kind: 'XQueueInstance', plural: 'xqueueinstances' },
+      group: 'queues.example.com',
+      names: { kind: 'XQueueInstance', plural: 'xqueueinstances' },
       claimNames: { kind: 'QueueInstance', plural: 'queueinstances' },
-      defaultCompositionRef: { name: 'k8s-queue' }, defaultCompositeDeletePolicy: 'Foreground',
+      defaultCompositionRef: { name: 'k8s-queue' },
+      defaultCompositeDeletePolicy: 'Foreground',
     });
     expect(xrd.spec.versions[0]).toMatchObject({ name: 'v1', served: true, referenceable: true });
     expect(spec.required).toEqual(['service', 'plan']);
@@ -57,14 +75,17 @@ describe('DataService: emitted objects', () => {
     expect(() => ds.composition('nope')).toThrow('DataService.composition(backend): "nope" is an unknown backend');
     const t = objects.find((o) => o.kind === 'APIServiceExportTemplate')!;
     expect(t).toMatchObject({
-      apiVersion: 'example-backend.klutch.anynines.com/v1alpha1', metadata: { name: 'queueinstances', namespace: 'crossplane-system' },
+      apiVersion: 'example-backend.klutch.anynines.com/v1alpha1',
+      metadata: { name: 'queueinstances', namespace: 'crossplane-system' },
       spec: { APIServiceSelector: { group: 'queues.example.com', resource: 'queueinstances', version: 'v1' } },
     });
   });
 
   it('merges permission claims (deduplicated) and honours the template namespace', () => {
     class CredsBackend extends A9sBackend {
-      public permissionClaims(_m: DataServiceModel) { return [credentialsSecretClaim()]; }
+      public permissionClaims(_m: DataServiceModel) {
+        return [credentialsSecretClaim()];
+      }
     }
     const { objects } = build({
       backends: [new CredsBackend({ name: 'vm-queue', providerConfigName: 'b' })],
@@ -74,8 +95,13 @@ describe('DataService: emitted objects', () => {
     const t = objects.find((o) => o.kind === 'APIServiceExportTemplate')!;
     expect(t.metadata.namespace).toBe('klutch-catalogue');
     expect(t.spec.permissionClaims.map((c: Obj) => c.resource)).toEqual(['secrets', 'configmaps']);
-    expect(credentialsSecretClaim({ fieldSelectors: [], labelSelectors: [{ app: 'x' }], required: false }))
-      .toEqual({ group: '', resource: 'secrets', version: 'v1', required: false, selector: { owner: 'Provider', labelSelectors: [{ app: 'x' }] } });
+    expect(credentialsSecretClaim({ fieldSelectors: [], labelSelectors: [{ app: 'x' }], required: false })).toEqual({
+      group: '',
+      resource: 'secrets',
+      version: 'v1',
+      required: false,
+      selector: { owner: 'Provider', labelSelectors: [{ app: 'x' }] },
+    });
   });
 
   it('omits acceptsIncomplete and the ManagedResource column when asked', () => {
@@ -87,9 +113,14 @@ describe('DataService: emitted objects', () => {
   it('accepts a custom Backend subclass', () => {
     class HelmBackend extends Backend {
       public readonly automation = 'helm';
-      constructor() { super('HelmBackendProps', { name: 'helm-queue' }); }
+      constructor() {
+        super('HelmBackendProps', { name: 'helm-queue' });
+      }
       public compose(step: PatchAndTransformStep, _m: DataServiceModel): void {
-        step.addResource('release', { base: { apiVersion: 'helm.crossplane.io/v1beta1', kind: 'Release' }, patches: [Patch.fromCompositeFieldPath('spec.plan', 'spec.forProvider.values.plan')] });
+        step.addResource('release', {
+          base: { apiVersion: 'helm.crossplane.io/v1beta1', kind: 'Release' },
+          patches: [Patch.fromCompositeFieldPath('spec.plan', 'spec.forProvider.values.plan')],
+        });
       }
     }
     const { of } = build({ backends: [new HelmBackend()] });
@@ -112,15 +143,19 @@ describe('DataService: rules rendered from plans, services, backends and paramet
 
   it('topologyChange None forbids both directions, Any neither; planChange None freezes the plan, Any allows downgrades', () => {
     const none = build({ topologyChange: TopologyChange.NONE });
-    expect(none.errors({ service: 'queue3', plan: 'q-cluster-small' }, { service: 'queue3', plan: 'q-single-small' }))
-      .toEqual(['Migration from single to clustered Data Service Instance is not supported.']);
+    expect(none.errors({ service: 'queue3', plan: 'q-cluster-small' }, { service: 'queue3', plan: 'q-single-small' })).toEqual([
+      'Migration from single to clustered Data Service Instance is not supported.',
+    ]);
     const any = build({ topologyChange: TopologyChange.ANY });
     expect(any.errors({ service: 'queue3', plan: 'q-single-small' }, { service: 'queue3', plan: 'q-cluster-small' })).toEqual([]);
     const frozen = build({ planChange: PlanChange.NONE });
-    expect(frozen.spec.properties.plan['x-kubernetes-validations']).toEqual([{ rule: 'self == oldSelf', message: 'Plan changes are not supported for queueinstance' }]);
+    expect(frozen.spec.properties.plan['x-kubernetes-validations']).toEqual([
+      { rule: 'self == oldSelf', message: 'Plan changes are not supported for queueinstance' },
+    ]);
     const free = build({ planChange: PlanChange.ANY, immutableFlags: [] });
-    expect(free.errors({ service: 'queue3', plan: 'q-single-small-ssl' }, { service: 'queue3', plan: 'q-cluster-big' }))
-      .toEqual(['Migration from clustered to single Data Service Instance is not supported.']);
+    expect(free.errors({ service: 'queue3', plan: 'q-single-small-ssl' }, { service: 'queue3', plan: 'q-cluster-big' })).toEqual([
+      'Migration from clustered to single Data Service Instance is not supported.',
+    ]);
   });
 
   it('with one backend no rule depends on compositionRef; with differing backends allow-lists key on it', () => {
@@ -129,7 +164,12 @@ describe('DataService: rules rendered from plans, services, backends and paramet
       backends: [a9s({ services: ['queue3'] }), a8s({ plans: ['q-single-small', 'q-cluster-small', 'q-cluster-big'] })],
       parameters: [{ name: 'vmOnly', type: 'string', backends: ['vm-queue'] }],
     });
-    const c = (service: string, plan: string, ref: string, parameters?: Obj) => ({ service, plan, compositionRef: { name: ref }, ...(parameters ? { parameters } : {}) });
+    const c = (service: string, plan: string, ref: string, parameters?: Obj) => ({
+      service,
+      plan,
+      compositionRef: { name: ref },
+      ...(parameters ? { parameters } : {}),
+    });
     expect(errors(c('queue4', 'q-single-small', 'k8s-queue'))).toEqual([]);
     expect(errors(c('queue4', 'q-single-small', 'vm-queue'))).toEqual(['Unsupported service used for queueinstance']);
     expect(errors(c('queue3', 'q-single-small-ssl', 'k8s-queue'))).toEqual(['Unsupported plan used for queueinstance']);
@@ -147,7 +187,9 @@ describe('DataService: rules rendered from plans, services, backends and paramet
     });
     expect(errors({ service: 'queue4', plan: 'q-single-small' })).toEqual(['Service queue4 only supports the plans q-cluster-small, q-cluster-big']);
     expect(errors({ service: 'queue4', plan: 'q-cluster-big', parameters: { quorum: 3 } })).toEqual([]);
-    expect(errors({ service: 'queue3', plan: 'q-single-small', parameters: { quorum: 3 } })).toEqual(['parameters.quorum is only supported for clustered plans']);
+    expect(errors({ service: 'queue3', plan: 'q-single-small', parameters: { quorum: 3 } })).toEqual([
+      'parameters.quorum is only supported for clustered plans',
+    ]);
     expect(errors({ service: 'queue3', plan: 'q-cluster-big', parameters: { quorum: 1 } })).toHaveLength(1);
   });
 });
@@ -155,24 +197,65 @@ describe('DataService: rules rendered from plans, services, backends and paramet
 describe('DataService: bad props throw when built, naming the prop and the value', () => {
   it.each<[string, Partial<DataServiceProps>, string]>([
     ['unknown backend object', { backends: [{ name: 'x' } as never] }, 'DataServiceProps.backends[0]: {"name":"x"} is an unknown backend'],
-    ['unknown backend in a parameter', { parameters: [{ name: 'p', type: 'string', backends: ['a7s-queue'] }] }, 'DataServiceProps.parameters("p").backends: "a7s-queue" is an unknown backend'],
+    [
+      'unknown backend in a parameter',
+      { parameters: [{ name: 'p', type: 'string', backends: ['a7s-queue'] }] },
+      'DataServiceProps.parameters("p").backends: "a7s-queue" is an unknown backend',
+    ],
     ['unknown default backend', { defaultBackend: 'nope' }, 'DataServiceProps.defaultBackend: "nope" is an unknown backend'],
     ['duplicate backends', { backends: [a9s(), a9s()] }, 'DataServiceProps.backends[1].name: "vm-queue" is a duplicate backend'],
     ['no backends', { backends: [] }, 'DataServiceProps.backends: [] must list at least one backend'],
-    ['backend service not defined', { backends: [a9s({ services: ['queue9'] })] }, 'DataServiceProps.backends[0]("vm-queue").services: "queue9" is not a service'],
-    ['backend plan not defined', { backends: [a9s({ plans: ['q-huge'] })] }, 'DataServiceProps.backends[0]("vm-queue").plans: "q-huge" is referenced but not defined'],
-    ['service plan not defined', { services: [{ name: 'queue3', plans: ['q-tiny'] }] }, 'DataServiceProps.services[0]("queue3").plans: "q-tiny" is referenced but not defined'],
+    [
+      'backend service not defined',
+      { backends: [a9s({ services: ['queue9'] })] },
+      'DataServiceProps.backends[0]("vm-queue").services: "queue9" is not a service',
+    ],
+    [
+      'backend plan not defined',
+      { backends: [a9s({ plans: ['q-huge'] })] },
+      'DataServiceProps.backends[0]("vm-queue").plans: "q-huge" is referenced but not defined',
+    ],
+    [
+      'service plan not defined',
+      { services: [{ name: 'queue3', plans: ['q-tiny'] }] },
+      'DataServiceProps.services[0]("queue3").plans: "q-tiny" is referenced but not defined',
+    ],
     ['duplicate service', { services: [{ name: 'queue3' }, { name: 'queue3' }] }, 'DataServiceProps.services[1].name: "queue3" is a duplicate service'],
-    ['duplicate plan', { plans: [...basePlans(), P('q-single-small', Topology.SINGLE, 'small')] }, 'DataServiceProps.plans[4].name: "q-single-small" is a duplicate plan'],
-    ['reserved field', { fields: [{ name: 'compositionRef', type: 'object' }] }, 'DataServiceProps.fields[0].name: "compositionRef" collides with a reserved field'],
+    [
+      'duplicate plan',
+      { plans: [...basePlans(), P('q-single-small', Topology.SINGLE, 'small')] },
+      'DataServiceProps.plans[4].name: "q-single-small" is a duplicate plan',
+    ],
+    [
+      'reserved field',
+      { fields: [{ name: 'compositionRef', type: 'object' }] },
+      'DataServiceProps.fields[0].name: "compositionRef" collides with a reserved field',
+    ],
     ['owned field', { fields: [{ name: 'service', type: 'string' }] }, 'DataServiceProps.fields[0].name: "service" collides with a field the construct owns'],
-    ['duplicate parameter', { parameters: [{ name: 'a', type: 'string' }, { name: 'a', type: 'integer' }] }, 'DataServiceProps.parameters[1].name: "a" is a duplicate parameter'],
+    [
+      'duplicate parameter',
+      {
+        parameters: [
+          { name: 'a', type: 'string' },
+          { name: 'a', type: 'integer' },
+        ],
+      },
+      'DataServiceProps.parameters[1].name: "a" is a duplicate parameter',
+    ],
     ['unknown immutable flag', { immutableFlags: ['bionic'] }, 'DataServiceProps.immutableFlags: "bionic" is not a flag of any plan'],
-    ['backend without usable plans', { services: [{ name: 'queue3', plans: ['q-cluster-big'] }], backends: [a9s({ plans: ['q-single-small'] })] }, 'offers service "queue3" but none of its plans'],
+    [
+      'backend without usable plans',
+      { services: [{ name: 'queue3', plans: ['q-cluster-big'] }], backends: [a9s({ plans: ['q-single-small'] })] },
+      'offers service "queue3" but none of its plans',
+    ],
     ['bad kind', { kind: 'xQueue' }, 'DataServiceProps.kind: "xQueue" must be a PascalCase kind'],
     ['bad version', { version: '1' }, 'DataServiceProps.version: "1" is not a Kubernetes version name'],
     ['bad plan change', { planChange: 'Sometimes' as never }, 'DataServiceProps.planChange: "Sometimes" must be one of'],
-    ['multi-node-only parameter without multi-node plans', { plans: [P('q-single-small', Topology.SINGLE, 'small')], parameters: [{ name: 'quorum', type: 'integer', multiNodeOnly: true }] }, 'DataServiceProps.parameters("quorum").multiNodeOnly: true needs at least one multi-node'],
+    [
+      'multi-node-only parameter without multi-node plans',
+      { plans: [P('q-single-small', Topology.SINGLE, 'small')], parameters: [{ name: 'quorum', type: 'integer', multiNodeOnly: true }] },
+      'DataServiceProps.parameters("quorum").multiNodeOnly: true needs at least one multi-node',
+    ],
     ['bad group', { group: 'localhost' }, 'DataServiceProps.group: "localhost" must be a DNS subdomain with at least one dot'],
   ])('%s', (_name, props, message) => {
     expect(() => build(props)).toThrow(message);

@@ -58,40 +58,55 @@ describe('PlanSet', () => {
     // Same size: neither an upgrade nor a downgrade (topology rules decide).
     expect(set.isDowngrade('x-replica-small', 'x-single-small')).toBe(false);
     expect(set.isUpgrade('x-single-small', 'x-replica-small')).toBe(false);
-    expect(set.downgrades()).toEqual(new Map([
-      ['x-single-small', ['x-single-nano']],
-      ['x-replica-small', ['x-single-nano']],
-      ['x-replica-big', ['x-single-nano', 'x-single-small', 'x-replica-small']],
-    ]));
+    expect(set.downgrades()).toEqual(
+      new Map([
+        ['x-single-small', ['x-single-nano']],
+        ['x-replica-small', ['x-single-nano']],
+        ['x-replica-big', ['x-single-nano', 'x-single-small', 'x-replica-small']],
+      ]),
+    );
   });
 
   it('follows explicit upgrade paths transitively', () => {
-    const set = new PlanSet('plans', [
-      plan('a', Topology.SINGLE, 'small', { upgradesTo: ['b'] }),
-      plan('b', Topology.SINGLE, 'small', { upgradesTo: ['c'] }),
-      plan('c', Topology.SINGLE, 'big', { upgradesTo: [] }),
-    ], ORDER);
+    const set = new PlanSet(
+      'plans',
+      [
+        plan('a', Topology.SINGLE, 'small', { upgradesTo: ['b'] }),
+        plan('b', Topology.SINGLE, 'small', { upgradesTo: ['c'] }),
+        plan('c', Topology.SINGLE, 'big', { upgradesTo: [] }),
+      ],
+      ORDER,
+    );
     expect(set.isUpgrade('a', 'c')).toBe(true);
     expect(set.isDowngrade('c', 'a')).toBe(true);
     expect(set.isDowngrade('a', 'c')).toBe(false);
   });
 
   it('throws on duplicate plans', () => {
-    expect(() => new PlanSet('DataServiceProps.plans', [plans[0], plan('x-single-nano', Topology.SINGLE, 'nano')], ORDER))
-      .toThrow('DataServiceProps.plans[1].name: "x-single-nano" is a duplicate plan');
+    expect(() => new PlanSet('DataServiceProps.plans', [plans[0], plan('x-single-nano', Topology.SINGLE, 'nano')], ORDER)).toThrow(
+      'DataServiceProps.plans[1].name: "x-single-nano" is a duplicate plan',
+    );
   });
 
   it('throws on an upgrade target that is referenced but not defined', () => {
-    expect(() => new PlanSet('DataServiceProps.plans', [plan('a', Topology.SINGLE, 'small', { upgradesTo: ['a-big'] })], ORDER))
-      .toThrow('DataServiceProps.plans: Plan("a").upgradesTo: "a-big" is referenced but not defined');
+    expect(() => new PlanSet('DataServiceProps.plans', [plan('a', Topology.SINGLE, 'small', { upgradesTo: ['a-big'] })], ORDER)).toThrow(
+      'DataServiceProps.plans: Plan("a").upgradesTo: "a-big" is referenced but not defined',
+    );
   });
 
   it('throws on a cycle in plan upgrades, naming the cycle', () => {
-    expect(() => new PlanSet('DataServiceProps.plans', [
-      plan('a', Topology.SINGLE, 'small', { upgradesTo: ['b'] }),
-      plan('b', Topology.SINGLE, 'medium', { upgradesTo: ['c'] }),
-      plan('c', Topology.SINGLE, 'big', { upgradesTo: ['a'] }),
-    ], ORDER)).toThrow('"a -> b -> c -> a" is a cycle in plan upgrades');
+    expect(
+      () =>
+        new PlanSet(
+          'DataServiceProps.plans',
+          [
+            plan('a', Topology.SINGLE, 'small', { upgradesTo: ['b'] }),
+            plan('b', Topology.SINGLE, 'medium', { upgradesTo: ['c'] }),
+            plan('c', Topology.SINGLE, 'big', { upgradesTo: ['a'] }),
+          ],
+          ORDER,
+        ),
+    ).toThrow('"a -> b -> c -> a" is a cycle in plan upgrades');
   });
 
   it('throws on sizes missing from the size order, and on an empty plan list', () => {

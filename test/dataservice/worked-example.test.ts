@@ -68,13 +68,25 @@ describe('docs/dataservice.md worked example', () => {
   });
 
   it('renders plans into operator resources and broker parameters', () => {
-    const [obj] = render(find('Composition', 'k8s-clickhouse'), xrFor('events', 'team-a', { service: 'clickhouse25', plan: 'clickhouse-cluster-big-ssl', parameters: { maxConcurrentQueries: 50 } }));
+    const [obj] = render(
+      find('Composition', 'k8s-clickhouse'),
+      xrFor('events', 'team-a', { service: 'clickhouse25', plan: 'clickhouse-cluster-big-ssl', parameters: { maxConcurrentQueries: 50 } }),
+    );
     expect(obj.spec.forProvider.manifest).toMatchObject({
-      apiVersion: 'clickhouse.example.com/v1', kind: 'ClickHouse', metadata: { name: 'events', namespace: 'team-a' },
+      apiVersion: 'clickhouse.example.com/v1',
+      kind: 'ClickHouse',
+      metadata: { name: 'events', namespace: 'team-a' },
       spec: { version: 25, replicas: 3, volumeSize: '500Gi', resources: { requests: { cpu: '8', memory: '32Gi' } }, parameters: { maxConcurrentQueries: 50 } },
     });
-    const [si] = render(find('Composition', 'vm-clickhouse'), xrFor('events', 'team-a', { service: 'clickhouse24', plan: 'clickhouse-single-small', parameters: { logLevel: 'error', maxConcurrentQueries: 5 } }));
-    expect(si.spec.forProvider).toMatchObject({ serviceName: 'clickhouse24', planName: 'clickhouse-single-small', parameters: { logger_level: 'error', max_concurrent_queries: 5 } });
+    const [si] = render(
+      find('Composition', 'vm-clickhouse'),
+      xrFor('events', 'team-a', { service: 'clickhouse24', plan: 'clickhouse-single-small', parameters: { logLevel: 'error', maxConcurrentQueries: 5 } }),
+    );
+    expect(si.spec.forProvider).toMatchObject({
+      serviceName: 'clickhouse24',
+      planName: 'clickhouse-single-small',
+      parameters: { logger_level: 'error', max_concurrent_queries: 5 },
+    });
     expect(si.spec.providerConfigRef.name).toBe('clickhouse-service-broker');
   });
 
@@ -85,18 +97,49 @@ describe('docs/dataservice.md worked example', () => {
     const k8s = { name: 'k8s-clickhouse' };
     const vm = { name: 'vm-clickhouse' };
     expect(msgs({ service: 'clickhouse24', plan: 'clickhouse-single-small', compositionRef: k8s })).toEqual([]);
-    expect(msgs({ service: 'clickhouse24', plan: 'clickhouse-single-big', compositionRef: k8s }, { service: 'clickhouse24', plan: 'clickhouse-single-small', compositionRef: k8s })).toEqual([]);
-    expect(msgs({ service: 'clickhouse24', plan: 'clickhouse-single-small', compositionRef: k8s }, { service: 'clickhouse24', plan: 'clickhouse-single-big', compositionRef: k8s }))
-      .toEqual(['Transition from bigger to smaller plan size is not supported.']);
-    expect(msgs({ service: 'clickhouse24', plan: 'clickhouse-single-big', compositionRef: k8s }, { service: 'clickhouse24', plan: 'clickhouse-cluster-small-ssl', compositionRef: k8s }))
-      .toEqual(['Migration from clustered to single Data Service Instance is not supported.', 'Plan migrations not possible from Non-SSL to SSL and SSL to Non-SSL']);
-    expect(msgs({ service: 'clickhouse25', plan: 'clickhouse-cluster-small-ssl', compositionRef: vm })).toEqual(['Unsupported service used for clickhouseinstance']);
-    expect(msgs({ service: 'clickhouse25', plan: 'clickhouse-single-small', compositionRef: k8s })[0]).toMatch(/^Service clickhouse25 only supports the plans clickhouse-cluster-small-ssl, clickhouse-cluster-big-ssl/);
-    expect(msgs({ service: 'clickhouse24', plan: 'clickhouse-single-small', compositionRef: k8s, parameters: { logLevel: 'error' } })).toEqual(['parameters.logLevel is not supported for k8s-clickhouse']);
+    expect(
+      msgs(
+        { service: 'clickhouse24', plan: 'clickhouse-single-big', compositionRef: k8s },
+        { service: 'clickhouse24', plan: 'clickhouse-single-small', compositionRef: k8s },
+      ),
+    ).toEqual([]);
+    expect(
+      msgs(
+        { service: 'clickhouse24', plan: 'clickhouse-single-small', compositionRef: k8s },
+        { service: 'clickhouse24', plan: 'clickhouse-single-big', compositionRef: k8s },
+      ),
+    ).toEqual(['Transition from bigger to smaller plan size is not supported.']);
+    expect(
+      msgs(
+        { service: 'clickhouse24', plan: 'clickhouse-single-big', compositionRef: k8s },
+        { service: 'clickhouse24', plan: 'clickhouse-cluster-small-ssl', compositionRef: k8s },
+      ),
+    ).toEqual([
+      'Migration from clustered to single Data Service Instance is not supported.',
+      'Plan migrations not possible from Non-SSL to SSL and SSL to Non-SSL',
+    ]);
+    expect(msgs({ service: 'clickhouse25', plan: 'clickhouse-cluster-small-ssl', compositionRef: vm })).toEqual([
+      'Unsupported service used for clickhouseinstance',
+    ]);
+    expect(msgs({ service: 'clickhouse25', plan: 'clickhouse-single-small', compositionRef: k8s })[0]).toMatch(
+      /^Service clickhouse25 only supports the plans clickhouse-cluster-small-ssl, clickhouse-cluster-big-ssl/,
+    );
+    expect(msgs({ service: 'clickhouse24', plan: 'clickhouse-single-small', compositionRef: k8s, parameters: { logLevel: 'error' } })).toEqual([
+      'parameters.logLevel is not supported for k8s-clickhouse',
+    ]);
     expect(msgs({ service: 'clickhouse24', plan: 'clickhouse-single-small', compositionRef: vm, parameters: { logLevel: 'error' } })).toEqual([]);
-    expect(msgs({ service: 'clickhouse24', plan: 'clickhouse-single-small', compositionRef: k8s, parameters: { keeperNodes: 3 } })).toEqual(['parameters.keeperNodes is only supported for clustered plans']);
-    expect(msgs({ service: 'clickhouse24', plan: 'clickhouse-cluster-small-ssl', compositionRef: k8s, parameters: { keeperNodes: 3, maxConcurrentQueries: 1001 } }).length).toBe(1);
-    expect(msgs({ service: 'clickhouse24', plan: 'clickhouse-single-small', compositionRef: k8s }, { service: 'clickhouse25', plan: 'clickhouse-single-small', compositionRef: k8s }))
-      .toContain('Service is an immutable field');
+    expect(msgs({ service: 'clickhouse24', plan: 'clickhouse-single-small', compositionRef: k8s, parameters: { keeperNodes: 3 } })).toEqual([
+      'parameters.keeperNodes is only supported for clustered plans',
+    ]);
+    expect(
+      msgs({ service: 'clickhouse24', plan: 'clickhouse-cluster-small-ssl', compositionRef: k8s, parameters: { keeperNodes: 3, maxConcurrentQueries: 1001 } })
+        .length,
+    ).toBe(1);
+    expect(
+      msgs(
+        { service: 'clickhouse24', plan: 'clickhouse-single-small', compositionRef: k8s },
+        { service: 'clickhouse25', plan: 'clickhouse-single-small', compositionRef: k8s },
+      ),
+    ).toContain('Service is an immutable field');
   });
 });

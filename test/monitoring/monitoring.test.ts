@@ -2,8 +2,16 @@ import { describe, expect, it } from '@jest/globals';
 import { parser } from '@prometheus-io/lezer-promql';
 import { Registry } from 'prom-client';
 import {
-  GrafanaDashboard, GRAFANA_DASHBOARD_LABEL, KlutchAlerts, klutchAlertRules, klutchDashboard, KlutchMonitoring, MetricsComponent, MetricsScrape,
-  MetricsTarget, ScrapeKind,
+  GrafanaDashboard,
+  GRAFANA_DASHBOARD_LABEL,
+  KlutchAlerts,
+  klutchAlertRules,
+  klutchDashboard,
+  KlutchMonitoring,
+  MetricsComponent,
+  MetricsScrape,
+  MetricsTarget,
+  ScrapeKind,
 } from '../../constructs/monitoring/index.js';
 import { BindBackend, Konnector } from '../../constructs/runtime/index.js';
 import { defaultRegistry } from '../../constructs/validate/index.js';
@@ -98,7 +106,14 @@ describe('dashboard', () => {
   it('covers what the issue asks: sync latency per direction, queue depth, errors, objects synced, bind flows, token rotations, heartbeats per app cluster', () => {
     const exprs = panels.flatMap((p) => p.targets!.map((t) => t.expr)).join('\n');
     expect(exprs).toMatch(/sum by \(direction, le\) \(rate\(klutch_konnector_sync_duration_seconds_bucket/);
-    for (const m of ['klutch_workqueue_depth', 'klutch_konnector_sync_errors_total', 'klutch_konnector_objects_synced_total', 'klutch_backend_binds_total', 'klutch_backend_token_rotations_total', 'klutch_backend_auth_failures_total']) {
+    for (const m of [
+      'klutch_workqueue_depth',
+      'klutch_konnector_sync_errors_total',
+      'klutch_konnector_objects_synced_total',
+      'klutch_backend_binds_total',
+      'klutch_backend_token_rotations_total',
+      'klutch_backend_auth_failures_total',
+    ]) {
       expect(exprs).toContain(m);
     }
     expect(exprs).toMatch(/max by \(cluster_namespace\) \(klutch_konnector_last_heartbeat_timestamp_seconds/);
@@ -107,10 +122,11 @@ describe('dashboard', () => {
     for (const p of model.panels) {
       const g = p.gridPos as { x: number; y: number; w: number; h: number };
       expect(g.x + g.w).toBeLessThanOrEqual(24);
-      for (let x = g.x; x < g.x + g.w; x++) for (let y = g.y; y < g.y + g.h; y++) {
-        expect(cells.has(`${x},${y}`)).toBe(false);
-        cells.add(`${x},${y}`);
-      }
+      for (let x = g.x; x < g.x + g.w; x++)
+        for (let y = g.y; y < g.y + g.h; y++) {
+          expect(cells.has(`${x},${y}`)).toBe(false);
+          cells.add(`${x},${y}`);
+        }
     }
     expect(new Set(model.panels.map((p) => p.id)).size).toBe(model.panels.length);
   });
@@ -127,27 +143,42 @@ describe('dashboard', () => {
     const c = chart();
     const d = new GrafanaDashboard(c, 'D', { namespace: 'grafana', folder: 'Klutch' });
     const cm = find(synth(c), 'ConfigMap');
-    expect(cm.metadata).toMatchObject({ name: 'klutch-kit-dashboard', namespace: 'grafana', labels: GRAFANA_DASHBOARD_LABEL, annotations: { grafana_folder: 'Klutch' } });
+    expect(cm.metadata).toMatchObject({
+      name: 'klutch-kit-dashboard',
+      namespace: 'grafana',
+      labels: GRAFANA_DASHBOARD_LABEL,
+      annotations: { grafana_folder: 'Klutch' },
+    });
     expect(JSON.parse(cm.data['klutch-kit.json'])).toEqual(d.model);
     expect(() => new GrafanaDashboard(chart(), 'D', { sidecarLabel: {} })).toThrow('GrafanaDashboardProps.sidecarLabel: {} must be one label');
   });
 });
 
 describe('alerts', () => {
-  it('every expression parses and reads metrics its component exports (or Prometheus\'s up)', async () => {
+  it("every expression parses and reads metrics its component exports (or Prometheus's up)", async () => {
     const [kn, be] = await Promise.all([konnectorSeries(), backendSeries()]);
     const groups = klutchAlertRules();
     expect(groups.map((g) => g.name)).toEqual(['klutch-konnector', 'klutch-backend']);
     for (const g of groups) {
       const exported = g.name === 'klutch-konnector' ? kn : be;
       for (const r of g.rules) {
-        for (const n of metricsOf(r.expr)) expect({ alert: r.alert, metric: n, ok: n === 'up' || exported.has(n) }).toEqual({ alert: r.alert, metric: n, ok: true });
+        for (const n of metricsOf(r.expr))
+          expect({ alert: r.alert, metric: n, ok: n === 'up' || exported.has(n) }).toEqual({ alert: r.alert, metric: n, ok: true });
         expect(r.annotations.summary).toBeTruthy();
         expect(r.labels.severity).toMatch(/^(warning|critical)$/);
       }
     }
     const names = groups.flatMap((g) => g.rules.map((r) => r.alert));
-    expect(names).toEqual(expect.arrayContaining(['KlutchKonnectorNotHeartbeating', 'KlutchKonnectorSyncErrors', 'KlutchKonnectorQueueBackingUp', 'KlutchBackendLoginFailures', 'KlutchKonnectorBug', 'KlutchBackendBug']));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'KlutchKonnectorNotHeartbeating',
+        'KlutchKonnectorSyncErrors',
+        'KlutchKonnectorQueueBackingUp',
+        'KlutchBackendLoginFailures',
+        'KlutchKonnectorBug',
+        'KlutchBackendBug',
+      ]),
+    );
   });
 
   it('thresholds and jobs go into the expressions; bad options name the option', () => {
@@ -177,7 +208,10 @@ describe('scrape configuration and validation against the prometheus-operator CR
       const mon = new KlutchMonitoring(c, 'M', { konnector: k, backend: b, scrapeKind: kind, labels: { release: 'kps' } });
       expect(mon.scrapes.map((s) => s.job)).toEqual(['konnector', 'bind']);
       const objs = synth(c);
-      for (const [ns, svcName] of [['kb', 'konnector-metrics'], ['klutch-system', 'bind']]) {
+      for (const [ns, svcName] of [
+        ['kb', 'konnector-metrics'],
+        ['klutch-system', 'bind'],
+      ]) {
         const m = objs.find((o) => o.kind === kind.value && o.metadata.namespace === ns)!;
         expect(m.metadata.labels.release).toBe('kps');
         expectValid(m);
@@ -220,8 +254,12 @@ describe('scrape configuration and validation against the prometheus-operator CR
   });
 
   it('bad props name the prop and the value', () => {
-    expect(() => new MetricsScrape(chart(), 'S', { target: MetricsTarget.konnector(), interval: 'often' })).toThrow('MetricsScrapeProps.interval: "often" is not a Prometheus duration');
-    expect(() => new MetricsScrape(chart(), 'S', { target: MetricsTarget.backend(), kind: 'Probe' as unknown as ScrapeKind })).toThrow('MetricsScrapeProps.kind: "Probe" must be one of ServiceMonitor, PodMonitor');
+    expect(() => new MetricsScrape(chart(), 'S', { target: MetricsTarget.konnector(), interval: 'often' })).toThrow(
+      'MetricsScrapeProps.interval: "often" is not a Prometheus duration',
+    );
+    expect(() => new MetricsScrape(chart(), 'S', { target: MetricsTarget.backend(), kind: 'Probe' as unknown as ScrapeKind })).toThrow(
+      'MetricsScrapeProps.kind: "Probe" must be one of ServiceMonitor, PodMonitor',
+    );
     expect(() => new MetricsScrape(chart(), 'S', { target: {} as MetricsTarget })).toThrow('MetricsScrapeProps.target: {} must be a MetricsTarget');
     expect(() => MetricsTarget.konnector({ namespace: 'Bad_NS' })).toThrow('MetricsTargetOptions.namespace: "Bad_NS" is not a DNS-1123 label');
     expect(() => new KlutchMonitoring(chart(), 'M', {})).toThrow('KlutchMonitoringProps: {} must name a konnector, a backend or both');

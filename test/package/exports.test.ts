@@ -54,7 +54,9 @@ describe('ObjectMeta', () => {
 
 describe('Node.js version check of the CommonJS entries', () => {
   const { supportsNode, checkNode, MINIMUM } = require('../../cjs/_node.cjs') as {
-    supportsNode(v: string): boolean; checkNode(v?: string): void; MINIMUM: string;
+    supportsNode(v: string): boolean;
+    checkNode(v?: string): void;
+    MINIMUM: string;
   };
   it('accepts the versions with require() of ES modules and rejects the others', () => {
     for (const v of ['20.19.0', '20.20.2', 'v22.12.0', '22.20.1', '23.0.0', '24.3.0']) expect([v, supportsNode(v)]).toEqual([v, true]);
@@ -68,7 +70,8 @@ describe('Node.js version check of the CommonJS entries', () => {
   it('is the same rule as the ES module check of the package root', async () => {
     const esm = await import('../../constructs/_node-version.js');
     expect(esm.MINIMUM_NODE).toBe(MINIMUM);
-    for (const v of ['18.20.4', '20.18.3', '20.19.0', '21.7.3', '22.11.0', '22.12.0', '23.0.0', '24.3.0', 'x']) expect([v, esm.supportsNode(v)]).toEqual([v, supportsNode(v)]);
+    for (const v of ['18.20.4', '20.18.3', '20.19.0', '21.7.3', '22.11.0', '22.12.0', '23.0.0', '24.3.0', 'x'])
+      expect([v, esm.supportsNode(v)]).toEqual([v, supportsNode(v)]);
   });
   it('matches engines.node', () => {
     expect((JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { engines: { node: string } }).engines.node).toBe(MINIMUM);

@@ -9,8 +9,22 @@ const obj = (kind: string, name: string, namespace?: string) => ({ apiVersion: '
 
 describe('sortForApply', () => {
   it("puts kinds in Helm's install order, custom resources last, stable within a kind", () => {
-    const sorted = sortForApply([obj('Widget', 'w1'), obj('Deployment', 'd'), obj('Widget', 'w2'), obj('CustomResourceDefinition', 'c'), obj('Namespace', 'n'), obj('ClusterRole', 'r')]);
-    expect(sorted.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual(['Namespace/n', 'CustomResourceDefinition/c', 'ClusterRole/r', 'Deployment/d', 'Widget/w1', 'Widget/w2']);
+    const sorted = sortForApply([
+      obj('Widget', 'w1'),
+      obj('Deployment', 'd'),
+      obj('Widget', 'w2'),
+      obj('CustomResourceDefinition', 'c'),
+      obj('Namespace', 'n'),
+      obj('ClusterRole', 'r'),
+    ]);
+    expect(sorted.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual([
+      'Namespace/n',
+      'CustomResourceDefinition/c',
+      'ClusterRole/r',
+      'Deployment/d',
+      'Widget/w1',
+      'Widget/w2',
+    ]);
     expect(APPLY_ORDER.indexOf('Namespace')).toBeLessThan(APPLY_ORDER.indexOf('CustomResourceDefinition'));
   });
 
@@ -29,7 +43,10 @@ describe('readManifests', () => {
   it('reads every YAML/JSON document under a folder in path order, flattening Lists', () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'klutch-kit-test-manifests-'));
     fs.mkdirSync(path.join(dir, '10-apps'));
-    fs.writeFileSync(path.join(dir, '00-base.yaml'), 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n---\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: a\n');
+    fs.writeFileSync(
+      path.join(dir, '00-base.yaml'),
+      'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n---\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: a\n',
+    );
     fs.writeFileSync(path.join(dir, '10-apps', 'list.json'), JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [obj('Secret', 's', 'a')] }));
     fs.writeFileSync(path.join(dir, 'README.md'), '# not a manifest');
     expect(readManifests(dir).map(objectRef)).toEqual(['Namespace/a', 'ConfigMap/a/c', 'Secret/a/s']);

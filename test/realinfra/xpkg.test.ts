@@ -40,7 +40,11 @@ describe('tarFiles', () => {
     const d = tempDir();
     const content = 'apiVersion: meta.pkg.crossplane.io/v1\nkind: Configuration\n'.repeat(20);
     fs.writeFileSync(path.join(d, 'layer.tar'), tarFiles({ 'package.yaml': content, 'empty.txt': '' }));
-    expect(execFileSync('tar', ['-tf', path.join(d, 'layer.tar')], { encoding: 'utf8' }).trim().split('\n')).toEqual(['package.yaml', 'empty.txt']);
+    expect(
+      execFileSync('tar', ['-tf', path.join(d, 'layer.tar')], { encoding: 'utf8' })
+        .trim()
+        .split('\n'),
+    ).toEqual(['package.yaml', 'empty.txt']);
     execFileSync('tar', ['-xf', path.join(d, 'layer.tar'), '-C', d]);
     expect(fs.readFileSync(path.join(d, 'package.yaml'), 'utf8')).toBe(content);
     expect(fs.statSync(path.join(d, 'empty.txt')).size).toBe(0);

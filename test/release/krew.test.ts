@@ -24,7 +24,12 @@ describe('krew release', () => {
   it('writes a Plugin manifest naming the archive by URL and real sha256, for every platform', () => {
     const m = parse(readFileSync(result.manifest, 'utf8'));
     expect(result.manifest.endsWith('/bind.yaml')).toBe(true);
-    expect(m).toMatchObject({ apiVersion: 'krew.googlecontainertools.github.com/v1alpha2', kind: 'Plugin', metadata: { name: 'bind' }, spec: { version: 'v1.2.3' } });
+    expect(m).toMatchObject({
+      apiVersion: 'krew.googlecontainertools.github.com/v1alpha2',
+      kind: 'Plugin',
+      metadata: { name: 'bind' },
+      spec: { version: 'v1.2.3' },
+    });
     expect(m.spec.shortDescription.length).toBeLessThanOrEqual(50);
     const sha = createHash('sha256').update(readFileSync(result.archive)).digest('hex');
     expect(m.spec.platforms.map((p: { selector: { matchLabels: { os: string; arch: string } } }) => p.selector.matchLabels)).toEqual(KREW_PLATFORMS);
@@ -56,6 +61,8 @@ describe('krew release', () => {
     expect(() => krewManifest({ ...ok, uri: 'http://e.com/a.tar.gz' })).toThrow('krew: uri "http://e.com/a.tar.gz" must be an https URL of a .tar.gz archive');
     expect(() => krewManifest({ ...ok, sha256: 'xyz' })).toThrow('krew: sha256 "xyz" is not 64 lowercase hex digits');
     expect(() => krewManifest({ ...ok, name: 'Bind' })).toThrow('krew: --name "Bind" is not a krew plugin name (lowercase words joined by -)');
-    return expect(buildKrewRelease({ version: '1.0.0', baseUrl: 'ftp://x', outDir: join(dir, 'bad') })).rejects.toThrow('krew: --base-url "ftp://x" must be an https URL');
+    return expect(buildKrewRelease({ version: '1.0.0', baseUrl: 'ftp://x', outDir: join(dir, 'bad') })).rejects.toThrow(
+      'krew: --base-url "ftp://x" must be an https URL',
+    );
   });
 });

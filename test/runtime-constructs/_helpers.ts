@@ -25,14 +25,16 @@ export function expectHardened(dep: Obj): void {
   const pod = dep.spec.template.spec;
   expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
   for (const c of pod.containers) {
-    expect(c.securityContext).toEqual(expect.objectContaining({
-      runAsNonRoot: true,
-      readOnlyRootFilesystem: true,
-      allowPrivilegeEscalation: false,
-      privileged: false,
-      capabilities: { drop: ['ALL'] },
-      seccompProfile: { type: 'RuntimeDefault' },
-    }));
+    expect(c.securityContext).toEqual(
+      expect.objectContaining({
+        runAsNonRoot: true,
+        readOnlyRootFilesystem: true,
+        allowPrivilegeEscalation: false,
+        privileged: false,
+        capabilities: { drop: ['ALL'] },
+        seccompProfile: { type: 'RuntimeDefault' },
+      }),
+    );
     expect(c.resources.requests.cpu).toBeDefined();
     expect(c.resources.requests.memory).toBeDefined();
     expect(c.resources.limits.cpu).toBeDefined();

@@ -10,7 +10,10 @@ const base: BindBackendProps = {
 };
 
 const ingress: BackendIngressProps = { host: 'bind.example.com', className: 'nginx', tlsSecretName: 'bind-tls' };
-const gatewayRoute: BackendHttpRouteProps = { hostnames: ['bind.example.com'], parentRefs: [{ name: 'eg', namespace: 'envoy-gateway-system', sectionName: 'https' }] };
+const gatewayRoute: BackendHttpRouteProps = {
+  hostnames: ['bind.example.com'],
+  parentRefs: [{ name: 'eg', namespace: 'envoy-gateway-system', sectionName: 'https' }],
+};
 
 /** A backend exposed as `expose` says (default: through `ingress`), synthesized. */
 function backend(props: Partial<BindBackendProps> = {}, expose: (b: BindBackend) => void = (b) => b.exposeViaIngress(ingress)) {
@@ -27,20 +30,22 @@ describe('BindBackend', () => {
     expect(dep.metadata.namespace).toBe('klutch-system');
     const ctr = dep.spec.template.spec.containers[0];
     expect(ctr.image).toBe(DEFAULT_IMAGES.backend);
-    expect(ctr.args).toEqual(expect.arrayContaining([
-      '--listen-address=0.0.0.0:8080',
-      '--namespace-prefix=cluster',
-      '--pretty-name=klutch-kit',
-      '--consumer-scope=Namespaced',
-      '--oidc-issuer-url=https://bind.example.com/dex',
-      '--oidc-issuer-client-id=klutch-backend',
-      '--oidc-issuer-client-secret=$(OIDC_CLIENT_SECRET)',
-      '--oidc-callback-url=https://bind.example.com/callback',
-      '--cookie-signing-key=$(COOKIE_SIGNING_KEY)',
-      '--cookie-encryption-key=$(COOKIE_ENCRYPTION_KEY)',
-      '--external-address=https://api.control-plane.example.com:6443',
-      '--external-ca-file=/etc/klutch/external-ca/ca.crt',
-    ]));
+    expect(ctr.args).toEqual(
+      expect.arrayContaining([
+        '--listen-address=0.0.0.0:8080',
+        '--namespace-prefix=cluster',
+        '--pretty-name=klutch-kit',
+        '--consumer-scope=Namespaced',
+        '--oidc-issuer-url=https://bind.example.com/dex',
+        '--oidc-issuer-client-id=klutch-backend',
+        '--oidc-issuer-client-secret=$(OIDC_CLIENT_SECRET)',
+        '--oidc-callback-url=https://bind.example.com/callback',
+        '--cookie-signing-key=$(COOKIE_SIGNING_KEY)',
+        '--cookie-encryption-key=$(COOKIE_ENCRYPTION_KEY)',
+        '--external-address=https://api.control-plane.example.com:6443',
+        '--external-ca-file=/etc/klutch/external-ca/ca.crt',
+      ]),
+    );
     const env = Object.fromEntries(ctr.env.map((e: any) => [e.name, e]));
     expect(env.OIDC_CLIENT_SECRET.valueFrom.secretKeyRef).toEqual({ name: 'oidc', key: 'client-secret' });
     expect(env.COOKIE_SIGNING_KEY.valueFrom.secretKeyRef).toEqual({ name: 'cookies', key: 'signing' });
@@ -117,7 +122,9 @@ describe('BindBackend', () => {
     const verbs = role.rules.flatMap((r: any) => r.verbs);
     for (const v of ['escalate', 'bind', 'impersonate', 'deletecollection']) expect(verbs).not.toContain(v);
     // TokenRequest only for the binder service account
-    expect(rulesFor(role, '', 'serviceaccounts/token')).toEqual([{ apiGroups: [''], resources: ['serviceaccounts/token'], verbs: ['create'], resourceNames: ['klutch-binder'] }]);
+    expect(rulesFor(role, '', 'serviceaccounts/token')).toEqual([
+      { apiGroups: [''], resources: ['serviceaccounts/token'], verbs: ['create'], resourceNames: ['klutch-binder'] },
+    ]);
     // consumer scope Namespaced: ClusterRoleBindings can only be read and removed, never created
     expect(rulesFor(role, 'rbac.authorization.k8s.io', 'clusterrolebindings')[0].verbs).toEqual(['get', 'delete']);
     expect(rulesFor(role, 'rbac.authorization.k8s.io', 'rolebindings')[0].verbs).toContain('create');
@@ -138,21 +145,36 @@ describe('BindBackend', () => {
   });
 
   test('escalation prevention: the backend holds every permission of every role it hands out', () => {
-    const { objs } = backend({ exportedApis: [{ group: 'anynines.com', resource: 'postgresqlinstances' }, { group: 'anynines.com', resource: 'servicebindings' }] });
+    const { objs } = backend({
+      exportedApis: [
+        { group: 'anynines.com', resource: 'postgresqlinstances' },
+        { group: 'anynines.com', resource: 'servicebindings' },
+      ],
+    });
     const own = find(objs, 'ClusterRole', 'klutch-backend').rules as any[];
     const agg = find(objs, 'ClusterRole', 'klutch-binder-exports').aggregationRule.clusterRoleSelectors[0].matchLabels;
-    const aggregated = objs.filter((o) => o.kind === 'ClusterRole' && Object.entries(agg).every(([k, v]) => o.metadata.labels?.[k] === v)).flatMap((o) => o.rules);
+    const aggregated = objs
+      .filter((o) => o.kind === 'ClusterRole' && Object.entries(agg).every(([k, v]) => o.metadata.labels?.[k] === v))
+      .flatMap((o) => o.rules);
     const held = [...own, ...aggregated];
-    const holds = (g: string, r: string, v: string) => held.some((h) => h.apiGroups.includes(g) && h.resources.includes(r) && h.verbs.includes(v) && !h.resourceNames);
+    const holds = (g: string, r: string, v: string) =>
+      held.some((h) => h.apiGroups.includes(g) && h.resources.includes(r) && h.verbs.includes(v) && !h.resourceNames);
     // klutch-binder, plus what a per-consumer klutch-binder-<clusterNs> contains: exports (+status) and claims, all verbs
     const handedOut = [
       ...find(objs, 'ClusterRole', 'klutch-binder').rules,
-      { apiGroups: ['anynines.com'], resources: ['postgresqlinstances', 'postgresqlinstances/status', 'servicebindings', 'servicebindings/status'], verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'] },
+      {
+        apiGroups: ['anynines.com'],
+        resources: ['postgresqlinstances', 'postgresqlinstances/status', 'servicebindings', 'servicebindings/status'],
+        verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
+      },
       { apiGroups: [''], resources: ['secrets', 'configmaps'], verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'] },
     ];
-    for (const r of handedOut) for (const g of r.apiGroups) for (const res of r.resources) for (const v of r.verbs) {
-      expect([g, res, v, holds(g, res, v)]).toEqual([g, res, v, true]);
-    }
+    for (const r of handedOut)
+      for (const g of r.apiGroups)
+        for (const res of r.resources)
+          for (const v of r.verbs) {
+            expect([g, res, v, holds(g, res, v)]).toEqual([g, res, v, true]);
+          }
   });
 
   test('the klutch-binder role renders the contract rules, the role klutch-backend applies at start-up', async () => {
@@ -213,7 +235,9 @@ describe('BindBackend', () => {
     expect(() => backend(props as Partial<BindBackendProps>)).toThrow(msg);
   });
   test('without oidc.callbackUrl and without an exposure, synth names the callback URL', () => {
-    expect(() => backend({}, () => undefined)).toThrow(/BindBackendProps\.oidc\.callbackUrl: undefined and no exposure; give a callback URL, or call exposeViaIngress\(\)/);
+    expect(() => backend({}, () => undefined)).toThrow(
+      /BindBackendProps\.oidc\.callbackUrl: undefined and no exposure; give a callback URL, or call exposeViaIngress\(\)/,
+    );
     const { objs } = backend({ oidc: { ...base.oidc, callbackUrl: 'https://login.example.com/callback' } }, () => undefined);
     expect(find(objs, 'Deployment').spec.template.spec.containers[0].args).toContain('--oidc-callback-url=https://login.example.com/callback');
     expect(all(objs, 'Ingress')).toHaveLength(0);
@@ -236,9 +260,24 @@ describe('BindBackend', () => {
     [(b: BindBackend) => b.exposeViaHttpRoute({ ...gatewayRoute, hostnames: [] }), /BackendHttpRouteProps\.hostnames: \[\] must list at least one host/],
     [(b: BindBackend) => b.exposeViaHttpRoute({ ...gatewayRoute, hostnames: ['ok.example.com', 'Not OK'] }), /BackendHttpRouteProps\.hostnames\[1\]: "Not OK"/],
     [(b: BindBackend) => b.exposeViaHttpRoute({ ...gatewayRoute, parentRefs: [] }), /BackendHttpRouteProps\.parentRefs: \[\] must name at least one Gateway/],
-    [(b: BindBackend) => b.exposeViaHttpRoute({ ...gatewayRoute, parentRefs: [{ name: 'Gateway_1' }] }), /BackendHttpRouteProps\.parentRefs\[0\]\.name: "Gateway_1"/],
-    [(b: BindBackend) => { b.exposeViaIngress(ingress); b.exposeViaIngress(ingress); }, /BindBackend\.exposeViaIngress: "bind\.example\.com" cannot be added: test\/B already has the Ingress "klutch-backend"/],
-    [(b: BindBackend) => { b.exposeViaHttpRoute(gatewayRoute); b.exposeViaHttpRoute(gatewayRoute); }, /BindBackend\.exposeViaHttpRoute: \["bind\.example\.com"\] cannot be added: test\/B already has the HTTPRoute "klutch-backend"/],
+    [
+      (b: BindBackend) => b.exposeViaHttpRoute({ ...gatewayRoute, parentRefs: [{ name: 'Gateway_1' }] }),
+      /BackendHttpRouteProps\.parentRefs\[0\]\.name: "Gateway_1"/,
+    ],
+    [
+      (b: BindBackend) => {
+        b.exposeViaIngress(ingress);
+        b.exposeViaIngress(ingress);
+      },
+      /BindBackend\.exposeViaIngress: "bind\.example\.com" cannot be added: test\/B already has the Ingress "klutch-backend"/,
+    ],
+    [
+      (b: BindBackend) => {
+        b.exposeViaHttpRoute(gatewayRoute);
+        b.exposeViaHttpRoute(gatewayRoute);
+      },
+      /BindBackend\.exposeViaHttpRoute: \["bind\.example\.com"\] cannot be added: test\/B already has the HTTPRoute "klutch-backend"/,
+    ],
   ])('bad exposures throw naming the option and value (%#)', (expose, msg) => {
     expect(() => backend({}, expose)).toThrow(msg);
   });

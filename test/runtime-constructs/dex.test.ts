@@ -5,12 +5,23 @@ import { all, chart, expectHardened, expectNoWildcards, find, synth } from './_h
 
 const base: DexProps = {
   issuer: 'https://bind.example.com/dex',
-  staticClients: [{ id: 'klutch-backend', name: 'Klutch', redirectUris: ['https://bind.example.com/callback'], secret: { name: 'oidc', key: 'client-secret' } }],
-  connectors: [{
-    type: 'github', id: 'github', name: 'GitHub',
-    config: { clientID: '$GITHUB_CLIENT_ID', clientSecret: '$GITHUB_CLIENT_SECRET', redirectURI: 'https://bind.example.com/dex/callback', orgs: [{ name: 'example' }] },
-    secretEnv: { GITHUB_CLIENT_ID: { name: 'github', key: 'id' }, GITHUB_CLIENT_SECRET: { name: 'github', key: 'secret' } },
-  }],
+  staticClients: [
+    { id: 'klutch-backend', name: 'Klutch', redirectUris: ['https://bind.example.com/callback'], secret: { name: 'oidc', key: 'client-secret' } },
+  ],
+  connectors: [
+    {
+      type: 'github',
+      id: 'github',
+      name: 'GitHub',
+      config: {
+        clientID: '$GITHUB_CLIENT_ID',
+        clientSecret: '$GITHUB_CLIENT_SECRET',
+        redirectURI: 'https://bind.example.com/dex/callback',
+        orgs: [{ name: 'example' }],
+      },
+      secretEnv: { GITHUB_CLIENT_ID: { name: 'github', key: 'id' }, GITHUB_CLIENT_SECRET: { name: 'github', key: 'secret' } },
+    },
+  ],
 };
 
 function dex(props: Partial<DexProps> = {}) {
@@ -26,7 +37,9 @@ describe('Dex', () => {
     const cfg = parse(cm.data['config.yaml']);
     expect(cfg.issuer).toBe('https://bind.example.com/dex');
     expect(cfg.storage).toEqual({ type: 'memory' });
-    expect(cfg.staticClients).toEqual([{ id: 'klutch-backend', name: 'Klutch', redirectURIs: ['https://bind.example.com/callback'], secretEnv: 'DEX_CLIENT_SECRET_0' }]);
+    expect(cfg.staticClients).toEqual([
+      { id: 'klutch-backend', name: 'Klutch', redirectURIs: ['https://bind.example.com/callback'], secretEnv: 'DEX_CLIENT_SECRET_0' },
+    ]);
     expect(cfg.connectors[0]).toMatchObject({ type: 'github', id: 'github', config: { clientSecret: '$GITHUB_CLIENT_SECRET' } });
     expect(cm.data['config.yaml']).not.toMatch(/client-secret|secret: /);
     const dep = find(objs, 'Deployment', 'dex');
@@ -59,7 +72,10 @@ describe('Dex', () => {
     [{ staticClients: [] }, /DexProps\.staticClients: \[\]/],
     [{ connectors: [] }, /DexProps\.connectors: \[\]/],
     [{ replicas: 2 }, /DexProps\.replicas: 2 replicas need storage "kubernetes"/],
-    [{ connectors: [{ ...base.connectors[0], config: { clientSecret: 'hunter2' } }] }, /DexProps\.connectors\[0\]\.config\.clientSecret: a literal secret value is not allowed/],
+    [
+      { connectors: [{ ...base.connectors[0], config: { clientSecret: 'hunter2' } }] },
+      /DexProps\.connectors\[0\]\.config\.clientSecret: a literal secret value is not allowed/,
+    ],
     [{ connectors: [{ ...base.connectors[0], config: { clientSecret: '$UNDECLARED' } }] }, /refers to \$UNDECLARED, which is not declared/],
     [{ staticClients: [base.staticClients[0], base.staticClients[0]] }, /DexProps\.staticClients\[1\]\.id: "klutch-backend" is used by two/],
     [{ staticClients: [{ ...base.staticClients[0], redirectUris: ['nope'] }] }, /DexProps\.staticClients\[0\]\.redirectUris\[0\]: "nope"/],

@@ -15,7 +15,11 @@ describe('KonnectorFlowControl', () => {
     expect(pl.apiVersion).toBe('flowcontrol.apiserver.k8s.io/v1');
     expect(pl.spec).toEqual({
       type: 'Limited',
-      limited: { nominalConcurrencyShares: 40, lendablePercent: 50, limitResponse: { type: 'Queue', queuing: { queues: 64, handSize: 6, queueLengthLimit: 50 } } },
+      limited: {
+        nominalConcurrencyShares: 40,
+        lendablePercent: 50,
+        limitResponse: { type: 'Queue', queuing: { queues: 64, handSize: 6, queueLengthLimit: 50 } },
+      },
     });
     const fs = find(objs, 'FlowSchema', 'klutch-konnectors');
     expect(fs.spec.priorityLevelConfiguration).toEqual({ name: 'klutch-konnectors' });

@@ -54,7 +54,11 @@ describe('Konnector', () => {
     expect([...groups].sort()).toEqual(['', 'anynines.com', 'apiextensions.k8s.io', 'events.k8s.io', 'klutch.anynines.com']);
     // CRD mutation only on the bound CRDs
     const crdWrite = role.rules.find((r: any) => r.resources.includes('customresourcedefinitions') && r.verbs.includes('update'));
-    expect(crdWrite.resourceNames.sort()).toEqual(['apiservicebindings.klutch.anynines.com', 'postgresqlinstances.anynines.com', 'servicebindings.anynines.com']);
+    expect(crdWrite.resourceNames.sort()).toEqual([
+      'apiservicebindings.klutch.anynines.com',
+      'postgresqlinstances.anynines.com',
+      'servicebindings.anynines.com',
+    ]);
     // secrets: explicit verbs, never a wildcard
     const secrets = rulesFor(role, '', 'secrets');
     expect(secrets).toHaveLength(1);
@@ -112,7 +116,9 @@ describe('Konnector', () => {
     expect(JSON.parse(JSON.stringify(m))).toEqual(m); // plain JSON, no class instances
     const c = chart();
     new Konnector(c, 'K', { boundApis: bound });
-    const fromConstruct = synth(c).map((o) => `${o.kind}/${o.metadata.name}`).sort();
+    const fromConstruct = synth(c)
+      .map((o) => `${o.kind}/${o.metadata.name}`)
+      .sort();
     expect(m.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual(fromConstruct);
     expect(() => konnectorManifests({ replicas: -1 })).toThrow(/KonnectorProps\.replicas: -1/);
   });

@@ -53,7 +53,11 @@ function crdValidator(dir: 'klutch-reference' | 'ours', file: string): SchemaVal
 
 /** pkg/kubectl/bind/plugin/bind.go + authenticate.go: what Klutch's CLI requires of `GET /export`. */
 function klutchCliAcceptsProvider(body: string): string | undefined {
-  const p = JSON.parse(body) as { apiVersion?: string; version?: string; authenticationMethods?: Array<{ method?: string; oauth2CodeGrant?: { authenticatedURL?: string } }> };
+  const p = JSON.parse(body) as {
+    apiVersion?: string;
+    version?: string;
+    authenticationMethods?: Array<{ method?: string; oauth2CodeGrant?: { authenticatedURL?: string } }>;
+  };
   if (p.apiVersion !== 'v1alpha1') return `unsupported binding provider version: ${JSON.stringify(p.apiVersion)}`;
   const v = p.version ?? '';
   if (v === '') return 'provider version is empty';
@@ -160,13 +164,18 @@ describe('BindingProvider (GET /export)', () => {
     const res = await fetch(`${backendUrl}/export`);
     expect(res.headers.get('content-type')).toBe('application/json');
     const body = await res.text();
-    const expected = JSON.parse(fixture('binding-provider.json')) as { version: string; authenticationMethods: Array<{ oauth2CodeGrant: { authenticatedURL: string } }> };
+    const expected = JSON.parse(fixture('binding-provider.json')) as {
+      version: string;
+      authenticationMethods: Array<{ oauth2CodeGrant: { authenticatedURL: string } }>;
+    };
     expected.version = BACKEND_VERSION;
     expected.authenticationMethods[0].oauth2CodeGrant.authenticatedURL = `${backendUrl}/authorize`;
     expect(body).toBe(JSON.stringify(expected));
     expect(klutchCliAcceptsProvider(body)).toBeUndefined();
     // the rule restated above refuses what our backend sent before this change
-    expect(klutchCliAcceptsProvider(body.replace('"v1alpha1"', '"klutch.anynines.com/v1alpha1"'))).toBe('unsupported binding provider version: "klutch.anynines.com/v1alpha1"');
+    expect(klutchCliAcceptsProvider(body.replace('"v1alpha1"', '"klutch.anynines.com/v1alpha1"'))).toBe(
+      'unsupported binding provider version: "klutch.anynines.com/v1alpha1"',
+    );
   });
 });
 
@@ -225,7 +234,12 @@ describe('BindingResponse (the callback ?response=)', () => {
 
   it("our backend's kubeconfig has what Klutch's CLI and konnector read from theirs (server, CA, token, context namespace)", () => {
     const shape = (text: string) => {
-      const k = parseYaml(text) as { 'current-context': string; contexts: Array<{ name: string; context: { cluster: string; user: string; namespace?: string } }>; clusters: Array<{ name: string; cluster: Record<string, unknown> }>; users: Array<{ name: string; user: Record<string, unknown> }> };
+      const k = parseYaml(text) as {
+        'current-context': string;
+        contexts: Array<{ name: string; context: { cluster: string; user: string; namespace?: string } }>;
+        clusters: Array<{ name: string; cluster: Record<string, unknown> }>;
+        users: Array<{ name: string; user: Record<string, unknown> }>;
+      };
       const ctx = k.contexts.find((c) => c.name === k['current-context'])!.context;
       const cluster = k.clusters.find((c) => c.name === ctx.cluster)!.cluster;
       const user = k.users.find((u) => u.name === ctx.user)!.user;
@@ -280,7 +294,9 @@ describe('APIServiceExportRequest bodies', () => {
     const ours = exportRequestBody(parseExportRequest(fixture('export-request-response.json'), 'f'), 'cluster-7x9kq', { name: 'servicebindings.anynines.com' });
     const klutchCrd = crdValidator('klutch-reference', 'klutch.anynines.com_apiserviceexportrequests.yaml');
     expect(klutchCrd.validate(ours)).toEqual([]);
-    expect(klutchCrd.validate(exportRequestBody({ ...(ours as unknown as ExportRequestDoc), spec: { resources: [] } }, 'ns', { generateName: 'x-' }))).not.toEqual([]);
+    expect(
+      klutchCrd.validate(exportRequestBody({ ...(ours as unknown as ExportRequestDoc), spec: { resources: [] } }, 'ns', { generateName: 'x-' })),
+    ).not.toEqual([]);
     // same spec as Klutch's body
     expect((ours as unknown as { spec: unknown }).spec).toEqual(created.spec);
   });
@@ -300,7 +316,12 @@ describe('callback query parameters (/authorize)', () => {
   });
 
   it("our CLI's login URL satisfies Klutch's backend, which sends the browser to our callback", () => {
-    const u = authorizeUrl('https://bind.example.com/authorize', { callbackUrl: 'http://127.0.0.1:38271/callback', port: 38271, sessionId: 'x7Kq2Z', clusterId: 'Ab3dE9' });
+    const u = authorizeUrl('https://bind.example.com/authorize', {
+      callbackUrl: 'http://127.0.0.1:38271/callback',
+      port: 38271,
+      sessionId: 'x7Kq2Z',
+      clusterId: 'Ab3dE9',
+    });
     expect(klutchBackendAcceptsAuthorize(u)).toEqual({ redirectURL: 'http://127.0.0.1:38271/callback' });
     expect(klutchBackendAcceptsAuthorize(new URL(fixture('authorize-url.txt')))).toEqual({ redirectURL: 'http://localhost:38271/callback' });
     // Klutch's parameters, in Klutch's (sorted) order, then ours
@@ -309,10 +330,18 @@ describe('callback query parameters (/authorize)', () => {
 });
 
 describe('ClusterBinding heartbeat', () => {
-  const patch = JSON.parse(fixture('clusterbinding-heartbeat-patch.json')) as { status: { heartbeatInterval: string; konnectorVersion: string; lastHeartbeatTime: string } };
+  const patch = JSON.parse(fixture('clusterbinding-heartbeat-patch.json')) as {
+    status: { heartbeatInterval: string; konnectorVersion: string; lastHeartbeatTime: string };
+  };
 
   it("Klutch's konnector's status is valid for our ClusterBinding CRD and our backend reads its interval", () => {
-    const cb = { apiVersion: 'klutch.anynines.com/v1alpha1', kind: 'ClusterBinding', metadata: { name: 'cluster', namespace: 'cluster-7x9kq' }, spec: { kubeconfigSecretRef: { name: 'kubeconfig', key: 'kubeconfig' }, providerPrettyName: 'example-backend' }, status: patch.status };
+    const cb = {
+      apiVersion: 'klutch.anynines.com/v1alpha1',
+      kind: 'ClusterBinding',
+      metadata: { name: 'cluster', namespace: 'cluster-7x9kq' },
+      spec: { kubeconfigSecretRef: { name: 'kubeconfig', key: 'kubeconfig' }, providerPrettyName: 'example-backend' },
+      status: patch.status,
+    };
     expect(crdValidator('ours', 'klutch.anynines.com_clusterbindings.yaml').validate(cb)).toEqual([]);
     expect(parseGoDuration(patch.status.heartbeatInterval)).toBe(300_000);
     expect(Number.isNaN(Date.parse(patch.status.lastHeartbeatTime))).toBe(false);
@@ -322,9 +351,27 @@ describe('ClusterBinding heartbeat', () => {
     expect(goDuration(300_000)).toBe(patch.status.heartbeatInterval);
     expect([4_000, 90_000, 3_600_000, 5_400_000].map(goDuration)).toEqual(['4s', '1m30s', '1h0m0s', '1h30m0s']);
     expect(klutchKonnectorVersion(KONNECTOR_VERSION)).toMatch(/^v\d+\.\d+\.\d+$/);
-    expect(['v1.5.0', '0.1.0', 'v0.1.0-bench', '1.2.3+sha.abc', 'v0.0.0', 'dev', 'v1.2'].map(klutchKonnectorVersion)).toEqual(['v1.5.0', 'v0.1.0', 'v0.1.0', 'v1.2.3', 'v0.0.0', 'unknown', 'unknown']);
-    const ours = { heartbeatInterval: goDuration(300_000), konnectorVersion: klutchKonnectorVersion(KONNECTOR_VERSION), lastHeartbeatTime: new Date(0).toISOString().replace(/\.\d{3}Z$/, 'Z') };
-    const cb = { apiVersion: 'klutch.anynines.com/v1alpha1', kind: 'ClusterBinding', metadata: { name: 'cluster', namespace: 'n' }, spec: { kubeconfigSecretRef: { name: 'kubeconfig', key: 'kubeconfig' }, providerPrettyName: 'p' }, status: ours };
+    expect(['v1.5.0', '0.1.0', 'v0.1.0-bench', '1.2.3+sha.abc', 'v0.0.0', 'dev', 'v1.2'].map(klutchKonnectorVersion)).toEqual([
+      'v1.5.0',
+      'v0.1.0',
+      'v0.1.0',
+      'v1.2.3',
+      'v0.0.0',
+      'unknown',
+      'unknown',
+    ]);
+    const ours = {
+      heartbeatInterval: goDuration(300_000),
+      konnectorVersion: klutchKonnectorVersion(KONNECTOR_VERSION),
+      lastHeartbeatTime: new Date(0).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    };
+    const cb = {
+      apiVersion: 'klutch.anynines.com/v1alpha1',
+      kind: 'ClusterBinding',
+      metadata: { name: 'cluster', namespace: 'n' },
+      spec: { kubeconfigSecretRef: { name: 'kubeconfig', key: 'kubeconfig' }, providerPrettyName: 'p' },
+      status: ours,
+    };
     expect(crdValidator('klutch-reference', 'klutch.anynines.com_clusterbindings.yaml').validate(cb)).toEqual([]);
     expect(ours.lastHeartbeatTime).toBe('1970-01-01T00:00:00Z'); // RFC 3339 seconds, as metav1.Time marshals
   });

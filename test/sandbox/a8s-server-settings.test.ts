@@ -15,8 +15,20 @@ describe('planServer (sandbox a8s operator)', () => {
   });
 
   it('maps a8s parameters to PostgreSQL settings with their units; restart-only ones are marked', () => {
-    const p = planServer({ parameters: { maxConnections: 42, statementTimeoutMillis: 1500, tempFileLimitKiloBytes: -1, archiveTimeoutSeconds: 0, logErrorVerbosity: 'VERBOSE' } }, '127.0.0.2', 5432, 15);
-    expect(p.settings).toMatchObject({ max_connections: '42', statement_timeout: '1500ms', temp_file_limit: '-1kB', archive_timeout: '0s', log_error_verbosity: "'VERBOSE'", superuser_reserved_connections: '3' });
+    const p = planServer(
+      { parameters: { maxConnections: 42, statementTimeoutMillis: 1500, tempFileLimitKiloBytes: -1, archiveTimeoutSeconds: 0, logErrorVerbosity: 'VERBOSE' } },
+      '127.0.0.2',
+      5432,
+      15,
+    );
+    expect(p.settings).toMatchObject({
+      max_connections: '42',
+      statement_timeout: '1500ms',
+      temp_file_limit: '-1kB',
+      archive_timeout: '0s',
+      log_error_verbosity: "'VERBOSE'",
+      superuser_reserved_connections: '3',
+    });
     expect(p.restartSettings.has('max_connections')).toBe(true);
     expect(p.restartSettings.has('statement_timeout')).toBe(false);
   });
@@ -34,7 +46,14 @@ describe('planServer (sandbox a8s operator)', () => {
 
   it('names what a local server runs without: version, volume, resources, TLS, postgis', () => {
     const p = planServer(
-      { version: 14, volumeSize: '1Gi', resources: { limits: { cpu: '1' } }, expose: 'LoadBalancer', extensions: ['hstore', 'postgis'], parameters: { sslMinProtocolVersion: 'TLSv1.2' } },
+      {
+        version: 14,
+        volumeSize: '1Gi',
+        resources: { limits: { cpu: '1' } },
+        expose: 'LoadBalancer',
+        extensions: ['hstore', 'postgis'],
+        parameters: { sslMinProtocolVersion: 'TLSv1.2' },
+      },
       '127.0.0.2',
       5432,
       15,
@@ -42,7 +61,7 @@ describe('planServer (sandbox a8s operator)', () => {
     expect(p.extensions).toEqual(['hstore']);
     expect(p.notApplied).toEqual([
       'spec.parameters sslMinProtocolVersion "TLSv1.2" (the local server accepts no TLS connections)',
-      'spec.version 14 (the local server is PostgreSQL 15, Debian\'s postgresql package)',
+      "spec.version 14 (the local server is PostgreSQL 15, Debian's postgresql package)",
       'spec.volumeSize "1Gi" (data lives in the sandbox\'s run folder, no volume)',
       'spec.resources limits.cpu=1 (a local process, no pod)',
       'spec.expose LoadBalancer (the server listens on a loopback address only)',
@@ -60,8 +79,14 @@ describe('planServer (sandbox a8s operator)', () => {
 
   it('tells reload from restart changes', () => {
     const a = planServer({ parameters: { maxConnections: 10 } }, '127.0.0.2', 5432, 15);
-    expect(settingsChange(a.settings, planServer({ parameters: { maxConnections: 10, statementTimeoutMillis: 5 } }, '127.0.0.2', 5432, 15))).toEqual({ changed: ['statement_timeout'], restart: false });
-    expect(settingsChange(a.settings, planServer({ parameters: { maxConnections: 11 } }, '127.0.0.2', 5432, 15))).toEqual({ changed: ['max_connections'], restart: true });
+    expect(settingsChange(a.settings, planServer({ parameters: { maxConnections: 10, statementTimeoutMillis: 5 } }, '127.0.0.2', 5432, 15))).toEqual({
+      changed: ['statement_timeout'],
+      restart: false,
+    });
+    expect(settingsChange(a.settings, planServer({ parameters: { maxConnections: 11 } }, '127.0.0.2', 5432, 15))).toEqual({
+      changed: ['max_connections'],
+      restart: true,
+    });
     expect(renderSettings(a)).toContain("listen_addresses = '127.0.0.2'");
   });
 });
@@ -71,7 +96,9 @@ describe('instanceKeyOf / loopbackAddresses', () => {
     const sb = (instance: Record<string, string>) => ({ metadata: { name: 'b', namespace: 'ns1' }, spec: { instance } });
     expect(instanceKeyOf(sb({ apiVersion: 'postgresql.anynines.com/v1beta3', kind: 'Postgresql', name: 'db' }))).toEqual({ key: 'ns1/db' });
     expect(instanceKeyOf(sb({ apiVersion: 'postgresql.anynines.com/v1beta3', kind: 'Postgresql', name: 'db', namespace: 'ns2' }))).toEqual({ key: 'ns2/db' });
-    expect(instanceKeyOf(sb({ apiVersion: 'postgresql.anynines.com/v1beta3', kind: 'Postgresql' } as Record<string, string>))).toEqual({ error: 'spec.instance.name is missing' });
+    expect(instanceKeyOf(sb({ apiVersion: 'postgresql.anynines.com/v1beta3', kind: 'Postgresql' } as Record<string, string>))).toEqual({
+      error: 'spec.instance.name is missing',
+    });
   });
 
   it('starts at 127.0.0.2 and never yields 127.0.0.1 or network/broadcast host bytes', () => {

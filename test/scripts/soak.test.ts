@@ -38,7 +38,10 @@ describe('soak convergence comparison', () => {
       clusters: [
         {
           ...cluster,
-          live: new Map([['a/x', { size: 2 }], ['a/z', { size: 3 }]]),
+          live: new Map([
+            ['a/x', { size: 2 }],
+            ['a/z', { size: 3 }],
+          ]),
           down: [...cluster.down, { namespace: 'a', name: 'y', spec: { size: 9 }, deleting: true }],
           downSecrets: [{ namespace: 'a', name: 'x-creds', data: { password: 'stale' } }],
         },
@@ -69,7 +72,14 @@ describe('soak convergence comparison', () => {
     const s: SoakState = {
       ...state,
       clusters: [
-        { ...cluster, down: [{ ...cluster.down[0]!, status: { phase: 'Pending' } }, { namespace: 'a', name: 'q', spec: {} }], downSecrets: [...cluster.downSecrets, { namespace: 'a', name: 'q-creds', data: {} }] },
+        {
+          ...cluster,
+          down: [
+            { ...cluster.down[0]!, status: { phase: 'Pending' } },
+            { namespace: 'a', name: 'q', spec: {} },
+          ],
+          downSecrets: [...cluster.downSecrets, { namespace: 'a', name: 'q-creds', data: {} }],
+        },
         { ...cluster, cluster: 'app-2', live: new Map(), deleted: new Set(), down: [], downSecrets: [] },
       ],
     };
@@ -111,7 +121,10 @@ describe('soak RSS sampler', () => {
       ['backend', 50, 60_000 / 1024, 56, 4],
       ['gone', NaN, NaN, NaN, 0],
     ]);
-    expect(rssGrowthProblems(rows, 0.1)).toEqual(['backend (pid 2): RSS grew from 50.0 MiB to 56.0 MiB (×1.12, limit ×1.10)', 'gone (pid 3): no start sample (process gone?)']);
+    expect(rssGrowthProblems(rows, 0.1)).toEqual([
+      'backend (pid 2): RSS grew from 50.0 MiB to 56.0 MiB (×1.12, limit ×1.10)',
+      'gone (pid 3): no start sample (process gone?)',
+    ]);
     expect(rssGrowthProblems(rows, 0.2)).toEqual(['gone (pid 3): no start sample (process gone?)']);
   });
 });

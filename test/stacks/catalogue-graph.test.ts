@@ -72,10 +72,16 @@ describe('runtime manifests with klutch-kit:catalogue', () => {
     expect(packages.raw['skipAwait']).toBe(false);
     const pkgs = packages.raw['objs'] as StacksModule.KubeObject[];
     expect(pkgs.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual([
-      'Configuration/klutch-catalogue', 'DeploymentRuntimeConfig/provider-kubernetes', 'Function/function-patch-and-transform', 'Provider/provider-kubernetes',
+      'Configuration/klutch-catalogue',
+      'DeploymentRuntimeConfig/provider-kubernetes',
+      'Function/function-patch-and-transform',
+      'Provider/provider-kubernetes',
     ]);
     for (const o of pkgs.filter((x) => x.kind !== 'DeploymentRuntimeConfig')) {
-      expect({ kind: o.kind, waitFor: (o.metadata['annotations'] as Record<string, string>)['pulumi.com/waitFor'] }).toEqual({ kind: o.kind, waitFor: 'condition=Healthy' });
+      expect({ kind: o.kind, waitFor: (o.metadata['annotations'] as Record<string, string>)['pulumi.com/waitFor'] }).toEqual({
+        kind: o.kind,
+        waitFor: 'condition=Healthy',
+      });
     }
     expect((pkgs.find((o) => o.kind === 'Configuration')!['spec'] as Record<string, unknown>)['package']).toBe(PKG);
 

@@ -30,15 +30,25 @@ describe('klutch-kit:catalogue', () => {
     const c = parseStackConfig(base);
     expect(c.catalogue).toBeUndefined();
     expect(cataloguePackageObjects(c)).toEqual([]);
-    expect(defaultManifestSource.controlPlane({ config: c, images: { backend: 'b:1' }, hasCookieEncryptionKey: false }).filter((o) => o.apiVersion.includes('crossplane.io'))).toEqual([]);
+    expect(
+      defaultManifestSource
+        .controlPlane({ config: c, images: { backend: 'b:1' }, hasCookieEncryptionKey: false })
+        .filter((o) => o.apiVersion.includes('crossplane.io')),
+    ).toEqual([]);
   });
 
   it('names the key and the value for bad settings', () => {
     expect(err('x')).toBe('klutch-kit:catalogue: expected an object { install: "ConfigurationPackage", package }, got "x"');
     expect(err({ install: 'Objects', package: PKG })).toBe('klutch-kit:catalogue.install: expected "ConfigurationPackage", got "Objects"');
-    expect(err({ install: 'ConfigurationPackage', package: 'klutch/catalogue:v1' })).toMatch(/^klutch-kit:catalogue\.package: "klutch\/catalogue:v1" is not fully qualified/);
-    expect(err({ install: 'ConfigurationPackage', package: 'r.example.com/klutch/catalogue' })).toMatch(/^klutch-kit:catalogue\.package: .*neither a tag nor a digest/);
-    expect(err({ install: 'ConfigurationPackage', package: PKG, pull: 'always' })).toBe('klutch-kit:catalogue.pull: unknown setting (value "always"); allowed: install, package');
+    expect(err({ install: 'ConfigurationPackage', package: 'klutch/catalogue:v1' })).toMatch(
+      /^klutch-kit:catalogue\.package: "klutch\/catalogue:v1" is not fully qualified/,
+    );
+    expect(err({ install: 'ConfigurationPackage', package: 'r.example.com/klutch/catalogue' })).toMatch(
+      /^klutch-kit:catalogue\.package: .*neither a tag nor a digest/,
+    );
+    expect(err({ install: 'ConfigurationPackage', package: PKG, pull: 'always' })).toBe(
+      'klutch-kit:catalogue.pull: unknown setting (value "always"); allowed: install, package',
+    );
   });
 
   it('runtime mode: the control plane gets the Configuration, the Function, provider-kubernetes, its ProviderConfig and RBAC', () => {

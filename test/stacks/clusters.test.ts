@@ -46,7 +46,16 @@ describe('kindCommands', () => {
     });
   });
   it('adds --image and --config (resolved to an absolute path)', () => {
-    expect(kindCommands({ name: 'a', nodeImage: 'kindest/node:v1.33.1' }).create).toEqual(['create', 'cluster', '--name', 'a', '--kubeconfig', KIND_KUBECONFIG_PLACEHOLDER, '--image', 'kindest/node:v1.33.1']);
+    expect(kindCommands({ name: 'a', nodeImage: 'kindest/node:v1.33.1' }).create).toEqual([
+      'create',
+      'cluster',
+      '--name',
+      'a',
+      '--kubeconfig',
+      KIND_KUBECONFIG_PLACEHOLDER,
+      '--image',
+      'kindest/node:v1.33.1',
+    ]);
     expect(kindCommands({ name: 'a', configPath: '/etc/kind.yaml' }).create.slice(-2)).toEqual(['--config', '/etc/kind.yaml']);
     expect(kindCommands({ name: 'a', configPath: 'kind.yaml' }).create.slice(-2)).toEqual(['--config', path.resolve('kind.yaml')]);
     expect(kindCommands({ name: 'a', nodeImage: 'i:1', configPath: '/c.yaml' }).create.slice(6)).toEqual(['--image', 'i:1', '--config', '/c.yaml']);
@@ -57,7 +66,9 @@ describe('kindCommands', () => {
     );
     expect(kindError(() => kindCommands({ name: '--help' }))).toContain('name: "--help" is not');
     expect(kindError(() => kindCommands({ name: 'a'.repeat(41) }))).toContain(`name: "${'a'.repeat(41)}" is not`);
-    expect(kindError(() => kindCommands({ name: 'a', nodeImage: '--retain' }))).toBe('KindClusterOptions.nodeImage: "--retain" is not an image reference such as "kindest/node:v1.33.1"');
+    expect(kindError(() => kindCommands({ name: 'a', nodeImage: '--retain' }))).toBe(
+      'KindClusterOptions.nodeImage: "--retain" is not an image reference such as "kindest/node:v1.33.1"',
+    );
     expect(kindError(() => kindCommands({ name: 'a', configPath: '-x' }))).toBe('KindClusterOptions.configPath: "-x" is not the path of a kind config file');
   });
 });
@@ -70,7 +81,9 @@ describe('kind prerequisites', () => {
   it('names docker and kind when they are not on PATH, and the existing-cluster alternative', () => {
     process.env['PATH'] = '/nonexistent';
     const m = message(() => checkKindPrerequisites('appClusters[0]'));
-    expect(m).toMatch(/^klutch-kit:appClusters\[0\]\.access\.kind: "kind" needs Docker and the kind CLI, but docker \(not on PATH\) and kind \(not on PATH\) are missing\./);
+    expect(m).toMatch(
+      /^klutch-kit:appClusters\[0\]\.access\.kind: "kind" needs Docker and the kind CLI, but docker \(not on PATH\) and kind \(not on PATH\) are missing\./,
+    );
     expect(m).toContain('access {kind: kubeconfig} or {kind: context, context: <name>}');
   });
   it('names the Docker daemon when `docker info` fails', () => {
@@ -93,7 +106,9 @@ describe('kind prerequisites', () => {
     await expect(connectCluster({ name: 'a', access: { kind: 'kind', name: 'Bad Name' } }, 'appClusters[0]', none)).rejects.toThrow(
       'klutch-kit:appClusters[0].access.name: expected a kind cluster name (a DNS label of at most 40 characters), got "Bad Name"',
     );
-    await expect(connectCluster({ name: 'a', access: { kind: 'kind' } }, 'appClusters[0]', none)).rejects.toThrow(/docker \(not on PATH\) and kind \(not on PATH\) are missing/);
+    await expect(connectCluster({ name: 'a', access: { kind: 'kind' } }, 'appClusters[0]', none)).rejects.toThrow(
+      /docker \(not on PATH\) and kind \(not on PATH\) are missing/,
+    );
   });
 });
 
@@ -140,6 +155,8 @@ describe('runtime images', () => {
   it('passes other load errors through unchanged', async () => {
     const boom = new Error('syntax error in the package');
     await expect(loadOptional('x', 'not installed', () => Promise.reject(boom))).rejects.toBe(boom);
-    await expect(loadOptional('x', 'not installed', () => Promise.reject(Object.assign(new Error('nope'), { code: 'ERR_MODULE_NOT_FOUND' })))).rejects.toThrow('not installed');
+    await expect(loadOptional('x', 'not installed', () => Promise.reject(Object.assign(new Error('nope'), { code: 'ERR_MODULE_NOT_FOUND' })))).rejects.toThrow(
+      'not installed',
+    );
   });
 });

@@ -41,11 +41,15 @@ describe('parseStackConfig', () => {
     );
     expect(err({ ...base, appClusters: [] })).toMatch(/^klutch-kit:appClusters: expected a non-empty list .* got \[\]$/);
     expect(err({ ...base, appClusters: [{ name: 'cp' }] })).toMatch(/klutch-kit:appClusters\[0\]\.name: "cp" is already used/);
-    expect(err({ ...base, appClusters: [{ name: 'a', binding: 'magic' }] })).toBe('klutch-kit:appClusters[0].binding: expected "cli" or "controlPlane", got "magic"');
+    expect(err({ ...base, appClusters: [{ name: 'a', binding: 'magic' }] })).toBe(
+      'klutch-kit:appClusters[0].binding: expected "cli" or "controlPlane", got "magic"',
+    );
     expect(err({ ...base, appClusters: [{ name: 'a', access: { kind: 'docker' } }] })).toBe(
       'klutch-kit:appClusters[0].access.kind: expected one of kubeconfig, context, kind, eks, got "docker"',
     );
-    expect(err({ ...base, appClusters: [{ name: 'a', access: { kind: 'context' } }] })).toMatch(/appClusters\[0\]\.access\.context: expected a non-empty string, got undefined|access\.context/);
+    expect(err({ ...base, appClusters: [{ name: 'a', access: { kind: 'context' } }] })).toMatch(
+      /appClusters\[0\]\.access\.context: expected a non-empty string, got undefined|access\.context/,
+    );
     expect(err({ ...base, appClusters: [{ name: 'a', access: { kind: 'eks', region: 'eu-1', desiredCapacity: 0 } }] })).toBe(
       'klutch-kit:appClusters[0].access.desiredCapacity: expected an integer from 1 to 100, got 0',
     );
@@ -60,7 +64,9 @@ describe('parseStackConfig', () => {
       'klutch-kit:images.backend: expected a pinned image reference (no whitespace, not :latest), got "ghcr.io/x/backend:latest"',
     );
     expect(err({ ...base, skipAwait: 'yes' })).toBe('klutch-kit:skipAwait: expected true or false, got "yes"');
-    expect(err({ ...base, oidc: undefined })).toMatch(/^klutch-kit:dexConnectors: without klutch-kit:oidc the stack deploys Dex, which needs at least one connector; got undefined/);
+    expect(err({ ...base, oidc: undefined })).toMatch(
+      /^klutch-kit:dexConnectors: without klutch-kit:oidc the stack deploys Dex, which needs at least one connector; got undefined/,
+    );
     expect(err({ ...base, oidc: undefined, dexConnectors: [{ type: 'github', id: 'gh' }] })).toBe(
       'klutch-kit:dexConnectors[0].name: expected a display name, got undefined',
     );
@@ -80,7 +86,15 @@ describe('backend.replicas', () => {
     const c = parseStackConfig({ ...base, backend: { url: 'https://bind.example.com', replicas: 3 } });
     expect(c.backend.replicas).toBe(3);
     expect(replicasIn(defaultManifestSource.controlPlane({ config: c, images: { backend: 'b:1' }, hasCookieEncryptionKey: false }))).toBe(3);
-    expect(replicasIn(topologyManifestSource({ anynines: { baseDomain: 'a9s.example.com' } }).controlPlane({ config: c, images: { backend: 'b:1' }, hasCookieEncryptionKey: false }))).toBe(3);
+    expect(
+      replicasIn(
+        topologyManifestSource({ anynines: { baseDomain: 'a9s.example.com' } }).controlPlane({
+          config: c,
+          images: { backend: 'b:1' },
+          hasCookieEncryptionKey: false,
+        }),
+      ),
+    ).toBe(3);
     const d = parseStackConfig(base);
     expect(replicasIn(defaultManifestSource.controlPlane({ config: d, images: { backend: 'b:1' }, hasCookieEncryptionKey: false }))).toBe(2);
   });
@@ -135,12 +149,17 @@ describe('cluster access', () => {
     );
   });
   it('names a missing kubeconfig file', async () => {
-    await expect(connectCluster({ name: 'a', access: { kind: 'context', context: 'x', path: '/nonexistent/kubeconfig' } }, 'appClusters[0]', none)).rejects.toThrow(
+    await expect(
+      connectCluster({ name: 'a', access: { kind: 'context', context: 'x', path: '/nonexistent/kubeconfig' } }, 'appClusters[0]', none),
+    ).rejects.toThrow(
       'klutch-kit:appClusters[0].access.path: cluster "a": kubeconfig file "/nonexistent/kubeconfig" does not exist (resolved to /nonexistent/kubeconfig)',
     );
   });
   it('parses kind access with name, nodeImage and configPath, and rejects unknown settings', () => {
-    const c = parseStackConfig({ ...base, appClusters: [{ name: 'a', access: { kind: 'kind', name: 'dev', nodeImage: 'kindest/node:v1.33.1', configPath: 'kind.yaml' } }] });
+    const c = parseStackConfig({
+      ...base,
+      appClusters: [{ name: 'a', access: { kind: 'kind', name: 'dev', nodeImage: 'kindest/node:v1.33.1', configPath: 'kind.yaml' } }],
+    });
     expect(c.appClusters[0]!.access).toEqual({ kind: 'kind', name: 'dev', nodeImage: 'kindest/node:v1.33.1', configPath: 'kind.yaml' });
     expect(err({ ...base, appClusters: [{ name: 'a', access: { kind: 'kind', workers: 3 } }] })).toBe(
       'klutch-kit:appClusters[0].access.workers: unknown setting (value 3); allowed: kind, name, nodeImage, configPath',
@@ -150,7 +169,9 @@ describe('cluster access', () => {
 
 describe('splitForDeploy', () => {
   it('rejects nameless and duplicate objects, naming the cluster', () => {
-    expect(() => splitForDeploy('cp', [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: {} } as never])).toThrow(/cluster "cp": object #0 has no apiVersion\/kind\/metadata.name/);
+    expect(() => splitForDeploy('cp', [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: {} } as never])).toThrow(
+      /cluster "cp": object #0 has no apiVersion\/kind\/metadata.name/,
+    );
     const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'n' } };
     expect(() => splitForDeploy('cp', [cm, cm])).toThrow('cluster "cp": object ConfigMap n/a appears twice');
   });

@@ -90,7 +90,14 @@ describe('kind cluster', () => {
     expect(kind.type).toBe('pulumi-nodejs:dynamic/kind:Cluster');
     expect(kind.raw['clusterName']).toBe('app-1');
     expect((kind.raw['commands'] as Record<string, unknown>)['create']).toEqual([
-      'create', 'cluster', '--name', 'app-1', '--kubeconfig', '<kubeconfig>', '--image', 'kindest/node:v1.33.1',
+      'create',
+      'cluster',
+      '--name',
+      'app-1',
+      '--kubeconfig',
+      '<kubeconfig>',
+      '--image',
+      'kindest/node:v1.33.1',
     ]);
     expect((kind.raw['commands'] as Record<string, unknown>)['delete']).toEqual(['delete', 'cluster', '--name', 'app-1']);
     expect(typeof kind.raw['__provider']).toBe('string');

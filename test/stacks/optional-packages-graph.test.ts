@@ -31,7 +31,7 @@ function byName(name: string): Registration {
 
 /** Like eks.Cluster: a component whose kubeconfig comes from a child custom resource on the aws provider. */
 class FakeEksControlPlane extends pulumi.CustomResource {
-  public declare readonly kubeconfigJson: pulumi.Output<string>;
+  declare public readonly kubeconfigJson: pulumi.Output<string>;
   constructor(name: string, args: Record<string, unknown>, opts?: pulumi.CustomResourceOptions) {
     super('aws:eks/cluster:Cluster', name, { ...args, kubeconfigJson: undefined }, opts);
   }
@@ -77,7 +77,15 @@ beforeAll(async () => {
   monitor.registerResource = (req: any, cb: any) => {
     const raw = (req.getObject()?.toJavaScript() ?? {}) as Record<string, unknown>;
     original(req, (err: unknown, resp: any) => {
-      if (!err) registrations.push({ type: req.getType(), name: req.getName(), urn: resp.getUrn(), provider: req.getProvider(), dependencies: req.getDependenciesList(), raw });
+      if (!err)
+        registrations.push({
+          type: req.getType(),
+          name: req.getName(),
+          urn: resp.getUrn(),
+          provider: req.getProvider(),
+          dependencies: req.getDependenciesList(),
+          raw,
+        });
       cb(err, resp);
     });
   };
@@ -104,7 +112,8 @@ beforeAll(async () => {
     },
   });
   await new Promise((r) => pulumi.all([outputs.kubeconfigs, outputs.bindCommands]).apply(r));
-  for (let i = 0; i < 100 && !['cp-objects', 'app-1-objects'].every((n) => registrations.some((r) => r.name === n)); i++) await new Promise((r) => setTimeout(r, 20));
+  for (let i = 0; i < 100 && !['cp-objects', 'app-1-objects'].every((n) => registrations.some((r) => r.name === n)); i++)
+    await new Promise((r) => setTimeout(r, 20));
   await new Promise((r) => setTimeout(r, 200));
 }, 120_000);
 

@@ -29,7 +29,10 @@ describe('planPulumiComponent', () => {
   it('changes the cache key when a Go source of the wrapper module changes, and only that one', () => {
     const dir = copyTools();
     try {
-      const before = { cli: planPulumiComponent('pulumi-cli', { toolsDir: dir }).key, k8s: planPulumiComponent('pulumi-resource-kubernetes', { toolsDir: dir }).key };
+      const before = {
+        cli: planPulumiComponent('pulumi-cli', { toolsDir: dir }).key,
+        k8s: planPulumiComponent('pulumi-resource-kubernetes', { toolsDir: dir }).key,
+      };
       expect(before.cli).toBe(planPulumiComponent('pulumi-cli').key);
       fs.appendFileSync(path.join(dir, 'pulumi', 'cli', 'pulumi-language-nodejs', 'main.go'), '\n// changed\n');
       expect(planPulumiComponent('pulumi-cli', { toolsDir: dir }).key).not.toBe(before.cli);
@@ -48,7 +51,9 @@ describe('planPulumiComponent', () => {
         /tools\/pulumi\/kubernetes\/go.mod: github.com\/pulumi\/pulumi-kubernetes\/provider\/v4 v4.0.0-20990101000000-000000000000 is not a known release commit/,
       );
       fs.rmSync(path.join(dir, 'pulumi', 'cli', 'go.sum'));
-      expect(() => planPulumiComponent('pulumi-cli', { toolsDir: dir })).toThrow(/go.sum is missing; the wrapper module must have a committed go.mod and go.sum/);
+      expect(() => planPulumiComponent('pulumi-cli', { toolsDir: dir })).toThrow(
+        /go.sum is missing; the wrapper module must have a committed go.mod and go.sum/,
+      );
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
@@ -58,7 +63,15 @@ describe('planPulumiComponent', () => {
 describe('pulumiEnv', () => {
   it('runs the CLI offline: file backend, passphrase, no update check, no plugin downloads, built binaries first on PATH', () => {
     const env = pulumiEnv(
-      { pulumiRoot: '/c', pulumi: '/c/bin/pulumi', languageNodejs: '/c/bin/pulumi-language-nodejs', kubernetesProvider: '/k/bin/pulumi-resource-kubernetes', pathDirs: ['/c/bin', '/k/bin'], cliVersion: 'v3.248.0', kubernetesVersion: '4.25.0' },
+      {
+        pulumiRoot: '/c',
+        pulumi: '/c/bin/pulumi',
+        languageNodejs: '/c/bin/pulumi-language-nodejs',
+        kubernetesProvider: '/k/bin/pulumi-resource-kubernetes',
+        pathDirs: ['/c/bin', '/k/bin'],
+        cliVersion: 'v3.248.0',
+        kubernetesVersion: '4.25.0',
+      },
       { home: '/h', backendDir: '/s', passphrase: 'p' },
     );
     expect(env['PATH']!.split(path.delimiter).slice(0, 2)).toEqual(['/c/bin', '/k/bin']);

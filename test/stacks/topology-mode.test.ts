@@ -45,7 +45,14 @@ beforeAll(async () => {
     const raw = (req.getObject()?.toJavaScript() ?? {}) as Record<string, any>;
     original(req, (err: unknown, resp: any) => {
       if (!err) {
-        registrations.push({ type: req.getType(), name: req.getName(), urn: resp.getUrn(), provider: req.getProvider(), dependencies: req.getDependenciesList(), raw });
+        registrations.push({
+          type: req.getType(),
+          name: req.getName(),
+          urn: resp.getUrn(),
+          provider: req.getProvider(),
+          dependencies: req.getDependenciesList(),
+          raw,
+        });
       }
       cb(err, resp);
     });
@@ -127,7 +134,9 @@ describe('topology manifests', () => {
     const byPlatform = /^(pkg|apiextensions)\.crossplane\.io\/|^kubernetes\.crossplane\.io\/|^dataservices\.anynines\.com\//;
     for (const cluster of ['control-plane', 'app-shop']) {
       const defined = stacks.definedKinds(objs(`${cluster}-foundation`));
-      const rest = registrations.filter((r) => r.name === `${cluster}-objects` || r.name === `${cluster}-packages`).flatMap((r) => r.raw['objs'] as StacksModule.KubeObject[]);
+      const rest = registrations
+        .filter((r) => r.name === `${cluster}-objects` || r.name === `${cluster}-packages`)
+        .flatMap((r) => r.raw['objs'] as StacksModule.KubeObject[]);
       for (const o of rest) {
         if (builtin.test(o.apiVersion) || byPlatform.test(o.apiVersion)) continue;
         expect(`${o.kind} ${o.apiVersion}: ${defined.has(`${o.apiVersion.split('/')[0]}/${o.kind}`)}`).toBe(`${o.kind} ${o.apiVersion}: true`);

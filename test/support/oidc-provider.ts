@@ -320,9 +320,16 @@ export class FetchBrowser {
   async signIn(loginPageUrl: string, html: string, user: { username: string; password: string }, stopAt?: (l: string) => boolean) {
     const action = /<form method="post" action="([^"]+)"/.exec(html)?.[1];
     if (!action) throw new Error(`no login form on ${loginPageUrl}: ${html.slice(0, 200)}`);
-    return this.follow(new URL(action.replace(/&#(\d+);/g, (_m, c) => String.fromCharCode(Number(c))), loginPageUrl).href, {
-      method: 'POST',
-      form: { login: user.username, password: user.password },
-    }, stopAt);
+    return this.follow(
+      new URL(
+        action.replace(/&#(\d+);/g, (_m, c) => String.fromCharCode(Number(c))),
+        loginPageUrl,
+      ).href,
+      {
+        method: 'POST',
+        form: { login: user.username, password: user.password },
+      },
+      stopAt,
+    );
   }
 }

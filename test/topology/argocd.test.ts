@@ -30,7 +30,12 @@ function app(outdir: string): App {
       apiVersion: 'apiextensions.k8s.io/v1',
       kind: 'CustomResourceDefinition',
       metadata: { name: 'widgets.example.com' },
-      spec: { group: 'example.com', names: { kind: 'Widget', plural: 'widgets' }, scope: 'Namespaced', versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object' } } }] },
+      spec: {
+        group: 'example.com',
+        names: { kind: 'Widget', plural: 'widgets' },
+        scope: 'Namespaced',
+        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object' } } }],
+      },
     });
   }
   return a;
@@ -41,7 +46,10 @@ const read = (f: string) => parse(readFileSync(f, 'utf8'));
 describe('Argo CD app-of-apps', () => {
   test('per cluster: a root Application syncing _argocd/apps, one Application per phase folder with its sync wave', async () => {
     const outdir = join(dir, 'dist');
-    await synthTopology(app(outdir), { outdir, argocd: { repoURL: 'https://git.example.com/platform.git', path: './dist/', destinations: { apps: { name: 'app-cluster-1' } } } });
+    await synthTopology(app(outdir), {
+      outdir,
+      argocd: { repoURL: 'https://git.example.com/platform.git', path: './dist/', destinations: { apps: { name: 'app-cluster-1' } } },
+    });
     for (const cluster of ['cp', 'apps']) {
       const root = read(join(outdir, cluster, '_argocd', 'root.yaml'));
       expect(root).toEqual({
@@ -64,9 +72,13 @@ describe('Argo CD app-of-apps', () => {
         [`${cluster}-30-config`, '30', `dist/${cluster}/30-config`],
       ]);
       // every phase folder the synth wrote has its Application
-      const phases = readdirSync(join(outdir, cluster), { withFileTypes: true }).filter((e) => e.isDirectory() && /^\d\d-/.test(e.name)).map((e) => `${e.name}.yaml`);
+      const phases = readdirSync(join(outdir, cluster), { withFileTypes: true })
+        .filter((e) => e.isDirectory() && /^\d\d-/.test(e.name))
+        .map((e) => `${e.name}.yaml`);
       expect(phases.sort()).toEqual(files);
-      expect(apps[0].spec.destination).toEqual(cluster === 'apps' ? { name: 'app-cluster-1', namespace: 'default' } : { server: 'https://kubernetes.default.svc', namespace: 'default' });
+      expect(apps[0].spec.destination).toEqual(
+        cluster === 'apps' ? { name: 'app-cluster-1', namespace: 'default' } : { server: 'https://kubernetes.default.svc', namespace: 'default' },
+      );
       expect(readFileSync(join(outdir, cluster, 'kustomization.yaml'), 'utf8')).not.toContain('_argocd');
     }
   });
@@ -89,10 +101,18 @@ describe('Argo CD app-of-apps', () => {
     const outdir = join(dir, 'dist');
     const a = app(outdir);
     const clusters = renderTopology(a);
-    expect(() => argoCdApplications(clusters[0], { repoURL: '', path: 'dist' })).toThrow('SynthOptions.argocd.repoURL: "" must be the repository URL (no spaces), e.g. "https://github.com/acme/platform.git"');
-    expect(() => argoCdApplications(clusters[0], { repoURL: 'https://g/x.git', path: '../dist' })).toThrow('SynthOptions.argocd.path: "../dist" must be the output folder\'s path inside the repository, e.g. "dist"');
-    expect(() => argoCdApplications(clusters[0], { repoURL: 'https://g/x.git', path: 'dist', namespace: 'Argo CD' })).toThrow('SynthOptions.argocd.namespace: "Argo CD" is not a DNS-1123 label');
-    expect(() => argoCdApplications(clusters[0], { repoURL: 'https://g/x.git', path: 'dist', destinations: { cp: { server: 'https://k', name: 'k' } } })).toThrow(
+    expect(() => argoCdApplications(clusters[0], { repoURL: '', path: 'dist' })).toThrow(
+      'SynthOptions.argocd.repoURL: "" must be the repository URL (no spaces), e.g. "https://github.com/acme/platform.git"',
+    );
+    expect(() => argoCdApplications(clusters[0], { repoURL: 'https://g/x.git', path: '../dist' })).toThrow(
+      'SynthOptions.argocd.path: "../dist" must be the output folder\'s path inside the repository, e.g. "dist"',
+    );
+    expect(() => argoCdApplications(clusters[0], { repoURL: 'https://g/x.git', path: 'dist', namespace: 'Argo CD' })).toThrow(
+      'SynthOptions.argocd.namespace: "Argo CD" is not a DNS-1123 label',
+    );
+    expect(() =>
+      argoCdApplications(clusters[0], { repoURL: 'https://g/x.git', path: 'dist', destinations: { cp: { server: 'https://k', name: 'k' } } }),
+    ).toThrow(
       'SynthOptions.argocd.destinations.cp: {"server":"https://k","name":"k"} must set exactly one of server (API server URL) or name (Argo CD cluster name)',
     );
     await expect(synthTopology(a, { outdir, argocd: { repoURL: 'https://g/x.git', path: '/abs' } })).rejects.toThrow(/SynthOptions\.argocd\.path: "\/abs"/);

@@ -11,7 +11,12 @@ import { App } from 'cdk8s';
 import { parse } from 'yaml';
 import { PATCH_AND_TRANSFORM_PACKAGE, PROVIDER_KUBERNETES_PACKAGE } from '../../constructs/crossplane/index.js';
 import {
-  CatalogueInstall, ControlPlaneCluster, ControlPlaneClusterProps, PROVIDER_ANYNINES_PACKAGE, renderTopology, synthTopology,
+  CatalogueInstall,
+  ControlPlaneCluster,
+  ControlPlaneClusterProps,
+  PROVIDER_ANYNINES_PACKAGE,
+  renderTopology,
+  synthTopology,
 } from '../../constructs/topology/index.js';
 import { packageYamlFromDir } from '../../runtime/xpkg/image.js';
 
@@ -38,13 +43,20 @@ describe('CatalogueInstall.configurationPackage', () => {
     // Export templates and ProviderConfigs stay in the cluster.
     expect(kinds).toContain('APIServiceExportTemplate');
     const conf = c.files.map((f) => f.object).find((o) => o.kind === 'Configuration')!;
-    expect(conf).toMatchObject({ apiVersion: 'pkg.crossplane.io/v1', metadata: { name: 'klutch-catalogue' }, spec: { package: '127.0.0.1:5000/klutch/catalogue:v0.1.0' } });
+    expect(conf).toMatchObject({
+      apiVersion: 'pkg.crossplane.io/v1',
+      metadata: { name: 'klutch-catalogue' },
+      spec: { package: '127.0.0.1:5000/klutch/catalogue:v0.1.0' },
+    });
     expect(c.packages).toHaveLength(1);
     const pkg = c.packages![0];
     expect(pkg.meta).toEqual({
       apiVersion: 'meta.pkg.crossplane.io/v1',
       kind: 'Configuration',
-      metadata: { name: 'klutch-catalogue', annotations: { 'meta.crossplane.io/description': 'The klutch-kit data-service catalogue: XRDs and Compositions.' } },
+      metadata: {
+        name: 'klutch-catalogue',
+        annotations: { 'meta.crossplane.io/description': 'The klutch-kit data-service catalogue: XRDs and Compositions.' },
+      },
       spec: {
         crossplane: { version: '>=v1.20.0' },
         dependsOn: [
@@ -55,13 +67,22 @@ describe('CatalogueInstall.configurationPackage', () => {
     });
     // XRDs first, then Compositions; the same objects the Objects install puts in the cluster.
     expect(pkg.files.map((f) => `${f.object.kind}/${f.object.metadata.name}`)).toEqual([
-      'CompositeResourceDefinition/xbackups.anynines.com', 'CompositeResourceDefinition/xpostgresqlinstances.anynines.com',
-      'CompositeResourceDefinition/xrestores.anynines.com', 'CompositeResourceDefinition/xservicebindings.anynines.com',
-      'Composition/a8s-backup', 'Composition/a8s-postgresql', 'Composition/a8s-restore', 'Composition/a8s-servicebinding',
+      'CompositeResourceDefinition/xbackups.anynines.com',
+      'CompositeResourceDefinition/xpostgresqlinstances.anynines.com',
+      'CompositeResourceDefinition/xrestores.anynines.com',
+      'CompositeResourceDefinition/xservicebindings.anynines.com',
+      'Composition/a8s-backup',
+      'Composition/a8s-postgresql',
+      'Composition/a8s-restore',
+      'Composition/a8s-servicebinding',
     ]);
     const [objects] = renderTopology(controlPlane().app);
     const plain = objects.files.map((f) => f.object).filter((o) => o.kind === 'Composition' || o.kind === 'CompositeResourceDefinition');
-    const strip = (o: Record<string, any>) => { const { annotations, ...md } = o.metadata; void annotations; return { ...o, metadata: md }; };
+    const strip = (o: Record<string, any>) => {
+      const { annotations, ...md } = o.metadata;
+      void annotations;
+      return { ...o, metadata: md };
+    };
     expect(pkg.files.map((f) => f.object)).toEqual(expect.arrayContaining(plain.map(strip)));
     // The claim APIs are still known to the control plane (the backend exports them).
     expect(cp.claimApis.map((a) => a.kind).sort()).toEqual(['Backup', 'PostgresqlInstance', 'Restore', 'ServiceBinding']);
@@ -71,9 +92,16 @@ describe('CatalogueInstall.configurationPackage', () => {
   test('a9s backends add provider-anynines to dependsOn; name, constraint and skipDependencyResolution are props', () => {
     const app = new App({ outdir: '/nonexistent' });
     new ControlPlaneCluster(app, 'CP', {
-      host: 'bind.example.com', dex, anynines: { baseDomain: 'a9s.example.com' },
+      host: 'bind.example.com',
+      dex,
+      anynines: { baseDomain: 'a9s.example.com' },
       catalogue: { services: ['keyvalue'], operations: [], automations: ['a9s'] },
-      catalogueInstall: CatalogueInstall.configurationPackage({ package: 'registry.example.com/k/cat:v1', name: 'cat', crossplaneVersion: '>=v2.0.0', skipDependencyResolution: true }),
+      catalogueInstall: CatalogueInstall.configurationPackage({
+        package: 'registry.example.com/k/cat:v1',
+        name: 'cat',
+        crossplaneVersion: '>=v2.0.0',
+        skipDependencyResolution: true,
+      }),
     });
     const [c] = renderTopology(app);
     expect(c.packages![0].meta.spec).toEqual({
@@ -83,12 +111,19 @@ describe('CatalogueInstall.configurationPackage', () => {
         { provider: repoOf(PROVIDER_ANYNINES_PACKAGE), version: `>=${tagOf(PROVIDER_ANYNINES_PACKAGE)}` },
       ],
     });
-    expect(c.files.map((f) => f.object).find((o) => o.kind === 'Configuration')).toMatchObject({ metadata: { name: 'cat' }, spec: { package: 'registry.example.com/k/cat:v1', skipDependencyResolution: true } });
+    expect(c.files.map((f) => f.object).find((o) => o.kind === 'Configuration')).toMatchObject({
+      metadata: { name: 'cat' },
+      spec: { package: 'registry.example.com/k/cat:v1', skipDependencyResolution: true },
+    });
   });
 
   test('bad props name the prop and the value', () => {
-    expect(() => CatalogueInstall.configurationPackage({ package: 'catalogue:v1' })).toThrow(/CatalogueInstall\.configurationPackage\(props\)\.package: "catalogue:v1" is not a fully qualified package reference/);
-    expect(() => controlPlane({ mode: 'Package' } as never)).toThrow(/ControlPlaneClusterProps\.catalogueInstall: \{"mode":"Package"\} must be CatalogueInstall\.OBJECTS/);
+    expect(() => CatalogueInstall.configurationPackage({ package: 'catalogue:v1' })).toThrow(
+      /CatalogueInstall\.configurationPackage\(props\)\.package: "catalogue:v1" is not a fully qualified package reference/,
+    );
+    expect(() => controlPlane({ mode: 'Package' } as never)).toThrow(
+      /ControlPlaneClusterProps\.catalogueInstall: \{"mode":"Package"\} must be CatalogueInstall\.OBJECTS/,
+    );
   });
 
   test('synth writes <outdir>/<cluster>.packages/<name>/ (crossplane.yaml + objects), which package build reads', async () => {
@@ -101,8 +136,16 @@ describe('CatalogueInstall.configurationPackage', () => {
     expect(files).toContain('crossplane.yaml');
     expect(files.filter((f) => f.startsWith('composition.'))).toHaveLength(4);
     expect(parse(readFileSync(join(src, 'crossplane.yaml'), 'utf8'))).toMatchObject({ apiVersion: 'meta.pkg.crossplane.io/v1', kind: 'Configuration' });
-    const docs = packageYamlFromDir(src).split(/^---\n/m).filter(Boolean).map((d) => parse(d));
+    const docs = packageYamlFromDir(src)
+      .split(/^---\n/m)
+      .filter(Boolean)
+      .map((d) => parse(d));
     expect(docs[0].kind).toBe('Configuration');
-    expect(docs.slice(1).map((d) => d.kind).sort()).toEqual([...Array(4).fill('CompositeResourceDefinition'), ...Array(4).fill('Composition')]);
+    expect(
+      docs
+        .slice(1)
+        .map((d) => d.kind)
+        .sort(),
+    ).toEqual([...Array(4).fill('CompositeResourceDefinition'), ...Array(4).fill('Composition')]);
   });
 });

@@ -5,7 +5,15 @@ import { AppCluster, ControlPlaneCluster, ControlPlaneClusterProps } from '../..
 import { example, objects } from './_fixture.js';
 
 const dexProps: ControlPlaneClusterProps['dex'] = {
-  connectors: [{ type: 'oidc', id: 'corp', name: 'Corp SSO', config: { issuer: 'https://sso.example.com', clientID: 'klutch', clientSecret: '$SSO_SECRET' }, secretEnv: { SSO_SECRET: { name: 'sso', key: 'secret' } } }],
+  connectors: [
+    {
+      type: 'oidc',
+      id: 'corp',
+      name: 'Corp SSO',
+      config: { issuer: 'https://sso.example.com', clientID: 'klutch', clientSecret: '$SSO_SECRET' },
+      secretEnv: { SSO_SECRET: { name: 'sso', key: 'secret' } },
+    },
+  ],
 };
 
 function find(objs: Record<string, any>[], kind: string, name?: string) {
@@ -18,17 +26,44 @@ describe('ControlPlaneCluster (example)', () => {
   const cp = () => objects('control-plane');
 
   test('carries the binding CRDs, Crossplane packages and the whole catalogue', () => {
-    const crds = cp().filter((o) => o.kind === 'CustomResourceDefinition').map((o) => o.metadata.name).sort();
+    const crds = cp()
+      .filter((o) => o.kind === 'CustomResourceDefinition')
+      .map((o) => o.metadata.name)
+      .sort();
     expect(crds).toEqual([
-      'apiservicebindings.klutch.anynines.com', 'apiserviceexportrequests.klutch.anynines.com', 'apiserviceexports.klutch.anynines.com',
-      'apiserviceexporttemplates.example-backend.klutch.anynines.com', 'apiservicenamespaces.klutch.anynines.com',
-      'appclusterbindings.klutch.anynines.com', 'clusterbindings.klutch.anynines.com',
+      'apiservicebindings.klutch.anynines.com',
+      'apiserviceexportrequests.klutch.anynines.com',
+      'apiserviceexports.klutch.anynines.com',
+      'apiserviceexporttemplates.example-backend.klutch.anynines.com',
+      'apiservicenamespaces.klutch.anynines.com',
+      'appclusterbindings.klutch.anynines.com',
+      'clusterbindings.klutch.anynines.com',
     ]);
-    expect(cp().filter((o) => o.kind === 'Provider').map((o) => o.metadata.name).sort()).toEqual(['provider-anynines', 'provider-kubernetes']);
+    expect(
+      cp()
+        .filter((o) => o.kind === 'Provider')
+        .map((o) => o.metadata.name)
+        .sort(),
+    ).toEqual(['provider-anynines', 'provider-kubernetes']);
     expect(find(cp(), 'Function').metadata.name).toBe('function-patch-and-transform');
     expect(find(cp(), 'Provider', 'provider-kubernetes').spec.package).toMatch(/^xpkg\.crossplane\.io\/crossplane-contrib\/provider-kubernetes:v/);
-    const claims = cp().filter((o) => o.kind === 'CompositeResourceDefinition').map((o) => o.spec.claimNames.kind).sort();
-    expect(claims).toEqual(['Backup', 'KeyvalueInstance', 'Logme2Instance', 'MariadbInstance', 'MessagingInstance', 'MongodbInstance', 'PostgresqlInstance', 'PrometheusInstance', 'Restore', 'SearchInstance', 'ServiceBinding']);
+    const claims = cp()
+      .filter((o) => o.kind === 'CompositeResourceDefinition')
+      .map((o) => o.spec.claimNames.kind)
+      .sort();
+    expect(claims).toEqual([
+      'Backup',
+      'KeyvalueInstance',
+      'Logme2Instance',
+      'MariadbInstance',
+      'MessagingInstance',
+      'MongodbInstance',
+      'PostgresqlInstance',
+      'PrometheusInstance',
+      'Restore',
+      'SearchInstance',
+      'ServiceBinding',
+    ]);
     expect(cp().filter((o) => o.kind === 'APIServiceExportTemplate')).toHaveLength(11);
   });
 
@@ -41,14 +76,25 @@ describe('ControlPlaneCluster (example)', () => {
     // no argocd Namespace is invented for the Application
     expect(files.some((f) => f.object.kind === 'Namespace' && f.object.metadata.name === 'argocd')).toBe(false);
     const old = new ControlPlaneCluster(new App({ outdir: '/nonexistent' }), 'CP', {
-      host: 'bind.example.com', dex: dexProps, catalogue: false, crossplane: { version: CrossplaneVersion.V1_20 },
+      host: 'bind.example.com',
+      dex: dexProps,
+      catalogue: false,
+      crossplane: { version: CrossplaneVersion.V1_20 },
     });
     expect(JSON.stringify(old.crossplane.releaseObjects.map((o) => o.toJson()))).toContain('--enable-ssa-claims');
   });
 
   test('wiring: every Composition uses an installed Function and an existing ProviderConfig', () => {
-    const fns = new Set(cp().filter((o) => o.kind === 'Function').map((o) => o.metadata.name));
-    const pcs = new Set(cp().filter((o) => o.kind === 'ProviderConfig').map((o) => `${o.apiVersion.split('/')[0]}/${o.metadata.name}`));
+    const fns = new Set(
+      cp()
+        .filter((o) => o.kind === 'Function')
+        .map((o) => o.metadata.name),
+    );
+    const pcs = new Set(
+      cp()
+        .filter((o) => o.kind === 'ProviderConfig')
+        .map((o) => `${o.apiVersion.split('/')[0]}/${o.metadata.name}`),
+    );
     let refs = 0;
     for (const comp of cp().filter((o) => o.kind === 'Composition')) {
       for (const step of comp.spec.pipeline) {
@@ -74,10 +120,14 @@ describe('ControlPlaneCluster (example)', () => {
     expect(dexCfg).toMatch(/issuer: https:\/\/bind\.klutch\.example\.com\/dex/);
     expect(dexCfg).toMatch(/- https:\/\/bind\.klutch\.example\.com\/callback/);
     const backend = find(cp(), 'Deployment', 'klutch-backend').spec.template.spec.containers[0];
-    expect(backend.args).toEqual(expect.arrayContaining([
-      '--oidc-issuer-url=https://bind.klutch.example.com/dex', '--oidc-issuer-client-id=klutch-backend',
-      '--oidc-callback-url=https://bind.klutch.example.com/callback', '--external-address=https://api.control-plane.klutch.example.com:6443',
-    ]));
+    expect(backend.args).toEqual(
+      expect.arrayContaining([
+        '--oidc-issuer-url=https://bind.klutch.example.com/dex',
+        '--oidc-issuer-client-id=klutch-backend',
+        '--oidc-callback-url=https://bind.klutch.example.com/callback',
+        '--external-address=https://api.control-plane.klutch.example.com:6443',
+      ]),
+    );
     const dexEnv = find(cp(), 'Deployment', 'dex').spec.template.spec.containers[0].env.find((e: any) => e.name === 'DEX_CLIENT_SECRET_0');
     const backendEnv = backend.env.find((e: any) => e.name === 'OIDC_CLIENT_SECRET');
     expect(dexEnv.valueFrom.secretKeyRef).toEqual(backendEnv.valueFrom.secretKeyRef);
@@ -105,7 +155,11 @@ describe('ControlPlaneCluster (example)', () => {
 
   test('every export has a binder ClusterRole aggregated into klutch-binder-exports', () => {
     const templates = cp().filter((o) => o.kind === 'APIServiceExportTemplate');
-    const roles = new Set(cp().filter((o) => o.kind === 'ClusterRole' && o.metadata.labels?.['klutch.anynines.com/aggregate-to-binder-exports'] === 'true').map((o) => o.metadata.name));
+    const roles = new Set(
+      cp()
+        .filter((o) => o.kind === 'ClusterRole' && o.metadata.labels?.['klutch.anynines.com/aggregate-to-binder-exports'] === 'true')
+        .map((o) => o.metadata.name),
+    );
     for (const t of templates) {
       const sel = t.spec.APIServiceSelector;
       expect(roles.has(`klutch-binder-exports-${sel.resource}.${sel.group}`)).toBe(true);
@@ -114,21 +168,31 @@ describe('ControlPlaneCluster (example)', () => {
   });
 
   test('bad props throw naming the prop and value', () => {
-    const mk = (p: Partial<ControlPlaneClusterProps>) => new ControlPlaneCluster(new App({ outdir: '/nonexistent' }), 'CP', { host: 'bind.example.com', dex: dexProps, catalogue: false, ...p } as ControlPlaneClusterProps);
+    const mk = (p: Partial<ControlPlaneClusterProps>) =>
+      new ControlPlaneCluster(new App({ outdir: '/nonexistent' }), 'CP', {
+        host: 'bind.example.com',
+        dex: dexProps,
+        catalogue: false,
+        ...p,
+      } as ControlPlaneClusterProps);
     expect(() => mk({ host: 'not a host' })).toThrow(/ControlPlaneClusterProps\.host: "not a host"/);
     expect(() => mk({ clusterName: 'CP_1' })).toThrow(/ControlPlaneClusterProps\.clusterName: "CP_1"/);
     expect(() => mk({ dex: undefined })).toThrow(/ControlPlaneClusterProps\.dex: undefined/);
     expect(() => mk({ dex: false })).toThrow(/ControlPlaneClusterProps\.backend\.oidc\.issuerUrl: undefined/);
     expect(() => mk({ catalogue: {} })).toThrow(/ControlPlaneClusterProps\.anynines: undefined; the a9s ProviderConfig "postgresql-service-broker"/);
-    expect(() => mk({ catalogue: { services: ['postgresql'], automations: ['a8s'] }, packages: { providerAnynines: 'provider-anynines:v1' } })).toThrow(/ProviderProps\.package: "provider-anynines:v1"/);
+    expect(() => mk({ catalogue: { services: ['postgresql'], automations: ['a8s'] }, packages: { providerAnynines: 'provider-anynines:v1' } })).toThrow(
+      /ProviderProps\.package: "provider-anynines:v1"/,
+    );
   });
 
   test('with a Gateway API route for the backend, Dex is routed through the same Gateway', () => {
     const cp = new ControlPlaneCluster(new App({ outdir: '/nonexistent' }), 'CP', {
-      host: 'bind.example.com', dex: dexProps, catalogue: false,
+      host: 'bind.example.com',
+      dex: dexProps,
+      catalogue: false,
       backend: { httpRoute: { hostnames: ['bind.example.com'], parentRefs: [{ name: 'eg', namespace: 'envoy-gateway-system' }] } },
     });
-    const objs = (cp.toJson() as Record<string, any>[]);
+    const objs = cp.toJson() as Record<string, any>[];
     expect(objs.filter((o) => o.kind === 'Ingress')).toHaveLength(0);
     const routes = objs.filter((o) => o.kind === 'HTTPRoute');
     expect(routes.map((r) => r.spec.rules[0].matches[0].path.value).sort()).toEqual(['/', '/dex']);
@@ -154,7 +218,8 @@ describe('ControlPlaneCluster (example)', () => {
     /** An L3 of the user's own that offers an API (as DataService does). */
     class Gadgets extends Construct {
       public readonly exportTemplate = new ApiServiceExportTemplate(this, 'T', {
-        group: 'gadgets.example.com', resource: 'gadgets',
+        group: 'gadgets.example.com',
+        resource: 'gadgets',
         permissionClaims: [{ resource: 'secrets', version: 'v1' }],
       });
     }
@@ -164,21 +229,31 @@ describe('ControlPlaneCluster (example)', () => {
     expect(isApiExport(g)).toBe(true);
     expect(isApiExport(g.exportTemplate)).toBe(true);
     expect(isApiExport(cp.backend)).toBe(false);
-    expect(cp.exports).toEqual([{
-      group: 'gadgets.example.com', resource: 'gadgets', name: 'gadgets.gadgets.example.com',
-      permissionClaims: [{ group: '', resource: 'secrets', version: 'v1', selector: { names: ['*'], namespaces: ['*'] } }],
-    }]);
+    expect(cp.exports).toEqual([
+      {
+        group: 'gadgets.example.com',
+        resource: 'gadgets',
+        name: 'gadgets.gadgets.example.com',
+        permissionClaims: [{ group: '', resource: 'secrets', version: 'v1', selector: { names: ['*'], namespaces: ['*'] } }],
+      },
+    ]);
     cp.registerExports();
     expect(cp.backend.exportedApis).toEqual([{ group: 'gadgets.example.com', resource: 'gadgets' }]);
   });
 
   test('a data service that is not in the catalogue becomes bindable', () => {
     const app = new App({ outdir: '/nonexistent' });
-    const cp = new ControlPlaneCluster(app, 'CP', { host: 'bind.example.com', dex: dexProps, catalogue: { services: ['postgresql'], operations: [], automations: ['a8s'] } });
+    const cp = new ControlPlaneCluster(app, 'CP', {
+      host: 'bind.example.com',
+      dex: dexProps,
+      catalogue: { services: ['postgresql'], operations: [], automations: ['a8s'] },
+    });
     expect(cp.exports.map((e) => e.name)).toEqual(['postgresqlinstances.anynines.com']);
     const app1 = new AppCluster(app, 'A', { clusterName: 'app-1', controlPlane: cp });
     expect([...app1.bindings.keys()]).toEqual(['postgresqlinstances.anynines.com']);
-    expect(() => app1.addClaim({ kind: 'KeyvalueInstance', name: 'x', spec: {} })).toThrow(/AppCluster\.addClaim\.kind: "KeyvalueInstance" is not a claim kind/);
+    expect(() => app1.addClaim({ kind: 'KeyvalueInstance', name: 'x', spec: {} })).toThrow(
+      /AppCluster\.addClaim\.kind: "KeyvalueInstance" is not a claim kind/,
+    );
   });
 });
 
@@ -187,7 +262,11 @@ describe('AppCluster (example)', () => {
     const shop = objects('app-shop');
     expect(find(shop, 'CustomResourceDefinition').metadata.name).toBe('apiservicebindings.klutch.anynines.com');
     const bindings = shop.filter((o) => o.kind === 'APIServiceBinding');
-    expect(bindings.map((b) => b.metadata.name).sort()).toEqual(example().topo.controlPlane.exports.map((e) => e.name).sort());
+    expect(bindings.map((b) => b.metadata.name).sort()).toEqual(
+      example()
+        .topo.controlPlane.exports.map((e) => e.name)
+        .sort(),
+    );
     for (const b of bindings) {
       expect(b.metadata.namespace).toBe('klutch-bind');
       expect(b.spec.kubeconfigSecretRef).toEqual({ name: 'kubeconfig-control-plane', namespace: 'klutch-bind', key: 'kubeconfig' });
@@ -202,29 +281,44 @@ describe('AppCluster (example)', () => {
 
   test('konnector RBAC follows what the cluster binds', () => {
     const role = find(objects('app-analytics'), 'ClusterRole');
-    const bound = role.rules.filter((r: any) => r.apiGroups.includes('anynines.com')).flatMap((r: any) => r.resources).filter((r: string) => !r.endsWith('/status'));
+    const bound = role.rules
+      .filter((r: any) => r.apiGroups.includes('anynines.com'))
+      .flatMap((r: any) => r.resources)
+      .filter((r: string) => !r.endsWith('/status'));
     expect(bound.sort()).toEqual(['backups', 'postgresqlinstances', 'servicebindings']);
     const shopRole = find(objects('app-shop'), 'ClusterRole');
     const shopBound = shopRole.rules.filter((r: any) => r.apiGroups.includes('anynines.com')).flatMap((r: any) => r.resources);
     expect(shopBound).toContain('keyvalueinstances');
   });
 
-  test('sample claims use bound claim kinds with the XRD\'s group and version', () => {
+  test("sample claims use bound claim kinds with the XRD's group and version", () => {
     const claims = objects('app-analytics').filter((o) => o.apiVersion === 'anynines.com/v1');
     expect(claims.map((c) => `${c.kind}/${c.metadata.namespace}/${c.metadata.name}`).sort()).toEqual([
-      'Backup/analytics/warehouse-nightly', 'PostgresqlInstance/analytics/warehouse', 'ServiceBinding/analytics/warehouse-creds',
+      'Backup/analytics/warehouse-nightly',
+      'PostgresqlInstance/analytics/warehouse',
+      'ServiceBinding/analytics/warehouse-creds',
     ]);
   });
 
   test('bad props and claims throw naming the prop and value', () => {
     const { controlPlane } = example().topo;
     const app = new App({ outdir: '/nonexistent' });
-    expect(() => new AppCluster(app, 'X', { clusterName: 'x', controlPlane, bind: ['nope.example.com'] })).toThrow(/AppClusterProps\.bind\[0\]: "nope\.example\.com" is not exported by "control-plane"/);
-    expect(() => new AppCluster(app, 'Y', { clusterName: 'control-plane', controlPlane })).toThrow(/AppClusterProps\.clusterName: "control-plane" is the control plane's name/);
-    expect(() => new AppCluster(app, 'Z', { clusterName: 'z', controlPlane: {} as ControlPlaneCluster })).toThrow(/AppClusterProps\.controlPlane: object is not a ControlPlaneCluster/);
+    expect(() => new AppCluster(app, 'X', { clusterName: 'x', controlPlane, bind: ['nope.example.com'] })).toThrow(
+      /AppClusterProps\.bind\[0\]: "nope\.example\.com" is not exported by "control-plane"/,
+    );
+    expect(() => new AppCluster(app, 'Y', { clusterName: 'control-plane', controlPlane })).toThrow(
+      /AppClusterProps\.clusterName: "control-plane" is the control plane's name/,
+    );
+    expect(() => new AppCluster(app, 'Z', { clusterName: 'z', controlPlane: {} as ControlPlaneCluster })).toThrow(
+      /AppClusterProps\.controlPlane: object is not a ControlPlaneCluster/,
+    );
     const a = new AppCluster(app, 'A', { clusterName: 'a', controlPlane, bind: ['postgresqlinstances.anynines.com'] });
-    expect(() => a.addClaim({ kind: 'Backup', name: 'b', spec: {} })).toThrow(/AppCluster\.addClaim\.kind: "Backup" \(backups\.anynines\.com\) is not bound in cluster "a"/);
+    expect(() => a.addClaim({ kind: 'Backup', name: 'b', spec: {} })).toThrow(
+      /AppCluster\.addClaim\.kind: "Backup" \(backups\.anynines\.com\) is not bound in cluster "a"/,
+    );
     a.addClaim({ kind: 'PostgresqlInstance', name: 'db', spec: {} });
-    expect(() => a.addClaim({ kind: 'PostgresqlInstance', name: 'db', spec: {} })).toThrow(/AppCluster\.addClaim\.name: "db" is already a PostgresqlInstance in namespace default/);
+    expect(() => a.addClaim({ kind: 'PostgresqlInstance', name: 'db', spec: {} })).toThrow(
+      /AppCluster\.addClaim\.name: "db" is already a PostgresqlInstance in namespace default/,
+    );
   });
 });

@@ -24,10 +24,14 @@ function readmeBlock(overrides: Record<string, unknown> = {}): { addClickHouse: 
   const js = ts.transpileModule(CODE, { compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022 } }).outputText;
   const modules: Record<string, unknown> = { 'klutch-kit/dataservice': { ...dataservice, ...overrides }, constructs };
   const module = { exports: {} as Record<string, unknown> };
-  new Function('require', 'module', 'exports', js)((id: string) => {
-    if (!(id in modules)) throw new Error(`the README block imports ${id}, which the test does not provide`);
-    return modules[id];
-  }, module, module.exports);
+  new Function('require', 'module', 'exports', js)(
+    (id: string) => {
+      if (!(id in modules)) throw new Error(`the README block imports ${id}, which the test does not provide`);
+      return modules[id];
+    },
+    module,
+    module.exports,
+  );
   return module.exports as never;
 }
 
@@ -37,7 +41,10 @@ function controlPlane(props: Partial<ControlPlaneClusterProps> = {}): { app: App
   const cp = new ControlPlaneCluster(app, 'CP', { host: 'bind.example.com', dex, catalogue: false, anynines: { baseDomain: 'a9s.example.com' }, ...props });
   return { app, cp };
 }
-const files = (app: App, cluster = 'control-plane'): Obj[] => renderTopology(app).find((c) => c.name === cluster)!.files.map((f) => f.object);
+const files = (app: App, cluster = 'control-plane'): Obj[] =>
+  renderTopology(app)
+    .find((c) => c.name === cluster)!
+    .files.map((f) => f.object);
 const named = (objs: Obj[], kind: string, name: string) => objs.filter((o) => o.kind === kind && o.metadata.name === name);
 const ROLE = 'klutch-binder-exports-clickhouseinstances.analytics.example.com';
 
@@ -68,12 +75,19 @@ describe('a data service added to a ControlPlaneCluster', () => {
   });
 
   it('with cp.addDataService gives the same manifests', () => {
-    const render = (app: App) => files(app).map((o) => JSON.stringify(o)).sort();
+    const render = (app: App) =>
+      files(app)
+        .map((o) => JSON.stringify(o))
+        .sort();
     const a = controlPlane();
     readmeBlock().addClickHouse(a.cp);
     const b = controlPlane();
     // the README block with `new DataService(scope, id, props)` routed to b.cp.addDataService(id, props)
-    readmeBlock({ DataService: function (_scope: unknown, id: string, props: dataservice.DataServiceProps) { return b.cp.addDataService(id, props); } }).addClickHouse(b.cp);
+    readmeBlock({
+      DataService: function (_scope: unknown, id: string, props: dataservice.DataServiceProps) {
+        return b.cp.addDataService(id, props);
+      },
+    }).addClickHouse(b.cp);
     expect(b.cp.backend.exportedApis).toEqual([{ group: 'analytics.example.com', resource: 'clickhouseinstances' }]);
     expect(render(b.app)).toEqual(render(a.app));
   });
@@ -95,18 +109,30 @@ describe('a data service added to a ControlPlaneCluster', () => {
         super('CustomBackend', { name: 'custom-widgets' });
       }
       public compose(step: PatchAndTransformStep): void {
-        step.addResource('widget', { base: { apiVersion: 'widgets.example.com/v1', kind: 'Widget', spec: { providerConfigRef: { name: this.providerConfigName } } } });
+        step.addResource('widget', {
+          base: { apiVersion: 'widgets.example.com/v1', kind: 'Widget', spec: { providerConfigRef: { name: this.providerConfigName } } },
+        });
       }
     }
     const props: dataservice.DataServiceProps = {
-      group: 'widgets.example.com', kind: 'XWidget', claimKind: 'Widget',
-      plans: [new dataservice.Plan({ name: 'widget-single-small', topology: dataservice.Topology.SINGLE, size: { name: 'small', cpu: '1', memory: '1Gi', storage: '1Gi' } })],
+      group: 'widgets.example.com',
+      kind: 'XWidget',
+      claimKind: 'Widget',
+      plans: [
+        new dataservice.Plan({
+          name: 'widget-single-small',
+          topology: dataservice.Topology.SINGLE,
+          size: { name: 'small', cpu: '1', memory: '1Gi', storage: '1Gi' },
+        }),
+      ],
       services: [{ name: 'widget1' }],
       backends: [new CustomBackend()],
     };
     const { app, cp } = controlPlane();
     new dataservice.DataService(cp, 'widgets', props);
-    expect(() => renderTopology(app)).toThrow(/backend "custom-widgets" \(custom\) references ProviderConfig "my-config", which nothing in control plane "control-plane" emits/);
+    expect(() => renderTopology(app)).toThrow(
+      /backend "custom-widgets" \(custom\) references ProviderConfig "my-config", which nothing in control plane "control-plane" emits/,
+    );
     expect(() => controlPlane().cp.addDataService('widgets', props)).toThrow(/references ProviderConfig "my-config", which nothing/);
     new ApiObject(cp, 'MyConfig', { apiVersion: 'example.com/v1', kind: 'ProviderConfig', metadata: { name: 'my-config' } });
     expect(named(files(app), 'ClusterRole', 'klutch-binder-exports-widgets.widgets.example.com')).toHaveLength(1);

@@ -7,8 +7,9 @@ describe('example topology (constructs/app)', () => {
     for (const c of example().clusters) {
       const docs = c.files.map((f, index) => ({ file: `${c.name}/${f.path}`, index, doc: f.object }));
       // Claims are validated against the claim CRDs derived from the control plane's XRDs.
-      const xrds = example().clusters.find((x) => x.name === 'control-plane')!.files
-        .filter((f) => f.object.kind === 'CompositeResourceDefinition')
+      const xrds = example()
+        .clusters.find((x) => x.name === 'control-plane')!
+        .files.filter((f) => f.object.kind === 'CompositeResourceDefinition')
         .map((f, index) => ({ file: `control-plane/${f.path}`, index, doc: f.object }));
       const r = validateDocuments(c.role === 'app' ? [...xrds, ...docs] : docs);
       expect(r.issues.map(formatIssue)).toEqual([]);
@@ -23,7 +24,9 @@ describe('example topology (constructs/app)', () => {
 
   test('a claim that the catalogue rejects would fail the same validation', () => {
     const shop = example().clusters.find((x) => x.name === 'app-shop')!;
-    const xrds = example().clusters.find((x) => x.name === 'control-plane')!.files.filter((f) => f.object.kind === 'CompositeResourceDefinition');
+    const xrds = example()
+      .clusters.find((x) => x.name === 'control-plane')!
+      .files.filter((f) => f.object.kind === 'CompositeResourceDefinition');
     const claim = structuredClone(shop.files.find((f) => f.object.kind === 'PostgresqlInstance')!.object);
     claim.spec.plan = 'postgresql-gigantic';
     const r = validateDocuments([...xrds.map((f, index) => ({ file: f.path, index, doc: f.object })), { file: 'claim.yaml', index: 0, doc: claim }]);

@@ -14,7 +14,10 @@ const label = (g: TopologyGraph, nodeId: string) => [...g.clusters.flatMap((c) =
 const targets = (g: TopologyGraph, fromLabel: string, kind: GraphEdgeKind, cluster: string) => {
   const c = g.clusters.find((x) => x.name === cluster)!;
   const from = c.nodes.filter((n) => n.label[0] === fromLabel).map((n) => n.id);
-  return g.edges.filter((e) => from.includes(e.from) && e.kind === kind).map((e) => label(g, e.to)).sort();
+  return g.edges
+    .filter((e) => from.includes(e.from) && e.kind === kind)
+    .map((e) => label(g, e.to))
+    .sort();
 };
 
 describe('topology graph', () => {
@@ -73,7 +76,9 @@ describe('topology graph', () => {
     expect(text.startsWith('digraph topology {')).toBe(true);
     await expect(runGraph(join(tmp, 'missing'), {})).rejects.toThrow(`graph: "${join(tmp, 'missing')}" is not a directory`);
     await expect(runGraph('dist', { example: true })).rejects.toThrow('graph: give either <dir> or --example, not both');
-    await expect(runGraph(undefined, { example: true, format: 'png' as never })).rejects.toThrow('graph --format: expected one of mermaid, dot, svg, got "png"');
+    await expect(runGraph(undefined, { example: true, format: 'png' as never })).rejects.toThrow(
+      'graph --format: expected one of mermaid, dot, svg, got "png"',
+    );
   });
 
   it('the picture in the docs is current (npm run docs:graph)', async () => {

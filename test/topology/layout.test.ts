@@ -38,7 +38,9 @@ describe('layout', () => {
     ];
     expect(new Set(names).size).toBe(names.length);
     expect(fileNameOf('v1', 'ConfigMap', 'team-a', 'settings')).toBe('configmap_team-a_settings.yaml');
-    expect(fileNameOf('rbac.authorization.k8s.io/v1', 'ClusterRole', undefined, 'klutch-binder')).toBe('clusterrole.rbac.authorization.k8s.io__cluster_klutch-binder.yaml');
+    expect(fileNameOf('rbac.authorization.k8s.io/v1', 'ClusterRole', undefined, 'klutch-binder')).toBe(
+      'clusterrole.rbac.authorization.k8s.io__cluster_klutch-binder.yaml',
+    );
   });
 
   test('names that need cleaning keep a hash of the original, so they stay distinct', () => {

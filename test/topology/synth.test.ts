@@ -6,7 +6,13 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { Construct } from 'constructs';
 import {
-  ClusterChart, ClusterRole, PHASES, renderTopology, SYNC_OPTIONS_ANNOTATION, SYNC_WAVE_ANNOTATION, synthTopology,
+  ClusterChart,
+  ClusterRole,
+  PHASES,
+  renderTopology,
+  SYNC_OPTIONS_ANNOTATION,
+  SYNC_WAVE_ANNOTATION,
+  synthTopology,
 } from '../../constructs/topology/index.js';
 import { formatIssue, validateDirectory } from '../../constructs/validate/index.js';
 import { example } from './_fixture.js';
@@ -24,8 +30,12 @@ function configMap(scope: Construct, id: string, namespace: string, name: string
 }
 
 let dir: string;
-beforeEach(() => { dir = mkdtempSync(join(tmpdir(), 'klutch-synth-')); });
-afterEach(() => { rmSync(dir, { recursive: true, force: true }); });
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'klutch-synth-'));
+});
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
 
 function listFiles(root: string): string[] {
   const out: string[] = [];
@@ -73,7 +83,9 @@ describe('renderTopology (example)', () => {
   test('every namespace an object lives in is created in the same cluster before it (Argo CD objects live where Argo CD runs)', () => {
     for (const c of example().clusters) {
       const created = new Map<string, number>();
-      c.files.forEach((f, i) => { if (f.object.kind === 'Namespace') created.set(f.object.metadata.name, i); });
+      c.files.forEach((f, i) => {
+        if (f.object.kind === 'Namespace') created.set(f.object.metadata.name, i);
+      });
       c.files.forEach((f, i) => {
         const ns = f.object.metadata.namespace;
         if (ns && ns !== 'default' && !f.object.apiVersion.startsWith('argoproj.io/')) {
@@ -201,10 +213,15 @@ describe('synthTopology', () => {
     const app = new App({ outdir });
     configMap(new TestCluster(app, 'one'), 'A', 'team-a', 'x');
     let seen: string[] = [];
-    await expect(synthTopology(app, {
-      outdir,
-      validate: (tmp) => { seen = listFiles(tmp); return { ok: false, problems: ['one/30-config/x.yaml: ConfigMap/team-a/x: data: bad'] }; },
-    })).rejects.toThrow(/validation failed, .* left unchanged:\n {2}one\/30-config\/x.yaml: ConfigMap\/team-a\/x: data: bad/);
+    await expect(
+      synthTopology(app, {
+        outdir,
+        validate: (tmp) => {
+          seen = listFiles(tmp);
+          return { ok: false, problems: ['one/30-config/x.yaml: ConfigMap/team-a/x: data: bad'] };
+        },
+      }),
+    ).rejects.toThrow(/validation failed, .* left unchanged:\n {2}one\/30-config\/x.yaml: ConfigMap\/team-a\/x: data: bad/);
     expect(seen).toContain('one/30-config/configmap_team-a_x.yaml');
     expectUnchanged(outdir);
   });
@@ -215,16 +232,25 @@ describe('synthTopology', () => {
     const app = new App({ outdir });
     const c = new TestCluster(app, 'one');
     new ApiObject(c, 'Binding', {
-      apiVersion: 'klutch.anynines.com/v1alpha1', kind: 'APIServiceBinding',
+      apiVersion: 'klutch.anynines.com/v1alpha1',
+      kind: 'APIServiceBinding',
       metadata: { name: 'postgresqlinstances.anynines.com', namespace: 'klutch-bind' },
       spec: { kubeconfigSecretRef: { name: 'kubeconfig', namespace: 'klutch-bind', key: 'not-kubeconfig' } },
     });
     let problems: readonly string[] = [];
-    await expect(synthTopology(app, {
-      outdir,
-      validate: (tmp) => { const r = validateDirectory(tmp); problems = r.issues.map(formatIssue); return { ok: r.ok, problems }; },
-    })).rejects.toThrow(/left unchanged/);
-    expect(problems.join('\n')).toMatch(/one\/80-bindings\/apiservicebinding\.klutch\.anynines\.com_klutch-bind_postgresqlinstances\.anynines\.com\.yaml: APIServiceBinding\/klutch-bind\/postgresqlinstances\.anynines\.com: spec\.kubeconfigSecretRef\.key/);
+    await expect(
+      synthTopology(app, {
+        outdir,
+        validate: (tmp) => {
+          const r = validateDirectory(tmp);
+          problems = r.issues.map(formatIssue);
+          return { ok: r.ok, problems };
+        },
+      }),
+    ).rejects.toThrow(/left unchanged/);
+    expect(problems.join('\n')).toMatch(
+      /one\/80-bindings\/apiservicebinding\.klutch\.anynines\.com_klutch-bind_postgresqlinstances\.anynines\.com\.yaml: APIServiceBinding\/klutch-bind\/postgresqlinstances\.anynines\.com: spec\.kubeconfigSecretRef\.key/,
+    );
     expectUnchanged(outdir);
   });
 
@@ -233,10 +259,18 @@ describe('synthTopology', () => {
     const app = new App({ outdir });
     const c = new TestCluster(app, 'one');
     configMap(c, 'A', 'team-a', 'x');
-    new ApiObject(c, 'Crd', { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'widgets.example.com' }, spec: { group: 'example.com', names: { kind: 'Widget', plural: 'widgets' }, scope: 'Namespaced', versions: [] } });
+    new ApiObject(c, 'Crd', {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'widgets.example.com' },
+      spec: { group: 'example.com', names: { kind: 'Widget', plural: 'widgets' }, scope: 'Namespaced', versions: [] },
+    });
     await synthTopology(app, { outdir, flux: { sourceRef: { name: 'gitops' }, path: './dist/' } });
     const text = readFileSync(join(outdir, 'one', '_flux', 'kustomizations.yaml'), 'utf8');
-    const ks = text.split(/^---$/m).map((d) => parse(d)).filter(Boolean);
+    const ks = text
+      .split(/^---$/m)
+      .map((d) => parse(d))
+      .filter(Boolean);
     expect(ks.map((k) => [k.metadata.name, k.spec.path, k.spec.dependsOn?.[0]?.name])).toEqual([
       ['one-00-crds', './dist/one/00-crds', undefined],
       ['one-10-namespaces', './dist/one/10-namespaces', 'one-00-crds'],
@@ -244,7 +278,9 @@ describe('synthTopology', () => {
     ]);
     for (const k of ks) expect(k.spec).toMatchObject({ prune: true, wait: true, sourceRef: { kind: 'GitRepository', name: 'gitops' } });
     expect(readFileSync(join(outdir, 'one', 'kustomization.yaml'), 'utf8')).not.toContain('_flux');
-    await expect(synthTopology(app, { outdir, flux: { sourceRef: { name: 'Bad Name' }, path: './dist' } })).rejects.toThrow(/SynthOptions\.flux\.sourceRef\.name: "Bad Name"/);
+    await expect(synthTopology(app, { outdir, flux: { sourceRef: { name: 'Bad Name' }, path: './dist' } })).rejects.toThrow(
+      /SynthOptions\.flux\.sourceRef\.name: "Bad Name"/,
+    );
     expect(existsSync(join(outdir, 'one', '_flux', 'kustomizations.yaml'))).toBe(true); // previous output kept
   });
 

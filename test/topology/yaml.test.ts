@@ -41,8 +41,53 @@ describe('toYaml', () => {
 
   test('round-trips 3,000 random strings and keys built from YAML-significant characters (fixed seed)', () => {
     let seed = 42;
-    const rnd = () => { seed = (seed * 1103515245 + 12345) & 0x7fffffff; return seed / 0x7fffffff; };
-    const alphabet = ['a', 'Z', '0', '9', ' ', ' ', '\n', '\n', '\t', '#', ':', '-', '?', ',', '[', ']', '{', '}', '&', '*', '!', '|', '>', "'", '"', '%', '@', '`', '.', '/', '~', '=', '+', '\\', 'é', '\r', 'y', 'n', 'o', 'e', 'x'];
+    const rnd = () => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed / 0x7fffffff;
+    };
+    const alphabet = [
+      'a',
+      'Z',
+      '0',
+      '9',
+      ' ',
+      ' ',
+      '\n',
+      '\n',
+      '\t',
+      '#',
+      ':',
+      '-',
+      '?',
+      ',',
+      '[',
+      ']',
+      '{',
+      '}',
+      '&',
+      '*',
+      '!',
+      '|',
+      '>',
+      "'",
+      '"',
+      '%',
+      '@',
+      '`',
+      '.',
+      '/',
+      '~',
+      '=',
+      '+',
+      '\\',
+      'é',
+      '\r',
+      'y',
+      'n',
+      'o',
+      'e',
+      'x',
+    ];
     const str = () => Array.from({ length: Math.floor(rnd() * 12) }, () => alphabet[Math.floor(rnd() * alphabet.length)]).join('');
     const doc: Record<string, unknown> = {};
     for (let i = 0; i < 1000; i++) doc[`${str()}#${i}`] = [str(), { [str()]: str() }];

@@ -15,28 +15,59 @@ const yaml = (...docs: unknown[]) => docs.map((d) => stringify(d, { lineWidth: 0
 let good: string;
 let bad: string;
 
-const claim = (name: string, spec: Record<string, unknown>) => ({ apiVersion: 'anynines.com/v1', kind: 'PostgresqlInstance', metadata: { name, namespace: 'app' }, spec });
+const claim = (name: string, spec: Record<string, unknown>) => ({
+  apiVersion: 'anynines.com/v1',
+  kind: 'PostgresqlInstance',
+  metadata: { name, namespace: 'app' },
+  spec,
+});
 const a9s = { service: 'a9s-postgresql13', plan: 'postgresql-single-small', compositionRef: { name: 'a9s-postgresql' } };
 
 beforeAll(() => {
   // A valid control-plane folder: XRD + Compositions + claims + binding API objects + core kinds.
   good = mkdtempSync(join(tmpdir(), 'kk-validate-good-'));
   mkdirSync(join(good, 'crossplane'));
-  for (const f of ['xp-common-postgresql_definition.yaml', 'xp-a9s-postgresql-composition.yaml', 'xp-a8s-postgresql-composition.yaml']) copyFileSync(join(fixtures, f), join(good, 'crossplane', f));
+  for (const f of ['xp-common-postgresql_definition.yaml', 'xp-a9s-postgresql-composition.yaml', 'xp-a8s-postgresql-composition.yaml'])
+    copyFileSync(join(fixtures, f), join(good, 'crossplane', f));
   writeFileSync(join(good, 'claims.yaml'), yaml(claim('db1', a9s), claim('db2', { ...a9s, plan: 'postgresql-replica-big' })));
   writeFileSync(
     join(good, 'binding.yaml'),
     yaml(
-      apiServiceExportKind.make('postgresqlinstances.anynines.com', { group: 'anynines.com', names: { kind: 'PostgresqlInstance', plural: 'postgresqlinstances' }, scope: 'Namespaced', informerScope: 'Namespaced', versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object' } } }] }, { namespace: 'cluster-abc' }),
-      clusterBindingKind.make('cluster', { kubeconfigSecretRef: { name: 'kubeconfig', key: 'kubeconfig' }, providerPrettyName: 'anynines' }, { namespace: 'cluster-abc' }),
+      apiServiceExportKind.make(
+        'postgresqlinstances.anynines.com',
+        {
+          group: 'anynines.com',
+          names: { kind: 'PostgresqlInstance', plural: 'postgresqlinstances' },
+          scope: 'Namespaced',
+          informerScope: 'Namespaced',
+          versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object' } } }],
+        },
+        { namespace: 'cluster-abc' },
+      ),
+      clusterBindingKind.make(
+        'cluster',
+        { kubeconfigSecretRef: { name: 'kubeconfig', key: 'kubeconfig' }, providerPrettyName: 'anynines' },
+        { namespace: 'cluster-abc' },
+      ),
     ),
   );
   writeFileSync(join(good, 'crds.yaml'), yaml(...bindingCrds()));
   writeFileSync(
     join(good, 'core.yaml'),
-    yaml({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'app' } }, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'konnector', namespace: 'klutch-bind' }, spec: {} }),
+    yaml(
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'app' } },
+      { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'konnector', namespace: 'klutch-bind' }, spec: {} },
+    ),
   );
-  writeFileSync(join(good, 'provider.yaml'), yaml({ apiVersion: 'pkg.crossplane.io/v1', kind: 'Provider', metadata: { name: 'provider-kubernetes' }, spec: { package: 'xpkg.crossplane.io/crossplane-contrib/provider-kubernetes:v1.2.1' } }));
+  writeFileSync(
+    join(good, 'provider.yaml'),
+    yaml({
+      apiVersion: 'pkg.crossplane.io/v1',
+      kind: 'Provider',
+      metadata: { name: 'provider-kubernetes' },
+      spec: { package: 'xpkg.crossplane.io/crossplane-contrib/provider-kubernetes:v1.2.1' },
+    }),
+  );
 
   // An invalid folder: one error of each sort.
   bad = mkdtempSync(join(tmpdir(), 'kk-validate-bad-'));
@@ -51,14 +82,37 @@ beforeAll(() => {
   writeFileSync(
     join(bad, 'binding.yaml'),
     yaml(
-      clusterBindingKind.make('my-cluster', { kubeconfigSecretRef: { name: 'kubeconfig', key: 'kubeconfig' }, providerPrettyName: 'anynines' }, { namespace: 'cluster-abc' }),
-      { apiVersion: 'kubernetes.crossplane.io/v1alpha2', kind: 'Object', metadata: { name: 'wrapped' }, spec: { forProvider: { manifest: { ...clusterBindingKind.make('cluster', { providerPrettyName: '' } as never, { namespace: 'x' }) } } } },
+      clusterBindingKind.make(
+        'my-cluster',
+        { kubeconfigSecretRef: { name: 'kubeconfig', key: 'kubeconfig' }, providerPrettyName: 'anynines' },
+        { namespace: 'cluster-abc' },
+      ),
+      {
+        apiVersion: 'kubernetes.crossplane.io/v1alpha2',
+        kind: 'Object',
+        metadata: { name: 'wrapped' },
+        spec: { forProvider: { manifest: { ...clusterBindingKind.make('cluster', { providerPrettyName: '' } as never, { namespace: 'x' }) } } },
+      },
     ),
   );
   writeFileSync(join(bad, 'core.yaml'), yaml({ apiVersion: 'v1', kind: 'Service', metadata: { namespace: 'x' }, spec: {} }));
-  writeFileSync(join(bad, 'gadget.yaml'), yaml({ apiVersion: 'example.org/v1alpha1', kind: 'Gadget', metadata: { name: 'cp', namespace: 'argocd' }, spec: {} }));
-  writeFileSync(join(bad, 'pkg.yaml'), yaml({ apiVersion: 'pkg.crossplane.io/v1', kind: 'Provider', metadata: { name: 'p' }, spec: { revisionHistoryLimit: 'many' } }));
-  writeFileSync(join(bad, 'legacy.yaml'), yaml({ apiVersion: 'apiextensions.crossplane.io/v1', kind: 'Composition', metadata: { name: 'legacy' }, spec: { compositeTypeRef: { apiVersion: 'anynines.com/v1', kind: 'XPostgresqlInstance' }, mode: 'Resources', resources: [] } }));
+  writeFileSync(
+    join(bad, 'gadget.yaml'),
+    yaml({ apiVersion: 'example.org/v1alpha1', kind: 'Gadget', metadata: { name: 'cp', namespace: 'argocd' }, spec: {} }),
+  );
+  writeFileSync(
+    join(bad, 'pkg.yaml'),
+    yaml({ apiVersion: 'pkg.crossplane.io/v1', kind: 'Provider', metadata: { name: 'p' }, spec: { revisionHistoryLimit: 'many' } }),
+  );
+  writeFileSync(
+    join(bad, 'legacy.yaml'),
+    yaml({
+      apiVersion: 'apiextensions.crossplane.io/v1',
+      kind: 'Composition',
+      metadata: { name: 'legacy' },
+      spec: { compositeTypeRef: { apiVersion: 'anynines.com/v1', kind: 'XPostgresqlInstance' }, mode: 'Resources', resources: [] },
+    }),
+  );
   writeFileSync(join(bad, 'broken.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x\n');
 });
 
@@ -93,7 +147,9 @@ describe('validateDirectory', () => {
     // Each pipeline step input is validated as its own document against the P&T input schema.
     expect(lines).toEqual(
       expect.arrayContaining([
-        expect.stringMatching(/^composition\.yaml: Composition\/broken: spec\.pipeline\[0\]\.input\.resources\[0\]\.patches\[0\]\.type: Unsupported value: "FromSomewhere": supported values: .*"FromCompositeFieldPath"/),
+        expect.stringMatching(
+          /^composition\.yaml: Composition\/broken: spec\.pipeline\[0\]\.input\.resources\[0\]\.patches\[0\]\.type: Unsupported value: "FromSomewhere": supported values: .*"FromCompositeFieldPath"/,
+        ),
         'composition.yaml: Composition/broken: spec.pipeline[0].input.resources[0].colour: unknown field "colour" (not declared in the schema)',
         // Composed-resource bases are checked as partial objects against their CRD (provider-anynines here).
         'composition.yaml: Composition/broken: spec.pipeline[0].input.resources[0].base.spec.forProvider.acceptsIncomplete: Invalid value: "yes": must be of type boolean',
@@ -107,7 +163,9 @@ describe('validateDirectory', () => {
 
   it('--strict turns kinds without schema into errors', () => {
     const r = validateDirectory(bad, { strict: true });
-    expect(r.issues.map(formatIssue)).toContain('gadget.yaml: Gadget/argocd/cp: (object): no schema for example.org/v1alpha1 Gadget: add its CRD to the folder or validate without --strict');
+    expect(r.issues.map(formatIssue)).toContain(
+      'gadget.yaml: Gadget/argocd/cp: (object): no schema for example.org/v1alpha1 Gadget: add its CRD to the folder or validate without --strict',
+    );
   });
 
   it('a CRD in the folder makes its kind known', () => {
@@ -117,9 +175,29 @@ describe('validateDirectory', () => {
         apiVersion: 'apiextensions.k8s.io/v1',
         kind: 'CustomResourceDefinition',
         metadata: { name: 'gadgets.example.org' },
-        spec: { group: 'example.org', names: { kind: 'Gadget', plural: 'gadgets' }, scope: 'Namespaced', versions: [{ name: 'v1alpha1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', required: ['project'], properties: { project: { type: 'string' } } } } } } }] },
+        spec: {
+          group: 'example.org',
+          names: { kind: 'Gadget', plural: 'gadgets' },
+          scope: 'Namespaced',
+          versions: [
+            {
+              name: 'v1alpha1',
+              served: true,
+              storage: true,
+              schema: {
+                openAPIV3Schema: {
+                  type: 'object',
+                  properties: { spec: { type: 'object', required: ['project'], properties: { project: { type: 'string' } } } },
+                },
+              },
+            },
+          ],
+        },
       };
-      writeFileSync(join(dir, 'a.yaml'), yaml(crd, { apiVersion: 'example.org/v1alpha1', kind: 'Gadget', metadata: { name: 'cp', namespace: 'argocd' }, spec: {} }));
+      writeFileSync(
+        join(dir, 'a.yaml'),
+        yaml(crd, { apiVersion: 'example.org/v1alpha1', kind: 'Gadget', metadata: { name: 'cp', namespace: 'argocd' }, spec: {} }),
+      );
       const r = validateDirectory(dir, { strict: true });
       expect(r.issues.map(formatIssue)).toEqual(['a.yaml: Gadget/argocd/cp: spec.project: Required value']);
       expect(r.schemaChecked).toBe(1);
@@ -156,7 +234,9 @@ describe('klutch-kit validate', () => {
     const c = capture();
     expect(runValidate(bad, { crossplane: '2' }, c.io)).toBe(1);
     expect(c.err).toContain('claims.yaml: PostgresqlInstance/app/wrong-service: spec: Unsupported service used for postgresql');
-    expect(c.err[c.err.length - 1]).toMatch(/^validate .*: 10 object\(s\) in 9 file\(s\): 8 checked against schemas, 0 built-in kind\(s\) checked for shape only, 1 kind\(s\) without schema \(example.org\/v1alpha1 Gadget\); \d+ error\(s\)$/);
+    expect(c.err[c.err.length - 1]).toMatch(
+      /^validate .*: 10 object\(s\) in 9 file\(s\): 8 checked against schemas, 0 built-in kind\(s\) checked for shape only, 1 kind\(s\) without schema \(example.org\/v1alpha1 Gadget\); \d+ error\(s\)$/,
+    );
     expect(() => runValidate(bad, { crossplane: '3' }, c.io)).toThrow('validate --crossplane: expected 2, 1.20 or both, got "3"');
   });
 

@@ -18,7 +18,10 @@ describe('OpenAPI quirks', () => {
 
   it('x-kubernetes-int-or-string admits integers and strings; the pattern applies to strings', () => {
     const v = new SchemaValidator(
-      root({ type: 'object', properties: { q: { anyOf: [{ type: 'integer' }, { type: 'string' }], 'x-kubernetes-int-or-string': true, pattern: '^[0-9]+(Mi|Gi)?$' } } }),
+      root({
+        type: 'object',
+        properties: { q: { anyOf: [{ type: 'integer' }, { type: 'string' }], 'x-kubernetes-int-or-string': true, pattern: '^[0-9]+(Mi|Gi)?$' } },
+      }),
     );
     expect(paths(v, obj({ q: 5 }))).toEqual([]);
     expect(paths(v, obj({ q: '5Gi' }))).toEqual([]);
@@ -28,16 +31,27 @@ describe('OpenAPI quirks', () => {
 
   it('unknown fields are errors unless x-kubernetes-preserve-unknown-fields', () => {
     const v = new SchemaValidator(
-      root({ type: 'object', properties: { strict: { type: 'object', properties: { a: { type: 'string' } } }, free: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }),
+      root({
+        type: 'object',
+        properties: {
+          strict: { type: 'object', properties: { a: { type: 'string' } } },
+          free: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+        },
+      }),
     );
-    expect(paths(v, obj({ strict: { a: 'x', b: 1 }, free: { anything: { goes: [1] } } }))).toEqual(['spec.strict.b: unknown field "b" (not declared in the schema)']);
+    expect(paths(v, obj({ strict: { a: 'x', b: 1 }, free: { anything: { goes: [1] } } }))).toEqual([
+      'spec.strict.b: unknown field "b" (not declared in the schema)',
+    ]);
     const lax = new SchemaValidator(root({ type: 'object', properties: { a: { type: 'string' } } }), { rejectUnknownFields: false });
     expect(paths(lax, obj({ a: 'x', b: 1 }))).toEqual([]);
   });
 
   it('embedded resources admit apiVersion/kind/metadata and check metadata', () => {
     const v = new SchemaValidator(
-      root({ type: 'object', properties: { manifest: { type: 'object', 'x-kubernetes-embedded-resource': true, 'x-kubernetes-preserve-unknown-fields': true } } }),
+      root({
+        type: 'object',
+        properties: { manifest: { type: 'object', 'x-kubernetes-embedded-resource': true, 'x-kubernetes-preserve-unknown-fields': true } },
+      }),
     );
     expect(paths(v, obj({ manifest: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', labels: { a: 'b' } }, data: { k: 'v' } } }))).toEqual([]);
     expect(paths(v, obj({ manifest: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { labels: { a: 7 } } } }))).toEqual([
@@ -56,7 +70,7 @@ describe('OpenAPI quirks', () => {
 
   it('OpenAPI v3.0 boolean exclusiveMinimum becomes a number bound', () => {
     const s = toAjvSchema(root({ type: 'object', properties: { n: { type: 'integer', minimum: 0, exclusiveMinimum: true } } }));
-    expect(((s.properties as Record<string, { properties: Record<string, unknown> }>).spec.properties.n)).toEqual({ type: 'integer', exclusiveMinimum: 0 });
+    expect((s.properties as Record<string, { properties: Record<string, unknown> }>).spec.properties.n).toEqual({ type: 'integer', exclusiveMinimum: 0 });
     const v = new SchemaValidator(root({ type: 'object', properties: { n: { type: 'integer', minimum: 0, exclusiveMinimum: true } } }));
     expect(paths(v, obj({ n: 0 }))).toEqual(['spec.n: Invalid value: 0: must be > 0']);
   });
@@ -76,14 +90,26 @@ describe('OpenAPI quirks', () => {
   });
 
   it('partial mode (Composition bases): no required fields, no CEL; types and unknown fields still checked', () => {
-    const v = new SchemaValidator(root({ type: 'object', required: ['size'], properties: { size: { type: 'integer', 'x-kubernetes-validations': [{ rule: 'self > 5' }] }, tier: { type: 'string' } } }));
+    const v = new SchemaValidator(
+      root({
+        type: 'object',
+        required: ['size'],
+        properties: { size: { type: 'integer', 'x-kubernetes-validations': [{ rule: 'self > 5' }] }, tier: { type: 'string' } },
+      }),
+    );
     expect(paths(v, obj({ size: 1 }))).toEqual(['spec.size: failed rule: self > 5']);
     expect(v.validate(obj({ size: 1 }), undefined, { partial: true })).toEqual([]);
     expect(v.validate(obj({ tier: 3, x: 1 }), undefined, { partial: true }).map((e) => e.path)).toEqual(['spec.x', 'spec.tier']);
   });
 
   it('reports required, enum and type errors with path and received value', () => {
-    const v = new SchemaValidator(root({ type: 'object', required: ['size'], properties: { size: { type: 'integer' }, tier: { type: 'string', enum: ['gold', 'silver'] }, tags: { type: 'array', items: { type: 'string' } } } }));
+    const v = new SchemaValidator(
+      root({
+        type: 'object',
+        required: ['size'],
+        properties: { size: { type: 'integer' }, tier: { type: 'string', enum: ['gold', 'silver'] }, tags: { type: 'array', items: { type: 'string' } } },
+      }),
+    );
     expect(paths(v, obj({ tier: 'bronze', tags: ['a', 3] }))).toEqual([
       'spec.size: Required value',
       'spec.tier: Unsupported value: "bronze": supported values: "gold", "silver"',
@@ -102,7 +128,11 @@ describe('CEL rules (x-kubernetes-validations)', () => {
         type: 'object',
         properties: {
           replicas: { type: 'integer', 'x-kubernetes-validations': [rule('self > 0 && self <= 5', 'replicas must be 1..5')] },
-          names: { type: 'array', items: { type: 'string' }, 'x-kubernetes-validations': [rule("self.all(n, n.matches('^[a-z]+$'))", 'only lower-case names'), rule('size(self) <= 2')] },
+          names: {
+            type: 'array',
+            items: { type: 'string' },
+            'x-kubernetes-validations': [rule("self.all(n, n.matches('^[a-z]+$'))", 'only lower-case names'), rule('size(self) <= 2')],
+          },
           roles: { type: 'array', items: { type: 'string' }, 'x-kubernetes-validations': [rule("self.exists(r, r == 'admin')", 'an admin is needed')] },
           a: { type: 'boolean' },
           b: { type: 'boolean' },
@@ -121,7 +151,12 @@ describe('CEL rules (x-kubernetes-validations)', () => {
   });
 
   it('rules see the root object (metadata.name rules)', () => {
-    const v = new SchemaValidator(root({ type: 'object', properties: { group: { type: 'string' } } }, { 'x-kubernetes-validations': [rule('self.metadata.name.endsWith("." + self.spec.group)', 'name must end with the group')] }));
+    const v = new SchemaValidator(
+      root(
+        { type: 'object', properties: { group: { type: 'string' } } },
+        { 'x-kubernetes-validations': [rule('self.metadata.name.endsWith("." + self.spec.group)', 'name must end with the group')] },
+      ),
+    );
     expect(paths(v, obj({ group: 'e.com' }, 'ws.e.com'))).toEqual([]);
     expect(paths(v, obj({ group: 'e.com' }, 'ws.x.com'))).toEqual([': name must end with the group']);
   });
@@ -136,20 +171,45 @@ describe('CEL rules (x-kubernetes-validations)', () => {
             type: 'array',
             'x-kubernetes-list-type': 'map',
             'x-kubernetes-list-map-keys': ['name'],
-            items: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, size: { type: 'integer', 'x-kubernetes-validations': [rule('self >= oldSelf', 'no downsizing')] } } },
+            items: {
+              type: 'object',
+              required: ['name'],
+              properties: { name: { type: 'string' }, size: { type: 'integer', 'x-kubernetes-validations': [rule('self >= oldSelf', 'no downsizing')] } },
+            },
           },
-          atomic: { type: 'array', items: { type: 'object', properties: { size: { type: 'integer', 'x-kubernetes-validations': [rule('self >= oldSelf', 'never evaluated')] } } } },
+          atomic: {
+            type: 'array',
+            items: { type: 'object', properties: { size: { type: 'integer', 'x-kubernetes-validations': [rule('self >= oldSelf', 'never evaluated')] } } },
+          },
         },
       }),
     );
-    const old = obj({ service: 'pg13', plans: [{ name: 'a', size: 2 }, { name: 'b', size: 5 }], atomic: [{ size: 9 }] });
+    const old = obj({
+      service: 'pg13',
+      plans: [
+        { name: 'a', size: 2 },
+        { name: 'b', size: 5 },
+      ],
+      atomic: [{ size: 9 }],
+    });
     // On create, transition rules are skipped.
     expect(paths(v, obj({ service: 'pg15', plans: [{ name: 'a', size: 1 }] }))).toEqual([]);
     // On update, items correlate by key (b moved to index 0), never through atomic lists.
-    expect(paths(v, obj({ service: 'pg15', plans: [{ name: 'b', size: 4 }, { name: 'a', size: 3 }, { name: 'c', size: 1 }], atomic: [{ size: 1 }] }), old)).toEqual([
-      'spec.service: service is immutable',
-      'spec.plans[0].size: no downsizing',
-    ]);
+    expect(
+      paths(
+        v,
+        obj({
+          service: 'pg15',
+          plans: [
+            { name: 'b', size: 4 },
+            { name: 'a', size: 3 },
+            { name: 'c', size: 1 },
+          ],
+          atomic: [{ size: 1 }],
+        }),
+        old,
+      ),
+    ).toEqual(['spec.service: service is immutable', 'spec.plans[0].size: no downsizing']);
     expect(paths(v, old, old)).toEqual([]);
   });
 
@@ -159,7 +219,12 @@ describe('CEL rules (x-kubernetes-validations)', () => {
         type: 'object',
         properties: {
           s: { type: 'array', items: { type: 'string' }, 'x-kubernetes-list-type': 'set' },
-          m: { type: 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['port', 'protocol'], items: { type: 'object', properties: { port: { type: 'integer' }, protocol: { type: 'string', default: 'TCP' } } } },
+          m: {
+            type: 'array',
+            'x-kubernetes-list-type': 'map',
+            'x-kubernetes-list-map-keys': ['port', 'protocol'],
+            items: { type: 'object', properties: { port: { type: 'integer' }, protocol: { type: 'string', default: 'TCP' } } },
+          },
         },
       }),
     );
@@ -175,7 +240,11 @@ describe('CEL rules (x-kubernetes-validations)', () => {
         type: 'object',
         properties: {
           n: { type: 'integer', 'x-kubernetes-validations': [{ rule: 'self < 10', messageExpression: "'n is ' + string(self) + ', want < 10'" }] },
-          t: { anyOf: [{ type: 'integer' }, { type: 'string' }], 'x-kubernetes-int-or-string': true, 'x-kubernetes-validations': [rule("type(self) == string ? self == 'off' : self >= 0", 'off or >= 0')] },
+          t: {
+            anyOf: [{ type: 'integer' }, { type: 'string' }],
+            'x-kubernetes-int-or-string': true,
+            'x-kubernetes-validations': [rule("type(self) == string ? self == 'off' : self >= 0", 'off or >= 0')],
+          },
           ref: { type: 'object', properties: { name: { type: 'string' } } },
         },
         'x-kubernetes-validations': [rule("self.ref.name == 'a'", 'ref must be a')],
@@ -205,7 +274,12 @@ describe('wire documents (BindingProvider, BindingResponse)', () => {
     expect(validateWire('BindingProvider', { ...p, authenticationMethods: [] }).map((e) => `${e.path}: ${e.message}`)).toEqual([
       'authenticationMethods: Invalid value: []: must NOT have fewer than 1 items',
     ]);
-    const r = newBindingResponse({ sessionID: 's', identity: 'iss/sub', kubeconfig: 'k', requests: [{ metadata: { name: 'pg.anynines.com' }, spec: { resources: [{ resource: 'postgresqlinstances', group: 'anynines.com' }] } }] });
+    const r = newBindingResponse({
+      sessionID: 's',
+      identity: 'iss/sub',
+      kubeconfig: 'k',
+      requests: [{ metadata: { name: 'pg.anynines.com' }, spec: { resources: [{ resource: 'postgresqlinstances', group: 'anynines.com' }] } }],
+    });
     expect(parseWire('BindingResponse', JSON.stringify(r)).requests).toHaveLength(1);
     const bad = { ...r, kubeconfig: 'not base64!', requests: [{ metadata: { name: 'x' }, spec: { resources: [] } }] };
     expect(() => parseWire('BindingResponse', bad)).toThrow('BindingResponse is invalid:\n  kubeconfig: Invalid value: "not base64!": must be a valid byte');
@@ -231,8 +305,15 @@ describe('Kubernetes CEL libraries (lists, regex)', () => {
             { rule: 'self.indexOf(443) == self.lastIndexOf(443)', message: '443 twice' },
           ],
         },
-        names: { type: 'array', items: { type: 'string' }, 'x-kubernetes-validations': [{ rule: "self.isSorted() && self.indexOf('b') != -1", message: 'sorted with b' }] },
-        image: { type: 'string', 'x-kubernetes-validations': [{ rule: "self.find('[0-9]+$') != '' && size(self.findAll('[a-z]+')) == 2", message: 'registry/name:version' }] },
+        names: {
+          type: 'array',
+          items: { type: 'string' },
+          'x-kubernetes-validations': [{ rule: "self.isSorted() && self.indexOf('b') != -1", message: 'sorted with b' }],
+        },
+        image: {
+          type: 'string',
+          'x-kubernetes-validations': [{ rule: "self.find('[0-9]+$') != '' && size(self.findAll('[a-z]+')) == 2", message: 'registry/name:version' }],
+        },
       },
     }),
   );
@@ -249,6 +330,8 @@ describe('Kubernetes CEL libraries (lists, regex)', () => {
       'spec.image: registry/name:version',
     ]);
     expect(paths(v, obj({ ports: [600, 650] }))).toEqual(['spec.ports: sum too big']);
-    expect(paths(v, obj({ ports: [] }))[0]).toMatch(/^spec.ports: rule "self.min\(\) > 0 && self.max\(\) < 700" could not be evaluated: .*min called on empty list/);
+    expect(paths(v, obj({ ports: [] }))[0]).toMatch(
+      /^spec.ports: rule "self.min\(\) > 0 && self.max\(\) < 700" could not be evaluated: .*min called on empty list/,
+    );
   });
 });

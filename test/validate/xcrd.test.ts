@@ -4,7 +4,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import type { JSONSchemaProps } from '../../contract/api/index.js';
-import { checkXrdRules, deriveClaimCrd, deriveXrCrd, SchemaRegistry, SchemaValidator, type CompositeResourceDefinitionLike } from '../../constructs/validate/index.js';
+import {
+  checkXrdRules,
+  deriveClaimCrd,
+  deriveXrCrd,
+  SchemaRegistry,
+  SchemaValidator,
+  type CompositeResourceDefinitionLike,
+} from '../../constructs/validate/index.js';
 
 const fixtures = join(fileURLToPath(new URL('.', import.meta.url)), '..', 'fixtures', 'klutch');
 const pgXrd = parse(readFileSync(join(fixtures, 'xp-common-postgresql_definition.yaml'), 'utf8')) as CompositeResourceDefinitionLike;
@@ -56,7 +63,9 @@ describe('deriveClaimCrd (Klutch PostgreSQL XRD)', () => {
     expect(spec.required).toEqual(['service', 'plan']);
     expect(spec.properties!.compositeDeletePolicy).toEqual({ type: 'string', enum: ['Background', 'Foreground'], default: 'Foreground' });
     expect(spec.properties!.writeConnectionSecretToRef).toEqual({ type: 'object', required: ['name'], properties: { name: { type: 'string' } } });
-    expect(spec['x-kubernetes-validations']!.length).toBe((pgXrd.spec.versions[0].schema!.openAPIV3Schema!.properties!.spec['x-kubernetes-validations'] as unknown[]).length);
+    expect(spec['x-kubernetes-validations']!.length).toBe(
+      (pgXrd.spec.versions[0].schema!.openAPIV3Schema!.properties!.spec['x-kubernetes-validations'] as unknown[]).length,
+    );
     expect(Object.keys(statusOf(crd).properties!)).toEqual(expect.arrayContaining(['conditions', 'connectionDetails', 'claimConditionTypes']));
     expect(statusOf(crd).properties!.conditions.items!.properties!.observedGeneration).toEqual({ type: 'integer', format: 'int64' });
   });
@@ -65,7 +74,10 @@ describe('deriveClaimCrd (Klutch PostgreSQL XRD)', () => {
     const v2 = deriveClaimCrd(pgXrd, { crossplane: '2' });
     const v120 = deriveClaimCrd(pgXrd, { crossplane: '1.20' });
     expect(specOf(v2).properties!.publishConnectionDetailsTo).toBeUndefined();
-    expect(specOf(v120).properties!.publishConnectionDetailsTo).toMatchObject({ required: ['name'], properties: { configRef: { default: { name: 'default' } } } });
+    expect(specOf(v120).properties!.publishConnectionDetailsTo).toMatchObject({
+      required: ['name'],
+      properties: { configRef: { default: { name: 'default' } } },
+    });
     expect(statusOf(v120).properties!.conditions.items!.properties!.observedGeneration).toBeUndefined();
   });
 
@@ -104,7 +116,14 @@ describe('deriveXrCrd', () => {
         group: 'example.com',
         names: { kind: 'Widget', plural: 'widgets' },
         defaultCompositionUpdatePolicy: 'Manual',
-        versions: [{ name: 'v1', served: true, referenceable: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { size: { type: 'integer' } } } } } } }],
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            referenceable: true,
+            schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { size: { type: 'integer' } } } } } },
+          },
+        ],
       },
     };
     const crd = deriveXrCrd(modern);
@@ -117,7 +136,12 @@ describe('deriveXrCrd', () => {
     expect(Object.keys(statusOf(crd).properties!)).toEqual(['conditions']);
     const cluster = deriveXrCrd({ ...modern, spec: { ...modern.spec, scope: 'Cluster' } });
     expect(cluster.spec.scope).toBe('Cluster');
-    expect(Object.keys(specOf(cluster).properties!.crossplane.properties!.resourceRefs.items!.properties!).sort()).toEqual(['apiVersion', 'kind', 'name', 'namespace']);
+    expect(Object.keys(specOf(cluster).properties!.crossplane.properties!.resourceRefs.items!.properties!).sort()).toEqual([
+      'apiVersion',
+      'kind',
+      'name',
+      'namespace',
+    ]);
   });
 
   it('a version without schema is an error naming the field', () => {
@@ -130,7 +154,12 @@ describe('deriveXrCrd', () => {
 describe('validating claims against the derived claim CRD (Klutch PostgreSQL rules)', () => {
   const reg = new SchemaRegistry();
   reg.addXrd(pgXrd, 'xp-common-postgresql_definition.yaml', ['2', '1.20']);
-  const claim = (spec: Record<string, unknown>, name = 'db') => ({ apiVersion: 'anynines.com/v1', kind: 'PostgresqlInstance', metadata: { name, namespace: 'app' }, spec });
+  const claim = (spec: Record<string, unknown>, name = 'db') => ({
+    apiVersion: 'anynines.com/v1',
+    kind: 'PostgresqlInstance',
+    metadata: { name, namespace: 'app' },
+    spec,
+  });
   const errs = (o: unknown, old?: unknown) => reg.validate(o, old).errors.map((e) => `${e.path}: ${e.message}`);
   const a9s = { service: 'a9s-postgresql13', plan: 'postgresql-single-small', compositionRef: { name: 'a9s-postgresql' } };
 
@@ -141,13 +170,25 @@ describe('validating claims against the derived claim CRD (Klutch PostgreSQL rul
 
   it('accepts valid a9s and a8s claims', () => {
     expect(errs(claim(a9s))).toEqual([]);
-    expect(errs(claim({ service: 'a9s-postgresql14', plan: 'postgresql-replica-medium', compositionRef: { name: 'a8s-postgresql' }, expose: 'LoadBalancer', writeConnectionSecretToRef: { name: 'db-creds' } }))).toEqual([]);
+    expect(
+      errs(
+        claim({
+          service: 'a9s-postgresql14',
+          plan: 'postgresql-replica-medium',
+          compositionRef: { name: 'a8s-postgresql' },
+          expose: 'LoadBalancer',
+          writeConnectionSecretToRef: { name: 'db-creds' },
+        }),
+      ),
+    ).toEqual([]);
   });
 
   it('rejects an unsupported service, an a8s-only parameter on a9s, bionic on pg15, and a long name', () => {
     expect(errs(claim({ ...a9s, service: 'a9s-postgresql99' }))).toEqual(['spec: Unsupported service used for postgresql']);
     expect(errs(claim({ ...a9s, parameters: { sslCiphers: 'HIGH' } }))).toEqual(['spec: parameters.sslCiphers is not supported for a9s-postgresql']);
-    expect(errs(claim({ ...a9s, service: 'a9s-postgresql15', plan: 'postgresql-single-small-bionic' }))).toEqual(['spec: Bionic plans are only supported by a9s PostgreSQL 13']);
+    expect(errs(claim({ ...a9s, service: 'a9s-postgresql15', plan: 'postgresql-single-small-bionic' }))).toEqual([
+      'spec: Bionic plans are only supported by a9s PostgreSQL 13',
+    ]);
     expect(errs(claim(a9s, 'x'.repeat(64)))).toEqual([`metadata.name: Invalid value: "${'x'.repeat(64)}": must NOT have more than 63 characters`]);
     expect(errs(claim({ ...a9s, writeConnectionSecretToRef: { name: 's', namespace: 'other' } }))).toEqual([
       'spec.writeConnectionSecretToRef.namespace: unknown field "namespace" (not declared in the schema)',
@@ -168,13 +209,22 @@ describe('validating claims against the derived claim CRD (Klutch PostgreSQL rul
     const replica = claim({ ...a9s, plan: 'postgresql-replica-small' });
     expect(errs(replica, claim(a9s))).toEqual([]);
     expect(errs(claim(a9s), replica)).toEqual(['spec.plan: Migration from clustered to single Data Service Instance is not supported.']);
-    expect(errs(claim({ ...a9s, plan: 'postgresql-single-small-ssl' }), claim(a9s))).toEqual(['spec.plan: Plan migrations not possible from Non-SSL to SSL and SSL to Non-SSL']);
+    expect(errs(claim({ ...a9s, plan: 'postgresql-single-small-ssl' }), claim(a9s))).toEqual([
+      'spec.plan: Plan migrations not possible from Non-SSL to SSL and SSL to Non-SSL',
+    ]);
   });
 
   it('the XR CRD accepts an XR with a claimRef and rejects an incomplete one', () => {
-    const xr = (extra: Record<string, unknown>) => ({ apiVersion: 'anynines.com/v1', kind: 'XPostgresqlInstance', metadata: { name: 'db-abcde' }, spec: { ...a9s, ...extra } });
+    const xr = (extra: Record<string, unknown>) => ({
+      apiVersion: 'anynines.com/v1',
+      kind: 'XPostgresqlInstance',
+      metadata: { name: 'db-abcde' },
+      spec: { ...a9s, ...extra },
+    });
     expect(errs(xr({ claimRef: { apiVersion: 'anynines.com/v1', kind: 'PostgresqlInstance', namespace: 'app', name: 'db' } }))).toEqual([]);
-    expect(errs(xr({ claimRef: { apiVersion: 'anynines.com/v1', kind: 'PostgresqlInstance', name: 'db' } }))).toEqual(['spec.claimRef.namespace: Required value']);
+    expect(errs(xr({ claimRef: { apiVersion: 'anynines.com/v1', kind: 'PostgresqlInstance', name: 'db' } }))).toEqual([
+      'spec.claimRef.namespace: Required value',
+    ]);
   });
 
   it('derived schemas validate with the generic validator too', () => {
@@ -215,11 +265,18 @@ describe('defaults Crossplane adds (the XRD CRD defaults its policies, so the st
       versions: [{ name: 'v1', served: true, referenceable: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object' } } } } }],
     },
   };
-  it.each(['2', '1.20'] as const)('Crossplane %s: XR compositionUpdatePolicy defaults to Automatic, claim compositeDeletePolicy to Background', (crossplane) => {
-    expect(specOf(deriveXrCrd(bare, { crossplane })).properties!.compositionUpdatePolicy).toEqual({ type: 'string', enum: ['Automatic', 'Manual'], default: 'Automatic' });
-    const claim = specOf(deriveClaimCrd(bare, { crossplane })).properties!;
-    expect(claim.compositeDeletePolicy).toEqual({ type: 'string', enum: ['Background', 'Foreground'], default: 'Background' });
-    // The claim's compositionUpdatePolicy gets no default.
-    expect(claim.compositionUpdatePolicy).toEqual({ type: 'string', enum: ['Automatic', 'Manual'] });
-  });
+  it.each(['2', '1.20'] as const)(
+    'Crossplane %s: XR compositionUpdatePolicy defaults to Automatic, claim compositeDeletePolicy to Background',
+    (crossplane) => {
+      expect(specOf(deriveXrCrd(bare, { crossplane })).properties!.compositionUpdatePolicy).toEqual({
+        type: 'string',
+        enum: ['Automatic', 'Manual'],
+        default: 'Automatic',
+      });
+      const claim = specOf(deriveClaimCrd(bare, { crossplane })).properties!;
+      expect(claim.compositeDeletePolicy).toEqual({ type: 'string', enum: ['Background', 'Foreground'], default: 'Background' });
+      // The claim's compositionUpdatePolicy gets no default.
+      expect(claim.compositionUpdatePolicy).toEqual({ type: 'string', enum: ['Automatic', 'Manual'] });
+    },
+  );
 });

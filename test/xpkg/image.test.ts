@@ -11,8 +11,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import {
-  buildPackageImage, joinPackageYaml, OCI_CONFIG_MEDIA_TYPE, OCI_LAYER_MEDIA_TYPE, OCI_MANIFEST_MEDIA_TYPE, packageYamlFromDir,
-  readXpkg, tarFiles, untarFiles, writeXpkg,
+  buildPackageImage,
+  joinPackageYaml,
+  OCI_CONFIG_MEDIA_TYPE,
+  OCI_LAYER_MEDIA_TYPE,
+  OCI_MANIFEST_MEDIA_TYPE,
+  packageYamlFromDir,
+  readXpkg,
+  tarFiles,
+  untarFiles,
+  writeXpkg,
 } from '../../runtime/xpkg/image.js';
 import { isLoopbackRegistry, parseImageRef } from '../../runtime/xpkg/push.js';
 
@@ -35,7 +43,12 @@ describe('buildPackageImage', () => {
   it('one gzip layer holding exactly package.yaml; its digests are those of the bytes', () => {
     expect(gunzipSync(img.layer).equals(img.layerTar)).toBe(true);
     expect(untarFiles(img.layerTar)).toEqual([{ name: 'package.yaml', data: Buffer.from(yaml) }]);
-    expect(img.layerDescriptor).toEqual({ mediaType: OCI_LAYER_MEDIA_TYPE, digest: digestOf(img.layer), size: img.layer.length, annotations: { 'io.crossplane.xpkg': 'base' } });
+    expect(img.layerDescriptor).toEqual({
+      mediaType: OCI_LAYER_MEDIA_TYPE,
+      digest: digestOf(img.layer),
+      size: img.layer.length,
+      annotations: { 'io.crossplane.xpkg': 'base' },
+    });
     expect(img.diffId).toBe(digestOf(img.layerTar));
     // The system tar reads the layer.
     const f = join(dir, 'layer.tar.gz');
@@ -56,15 +69,26 @@ describe('buildPackageImage', () => {
 
   it('is deterministic; another package gives other digests', () => {
     const again = buildPackageImage(yaml);
-    expect([again.digest, again.layerDescriptor.digest, again.configDescriptor.digest]).toEqual([img.digest, img.layerDescriptor.digest, img.configDescriptor.digest]);
+    expect([again.digest, again.layerDescriptor.digest, again.configDescriptor.digest]).toEqual([
+      img.digest,
+      img.layerDescriptor.digest,
+      img.configDescriptor.digest,
+    ]);
     expect(buildPackageImage(joinPackageYaml(META, [XRD])).digest).not.toBe(img.digest);
   });
 
   it('.xpkg file: a docker-save style tarball (manifest.json, config, layer) that reads back to the same image', () => {
     const file = writeXpkg(img, ['127.0.0.1:5000/k/cat:v1']);
     const entries = untarFiles(file);
-    expect(entries.map((e) => e.name)).toEqual(['manifest.json', img.configDescriptor.digest, `${img.layerDescriptor.digest.slice(7)}.tar.gz`, 'oci-manifest.json']);
-    expect(JSON.parse(entries[0].data.toString())).toEqual([{ Config: img.configDescriptor.digest, RepoTags: ['127.0.0.1:5000/k/cat:v1'], Layers: [`${img.layerDescriptor.digest.slice(7)}.tar.gz`] }]);
+    expect(entries.map((e) => e.name)).toEqual([
+      'manifest.json',
+      img.configDescriptor.digest,
+      `${img.layerDescriptor.digest.slice(7)}.tar.gz`,
+      'oci-manifest.json',
+    ]);
+    expect(JSON.parse(entries[0].data.toString())).toEqual([
+      { Config: img.configDescriptor.digest, RepoTags: ['127.0.0.1:5000/k/cat:v1'], Layers: [`${img.layerDescriptor.digest.slice(7)}.tar.gz`] },
+    ]);
     const f = join(dir, 'cat.xpkg');
     writeFileSync(f, file);
     expect(execFileSync('tar', ['-tf', f], { encoding: 'utf8' }).trim().split('\n')).toEqual(entries.map((e) => e.name));

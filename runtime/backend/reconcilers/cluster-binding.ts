@@ -37,9 +37,21 @@ export class ClusterBindingReconciler implements Reconciler {
     let cond: Parameters<typeof setCondition>[1];
     let requeue: number | undefined;
     if (!st.lastHeartbeatTime) {
-      cond = { type: 'Healthy', status: 'False', severity: 'Warning', reason: 'FirstHeartbeatPending', message: 'waiting for the first heartbeat of the konnector' };
+      cond = {
+        type: 'Healthy',
+        status: 'False',
+        severity: 'Warning',
+        reason: 'FirstHeartbeatPending',
+        message: 'waiting for the first heartbeat of the konnector',
+      };
     } else if (!intervalMs && !d.heartbeatTimeoutMs) {
-      cond = { type: 'Healthy', status: 'False', severity: 'Warning', reason: 'HeartbeatIntervalMissing', message: 'the konnector reported no heartbeatInterval' };
+      cond = {
+        type: 'Healthy',
+        status: 'False',
+        severity: 'Warning',
+        reason: 'HeartbeatIntervalMissing',
+        message: 'the konnector reported no heartbeatInterval',
+      };
     } else {
       const timeout = d.heartbeatTimeoutMs || 2 * intervalMs!;
       const since = Date.now() - Date.parse(st.lastHeartbeatTime);

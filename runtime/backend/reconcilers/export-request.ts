@@ -100,7 +100,11 @@ export class ExportRequestReconciler implements Reconciler {
       const graceLeft = d.exportRequestGraceMs - reqAge;
       const message = `CustomResourceDefinition ${missing.join(', ')} not found on the provider`;
       if (graceLeft <= 0) {
-        return this.fail(req, 'CRDNotFound', `${message} within ${Math.round(d.exportRequestGraceMs / 1000)}s; ask the provider to install it, then bind again`);
+        return this.fail(
+          req,
+          'CRDNotFound',
+          `${message} within ${Math.round(d.exportRequestGraceMs / 1000)}s; ask the provider to install it, then bind again`,
+        );
       }
       let conds = setCondition(req.status?.conditions, { type: 'ExportsReady', status: 'False', severity: 'Warning', reason: 'CRDNotFound', message });
       conds = setSummary(conds, ['ExportsReady']);

@@ -73,7 +73,9 @@ export class RbacReconciler implements Reconciler {
     const clusterRole = `${roleName}-cluster`;
     if (clusterRules.length) {
       const owner = [{ apiVersion: 'v1', kind: 'Namespace', name: clusterNs, uid: ns.metadata.uid!, blockOwnerDeletion: false }];
-      await d.kube.apply(R.clusterRoles, { metadata: { name: clusterRole, labels, ownerReferences: owner }, rules: clusterRules }, FIELD_MANAGER, { force: true });
+      await d.kube.apply(R.clusterRoles, { metadata: { name: clusterRole, labels, ownerReferences: owner }, rules: clusterRules }, FIELD_MANAGER, {
+        force: true,
+      });
       await d.kube.apply(
         R.clusterRoleBindings,
         {

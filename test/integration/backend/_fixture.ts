@@ -38,7 +38,10 @@ export const mangoCrd = (): KubeObject =>
             openAPIV3Schema: {
               type: 'object',
               properties: {
-                spec: { type: 'object', properties: { tier: { type: 'string', enum: ['Dedicated', 'Shared'], default: 'Shared' }, tokenSecret: { type: 'string' } } },
+                spec: {
+                  type: 'object',
+                  properties: { tier: { type: 'string', enum: ['Dedicated', 'Shared'], default: 'Shared' }, tokenSecret: { type: 'string' } },
+                },
                 status: { type: 'object', properties: { phase: { type: 'string' } } },
               },
             },
@@ -51,8 +54,17 @@ export const mangoCrd = (): KubeObject =>
 
 /** A second data-service CRD with two versions, status subresource and printer columns. */
 export function widgetCrd(extraColumn = false): KubeObject {
-  const schema = { type: 'object', properties: { spec: { type: 'object', properties: { size: { type: 'integer' } } }, status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } };
-  const cols = [{ name: 'Size', type: 'integer', jsonPath: '.spec.size' }, ...(extraColumn ? [{ name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' }] : [])];
+  const schema = {
+    type: 'object',
+    properties: {
+      spec: { type: 'object', properties: { size: { type: 'integer' } } },
+      status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+    },
+  };
+  const cols = [
+    { name: 'Size', type: 'integer', jsonPath: '.spec.size' },
+    ...(extraColumn ? [{ name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' }] : []),
+  ];
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
@@ -187,7 +199,9 @@ export async function loginViaHttp(
 
 /** Submits the Bind form of `resource.group` on the resources page; returns the CLI callback URL. */
 export async function clickBind(env: ProviderEnv, login: LoginResult, api: string): Promise<{ status: number; location?: string; body?: string }> {
-  const form = new RegExp(`<section class="api" [^>]*data-resource="${api.replace(/\./g, '\\.')}"[^>]*>[\\s\\S]*?<form method="post" action="/bind">([\\s\\S]*?)</form>`).exec(login.resourcesHtml);
+  const form = new RegExp(
+    `<section class="api" [^>]*data-resource="${api.replace(/\./g, '\\.')}"[^>]*>[\\s\\S]*?<form method="post" action="/bind">([\\s\\S]*?)</form>`,
+  ).exec(login.resourcesHtml);
   if (!form) throw new Error(`no Bind form for ${api} on the resources page`);
   const fields: Record<string, string> = {};
   for (const m of form[1].matchAll(/name="([^"]+)" value="([^"]*)"/g)) fields[m[1]] = m[2].replace(/&amp;/g, '&');
@@ -206,5 +220,8 @@ export async function clusterNamespaces(kube: KubeClient): Promise<string[]> {
   const list = await kube.list({ group: '', version: 'v1', plural: 'namespaces', namespaced: false }, undefined, {
     labelSelector: 'example-backend.klutch.anynines.com/identity-hash',
   });
-  return list.items.filter((n) => !n.metadata.deletionTimestamp).map((n) => n.metadata.name!).sort();
+  return list.items
+    .filter((n) => !n.metadata.deletionTimestamp)
+    .map((n) => n.metadata.name!)
+    .sort();
 }

@@ -73,7 +73,11 @@ describe('browser flow over HTTP', () => {
     const reqs = responseRequests(r);
     expect(reqs).toHaveLength(1);
     expect(reqs[0].metadata.name).toBe('mangodbs.mangodb.com');
-    expect(reqs[0].spec.resources[0]).toMatchObject({ group: 'mangodb.com', resource: 'mangodbs', permissionClaims: [expect.objectContaining({ resource: 'secrets' })] });
+    expect(reqs[0].spec.resources[0]).toMatchObject({
+      group: 'mangodb.com',
+      resource: 'mangodbs',
+      permissionClaims: [expect.objectContaining({ resource: 'secrets' })],
+    });
 
     // what /bind created on the provider
     const kc = new KubeConfig();
@@ -101,7 +105,10 @@ describe('browser flow over HTTP', () => {
     // the handed-out kubeconfig works against the real API server, inside its namespace only
     const consumer = new KubeClient(kc);
     try {
-      const reqList = await consumer.list({ group: 'klutch.anynines.com', version: 'v1alpha1', plural: 'apiserviceexportrequests', namespaced: true }, clusterNs);
+      const reqList = await consumer.list(
+        { group: 'klutch.anynines.com', version: 'v1alpha1', plural: 'apiserviceexportrequests', namespaced: true },
+        clusterNs,
+      );
       expect(reqList.items).toEqual([]);
       await expect(consumer.list(secrets, 'kube-system')).rejects.toMatchObject({ code: 403 });
     } finally {
@@ -172,13 +179,7 @@ describe('refusals (nothing is created)', () => {
     const now = Math.floor(Date.now() / 1000);
     const good = { iss: env.op.issuer, sub: 'mallory', aud: CLIENT_ID, iat: now, exp: now + 300 };
     await expectRefused(await bearerBind(await env.op.signForged(good)), 401, 'Authorization', /signature does not verify/, before);
-    await expectRefused(
-      await bearerBind(await env.op.signAsIssuer({ ...good, iat: now - 7200, exp: now - 3600 })),
-      401,
-      'Authorization',
-      /expired/,
-      before,
-    );
+    await expectRefused(await bearerBind(await env.op.signAsIssuer({ ...good, iat: now - 7200, exp: now - 3600 })), 401, 'Authorization', /expired/, before);
     const other = await env.op.clientCredentials(MACHINE_ID, MACHINE_SECRET, { resource: 'urn:other:api', scope: 'read' });
     await expectRefused(await bearerBind(other.access_token), 401, 'Authorization', /audience is not one of/, before);
     await expectRefused(await bearerBind(await env.op.signAsIssuer({ ...good, aud: 'other-app' })), 401, 'Authorization', /audience/, before);
@@ -192,8 +193,17 @@ describe('refusals (nothing is created)', () => {
 
   it('a non-loopback redirect is refused before anything happens', async () => {
     const before = await clusterNamespaces(env.kube);
-    for (const u of ['https://evil.example/callback', 'http://10.0.0.1:8080/cb', 'http://127.0.0.1.evil.example:80/cb', 'http://user@127.0.0.1:9/cb', 'javascript:alert(1)']) {
-      const res = await fetch(`${env.backend.url}/authorize?u=${encodeURIComponent(u)}&s=abc&c=def`, { redirect: 'manual', headers: { Accept: 'application/json' } });
+    for (const u of [
+      'https://evil.example/callback',
+      'http://10.0.0.1:8080/cb',
+      'http://127.0.0.1.evil.example:80/cb',
+      'http://user@127.0.0.1:9/cb',
+      'javascript:alert(1)',
+    ]) {
+      const res = await fetch(`${env.backend.url}/authorize?u=${encodeURIComponent(u)}&s=abc&c=def`, {
+        redirect: 'manual',
+        headers: { Accept: 'application/json' },
+      });
       expect(res.status).toBe(400);
       expect(((await res.json()) as { field: string }).field).toBe('u');
     }
@@ -313,15 +323,19 @@ describe('RBAC between consumers (real API server)', () => {
       const { eventually } = await import('../../realinfra/util.js');
       const provA = `${a.ns}-default`;
       const provB = `${b.ns}-default`;
-      await eventually('both consumers can create mangodbs in their provider namespace', async () => {
-        await ka.create(mangos, { metadata: { name: 'a-db', namespace: provA }, spec: { tier: 'Shared' } }).catch((e) => {
-          if (!String(e).includes('AlreadyExists')) throw e;
-        });
-        await kb.create(mangos, { metadata: { name: 'b-db', namespace: provB }, spec: { tier: 'Shared' } }).catch((e) => {
-          if (!String(e).includes('AlreadyExists')) throw e;
-        });
-        return true;
-      }, { timeoutMs: 30_000 });
+      await eventually(
+        'both consumers can create mangodbs in their provider namespace',
+        async () => {
+          await ka.create(mangos, { metadata: { name: 'a-db', namespace: provA }, spec: { tier: 'Shared' } }).catch((e) => {
+            if (!String(e).includes('AlreadyExists')) throw e;
+          });
+          await kb.create(mangos, { metadata: { name: 'b-db', namespace: provB }, spec: { tier: 'Shared' } }).catch((e) => {
+            if (!String(e).includes('AlreadyExists')) throw e;
+          });
+          return true;
+        },
+        { timeoutMs: 30_000 },
+      );
       // A on B's objects and namespaces: forbidden by the real RBAC
       await expect(ka.get(mangos, provB, 'b-db')).rejects.toMatchObject({ code: 403 });
       await expect(ka.list(mangos, provB)).rejects.toMatchObject({ code: 403 });
@@ -337,7 +351,11 @@ describe('RBAC between consumers (real API server)', () => {
       const crbs = await env.kube.list({ group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'clusterrolebindings', namespaced: false });
       expect(crbs.items.filter((c) => c.metadata.name!.startsWith('klutch-binder'))).toEqual([]);
       // the per-consumer ClusterRole covers exactly the exported and claimed resources
-      const role = await env.kube.get({ group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'clusterroles', namespaced: false }, undefined, `klutch-binder-${a.ns}`);
+      const role = await env.kube.get(
+        { group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'clusterroles', namespaced: false },
+        undefined,
+        `klutch-binder-${a.ns}`,
+      );
       expect(role.rules).toEqual([
         { apiGroups: [''], resources: ['secrets'], verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'] },
         { apiGroups: ['mangodb.com'], resources: ['mangodbs', 'mangodbs/status'], verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'] },
@@ -356,7 +374,11 @@ describe('health and metrics', () => {
     const m = await (await fetch(`${env.backend.url}/metrics`)).text();
     expect(m).toMatch(/klutch_backend_binds_total\{flow="browser",result="ok"\} \d+/);
     expect(m).toMatch(/klutch_backend_auth_failures_total\{field="Authorization"\} \d+/);
-    const exp = (await (await fetch(`${env.backend.url}/export`)).json()) as { apiVersion: string; providerPrettyName: string; authenticationMethods: Array<{ oauth2CodeGrant: { authenticatedURL: string } }> };
+    const exp = (await (await fetch(`${env.backend.url}/export`)).json()) as {
+      apiVersion: string;
+      providerPrettyName: string;
+      authenticationMethods: Array<{ oauth2CodeGrant: { authenticatedURL: string } }>;
+    };
     // version >= v0.3.0, or Klutch's released kubectl-bind refuses the provider
     expect(exp).toMatchObject({ apiVersion: 'v1alpha1', kind: 'BindingProvider', providerPrettyName: 'Test Provider', version: 'v1.5.0' });
     expect(exp.authenticationMethods[0].oauth2CodeGrant.authenticatedURL).toBe(`${env.backend.url}/authorize`);
@@ -366,7 +388,8 @@ describe('health and metrics', () => {
 describe('headless Chromium (Debian chromium via playwright-core)', () => {
   it('logs in on the issuer page, sees the catalogue, clicks Bind, lands on the CLI callback', async () => {
     const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-    if (!existsSync(executablePath)) throw new Error(`${executablePath} not found: install Debian's chromium (listed in .ci/apt-packages.txt) or set CHROMIUM_PATH`);
+    if (!existsSync(executablePath))
+      throw new Error(`${executablePath} not found: install Debian's chromium (listed in .ci/apt-packages.txt) or set CHROMIUM_PATH`);
     const s = sid();
     const cli = new CallbackServer(s); // the same loopback callback kubectl-bind runs
     await cli.start();
@@ -417,7 +440,8 @@ describe('the klutch-backend binary', () => {
 
   it('serves health, readiness and metrics, logs JSON, leader-elects, and stops on SIGTERM', async () => {
     const p = start([
-      '--kubeconfig', env.cluster.kubeconfigPath,
+      '--kubeconfig',
+      env.cluster.kubeconfigPath,
       '--listen-address=127.0.0.1:0',
       `--oidc-issuer-url=${env.op.issuer}`,
       `--oidc-issuer-client-id=${CLIENT_ID}`,
@@ -425,10 +449,17 @@ describe('the klutch-backend binary', () => {
     ]);
     try {
       const { eventually } = await import('../../realinfra/util.js');
-      const url = await eventually('the serving log line', async () => {
-        const line = p.out().split('\n').find((l) => l.includes('klutch-backend serving'));
-        return line ? (JSON.parse(line) as { url: string; level: string }).url : undefined;
-      }, { timeoutMs: 90_000 }).catch((e: Error) => {
+      const url = await eventually(
+        'the serving log line',
+        async () => {
+          const line = p
+            .out()
+            .split('\n')
+            .find((l) => l.includes('klutch-backend serving'));
+          return line ? (JSON.parse(line) as { url: string; level: string }).url : undefined;
+        },
+        { timeoutMs: 90_000 },
+      ).catch((e: Error) => {
         throw new Error(`${e.message}\n--- stdout ---\n${p.out()}\n--- stderr ---\n${p.err()}`);
       });
       expect((await fetch(`${url}/healthz`)).status).toBe(200);

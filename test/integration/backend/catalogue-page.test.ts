@@ -29,14 +29,18 @@ const shots = keep ?? mkdtempSync(join(tmpdir(), 'kk-catalogue-'));
 
 beforeAll(async () => {
   const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-  if (!existsSync(executablePath)) throw new Error(`${executablePath} not found: install Debian's chromium (listed in .ci/apt-packages.txt) or set CHROMIUM_PATH`);
+  if (!existsSync(executablePath))
+    throw new Error(`${executablePath} not found: install Debian's chromium (listed in .ci/apt-packages.txt) or set CHROMIUM_PATH`);
   env = await startProvider('catalogue-page');
   const chart = new Chart(Testing.app(), 'c');
   new Catalogue(chart, 'Cat', { services: ['postgresql', 'keyvalue'], operations: ['servicebinding'] });
   const objs = Testing.synth(chart) as KubeObject[];
   const crds = objs.filter((o) => o.kind === 'CompositeResourceDefinition').map((x) => deriveClaimCrd(x as never) as unknown as KubeObject);
   await applyManifests(env.cluster.kubeConfig, crds as never[]);
-  await waitForCrdsEstablished(env.cluster.kubeConfig, crds.map((c) => c.metadata.name!));
+  await waitForCrdsEstablished(
+    env.cluster.kubeConfig,
+    crds.map((c) => c.metadata.name!),
+  );
   await applyManifests(env.cluster.kubeConfig, objs.filter((o) => o.kind === 'APIServiceExportTemplate') as never[]);
   browser = await chromium.launch({ executablePath, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
 }, 240_000);
@@ -56,7 +60,8 @@ async function signIn(page: Page, cli: CallbackServer, s: string): Promise<void>
   await Promise.all([page.waitForURL(`${env.backend.url}/resources?s=${s}`), page.click('#signin')]);
 }
 
-const visibleApis = (page: Page) => page.$$eval('section.api', (els) => els.filter((e) => !(e as unknown as { hidden: boolean }).hidden).map((e) => e.getAttribute('data-resource')));
+const visibleApis = (page: Page) =>
+  page.$$eval('section.api', (els) => els.filter((e) => !(e as unknown as { hidden: boolean }).hidden).map((e) => e.getAttribute('data-resource')));
 
 describe('catalogue page in headless Chromium', () => {
   it('shows plans with sizes, services, backends, parameters and an example claim; filters as you type; binds from the page', async () => {
@@ -67,12 +72,16 @@ describe('catalogue page in headless Chromium', () => {
     const page = await context.newPage();
     const errors: string[] = [];
     // A Content Security Policy refusal (of the script, or an invalid source) would show here.
-    page.on('console', (m) => { if (m.type() === 'error' && /Content Security Policy/.test(m.text())) errors.push(m.text()); });
+    page.on('console', (m) => {
+      if (m.type() === 'error' && /Content Security Policy/.test(m.text())) errors.push(m.text());
+    });
     try {
       await signIn(page, cli, s);
       await page.evaluate('document.getElementById("postgresqlinstances-anynines-com").scrollIntoView()');
       await page.screenshot({ path: join(shots, 'catalogue.png'), fullPage: false });
-      expect(await visibleApis(page)).toEqual(expect.arrayContaining(['postgresqlinstances.anynines.com', 'keyvalueinstances.anynines.com', 'servicebindings.anynines.com', 'mangodbs.mangodb.com']));
+      expect(await visibleApis(page)).toEqual(
+        expect.arrayContaining(['postgresqlinstances.anynines.com', 'keyvalueinstances.anynines.com', 'servicebindings.anynines.com', 'mangodbs.mangodb.com']),
+      );
       await expect(page.textContent('#count')).resolves.toBe('5 APIs');
 
       // PostgreSQL: plans with sizes and flags, the backends, typed parameters, a valid example.

@@ -19,7 +19,12 @@ beforeAll(async () => {
       apiVersion: 'apiextensions.k8s.io/v1',
       kind: 'CustomResourceDefinition',
       metadata: { name: 'gadgets.example.klutch.test' },
-      spec: { group: 'example.klutch.test', names: { kind: 'Gadget', plural: 'gadgets', listKind: 'GadgetList', singular: 'gadget' }, scope: 'Cluster', versions: [{ name: 'v1', served: true, storage: true, schema }] },
+      spec: {
+        group: 'example.klutch.test',
+        names: { kind: 'Gadget', plural: 'gadgets', listKind: 'GadgetList', singular: 'gadget' },
+        scope: 'Cluster',
+        versions: [{ name: 'v1', served: true, storage: true, schema }],
+      },
     } as never,
   ]);
   await waitForCrdsEstablished(env.cluster.kubeConfig, ['gadgets.example.klutch.test']);
@@ -71,17 +76,27 @@ describe('--consumer-scope=Cluster', () => {
       expect(ca.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: `klutch-binder-${a.ns}-cluster` });
       const role = (await env.kube.get(CR, undefined, `klutch-binder-${a.ns}-cluster`)) as KubeObject & { rules: unknown[] };
       expect(role.rules).toEqual([
-        { apiGroups: ['example.klutch.test'], resources: ['gadgets', 'gadgets/status'], verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'] },
+        {
+          apiGroups: ['example.klutch.test'],
+          resources: ['gadgets', 'gadgets/status'],
+          verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
+        },
       ]);
       // more reconciles for A leave B's binding alone
       await a.client.create(REQ, { metadata: { name: 'again', namespace: a.ns }, spec: { resources } });
-      await eventually('second request handled', async () => ((await env.kube.get(REQ, a.ns, 'again')) as KubeObject & { status?: { phase?: string } }).status?.phase === 'Succeeded');
+      await eventually(
+        'second request handled',
+        async () => ((await env.kube.get(REQ, a.ns, 'again')) as KubeObject & { status?: { phase?: string } }).status?.phase === 'Succeeded',
+      );
       const cb2 = await crbOf(b.ns);
       expect(cb2.subjects).toEqual(cb.subjects);
       expect(cb2.metadata.resourceVersion).toBe(cb.metadata.resourceVersion);
       // the real API server: cluster-scoped gadgets readable; claims (secrets) and namespaced mangodbs not cluster-wide
       // (a just-created CRD may answer 429 "storage is (re)initializing" for a moment)
-      await eventually('A lists gadgets cluster-wide', async () => (await a.client.list({ group: 'example.klutch.test', version: 'v1', plural: 'gadgets', namespaced: false })).items.length === 0);
+      await eventually(
+        'A lists gadgets cluster-wide',
+        async () => (await a.client.list({ group: 'example.klutch.test', version: 'v1', plural: 'gadgets', namespaced: false })).items.length === 0,
+      );
       await expect(a.client.list({ group: '', version: 'v1', plural: 'secrets', namespaced: true }, b.ns)).rejects.toMatchObject({ code: 403 });
       await expect(a.client.list({ group: 'mangodb.com', version: 'v1alpha1', plural: 'mangodbs', namespaced: true })).rejects.toMatchObject({ code: 403 });
     } finally {

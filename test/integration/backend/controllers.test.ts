@@ -49,7 +49,10 @@ afterAll(async () => {
 
 describe('APIServiceExportRequest → APIServiceExport', () => {
   it('snapshots the CRD (served versions, schema, subresources, printer columns), claims from the template, hash; Succeeded', async () => {
-    await consumer.create(REQ, { metadata: { name: 'widgets.example.klutch.test', namespace: clusterNs }, spec: { resources: [{ group: 'example.klutch.test', resource: 'widgets' }] } });
+    await consumer.create(REQ, {
+      metadata: { name: 'widgets.example.klutch.test', namespace: clusterNs },
+      spec: { resources: [{ group: 'example.klutch.test', resource: 'widgets' }] },
+    });
     const req = await eventually('request Succeeded', async () => {
       const r = (await consumer.get(REQ, clusterNs, 'widgets.example.klutch.test')) as Obj;
       return r.status?.phase === 'Succeeded' ? r : undefined;
@@ -83,13 +86,18 @@ describe('APIServiceExportRequest → APIServiceExport', () => {
     await env.kube.update(CRD, crd);
     const after = await eventually('export updated from the CRD', async () => {
       const e = (await env.kube.get(EXP, clusterNs, 'widgets.example.klutch.test')) as Obj;
-      return e.metadata.annotations!['klutch.anynines.com/source-spec-hash'] !== before.metadata.annotations!['klutch.anynines.com/source-spec-hash'] ? e : undefined;
+      return e.metadata.annotations!['klutch.anynines.com/source-spec-hash'] !== before.metadata.annotations!['klutch.anynines.com/source-spec-hash']
+        ? e
+        : undefined;
     });
     expect(after.spec.versions[0].additionalPrinterColumns.map((c: { name: string }) => c.name)).toEqual(['Size', 'Age']);
   });
 
   it('a request for a missing CRD ends Failed with a message after the grace period', async () => {
-    await consumer.create(REQ, { metadata: { name: 'ghosts', namespace: clusterNs }, spec: { resources: [{ group: 'example.klutch.test', resource: 'ghosts' }] } });
+    await consumer.create(REQ, {
+      metadata: { name: 'ghosts', namespace: clusterNs },
+      spec: { resources: [{ group: 'example.klutch.test', resource: 'ghosts' }] },
+    });
     const pending = await eventually('Pending with CRDNotFound', async () => {
       const r = (await consumer.get(REQ, clusterNs, 'ghosts')) as Obj;
       return r.status?.conditions?.some((c: { reason?: string }) => c.reason === 'CRDNotFound') ? r : undefined;
@@ -152,12 +160,19 @@ describe('ClusterBinding health', () => {
     await eventually('FirstHeartbeatPending', async () => (await healthy())?.reason === 'FirstHeartbeatPending');
     // the konnector's heartbeat, written with the consumer's own credentials (RBAC allows status updates)
     const cb = (await consumer.get(CB, clusterNs, 'cluster')) as Obj;
-    await consumer.updateStatus(CB, { ...cb, status: { ...cb.status, lastHeartbeatTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), heartbeatInterval: '5s' } });
+    await consumer.updateStatus(CB, {
+      ...cb,
+      status: { ...cb.status, lastHeartbeatTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), heartbeatInterval: '5s' },
+    });
     await eventually('Healthy', async () => (await healthy())?.status === 'True');
-    const timedOut = await eventually('HeartbeatTimeout', async () => {
-      const h = await healthy();
-      return h?.reason === 'HeartbeatTimeout' ? h : undefined;
-    }, { timeoutMs: 30_000 });
+    const timedOut = await eventually(
+      'HeartbeatTimeout',
+      async () => {
+        const h = await healthy();
+        return h?.reason === 'HeartbeatTimeout' ? h : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
     expect(timedOut.status).toBe('False');
     expect(timedOut.message).toMatch(/is the konnector running/);
   });

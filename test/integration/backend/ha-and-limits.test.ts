@@ -163,7 +163,9 @@ describe('replicas', () => {
       expect(await res.json()).toEqual({ field: 'state', error: 'state: was already used; start again with kubectl bind' });
     }
     // the record lives in the API server, with the state's expiry
-    const records = await env.kube.list<KubeObject & { spec: { leaseDurationSeconds: number } }>(leaseRef, 'default', { labelSelector: 'klutch.anynines.com/login-state=used' });
+    const records = await env.kube.list<KubeObject & { spec: { leaseDurationSeconds: number } }>(leaseRef, 'default', {
+      labelSelector: 'klutch.anynines.com/login-state=used',
+    });
     expect(records.items).toHaveLength(1);
     expect(records.items[0].spec.leaseDurationSeconds).toBeGreaterThan(500); // --state-ttl 600s
     // a replica killed and started again still refuses it
@@ -196,7 +198,10 @@ describe('kill -9 in the middle of a login', () => {
     const login: LoginResult = { browser, resourcesUrl: done.url, resourcesHtml: await done.res!.text() };
     const bind = await clickBind({ ...env, backend: { ...env.backend, url: proxy.url } }, login, 'mangodbs.mangodb.com');
     expect(bind.status).toBe(303);
-    expect((await namespacesOf(alice.sub)).map((n) => n.metadata.annotations?.[IDENTITY]).sort()).toEqual([`${alice.sub}#ha-cluster`, `${alice.sub}#ha-cluster-2`]);
+    expect((await namespacesOf(alice.sub)).map((n) => n.metadata.annotations?.[IDENTITY]).sort()).toEqual([
+      `${alice.sub}#ha-cluster`,
+      `${alice.sub}#ha-cluster-2`,
+    ]);
   });
 });
 
@@ -240,7 +245,7 @@ describe('kill -9 in the middle of a bind', () => {
 });
 
 describe('per-identity limits', () => {
-  it('a replica killed while holding an identity\'s bind lock delays that identity\'s next bind, never blocks it', async () => {
+  it("a replica killed while holding an identity's bind lock delays that identity's next bind, never blocks it", async () => {
     // the bind's first Lease is the identity's rate bucket, the second its lock
     const doomed = await replica({ killAfter: 'POST /apis/coordination.k8s.io/v1/namespaces/default/leases#2' });
     await expect(bearerBind(doomed.url, 'lock-robot', 'cluster-l')).rejects.toThrow();
@@ -267,7 +272,9 @@ describe('per-identity limits', () => {
     );
     const seconds = Math.ceil((Date.now() - t0) / 1000);
     const by = (st: number) => answers.filter((a) => a.status === st);
-    console.log(`hammer: 40 concurrent binds of one identity on ${live.length} replica(s) in ${seconds}s: ${by(200).length} x 200, ${by(403).length} x 403, ${by(429).length} x 429`);
+    console.log(
+      `hammer: 40 concurrent binds of one identity on ${live.length} replica(s) in ${seconds}s: ${by(200).length} x 200, ${by(403).length} x 403, ${by(429).length} x 429`,
+    );
     expect(answers.filter((a) => ![200, 403, 429].includes(a.status))).toEqual([]);
     // count and create run under the identity's lock: exactly the limit, never more, never fewer
     const kept = await namespacesOf('hammer-robot');
@@ -275,8 +282,14 @@ describe('per-identity limits', () => {
     expect(by(200)).toHaveLength(5);
     // the replicas share one bucket per identity (a Lease): 12 binds at once (--bind-burst), then one a second
     expect(by(429).length).toBeGreaterThanOrEqual(40 - (12 + seconds));
-    expect(by(429)[0]).toMatchObject({ retryAfter: '1', body: { field: 'rate', error: expect.stringMatching(/hammer-robot made more than 12 binds in a row/) } });
-    expect(by(403)[0]?.body).toMatchObject({ field: 'clusterID', error: expect.stringMatching(/hammer-robot already has 5 app clusters bound, the limit is 5 \(--max-clusters-per-identity\)/) });
+    expect(by(429)[0]).toMatchObject({
+      retryAfter: '1',
+      body: { field: 'rate', error: expect.stringMatching(/hammer-robot made more than 12 binds in a row/) },
+    });
+    expect(by(403)[0]?.body).toMatchObject({
+      field: 'clusterID',
+      error: expect.stringMatching(/hammer-robot already has 5 app clusters bound, the limit is 5 \(--max-clusters-per-identity\)/),
+    });
     expect(by(403)).toHaveLength(40 - 5 - by(429).length);
     // one at a time (waiting as Retry-After says) the identity fills up to exactly 5, then the next
     // new app cluster is refused

@@ -86,7 +86,11 @@ const sid = fc.stringMatching(/^[A-Za-z0-9]{1,12}$/);
 const cookie = fc
   .array(
     fc.tuple(
-      fc.oneof(sid.map((s) => `klutch-bind-${s}`), sid.map((s) => `klutch-bind-auth-${s}`), token),
+      fc.oneof(
+        sid.map((s) => `klutch-bind-${s}`),
+        sid.map((s) => `klutch-bind-auth-${s}`),
+        token,
+      ),
       fc.oneof(text(60), fc.constantFrom('%', '%E0%A4%A', '%zz', '"', 'a;b', '=', 'eyJ.x.y.z.w')),
     ),
     { maxLength: 5 },
@@ -97,7 +101,12 @@ const body = fc.oneof(
   fc.constant(''),
   text(200),
   fc.jsonValue({ maxDepth: 4 }).map((v) => JSON.stringify(v) ?? 'null'),
-  fc.record({ group: text(20), resource: text(20), clusterID: fc.oneof(text(30), fc.jsonValue({ maxDepth: 2 })), sessionID: fc.jsonValue({ maxDepth: 2 }) }, { requiredKeys: [] }).map((o) => JSON.stringify(o)),
+  fc
+    .record(
+      { group: text(20), resource: text(20), clusterID: fc.oneof(text(30), fc.jsonValue({ maxDepth: 2 })), sessionID: fc.jsonValue({ maxDepth: 2 }) },
+      { requiredKeys: [] },
+    )
+    .map((o) => JSON.stringify(o)),
   fc.dictionary(fc.constantFrom('s', 'csrf', 'group', 'resource', 'x'), text(40)).map((o) => new URLSearchParams(o).toString()),
   deepArray,
   fc.integer({ min: 65_000, max: 80_000 }).map((n) => 'x'.repeat(n)),
@@ -112,25 +121,32 @@ interface GenRequest {
 }
 
 const request = (authorization: fc.Arbitrary<string | undefined>) =>
-  fc.record({
-    method: fc.oneof({ weight: 8, arbitrary: fc.constantFrom('GET', 'POST', 'HEAD', 'PUT', 'DELETE', 'OPTIONS', 'PATCH') }, { weight: 1, arbitrary: fc.stringMatching(/^[A-Z]{1,10}$/) }),
-    target,
-    cookie: fc.option(cookie, { nil: undefined }),
-    authorization,
-    contentType: fc.option(fc.oneof(fc.constantFrom('application/x-www-form-urlencoded', 'application/json', 'text/plain; charset=utf-8'), text(40)), { nil: undefined }),
-    accept: fc.option(fc.constantFrom('application/json', 'text/html', '*/*'), { nil: undefined }),
-    extra: fc.array(fc.tuple(token, text(80)), { maxLength: 4 }),
-    body,
-    chunked: fc.boolean(),
-  }).map((r): GenRequest => {
-    const headers: Array<[string, string]> = [['Host', `127.0.0.1:${port}`]];
-    if (r.cookie !== undefined) headers.push(['Cookie', r.cookie]);
-    if (r.authorization !== undefined) headers.push(['Authorization', r.authorization]);
-    if (r.contentType !== undefined) headers.push(['Content-Type', r.contentType]);
-    if (r.accept !== undefined) headers.push(['Accept', r.accept]);
-    for (const [k, v] of r.extra) if (!/^(host|content-length|transfer-encoding|connection|expect|upgrade)$/i.test(k)) headers.push([k, v]);
-    return { method: r.method, target: r.target, headers, body: r.body, chunked: r.chunked };
-  });
+  fc
+    .record({
+      method: fc.oneof(
+        { weight: 8, arbitrary: fc.constantFrom('GET', 'POST', 'HEAD', 'PUT', 'DELETE', 'OPTIONS', 'PATCH') },
+        { weight: 1, arbitrary: fc.stringMatching(/^[A-Z]{1,10}$/) },
+      ),
+      target,
+      cookie: fc.option(cookie, { nil: undefined }),
+      authorization,
+      contentType: fc.option(fc.oneof(fc.constantFrom('application/x-www-form-urlencoded', 'application/json', 'text/plain; charset=utf-8'), text(40)), {
+        nil: undefined,
+      }),
+      accept: fc.option(fc.constantFrom('application/json', 'text/html', '*/*'), { nil: undefined }),
+      extra: fc.array(fc.tuple(token, text(80)), { maxLength: 4 }),
+      body,
+      chunked: fc.boolean(),
+    })
+    .map((r): GenRequest => {
+      const headers: Array<[string, string]> = [['Host', `127.0.0.1:${port}`]];
+      if (r.cookie !== undefined) headers.push(['Cookie', r.cookie]);
+      if (r.authorization !== undefined) headers.push(['Authorization', r.authorization]);
+      if (r.contentType !== undefined) headers.push(['Content-Type', r.contentType]);
+      if (r.accept !== undefined) headers.push(['Accept', r.accept]);
+      for (const [k, v] of r.extra) if (!/^(host|content-length|transfer-encoding|connection|expect|upgrade)$/i.test(k)) headers.push([k, v]);
+      return { method: r.method, target: r.target, headers, body: r.body, chunked: r.chunked };
+    });
 
 function encode(r: GenRequest): Buffer {
   const b = Buffer.from(r.body, 'utf8');
@@ -207,22 +223,26 @@ describe('fuzz: generated requests against the real backend', () => {
     const byStatus = new Map<number, number>();
     const failures: string[] = [];
     const { polls, failed } = await whileHealthy(() =>
-      fc.assert(
-        fc.asyncProperty(request(authorization), async (r) => {
-          const a = await raw(port, encode(r));
-          if (a.status) byStatus.set(a.status, (byStatus.get(a.status) ?? 0) + 1);
-          if (a.status === undefined || a.status >= 500) {
-            failures.push(`${a.status ?? a.error} for ${JSON.stringify(r).slice(0, 300)}: ${a.head}`);
-            return false;
-          }
-          return true;
+      fc
+        .assert(
+          fc.asyncProperty(request(authorization), async (r) => {
+            const a = await raw(port, encode(r));
+            if (a.status) byStatus.set(a.status, (byStatus.get(a.status) ?? 0) + 1);
+            if (a.status === undefined || a.status >= 500) {
+              failures.push(`${a.status ?? a.error} for ${JSON.stringify(r).slice(0, 300)}: ${a.head}`);
+              return false;
+            }
+            return true;
+          }),
+          { numRuns: RUNS, endOnFailure: true },
+        )
+        .catch((e: Error) => {
+          throw new Error(`${failures.join('\n')}\n${e.message}`);
         }),
-        { numRuns: RUNS, endOnFailure: true },
-      ).catch((e: Error) => {
-        throw new Error(`${failures.join('\n')}\n${e.message}`);
-      }),
     );
-    console.log(`fuzz (no identity): ${RUNS} requests, answers by status ${JSON.stringify(Object.fromEntries([...byStatus].sort()))}; ${(await handled()) - handled0 - polls} reached the backend's handlers (the rest were refused by Node's HTTP parser); /healthz polled ${polls} times`);
+    console.log(
+      `fuzz (no identity): ${RUNS} requests, answers by status ${JSON.stringify(Object.fromEntries([...byStatus].sort()))}; ${(await handled()) - handled0 - polls} reached the backend's handlers (the rest were refused by Node's HTTP parser); /healthz polled ${polls} times`,
+    );
     expect(failures).toEqual([]);
     expect(failed).toEqual([]);
     expect(polls).toBeGreaterThan(0);
@@ -243,21 +263,32 @@ describe('fuzz: generated requests against the real backend', () => {
     const byStatus = new Map<number, number>();
     const failures: string[] = [];
     const { failed } = await whileHealthy(() =>
-      fc.assert(
-        fc.asyncProperty(bindBody, fc.boolean(), async (b, chunked) => {
-          const r: GenRequest = { method: 'POST', target: '/bind', headers: [['Host', 'x'], ['Authorization', `Bearer ${good}`]], body: b, chunked };
-          const a = await raw(port, encode(r));
-          if (a.status) byStatus.set(a.status, (byStatus.get(a.status) ?? 0) + 1);
-          if (a.status === undefined || a.status >= 500) {
-            failures.push(`${a.status ?? a.error} for ${b.slice(0, 200)}: ${a.head}`);
-            return false;
-          }
-          return true;
+      fc
+        .assert(
+          fc.asyncProperty(bindBody, fc.boolean(), async (b, chunked) => {
+            const r: GenRequest = {
+              method: 'POST',
+              target: '/bind',
+              headers: [
+                ['Host', 'x'],
+                ['Authorization', `Bearer ${good}`],
+              ],
+              body: b,
+              chunked,
+            };
+            const a = await raw(port, encode(r));
+            if (a.status) byStatus.set(a.status, (byStatus.get(a.status) ?? 0) + 1);
+            if (a.status === undefined || a.status >= 500) {
+              failures.push(`${a.status ?? a.error} for ${b.slice(0, 200)}: ${a.head}`);
+              return false;
+            }
+            return true;
+          }),
+          { numRuns: BEARER_RUNS, endOnFailure: true },
+        )
+        .catch((e: Error) => {
+          throw new Error(`${failures.join('\n')}\n${e.message}`);
         }),
-        { numRuns: BEARER_RUNS, endOnFailure: true },
-      ).catch((e: Error) => {
-        throw new Error(`${failures.join('\n')}\n${e.message}`);
-      }),
     );
     console.log(`fuzz (valid bearer): ${BEARER_RUNS} binds, answers by status ${JSON.stringify(Object.fromEntries([...byStatus].sort()))}`);
     expect(failures).toEqual([]);

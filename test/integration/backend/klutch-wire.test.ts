@@ -48,7 +48,9 @@ afterAll(async () => {
 describe("Klutch's messages on our backend (real API server)", () => {
   it("the APIServiceExportRequest body Klutch's kubectl-bind POSTs is exported (Succeeded, APIServiceExport created)", async () => {
     // Klutch's body for the servicebindings template, for an API this provider offers
-    const text = fixture('export-request-create.json').replaceAll('servicebindings.anynines.com', 'mangodbs.mangodb.com').replaceAll('"group":"anynines.com","resource":"servicebindings"', '"group":"mangodb.com","resource":"mangodbs"');
+    const text = fixture('export-request-create.json')
+      .replaceAll('servicebindings.anynines.com', 'mangodbs.mangodb.com')
+      .replaceAll('"group":"anynines.com","resource":"servicebindings"', '"group":"mangodb.com","resource":"mangodbs"');
     const body = JSON.parse(text) as Record<string, unknown>;
     expect(JSON.stringify(body)).toBe(text); // what goes on the wire is Klutch's bytes
     await consumer.request('POST', `/apis/klutch.anynines.com/v1alpha1/namespaces/${clusterNs}/apiserviceexportrequests`, { body });

@@ -17,7 +17,13 @@ jest.setTimeout(180_000);
 let cluster: RealCluster;
 let kube: KubeClient;
 const FS = { group: 'flowcontrol.apiserver.k8s.io', version: 'v1', plural: 'flowschemas', namespaced: false, kind: 'FlowSchema' };
-const PL = { group: 'flowcontrol.apiserver.k8s.io', version: 'v1', plural: 'prioritylevelconfigurations', namespaced: false, kind: 'PriorityLevelConfiguration' };
+const PL = {
+  group: 'flowcontrol.apiserver.k8s.io',
+  version: 'v1',
+  plural: 'prioritylevelconfigurations',
+  namespaced: false,
+  kind: 'PriorityLevelConfiguration',
+};
 const NS = { group: '', version: 'v1', plural: 'namespaces', namespaced: false, kind: 'Namespace' };
 const SA = { group: '', version: 'v1', plural: 'serviceaccounts', namespaced: true, kind: 'ServiceAccount' };
 

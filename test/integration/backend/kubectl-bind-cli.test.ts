@@ -110,8 +110,12 @@ describe('kubectl bind <url>', () => {
     expect(secrets).toHaveLength(1);
     const binding = (await appKube.get(BINDINGS, 'klutch-bind', 'mangodbs.mangodb.com')) as KubeObject & { spec: Record<string, unknown> };
     expect(binding.spec.kubeconfigSecretRef).toEqual({ namespace: 'klutch-bind', name: secrets[0].metadata.name, key: 'kubeconfig' });
-    expect(binding.spec.permissionClaims).toEqual([expect.objectContaining({ group: '', resource: 'secrets', version: 'v1', state: 'Accepted', selector: expect.objectContaining({ owner: 'Provider' }) })]);
-    const dep = (await appKube.get(DEPLOYMENTS, 'klutch-bind', 'konnector')) as KubeObject & { spec: { template: { spec: { containers: Array<{ image: string }> } } } };
+    expect(binding.spec.permissionClaims).toEqual([
+      expect.objectContaining({ group: '', resource: 'secrets', version: 'v1', state: 'Accepted', selector: expect.objectContaining({ owner: 'Provider' }) }),
+    ]);
+    const dep = (await appKube.get(DEPLOYMENTS, 'klutch-bind', 'konnector')) as KubeObject & {
+      spec: { template: { spec: { containers: Array<{ image: string }> } } };
+    };
     expect(dep.spec.template.spec.containers[0].image).toMatch(/konnector:/);
     // provider: the request succeeded and the export exists in the consumer's cluster namespace
     const kubeconfig = Buffer.from((secrets[0] as KubeObject & { data: { kubeconfig: string } }).data.kubeconfig, 'base64').toString();
@@ -135,13 +139,31 @@ describe('kubectl bind <url>', () => {
     });
     expectExit(dry, 0);
     expect(dry.stdout).toMatch(/kind: APIServiceExportRequest\nmetadata:\n {2}name: widgets\.example\.klutch\.test/);
-    expect((await appKube.getOrNull(BINDINGS, 'klutch-bind', 'widgets.example.klutch.test'))).toBeUndefined();
-    const r = await runCli([`${env.backend.url}/export`, '--kubeconfig', app.kubeconfigPath, '--resource', 'widgets.example.klutch.test', '--token', access_token, '--timeout', '60s']);
+    expect(await appKube.getOrNull(BINDINGS, 'klutch-bind', 'widgets.example.klutch.test')).toBeUndefined();
+    const r = await runCli([
+      `${env.backend.url}/export`,
+      '--kubeconfig',
+      app.kubeconfigPath,
+      '--resource',
+      'widgets.example.klutch.test',
+      '--token',
+      access_token,
+      '--timeout',
+      '60s',
+    ]);
     expect(r.stderr).toContain(`Authenticated as ${env.op.issuer}/${MACHINE_ID}`);
     expectExit(r, 0);
     expect((await appKube.get(BINDINGS, 'klutch-bind', 'widgets.example.klutch.test')).metadata.name).toBe('widgets.example.klutch.test');
     // a bad token: exit code 3, nothing more
-    const bad = await runCli([`${env.backend.url}/export`, '--kubeconfig', app.kubeconfigPath, '--resource', 'widgets.example.klutch.test', '--token', 'a.b.c']);
+    const bad = await runCli([
+      `${env.backend.url}/export`,
+      '--kubeconfig',
+      app.kubeconfigPath,
+      '--resource',
+      'widgets.example.klutch.test',
+      '--token',
+      'a.b.c',
+    ]);
     expectExit(bad, 3);
     expect(bad.stderr).toMatch(/the backend refused the token/);
   });
@@ -151,15 +173,18 @@ describe('kubectl bind apiservice', () => {
   let remoteKubeconfigFile: string;
   let clusterNs: string;
   beforeAll(async () => {
-    const secret = (await appKube.list(SECRETS, 'klutch-bind', { labelSelector: 'klutch.anynines.com/provider-kubeconfig=true' })).items[0] as KubeObject & { data: { kubeconfig: string } };
+    const secret = (await appKube.list(SECRETS, 'klutch-bind', { labelSelector: 'klutch.anynines.com/provider-kubeconfig=true' })).items[0] as KubeObject & {
+      data: { kubeconfig: string };
+    };
     const text = Buffer.from(secret.data.kubeconfig, 'base64').toString();
     clusterNs = /namespace: (\S+)/.exec(text)![1];
     remoteKubeconfigFile = `${app.dir}/provider-kubeconfig.yaml`;
     writeFileSync(remoteKubeconfigFile, text);
   });
 
-  it('a request for a missing CRD: exit code 4 with the provider\'s message', async () => {
-    const req = 'apiVersion: klutch.anynines.com/v1alpha1\nkind: APIServiceExportRequest\nmetadata:\n  name: ghosts.example.klutch.test\nspec:\n  resources:\n  - group: example.klutch.test\n    resource: ghosts\n';
+  it("a request for a missing CRD: exit code 4 with the provider's message", async () => {
+    const req =
+      'apiVersion: klutch.anynines.com/v1alpha1\nkind: APIServiceExportRequest\nmetadata:\n  name: ghosts.example.klutch.test\nspec:\n  resources:\n  - group: example.klutch.test\n    resource: ghosts\n';
     // the request comes from a URL (served here on loopback), as `kubectl bind apiservice <url>`
     const http = await import('node:http');
     const srv = http.createServer((_q, res) => res.writeHead(200, { 'Content-Type': 'application/yaml' }).end(req));
@@ -172,7 +197,9 @@ describe('kubectl bind apiservice', () => {
       srv.close();
     }
     expectExit(r, 4);
-    expect(r.stderr).toMatch(/the provider refused export request ghosts\.example\.klutch\.test: CustomResourceDefinition ghosts\.example\.klutch\.test not found on the provider within 3s/);
+    expect(r.stderr).toMatch(
+      /the provider refused export request ghosts\.example\.klutch\.test: CustomResourceDefinition ghosts\.example\.klutch\.test not found on the provider within 3s/,
+    );
     expect(await appKube.getOrNull(BINDINGS, 'klutch-bind', 'ghosts.example.klutch.test')).toBeUndefined();
   });
 

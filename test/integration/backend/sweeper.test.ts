@@ -46,26 +46,38 @@ describe('sweeping app clusters whose konnector is silent', () => {
     const heartbeats = (async () => {
       while (beating) {
         const cb = (await alive.consumer.get(CB, alive.ns, 'cluster')) as Obj;
-        await alive.consumer.updateStatus(CB, { ...cb, status: { ...cb.status, lastHeartbeatTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), heartbeatInterval: '1s' } }).catch(() => undefined);
+        await alive.consumer
+          .updateStatus(CB, { ...cb, status: { ...cb.status, lastHeartbeatTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), heartbeatInterval: '1s' } })
+          .catch(() => undefined);
         await new Promise((r) => setTimeout(r, 1000));
       }
     })();
     try {
-      const abandoned = await eventually('Abandoned=True on the silent one', async () => {
-        const cb = (await env.kube.getOrNull(CB, silent.ns, 'cluster')) as Obj | undefined;
-        return cb?.status?.conditions?.find((c) => c.type === 'Abandoned' && c.status === 'True');
-      }, { timeoutMs: 60_000 });
+      const abandoned = await eventually(
+        'Abandoned=True on the silent one',
+        async () => {
+          const cb = (await env.kube.getOrNull(CB, silent.ns, 'cluster')) as Obj | undefined;
+          return cb?.status?.conditions?.find((c) => c.type === 'Abandoned' && c.status === 'True');
+        },
+        { timeoutMs: 60_000 },
+      );
       expect(abandoned.reason).toBe('KonnectorSilent');
-      expect(abandoned.message).toMatch(/no konnector heartbeat since the bind \d+s ago \(limit 4s\); the cluster namespace will be deleted at \d{4}-\d\d-\d\dT/);
+      expect(abandoned.message).toMatch(
+        /no konnector heartbeat since the bind \d+s ago \(limit 4s\); the cluster namespace will be deleted at \d{4}-\d\d-\d\dT/,
+      );
       // the condition and the event are two writes: the event may land just after the condition is seen
       await eventually('an Abandoned event on the silent one', async () => {
         const events = await env.kube.list(EVENTS, silent.ns);
         return events.items.some((e) => (e as unknown as { reason: string }).reason === 'Abandoned');
       });
-      await eventually('the silent cluster namespace deleted', async () => {
-        const ns = await env.kube.getOrNull(NS, undefined, silent.ns);
-        return !ns || Boolean(ns.metadata.deletionTimestamp);
-      }, { timeoutMs: 60_000 });
+      await eventually(
+        'the silent cluster namespace deleted',
+        async () => {
+          const ns = await env.kube.getOrNull(NS, undefined, silent.ns);
+          return !ns || Boolean(ns.metadata.deletionTimestamp);
+        },
+        { timeoutMs: 60_000 },
+      );
       const kept = (await env.kube.get(CB, alive.ns, 'cluster')) as Obj;
       expect(kept.status?.conditions?.find((c) => c.type === 'Abandoned' && c.status === 'True')).toBeUndefined();
       expect((await env.kube.get(NS, undefined, alive.ns)).metadata.deletionTimestamp).toBeUndefined();

@@ -26,14 +26,24 @@ describe('KubeClient', () => {
     await client.create(CoreResources.namespaces, { metadata: { name: 'many-watches' } });
     // 100 watches: more than the 64 pooled sockets for ordinary requests.
     for (let i = 0; i < 100; i++) {
-      handles.push(await within(`watch ${i}`, client.watch(CoreResources.configmaps, 'many-watches', { allowWatchBookmarks: true }, () => undefined), 10_000));
+      handles.push(
+        await within(
+          `watch ${i}`,
+          client.watch(CoreResources.configmaps, 'many-watches', { allowWatchBookmarks: true }, () => undefined),
+          10_000,
+        ),
+      );
     }
     const seen: string[] = [];
     handles.push(await client.watch(CoreResources.configmaps, 'many-watches', {}, (ev) => seen.push(`${ev.type} ${ev.object.metadata.name}`)));
     // Ordinary requests still go through, in parallel.
     await within(
       '20 creates with 101 watches open',
-      Promise.all(Array.from({ length: 20 }, (_, i) => client!.create(CoreResources.configmaps, { metadata: { name: `cm-${i}`, namespace: 'many-watches' }, data: { i: String(i) } }))),
+      Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          client!.create(CoreResources.configmaps, { metadata: { name: `cm-${i}`, namespace: 'many-watches' }, data: { i: String(i) } }),
+        ),
+      ),
       15_000,
     );
     const list = await within('list', client.list(CoreResources.configmaps, 'many-watches'), 5_000);

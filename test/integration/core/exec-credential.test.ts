@@ -27,14 +27,11 @@ beforeAll(async () => {
   await admin.create(CoreResources.namespaces, { metadata: { name: 'plugin-users' } });
   await admin.create(CoreResources.serviceaccounts, { metadata: { name: 'deployer', namespace: 'plugin-users' } });
   // the service account may read ConfigMaps of its namespace (and nothing else)
-  await admin.create(
-    { group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'rolebindings', namespaced: true, kind: 'RoleBinding' },
-    {
-      metadata: { name: 'deployer-view', namespace: 'plugin-users' },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' },
-      subjects: [{ kind: 'ServiceAccount', name: 'deployer', namespace: 'plugin-users' }],
-    } as never,
-  );
+  await admin.create({ group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'rolebindings', namespaced: true, kind: 'RoleBinding' }, {
+    metadata: { name: 'deployer-view', namespace: 'plugin-users' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' },
+    subjects: [{ kind: 'ServiceAccount', name: 'deployer', namespace: 'plugin-users' }],
+  } as never);
   await admin.create(CoreResources.configmaps, { metadata: { name: 'hello', namespace: 'plugin-users' }, data: { a: '1' } });
 });
 afterAll(() => {
@@ -86,23 +83,28 @@ const client = (path: string, execTimeoutMs?: number) => {
 };
 
 const whoami = async (c: KubeClient) =>
-  (await c.request<{ status: { userInfo: { username: string } } }>('POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', {
-    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
-  })).status.userInfo.username;
+  (
+    await c.request<{ status: { userInfo: { username: string } } }>('POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', {
+      body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
+    })
+  ).status.userInfo.username;
 
 describe('exec credential plugins against a real API server', () => {
-  it.each(['client.authentication.k8s.io/v1', 'client.authentication.k8s.io/v1beta1'])('%s: the TokenRequest token authenticates; one run serves every request until it expires', async (apiVersion) => {
-    const kc = kubeconfig('token', apiVersion);
-    const c = client(kc.path);
-    expect(await whoami(c)).toBe('system:serviceaccount:plugin-users:deployer');
-    const cm = await c.get(CoreResources.configmaps, 'plugin-users', 'hello');
-    expect(cm.metadata.name).toBe('hello');
-    const list = await c.list(CoreResources.configmaps, 'plugin-users');
-    expect(list.items.map((o) => o.metadata.name)).toContain('hello');
-    expect(kc.runs()).toBe(1);
-    // the identity is the service account's, not the admin's: it may not read Secrets
-    await expect(c.list(CoreResources.secrets, 'plugin-users')).rejects.toMatchObject({ code: 403 });
-  });
+  it.each(['client.authentication.k8s.io/v1', 'client.authentication.k8s.io/v1beta1'])(
+    '%s: the TokenRequest token authenticates; one run serves every request until it expires',
+    async (apiVersion) => {
+      const kc = kubeconfig('token', apiVersion);
+      const c = client(kc.path);
+      expect(await whoami(c)).toBe('system:serviceaccount:plugin-users:deployer');
+      const cm = await c.get(CoreResources.configmaps, 'plugin-users', 'hello');
+      expect(cm.metadata.name).toBe('hello');
+      const list = await c.list(CoreResources.configmaps, 'plugin-users');
+      expect(list.items.map((o) => o.metadata.name)).toContain('hello');
+      expect(kc.runs()).toBe(1);
+      // the identity is the service account's, not the admin's: it may not read Secrets
+      await expect(c.list(CoreResources.secrets, 'plugin-users')).rejects.toMatchObject({ code: 403 });
+    },
+  );
 
   it('a credential whose expirationTimestamp has passed is fetched again for the next request', async () => {
     const kc = kubeconfig('expired');

@@ -12,7 +12,12 @@ import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { App } from 'cdk8s';
 import { parse } from 'yaml';
 import {
-  CatalogueInstall, ControlPlaneCluster, renderTopology, synthTopology, type RenderedCluster, type RenderedPackage,
+  CatalogueInstall,
+  ControlPlaneCluster,
+  renderTopology,
+  synthTopology,
+  type RenderedCluster,
+  type RenderedPackage,
 } from '../../../constructs/topology/index.js';
 import type { Catalogue, CatalogueProps } from '../../../constructs/catalogue/index.js';
 import { applyManifests, clientOf, startCluster, type RealCluster } from '../../../runtime/realinfra/index.js';
@@ -30,7 +35,10 @@ export const CATALOGUE_PACKAGE_REPOSITORY = 'klutch/catalogue';
 /** The vendored CRDs of a folder under imports/crds/. */
 export function vendoredCrds(folder: string, only?: (file: string) => boolean): Obj[] {
   const dir = join(REPO, 'imports', 'crds', folder);
-  return readdirSync(dir).filter((f) => f.endsWith('.yaml') && (!only || only(f))).sort().map((f) => parse(readFileSync(join(dir, f), 'utf8')) as Obj);
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.yaml') && (!only || only(f)))
+    .sort()
+    .map((f) => parse(readFileSync(join(dir, f), 'utf8')) as Obj);
 }
 
 /** Our control plane, catalogue installed as a Configuration package from `packageRef`. */
@@ -41,7 +49,10 @@ export interface CatalogueSetup {
   readonly resolveDependencies?: boolean;
 }
 
-export function synthControlPlane(packageRef: string, setup: CatalogueSetup = {}): { app: App; cluster: RenderedCluster; pkg: RenderedPackage; cp: ControlPlaneCluster } {
+export function synthControlPlane(
+  packageRef: string,
+  setup: CatalogueSetup = {},
+): { app: App; cluster: RenderedCluster; pkg: RenderedPackage; cp: ControlPlaneCluster } {
   const app = new App({ outdir: '/nonexistent' });
   const cp = new ControlPlaneCluster(app, 'CP', {
     host: 'bind.example.com',
@@ -56,7 +67,10 @@ export function synthControlPlane(packageRef: string, setup: CatalogueSetup = {}
 }
 
 export function packageYamlOf(pkg: RenderedPackage): string {
-  return joinPackageYaml(toYaml(pkg.meta), pkg.files.map((f) => toYaml(f.object)));
+  return joinPackageYaml(
+    toYaml(pkg.meta),
+    pkg.files.map((f) => toYaml(f.object)),
+  );
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -72,7 +86,8 @@ export async function waitFor<T>(what: string, fn: () => Promise<T | undefined>,
     } catch (e) {
       last = e instanceof Error ? e.message : e;
     }
-    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}${last !== undefined ? ` (last: ${String(last).slice(0, 300)})` : ''}`);
+    if (Date.now() > end)
+      throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}${last !== undefined ? ` (last: ${String(last).slice(0, 300)})` : ''}`);
     await sleep(everyMs);
   }
 }
@@ -125,11 +140,15 @@ export class Api {
 
   /** Merge-patches the status subresource. */
   async patchStatus(apiVersion: string, kind: string, name: string, namespace: string | undefined, status: Record<string, unknown>): Promise<Obj> {
-    return clientOf(this.kc).request<Obj>('PATCH', `${await this.path(apiVersion, kind, name, namespace)}/status`, { body: { status }, contentType: 'application/merge-patch+json' });
+    return clientOf(this.kc).request<Obj>('PATCH', `${await this.path(apiVersion, kind, name, namespace)}/status`, {
+      body: { status },
+      contentType: 'application/merge-patch+json',
+    });
   }
 }
 
-export const condition = (o: Obj | undefined, type: string) => (o?.status?.conditions as Array<{ type: string; status: string; reason?: string; message?: string }> | undefined)?.find((c) => c.type === type);
+export const condition = (o: Obj | undefined, type: string) =>
+  (o?.status?.conditions as Array<{ type: string; status: string; reason?: string; message?: string }> | undefined)?.find((c) => c.type === type);
 
 /**
  * The a8s operator stand-in: writes what the a8s operators write into the status of their objects,
@@ -147,16 +166,31 @@ export class A8sOperatorStandIn {
   async postgresqlRunning(name: string, namespace: string): Promise<void> {
     const pg = await this.api.get('postgresql.anynines.com/v1beta3', 'Postgresql', name, namespace);
     if (!pg) throw new Error(`a8s stand-in: Postgresql ${namespace}/${name} does not exist`);
-    await this.api.patchStatus('postgresql.anynines.com/v1beta3', 'Postgresql', name, namespace, { readyReplicas: pg.spec!.replicas, clusterStatus: 'Running' });
+    await this.api.patchStatus('postgresql.anynines.com/v1beta3', 'Postgresql', name, namespace, {
+      readyReplicas: pg.spec!.replicas,
+      clusterStatus: 'Running',
+    });
   }
 
   async bindingImplemented(name: string, namespace: string): Promise<void> {
-    await this.api.patchStatus('servicebindings.anynines.com/v1beta3', 'ServiceBinding', name, namespace, { implemented: true, secret: { name: `${name}-service-binding`, namespace } });
+    await this.api.patchStatus('servicebindings.anynines.com/v1beta3', 'ServiceBinding', name, namespace, {
+      implemented: true,
+      secret: { name: `${name}-service-binding`, namespace },
+    });
   }
 
   async conditionReady(kind: 'Backup' | 'Restore', name: string, namespace: string): Promise<void> {
     await this.api.patchStatus('backups.anynines.com/v1beta3', kind, name, namespace, {
-      conditions: [{ type: 'Ready', status: 'True', reason: 'Succeeded', message: 'a8s operator stand-in', lastTransitionTime: new Date().toISOString(), observedGeneration: 1 }],
+      conditions: [
+        {
+          type: 'Ready',
+          status: 'True',
+          reason: 'Succeeded',
+          message: 'a8s operator stand-in',
+          lastTransitionTime: new Date().toISOString(),
+          observedGeneration: 1,
+        },
+      ],
     });
   }
 }
@@ -206,26 +240,39 @@ export async function startCatalogueCluster(name: string, version: '2.3' | '1.20
       rmSync(outdir, { recursive: true, force: true });
     }
     // What the operators and providers would bring: the a8s CRDs and provider-anynines' CRDs.
-    await applyManifests(cluster.kubeConfig, [
-      ...vendoredCrds('a8s'),
-      ...vendoredCrds('provider-anynines', (f) => /_(serviceinstances|servicebindings|backups|restores)\.yaml$/.test(f)),
-      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
-    ], { continueOnError: false });
+    await applyManifests(
+      cluster.kubeConfig,
+      [
+        ...vendoredCrds('a8s'),
+        ...vendoredCrds('provider-anynines', (f) => /_(serviceinstances|servicebindings|backups|restores)\.yaml$/.test(f)),
+        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
+      ],
+      { continueOnError: false },
+    );
     // From the synthesized control plane: the Configuration, provider-kubernetes' RBAC for the a8s kinds
     // and its ProviderConfig (the harness installed the Function and Provider our constructs emit).
-    const wanted = (o: Obj) => (['Configuration', 'ClusterRole', 'ClusterRoleBinding'].includes(o.kind!) && /configuration|provider-kubernetes/.test(`${o.kind}/${o.metadata!.name}`.toLowerCase()))
-      || (o.kind === 'ProviderConfig' && o.apiVersion!.startsWith('kubernetes.crossplane.io/'));
+    const wanted = (o: Obj) =>
+      (['Configuration', 'ClusterRole', 'ClusterRoleBinding'].includes(o.kind!) &&
+        /configuration|provider-kubernetes/.test(`${o.kind}/${o.metadata!.name}`.toLowerCase())) ||
+      (o.kind === 'ProviderConfig' && o.apiVersion!.startsWith('kubernetes.crossplane.io/'));
     const objs = synth.cluster.files.map((f) => f.object as Obj).filter(wanted);
-    const kinds = objs.map((o) => o.kind).sort().join(',');
+    const kinds = objs
+      .map((o) => o.kind)
+      .sort()
+      .join(',');
     if (kinds !== 'ClusterRole,ClusterRoleBinding,Configuration,ProviderConfig') throw new Error(`the synthesized control plane gave ${kinds}`);
     const t1 = Date.now();
     await applyManifests(cluster.kubeConfig, objs, { continueOnError: false });
     await xp.waitForPackage('Configuration', 'klutch-catalogue', 180_000);
     for (const x of xrds) {
-      await waitFor(`XRD ${x.metadata!.name} Established and Offered`, async () => {
-        const live = await api.get('apiextensions.crossplane.io/v1', 'CompositeResourceDefinition', x.metadata!.name!);
-        return condition(live, 'Established')?.status === 'True' && condition(live, 'Offered')?.status === 'True' ? live : undefined;
-      }, 180_000);
+      await waitFor(
+        `XRD ${x.metadata!.name} Established and Offered`,
+        async () => {
+          const live = await api.get('apiextensions.crossplane.io/v1', 'CompositeResourceDefinition', x.metadata!.name!);
+          return condition(live, 'Established')?.status === 'True' && condition(live, 'Offered')?.status === 'True' ? live : undefined;
+        },
+        180_000,
+      );
     }
     timings.packageInstall = Date.now() - t1;
     return { cluster, api, a8s: new A8sOperatorStandIn(api), catalogue: synth.cp.catalogue!, xrds, packageRef, pushedDigest: pushed.digest, timings };
@@ -236,7 +283,12 @@ export async function startCatalogueCluster(name: string, version: '2.3' | '1.20
 }
 
 export const GROUP = 'anynines.com/v1';
-export const claimOf = (kind: string, name: string, spec: Record<string, unknown>): Obj => ({ apiVersion: GROUP, kind, metadata: { name, namespace: NS }, spec });
+export const claimOf = (kind: string, name: string, spec: Record<string, unknown>): Obj => ({
+  apiVersion: GROUP,
+  kind,
+  metadata: { name, namespace: NS },
+  spec,
+});
 
 /** The XR of a claim (once bound) and its composed resources (the resourceRefs, once all exist). */
 export async function composed(api: Api, kind: string, name: string, count = 1): Promise<{ claim: Obj; xr: Obj; resources: Obj[] }> {

@@ -33,8 +33,9 @@ describe('Crossplane 1.20', () => {
     expect(condition(conf, 'Healthy')?.status).toBe('True');
     // The package manager resolved its dependsOn against the installed function and provider.
     const lock = await env.api.get('pkg.crossplane.io/v1beta1', 'Lock', 'lock');
-    const entry = (lock as unknown as { packages: Array<{ kind?: string; type?: string; source: string; dependencies?: Array<{ package: string; constraints: string }> }> })
-      .packages.find((p) => (p.kind ?? p.type) === 'Configuration' && p.source.endsWith('/klutch/catalogue'));
+    const entry = (
+      lock as unknown as { packages: Array<{ kind?: string; type?: string; source: string; dependencies?: Array<{ package: string; constraints: string }> }> }
+    ).packages.find((p) => (p.kind ?? p.type) === 'Configuration' && p.source.endsWith('/klutch/catalogue'));
     if (!entry) throw new Error(`no Configuration klutch/catalogue in the Lock: ${JSON.stringify(lock)}`);
     expect(condition(lock, 'Resolved')).toMatchObject({ status: 'True', reason: 'DependencyResolutionSucceeded' });
     expect(entry.dependencies!.map((d) => `${d.package} ${d.constraints}`).sort()).toEqual([
@@ -55,20 +56,35 @@ describe('Crossplane 1.20', () => {
     const { api, a8s } = env;
     const name = 'legacy-db';
     await api.create(claimOf('PostgresqlInstance', name, { service: 'a9s-postgresql13', plan: 'postgresql-single-nano' }));
-    const { xr, resources: [obj] } = await composed(api, 'PostgresqlInstance', name);
+    const {
+      xr,
+      resources: [obj],
+    } = await composed(api, 'PostgresqlInstance', name);
     expect(xr.spec!.compositionRef).toEqual({ name: 'a8s-postgresql' });
     const pg = await waitFor('the a8s Postgresql', async () => api.get('postgresql.anynines.com/v1beta3', 'Postgresql', name, NS));
     const plan = env.catalogue.service('postgresql').model.plans.get('postgresql-single-nano')!;
     expect(pg.spec).toMatchObject({ version: 13, replicas: plan.replicas, volumeSize: plan.size.storage });
     const isReady = async () => condition(await api.get(GROUP, 'PostgresqlInstance', name, NS), 'Ready')?.status === 'True';
     await a8s.postgresqlNotRunning(name, NS);
-    await waitFor('NotRunning observed on the claim', async () => ((await api.get(GROUP, 'PostgresqlInstance', name, NS))?.status?.managed?.clusterStatus === 'NotRunning' ? true : undefined), 120_000);
+    await waitFor(
+      'NotRunning observed on the claim',
+      async () => ((await api.get(GROUP, 'PostgresqlInstance', name, NS))?.status?.managed?.clusterStatus === 'NotRunning' ? true : undefined),
+      120_000,
+    );
     expect(await isReady()).toBe(false);
     await a8s.postgresqlRunning(name, NS);
     await waitFor('claim Ready=True', async () => ((await isReady()) ? true : undefined), 120_000);
     await api.delete(GROUP, 'PostgresqlInstance', name, NS);
-    await waitFor('claim, XR, Object and Postgresql gone', async () =>
-      (!(await api.get(GROUP, 'PostgresqlInstance', name, NS)) && !(await api.get(xr.apiVersion!, xr.kind!, xr.metadata!.name!))
-        && !(await api.get(obj.apiVersion!, obj.kind!, obj.metadata!.name!)) && !(await api.get('postgresql.anynines.com/v1beta3', 'Postgresql', name, NS)) ? true : undefined), 120_000);
+    await waitFor(
+      'claim, XR, Object and Postgresql gone',
+      async () =>
+        !(await api.get(GROUP, 'PostgresqlInstance', name, NS)) &&
+        !(await api.get(xr.apiVersion!, xr.kind!, xr.metadata!.name!)) &&
+        !(await api.get(obj.apiVersion!, obj.kind!, obj.metadata!.name!)) &&
+        !(await api.get('postgresql.anynines.com/v1beta3', 'Postgresql', name, NS))
+          ? true
+          : undefined,
+      120_000,
+    );
   }, 300_000);
 });

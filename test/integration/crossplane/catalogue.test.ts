@@ -30,8 +30,20 @@ import { A9sBackend, type DataService, ParameterLocation } from '../../../constr
 import { deriveClaimCrd, deriveXrCrd, SchemaValidator } from '../../../constructs/validate/index.js';
 import { applyManifests } from '../../../runtime/realinfra/index.js';
 import {
-  A8sOperatorStandIn, Api, CATALOGUE_PACKAGE_REPOSITORY, type CatalogueCluster, claimOf, composed, condition, crdSpec, GROUP, NS, type Obj, REPO,
-  startCatalogueCluster, waitFor,
+  A8sOperatorStandIn,
+  Api,
+  CATALOGUE_PACKAGE_REPOSITORY,
+  type CatalogueCluster,
+  claimOf,
+  composed,
+  condition,
+  crdSpec,
+  GROUP,
+  NS,
+  type Obj,
+  REPO,
+  startCatalogueCluster,
+  waitFor,
 } from './_support.js';
 
 const OBJECT = 'kubernetes.crossplane.io/v1alpha1';
@@ -68,12 +80,16 @@ async function deleteAndExpectCascade(claims: ReadonlyArray<{ kind: string; name
   }
   for (const { c } of seen) await api.delete(GROUP, c.kind, c.name, NS);
   for (const { c, xr, objects } of seen) {
-    await waitFor(`${c.kind} ${c.name}, its XR, Object and a8s ${c.a8s[1]} gone`, async () => {
-      if (await api.get(GROUP, c.kind, c.name, NS)) return undefined;
-      if (await api.get(xr.apiVersion, xr.kind, xr.name)) return undefined;
-      for (const o of objects) if (await api.get(o.apiVersion!, o.kind!, o.metadata!.name!)) return undefined;
-      return (await api.get(c.a8s[0], c.a8s[1], c.name, NS)) ? undefined : true;
-    }, 120_000);
+    await waitFor(
+      `${c.kind} ${c.name}, its XR, Object and a8s ${c.a8s[1]} gone`,
+      async () => {
+        if (await api.get(GROUP, c.kind, c.name, NS)) return undefined;
+        if (await api.get(xr.apiVersion, xr.kind, xr.name)) return undefined;
+        for (const o of objects) if (await api.get(o.apiVersion!, o.kind!, o.metadata!.name!)) return undefined;
+        return (await api.get(c.a8s[0], c.a8s[1], c.name, NS)) ? undefined : true;
+      },
+      120_000,
+    );
   }
 }
 const PG: [string, string] = ['postgresql.anynines.com/v1beta3', 'Postgresql'];
@@ -85,7 +101,7 @@ function service(name: string): DataService {
 }
 
 describe('the catalogue as a Configuration package', () => {
-  it('is installed by the package manager from the pushed image: the XRDs and Compositions are the package revision\'s', async () => {
+  it("is installed by the package manager from the pushed image: the XRDs and Compositions are the package revision's", async () => {
     const conf = await api.get('pkg.crossplane.io/v1', 'Configuration', 'klutch-catalogue');
     expect(conf!.spec!.package).toBe(env.packageRef);
     expect(condition(conf, 'Installed')?.status).toBe('True');
@@ -94,7 +110,10 @@ describe('the catalogue as a Configuration package', () => {
     // The revision was unpacked from the image klutch-kit pushed (same digest).
     expect(rev.spec!.image).toBe(env.packageRef);
     expect(rev.status?.resolvedImage ?? rev.spec!.image).toContain(CATALOGUE_PACKAGE_REPOSITORY);
-    const res = await fetch(`http://${env.cluster.crossplane!.registry}/v2/${CATALOGUE_PACKAGE_REPOSITORY}/manifests/v0.1.0`, { method: 'HEAD', headers: { accept: 'application/vnd.oci.image.manifest.v1+json' } });
+    const res = await fetch(`http://${env.cluster.crossplane!.registry}/v2/${CATALOGUE_PACKAGE_REPOSITORY}/manifests/v0.1.0`, {
+      method: 'HEAD',
+      headers: { accept: 'application/vnd.oci.image.manifest.v1+json' },
+    });
     await res.arrayBuffer();
     expect(res.headers.get('docker-content-digest')).toBe(env.pushedDigest);
     for (const x of env.xrds) {
@@ -124,12 +143,21 @@ describe('the catalogue as a Configuration package', () => {
 
 describe('PostgresqlInstance on a8s (the default backend: no compositionRef)', () => {
   const name = 'orders-db';
-  const spec = { service: 'a9s-postgresql14', plan: 'postgresql-replica-small', expose: 'Internal', parameters: { maxConnections: 150, logMinMessages: 'WARNING', tempFileLimit: 2048 } };
+  const spec = {
+    service: 'a9s-postgresql14',
+    plan: 'postgresql-replica-small',
+    expose: 'Internal',
+    parameters: { maxConnections: 150, logMinMessages: 'WARNING', tempFileLimit: 2048 },
+  };
 
   it('claim → XR → Object → a8s Postgresql, field by field; Ready only once the operator reports Running; status comes back', async () => {
     const t0 = Date.now();
     await api.create(claimOf('PostgresqlInstance', name, spec));
-    const { claim, xr, resources: [obj] } = await composedOf('PostgresqlInstance', name);
+    const {
+      claim,
+      xr,
+      resources: [obj],
+    } = await composedOf('PostgresqlInstance', name);
     const pg = await waitFor('the a8s Postgresql', async () => api.get('postgresql.anynines.com/v1beta3', 'Postgresql', name, NS));
     env.timings.claimToA8sObject = Date.now() - t0;
     // The default composition applied, and the claim took it over.
@@ -149,11 +177,18 @@ describe('PostgresqlInstance on a8s (the default backend: no compositionRef)', (
       parameters: { maxConnections: 150, logMinMessages: 'warning', tempFileLimitKiloBytes: 2048 },
     };
     // Exactly what the Composition wrote; the live object also has the a8s CRD's defaults.
-    expect(obj.spec!.forProvider.manifest).toEqual({ apiVersion: 'postgresql.anynines.com/v1beta3', kind: 'Postgresql', metadata: { name, namespace: NS }, spec: expected });
+    expect(obj.spec!.forProvider.manifest).toEqual({
+      apiVersion: 'postgresql.anynines.com/v1beta3',
+      kind: 'Postgresql',
+      metadata: { name, namespace: NS },
+      spec: expected,
+    });
     expect(pg!.spec).toMatchObject(expected);
     // Not Ready while the operator reports nothing, nor while it reports NotRunning.
     await a8s.postgresqlNotRunning(name, NS);
-    await waitFor('NotRunning observed on the claim', async () => ((await api.get(GROUP, 'PostgresqlInstance', name, NS))?.status?.managed?.clusterStatus === 'NotRunning' ? true : undefined));
+    await waitFor('NotRunning observed on the claim', async () =>
+      (await api.get(GROUP, 'PostgresqlInstance', name, NS))?.status?.managed?.clusterStatus === 'NotRunning' ? true : undefined,
+    );
     expect((await ready('PostgresqlInstance', name))?.status).not.toBe('True');
     const t1 = Date.now();
     await a8s.postgresqlRunning(name, NS);
@@ -175,7 +210,10 @@ describe('PostgresqlInstance on a8s (the default backend: no compositionRef)', (
       const o = await api.get('postgresql.anynines.com/v1beta3', 'Postgresql', name, NS);
       return o?.spec?.volumeSize === plan.size.storage ? o : undefined;
     });
-    expect(pg.spec!.resources).toEqual({ requests: { cpu: plan.size.cpu, memory: plan.size.memory }, limits: { cpu: plan.size.cpu, memory: plan.size.memory } });
+    expect(pg.spec!.resources).toEqual({
+      requests: { cpu: plan.size.cpu, memory: plan.size.memory },
+      limits: { cpu: plan.size.cpu, memory: plan.size.memory },
+    });
     await api.delete(GROUP, 'PostgresqlInstance', name, NS); // the cascade is asserted above (≈30 s each)
   }, 240_000);
 });
@@ -186,36 +224,59 @@ describe('ServiceBinding, Backup and Restore on a8s', () => {
 
   it('a ServiceBinding composes the a8s ServiceBinding of the instance; Ready once implemented', async () => {
     await api.create(claimOf('ServiceBinding', 'orders-creds', { instanceRef: instance, serviceInstanceType: 'postgresql' }));
-    const { xr, resources: [obj] } = await composedOf('ServiceBinding', 'orders-creds');
+    const {
+      xr,
+      resources: [obj],
+    } = await composedOf('ServiceBinding', 'orders-creds');
     expect(xr.spec!.compositionRef).toEqual({ name: 'a8s-servicebinding' });
-    expect(obj.spec!.forProvider.manifest).toMatchObject({ apiVersion: 'servicebindings.anynines.com/v1beta3', kind: 'ServiceBinding', metadata: { name: 'orders-creds', namespace: NS } });
+    expect(obj.spec!.forProvider.manifest).toMatchObject({
+      apiVersion: 'servicebindings.anynines.com/v1beta3',
+      kind: 'ServiceBinding',
+      metadata: { name: 'orders-creds', namespace: NS },
+    });
     const sb = await waitFor('the a8s ServiceBinding', async () => api.get('servicebindings.anynines.com/v1beta3', 'ServiceBinding', 'orders-creds', NS));
     expect(sb.spec).toEqual({ instance: { apiVersion: 'postgresql.anynines.com/v1beta3', kind: 'Postgresql', name: instance, namespace: NS } });
     expect((await ready('ServiceBinding', 'orders-creds'))?.status).not.toBe('True');
     await a8s.bindingImplemented('orders-creds', NS);
     await waitFor('ServiceBinding claim Ready', async () => ((await ready('ServiceBinding', 'orders-creds'))?.status === 'True' ? true : undefined), 120_000);
-    expect((await api.get(GROUP, 'ServiceBinding', 'orders-creds', NS))!.status!.managed).toMatchObject({ implemented: true, secret: { name: 'orders-creds-service-binding', namespace: NS } });
+    expect((await api.get(GROUP, 'ServiceBinding', 'orders-creds', NS))!.status!.managed).toMatchObject({
+      implemented: true,
+      secret: { name: 'orders-creds-service-binding', namespace: NS },
+    });
     await api.delete(GROUP, 'ServiceBinding', 'orders-creds', NS); // cascades of operations: asserted for Backup and Restore
   }, 300_000);
 
   it('a Backup and a Restore compose the a8s Backup and Restore; Ready follows their Ready condition', async () => {
     await api.create(claimOf('Backup', 'orders-bk', { instanceRef: instance, serviceInstanceType: 'postgresql' }));
-    const { resources: [bkObj] } = await composedOf('Backup', 'orders-bk');
+    const {
+      resources: [bkObj],
+    } = await composedOf('Backup', 'orders-bk');
     expect(bkObj.spec!.readiness).toEqual({ policy: 'DeriveFromObject' });
     const bk = await waitFor('the a8s Backup', async () => api.get(...BK, 'orders-bk', NS));
     expect(bkObj.spec!.forProvider.manifest.spec).toEqual({ serviceInstance: { apiGroup: 'postgresql.anynines.com', kind: 'PostgreSQL', name: instance } });
     expect(bk.spec).toMatchObject({ serviceInstance: { apiGroup: 'postgresql.anynines.com', kind: 'PostgreSQL', name: instance } });
     await api.create(claimOf('Restore', 'orders-rs', { instanceRef: instance, backupRef: 'orders-bk', serviceInstanceType: 'postgresql' }));
-    const { resources: [rsObj] } = await composedOf('Restore', 'orders-rs');
-    expect(rsObj.spec!.forProvider.manifest.spec).toEqual({ backupName: 'orders-bk', serviceInstance: { apiGroup: 'postgresql.anynines.com', kind: 'PostgreSQL', name: instance } });
+    const {
+      resources: [rsObj],
+    } = await composedOf('Restore', 'orders-rs');
+    expect(rsObj.spec!.forProvider.manifest.spec).toEqual({
+      backupName: 'orders-bk',
+      serviceInstance: { apiGroup: 'postgresql.anynines.com', kind: 'PostgreSQL', name: instance },
+    });
     const rs = await waitFor('the a8s Restore', async () => api.get('backups.anynines.com/v1beta3', 'Restore', 'orders-rs', NS));
     expect(rs.spec).toMatchObject({ backupName: 'orders-bk', serviceInstance: { apiGroup: 'postgresql.anynines.com', kind: 'PostgreSQL', name: instance } });
     expect((await ready('Backup', 'orders-bk'))?.status).not.toBe('True');
     await a8s.conditionReady('Backup', 'orders-bk', NS);
     await a8s.conditionReady('Restore', 'orders-rs', NS);
-    await waitFor('Backup and Restore claims Ready', async () =>
-      ((await ready('Backup', 'orders-bk'))?.status === 'True' && (await ready('Restore', 'orders-rs'))?.status === 'True' ? true : undefined), 120_000);
-    await deleteAndExpectCascade([{ kind: 'Restore', name: 'orders-rs', a8s: RS }, { kind: 'Backup', name: 'orders-bk', a8s: BK }]);
+    await waitFor(
+      'Backup and Restore claims Ready',
+      async () => ((await ready('Backup', 'orders-bk'))?.status === 'True' && (await ready('Restore', 'orders-rs'))?.status === 'True' ? true : undefined),
+      120_000,
+    );
+    await deleteAndExpectCascade([
+      { kind: 'Restore', name: 'orders-rs', a8s: RS },
+      { kind: 'Backup', name: 'orders-bk', a8s: BK },
+    ]);
   }, 300_000);
 });
 
@@ -225,7 +286,11 @@ function sampleParameter(ds: DataService, backend: string, base: Record<string, 
   const v = new SchemaValidator(crd.spec.versions[0].schema!.openAPIV3Schema!);
   for (const p of ds.model.parameters.filter((x) => x.location === ParameterLocation.PARAMETERS && x.allowedOn(backend))) {
     const s = p.schema as { type?: string; enum?: unknown[]; minimum?: number };
-    const candidates = [...(s.enum ?? []), ...(s.type === 'boolean' ? [true] : []), ...(s.type === 'integer' || s.type === 'number' ? [Math.max(s.minimum ?? 1, 1) + 1] : [])];
+    const candidates = [
+      ...(s.enum ?? []),
+      ...(s.type === 'boolean' ? [true] : []),
+      ...(s.type === 'integer' || s.type === 'number' ? [Math.max(s.minimum ?? 1, 1) + 1] : []),
+    ];
     for (const value of candidates) {
       const obj = { apiVersion: GROUP, kind: ds.model.claimKind, metadata: { name: 'x', namespace: NS }, spec: { ...base, parameters: { [p.name]: value } } };
       if (v.validate(obj).length === 0) return { name: p.name, value };
@@ -250,7 +315,10 @@ describe('a9s: claims compose provider-anynines managed resources (not reconcile
     expect(cases.filter((c) => c.param).length).toBeGreaterThanOrEqual(6);
     for (const c of cases) await api.create(claimOf(c.ds.model.claimKind, `${c.svc}-vm`, c.spec));
     for (const c of cases) {
-      const { xr, resources: [si] } = await composedOf(c.ds.model.claimKind, `${c.svc}-vm`);
+      const {
+        xr,
+        resources: [si],
+      } = await composedOf(c.ds.model.claimKind, `${c.svc}-vm`);
       expect(xr.spec!.compositionRef).toEqual({ name: c.b.name });
       expect(si.apiVersion).toBe('dataservices.anynines.com/v1');
       expect(si.kind).toBe('ServiceInstance');
@@ -282,7 +350,11 @@ describe('a9s: claims compose provider-anynines managed resources (not reconcile
     expect(sb.spec!.providerConfigRef).toEqual({ name: 'keyvalue-service-broker' });
     expect(sb.spec!.writeConnectionSecretToRef).toEqual({ name: 'kv-creds-creds', namespace: NS });
     const [bk] = (await composedOf('Backup', 'kv-bk')).resources;
-    expect([bk.kind, bk.spec!.forProvider, bk.spec!.providerConfigRef]).toEqual(['Backup', { instanceName: 'keyvalue-vm' }, { name: 'keyvalue-backup-manager' }]);
+    expect([bk.kind, bk.spec!.forProvider, bk.spec!.providerConfigRef]).toEqual([
+      'Backup',
+      { instanceName: 'keyvalue-vm' },
+      { name: 'keyvalue-backup-manager' },
+    ]);
     const [rs] = (await composedOf('Restore', 'kv-rs')).resources;
     expect([rs.kind, rs.spec!.forProvider, rs.spec!.providerConfigRef]).toEqual(['Restore', { backupName: 'kv-bk' }, { name: 'keyvalue-backup-manager' }]);
   }, 240_000);
@@ -307,31 +379,61 @@ describe("docs/dataservice.md's worked example (ClickHouse)", () => {
     // The operator's CRD is a stand-in (the example's operator is fictitious); provider-kubernetes may manage it.
     const k8s = ds.backends.find((b) => b.automation === 'a8s') as dataservice.A8sBackend;
     const manifest = { group: 'clickhouse.example.com', kind: 'ClickHouse', plural: 'clickhouses' };
-    await applyManifests(env.cluster.kubeConfig, [
-      {
-        apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: `${manifest.plural}.${manifest.group}` },
-        spec: {
-          group: manifest.group, scope: 'Namespaced', names: { kind: manifest.kind, plural: manifest.plural },
-          versions: [{ name: 'v1', served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
-        },
-      } as Obj,
-      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'test-provider-kubernetes-clickhouse' }, rules: [{ apiGroups: [manifest.group], resources: [manifest.plural], verbs: ['*'] }] } as Obj,
-      {
-        apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'test-provider-kubernetes-clickhouse' },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'test-provider-kubernetes-clickhouse' },
-        subjects: [{ kind: 'ServiceAccount', name: 'provider-kubernetes', namespace: 'crossplane-system' }],
-      } as Obj,
-      ...objects,
-    ], { continueOnError: false });
+    await applyManifests(
+      env.cluster.kubeConfig,
+      [
+        {
+          apiVersion: 'apiextensions.k8s.io/v1',
+          kind: 'CustomResourceDefinition',
+          metadata: { name: `${manifest.plural}.${manifest.group}` },
+          spec: {
+            group: manifest.group,
+            scope: 'Namespaced',
+            names: { kind: manifest.kind, plural: manifest.plural },
+            versions: [
+              {
+                name: 'v1',
+                served: true,
+                storage: true,
+                subresources: { status: {} },
+                schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+              },
+            ],
+          },
+        } as Obj,
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'ClusterRole',
+          metadata: { name: 'test-provider-kubernetes-clickhouse' },
+          rules: [{ apiGroups: [manifest.group], resources: [manifest.plural], verbs: ['*'] }],
+        } as Obj,
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'ClusterRoleBinding',
+          metadata: { name: 'test-provider-kubernetes-clickhouse' },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'test-provider-kubernetes-clickhouse' },
+          subjects: [{ kind: 'ServiceAccount', name: 'provider-kubernetes', namespace: 'crossplane-system' }],
+        } as Obj,
+        ...objects,
+      ],
+      { continueOnError: false },
+    );
     const xrdName = objects.find((o) => o.kind === 'CompositeResourceDefinition')!.metadata!.name!;
-    await waitFor('the ClickHouse XRD offered', async () => (condition(await api.get('apiextensions.crossplane.io/v1', 'CompositeResourceDefinition', xrdName), 'Offered')?.status === 'True' ? true : undefined), 120_000);
+    await waitFor(
+      'the ClickHouse XRD offered',
+      async () =>
+        condition(await api.get('apiextensions.crossplane.io/v1', 'CompositeResourceDefinition', xrdName), 'Offered')?.status === 'True' ? true : undefined,
+      120_000,
+    );
     const spec = { service: 'clickhouse25', plan: 'clickhouse-cluster-big-ssl', parameters: { maxConcurrentQueries: 50 } };
     const claimApi = `${ds.model.group}/${ds.model.version}`;
     await api.create({ apiVersion: claimApi, kind: ds.model.claimKind, metadata: { name: 'events', namespace: NS }, spec });
     const ch = await waitFor('the ClickHouse object', async () => api.get(`${manifest.group}/v1`, manifest.kind, 'events', NS), 120_000);
     const plan = ds.model.plans.get(spec.plan)!;
     expect(ch.spec).toMatchObject({
-      version: 25, replicas: plan.replicas, volumeSize: plan.size.storage,
+      version: 25,
+      replicas: plan.replicas,
+      volumeSize: plan.size.storage,
       resources: { requests: { cpu: plan.size.cpu, memory: plan.size.memory } },
       parameters: { maxConcurrentQueries: 50 },
     });
@@ -339,6 +441,10 @@ describe("docs/dataservice.md's worked example (ClickHouse)", () => {
     expect(xr.kind).toBe(ds.model.kind);
     expect(k8s.name).toBe(ds.defaultBackend);
     await api.delete(claimApi, ds.model.claimKind, 'events', NS);
-    await waitFor('the ClickHouse object deleted', async () => (!(await api.get(`${manifest.group}/v1`, manifest.kind, 'events', NS)) ? true : undefined), 120_000);
+    await waitFor(
+      'the ClickHouse object deleted',
+      async () => (!(await api.get(`${manifest.group}/v1`, manifest.kind, 'events', NS)) ? true : undefined),
+      120_000,
+    );
   }, 300_000);
 });

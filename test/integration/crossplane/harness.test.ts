@@ -36,7 +36,10 @@ jest.setTimeout(600_000);
 
 const execFileAsync = promisify(execFile);
 
-type Obj = KubernetesObject & { spec?: Record<string, unknown>; status?: { conditions?: Array<{ type: string; status: string; message?: string }> } & Record<string, unknown> };
+type Obj = KubernetesObject & {
+  spec?: Record<string, unknown>;
+  status?: { conditions?: Array<{ type: string; status: string; message?: string }> } & Record<string, unknown>;
+};
 
 const GROUP = 'harness.klutch.test';
 
@@ -181,7 +184,7 @@ describe.each<[CrossplaneVersion, string]>([
     expect(PATCH_AND_TRANSFORM_PACKAGE.endsWith(`:${xp.versions.functionPatchAndTransform}`)).toBe(true);
     expect(PROVIDER_KUBERNETES_PACKAGE.endsWith(`:${xp.versions.providerKubernetes}`)).toBe(true);
     expect(xp.registry).toMatch(/^127\.0\.0\.1:\d+$/);
-    const catalog = await (await fetch(`http://${xp.registry}/v2/_catalog`)).json() as { repositories: string[] };
+    const catalog = (await (await fetch(`http://${xp.registry}/v2/_catalog`)).json()) as { repositories: string[] };
     expect(catalog.repositories).toEqual(expect.arrayContaining(['crossplane-contrib/function-patch-and-transform', 'crossplane-contrib/provider-kubernetes']));
   });
 
@@ -194,7 +197,9 @@ describe.each<[CrossplaneVersion, string]>([
     await xp.waitForPackage('Function', 'function-patch-and-transform');
     await xp.waitForPackage('Provider', 'provider-kubernetes');
     const crd = (n: string) => getOrUndefined(cluster, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${n}`);
-    await eventually('the ProviderConfig kind', async () => cond(await crd('providerconfigs.kubernetes.crossplane.io'), 'Established')?.status === 'True', { timeoutMs: 120_000 });
+    await eventually('the ProviderConfig kind', async () => cond(await crd('providerconfigs.kubernetes.crossplane.io'), 'Established')?.status === 'True', {
+      timeoutMs: 120_000,
+    });
     await applyManifests(cluster.kubeConfig, [providerConfig()]);
 
     const revs = await clientOf(cluster.kubeConfig).request<{ items: Obj[] }>('GET', '/apis/pkg.crossplane.io/v1/functionrevisions');
@@ -212,7 +217,9 @@ describe.each<[CrossplaneVersion, string]>([
     await applyManifests(cluster.kubeConfig, [xrd]);
     await eventually(
       'the XRD to be Established with its claim CRD',
-      async () => cond(await getOrUndefined(cluster, `/apis/apiextensions.crossplane.io/v1/compositeresourcedefinitions/xgreetings.${GROUP}`), 'Established')?.status === 'True' &&
+      async () =>
+        cond(await getOrUndefined(cluster, `/apis/apiextensions.crossplane.io/v1/compositeresourcedefinitions/xgreetings.${GROUP}`), 'Established')?.status ===
+          'True' &&
         cond(await getOrUndefined(cluster, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/greetings.${GROUP}`), 'Established')?.status === 'True',
       { timeoutMs: 120_000 },
     );
@@ -223,7 +230,9 @@ describe.each<[CrossplaneVersion, string]>([
     await applyManifests(cluster.kubeConfig, [
       { apiVersion: `${GROUP}/v1alpha1`, kind: 'Greeting', metadata: { name: 'hello', namespace: 'default' }, spec: { message: 'hi from a claim' } } as Obj,
     ]);
-    const cm = await eventually('the composed ConfigMap', () => getOrUndefined(cluster, '/api/v1/namespaces/default/configmaps/greeting-hello'), { timeoutMs: 180_000 });
+    const cm = await eventually('the composed ConfigMap', () => getOrUndefined(cluster, '/api/v1/namespaces/default/configmaps/greeting-hello'), {
+      timeoutMs: 180_000,
+    });
     lines.push(`claim → ConfigMap: ${((Date.now() - created) / 1000).toFixed(1)} s`);
     expect((cm as unknown as { data: Record<string, string> }).data).toEqual({ message: 'hi from a claim' });
 
@@ -261,18 +270,30 @@ describe.each<[CrossplaneVersion, string]>([
 
   it('installs a Configuration pushed with pushPackage under a rewritten prefix; .xpkg files push too', async () => {
     const xp = cluster.crossplane!;
-    const cfgXrd = JSON.parse(JSON.stringify(xrd).replaceAll(GROUP, `cfg.${GROUP}`).replace('"claimNames":{"kind":"Greeting","plural":"greetings"},', '')) as Obj;
+    const cfgXrd = JSON.parse(
+      JSON.stringify(xrd).replaceAll(GROUP, `cfg.${GROUP}`).replace('"claimNames":{"kind":"Greeting","plural":"greetings"},', ''),
+    ) as Obj;
     const packageYaml = `${toYaml({ apiVersion: 'meta.pkg.crossplane.io/v1', kind: 'Configuration', metadata: { name: 'harness-config' } })}---\n${toYaml(cfgXrd)}`;
     const pushed = await xp.pushPackage('harness/config:v0.1.0', { packageYaml });
     expect(pushed).toBe(`${xp.registry}/harness/config:v0.1.0`);
     expect(await xp.rewriteImages('xpkg.example.test/harness')).toBe(`${xp.registry}/harness`);
     // Named as a real registry would name it: the ImageConfig sends Crossplane to the local one.
     await applyManifests(cluster.kubeConfig, [
-      { apiVersion: 'pkg.crossplane.io/v1', kind: 'Configuration', metadata: { name: 'harness-config' }, spec: { package: 'xpkg.example.test/harness/config:v0.1.0' } } as Obj,
+      {
+        apiVersion: 'pkg.crossplane.io/v1',
+        kind: 'Configuration',
+        metadata: { name: 'harness-config' },
+        spec: { package: 'xpkg.example.test/harness/config:v0.1.0' },
+      } as Obj,
     ]);
     await xp.waitForPackage('Configuration', 'harness-config');
-    await eventually('the packaged XRD to be Established', async () =>
-      cond(await getOrUndefined(cluster, `/apis/apiextensions.crossplane.io/v1/compositeresourcedefinitions/xgreetings.cfg.${GROUP}`), 'Established')?.status === 'True', { timeoutMs: 120_000 });
+    await eventually(
+      'the packaged XRD to be Established',
+      async () =>
+        cond(await getOrUndefined(cluster, `/apis/apiextensions.crossplane.io/v1/compositeresourcedefinitions/xgreetings.cfg.${GROUP}`), 'Established')
+          ?.status === 'True',
+      { timeoutMs: 120_000 },
+    );
 
     // An .xpkg (OCI image tarball) pushes unchanged: same digest.
     const crane = planComponent('crane').binary;
@@ -309,7 +330,12 @@ describe('a Crossplane component that does not come up', () => {
     const lines: string[] = [];
     const bin = (c: Parameters<typeof planComponent>[0]) => planComponent(c).binary;
     // `false` exits at once with code 1: what a crashing Crossplane looks like to the harness.
-    const binaries = { crossplane: '/bin/false', functionPatchAndTransform: bin('function-patch-and-transform'), providerKubernetes: bin('provider-kubernetes'), crane: bin('crane') };
+    const binaries = {
+      crossplane: '/bin/false',
+      functionPatchAndTransform: bin('function-patch-and-transform'),
+      providerKubernetes: bin('provider-kubernetes'),
+      crane: bin('crane'),
+    };
     let error: unknown;
     try {
       await startCluster({ name: uniqueName('xpfail'), crossplane: { version: '2.3', binaries }, log: (l) => lines.push(l) });

@@ -42,8 +42,10 @@ const CLAIMS = [
 const dec = (s: Secret | undefined, k: string): string | undefined => (s?.data?.[k] === undefined ? undefined : Buffer.from(s.data[k], 'base64').toString());
 const getDown = (name: string) => ac.getOrNull<Secret>(CoreResources.secrets, CNS, name);
 const getUp = (name: string) => cpc.getOrNull<Secret>(CoreResources.secrets, PNS, name);
-const upSecret = (name: string, stringData: Record<string, string>, labels?: Record<string, string>) => cpc.create(CoreResources.secrets, { metadata: { name, namespace: PNS, labels }, stringData });
-const downSecret = (name: string, stringData: Record<string, string>, labels?: Record<string, string>) => ac.create(CoreResources.secrets, { metadata: { name, namespace: CNS, labels }, stringData });
+const upSecret = (name: string, stringData: Record<string, string>, labels?: Record<string, string>) =>
+  cpc.create(CoreResources.secrets, { metadata: { name, namespace: PNS, labels }, stringData });
+const downSecret = (name: string, stringData: Record<string, string>, labels?: Record<string, string>) =>
+  ac.create(CoreResources.secrets, { metadata: { name, namespace: CNS, labels }, stringData });
 const patchUp = (name: string, stringData: Record<string, string>) => cpc.mergePatch(CoreResources.secrets, PNS, name, { stringData });
 const patchDown = (name: string, patch: Record<string, unknown>) => ac.mergePatch(CoreResources.secrets, CNS, name, patch);
 
@@ -55,10 +57,14 @@ beforeAll(async () => {
   // A bound object makes team-a a bound namespace (APIServiceNamespace → provider namespace).
   await ensure(ac, CoreResources.namespaces, { metadata: { name: CNS } });
   await eventually('widget created', () => ensure(ac, WIDGETS, { metadata: { name: 'w', namespace: CNS }, spec: { size: 1 } }), 60_000);
-  await eventually('provider namespace bound', async () => {
-    const o = await cpc.getOrNull<KubeObject & { status?: { namespace?: string } }>(BindResources.apiServiceNamespaces, 'cluster-co', CNS);
-    return o?.status?.namespace === PNS && (await cpc.getOrNull(WIDGETS, PNS, 'w'));
-  }, 120_000);
+  await eventually(
+    'provider namespace bound',
+    async () => {
+      const o = await cpc.getOrNull<KubeObject & { status?: { namespace?: string } }>(BindResources.apiServiceNamespaces, 'cluster-co', CNS);
+      return o?.status?.namespace === PNS && (await cpc.getOrNull(WIDGETS, PNS, 'w'));
+    },
+    120_000,
+  );
 }, 400_000);
 
 afterAll(async () => {
@@ -176,7 +182,10 @@ describe('permission-claim options on real clusters', () => {
     expect(dec(s, 'keep')).toBe('mine');
     expect(s!.metadata.labels).toEqual({ team: 'consumer', app: 'a1' });
 
-    await cpc.mergePatch(CoreResources.secrets, PNS, 'preserved', { stringData: { keep: 'p2', other: 'p2' }, metadata: { labels: { app: 'a2', team: 'provider-2' } } });
+    await cpc.mergePatch(CoreResources.secrets, PNS, 'preserved', {
+      stringData: { keep: 'p2', other: 'p2' },
+      metadata: { labels: { app: 'a2', team: 'provider-2' } },
+    });
     s = await eventually('provider update applied', async () => {
       const x = await getDown('preserved');
       return dec(x, 'other') === 'p2' && x?.metadata.labels?.app === 'a2' ? x : undefined;

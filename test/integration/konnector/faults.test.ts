@@ -167,10 +167,18 @@ describe('konnector faults', () => {
       const r = await startReplica(`replica-own-${++started}`);
       active = r;
       await eventually('the new replica leads', async () => (await leaseHolder()) === r.identity, 30_000);
-      await eventually('the binding is Ready', async () => {
-        const b = await ac.getOrNull<KubeObject & { status?: { conditions?: Array<{ type: string; status: string }> } }>(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME);
-        return b?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
-      }, 60_000);
+      await eventually(
+        'the binding is Ready',
+        async () => {
+          const b = await ac.getOrNull<KubeObject & { status?: { conditions?: Array<{ type: string; status: string }> } }>(
+            BindResources.apiServiceBindings,
+            'klutch-bind',
+            WIDGETS_NAME,
+          );
+          return b?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+        },
+        60_000,
+      );
     }
     return active;
   }
@@ -239,7 +247,12 @@ describe('konnector faults', () => {
         }
       }),
     );
-    await eventually('all statuses down', async () => (await ac.list<Widget>(WIDGETS, 'bulk')).items.every((w) => w.status?.phase === `p-${w.metadata.name}`), 120_000, 500);
+    await eventually(
+      'all statuses down',
+      async () => (await ac.list<Widget>(WIDGETS, 'bulk')).items.every((w) => w.status?.phase === `p-${w.metadata.name}`),
+      120_000,
+      500,
+    );
   });
 
   it('control-plane kube-apiserver restart (same etcd): reconnects and converges', async () => {
@@ -249,10 +262,15 @@ describe('konnector faults', () => {
     await sleep(200);
     await createMany(ac, 'restart', list, 4);
     await restarting;
-    await eventually('objects created during the restart are upstream', async () => {
-      for (const n of list) if (!(await cpc.getOrNull(WIDGETS, 'cluster-faults-restart', n))) return false;
-      return true;
-    }, 120_000, 500);
+    await eventually(
+      'objects created during the restart are upstream',
+      async () => {
+        for (const n of list) if (!(await cpc.getOrNull(WIDGETS, 'cluster-faults-restart', n))) return false;
+        return true;
+      },
+      120_000,
+      500,
+    );
     // Watches are back: an upstream status change comes down, a downstream change goes up.
     await cpc.mergePatch(WIDGETS, 'cluster-faults-restart', 'rs-0000', { status: { phase: 'after-restart' } }, 'status');
     await eventually('status after restart', async () => (await ac.get<Widget>(WIDGETS, 'restart', 'rs-0000')).status?.phase === 'after-restart', 60_000);
@@ -290,7 +308,9 @@ describe('konnector faults', () => {
       const live = (await cpc.list<KubeObject & { data?: { v?: string } }>(CoreResources.configmaps, 'gone-test')).items;
       const want = new Map(live.map((c) => [c.metadata.name!, String(c.data?.v)]));
       await eventually('handlers saw the final state', async () => JSON.stringify([...seen].sort()) === JSON.stringify([...want].sort()), 20_000);
-      expect(new Set(inf.list().map((o) => `${o.metadata.name}@${o.metadata.resourceVersion}`))).toEqual(new Set(live.map((o) => `${o.metadata.name}@${o.metadata.resourceVersion}`)));
+      expect(new Set(inf.list().map((o) => `${o.metadata.name}@${o.metadata.resourceVersion}`))).toEqual(
+        new Set(live.map((o) => `${o.metadata.name}@${o.metadata.resourceVersion}`)),
+      );
     } finally {
       await inf.stop();
     }
@@ -308,13 +328,23 @@ describe('konnector faults', () => {
         ac.mergePatch(WIDGETS, 'race', 'contested', { status: { phase: `app-${i}` } }, 'status'),
       ]);
     }
-    await eventually('converged', async () => {
-      const d = await ac.get<Widget>(WIDGETS, 'race', 'contested');
-      const u = await cpc.get<Widget>(WIDGETS, 'cluster-faults-race', 'contested');
-      return d.spec?.size === 15 && u.spec?.size === 15 && u.spec?.color === 'app-15' && d.status?.phase === 'provider-15' && u.status?.phase === 'provider-15';
-    }, 60_000);
+    await eventually(
+      'converged',
+      async () => {
+        const d = await ac.get<Widget>(WIDGETS, 'race', 'contested');
+        const u = await cpc.get<Widget>(WIDGETS, 'cluster-faults-race', 'contested');
+        return (
+          d.spec?.size === 15 && u.spec?.size === 15 && u.spec?.color === 'app-15' && d.status?.phase === 'provider-15' && u.status?.phase === 'provider-15'
+        );
+      },
+      60_000,
+    );
     // The APIServiceBinding stayed healthy through all of it.
-    const b = await ac.get<KubeObject & { status?: { conditions?: Array<{ type: string; status: string }> } }>(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME);
+    const b = await ac.get<KubeObject & { status?: { conditions?: Array<{ type: string; status: string }> } }>(
+      BindResources.apiServiceBindings,
+      'klutch-bind',
+      WIDGETS_NAME,
+    );
     expect(b.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
   });
 });

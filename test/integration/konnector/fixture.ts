@@ -136,7 +136,9 @@ export async function createCRDs(c: KubeClient, crds: KubeObject[]): Promise<voi
   for (const crd of crds) await ensure(c, CoreResources.crds, crd);
   await eventually('CRDs established', async () => {
     for (const crd of crds) {
-      const live = (await c.get(CoreResources.crds, undefined, crd.metadata.name!)) as KubeObject & { status?: { conditions?: Array<{ type: string; status: string }> } };
+      const live = (await c.get(CoreResources.crds, undefined, crd.metadata.name!)) as KubeObject & {
+        status?: { conditions?: Array<{ type: string; status: string }> };
+      };
       if (!live.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True')) return false;
     }
     return true;
@@ -188,7 +190,10 @@ export async function setUpConsumerOnProvider(cp: RealCluster, clusterNs: string
   });
   const token = await tokenFor(c, clusterNs, 'konnector');
   const kubeconfig = kubeconfigText(cp.kubeconfigForToken(token, clusterNs));
-  await ensure(c, CoreResources.secrets, { metadata: { name: 'kubeconfig', namespace: clusterNs }, data: { kubeconfig: Buffer.from(kubeconfig).toString('base64') } });
+  await ensure(c, CoreResources.secrets, {
+    metadata: { name: 'kubeconfig', namespace: clusterNs },
+    data: { kubeconfig: Buffer.from(kubeconfig).toString('base64') },
+  });
   await ensure(c, BindResources.clusterBindings, {
     metadata: { name: 'cluster', namespace: clusterNs },
     spec: { kubeconfigSecretRef: { name: 'kubeconfig', key: 'kubeconfig' }, providerPrettyName: 'Test Provider' },
@@ -275,7 +280,12 @@ export class MiniBackend {
   }
 }
 
-export async function getOrNull<T extends KubeObject = KubeObject>(c: KubeClient, r: ResourceRef, ns: string | undefined, name: string): Promise<T | undefined> {
+export async function getOrNull<T extends KubeObject = KubeObject>(
+  c: KubeClient,
+  r: ResourceRef,
+  ns: string | undefined,
+  name: string,
+): Promise<T | undefined> {
   return c.getOrNull<T>(r, ns, name);
 }
 

@@ -6,7 +6,15 @@ import { getCondition, type Condition } from '../../../runtime/core/conditions.j
 import { createLogger } from '../../../runtime/core/logger.js';
 import { AppClusterBindingController, bindingRootNamespace } from '../../../runtime/konnector/appclusterbinding.js';
 import { BINDING_FINALIZER, Konnector } from '../../../runtime/konnector/konnector.js';
-import { BindResources, BOUND_ANNOTATION, RESOURCE_OWNER_ANNOTATION, SYNCER_FINALIZER, type APIServiceBinding, type ClusterBinding, type Secret } from '../../../runtime/konnector/types.js';
+import {
+  BindResources,
+  BOUND_ANNOTATION,
+  RESOURCE_OWNER_ANNOTATION,
+  SYNCER_FINALIZER,
+  type APIServiceBinding,
+  type ClusterBinding,
+  type Secret,
+} from '../../../runtime/konnector/types.js';
 import { startCluster, type RealCluster } from '../../../runtime/realinfra/index.js';
 import {
   admin,
@@ -64,7 +72,11 @@ const condition = async (c: KubeClient, name: string, type: string, ns = 'klutch
 /** The app cluster bound to its consumer with a running konnector and a Ready binding. */
 async function appReady(app: RealCluster, p: ConsumerOnProvider, name: string, opts: { claims?: unknown[] } = {}): Promise<Konnector> {
   const c = app === app1 ? a1 : a2;
-  await eventually('no binding left terminating', async () => !(await c.getOrNull(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME))?.metadata.deletionTimestamp, 90_000);
+  await eventually(
+    'no binding left terminating',
+    async () => !(await c.getOrNull(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME))?.metadata.deletionTimestamp,
+    90_000,
+  );
   await bindOnApp(app, p, opts);
   let k = konnectors.find((x) => x.app.server === c.server);
   if (!k) {
@@ -121,7 +133,11 @@ describe('konnector on real clusters', () => {
     const spec = crd.spec as { group: string; scope: string; versions: Array<{ name: string; subresources?: unknown; additionalPrinterColumns?: unknown[] }> };
     expect(spec.group).toBe('test.klutch.anynines.com');
     expect(spec.scope).toBe('Namespaced');
-    expect(spec.versions[0]).toMatchObject({ name: 'v1alpha1', subresources: { status: {} }, additionalPrinterColumns: [expect.objectContaining({ name: 'Phase' })] });
+    expect(spec.versions[0]).toMatchObject({
+      name: 'v1alpha1',
+      subresources: { status: {} },
+      additionalPrinterColumns: [expect.objectContaining({ name: 'Phase' })],
+    });
 
     const ready = await eventually('binding Ready', async () => {
       const c = await condition(a1, WIDGETS_NAME, 'Ready');
@@ -136,10 +152,19 @@ describe('konnector on real clusters', () => {
     expect(b.metadata.finalizers).toContain(BINDING_FINALIZER);
     // The provider sees the consumer's state on the export.
     const exp = await eventually('export status', async () => {
-      const x = await cpc.get<KubeObject & { status?: { conditions?: Condition[]; acceptedNames?: { kind?: string }; storedVersions?: string[] } }>(BindResources.apiServiceExports, 'cluster-app1', WIDGETS_NAME);
+      const x = await cpc.get<KubeObject & { status?: { conditions?: Condition[]; acceptedNames?: { kind?: string }; storedVersions?: string[] } }>(
+        BindResources.apiServiceExports,
+        'cluster-app1',
+        WIDGETS_NAME,
+      );
       return getCondition(x.status?.conditions, 'Ready')?.status === 'True' ? x : undefined;
     });
-    expect(Object.fromEntries(exp.status!.conditions!.map((c) => [c.type, c.status]))).toMatchObject({ Connected: 'True', ConsumerInSync: 'True', Established: 'True', NamesAccepted: 'True' });
+    expect(Object.fromEntries(exp.status!.conditions!.map((c) => [c.type, c.status]))).toMatchObject({
+      Connected: 'True',
+      ConsumerInSync: 'True',
+      Established: 'True',
+      NamesAccepted: 'True',
+    });
     expect(exp.status?.acceptedNames?.kind).toBe('Widget');
     expect(exp.status?.storedVersions).toEqual(['v1alpha1']);
 
@@ -149,10 +174,14 @@ describe('konnector on real clusters', () => {
     });
     expect(cb.status).toMatchObject({ heartbeatInterval: '4s', konnectorVersion: expect.stringMatching(/^v\d+\.\d+\.\d+/) });
     const first = Date.parse(cb.status!.lastHeartbeatTime!);
-    await eventually('a later heartbeat', async () => {
-      const x = await cpc.get<ClusterBinding>(BindResources.clusterBindings, 'cluster-app1', 'cluster');
-      return Date.parse(x.status!.lastHeartbeatTime!) > first;
-    }, 15_000);
+    await eventually(
+      'a later heartbeat',
+      async () => {
+        const x = await cpc.get<ClusterBinding>(BindResources.clusterBindings, 'cluster-app1', 'cluster');
+        return Date.parse(x.status!.lastHeartbeatTime!) > first;
+      },
+      15_000,
+    );
     // The heartbeat metrics the dashboard and the KlutchKonnectorNotHeartbeating alert read.
     const beats = (await k1.registry.getSingleMetric('klutch_konnector_heartbeats_total')!.get()).values;
     expect(beats.find((v) => v.labels.cluster_namespace === 'cluster-app1' && v.labels.result === 'success')?.value).toBeGreaterThanOrEqual(2);
@@ -209,7 +238,9 @@ describe('konnector on real clusters', () => {
     const names = Array.from({ length: 60 }, (_, i) => `bulk-${i}`);
     await Promise.all(names.map((name) => a1.create(WIDGETS, { metadata: { name, namespace: 'team-bulk' }, spec: { size: 2 } })));
     await eventually('all 60 upstream', async () => (await cpc.list(WIDGETS, 'cluster-app1-team-bulk')).items.length === 61);
-    await eventually('all 60 carry the finalizer', async () => (await a1.list(WIDGETS, 'team-bulk')).items.every((o) => o.metadata.finalizers?.includes(SYNCER_FINALIZER)));
+    await eventually('all 60 carry the finalizer', async () =>
+      (await a1.list(WIDGETS, 'team-bulk')).items.every((o) => o.metadata.finalizers?.includes(SYNCER_FINALIZER)),
+    );
     await sleep(1000); // late duplicates would show up here
     const [app1d, cp1d] = await Promise.all([requestCounts(a1, 'widgets'), requestCounts(cpc, 'widgets')]);
     const writes = (d: Record<string, number>) => Object.fromEntries(Object.entries(d).filter(([k]) => !/^(GET|LIST|WATCH)\b/.test(k)));
@@ -247,7 +278,10 @@ describe('konnector on real clusters', () => {
     const pns = await boundNamespace('team-a');
     // Unclaimed provider Secrets (no credentials label) and a consumer Secret (claim owner is Provider).
     await cpc.create(CoreResources.secrets, { metadata: { name: 'internal', namespace: pns }, stringData: { password: 'provider-only' } });
-    await a1.create(CoreResources.secrets, { metadata: { name: 'app-secret', namespace: 'team-a', labels: { [CREDS_LABEL]: 'true' } }, stringData: { k: 'v' } });
+    await a1.create(CoreResources.secrets, {
+      metadata: { name: 'app-secret', namespace: 'team-a', labels: { [CREDS_LABEL]: 'true' } },
+      stringData: { k: 'v' },
+    });
     await cpc.create(CoreResources.secrets, {
       metadata: { name: 'w1-creds', namespace: pns, labels: { [CREDS_LABEL]: 'true' } },
       stringData: { username: 'u1', password: 'p1' },
@@ -282,7 +316,10 @@ describe('konnector on real clusters', () => {
     await eventually('deleted down', async () => !(await a1.getOrNull(CoreResources.secrets, 'team-a', 'w1-creds')));
     expect(await a1.getOrNull(CoreResources.secrets, 'team-a', 'app-secret')).toBeDefined();
     // Provider recreates it → comes down again.
-    await cpc.create(CoreResources.secrets, { metadata: { name: 'w1-creds', namespace: pns, labels: { [CREDS_LABEL]: 'true' } }, stringData: { password: 'p3' } });
+    await cpc.create(CoreResources.secrets, {
+      metadata: { name: 'w1-creds', namespace: pns, labels: { [CREDS_LABEL]: 'true' } },
+      stringData: { password: 'p3' },
+    });
     await eventually('recreated upstream comes down', () => a1.getOrNull(CoreResources.secrets, 'team-a', 'w1-creds'));
   });
 
@@ -291,7 +328,10 @@ describe('konnector on real clusters', () => {
     await cpc.create(WIDGETS, { metadata: { name: 'from-provider', namespace: 'cluster-app1-team-a' }, spec: { size: 1, color: 'green' } });
     const down = await eventually('adopted downstream', () => a1.getOrNull<Widget>(WIDGETS, 'team-a', 'from-provider'));
     expect(down.spec).toEqual({ size: 1, color: 'green' });
-    await eventually('upstream marked bound', async () => (await cpc.get(WIDGETS, 'cluster-app1-team-a', 'from-provider')).metadata.annotations?.[BOUND_ANNOTATION] === 'true');
+    await eventually(
+      'upstream marked bound',
+      async () => (await cpc.get(WIDGETS, 'cluster-app1-team-a', 'from-provider')).metadata.annotations?.[BOUND_ANNOTATION] === 'true',
+    );
     // From now on the app cluster owns it: a consumer change goes up.
     await a1.mergePatch(WIDGETS, 'team-a', 'from-provider', { spec: { size: 2 } });
     await eventually('adopted object syncs up', async () => (await cpc.get<Widget>(WIDGETS, 'cluster-app1-team-a', 'from-provider')).spec?.size === 2);
@@ -300,13 +340,15 @@ describe('konnector on real clusters', () => {
   it('downstream delete → upstream delete → finalizer released', async () => {
     await app1Ready();
     await syncedWidget(a1, 'cluster-app1', 'team-a', 'w-delete', { size: 1 });
-    await eventually('w-delete has the syncer finalizer', async () => (await a1.get(WIDGETS, 'team-a', 'w-delete')).metadata.finalizers?.includes(SYNCER_FINALIZER));
+    await eventually('w-delete has the syncer finalizer', async () =>
+      (await a1.get(WIDGETS, 'team-a', 'w-delete')).metadata.finalizers?.includes(SYNCER_FINALIZER),
+    );
     await a1.delete(WIDGETS, 'team-a', 'w-delete');
     await eventually('upstream deleted', async () => !(await cpc.getOrNull(WIDGETS, 'cluster-app1-team-a', 'w-delete')));
     await eventually('downstream gone', async () => !(await a1.getOrNull(WIDGETS, 'team-a', 'w-delete')));
   });
 
-  it('two app clusters bound to the same export cannot see or touch each other\'s objects', async () => {
+  it("two app clusters bound to the same export cannot see or touch each other's objects", async () => {
     await Promise.all([app1Ready(), app2Ready()]);
     // Same name and namespace on both app clusters, separate upstream objects.
     await syncedWidget(a1, 'cluster-app1', 'team-iso', 'twin', { size: 1, color: 'white' });
@@ -328,7 +370,10 @@ describe('konnector on real clusters', () => {
     }
     app2Creds.close();
     // app1's claimed Secret comes down to app1 only.
-    await cpc.create(CoreResources.secrets, { metadata: { name: 'twin-creds', namespace: 'cluster-app1-team-iso', labels: { [CREDS_LABEL]: 'true' } }, stringData: { password: 'one' } });
+    await cpc.create(CoreResources.secrets, {
+      metadata: { name: 'twin-creds', namespace: 'cluster-app1-team-iso', labels: { [CREDS_LABEL]: 'true' } },
+      stringData: { password: 'one' },
+    });
     await eventually('twin-creds on app1', () => a1.getOrNull(CoreResources.secrets, 'team-iso', 'twin-creds'));
     // app1's objects never appear on app2, and app2's status changes stay on app2.
     await a1.create(WIDGETS, { metadata: { name: 'only-on-app1', namespace: 'team-iso' }, spec: { size: 3 } });
@@ -348,16 +393,24 @@ describe('konnector on real clusters', () => {
       spec: { versions: (widgetExport('cluster-app1', { zone: { type: 'string' } }).spec as { versions: unknown[] }).versions },
     });
     await eventually('zone in local CRD schema', async () => {
-      const crd = (await a1.get(CoreResources.crds, undefined, WIDGETS_NAME)) as KubeObject & { spec: { versions: Array<{ schema: { openAPIV3Schema: { properties: { spec: { properties: Record<string, unknown> } } } } }> } };
+      const crd = (await a1.get(CoreResources.crds, undefined, WIDGETS_NAME)) as KubeObject & {
+        spec: { versions: Array<{ schema: { openAPIV3Schema: { properties: { spec: { properties: Record<string, unknown> } } } } }> };
+      };
       return 'zone' in crd.spec.versions[0]!.schema.openAPIV3Schema.properties.spec.properties;
     });
     // And syncing keeps working with the new field (after the syncer restart on the new export generation).
-    await cpc.update(CoreResources.crds, { ...(await cpc.get(CoreResources.crds, undefined, WIDGETS_NAME)), spec: widgetCRD({ zone: { type: 'string' } }).spec });
+    await cpc.update(CoreResources.crds, {
+      ...(await cpc.get(CoreResources.crds, undefined, WIDGETS_NAME)),
+      spec: widgetCRD({ zone: { type: 'string' } }).spec,
+    });
     await eventually('new field accepted downstream', async () => {
       await a1.mergePatch(WIDGETS, 'team-a', 'w-zone', { spec: { zone: 'eu' } });
       return (await a1.get<Widget & { spec: { zone?: string } }>(WIDGETS, 'team-a', 'w-zone')).spec.zone === 'eu';
     });
-    await eventually('zone upstream', async () => (await cpc.get<Widget & { spec: { zone?: string } }>(WIDGETS, 'cluster-app1-team-a', 'w-zone')).spec.zone === 'eu');
+    await eventually(
+      'zone upstream',
+      async () => (await cpc.get<Widget & { spec: { zone?: string } }>(WIDGETS, 'cluster-app1-team-a', 'w-zone')).spec.zone === 'eu',
+    );
   });
 
   it('refuses to take over a CRD it does not own: condition, no change', async () => {
@@ -390,7 +443,10 @@ describe('konnector on real clusters', () => {
 
   it('a binding with a broken kubeconfig Secret says what to do', async () => {
     await app1Ready();
-    await a1.create(CoreResources.secrets, { metadata: { name: 'broken', namespace: 'klutch-bind' }, stringData: { kubeconfig: 'apiVersion: v1\nkind: Config\n' } });
+    await a1.create(CoreResources.secrets, {
+      metadata: { name: 'broken', namespace: 'klutch-bind' },
+      stringData: { kubeconfig: 'apiVersion: v1\nkind: Config\n' },
+    });
     await a1.create(BindResources.apiServiceBindings, {
       metadata: { name: 'things.example.com', namespace: 'klutch-bind' },
       spec: { kubeconfigSecretRef: { namespace: 'klutch-bind', name: 'broken', key: 'kubeconfig' } },
@@ -418,17 +474,21 @@ describe('konnector on real clusters', () => {
     const token = await tokenFor(cpc, 'cluster-app1', 'konnector', 7200);
     const rotated = kubeconfigText(cp.kubeconfigForToken(token, 'cluster-app1'));
     await cpc.mergePatch(CoreResources.secrets, 'cluster-app1', 'kubeconfig', { data: { kubeconfig: Buffer.from(rotated).toString('base64') } });
-    await eventually('consumer Secret rotated', async () => {
-      const s = await a1.get<Secret>(CoreResources.secrets, 'klutch-bind', 'kubeconfig-provider');
-      return Buffer.from(s.data!.kubeconfig!, 'base64').toString() === rotated;
-    }, 20_000);
+    await eventually(
+      'consumer Secret rotated',
+      async () => {
+        const s = await a1.get<Secret>(CoreResources.secrets, 'klutch-bind', 'kubeconfig-provider');
+        return Buffer.from(s.data!.kubeconfig!, 'base64').toString() === rotated;
+      },
+      20_000,
+    );
     // Still works on the new connection.
     await a1.create(WIDGETS, { metadata: { name: 'after-rotation', namespace: 'team-a' }, spec: { size: 7 } });
     await eventually('synced after rotation', () => cpc.getOrNull(WIDGETS, 'cluster-app1-team-a', 'after-rotation'));
     expect((await condition(a1, WIDGETS_NAME, 'Ready'))?.status).toBe('True');
   });
 
-  it('cluster-scoped resources with Prefixed isolation: <clusterNs>-<name> upstream, other consumers\' objects ignored', async () => {
+  it("cluster-scoped resources with Prefixed isolation: <clusterNs>-<name> upstream, other consumers' objects ignored", async () => {
     await app1Ready();
     const GIZMOS = { group: 'test.klutch.anynines.com', version: 'v1alpha1', plural: 'gizmos', kind: 'Gizmo', namespaced: false };
     const gizmoCRD = widgetCRD();
@@ -436,7 +496,10 @@ describe('konnector on real clusters', () => {
     Object.assign(gizmoCRD.spec as object, { scope: 'Cluster', names: { plural: 'gizmos', singular: 'gizmo', kind: 'Gizmo', listKind: 'GizmoList' } });
     await createCRDs(cpc, [gizmoCRD]);
     // The backend grants cluster-scoped access for cluster-scoped exports.
-    await ensure(cpc, CoreResources.clusterroles, { metadata: { name: 'konnector-gizmos' }, rules: [{ apiGroups: ['test.klutch.anynines.com'], resources: ['gizmos', 'gizmos/status'], verbs: ['*'] }] });
+    await ensure(cpc, CoreResources.clusterroles, {
+      metadata: { name: 'konnector-gizmos' },
+      rules: [{ apiGroups: ['test.klutch.anynines.com'], resources: ['gizmos', 'gizmos/status'], verbs: ['*'] }],
+    });
     await ensure(cpc, CoreResources.clusterrolebindings, {
       metadata: { name: 'konnector-gizmos-app1' },
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'konnector-gizmos' },
@@ -453,14 +516,18 @@ describe('konnector on real clusters', () => {
     });
     await cpc.create(BindResources.apiServiceExports, exp);
     // Objects of another consumer and of the provider itself exist upstream before we bind.
-    await cpc.create(GIZMOS, { metadata: { name: 'cluster-app2-g9', annotations: { 'klutch.anynines.com/cluster-namespace': 'cluster-app2' } }, spec: { size: 9 } });
+    await cpc.create(GIZMOS, {
+      metadata: { name: 'cluster-app2-g9', annotations: { 'klutch.anynines.com/cluster-namespace': 'cluster-app2' } },
+      spec: { size: 9 },
+    });
     await cpc.create(GIZMOS, { metadata: { name: 'provider-own' }, spec: { size: 8 } });
     await a1.create(BindResources.apiServiceBindings, {
       metadata: { name: 'gizmos.test.klutch.anynines.com', namespace: 'klutch-bind' },
       spec: { kubeconfigSecretRef: { namespace: 'klutch-bind', name: 'kubeconfig-provider', key: 'kubeconfig' } },
     });
     await eventually('gizmo CRD established on app1', async () => {
-      const c = (await a1.getOrNull(CoreResources.crds, undefined, 'gizmos.test.klutch.anynines.com')) as (KubeObject & { status?: { conditions?: Array<{ type: string; status: string }> } }) | undefined;
+      const c = (await a1.getOrNull(CoreResources.crds, undefined, 'gizmos.test.klutch.anynines.com')) as
+        (KubeObject & { status?: { conditions?: Array<{ type: string; status: string }> } }) | undefined;
       return c?.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True');
     });
     await eventually('gizmo binding Ready', async () => (await condition(a1, 'gizmos.test.klutch.anynines.com', 'Ready'))?.status === 'True');
@@ -495,7 +562,10 @@ describe('konnector on real clusters', () => {
     await ensure(cpc, BindResources.apiServiceExports, exp);
     // The platform operator: app cluster kubeconfig Secret + AppClusterBinding.
     await ensure(cpc, CoreResources.namespaces, { metadata: { name: 'platform' } });
-    await cpc.create(CoreResources.secrets, { metadata: { name: 'app2-kubeconfig', namespace: 'platform' }, stringData: { kubeconfig: kubeconfigText(app2.kubeConfig) } });
+    await cpc.create(CoreResources.secrets, {
+      metadata: { name: 'app2-kubeconfig', namespace: 'platform' },
+      stringData: { kubeconfig: kubeconfigText(app2.kubeConfig) },
+    });
     const acbCtl = new AppClusterBindingController({ client: cpc, konnectorImage: 'example.com/klutch-konnector:test', logger: log('acb') });
     await acbCtl.start();
     try {
@@ -512,24 +582,37 @@ describe('konnector on real clusters', () => {
         return getCondition(x.status?.conditions, 'Ready')?.status === 'True' ? x : undefined;
       });
       expect(acb.metadata.finalizers).toContain('klutch.anynines.com/appclusterbinding-cleanup');
-      expect(Object.fromEntries(acb.status!.conditions!.map((c) => [c.type, c.status]))).toEqual({ Ready: 'True', SecretValid: 'True', KonnectorDeployed: 'True' });
+      expect(Object.fromEntries(acb.status!.conditions!.map((c) => [c.type, c.status]))).toEqual({
+        Ready: 'True',
+        SecretValid: 'True',
+        KonnectorDeployed: 'True',
+      });
       const mirrored = await cpc.get<Secret>(CoreResources.secrets, root, 'app-cluster-kubeconfig');
       expect(Buffer.from(mirrored.data!.kubeconfig!, 'base64').toString()).toBe(kubeconfigText(app2.kubeConfig));
-      expect((await cpc.get<ClusterBinding>(BindResources.clusterBindings, root, 'cluster')).spec).toMatchObject({ providerPrettyName: 'app2', kubeconfigSecretRef: { name: 'app-cluster-kubeconfig' } });
+      expect((await cpc.get<ClusterBinding>(BindResources.clusterBindings, root, 'cluster')).spec).toMatchObject({
+        providerPrettyName: 'app2',
+        kubeconfigSecretRef: { name: 'app-cluster-kubeconfig' },
+      });
       expect(await cpc.getOrNull(CoreResources.rolebindings, root, 'control-plane-connector')).toBeDefined();
       const binding = await cpc.get<APIServiceBinding>(BindResources.apiServiceBindings, root, 'gadgets.test.klutch.anynines.com');
       expect(binding.spec.kubeconfigSecretRef).toEqual({ namespace: root, name: 'app-cluster-kubeconfig', key: 'kubeconfig' });
       // Unlike Klutch, the credentials claim of the export is on the binding, accepted.
-      expect(binding.spec.permissionClaims).toEqual([expect.objectContaining({ resource: 'secrets', state: 'Accepted', selector: expect.objectContaining({ owner: 'Provider' }) })]);
-      const dep = await cpc.get<KubeObject & { spec: { template: { spec: { serviceAccountName: string; containers: Array<Record<string, unknown> & { args: string[]; env: Array<{ name: string }> }> } } } }>(
-        { group: 'apps', version: 'v1', plural: 'deployments', namespaced: true, kind: 'Deployment' },
-        root,
-        'konnector',
-      );
+      expect(binding.spec.permissionClaims).toEqual([
+        expect.objectContaining({ resource: 'secrets', state: 'Accepted', selector: expect.objectContaining({ owner: 'Provider' }) }),
+      ]);
+      const dep = await cpc.get<
+        KubeObject & {
+          spec: {
+            template: { spec: { serviceAccountName: string; containers: Array<Record<string, unknown> & { args: string[]; env: Array<{ name: string }> }> } };
+          };
+        }
+      >({ group: 'apps', version: 'v1', plural: 'deployments', namespaced: true, kind: 'Deployment' }, root, 'konnector');
       const ctr = dep.spec.template.spec.containers[0]!;
       expect(dep.spec.template.spec.serviceAccountName).toBe('klutch-binder');
       expect(ctr.image).toBe('example.com/klutch-konnector:test');
-      expect(ctr.args).toEqual(expect.arrayContaining(['--control-plane-mode', `--binding-root-namespace=${root}`, '--app-cluster-kubeconfig-secret-name=app-cluster-kubeconfig']));
+      expect(ctr.args).toEqual(
+        expect.arrayContaining(['--control-plane-mode', `--binding-root-namespace=${root}`, '--app-cluster-kubeconfig-secret-name=app-cluster-kubeconfig']),
+      );
       expect(ctr.env.map((e) => e.name)).toEqual(['POD_NAME', 'POD_NAMESPACE', 'LOG_LEVEL']);
       expect(ctr.resources).toEqual({ limits: { memory: '256Mi' } });
 
@@ -546,15 +629,22 @@ describe('konnector on real clusters', () => {
       konnectors.push(k);
       await k.start();
       await eventually('gadgets CRD established on app2', async () => {
-        const c = (await a2.getOrNull(CoreResources.crds, undefined, 'gadgets.test.klutch.anynines.com')) as (KubeObject & { status?: { conditions?: Array<{ type: string; status: string }> } }) | undefined;
+        const c = (await a2.getOrNull(CoreResources.crds, undefined, 'gadgets.test.klutch.anynines.com')) as
+          (KubeObject & { status?: { conditions?: Array<{ type: string; status: string }> } }) | undefined;
         return c?.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True');
       });
       await eventually('cp-mode binding Ready', async () => (await condition(cpc, 'gadgets.test.klutch.anynines.com', 'Ready', root))?.status === 'True');
       await ensure(a2, CoreResources.namespaces, { metadata: { name: 'shop' } });
-      await eventually('gadget created', async () => !!(await a2.create(GADGETS, { metadata: { name: 'gd1', namespace: 'shop' }, spec: { size: 2 } }).catch(() => undefined)));
+      await eventually(
+        'gadget created',
+        async () => !!(await a2.create(GADGETS, { metadata: { name: 'gd1', namespace: 'shop' }, spec: { size: 2 } }).catch(() => undefined)),
+      );
       const up = await eventually('gadget upstream', () => cpc.getOrNull<Widget>(GADGETS, `${root}-shop`, 'gd1'));
       expect(up.spec).toEqual({ size: 2 });
-      await cpc.create(CoreResources.secrets, { metadata: { name: 'gd1-creds', namespace: `${root}-shop`, labels: { [CREDS_LABEL]: 'true' } }, stringData: { password: 'cp' } });
+      await cpc.create(CoreResources.secrets, {
+        metadata: { name: 'gd1-creds', namespace: `${root}-shop`, labels: { [CREDS_LABEL]: 'true' } },
+        stringData: { password: 'cp' },
+      });
       await eventually('credentials reach the app cluster in control-plane mode', () => a2.getOrNull(CoreResources.secrets, 'shop', 'gd1-creds'));
       const cb = await eventually('cp-mode heartbeat', async () => {
         const x = await cpc.get<ClusterBinding>(BindResources.clusterBindings, root, 'cluster');
@@ -587,7 +677,11 @@ describe('konnector on real clusters', () => {
     await eventually('tmp upstream', () => cpc.getOrNull(WIDGETS, 'cluster-app1-team-gone', 'tmp'));
     await a1.delete(CoreResources.namespaces, undefined, 'team-gone');
     // The namespace controller deletes tmp; our finalizer waits for the upstream delete; then the namespace goes.
-    await eventually('APIServiceNamespace deleted', async () => !(await cpc.getOrNull(BindResources.apiServiceNamespaces, 'cluster-app1', 'team-gone')), 90_000);
+    await eventually(
+      'APIServiceNamespace deleted',
+      async () => !(await cpc.getOrNull(BindResources.apiServiceNamespaces, 'cluster-app1', 'team-gone')),
+      90_000,
+    );
     expect(await cpc.getOrNull(WIDGETS, 'cluster-app1-team-gone', 'tmp')).toBeUndefined();
   });
 
@@ -610,7 +704,10 @@ describe('konnector on real clusters', () => {
       spec: { kubeconfigSecretRef: { namespace: 'klutch-bind', name: 'kubeconfig-provider', key: 'kubeconfig' }, permissionClaims: [] },
     });
     await eventually('re-bound binding Ready', async () => (await condition(a2, WIDGETS_NAME, 'Ready'))?.status === 'True', 60_000);
-    await eventually('w2 created after re-bind', async () => !!(await a2.create(WIDGETS, { metadata: { name: 'w2', namespace: 'team-a' }, spec: { size: 2 } }).catch(() => undefined)));
+    await eventually(
+      'w2 created after re-bind',
+      async () => !!(await a2.create(WIDGETS, { metadata: { name: 'w2', namespace: 'team-a' }, spec: { size: 2 } }).catch(() => undefined)),
+    );
     await eventually('w2 upstream', () => cpc.getOrNull(WIDGETS, 'cluster-app2-team-a', 'w2'));
   });
 
@@ -627,7 +724,11 @@ describe('konnector on real clusters', () => {
 
     await a2.delete(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME);
     // Nobody cleans up while the konnector is down: the binding waits, terminating, and the API stays.
-    await never('binding released without the konnector', async () => !(await a2.getOrNull(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME)), 2000);
+    await never(
+      'binding released without the konnector',
+      async () => !(await a2.getOrNull(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME)),
+      2000,
+    );
     expect((await a2.get(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME)).metadata.deletionTimestamp).toBeDefined();
     expect(await a2.getOrNull(CoreResources.crds, undefined, WIDGETS_NAME)).toBeDefined();
 
@@ -666,7 +767,9 @@ describe('konnector on real clusters', () => {
     await a1.delete(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME);
     // An administrator removes the konnector's finalizer by hand: the binding is gone, the CRD stays.
     const b = await a1.get(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME);
-    await a1.jsonPatch(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME, [{ op: 'replace', path: '/metadata/finalizers', value: (b.metadata.finalizers ?? []).filter((f) => f !== BINDING_FINALIZER) }]);
+    await a1.jsonPatch(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME, [
+      { op: 'replace', path: '/metadata/finalizers', value: (b.metadata.finalizers ?? []).filter((f) => f !== BINDING_FINALIZER) },
+    ]);
     await eventually('binding gone', async () => !(await a1.getOrNull(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME)));
     await bindOnApp(app1, p1);
     const newUid = (await a1.get(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME)).metadata.uid;

@@ -42,7 +42,10 @@ describe(`konnector with ${NAMESPACES} bound namespaces`, () => {
     );
     // The provider writes a credentials Secret next to each upstream object; each comes down.
     await parallel(names, 8, (ns) =>
-      cpc.create(CoreResources.secrets, { metadata: { name: 'db-creds', namespace: `cluster-scale-${ns}`, labels: { [CREDS_LABEL]: 'true' } }, stringData: { password: ns } }),
+      cpc.create(CoreResources.secrets, {
+        metadata: { name: 'db-creds', namespace: `cluster-scale-${ns}`, labels: { [CREDS_LABEL]: 'true' } },
+        stringData: { password: ns },
+      }),
     );
     await eventually(
       `all ${NAMESPACES} credentials Secrets down`,
@@ -59,6 +62,10 @@ describe(`konnector with ${NAMESPACES} bound namespaces`, () => {
     }
     // Still responsive afterwards: a change in the last namespace goes up.
     await ac.mergePatch(WIDGETS, names[NAMESPACES - 1], 'db', { spec: { size: 7 } });
-    await eventually('change upstream', async () => ((await cpc.get(WIDGETS, `cluster-scale-${names[NAMESPACES - 1]}`, 'db')) as KubeObject & { spec: { size: number } }).spec.size === 7, 60_000);
+    await eventually(
+      'change upstream',
+      async () => ((await cpc.get(WIDGETS, `cluster-scale-${names[NAMESPACES - 1]}`, 'db')) as KubeObject & { spec: { size: number } }).spec.size === 7,
+      60_000,
+    );
   });
 });

@@ -59,7 +59,10 @@ describe('klutch-kit cluster start', () => {
   });
 
   it('rejects an invalid cluster name with a clear message and exit code 1', async () => {
-    child = spawn(process.execPath, [path.join(repo, 'bin/klutch-kit.js'), 'cluster', 'start', '--name', 'No_Such', '--quiet'], { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
+    child = spawn(process.execPath, [path.join(repo, 'bin/klutch-kit.js'), 'cluster', 'start', '--name', 'No_Such', '--quiet'], {
+      cwd: repo,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
     const code = await new Promise<number | null>((r) => child!.on('exit', (c) => r(c)));

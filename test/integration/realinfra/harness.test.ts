@@ -42,7 +42,11 @@ interface ChildReport {
 }
 
 /** Runs test/realinfra/fixtures/start-cluster-child.ts; resolves with its report once the cluster is up. */
-function startChild(name: string, mode: 'exit' | 'wait', registry: string): Promise<{ child: ChildProcess; report: ChildReport; exited: Promise<number | null> }> {
+function startChild(
+  name: string,
+  mode: 'exit' | 'wait',
+  registry: string,
+): Promise<{ child: ChildProcess; report: ChildReport; exited: Promise<number | null> }> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(repo, 'test/realinfra/fixtures/start-cluster-child.ts'), name, mode], {
     cwd: repo,
     env: { ...process.env, KLUTCH_KIT_REALINFRA_REGISTRY: registry },
@@ -151,7 +155,9 @@ describe('binary cache', () => {
     // Same content in another place: same key (the repo's own copy).
     expect(planComponent('etcd', { cacheRoot }).key).toBe(before.key);
     // The two kube components share a module but not a key.
-    expect(planComponent('kube-apiserver', { toolsDir: tools, cacheRoot }).key).not.toBe(planComponent('kube-controller-manager', { toolsDir: tools, cacheRoot }).key);
+    expect(planComponent('kube-apiserver', { toolsDir: tools, cacheRoot }).key).not.toBe(
+      planComponent('kube-controller-manager', { toolsDir: tools, cacheRoot }).key,
+    );
     // Editing go.sum changes the key of that module's components only.
     const apiBefore = planComponent('kube-apiserver', { toolsDir: tools, cacheRoot }).key;
     fs.appendFileSync(path.join(tools, 'etcd', 'go.sum'), 'example.invalid/x v0.0.1 h1:AAAA=\n');
@@ -169,7 +175,7 @@ describe('binary cache', () => {
     expect(execFileSync(bins.etcd, ['--version'], { encoding: 'utf8' })).toMatch(/etcd Version: 3\.6\.\d+/);
   });
 
-  it('names the component and shows go\'s output when a build fails', async () => {
+  it("names the component and shows go's output when a build fails", async () => {
     const tools = tempDir('tools');
     fs.mkdirSync(path.join(tools, 'etcd'), { recursive: true });
     fs.copyFileSync(path.join(repo, 'tools/etcd/go.mod'), path.join(tools, 'etcd', 'go.mod'));

@@ -185,7 +185,10 @@ describe('startCluster() runs a real control plane', () => {
     });
     await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'bystander' } } });
     await core.deleteNamespacedConfigMap({ namespace: ns, name: 'owner', propagationPolicy: 'Background' });
-    await eventually('the dependent ConfigMap to be collected', async () => (await statusOf(core.readNamespacedConfigMap({ namespace: ns, name: 'dependent' }))) === 404);
+    await eventually(
+      'the dependent ConfigMap to be collected',
+      async () => (await statusOf(core.readNamespacedConfigMap({ namespace: ns, name: 'dependent' }))) === 404,
+    );
     expect(await statusOf(core.readNamespacedConfigMap({ namespace: ns, name: 'bystander' }))).toBe(200);
   });
 

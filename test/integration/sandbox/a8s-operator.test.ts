@@ -13,7 +13,14 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import pg from 'pg';
 import { CoreResources, KubeClient, type KubeObject, type WatchHandle } from '../../../runtime/core/client.js';
-import { A8S_RESOURCES, APP_DATABASE, installA8sCrds, SandboxA8sOperator, type A8sServiceBinding, type Postgresql } from '../../../sandbox/a8s-operator/index.js';
+import {
+  A8S_RESOURCES,
+  APP_DATABASE,
+  installA8sCrds,
+  SandboxA8sOperator,
+  type A8sServiceBinding,
+  type Postgresql,
+} from '../../../sandbox/a8s-operator/index.js';
 import { eventually, uniqueName, useCluster } from '../../realinfra/util.js';
 
 jest.setTimeout(120_000);
@@ -41,10 +48,18 @@ const alive = (pid: number) => {
   }
 };
 
-const decode = (s: Secret): Record<string, string> => Object.fromEntries(Object.entries(s.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
+const decode = (s: Secret): Record<string, string> =>
+  Object.fromEntries(Object.entries(s.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
 
 async function connect(c: Creds): Promise<pg.Client> {
-  const db = new pg.Client({ host: c.instance_service, port: 5432, user: c.username, password: c.password, database: c.database, connectionTimeoutMillis: 5_000 });
+  const db = new pg.Client({
+    host: c.instance_service,
+    port: 5432,
+    user: c.username,
+    password: c.password,
+    database: c.database,
+    connectionTimeoutMillis: 5_000,
+  });
   db.on('error', () => undefined);
   await db.connect();
   return db;
@@ -111,7 +126,10 @@ describe('SandboxA8sOperator', () => {
 
   it('runs a Postgresql as a real server, binds two roles with a8s-format Secrets, revokes, removes the server', async () => {
     const db = uniqueName('orders');
-    await client.create(A8S_RESOURCES.postgresqls, postgresql(db, { parameters: { maxConnections: 40 }, resources: { limits: { cpu: '500m', memory: '512Mi' } } }));
+    await client.create(
+      A8S_RESOURCES.postgresqls,
+      postgresql(db, { parameters: { maxConnections: 40 }, resources: { limits: { cpu: '500m', memory: '512Mi' } } }),
+    );
     const pgObj = await running(db);
     // what one local server cannot honour is named in status, the instance still runs
     expect(pgObj.status?.error).toMatch(/^not applied by the sandbox's local server: .*spec\.version 14 \(the local server is PostgreSQL \d+/);
@@ -214,7 +232,9 @@ describe('SandboxA8sOperator', () => {
     } finally {
       w.abort();
     }
-    const events = (await client.list<KubeObject & { reason?: string; message?: string; involvedObject?: { name?: string } }>(A8S_RESOURCES.events, ns)).items.filter((e) => e.involvedObject?.name === db);
+    const events = (
+      await client.list<KubeObject & { reason?: string; message?: string; involvedObject?: { name?: string } }>(A8S_RESOURCES.events, ns)
+    ).items.filter((e) => e.involvedObject?.name === db);
     expect(events.map((e) => e.reason)).toEqual(expect.arrayContaining(['ServerExited', 'ServerRestarted']));
     // the data and the binding's role survived the crash
     const c = await connect(creds);
@@ -250,7 +270,9 @@ describe('SandboxA8sOperator', () => {
       return x.status?.error ? x : undefined;
     });
     expect(sb.status?.implemented).toBe(false);
-    expect(sb.status?.error).toBe('spec.instance redis.anynines.com/v1beta1 Redis: the sandbox a8s operator binds only Postgresql (postgresql.anynines.com/v1beta3)');
+    expect(sb.status?.error).toBe(
+      'spec.instance redis.anynines.com/v1beta1 Redis: the sandbox a8s operator binds only Postgresql (postgresql.anynines.com/v1beta3)',
+    );
     expect(await client.getOrNull(CoreResources.secrets, ns, `${b}-service-binding`)).toBeUndefined();
     await client.delete(A8S_RESOURCES.serviceBindings, ns, b);
     await client.delete(A8S_RESOURCES.postgresqls, ns, db);

@@ -31,7 +31,21 @@ import { getCondition, type Condition } from '../../../runtime/core/conditions.j
 import { BindResources, type APIServiceBinding, type ClusterBinding } from '../../../runtime/konnector/types.js';
 import pg from 'pg';
 import { A8S_RESOURCES } from '../../../sandbox/a8s-operator/index.js';
-import { BIND_APIS, changeDemoPlan, clusterPids, DEMO, harnessPids, DEMO_PLANS, eventually, provisionDemo, REPO_ROOT, SANDBOX_CLAIMS, startSandbox, type DemoResult, type Sandbox } from '../../../sandbox/sandbox.js';
+import {
+  BIND_APIS,
+  changeDemoPlan,
+  clusterPids,
+  DEMO,
+  harnessPids,
+  DEMO_PLANS,
+  eventually,
+  provisionDemo,
+  REPO_ROOT,
+  SANDBOX_CLAIMS,
+  startSandbox,
+  type DemoResult,
+  type Sandbox,
+} from '../../../sandbox/sandbox.js';
 import type { SandboxState } from '../../../sandbox/state.js';
 
 jest.setTimeout(300_000);
@@ -50,7 +64,14 @@ let cp: KubeClient;
 let apps: KubeClient[];
 
 async function connect(c: { username: string; password: string; database: string; instance_service: string }): Promise<pg.Client> {
-  const db = new pg.Client({ host: c.instance_service, port: 5432, user: c.username, password: c.password, database: c.database, connectionTimeoutMillis: 5_000 });
+  const db = new pg.Client({
+    host: c.instance_service,
+    port: 5432,
+    user: c.username,
+    password: c.password,
+    database: c.database,
+    connectionTimeoutMillis: 5_000,
+  });
   db.on('error', () => undefined);
   await db.connect();
   return db;
@@ -136,21 +157,36 @@ describe('npm run sandbox, end to end', () => {
     expect(again.summary.resourceChanges?.['same']).toBeGreaterThan(0);
   });
 
-  it('4: the catalogue is installed from its Configuration package; the claim APIs are Crossplane\'s', async () => {
-    const conf = await cp.get<KubeObject & { spec?: { package?: string }; status?: { conditions?: Condition[] } }>({ group: 'pkg.crossplane.io', version: 'v1', plural: 'configurations', kind: 'Configuration', namespaced: false }, undefined, 'klutch-catalogue');
+  it("4: the catalogue is installed from its Configuration package; the claim APIs are Crossplane's", async () => {
+    const conf = await cp.get<KubeObject & { spec?: { package?: string }; status?: { conditions?: Condition[] } }>(
+      { group: 'pkg.crossplane.io', version: 'v1', plural: 'configurations', kind: 'Configuration', namespaced: false },
+      undefined,
+      'klutch-catalogue',
+    );
     expect(conf.spec?.package).toBe(sb!.catalogue.packageRef);
     expect(getCondition(conf.status?.conditions, 'Healthy')?.status).toBe('True');
     // applied by pulumi up (klutch-kit:catalogue), not by the sandbox or the harness
     const state = await sb!.stack.exportStack();
-    const managed = (state.deployment.resources as Array<{ type: string; outputs?: { metadata?: { name?: string } } }>).map((r) => `${r.type} ${r.outputs?.metadata?.name ?? ''}`);
-    expect(managed).toEqual(expect.arrayContaining([
-      'kubernetes:pkg.crossplane.io/v1:Configuration klutch-catalogue',
-      'kubernetes:pkg.crossplane.io/v1:Function function-patch-and-transform',
-      'kubernetes:pkg.crossplane.io/v1:Provider provider-kubernetes',
-      'kubernetes:kubernetes.crossplane.io/v1alpha1:ProviderConfig kubernetes-provider',
-    ]));
-    for (const [plural, kind, name] of [['functions', 'Function', 'function-patch-and-transform'], ['providers', 'Provider', 'provider-kubernetes']] as const) {
-      const p = await cp.get<KubeObject & { status?: { conditions?: Condition[] } }>({ group: 'pkg.crossplane.io', version: 'v1', plural, kind, namespaced: false }, undefined, name);
+    const managed = (state.deployment.resources as Array<{ type: string; outputs?: { metadata?: { name?: string } } }>).map(
+      (r) => `${r.type} ${r.outputs?.metadata?.name ?? ''}`,
+    );
+    expect(managed).toEqual(
+      expect.arrayContaining([
+        'kubernetes:pkg.crossplane.io/v1:Configuration klutch-catalogue',
+        'kubernetes:pkg.crossplane.io/v1:Function function-patch-and-transform',
+        'kubernetes:pkg.crossplane.io/v1:Provider provider-kubernetes',
+        'kubernetes:kubernetes.crossplane.io/v1alpha1:ProviderConfig kubernetes-provider',
+      ]),
+    );
+    for (const [plural, kind, name] of [
+      ['functions', 'Function', 'function-patch-and-transform'],
+      ['providers', 'Provider', 'provider-kubernetes'],
+    ] as const) {
+      const p = await cp.get<KubeObject & { status?: { conditions?: Condition[] } }>(
+        { group: 'pkg.crossplane.io', version: 'v1', plural, kind, namespaced: false },
+        undefined,
+        name,
+      );
       expect({ name, healthy: getCondition(p.status?.conditions, 'Healthy')?.status }).toEqual({ name, healthy: 'True' });
     }
     for (const api of BIND_APIS) {
@@ -159,9 +195,19 @@ describe('npm run sandbox, end to end', () => {
       // made by Crossplane from the package's XRD, not by the sandbox
       expect(crd.metadata.ownerReferences?.map((o) => o.kind)).toEqual(['CompositeResourceDefinition']);
     }
-    const templates = await cp.list({ group: 'example-backend.klutch.anynines.com', version: 'v1alpha1', plural: 'apiserviceexporttemplates', kind: 'APIServiceExportTemplate', namespaced: true }, 'crossplane-system');
+    const templates = await cp.list(
+      {
+        group: 'example-backend.klutch.anynines.com',
+        version: 'v1alpha1',
+        plural: 'apiserviceexporttemplates',
+        kind: 'APIServiceExportTemplate',
+        namespaced: true,
+      },
+      'crossplane-system',
+    );
     expect(templates.items.map((t) => t.metadata.name).sort()).toEqual(['postgresqlinstances', 'servicebindings']);
-    for (const crd of ['postgresqls.postgresql.anynines.com', 'servicebindings.servicebindings.anynines.com']) expect(await cp.getOrNull(CoreResources.crds, undefined, crd)).toBeDefined();
+    for (const crd of ['postgresqls.postgresql.anynines.com', 'servicebindings.servicebindings.anynines.com'])
+      expect(await cp.getOrNull(CoreResources.crds, undefined, crd)).toBeDefined();
     expect(sb!.a8s.instances.list()).toEqual([]);
   });
 
@@ -219,14 +265,19 @@ describe('npm run sandbox, end to end', () => {
     // claims Ready downstream (Crossplane's readiness checks on the a8s status)
     for (const c of [demo.instanceDown, demo.bindingDown]) expect(getCondition(c.status?.conditions, 'Ready')?.status).toBe('True');
     // the a8s Secret: written on the control plane by the operator, brought down by the konnector, same data
-    const up = (await cp.get(CoreResources.secrets, ns, `${b.a8s.metadata.name}-service-binding`)) as KubeObject & { type: string; data: Record<string, string> };
+    const up = (await cp.get(CoreResources.secrets, ns, `${b.a8s.metadata.name}-service-binding`)) as KubeObject & {
+      type: string;
+      data: Record<string, string>;
+    };
     expect(up.type).toBe('Opaque');
     expect(demo.secretDown.metadata.name).toBe(`${DEMO.binding}-service-binding`);
     expect(demo.secretDown.type).toBe('Opaque');
     expect(Object.keys(demo.secretDown.data!).sort()).toEqual(['database', 'instance_service', 'password', 'username']);
     expect(demo.secretDown.data).toEqual(up.data);
     expect(demo.credentials.instance_service).toBe(sb!.a8s.instances.get(`${ns}/${i.a8s.metadata.name}`)!.server.address);
-    expect(demo.psql).toBe(`PGPASSWORD='${demo.credentials.password}' psql -h ${demo.credentials.instance_service} -p 5432 -U ${demo.credentials.username} ${demo.credentials.database}`);
+    expect(demo.psql).toBe(
+      `PGPASSWORD='${demo.credentials.password}' psql -h ${demo.credentials.instance_service} -p 5432 -U ${demo.credentials.username} ${demo.credentials.database}`,
+    );
     // a connection with the app cluster's credentials writes and reads a row
     const c = await connect(demo.credentials);
     await c.query('CREATE TABLE orders (id int PRIMARY KEY, item text)');
@@ -247,7 +298,11 @@ describe('npm run sandbox, end to end', () => {
   it('9: deleting the ServiceBinding revokes its role; deleting the claim removes the server and its data', async () => {
     const ns = demo.upstreamNamespace;
     await apps[0]!.delete(SANDBOX_CLAIMS.serviceBindings, DEMO.namespace, DEMO.binding);
-    await eventually('the a8s ServiceBinding gone', async () => !(await cp.getOrNull(A8S_RESOURCES.serviceBindings, ns, demo.binding.a8s.metadata.name!)), 120_000);
+    await eventually(
+      'the a8s ServiceBinding gone',
+      async () => !(await cp.getOrNull(A8S_RESOURCES.serviceBindings, ns, demo.binding.a8s.metadata.name!)),
+      120_000,
+    );
     expect(await pgErrorCode(connect(demo.credentials))).toBe('28P01');
     const key = `${ns}/${demo.instance.a8s.metadata.name}`;
     const server = sb!.a8s.instances.get(key)!.server;
@@ -284,10 +339,14 @@ describe('the CLI: npm run sandbox, then npm run sandbox -- --down', () => {
     up.stderr.on('data', (d: Buffer) => (out += d.toString()));
     const exited = new Promise<number | null>((r) => up.on('exit', (code) => r(code)));
     try {
-      await eventually('the CLI sandbox up', async () => {
-        if (up.exitCode !== null) throw new Error(`exited ${up.exitCode}: ${out}`);
-        return out.includes('Klutch sandbox is up.');
-      }, 280_000);
+      await eventually(
+        'the CLI sandbox up',
+        async () => {
+          if (up.exitCode !== null) throw new Error(`exited ${up.exitCode}: ${out}`);
+          return out.includes('Klutch sandbox is up.');
+        },
+        280_000,
+      );
       for (let i = 1; i <= 8; i++) expect(out).toContain(`[${i}/8]`);
       const psql = /^ {2}PGPASSWORD='([^']+)' psql -h (127\.\d+\.\d+\.\d+) -p 5432 -U (\S+) (\S+)$/m.exec(out);
       expect(psql).not.toBeNull();
@@ -296,7 +355,10 @@ describe('the CLI: npm run sandbox, then npm run sandbox -- --down', () => {
       await c.end();
       const state = JSON.parse(fs.readFileSync(path.join(dir, 'state.json'), 'utf8')) as SandboxState;
       const a8sDir = state.a8sDataDir!;
-      const postmasters = fs.readdirSync(a8sDir).filter((d) => fs.existsSync(path.join(a8sDir, d, 'data', 'postmaster.pid'))).map((d) => Number(fs.readFileSync(path.join(a8sDir, d, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]));
+      const postmasters = fs
+        .readdirSync(a8sDir)
+        .filter((d) => fs.existsSync(path.join(a8sDir, d, 'data', 'postmaster.pid')))
+        .map((d) => Number(fs.readFileSync(path.join(a8sDir, d, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]));
       expect(postmasters).toHaveLength(1);
       const pids = [state.supervisorPid, ...state.processes.map((p) => p.pid), ...state.clusters.flatMap((c) => c.pids), ...postmasters];
       expect(state.clusters).toHaveLength(3);

@@ -71,7 +71,11 @@ function expectedObjects(): { cp: KubeObject[]; app: KubeObject[] } {
 async function readObject(cluster: RealCluster, o: Pick<KubeObject, 'apiVersion' | 'kind' | 'metadata'>): Promise<KubernetesObject | undefined> {
   const client = KubernetesObjectApi.makeApiClient(cluster.kubeConfig);
   try {
-    return await client.read({ apiVersion: o.apiVersion, kind: o.kind, metadata: { name: o.metadata.name, ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}) } });
+    return await client.read({
+      apiVersion: o.apiVersion,
+      kind: o.kind,
+      metadata: { name: o.metadata.name, ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}) },
+    });
   } catch (e) {
     const code = (e as { code?: number }).code;
     if (code === 404) return undefined;
@@ -91,7 +95,10 @@ async function timed<T>(what: string, fn: () => Promise<T>): Promise<T> {
 
 beforeAll(async () => {
   bins = await timed('pulumi toolchain (ensurePulumiBinaries)', () => ensurePulumiBinaries({ log }));
-  [cp, app] = await timed('start clusters', () => Promise.all([startCluster({ name: 'pulumi-cp' }), startCluster({ name: 'pulumi-app' })])) as [RealCluster, RealCluster];
+  [cp, app] = (await timed('start clusters', () => Promise.all([startCluster({ name: 'pulumi-cp' }), startCluster({ name: 'pulumi-app' })]))) as [
+    RealCluster,
+    RealCluster,
+  ];
   clusters.push(cp, app);
 
   // A project folder outside the work tree (stack config files and state land here), whose program is the
@@ -170,9 +177,14 @@ describe('pulumi up / up / destroy on real API servers', () => {
     // Outputs: backend URL, bind command, kubeconfigs kept secret.
     expect(res.outputs['backendUrl']).toEqual({ value: 'https://bind.klutch.test', secret: false });
     expect(res.outputs['kubeconfigs']?.secret).toBe(true);
-    expect((res.outputs['bindCommands']?.value as Record<string, string>)['app-1']).toBe('kubectl bind https://bind.klutch.test/export --kubeconfig <kubeconfig of app-1>');
+    expect((res.outputs['bindCommands']?.value as Record<string, string>)['app-1']).toBe(
+      'kubectl bind https://bind.klutch.test/export --kubeconfig <kubeconfig of app-1>',
+    );
     // The state file holds no secret in clear text.
-    const state = fs.readdirSync(path.join(tmp, 'state'), { recursive: true }).map(String).filter((f) => f.endsWith('.json'));
+    const state = fs
+      .readdirSync(path.join(tmp, 'state'), { recursive: true })
+      .map(String)
+      .filter((f) => f.endsWith('.json'));
     const stateText = state.map((f) => fs.readFileSync(path.join(tmp, 'state', f), 'utf8')).join('\n');
     expect(stateText.length).toBeGreaterThan(0);
     expect(stateText).not.toContain(secrets['cookieSigningKey']);
@@ -180,7 +192,10 @@ describe('pulumi up / up / destroy on real API servers', () => {
     expect(stateText).not.toContain('BEGIN RSA PRIVATE KEY');
 
     const want = expectedObjects();
-    for (const [cluster, objs] of [[cp, want.cp], [app, want.app]] as const) {
+    for (const [cluster, objs] of [
+      [cp, want.cp],
+      [app, want.app],
+    ] as const) {
       for (const o of objs) {
         const live = await readObject(cluster, o);
         expect({ cluster: cluster.name, ref: `${o.kind} ${o.metadata.namespace ?? ''}/${o.metadata.name}`, found: live !== undefined }).toEqual({
@@ -191,14 +206,24 @@ describe('pulumi up / up / destroy on real API servers', () => {
       }
     }
     // Nothing of the control plane landed in the app cluster and vice versa.
-    expect(await readObject(app, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'klutch-backend', namespace: 'klutch-system' } })).toBeUndefined();
+    expect(
+      await readObject(app, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'klutch-backend', namespace: 'klutch-system' } }),
+    ).toBeUndefined();
     const konnector = want.app.find((o) => o.kind === 'Deployment')!;
     expect(await readObject(cp, konnector)).toBeUndefined();
 
     // The Secrets carry the config secret values.
-    const oidc = (await readObject(cp, { apiVersion: 'v1', kind: 'Secret', metadata: { name: STACK_SECRETS.oidc.name, namespace: STACK_SECRETS.namespace } })) as { data: Record<string, string> };
+    const oidc = (await readObject(cp, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: STACK_SECRETS.oidc.name, namespace: STACK_SECRETS.namespace },
+    })) as { data: Record<string, string> };
     expect(Buffer.from(oidc.data[STACK_SECRETS.oidc.clientSecretKey]!, 'base64').toString()).toBe(secrets['oidcClientSecret']);
-    const kubeconfigSecret = (await readObject(cp, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'app-2-kubeconfig', namespace: 'klutch-app-clusters' } })) as { data: Record<string, string> };
+    const kubeconfigSecret = (await readObject(cp, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'app-2-kubeconfig', namespace: 'klutch-app-clusters' },
+    })) as { data: Record<string, string> };
     expect(Buffer.from(kubeconfigSecret.data['kubeconfig']!, 'base64').toString()).toContain(app.server);
 
     // Workload awaits were skipped (no kubelet here), by annotation on every workload object.
@@ -222,7 +247,10 @@ describe('pulumi up / up / destroy on real API servers', () => {
     const want = expectedObjects();
     // Namespaced objects go with their namespace; the namespace controller of kube-controller-manager finalises it.
     const deadline = Date.now() + 120_000;
-    for (const [cluster, objs] of [[cp, want.cp], [app, want.app]] as const) {
+    for (const [cluster, objs] of [
+      [cp, want.cp],
+      [app, want.app],
+    ] as const) {
       for (const o of objs) {
         let live = await readObject(cluster, o);
         while (live && Date.now() < deadline) {

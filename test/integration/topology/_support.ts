@@ -14,8 +14,13 @@ import { parseAllDocuments } from 'yaml';
 import { EXAMPLE_ARGOCD, EXAMPLE_FLUX, exampleTopology, type ExampleTopology } from '../../../constructs/app/example.js';
 import { synthTopology, type SynthResult } from '../../../constructs/topology/index.js';
 import {
-  deriveClaimCrd, deriveXrCrd, formatIssue, validateDirectory,
-  type CompositeResourceDefinitionLike, type CrossplaneTarget, type DerivedCrd,
+  deriveClaimCrd,
+  deriveXrCrd,
+  formatIssue,
+  validateDirectory,
+  type CompositeResourceDefinitionLike,
+  type CrossplaneTarget,
+  type DerivedCrd,
 } from '../../../constructs/validate/index.js';
 
 export const REPO_ROOT = process.cwd();
@@ -53,11 +58,15 @@ export async function synthExample(outdir: string, app = new App(), topology: Ex
  * `CDK8S_OUTDIR=outdir`; resolves to its stdout, rejects with its stderr.
  */
 export async function runSynthCommand(outdir: string): Promise<string> {
-  const { stdout } = await promisify(execFile)(process.execPath, [join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(REPO_ROOT, 'constructs', 'app', 'main.ts')], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, CDK8S_OUTDIR: outdir },
-    timeout: 120_000,
-  });
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(REPO_ROOT, 'constructs', 'app', 'main.ts')],
+    {
+      cwd: REPO_ROOT,
+      env: { ...process.env, CDK8S_OUTDIR: outdir },
+      timeout: 120_000,
+    },
+  );
   return stdout;
 }
 
@@ -77,7 +86,9 @@ export function folderContents(dir: string): Map<string, string> {
 
 /** Every document of a YAML file. */
 export function yamlDocuments(file: string): KubernetesObject[] {
-  return parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS() as KubernetesObject).filter((o) => o !== null);
+  return parseAllDocuments(readFileSync(file, 'utf8'))
+    .map((d) => d.toJS() as KubernetesObject)
+    .filter((o) => o !== null);
 }
 
 /**
@@ -87,11 +98,18 @@ export function yamlDocuments(file: string): KubernetesObject[] {
  * provider-anynines 1.5.0. (function-patch-and-transform ships an input schema, not a CRD.)
  */
 export function platformCrds(target: CrossplaneTarget, crossplaneNamespace = 'crossplane-system'): Array<{ file: string; object: KubernetesObject }> {
-  const dirs: Array<[dir: string, pkg?: string]> = [[`crossplane/${target === '2' ? 'v2' : 'v1.20'}`], ['provider-kubernetes', 'provider-kubernetes'], ['provider-anynines', 'provider-anynines']];
+  const dirs: Array<[dir: string, pkg?: string]> = [
+    [`crossplane/${target === '2' ? 'v2' : 'v1.20'}`],
+    ['provider-kubernetes', 'provider-kubernetes'],
+    ['provider-anynines', 'provider-anynines'],
+  ];
   const out: Array<{ file: string; object: KubernetesObject }> = [];
   for (const [d, pkg] of dirs) {
-    for (const f of readdirSync(join(VENDORED_CRDS, d)).filter((x) => x.endsWith('.yaml')).sort()) {
-      for (const object of yamlDocuments(join(VENDORED_CRDS, d, f))) out.push({ file: `imports/crds/${d}/${f}`, object: pkg ? asInstalledByPackageManager(object, pkg, crossplaneNamespace) : object });
+    for (const f of readdirSync(join(VENDORED_CRDS, d))
+      .filter((x) => x.endsWith('.yaml'))
+      .sort()) {
+      for (const object of yamlDocuments(join(VENDORED_CRDS, d, f)))
+        out.push({ file: `imports/crds/${d}/${f}`, object: pkg ? asInstalledByPackageManager(object, pkg, crossplaneNamespace) : object });
     }
   }
   return out;
@@ -108,7 +126,7 @@ function asInstalledByPackageManager(crd: KubernetesObject, providerName: string
   const spec = (crd as { spec?: { conversion?: { strategy?: string; webhook?: { clientConfig?: { service?: Record<string, unknown> } } } } }).spec;
   if (spec?.conversion?.strategy !== 'Webhook') return crd;
   const copy = structuredClone(crd) as typeof crd & { spec: typeof spec };
-  const cc = (copy.spec!.conversion!.webhook ??= {}).clientConfig ??= {};
+  const cc = ((copy.spec!.conversion!.webhook ??= {}).clientConfig ??= {});
   cc.service = { ...(cc.service ?? {}), name: providerName, namespace };
   return copy;
 }
@@ -131,8 +149,16 @@ export function argoCdPrerequisites(objects: readonly KubernetesObject[]): Kuber
     type: 'object',
     required: ['repoURL'],
     properties: {
-      repoURL: str, path: str, targetRevision: str, chart: str, ref: str, name: str,
-      helm: open, kustomize: open, directory: open, plugin: open,
+      repoURL: str,
+      path: str,
+      targetRevision: str,
+      chart: str,
+      ref: str,
+      name: str,
+      helm: open,
+      kustomize: open,
+      directory: open,
+      plugin: open,
     },
   };
   return [
@@ -145,35 +171,41 @@ export function argoCdPrerequisites(objects: readonly KubernetesObject[]): Kuber
         group: 'argoproj.io',
         names: { kind: 'Application', listKind: 'ApplicationList', plural: 'applications', singular: 'application', shortNames: ['app', 'apps'] },
         scope: 'Namespaced',
-        versions: [{
-          name: 'v1alpha1', served: true, storage: true,
-          schema: {
-            openAPIV3Schema: {
-              type: 'object',
-              required: ['metadata', 'spec'],
-              properties: {
-                apiVersion: str, kind: str, metadata: { type: 'object' },
-                spec: {
-                  type: 'object',
-                  required: ['destination', 'project'],
-                  properties: {
-                    destination: { type: 'object', properties: { name: str, namespace: str, server: str } },
-                    project: str,
-                    source,
-                    sources: { type: 'array', items: source },
-                    sourceHydrator: open,
-                    syncPolicy: open,
-                    ignoreDifferences: { type: 'array', items: open },
-                    info: { type: 'array', items: open },
-                    revisionHistoryLimit: { type: 'integer', format: 'int64' },
+        versions: [
+          {
+            name: 'v1alpha1',
+            served: true,
+            storage: true,
+            schema: {
+              openAPIV3Schema: {
+                type: 'object',
+                required: ['metadata', 'spec'],
+                properties: {
+                  apiVersion: str,
+                  kind: str,
+                  metadata: { type: 'object' },
+                  spec: {
+                    type: 'object',
+                    required: ['destination', 'project'],
+                    properties: {
+                      destination: { type: 'object', properties: { name: str, namespace: str, server: str } },
+                      project: str,
+                      source,
+                      sources: { type: 'array', items: source },
+                      sourceHydrator: open,
+                      syncPolicy: open,
+                      ignoreDifferences: { type: 'array', items: open },
+                      info: { type: 'array', items: open },
+                      revisionHistoryLimit: { type: 'integer', format: 'int64' },
+                    },
                   },
+                  status: open,
+                  operation: open,
                 },
-                status: open,
-                operation: open,
               },
             },
           },
-        }],
+        ],
       },
     } as KubernetesObject,
   ];

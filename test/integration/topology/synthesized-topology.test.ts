@@ -33,7 +33,17 @@ import { applyInOrder, readClusterFolder, type FolderObject, type ObjectVerdict 
 import { catalogueCorpus, parameterSamples, type ClaimCase } from './_claims.js';
 import { SchemaValidator } from '../../../constructs/validate/index.js';
 import {
-  argoCdPrerequisites, claimApis, folderContents, notContained, platformCrds, rejectedLines, REPO_ROOT, runSynthCommand, synthExample, type ClaimApi, type SynthesizedExample,
+  argoCdPrerequisites,
+  claimApis,
+  folderContents,
+  notContained,
+  platformCrds,
+  rejectedLines,
+  REPO_ROOT,
+  runSynthCommand,
+  synthExample,
+  type ClaimApi,
+  type SynthesizedExample,
 } from './_support.js';
 
 // The example topology, built once: synthesized in beforeAll, and its catalogue gives the sample claims.
@@ -94,7 +104,9 @@ function changedLines(objects: readonly FolderObject[], verdicts: readonly Objec
   return objects.flatMap((o, i) => {
     const { metadata: sentMd, ...sent } = o.object as unknown as Record<string, any>;
     const { metadata: gotMd, ...got } = (verdicts[i]?.answer ?? {}) as unknown as Record<string, any>;
-    const d = notContained(sent, got) ?? notContained({ labels: sentMd?.labels, annotations: sentMd?.annotations }, { labels: gotMd?.labels, annotations: gotMd?.annotations }, '.metadata');
+    const d =
+      notContained(sent, got) ??
+      notContained({ labels: sentMd?.labels, annotations: sentMd?.annotations }, { labels: gotMd?.labels, annotations: gotMd?.annotations }, '.metadata');
     return d ? [`${o.path}: ${d}`] : [];
   });
 }
@@ -123,12 +135,10 @@ beforeAll(async () => {
   inProcessDir = join(tmp, 'in-process');
   synth = await synthExample(inProcessDir, app, topology);
   // One real cluster per synthesized cluster folder, started side by side (and with the command).
-  const [command, ...started] = await Promise.allSettled([
-    runSynthCommand(outdir),
-    ...synth.result.clusters.map((c) => startCluster({ name: c.name })),
-  ]);
+  const [command, ...started] = await Promise.allSettled([runSynthCommand(outdir), ...synth.result.clusters.map((c) => startCluster({ name: c.name }))]);
   for (const s of started) if (s.status === 'fulfilled') clusters.set((s.value as RealCluster).name, s.value as RealCluster);
-  if (command.status === 'rejected') throw new Error(`npm run synth (CDK8S_OUTDIR=${outdir}) failed: ${(command.reason as { stderr?: string }).stderr ?? command.reason}`);
+  if (command.status === 'rejected')
+    throw new Error(`npm run synth (CDK8S_OUTDIR=${outdir}) failed: ${(command.reason as { stderr?: string }).stderr ?? command.reason}`);
   commandOutput = command.value as string;
   const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
   if (failed) throw failed.reason;
@@ -158,7 +168,11 @@ describe('control plane: every synthesized object accepted', () => {
   it('accepts the platform CRDs (Crossplane core, provider-kubernetes, provider-anynines) and the Argo CD prerequisites', async () => {
     const kc = cluster('control-plane').kubeConfig;
     const crds = platformCrds(synth.target);
-    const v = await applyInOrder(kc, [...crds.map((c) => ({ path: c.file, object: c.object })), ...argoCdPrerequisites(folder('control-plane').map((o) => o.object))], { fieldManager: FIELD_MANAGER });
+    const v = await applyInOrder(
+      kc,
+      [...crds.map((c) => ({ path: c.file, object: c.object })), ...argoCdPrerequisites(folder('control-plane').map((o) => o.object))],
+      { fieldManager: FIELD_MANAGER },
+    );
     expect(rejectedLines(v)).toEqual([]);
     expect(v.length).toBeGreaterThanOrEqual(20);
   }, 120_000);
@@ -180,25 +194,36 @@ describe('control plane: every synthesized object accepted', () => {
     const kc = cluster('control-plane').kubeConfig;
     const objects = folder('control-plane');
     const kinds = [...new Set(objects.map((o) => `${o.object.apiVersion} ${o.object.kind}`))].sort();
-    expect(kinds).toEqual(expect.arrayContaining([
-      'apiextensions.crossplane.io/v1 CompositeResourceDefinition', 'apiextensions.crossplane.io/v1 Composition',
-      'pkg.crossplane.io/v1 Provider', 'pkg.crossplane.io/v1 Function', 'dataservices.anynines.com/v1 ProviderConfig',
-      'example-backend.klutch.anynines.com/v1alpha1 APIServiceExportTemplate', 'argoproj.io/v1alpha1 Application',
-    ]));
+    expect(kinds).toEqual(
+      expect.arrayContaining([
+        'apiextensions.crossplane.io/v1 CompositeResourceDefinition',
+        'apiextensions.crossplane.io/v1 Composition',
+        'pkg.crossplane.io/v1 Provider',
+        'pkg.crossplane.io/v1 Function',
+        'dataservices.anynines.com/v1 ProviderConfig',
+        'example-backend.klutch.anynines.com/v1alpha1 APIServiceExportTemplate',
+        'argoproj.io/v1alpha1 Application',
+      ]),
+    );
     // Each object can be read back, with the identity the apply answered.
     const paths = new ResourcePaths(clientOf(kc));
     const v = applied.get('control-plane') ?? [];
     expect(v).toHaveLength(objects.length);
     const problems = await pool(objects, 6, async (o, i) => {
       const got = await clientOf(kc).request<KubernetesObject>('GET', await paths.objectPath(o.object as never));
-      return got.metadata?.uid && got.metadata.uid === v[i].answer?.metadata?.uid ? undefined : `${o.path}: read back uid ${got.metadata?.uid}, apply answered ${v[i].answer?.metadata?.uid}`;
+      return got.metadata?.uid && got.metadata.uid === v[i].answer?.metadata?.uid
+        ? undefined
+        : `${o.path}: read back uid ${got.metadata?.uid}, apply answered ${v[i].answer?.metadata?.uid}`;
     });
     expect(problems.filter((p) => p !== undefined)).toEqual([]);
   }, 60_000);
 
   it('derives the claim and XR CRD of every generated XRD with the shared helper; the API server establishes them', async () => {
     const kc = cluster('control-plane').kubeConfig;
-    apis = claimApis(folder('control-plane').map((o) => o.object), synth.target);
+    apis = claimApis(
+      folder('control-plane').map((o) => o.object),
+      synth.target,
+    );
     expect(apis.map((a) => a.claimKind).sort()).toEqual([...KINDS].sort());
     const crds = apis.flatMap((a) => [a.claim, a.xr]) as unknown as KubernetesObject[];
     const v = await applyInOrder(kc, [...crds, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: CORPUS_NAMESPACE } }], { fieldManager: FIELD_MANAGER });
@@ -210,14 +235,23 @@ describe('control plane: every synthesized object accepted', () => {
       expect(discovery.resources.find((r) => r.kind === a.xrKind)).toMatchObject({ namespaced: false });
     }
     for (const crd of crds) {
-      const got = await clientOf(kc).request<{ status: { conditions: Array<{ type: string; status: string }> } }>('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata!.name}`);
-      expect({ crd: crd.metadata!.name, established: got.status.conditions.find((c) => c.type === 'Established')?.status }).toEqual({ crd: crd.metadata!.name, established: 'True' });
+      const got = await clientOf(kc).request<{ status: { conditions: Array<{ type: string; status: string }> } }>(
+        'GET',
+        `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata!.name}`,
+      );
+      expect({ crd: crd.metadata!.name, established: got.status.conditions.find((c) => c.type === 'Established')?.status }).toEqual({
+        crd: crd.metadata!.name,
+        established: 'True',
+      });
     }
   }, 120_000);
 });
 
 /** The API server's answer to one claim case, by one verb. */
-interface Outcome extends Verdict { readonly c: ClaimCase; readonly verb: 'apply' | 'create' }
+interface Outcome extends Verdict {
+  readonly c: ClaimCase;
+  readonly verb: 'apply' | 'create';
+}
 
 /**
  * Undefined when the outcome is the expected verdict, else a readable mismatch. A rejection must
@@ -250,22 +284,28 @@ describe.each(KINDS)('catalogue API %s: sample claims on the real API server', (
     return a;
   };
   const claimPath = (name: string) => `/apis/${api().group}/${api().version}/namespaces/${CORPUS_NAMESPACE}/${api().claimPlural}/${name}`;
-  const claim = (name: string, spec: Record<string, unknown>): KubernetesObject => ({
-    apiVersion: `${api().group}/${api().version}`, kind, metadata: { name, namespace: CORPUS_NAMESPACE }, spec,
-  } as KubernetesObject);
+  const claim = (name: string, spec: Record<string, unknown>): KubernetesObject =>
+    ({
+      apiVersion: `${api().group}/${api().version}`,
+      kind,
+      metadata: { name, namespace: CORPUS_NAMESPACE },
+      spec,
+    }) as KubernetesObject;
   const cases = corpus.get(kind)!.cases;
   const slug = kind.toLowerCase();
 
   it(`creates: valid claims accepted, invalid ones rejected by schema and CEL (${cases.filter((c) => !c.old).length} claims; dry-run apply and dry-run create)`, async () => {
     const creates = cases.filter((c) => !c.old);
     const collection = claimPath('').replace(/\/$/, '');
-    const outcomes = (await pool(creates, 6, async (c, i) => {
-      const obj = claim(`${slug}-c${i}`, c.spec);
-      return [
-        { c, verb: 'apply' as const, ...(await ssa(kc(), claimPath(`${slug}-c${i}`), obj, true)) },
-        { c, verb: 'create' as const, ...(await dryRunCreate(kc(), collection, obj)) },
-      ];
-    })).flat();
+    const outcomes = (
+      await pool(creates, 6, async (c, i) => {
+        const obj = claim(`${slug}-c${i}`, c.spec);
+        return [
+          { c, verb: 'apply' as const, ...(await ssa(kc(), claimPath(`${slug}-c${i}`), obj, true)) },
+          { c, verb: 'create' as const, ...(await dryRunCreate(kc(), collection, obj)) },
+        ];
+      })
+    ).flat();
     expect(outcomes.map(mismatch).filter((m) => m !== undefined)).toEqual([]);
     // Nothing was stored.
     const list = await clientOf(kc()).request<{ items: unknown[] }>('GET', collection);
@@ -301,7 +341,8 @@ describe.each(KINDS)('catalogue API %s: sample claims on the real API server', (
 
   it('the composite resource (XR) CRD: a valid spec accepted, an invalid one rejected (dry run)', async () => {
     const a = api();
-    const xr = (spec: Record<string, unknown>): KubernetesObject => ({ apiVersion: `${a.group}/${a.version}`, kind: a.xrKind, metadata: { name: `${slug}-xr` }, spec } as KubernetesObject);
+    const xr = (spec: Record<string, unknown>): KubernetesObject =>
+      ({ apiVersion: `${a.group}/${a.version}`, kind: a.xrKind, metadata: { name: `${slug}-xr` }, spec }) as KubernetesObject;
     const xrPath = `/apis/${a.group}/${a.version}/${a.xr.spec.names.plural}/${slug}-xr`;
     const good = await ssa(kc(), xrPath, xr(corpus.get(kind)!.validSpec), true);
     expect({ kind: a.xrKind, ...good }).toEqual({ kind: a.xrKind, ok: true, status: 200, message: '' });
@@ -327,7 +368,12 @@ describe.each(DATA_SERVICE_KINDS)('catalogue API %s: klutch-kit validate and the
     const slug = `${kind.toLowerCase()}-p`;
     let accepted = 0;
     const disagreements = await pool(sampled, 6, async (c, i) => {
-      const obj = { apiVersion: `${a.group}/${a.version}`, kind, metadata: { name: `${slug}${i}`, namespace: CORPUS_NAMESPACE }, spec: c.spec } as KubernetesObject;
+      const obj = {
+        apiVersion: `${a.group}/${a.version}`,
+        kind,
+        metadata: { name: `${slug}${i}`, namespace: CORPUS_NAMESPACE },
+        spec: c.spec,
+      } as KubernetesObject;
       const server = await dryRunCreate(kc, collection, obj);
       if (server.ok) accepted++;
       const local = offline.validate(obj);
@@ -349,16 +395,27 @@ describe('the corpus covers what issue 3 asks for', () => {
       const plans = ds.model.plans;
       const upgradable = plans.names.some((a) => plans.names.some((b) => plans.isUpgrade(a, b)));
       // LogMe2 has one size only: no upgrade exists, its plan changes are topology changes (rejected).
-      const planRejected = ['update-downgrade', 'update-plan-frozen', 'update-scale-in', 'update-scale-out-forbidden', 'update-flag-flip'].some((x) => t.has(x))
-        && (!upgradable || t.has('update-downgrade') || t.has('update-plan-frozen'));
+      const planRejected =
+        ['update-downgrade', 'update-plan-frozen', 'update-scale-in', 'update-scale-out-forbidden', 'update-flag-flip'].some((x) => t.has(x)) &&
+        (!upgradable || t.has('update-downgrade') || t.has('update-plan-frozen'));
       const planAccepted = upgradable ? t.has('update-upgrade') || t.has('update-plan-frozen') : t.has('update-same-plan');
       const serviceRejected = t.has('update-service-change') || t.has('update-service-unknown');
-      expect({ kind: ds.model.claimKind, planAccepted, planRejected, serviceRejected }).toEqual({ kind: ds.model.claimKind, planAccepted: true, planRejected: true, serviceRejected: true });
+      expect({ kind: ds.model.claimKind, planAccepted, planRejected, serviceRejected }).toEqual({
+        kind: ds.model.claimKind,
+        planAccepted: true,
+        planRejected: true,
+        serviceRejected: true,
+      });
     }
     for (const k of KINDS) {
       const t = tags(k);
-      expect({ k, valid: t.has('create-valid'), enum: t.has('create-enum'), required: t.has('create-required'), updates: [...t].some((x) => x.startsWith('update-')) })
-        .toEqual({ k, valid: true, enum: true, required: true, updates: true });
+      expect({
+        k,
+        valid: t.has('create-valid'),
+        enum: t.has('create-enum'),
+        required: t.has('create-required'),
+        updates: [...t].some((x) => x.startsWith('update-')),
+      }).toEqual({ k, valid: true, enum: true, required: true, updates: true });
     }
     expect(KINDS).toHaveLength(catalogue.services.size + catalogue.operations.size);
   });
@@ -395,7 +452,10 @@ describe.each(['app-shop', 'app-analytics'])('app cluster %s: every synthesized 
     const drift: string[] = [];
     for (const c of claims) {
       const a = apis.find((x) => x.claimKind === c.object.kind)!;
-      const got = await clientOf(kc).request<{ spec: Record<string, unknown> }>('GET', `/apis/${a.group}/${a.version}/namespaces/${c.object.metadata!.namespace}/${a.claimPlural}/${c.object.metadata!.name}`);
+      const got = await clientOf(kc).request<{ spec: Record<string, unknown> }>(
+        'GET',
+        `/apis/${a.group}/${a.version}/namespaces/${c.object.metadata!.namespace}/${a.claimPlural}/${c.object.metadata!.name}`,
+      );
       const d = notContained((c.object as unknown as { spec: unknown }).spec, got.spec, 'spec');
       if (d) drift.push(`${c.path}: ${d}`);
     }
@@ -406,6 +466,11 @@ describe.each(['app-shop', 'app-analytics'])('app cluster %s: every synthesized 
     const kc = cluster(name).kubeConfig;
     const bound = new Set(appCluster().boundApis.map((b) => b.resource));
     const discovery = await clientOf(kc).request<{ resources: Array<{ name: string }> }>('GET', '/apis/anynines.com/v1');
-    expect(discovery.resources.map((r) => r.name).filter((r) => !r.includes('/')).sort()).toEqual([...bound].sort());
+    expect(
+      discovery.resources
+        .map((r) => r.name)
+        .filter((r) => !r.includes('/'))
+        .sort(),
+    ).toEqual([...bound].sort());
   });
 });

@@ -24,7 +24,9 @@ import { baseObject, celCases, mutations, type Example } from '../../api/_exampl
 jest.setTimeout(600_000);
 
 const here = fileURLToPath(new URL('.', import.meta.url));
-const pgXrd = parse(readFileSync(join(here, '..', '..', 'fixtures', 'klutch', 'xp-common-postgresql_definition.yaml'), 'utf8')) as CompositeResourceDefinitionLike;
+const pgXrd = parse(
+  readFileSync(join(here, '..', '..', 'fixtures', 'klutch', 'xp-common-postgresql_definition.yaml'), 'utf8'),
+) as CompositeResourceDefinitionLike;
 const claimCrd = deriveClaimCrd(pgXrd, { crossplane: '2' });
 
 const getCluster = useCluster({ name: 'validate' });
@@ -95,7 +97,15 @@ function bindingCases(): Case[] {
       if (ex.old && (ex.old as { metadata: { name: string } }).metadata.name !== (ex.obj as { metadata: { name: string } }).metadata.name) return;
       // Status is not written through the main endpoint: mutations of it are left out.
       if (ex.label.startsWith('status')) return;
-      out.push({ label: `${k.kind}: ${ex.label}`, group: k.group, version: k.version, plural: k.plural, schema, obj: ex.obj as Record<string, unknown>, old: ex.old as Record<string, unknown> | undefined });
+      out.push({
+        label: `${k.kind}: ${ex.label}`,
+        group: k.group,
+        version: k.version,
+        plural: k.plural,
+        schema,
+        obj: ex.obj as Record<string, unknown>,
+        old: ex.old as Record<string, unknown> | undefined,
+      });
     };
     for (const full of [false, true]) {
       const base = baseObject(k, schema, full);
@@ -105,7 +115,15 @@ function bindingCases(): Case[] {
   }
   for (const { kind, ex } of celCases()) {
     if (ex.old && (ex.old as { metadata: { name: string } }).metadata.name !== (ex.obj as { metadata: { name: string } }).metadata.name) continue;
-    out.push({ label: `${kind.kind}: ${ex.label}`, group: kind.group, version: kind.version, plural: kind.plural, schema: kind.openAPIV3Schema(), obj: ex.obj as Record<string, unknown>, old: ex.old as Record<string, unknown> | undefined });
+    out.push({
+      label: `${kind.kind}: ${ex.label}`,
+      group: kind.group,
+      version: kind.version,
+      plural: kind.plural,
+      schema: kind.openAPIV3Schema(),
+      obj: ex.obj as Record<string, unknown>,
+      old: ex.old as Record<string, unknown> | undefined,
+    });
   }
   return out;
 }
@@ -114,10 +132,26 @@ function claimCases(): Case[] {
   const schema = claimCrd.spec.versions[0].schema.openAPIV3Schema;
   const claim = (spec: Record<string, unknown>, name = 'db') => ({ apiVersion: 'anynines.com/v1', kind: 'PostgresqlInstance', metadata: { name }, spec });
   const a9s = { service: 'a9s-postgresql13', plan: 'postgresql-single-small', compositionRef: { name: 'a9s-postgresql' } };
-  const c = (label: string, obj: Record<string, unknown>, old?: Record<string, unknown>): Case => ({ label: `PostgresqlInstance: ${label}`, group: 'anynines.com', version: 'v1', plural: 'postgresqlinstances', schema, obj, old });
+  const c = (label: string, obj: Record<string, unknown>, old?: Record<string, unknown>): Case => ({
+    label: `PostgresqlInstance: ${label}`,
+    group: 'anynines.com',
+    version: 'v1',
+    plural: 'postgresqlinstances',
+    schema,
+    obj,
+    old,
+  });
   return [
     c('valid a9s claim', claim(a9s)),
-    c('valid a8s claim with connection secret', claim({ service: 'a9s-postgresql14', plan: 'postgresql-replica-medium', compositionRef: { name: 'a8s-postgresql' }, writeConnectionSecretToRef: { name: 'db-creds' } })),
+    c(
+      'valid a8s claim with connection secret',
+      claim({
+        service: 'a9s-postgresql14',
+        plan: 'postgresql-replica-medium',
+        compositionRef: { name: 'a8s-postgresql' },
+        writeConnectionSecretToRef: { name: 'db-creds' },
+      }),
+    ),
     c('unsupported service', claim({ ...a9s, service: 'a9s-postgresql99' })),
     c('a8s-only parameter on a9s', claim({ ...a9s, parameters: { sslCiphers: 'HIGH' } })),
     c('bionic plan on pg15', claim({ ...a9s, service: 'a9s-postgresql15', plan: 'postgresql-single-small-bionic' })),
@@ -158,8 +192,16 @@ const probeSchema: JSONSchemaProps = {
             { rule: 'self.indexOf(443) == self.lastIndexOf(443)', message: '443 twice' },
           ],
         },
-        image: { type: 'string', maxLength: 100, 'x-kubernetes-validations': [{ rule: "self.find('[0-9]+$') != '' && size(self.findAll('[a-z]+')) == 2", message: 'registry/name:version' }] },
-        size: { anyOf: [{ type: 'integer' }, { type: 'string' }], 'x-kubernetes-int-or-string': true, 'x-kubernetes-validations': [{ rule: "type(self) == string ? self == 'auto' : self >= 1", messageExpression: "'size must be auto or >= 1'" }] },
+        image: {
+          type: 'string',
+          maxLength: 100,
+          'x-kubernetes-validations': [{ rule: "self.find('[0-9]+$') != '' && size(self.findAll('[a-z]+')) == 2", message: 'registry/name:version' }],
+        },
+        size: {
+          anyOf: [{ type: 'integer' }, { type: 'string' }],
+          'x-kubernetes-int-or-string': true,
+          'x-kubernetes-validations': [{ rule: "type(self) == string ? self == 'auto' : self >= 1", messageExpression: "'size must be auto or >= 1'" }],
+        },
         plans: {
           type: 'array',
           maxItems: 10,
@@ -168,7 +210,10 @@ const probeSchema: JSONSchemaProps = {
           items: {
             type: 'object',
             required: ['name'],
-            properties: { name: { type: 'string', maxLength: 20 }, replicas: { type: 'integer', 'x-kubernetes-validations': [{ rule: 'self >= oldSelf', message: 'no scaling down' }] } },
+            properties: {
+              name: { type: 'string', maxLength: 20 },
+              replicas: { type: 'integer', 'x-kubernetes-validations': [{ rule: 'self >= oldSelf', message: 'no scaling down' }] },
+            },
           },
         },
         tags: { type: 'array', maxItems: 10, items: { type: 'string', maxLength: 20 }, 'x-kubernetes-list-type': 'set' },
@@ -180,7 +225,15 @@ const PROBE_GROUP = 'validate.klutch-kit.test';
 
 function probeCases(): Case[] {
   const probe = (spec: Record<string, unknown>) => ({ apiVersion: `${PROBE_GROUP}/v1`, kind: 'Probe', metadata: { name: 'p' }, spec });
-  const c = (label: string, obj: Record<string, unknown>, old?: Record<string, unknown>): Case => ({ label: `Probe: ${label}`, group: PROBE_GROUP, version: 'v1', plural: 'probes', schema: probeSchema, obj, old });
+  const c = (label: string, obj: Record<string, unknown>, old?: Record<string, unknown>): Case => ({
+    label: `Probe: ${label}`,
+    group: PROBE_GROUP,
+    version: 'v1',
+    plural: 'probes',
+    schema: probeSchema,
+    obj,
+    old,
+  });
   return [
     c('all fine', probe({ a: 'x', ports: [80, 443], image: 'reg/app:3', size: 'auto', plans: [{ name: 'p', replicas: 1 }], tags: ['a', 'b'] })),
     c('a and b', probe({ a: 'x', b: 'y' })),
@@ -194,8 +247,26 @@ function probeCases(): Case[] {
     c('size 3', probe({ size: 3 })),
     c('duplicate tag', probe({ tags: ['a', 'a'] })),
     c('duplicate plan', probe({ plans: [{ name: 'p' }, { name: 'p' }] })),
-    c('scale up', probe({ plans: [{ name: 'q', replicas: 1 }, { name: 'p', replicas: 3 }] }), probe({ plans: [{ name: 'p', replicas: 2 }] })),
-    c('scale down (item moved)', probe({ plans: [{ name: 'q', replicas: 5 }, { name: 'p', replicas: 1 }] }), probe({ plans: [{ name: 'p', replicas: 2 }] })),
+    c(
+      'scale up',
+      probe({
+        plans: [
+          { name: 'q', replicas: 1 },
+          { name: 'p', replicas: 3 },
+        ],
+      }),
+      probe({ plans: [{ name: 'p', replicas: 2 }] }),
+    ),
+    c(
+      'scale down (item moved)',
+      probe({
+        plans: [
+          { name: 'q', replicas: 5 },
+          { name: 'p', replicas: 1 },
+        ],
+      }),
+      probe({ plans: [{ name: 'p', replicas: 2 }] }),
+    ),
   ];
 }
 
@@ -210,14 +281,47 @@ const libSchema: JSONSchemaProps = {
       type: 'object',
       properties: {
         q: { type: 'string', maxLength: 64, 'x-kubernetes-validations': [{ rule: 'isQuantity(self)', message: 'not a quantity' }] },
-        storage: { type: 'string', maxLength: 64, 'x-kubernetes-validations': [{ rule: "quantity(self).compareTo(quantity('1Gi')) >= 0", message: 'at least 1Gi' }] },
-        whole: { type: 'string', maxLength: 64, 'x-kubernetes-validations': [{ rule: 'quantity(self).isInteger() && quantity(self).asInteger() < 100000', message: 'small integer' }] },
-        cpu: { type: 'string', maxLength: 64, 'x-kubernetes-validations': [{ rule: "quantity(self).add(quantity('500m')).isLessThan(quantity('2'))", message: 'cpu + 500m < 2' }] },
+        storage: {
+          type: 'string',
+          maxLength: 64,
+          'x-kubernetes-validations': [{ rule: "quantity(self).compareTo(quantity('1Gi')) >= 0", message: 'at least 1Gi' }],
+        },
+        whole: {
+          type: 'string',
+          maxLength: 64,
+          'x-kubernetes-validations': [{ rule: 'quantity(self).isInteger() && quantity(self).asInteger() < 100000', message: 'small integer' }],
+        },
+        cpu: {
+          type: 'string',
+          maxLength: 64,
+          'x-kubernetes-validations': [{ rule: "quantity(self).add(quantity('500m')).isLessThan(quantity('2'))", message: 'cpu + 500m < 2' }],
+        },
         endpoint: { type: 'string', maxLength: 128, 'x-kubernetes-validations': [{ rule: "self == '' || isURL(self)", message: 'not a URL' }] },
-        https: { type: 'string', maxLength: 128, 'x-kubernetes-validations': [{ rule: "url(self).getScheme() == 'https' && url(self).getPort() != '' && url(self).getEscapedPath().startsWith('/api')", message: 'https with port and /api' }] },
-        query: { type: 'string', maxLength: 128, 'x-kubernetes-validations': [{ rule: "'x' in url(self).getQuery() && size(url(self).getQuery()['x']) == 2", message: 'two x params' }] },
-        ip: { type: 'string', maxLength: 64, 'x-kubernetes-validations': [{ rule: 'isIP(self) && ip.isCanonical(self) && ip(self).isGlobalUnicast()', message: 'canonical global unicast IP' }] },
-        ip6: { type: 'string', maxLength: 64, 'x-kubernetes-validations': [{ rule: "ip(self).family() == 6 && string(ip(self)) == '2001:db8::1'", message: 'the IPv6 2001:db8::1' }] },
+        https: {
+          type: 'string',
+          maxLength: 128,
+          'x-kubernetes-validations': [
+            {
+              rule: "url(self).getScheme() == 'https' && url(self).getPort() != '' && url(self).getEscapedPath().startsWith('/api')",
+              message: 'https with port and /api',
+            },
+          ],
+        },
+        query: {
+          type: 'string',
+          maxLength: 128,
+          'x-kubernetes-validations': [{ rule: "'x' in url(self).getQuery() && size(url(self).getQuery()['x']) == 2", message: 'two x params' }],
+        },
+        ip: {
+          type: 'string',
+          maxLength: 64,
+          'x-kubernetes-validations': [{ rule: 'isIP(self) && ip.isCanonical(self) && ip(self).isGlobalUnicast()', message: 'canonical global unicast IP' }],
+        },
+        ip6: {
+          type: 'string',
+          maxLength: 64,
+          'x-kubernetes-validations': [{ rule: "ip(self).family() == 6 && string(ip(self)) == '2001:db8::1'", message: 'the IPv6 2001:db8::1' }],
+        },
         net: {
           type: 'object',
           required: ['range', 'gateway'],
@@ -225,15 +329,29 @@ const libSchema: JSONSchemaProps = {
           'x-kubernetes-validations': [
             { rule: 'cidr(self.range).containsIP(self.gateway)', message: 'gateway outside range' },
             { rule: 'cidr(self.range) == cidr(self.range).masked()', message: 'range not masked' },
-            { rule: "cidr('10.0.0.0/8').containsCIDR(self.range) || !isCIDR(self.range) || cidr(self.range).ip().family() == 6", message: 'IPv4 ranges within 10/8' },
+            {
+              rule: "cidr('10.0.0.0/8').containsCIDR(self.range) || !isCIDR(self.range) || cidr(self.range).ip().family() == 6",
+              message: 'IPv4 ranges within 10/8',
+            },
           ],
         },
-        name: { type: 'string', maxLength: 253, 'x-kubernetes-validations': [{ rule: '!format.dns1123Label().validate(self).hasValue()', messageExpression: 'format.dns1123Label().validate(self).value()[0]' }] },
+        name: {
+          type: 'string',
+          maxLength: 253,
+          'x-kubernetes-validations': [
+            { rule: '!format.dns1123Label().validate(self).hasValue()', messageExpression: 'format.dns1123Label().validate(self).value()[0]' },
+          ],
+        },
         fmt: {
           type: 'object',
           required: ['name', 'value'],
           properties: { name: { type: 'string', maxLength: 32 }, value: { type: 'string', maxLength: 64 } },
-          'x-kubernetes-validations': [{ rule: 'format.named(self.name).hasValue() && !format.named(self.name).value().validate(self.value).hasValue()', message: 'invalid for the format' }],
+          'x-kubernetes-validations': [
+            {
+              rule: 'format.named(self.name).hasValue() && !format.named(self.name).value().validate(self.value).hasValue()',
+              message: 'invalid for the format',
+            },
+          ],
         },
       },
     },
@@ -242,21 +360,61 @@ const libSchema: JSONSchemaProps = {
 
 function libCases(): Case[] {
   const lib = (spec: Record<string, unknown>) => ({ apiVersion: `${PROBE_GROUP}/v1`, kind: 'LibProbe', metadata: { name: 'l' }, spec });
-  const c = (label: string, spec: Record<string, unknown>): Case => ({ label: `LibProbe: ${label}`, group: PROBE_GROUP, version: 'v1', plural: 'libprobes', schema: libSchema, obj: lib(spec) });
+  const c = (label: string, spec: Record<string, unknown>): Case => ({
+    label: `LibProbe: ${label}`,
+    group: PROBE_GROUP,
+    version: 'v1',
+    plural: 'libprobes',
+    schema: libSchema,
+    obj: lib(spec),
+  });
   const fmt = (name: string, value: string) => ({ fmt: { name, value } });
   return [
-    ...['1.5G', '200k', '-1.5Mi', '1e3', '1E-3', '.', '+', 'Mi', '.5', '1.', '200K', 'Three', '1,3G', '.5i', '1Mi3', '0.1n', ' 1'].map((q) => c(`isQuantity ${JSON.stringify(q)}`, { q })),
+    ...['1.5G', '200k', '-1.5Mi', '1e3', '1E-3', '.', '+', 'Mi', '.5', '1.', '200K', 'Three', '1,3G', '.5i', '1Mi3', '0.1n', ' 1'].map((q) =>
+      c(`isQuantity ${JSON.stringify(q)}`, { q }),
+    ),
     ...['2Gi', '1024Mi', '1Gi', '1G', '1073741824', '1073741823', '1.5Gi', '0.001Ti', 'x'].map((storage) => c(`storage ${storage}`, { storage })),
     ...['50k', '99999', '100k', '1000m', '1500m', '1.0', '1e3', '1.5Gi', '12345678901234567890'].map((whole) => c(`integer ${whole}`, { whole })),
     ...['1', '1499m', '1500m', '1.4999999999', '-5'].map((cpu) => c(`cpu ${cpu}`, { cpu })),
-    ...['', 'https://db.example.com:5432/app', '/absolute', 'db.example.com', 'db.example.com:5432', '../rel', 'https://a:b:c/', 'http://a:b:80/', 'http://[::1]:80/', 'http://[1.2.3.4]/', 'https://x/%zz', 'https://exa mple.com/', 'http://u@x/', 'http://u v@x/', '*', 'mailto:x@y'].map((endpoint) =>
-      c(`isURL ${JSON.stringify(endpoint)}`, { endpoint }),
+    ...[
+      '',
+      'https://db.example.com:5432/app',
+      '/absolute',
+      'db.example.com',
+      'db.example.com:5432',
+      '../rel',
+      'https://a:b:c/',
+      'http://a:b:80/',
+      'http://[::1]:80/',
+      'http://[1.2.3.4]/',
+      'https://x/%zz',
+      'https://exa mple.com/',
+      'http://u@x/',
+      'http://u v@x/',
+      '*',
+      'mailto:x@y',
+    ].map((endpoint) => c(`isURL ${JSON.stringify(endpoint)}`, { endpoint })),
+    ...['https://x:8443/api/v1', 'https://x/api', 'http://x:80/api', 'https://x:8443/other', 'https://[::1]:1/api?x#y', 'https://x:8443/api%2Fv1', 'nope'].map(
+      (https) => c(`https ${https}`, { https }),
     ),
-    ...['https://x:8443/api/v1', 'https://x/api', 'http://x:80/api', 'https://x:8443/other', 'https://[::1]:1/api?x#y', 'https://x:8443/api%2Fv1', 'nope'].map((https) => c(`https ${https}`, { https })),
-    ...['https://x/?x=1&x=2', 'https://x/?x=1&y=2', 'https://x/?x=1;x=2&x=3', 'https://x/?x=%zz&x=1&x=2', 'https://x/?x&x=+'].map((query) => c(`query ${query}`, { query })),
-    ...['8.8.8.8', '10.0.0.1', '127.0.0.1', '0.0.0.0', '255.255.255.255', '2001:db8::1', '2001:DB8::1', '2001:db8:0:0:0:0:0:1', '01.2.3.4', '::ffff:1.2.3.4', 'fe80::1', 'fe80::1%eth0', '224.0.0.1'].map((ip) =>
-      c(`ip ${ip}`, { ip }),
+    ...['https://x/?x=1&x=2', 'https://x/?x=1&y=2', 'https://x/?x=1;x=2&x=3', 'https://x/?x=%zz&x=1&x=2', 'https://x/?x&x=+'].map((query) =>
+      c(`query ${query}`, { query }),
     ),
+    ...[
+      '8.8.8.8',
+      '10.0.0.1',
+      '127.0.0.1',
+      '0.0.0.0',
+      '255.255.255.255',
+      '2001:db8::1',
+      '2001:DB8::1',
+      '2001:db8:0:0:0:0:0:1',
+      '01.2.3.4',
+      '::ffff:1.2.3.4',
+      'fe80::1',
+      'fe80::1%eth0',
+      '224.0.0.1',
+    ].map((ip) => c(`ip ${ip}`, { ip })),
     ...['2001:db8::1', '2001:0db8:0::1', '10.0.0.1', '2001:db8::2'].map((ip6) => c(`ip6 ${ip6}`, { ip6 })),
     ...[
       ['10.1.0.0/16', '10.1.2.3'],
@@ -306,13 +464,23 @@ beforeAll(async () => {
       apiVersion: 'apiextensions.k8s.io/v1',
       kind: 'CustomResourceDefinition',
       metadata: { name: `probes.${PROBE_GROUP}` },
-      spec: { group: PROBE_GROUP, scope: 'Namespaced', names: { kind: 'Probe', plural: 'probes' }, versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: probeSchema } }] },
+      spec: {
+        group: PROBE_GROUP,
+        scope: 'Namespaced',
+        names: { kind: 'Probe', plural: 'probes' },
+        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: probeSchema } }],
+      },
     } as unknown as KubernetesObject,
     {
       apiVersion: 'apiextensions.k8s.io/v1',
       kind: 'CustomResourceDefinition',
       metadata: { name: `libprobes.${PROBE_GROUP}` },
-      spec: { group: PROBE_GROUP, scope: 'Namespaced', names: { kind: 'LibProbe', plural: 'libprobes' }, versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: libSchema } }] },
+      spec: {
+        group: PROBE_GROUP,
+        scope: 'Namespaced',
+        names: { kind: 'LibProbe', plural: 'libprobes' },
+        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: libSchema } }],
+      },
     } as unknown as KubernetesObject,
   ]);
 });

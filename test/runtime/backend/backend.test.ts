@@ -30,7 +30,7 @@ const response = (): BindingResponse =>
   });
 
 describe('BindingResponse encoding (compatible with Klutch both ways)', () => {
-  it('encodes standard base64 (what Klutch\'s CLI decodes) and round-trips', () => {
+  it("encodes standard base64 (what Klutch's CLI decodes) and round-trips", () => {
     const enc = encodeBindingResponse(response());
     expect(enc).toMatch(/^[A-Za-z0-9+/]+=*$/);
     // Go's shape: each request carries `"status":{}` (a struct field), as Klutch's backend writes it
@@ -102,7 +102,9 @@ describe('sealed state and sessions', () => {
 
   it('refuses an encrypted but unsigned payload (encryption alone is not enough)', async () => {
     const k = keys();
-    const forged = await new CompactEncrypt(new TextEncoder().encode('{"sid":"x"}')).setProtectedHeader({ alg: 'dir', enc: 'A256GCM', cty: 'JWT' }).encrypt(k.encryption);
+    const forged = await new CompactEncrypt(new TextEncoder().encode('{"sid":"x"}'))
+      .setProtectedHeader({ alg: 'dir', enc: 'A256GCM', cty: 'JWT' })
+      .encrypt(k.encryption);
     await expect(new Sealer(k).open('state', 'state', forged)).rejects.toThrow(/state: invalid/);
   });
 
@@ -126,8 +128,18 @@ describe('klutch-backend flags', () => {
   const base = ['--oidc-issuer-url=https://issuer.example', '--oidc-issuer-client-id=cid'];
   it('parses Klutch-compatible flags and defaults', () => {
     const o = parseBackendOptions([...base, '--consumer-scope', 'cluster', '--namespace-prefix', 'kube-bind', '--pretty-name', 'ACME'], {});
-    expect(o).toMatchObject({ consumerScope: 'Cluster', namespacePrefix: 'kube-bind', prettyName: 'ACME', listenAddress: '127.0.0.1:8080', tokenTtl: 86400, controllers: true });
-    expect(parseBackendOptions(base, { OIDC_CLIENT_SECRET: 's3', COOKIE_SIGNING_KEY: 'k' })).toMatchObject({ oidcIssuerClientSecret: 's3', cookieSigningKey: 'k' });
+    expect(o).toMatchObject({
+      consumerScope: 'Cluster',
+      namespacePrefix: 'kube-bind',
+      prettyName: 'ACME',
+      listenAddress: '127.0.0.1:8080',
+      tokenTtl: 86400,
+      controllers: true,
+    });
+    expect(parseBackendOptions(base, { OIDC_CLIENT_SECRET: 's3', COOKIE_SIGNING_KEY: 'k' })).toMatchObject({
+      oidcIssuerClientSecret: 's3',
+      cookieSigningKey: 'k',
+    });
   });
   it('names the flag and the value on errors', () => {
     expect(() => parseBackendOptions(['--oidc-issuer-client-id=x'], {})).toThrow('--oidc-issuer-url: required');
@@ -161,7 +173,14 @@ describe('exports from CRDs', () => {
       names: { kind: 'Thing', plural: 'things' },
       scope: 'Namespaced',
       versions: [
-        { name: 'v2', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object' } }, subresources: { status: {} }, additionalPrinterColumns: [{ name: 'A', type: 'string', jsonPath: '.a' }] },
+        {
+          name: 'v2',
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { type: 'object' } },
+          subresources: { status: {} },
+          additionalPrinterColumns: [{ name: 'A', type: 'string', jsonPath: '.a' }],
+        },
         { name: 'v1', served: true, storage: false, deprecated: true, schema: { openAPIV3Schema: { type: 'object' } } },
         { name: 'v0', served: false, storage: false, schema: { openAPIV3Schema: { type: 'object' } } },
       ],
@@ -179,7 +198,10 @@ describe('exports from CRDs', () => {
   });
   it('webhook conversion: only the storage version; cluster scope gets isolation', () => {
     expect(exportSpecFromCrd(crd({ conversion: { strategy: 'Webhook' } }), { informerScope: 'Namespaced' }).versions.map((v) => v.name)).toEqual(['v2']);
-    expect(exportSpecFromCrd(crd({ scope: 'Cluster' }), { informerScope: 'Namespaced' })).toMatchObject({ informerScope: 'Cluster', clusterScopedIsolation: 'Prefixed' });
+    expect(exportSpecFromCrd(crd({ scope: 'Cluster' }), { informerScope: 'Namespaced' })).toMatchObject({
+      informerScope: 'Cluster',
+      clusterScopedIsolation: 'Prefixed',
+    });
   });
   it('the source-spec hash is stable across key order and changes with the spec', () => {
     const a = crd();
@@ -189,8 +211,21 @@ describe('exports from CRDs', () => {
     expect(base62Sha224('x')).toMatch(/^[0-9a-zA-Z]+$/);
   });
   it('the request handed to the CLI names <resource>.<group> and carries the template claims', () => {
-    const r = exportRequestFor({ group: 'g.io', resource: 'things', kind: 'Thing', scope: 'Namespaced', versions: ['v1'], template: { namespace: 'x', name: 'y' }, permissionClaims: [] });
-    expect(r).toEqual({ apiVersion: 'klutch.anynines.com/v1alpha1', kind: 'APIServiceExportRequest', metadata: { name: 'things.g.io' }, spec: { resources: [{ group: 'g.io', resource: 'things' }] } });
+    const r = exportRequestFor({
+      group: 'g.io',
+      resource: 'things',
+      kind: 'Thing',
+      scope: 'Namespaced',
+      versions: ['v1'],
+      template: { namespace: 'x', name: 'y' },
+      permissionClaims: [],
+    });
+    expect(r).toEqual({
+      apiVersion: 'klutch.anynines.com/v1alpha1',
+      kind: 'APIServiceExportRequest',
+      metadata: { name: 'things.g.io' },
+      spec: { resources: [{ group: 'g.io', resource: 'things' }] },
+    });
   });
   it('kubeconfig and identity hash', () => {
     const k = renderKubeconfig({ server: 'https://api.example:6443', caData: 'Q0E=', tlsServerName: 'api' }, 'cluster-abc', 'tok');
@@ -208,7 +243,7 @@ describe('the cluster written into handed-out kubeconfigs', () => {
   const own = KubeClient.fromKubeconfigString(
     'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://10.0.0.1:6443", certificate-authority-data: T1dO}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: d, context: {cluster: c, user: u}}]\ncurrent-context: d\n',
   );
-  it('defaults to the backend\'s own server and CA', () => {
+  it("defaults to the backend's own server and CA", () => {
     expect(externalCluster(own, {})).toEqual({ server: 'https://10.0.0.1:6443', caData: 'T1dO', tlsServerName: undefined, insecureSkipTlsVerify: undefined });
   });
   it('--external-address must be https; --external-ca-file must hold a PEM certificate', () => {
@@ -236,7 +271,17 @@ describe('pages', () => {
       user: '<script>alert(1)</script>@evil',
       sessionId: 's"1',
       csrf: 'c&d',
-      apis: [{ group: 'g.io', resource: 'things', kind: 'Thing<i>', scope: 'Namespaced', versions: ['v1'], template: { namespace: 'n', name: 't' }, permissionClaims: [{ resource: 'secrets', version: 'v1' } as never] }],
+      apis: [
+        {
+          group: 'g.io',
+          resource: 'things',
+          kind: 'Thing<i>',
+          scope: 'Namespaced',
+          versions: ['v1'],
+          template: { namespace: 'n', name: 't' },
+          permissionClaims: [{ resource: 'secrets', version: 'v1' } as never],
+        },
+      ],
     });
     // The page's only script is its own filter script (allowed by hash in RESOURCES_CSP).
     expect(html.match(/<script>/g)).toHaveLength(1);

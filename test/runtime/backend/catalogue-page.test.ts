@@ -54,12 +54,21 @@ describe('catalogue data (templates + CRDs, one source of truth)', () => {
   });
 
   it('specParameters and exampleClaim on a hand-written schema', () => {
-    const schema = { type: 'object', properties: { spec: { type: 'object', required: ['size'], properties: {
-      size: { type: 'integer', minimum: 1, maximum: 5, description: 'nodes' },
-      tier: { type: 'string', enum: ['gold', 'silver'], default: 'silver' },
-      compositionRef: { type: 'object', properties: { name: { type: 'string' } } },
-      nested: { type: 'object', properties: { name: { type: 'string', maxLength: 63, pattern: '^[a-z]+$' } } },
-    } } } };
+    const schema = {
+      type: 'object',
+      properties: {
+        spec: {
+          type: 'object',
+          required: ['size'],
+          properties: {
+            size: { type: 'integer', minimum: 1, maximum: 5, description: 'nodes' },
+            tier: { type: 'string', enum: ['gold', 'silver'], default: 'silver' },
+            compositionRef: { type: 'object', properties: { name: { type: 'string' } } },
+            nested: { type: 'object', properties: { name: { type: 'string', maxLength: 63, pattern: '^[a-z]+$' } } },
+          },
+        },
+      },
+    };
     const ps = specParameters(schema);
     expect(ps).toEqual([
       { path: 'size', type: 'integer', required: true, description: 'nodes', constraints: ['1 – 5'] },
@@ -67,7 +76,10 @@ describe('catalogue data (templates + CRDs, one source of truth)', () => {
       { path: 'nested.name', type: 'string', required: false, constraints: ['≤ 63 characters', 'matches ^[a-z]+$'] },
     ]);
     expect(parse(exampleClaim({ group: 'g.io', version: 'v1', kind: 'Thing', scope: 'Namespaced', parameters: ps }))).toEqual({
-      apiVersion: 'g.io/v1', kind: 'Thing', metadata: { name: 'my-thing', namespace: 'default' }, spec: { size: 1 },
+      apiVersion: 'g.io/v1',
+      kind: 'Thing',
+      metadata: { name: 'my-thing', namespace: 'default' },
+      spec: { size: 1 },
     });
   });
 });
@@ -85,8 +97,14 @@ describe('catalogue page (server-rendered)', () => {
     expect(html).toContain('value="ssl a9s-keyvalue"');
   });
 
-  it('the CSP allows exactly the page\'s script, by hash', () => {
-    const html = resourcesPage({ prettyName: 'P', user: 'u', sessionId: 's', csrf: 'c', apis: [{ group: 'g', resource: 'r', kind: 'K', scope: 'Namespaced', versions: ['v1'], template: { namespace: 'n', name: 't' }, permissionClaims: [] }] });
+  it("the CSP allows exactly the page's script, by hash", () => {
+    const html = resourcesPage({
+      prettyName: 'P',
+      user: 'u',
+      sessionId: 's',
+      csrf: 'c',
+      apis: [{ group: 'g', resource: 'r', kind: 'K', scope: 'Namespaced', versions: ['v1'], template: { namespace: 'n', name: 't' }, permissionClaims: [] }],
+    });
     const script = /<script>([\s\S]*)<\/script>/.exec(html)![1];
     expect(RESOURCES_CSP).toContain(`script-src 'sha256-${createHash('sha256').update(script).digest('base64')}'`);
     expect(RESOURCES_CSP).toMatch(/^default-src 'none'; /);

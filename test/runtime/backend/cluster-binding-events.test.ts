@@ -14,7 +14,9 @@ function recorder() {
   return { calls, handlers };
 }
 
-const cb = (o: { generation?: number; spec?: ClusterBindingObj['spec']; status?: ClusterBindingObj['status']; deleting?: boolean } = {}): ClusterBindingObj => ({
+const cb = (
+  o: { generation?: number; spec?: ClusterBindingObj['spec']; status?: ClusterBindingObj['status']; deleting?: boolean } = {},
+): ClusterBindingObj => ({
   metadata: {
     name: 'cluster',
     namespace: 'cluster-a',

@@ -77,7 +77,14 @@ describe('LeaseBindRateLimiter', () => {
     const t = Date.parse('2026-01-01T00:00:00Z');
     const { kube, leases } = leaseStore();
     const replicas = [0, 1].map(() => new LeaseBindRateLimiter({ kube, namespace: 'klutch-system', ratePerMinute: 6, burst: 3, now: () => t }));
-    const results = await Promise.all(Array.from({ length: 10 }, (_v, i) => replicas[i % 2]!.take('a', 'alice').then(() => 'ok', (e: LimitError) => e.limit)));
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_v, i) =>
+        replicas[i % 2]!.take('a', 'alice').then(
+          () => 'ok',
+          (e: LimitError) => e.limit,
+        ),
+      ),
+    );
     expect(results.filter((r) => r === 'ok')).toHaveLength(3);
     expect(results.filter((r) => r !== 'ok').every((r) => r === 'bind_rate' || r === 'concurrent')).toBe(true);
     expect(leases.size).toBe(1);
@@ -184,7 +191,9 @@ describe('ClusterSweeper', () => {
     const { s, calls } = sweeper({ namespace: () => ns, clusterBinding: () => cb, kubeconfigSecret: () => secret }, { staleAfterMs: 100_000, now: () => now });
     expect(await s.reconcile('cluster-c')).toEqual({ requeueAfterMs: 31_000 });
     expect(calls.map((c) => c.op)).toEqual(['status', 'create']);
-    const cond = (calls[0].obj as unknown as { status: { conditions: Array<Record<string, string>> } }).status.conditions.find((c) => c.type === ABANDONED_CONDITION)!;
+    const cond = (calls[0].obj as unknown as { status: { conditions: Array<Record<string, string>> } }).status.conditions.find(
+      (c) => c.type === ABANDONED_CONDITION,
+    )!;
     expect(cond).toMatchObject({ status: 'True', reason: 'KonnectorSilent' });
     expect(cond.message).toMatch(/last konnector heartbeat 200s ago \(limit 100s\); the cluster namespace will be deleted at 2026-01-01T00:00:30Z/);
     cb = calls[0].obj as typeof cb;
@@ -287,7 +296,15 @@ describe('flags', () => {
   const base = ['--oidc-issuer-url=https://issuer.example', '--oidc-issuer-client-id=c'];
   it('have bounded defaults', () => {
     const o = parseBackendOptions(base, {});
-    expect(o).toMatchObject({ maxClustersPerIdentity: 50, bindRate: 30, bindBurst: 10, orphanGrace: 600, staleClusterTimeout: 0, sweepNotice: 86400, sweepDryRun: false });
+    expect(o).toMatchObject({
+      maxClustersPerIdentity: 50,
+      bindRate: 30,
+      bindBurst: 10,
+      orphanGrace: 600,
+      staleClusterTimeout: 0,
+      sweepNotice: 86400,
+      sweepDryRun: false,
+    });
   });
   it('name the flag and value when wrong', () => {
     expect(() => parseBackendOptions([...base, '--max-clusters-per-identity=-3'], {})).toThrow('--max-clusters-per-identity: "-3" is not a whole number');
@@ -316,7 +333,11 @@ describe('ApiServerReplayStore', () => {
     const { s } = store(async (o) => void created.push(o));
     const exp = Math.floor(Date.now() / 1000) + 600;
     expect(await s.use('jti-1', exp)).toBe(true);
-    expect(created[0].metadata).toMatchObject({ name: loginStateLeaseName('jti-1'), namespace: 'klutch-system', labels: { 'klutch.anynines.com/login-state': 'used' } });
+    expect(created[0].metadata).toMatchObject({
+      name: loginStateLeaseName('jti-1'),
+      namespace: 'klutch-system',
+      labels: { 'klutch.anynines.com/login-state': 'used' },
+    });
     expect((created[0] as unknown as { spec: { leaseDurationSeconds: number; holderIdentity: string } }).spec).toMatchObject({ holderIdentity: 'replica-1' });
     expect((created[0] as unknown as { spec: { leaseDurationSeconds: number } }).spec.leaseDurationSeconds).toBeGreaterThanOrEqual(599);
     await s.idle();

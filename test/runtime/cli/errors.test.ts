@@ -18,7 +18,10 @@ describe('klutch-kit errors', () => {
     expect(process.exitCode).toBe(1);
   });
   it('the stack trace with --verbose', async () => {
-    for (const args of [['--verbose', 'validate', '/nonexistent-klutch-kit-dir'], ['validate', '/nonexistent-klutch-kit-dir', '--verbose']]) {
+    for (const args of [
+      ['--verbose', 'validate', '/nonexistent-klutch-kit-dir'],
+      ['validate', '/nonexistent-klutch-kit-dir', '--verbose'],
+    ]) {
       const out = await run(...args);
       expect(out).toMatch(/^klutch-kit: Error: .*nonexistent-klutch-kit-dir/);
       expect(out).toMatch(/\n {4}at /);

@@ -20,7 +20,16 @@ async function discoveryServer(groups: Record<string, Array<{ name: string; kind
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as AddressInfo).port;
   const client = new KubeClient({ server: `http://127.0.0.1:${port}` }, { qps: 0 });
-  return { client, hits, groups, close: () => new Promise<void>((r) => { client.close(); server.close(() => r()); }) };
+  return {
+    client,
+    hits,
+    groups,
+    close: () =>
+      new Promise<void>((r) => {
+        client.close();
+        server.close(() => r());
+      }),
+  };
 }
 
 describe('ResourcePaths', () => {
@@ -35,12 +44,15 @@ describe('ResourcePaths', () => {
     });
     try {
       const paths = new ResourcePaths(s.client);
-      expect(await paths.objectPath({ apiVersion: 'example.org/v1', kind: 'Widget', metadata: { name: 'w 1', namespace: 'team-a' } }))
-        .toBe('/apis/example.org/v1/namespaces/team-a/widgets/w%201');
-      expect(await paths.objectPath({ apiVersion: 'example.org/v1', kind: 'Widget', metadata: { name: 'w' } }, 'dflt'))
-        .toBe('/apis/example.org/v1/namespaces/dflt/widgets/w');
-      expect(await paths.objectPath({ apiVersion: 'example.org/v1', kind: 'Gadget', metadata: { name: 'g', namespace: 'ignored' } }))
-        .toBe('/apis/example.org/v1/gadgets/g');
+      expect(await paths.objectPath({ apiVersion: 'example.org/v1', kind: 'Widget', metadata: { name: 'w 1', namespace: 'team-a' } })).toBe(
+        '/apis/example.org/v1/namespaces/team-a/widgets/w%201',
+      );
+      expect(await paths.objectPath({ apiVersion: 'example.org/v1', kind: 'Widget', metadata: { name: 'w' } }, 'dflt')).toBe(
+        '/apis/example.org/v1/namespaces/dflt/widgets/w',
+      );
+      expect(await paths.objectPath({ apiVersion: 'example.org/v1', kind: 'Gadget', metadata: { name: 'g', namespace: 'ignored' } })).toBe(
+        '/apis/example.org/v1/gadgets/g',
+      );
       expect(await paths.objectPath({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' } })).toBe('/api/v1/namespaces/default/configmaps/c');
       expect(await paths.collectionPath('example.org/v1', 'Widget', 'team-a')).toBe('/apis/example.org/v1/namespaces/team-a/widgets');
       // one discovery request per group version: the answers are cached

@@ -29,16 +29,27 @@ ${body}
   );
   return { command: process.execPath, args: [file], runsFile };
 }
-const cred = (apiVersion: string, status: Record<string, unknown>) => `process.stdout.write(JSON.stringify({ apiVersion: ${JSON.stringify(apiVersion)}, kind: 'ExecCredential', status: ${JSON.stringify(status)} }));`;
+const cred = (apiVersion: string, status: Record<string, unknown>) =>
+  `process.stdout.write(JSON.stringify({ apiVersion: ${JSON.stringify(apiVersion)}, kind: 'ExecCredential', status: ${JSON.stringify(status)} }));`;
 const V1 = 'client.authentication.k8s.io/v1';
 const V1BETA1 = 'client.authentication.k8s.io/v1beta1';
-const config = (p: { command: string; args: string[] }, extra: Partial<ExecConfig> = {}): ExecConfig => ({ apiVersion: V1, interactiveMode: 'Never', ...p, ...extra });
+const config = (p: { command: string; args: string[] }, extra: Partial<ExecConfig> = {}): ExecConfig => ({
+  apiVersion: V1,
+  interactiveMode: 'Never',
+  ...p,
+  ...extra,
+});
 
 describe('ExecCredentialPlugin', () => {
   it('runs the plugin with KUBERNETES_EXEC_INFO and its env, returns the token, and caches it until expirationTimestamp', async () => {
-    const p = plugin(`process.stdout.write(JSON.stringify({ apiVersion: info.apiVersion, kind: 'ExecCredential', status: { token: 'tok-' + runs + '-' + process.env.EXTRA + '-' + (info.spec.cluster?.server ?? 'none') + '-' + info.spec.interactive, expirationTimestamp: '2030-01-01T00:00:10Z' } }));`);
+    const p = plugin(
+      `process.stdout.write(JSON.stringify({ apiVersion: info.apiVersion, kind: 'ExecCredential', status: { token: 'tok-' + runs + '-' + process.env.EXTRA + '-' + (info.spec.cluster?.server ?? 'none') + '-' + info.spec.interactive, expirationTimestamp: '2030-01-01T00:00:10Z' } }));`,
+    );
     let now = Date.parse('2030-01-01T00:00:00Z');
-    const x = new ExecCredentialPlugin(config(p, { env: [{ name: 'EXTRA', value: 'e' }], provideClusterInfo: true }), { cluster: { server: 'https://k:6443' }, now: () => now });
+    const x = new ExecCredentialPlugin(config(p, { env: [{ name: 'EXTRA', value: 'e' }], provideClusterInfo: true }), {
+      cluster: { server: 'https://k:6443' },
+      now: () => now,
+    });
     expect((await x.credential()).token).toBe('tok-1-e-https://k:6443-false');
     now += 9_000;
     expect((await Promise.all([x.credential(), x.credential()])).map((c) => c.token)).toEqual(['tok-1-e-https://k:6443-false', 'tok-1-e-https://k:6443-false']);
@@ -64,11 +75,15 @@ describe('ExecCredentialPlugin', () => {
     const x = new ExecCredentialPlugin(config(p), { user: 'eks-user' });
     const e = await x.credential().catch((err: unknown) => err as Error);
     expect(e).toBeInstanceOf(ExecCredentialError);
-    expect((e as Error).message).toBe(`exec credential plugin "${process.execPath} ${p.args[0]}" (kubeconfig user "eks-user") failed (exit code 3): AccessDenied: not authorized to call sts`);
+    expect((e as Error).message).toBe(
+      `exec credential plugin "${process.execPath} ${p.args[0]}" (kubeconfig user "eks-user") failed (exit code 3): AccessDenied: not authorized to call sts`,
+    );
   });
 
   it('a hanging plugin is stopped after the timeout, with an error naming the command', async () => {
-    const p = plugin(`writeFileSync(${JSON.stringify(join(dir, 'hang.pid'))}, String(process.pid)); process.stderr.write('waiting for device login'); setInterval(() => {}, 1000);`);
+    const p = plugin(
+      `writeFileSync(${JSON.stringify(join(dir, 'hang.pid'))}, String(process.pid)); process.stderr.write('waiting for device login'); setInterval(() => {}, 1000);`,
+    );
     const x = new ExecCredentialPlugin(config(p), { timeoutMs: 700 });
     const e = await x.credential().catch((err: unknown) => err as Error);
     expect((e as Error).message).toBe(
@@ -81,7 +96,10 @@ describe('ExecCredentialPlugin', () => {
   it('refuses output that is no usable ExecCredential, naming what is wrong', async () => {
     const cases: Array<[string, RegExp]> = [
       [`process.stdout.write('token=abc');`, /printed no ExecCredential JSON \(stdout starts "token=abc"\)/],
-      [cred(V1BETA1, { token: 'a' }), /answered apiVersion "client.authentication.k8s.io\/v1beta1", but the kubeconfig asks for client.authentication.k8s.io\/v1/],
+      [
+        cred(V1BETA1, { token: 'a' }),
+        /answered apiVersion "client.authentication.k8s.io\/v1beta1", but the kubeconfig asks for client.authentication.k8s.io\/v1/,
+      ],
       [cred(V1, {}), /status has neither a token nor clientCertificateData with clientKeyData/],
       [cred(V1, { clientCertificateData: 'c' }), /clientCertificateData without clientKeyData/],
       [cred(V1, { token: 'a', expirationTimestamp: 'tomorrow' }), /expirationTimestamp "tomorrow" is not an RFC 3339 time/],
@@ -92,18 +110,27 @@ describe('ExecCredentialPlugin', () => {
   });
 
   it('a missing command names it and prints the install hint', async () => {
-    const x = new ExecCredentialPlugin(config({ command: '/nonexistent/gke-gcloud-auth-plugin', args: [] }, { installHint: 'Install gke-gcloud-auth-plugin: gcloud components install gke-gcloud-auth-plugin' }));
+    const x = new ExecCredentialPlugin(
+      config(
+        { command: '/nonexistent/gke-gcloud-auth-plugin', args: [] },
+        { installHint: 'Install gke-gcloud-auth-plugin: gcloud components install gke-gcloud-auth-plugin' },
+      ),
+    );
     await expect(x.credential()).rejects.toThrow(
       'exec credential plugin "/nonexistent/gke-gcloud-auth-plugin": command "/nonexistent/gke-gcloud-auth-plugin" not found; install it or fix users[].user.exec.command in the kubeconfig\nInstall gke-gcloud-auth-plugin: gcloud components install gke-gcloud-auth-plugin',
     );
   });
 
   it('parseExecConfig names bad fields', () => {
-    expect(() => parseExecConfig({ command: 'aws' }, 'kc: user "u"')).toThrow('kc: user "u": exec.apiVersion undefined is not supported; use client.authentication.k8s.io/v1 or client.authentication.k8s.io/v1beta1');
+    expect(() => parseExecConfig({ command: 'aws' }, 'kc: user "u"')).toThrow(
+      'kc: user "u": exec.apiVersion undefined is not supported; use client.authentication.k8s.io/v1 or client.authentication.k8s.io/v1beta1',
+    );
     expect(() => parseExecConfig({ apiVersion: V1 }, 'kc')).toThrow('kc: exec.command is missing');
     expect(() => parseExecConfig({ apiVersion: V1, command: 'a', args: 'x' }, 'kc')).toThrow('kc: exec.args must be a list of strings');
     expect(() => parseExecConfig({ apiVersion: V1, command: 'a', env: [{ name: 'A' }] }, 'kc')).toThrow('kc: exec.env must be a list of {name, value} strings');
-    expect(() => parseExecConfig({ apiVersion: V1, command: 'a', interactiveMode: 'Always' }, 'kc')).toThrow(/interactiveMode is Always, but klutch-kit runs plugins without a terminal/);
+    expect(() => parseExecConfig({ apiVersion: V1, command: 'a', interactiveMode: 'Always' }, 'kc')).toThrow(
+      /interactiveMode is Always, but klutch-kit runs plugins without a terminal/,
+    );
   });
 });
 
@@ -130,23 +157,34 @@ contexts:
 
   it('a relative command with a path is resolved against the kubeconfig folder; cluster extension reaches the plugin', async () => {
     const sub = mkdtempSync(join(dir, 'kc-'));
-    writeFileSync(join(sub, 'plugin.sh'), `#!/bin/sh\nprintf '{"apiVersion":"${V1}","kind":"ExecCredential","status":{"token":"%s"}}' "$(echo "$KUBERNETES_EXEC_INFO" | grep -o '"audience":"[a-z]*"' | tr -d '"')"\n`);
+    writeFileSync(
+      join(sub, 'plugin.sh'),
+      `#!/bin/sh\nprintf '{"apiVersion":"${V1}","kind":"ExecCredential","status":{"token":"%s"}}' "$(echo "$KUBERNETES_EXEC_INFO" | grep -o '"audience":"[a-z]*"' | tr -d '"')"\n`,
+    );
     chmodSync(join(sub, 'plugin.sh'), 0o755);
-    writeFileSync(join(sub, 'config'), kubeconfig(`      apiVersion: ${V1}\n      command: ./plugin.sh\n      provideClusterInfo: true\n      interactiveMode: Never`));
+    writeFileSync(
+      join(sub, 'config'),
+      kubeconfig(`      apiVersion: ${V1}\n      command: ./plugin.sh\n      provideClusterInfo: true\n      interactiveMode: Never`),
+    );
     const a = loadKubeconfigFile(join(sub, 'config'));
     expect((await a.exec!.credential()).token).toBe('audience:test');
     // rendered back with its exec block
     expect(parseKubeconfig(renderKubeconfig(a), { allowExec: true }).exec?.config).toMatchObject({ command: './plugin.sh', apiVersion: V1 });
   });
 
-  it('a kubeconfig that is no file the user gave (a Secret, a provider\'s answer) may not run a plugin', () => {
+  it("a kubeconfig that is no file the user gave (a Secret, a provider's answer) may not run a plugin", () => {
     const text = kubeconfig(`      apiVersion: ${V1}\n      command: /bin/sh\n      args: ["-c", "touch /tmp/pwned"]`);
     expect(() => parseKubeconfig(text, { source: 'Secret klutch-bind/kubeconfig-x' })).toThrow(
       'Secret klutch-bind/kubeconfig-x: user "u" runs the exec credential plugin "/bin/sh"; klutch-kit runs plugins only from kubeconfig files it is given (--kubeconfig, $KUBECONFIG), never from a kubeconfig received from a provider or read from a Secret; use a token or a client certificate there',
     );
     expect(parseKubeconfig(text, { allowExec: true }).exec?.commandLine).toBe('/bin/sh -c "touch /tmp/pwned"');
     // the konnector's provider kubeconfig Secret (which the provider can rotate): SecretValid=False
-    const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'kubeconfig-x', namespace: 'klutch-bind' }, data: { kubeconfig: Buffer.from(text).toString('base64') } };
+    const secret = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'kubeconfig-x', namespace: 'klutch-bind' },
+      data: { kubeconfig: Buffer.from(text).toString('base64') },
+    };
     let err: unknown;
     try {
       parseKubeconfigSecret(secret as never, { namespace: 'klutch-bind', name: 'kubeconfig-x', key: 'kubeconfig' });
@@ -154,12 +192,17 @@ contexts:
       err = e;
     }
     expect(err).toBeInstanceOf(KubeconfigError);
-    expect(err).toMatchObject({ reason: 'KubeconfigSecretInvalid', message: expect.stringMatching(/^Secret klutch-bind\/kubeconfig-x key "kubeconfig": user "u" runs the exec credential plugin "\/bin\/sh"/) });
+    expect(err).toMatchObject({
+      reason: 'KubeconfigSecretInvalid',
+      message: expect.stringMatching(/^Secret klutch-bind\/kubeconfig-x key "kubeconfig": user "u" runs the exec credential plugin "\/bin\/sh"/),
+    });
   });
 
   it('bad exec blocks and auth-provider users are load errors naming the user', () => {
     expect(() => parseKubeconfig(kubeconfig('      command: aws'), { allowExec: true })).toThrow(KubeconfigLoadError);
-    expect(() => parseKubeconfig(kubeconfig('      command: aws'), { allowExec: true })).toThrow(/kubeconfig: user "u": exec.apiVersion undefined is not supported/);
+    expect(() => parseKubeconfig(kubeconfig('      command: aws'), { allowExec: true })).toThrow(
+      /kubeconfig: user "u": exec.apiVersion undefined is not supported/,
+    );
     const ap = kubeconfig('      {}').replace('    exec:\n      {}', '    auth-provider: { name: gcp }');
     expect(() => parseKubeconfig(ap)).toThrow(/user "u" uses the auth-provider "gcp", which Kubernetes removed; use its exec plugin instead/);
   });

@@ -53,7 +53,9 @@ describe('kubeconfig loader', () => {
     expect(() => parseKubeconfig('apiVersion: v1\nkind: Config\n')).toThrow(/no current-context set/);
     expect(() => parseKubeconfig(yaml('    token: a'), { context: 'other' })).toThrow(/context "other" not found \(contexts: c\)/);
     expect(() => parseKubeconfig(yaml('    exec: { command: aws }'))).toThrow(KubeconfigLoadError);
-    expect(() => parseKubeconfig(yaml('    exec: { command: aws }'))).toThrow(/user "u" runs the exec credential plugin "aws"; klutch-kit runs plugins only from kubeconfig files it is given/);
+    expect(() => parseKubeconfig(yaml('    exec: { command: aws }'))).toThrow(
+      /user "u" runs the exec credential plugin "aws"; klutch-kit runs plugins only from kubeconfig files it is given/,
+    );
     expect(() => loadKubeconfigFile('/nonexistent/kc')).toThrow(/kubeconfig \/nonexistent\/kc: cannot read it/);
   });
 });

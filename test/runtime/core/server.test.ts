@@ -7,7 +7,13 @@ describe('HealthServer', () => {
     const registry = new Registry();
     new Counter({ name: 'demo_total', help: 'demo', registers: [registry] }).inc(3);
     let ready: string | boolean = 'informers not synced';
-    const s = new HealthServer({ port: 0, registry, healthz: { ping: () => true }, readyz: { sync: () => ready }, info: { 'unexpected-errors': () => 'none' } });
+    const s = new HealthServer({
+      port: 0,
+      registry,
+      healthz: { ping: () => true },
+      readyz: { sync: () => ready },
+      info: { 'unexpected-errors': () => 'none' },
+    });
     const port = await s.start();
     try {
       const h = await fetch(`http://127.0.0.1:${port}/healthz`);

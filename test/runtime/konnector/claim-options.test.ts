@@ -4,12 +4,30 @@ import type { KubeObject } from '../../../runtime/core/client.js';
 
 const OWNER = 'klutch.anynines.com/resource-owner';
 
-const secret = (data: Record<string, string> | undefined, labels?: Record<string, string>, annotations?: Record<string, string>, extra: Record<string, unknown> = {}): KubeObject =>
-  ({ apiVersion: 'v1', kind: 'Secret', type: 'Opaque', metadata: { name: 's', namespace: 'ns', labels, annotations }, ...(data ? { data } : {}), ...extra }) as KubeObject;
+const secret = (
+  data: Record<string, string> | undefined,
+  labels?: Record<string, string>,
+  annotations?: Record<string, string>,
+  extra: Record<string, unknown> = {},
+): KubeObject =>
+  ({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    type: 'Opaque',
+    metadata: { name: 's', namespace: 'ns', labels, annotations },
+    ...(data ? { data } : {}),
+    ...extra,
+  }) as KubeObject;
 
 describe('claimOptions', () => {
   it('defaults: no replace, recreate when the consumer deletes, update in place, nothing preserved', () => {
-    expect(claimOptions({})).toEqual({ replaceExisting: false, recreateWhenConsumerSideDeleted: true, alwaysRecreate: false, preserving: [], invalidPreserving: [] });
+    expect(claimOptions({})).toEqual({
+      replaceExisting: false,
+      recreateWhenConsumerSideDeleted: true,
+      alwaysRecreate: false,
+      preserving: [],
+      invalidPreserving: [],
+    });
     expect(claimOptions({ onConflict: {} }).recreateWhenConsumerSideDeleted).toBe(true);
   });
 
@@ -22,7 +40,10 @@ describe('claimOptions', () => {
     expect(o.replaceExisting).toBe(true);
     expect(o.recreateWhenConsumerSideDeleted).toBe(false);
     expect(o.alwaysRecreate).toBe(true);
-    expect(o.preserving).toEqual([{ field: 'data', key: 'keep' }, { field: 'metadata.labels', key: 'team' }]);
+    expect(o.preserving).toEqual([
+      { field: 'data', key: 'keep' },
+      { field: 'metadata.labels', key: 'team' },
+    ]);
     expect(o.invalidPreserving).toEqual(['metadata.name', '']);
   });
 });
@@ -72,7 +93,13 @@ describe('applyPreserving', () => {
   it('whole top-level fields', () => {
     expect(applyPreserving(secret({ a: '1' }), secret({ b: '2' }), P('data')).data).toEqual({ b: '2' });
     expect('data' in applyPreserving(secret({ a: '1' }), secret(undefined), P('data'))).toBe(false);
-    expect((applyPreserving(secret({}, undefined, undefined, { type: 'Opaque' }), secret({}, undefined, undefined, { type: 'kubernetes.io/tls' }), P('type')) as { type?: string }).type).toBe('kubernetes.io/tls');
+    expect(
+      (
+        applyPreserving(secret({}, undefined, undefined, { type: 'Opaque' }), secret({}, undefined, undefined, { type: 'kubernetes.io/tls' }), P('type')) as {
+          type?: string;
+        }
+      ).type,
+    ).toBe('kubernetes.io/tls');
   });
 
   it('labels and annotations by key or whole; the konnector marks always win', () => {

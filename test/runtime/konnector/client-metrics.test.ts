@@ -28,7 +28,8 @@ describe('konnector client metrics', () => {
       const text = await registry.metrics();
       expect(text).toContain('klutch_konnector_client_requests_total{cluster="provider"} 3');
       expect(text).toContain('klutch_konnector_client_requests_total{cluster="app"} 1');
-      const throttled = (cluster: string) => Number(new RegExp(`klutch_konnector_client_throttled_seconds_total\\{cluster="${cluster}"\\} (\\S+)`).exec(text)?.[1]);
+      const throttled = (cluster: string) =>
+        Number(new RegExp(`klutch_konnector_client_throttled_seconds_total\\{cluster="${cluster}"\\} (\\S+)`).exec(text)?.[1]);
       expect(throttled('provider')).toBeGreaterThan(0); // client a's second request waited for a token
       expect(throttled('app')).toBe(0); // QPS 0: no limit, never waits
       expect(konnectorMetrics(registry).clientStats).toBe(m.clientStats); // one per registry

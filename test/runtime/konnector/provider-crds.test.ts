@@ -11,12 +11,27 @@ const KEY = `klutch-bind/${NAME}`;
 const binding = { metadata: { name: NAME, namespace: 'klutch-bind', uid: 'b1' }, spec: {} } as unknown as APIServiceBinding;
 const exp = {
   metadata: { name: NAME, namespace: 'cluster-a' },
-  spec: { group: 'mangodb.com', names: { plural: 'mangodbs', kind: 'MangoDB' }, scope: 'Namespaced', versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object' } } }] },
+  spec: {
+    group: 'mangodb.com',
+    names: { plural: 'mangodbs', kind: 'MangoDB' },
+    scope: 'Namespaced',
+    versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object' } } }],
+  },
 } as unknown as APIServiceExport;
 const owned = (uid: string, established = true, extra: Partial<CRD['metadata']> = {}): CRD =>
   ({
-    metadata: { name: NAME, labels: { [EXPORTED_LABEL]: 'true' }, ownerReferences: [{ apiVersion: 'klutch.anynines.com/v1alpha1', kind: 'APIServiceBinding', name: NAME, uid, controller: true }], ...extra },
-    spec: { group: 'mangodb.com', names: { plural: 'mangodbs', kind: 'MangoDB', singular: 'mangodb', listKind: 'MangoDBList' }, scope: 'Namespaced', versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object' } } }] },
+    metadata: {
+      name: NAME,
+      labels: { [EXPORTED_LABEL]: 'true' },
+      ownerReferences: [{ apiVersion: 'klutch.anynines.com/v1alpha1', kind: 'APIServiceBinding', name: NAME, uid, controller: true }],
+      ...extra,
+    },
+    spec: {
+      group: 'mangodb.com',
+      names: { plural: 'mangodbs', kind: 'MangoDB', singular: 'mangodb', listKind: 'MangoDBList' },
+      scope: 'Namespaced',
+      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object' } } }],
+    },
     status: established ? { conditions: [{ type: 'Established', status: 'True' }] } : {},
   }) as unknown as CRD;
 
@@ -61,7 +76,11 @@ describe('CrdReconciler', () => {
     await t.r.reconcile(KEY);
     expect(t.calls).toHaveLength(1);
     expect(t.calls[0].verb).toBe('create');
-    expect(t.calls[0].obj.metadata).toMatchObject({ name: NAME, labels: { [EXPORTED_LABEL]: 'true' }, ownerReferences: [expect.objectContaining({ uid: 'b1', controller: true })] });
+    expect(t.calls[0].obj.metadata).toMatchObject({
+      name: NAME,
+      labels: { [EXPORTED_LABEL]: 'true' },
+      ownerReferences: [expect.objectContaining({ uid: 'b1', controller: true })],
+    });
     expect(t.r.state(KEY)).toMatchObject({ reason: 'CustomResourceDefinitionNotEstablished' });
   });
 
@@ -78,7 +97,10 @@ describe('CrdReconciler', () => {
     const t = setup({ crd: owned('other') });
     await t.r.reconcile(KEY);
     expect(t.calls).toEqual([]);
-    expect(t.r.state(KEY)).toMatchObject({ reason: 'ForeignCustomResourceDefinition', message: expect.stringContaining('owned by APIServiceBinding mangodbs.mangodb.com (uid other)') });
+    expect(t.r.state(KEY)).toMatchObject({
+      reason: 'ForeignCustomResourceDefinition',
+      message: expect.stringContaining('owned by APIServiceBinding mangodbs.mangodb.com (uid other)'),
+    });
   });
 
   it('adopts the CRD of a deleted binding of the same name', async () => {

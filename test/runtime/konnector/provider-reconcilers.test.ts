@@ -41,9 +41,19 @@ function fakeClient(objects: Record<string, KubeObject> = {}, fail: Record<strin
   return { client: client as unknown as KubeClient, calls };
 }
 
-const attached = (...keys: string[]): AttachedBindings => ({ has: (k) => keys.includes(k), keys: () => keys, named: (n) => keys.filter((k) => k.endsWith(`/${n}`)) });
+const attached = (...keys: string[]): AttachedBindings => ({
+  has: (k) => keys.includes(k),
+  keys: () => keys,
+  named: (n) => keys.filter((k) => k.endsWith(`/${n}`)),
+});
 
-function heartbeat(o: { cb?: ClusterBinding; provider?: ReturnType<typeof fakeClient>; consumer?: ReturnType<typeof fakeClient>; bindings?: Record<string, APIServiceBinding>; controlPlaneMode?: boolean }) {
+function heartbeat(o: {
+  cb?: ClusterBinding;
+  provider?: ReturnType<typeof fakeClient>;
+  consumer?: ReturnType<typeof fakeClient>;
+  bindings?: Record<string, APIServiceBinding>;
+  controlPlaneMode?: boolean;
+}) {
   const provider = o.provider ?? fakeClient();
   const consumer = o.consumer ?? fakeClient();
   let changes = 0;
@@ -81,7 +91,9 @@ describe('HeartbeatReconciler', () => {
     const res = await t.r.reconcile();
     const [patch] = t.provider.calls;
     expect(patch).toMatchObject({ verb: 'patch', resource: 'clusterbindings', namespace: 'cluster-a', name: 'cluster' });
-    expect(patch.body).toEqual({ status: { heartbeatInterval: '5m0s', konnectorVersion: 'v1.2.3', lastHeartbeatTime: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/) } });
+    expect(patch.body).toEqual({
+      status: { heartbeatInterval: '5m0s', konnectorVersion: 'v1.2.3', lastHeartbeatTime: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/) },
+    });
     expect(t.r.state).toEqual({ status: 'True', reason: 'HeartbeatSent', message: 'heartbeat every 2m30s' });
     expect(t.r.providerPrettyName).toBe('Provider');
     expect(t.r.lastHeartbeat).toBeInstanceOf(Date);
@@ -99,21 +111,36 @@ describe('HeartbeatReconciler', () => {
   it('names the ClusterBinding and the missing permission when the patch fails', async () => {
     const t = heartbeat({ cb: cb(), controlPlaneMode: true, provider: fakeClient({}, { 'patch clusterbindings': new Error('forbidden') }) });
     await expect(t.r.reconcile()).rejects.toThrow('forbidden');
-    expect(t.r.state).toMatchObject({ status: 'False', reason: 'ClusterBindingUpdateFailed', message: expect.stringContaining('ClusterBinding cluster-a/cluster: forbidden; check that the provider credentials may patch clusterbindings/status') });
+    expect(t.r.state).toMatchObject({
+      status: 'False',
+      reason: 'ClusterBindingUpdateFailed',
+      message: expect.stringContaining('ClusterBinding cluster-a/cluster: forbidden; check that the provider credentials may patch clusterbindings/status'),
+    });
   });
 
   it('rotates the provider kubeconfig into the consumer Secret of each attached binding when it differs', async () => {
     const provider = fakeClient({ 'secrets/cluster-a/kc': { metadata: { name: 'kc' }, data: { kubeconfig: 'NEW' } } as KubeObject });
     const consumer = fakeClient({ 'secrets/klutch-bind/kubeconfig-x': { metadata: { name: 'kubeconfig-x' }, data: { kubeconfig: 'OLD' } } as KubeObject });
-    const binding = { metadata: { name: 'pgs.a.com' }, spec: { kubeconfigSecretRef: { namespace: 'klutch-bind', name: 'kubeconfig-x', key: 'kubeconfig' } } } as APIServiceBinding;
-    const t = heartbeat({ cb: cb({}, { kubeconfigSecretRef: { name: 'kc', key: 'kubeconfig' } }), provider, consumer, bindings: { 'klutch-bind/pgs.a.com': binding } });
+    const binding = {
+      metadata: { name: 'pgs.a.com' },
+      spec: { kubeconfigSecretRef: { namespace: 'klutch-bind', name: 'kubeconfig-x', key: 'kubeconfig' } },
+    } as APIServiceBinding;
+    const t = heartbeat({
+      cb: cb({}, { kubeconfigSecretRef: { name: 'kc', key: 'kubeconfig' } }),
+      provider,
+      consumer,
+      bindings: { 'klutch-bind/pgs.a.com': binding },
+    });
     await t.r.reconcile();
-    expect(consumer.calls.filter((c) => c.verb === 'patch')).toEqual([{ verb: 'patch', resource: 'secrets', namespace: 'klutch-bind', name: 'kubeconfig-x', body: { data: { kubeconfig: 'NEW' } } }]);
+    expect(consumer.calls.filter((c) => c.verb === 'patch')).toEqual([
+      { verb: 'patch', resource: 'secrets', namespace: 'klutch-bind', name: 'kubeconfig-x', body: { data: { kubeconfig: 'NEW' } } },
+    ]);
   });
 });
 
 describe('NamespaceReconciler', () => {
-  const ans = (name: string, extra: Partial<APIServiceNamespace['metadata']> = {}) => ({ metadata: { name, namespace: 'cluster-a', uid: `u-${name}`, ...extra } }) as APIServiceNamespace;
+  const ans = (name: string, extra: Partial<APIServiceNamespace['metadata']> = {}) =>
+    ({ metadata: { name, namespace: 'cluster-a', uid: `u-${name}`, ...extra } }) as APIServiceNamespace;
   const setup = (o: { ans?: APIServiceNamespace; appNamespaces?: string[]; synced?: boolean }) => {
     const provider = fakeClient();
     const r = new NamespaceReconciler({

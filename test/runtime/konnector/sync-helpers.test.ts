@@ -7,7 +7,12 @@ import { goDuration } from '../../../runtime/konnector/provider.js';
 import { matchesFields, matchesLabels, ownerAllowed, parseFieldSelector, selects } from '../../../runtime/konnector/selector.js';
 import type { APIServiceBinding, APIServiceExport } from '../../../runtime/konnector/types.js';
 
-const secret = (name: string, labels?: Record<string, string>, type = 'Opaque') => ({ apiVersion: 'v1', kind: 'Secret', type, metadata: { name, namespace: 'p', labels } });
+const secret = (name: string, labels?: Record<string, string>, type = 'Opaque') => ({
+  apiVersion: 'v1',
+  kind: 'Secret',
+  type,
+  metadata: { name, namespace: 'p', labels },
+});
 
 describe('claim selectors', () => {
   it('names and namespaces: * or exact entries; defaults select everything', () => {
@@ -97,18 +102,36 @@ const exp: APIServiceExport = {
     scope: 'Namespaced',
     informerScope: 'Namespaced',
     versions: [
-      { name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object' } } } }, subresources: { status: {} } },
+      {
+        name: 'v1',
+        served: true,
+        storage: true,
+        schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object' } } } },
+        subresources: { status: {} },
+      },
     ],
   },
 } as unknown as APIServiceExport;
-const binding = { apiVersion: 'klutch.anynines.com/v1alpha1', kind: 'APIServiceBinding', metadata: { name: 'widgets.example.com', namespace: 'klutch-bind', uid: 'b-uid' }, spec: {} } as unknown as APIServiceBinding;
+const binding = {
+  apiVersion: 'klutch.anynines.com/v1alpha1',
+  kind: 'APIServiceBinding',
+  metadata: { name: 'widgets.example.com', namespace: 'klutch-bind', uid: 'b-uid' },
+  spec: {},
+} as unknown as APIServiceBinding;
 
 describe('export → CRD', () => {
   it('copies group, names, scope, versions and sets a controller ownerReference to the binding', () => {
     const crd = exportToCRD(exp, binding);
     expect(crd.metadata.name).toBe('widgets.example.com');
     expect(crd.metadata.ownerReferences).toEqual([
-      { apiVersion: 'klutch.anynines.com/v1alpha1', kind: 'APIServiceBinding', name: 'widgets.example.com', uid: 'b-uid', controller: true, blockOwnerDeletion: true },
+      {
+        apiVersion: 'klutch.anynines.com/v1alpha1',
+        kind: 'APIServiceBinding',
+        name: 'widgets.example.com',
+        uid: 'b-uid',
+        controller: true,
+        blockOwnerDeletion: true,
+      },
     ]);
     expect(crd.spec.names).toEqual({ plural: 'widgets', kind: 'Widget', singular: 'widget', listKind: 'WidgetList' });
     expect(crd.spec.versions[0]).toMatchObject({ name: 'v1', served: true, storage: true, subresources: { status: {} } });
@@ -185,14 +208,34 @@ describe('control-plane mode helpers', () => {
   it('container overrides replace fields and merge env/volumeMounts by name', async () => {
     const { mergeContainer } = await import('../../../runtime/konnector/appclusterbinding.js');
     const out = mergeContainer(
-      { name: 'konnector', image: 'a', args: ['--x'], env: [{ name: 'A', value: '1' }, { name: 'B', value: '2' }] },
-      { name: 'ignored', image: 'b', env: [{ name: 'B', value: '3' }, { name: 'C', value: '4' }], resources: { limits: { memory: '1Gi' } } },
+      {
+        name: 'konnector',
+        image: 'a',
+        args: ['--x'],
+        env: [
+          { name: 'A', value: '1' },
+          { name: 'B', value: '2' },
+        ],
+      },
+      {
+        name: 'ignored',
+        image: 'b',
+        env: [
+          { name: 'B', value: '3' },
+          { name: 'C', value: '4' },
+        ],
+        resources: { limits: { memory: '1Gi' } },
+      },
     );
     expect(out).toEqual({
       name: 'konnector',
       image: 'b',
       args: ['--x'],
-      env: [{ name: 'A', value: '1' }, { name: 'B', value: '3' }, { name: 'C', value: '4' }],
+      env: [
+        { name: 'A', value: '1' },
+        { name: 'B', value: '3' },
+        { name: 'C', value: '4' },
+      ],
       resources: { limits: { memory: '1Gi' } },
     });
   });

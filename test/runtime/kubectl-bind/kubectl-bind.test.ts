@@ -22,7 +22,12 @@ const io = (stdin = '', tty = false) => {
 };
 
 const resp = (sid: string) =>
-  newBindingResponse({ sessionID: sid, identity: 'i/s', kubeconfig: 'x', requests: [{ metadata: { name: 'a.b' }, spec: { resources: [{ group: 'b', resource: 'a' }] } } as never] });
+  newBindingResponse({
+    sessionID: sid,
+    identity: 'i/s',
+    kubeconfig: 'x',
+    requests: [{ metadata: { name: 'a.b' }, spec: { resources: [{ group: 'b', resource: 'a' }] } } as never],
+  });
 
 describe('callback server', () => {
   it('listens on 127.0.0.1, ignores answers for other sessions and junk, accepts ours', async () => {
@@ -51,26 +56,50 @@ describe('helpers', () => {
     expect(newSessionId()).not.toBe(newSessionId());
   });
   it('parses requests and names what is wrong', () => {
-    expect(parseExportRequest('apiVersion: klutch.anynines.com/v1alpha1\nkind: APIServiceExportRequest\nspec:\n  resources:\n  - resource: things\n', 'f').spec.resources).toHaveLength(1);
-    expect(() => parseExportRequest('kind: Pod\napiVersion: v1\n', 'f.yaml')).toThrow(/f.yaml: is v1\/Pod, expected klutch.anynines.com\/v1alpha1\/APIServiceExportRequest/);
-    expect(() => parseExportRequest('apiVersion: klutch.anynines.com/v1alpha1\nkind: APIServiceExportRequest\nspec: {resources: []}', 'f')).toThrow(/at least one/);
-    expect(() => parseExportRequest('apiVersion: klutch.anynines.com/v1alpha1\nkind: APIServiceExportRequest\nspec: {resources: [{resource: Bad_Name}]}', 'f')).toThrow(/resources\[0\]\.resource: "Bad_Name"/);
+    expect(
+      parseExportRequest('apiVersion: klutch.anynines.com/v1alpha1\nkind: APIServiceExportRequest\nspec:\n  resources:\n  - resource: things\n', 'f').spec
+        .resources,
+    ).toHaveLength(1);
+    expect(() => parseExportRequest('kind: Pod\napiVersion: v1\n', 'f.yaml')).toThrow(
+      /f.yaml: is v1\/Pod, expected klutch.anynines.com\/v1alpha1\/APIServiceExportRequest/,
+    );
+    expect(() => parseExportRequest('apiVersion: klutch.anynines.com/v1alpha1\nkind: APIServiceExportRequest\nspec: {resources: []}', 'f')).toThrow(
+      /at least one/,
+    );
+    expect(() =>
+      parseExportRequest('apiVersion: klutch.anynines.com/v1alpha1\nkind: APIServiceExportRequest\nspec: {resources: [{resource: Bad_Name}]}', 'f'),
+    ).toThrow(/resources\[0\]\.resource: "Bad_Name"/);
     expect(() => parseOutput('xml')).toThrow(/-o\/--output: "xml"/);
     expect(parseTimeout('--timeout', '1m30s')).toBe(90_000);
     expect(() => parseTimeout('--timeout', 'later')).toThrow(/--timeout: "later"/);
-    expect(() => parseRemoteKubeconfig('apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://x"}}]\nusers: [{name: u, user: {}}]\ncontexts: [{name: d, context: {cluster: c, user: u}}]\ncurrent-context: d\n')).toThrow(/no namespace/);
+    expect(() =>
+      parseRemoteKubeconfig(
+        'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://x"}}]\nusers: [{name: u, user: {}}]\ncontexts: [{name: d, context: {cluster: c, user: u}}]\ncurrent-context: d\n',
+      ),
+    ).toThrow(/no namespace/);
   });
   it('consent: --yes accepts, a non-TTY without --yes refuses, a TTY asks per claim', async () => {
-    const claims = [{ group: '', resource: 'secrets', version: 'v1', selector: { owner: 'Provider' as const } }, { group: '', resource: 'configmaps', version: 'v1', required: true }];
+    const claims = [
+      { group: '', resource: 'secrets', version: 'v1', selector: { owner: 'Provider' as const } },
+      { group: '', resource: 'configmaps', version: 'v1', required: true },
+    ];
     expect(describeClaim(claims[0])).toBe('secrets created by the provider (synced into your cluster)');
     const a = io();
-    await expect(askConsent(claims, { yes: true, io: a.io }, 'x.y')).resolves.toEqual([expect.objectContaining({ state: 'Accepted' }), expect.objectContaining({ state: 'Accepted' })]);
+    await expect(askConsent(claims, { yes: true, io: a.io }, 'x.y')).resolves.toEqual([
+      expect.objectContaining({ state: 'Accepted' }),
+      expect.objectContaining({ state: 'Accepted' }),
+    ]);
     const b = io();
     await expect(askConsent(claims, { yes: false, io: b.io }, 'x.y')).rejects.toMatchObject({ code: 5 });
     const c = io('n\ny\n', true);
-    await expect(askConsent(claims, { yes: false, io: c.io }, 'x.y')).resolves.toEqual([expect.objectContaining({ resource: 'secrets', state: 'Rejected' }), expect.objectContaining({ resource: 'configmaps', state: 'Accepted' })]);
+    await expect(askConsent(claims, { yes: false, io: c.io }, 'x.y')).resolves.toEqual([
+      expect.objectContaining({ resource: 'secrets', state: 'Rejected' }),
+      expect.objectContaining({ resource: 'configmaps', state: 'Accepted' }),
+    ]);
     const d = io('y\nn\n', true);
-    await expect(askConsent(claims, { yes: false, io: d.io }, 'x.y')).rejects.toThrow(/configmaps \[required\] is required by x.y; binding aborted, nothing was created/);
+    await expect(askConsent(claims, { yes: false, io: d.io }, 'x.y')).rejects.toThrow(
+      /configmaps \[required\] is required by x.y; binding aborted, nothing was created/,
+    );
   });
 });
 

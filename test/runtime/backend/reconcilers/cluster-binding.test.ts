@@ -39,7 +39,10 @@ describe('ClusterBindingReconciler', () => {
   });
 
   it('times out after 2 × the interval, or after the configured timeout', async () => {
-    expect((await healthy(cb({ lastHeartbeatTime: minutesAgo(11), heartbeatInterval: '5m0s' }))).cond).toMatchObject({ status: 'False', reason: 'HeartbeatTimeout' });
+    expect((await healthy(cb({ lastHeartbeatTime: minutesAgo(11), heartbeatInterval: '5m0s' }))).cond).toMatchObject({
+      status: 'False',
+      reason: 'HeartbeatTimeout',
+    });
     expect((await healthy(cb({ lastHeartbeatTime: minutesAgo(2), heartbeatInterval: '5m0s' }), 60_000)).cond).toMatchObject({ reason: 'HeartbeatTimeout' });
   });
 

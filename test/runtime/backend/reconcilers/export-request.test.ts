@@ -26,7 +26,14 @@ const request = (created = minutesAgo(0), status?: ExportRequest['status']): Exp
   status,
 });
 
-function reconciler(o: { req: ExportRequest; crds?: Crd[]; templates?: ExportTemplate[]; exports?: ExportObj[]; scope?: 'Namespaced' | 'Cluster'; graceMs?: number }) {
+function reconciler(o: {
+  req: ExportRequest;
+  crds?: Crd[];
+  templates?: ExportTemplate[];
+  exports?: ExportObj[];
+  scope?: 'Namespaced' | 'Cluster';
+  graceMs?: number;
+}) {
   const kube = new FakeKube();
   const r = new ExportRequestReconciler({
     kube,
@@ -48,7 +55,11 @@ describe('ExportRequestReconciler', () => {
     const [create, status] = kube.writes();
     expect(create).toMatchObject({ verb: 'create', resource: 'apiserviceexports', namespace: 'cluster-a', name: 'postgresqlinstances.anynines.com' });
     expect(create.obj!.metadata.annotations![SOURCE_SPEC_HASH_ANNOTATION]).toBe(crdSpecHash(crd()));
-    expect((create.obj as ExportObj).spec).toMatchObject({ group: 'anynines.com', informerScope: 'Namespaced', permissionClaims: [{ group: '', resource: 'secrets' }] });
+    expect((create.obj as ExportObj).spec).toMatchObject({
+      group: 'anynines.com',
+      informerScope: 'Namespaced',
+      permissionClaims: [{ group: '', resource: 'secrets' }],
+    });
     expect(status).toMatchObject({ verb: 'updateStatus', resource: 'apiserviceexportrequests' });
     expect((status.obj as ExportRequest).status).toMatchObject({ phase: 'Succeeded' });
     expect(res?.requeueAfterMs).toBeGreaterThan(0);
@@ -58,7 +69,10 @@ describe('ExportRequestReconciler', () => {
     const { kube, r } = reconciler({ req: request(), templates: [] });
     await r.reconcile('cluster-a/req');
     const [status] = kube.writes();
-    expect((status.obj as ExportRequest).status).toMatchObject({ phase: 'Failed', terminalMessage: expect.stringContaining('resource postgresqlinstances.anynines.com is not offered') });
+    expect((status.obj as ExportRequest).status).toMatchObject({
+      phase: 'Failed',
+      terminalMessage: expect.stringContaining('resource postgresqlinstances.anynines.com is not offered'),
+    });
   });
 
   it('refuses a cluster-scoped CRD unless the consumer scope is Cluster', async () => {
@@ -73,7 +87,10 @@ describe('ExportRequestReconciler', () => {
   it('waits Pending for a missing CRD within the grace period, then fails', async () => {
     const waiting = reconciler({ req: request(), crds: [], graceMs: 60_000 });
     const res = await waiting.r.reconcile('cluster-a/req');
-    expect((waiting.kube.writes()[0].obj as ExportRequest).status).toMatchObject({ phase: 'Pending', conditions: expect.arrayContaining([expect.objectContaining({ reason: 'CRDNotFound' })]) });
+    expect((waiting.kube.writes()[0].obj as ExportRequest).status).toMatchObject({
+      phase: 'Pending',
+      conditions: expect.arrayContaining([expect.objectContaining({ reason: 'CRDNotFound' })]),
+    });
     expect(res?.requeueAfterMs).toBeGreaterThan(0);
     const late = reconciler({ req: request(minutesAgo(5)), crds: [], graceMs: 60_000 });
     await late.r.reconcile('cluster-a/req');

@@ -28,7 +28,9 @@ const run = async (exp: ExportObj, crds: Crd[]) => {
 
 describe('ExportReconciler', () => {
   it('deletes the export when its CRD is gone', async () => {
-    expect(await run(exportOf('x'), [])).toEqual([{ verb: 'delete', resource: 'apiserviceexports', namespace: 'cluster-a', name: 'mangodbs.mangodb.com', opts: { uid: 'e1' } }]);
+    expect(await run(exportOf('x'), [])).toEqual([
+      { verb: 'delete', resource: 'apiserviceexports', namespace: 'cluster-a', name: 'mangodbs.mangodb.com', opts: { uid: 'e1' } },
+    ]);
   });
 
   it('updates the export spec and hash when the CRD changed', async () => {

@@ -9,7 +9,10 @@ const exp = (plural: string, group: string, scope: 'Namespaced' | 'Cluster' = 'N
   metadata: { name: `${plural}.${group}`, namespace: 'cluster-a' },
   spec: { group, names: { plural, kind: 'K' }, scope, versions: [], informerScope: 'Namespaced', permissionClaims: claims },
 });
-const sn = (name: string, target?: string): ServiceNamespace => ({ metadata: { name, namespace: 'cluster-a' }, status: target ? { namespace: target } : undefined });
+const sn = (name: string, target?: string): ServiceNamespace => ({
+  metadata: { name, namespace: 'cluster-a' },
+  status: target ? { namespace: target } : undefined,
+});
 const clusterNs = { metadata: { name: 'cluster-a', uid: 'ns1', annotations: { [IDENTITY_ANNOTATION]: 'user#c1' } } };
 
 describe('exportedResourceRules', () => {

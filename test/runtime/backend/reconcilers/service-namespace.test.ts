@@ -45,7 +45,9 @@ describe('ServiceNamespaceReconciler', () => {
   });
 
   it('on deletion deletes its own namespace and releases the finalizer', async () => {
-    const kube = new FakeKube().put(R.namespaces, { metadata: { name: 'cluster-a-default', uid: 'n1', annotations: { [SERVICE_NAMESPACE_ANNOTATION]: 'cluster-a/default' } } });
+    const kube = new FakeKube().put(R.namespaces, {
+      metadata: { name: 'cluster-a-default', uid: 'n1', annotations: { [SERVICE_NAMESPACE_ANNOTATION]: 'cluster-a/default' } },
+    });
     const t = setup(sn({ deletionTimestamp: new Date().toISOString() }), kube);
     await t.reconcile();
     const [del, upd] = kube.writes();
