@@ -110,3 +110,17 @@ describe('package.json', () => {
     }
   });
 });
+
+describe('the examples', () => {
+  it('each clickhouse.ts is the README\'s "Adding a data service" block, byte for byte (npm run test:package runs them)', () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const block = /```ts\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf('## Adding a data service')))?.[1];
+    expect(block).toBeDefined();
+    for (const example of ['esm-nodenext', 'cdk8s-app', 'pulumi-app']) {
+      expect({ example, same: readFileSync(new URL(`../../examples/${example}/clickhouse.ts`, import.meta.url), 'utf8') === block }).toEqual({
+        example,
+        same: true,
+      });
+    }
+  });
+});
