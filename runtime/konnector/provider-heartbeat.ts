@@ -22,6 +22,28 @@ export function goDuration(ms: number): string {
   return `${s}s`;
 }
 
+/** Relative jitter of the heartbeat requeue: interval/2 × (1 ± 0.1). */
+export const HEARTBEAT_JITTER = 0.1;
+
+/**
+ * Delay until the next heartbeat: interval/2 × (1 + j), j uniform in [-HEARTBEAT_JITTER, +HEARTBEAT_JITTER]
+ * from `random()` in [0, 1) (0 → 0.9×, 0.5 → 1×, 1 → 1.1×; values outside are clamped, NaN counts as 0.5),
+ * never below 1000 ms. Konnectors that start together (a control-plane outage, a fleet rollout) drift
+ * apart instead of heartbeating in lockstep forever.
+ *
+ * Still safe for stale detection: the longest gap between two written heartbeats grows from 0.5 to 0.55 ×
+ * the interval; the backend marks a ClusterBinding unhealthy only after `--heartbeat-timeout` (default
+ * 2 × heartbeatInterval) and the KlutchKonnectorNotHeartbeating alert fires after 3 intervals, so +10 % of
+ * interval/2 stays well inside both. The shortest gap (0.45 × interval) stays above the interval/4 "fresh"
+ * threshold of reconcile(), so every timer-driven reconcile still writes a heartbeat.
+ */
+export function heartbeatRequeueMs(intervalMs: number, random: () => number): number {
+  const r = random();
+  const u = Number.isNaN(r) ? 0.5 : Math.min(1, Math.max(0, r));
+  const j = HEARTBEAT_JITTER * (2 * u - 1);
+  return Math.max(1000, Math.floor((intervalMs / 2) * (1 + j)));
+}
+
 export interface HeartbeatDeps {
   readonly provider: KubeClient;
   /** Client of the cluster holding the APIServiceBindings and their kubeconfig Secrets. */
@@ -38,14 +60,34 @@ export interface HeartbeatDeps {
   readonly controlPlaneMode: boolean;
   /** Called when the heartbeat state or the provider's pretty name changed. */
   changed(): void;
+  /** Source of the requeue jitter, uniform in [0, 1). @default Math.random */
+  readonly random?: () => number;
+  /** Clock in epoch ms (heartbeat age, heartbeat time, credential-check age). @default Date.now */
+  readonly now?: () => number;
+}
+
+/** The last credential-rotation check that read the provider Secret. */
+interface RotationCheck {
+  /** Clock value when the check started. */
+  readonly at: number;
+  /** The provider Secret/key and the consumer Secrets it was compared with. */
+  readonly what: string;
+  /** Its note for the condition message ('' when nothing is wrong). */
+  readonly note: string;
 }
 
 export class HeartbeatReconciler implements Reconciler {
   private current: ConditionState = { status: 'Unknown', reason: 'HeartbeatPending', message: 'the first heartbeat has not been sent yet' };
   private prettyName: string | undefined;
   private last: Date | undefined;
+  private rotation: RotationCheck | undefined;
+  private readonly random: () => number;
+  private readonly now: () => number;
 
-  constructor(private readonly deps: HeartbeatDeps) {}
+  constructor(private readonly deps: HeartbeatDeps) {
+    this.random = deps.random ?? Math.random;
+    this.now = deps.now ?? Date.now;
+  }
 
   /** The Heartbeating condition of the attached bindings. */
   get state(): ConditionState {
@@ -65,7 +107,9 @@ export class HeartbeatReconciler implements Reconciler {
   async reconcile(): Promise<ReconcileResult> {
     const d = this.deps;
     const interval = d.heartbeatIntervalMs;
-    const requeue = { requeueAfterMs: Math.max(1000, Math.floor(interval / 2)) };
+    // A reconcile triggered by the echo of our own status write also draws a delay; the queue keeps the
+    // earlier of the pending and the new one, so the period stays within [0.9, 1.1] × interval/2.
+    const requeue = { requeueAfterMs: heartbeatRequeueMs(interval, this.random) };
     const cb = d.clusterBindings.getByName(d.clusterNamespace, CLUSTER_BINDING_NAME);
     if (!cb) {
       this.setState({
@@ -79,16 +123,17 @@ export class HeartbeatReconciler implements Reconciler {
       this.prettyName = cb.spec?.providerPrettyName;
       d.changed();
     }
-    let rotationNote = '';
-    if (!d.controlPlaneMode) rotationNote = await this.rotateCredentials(cb);
-
     const last = cb.status?.lastHeartbeatTime ? Date.parse(cb.status.lastHeartbeatTime) : 0;
     const want = { heartbeatInterval: goDuration(interval), konnectorVersion: d.version };
-    const fresh = Date.now() - last < interval / 4;
+    const fresh = this.now() - last < interval / 4;
+    const write = !fresh || cb.status?.heartbeatInterval !== want.heartbeatInterval || cb.status?.konnectorVersion !== want.konnectorVersion;
+    let rotationNote = '';
+    if (!d.controlPlaneMode) rotationNote = await this.rotateCredentials(cb, interval, write);
+
     const m = { cluster_namespace: d.clusterNamespace };
     d.metrics.heartbeatInterval.set(m, interval / 1000);
-    if (!fresh || cb.status?.heartbeatInterval !== want.heartbeatInterval || cb.status?.konnectorVersion !== want.konnectorVersion) {
-      const now = new Date();
+    if (write) {
+      const now = new Date(this.now());
       try {
         await d.provider.mergePatch(
           BindResources.clusterBindings,
@@ -114,15 +159,49 @@ export class HeartbeatReconciler implements Reconciler {
     } else {
       d.metrics.lastHeartbeat.set(m, Math.floor(last / 1000));
     }
-    this.setState({ status: 'True', reason: 'HeartbeatSent', message: `heartbeat every ${goDuration(interval / 2)}${rotationNote}` });
+    // The message names the nominal period, not this draw: a per-draw value would change the condition
+    // (and wake the bindings controller) on every heartbeat.
+    this.setState({
+      status: 'True',
+      reason: 'HeartbeatSent',
+      message: `heartbeat every ${goDuration(interval / 2)} (±${HEARTBEAT_JITTER * 100} % jitter)${rotationNote}`,
+    });
     return requeue;
   }
 
-  /** Copies the provider's kubeconfig Secret over the consumer's when they differ. Returns a note for the message. */
-  private async rotateCredentials(cb: ClusterBinding): Promise<string> {
+  /**
+   * Copies the provider's kubeconfig Secret over the consumer's when they differ. Returns a note for the message.
+   *
+   * Skips the read (and keeps the previous note) when this reconcile writes no heartbeat and the last check
+   * that read the Secret, for the same Secret and the same consumer Secrets, started less than interval/4
+   * ago. That is the reconcile on the watch echo of our own status write, which otherwise costs the
+   * control plane a second GET of the Secret per heartbeat. interval/4 is the "fresh" threshold of
+   * reconcile(): it scales with the interval (a fixed 30 s would exceed interval/2 for intervals below 1 min)
+   * and stays below the shortest timer period (0.45 × interval). Bound: every reconcile that writes a
+   * heartbeat reads the Secret, so a rotated provider kubeconfig reaches the consumer with the next written
+   * heartbeat — normally the next timer tick, ≤ 0.55 × interval later; if an unrelated ClusterBinding event
+   * wrote the heartbeat in between, ≤ 0.8 × interval (interval/4 + one timer period). Rotation is not
+   * urgent at that scale: the old provider credentials stay valid while the new ones are distributed.
+   * A failed read or copy is not remembered, so the next reconcile tries again.
+   */
+  private async rotateCredentials(cb: ClusterBinding, interval: number, writesHeartbeat: boolean): Promise<string> {
     const d = this.deps;
     const ref = cb.spec?.kubeconfigSecretRef;
-    if (!ref?.name) return '';
+    if (!ref?.name) {
+      this.rotation = undefined;
+      return '';
+    }
+    const key = ref.key ?? 'kubeconfig';
+    const targets = new Map<string, { namespace: string; name: string; key: string }>();
+    for (const k of d.bindings.keys()) {
+      const r = d.getBinding(k)?.spec.kubeconfigSecretRef;
+      if (r) targets.set(`${r.namespace}/${r.name}/${r.key}`, r);
+    }
+    const what = [`${ref.name}/${key}`, ...[...targets.keys()].sort()].join(' ');
+    const at = this.now();
+    const prev = this.rotation;
+    if (!writesHeartbeat && prev?.what === what && at >= prev.at && at - prev.at < interval / 4) return prev.note;
+    this.rotation = undefined;
     let src: Secret | undefined;
     try {
       src = await d.provider.getOrNull<Secret>(CoreResources.secrets, d.clusterNamespace, ref.name);
@@ -130,12 +209,13 @@ export class HeartbeatReconciler implements Reconciler {
       d.log.warn({ err: (e as Error).message }, 'cannot read the provider kubeconfig Secret for credential rotation');
       return `; credential rotation unavailable: cannot read Secret ${d.clusterNamespace}/${ref.name} on the provider`;
     }
-    const value = src?.data?.[ref.key ?? 'kubeconfig'];
-    if (!value) return `; credential rotation unavailable: Secret ${d.clusterNamespace}/${ref.name} on the provider has no key "${ref.key}"`;
-    const targets = new Map<string, { namespace: string; name: string; key: string }>();
-    for (const k of d.bindings.keys()) {
-      const r = d.getBinding(k)?.spec.kubeconfigSecretRef;
-      if (r) targets.set(`${r.namespace}/${r.name}/${r.key}`, r);
+    const value = src?.data?.[key];
+    if (!value) {
+      const note = src
+        ? `; credential rotation unavailable: Secret ${d.clusterNamespace}/${ref.name} on the provider has no key "${key}"`
+        : `; credential rotation unavailable: Secret ${d.clusterNamespace}/${ref.name} not found on the provider`;
+      this.rotation = { at, what, note };
+      return note;
     }
     for (const t of targets.values()) {
       const cur = await d.bindingClient.getOrNull<Secret>(CoreResources.secrets, t.namespace, t.name);
@@ -143,6 +223,7 @@ export class HeartbeatReconciler implements Reconciler {
       await d.bindingClient.mergePatch(CoreResources.secrets, t.namespace, t.name, { data: { [t.key]: value } });
       d.log.info({ secret: `${t.namespace}/${t.name}` }, 'rotated the provider kubeconfig into the consumer Secret');
     }
+    this.rotation = { at, what, note: '' };
     return '';
   }
 

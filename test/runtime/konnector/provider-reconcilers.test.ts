@@ -7,7 +7,7 @@ import { Registry } from 'prom-client';
 import type { KubeClient, KubeObject, ResourceRef } from '../../../runtime/core/client.js';
 import { silentLogger } from '../../../runtime/core/logger.js';
 import { konnectorMetrics } from '../../../runtime/konnector/metrics.js';
-import { HeartbeatReconciler, goDuration } from '../../../runtime/konnector/provider-heartbeat.js';
+import { HeartbeatReconciler, goDuration, heartbeatRequeueMs } from '../../../runtime/konnector/provider-heartbeat.js';
 import { NamespaceReconciler } from '../../../runtime/konnector/provider-namespaces.js';
 import type { AttachedBindings } from '../../../runtime/konnector/provider-state.js';
 import type { APIServiceBinding, APIServiceNamespace, ClusterBinding } from '../../../runtime/konnector/types.js';
@@ -53,6 +53,9 @@ function heartbeat(o: {
   consumer?: ReturnType<typeof fakeClient>;
   bindings?: Record<string, APIServiceBinding>;
   controlPlaneMode?: boolean;
+  intervalMs?: number;
+  random?: () => number;
+  now?: () => number;
 }) {
   const provider = o.provider ?? fakeClient();
   const consumer = o.consumer ?? fakeClient();
@@ -66,10 +69,12 @@ function heartbeat(o: {
     getBinding: (k) => o.bindings?.[k],
     log: silentLogger,
     metrics: konnectorMetrics(new Registry()),
-    heartbeatIntervalMs: 300_000,
+    heartbeatIntervalMs: o.intervalMs ?? 300_000,
     version: 'v1.2.3',
     controlPlaneMode: o.controlPlaneMode ?? false,
     changed: () => void changes++,
+    random: o.random ?? (() => 0.5),
+    now: o.now,
   });
   return { r, provider, consumer, changes: () => changes };
 }
@@ -94,7 +99,7 @@ describe('HeartbeatReconciler', () => {
     expect(patch.body).toEqual({
       status: { heartbeatInterval: '5m0s', konnectorVersion: 'v1.2.3', lastHeartbeatTime: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/) },
     });
-    expect(t.r.state).toEqual({ status: 'True', reason: 'HeartbeatSent', message: 'heartbeat every 2m30s' });
+    expect(t.r.state).toEqual({ status: 'True', reason: 'HeartbeatSent', message: 'heartbeat every 2m30s (±10 % jitter)' });
     expect(t.r.providerPrettyName).toBe('Provider');
     expect(t.r.lastHeartbeat).toBeInstanceOf(Date);
     expect(res.requeueAfterMs).toBe(150_000);
@@ -135,6 +140,132 @@ describe('HeartbeatReconciler', () => {
     expect(consumer.calls.filter((c) => c.verb === 'patch')).toEqual([
       { verb: 'patch', resource: 'secrets', namespace: 'klutch-bind', name: 'kubeconfig-x', body: { data: { kubeconfig: 'NEW' } } },
     ]);
+  });
+
+  it('requeues after interval/2 × 0.9, 1 and 1.1 for random() = 0, 0.5 and 1, never below 1000 ms', async () => {
+    const requeueFor = async (random: number, intervalMs = 300_000) => {
+      const t = heartbeat({ cb: cb(), controlPlaneMode: true, random: () => random, intervalMs });
+      return (await t.r.reconcile()).requeueAfterMs;
+    };
+    expect(await requeueFor(0)).toBe(135_000);
+    expect(await requeueFor(0.5)).toBe(150_000);
+    expect(await requeueFor(1)).toBe(165_000);
+    expect(await requeueFor(0.25)).toBe(142_500);
+    // the floor: 1 s interval → 500 ms × 0.9 … 1.1, raised to 1000 ms
+    expect(await requeueFor(0, 1000)).toBe(1000);
+    expect(await requeueFor(1, 1000)).toBe(1000);
+    // a random source out of range is clamped to ±10 %
+    expect(heartbeatRequeueMs(300_000, () => 7)).toBe(165_000);
+    expect(heartbeatRequeueMs(300_000, () => -1)).toBe(135_000);
+    expect(heartbeatRequeueMs(300_000, () => NaN)).toBe(150_000);
+  });
+
+  it('keeps the shortest jittered period above the "fresh" threshold: every timer reconcile writes a heartbeat', async () => {
+    let now = Date.parse('2030-01-01T00:00:00Z');
+    const c = cb();
+    const t = heartbeat({ cb: c, controlPlaneMode: true, random: () => 0, now: () => now });
+    const patches = () => t.provider.calls.filter((x) => x.verb === 'patch').length;
+    for (let i = 1; i <= 3; i++) {
+      const { requeueAfterMs } = await t.r.reconcile();
+      expect(patches()).toBe(i);
+      c.status = (t.provider.calls.at(-1)!.body as { status: ClusterBinding['status'] }).status; // the watch echo
+      await t.r.reconcile();
+      expect(patches()).toBe(i);
+      now += requeueAfterMs!;
+    }
+  });
+
+  describe('credential rotation on the echo of its own heartbeat', () => {
+    const secret = (kubeconfig: string) => ({ metadata: { name: 'kc' }, data: { kubeconfig } }) as KubeObject;
+    const setup = () => {
+      let now = Date.parse('2030-01-01T00:00:00Z');
+      const src = secret('V1');
+      const provider = fakeClient({ 'secrets/cluster-a/kc': src });
+      const consumer = fakeClient({ 'secrets/klutch-bind/kubeconfig-x': secret('OLD') });
+      const binding = {
+        metadata: { name: 'pgs.a.com' },
+        spec: { kubeconfigSecretRef: { namespace: 'klutch-bind', name: 'kubeconfig-x', key: 'kubeconfig' } },
+      } as APIServiceBinding;
+      const c = cb({}, { kubeconfigSecretRef: { name: 'kc', key: 'kubeconfig' } });
+      const t = heartbeat({ cb: c, provider, consumer, bindings: { 'klutch-bind/pgs.a.com': binding }, now: () => now });
+      return {
+        t,
+        c,
+        src,
+        binding,
+        provider,
+        consumer,
+        advance: (ms: number) => void (now += ms),
+        /** The informer delivers the status the konnector just patched. */
+        echo: () => void (c.status = (provider.calls.filter((x) => x.verb === 'patch').at(-1)!.body as { status: ClusterBinding['status'] }).status),
+        secretGets: () => provider.calls.filter((x) => x.verb === 'get' && x.resource === 'secrets').length,
+        consumerPatches: () => consumer.calls.filter((x) => x.verb === 'patch').map((x) => x.body),
+      };
+    };
+
+    it('reads the provider Secret once per heartbeat: the reconcile on the echo makes no second GET', async () => {
+      const s = setup();
+      await s.t.r.reconcile();
+      expect(s.secretGets()).toBe(1);
+      expect(s.consumerPatches()).toEqual([{ data: { kubeconfig: 'V1' } }]);
+      s.echo();
+      s.advance(200);
+      await s.t.r.reconcile();
+      expect(s.secretGets()).toBe(1);
+      expect(s.consumer.calls.length).toBe(2); // the first reconcile's GET and PATCH, nothing since
+      expect(s.provider.calls.filter((x) => x.verb === 'patch').length).toBe(1);
+      expect(s.t.r.state).toEqual({ status: 'True', reason: 'HeartbeatSent', message: 'heartbeat every 2m30s (±10 % jitter)' });
+    });
+
+    it('keeps the note of the skipped check', async () => {
+      const s = setup();
+      s.c.spec.kubeconfigSecretRef = { name: 'kc', key: 'other' };
+      await s.t.r.reconcile();
+      s.echo();
+      await s.t.r.reconcile();
+      expect(s.secretGets()).toBe(1);
+      expect(s.t.r.state.message).toBe(
+        'heartbeat every 2m30s (±10 % jitter); credential rotation unavailable: Secret cluster-a/kc on the provider has no key "other"',
+      );
+    });
+
+    it('reads it again on the next timer heartbeat and copies a changed kubeconfig to the consumer Secret', async () => {
+      const s = setup();
+      const { requeueAfterMs } = await s.t.r.reconcile();
+      s.echo();
+      await s.t.r.reconcile();
+      expect(s.secretGets()).toBe(1);
+      s.src.data = { kubeconfig: 'V2' }; // the provider kubeconfig is rotated between two heartbeats
+      s.advance(requeueAfterMs!);
+      await s.t.r.reconcile();
+      expect(s.secretGets()).toBe(2);
+      expect(s.consumerPatches()).toEqual([{ data: { kubeconfig: 'V1' } }, { data: { kubeconfig: 'V2' } }]);
+    });
+
+    it('reads it again on the echo when the Secret reference or the attached consumer Secrets changed', async () => {
+      const s = setup();
+      await s.t.r.reconcile();
+      s.echo();
+      s.c.spec.kubeconfigSecretRef = { name: 'kc', key: 'renamed' };
+      await s.t.r.reconcile();
+      expect(s.secretGets()).toBe(2);
+      s.binding.spec.kubeconfigSecretRef = { namespace: 'klutch-bind', name: 'kubeconfig-y', key: 'kubeconfig' };
+      await s.t.r.reconcile();
+      expect(s.secretGets()).toBe(3);
+      await s.t.r.reconcile();
+      expect(s.secretGets()).toBe(3);
+    });
+
+    it('retries a failed read on the echo instead of remembering it', async () => {
+      const provider = fakeClient({}, { 'get secrets': new Error('connection reset') });
+      const c = cb({}, { kubeconfigSecretRef: { name: 'kc', key: 'kubeconfig' } });
+      const t = heartbeat({ cb: c, provider });
+      await t.r.reconcile();
+      c.status = (provider.calls.find((x) => x.verb === 'patch')!.body as { status: ClusterBinding['status'] }).status;
+      await t.r.reconcile();
+      expect(provider.calls.filter((x) => x.verb === 'get').length).toBe(2);
+      expect(t.r.state.message).toContain('credential rotation unavailable: cannot read Secret cluster-a/kc on the provider');
+    });
   });
 });
 
