@@ -2,7 +2,9 @@
  * Resident memory of child processes for `npm run bench:soak`: reads `VmRSS` from /proc/<pid>/status,
  * keeps every sample, and summarises each process as start / peak / end. "Start" is the sample taken
  * by `markStart()` (the soak takes it once the initial sync has converged), so the growth ratio
- * end/start ignores the memory a process needs to load its code and fill its caches.
+ * end/start ignores the memory a process needs to load its code and fill its caches. A process the
+ * soak restarts is tracked once per incarnation (its own name); `rssChecks` decides which incarnations
+ * the growth check can judge.
  */
 import { readFileSync } from 'node:fs';
 
@@ -21,6 +23,10 @@ export interface RssSummary {
   peakMb: number;
   /** MiB of the last sample. */
   endMb: number;
+  /** time (ms) of the start sample, NaN without one */
+  startAt: number;
+  /** time (ms) of the last sample, NaN without samples */
+  endAt: number;
   /** endMb / startMb. */
   ratio: number;
   samples: number;
@@ -35,19 +41,28 @@ interface Tracked {
 
 export class RssSampler {
   private readonly procs: Tracked[] = [];
+  private readonly retired = new Set<string>();
 
   constructor(private readonly readStatus: (pid: number) => string = (pid) => readFileSync(`/proc/${pid}/status`, 'utf8')) {}
 
   /** Follows `pid` under `name` from the next sample on. */
   track(name: string, pid: number): void {
     if (!Number.isInteger(pid) || pid <= 0) throw new Error(`RssSampler.track: pid of ${name} is ${pid}, not a process id`);
+    if (this.procs.some((p) => p.name === name)) throw new Error(`RssSampler.track: ${name} is tracked already (name each incarnation)`);
     this.procs.push({ name, pid, samples: [] });
   }
 
-  /** Reads every tracked process once; returns MiB by name (NaN for a process that is gone). */
+  /** Stops reading `name` (a killed process: its pid may be reused); its samples stay in the summary. */
+  retire(name: string): void {
+    if (!this.procs.some((p) => p.name === name)) throw new Error(`RssSampler.retire: ${name} is not tracked`);
+    this.retired.add(name);
+  }
+
+  /** Reads every tracked process that is not retired once; returns MiB by name (NaN for a process that is gone). */
   sample(at = Date.now()): Record<string, number> {
     const out: Record<string, number> = {};
     for (const p of this.procs) {
+      if (this.retired.has(p.name)) continue;
       let kb = NaN;
       try {
         kb = vmRssKb(this.readStatus(p.pid));
@@ -60,10 +75,14 @@ export class RssSampler {
     return out;
   }
 
-  /** Takes a sample now and marks it as the start of every process (the baseline of the growth check). */
-  markStart(at = Date.now()): void {
+  /**
+   * Takes a sample now and marks it as the start (the baseline of the growth check) of every process,
+   * or only of those named in `names` (a restarted incarnation once it has synced).
+   */
+  markStart(at = Date.now(), names?: readonly string[]): void {
     this.sample(at);
-    for (const p of this.procs) if (p.samples.length > 0 && p.samples.at(-1)!.at === at) p.startIndex = p.samples.length - 1;
+    for (const p of this.procs)
+      if ((!names || names.includes(p.name)) && p.samples.length > 0 && p.samples.at(-1)!.at === at) p.startIndex = p.samples.length - 1;
   }
 
   summary(): RssSummary[] {
@@ -71,7 +90,19 @@ export class RssSampler {
       const mb = p.samples.map((s) => s.kb / 1024);
       const startMb = p.startIndex === undefined ? NaN : mb[p.startIndex]!;
       const endMb = mb.at(-1) ?? NaN;
-      return { name: p.name, pid: p.pid, startMb, peakMb: mb.length ? Math.max(...mb) : NaN, endMb, ratio: endMb / startMb, samples: mb.length };
+      const startAt = p.startIndex === undefined ? NaN : p.samples[p.startIndex]!.at;
+      const endAt = p.samples.at(-1)?.at ?? NaN;
+      return {
+        name: p.name,
+        pid: p.pid,
+        startMb,
+        peakMb: mb.length ? Math.max(...mb) : NaN,
+        endMb,
+        startAt,
+        endAt,
+        ratio: endMb / startMb,
+        samples: mb.length,
+      };
     });
   }
 }
@@ -92,4 +123,33 @@ export function rssGrowthProblems(rows: readonly RssSummary[], maxGrowth = 0.1):
     }
   }
   return out;
+}
+
+/**
+ * Which incarnations the growth check judges. Excluded, each with the reason: one that was killed
+ * (its series ends at the kill; `killed` names them), and one whose start sample was taken again
+ * during the run (`rebased`: an incarnation started by a restart, a backend replica that became the
+ * leader and started its controllers; the reason says which) and is less than `minSpanMs` before its
+ * end sample: too short a series for a growth trend to mean anything. Processes that ran from the
+ * start with the same work are always judged; an incarnation without a start or end sample stays in
+ * `checked`, so `rssGrowthProblems` reports it.
+ */
+export function rssChecks(
+  rows: readonly RssSummary[],
+  o: { killed: ReadonlySet<string>; rebased: ReadonlyMap<string, string>; minSpanMs: number },
+): { checked: RssSummary[]; excluded: Array<{ row: RssSummary; reason: string }> } {
+  const checked: RssSummary[] = [];
+  const excluded: Array<{ row: RssSummary; reason: string }> = [];
+  for (const r of rows) {
+    const span = r.endAt - r.startAt;
+    const why = o.rebased.get(r.name);
+    if (o.killed.has(r.name)) excluded.push({ row: r, reason: 'killed (kill -9) by the restart schedule: its series ends at the kill' });
+    else if (why !== undefined && Number.isFinite(span) && span < o.minSpanMs)
+      excluded.push({
+        row: r,
+        reason: `${why}; ran ${(span / 1000).toFixed(0)} s after its start sample, less than the ${(o.minSpanMs / 1000).toFixed(0)} s a growth verdict needs`,
+      });
+    else checked.push(r);
+  }
+  return { checked, excluded };
 }

@@ -2,9 +2,13 @@
  * npm run bench:soak [-- --minutes 30 --rate 3 --objects 30]
  *
  * Soak: one control plane and three app clusters (runtime/realinfra), bound through the real bind
- * backend (`klutch-backend` as a child process, logging in machine clients at a real OIDC issuer on
- * loopback and binding with `kubectl bind --token`), one `klutch-konnector` child process per app
- * cluster. The load generator keeps about --objects claims alive per app cluster and churns them
+ * backend (--backend-replicas `klutch-backend` child processes with leader election, behind a
+ * round-robin proxy on loopback; machine clients log in at a real OIDC issuer on loopback and bind
+ * with `kubectl bind --token`), one `klutch-konnector` child process per app cluster. Every
+ * --restart-every seconds of the churn one of these processes is killed with SIGKILL and started
+ * again with the same arguments (a konnector, then a backend replica — the Lease holder and a standby
+ * in turn —, then the next konnector, …); each restart is printed
+ * with the time until the process was ready again and, for a backend, who holds the leader Lease. The load generator keeps about --objects claims alive per app cluster and churns them
  * (create, spec update, delete) at --rate operations per second over all clusters for --minutes; a
  * provider stand-in on the control plane answers every upstream claim with a status and a credential
  * Secret (owned by the claim, so the garbage collector removes it with the claim), which the konnector
@@ -12,9 +16,14 @@
  *
  * At the end: every claim converged on both sides (spec up = down = written, status down = up = final,
  * credential Secrets down = up for live claims, gone on both sides for deleted ones, nothing lost,
- * duplicated or unexpected); RSS of the konnectors and the backend (VmRSS every --sample-seconds) as
- * start / peak / end, start being the sample right after the initial sync. Exit code 1 when anything
- * diverges or a process's RSS ends more than --max-rss-growth % above its start; 130 on Ctrl-C.
+ * duplicated or unexpected); RSS of the konnectors and the backend replicas (VmRSS every
+ * --sample-seconds) per process incarnation as start / peak / end, start being the sample right after
+ * the initial sync (for a restarted incarnation: 15 s after it was ready again). Exit code 1 when
+ * anything diverges, a process exits on its own, a restarted process is not ready in time, the Lease
+ * is not sane after a backend restart, or a judged incarnation's RSS ends more than --max-rss-growth %
+ * above its start (killed incarnations, and ones whose start was taken again — restarted, or a
+ * standby that became the leader — less than 2 minutes before the end, are listed, not judged); 130
+ * on Ctrl-C.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdtempSync, type WriteStream } from 'node:fs';
@@ -27,13 +36,15 @@ import { CoreResources, KubeClient, type KubeObject } from '../runtime/core/clie
 import { Controller } from '../runtime/core/controller.js';
 import { Informer } from '../runtime/core/informer.js';
 import { silentLogger } from '../runtime/core/logger.js';
-import { applyManifests, startCluster, waitForCrdsEstablished, type RealCluster } from '../runtime/realinfra/index.js';
+import { applyManifests, probe, startCluster, waitForCrdsEstablished, type RealCluster } from '../runtime/realinfra/index.js';
 import { BindResources } from '../runtime/konnector/types.js';
 import { OidcTestProvider } from '../test/support/oidc-provider.js';
+import { RoundRobinProxy } from '../test/support/round-robin-proxy.js';
 import { canonical, compareSoak, type ClaimView, type ClusterState, type Difference, type SecretView } from './_soak-converge.js';
 import { claimCrd, credentialsExportTemplate, CREDS_LABEL } from './_bench-api.js';
-import { bundleProgram, cpuSeconds, repo } from './_bench-procs.js';
-import { RssSampler, rssGrowthProblems } from './_soak-rss.js';
+import { bundleProgram, cpuSeconds, freePort, repo } from './_bench-procs.js';
+import { RssSampler, rssChecks, rssGrowthProblems } from './_soak-rss.js';
+import { leaseSanity, restartTarget, restartTicks, type LeaseView, type ReplicaView } from './_soak-restarts.js';
 
 const num =
   (flag: string, min: number, integer = false) =>
@@ -54,7 +65,15 @@ const opts = new Command('bench-soak')
   .option('--sample-seconds <n>', 'RSS sampling interval', num('--sample-seconds', 1), 10)
   .option('--max-rss-growth <percent>', 'fail when a process ends more than this much above its start RSS', num('--max-rss-growth', 0), 10)
   .option('--konnector-log-level <level>', 'log level of the konnector processes (logs go to files in the log folder)', 'info')
-  .option('--backend-log-level <level>', 'log level of the backend process', 'info')
+  .option('--backend-log-level <level>', 'log level of the backend processes', 'info')
+  .option('--backend-replicas <n>', 'klutch-backend processes (leader election, behind a round-robin proxy)', num('--backend-replicas', 1, true), 2)
+  .option(
+    '--restart-every <seconds>',
+    'during the churn, kill -9 one konnector or backend replica (in turn) this often and start it again; 0: no restarts',
+    num('--restart-every', 0),
+    45,
+  )
+  .option('--ready-timeout <seconds>', 'time a restarted process has to be ready again (/readyz 200)', num('--ready-timeout', 1), 120)
   .parse(process.argv)
   .opts<{
     minutes: number;
@@ -68,6 +87,9 @@ const opts = new Command('bench-soak')
     maxRssGrowth: number;
     konnectorLogLevel: string;
     backendLogLevel: string;
+    backendReplicas: number;
+    restartEvery: number;
+    readyTimeout: number;
   }>();
 
 // ---------------------------------------------------------------------------------------------
@@ -127,11 +149,14 @@ let starting: Promise<unknown> = Promise.resolve();
 /** Stops everything started so far, newest first; runs once even when called again (signal + finally). */
 function cleanUp(): Promise<void> {
   cleaning ??= (async () => {
-    for (const c of cleanups.splice(0).reverse()) {
-      try {
-        await c.run();
-      } catch (e) {
-        process.stderr.write(`[soak] stopping ${c.what} failed: ${(e as Error).message}\n`);
+    // again while anything was registered meanwhile (a restart that was spawning when the clean-up began)
+    while (cleanups.length > 0) {
+      for (const c of cleanups.splice(0).reverse()) {
+        try {
+          await c.run();
+        } catch (e) {
+          process.stderr.write(`[soak] stopping ${c.what} failed: ${(e as Error).message}\n`);
+        }
       }
     }
   })();
@@ -157,12 +182,17 @@ interface Child {
   proc: ChildProcess;
   logFile: string;
   output: () => string;
+  exited: Promise<void>;
 }
 
-/** Spawns a Node.js child with its output in `<logDir>/<name>.log`; registers its stop (SIGTERM, SIGKILL after 15 s). */
-function spawnNode(name: string, args: string[], env: Record<string, string> = {}): Child {
-  const logFile = path.join(logDir, `${name}.log`);
-  const file: WriteStream = createWriteStream(logFile);
+/**
+ * Spawns a Node.js child with its output in `<logDir>/<name>.log` (appended after `header` when
+ * given: a restarted process keeps one log); registers its stop (SIGTERM, SIGKILL after 15 s).
+ */
+function spawnNode(name: string, args: string[], env: Record<string, string> = {}, header?: string): Child {
+  const logFile = path.join(logDir, `${name.replace(/\s+/g, '-')}.log`);
+  const file: WriteStream = createWriteStream(logFile, { flags: header ? 'a' : 'w' });
+  if (header) file.write(`\n----- ${header} -----\n`);
   const proc = spawn(process.execPath, args, { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   let tail = '';
   const keep = (d: Buffer) => {
@@ -184,7 +214,138 @@ function spawnNode(name: string, args: string[], env: Record<string, string> = {
       await new Promise<void>((r) => file.end(() => r()));
     },
   });
-  return { name, proc, logFile, output: () => tail };
+  return { name, proc, logFile, output: () => tail, exited };
+}
+
+/**
+ * A child the soak may kill and start again with the same arguments, one incarnation at a time.
+ * `env` is called per incarnation (a backend replica gets a new POD_NAME, as a replacement pod would).
+ */
+class Supervised {
+  incarnation = 0;
+  child!: Child;
+  /** RSS names of the incarnations the soak killed */
+  readonly killed = new Set<string>();
+  /** CPU seconds of killed incarnations, read right before the kill */
+  readonly cpuAtKill = new Map<string, number>();
+  private readonly killedPids = new Set<number>();
+
+  constructor(
+    readonly name: string,
+    private readonly args: string[],
+    private readonly env: (incarnation: number) => Record<string, string>,
+    readonly readyUrl: string,
+  ) {}
+
+  /** the name of this incarnation in the RSS table: `<name>`, then `<name> #2`, … */
+  get rssName(): string {
+    return this.incarnation <= 1 ? this.name : `${this.name} #${this.incarnation}`;
+  }
+  get pid(): number {
+    return this.child.proc.pid!;
+  }
+  get identity(): string {
+    return this.env(this.incarnation).POD_NAME ?? '';
+  }
+  alive(): boolean {
+    return this.child.proc.exitCode === null && this.child.proc.signalCode === null;
+  }
+
+  start(header?: string): Child {
+    if (aborted || cleaning) throw new Error(`not starting ${this.name} again: the soak is stopping`);
+    this.incarnation++;
+    this.child = spawnNode(this.name, this.args, this.env(this.incarnation), header);
+    return this.child;
+  }
+
+  /** Why the current incarnation ended although the soak did not kill it; undefined while it runs or after a kill. */
+  crashed(): string | undefined {
+    const p = this.child.proc;
+    if (this.alive() || this.killedPids.has(p.pid!)) return undefined;
+    return `${this.name} (pid ${p.pid}) exited on its own (${p.exitCode ?? p.signalCode}):\n${this.child.output().slice(-3000)}`;
+  }
+
+  async kill9(): Promise<void> {
+    this.killed.add(this.rssName);
+    this.killedPids.add(this.pid);
+    this.cpuAtKill.set(this.rssName, cpuSeconds(this.pid));
+    this.child.proc.kill('SIGKILL');
+    await this.child.exited;
+  }
+
+  /** Polls /readyz until 200; throws when the process exits or `timeoutMs` passes. */
+  async waitReady(timeoutMs: number): Promise<void> {
+    const r = await until(
+      `${this.name} (pid ${this.pid}) to be ready (${this.readyUrl} 200)`,
+      async () => {
+        const why = this.crashed();
+        if (why) return { crashed: why };
+        return (await probe(this.readyUrl, {}, 2000)).status === 200 && { crashed: undefined };
+      },
+      timeoutMs,
+      100,
+    ).catch((e: Error) => {
+      throw new Error(`${e.message}\n--- ${this.name} output ---\n${this.child.output().slice(-3000)}`);
+    });
+    if (r.crashed) throw new Error(r.crashed);
+  }
+}
+
+const LEASE_NS = 'kube-system';
+const LEASE_NAME = 'klutch-backend';
+/** A restarted incarnation's RSS start sample is taken this long after it is ready again. */
+const RESTART_BASELINE_MS = 15_000;
+/** A restarted incarnation is judged by the RSS growth check only when its start and end samples are this far apart. */
+const RESTART_MIN_RSS_SPAN_MS = 120_000;
+
+interface RestartRecord {
+  n: number;
+  /** soak time of the kill (mm:ss) */
+  at: string;
+  name: string;
+  oldPid: number;
+  newPid: number;
+  /** seconds from the kill to the new process spawned, and to its /readyz answering 200 */
+  spawnS: number;
+  readyS: number;
+  /** backend restarts: who holds the leader Lease afterwards */
+  lease?: string;
+  problem?: string;
+}
+
+/** Each replica as the Lease check sees it: identity, running or not, the role line of its /readyz. */
+async function replicaViews(backends: readonly Supervised[]): Promise<ReplicaView[]> {
+  return Promise.all(
+    backends.map(async (b) => ({
+      name: b.name,
+      identity: b.identity,
+      alive: b.alive(),
+      role: b.alive()
+        ? await probe(b.readyUrl, {}, 2000).then(
+            (r) => /^role: .*$/m.exec(r.body)?.[0],
+            () => undefined,
+          )
+        : undefined,
+    })),
+  );
+}
+
+/** Waits until the backend's leader Lease is sane (see leaseSanity); returns the leading replica's name. */
+async function leaderNow(cpc: KubeClient, backends: readonly Supervised[], timeoutMs: number): Promise<string> {
+  let last = '';
+  return until(
+    `a sane leader Lease ${LEASE_NS}/${LEASE_NAME}`,
+    async () => {
+      const lease = await cpc.getOrNull<KubeObject & { spec?: LeaseView }>(CoreResources.leases, LEASE_NS, LEASE_NAME);
+      const v = leaseSanity(lease?.spec, await replicaViews(backends), Date.now());
+      if ('leader' in v) return v.leader;
+      last = v.problem;
+      return undefined;
+    },
+    timeoutMs,
+  ).catch((e: Error) => {
+    throw new Error(`${e.message}; last seen: ${last}`);
+  });
 }
 
 async function until<T>(what: string, fn: () => Promise<T | undefined | false | null>, timeoutMs: number, everyMs = 250): Promise<T> {
@@ -269,7 +430,7 @@ interface AppCluster {
   cluster: RealCluster;
   client: KubeClient;
   clusterNs: string;
-  konnector: Child;
+  konnector: Supervised;
   namespaces: string[];
   live: Map<string, Spec>;
   deleted: Set<string>;
@@ -479,42 +640,57 @@ async function main(): Promise<number> {
     bundleProgram('runtime/backend/main.ts', 'soak-backend.mjs'),
     bundleProgram('runtime/konnector/main.ts', 'soak-konnector.mjs'),
   ]);
-  const backend = spawnNode('backend', [
-    backendJs,
-    `--kubeconfig=${cp!.kubeconfigPath}`,
-    '--listen-address=127.0.0.1:0',
-    `--oidc-issuer-url=${op.issuer}`,
-    `--oidc-issuer-client-id=${clientId}`,
-    `--oidc-issuer-client-secret=${clientSecret}`,
-    '--oidc-bearer-audience',
-    clientId,
-    resource,
-    `--cookie-signing-key=${randomBytes(32).toString('base64')}`,
-    '--no-leader-elect',
-    '--pretty-name=Soak Provider',
-    '--bind-rate=0',
-    '--max-clusters-per-identity=0',
-    `--log-level=${opts.backendLogLevel}`,
-  ]);
-  const backendUrl = await until(
-    'the backend to serve',
-    async () => {
-      if (backend.proc.exitCode !== null) throw new Error(`klutch-backend exited (${backend.proc.exitCode}):\n${backend.output().slice(-3000)}`);
-      return /"url":"(http:\/\/127\.0\.0\.1:\d+)"[^\n]*klutch-backend serving/.exec(backend.output())?.[1];
-    },
-    60_000,
-    100,
-  ).catch((e: Error) => {
-    throw new Error(`${e.message}\n--- backend output ---\n${backend.output().slice(-3000)}`);
-  });
+  // The backend replicas, each on a port of its own (kept across restarts), behind a round-robin
+  // proxy (the stand-in for their Service): binds go through every replica.
+  const proxy = new RoundRobinProxy();
+  const proxyUrl = await proxy.start();
+  cleanups.push({ what: 'round-robin proxy', run: () => proxy.stop() });
+  const cookieKey = randomBytes(32).toString('base64');
+  const backends: Supervised[] = [];
+  for (let r = 1; r <= opts.backendReplicas; r++) {
+    const port = await freePort();
+    backends.push(
+      new Supervised(
+        `backend-${r}`,
+        [
+          backendJs,
+          `--kubeconfig=${cp!.kubeconfigPath}`,
+          `--listen-address=127.0.0.1:${port}`,
+          `--oidc-issuer-url=${op.issuer}`,
+          `--oidc-issuer-client-id=${clientId}`,
+          `--oidc-issuer-client-secret=${clientSecret}`,
+          `--oidc-callback-url=${proxyUrl}/callback`,
+          '--oidc-bearer-audience',
+          clientId,
+          resource,
+          `--cookie-signing-key=${cookieKey}`,
+          `--lease-namespace=${LEASE_NS}`,
+          '--pretty-name=Soak Provider',
+          '--bind-rate=0',
+          '--max-clusters-per-identity=0',
+          `--log-level=${opts.backendLogLevel}`,
+        ],
+        // the leader-election identity: a killed replica comes back as a new pod would, with a new name
+        (incarnation) => ({ POD_NAME: `soak-backend-${r}-${incarnation}` }),
+        `http://127.0.0.1:${port}/readyz`,
+      ),
+    );
+  }
+  for (const b of backends) b.start();
+  proxy.targets = backends.map((b) => b.readyUrl.replace(/\/readyz$/, ''));
   op.start(
     [
-      { client_id: clientId, client_secret: clientSecret, redirect_uris: [`${backendUrl}/callback`] },
+      { client_id: clientId, client_secret: clientSecret, redirect_uris: [`${proxyUrl}/callback`] },
       ...machines.map((m) => ({ client_id: m.id, client_secret: m.secret, grant_types: ['client_credentials'], response_types: [], redirect_uris: [] })),
     ],
     { [resource]: { audience: resource, scope: 'bind' } },
   );
-  say(`backend serving at ${backendUrl} (pid ${backend.proc.pid}); binding ${appClusters.length} app clusters with kubectl bind --token`);
+  // ready = OIDC discovery done and, on the leader, its controllers synced
+  await Promise.all(backends.map((b) => b.waitReady(120_000)));
+  const leader = await leaderNow(cpc, backends, 60_000);
+  say(
+    `${backends.length} backend replicas ready (${backends.map((b) => `${b.name} ${proxy.targets[backends.indexOf(b)]} pid ${b.pid}`).join(', ')}; ${leader} holds the Lease ${LEASE_NS}/${LEASE_NAME}) behind ${proxyUrl}; binding ${appClusters.length} app clusters with kubectl bind --token`,
+  );
 
   // Bind every app cluster as a CI pipeline would: a machine token, kubectl bind, no konnector Deployment
   // (the konnector runs here as a process).
@@ -526,7 +702,7 @@ async function main(): Promise<number> {
         `kubectl-bind-${i + 1}`,
         [
           `${repo}bin/kubectl-bind.js`,
-          `${backendUrl}/export`,
+          `${proxyUrl}/export`,
           '--kubeconfig',
           cluster.kubeconfigPath,
           '--resource',
@@ -551,13 +727,24 @@ async function main(): Promise<number> {
       ).items[0];
       const clusterNs = kc && /namespace: (\S+)/.exec(Buffer.from(kc.data.kubeconfig, 'base64').toString())?.[1];
       if (!clusterNs) throw new Error(`${cluster.name}: no provider kubeconfig Secret with a namespace in klutch-bind after kubectl bind`);
-      const konnector = spawnNode(
-        `konnector-${i + 1}`,
-        [konnectorJs, '--kubeconfig', cluster.kubeconfigPath, '--no-leader-elect', '--health-address', '127.0.0.1:0', '--log-level', opts.konnectorLogLevel],
-        {
-          KLUTCH_KONNECTOR_VERSION: 'v0.1.0-soak',
-        },
+      // a fixed health port, so a restarted konnector runs with the very same arguments
+      const healthPort = await freePort();
+      const konnector = new Supervised(
+        `konnector ${cluster.name}`,
+        [
+          konnectorJs,
+          '--kubeconfig',
+          cluster.kubeconfigPath,
+          '--no-leader-elect',
+          '--health-address',
+          `127.0.0.1:${healthPort}`,
+          '--log-level',
+          opts.konnectorLogLevel,
+        ],
+        () => ({ KLUTCH_KONNECTOR_VERSION: 'v0.1.0-soak' }),
+        `http://127.0.0.1:${healthPort}/readyz`,
       );
+      konnector.start();
       apps[i] = {
         name: cluster.name,
         cluster,
@@ -580,8 +767,8 @@ async function main(): Promise<number> {
       await until(
         `${a.name}: CRD ${CRD_NAME} established`,
         async () => {
-          if (a.konnector.proc.exitCode !== null)
-            throw new Error(`konnector of ${a.name} exited (${a.konnector.proc.exitCode}):\n${a.konnector.output().slice(-3000)}`);
+          const why = a.konnector.crashed();
+          if (why) throw new Error(why);
           const c = await a.client.getOrNull<KubeObject & { status?: { conditions?: Array<{ type: string; status: string }> } }>(
             CoreResources.crds,
             undefined,
@@ -594,7 +781,7 @@ async function main(): Promise<number> {
       for (const ns of a.namespaces) await a.client.create(CoreResources.namespaces, { metadata: { name: ns } });
     }),
   );
-  say(`bound: ${apps.map((a) => `${a.name} → ${a.clusterNs} (konnector pid ${a.konnector.proc.pid})`).join(', ')}`);
+  say(`bound: ${apps.map((a) => `${a.name} → ${a.clusterNs} (konnector pid ${a.konnector.pid})`).join(', ')}`);
 
   const provider = new ProviderStandIn(cpc);
   await provider.start();
@@ -602,15 +789,15 @@ async function main(): Promise<number> {
 
   // RSS sampling from now on.
   const rss = new RssSampler();
-  for (const a of apps) rss.track(`konnector ${a.name}`, a.konnector.proc.pid!);
-  rss.track('backend', backend.proc.pid!);
+  const supervised = [...apps.map((a) => a.konnector), ...backends];
+  for (const p of supervised) rss.track(p.rssName, p.pid);
   rss.sample();
   const sampler = setInterval(() => rss.sample(), opts.sampleSeconds * 1000);
   cleanups.push({ what: 'RSS sampler', run: async () => clearInterval(sampler) });
   const rssNow = () => {
     const r = rss.sample();
     return Object.entries(r)
-      .map(([k, v]) => `${k.replace('konnector soak-', 'k-')} ${v.toFixed(0)}`)
+      .map(([k, v]) => `${k.replace('konnector soak-', 'k-').replace('backend-', 'b-')} ${v.toFixed(0)}`)
       .join(', ');
   };
 
@@ -642,6 +829,89 @@ async function main(): Promise<number> {
   let k = 0;
   let nextReport = 1;
   const inflight = new Set<Promise<void>>();
+
+  // Restarts: at every tick kill -9 the next konnector or backend replica and start it again.
+  const restarts: RestartRecord[] = [];
+  const restartState: { error?: Error } = {};
+  const baselineTimers = new Set<NodeJS.Timeout>();
+  /** incarnations whose RSS start sample is taken again during the churn, and why */
+  const rebased = new Map<string, string>();
+  /** Takes the start sample of `p`'s current incarnation again RESTART_BASELINE_MS from now (its work changed). */
+  const rebase = (p: Supervised, why: string) => {
+    const name = p.rssName;
+    rebased.set(name, why);
+    const timer = setTimeout(() => {
+      baselineTimers.delete(timer);
+      if (p.rssName === name && p.alive()) rss.markStart(Date.now(), [name]);
+    }, RESTART_BASELINE_MS);
+    baselineTimers.add(timer);
+  };
+  cleanups.push({ what: 'RSS baseline timers', run: async () => baselineTimers.forEach((t) => clearTimeout(t)) });
+  const leaseHolder = async () =>
+    (await cpc.getOrNull<KubeObject & { spec?: LeaseView }>(CoreResources.leases, LEASE_NS, LEASE_NAME).catch(() => undefined))?.spec?.holderIdentity;
+  const restartOne = async (n: number, p: Supervised, isBackend: boolean): Promise<RestartRecord> => {
+    const at = stamp();
+    const oldPid = p.pid;
+    const oldName = p.rssName;
+    const oldIdentity = p.identity;
+    const holderBefore = isBackend ? await leaseHolder() : undefined;
+    const tKill = performance.now();
+    await p.kill9();
+    rss.retire(oldName);
+    p.start(`incarnation ${p.incarnation + 1}: started again at soak time ${stamp()} after kill -9 of pid ${oldPid}`);
+    const spawnS = (performance.now() - tKill) / 1000;
+    rss.track(p.rssName, p.pid);
+    await p.waitReady(opts.readyTimeout * 1000);
+    const readyS = (performance.now() - tKill) / 1000;
+    // The baseline of a restarted incarnation: a sample shortly after it is ready (it has re-listed everything by then).
+    rebase(p, 'restarted');
+    const rec: RestartRecord = { n, at, name: p.name, oldPid, newPid: p.pid, spawnS, readyS };
+    if (isBackend) {
+      try {
+        const leader = await leaderNow(cpc, backends, 60_000);
+        const s = ((performance.now() - tKill) / 1000).toFixed(1);
+        const now = backends.find((b) => b.name === leader)!;
+        // a standby that took over started the controllers (informers, caches): its memory has a new baseline
+        if (now !== p && now.identity !== holderBefore) rebase(now, `became the leader at ${stamp()} (restart ${n})`);
+        rec.lease =
+          holderBefore === oldIdentity
+            ? `the killed ${p.name} held it; ${leader === p.name ? `its new incarnation took it back` : `moved to ${leader}`} ${s} s after the kill`
+            : `stayed with ${leader} (checked ${s} s after the kill)`;
+      } catch (e) {
+        rec.problem = `leader Lease not sane within 60 s after the restart of ${p.name}: ${(e as Error).message}`;
+      }
+    }
+    return rec;
+  };
+  const ticks = restartTicks(churnMs, opts.restartEvery * 1000);
+  let standbyKills = 0;
+  const restarter = (async () => {
+    for (let i = 0; i < ticks.length; i++) {
+      for (let left = ticks[i]! - (performance.now() - t0); left > 0 && !aborted; left = ticks[i]! - (performance.now() - t0)) await sleep(Math.min(500, left));
+      if (aborted || performance.now() - t0 >= churnMs) return;
+      const target = restartTarget(i, apps.length, backends.length);
+      let p: Supervised;
+      if (target.kind === 'konnector') p = apps[target.index]!.konnector;
+      else {
+        const leader = await leaderNow(cpc, backends, 60_000);
+        const standbys = backends.filter((b) => b.name !== leader);
+        // standbys in turn, so each replica is killed as a standby now and then
+        p = target.role === 'leader' || standbys.length === 0 ? backends.find((b) => b.name === leader)! : standbys[standbyKills++ % standbys.length]!;
+      }
+      const rec = await restartOne(i + 1, p, target.kind === 'backend');
+      restarts.push(rec);
+      say(
+        `restart ${rec.n} (kill -9 at ${rec.at}): ${rec.name} pid ${rec.oldPid} → ${rec.newPid}, started ${rec.spawnS.toFixed(2)} s and ready (/readyz 200) ${rec.readyS.toFixed(1)} s after the kill${rec.lease ? `; leader Lease: ${rec.lease}` : ''}${rec.problem ? `; PROBLEM: ${rec.problem}` : ''}`,
+      );
+    }
+  })().catch((e: Error) => {
+    restartState.error = e;
+  });
+  if (ticks.length)
+    say(
+      `restarts: ${ticks.length} planned, every ${opts.restartEvery} s of the churn (konnectors in turn and backend replicas, the leader and a standby in turn)`,
+    );
+
   const progress = () => {
     const total = apps.reduce((s, a) => s + ops(a), 0) - initialCreates;
     const errs = apps.reduce((s, a) => s + a.errors, 0);
@@ -654,10 +924,11 @@ async function main(): Promise<number> {
     const wait = due - performance.now();
     if (wait > 0) await sleep(wait);
     while (inflight.size >= opts.concurrency) await Promise.race(inflight);
-    for (const a of apps)
-      if (a.konnector.proc.exitCode !== null)
-        throw new Error(`konnector of ${a.name} exited (${a.konnector.proc.exitCode}) during the churn:\n${a.konnector.output().slice(-3000)}`);
-    if (backend.proc.exitCode !== null) throw new Error(`backend exited (${backend.proc.exitCode}) during the churn:\n${backend.output().slice(-3000)}`);
+    for (const proc of supervised) {
+      const why = proc.crashed();
+      if (why) throw new Error(`during the churn: ${why}`);
+    }
+    if (restartState.error) throw restartState.error;
     const p: Promise<void> = oneOp(apps[k % apps.length]!).finally(() => inflight.delete(p));
     inflight.add(p);
     k++;
@@ -667,7 +938,9 @@ async function main(): Promise<number> {
     }
   }
   await Promise.all(inflight);
+  await restarter;
   if (aborted) return 130;
+  if (restartState.error) throw restartState.error;
   const churnSeconds = (performance.now() - t0) / 1000;
   say(`churn done after ${churnSeconds.toFixed(0)} s: ${progress()}`);
 
@@ -676,8 +949,20 @@ async function main(): Promise<number> {
   rss.sample();
   clearInterval(sampler);
   clearInterval(loadSampler);
+  baselineTimers.forEach((t) => clearTimeout(t));
   const rows = rss.summary();
-  const cpu = Object.fromEntries([...apps.map((a) => [`konnector ${a.name}`, cpuSeconds(a.konnector.proc.pid!)]), ['backend', cpuSeconds(backend.proc.pid!)]]);
+  const cpu = new Map<string, number>();
+  for (const proc of supervised) {
+    for (const [name, sec] of proc.cpuAtKill) cpu.set(name, sec);
+    cpu.set(proc.rssName, cpuSeconds(proc.pid));
+  }
+  const killed = new Set(supervised.flatMap((proc) => [...proc.killed]));
+  const { checked, excluded } = rssChecks(rows, { killed, rebased, minSpanMs: RESTART_MIN_RSS_SPAN_MS });
+  const byRow = new Map(excluded.map((x) => [x.row.name, x.reason]));
+  const leaseProblems = restarts.filter((r) => r.problem).map((r) => `restart ${r.n}: ${r.problem}`);
+  const served = new Map<string, number>();
+  for (const l of proxy.log) served.set(l.target, (served.get(l.target) ?? 0) + 1);
+  const binds = proxy.log.filter((l) => l.path.startsWith('/bind'));
 
   const totalOps = apps.reduce((s, a) => s + ops(a), 0) - initialCreates;
   const creates = apps.reduce((s, a) => s + a.ops.create, 0) - initialCreates;
@@ -699,27 +984,50 @@ async function main(): Promise<number> {
     `at the end: ${apps.reduce((s, a) => s + a.live.size, 0)} live claims, ${apps.reduce((s, a) => s + a.deleted.size, 0)} deleted; provider stand-in writes ${provider.writes}`,
     `seen at the last check: downstream ${fc.downClaims} claims + ${fc.downSecrets} credential Secrets, upstream ${fc.upClaims} claims + ${fc.upSecrets} credential Secrets`,
     `convergence after the churn: ${final.diffs.length === 0 ? `all equal at a check ${final.seconds.toFixed(1)} s after the last operation` : `${final.diffs.length} differences left after ${final.seconds.toFixed(0)} s`}`,
+    `backend: ${backends.length} replicas behind ${proxyUrl}; requests served: ${backends.map((b, i) => `${b.name} ${served.get(proxy.targets[i]!) ?? 0}`).join(', ')}; POST /bind by ${binds.map((l) => `${backends[proxy.targets.indexOf(l.target)]?.name ?? l.target} (${l.status})`).join(', ') || 'none'}`,
     '',
-    'RSS (VmRSS in MiB; start = the sample right after the initial sync, peak = highest of all samples, end = after convergence):',
+    ...(restarts.length
+      ? [
+          `restarts (kill -9, then the same command again), every ${opts.restartEvery} s of the churn:`,
+          '',
+          '| # | kill at | process | pid → pid | started after (s) | ready after (s) | leader Lease afterwards |',
+          '|---:|---|---|---|---:|---:|---|',
+          ...restarts.map(
+            (r) =>
+              `| ${r.n} | ${r.at} | ${r.name} | ${r.oldPid} → ${r.newPid} | ${r.spawnS.toFixed(2)} | ${r.readyS.toFixed(1)} | ${r.problem ? `PROBLEM: ${r.problem}` : (r.lease ?? '–')} |`,
+          ),
+          '',
+        ]
+      : [
+          opts.restartEvery > 0 ? `restarts: none (the churn is shorter than --restart-every ${opts.restartEvery} s)` : 'restarts: off (--restart-every 0)',
+          '',
+        ]),
+    'RSS (VmRSS in MiB) per process incarnation (`#2` = after the first restart); start = the sample right after the initial sync, for a restarted',
+    `incarnation ${RESTART_BASELINE_MS / 1000} s after it was ready again, for a replica that became the leader ${RESTART_BASELINE_MS / 1000} s after that;`,
+    'peak = highest of all samples; end = after convergence, or the last sample before a kill:',
     '',
-    '| process | pid | start | peak | end | end/start | samples | CPU s |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|',
+    '| process | pid | start | peak | end | end/start | samples | CPU s | growth check |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---|',
     ...rows.map(
       (r) =>
-        `| ${r.name} | ${r.pid} | ${r.startMb.toFixed(1)} | ${r.peakMb.toFixed(1)} | ${r.endMb.toFixed(1)} | ${r.ratio.toFixed(2)} | ${r.samples} | ${(cpu[r.name] ?? NaN).toFixed(1)} |`,
+        `| ${r.name} | ${r.pid} | ${r.startMb.toFixed(1)} | ${r.peakMb.toFixed(1)} | ${r.endMb.toFixed(1)} | ${r.ratio.toFixed(2)} | ${r.samples} | ${(cpu.get(r.name) ?? NaN).toFixed(1)} | ${byRow.has(r.name) ? 'not judged' : 'judged'} |`,
     ),
     '',
+    ...(excluded.length
+      ? ['not judged by the RSS growth check (listed above for information):', ...excluded.map((x) => `  ${x.row.name}: ${x.reason}`), '']
+      : []),
   ];
   process.stdout.write(lines.join('\n') + '\n');
-  const rssProblems = rssGrowthProblems(rows, opts.maxRssGrowth / 100);
-  if (final.diffs.length === 0 && rssProblems.length === 0) {
+  const rssProblems = rssGrowthProblems(checked, opts.maxRssGrowth / 100);
+  if (final.diffs.length === 0 && rssProblems.length === 0 && leaseProblems.length === 0) {
     say(
-      `VERDICT: PASS — every claim converged (spec, status, credential Secret; none lost, duplicated or left over); no RSS grew more than ${opts.maxRssGrowth} % from its start`,
+      `VERDICT: PASS — every claim converged (spec, status, credential Secret; none lost, duplicated or left over) after ${restarts.length} restarts; no judged RSS grew more than ${opts.maxRssGrowth} % from its start (${checked.length} judged, ${excluded.length} not)${restarts.some((r) => r.lease) ? '; the leader Lease was sane after every backend restart' : ''}`,
     );
     return 0;
   }
   if (final.diffs.length) say(`VERDICT: FAIL — ${final.diffs.length} objects diverge:\n${showDiffs(final.diffs)}`);
   if (rssProblems.length) say(`VERDICT: FAIL — RSS grew more than ${opts.maxRssGrowth} %:\n${rssProblems.map((p) => `  ${p}`).join('\n')}`);
+  if (leaseProblems.length) say(`VERDICT: FAIL — leader Lease:\n${leaseProblems.map((p) => `  ${p}`).join('\n')}`);
   return 1;
 }
 
