@@ -126,13 +126,13 @@ export function rssGrowthProblems(rows: readonly RssSummary[], maxGrowth = 0.1):
 }
 
 /**
- * Which incarnations the growth check judges. Excluded, each with the reason: one that was killed
- * (its series ends at the kill; `killed` names them), and one whose start sample was taken again
- * during the run (`rebased`: an incarnation started by a restart, a backend replica that became the
- * leader and started its controllers; the reason says which) and is less than `minSpanMs` before its
- * end sample: too short a series for a growth trend to mean anything. Processes that ran from the
- * start with the same work are always judged; an incarnation without a start or end sample stays in
- * `checked`, so `rssGrowthProblems` reports it.
+ * Which incarnations the growth check judges. A process that ran from the initial sync to the end
+ * with the same work is always judged (without a start or end sample it stays in `checked`, so
+ * `rssGrowthProblems` reports it). A killed incarnation (`killed`: its series ends at the kill) and
+ * one whose start sample was taken again during the run (`rebased`, with why: restarted, or a backend
+ * replica that became the leader and started its controllers) are judged only when their start sample
+ * lies at least `minSpanMs` before their last sample; otherwise they are excluded with the reason (a
+ * series too short for a growth trend to mean anything, or a start sample that was not due yet).
  */
 export function rssChecks(
   rows: readonly RssSummary[],
@@ -141,13 +141,19 @@ export function rssChecks(
   const checked: RssSummary[] = [];
   const excluded: Array<{ row: RssSummary; reason: string }> = [];
   for (const r of rows) {
-    const span = r.endAt - r.startAt;
+    const killed = o.killed.has(r.name);
     const why = o.rebased.get(r.name);
-    if (o.killed.has(r.name)) excluded.push({ row: r, reason: 'killed (kill -9) by the restart schedule: its series ends at the kill' });
-    else if (why !== undefined && Number.isFinite(span) && span < o.minSpanMs)
+    if (!killed && why === undefined) {
+      checked.push(r);
+      continue;
+    }
+    const what = [why, killed ? 'killed (kill -9) by the restart schedule' : undefined].filter(Boolean).join(', ');
+    const span = r.endAt - r.startAt;
+    if (!Number.isFinite(r.startAt)) excluded.push({ row: r, reason: `${what}; no start sample before its last sample` });
+    else if (!(span >= o.minSpanMs))
       excluded.push({
         row: r,
-        reason: `${why}; ran ${(span / 1000).toFixed(0)} s after its start sample, less than the ${(o.minSpanMs / 1000).toFixed(0)} s a growth verdict needs`,
+        reason: `${what}; ${(span / 1000).toFixed(0)} s from its start sample to its last, less than the ${(o.minSpanMs / 1000).toFixed(0)} s a growth verdict needs`,
       });
     else checked.push(r);
   }

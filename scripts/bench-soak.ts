@@ -7,9 +7,9 @@
  * with `kubectl bind --token`), one `klutch-konnector` child process per app cluster. Every
  * --restart-every seconds of the churn one of these processes is killed with SIGKILL and started
  * again with the same arguments (a konnector, then a backend replica — the Lease holder and a standby
- * in turn —, then the next konnector, …); each restart is printed
- * with the time until the process was ready again and, for a backend, who holds the leader Lease. The load generator keeps about --objects claims alive per app cluster and churns them
- * (create, spec update, delete) at --rate operations per second over all clusters for --minutes; a
+ * in turn —, then the next konnector, …); each restart is printed with the time until the process
+ * was ready again and, for a backend, who holds the leader Lease afterwards. The load generator keeps
+ * about --objects claims alive per app cluster and churns them (create, spec update, delete) at --rate operations per second over all clusters for --minutes; a
  * provider stand-in on the control plane answers every upstream claim with a status and a credential
  * Secret (owned by the claim, so the garbage collector removes it with the claim), which the konnector
  * brings down.
@@ -21,9 +21,9 @@
  * the initial sync (for a restarted incarnation: 15 s after it was ready again). Exit code 1 when
  * anything diverges, a process exits on its own, a restarted process is not ready in time, the Lease
  * is not sane after a backend restart, or a judged incarnation's RSS ends more than --max-rss-growth %
- * above its start (killed incarnations, and ones whose start was taken again — restarted, or a
- * standby that became the leader — less than 2 minutes before the end, are listed, not judged); 130
- * on Ctrl-C.
+ * above its start (an incarnation that was killed, or whose start sample was taken again — restarted,
+ * or a standby that became the leader —, is judged only when its series spans 2 minutes or more;
+ * shorter ones are listed, not judged); 130 on Ctrl-C.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdtempSync, type WriteStream } from 'node:fs';
@@ -899,6 +899,7 @@ async function main(): Promise<number> {
         p = target.role === 'leader' || standbys.length === 0 ? backends.find((b) => b.name === leader)! : standbys[standbyKills++ % standbys.length]!;
       }
       const rec = await restartOne(i + 1, p, target.kind === 'backend');
+      if (aborted) return; // a Ctrl-C during the restart: its Lease check was cut short, nothing to report
       restarts.push(rec);
       say(
         `restart ${rec.n} (kill -9 at ${rec.at}): ${rec.name} pid ${rec.oldPid} → ${rec.newPid}, started ${rec.spawnS.toFixed(2)} s and ready (/readyz 200) ${rec.readyS.toFixed(1)} s after the kill${rec.lease ? `; leader Lease: ${rec.lease}` : ''}${rec.problem ? `; PROBLEM: ${rec.problem}` : ''}`,

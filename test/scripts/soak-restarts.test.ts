@@ -101,7 +101,7 @@ describe('soak RSS per process incarnation', () => {
     });
   });
 
-  it('judges processes that ran from the start, and re-based ones with a long enough series; never killed ones', () => {
+  it('judges processes that ran from the start; killed and re-based ones only with a long enough series', () => {
     const row = (name: string, startAt: number, endAt: number): RssSummary => ({
       name,
       pid: 1,
@@ -115,25 +115,29 @@ describe('soak RSS per process incarnation', () => {
     });
     const rows = [
       row('konnector a', 0, 50_000),
+      row('konnector b', 0, 150_000),
       row('konnector a #2', 60_000, 200_000),
+      row('konnector b #2', NaN, 200_000),
       row('backend-1', 0, 10_000),
       row('backend-1 #2', 90_000, 200_000),
       row('backend-2', 190_000, 200_000),
     ];
     const { checked, excluded } = rssChecks(rows, {
-      killed: new Set(['konnector a']),
+      killed: new Set(['konnector a', 'konnector b']),
       rebased: new Map([
         ['konnector a #2', 'restarted'],
+        ['konnector b #2', 'restarted'],
         ['backend-1 #2', 'restarted'],
         ['backend-2', 'became the leader at 01:52'],
       ]),
       minSpanMs: 120_000,
     });
-    expect(checked.map((r) => r.name)).toEqual(['konnector a #2', 'backend-1']);
+    expect(checked.map((r) => r.name)).toEqual(['konnector b', 'konnector a #2', 'backend-1']);
     expect(excluded.map((x) => `${x.row.name}: ${x.reason}`)).toEqual([
-      'konnector a: killed (kill -9) by the restart schedule: its series ends at the kill',
-      'backend-1 #2: restarted; ran 110 s after its start sample, less than the 120 s a growth verdict needs',
-      'backend-2: became the leader at 01:52; ran 10 s after its start sample, less than the 120 s a growth verdict needs',
+      'konnector a: killed (kill -9) by the restart schedule; 50 s from its start sample to its last, less than the 120 s a growth verdict needs',
+      'konnector b #2: restarted; no start sample before its last sample',
+      'backend-1 #2: restarted; 110 s from its start sample to its last, less than the 120 s a growth verdict needs',
+      'backend-2: became the leader at 01:52; 10 s from its start sample to its last, less than the 120 s a growth verdict needs',
     ]);
   });
 });
