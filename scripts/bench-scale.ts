@@ -32,7 +32,14 @@
  *     a labelled credentials Secret; measured: up (claim created on the app → on the control plane),
  *     status down, credentials down, and end to end (claim created → its credentials on the app);
  *  4. idle: after a settle time, an `--idle-seconds` window (default 150 s = one heartbeat period of
- *     the konnector's default 5 min interval: each konnector writes one heartbeat in it).
+ *     the konnector's default 5 min interval: each konnector writes one heartbeat in it);
+ *  5. at rest (`--rest-seconds`, 0 skips): kube-apiserver is restarted, so its watch cache holds every
+ *     object once without the event history of the load; measured once the watches are back.
+ * Memory is read three ways: RSS (/proc), heap in use (go_memstats) and the live heap — HeapAlloc of a
+ * heap profile taken with gc=1, i.e. right after a full GC (the bench's control plane runs with
+ * profiling on); `--heap-profiles <dir>` keeps those profiles for `go tool pprof`. The control plane's
+ * kube-apiserver takes extra flags and environment (`--cp-apiserver-arg`, `--cp-apiserver-env`, e.g.
+ * GOMEMLIMIT) to measure what a setting buys.
  * Control-plane figures: kube-apiserver CPU (/proc utime+stime) and RSS, etcd db size (total and in
  * use, from etcd's /metrics), registered watchers and long-running WATCH requests, stored objects,
  * apiserver_request_total deltas (requests/s idle and under load, by resource), heartbeat writes
@@ -42,7 +49,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { cpus, loadavg } from 'node:os';
 import { PassThrough } from 'node:stream';
 import { Command } from 'commander';
@@ -64,11 +72,29 @@ const opts = new Command('bench-scale')
   .option('--idle-seconds <n>', 'length of the idle measurement window after the load', '150')
   .option('--baseline-seconds <n>', 'length of the idle window before anything is bound', '30')
   .option('--settle-seconds <n>', 'wait between the end of the load and the idle window', '30')
+  .option(
+    '--rest-seconds <n>',
+    'after the idle window the kube-apiserver is restarted (at rest: every object once, no event history); wait this long after its watches are back, then measure; 0 skips',
+    '30',
+  )
   .option('--provider-workers <n>', 'parallel provider actions (status + credentials Secret) of the bench', '32')
   .option('--per-host <n>', 'konnector instances per Node host process', '10')
   .option('--heartbeat-ms <n>', "konnector heartbeat interval (default: the konnector's, 5 min)", '')
   .option('--results <file>', 'JSON file the results are merged into (by K)', '/tmp/bench-scale-results.json')
   .option('--label <text>', 'label stored with the results (e.g. "before", "after")', '')
+  .option(
+    '--cp-apiserver-arg <flag=value>',
+    'extra control-plane kube-apiserver flag, repeatable (e.g. --cp-apiserver-arg watch-cache-sizes=secrets#0)',
+    (v: string, acc: string[]) => [...acc, v],
+    [] as string[],
+  )
+  .option(
+    '--cp-apiserver-env <NAME=value>',
+    'extra control-plane kube-apiserver environment variable, repeatable (e.g. --cp-apiserver-env GOMEMLIMIT=400MiB)',
+    (v: string, acc: string[]) => [...acc, v],
+    [] as string[],
+  )
+  .option('--heap-profiles <dir>', 'write the control-plane kube-apiserver heap profiles (after a forced GC) at baseline and end into this folder', '')
   .parse(process.argv)
   .opts();
 
@@ -85,9 +111,25 @@ const RATE = num('rate', opts.rate, 0.01);
 const IDLE_S = num('idle-seconds', opts.idleSeconds, 10);
 const BASE_S = num('baseline-seconds', opts.baselineSeconds, 5);
 const SETTLE_S = num('settle-seconds', opts.settleSeconds, 0);
+const REST_S = num('rest-seconds', opts.restSeconds, 0);
 const PER_HOST = num('per-host', opts.perHost, 1);
 const PROVIDER_WORKERS = num('provider-workers', opts.providerWorkers, 1);
 const HEARTBEAT_MS = opts.heartbeatMs ? num('heartbeat-ms', opts.heartbeatMs, 1000) : undefined;
+const CP_APISERVER_ARGS: Record<string, string> = Object.fromEntries(
+  (opts.cpApiserverArg as string[]).map((a) => {
+    const m = /^--?([a-z0-9-]+)=(.*)$|^([a-z0-9-]+)=(.*)$/.exec(a);
+    if (!m) throw new Error(`--cp-apiserver-arg: "${a}" must be flag=value, e.g. watch-cache-sizes=secrets#0`);
+    return [m[1] ?? m[3]!, m[2] ?? m[4]!];
+  }),
+);
+const CP_APISERVER_ENV: Record<string, string> = Object.fromEntries(
+  (opts.cpApiserverEnv as string[]).map((a) => {
+    const m = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/.exec(a);
+    if (!m) throw new Error(`--cp-apiserver-env: "${a}" must be NAME=value, e.g. GOMEMLIMIT=400MiB`);
+    return [m[1]!, m[2]!];
+  }),
+);
+const HEAP_DIR = String(opts.heapProfiles);
 
 const log = (s: string) => process.stderr.write(`[bench:scale ${new Date().toISOString().slice(11, 19)}] ${s}\n`);
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -209,6 +251,13 @@ interface Snapshot {
   watchEvents: number;
   /** kube-apiserver go_memstats_heap_inuse_bytes (MB) */
   heapMb: number;
+  /** kube-apiserver go_goroutines and go_memstats_stack_inuse_bytes (MB): stacks are in RSS, not in the heap */
+  goroutines: number;
+  stackMb: number;
+  /** established TCP connections to the control-plane kube-apiserver (from /proc/net/tcp{,6}) */
+  connections: number;
+  /** apiserver_watch_cache_capacity by resource: how many events of history the watch cache keeps */
+  watchCacheCapacity: Record<string, number>;
   objects: number;
   hbCount: number;
   hbSum: number;
@@ -274,12 +323,51 @@ async function snapshot(e: Env): Promise<Snapshot> {
       .reduce<Record<string, number>>((a, x) => ({ ...a, [x.labels.resource ?? '']: (a[x.labels.resource ?? ''] ?? 0) + x.value }), {}),
     watchEvents: sumOf(api, 'apiserver_watch_events_total'),
     heapMb: sumOf(api, 'go_memstats_heap_inuse_bytes') / 1048576,
+    goroutines: sumOf(api, 'go_goroutines'),
+    stackMb: sumOf(api, 'go_memstats_stack_inuse_bytes') / 1048576,
+    connections: establishedTo(e.cp.ports.apiServer),
+    watchCacheCapacity: api
+      .filter((x) => x.name === 'apiserver_watch_cache_capacity' && x.value > 0)
+      .reduce<Record<string, number>>((a, x) => ({ ...a, [x.labels.resource ?? '']: x.value }), {}),
     objects: sumOf(api, 'apiserver_storage_objects'),
     hbCount: sumOf(api, 'apiserver_request_duration_seconds_count', hb),
     hbSum: sumOf(api, 'apiserver_request_duration_seconds_sum', hb),
     etcdDb: sumOf(etcd, 'etcd_mvcc_db_total_size_in_bytes'),
     etcdInUse: sumOf(etcd, 'etcd_mvcc_db_total_size_in_use_in_bytes'),
   };
+}
+
+/**
+ * kube-apiserver's live heap: a heap profile requested with gc=1 runs a full GC first, so its
+ * HeapAlloc is the memory the objects, caches and connections really hold — unlike RSS and heap in
+ * use, which also carry garbage and pages the Go runtime has not returned yet. The profile (legacy
+ * text format) is written to `--heap-profiles`; `go tool pprof -top -sample_index=inuse_space
+ * -diff_base=<base> <kube-apiserver binary> <end>` shows what holds the difference.
+ */
+async function liveHeapMb(e: Env, tag: string): Promise<number> {
+  const text = String(await e.cpc.request<string>('GET', '/debug/pprof/heap', { query: { gc: 1, debug: 1 } }));
+  const m = /^# HeapAlloc = (\d+)$/m.exec(text);
+  if (!m) throw new Error(`kube-apiserver heap profile without "# HeapAlloc": ${text.slice(0, 200)}`);
+  if (HEAP_DIR) {
+    mkdirSync(HEAP_DIR, { recursive: true });
+    writeFileSync(path.join(HEAP_DIR, `heap-${tag}.txt`), text);
+  }
+  return Number(m[1]) / 1048576;
+}
+
+/** Established TCP connections whose local port is `port` (the server side), from /proc/net/tcp and tcp6. */
+function establishedTo(port: number): number {
+  const hex = port.toString(16).toUpperCase().padStart(4, '0');
+  let n = 0;
+  for (const f of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    if (!existsSync(f)) continue;
+    for (const line of readFileSync(f, 'utf8').split('\n').slice(1)) {
+      const c = line.trim().split(/\s+/);
+      // c[1] local address:port, c[3] state (01 = ESTABLISHED)
+      if (c[3] === '01' && c[1]?.endsWith(':' + hex)) n++;
+    }
+  }
+  return n;
 }
 
 const reqTotal = (s: Snapshot, watch = false) =>
@@ -301,6 +389,9 @@ function topRequests(a: Snapshot, b: Snapshot, seconds: number, n = 8): string {
 interface Result {
   k: number;
   label: string;
+  /** control-plane kube-apiserver flags and environment given with --cp-apiserver-arg/--cp-apiserver-env */
+  apiserverArgs?: Record<string, string>;
+  apiserverEnv?: Record<string, string>;
   date: string;
   claims: number;
   rate: number;
@@ -310,6 +401,12 @@ interface Result {
   bindP50: number;
   bindP99: number;
   base: {
+    /** kube-apiserver HeapAlloc right after a forced GC (MB); absent in results of older runs */
+    apiserverLiveHeap?: number;
+    apiserverGoroutines?: number;
+    apiserverStackMb?: number;
+    apiserverConnections?: number;
+    watchCacheCapacity?: Record<string, number>;
     apiserverHeap: number;
     watchByResource: Record<string, number>;
     apiserverRss: number;
@@ -323,6 +420,11 @@ interface Result {
     idleCpuMc: number;
   };
   end: {
+    apiserverLiveHeap?: number;
+    apiserverGoroutines?: number;
+    apiserverStackMb?: number;
+    apiserverConnections?: number;
+    watchCacheCapacity?: Record<string, number>;
     apiserverHeap: number;
     watchByResource: Record<string, number>;
     apiserverRss: number;
@@ -356,13 +458,32 @@ interface Result {
     reqPerClaim: number;
     top: string;
   };
+  /**
+   * After a restart of the control-plane kube-apiserver (absent with --rest-seconds 0 and in older results): its watch cache
+   * holds every object once, without the event history of the load, and its heap has not grown with the load.
+   */
+  rest?: {
+    apiserverLiveHeap: number;
+    apiserverRss: number;
+    apiserverHeap: number;
+    goroutines: number;
+    stackMb: number;
+    connections: number;
+    watchRequests: number;
+  };
   sync: { upP50: number; upP99: number; downP50: number; downP99: number; credsP50: number; credsP99: number; e2eP50: number; e2eP99: number };
 }
 
 async function runK(K: number): Promise<Result> {
   log(`K=${K}: starting the control plane`);
   const bins = await ensureBinaries();
-  const cp = await startCluster({ name: 'scale-cp', binaries: bins });
+  const cp = await startCluster({
+    name: 'scale-cp',
+    binaries: bins,
+    // profiling on: the live heap is read from /debug/pprof/heap
+    apiServerArgs: { profiling: 'true', ...CP_APISERVER_ARGS },
+    apiServerEnv: CP_APISERVER_ENV,
+  });
   const cpc = new KubeClient(cp.kubeConfig, { qps: 0, burst: 1 });
   const stops: Array<() => Promise<unknown>> = [async () => cp.stop(), async () => cpc.close()];
   const hosts: Child[] = [];
@@ -483,6 +604,8 @@ async function runK(K: number): Promise<Result> {
     await sleep(BASE_S * 1000);
     const b1 = await snapshot(env);
     const baseS = (b1.t - b0.t) / 1000;
+    const tag = `K${K}${opts.label ? '-' + String(opts.label) : ''}`;
+    const baseLiveHeap = await liveHeapMb(env, `${tag}-base`);
     log(
       `baseline: apiserver RSS ${b1.rss.apiserver!.toFixed(0)} MB, etcd in use ${(b1.etcdInUse / 1e6).toFixed(1)} MB, watchers ${b1.watchers}, WATCH requests ${b1.watchRequests}, objects ${b1.objects}, backend RSS ${b1.rss.backend!.toFixed(0)} MB, idle ${((reqTotal(b1) - reqTotal(b0)) / baseS).toFixed(2)} req/s (${topRequests(b0, b1, baseS)})`,
     );
@@ -658,11 +781,14 @@ async function runK(K: number): Promise<Result> {
     await sleep(IDLE_S * 1000);
     const i1 = await snapshot(env);
     const idleS = (i1.t - i0.t) / 1000;
+    const endLiveHeap = await liveHeapMb(env, `${tag}-end`);
     const hb = i1.hbCount - i0.hbCount;
     const mc = (a: Snapshot, b: Snapshot, k: string, s: number) => (1000 * (b.cpu[k]! - a.cpu[k]!)) / s;
     const res: Result = {
       k: K,
       label: String(opts.label),
+      apiserverArgs: CP_APISERVER_ARGS,
+      apiserverEnv: CP_APISERVER_ENV,
       date: new Date().toISOString(),
       claims: CLAIMS,
       rate: RATE,
@@ -672,6 +798,11 @@ async function runK(K: number): Promise<Result> {
       bindP50: pct(bindTimes, 50),
       bindP99: pct(bindTimes, 99),
       base: {
+        apiserverLiveHeap: baseLiveHeap,
+        apiserverGoroutines: b1.goroutines,
+        apiserverStackMb: b1.stackMb,
+        apiserverConnections: b1.connections,
+        watchCacheCapacity: b1.watchCacheCapacity,
         apiserverHeap: b1.heapMb,
         watchByResource: b1.watchByResource,
         apiserverRss: b1.rss.apiserver!,
@@ -685,6 +816,11 @@ async function runK(K: number): Promise<Result> {
         idleCpuMc: mc(b0, b1, 'apiserver', baseS),
       },
       end: {
+        apiserverLiveHeap: endLiveHeap,
+        apiserverGoroutines: i1.goroutines,
+        apiserverStackMb: i1.stackMb,
+        apiserverConnections: i1.connections,
+        watchCacheCapacity: i1.watchCacheCapacity,
         apiserverHeap: i1.heapMb,
         watchByResource: i1.watchByResource,
         apiserverRss: i1.rss.apiserver!,
@@ -733,10 +869,15 @@ async function runK(K: number): Promise<Result> {
       `idle: ${res.idle.reqPerS.toFixed(2)} req/s, apiserver ${res.idle.apiserverCpuMc.toFixed(0)} mCPU, ${hb} heartbeats (${res.idle.heartbeatMeanMs.toFixed(1)} ms mean); ${res.idle.top}`,
     );
     log(`stored objects by resource: baseline ${JSON.stringify(b1.objectsByResource)}, end ${JSON.stringify(i1.objectsByResource)}`);
+    log(
+      `kube-apiserver: goroutines ${b1.goroutines} → ${i1.goroutines}, stacks ${b1.stackMb.toFixed(1)} → ${i1.stackMb.toFixed(1)} MB, TCP connections ${b1.connections} → ${i1.connections}; ` +
+        `watch cache capacity (events of history) ${JSON.stringify(i1.watchCacheCapacity)}`,
+    );
     log(`open WATCH requests by resource: baseline ${JSON.stringify(b1.watchByResource)}, end ${JSON.stringify(i1.watchByResource)}`);
     log(
-      `end: apiserver heap in use ${res.end.apiserverHeap.toFixed(0)} MB (baseline ${res.base.apiserverHeap.toFixed(0)}), RSS ${res.end.apiserverRss.toFixed(0)} MB, etcd in use ${(res.end.etcdInUse / 1e6).toFixed(1)} MB (db ${(res.end.etcdDb / 1e6).toFixed(1)} MB), watchers ${res.end.watchers}, WATCH requests ${res.end.watchRequests}, objects ${res.end.objects}, backend RSS ${res.end.backendRss.toFixed(0)} MB, konnector hosts RSS ${res.end.konnectorRss.toFixed(0)} MB`,
+      `end: apiserver live heap after GC ${endLiveHeap.toFixed(1)} MB (baseline ${baseLiveHeap.toFixed(1)}), heap in use ${res.end.apiserverHeap.toFixed(0)} MB (baseline ${res.base.apiserverHeap.toFixed(0)}), RSS ${res.end.apiserverRss.toFixed(0)} MB, etcd in use ${(res.end.etcdInUse / 1e6).toFixed(1)} MB (db ${(res.end.etcdDb / 1e6).toFixed(1)} MB), watchers ${res.end.watchers}, WATCH requests ${res.end.watchRequests}, objects ${res.end.objects}, backend RSS ${res.end.backendRss.toFixed(0)} MB, konnector hosts RSS ${res.end.konnectorRss.toFixed(0)} MB`,
     );
+    if (REST_S > 0) res.rest = await atRest(env, cp, i1, `${tag}-rest`);
     stopWork = true;
     for (const w of waiting.splice(0)) w();
     void workers;
@@ -748,6 +889,41 @@ async function runK(K: number): Promise<Result> {
   }
 }
 
+/**
+ * The control plane at rest: restart kube-apiserver (etcd keeps everything), wait until the
+ * konnectors' watches are back and it publishes its object counts again, let it settle, measure.
+ */
+async function atRest(e: Env, cp: RealCluster, end: Snapshot, tag: string): Promise<NonNullable<Result['rest']>> {
+  log('at rest: restarting the control-plane kube-apiserver (its watch cache then holds every object once, without the history of the load)');
+  await cp.restartApiServer();
+  const deadline = Date.now() + 180_000;
+  for (;;) {
+    const s = await snapshot(e).catch(() => undefined);
+    if (s && s.watchRequests >= end.watchRequests && s.objects > 0) break;
+    if (Date.now() > deadline) {
+      log(`at rest: after 180 s ${s?.watchRequests ?? '?'} of ${end.watchRequests} WATCH requests are back; measuring anyway`);
+      break;
+    }
+    await sleep(2000);
+  }
+  await sleep(REST_S * 1000);
+  const s = await snapshot(e);
+  const live = await liveHeapMb(e, tag);
+  log(
+    `at rest: apiserver live heap after GC ${live.toFixed(1)} MB, heap in use ${s.heapMb.toFixed(0)} MB, RSS ${s.rss.apiserver!.toFixed(0)} MB, ` +
+      `goroutines ${s.goroutines}, stacks ${s.stackMb.toFixed(1)} MB, TCP connections ${s.connections}, WATCH requests ${s.watchRequests}`,
+  );
+  return {
+    apiserverLiveHeap: live,
+    apiserverRss: s.rss.apiserver!,
+    apiserverHeap: s.heapMb,
+    goroutines: s.goroutines,
+    stackMb: s.stackMb,
+    connections: s.connections,
+    watchRequests: s.watchRequests,
+  };
+}
+
 // ------------------------------------------------------------------------------------------ report
 
 function perCluster(r: Result) {
@@ -755,6 +931,12 @@ function perCluster(r: Result) {
   return {
     apiserverRssMb: (r.end.apiserverRss - r.base.apiserverRss) / k,
     apiserverHeapMb: (r.end.apiserverHeap - r.base.apiserverHeap) / k,
+    apiserverLiveHeapMb: ((r.end.apiserverLiveHeap ?? NaN) - (r.base.apiserverLiveHeap ?? NaN)) / k,
+    apiserverStackKb: (((r.end.apiserverStackMb ?? NaN) - (r.base.apiserverStackMb ?? NaN)) * 1024) / k,
+    goroutines: ((r.end.apiserverGoroutines ?? NaN) - (r.base.apiserverGoroutines ?? NaN)) / k,
+    connections: ((r.end.apiserverConnections ?? NaN) - (r.base.apiserverConnections ?? NaN)) / k,
+    restLiveHeapMb: ((r.rest?.apiserverLiveHeap ?? NaN) - (r.base.apiserverLiveHeap ?? NaN)) / k,
+    restRssMb: ((r.rest?.apiserverRss ?? NaN) - r.base.apiserverRss) / k,
     etcdInUseKb: (r.end.etcdInUse - r.base.etcdInUse) / 1024 / k,
     etcdDbKb: (r.end.etcdDb - r.base.etcdDb) / 1024 / k,
     watchers: (r.end.watchers - r.base.watchers) / k,
@@ -777,12 +959,12 @@ function report(results: Result[]): string {
   lines.push('');
   lines.push('Control plane, totals:');
   lines.push(
-    '| K | load avg | bind p50/p99 (s) | apiserver RSS (MB) base → end | heap in use (MB) base → end | etcd in use (MB) base → end | open WATCHes base → end | objects base → end | backend RSS (MB) base → end | konnector hosts RSS (MB) |',
+    '| K | load avg | bind p50/p99 (s) | apiserver RSS (MB) base → end | heap in use (MB) base → end | live heap after GC (MB) base → end | etcd in use (MB) base → end | open WATCHes base → end | objects base → end | backend RSS (MB) base → end | konnector hosts RSS (MB) |',
   );
-  lines.push('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  lines.push('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of rows) {
     lines.push(
-      `| ${r.k} | ${f(r.loadavg ?? NaN, 1)} | ${f(r.bindP50)} / ${f(r.bindP99)} | ${f(r.base.apiserverRss, 0)} → ${f(r.end.apiserverRss, 0)} | ${f(r.base.apiserverHeap, 0)} → ${f(r.end.apiserverHeap, 0)} | ${f(r.base.etcdInUse / 1e6, 1)} → ${f(r.end.etcdInUse / 1e6, 1)} | ${r.base.watchRequests} → ${r.end.watchRequests} | ${r.base.objects} → ${r.end.objects} | ${f(r.base.backendRss, 0)} → ${f(r.end.backendRss, 0)} | ${f(r.end.konnectorRss, 0)} |`,
+      `| ${r.k} | ${f(r.loadavg ?? NaN, 1)} | ${f(r.bindP50)} / ${f(r.bindP99)} | ${f(r.base.apiserverRss, 0)} → ${f(r.end.apiserverRss, 0)} | ${f(r.base.apiserverHeap, 0)} → ${f(r.end.apiserverHeap, 0)} | ${f(r.base.apiserverLiveHeap ?? NaN, 0)} → ${f(r.end.apiserverLiveHeap ?? NaN, 0)} | ${f(r.base.etcdInUse / 1e6, 1)} → ${f(r.end.etcdInUse / 1e6, 1)} | ${r.base.watchRequests} → ${r.end.watchRequests} | ${r.base.objects} → ${r.end.objects} | ${f(r.base.backendRss, 0)} → ${f(r.end.backendRss, 0)} | ${f(r.end.konnectorRss, 0)} |`,
     );
   }
   lines.push('');
@@ -799,13 +981,26 @@ function report(results: Result[]): string {
   lines.push('');
   lines.push('Per app cluster ((end − baseline) / K):');
   lines.push(
-    '| K | apiserver RSS (MB) | apiserver heap (MB) | etcd in use (KB) | etcd db (KB) | open WATCHes | objects | backend RSS (KB) | idle req/s | idle apiserver mCPU |',
+    '| K | apiserver RSS (MB) | apiserver heap (MB) | apiserver live heap after GC (MB) | apiserver stacks (KB) | goroutines | TCP connections | etcd in use (KB) | etcd db (KB) | open WATCHes | objects | backend RSS (KB) | idle req/s | idle apiserver mCPU |',
   );
-  lines.push('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  lines.push('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const [i, r] of rows.entries()) {
     const p = pc[i]!;
     lines.push(
-      `| ${r.k} | ${f(p.apiserverRssMb)} | ${f(p.apiserverHeapMb)} | ${f(p.etcdInUseKb, 0)} | ${f(p.etcdDbKb, 0)} | ${f(p.watchRequests, 1)} | ${f(p.objects, 1)} | ${f(p.backendRssKb, 0)} | ${f(p.idleReqPerS, 4)} | ${f(p.idleCpuMc, 2)} |`,
+      `| ${r.k} | ${f(p.apiserverRssMb)} | ${f(p.apiserverHeapMb)} | ${f(p.apiserverLiveHeapMb)} | ${f(p.apiserverStackKb, 0)} | ${f(p.goroutines, 1)} | ${f(p.connections, 1)} | ${f(p.etcdInUseKb, 0)} | ${f(p.etcdDbKb, 0)} | ${f(p.watchRequests, 1)} | ${f(p.objects, 1)} | ${f(p.backendRssKb, 0)} | ${f(p.idleReqPerS, 4)} | ${f(p.idleCpuMc, 2)} |`,
+    );
+  }
+  lines.push('');
+  lines.push('At rest (kube-apiserver restarted after the idle window: every object once, no event history), per app cluster ((rest − baseline) / K):');
+  lines.push('| K | kube-apiserver env | live heap after GC (MB) | RSS (MB) | RSS / live heap, whole process |');
+  lines.push('|---:|---|---:|---:|---:|');
+  for (const [i, r] of rows.entries()) {
+    const p = pc[i]!;
+    const env = Object.entries(r.apiserverEnv ?? {})
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ');
+    lines.push(
+      `| ${r.k} | ${env || '(none)'} | ${f(p.restLiveHeapMb)} | ${f(p.restRssMb)} | ${r.rest ? f(r.rest.apiserverRss / r.rest.apiserverLiveHeap) : 'n/a'} |`,
     );
   }
   if (rows.length > 1) {

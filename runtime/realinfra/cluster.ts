@@ -34,6 +34,8 @@ export interface StartClusterOptions {
   readonly name: string;
   /** Extra or overriding kube-apiserver flags, e.g. `{ 'feature-gates': 'X=true' }`. */
   readonly apiServerArgs?: ComponentArgs;
+  /** Extra environment of kube-apiserver, e.g. `{ GOMEMLIMIT: '2GiB' }` (a soft memory limit for its Go runtime). @default none */
+  readonly apiServerEnv?: Readonly<Record<string, string>>;
   /** Extra or overriding kube-controller-manager flags, e.g. `{ controllers: '*' }`. */
   readonly controllerManagerArgs?: ComponentArgs;
   /** Extra or overriding etcd flags. */
@@ -256,8 +258,15 @@ class ClusterImpl implements RealCluster {
     return { ca: this.pki.caPem, cert: this.pki.adminCertPem, key: this.pki.adminKeyPem };
   }
 
-  private spawn(component: ComponentName, binary: string, args: string[]): Proc {
-    const p = new HarnessProcess({ component, binary, args, logFile: this.logs[component], cwd: this.dir });
+  private spawn(component: ComponentName, binary: string, args: string[], env?: Readonly<Record<string, string>>): Proc {
+    const p = new HarnessProcess({
+      component,
+      binary,
+      args,
+      logFile: this.logs[component],
+      cwd: this.dir,
+      ...(env ? { env: { ...process.env, ...env } } : {}),
+    });
     this.procs[component] = p;
     this.register();
     return p;
@@ -380,7 +389,7 @@ class ClusterImpl implements RealCluster {
   }
 
   private async startApiServer(): Promise<void> {
-    const api = this.spawn('kube-apiserver', this.bins.kubeApiServer, this.apiServerArgs);
+    const api = this.spawn('kube-apiserver', this.bins.kubeApiServer, this.apiServerArgs, this.opts.apiServerEnv);
     await this.waitFor(api, `GET ${this.server}/readyz`, async () => {
       const r = await probe(`${this.server}/readyz`, this.tls());
       return r.status === 200;
@@ -478,6 +487,11 @@ function portConflict(e: unknown): boolean {
 export async function startCluster(opts: StartClusterOptions): Promise<RealCluster> {
   if (!opts || typeof opts.name !== 'string' || !NAME_RE.test(opts.name)) {
     throw new Error(`startCluster: name must be a DNS label of at most 40 characters (lowercase letters, digits, "-"), got ${JSON.stringify(opts?.name)}`);
+  }
+  for (const [k, v] of Object.entries(opts.apiServerEnv ?? {})) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k) || typeof v !== 'string') {
+      throw new Error(`startCluster: apiServerEnv.${k} must be an environment variable name with a string value, got ${JSON.stringify(v)}`);
+    }
   }
   const bins = opts.binaries ?? (await ensureBinaries({ log: opts.log }));
   for (const [k, v] of Object.entries(bins)) {

@@ -22,7 +22,8 @@ import { apiFailure, eventually, statusOf, uniqueName, useCluster } from '../../
 
 jest.setTimeout(120_000);
 
-const realness = useCluster({ name: 'realness' });
+// GOMEMLIMIT: the soft memory limit bench:scale and docs/scale.md recommend for control planes; far above what this cluster uses
+const realness = useCluster({ name: 'realness', apiServerEnv: { GOMEMLIMIT: '4GiB' } });
 let cluster: RealCluster;
 let core: CoreV1Api;
 
@@ -282,12 +283,15 @@ describe('startCluster() runs a real control plane', () => {
     expect(await statusOf(custom.getNamespacedCustomObject({ group: GROUP, version: 'v1', namespace: ns, plural: 'gadgets', name: 'g2' }))).toBe(404);
   });
 
-  it('keeps its data across restartApiServer()', async () => {
+  it('keeps its data and its apiServerEnv across restartApiServer()', async () => {
+    const envOf = (pid: number | undefined) => fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
     const ns = await createNamespace('restart');
     await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'kept' }, data: { k: 'v' } } });
     const oldPid = cluster.pids()['kube-apiserver'];
+    expect(envOf(oldPid)).toContain('GOMEMLIMIT=4GiB');
     await cluster.restartApiServer();
     expect(cluster.pids()['kube-apiserver']).not.toBe(oldPid);
+    expect(envOf(cluster.pids()['kube-apiserver'])).toContain('GOMEMLIMIT=4GiB');
     const cm = await core.readNamespacedConfigMap({ namespace: ns, name: 'kept' });
     expect(cm.data).toEqual({ k: 'v' });
     // The log of both runs is kept in the cluster folder.
