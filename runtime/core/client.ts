@@ -112,6 +112,13 @@ export interface ClientOptions {
   /** Per-request timeout for non-watch requests, ms. @default 30000 */
   timeoutMs?: number;
   /**
+   * How long a pooled keep-alive connection may sit idle before the client closes it, ms; 0 keeps it until
+   * the server closes it (kube-apiserver does after 90 s). Every idle TLS connection holds buffers and a
+   * goroutine in kube-apiserver: after a burst a konnector with 16 workers left about 18 of them open per
+   * app cluster (docs/scale.md). Watches are not affected. @default 10000
+   */
+  idleSocketTimeoutMs?: number;
+  /**
    * Where this client counts its requests and the time they waited for the rate limiter; several
    * clients may share one object (e.g. every provider connection of a konnector), so the totals
    * outlive a client. @default - a counter of its own
@@ -162,6 +169,7 @@ export class KubeClient {
   readonly stats: ClientStats;
   private prepared: Promise<Prepared> | undefined;
   private readonly timeoutMs: number;
+  private readonly idleSocketTimeoutMs: number;
   private readonly userAgent: string;
 
   /** Where requests go: a ClusterAccess, or a client-node KubeConfig (used through its methods only). */
@@ -173,6 +181,10 @@ export class KubeClient {
     this.limiter = new TokenBucket(opts.qps ?? 50, opts.burst ?? 100);
     this.stats = opts.stats ?? { requests: 0, throttledMs: 0 };
     this.timeoutMs = opts.timeoutMs ?? 30_000;
+    this.idleSocketTimeoutMs = opts.idleSocketTimeoutMs ?? 10_000;
+    if (!Number.isFinite(this.idleSocketTimeoutMs) || this.idleSocketTimeoutMs < 0) {
+      throw new Error(`ClientOptions.idleSocketTimeoutMs must be a number of milliseconds >= 0, got ${opts.idleSocketTimeoutMs}`);
+    }
     this.userAgent = opts.userAgent ?? 'klutch-kit';
     if (isKubeConfig(source)) {
       if (!source.getCurrentCluster()) {
@@ -299,7 +311,10 @@ export class KubeClient {
           servername: opts.servername,
         };
         const https_ = base.protocol === 'https:';
-        const agent = https_ ? new https.Agent(agentOpts) : new http.Agent({ keepAlive: true, maxSockets: agentOpts.maxSockets });
+        // An agent's `timeout` is the socket timeout outside requests (each request sets its own): a pooled
+        // socket that stays idle that long is destroyed by the agent.
+        const idle = this.idleSocketTimeoutMs > 0 ? { timeout: this.idleSocketTimeoutMs } : {};
+        const agent = https_ ? new https.Agent({ ...agentOpts, ...idle }) : new http.Agent({ keepAlive: true, maxSockets: agentOpts.maxSockets, ...idle });
         const watchOpts = { ...agentOpts, maxSockets: Infinity };
         const watchAgent = https_ ? new https.Agent(watchOpts) : new http.Agent({ keepAlive: true });
         return { agent, watchAgent, headers, base, certFrom };
