@@ -126,11 +126,18 @@ describe('TokenBucket', () => {
     const b = new TokenBucket(0, 0);
     for (let i = 0; i < 1000; i++) expect(b.tryTake()).toBe(true);
   });
-  it('take() waits for a token', async () => {
-    const b = new TokenBucket(100, 1);
+  it('take() waits until the clock has refilled a token', async () => {
+    let now = 0;
+    const b = new TokenBucket(100, 1, () => now);
     await b.take();
-    const t0 = Date.now();
-    await b.take();
-    expect(Date.now() - t0).toBeGreaterThanOrEqual(5);
+    let done = false;
+    const second = b.take().then(() => (done = true));
+    // however many timer rounds pass, no token appears while the clock stands still
+    await new Promise((r) => setTimeout(r, 40));
+    expect(done).toBe(false);
+    expect(b.waiting).toBe(1);
+    now += 10; // 100 qps: one token
+    await second;
+    expect(b.waiting).toBe(0);
   });
 });

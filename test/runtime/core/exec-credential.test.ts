@@ -1,13 +1,16 @@
 // Exec credential plugins run as real child processes (small scripts written per test); the cluster
 // side (tokens accepted, 401 refresh) is tested against a real kube-apiserver in
 // test/integration/core/exec-credential.test.ts.
-import { afterAll, describe, expect, it } from '@jest/globals';
+import { afterAll, describe, expect, it, jest } from '@jest/globals';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ExecCredentialError, ExecCredentialPlugin, parseExecConfig, type ExecConfig } from '../../../runtime/core/exec-credential.js';
 import { KubeconfigLoadError, loadKubeconfigFile, parseKubeconfig, renderKubeconfig } from '../../../runtime/core/kubeconfig.js';
 import { KubeconfigError, parseKubeconfigSecret } from '../../../runtime/konnector/kubeconfig.js';
+
+// Each case starts real Node processes, one after the other: seconds on a loaded CI machine.
+jest.setTimeout(60_000);
 
 const dir = mkdtempSync(join(tmpdir(), 'exec-plugin-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
