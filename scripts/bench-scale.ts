@@ -63,7 +63,7 @@ import { applyManifests, ensureBinaries, startCluster, waitForCrdsEstablished, t
 import { OidcTestProvider } from '../test/support/oidc-provider.js';
 import { startAppServers, type AppServers } from './_scale-apps.js';
 import { claimCrd, credentialsExportTemplate, CREDS_LABEL } from './_bench-api.js';
-import { bundleProgram, repo } from './_bench-procs.js';
+import { bundleProgram, cpuSeconds, repo, rssMb } from './_bench-procs.js';
 
 const opts = new Command('bench-scale')
   .option('--clusters <list>', 'comma-separated numbers of app clusters (K); each K runs on a fresh control plane', '5,20,50')
@@ -151,15 +151,7 @@ const exportTemplate = (): KubeObject => credentialsExportTemplate(INSTANCES);
 // ------------------------------------------------------------------------------------------ processes
 
 function procStat(pid: number | undefined): { cpu: number; rssMb: number } {
-  if (pid === undefined) return { cpu: NaN, rssMb: NaN };
-  try {
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const rest = f.slice(f.lastIndexOf(')') + 2).split(' ');
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return { cpu: (Number(rest[11]) + Number(rest[12])) / 100, rssMb: m ? Number(m[1]) / 1024 : NaN };
-  } catch {
-    return { cpu: NaN, rssMb: NaN };
-  }
+  return pid === undefined ? { cpu: NaN, rssMb: NaN } : { cpu: cpuSeconds(pid), rssMb: rssMb(pid) };
 }
 
 interface Child {
