@@ -3,14 +3,16 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Command } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { clusterCommand } from './cluster.js';
+import { ExitCode, exitCodeOf } from './errors.js';
 import { packageCommand } from './package.js';
 import { graphCommand } from './graph.js';
+import { imageCommand } from './image.js';
 import { validateCommand } from './validate.js';
 
 /** Factories of the subcommands, in `--help` order. Add a command here. */
-const COMMANDS: ReadonlyArray<() => Command> = [clusterCommand, graphCommand, validateCommand, packageCommand];
+const COMMANDS: ReadonlyArray<() => Command> = [clusterCommand, graphCommand, validateCommand, packageCommand, imageCommand];
 
 function packageVersion(): string {
   let dir = path.dirname(fileURLToPath(import.meta.url));
@@ -37,13 +39,30 @@ export function buildProgram(): Command {
   return program;
 }
 
-/** Runs the CLI; an error is printed as one line (with its stack trace under --verbose) and sets exit code 1. */
+/** Commander's own exits (help, version, parse errors) become errors `main` maps to exit codes. */
+function overrideExits(cmd: Command, err: { write(s: string): unknown }): void {
+  cmd.exitOverride().configureOutput({ writeErr: (s) => err.write(s) });
+  for (const c of cmd.commands) overrideExits(c, err);
+}
+
+/**
+ * Runs the CLI and sets the exit code (runtime/cli/errors.ts): 0 done, 1 invalid input (`validate`),
+ * 2 usage (bad flags or arguments, a missing or empty input), 3 the command failed. An error is
+ * printed as one line (with its stack trace under --verbose).
+ */
 export async function main(argv: readonly string[] = process.argv, err: { write(s: string): unknown } = process.stderr): Promise<void> {
+  const program = buildProgram();
+  overrideExits(program, err);
   try {
-    await buildProgram().parseAsync([...argv]);
+    await program.parseAsync([...argv]);
   } catch (e) {
+    if (e instanceof CommanderError) {
+      // commander printed the problem (and the help); --help and --version end with 0
+      process.exitCode = e.exitCode === 0 ? ExitCode.OK : ExitCode.USAGE;
+      return;
+    }
     err.write(`${formatError(e, argv.includes('--verbose'))}\n`);
-    process.exitCode = 1;
+    process.exitCode = exitCodeOf(e);
   }
 }
 

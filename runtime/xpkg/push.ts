@@ -1,6 +1,7 @@
 /**
- * Pushes a package image to an OCI registry with the distribution API (blob upload: POST then a
- * monolithic PUT; then the manifest PUT). Registries on loopback (127.0.0.0/8, localhost, [::1]) are
+ * Pushes images to an OCI registry with the distribution API (blob upload: POST then a monolithic
+ * PUT; then the manifest PUT): Crossplane package images here, and through `pushBlob` /
+ * `putManifest` the multi-platform runtime images of runtime/image. Registries on loopback (127.0.0.0/8, localhost, [::1]) are
  * spoken to over plain HTTP, every other over HTTPS; registries that ask for authentication are not
  * supported (the error says so).
  */
@@ -64,45 +65,70 @@ async function check(res: Response, what: string, ok: number[]): Promise<Respons
   throw new Error(`${what}: the registry answered ${res.status} ${res.statusText}${body ? `: ${body}` : ''}`);
 }
 
+/** `http(s)://<registry>/v2/<repository>` of a parsed reference. */
+export const repositoryUrl = (r: { registry: string; repository: string }): string =>
+  `${isLoopbackRegistry(r.registry) ? 'http' : 'https'}://${r.registry}/v2/${r.repository}`;
+
+/**
+ * Uploads one blob unless the registry has it (HEAD first): POST to start, then a monolithic PUT.
+ * `data` is read only when the blob is missing. Returns whether it was uploaded.
+ */
+export async function pushBlob(ref: string, base: string, digest: string, data: () => Buffer, what: string, opts: PushOptions = {}): Promise<boolean> {
+  const f = opts.fetch ?? globalThis.fetch;
+  const head = await f(`${base}/blobs/${digest}`, { method: 'HEAD' }).catch((e: unknown) => {
+    throw new Error(`push ${ref}: cannot reach the registry at ${base} (${e instanceof Error ? ((e.cause as Error)?.message ?? e.message) : String(e)})`);
+  });
+  await drain(head);
+  if (head.status === 200) {
+    opts.log?.(`${what} ${digest}: already in the registry`);
+    return false;
+  }
+  const start = await check(await f(`${base}/blobs/uploads/`, { method: 'POST' }), `push ${ref}: start ${what} upload`, [202]);
+  const location = start.headers.get('location');
+  if (!location) throw new Error(`push ${ref}: start ${what} upload: the registry sent no Location header`);
+  const url = new URL(location, `${base}/blobs/uploads/`);
+  url.searchParams.set('digest', digest);
+  const body = data();
+  await check(
+    await f(url, { method: 'PUT', body, headers: { 'content-type': 'application/octet-stream', 'content-length': String(body.length) } }),
+    `push ${ref}: upload ${what} ${digest}`,
+    [201, 204],
+  );
+  opts.log?.(`${what} ${digest}: uploaded (${body.length} bytes)`);
+  return true;
+}
+
+/** PUTs a manifest (or index) under `reference` (a tag or a digest); checks the digest the registry reports. */
+export async function putManifest(
+  ref: string,
+  base: string,
+  reference: string,
+  body: Buffer,
+  mediaType: string,
+  digest: string,
+  opts: PushOptions = {},
+): Promise<void> {
+  const f = opts.fetch ?? globalThis.fetch;
+  const res = await check(
+    await f(`${base}/manifests/${reference}`, { method: 'PUT', body, headers: { 'content-type': mediaType } }),
+    `push ${ref}: put manifest ${reference}`,
+    [200, 201, 204],
+  );
+  const sent = res.headers.get('docker-content-digest');
+  if (sent && sent !== digest) throw new Error(`push ${ref}: the registry stored the manifest as ${sent}, expected ${digest}`);
+}
+
 /** Pushes the image as `ref` (`<registry>/<repository>:<tag>`). */
 export async function pushPackageImage(image: PackageImage, ref: string, opts: PushOptions = {}): Promise<PushResult> {
   const r = parseImageRef(ref);
-  const f = opts.fetch ?? globalThis.fetch;
-  const base = `${isLoopbackRegistry(r.registry) ? 'http' : 'https'}://${r.registry}/v2/${r.repository}`;
+  const base = repositoryUrl(r);
   let uploaded = 0;
   const blobs: Array<[string, Buffer, string]> = [
     [image.layerDescriptor.digest, image.layer, 'layer'],
     [image.configDescriptor.digest, image.config, 'config'],
   ];
-  for (const [digest, data, what] of blobs) {
-    const head = await f(`${base}/blobs/${digest}`, { method: 'HEAD' }).catch((e: unknown) => {
-      throw new Error(`push ${ref}: cannot reach the registry at ${base} (${e instanceof Error ? ((e.cause as Error)?.message ?? e.message) : String(e)})`);
-    });
-    await drain(head);
-    if (head.status === 200) {
-      opts.log?.(`${what} ${digest}: already in the registry`);
-      continue;
-    }
-    const start = await check(await f(`${base}/blobs/uploads/`, { method: 'POST' }), `push ${ref}: start ${what} upload`, [202]);
-    const location = start.headers.get('location');
-    if (!location) throw new Error(`push ${ref}: start ${what} upload: the registry sent no Location header`);
-    const url = new URL(location, `${base}/blobs/uploads/`);
-    url.searchParams.set('digest', digest);
-    await check(
-      await f(url, { method: 'PUT', body: data, headers: { 'content-type': 'application/octet-stream', 'content-length': String(data.length) } }),
-      `push ${ref}: upload ${what} ${digest}`,
-      [201, 204],
-    );
-    uploaded++;
-    opts.log?.(`${what} ${digest}: uploaded (${data.length} bytes)`);
-  }
-  const res = await check(
-    await f(`${base}/manifests/${r.tag}`, { method: 'PUT', body: image.manifest, headers: { 'content-type': OCI_MANIFEST_MEDIA_TYPE } }),
-    `push ${ref}: put manifest`,
-    [200, 201, 204],
-  );
-  const sent = res.headers.get('docker-content-digest');
-  if (sent && sent !== image.digest) throw new Error(`push ${ref}: the registry stored the manifest as ${sent}, expected ${image.digest}`);
+  for (const [digest, data, what] of blobs) if (await pushBlob(ref, base, digest, () => data, what, opts)) uploaded++;
+  await putManifest(ref, base, r.tag, image.manifest, OCI_MANIFEST_MEDIA_TYPE, image.digest, opts);
   opts.log?.(`manifest ${image.digest}: ${ref}`);
   return { pinned: `${r.registry}/${r.repository}@${image.digest}`, digest: image.digest, uploaded };
 }
