@@ -32,6 +32,8 @@ export interface ValidationIssue {
 export interface ValidationReport {
   readonly files: number;
   readonly objects: number;
+  /** Files under the folder that are not manifests (not `.yaml`, `.yml` or `.json`), not read. */
+  readonly skipped?: readonly string[];
   /** Objects checked against a full schema. */
   readonly schemaChecked: number;
   /** Built-in kinds checked for basic shape only. */
@@ -58,6 +60,8 @@ export interface ValidateOptions {
   readonly schemaDirs?: readonly string[];
   /** Parsed documents whose CRDs and XRDs are registered (what `schemaDirs` reads). */
   readonly schemaDocuments?: readonly SourceDocument[];
+  /** Called before each object is checked (progress of a long run). */
+  readonly onObject?: (index: number, total: number, file: string) => void;
 }
 
 /** A parsed document with the file it came from. */
@@ -100,43 +104,56 @@ function groupOf(apiVersion: string): string {
   return apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.lastIndexOf('/')) : '';
 }
 
-/** Lists the YAML files of a folder, recursively, sorted (skips dot folders and node_modules). */
-export function listYamlFiles(dir: string): string[] {
-  const out: string[] = [];
+/** Manifest files, as `kubectl apply -f <dir>` reads them: `.yaml`, `.yml` and `.json`. */
+export const MANIFEST_FILE = /\.(ya?ml|json)$/i;
+
+/**
+ * The files of a folder, recursively, sorted (skips dot folders and node_modules): the manifests
+ * ({@link MANIFEST_FILE}) and the other files, which are skipped.
+ */
+export function listManifestFiles(dir: string): { manifests: string[]; skipped: string[] } {
+  const manifests: string[] = [];
+  const skipped: string[] = [];
   const walk = (d: string) => {
     for (const e of readdirSync(d, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
       if (e.name.startsWith('.') || e.name === 'node_modules') continue;
       const p = join(d, e.name);
       if (e.isDirectory()) walk(p);
-      else if (/\.ya?ml$/i.test(e.name)) out.push(p);
+      else (MANIFEST_FILE.test(e.name) ? manifests : skipped).push(p);
     }
   };
   if (!statSync(dir, { throwIfNoEntry: false })?.isDirectory()) throw new Error(`validate: ${JSON.stringify(dir)} is not a directory`);
   walk(dir);
-  return out;
+  return { manifests, skipped };
 }
 
-/** Validates every object in the YAML files under `dir`. */
+/** Lists the manifest files (YAML and JSON) of a folder, recursively, sorted (skips dot folders and node_modules). */
+export function listYamlFiles(dir: string): string[] {
+  return listManifestFiles(dir).manifests;
+}
+
+/** Validates every object in the manifest files (YAML and JSON) under `dir`. */
 export function validateDirectory(dir: string, opts: ValidateOptions = {}): ValidationReport {
-  const { files, docs, issues } = readDirectory(dir);
+  const { files, skipped, docs, issues } = readDirectory(dir);
   const schemaDocuments = [...(opts.schemaDocuments ?? [])];
   for (const sd of opts.schemaDirs ?? []) schemaDocuments.push(...readDirectory(sd, true).docs);
   const r = validateDocuments(docs, { ...opts, schemaDocuments });
-  return { ...r, files: files.length, issues: [...issues, ...r.issues], ok: issues.length === 0 && r.ok };
+  const rel = (f: string) => relative(dir, f).split('\\').join('/') || f;
+  return { ...r, files: files.length, skipped: skipped.map(rel), issues: [...issues, ...r.issues], ok: issues.length === 0 && r.ok };
 }
 
 /**
  * Reads every YAML document under `dir`. With `definitionsOnly`, only files that contain a CRD or
  * XRD (or a List) are parsed, which skips most of a big folder cheaply.
  */
-function readDirectory(dir: string, definitionsOnly = false): { files: string[]; docs: SourceDocument[]; issues: ValidationIssue[] } {
-  const files = listYamlFiles(dir);
+function readDirectory(dir: string, definitionsOnly = false): { files: string[]; skipped: string[]; docs: SourceDocument[]; issues: ValidationIssue[] } {
+  const { manifests: files, skipped } = listManifestFiles(dir);
   const docs: SourceDocument[] = [];
   const issues: ValidationIssue[] = [];
   for (const f of files) {
     const rel = relative(dir, f).split('\\').join('/') || f;
     const text = readFileSync(f, 'utf8');
-    if (definitionsOnly && !/^kind: *(CustomResourceDefinition|CompositeResourceDefinition|List) *$/m.test(text)) continue;
+    if (definitionsOnly && !/^\s*"?kind"?: *"?(CustomResourceDefinition|CompositeResourceDefinition|List)"? *,? *$/m.test(text)) continue;
     parseAllDocuments(text).forEach((d, index) => {
       if (d.errors.length) {
         issues.push({ file: rel, object: `document ${index + 1}`, path: '', message: `YAML error: ${d.errors[0].message}` });
@@ -149,7 +166,7 @@ function readDirectory(dir: string, definitionsOnly = false): { files: string[];
       } else docs.push({ file: rel, index, doc });
     });
   }
-  return { files, docs, issues };
+  return { files, skipped, docs, issues };
 }
 
 function identity(doc: unknown, index: number): string {
@@ -189,7 +206,8 @@ export function validateDocuments(docs: readonly SourceDocument[], opts: Validat
   };
 
   // 2. Validate every object.
-  for (const { file, index, doc } of docs) {
+  for (const [n, { file, index, doc }] of docs.entries()) {
+    opts.onObject?.(n, docs.length, file);
     const object = identity(doc, index);
     if (!doc || typeof doc !== 'object' || Array.isArray(doc)) {
       issues.push({ file, object, path: '', message: `Invalid value: a Kubernetes object must be a mapping, got ${JSON.stringify(doc)?.slice(0, 60)}` });

@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { Command } from 'commander';
 import { CROSSPLANE_VERSIONS, type CrossplaneVersion } from '../realinfra/build.js';
 import type { RealCluster } from '../realinfra/cluster.js';
+import { ExitCode, UsageError } from './errors.js';
 
 /** The harness needs @kubernetes/client-node (an optional peer): loaded when a cluster starts, so that
  * `klutch-kit validate` and the other commands run without the runtime peers. */
@@ -29,7 +30,10 @@ async function start(opts: StartOptions): Promise<void> {
   const t0 = Date.now();
   const log = opts.quiet ? () => {} : (line: string) => process.stderr.write(`[klutch-kit +${((Date.now() - t0) / 1000).toFixed(1)}s] ${line}\n`);
   if (opts.crossplane !== undefined && !CROSSPLANE_VERSIONS.includes(opts.crossplane as CrossplaneVersion)) {
-    throw new Error(`--crossplane: "${opts.crossplane}" is not a supported Crossplane version; expected one of ${CROSSPLANE_VERSIONS.join(', ')}`);
+    throw new UsageError(`--crossplane: "${opts.crossplane}" is not a supported Crossplane version; expected one of ${CROSSPLANE_VERSIONS.join(', ')}`);
+  }
+  if (!/^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$/.test(opts.name)) {
+    throw new UsageError(`--name: must be a DNS label of at most 40 characters (lowercase letters, digits, "-"), got ${JSON.stringify(opts.name)}`);
   }
   // startCluster() checks the name first, then builds the binaries if the cache is cold (with progress lines).
   const { startCluster, logTail } = await realinfra();
@@ -117,7 +121,7 @@ function waitUntilStopped(
       const dead = (Object.keys(pids) as (keyof typeof pids)[]).find((k) => pids[k] === undefined);
       if (dead && !stopping) {
         process.stderr.write(`klutch-kit: ${dead} of cluster "${cluster.name}" stopped unexpectedly; last lines of its log:\n${logTail(cluster.logs[dead])}\n`);
-        void finish(`${dead} died`, 1);
+        void finish(`${dead} died`, ExitCode.FAILED);
         return;
       }
       const xp = cluster.crossplane;
@@ -128,7 +132,7 @@ function waitUntilStopped(
       for (const k of Object.keys(xpPids) as (keyof typeof xpPids)[]) if (xpPids[k] !== undefined) xpStarted.add(k);
       if (deadXp) {
         process.stderr.write(`klutch-kit: ${deadXp} of cluster "${cluster.name}" stopped unexpectedly; last lines of its log:\n${logTail(xp.logs[deadXp])}\n`);
-        void finish(`${deadXp} died`, 1);
+        void finish(`${deadXp} died`, ExitCode.FAILED);
       }
     }, 1000);
   });

@@ -11,6 +11,7 @@ import { parseAllDocuments } from 'yaml';
 import { exampleTopology } from '../../constructs/app/example.js';
 import { toDot, toMermaid, topologyGraph, topologyGraphOfApp, toSvg, type GraphInput, type TopologyGraph } from '../../constructs/topology/index.js';
 import { listYamlFiles } from '../../constructs/validate/index.js';
+import { UsageError } from './errors.js';
 
 export type GraphFormat = 'mermaid' | 'dot' | 'svg';
 export const GRAPH_FORMATS: readonly GraphFormat[] = ['mermaid', 'dot', 'svg'];
@@ -24,7 +25,7 @@ const CLUSTER_INTERNAL = /^(\d{2}-|_)/;
  * after it.
  */
 export function readClusters(dir: string): GraphInput[] {
-  if (!statSync(dir, { throwIfNoEntry: false })?.isDirectory()) throw new Error(`graph: ${JSON.stringify(dir)} is not a directory`);
+  if (!statSync(dir, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`graph: ${JSON.stringify(dir)} is not a directory`);
   const byCluster = new Map<string, GraphInput['objects'][number][]>();
   for (const f of listYamlFiles(dir)) {
     const rel = relative(dir, f).split(sep);
@@ -36,7 +37,7 @@ export function readClusters(dir: string): GraphInput[] {
       if (o && typeof o === 'object' && typeof o.kind === 'string') byCluster.set(cluster, [...(byCluster.get(cluster) ?? []), o]);
     }
   }
-  if (byCluster.size === 0) throw new Error(`graph: no Kubernetes objects in the YAML files under ${dir}`);
+  if (byCluster.size === 0) throw new UsageError(`graph: no Kubernetes objects in the manifest files under ${dir}`);
   return [...byCluster.entries()].map(([name, objects]) => ({ name, objects }));
 }
 
@@ -57,7 +58,7 @@ export async function renderGraph(g: TopologyGraph, format: GraphFormat): Promis
     case 'svg':
       return toSvg(g);
     default:
-      throw new Error(`graph --format: expected one of ${GRAPH_FORMATS.join(', ')}, got ${JSON.stringify(format)}`);
+      throw new UsageError(`graph --format: expected one of ${GRAPH_FORMATS.join(', ')}, got ${JSON.stringify(format)}`);
   }
 }
 
@@ -116,7 +117,7 @@ export async function runGraph(
   opts: GraphCliOptions = {},
   write: (s: string) => void = (s) => process.stdout.write(s),
 ): Promise<string> {
-  if (dir !== undefined && opts.example) throw new Error('graph: give either <dir> or --example, not both');
+  if (dir !== undefined && opts.example) throw new UsageError('graph: give either <dir> or --example, not both');
   const g = opts.example ? exampleGraph() : topologyGraph(readClusters(dir ?? 'dist'));
   const text = await renderGraph(g, opts.format ?? 'mermaid');
   if (opts.out) writeFileSync(opts.out, text);

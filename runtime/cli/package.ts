@@ -6,6 +6,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { Command } from 'commander';
 import { buildPackageImage, packageYamlFromDir, readXpkg, writeXpkg, type PackageImage } from '../xpkg/image.js';
 import { pushPackageImage, type PushResult } from '../xpkg/push.js';
+import { UsageError } from './errors.js';
 
 /** Output streams (injectable for tests). */
 export interface PackageIo {
@@ -30,14 +31,22 @@ export function findPackageSources(outdir: string): string[] {
 
 /** The source folder: the one given, else the only package source under `dist/`. */
 export function resolveSource(source: string | undefined, outdir = 'dist'): string {
-  if (source !== undefined) return resolve(source);
+  if (source !== undefined) {
+    if (!statSync(source, { throwIfNoEntry: false })?.isDirectory())
+      throw new UsageError(`package: ${JSON.stringify(source)} is not a directory; name a package source folder holding crossplane.yaml`);
+    return resolve(source);
+  }
   const found = findPackageSources(resolve(outdir));
   if (found.length === 1) return found[0];
   if (found.length === 0)
-    throw new Error(
-      `package: no package source under ${outdir}/ (synth a ControlPlaneCluster with catalogueInstall: CatalogueInstall.configurationPackage(...)), or name the folder`,
+    throw new UsageError(
+      `package: no package source under ${outdir}/ (no <cluster>.packages/<name>/ folder). The synth writes one only for a ControlPlaneCluster ` +
+        `with the prop catalogueInstall: CatalogueInstall.configurationPackage({ package: '<registry>/<repository>:<tag>' }); by default ` +
+        `(CatalogueInstall.OBJECTS, as in the example topology of \`npm run synth\`) the catalogue is applied as objects and there is nothing to package. ` +
+        `Set that prop in your program and synth again (docs/topology.md, "The catalogue as a Crossplane Configuration package"), ` +
+        `or name a folder holding crossplane.yaml: klutch-kit package build <folder>`,
     );
-  throw new Error(`package: several package sources under ${outdir}/ (${found.join(', ')}); name one`);
+  throw new UsageError(`package: several package sources under ${outdir}/ (${found.join(', ')}); name one: klutch-kit package build <folder>`);
 }
 
 export interface BuildOptions {
@@ -61,7 +70,7 @@ export interface PushCliOptions {
 
 /** Pushes a `.xpkg` file, or the package built from a source folder, as `ref`. */
 export async function runPush(ref: string, opts: PushCliOptions = {}, io: PackageIo = stdio): Promise<PushResult> {
-  if (opts.file && opts.from) throw new Error('package push: give either --file or --from, not both');
+  if (opts.file && opts.from) throw new UsageError('package push: give either --file or --from, not both');
   const image = opts.file ? readXpkg(readFileSync(resolve(opts.file)), opts.file) : buildPackageImage(packageYamlFromDir(resolveSource(opts.from)));
   const r = await pushPackageImage(image, ref, { log: (l) => io.err(l) });
   io.out(`package push: ${ref} = ${r.pinned}`);

@@ -58,7 +58,7 @@ describe('klutch-kit cluster start', () => {
     expect(fs.existsSync(copy)).toBe(false);
   });
 
-  it('rejects an invalid cluster name with a clear message and exit code 1', async () => {
+  it('rejects an invalid cluster name with a clear message and exit code 2 (usage)', async () => {
     child = spawn(process.execPath, [path.join(repo, 'bin/klutch-kit.js'), 'cluster', 'start', '--name', 'No_Such', '--quiet'], {
       cwd: repo,
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -66,8 +66,8 @@ describe('klutch-kit cluster start', () => {
     let stderr = '';
     child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
     const code = await new Promise<number | null>((r) => child!.on('exit', (c) => r(c)));
-    expect(code).toBe(1);
-    expect(stderr).toContain('klutch-kit: startCluster: name must be a DNS label');
+    expect(code).toBe(2);
+    expect(stderr).toContain('klutch-kit: --name: must be a DNS label');
     expect(stderr).toContain('"No_Such"');
   });
 });
