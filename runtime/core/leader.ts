@@ -1,6 +1,17 @@
 /**
  * Leader election on a coordination.k8s.io/v1 Lease (client-go semantics: lease duration 15 s,
  * renew deadline 10 s, retry period 2 s; optimistic concurrency on resourceVersion; release on stop).
+ *
+ * - Give the elector a KubeClient of its own (its own QPS budget): on a client shared with request
+ *   handling, a flood of requests delays the renewal past the lease.
+ * - Each acquire/renew attempt has a deadline (`attemptTimeoutMs`); a hung request counts as a failed
+ *   attempt instead of blocking the loop.
+ * - A lease held by another is judged expired by the local clock only (as client-go): the time this
+ *   process last saw the record change plus the lease duration, never the holder's `renewTime`, so a
+ *   skewed clock (or a renewTime written in the future) cannot keep a dead leader's lease alive.
+ * - When `onStartedLeading` rejects (e.g. the controllers did not sync in time), the elector gives the
+ *   lease up (releases it) and campaigns again only after a backoff (`failureBackoffMs`, doubled per
+ *   consecutive failure up to `failureBackoffMaxMs`), so another replica can take over.
  */
 import type { Logger } from 'pino';
 import { CoreResources, isAlreadyExists, isConflict, isNotFound, type KubeClient, type KubeObject } from './client.js';
@@ -17,7 +28,16 @@ export interface LeaderElectorOptions {
   renewDeadlineMs?: number;
   /** @default 2000 */
   retryPeriodMs?: number;
-  /** Called when this process becomes leader; the signal aborts when leadership is lost or on stop. */
+  /** Deadline of one acquire/renew attempt. @default renewDeadlineMs / 2 */
+  attemptTimeoutMs?: number;
+  /** Wait after a failed leadership term (onStartedLeading rejected) before campaigning again. @default 5000 */
+  failureBackoffMs?: number;
+  /** Upper bound of that wait (doubled per consecutive failure). @default 300000 */
+  failureBackoffMaxMs?: number;
+  /**
+   * Called when this process becomes leader; the signal aborts when leadership is lost or on stop.
+   * Rejecting gives the lease up and retries after a backoff.
+   */
   onStartedLeading: (signal: AbortSignal) => void | Promise<void>;
   /** Called when leadership is lost or released. */
   onStoppedLeading?: () => void | Promise<void>;
@@ -46,11 +66,15 @@ export class LeaderElector {
   private leaderAc: AbortController | undefined;
   private loop: Promise<void> | undefined;
   private wake: (() => void) | undefined;
+  private observedRecord = '';
+  private failed: Error | undefined;
+  private failures = 0;
   private readonly o: Required<Omit<LeaderElectorOptions, 'onStoppedLeading' | 'onNewLeader' | 'logger'>> & LeaderElectorOptions;
   private readonly log: Logger;
 
   constructor(opts: LeaderElectorOptions) {
-    const o = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, ...opts };
+    const o = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, failureBackoffMs: 5_000, failureBackoffMaxMs: 300_000, ...opts };
+    o.attemptTimeoutMs ??= Math.max(1, Math.floor(o.renewDeadlineMs / 2));
     if (!(o.leaseDurationMs > o.renewDeadlineMs)) {
       throw new Error(`LeaderElector: leaseDurationMs (${o.leaseDurationMs}) must be greater than renewDeadlineMs (${o.renewDeadlineMs})`);
     }
@@ -67,6 +91,10 @@ export class LeaderElector {
   }
   get currentLeader(): string {
     return this.observedHolder;
+  }
+  /** Consecutive failed leadership terms (reset by a term that ends otherwise). */
+  get consecutiveFailures(): number {
+    return this.failures;
   }
 
   /** Healthy unless we are leader and have not renewed for longer than lease duration + 20 s. */
@@ -98,21 +126,37 @@ export class LeaderElector {
 
   private async run(): Promise<void> {
     while (!this.stopped) {
+      if (this.failed && this.leader) {
+        await this.giveUp(this.failed);
+        if (this.stopped) break;
+        continue;
+      }
       let ok = false;
       try {
-        ok = await this.tryAcquireOrRenew();
+        ok = await this.withDeadline(this.tryAcquireOrRenew());
       } catch (e) {
         this.log.warn({ err: (e as Error).message }, 'lease acquire/renew failed');
       }
+      if (this.stopped && !this.leader) break;
       if (ok) {
         this.lastRenew = Date.now();
         if (!this.leader) {
           this.leader = true;
-          this.leaderAc = new AbortController();
+          this.failed = undefined;
+          const ac = (this.leaderAc = new AbortController());
           this.log.info('became leader');
           void Promise.resolve()
-            .then(() => this.o.onStartedLeading(this.leaderAc!.signal))
-            .catch((e) => this.log.error({ err: (e as Error).message }, 'onStartedLeading failed'));
+            .then(() => this.o.onStartedLeading(ac.signal))
+            .catch((e: unknown) => {
+              const err = e instanceof Error ? e : new Error(String(e));
+              if (ac.signal.aborted) {
+                this.log.warn({ err: err.message }, 'leader work ended with an error after leadership ended');
+                return;
+              }
+              this.log.error({ err: err.message }, 'onStartedLeading failed; giving up the lease');
+              this.failed = err;
+              this.wake?.();
+            });
         }
       } else if (this.leader && Date.now() - this.lastRenew > this.o.renewDeadlineMs) {
         this.log.error('failed to renew the lease within the renew deadline; stepping down');
@@ -127,7 +171,27 @@ export class LeaderElector {
     }
   }
 
-  private async stepDown(): Promise<void> {
+  /** A leadership term failed: step down, release the lease, wait out the backoff. */
+  private async giveUp(err: Error): Promise<void> {
+    this.failed = undefined;
+    this.failures++;
+    await this.stepDown(true);
+    await this.withDeadline(this.release()).catch((e) => this.log.warn({ err: (e as Error).message }, 'lease release failed'));
+    const backoff = Math.min(this.o.failureBackoffMaxMs, this.o.failureBackoffMs * 2 ** (this.failures - 1));
+    this.log.warn({ err: err.message, failures: this.failures, backoffMs: backoff }, 'gave up the lease; campaigning again after the backoff');
+    await this.sleep(backoff);
+  }
+
+  private withDeadline<T>(p: Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(`lease request took longer than ${this.o.attemptTimeoutMs} ms`)), this.o.attemptTimeoutMs);
+    });
+    return Promise.race([p, deadline]).finally(() => clearTimeout(timer));
+  }
+
+  private async stepDown(failed = false): Promise<void> {
+    if (!failed) this.failures = 0;
     this.leader = false;
     this.leaderAc?.abort();
     try {
@@ -157,9 +221,14 @@ export class LeaderElector {
     }
     const spec = lease.spec ?? {};
     const holder = spec.holderIdentity ?? '';
-    if (holder !== this.observedHolder) this.observe(holder);
-    const renew = spec.renewTime ? Date.parse(spec.renewTime) : 0;
-    const expired = !holder || now.getTime() > Math.max(renew, this.observedAt) + (spec.leaseDurationSeconds ?? durS) * 1000;
+    // the record's identity as client-go compares it: a change restarts the local expiry clock
+    const record = `${holder}\n${spec.renewTime ?? ''}\n${spec.leaseTransitions ?? 0}`;
+    if (holder !== this.observedHolder || record !== this.observedRecord) {
+      this.observe(holder);
+      this.observedRecord = record;
+    }
+    const durMs = Math.min(Math.max(spec.leaseDurationSeconds ?? durS, 1), 3600) * 1000;
+    const expired = !holder || now.getTime() > this.observedAt + durMs;
     if (holder !== this.o.identity && !expired) return false;
     const next: LeaseSpec = {
       holderIdentity: this.o.identity,

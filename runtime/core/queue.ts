@@ -7,6 +7,20 @@
  * - `shutdown()` wakes every waiting `get()` with `undefined`.
  */
 
+/** The longest delay Node's timers keep: a longer one (or a non-number) fires after 1 ms, with a TimeoutOverflowWarning. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * A delay Node's `setTimeout` honours: negative → 0, longer than {@link MAX_TIMER_MS} (a requeue computed
+ * from a time in the far future, `Infinity`) → MAX_TIMER_MS, `NaN` (a time that did not parse) →
+ * MAX_TIMER_MS too, so a bad timestamp never turns into a 1 ms hot loop.
+ */
+export function clampDelayMs(ms: number): number {
+  if (Number.isNaN(ms)) return MAX_TIMER_MS;
+  if (ms <= 0) return 0;
+  return Math.min(Math.ceil(ms), MAX_TIMER_MS);
+}
+
 export interface RateLimiter<K> {
   /** Delay before the key may be retried; increments its failure count. */
   when(key: K): number;
@@ -94,8 +108,10 @@ export class WorkQueue<K = string> {
     this.onDepth?.(this.queue.length);
   }
 
-  addAfter(key: K, delayMs: number): void {
+  /** Adds `key` after `delayMs`, clamped by {@link clampDelayMs} (so at most ~24.8 days, never a 1 ms overflow). */
+  addAfter(key: K, ms: number): void {
     if (this.shuttingDown) return;
+    const delayMs = clampDelayMs(ms);
     if (delayMs <= 0) return this.add(key);
     const at = Date.now() + delayMs;
     const existing = this.waiting.get(key);

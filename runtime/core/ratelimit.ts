@@ -5,7 +5,32 @@
  * client-go's default is 5 QPS / 10 burst per clientset, which caps a konnector at ~5 writes/s per
  * side (see kube-bind notes §6); klutch-kit defaults are much higher and configurable.
  */
+/**
+ * A request found the bucket empty and its wait queue full (`maxWaiting`): it is refused at once
+ * instead of waiting behind everyone else. Callers answer it as overload (HTTP 503 with Retry-After).
+ */
+export class RateLimitQueueFull extends Error {
+  constructor(
+    readonly waiting: number,
+    /** Seconds until the queue has drained at the bucket's rate. */
+    readonly retryAfterSeconds: number,
+  ) {
+    super(`${waiting} requests are already waiting for the API rate limit; try again in ${retryAfterSeconds}s`);
+    this.name = 'RateLimitQueueFull';
+  }
+}
+
+export interface TokenBucketOptions {
+  /**
+   * Requests that may wait for a token at once; one more is refused with {@link RateLimitQueueFull}.
+   * @default Infinity (every request waits its turn)
+   */
+  maxWaiting?: number;
+}
+
 export class TokenBucket {
+  /** See {@link TokenBucketOptions.maxWaiting}; may be changed at any time (new waiters only). */
+  maxWaiting: number;
   private tokens: number;
   private last: number;
   private readonly waiters: Array<() => void> = [];
@@ -15,7 +40,10 @@ export class TokenBucket {
     readonly qps: number,
     readonly burst: number,
     private readonly now: () => number = () => performance.now(),
+    opts: TokenBucketOptions = {},
   ) {
+    this.maxWaiting = opts.maxWaiting ?? Infinity;
+    if (!(this.maxWaiting >= 0)) throw new Error(`TokenBucket.maxWaiting: ${opts.maxWaiting} must be a number >= 0`);
     if (!Number.isFinite(qps)) throw new Error(`TokenBucket.qps: ${qps} is not a finite number`);
     if (qps > 0 && (!Number.isInteger(burst) || burst < 1)) {
       throw new Error(`TokenBucket.burst: ${burst} must be an integer >= 1 when qps > 0`);
@@ -41,8 +69,12 @@ export class TokenBucket {
     return false;
   }
 
+  /** Resolves when a token is taken; rejects with {@link RateLimitQueueFull} when `maxWaiting` requests already wait. */
   take(): Promise<void> {
     if (this.tryTake()) return Promise.resolve();
+    if (this.waiters.length >= this.maxWaiting) {
+      return Promise.reject(new RateLimitQueueFull(this.waiters.length, Math.max(1, Math.ceil((this.waiters.length + 1) / this.qps))));
+    }
     return new Promise((resolve) => {
       this.waiters.push(resolve);
       this.schedule();
