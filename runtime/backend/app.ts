@@ -18,13 +18,21 @@ import { LeaseBindRateLimiter, LeaseIdentityLock } from './limits.js';
 export interface Backend {
   url: string;
   server: BackendServer;
-  controllers?: BackendControllers;
+  /** The controllers of the current (or last) leadership term; a new set is made for each term. */
+  readonly controllers?: BackendControllers;
   kube: KubeClient;
+  /** The leader elector's own client (its own QPS budget), when leader election runs. */
+  leaderKube?: KubeClient;
   metrics: BackendMetrics;
   unexpected: UnexpectedErrors;
   /** Whether this replica runs the controllers (always true without leader election). */
   isLeader(): boolean;
-  stop(): Promise<void>;
+  /**
+   * Stops the backend. Without options at once; with `drain`, as on SIGTERM: /readyz 503 for
+   * `--shutdown-delay` while requests are still served, then the listener closes and requests in
+   * flight finish within `--shutdown-grace`.
+   */
+  stop(opts?: { drain?: boolean }): Promise<void>;
 }
 
 /** The provider cluster connection: --kubeconfig/--context, else in-cluster, $KUBECONFIG or ~/.kube/config. */
@@ -42,7 +50,10 @@ export async function startBackend(
 ): Promise<Backend> {
   const logger = extra.logger ?? createLogger('klutch-backend', opts.logLevel);
   const kubeConfig = extra.kubeConfig ?? loadKubeConfig(opts);
-  const kube = new KubeClient(kubeConfig, { userAgent: 'klutch-backend', qps: 100, burst: 200 });
+  // HTTP requests and controllers share one client whose wait queue is bounded: beyond
+  // --api-queue-limit waiting requests, a request is answered 503 instead of queueing forever
+  const kube = new KubeClient(kubeConfig, { userAgent: 'klutch-backend', qps: opts.apiQps ?? 100, burst: opts.apiBurst ?? 200 });
+  kube.limiter.maxWaiting = opts.apiQueueLimit ?? 200;
   const metrics = new BackendMetrics(extra.defaultMetrics ?? false);
   const unexpected = new UnexpectedErrors(logger, metrics);
   const identity = process.env.POD_NAME ?? `${hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
@@ -52,6 +63,9 @@ export async function startBackend(
   metrics.limits.set({ limit: 'clusters' }, opts.maxClustersPerIdentity);
   metrics.limits.set({ limit: 'bind_rate_per_minute' }, opts.bindRate);
   metrics.limits.set({ limit: 'bind_burst' }, opts.bindBurst);
+  metrics.limits.set({ limit: 'service_namespaces_per_cluster' }, opts.maxServiceNamespacesPerCluster ?? 100);
+  metrics.limits.set({ limit: 'export_requests_per_cluster' }, opts.maxExportRequestsPerCluster ?? 100);
+  metrics.limits.set({ limit: 'api_queue' }, opts.apiQueueLimit ?? 200);
   if (!opts.cookieSigningKey) logger.warn('no --cookie-signing-key: using a random key; logins in progress end when the backend restarts');
   const sealer = new Sealer(parseCookieKeys(opts.cookieSigningKey, opts.cookieEncryptionKey));
   const binder = new Binder(kube, {
@@ -69,46 +83,66 @@ export async function startBackend(
 
   let controllers: BackendControllers | undefined;
   let elector: LeaderElector | undefined;
+  let leaderKube: KubeClient | undefined;
   let controllersRunning: Promise<void> | undefined;
   let stopping = false;
+  const syncTimeoutMs = (opts.controllerSyncTimeout ?? 60) * 1000;
   if (opts.controllers) {
-    controllers = new BackendControllers({
-      kube,
-      binder,
-      logger: logger.child({ part: 'controllers' }),
-      metrics,
-      registry: metrics.registry,
-      consumerScope: opts.consumerScope,
-      exportRequestGraceMs: opts.exportRequestGrace * 1000,
-      requestRetentionMs: opts.exportRequestRetention * 1000,
-      heartbeatTimeoutMs: opts.heartbeatTimeout * 1000,
-      unexpected,
-      sweep: {
-        orphanGraceMs: opts.orphanGrace * 1000,
-        staleAfterMs: opts.staleClusterTimeout * 1000,
-        noticeMs: opts.sweepNotice * 1000,
-        dryRun: opts.sweepDryRun,
-      },
-    });
-    const ctl = controllers;
+    // informers and work queues do not start twice: each leadership term gets a new set
+    const newControllers = () =>
+      new BackendControllers({
+        kube,
+        binder,
+        logger: logger.child({ part: 'controllers' }),
+        metrics,
+        registry: metrics.registry,
+        consumerScope: opts.consumerScope,
+        exportRequestGraceMs: opts.exportRequestGrace * 1000,
+        requestRetentionMs: opts.exportRequestRetention * 1000,
+        heartbeatTimeoutMs: opts.heartbeatTimeout * 1000,
+        maxServiceNamespacesPerCluster: opts.maxServiceNamespacesPerCluster ?? 100,
+        maxExportRequestsPerCluster: opts.maxExportRequestsPerCluster ?? 100,
+        unexpected,
+        sweep: {
+          orphanGraceMs: opts.orphanGrace * 1000,
+          staleAfterMs: opts.staleClusterTimeout * 1000,
+          noticeMs: opts.sweepNotice * 1000,
+          dryRun: opts.sweepDryRun,
+        },
+      });
+    controllers = newControllers();
+    let fresh = true;
     catalog.cache = {
-      synced: () => ctl.hasSynced(),
-      templates: () => ctl.templates.list(),
-      crds: () => ctl.crds.list(),
-      crd: (name) => ctl.crds.getByName(undefined, name),
+      synced: () => controllers!.hasSynced(),
+      templates: () => controllers!.templates.list(),
+      crds: () => controllers!.crds.list(),
+      crd: (name) => controllers!.crds.getByName(undefined, name),
     };
     if (opts.leaderElect) {
-      const c = controllers;
+      // the elector has a client of its own: a flood of HTTP requests cannot spend its QPS budget or
+      // hold its requests in the shared wait queue past the renew deadline
+      leaderKube = new KubeClient(kubeConfig, { userAgent: 'klutch-backend-leader-election', qps: 5, burst: 10, timeoutMs: 5_000 });
       elector = new LeaderElector({
-        client: kube,
+        client: leaderKube,
         namespace: opts.leaseNamespace,
         name: 'klutch-backend',
         identity,
         logger,
         onStartedLeading: async (signal) => {
-          controllersRunning = c.start();
-          await controllersRunning;
-          await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+          if (!fresh) controllers = newControllers();
+          fresh = false;
+          const c = controllers!;
+          controllersRunning = c.start(syncTimeoutMs);
+          try {
+            await controllersRunning;
+          } catch (e) {
+            // a leader that cannot start its controllers gives the lease up (the elector releases it
+            // and campaigns again after a backoff), instead of holding it with /readyz 503 forever
+            await c.stop();
+            if (!signal.aborted) logger.error({ err: (e as Error).message }, 'controllers did not start; giving up the leader lease');
+            throw e;
+          }
+          if (!signal.aborted) await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
           await c.stop();
           if (!stopping) {
             logger.error('lost the leader lease; controllers stopped');
@@ -117,7 +151,7 @@ export async function startBackend(
         },
       }).start();
     } else {
-      controllersRunning = controllers.start();
+      controllersRunning = controllers.start(syncTimeoutMs);
       await controllersRunning;
     }
   }
@@ -153,7 +187,7 @@ export async function startBackend(
       replay,
       bindRate,
       status: () => [
-        `role: ${!controllers ? 'HTTP only (--no-controllers)' : !elector ? 'running (no leader election)' : elector.isLeader ? 'leader' : `standby (leader: ${elector.currentLeader || 'unknown'})`}`,
+        `role: ${!controllers ? 'HTTP only (--no-controllers)' : !elector ? 'running (no leader election)' : elector.isLeader ? 'leader' : `standby (leader: ${elector.currentLeader || 'unknown'})`}${elector?.consecutiveFailures ? ` (controllers failed to start ${elector.consecutiveFailures} time(s) in a row; lease given up and retried with backoff)` : ''}`,
         `limits: ${opts.maxClustersPerIdentity || 'unlimited'} app clusters per identity, ${opts.bindRate ? `${opts.bindRate} binds/min (burst ${opts.bindBurst})` : 'unlimited binds'} per identity (shared by all replicas)`,
         `sweep: incomplete binds after ${opts.orphanGrace}s, ${opts.staleClusterTimeout ? `silent konnectors after ${opts.staleClusterTimeout}s + ${opts.sweepNotice}s notice` : 'silent konnectors never'}${opts.sweepDryRun ? ' (dry run)' : ''}`,
       ],
@@ -165,18 +199,23 @@ export async function startBackend(
   return {
     url,
     server,
-    controllers,
+    get controllers() {
+      return controllers;
+    },
     kube,
+    leaderKube,
     metrics,
     unexpected,
     isLeader: () => Boolean(controllers) && (!elector || elector.isLeader),
-    async stop() {
+    async stop(o: { drain?: boolean } = {}) {
       stopping = true;
-      await server.stop();
+      // HTTP first: a bind in flight still has the API client (and the leader its controllers)
+      await server.stop(o.drain ? { delayMs: (opts.shutdownDelay ?? 5) * 1000, graceMs: (opts.shutdownGrace ?? 25) * 1000 } : {});
       if (elector) await elector.stop();
       if (controllers) await controllers.stop();
       await replay.idle();
       kube.close();
+      leaderKube?.close();
     },
   };
 }

@@ -56,6 +56,10 @@ export interface BackendControllersOptions {
   heartbeatTimeoutMs: number;
   /** Where a reconciler's programming error (a bug, not an API refusal) is reported (log, metric, /readyz). */
   unexpected?: UnexpectedErrors;
+  /** APIServiceNamespaces per app cluster that get a provider namespace; 0: unlimited. @default 0 */
+  maxServiceNamespacesPerCluster?: number;
+  /** APIServiceExportRequests per app cluster acted on; 0: unlimited. @default 0 */
+  maxExportRequestsPerCluster?: number;
   /** Clean-up of cluster namespaces (see sweeper.ts). @default incomplete after 10 min, no heartbeat sweep */
   sweep?: { orphanGraceMs: number; staleAfterMs: number; noticeMs: number; dryRun: boolean };
 }
@@ -169,6 +173,7 @@ export class BackendControllers {
         consumerScope: o.consumerScope,
         exportRequestGraceMs: o.exportRequestGraceMs,
         requestRetentionMs: o.requestRetentionMs,
+        maxPerCluster: o.maxExportRequestsPerCluster,
       }),
       export: new ExportReconciler({ kube, exports: this.exports, crds: this.crds, logger: log }),
       serviceNamespace: new ServiceNamespaceReconciler({
@@ -176,6 +181,9 @@ export class BackendControllers {
         serviceNamespaces: this.serviceNamespaces,
         logger: log,
         rbacChanged: (clusterNs) => this.rbac.enqueue(clusterNs),
+        maxPerCluster: o.maxServiceNamespacesPerCluster,
+        clusterBindings: this.clusterBindings,
+        requeue: (key) => this.serviceNamespace.enqueue(key),
       }),
       rbac: new RbacReconciler({ kube, exports: this.exports, serviceNamespaces: this.serviceNamespaces, consumerScope: o.consumerScope }),
       clusterBinding: new ClusterBindingReconciler({ kube, clusterBindings: this.clusterBindings, heartbeatTimeoutMs: o.heartbeatTimeoutMs }),

@@ -37,7 +37,8 @@ async function main(argv: string[]): Promise<number> {
     process.once('SIGTERM', stop);
     process.once('SIGINT', stop);
   });
-  await backend.stop();
+  // readiness off, drain the requests in flight (a bind completes), then close (--shutdown-delay, --shutdown-grace)
+  await backend.stop({ drain: true });
   return 0;
 }
 

@@ -1,6 +1,38 @@
 /** Prometheus metrics of the bind backend (one registry per backend instance). */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
+/**
+ * The values of `klutch_backend_auth_failures_total{field}`: a closed set, so no request can add a
+ * series (before, a malformed cookie's name became a label value: 2,000 requests, 2,004 series).
+ */
+export const AUTH_FAILURE_FIELDS = [
+  'Authorization',
+  'state',
+  'session',
+  'csrf',
+  'code',
+  'error',
+  'id_token',
+  'issuer',
+  'cookie',
+  'body',
+  'request',
+  'other',
+] as const;
+export type AuthFailureField = (typeof AUTH_FAILURE_FIELDS)[number];
+
+/** Request parameters and headers a refusal may name; all count as `request`. */
+const REQUEST_FIELDS = new Set(['s', 'c', 'u', 'p', 'q', 'sessionID', 'clusterID', 'group', 'resource', 'Content-Type', 'method', 'path', 'target']);
+
+/** Maps the field an error names (`cookie klutch-bind-x`, `id_token.nonce`, `s`, …) to one of {@link AUTH_FAILURE_FIELDS}. */
+export function authFailureField(field: string): AuthFailureField {
+  if (field.startsWith('cookie')) return 'cookie';
+  const head = field.split('.')[0];
+  if ((AUTH_FAILURE_FIELDS as readonly string[]).includes(head)) return head as AuthFailureField;
+  if (REQUEST_FIELDS.has(head)) return 'request';
+  return 'other';
+}
+
 export class BackendMetrics {
   readonly registry = new Registry();
   readonly httpRequests = new Counter({
@@ -24,7 +56,7 @@ export class BackendMetrics {
   });
   readonly authFailures = new Counter({
     name: 'klutch_backend_auth_failures_total',
-    help: 'Refused logins, states, sessions and bearer tokens, by field',
+    help: `Refused logins, states, sessions, bearer tokens and requests, by field (one of ${AUTH_FAILURE_FIELDS.join(', ')})`,
     labelNames: ['field'] as const,
     registers: [this.registry],
   });
@@ -48,7 +80,7 @@ export class BackendMetrics {
   });
   readonly limitRefusals = new Counter({
     name: 'klutch_backend_limit_refusals_total',
-    help: 'Binds refused by a per-identity limit (clusters: 403, rate: 429)',
+    help: 'Requests refused by a limit (clusters: 403, bind_rate and concurrent: 429, api_queue and draining: 503)',
     labelNames: ['limit'] as const,
     registers: [this.registry],
   });

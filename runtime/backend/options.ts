@@ -6,6 +6,7 @@
  * `--listen-address`, `--tls-cert-file`, `--tls-key-file`, `--cookie-signing-key`,
  * `--cookie-encryption-key`, `--kubeconfig`).
  */
+import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 
 export interface BackendOptions {
@@ -52,6 +53,21 @@ export interface BackendOptions {
   leaderElect: boolean;
   leaseNamespace: string;
   logLevel: string;
+  /** seconds the leader waits for its informers to sync before it gives the lease up. @default 60 */
+  controllerSyncTimeout?: number;
+  /** QPS and burst of the API client shared by requests and controllers. @default 100, 200 */
+  apiQps?: number;
+  apiBurst?: number;
+  /** Requests that may wait for that client's rate limit; more are answered 503. @default 200 */
+  apiQueueLimit?: number;
+  /** APIServiceNamespaces (provider namespaces) per app cluster; 0: unlimited. @default 100 */
+  maxServiceNamespacesPerCluster?: number;
+  /** APIServiceExportRequests per app cluster acted on; 0: unlimited. @default 100 */
+  maxExportRequestsPerCluster?: number;
+  /** seconds /readyz answers 503 while requests are still served, after SIGTERM. @default 5 */
+  shutdownDelay?: number;
+  /** seconds after SIGTERM requests in flight may take to finish. @default 25 */
+  shutdownGrace?: number;
 }
 
 /** Parses `90s`, `10m`, `1h`, `1h30m`, or plain seconds. */
@@ -104,13 +120,16 @@ export function backendCommand(): Command {
     .option('--external-server-name <name>', 'TLS server name written into handed-out kubeconfigs')
     .option('--oidc-issuer-url <url>', 'OIDC issuer URL (https, or http on loopback for tests)')
     .option('--oidc-issuer-client-id <id>', 'OIDC client id')
-    .option('--oidc-issuer-client-secret <secret>', 'OIDC client secret (or env OIDC_CLIENT_SECRET)')
+    .option('--oidc-issuer-client-secret <secret>', 'OIDC client secret (or env OIDC_CLIENT_SECRET, or --oidc-issuer-client-secret-file)')
+    .option('--oidc-issuer-client-secret-file <file>', 'file holding the OIDC client secret (kept out of the process arguments)')
     .option('--oidc-callback-url <url>', 'redirect URI registered at the issuer; default http(s)://<listen address>/callback')
     .option('--oidc-authorize-url <url>', 'authorize URL announced by /export; default http(s)://<Host header>/authorize')
     .option('--oidc-scopes <scopes>', 'space-separated scopes', 'openid profile email')
     .option('--oidc-bearer-audience <aud...>', 'audiences accepted on bearer tokens for non-interactive binding (default: the client id)')
     .option('--cookie-signing-key <base64>', 'HMAC key for state and session cookies, 32 or 64 bytes (or env COOKIE_SIGNING_KEY); random if unset')
+    .option('--cookie-signing-key-file <file>', 'file holding --cookie-signing-key (kept out of the process arguments)')
     .option('--cookie-encryption-key <base64>', 'AES key for state and session cookies, 16, 24 or 32 bytes (or env COOKIE_ENCRYPTION_KEY); derived if unset')
+    .option('--cookie-encryption-key-file <file>', 'file holding --cookie-encryption-key')
     .option('--token-ttl <duration>', 'lifetime of ServiceAccount tokens handed to consumers (rotated at 2/3)', dur('--token-ttl', 600), 86400)
     .option('--session-ttl <duration>', 'lifetime of the browser session after login', dur('--session-ttl', 60), 3600)
     .option('--state-ttl <duration>', 'lifetime of an OIDC login attempt', dur('--state-ttl', 30), 600)
@@ -153,11 +172,56 @@ export function backendCommand(): Command {
     .option('--no-leader-elect', 'run the controllers without a Lease (only one replica!)')
     .option('--lease-namespace <ns>', 'namespace of the leader-election Lease (default $POD_NAMESPACE, else kube-system)')
     .option('--log-level <level>', 'pino log level', 'info')
+    .option(
+      '--controller-sync-timeout <duration>',
+      'the leader gives its lease up (and campaigns again after a backoff) when its informers have not synced this long after it became leader',
+      dur('--controller-sync-timeout', 1),
+      60,
+    )
+    .option(
+      '--api-qps <n>',
+      'requests per second of the API client shared by HTTP requests and controllers (leader election has its own)',
+      count('--api-qps'),
+      100,
+    )
+    .option('--api-burst <n>', 'burst of that client', count('--api-burst'), 200)
+    .option('--api-queue-limit <n>', 'requests that may wait for that client; more are answered 503 with Retry-After', count('--api-queue-limit'), 200)
+    .option(
+      '--max-service-namespaces-per-cluster <n>',
+      'APIServiceNamespaces (provider namespaces) one app cluster may have; more are refused (condition on its ClusterBinding, event); 0: unlimited',
+      count('--max-service-namespaces-per-cluster'),
+      100,
+    )
+    .option(
+      '--max-export-requests-per-cluster <n>',
+      'APIServiceExportRequests of one app cluster that are acted on; more fail with reason QuotaExceeded; 0: unlimited',
+      count('--max-export-requests-per-cluster'),
+      100,
+    )
+    .option('--shutdown-delay <duration>', 'after SIGTERM, /readyz answers 503 this long while requests are still served', dur('--shutdown-delay', 0), 5)
+    .option('--shutdown-grace <duration>', 'after SIGTERM, requests in flight may take this long (from the signal) to finish', dur('--shutdown-grace', 0), 25)
     .allowExcessArguments(false);
 }
 
 /** Parses argv (without node and script) into validated options; throws with the flag name on errors. */
-export function parseBackendOptions(argv: string[], env: NodeJS.ProcessEnv = process.env): BackendOptions {
+/** A secret from its file (trailing newline dropped), naming the flag when the file cannot be read. */
+function secretFile(flag: string, file: string, read: (f: string) => string): string {
+  let v: string;
+  try {
+    v = read(file);
+  } catch (e) {
+    throw new Error(`${flag}: cannot read "${file}": ${(e as Error).message}`, { cause: e });
+  }
+  v = v.replace(/\r?\n$/, '');
+  if (!v) throw new Error(`${flag}: "${file}" is empty`);
+  return v;
+}
+
+export function parseBackendOptions(
+  argv: string[],
+  env: NodeJS.ProcessEnv = process.env,
+  readFile: (f: string) => string = (f) => readFileSync(f, 'utf8'),
+): BackendOptions {
   const cmd = backendCommand()
     .exitOverride()
     .configureOutput({ writeErr: () => {}, writeOut: () => {} });
@@ -170,6 +234,15 @@ export function parseBackendOptions(argv: string[], env: NodeJS.ProcessEnv = pro
   parseListenAddress(o.listenAddress as string);
   if ((o.bindRate as number) > 0 && (o.bindBurst as number) < 1)
     throw new Error(`--bind-burst: ${String(o.bindBurst)} must be at least 1 when --bind-rate is set`);
+  const fromFile = (flag: string, value: unknown, file: unknown): string | undefined => {
+    if (file === undefined) return value as string | undefined;
+    if (value !== undefined) throw new Error(`${flag} and ${flag}-file: set one of them`);
+    return secretFile(`${flag}-file`, file as string, readFile);
+  };
+  const clientSecret = fromFile('--oidc-issuer-client-secret', o.oidcIssuerClientSecret, o.oidcIssuerClientSecretFile);
+  const signingKey = fromFile('--cookie-signing-key', o.cookieSigningKey, o.cookieSigningKeyFile);
+  const encryptionKey = fromFile('--cookie-encryption-key', o.cookieEncryptionKey, o.cookieEncryptionKeyFile);
+  if ((o.apiQps as number) > 0 && (o.apiBurst as number) < 1) throw new Error(`--api-burst: ${String(o.apiBurst)} must be at least 1 when --api-qps is set`);
   if (Boolean(o.tlsCertFile) !== Boolean(o.tlsKeyFile)) {
     throw new Error('--tls-cert-file and --tls-key-file: set both or neither');
   }
@@ -196,13 +269,13 @@ export function parseBackendOptions(argv: string[], env: NodeJS.ProcessEnv = pro
     externalServerName: o.externalServerName as string | undefined,
     oidcIssuerUrl: need('--oidc-issuer-url', o.oidcIssuerUrl),
     oidcIssuerClientId: need('--oidc-issuer-client-id', o.oidcIssuerClientId),
-    oidcIssuerClientSecret: (o.oidcIssuerClientSecret as string | undefined) ?? env.OIDC_CLIENT_SECRET,
+    oidcIssuerClientSecret: clientSecret ?? env.OIDC_CLIENT_SECRET,
     oidcCallbackUrl: o.oidcCallbackUrl as string | undefined,
     oidcAuthorizeUrl: o.oidcAuthorizeUrl as string | undefined,
     oidcScopes: (o.oidcScopes as string).split(/\s+/).filter(Boolean),
     oidcBearerAudience: (o.oidcBearerAudience as string[] | undefined) ?? [],
-    cookieSigningKey: (o.cookieSigningKey as string | undefined) ?? env.COOKIE_SIGNING_KEY,
-    cookieEncryptionKey: (o.cookieEncryptionKey as string | undefined) ?? env.COOKIE_ENCRYPTION_KEY,
+    cookieSigningKey: signingKey ?? env.COOKIE_SIGNING_KEY,
+    cookieEncryptionKey: encryptionKey ?? env.COOKIE_ENCRYPTION_KEY,
     tokenTtl: o.tokenTtl as number,
     sessionTtl: o.sessionTtl as number,
     stateTtl: o.stateTtl as number,
@@ -220,5 +293,13 @@ export function parseBackendOptions(argv: string[], env: NodeJS.ProcessEnv = pro
     leaderElect: o.leaderElect as boolean,
     leaseNamespace: (o.leaseNamespace as string | undefined) ?? env.POD_NAMESPACE ?? 'kube-system',
     logLevel: o.logLevel as string,
+    controllerSyncTimeout: o.controllerSyncTimeout as number,
+    apiQps: o.apiQps as number,
+    apiBurst: o.apiBurst as number,
+    apiQueueLimit: o.apiQueueLimit as number,
+    maxServiceNamespacesPerCluster: o.maxServiceNamespacesPerCluster as number,
+    maxExportRequestsPerCluster: o.maxExportRequestsPerCluster as number,
+    shutdownDelay: o.shutdownDelay as number,
+    shutdownGrace: o.shutdownGrace as number,
   };
 }

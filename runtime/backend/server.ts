@@ -21,10 +21,11 @@ import { SealError, Sealer, ReplayCache, randomToken, sha256b64url } from './sea
 import { Binder, exportRequestFor } from './binder.js';
 import { Catalog, CatalogError } from './catalog.js';
 import { errorPage, resourcesPage, RESOURCES_CSP } from './html.js';
-import { BackendMetrics } from './metrics.js';
+import { authFailureField, type BackendMetrics } from './metrics.js';
 import { UnexpectedErrors, isNetworkError } from './unexpected.js';
 import { ReplayStoreUnavailable, type ReplayStore } from './login-state.js';
 import { LimitError, type LeaseBindRateLimiter } from './limits.js';
+import { RateLimitQueueFull } from '../core/ratelimit.js';
 import { BIND_API_VERSION, bindingProviderJson, encodeBindingResponse, isLoopbackRedirect, type BindingResponse } from '../../contract/wire.js';
 
 /**
@@ -38,6 +39,14 @@ const SESSION_PURPOSE = 'klutch-bind-session';
 const SESSION_ID_RE = /^[A-Za-z0-9]{1,64}$/;
 const CLUSTER_ID_RE = /^[A-Za-z0-9_-]{1,128}$/;
 const MAX_BODY = 64 * 1024;
+/**
+ * A refused request's body is read and discarded up to this many bytes before the answer, so the
+ * client (which may still be sending) reads the answer instead of a reset; beyond it the answer is
+ * sent with `Connection: close`.
+ */
+const DISCARD_BODY_LIMIT = 8 * 1024 * 1024;
+/** Login-state ids this replica saw used or refused, kept to refuse replays without any API request. */
+const USED_STATES_KEPT = 10_000;
 
 export class HttpError extends Error {
   constructor(
@@ -102,20 +111,56 @@ export interface BackendDeps {
   status?: () => string[];
 }
 
-function parseCookies(header: string | undefined): Map<string, string> {
-  const out = new Map<string, string>();
+/**
+ * The value of cookie `name` (the first one of that name), percent-decoded. Only that cookie is
+ * decoded: a malformed cookie of another application on the same host does not fail the request;
+ * a malformed one of ours is a 400 naming it.
+ */
+export function cookieValue(header: string | undefined, name: string): string | undefined {
   for (const part of (header ?? '').split(';')) {
     const i = part.indexOf('=');
-    if (i <= 0) continue;
-    const name = part.slice(0, i).trim();
+    if (i <= 0 || part.slice(0, i).trim() !== name) continue;
     const raw = part.slice(i + 1).trim();
     try {
-      out.set(name, decodeURIComponent(raw));
+      return decodeURIComponent(raw);
     } catch {
       throw new HttpError(400, `cookie ${name}`, `value ${JSON.stringify(raw.slice(0, 100))} is not percent-encoded correctly`);
     }
   }
-  return out;
+  return undefined;
+}
+
+/**
+ * Reads and drops what is left of a request's body, up to `limit` bytes (then it stops waiting and
+ * lets the rest flow away) or `timeoutMs`. Answering before the body is read makes Node close the
+ * connection with unread data, which the client sees as a reset instead of the answer.
+ */
+export function discardBody(req: http.IncomingMessage, limit = DISCARD_BODY_LIMIT, timeoutMs = 10_000): Promise<void> {
+  if (req.complete || req.readableEnded || req.destroyed) {
+    req.resume();
+    return Promise.resolve();
+  }
+  return new Promise<void>((resolve) => {
+    let n = 0;
+    const finish = () => {
+      clearTimeout(timer);
+      req.off('data', onData);
+      req.off('end', finish);
+      req.off('close', finish);
+      req.off('error', finish);
+      resolve();
+    };
+    const onData = (c: Buffer) => {
+      n += c.length;
+      if (n > limit) finish();
+    };
+    const timer = setTimeout(finish, timeoutMs);
+    req.on('data', onData);
+    req.once('end', finish);
+    req.once('close', finish);
+    req.once('error', finish);
+    req.resume();
+  });
 }
 
 async function readBody(req: http.IncomingMessage): Promise<string> {
@@ -163,6 +208,12 @@ export class BackendServer {
   url = '';
   readonly unexpected: UnexpectedErrors;
   private readonly replay: ReplayStore;
+  /** Login-state ids used or refused here (insertion order = age; the oldest are dropped). */
+  private readonly usedStates = new Set<string>();
+  /** Requests being handled. */
+  private inFlight = 0;
+  private idleWaiters: Array<() => void> = [];
+  private draining = false;
 
   constructor(
     readonly opts: BackendServerOptions,
@@ -204,14 +255,46 @@ export class BackendServer {
     return this.url;
   }
 
-  async stop(): Promise<void> {
+  /** Whether shutdown began (`/readyz` answers 503). */
+  get isDraining(): boolean {
+    return this.draining;
+  }
+
+  /** Requests being handled now. */
+  get requestsInFlight(): number {
+    return this.inFlight;
+  }
+
+  /**
+   * Graceful stop: `/readyz` answers 503 at once (the Service takes the replica out) while requests
+   * are still served for `delayMs`; then the listener closes, idle keep-alive connections are closed,
+   * requests in flight finish (their connections close after the answer) for up to `graceMs` after
+   * the start; what is left is closed. `stop()` without arguments closes at once.
+   */
+  async stop(opts: { delayMs?: number; graceMs?: number } = {}): Promise<void> {
     const s = this.server;
     if (!s) return;
+    const t0 = Date.now();
+    const grace = Math.max(opts.graceMs ?? 0, opts.delayMs ?? 0);
+    this.draining = true;
+    if (opts.delayMs) await new Promise((r) => setTimeout(r, opts.delayMs).unref?.());
     this.server = undefined;
-    await new Promise<void>((resolve) => {
-      s.close(() => resolve());
-      s.closeAllConnections();
-    });
+    const closed = new Promise<void>((resolve) => s.close(() => resolve()));
+    s.closeIdleConnections();
+    const left = grace - (Date.now() - t0);
+    if (this.inFlight > 0 && left > 0) {
+      this.deps.logger.info({ inFlight: this.inFlight, graceMs: left }, 'draining requests in flight');
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.idleWaiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+      if (this.inFlight > 0) this.deps.logger.warn({ inFlight: this.inFlight }, 'shutdown grace period over; closing requests still in flight');
+    }
+    s.closeAllConnections();
+    await closed;
   }
 
   private route(path: string): string {
@@ -221,15 +304,19 @@ export class BackendServer {
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const t0 = performance.now();
     let route = 'other';
+    this.inFlight++;
     try {
       res.setHeader('Cache-Control', 'no-store');
       res.setHeader('X-Content-Type-Options', 'nosniff');
+      // while draining, no connection is kept for another request
+      if (this.draining) res.setHeader('Connection', 'close');
       const url = parseTarget(req.url);
       route = this.route(url.pathname);
       await this.dispatch(req, res, url);
     } catch (e) {
-      this.fail(req, res, e, route);
+      await this.fail(req, res, e, route);
     } finally {
+      if (--this.inFlight === 0) for (const w of this.idleWaiters.splice(0)) w();
       this.deps.metrics.httpRequests.inc({ route, code: String(res.statusCode) });
       this.deps.metrics.httpDuration.observe({ route }, (performance.now() - t0) / 1000);
       if (route !== 'other' && route !== '/healthz' && route !== '/readyz' && route !== '/metrics') {
@@ -253,7 +340,7 @@ export class BackendServer {
     return Boolean(req.headers.authorization) || (req.headers.accept ?? '').includes('application/json') || req.url?.startsWith('/export') === true;
   }
 
-  private fail(req: http.IncomingMessage, res: http.ServerResponse, e: unknown, route: string): void {
+  private async fail(req: http.IncomingMessage, res: http.ServerResponse, e: unknown, route: string): Promise<void> {
     let status = 500;
     let field = 'internal';
     let message = 'internal error; see the backend log';
@@ -261,7 +348,14 @@ export class BackendServer {
       status = e instanceof SealError ? 400 : e.status;
       field = e.field;
       message = e.message;
-      this.deps.metrics.authFailures.inc({ field: field.split('.')[0] });
+      this.deps.metrics.authFailures.inc({ field: authFailureField(field) });
+    } else if (e instanceof RateLimitQueueFull) {
+      // the shared API client's wait queue is full: shed this request instead of queueing it forever
+      status = 503;
+      field = 'backend';
+      message = `the backend is busy (${e.message}); try again in a moment`;
+      this.deps.metrics.limitRefusals.inc({ limit: 'api_queue' });
+      if (!res.headersSent) res.setHeader('Retry-After', String(e.retryAfterSeconds));
     } else if (e instanceof LimitError) {
       status = e.status;
       field = e.field;
@@ -288,6 +382,11 @@ export class BackendServer {
       res.end();
       return;
     }
+    // a body the client may still be sending is read first, so it can read the answer (no reset)
+    if (!req.complete) {
+      await discardBody(req);
+      if (!req.complete) res.setHeader('Connection', 'close');
+    }
     if (status === 413) res.setHeader('Connection', 'close');
     if (this.wantsJson(req)) {
       res.writeHead(status, { 'Content-Type': 'application/json' });
@@ -311,6 +410,10 @@ export class BackendServer {
         const oidcOk = this.oidc.ready;
         const ctlOk = this.deps.ready?.() ?? true;
         if (!oidcOk) void this.oidc.discover().catch(() => undefined);
+        if (this.draining) {
+          res.writeHead(503, { 'Content-Type': 'text/plain' }).end(`not ready: shutting down, ${this.inFlight - 1} requests in flight\n`);
+          return;
+        }
         const lines = [
           oidcOk && ctlOk ? 'ok' : 'not ready: OIDC discovery or controllers pending',
           `oidc: ${oidcOk ? 'ok' : 'discovery pending'}`,
@@ -344,8 +447,17 @@ export class BackendServer {
     }
   }
 
-  private handleExport(req: http.IncomingMessage, res: http.ServerResponse): void {
-    const authorize = this.opts.authorizeUrl ?? `${this.opts.tls ? 'https' : 'http'}://${req.headers.host ?? new URL(this.url).host}/authorize`;
+  /**
+   * The authorize URL announced by /export: `--oidc-authorize-url`, else `/authorize` next to the
+   * callback URL (`--oidc-callback-url`, else the listen address): never built from the request's
+   * `Host` header, which any client sets (a poisoned cache or proxy would send users elsewhere).
+   */
+  get authorizeUrl(): string {
+    return this.opts.authorizeUrl ?? new URL('/authorize', this.oidc.opts.callbackUrl).href;
+  }
+
+  private handleExport(_req: http.IncomingMessage, res: http.ServerResponse): void {
+    const authorize = this.authorizeUrl;
     // Klutch's wire form (apiVersion "v1alpha1", Go key order): Klutch's kubectl-bind refuses any other
     res
       .writeHead(200, { 'Content-Type': 'application/json' })
@@ -413,10 +525,22 @@ export class BackendServer {
     if (!q.get('code')) throw new HttpError(400, 'code', 'missing');
     const stateToken = q.get('state') ?? '';
     const state = await this.deps.sealer.open<StatePayload>('state', STATE_PURPOSE, stateToken);
-    const cookies = parseCookies(req.headers.cookie);
-    const binding = cookies.get(`klutch-bind-auth-${state.sid}`);
+    const binding = cookieValue(req.headers.cookie, `klutch-bind-auth-${state.sid}`);
     if (!binding || sha256b64url(binding) !== state.bh) {
       throw new HttpError(400, 'state', 'was not issued to this browser (login cookie missing or different); start again with kubectl bind');
+    }
+    // Nothing is written to the API server before the identity is proven (the code exchanged and the
+    // id_token verified): a replay this replica saw is refused from memory; any other replay reaches
+    // the issuer, which refuses a used code; a state is recorded as used (Lease) only after that.
+    if (this.usedStates.has(state.jti)) throw new HttpError(400, 'state', 'was already used; start again with kubectl bind');
+    const callbackUrl = new URL(this.oidc.opts.callbackUrl);
+    callbackUrl.search = url.search;
+    let identity: Awaited<ReturnType<OidcRelyingParty['finishLogin']>>;
+    try {
+      identity = await this.oidc.finishLogin(callbackUrl, { state: stateToken, nonce: state.nonce, codeVerifier: state.cv });
+    } catch (e) {
+      if (e instanceof AuthError) this.rememberState(state.jti); // the issuer refused this code: a retry cannot succeed
+      throw e;
     }
     let firstUse: boolean;
     try {
@@ -425,12 +549,10 @@ export class BackendServer {
       if (!(e instanceof ReplayStoreUnavailable)) throw e;
       throw new HttpError(503, 'state', `${e.message}; try the login again in a moment`);
     }
+    this.rememberState(state.jti);
     if (!firstUse) {
       throw new HttpError(400, 'state', 'was already used; start again with kubectl bind');
     }
-    const callbackUrl = new URL(this.oidc.opts.callbackUrl);
-    callbackUrl.search = url.search;
-    const identity = await this.oidc.finishLogin(callbackUrl, { state: stateToken, nonce: state.nonce, codeVerifier: state.cv });
     const session: SessionPayload = {
       iss: identity.iss,
       sub: identity.sub,
@@ -448,9 +570,14 @@ export class BackendServer {
     res.end();
   }
 
+  private rememberState(jti: string): void {
+    this.usedStates.add(jti);
+    if (this.usedStates.size > USED_STATES_KEPT) this.usedStates.delete(this.usedStates.values().next().value!);
+  }
+
   private async session(req: http.IncomingMessage, sid: string): Promise<SessionPayload> {
     if (!SESSION_ID_RE.test(sid)) throw new HttpError(400, 's', `"${sid}" is not a session id`);
-    const token = parseCookies(req.headers.cookie).get(`klutch-bind-${sid}`);
+    const token = cookieValue(req.headers.cookie, `klutch-bind-${sid}`);
     if (!token) throw new HttpError(401, 'session', 'no login for this session in this browser; start again with kubectl bind');
     const s = await this.deps.sealer.open<SessionPayload>('session', SESSION_PURPOSE, token);
     if (s.sid !== sid) throw new HttpError(401, 'session', 'belongs to another session id');

@@ -18,6 +18,7 @@
 import type { Logger } from 'pino';
 import { getCondition, nowRfc3339, setCondition, type Condition, type KubeClient, type KubeObject, type ReconcileResult } from '../core/index.js';
 import type { BackendMetrics } from './metrics.js';
+import { heartbeatAge } from './reconcilers/cluster-binding.js';
 import { CLUSTER_BINDING_NAME, IDENTITY_ANNOTATION, KUBECONFIG_SECRET, R, SUBJECT_HASH_LABEL } from './refs.js';
 
 export const ABANDONED_CONDITION = 'Abandoned';
@@ -94,7 +95,9 @@ export class ClusterSweeper {
   private async checkHeartbeat(ns: KubeObject, cb: ClusterBindingObj): Promise<ReconcileResult | void> {
     const st = cb.status ?? {};
     const last = st.lastHeartbeatTime ?? cb.metadata.creationTimestamp;
-    const since = this.now() - Date.parse(last ?? new Date(this.now()).toISOString());
+    // a heartbeat time in the future (or unparsable) counts as none since the ClusterBinding was created:
+    // a consumer cannot keep its app cluster from being swept by writing 2099
+    const since = heartbeatAge(last, this.now()) ?? this.now() - Date.parse(cb.metadata.creationTimestamp ?? new Date(this.now()).toISOString());
     const prev = getCondition(st.conditions, ABANDONED_CONDITION);
     if (since <= this.o.staleAfterMs) {
       if (prev?.status === 'True') {

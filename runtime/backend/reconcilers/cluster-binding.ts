@@ -25,6 +25,19 @@ export interface ClusterBindingReconcilerDeps {
   readonly heartbeatTimeoutMs: number;
 }
 
+/** How far in the future a heartbeat time may be (the konnector's clock ahead of the backend's). */
+export const HEARTBEAT_SKEW_MS = 60_000;
+
+/**
+ * Milliseconds since the heartbeat time `at` (0 when it is ahead by at most {@link HEARTBEAT_SKEW_MS});
+ * undefined when `at` is no time or further in the future.
+ */
+export function heartbeatAge(at: string | undefined, now: number): number | undefined {
+  const t = Date.parse(at ?? '');
+  if (Number.isNaN(t) || t - now > HEARTBEAT_SKEW_MS) return undefined;
+  return Math.max(0, now - t);
+}
+
 export class ClusterBindingReconciler implements Reconciler {
   constructor(private readonly d: ClusterBindingReconcilerDeps) {}
 
@@ -54,8 +67,20 @@ export class ClusterBindingReconciler implements Reconciler {
       };
     } else {
       const timeout = d.heartbeatTimeoutMs || 2 * intervalMs!;
-      const since = Date.now() - Date.parse(st.lastHeartbeatTime);
-      if (since > timeout) {
+      const since = heartbeatAge(st.lastHeartbeatTime, Date.now());
+      if (since === undefined) {
+        // a time in the future (or no time at all) is no heartbeat: written by hand with the consumer
+        // credential, or by a konnector whose clock is off. Before, a time in 2099 made a requeue longer
+        // than Node's timers allow, i.e. one every millisecond.
+        cond = {
+          type: 'Healthy',
+          status: 'False',
+          severity: 'Warning',
+          reason: 'HeartbeatInvalid',
+          message: `lastHeartbeatTime ${JSON.stringify(st.lastHeartbeatTime.slice(0, 40))} is not a time up to now (clock skew allowed: ${HEARTBEAT_SKEW_MS / 1000}s); is the konnector's clock right?`,
+        };
+        requeue = timeout;
+      } else if (since > timeout) {
         cond = {
           type: 'Healthy',
           status: 'False',

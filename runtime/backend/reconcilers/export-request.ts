@@ -9,7 +9,7 @@ import type { Crd, ExportTemplate } from '../catalog.js';
 import { crdSpecHash, exportSpecFromCrd } from '../export.js';
 import { MANAGED_BY, MANAGED_BY_LABEL, R, SOURCE_SPEC_HASH_ANNOTATION } from '../refs.js';
 import type { PermissionClaim } from '../../../contract/wire.js';
-import { age, splitKey, type Cache, type ExportObj, type ExportRequest, type ReconcilerKube } from './types.js';
+import { age, byAge, splitKey, type Cache, type ExportObj, type ExportRequest, type ReconcilerKube } from './types.js';
 
 export interface ExportRequestReconcilerDeps {
   readonly kube: ReconcilerKube;
@@ -23,6 +23,11 @@ export interface ExportRequestReconcilerDeps {
   readonly exportRequestGraceMs: number;
   /** Finished requests are deleted this long after creation. @default 10 min */
   readonly requestRetentionMs?: number;
+  /**
+   * APIServiceExportRequests of one app cluster that are acted on (`--max-export-requests-per-cluster`):
+   * the oldest ones; a newer pending one fails with reason QuotaExceeded. 0 or unset: unlimited.
+   */
+  readonly maxPerCluster?: number;
 }
 
 export class ExportRequestReconciler implements Reconciler {
@@ -71,6 +76,19 @@ export class ExportRequestReconciler implements Reconciler {
         return;
       }
       return { requeueAfterMs: this.retention - reqAge + 100 };
+    }
+    if (d.maxPerCluster) {
+      const live = d.requests
+        .list(ns)
+        .filter((r) => !r.metadata.deletionTimestamp)
+        .sort(byAge);
+      if (live.findIndex((r) => r.metadata.name === name) >= d.maxPerCluster) {
+        return this.fail(
+          req,
+          'QuotaExceeded',
+          `this app cluster has ${live.length} APIServiceExportRequests, at most ${d.maxPerCluster} are acted on (--max-export-requests-per-cluster); finished ones are deleted ${Math.round(this.retention / 1000)}s after their creation, then bind again`,
+        );
+      }
     }
     const resources = req.spec?.resources ?? [];
     if (resources.length === 0) return this.fail(req, 'NoResources', 'spec.resources is empty; request at least one resource');

@@ -3,11 +3,14 @@
  * `<clusterNs>-<name>` (annotated), `status.namespace`; a finalizer deletes the namespace with it.
  */
 import type { Logger } from 'pino';
-import { RequeueError, type Reconciler } from '../../core/index.js';
-import { MANAGED_BY, MANAGED_BY_LABEL, R, SERVICE_NAMESPACE_ANNOTATION } from '../refs.js';
-import { splitKey, type Cache, type ReconcilerKube, type ServiceNamespace } from './types.js';
+import { conditionsEqual, setCondition, RequeueError, type Reconciler } from '../../core/index.js';
+import { CLUSTER_BINDING_NAME, MANAGED_BY, MANAGED_BY_LABEL, R, SERVICE_NAMESPACE_ANNOTATION } from '../refs.js';
+import { byAge, splitKey, type Cache, type ClusterBindingObj, type ReconcilerKube, type ServiceNamespace } from './types.js';
 
 export const SERVICE_NAMESPACE_FINALIZER = 'klutch.anynines.com/servicenamespace';
+/** Condition on the app cluster's ClusterBinding: False while it has more APIServiceNamespaces than allowed. */
+export const SERVICE_NAMESPACE_QUOTA_CONDITION = 'ServiceNamespacesWithinQuota';
+const EVENTS = { group: '', version: 'v1', plural: 'events', namespaced: true, kind: 'Event' } as const;
 
 export interface ServiceNamespaceReconcilerDeps {
   readonly kube: ReconcilerKube;
@@ -15,6 +18,15 @@ export interface ServiceNamespaceReconcilerDeps {
   readonly logger: Logger;
   /** Called when the provider namespaces of a cluster namespace changed (its RoleBindings follow). */
   rbacChanged(clusterNs: string): void;
+  /**
+   * APIServiceNamespaces (provider namespaces) one app cluster may have (`--max-service-namespaces-per-cluster`);
+   * the oldest are served, the others get no namespace. 0 or unset: unlimited.
+   */
+  readonly maxPerCluster?: number;
+  /** The ClusterBindings, for the quota condition the consumer reads. */
+  readonly clusterBindings?: Cache<ClusterBindingObj>;
+  /** Reconcile this key again (a refused APIServiceNamespace, when another one is deleted). */
+  requeue?(key: string): void;
 }
 
 export class ServiceNamespaceReconciler implements Reconciler {
@@ -40,7 +52,20 @@ export class ServiceNamespaceReconciler implements Reconciler {
         });
       }
       d.rbacChanged(clusterNs);
+      // room for one that was refused by the quota
+      if (d.maxPerCluster) for (const o of d.serviceNamespaces.list(clusterNs)) if (!o.status?.namespace) d.requeue?.(`${clusterNs}/${o.metadata.name}`);
+      await this.quotaCondition(clusterNs);
       return;
+    }
+    if (d.maxPerCluster && sn.status?.namespace !== target) {
+      const live = this.live(clusterNs);
+      const rank = live.findIndex((o) => o.metadata.name === name);
+      if (rank >= d.maxPerCluster) {
+        const message = `APIServiceNamespace ${name} not served: this app cluster has ${live.length} APIServiceNamespaces, at most ${d.maxPerCluster} get a provider namespace (--max-service-namespaces-per-cluster); delete unused ones`;
+        d.logger.warn({ apiServiceNamespace: key, count: live.length, limit: d.maxPerCluster }, 'APIServiceNamespace over the quota; no provider namespace');
+        if (await this.quotaCondition(clusterNs, message)) await this.event(sn, message);
+        return;
+      }
     }
     if (target.length > 63) {
       d.logger.warn({ apiServiceNamespace: key, namespace: target }, 'provider namespace name would exceed 63 characters; not created');
@@ -67,5 +92,64 @@ export class ServiceNamespaceReconciler implements Reconciler {
       await d.kube.updateStatus(R.serviceNamespaces, { ...sn, status: { ...sn.status, namespace: target } });
     }
     d.rbacChanged(clusterNs);
+    if (d.maxPerCluster) await this.quotaCondition(clusterNs);
+  }
+
+  /** The cluster namespace's APIServiceNamespaces not being deleted, oldest first (the quota serves the first ones). */
+  private live(clusterNs: string): ServiceNamespace[] {
+    return this.d.serviceNamespaces
+      .list(clusterNs)
+      .filter((o) => !o.metadata.deletionTimestamp)
+      .sort(byAge);
+  }
+
+  /**
+   * Writes `ServiceNamespacesWithinQuota` on the app cluster's ClusterBinding (readable with the
+   * consumer's credential): False with `refused` as message, else True once it was False. Resolves
+   * whether it changed.
+   */
+  private async quotaCondition(clusterNs: string, refused?: string): Promise<boolean> {
+    const d = this.d;
+    const cb = d.clusterBindings?.getByName(clusterNs, CLUSTER_BINDING_NAME);
+    if (!cb || cb.metadata.deletionTimestamp || !d.maxPerCluster) return false;
+    const prev = cb.status?.conditions?.find((c) => c.type === SERVICE_NAMESPACE_QUOTA_CONDITION);
+    const count = this.live(clusterNs).length;
+    if (!refused && !prev) return false;
+    const cond: Parameters<typeof setCondition>[1] =
+      refused || count > d.maxPerCluster
+        ? { type: SERVICE_NAMESPACE_QUOTA_CONDITION, status: 'False', severity: 'Warning', reason: 'QuotaExceeded', message: refused ?? prev!.message }
+        : {
+            type: SERVICE_NAMESPACE_QUOTA_CONDITION,
+            status: 'True',
+            reason: 'WithinQuota',
+            message: `${count} of at most ${d.maxPerCluster} APIServiceNamespaces`,
+          };
+    const conds = setCondition(cb.status?.conditions, cond);
+    if (conditionsEqual(conds, cb.status?.conditions)) return false;
+    await d.kube.updateStatus(R.clusterBindings, { ...cb, status: { ...cb.status, conditions: conds } });
+    return true;
+  }
+
+  private async event(sn: ServiceNamespace, message: string): Promise<void> {
+    const now = new Date().toISOString();
+    await this.d.kube
+      .create(EVENTS, {
+        metadata: { generateName: `${sn.metadata.name}.`, namespace: sn.metadata.namespace },
+        involvedObject: {
+          apiVersion: `${R.serviceNamespaces.group}/${R.serviceNamespaces.version}`,
+          kind: 'APIServiceNamespace',
+          namespace: sn.metadata.namespace,
+          name: sn.metadata.name,
+          uid: sn.metadata.uid,
+        },
+        reason: 'QuotaExceeded',
+        message,
+        type: 'Warning',
+        source: { component: 'klutch-backend' },
+        firstTimestamp: now,
+        lastTimestamp: now,
+        count: 1,
+      })
+      .catch((e) => this.d.logger.warn({ err: (e as Error).message }, 'cannot record the quota event'));
   }
 }
