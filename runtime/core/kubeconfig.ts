@@ -10,6 +10,7 @@ import { homedir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
 import { parse } from 'yaml';
 import { ExecCredentialError, ExecCredentialPlugin, parseExecConfig } from './exec-credential.js';
+import { kubeconfigPaths, loadKubeconfigFiles } from './kubeconfig-merge.js';
 
 /** Everything needed to reach one API server as one user. */
 export interface ClusterAccess {
@@ -163,7 +164,7 @@ export function loadKubeconfigFile(path: string, context?: string, opts: { execT
 
 const SA_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 
-/** In-cluster service account when running in a pod, else $KUBECONFIG (first entry), else ~/.kube/config. */
+/** In-cluster service account when running in a pod, else $KUBECONFIG (its files merged as kubectl does), else ~/.kube/config. */
 export function loadDefaultKubeconfig(context?: string): ClusterAccess {
   const host = process.env.KUBERNETES_SERVICE_HOST;
   const port = process.env.KUBERNETES_SERVICE_PORT;
@@ -183,7 +184,7 @@ export function loadDefaultKubeconfig(context?: string): ClusterAccess {
     };
   }
   const env = process.env.KUBECONFIG?.split(':').find(Boolean);
-  return loadKubeconfigFile(env ?? join(homedir(), '.kube', 'config'), context);
+  return env ? loadKubeconfigFiles(kubeconfigPaths(process.env.KUBECONFIG), context) : loadKubeconfigFile(join(homedir(), '.kube', 'config'), context);
 }
 
 /** Renders a ClusterAccess as kubeconfig YAML-compatible JSON (for Secrets). */

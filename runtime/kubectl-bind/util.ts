@@ -2,10 +2,11 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import YAML from 'yaml';
 import { KubeClient, type KubeObject } from '../core/index.js';
 import { KubeconfigLoadError, loadDefaultKubeconfig, loadKubeconfigFile, parseKubeconfig, type ClusterAccess } from '../core/kubeconfig.js';
+import { kubeconfigContextNames, kubeconfigPaths, loadKubeconfigFiles } from '../core/kubeconfig-merge.js';
 
 /** Exit codes scripts can rely on. */
 export const Exit = {
@@ -42,18 +43,21 @@ export interface KubeFlags {
 
 /**
  * The app cluster's kubeconfig, with the loader the backend and konnector use (runtime/core: tokens,
- * certificates, exec credential plugins): --kubeconfig, else the first file of $KUBECONFIG, else
+ * certificates, exec credential plugins): --kubeconfig, else the files of $KUBECONFIG (merged as kubectl merges them), else
  * ~/.kube/config, else the pod's service account.
  */
 export function loadKubeConfig(flags: KubeFlags, what = 'app cluster'): ClusterAccess {
-  const file = flags.kubeconfig ?? process.env.KUBECONFIG?.split(':').find(Boolean) ?? join(homedir(), '.kube', 'config');
+  const envFiles = flags.kubeconfig ? [] : kubeconfigPaths(process.env.KUBECONFIG);
+  const files = flags.kubeconfig ? [flags.kubeconfig] : envFiles.length ? envFiles : [join(homedir(), '.kube', 'config')];
+  const file = files.join(delimiter);
   try {
-    if (!flags.kubeconfig && !process.env.KUBECONFIG && !existsSync(file)) return loadDefaultKubeconfig(flags.context);
-    const contexts = flags.context ? contextNames(file) : undefined;
+    if (!flags.kubeconfig && !envFiles.length && !existsSync(file)) return loadDefaultKubeconfig(flags.context);
+    const contexts = flags.context ? (files.length > 1 ? kubeconfigContextNames(files) : contextNames(file)) : undefined;
     if (flags.context && contexts && !contexts.includes(flags.context)) {
       throw new CliError(`--context: "${flags.context}" is not a context of the kubeconfig ${file} (have: ${contexts.join(', ') || 'none'})`, Exit.USAGE);
     }
-    return loadKubeconfigFile(file, flags.context);
+    // several $KUBECONFIG files are merged as kubectl merges them
+    return files.length > 1 ? loadKubeconfigFiles(files, flags.context) : loadKubeconfigFile(file, flags.context);
   } catch (e) {
     if (e instanceof CliError) throw e;
     if (e instanceof KubeconfigLoadError || (e as NodeJS.ErrnoException).code) {
