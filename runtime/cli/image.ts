@@ -36,6 +36,7 @@ export function pushRefs(target: string, version: string): Record<RuntimeImageNa
   const refs = Object.fromEntries(Object.keys(RUNTIME_ENTRIES).map((n) => [n, `${prefix}/${n}:${tag}`])) as Record<RuntimeImageName, string>;
   for (const r of Object.values(refs)) {
     try {
+      if (!prefix.includes('/')) throw new Error('no registry');
       parseImageRef(r);
     } catch {
       throw new Error(

@@ -52,8 +52,11 @@ async function run(cmd: string, args: string[], what: string, cwd?: string): Pro
     return stdout;
   } catch (e) {
     const err = e as { code?: string; stderr?: Buffer; message: string };
-    if (err.code === 'ENOENT') throw new Error(`${what}: ${cmd} is not installed (the local base needs npm, apt-get and dpkg-deb: a Debian or Ubuntu host)`);
-    throw new Error(`${what}: ${cmd} ${args.join(' ')} failed: ${(err.stderr?.toString() || err.message).trim().split('\n').slice(-3).join(' | ')}`);
+    if (err.code === 'ENOENT')
+      throw new Error(`${what}: ${cmd} is not installed (the local base needs npm, apt-get and dpkg-deb: a Debian or Ubuntu host)`, { cause: e });
+    throw new Error(`${what}: ${cmd} ${args.join(' ')} failed: ${(err.stderr?.toString() || err.message).trim().split('\n').slice(-3).join(' | ')}`, {
+      cause: e,
+    });
   }
 }
 

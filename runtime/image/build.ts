@@ -116,7 +116,9 @@ async function run(cmd: string, args: string[], cwd: string, what: string): Prom
     return stdout;
   } catch (e) {
     const err = e as { stderr?: string; message: string };
-    throw new Error(`image build: ${what}: ${cmd} ${args.join(' ')} failed: ${(err.stderr || err.message).trim().split('\n').slice(-4).join(' | ')}`);
+    throw new Error(`image build: ${what}: ${cmd} ${args.join(' ')} failed: ${(err.stderr || err.message).trim().split('\n').slice(-4).join(' | ')}`, {
+      cause: e,
+    });
   }
 }
 
@@ -169,8 +171,12 @@ function peerSpec(root: string, pkg: PackageJson, peer: string): string {
   return range;
 }
 
-/** Every file, folder and symlink under `dir`, as entries under `prefix`. */
-function walk(dir: string, prefix: string): TarEntry[] {
+/**
+ * Every file, folder and symlink under `dir`, as entries under `prefix`, in name order. Only content,
+ * the execute bit and link targets are kept (writeTar drops times and owners), so two copies of a
+ * tree give the same layer whatever their mtimes, umask or creation order.
+ */
+export function walk(dir: string, prefix: string): TarEntry[] {
   const out: TarEntry[] = [];
   for (const name of readdirSync(dir).sort()) {
     const p = join(dir, name);

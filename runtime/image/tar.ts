@@ -132,7 +132,7 @@ function parsePax(data: Buffer): Record<string, string> {
 
 /**
  * The entries of a tar: files (hard links resolved to a copy of their target), folders and
- * symlinks, with their modes. Other types (devices, FIFOs) are skipped. `where` names the archive in errors.
+ * symlinks, with their modes and owners. Other types (devices, FIFOs) are skipped. `where` names the archive in errors.
  */
 export function readTar(tar: Buffer, where = 'tar'): TarEntry[] {
   const out: TarEntry[] = [];
@@ -167,19 +167,22 @@ export function readTar(tar: Buffer, where = 'tar'): TarEntry[] {
     const link = longLink ?? str(h.subarray(157, 257));
     longName = longLink = undefined;
     const mode = num(h.subarray(100, 108));
+    const uid = num(h.subarray(108, 116));
+    const gid = num(h.subarray(116, 124));
+    const owner = uid !== 0 || gid !== 0 ? { uid, gid } : {};
     const stripped = rawName.replace(/^\.?\/+/, '').replace(/\/+$/, '');
     if (stripped === '' || stripped === '.') continue;
     const path = cleanPath(stripped);
     if (type === '0' || type === '7') {
       const buf = Buffer.from(data);
       files.set(path, buf);
-      out.push({ type: 'file', path, data: buf, mode });
-    } else if (type === '5') out.push({ type: 'dir', path, mode });
+      out.push({ type: 'file', path, data: buf, mode, ...owner });
+    } else if (type === '5') out.push({ type: 'dir', path, mode, ...owner });
     else if (type === '2') out.push({ type: 'symlink', path, target: link });
     else if (type === '1') {
       const target = files.get(cleanPath(link.replace(/^\.?\/+/, '')));
       if (!target) throw new Error(`${where}: hard link ${path} → ${link}: target not seen before it`);
-      out.push({ type: 'file', path, data: target, mode });
+      out.push({ type: 'file', path, data: target, mode, ...owner });
     }
   }
   return out;
