@@ -5,11 +5,44 @@
  * 4 export request Failed on the provider, 5 permission claim not accepted.
  */
 import { Command, CommanderError, Option } from 'commander';
-import { ApiError, type KubeObject } from '../core/index.js';
-import { bindApiService, parseExportRequest, readRequestSource, type IO } from './apiservice.js';
-import { bind, printBindings } from './bind.js';
+import type { KubeObject } from '../core/index.js';
+import type { IO } from './apiservice.js';
 import { packageVersion } from '../core/version.js';
-import { BIND_NAMESPACE, CliError, Exit, clientFor, loadKubeConfig, parseOutput, parseTimeout, safeClose } from './util.js';
+import { BIND_NAMESPACE, CliError, Exit } from './exit.js';
+
+/** Optional peer dependencies of the runtime (package.json `peerDependenciesMeta`). */
+export const RUNTIME_PEERS = ['@kubernetes/client-node', 'openid-client', 'jose', 'pino', 'prom-client'] as const;
+
+/** The peer a failed import could not find, if that is why it failed. */
+function missingPeer(e: unknown): string | undefined {
+  const err = e as { code?: unknown; message?: unknown };
+  if (err?.code !== 'ERR_MODULE_NOT_FOUND' && err?.code !== 'MODULE_NOT_FOUND') return undefined;
+  return RUNTIME_PEERS.find((p) => String(err.message).includes(`'${p}'`));
+}
+
+/**
+ * The modules that do the work. They need the runtime peers (pino, prom-client, … through
+ * runtime/core), so they are loaded once the arguments are parsed: `--help`, `--version` and usage
+ * errors work in a project that installed klutch-kit without them.
+ */
+async function loadRuntime() {
+  try {
+    const [core, apiservice, binding, util] = await Promise.all([
+      import('../core/index.js'),
+      import('./apiservice.js'),
+      import('./bind.js'),
+      import('./util.js'),
+    ]);
+    return { ApiError: core.ApiError, ...apiservice, ...binding, ...util };
+  } catch (e) {
+    const pkg = missingPeer(e);
+    if (pkg)
+      throw new CliError(`the package ${pkg} is not installed; kubectl-bind needs the runtime peers: npm install ${RUNTIME_PEERS.join(' ')}`, Exit.FAILED);
+    throw e;
+  }
+}
+let runtime: Awaited<ReturnType<typeof loadRuntime>> | undefined;
+const load = async () => (runtime ??= await loadRuntime());
 
 const kubeFlags = (c: Command) =>
   c
@@ -44,10 +77,11 @@ export function program(io: IO, env: NodeJS.ProcessEnv = process.env): Command {
   kubeFlags(root);
   root.action(async (url: string | undefined, o: Record<string, unknown>) => {
     if (!url) throw new CliError("missing <url>: pass the backend's export URL, e.g. kubectl bind https://bind.example.com/export", Exit.USAGE);
-    const output = parseOutput(o.output as string | undefined);
-    const timeoutMs = parseTimeout('--timeout', o.timeout as string);
     const token = (o.token as string | undefined) ?? env.KLUTCH_BIND_TOKEN;
     if (o.resource && !token) throw new CliError('--resource is only used with --token (non-interactive binding)', Exit.USAGE);
+    const { bind, clientFor, loadKubeConfig, parseOutput, parseTimeout, safeClose } = await load();
+    const output = parseOutput(o.output as string | undefined);
+    const timeoutMs = parseTimeout('--timeout', o.timeout as string);
     const consumer = clientFor(loadKubeConfig({ kubeconfig: o.kubeconfig as string, context: o.context as string }));
     try {
       await bind({
@@ -89,6 +123,8 @@ export function program(io: IO, env: NodeJS.ProcessEnv = process.env): Command {
     if (!o.remoteKubeconfig && !o.remoteKubeconfigName) {
       throw new CliError('missing the provider kubeconfig: pass --remote-kubeconfig <file> or --remote-kubeconfig-name <secret>', Exit.USAGE);
     }
+    const { bindApiService, clientFor, loadKubeConfig, parseExportRequest, parseOutput, parseTimeout, printBindings, readRequestSource, safeClose } =
+      await load();
     const output = parseOutput(o.output as string | undefined);
     const timeoutMs = parseTimeout('--timeout', o.timeout as string);
     const request = parseExportRequest(await readRequestSource(file, io.in), file === '-' ? 'stdin' : file);
@@ -152,7 +188,7 @@ export async function run(argv: string[], io: IO, env: NodeJS.ProcessEnv = proce
       io.err.write(`❌ ${e.message}\n`);
       return e.code;
     }
-    if (e instanceof ApiError) {
+    if (runtime && e instanceof runtime.ApiError) {
       io.err.write(`❌ ${e.message}\n${e.code === 0 ? 'Check that the cluster is reachable (--kubeconfig/--context).\n' : ''}`);
       return Exit.FAILED;
     }

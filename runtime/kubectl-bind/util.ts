@@ -7,33 +7,10 @@ import YAML from 'yaml';
 import { KubeClient, type KubeObject } from '../core/index.js';
 import { KubeconfigLoadError, loadDefaultKubeconfig, loadKubeconfigFile, parseKubeconfig, type ClusterAccess } from '../core/kubeconfig.js';
 import { kubeconfigContextNames, kubeconfigPaths, loadKubeconfigFiles } from '../core/kubeconfig-merge.js';
+import { CliError, Exit } from './exit.js';
 
-/** Exit codes scripts can rely on. */
-export const Exit = {
-  OK: 0,
-  /** API or network failure; see the message. */
-  FAILED: 1,
-  /** Bad flags, arguments or input files. */
-  USAGE: 2,
-  /** Login not completed: refused, timed out, or an answer for another session. */
-  AUTH: 3,
-  /** The provider answered the export request with phase Failed. */
-  EXPORT_FAILED: 4,
-  /** A permission claim was not accepted. */
-  CONSENT: 5,
-} as const;
+export { BIND_NAMESPACE, CliError, Exit } from './exit.js';
 
-export class CliError extends Error {
-  constructor(
-    message: string,
-    readonly code: number = Exit.FAILED,
-  ) {
-    super(message);
-    this.name = 'CliError';
-  }
-}
-
-export const BIND_NAMESPACE = 'klutch-bind';
 export const PROVIDER_KUBECONFIG_LABEL = 'klutch.anynines.com/provider-kubeconfig';
 
 export interface KubeFlags {
