@@ -8,6 +8,7 @@ import { Plan, PlanSet } from './plan.js';
 import { PlanChange, TopologyChange } from './topology.js';
 import { planRules, RulePolicy, serviceRules, specRules } from './_rules.js';
 import { checkDnsLabel, checkStringList, copyJson, fail, isDnsSubdomain, isPlainObject, show } from './_util.js';
+import { registerDataService } from './_conflicts.js';
 
 /** The default size order (smallest first) used to derive upgrade paths. */
 export const DEFAULT_SIZE_ORDER: readonly string[] = ['nano', 'small', 'medium', 'big'];
@@ -267,6 +268,18 @@ export class DataService extends Construct implements IApiExport {
       permissionClaims: claims,
       namespace: props.exportTemplateNamespace ?? DEFAULT_EXPORT_TEMPLATE_NAMESPACE,
       annotations: { [OFFERING_ANNOTATION]: JSON.stringify(offering) },
+    });
+
+    // Unique in the cluster: kinds, resources, backends' Compositions, the export template.
+    registerDataService(this, {
+      path: this.node.path,
+      group: props.group,
+      kind: props.kind,
+      plural,
+      claimKind: props.claimKind,
+      claimPlural,
+      backends: this.backends.map((b) => b.name),
+      exportTemplate: { namespace: props.exportTemplateNamespace ?? DEFAULT_EXPORT_TEMPLATE_NAMESPACE, name: claimPlural },
     });
   }
 
