@@ -64,6 +64,15 @@ export function parseKubeconfig(
      * @default false
      */
     allowExec?: boolean;
+    /**
+     * Honour file references (`tokenFile`, `client-certificate`, `client-key`, `certificate-authority`).
+     * Only for kubeconfig files the user gave: a kubeconfig received from a provider or read from a Secret
+     * that names `tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token` would otherwise make this
+     * process send its own ServiceAccount token (or any file it can read) to the server the sender chose.
+     * Without it, such a kubeconfig is refused with an error naming the field and its value.
+     * @default false
+     */
+    allowFiles?: boolean;
   } = {},
 ): ClusterAccess {
   const src = opts.source ?? 'kubeconfig';
@@ -89,6 +98,7 @@ export function parseKubeconfig(
       `${src}: user "${ctx.user}" uses the auth-provider "${name ?? ''}", which Kubernetes removed; use its exec plugin instead (e.g. gke-gcloud-auth-plugin, kubelogin), a token or a client certificate`,
     );
   }
+  if (!opts.allowFiles) refuseFileReferences(src, ctx.cluster ?? '', cluster, ctx.user ?? '', user);
   const file = (v: unknown) => {
     if (typeof v !== 'string' || !v) return undefined;
     const p = isAbsolute(v) || !opts.baseDir ? v : join(opts.baseDir, v);
@@ -152,6 +162,27 @@ export function parseKubeconfig(
   };
 }
 
+/** Fields of a kubeconfig cluster / user that name a file (or another place) to read or go through. */
+const CLUSTER_FILE_FIELDS = ['certificate-authority', 'proxy-url'] as const;
+const USER_FILE_FIELDS = ['tokenFile', 'client-certificate', 'client-key'] as const;
+
+/**
+ * Throws when a kubeconfig that did not come from a file of the user names a file to read or a proxy to
+ * go through. Inline data (`token`, `*-data`) is all a provider or a Secret may hand over.
+ */
+function refuseFileReferences(src: string, clusterName: string, cluster: Record<string, unknown>, userName: string, user: Record<string, unknown>): void {
+  const found: string[] = [];
+  for (const f of CLUSTER_FILE_FIELDS)
+    if (cluster[f] !== undefined && cluster[f] !== '') found.push(`cluster "${clusterName}" ${f}: ${JSON.stringify(cluster[f])}`);
+  for (const f of USER_FILE_FIELDS) if (user[f] !== undefined && user[f] !== '') found.push(`user "${userName}" ${f}: ${JSON.stringify(user[f])}`);
+  if (!found.length) return;
+  throw new KubeconfigLoadError(
+    `${src}: ${found.join(', ')}; a kubeconfig received from a provider or read from a Secret may carry inline data only ` +
+      '(token, client-certificate-data, client-key-data, certificate-authority-data) and no proxy: klutch-kit never reads local files ' +
+      'or sends its own credentials on behalf of such a kubeconfig; have the provider issue it with inline data',
+  );
+}
+
 export function loadKubeconfigFile(path: string, context?: string, opts: { execTimeoutMs?: number } = {}): ClusterAccess {
   let text: string;
   try {
@@ -159,7 +190,14 @@ export function loadKubeconfigFile(path: string, context?: string, opts: { execT
   } catch (e) {
     throw new KubeconfigLoadError(`kubeconfig ${path}: cannot read it (${(e as Error).message})`);
   }
-  return parseKubeconfig(text, { context, baseDir: dirname(path), source: `kubeconfig ${path}`, execTimeoutMs: opts.execTimeoutMs, allowExec: true });
+  return parseKubeconfig(text, {
+    context,
+    baseDir: dirname(path),
+    source: `kubeconfig ${path}`,
+    execTimeoutMs: opts.execTimeoutMs,
+    allowExec: true,
+    allowFiles: true,
+  });
 }
 
 const SA_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';

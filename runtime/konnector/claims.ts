@@ -3,9 +3,14 @@
  * credentials Secret of a ServiceBinding) synced between each bound consumer namespace and its provider
  * namespace, by owner:
  *
- * - **Provider**-owned (exists upstream first, or annotated `klutch.anynines.com/resource-owner: Provider`):
- *   copied down, updated down, deleted down when gone upstream, recreated down when deleted there.
- * - **Consumer**-owned: the mirror image.
+ * - **Provider**-owned (exists upstream only, or its app-cluster copy carries the konnector's
+ *   `klutch.anynines.com/resource-owner: Provider`): copied down, updated down, deleted down when gone
+ *   upstream, recreated down when deleted there.
+ * - **Consumer**-owned (exists in the app cluster only, or its provider-side copy carries the
+ *   `source-uid` of that app-cluster object): the mirror image.
+ *
+ * Ownership comes from the konnector's own records, never from an owner annotation the provider writes
+ * (see ownerOf), and only namespaces the konnector bound are synced (consumer-namespaces.ts).
  *
  * Only objects the claim's whole selector matches are touched (names, namespaces, label selectors,
  * field selectors, owner); a claim never touches an object whose name it does not select (so several
@@ -138,13 +143,26 @@ export class ClaimSync {
     await Promise.all([this.consumer.stop(), this.providerInf.stop()]);
   }
 
+  /**
+   * Who owns the object pair, from the konnector's own records only: the owner annotation on an
+   * app-cluster copy (the konnector wrote it; the provider cannot), and on a provider-side copy of a
+   * consumer object the `source-uid` it stamped there, which must name the app-cluster object. An owner
+   * annotation the provider writes on its own object decides nothing: it can neither make the konnector
+   * pull an app-cluster object up nor claim an app-cluster object as its copy.
+   */
   private ownerOf(up: KubeObject | undefined, down: KubeObject | undefined): Owner | undefined {
-    const a = (up?.metadata.annotations?.[RESOURCE_OWNER_ANNOTATION] ?? down?.metadata.annotations?.[RESOURCE_OWNER_ANNOTATION]) as Owner | undefined;
-    if (a === 'Provider' || a === 'Consumer') return a;
-    if (up && !down) return 'Provider';
-    if (down && !up) return 'Consumer';
-    // Both exist, neither annotated: the provider's object wins only when the claim replaces existing ones.
-    if (up && down && this.opts.replaceExisting) return 'Provider';
+    if (down && this.isCopy(down, 'Provider')) return 'Provider';
+    const upIsOurCopy = up !== undefined && this.isCopy(up, 'Consumer');
+    if (up && down) {
+      if (upIsOurCopy) {
+        // Ours only with the stamp; an unstamped or foreign stamp (an older konnector, or the provider) is left alone.
+        return down.metadata.uid && up.metadata.annotations?.[SOURCE_UID_ANNOTATION] === down.metadata.uid ? 'Consumer' : undefined;
+      }
+      // Both exist and neither is a copy of the other: the provider's object wins only when the claim replaces existing ones.
+      return this.opts.replaceExisting ? 'Provider' : undefined;
+    }
+    if (up) return upIsOurCopy ? 'Consumer' : 'Provider'; // a copy of ours whose source is gone is deleted upstream
+    if (down) return 'Consumer';
     return undefined;
   }
 
@@ -251,6 +269,10 @@ export class ClaimSync {
     if (dir === 'down' && source.metadata.uid && source.metadata.resourceVersion) {
       marks[SOURCE_UID_ANNOTATION] = source.metadata.uid;
       marks[SOURCE_RESOURCE_VERSION_ANNOTATION] = source.metadata.resourceVersion;
+    } else if (dir === 'up' && source.metadata.uid) {
+      // The record that makes the provider-side copy ours (ownerOf): the provider cannot know the uid of
+      // an app-cluster object the konnector never pushed up.
+      marks[SOURCE_UID_ANNOTATION] = source.metadata.uid;
     }
     const meta = cleanMeta(source.metadata, source.metadata.name!, targetNs, marks);
     let desired: KubeObject = { apiVersion: source.apiVersion, kind: source.kind ?? this.resource.kind, metadata: meta, ...body(source) };

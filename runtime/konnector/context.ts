@@ -26,6 +26,13 @@ export interface SyncContext {
   ensureAPIServiceNamespace(consumerNamespace: string): Promise<string | undefined>;
   /** Pairs (consumer namespace, provider namespace) of all assigned APIServiceNamespaces. */
   boundNamespaces(): Array<{ consumer: string; provider: string }>;
+  /**
+   * Records that an object of a bound resource is present in (or gone from) an app-cluster namespace:
+   * the konnector's own record of which namespaces it bound (see consumer-namespaces.ts).
+   */
+  noteConsumerObject(source: string, namespace: string, name: string, present: boolean): void;
+  /** Whether an app-cluster namespace is never synced (kube-system, the konnector's own, …). */
+  isReservedNamespace(consumerNamespace: string): boolean;
   /** Subscribe to changes of the namespace mapping; returns an unsubscribe function. */
   onNamespacesChanged(cb: (consumerNamespaces: string[]) => void): () => void;
 }

@@ -87,6 +87,8 @@ export class ExportSync {
   private readonly updatedDown = new Map<string, { staleRV: string | undefined; obj: KubeObject }>();
   private readonly resLabel: string;
   private started = false;
+  /** Reserved namespaces already warned about (one log line each). */
+  private readonly reservedWarned = new Set<string>();
 
   constructor(
     private readonly ctx: SyncContext,
@@ -122,8 +124,13 @@ export class ExportSync {
       const u = this.updatedDown.get(keyOf(o));
       if (u && u.staleRV !== o.metadata.resourceVersion) this.updatedDown.delete(keyOf(o));
     };
+    // The konnector's record of the namespaces it bound: where the app cluster has objects of this resource.
+    const note = (o: KubeObject, present: boolean) => {
+      if (o.metadata.namespace) ctx.noteConsumerObject(exportObj.metadata.name!, o.metadata.namespace, o.metadata.name!, present);
+    };
     this.consumerInformer.addEventHandler({
       onAdd: (o) => {
+        note(o, true);
         freshDown(o);
         this.enqueueUp(keyOf(o));
       },
@@ -135,6 +142,7 @@ export class ExportSync {
         if (p) this.enqueueDown(locKey(p));
       },
       onDelete: (o) => {
+        note(o, false);
         this.updatedDown.delete(keyOf(o));
         this.enqueueUp(keyOf(o));
         const p = this.toProvider(o.metadata.namespace, o.metadata.name!);
@@ -207,6 +215,8 @@ export class ExportSync {
     this.unsubscribe();
     await Promise.all([this.spec.stop(), this.status.stop()]);
     await Promise.all([this.consumerInformer.stop(), this.providerInformer.stop()]);
+    for (const o of this.consumerInformer.list())
+      if (o.metadata.namespace) this.ctx.noteConsumerObject(this.exportObj.metadata.name!, o.metadata.namespace, o.metadata.name!, false);
   }
 
   /** Informers (fault tests force relists through them). */
@@ -274,6 +284,16 @@ export class ExportSync {
     if (updated && updated.staleRV === cached.metadata.resourceVersion) down = updated.obj;
     const { namespace, name } = splitKey(key);
     let loc = this.toProvider(namespace, name);
+    if (!loc && namespace && this.ctx.isReservedNamespace(namespace)) {
+      if (!this.reservedWarned.has(namespace)) {
+        this.reservedWarned.add(namespace);
+        this.log.warn(
+          { namespace, object: key },
+          'not syncing objects in a reserved namespace (kube-system, kube-public, kube-node-lease, the konnector namespace)',
+        );
+      }
+      return isDeleting(down) && (await this.removeFinalizer(down)) ? 'finalizer-removed' : undefined;
+    }
     if (!loc && namespace) {
       if (isDeleting(down)) {
         // Never got a provider namespace: nothing upstream to clean up.

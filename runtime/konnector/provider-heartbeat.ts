@@ -5,6 +5,8 @@
  */
 import type { Logger } from 'pino';
 import { CoreResources, type KubeClient } from '../core/client.js';
+import { recordEvent } from '../core/events.js';
+import { KubeconfigError, parseKubeconfigSecret } from './kubeconfig.js';
 import type { Reconciler, ReconcileResult } from '../core/controller.js';
 import type { KonnectorMetrics } from './metrics.js';
 import { sameState, type AttachedBindings, type ConditionState } from './provider-state.js';
@@ -192,10 +194,11 @@ export class HeartbeatReconciler implements Reconciler {
       return '';
     }
     const key = ref.key ?? 'kubeconfig';
-    const targets = new Map<string, { namespace: string; name: string; key: string }>();
+    const targets = new Map<string, { namespace: string; name: string; key: string; binding: APIServiceBinding }>();
     for (const k of d.bindings.keys()) {
-      const r = d.getBinding(k)?.spec.kubeconfigSecretRef;
-      if (r) targets.set(`${r.namespace}/${r.name}/${r.key}`, r);
+      const b = d.getBinding(k);
+      const r = b?.spec.kubeconfigSecretRef;
+      if (b && r) targets.set(`${r.namespace}/${r.name}/${r.key}`, { ...r, binding: b });
     }
     const what = [`${ref.name}/${key}`, ...[...targets.keys()].sort()].join(' ');
     const at = this.now();
@@ -217,19 +220,72 @@ export class HeartbeatReconciler implements Reconciler {
       this.rotation = { at, what, note };
       return note;
     }
+    // The provider writes this Secret: what it hands over is checked as strictly as what kubectl bind
+    // received (inline credentials only, the same cluster namespace), before it replaces a working one.
+    const where = { namespace: d.clusterNamespace, name: ref.name, key };
+    let next: ReturnType<typeof parseKubeconfigSecret>;
+    try {
+      next = parseKubeconfigSecret(src, where);
+    } catch (e) {
+      if (!(e instanceof KubeconfigError)) throw e;
+      d.log.warn({ secret: `${d.clusterNamespace}/${ref.name}`, err: e.message }, 'refused the provider kubeconfig for credential rotation');
+      const note = `; credential rotation refused: ${e.message}`;
+      this.rotation = { at, what, note };
+      return note;
+    }
+    if (next.namespace !== d.clusterNamespace) {
+      const note = `; credential rotation refused: the new kubeconfig in Secret ${d.clusterNamespace}/${ref.name} on the provider names cluster namespace "${next.namespace}", not "${d.clusterNamespace}"`;
+      d.log.warn({ secret: `${d.clusterNamespace}/${ref.name}`, namespace: next.namespace }, 'refused the provider kubeconfig for credential rotation');
+      this.rotation = { at, what, note };
+      return note;
+    }
     for (const t of targets.values()) {
       const cur = await d.bindingClient.getOrNull<Secret>(CoreResources.secrets, t.namespace, t.name);
       if (!cur || cur.data?.[t.key] === value) continue;
+      const before = serverOf(cur, t);
       await d.bindingClient.mergePatch(CoreResources.secrets, t.namespace, t.name, { data: { [t.key]: value } });
       d.log.info({ secret: `${t.namespace}/${t.name}` }, 'rotated the provider kubeconfig into the consumer Secret');
+      if (before !== undefined && before !== next.server) await this.serverChanged(t.binding, before, next.server, `${t.namespace}/${t.name}`);
     }
     this.rotation = { at, what, note: '' };
     return '';
+  }
+
+  /** A rotation that moves a binding to another API server is logged and shown as an Event on the binding. */
+  private async serverChanged(binding: APIServiceBinding, from: string, to: string, secret: string): Promise<void> {
+    const d = this.deps;
+    const message = `the provider moved this binding from API server ${from} to ${to} (credential rotation of Secret ${secret}); the konnector now talks to ${to}`;
+    d.log.warn({ binding: binding.metadata.name, from, to }, 'provider API server changed by credential rotation');
+    await recordEvent(
+      d.bindingClient,
+      {
+        apiVersion: binding.apiVersion ?? 'klutch.anynines.com/v1alpha1',
+        kind: 'APIServiceBinding',
+        name: binding.metadata.name!,
+        namespace: binding.metadata.namespace ?? d.clusterNamespace,
+        uid: binding.metadata.uid,
+      },
+      { type: 'Warning', reason: 'ProviderServerChanged', message },
+      {
+        component: 'konnector',
+        now: new Date(this.now()),
+        onError: (err) => d.log.warn({ err: err.message }, 'cannot record the ProviderServerChanged event'),
+      },
+    );
   }
 
   private setState(s: ConditionState): void {
     const changed = !sameState(this.current, s);
     this.current = s;
     if (changed) this.deps.changed();
+  }
+}
+
+/** The API server a consumer kubeconfig Secret names today (undefined when it cannot be read). */
+function serverOf(secret: Secret, ref: { namespace: string; name: string; key: string }): string | undefined {
+  try {
+    return parseKubeconfigSecret(secret, ref, { requireNamespace: false }).server;
+  } catch {
+    return undefined;
   }
 }

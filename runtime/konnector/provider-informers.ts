@@ -16,6 +16,12 @@ export interface ProviderInformersOptions {
   readonly clusterNamespace: string;
   readonly resyncMs: number;
   readonly log: Logger;
+  /**
+   * Whether the konnector's own record allows acting in a consumer namespace (see
+   * consumer-namespaces.ts). An APIServiceNamespace for any other name is ignored: it maps nothing.
+   * @default every namespace
+   */
+  readonly admits?: (consumerNamespace: string) => boolean;
 }
 
 export class ProviderInformers {
@@ -27,11 +33,13 @@ export class ProviderInformers {
   private readonly log: Logger;
   private readonly nsListeners = new Set<(ns: string[]) => void>();
   private lastMapping = new Map<string, string>();
+  private readonly admits: (consumerNamespace: string) => boolean;
 
   constructor(opts: ProviderInformersOptions) {
     this.provider = opts.provider;
     this.clusterNamespace = opts.clusterNamespace;
     this.log = opts.log;
+    this.admits = opts.admits ?? (() => true);
     const iopts = { namespace: opts.clusterNamespace, resyncMs: opts.resyncMs, logger: opts.log };
     this.exports = new Informer<APIServiceExport>(opts.provider, BindResources.apiServiceExports, iopts);
     this.apiNamespaces = new Informer<APIServiceNamespace>(opts.provider, BindResources.apiServiceNamespaces, iopts);
@@ -63,7 +71,7 @@ export class ProviderInformers {
   }
 
   /** Notifies the listeners of the consumer namespaces whose provider namespace changed. */
-  private mappingMayHaveChanged(): void {
+  mappingMayHaveChanged(): void {
     const now = new Map(this.boundNamespaces().map((b) => [b.consumer, b.provider]));
     const changed = [...new Set([...now.keys(), ...this.lastMapping.keys()])].filter((k) => now.get(k) !== this.lastMapping.get(k));
     this.lastMapping = now;
@@ -71,12 +79,13 @@ export class ProviderInformers {
   }
 
   providerNamespaceFor(consumerNamespace: string): string | undefined {
+    if (!this.admits(consumerNamespace)) return undefined;
     const o = this.apiNamespaces.getByName(this.clusterNamespace, consumerNamespace);
     return o && !isDeleting(o) ? o.status?.namespace || undefined : undefined;
   }
 
   consumerNamespaceFor(providerNamespace: string): string | undefined {
-    const o = this.apiNamespaces.byIndex('providerNamespace', providerNamespace).find((x) => !isDeleting(x));
+    const o = this.apiNamespaces.byIndex('providerNamespace', providerNamespace).find((x) => !isDeleting(x) && this.admits(x.metadata.name!));
     return o?.metadata.name;
   }
 
@@ -98,7 +107,7 @@ export class ProviderInformers {
   boundNamespaces(): Array<{ consumer: string; provider: string }> {
     return this.apiNamespaces
       .list()
-      .filter((o) => o.status?.namespace && !isDeleting(o))
+      .filter((o) => o.status?.namespace && !isDeleting(o) && this.admits(o.metadata.name!))
       .map((o) => ({ consumer: o.metadata.name!, provider: o.status!.namespace! }));
   }
 

@@ -24,6 +24,7 @@ import type { KonnectorMetrics } from './metrics.js';
 import { CrdReconciler } from './provider-crds.js';
 import { ExportReconciler } from './provider-exports.js';
 import { HeartbeatReconciler } from './provider-heartbeat.js';
+import { ConsumerNamespaces } from './consumer-namespaces.js';
 import { ProviderInformers } from './provider-informers.js';
 import { NamespaceReconciler } from './provider-namespaces.js';
 import type { AttachedBindings, ConditionState } from './provider-state.js';
@@ -53,6 +54,8 @@ export interface KonnectorShared {
   resyncMs: number;
   workers: number;
   providerSyncTimeoutMs: number;
+  /** How long an app-cluster namespace stays bound after its last bound object went (consumer-namespaces.ts). */
+  namespaceLingerMs?: number;
   version: string;
   controlPlaneMode: boolean;
 }
@@ -95,6 +98,7 @@ export class ProviderConnection implements SyncContext {
   readonly resyncMs: number;
   private readonly bindings = new BindingKeys();
   private readonly informers: ProviderInformers;
+  private readonly consumerNamespaces: ConsumerNamespaces;
   private readonly heartbeatReconciler: HeartbeatReconciler;
   private readonly crdReconciler: CrdReconciler;
   private readonly exportReconciler: ExportReconciler;
@@ -121,7 +125,19 @@ export class ProviderConnection implements SyncContext {
     this.metrics = shared.metrics;
     this.workers = shared.workers;
     this.resyncMs = shared.resyncMs;
-    const informers = new ProviderInformers({ provider: this.provider, clusterNamespace: ns, resyncMs: shared.resyncMs, log: this.log });
+    // Set before the informers exist; they only call `admits` once started.
+    this.consumerNamespaces = new ConsumerNamespaces({
+      reserved: () => this.reservedNamespaces(),
+      lingerMs: shared.namespaceLingerMs,
+      changed: () => this.informers.mappingMayHaveChanged(),
+    });
+    const informers = new ProviderInformers({
+      provider: this.provider,
+      clusterNamespace: ns,
+      resyncMs: shared.resyncMs,
+      log: this.log,
+      admits: (consumerNs) => this.consumerNamespaces.isBound(consumerNs),
+    });
     this.informers = informers;
 
     const common = {
@@ -278,6 +294,7 @@ export class ProviderConnection implements SyncContext {
     await Promise.all([this.heartbeat, this.crd, this.exportsCtl, this.nsDeletion].map((c) => c.stop()));
     await this.exportReconciler.stopAll();
     await this.informers.stop();
+    this.consumerNamespaces.stop();
     this.provider.close();
     // No stale heartbeat series (and no heartbeat alert) for a provider this konnector left.
     this.metrics.lastHeartbeat.remove({ cluster_namespace: this.clusterNamespace });
@@ -343,6 +360,25 @@ export class ProviderConnection implements SyncContext {
 
   boundNamespaces(): Array<{ consumer: string; provider: string }> {
     return this.informers.boundNamespaces();
+  }
+
+  noteConsumerObject(source: string, namespace: string, name: string, present: boolean): void {
+    this.consumerNamespaces.note(source, namespace, name, present);
+  }
+
+  isReservedNamespace(consumerNamespace: string): boolean {
+    return this.consumerNamespaces.isReserved(consumerNamespace);
+  }
+
+  /** The konnector's own namespaces: where the kubeconfig Secrets of the attached bindings live. */
+  private reservedNamespaces(): string[] {
+    const out: string[] = [];
+    for (const k of this.bindings.keys()) {
+      const b = this.shared.getBinding(k);
+      if (b?.metadata.namespace) out.push(b.metadata.namespace);
+      if (b?.spec.kubeconfigSecretRef?.namespace) out.push(b.spec.kubeconfigSecretRef.namespace);
+    }
+    return out;
   }
 
   onNamespacesChanged(cb: (consumerNamespaces: string[]) => void): () => void {

@@ -58,4 +58,33 @@ describe('kubeconfig loader', () => {
     );
     expect(() => loadKubeconfigFile('/nonexistent/kc')).toThrow(/kubeconfig \/nonexistent\/kc: cannot read it/);
   });
+  it('refuses file references and proxies in a kubeconfig that is not a file of the user, naming field and value', () => {
+    // The attack: a provider rewrites the kubeconfig Secret so that the konnector sends its own
+    // ServiceAccount token to a server of the provider's choosing.
+    const theft = yaml('    tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token');
+    expect(() => parseKubeconfig(theft, { source: 'Secret cluster-x/kubeconfig key "kubeconfig"' })).toThrow(
+      /Secret cluster-x\/kubeconfig key "kubeconfig": user "u" tokenFile: "\/var\/run\/secrets\/kubernetes.io\/serviceaccount\/token"; a kubeconfig received from a provider or read from a Secret may carry inline data only/,
+    );
+    expect(() => parseKubeconfig(yaml('    client-certificate: /etc/kubernetes/pki/admin.crt\n    client-key: /etc/kubernetes/pki/admin.key'))).toThrow(
+      /user "u" client-certificate: "\/etc\/kubernetes\/pki\/admin.crt", user "u" client-key: "\/etc\/kubernetes\/pki\/admin.key"/,
+    );
+    expect(() => parseKubeconfig(yaml('    token: t', '    certificate-authority: /root/.kube/ca.crt'))).toThrow(
+      /cluster "k" certificate-authority: "\/root\/.kube\/ca.crt"/,
+    );
+    expect(() => parseKubeconfig(yaml('    token: t', '    proxy-url: http://127.0.0.1:3128'))).toThrow(/cluster "k" proxy-url: "http:\/\/127.0.0.1:3128"/);
+    // inline data is what a provider hands over
+    expect(parseKubeconfig(yaml('    token: t\n    client-certificate-data: Q0VSVA==\n    client-key-data: S0VZ'))).toMatchObject({ token: 't' });
+  });
+  it('honours file references in files of the user (and with allowFiles)', () => {
+    const d = mkdtempSync(join(tmpdir(), 'kc-'));
+    try {
+      writeFileSync(join(d, 'token'), 'from-file');
+      const text = yaml(`    tokenFile: ${join(d, 'token')}`);
+      writeFileSync(join(d, 'config'), text);
+      expect(loadKubeconfigFile(join(d, 'config')).tokenFile).toBe(join(d, 'token'));
+      expect(parseKubeconfig(text, { allowFiles: true }).tokenFile).toBe(join(d, 'token'));
+    } finally {
+      rmSync(d, { recursive: true, force: true });
+    }
+  });
 });

@@ -37,9 +37,30 @@ function fakeClient(objects: Record<string, KubeObject> = {}, fail: Record<strin
     async delete(r: ResourceRef, namespace: string | undefined, name: string, opts: unknown) {
       calls.push({ verb: 'delete', resource: r.plural, namespace, name, body: opts });
     },
+    async create(r: ResourceRef, body: KubeObject) {
+      calls.push({ verb: 'create', resource: r.plural, namespace: body.metadata.namespace, name: body.metadata.name, body });
+      return body;
+    },
   };
   return { client: client as unknown as KubeClient, calls };
 }
+
+/** A provider kubeconfig as the Secret carries it (base64). */
+const kc = (o: { server?: string; token?: string; namespace?: string; user?: string } = {}) =>
+  Buffer.from(
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      'current-context': 'p',
+      clusters: [{ name: 'p', cluster: { server: o.server ?? 'https://cp.example:6443' } }],
+      users: [{ name: 'p', user: o.user ? JSON.parse(o.user) : { token: o.token ?? 't1' } }],
+      contexts: [{ name: 'p', context: { cluster: 'p', user: 'p', namespace: o.namespace ?? 'cluster-a' } }],
+    }),
+  ).toString('base64');
+const NEW = kc({ token: 'new' });
+const OLD = kc({ token: 'old' });
+const V1 = kc({ token: 'v1' });
+const V2 = kc({ token: 'v2' });
 
 const attached = (...keys: string[]): AttachedBindings => ({
   has: (k) => keys.includes(k),
@@ -124,8 +145,8 @@ describe('HeartbeatReconciler', () => {
   });
 
   it('rotates the provider kubeconfig into the consumer Secret of each attached binding when it differs', async () => {
-    const provider = fakeClient({ 'secrets/cluster-a/kc': { metadata: { name: 'kc' }, data: { kubeconfig: 'NEW' } } as KubeObject });
-    const consumer = fakeClient({ 'secrets/klutch-bind/kubeconfig-x': { metadata: { name: 'kubeconfig-x' }, data: { kubeconfig: 'OLD' } } as KubeObject });
+    const provider = fakeClient({ 'secrets/cluster-a/kc': { metadata: { name: 'kc' }, data: { kubeconfig: NEW } } as KubeObject });
+    const consumer = fakeClient({ 'secrets/klutch-bind/kubeconfig-x': { metadata: { name: 'kubeconfig-x' }, data: { kubeconfig: OLD } } as KubeObject });
     const binding = {
       metadata: { name: 'pgs.a.com' },
       spec: { kubeconfigSecretRef: { namespace: 'klutch-bind', name: 'kubeconfig-x', key: 'kubeconfig' } },
@@ -138,7 +159,7 @@ describe('HeartbeatReconciler', () => {
     });
     await t.r.reconcile();
     expect(consumer.calls.filter((c) => c.verb === 'patch')).toEqual([
-      { verb: 'patch', resource: 'secrets', namespace: 'klutch-bind', name: 'kubeconfig-x', body: { data: { kubeconfig: 'NEW' } } },
+      { verb: 'patch', resource: 'secrets', namespace: 'klutch-bind', name: 'kubeconfig-x', body: { data: { kubeconfig: NEW } } },
     ]);
   });
 
@@ -175,13 +196,68 @@ describe('HeartbeatReconciler', () => {
     }
   });
 
+  describe('a hostile provider kubeconfig in the rotation', () => {
+    const rotate = async (value: string) => {
+      const provider = fakeClient({ 'secrets/cluster-a/kc': { metadata: { name: 'kc' }, data: { kubeconfig: value } } as KubeObject });
+      const consumer = fakeClient({ 'secrets/klutch-bind/kubeconfig-x': { metadata: { name: 'kubeconfig-x' }, data: { kubeconfig: OLD } } as KubeObject });
+      const binding = {
+        apiVersion: 'klutch.anynines.com/v1alpha1',
+        metadata: { name: 'pgs.a.com', namespace: 'klutch-bind', uid: 'b-uid' },
+        spec: { kubeconfigSecretRef: { namespace: 'klutch-bind', name: 'kubeconfig-x', key: 'kubeconfig' } },
+      } as APIServiceBinding;
+      const t = heartbeat({
+        cb: cb({}, { kubeconfigSecretRef: { name: 'kc', key: 'kubeconfig' } }),
+        provider,
+        consumer,
+        bindings: { 'klutch-bind/pgs.a.com': binding },
+      });
+      await t.r.reconcile();
+      return { t, consumer };
+    };
+
+    it('refuses a kubeconfig that names a token file (the konnector would send its own ServiceAccount token)', async () => {
+      const { t, consumer } = await rotate(
+        kc({ server: 'https://attacker.example', user: '{"tokenFile":"/var/run/secrets/kubernetes.io/serviceaccount/token"}' }),
+      );
+      expect(consumer.calls.filter((c) => c.verb === 'patch')).toEqual([]);
+      expect(t.r.state.status).toBe('True'); // the heartbeat itself went out
+      expect(t.r.state.message).toContain('credential rotation refused');
+      expect(t.r.state.message).toContain('tokenFile: "/var/run/secrets/kubernetes.io/serviceaccount/token"');
+    });
+
+    it('refuses a kubeconfig for another cluster namespace', async () => {
+      const { t, consumer } = await rotate(kc({ namespace: 'cluster-b' }));
+      expect(consumer.calls.filter((c) => c.verb === 'patch')).toEqual([]);
+      expect(t.r.state.message).toContain('names cluster namespace "cluster-b", not "cluster-a"');
+    });
+
+    it('copies a kubeconfig for another server and records a ProviderServerChanged Warning event on the binding', async () => {
+      const { consumer } = await rotate(kc({ server: 'https://elsewhere.example:443', token: 'new' }));
+      expect(consumer.calls.filter((c) => c.verb === 'patch')).toHaveLength(1);
+      const ev = consumer.calls.find((c) => c.verb === 'create' && c.resource === 'events')?.body as Record<string, any>;
+      expect(ev).toMatchObject({
+        type: 'Warning',
+        reason: 'ProviderServerChanged',
+        metadata: { namespace: 'klutch-bind' },
+        involvedObject: { kind: 'APIServiceBinding', name: 'pgs.a.com', namespace: 'klutch-bind', uid: 'b-uid' },
+      });
+      expect(ev.message).toContain('from API server https://cp.example:6443 to https://elsewhere.example:443');
+    });
+
+    it('records no event when only the credentials changed', async () => {
+      const { consumer } = await rotate(NEW);
+      expect(consumer.calls.filter((c) => c.verb === 'patch')).toHaveLength(1);
+      expect(consumer.calls.filter((c) => c.verb === 'create')).toEqual([]);
+    });
+  });
+
   describe('credential rotation on the echo of its own heartbeat', () => {
     const secret = (kubeconfig: string) => ({ metadata: { name: 'kc' }, data: { kubeconfig } }) as KubeObject;
     const setup = () => {
       let now = Date.parse('2030-01-01T00:00:00Z');
-      const src = secret('V1');
+      const src = secret(V1);
       const provider = fakeClient({ 'secrets/cluster-a/kc': src });
-      const consumer = fakeClient({ 'secrets/klutch-bind/kubeconfig-x': secret('OLD') });
+      const consumer = fakeClient({ 'secrets/klutch-bind/kubeconfig-x': secret(OLD) });
       const binding = {
         metadata: { name: 'pgs.a.com' },
         spec: { kubeconfigSecretRef: { namespace: 'klutch-bind', name: 'kubeconfig-x', key: 'kubeconfig' } },
@@ -207,7 +283,7 @@ describe('HeartbeatReconciler', () => {
       const s = setup();
       await s.t.r.reconcile();
       expect(s.secretGets()).toBe(1);
-      expect(s.consumerPatches()).toEqual([{ data: { kubeconfig: 'V1' } }]);
+      expect(s.consumerPatches()).toEqual([{ data: { kubeconfig: V1 } }]);
       s.echo();
       s.advance(200);
       await s.t.r.reconcile();
@@ -235,11 +311,11 @@ describe('HeartbeatReconciler', () => {
       s.echo();
       await s.t.r.reconcile();
       expect(s.secretGets()).toBe(1);
-      s.src.data = { kubeconfig: 'V2' }; // the provider kubeconfig is rotated between two heartbeats
+      s.src.data = { kubeconfig: V2 }; // the provider kubeconfig is rotated between two heartbeats
       s.advance(requeueAfterMs!);
       await s.t.r.reconcile();
       expect(s.secretGets()).toBe(2);
-      expect(s.consumerPatches()).toEqual([{ data: { kubeconfig: 'V1' } }, { data: { kubeconfig: 'V2' } }]);
+      expect(s.consumerPatches()).toEqual([{ data: { kubeconfig: V1 } }, { data: { kubeconfig: V2 } }]);
     });
 
     it('reads it again on the echo when the Secret reference or the attached consumer Secrets changed', async () => {
