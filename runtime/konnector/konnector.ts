@@ -49,6 +49,12 @@ export interface KonnectorOptions {
   /** Time allowed for provider informers to sync before InformersSynced turns False. @default 30000 */
   providerSyncTimeoutMs?: number;
   /**
+   * How long an app-cluster namespace stays bound after its last object of a bound resource went, so
+   * that the provider's clean-up of claimed objects still comes down (see consumer-namespaces.ts).
+   * @default 600000 (10 minutes)
+   */
+  namespaceLingerMs?: number;
+  /**
    * Put the finalizer `klutch.anynines.com/konnector` on each binding, so that a binding deleted while
    * the konnector is down is cleaned up (CRD, objects on both sides) when it comes back. @default true
    */
@@ -69,6 +75,7 @@ function validate(o: KonnectorOptions): void {
   pos('qps', o.qps, 0);
   pos('burst', o.burst, 1);
   pos('providerSyncTimeoutMs', o.providerSyncTimeoutMs, 100);
+  pos('namespaceLingerMs', o.namespaceLingerMs, 0);
   if (o.workers !== undefined && !Number.isInteger(o.workers)) throw new Error(`KonnectorOptions.workers: ${o.workers} must be an integer`);
 }
 
@@ -149,6 +156,7 @@ export class Konnector {
       resyncMs,
       workers: opts.workers ?? DEFAULT_WORKERS,
       providerSyncTimeoutMs: opts.providerSyncTimeoutMs ?? 30_000,
+      namespaceLingerMs: opts.namespaceLingerMs,
       version: klutchKonnectorVersion(opts.version ?? KONNECTOR_VERSION),
       controlPlaneMode: opts.controlPlaneMode ?? false,
     };

@@ -1,0 +1,200 @@
+// The boundary between the two clusters, attacked from the provider's side, on real clusters with the
+// real bind backend (real OIDC provider, real kube-apiserver) and the real konnector: what a provider
+// (or anyone holding the consumer kubeconfig on the control plane) writes must not reach into the app
+// cluster beyond what the app cluster bound. Each attack was first run against the konnector before the
+// fix and got through (see docs/bind.md, "Threat model").
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { responseKubeconfig, responseRequests } from '../../../contract/wire.js';
+import { CoreResources, KubeClient, parseKubeconfig, type KubeObject } from '../../../runtime/core/index.js';
+import { createLogger } from '../../../runtime/core/logger.js';
+import { Konnector } from '../../../runtime/konnector/konnector.js';
+import { BindResources, RESOURCE_OWNER_ANNOTATION } from '../../../runtime/konnector/types.js';
+import { bindApiService, type ExportRequestDoc } from '../../../runtime/kubectl-bind/apiservice.js';
+import { startCluster, type RealCluster } from '../../../runtime/realinfra/index.js';
+import { CLIENT_ID, startProvider, type ProviderEnv } from '../backend/_fixture.js';
+import { eventually, installBindingCRDs, never } from './fixture.js';
+
+jest.setTimeout(240_000);
+
+const MANGO = { group: 'mangodb.com', version: 'v1alpha1', plural: 'mangodbs', namespaced: true, kind: 'MangoDB' };
+type Cond = { type: string; status: string; reason?: string; message?: string };
+type Binding = KubeObject & { status?: { conditions?: Cond[] } };
+type Secret = KubeObject & { data?: Record<string, string> };
+
+let env: ProviderEnv;
+let app: RealCluster;
+let ac: KubeClient;
+let consumer: KubeClient; // the consumer kubeconfig the backend handed out (what a konnector and a CLI hold)
+let clusterNs: string;
+let konnector: Konnector;
+const BINDING = 'mangodbs.mangodb.com';
+
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+const kubeconfig = (server: string, user: Record<string, unknown>, namespace: string) =>
+  JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    'current-context': 'p',
+    clusters: [{ name: 'p', cluster: { server, 'insecure-skip-tls-verify': true } }],
+    users: [{ name: 'p', user }],
+    contexts: [{ name: 'p', context: { cluster: 'p', user: 'p', namespace } }],
+  });
+
+beforeAll(async () => {
+  env = await startProvider('hostile-cp');
+  app = await startCluster({ name: 'hostile-app' });
+  ac = new KubeClient(app.kubeConfig);
+  await installBindingCRDs(ac);
+  // bind as kubectl-bind does: a bearer token of the issuer → BindingResponse → export request → APIServiceBinding
+  const now = Math.floor(Date.now() / 1000);
+  const tok = await env.op.signAsIssuer({ iss: env.op.issuer, sub: 'hostile-test', aud: CLIENT_ID, iat: now, exp: now + 300 });
+  const res = await fetch(`${env.backend.url}/bind`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${tok}` },
+    body: JSON.stringify({ group: 'mangodb.com', resource: 'mangodbs', clusterID: 'hostile' + randomBytes(3).toString('hex') }),
+  });
+  expect(res.status).toBe(200);
+  const response = (await res.json()) as Parameters<typeof responseKubeconfig>[0];
+  const remoteKubeconfig = responseKubeconfig(response);
+  const access = parseKubeconfig(remoteKubeconfig);
+  clusterNs = access.namespace!;
+  consumer = new KubeClient(access);
+  const sink = new PassThrough();
+  sink.resume();
+  await bindApiService(responseRequests(response)[0] as unknown as ExportRequestDoc, {
+    consumer: ac,
+    remoteKubeconfig,
+    dryRun: false,
+    yes: true,
+    skipKonnector: true,
+    output: undefined,
+    timeoutMs: 60_000,
+    io: { out: sink, err: sink, in: new PassThrough() },
+  });
+  konnector = new Konnector({
+    appKubeConfig: app.kubeConfig,
+    heartbeatIntervalMs: 2000,
+    providerSyncTimeoutMs: 10_000,
+    resyncMs: 0,
+    namespaceLingerMs: 0,
+    logger: createLogger('konnector-hostile', process.env.KONNECTOR_TEST_LOG ?? 'silent'),
+  });
+  await konnector.start();
+  await eventually('the bound CRD on the app cluster', () => ac.getOrNull(CoreResources.crds, undefined, BINDING), 120_000);
+}, 300_000);
+
+afterAll(async () => {
+  await konnector?.stop().catch(() => undefined);
+  consumer?.close();
+  ac?.close();
+  await app?.stop();
+  await env?.stop();
+});
+
+/** A namespace of the app cluster with a claim in it: bound by the app developer. */
+async function boundNamespace(name: string): Promise<string> {
+  await ac.create(CoreResources.namespaces, { metadata: { name } });
+  await ac.create(MANGO, { apiVersion: 'mangodb.com/v1alpha1', kind: 'MangoDB', metadata: { name: 'db', namespace: name }, spec: { tier: 'Shared' } });
+  return eventually(`provider namespace of ${name}`, async () => {
+    const ans = await consumer.getOrNull<KubeObject & { status?: { namespace?: string } }>(BindResources.apiServiceNamespaces, clusterNs, name);
+    return ans?.status?.namespace;
+  });
+}
+
+describe('a hostile provider', () => {
+  it('cannot make the konnector send its own token: a kubeconfig Secret with tokenFile is refused, never followed', async () => {
+    // The listener the provider points the kubeconfig at, and the "ServiceAccount token" file it names.
+    const seen: string[] = [];
+    const listener: Server = createServer((req, res) => {
+      seen.push(req.headers.authorization ?? '');
+      res.writeHead(401).end();
+    });
+    await new Promise<void>((r) => listener.listen(0, '127.0.0.1', r));
+    const dir = mkdtempSync(join(tmpdir(), 'hostile-'));
+    const marker = `marker-${randomBytes(8).toString('hex')}`;
+    const tokenFile = join(dir, 'token');
+    writeFileSync(tokenFile, marker);
+    const bindingSecretBefore = await appKubeconfigSecret();
+    try {
+      const cb = await env.kube.get<KubeObject & { spec: { kubeconfigSecretRef: { name: string; key: string } } }>(
+        BindResources.clusterBindings,
+        clusterNs,
+        'cluster',
+      );
+      const ref = cb.spec.kubeconfigSecretRef;
+      const url = `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
+      await env.kube.mergePatch(CoreResources.secrets, clusterNs, ref.name, { data: { [ref.key]: b64(kubeconfig(url, { tokenFile }, clusterNs)) } });
+      const cond = await eventually('the binding reports the refused rotation', async () => {
+        const b = await ac.get<Binding>(BindResources.apiServiceBindings, 'klutch-bind', BINDING);
+        return b.status?.conditions?.find((c) => c.type === 'Heartbeating' && c.message?.includes('credential rotation refused'));
+      });
+      expect(cond.message).toContain(`tokenFile: ${JSON.stringify(tokenFile)}`);
+      // a few more heartbeats (2 s interval): none of them follows the kubeconfig
+      await never('a request at the provider-chosen server', async () => seen.length > 0, 5000);
+      expect(seen.filter((a) => a.includes(marker))).toEqual([]);
+      expect(await appKubeconfigSecret()).toBe(bindingSecretBefore);
+    } finally {
+      listener.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('cannot write into kube-system: an APIServiceNamespace the app cluster did not bind maps nothing', async () => {
+    // With the consumer kubeconfig, announce the app cluster's kube-system; the backend assigns it a provider namespace.
+    await consumer.create(BindResources.apiServiceNamespaces, { metadata: { name: 'kube-system', namespace: clusterNs }, spec: {} });
+    const hostileNs = await eventually('a provider namespace for kube-system', async () => {
+      const ans = await consumer.getOrNull<KubeObject & { status?: { namespace?: string } }>(BindResources.apiServiceNamespaces, clusterNs, 'kube-system');
+      return ans?.status?.namespace;
+    });
+    await env.kube.create(CoreResources.secrets, { metadata: { name: 'y-service-binding', namespace: hostileNs }, stringData: { password: 'planted' } });
+
+    // The barrier: a namespace the app developer bound gets the provider's Secret.
+    const teamNs = await boundNamespace('team-a');
+    await env.kube.create(CoreResources.secrets, { metadata: { name: 'db-creds', namespace: teamNs }, stringData: { password: 'legit' } });
+    await eventually('the credentials Secret in team-a', () => ac.getOrNull(CoreResources.secrets, 'team-a', 'db-creds'));
+
+    await never('the planted Secret in the app cluster kube-system', () => ac.getOrNull(CoreResources.secrets, 'kube-system', 'y-service-binding'), 3000);
+    // … nor a claim object adopted into kube-system from the hostile provider namespace
+    await env.kube.create(MANGO, { apiVersion: 'mangodb.com/v1alpha1', kind: 'MangoDB', metadata: { name: 'planted', namespace: hostileNs }, spec: { tier: 'Shared' } });
+    await env.kube.create(MANGO, { apiVersion: 'mangodb.com/v1alpha1', kind: 'MangoDB', metadata: { name: 'adopted', namespace: teamNs }, spec: { tier: 'Shared' } });
+    await eventually('a provider-created object adopted into team-a', () => ac.getOrNull(MANGO, 'team-a', 'adopted'));
+    expect(await ac.getOrNull(MANGO, 'kube-system', 'planted')).toBeUndefined();
+  });
+
+  it('cannot pull app-cluster Secrets up or claim them, with or without an owner annotation', async () => {
+    const teamNs = await boundNamespace('team-b');
+    // the app's own Secrets: one with no provider counterpart, one whose name the provider also uses
+    await ac.create(CoreResources.secrets, { metadata: { name: 'app-only', namespace: 'team-b' }, stringData: { k: 'app-secret-1' } });
+    await ac.create(CoreResources.secrets, { metadata: { name: 'shared-name', namespace: 'team-b' }, stringData: { k: 'app-secret-2' } });
+    await env.kube.create(CoreResources.secrets, {
+      metadata: { name: 'shared-name', namespace: teamNs, annotations: { [RESOURCE_OWNER_ANNOTATION]: 'Consumer' } },
+      stringData: { k: 'provider-value' },
+    });
+    // the barrier: provider-owned credentials still arrive
+    await env.kube.create(CoreResources.secrets, { metadata: { name: 'db-creds', namespace: teamNs }, stringData: { password: 'legit' } });
+    await eventually('the credentials Secret in team-b', () => ac.getOrNull(CoreResources.secrets, 'team-b', 'db-creds'));
+    await never('the app-only Secret upstream', () => env.kube.getOrNull(CoreResources.secrets, teamNs, 'app-only'), 2000);
+    const up = await env.kube.get<Secret>(CoreResources.secrets, teamNs, 'shared-name');
+    expect(Buffer.from(up.data!.k!, 'base64').toString()).toBe('provider-value');
+    const down = await ac.get<Secret>(CoreResources.secrets, 'team-b', 'shared-name');
+    expect(Buffer.from(down.data!.k!, 'base64').toString()).toBe('app-secret-2');
+  });
+});
+
+/** The provider kubeconfig the app cluster holds (what the konnector uses). */
+async function appKubeconfigSecret(): Promise<string | undefined> {
+  const b = await ac.get<KubeObject & { spec: { kubeconfigSecretRef: { namespace: string; name: string; key: string } } }>(
+    BindResources.apiServiceBindings,
+    'klutch-bind',
+    BINDING,
+  );
+  const r = b.spec.kubeconfigSecretRef;
+  return (await ac.get<Secret>(CoreResources.secrets, r.namespace, r.name)).data?.[r.key];
+}
