@@ -2,8 +2,18 @@
 // kube-controller-manager and the Crossplane harness's binaries (Crossplane core 2.3 and 1.20,
 // function-patch-and-transform, provider-kubernetes, crane) from the Go wrapper modules in tools/.
 // Prints one progress line per component and the time each cold build took; stdout gets the paths (JSON).
-// `-- --kube` builds only the Kubernetes control plane, `-- --crossplane` only the Crossplane harness.
-import { ALL_COMPONENTS, COMPONENTS, CROSSPLANE_COMPONENTS, type ComponentName, ensureComponent, planComponent, isCached } from '../runtime/realinfra/build.js';
+// `-- --kube` builds only the Kubernetes control plane, `-- --node` only the real node's binaries (kubelet,
+// kube-scheduler, kube-proxy, pause, pod-probe), `-- --crossplane` only the Crossplane harness.
+import {
+  ALL_COMPONENTS,
+  COMPONENTS,
+  CROSSPLANE_COMPONENTS,
+  type ComponentName,
+  NODE_COMPONENTS,
+  ensureComponent,
+  planComponent,
+  isCached,
+} from '../runtime/realinfra/build.js';
 
 const started = Date.now();
 const log = (line: string) => process.stderr.write(`[realinfra +${((Date.now() - started) / 1000).toFixed(1)}s] ${line}\n`);
@@ -17,12 +27,16 @@ for (const r of requested) {
   }
 }
 for (const f of argv.filter((a) => a.startsWith('-'))) {
-  if (f !== '--kube' && f !== '--crossplane') {
-    process.stderr.write(`realinfra: unknown option "${f}"; expected --kube or --crossplane\n`);
+  if (f !== '--kube' && f !== '--node' && f !== '--crossplane') {
+    process.stderr.write(`realinfra: unknown option "${f}"; expected --kube, --node or --crossplane\n`);
     process.exit(2);
   }
 }
-const groups: ComponentName[] = [...(argv.includes('--kube') ? COMPONENTS : []), ...(argv.includes('--crossplane') ? CROSSPLANE_COMPONENTS : [])];
+const groups: ComponentName[] = [
+  ...(argv.includes('--kube') ? COMPONENTS : []),
+  ...(argv.includes('--node') ? NODE_COMPONENTS : []),
+  ...(argv.includes('--crossplane') ? CROSSPLANE_COMPONENTS : []),
+];
 const components: readonly ComponentName[] = requested.length > 0 ? (requested as ComponentName[]) : groups.length > 0 ? groups : ALL_COMPONENTS;
 
 try {

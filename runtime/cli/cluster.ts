@@ -1,5 +1,6 @@
 // `klutch-kit cluster start`: a throwaway real cluster (etcd + kube-apiserver + kube-controller-manager
-// from runtime/realinfra) that stays up until Ctrl-C; with `--crossplane 2.3|1.20` also real Crossplane.
+// from runtime/realinfra) that stays up until Ctrl-C; with `--crossplane 2.3|1.20` also real Crossplane,
+// with `--node` also a real node (containerd, kubelet, kube-proxy, kube-scheduler).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Command } from 'commander';
@@ -24,6 +25,7 @@ interface StartOptions {
   json?: boolean;
   quiet?: boolean;
   crossplane?: string;
+  node?: boolean;
 }
 
 async function start(opts: StartOptions): Promise<void> {
@@ -37,7 +39,13 @@ async function start(opts: StartOptions): Promise<void> {
   }
   // startCluster() checks the name first, then builds the binaries if the cache is cold (with progress lines).
   const { startCluster, logTail } = await realinfra();
-  const cluster = await startCluster({ name: opts.name, log, ...(opts.crossplane ? { crossplane: opts.crossplane as CrossplaneVersion } : {}) });
+  const cluster = await startCluster({
+    name: opts.name,
+    log,
+    ...(opts.crossplane ? { crossplane: opts.crossplane as CrossplaneVersion } : {}),
+    ...(opts.node ? { nodes: 1 as const } : {}),
+  });
+  const node = cluster.node;
   const xp = cluster.crossplane;
   let copied: string | undefined;
   if (opts.kubeconfig) {
@@ -56,6 +64,18 @@ async function start(opts: StartOptions): Promise<void> {
         dir: cluster.dir,
         pids: cluster.pids(),
         ...(xp ? { crossplane: { version: xp.versions.crossplane, registry: xp.registry, pids: xp.pids(), logs: path.dirname(xp.logs.crossplane) } } : {}),
+        ...(node
+          ? {
+              node: {
+                name: node.name,
+                ip: node.ip,
+                registry: node.registry,
+                probeImage: node.probeImage,
+                pids: node.pids(),
+                logs: path.dirname(node.logs.kubelet),
+              },
+            }
+          : {}),
       })}\n`,
     );
   } else {
@@ -72,6 +92,14 @@ async function start(opts: StartOptions): Promise<void> {
               `Crossplane ${xp.versions.crossplane} with function-patch-and-transform ${xp.versions.functionPatchAndTransform} and provider-kubernetes ${xp.versions.providerKubernetes}.`,
               `Package registry: ${xp.registry} (xpkg.crossplane.io/crossplane-contrib/* is rewritten to it)`,
               `Crossplane logs: ${path.dirname(xp.logs.crossplane)}`,
+              '',
+            ]
+          : []),
+        ...(node
+          ? [
+              `Node "${node.name}" is Ready at ${node.ip} (containerd, kubelet, kube-proxy, kube-scheduler).`,
+              `Image registry: ${node.registry} (plain HTTP; containerd pulls from it). Test image: ${node.probeImage}`,
+              `Node logs: ${path.dirname(node.logs.kubelet)}`,
               '',
             ]
           : []),
@@ -124,6 +152,18 @@ function waitUntilStopped(
         void finish(`${dead} died`, ExitCode.FAILED);
         return;
       }
+      const node = cluster.node;
+      if (node && !stopping) {
+        const nodePids = node.pids();
+        const deadNode = (Object.keys(nodePids) as (keyof typeof nodePids)[]).find((k) => nodePids[k] === undefined);
+        if (deadNode) {
+          process.stderr.write(
+            `klutch-kit: ${deadNode} of the node of cluster "${cluster.name}" stopped unexpectedly; last lines of its log:\n${logTail(node.logs[deadNode])}\n`,
+          );
+          void finish(`${deadNode} died`, 1);
+          return;
+        }
+      }
       const xp = cluster.crossplane;
       if (!xp || stopping) return;
       const xpPids = xp.pids();
@@ -153,6 +193,7 @@ export function clusterCommand(): Command {
       '--crossplane <version>',
       `also run real Crossplane (${CROSSPLANE_VERSIONS.join(' or ')}) with function-patch-and-transform and provider-kubernetes (needs root)`,
     )
+    .option('--node', 'also run a real node: containerd + runc, kubelet, kube-proxy, kube-scheduler and an image registry (needs root; one per host)')
     .action(async (opts: StartOptions) => {
       await start(opts);
     });

@@ -13,14 +13,24 @@ import { fileURLToPath } from 'node:url';
 /** A Kubernetes control-plane binary this package builds from a Go wrapper module under `tools/`. */
 export type KubeComponentName = 'etcd' | 'kube-apiserver' | 'kube-controller-manager';
 
+/**
+ * A binary of the harness's real node (`startCluster({ nodes: 1 })`): kubelet, kube-scheduler and kube-proxy
+ * from the same wrapper module as kube-apiserver (`tools/kube`), and from `tools/pod` the pause binary of
+ * the sandbox image and `pod-probe`, a small static HTTP server/client the node tests run in pods.
+ */
+export type NodeComponentName = 'kubelet' | 'kube-scheduler' | 'kube-proxy' | 'pause' | 'pod-probe';
+
 /** A Crossplane-harness binary this package builds from a Go wrapper module under `tools/`. */
 export type CrossplaneComponentName = 'crossplane-2.3' | 'crossplane-1.20' | 'function-patch-and-transform' | 'provider-kubernetes' | 'crane';
 
 /** A binary this package builds from a Go wrapper module under `tools/`. */
-export type ComponentName = KubeComponentName | CrossplaneComponentName;
+export type ComponentName = KubeComponentName | NodeComponentName | CrossplaneComponentName;
 
 /** The Kubernetes control plane (what `ensureBinaries()` builds by default). */
 export const COMPONENTS: readonly KubeComponentName[] = ['etcd', 'kube-apiserver', 'kube-controller-manager'];
+
+/** The real node's binaries (what `ensureNodeBinaries()` builds). */
+export const NODE_COMPONENTS: readonly NodeComponentName[] = ['kubelet', 'kube-scheduler', 'kube-proxy', 'pause', 'pod-probe'];
 
 /** The Crossplane harness's binaries. */
 export const CROSSPLANE_COMPONENTS: readonly CrossplaneComponentName[] = [
@@ -32,7 +42,7 @@ export const CROSSPLANE_COMPONENTS: readonly CrossplaneComponentName[] = [
 ];
 
 /** Every component `npm run realinfra` builds, in build order. */
-export const ALL_COMPONENTS: readonly ComponentName[] = [...COMPONENTS, ...CROSSPLANE_COMPONENTS];
+export const ALL_COMPONENTS: readonly ComponentName[] = [...COMPONENTS, ...NODE_COMPONENTS, ...CROSSPLANE_COMPONENTS];
 
 /** Paths of the built binaries. */
 export interface RealInfraBinaries {
@@ -117,6 +127,11 @@ const SPECS: Record<ComponentName, ComponentSpec> = {
     pkg: 'k8s.io/kubernetes/cmd/kube-controller-manager',
     ldflags: kubeLdflags,
   },
+  kubelet: { name: 'kubelet', module: 'kube', pkg: 'k8s.io/kubernetes/cmd/kubelet', ldflags: kubeLdflags },
+  'kube-scheduler': { name: 'kube-scheduler', module: 'kube', pkg: 'k8s.io/kubernetes/cmd/kube-scheduler', ldflags: kubeLdflags },
+  'kube-proxy': { name: 'kube-proxy', module: 'kube', pkg: 'k8s.io/kubernetes/cmd/kube-proxy', ldflags: kubeLdflags },
+  pause: { name: 'pause', module: 'pod', pkg: 'klutch-kit.invalid/tools/pod/pause', ldflags: () => '-s -w' },
+  'pod-probe': { name: 'pod-probe', module: 'pod', pkg: 'klutch-kit.invalid/tools/pod/probe', ldflags: () => '-s -w' },
   // Crossplane checks package version constraints against its own version: an unstamped binary is "".
   'crossplane-2.3': {
     name: 'crossplane-2.3',
@@ -453,6 +468,25 @@ export async function ensureBinaries(opts: EnsureBinariesOptions = {}): Promise<
     kubeApiServer: out['kube-apiserver'] ?? planComponent('kube-apiserver', opts).binary,
     kubeControllerManager: out['kube-controller-manager'] ?? planComponent('kube-controller-manager', opts).binary,
   };
+}
+
+/** Paths of the real node's binaries. */
+export interface NodeBinaries {
+  readonly kubelet: string;
+  readonly kubeScheduler: string;
+  readonly kubeProxy: string;
+  /** The sandbox image's only file. */
+  readonly pause: string;
+  /** The test workload's only file (`pod-probe serve|get|kube|sleep`). */
+  readonly podProbe: string;
+}
+
+/** Builds (or finds in the cache) kubelet, kube-scheduler, kube-proxy, pause and pod-probe. */
+export async function ensureNodeBinaries(opts: Omit<EnsureBinariesOptions, 'components'> = {}): Promise<NodeBinaries> {
+  const out: Partial<Record<NodeComponentName, string>> = {};
+  // Sequential on purpose, as ensureBinaries(): kubelet first, the others then reuse most of its packages.
+  for (const name of NODE_COMPONENTS) out[name] = await ensureComponent(name, opts);
+  return { kubelet: out.kubelet!, kubeScheduler: out['kube-scheduler']!, kubeProxy: out['kube-proxy']!, pause: out.pause!, podProbe: out['pod-probe']! };
 }
 
 /** A Crossplane core release line the harness can run. */

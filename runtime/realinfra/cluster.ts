@@ -15,6 +15,7 @@ import type { CrossplaneVersion } from './build.js';
 import { type CrossplaneHarness, type CrossplaneOptions, startCrossplane } from './crossplane.js';
 import { RUN_ID_ENV, type RegisteredProcess, type RegistryEntry, killRegistered, registryDir, removeEntry, writeEntry } from './registry.js';
 import { HarnessProcess } from './_process.js';
+import { NODE_CONTROLLERS, type NodeOptions, type RealNode, startNode } from './node.js';
 
 /** Flags for a component, merged over the defaults by flag name (without `--`); `null` removes a default flag. */
 export type ComponentArgs = Readonly<Record<string, string | null>>;
@@ -54,6 +55,15 @@ export interface StartClusterOptions {
    * line, or options. Needs root (network namespaces). @default no Crossplane
    */
   readonly crossplane?: CrossplaneVersion | Omit<CrossplaneOptions, 'log'>;
+  /**
+   * Real nodes (`cluster.node`): 1 adds containerd + runc, kubelet, kube-proxy and kube-scheduler, the CNI
+   * bridge, a local image registry and the controllers pods need (see node.ts). One node per host at a
+   * time (a host-wide lock). Needs root and the Debian packages containerd, runc, containernetworking-plugins.
+   * @default 0
+   */
+  readonly nodes?: 0 | 1;
+  /** Options of the node, when `nodes` is 1. */
+  readonly node?: NodeOptions;
 }
 
 /** Ports of a running cluster (all on 127.0.0.1). */
@@ -91,6 +101,8 @@ export interface RealCluster {
   kubeconfigForToken(token: string, namespace?: string): KubeConfig;
   /** Real Crossplane on this cluster, when started with the `crossplane` option. */
   readonly crossplane?: CrossplaneHarness;
+  /** The real node, when started with `nodes: 1`. */
+  readonly node?: RealNode;
 }
 
 /** A component failed to start; the message carries the tail of its log. */
@@ -202,6 +214,7 @@ class ClusterImpl implements RealCluster {
   kubeConfig!: KubeConfig;
   caPem = '';
   crossplane?: CrossplaneHarness;
+  node?: RealNode & { killSync(): void };
   private pki!: ClusterPki;
   private readonly procs: Partial<Record<ComponentName, Proc>> = {};
   private readonly registryFile: string;
@@ -350,6 +363,10 @@ class ClusterImpl implements RealCluster {
         'endpoint-reconciler-type': 'none',
         'allow-privileged': 'true',
         profiling: 'false',
+        // logs, exec and port-forward: the API server calls kubelet at the node IP with the admin certificate.
+        ...(this.opts.nodes
+          ? { 'kubelet-client-certificate': this.pki.adminCert, 'kubelet-client-key': this.pki.adminKey, 'kubelet-preferred-address-types': 'InternalIP' }
+          : {}),
       },
       this.opts.apiServerArgs,
     );
@@ -369,7 +386,7 @@ class ClusterImpl implements RealCluster {
           'secure-port': String(this.ports.controllerManager),
           'cert-dir': path.join(this.dir, 'controller-manager-certs'),
           'leader-elect': 'false',
-          controllers: DEFAULT_CONTROLLERS.join(','),
+          controllers: [...DEFAULT_CONTROLLERS, ...(this.opts.nodes ? NODE_CONTROLLERS : [])].join(','),
           'service-account-private-key-file': this.pki.serviceAccountKey,
           'root-ca-file': this.pki.caCert,
           'use-service-account-credentials': 'false',
@@ -386,6 +403,14 @@ class ClusterImpl implements RealCluster {
       return r.status === 200;
     });
     this.log(`${this.name}: kube-controller-manager ready (${el()})`);
+  }
+
+  /** Starts the node (after the control plane): containerd, kubelet, kube-proxy, kube-scheduler. */
+  async startNode(): Promise<void> {
+    this.node = await startNode(
+      { name: this.name, dir: this.dir, server: this.server, kubeConfig: this.kubeConfig, pki: this.pki, log: this.log, readyTimeoutMs: this.readyTimeoutMs },
+      this.opts.node,
+    );
   }
 
   private async startApiServer(): Promise<void> {
@@ -447,6 +472,7 @@ class ClusterImpl implements RealCluster {
   private async doStop(removeDir: boolean): Promise<void> {
     this.stopped = true;
     const grace = 5000;
+    await this.node?.stop();
     await this.crossplane?.stop();
     await Promise.all([this.procs['kube-controller-manager']?.stop(grace), this.procs['kube-apiserver']?.stop(grace)]);
     await this.procs.etcd?.stop(grace);
@@ -458,6 +484,7 @@ class ClusterImpl implements RealCluster {
 
   /** Synchronous last resort (process exit): SIGKILL everything, remove the folder. */
   killSync(): void {
+    this.node?.killSync();
     this.crossplane?.killSync();
     for (const p of Object.values(this.procs)) p?.killSync();
     for (const p of Object.values(this.procs)) {
@@ -488,6 +515,9 @@ export async function startCluster(opts: StartClusterOptions): Promise<RealClust
   if (!opts || typeof opts.name !== 'string' || !NAME_RE.test(opts.name)) {
     throw new Error(`startCluster: name must be a DNS label of at most 40 characters (lowercase letters, digits, "-"), got ${JSON.stringify(opts?.name)}`);
   }
+  if (opts.nodes !== undefined && opts.nodes !== 0 && opts.nodes !== 1) {
+    throw new Error(`startCluster: nodes must be 0 or 1 (one node per host: it changes host-wide state), got ${JSON.stringify(opts.nodes)}`);
+  }
   for (const [k, v] of Object.entries(opts.apiServerEnv ?? {})) {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k) || typeof v !== 'string') {
       throw new Error(`startCluster: apiServerEnv.${k} must be an environment variable name with a string value, got ${JSON.stringify(v)}`);
@@ -511,6 +541,7 @@ export async function startCluster(opts: StartClusterOptions): Promise<RealClust
     live.add(cluster);
     try {
       await cluster.start();
+      if (opts.nodes) await cluster.startNode();
       if (opts.crossplane !== undefined) {
         const xp = typeof opts.crossplane === 'string' ? { version: opts.crossplane } : opts.crossplane;
         cluster.crossplane = await startCrossplane(cluster, { ...xp, log: opts.log });

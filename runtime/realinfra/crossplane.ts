@@ -49,7 +49,7 @@ export type CrossplaneComponent = 'forwarder' | 'registry' | 'crossplane' | 'fun
  * synchronous synth), and a blocked call that itself needs the registry would wait forever.
  * argv[1]: JSON [{ lh, lp, th, tp }]; prints "ready" once every route listens.
  */
-const FORWARDER_JS = `
+export const FORWARDER_JS = `
 const net = require('node:net');
 const routes = JSON.parse(process.argv[1]);
 let listening = 0;

@@ -1,5 +1,6 @@
-// Real Kubernetes for tests: build etcd / kube-apiserver / kube-controller-manager from the Go wrapper
-// modules in tools/, start throwaway clusters, and server-side apply manifests in dependency order.
+// Real Kubernetes for tests: build etcd / kube-apiserver / kube-controller-manager (and a real node's
+// kubelet, kube-proxy, kube-scheduler) from the Go wrapper modules in tools/, start throwaway clusters
+// (optionally with that node), and server-side apply manifests in dependency order.
 export {
   ALL_COMPONENTS,
   COMPONENTS,
@@ -12,6 +13,10 @@ export {
   type KubeComponentName,
   type UpstreamSource,
   ensureCrossplaneBinaries,
+  ensureNodeBinaries,
+  NODE_COMPONENTS,
+  type NodeBinaries,
+  type NodeComponentName,
   upstreamSource,
   type ComponentPlan,
   type EnsureBinariesOptions,
@@ -59,6 +64,8 @@ export {
   waitForCrdsEstablished,
 } from './apply.js';
 export { type KilledLeftover, type KillLeftoversOptions, RUN_ID_ENV, killLeftovers, registryDir } from './registry.js';
+export { NODE_CONTROLLERS, NODE_NETWORK, type NodeComponent, type NodeOptions, NodeStartError, type RealNode } from './node.js';
+export { type HostRecord, NODE_HOST_PATHS, NODE_SYSCTLS, NodeLockError, nodeLockFile, restoreHost } from './host.js';
 export { clientOf } from './client.js';
 export { type ProbeResult, probe } from './probe.js';
 // The process supervisor the harness uses for its components (start, log file, exit, stop), for

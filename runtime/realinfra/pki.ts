@@ -136,3 +136,55 @@ export async function createClusterPki(dir: string, clusterName: string): Promis
     adminKeyPem: fs.readFileSync(p('admin.key'), 'utf8'),
   };
 }
+
+/** A client certificate signed by the cluster CA (files `<base>.crt` / `<base>.key` in the PKI folder). */
+export interface ClientCertificate {
+  readonly cert: string;
+  readonly key: string;
+  readonly certPem: string;
+  readonly keyPem: string;
+}
+
+/**
+ * Issues a client certificate with the given subject, e.g. `/O=system:nodes/CN=system:node:node-1` for a
+ * kubelet (the Node authorizer's identity) or `/CN=system:kube-scheduler`.
+ */
+export async function createClientCertificate(pki: ClusterPki, base: string, subject: string): Promise<ClientCertificate> {
+  if (!/^[a-z0-9][a-z0-9-]*$/.test(base)) throw new Error(`createClientCertificate: base must be a file name stem, got ${JSON.stringify(base)}`);
+  const p = (f: string) => path.join(pki.dir, f);
+  await openssl(
+    [
+      'req',
+      '-x509',
+      '-new',
+      '-config',
+      p('openssl.cnf'),
+      '-extensions',
+      'client',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-CA',
+      pki.caCert,
+      '-CAkey',
+      pki.caKey,
+      '-keyout',
+      p(`${base}.key`),
+      '-out',
+      p(`${base}.crt`),
+      '-days',
+      '825',
+      '-subj',
+      subject,
+    ],
+    `${base} certificate`,
+  );
+  return {
+    cert: p(`${base}.crt`),
+    key: p(`${base}.key`),
+    certPem: fs.readFileSync(p(`${base}.crt`), 'utf8'),
+    keyPem: fs.readFileSync(p(`${base}.key`), 'utf8'),
+  };
+}

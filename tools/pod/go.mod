@@ -1,0 +1,3 @@
+module klutch-kit.invalid/tools/pod
+
+go 1.25.0
