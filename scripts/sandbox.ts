@@ -68,6 +68,14 @@ async function up(demo: boolean): Promise<number> {
     }
     fs.rmSync(STATE_FILE, { force: true });
   }
+  // every missing prerequisite at once, before any Go build (which takes minutes on a fresh machine)
+  const { formatMissing, kubectlNote, missingPrerequisites, systemLookup } = await import('../sandbox/prerequisites.js');
+  const lookup = await systemLookup();
+  const missing = missingPrerequisites(lookup);
+  if (missing.length > 0) {
+    process.stderr.write(`${formatMissing(missing)}\n`);
+    return 1;
+  }
   process.stdout.write(`klutch-kit sandbox: state under ${SANDBOX_DIR}\n`);
   // imported here so that --down starts fast and loads no OIDC provider / Pulumi SDK
   const t0 = Date.now();
@@ -110,6 +118,7 @@ async function up(demo: boolean): Promise<number> {
       `  app-1             KUBECONFIG=${a1.kubeconfigPath}`,
       `  app-2             KUBECONFIG=${a2.kubeconfigPath}`,
       `  logs              ${sb.dir}/logs`,
+      ...[kubectlNote(lookup)].filter((n) => n !== undefined).map((n) => `  note              ${n}`),
       `  e.g.              kubectl --kubeconfig ${a1.kubeconfigPath} get postgresqlinstances,servicebindings,secrets -n shop`,
       `                    kubectl --kubeconfig ${sb.controlPlane.kubeconfigPath} get claim,composite,objects.kubernetes.crossplane.io,postgresqls.postgresql.anynines.com -A`,
       ...(psql ? [`  psql              ${psql}`] : []),

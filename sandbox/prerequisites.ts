@@ -1,0 +1,134 @@
+/**
+ * What `npm run sandbox` needs on the machine, checked before anything is built or started, so that
+ * a fresh machine learns every missing piece at once (with the command that installs it) instead of
+ * after the Go builds: openssl (cluster certificates, runtime/realinfra/pki.ts), Debian's PostgreSQL
+ * server binaries (the local a8s operator, sandbox/a8s-operator/local-postgres.ts) and, while any
+ * Go-built binary is not in the cache yet, Go >= 1.26 (runtime/realinfra/build.ts).
+ */
+import { execFileSync } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import { delimiter, join, resolve } from 'node:path';
+
+/** Go-built components the sandbox runs: the clusters, Crossplane 2.3 (SANDBOX_CROSSPLANE) with its function and provider, the Pulumi toolchain. */
+export const SANDBOX_GO_COMPONENTS = [
+  'etcd',
+  'kube-apiserver',
+  'kube-controller-manager',
+  'crane',
+  'function-patch-and-transform',
+  'provider-kubernetes',
+  'crossplane-2.3',
+  'pulumi-cli',
+  'pulumi-resource-kubernetes',
+] as const;
+
+/** The minimum Go release of the wrapper modules in tools/. */
+export const MIN_GO = [1, 26] as const;
+
+/** How the check looks at the machine (injectable for tests). */
+export interface PrerequisiteLookup {
+  /** The path of an executable command (on PATH, or the path itself), or undefined. */
+  which(command: string): string | undefined;
+  /** What `<go> version` prints, or undefined when it does not run. */
+  goVersion(go: string): string | undefined;
+  /** Whether Debian's PostgreSQL server binaries (`/usr/lib/postgresql/<major>/bin/{postgres,initdb}`) are installed. */
+  postgres(): boolean;
+  /** The components of {@link SANDBOX_GO_COMPONENTS} not in the build cache yet. */
+  uncached(): string[];
+}
+
+/** One missing prerequisite: what, what for, and how to get it. */
+export interface MissingPrerequisite {
+  readonly what: string;
+  readonly why: string;
+  readonly install: string;
+}
+
+const APT = (pkg: string) => `apt-get install -y ${pkg}   (Debian/Ubuntu, as root; .ci/apt-packages.txt lists what CI installs)`;
+
+/** The missing prerequisites, in the order to install them (none: ready). */
+export function missingPrerequisites(look: PrerequisiteLookup, env: NodeJS.ProcessEnv = process.env): MissingPrerequisite[] {
+  const missing: MissingPrerequisite[] = [];
+  if (!look.which('openssl')) missing.push({ what: 'openssl', why: 'makes the clusters’ certificates', install: APT('openssl') });
+  if (!look.postgres())
+    missing.push({
+      what: 'PostgreSQL server (postgres, initdb under /usr/lib/postgresql/<major>/bin)',
+      why: 'the local a8s operator runs a real PostgreSQL server per claim',
+      install: APT('postgresql'),
+    });
+  const uncached = look.uncached();
+  if (uncached.length > 0) {
+    const go = env.KLUTCH_KIT_GO || 'go';
+    const found = look.which(go);
+    const version = found ? look.goVersion(found) : undefined;
+    const m = version ? /go(\d+)\.(\d+)/.exec(version) : null;
+    const why = `builds ${uncached.length} binaries not in the cache yet (${uncached.join(', ')}); the first build took 1,227 s on a fresh 2-core machine (measured 2026-11)`;
+    const install = 'Go >= 1.26 from https://go.dev/doc/install (Debian’s golang package is older), on PATH or as KLUTCH_KIT_GO=/path/to/go';
+    if (!found) missing.push({ what: `Go (the "${go}" command)`, why, install });
+    else if (!m || Number(m[1]) < MIN_GO[0] || (Number(m[1]) === MIN_GO[0] && Number(m[2]) < MIN_GO[1]))
+      missing.push({ what: `Go >= ${MIN_GO.join('.')} (${found} is ${version?.trim() || 'not runnable'})`, why, install });
+  }
+  return missing;
+}
+
+/** A note for the `kubectl …` lines the sandbox prints, when there is no kubectl to run them. */
+export function kubectlNote(look: Pick<PrerequisiteLookup, 'which'>): string | undefined {
+  if (look.which('kubectl')) return undefined;
+  return 'no kubectl on PATH for the lines below: install one (>= 1.33; Debian’s kubectl package is older) from https://kubernetes.io/docs/tasks/tools/';
+}
+
+/** The message for missing prerequisites: one block per item. */
+export function formatMissing(missing: readonly MissingPrerequisite[]): string {
+  return [
+    `sandbox: ${missing.length} prerequisite(s) missing; nothing was built or started:`,
+    ...missing.map((m) => `  - ${m.what}: ${m.why}\n      install: ${m.install}`),
+  ].join('\n');
+}
+
+/** The lookup of this machine. */
+export async function systemLookup(): Promise<PrerequisiteLookup> {
+  const [{ findPostgresBinaries }, { isCached, planComponent }, { isPulumiCached, planPulumiComponent }] = await Promise.all([
+    import('./a8s-operator/local-postgres.js'),
+    import('../runtime/realinfra/build.js'),
+    import('../runtime/realinfra/pulumi-build.js'),
+  ]);
+  const executable = (p: string) => {
+    try {
+      accessSync(p, constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  return {
+    which: (command) =>
+      command.includes('/')
+        ? executable(command)
+          ? resolve(command)
+          : undefined
+        : (process.env.PATH ?? '')
+            .split(delimiter)
+            .filter(Boolean)
+            .map((d) => join(d, command))
+            .find(executable),
+    goVersion: (go) => {
+      try {
+        return execFileSync(go, ['version'], { encoding: 'utf8', timeout: 10_000 });
+      } catch {
+        return undefined;
+      }
+    },
+    postgres: () => {
+      try {
+        findPostgresBinaries();
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    uncached: () =>
+      SANDBOX_GO_COMPONENTS.filter((c) =>
+        c === 'pulumi-cli' || c === 'pulumi-resource-kubernetes' ? !isPulumiCached(planPulumiComponent(c)) : !isCached(planComponent(c)),
+      ),
+  };
+}

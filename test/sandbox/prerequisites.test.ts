@@ -1,0 +1,57 @@
+/**
+ * `npm run sandbox` checks what it needs before building anything: each missing prerequisite is named
+ * with the command that installs it (sandbox/prerequisites.ts, with an injected lookup).
+ */
+import { describe, expect, it } from '@jest/globals';
+import { formatMissing, kubectlNote, missingPrerequisites, SANDBOX_GO_COMPONENTS, type PrerequisiteLookup } from '../../sandbox/prerequisites.js';
+
+/** A machine with these commands (name → `go version` output or ''), PostgreSQL or not, and these components not built yet. */
+function machine(commands: Record<string, string>, postgres: boolean, uncached: string[] = []): PrerequisiteLookup {
+  return {
+    which: (c) => (c in commands ? `/usr/bin/${c.split('/').pop()}` : undefined),
+    goVersion: (go) => Object.entries(commands).find(([c]) => go.endsWith(c.split('/').pop()!))?.[1],
+    postgres: () => postgres,
+    uncached: () => uncached,
+  };
+}
+const GO = 'go version go1.26.8 linux/amd64\n';
+
+describe('sandbox prerequisites', () => {
+  it('none missing on a ready machine (Go not needed once everything is built)', () => {
+    expect(missingPrerequisites(machine({ openssl: '', go: GO }, true, ['etcd']), {})).toEqual([]);
+    expect(missingPrerequisites(machine({ openssl: '' }, true, []), {})).toEqual([]);
+  });
+
+  it('a fresh machine: every missing piece at once, each with its install command', () => {
+    const missing = missingPrerequisites(machine({}, false, ['etcd', 'kube-apiserver']), {});
+    expect(missing.map((m) => m.what)).toEqual([
+      'openssl',
+      'PostgreSQL server (postgres, initdb under /usr/lib/postgresql/<major>/bin)',
+      'Go (the "go" command)',
+    ]);
+    expect(missing[0].install).toMatch(/^apt-get install -y openssl /);
+    expect(missing[1].install).toMatch(/^apt-get install -y postgresql /);
+    expect(missing[2].install).toContain('Go >= 1.26 from https://go.dev/doc/install');
+    expect(missing[2].why).toContain('builds 2 binaries not in the cache yet (etcd, kube-apiserver); the first build took');
+    const text = formatMissing(missing);
+    expect(text.split('\n')[0]).toBe('sandbox: 3 prerequisite(s) missing; nothing was built or started:');
+    expect(text).toContain('  - openssl: makes the clusters’ certificates\n      install: apt-get install -y openssl');
+  });
+
+  it('a Go that is too old, or KLUTCH_KIT_GO', () => {
+    const old = missingPrerequisites(machine({ openssl: '', go: 'go version go1.22.2 linux/amd64' }, true, ['etcd']), {});
+    expect(old.map((m) => m.what)).toEqual(['Go >= 1.26 (/usr/bin/go is go version go1.22.2 linux/amd64)']);
+    expect(missingPrerequisites(machine({ openssl: '', '/opt/go/bin/go': GO }, true, ['etcd']), { KLUTCH_KIT_GO: '/opt/go/bin/go' })).toEqual([]);
+    expect(missingPrerequisites(machine({ openssl: '', go: 'go version go2.0 x' }, true, ['etcd']), {})).toEqual([]);
+  });
+
+  it('the Go components are what the sandbox runs (Crossplane SANDBOX_CROSSPLANE)', async () => {
+    const { SANDBOX_CROSSPLANE } = await import('../../sandbox/sandbox.js');
+    expect(SANDBOX_GO_COMPONENTS).toContain(`crossplane-${SANDBOX_CROSSPLANE}`);
+  });
+
+  it('says how to get a kubectl when there is none for the lines it prints', () => {
+    expect(kubectlNote(machine({ kubectl: '' }, true))).toBeUndefined();
+    expect(kubectlNote(machine({}, true))).toContain('https://kubernetes.io/docs/tasks/tools/');
+  });
+});
