@@ -122,6 +122,7 @@ describe('a hostile provider', () => {
     const tokenFile = join(dir, 'token');
     writeFileSync(tokenFile, marker);
     const bindingSecretBefore = await appKubeconfigSecret();
+    let restore: (() => Promise<unknown>) | undefined;
     try {
       const cb = await env.kube.get<KubeObject & { spec: { kubeconfigSecretRef: { name: string; key: string } } }>(
         BindResources.clusterBindings,
@@ -129,18 +130,24 @@ describe('a hostile provider', () => {
         'cluster',
       );
       const ref = cb.spec.kubeconfigSecretRef;
+      const original = (await env.kube.get<Secret>(CoreResources.secrets, clusterNs, ref.name)).data![ref.key]!;
+      restore = () => env.kube.mergePatch(CoreResources.secrets, clusterNs, ref.name, { data: { [ref.key]: original } });
       const url = `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
       await env.kube.mergePatch(CoreResources.secrets, clusterNs, ref.name, { data: { [ref.key]: b64(kubeconfig(url, { tokenFile }, clusterNs)) } });
-      const cond = await eventually('the binding reports the refused rotation', async () => {
+      const stolen = () => seen.filter((a) => a.includes(marker));
+      const refused = async () => {
         const b = await ac.get<Binding>(BindResources.apiServiceBindings, 'klutch-bind', BINDING);
         return b.status?.conditions?.find((c) => c.type === 'Heartbeating' && c.message?.includes('credential rotation refused'));
-      });
-      expect(cond.message).toContain(`tokenFile: ${JSON.stringify(tokenFile)}`);
+      };
+      // Whichever comes first: the konnector refuses the kubeconfig, or it sends the token file's content.
+      await eventually('the rotation refused or the token sent', async () => stolen().length > 0 || (await refused()));
+      expect(stolen()).toEqual([]);
+      expect((await refused())?.message).toContain(`tokenFile: ${JSON.stringify(tokenFile)}`);
       // a few more heartbeats (2 s interval): none of them follows the kubeconfig
       await never('a request at the provider-chosen server', async () => seen.length > 0, 5000);
-      expect(seen.filter((a) => a.includes(marker))).toEqual([]);
       expect(await appKubeconfigSecret()).toBe(bindingSecretBefore);
     } finally {
+      await restore?.();
       listener.close();
       rmSync(dir, { recursive: true, force: true });
     }
@@ -162,8 +169,18 @@ describe('a hostile provider', () => {
 
     await never('the planted Secret in the app cluster kube-system', () => ac.getOrNull(CoreResources.secrets, 'kube-system', 'y-service-binding'), 3000);
     // … nor a claim object adopted into kube-system from the hostile provider namespace
-    await env.kube.create(MANGO, { apiVersion: 'mangodb.com/v1alpha1', kind: 'MangoDB', metadata: { name: 'planted', namespace: hostileNs }, spec: { tier: 'Shared' } });
-    await env.kube.create(MANGO, { apiVersion: 'mangodb.com/v1alpha1', kind: 'MangoDB', metadata: { name: 'adopted', namespace: teamNs }, spec: { tier: 'Shared' } });
+    await env.kube.create(MANGO, {
+      apiVersion: 'mangodb.com/v1alpha1',
+      kind: 'MangoDB',
+      metadata: { name: 'planted', namespace: hostileNs },
+      spec: { tier: 'Shared' },
+    });
+    await env.kube.create(MANGO, {
+      apiVersion: 'mangodb.com/v1alpha1',
+      kind: 'MangoDB',
+      metadata: { name: 'adopted', namespace: teamNs },
+      spec: { tier: 'Shared' },
+    });
     await eventually('a provider-created object adopted into team-a', () => ac.getOrNull(MANGO, 'team-a', 'adopted'));
     expect(await ac.getOrNull(MANGO, 'kube-system', 'planted')).toBeUndefined();
   });
