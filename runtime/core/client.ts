@@ -119,6 +119,19 @@ export interface ClientOptions {
    */
   idleSocketTimeoutMs?: number;
   /**
+   * Largest response body of a non-watch request, bytes. The other side of a konnector's connection is a
+   * provider's server: a body past this is cut off and the request fails (`ResponseTooLarge`) instead of
+   * growing the process without bound. A list page of the informers (500 objects) stays far below it.
+   * @default 134217728 (128 MiB)
+   */
+  maxResponseBytes?: number;
+  /**
+   * Longest line (one event) of a watch stream, bytes. kube-apiserver keeps objects under 1.5 MiB (etcd's
+   * limit), so a longer line is not an API server's: the watch is closed and the informer lists again.
+   * @default 16777216 (16 MiB)
+   */
+  maxWatchLineBytes?: number;
+  /**
    * Where this client counts its requests and the time they waited for the rate limiter; several
    * clients may share one object (e.g. every provider connection of a konnector), so the totals
    * outlive a client. @default - a counter of its own
@@ -169,6 +182,8 @@ export class KubeClient {
   readonly stats: ClientStats;
   private prepared: Promise<Prepared> | undefined;
   private readonly timeoutMs: number;
+  private readonly maxResponseBytes: number;
+  private readonly maxWatchLineBytes: number;
   private readonly idleSocketTimeoutMs: number;
   private readonly userAgent: string;
 
@@ -181,6 +196,8 @@ export class KubeClient {
     this.limiter = new TokenBucket(opts.qps ?? 50, opts.burst ?? 100);
     this.stats = opts.stats ?? { requests: 0, throttledMs: 0 };
     this.timeoutMs = opts.timeoutMs ?? 30_000;
+    this.maxResponseBytes = opts.maxResponseBytes ?? 128 * 1024 * 1024;
+    this.maxWatchLineBytes = opts.maxWatchLineBytes ?? 16 * 1024 * 1024;
     this.idleSocketTimeoutMs = opts.idleSocketTimeoutMs ?? 10_000;
     if (!Number.isFinite(this.idleSocketTimeoutMs) || this.idleSocketTimeoutMs < 0) {
       throw new Error(`ClientOptions.idleSocketTimeoutMs must be a number of milliseconds >= 0, got ${opts.idleSocketTimeoutMs}`);
@@ -392,7 +409,24 @@ export class KubeClient {
     return new Promise<T>((resolve, reject) => {
       const req = mod.request(u, { method, headers, agent: p.agent, timeout: this.timeoutMs, signal: opts.signal }, (res) => {
         const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          size += c.length;
+          if (size > this.maxResponseBytes) {
+            req.destroy();
+            reject(
+              new ApiError(
+                0,
+                'ResponseTooLarge',
+                `the response of ${method} ${path} from ${u.host} exceeded ${this.maxResponseBytes} bytes (ClientOptions.maxResponseBytes); it was cut off`,
+                method,
+                path,
+              ),
+            );
+            return;
+          }
+          chunks.push(c);
+        });
         res.on('error', (e) => reject(new ApiError(0, 'TransportError', e.message, method, path)));
         res.on('end', () => {
           const text = Buffer.concat(chunks).toString('utf8');
@@ -573,6 +607,15 @@ export class KubeClient {
         }
         resolveOpen({ done, abort: () => ac.abort() });
         const rl = createInterface({ input: res, crlfDelay: Infinity });
+        // readline buffers a line without bound: count the bytes since the last newline and close the
+        // stream past the limit (the informer then lists again).
+        let pending = 0;
+        const maxLine = this.maxWatchLineBytes;
+        res.on('data', (c: Buffer) => {
+          const nl = c.lastIndexOf(10);
+          pending = nl < 0 ? pending + c.length : c.length - nl - 1;
+          if (pending > maxLine) res.destroy();
+        });
         rl.on('line', (line) => {
           if (!line.trim()) return;
           let ev: WatchEvent<T>;
