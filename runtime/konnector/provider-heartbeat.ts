@@ -24,6 +24,9 @@ export function goDuration(ms: number): string {
   return `${s}s`;
 }
 
+/** How far in the future a ClusterBinding's lastHeartbeatTime may be and still count as this konnector's (clock skew). */
+export const FUTURE_SKEW_MS = 60_000;
+
 /** Relative jitter of the heartbeat requeue: interval/2 × (1 ± 0.1). */
 export const HEARTBEAT_JITTER = 0.1;
 
@@ -127,7 +130,10 @@ export class HeartbeatReconciler implements Reconciler {
     }
     const last = cb.status?.lastHeartbeatTime ? Date.parse(cb.status.lastHeartbeatTime) : 0;
     const want = { heartbeatInterval: goDuration(interval), konnectorVersion: d.version };
-    const fresh = this.now() - last < interval / 4;
+    // A time in the future is not fresh (beyond a minute of clock skew): someone with the consumer
+    // kubeconfig wrote it, and the konnector writes over it instead of leaving it for ever.
+    const age = this.now() - last;
+    const fresh = age >= -FUTURE_SKEW_MS && age < interval / 4;
     const write = !fresh || cb.status?.heartbeatInterval !== want.heartbeatInterval || cb.status?.konnectorVersion !== want.konnectorVersion;
     let rotationNote = '';
     if (!d.controlPlaneMode) rotationNote = await this.rotateCredentials(cb, interval, write);

@@ -196,6 +196,22 @@ describe('HeartbeatReconciler', () => {
     }
   });
 
+  it('writes over a lastHeartbeatTime in the future (written with the consumer kubeconfig) instead of keeping it', async () => {
+    const now = Date.parse('2030-01-01T00:00:00Z');
+    const future = cb();
+    future.status = { lastHeartbeatTime: '2099-01-01T00:00:00Z', heartbeatInterval: '5m0s', konnectorVersion: 'v1.2.3' };
+    const t = heartbeat({ cb: future, controlPlaneMode: true, now: () => now });
+    await t.r.reconcile();
+    const patch = t.provider.calls.find((x) => x.verb === 'patch')?.body as { status: ClusterBinding['status'] } | undefined;
+    expect(patch?.status?.lastHeartbeatTime).toBe('2030-01-01T00:00:00Z');
+    // within a minute of skew it is still taken as fresh
+    const skewed = cb();
+    skewed.status = { lastHeartbeatTime: '2030-01-01T00:00:30Z', heartbeatInterval: '5m0s', konnectorVersion: 'v1.2.3' };
+    const t2 = heartbeat({ cb: skewed, controlPlaneMode: true, now: () => now });
+    await t2.r.reconcile();
+    expect(t2.provider.calls.filter((x) => x.verb === 'patch')).toEqual([]);
+  });
+
   describe('a hostile provider kubeconfig in the rotation', () => {
     const rotate = async (value: string) => {
       const provider = fakeClient({ 'secrets/cluster-a/kc': { metadata: { name: 'kc' }, data: { kubeconfig: value } } as KubeObject });
