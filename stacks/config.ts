@@ -92,8 +92,10 @@ export interface ImagesConfig {
   readonly konnector?: string;
   /** @default DEFAULT_IMAGES.dex */
   readonly dex?: string;
-  /** Build runtime/Dockerfile.{backend,konnector} and push them here (needs @pulumi/docker-build and Docker). */
+  /** Build the backend and konnector images (`klutch-kit image build`, no Docker) and push them here, e.g. `ghcr.io/my-org`. */
   readonly registry?: string;
+  /** Base of the built images: `local` or `<registry>/<repository>@sha256:<hex>`. @default a distroless Node.js 22, by digest */
+  readonly base?: string;
 }
 
 /** The validated, non-secret part of the stack config. */
@@ -349,8 +351,8 @@ export function parseStackConfig(raw: RawStackConfig): StackConfig {
 
   let images: ImagesConfig = {};
   if (raw.images !== undefined && raw.images !== null) {
-    if (!isObject(raw.images)) fail('images', raw.images, 'an object { backend, konnector, dex, registry }');
-    checkKeys('images', raw.images, ['backend', 'konnector', 'dex', 'registry']);
+    if (!isObject(raw.images)) fail('images', raw.images, 'an object { backend, konnector, dex, registry, base }');
+    checkKeys('images', raw.images, ['backend', 'konnector', 'dex', 'registry', 'base']);
     const ref = (k: string) => {
       const s = optString(`images.${k}`, raw.images && (raw.images as Record<string, unknown>)[k]);
       if (s !== undefined && (/\s/.test(s) || s.endsWith(':latest'))) fail(`images.${k}`, s, 'a pinned image reference (no whitespace, not :latest)');
@@ -360,11 +362,17 @@ export function parseStackConfig(raw: RawStackConfig): StackConfig {
     const konnector = ref('konnector');
     const dex = ref('dex');
     const registry = optString('images.registry', raw.images['registry']);
+    const base = optString('images.base', raw.images['base']);
+    if (base !== undefined && base !== 'local' && !/@sha256:[0-9a-f]{64}$/.test(base)) {
+      fail('images.base', base, '"local" or a base image pinned by digest, "<registry>/<repository>@sha256:<64 hex>"');
+    }
+    if (base !== undefined && !registry) fail('images.base', base, 'images.registry beside it (images.base is the base of the images the stack builds)');
     images = {
       ...(backendImage ? { backend: backendImage } : {}),
       ...(konnector ? { konnector } : {}),
       ...(dex ? { dex } : {}),
       ...(registry ? { registry } : {}),
+      ...(base ? { base } : {}),
     };
   }
 

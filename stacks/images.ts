@@ -1,14 +1,18 @@
 /**
- * Runtime images built by the stack (`images.registry`): runtime/Dockerfile.konnector and runtime/Dockerfile.backend
- * (context: the repository root) built and pushed with @pulumi/docker-build, which is not a dependency of
- * klutch-kit; it is loaded with a dynamic `import()`, and a missing package fails with the install instruction.
+ * Runtime images built by the stack (`images.registry`): {@link RuntimeImages}, a component that builds the backend and
+ * konnector images with `klutch-kit image build` (runtime/image: from the packed package, without Docker) and pushes
+ * them with the OCI distribution API. Builds are reproducible, so the digests are known before the push: a preview
+ * builds (no push) and shows the exact references an `up` deploys; an `up` pushes, then the manifests use
+ * `<registry>/<image>:<version>@<digest>`.
  */
-import * as path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type * as pulumi from '@pulumi/pulumi';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as pulumi from '@pulumi/pulumi';
 import { KLUTCH_KIT_VERSION } from '../constructs/runtime/index.js';
+import { buildRuntimeImages as buildImageLayout } from '../runtime/image/build.js';
+import { pushLayoutImage } from '../runtime/image/registry.js';
 import { CONFIG_NAMESPACE, StackConfigError } from './config.js';
-import { type Importer, loadOptional } from './optional.js';
 
 /** The built images. */
 export const RUNTIME_IMAGES = ['backend', 'konnector'] as const;
@@ -28,40 +32,94 @@ export function runtimeImageRefs(registry: string, tag: string = KLUTCH_KIT_VERS
   return { backend: `${r}/backend:${tag}`, konnector: `${r}/konnector:${tag}` };
 }
 
-/** The repository root (build context). */
-export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-
-export function dockerBuildMissingMessage(registry: string): string {
-  return (
-    `${CONFIG_NAMESPACE}:images.registry is "${registry}", but @pulumi/docker-build is not installed; run \`npm install @pulumi/docker-build\` ` +
-    `(building also needs a Docker daemon with buildx, logged in to the registry), or build runtime/Dockerfile.backend and runtime/Dockerfile.konnector yourself ` +
-    `(docker build -f runtime/Dockerfile.backend .) and set images.backend / images.konnector to the pushed references`
-  );
+/** What the component does with the images; the default builds with runtime/image and pushes with the distribution API. */
+export interface RuntimeImageBuilder {
+  /** Builds both images into the OCI layout `output`; returns each image's index digest. */
+  build(opts: {
+    readonly output: string;
+    readonly base?: string;
+    readonly log: (line: string) => void;
+  }): Promise<Record<RuntimeImage, { readonly digest: string }>>;
+  /** Pushes image `name` of the layout as `ref` (`<registry>/<repository>:<tag>`); returns the index digest. */
+  push(layout: string, name: RuntimeImage, ref: string, log: (line: string) => void): Promise<{ readonly digest: string }>;
 }
 
-interface DockerBuildModule {
-  Image: new (name: string, args: Record<string, unknown>, opts?: pulumi.CustomResourceOptions) => pulumi.CustomResource;
+export const defaultImageBuilder: RuntimeImageBuilder = {
+  build: async ({ output, base, log }) => (await buildImageLayout({ output, ...(base ? { base } : {}), log })).images,
+  push: (layout, name, ref, log) => pushLayoutImage(layout, name, ref, { log }),
+};
+
+export interface RuntimeImagesArgs {
+  /** `images.registry`: registry and repository prefix, e.g. `ghcr.io/my-org`. */
+  readonly registry: string;
+  /** @default KLUTCH_KIT_VERSION */
+  readonly tag?: string;
+  /** `images.base`: `local` or `<registry>/<repository>@sha256:<hex>`. @default the distroless Node.js 22 of runtime/image/build.ts */
+  readonly base?: string;
+  /** @default defaultImageBuilder */
+  readonly builder?: RuntimeImageBuilder;
+}
+
+/**
+ * Builds and (outside a preview) pushes the backend and konnector images. `refs` resolves to the pinned references
+ * (`<registry>/<image>:<tag>@<digest>`) once the images are pushed; the outputs `backend` and `konnector` hold the same.
+ */
+export class RuntimeImages extends pulumi.ComponentResource {
+  public static readonly TYPE = 'klutch-kit:stacks:RuntimeImages';
+  /** Image → pinned reference, after the push (in a preview: after the build). */
+  public readonly refs: Promise<Record<RuntimeImage, string>>;
+  public readonly backend: pulumi.Output<string>;
+  public readonly konnector: pulumi.Output<string>;
+
+  constructor(name: string, args: RuntimeImagesArgs, opts?: pulumi.ComponentResourceOptions) {
+    super(RuntimeImages.TYPE, name, {}, opts);
+    const tags = runtimeImageRefs(args.registry, args.tag);
+    const builder = args.builder ?? defaultImageBuilder;
+    const log = (line: string) => void pulumi.log.info(line, this);
+    const preview = pulumi.runtime.isDryRun();
+    this.refs = (async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'klutch-stack-images-'));
+      try {
+        const output = join(dir, 'layout');
+        const built = await builder.build({ output, ...(args.base ? { base: args.base } : {}), log });
+        const refs = {} as Record<RuntimeImage, string>;
+        for (const image of RUNTIME_IMAGES) {
+          let digest = built[image].digest;
+          if (!preview) {
+            const pushed = await builder.push(output, image, tags[image], log);
+            if (pushed.digest !== digest) throw new Error(`RuntimeImages ${name}: pushed ${image} as ${pushed.digest}, built ${digest}`);
+            digest = pushed.digest;
+          }
+          refs[image] = `${tags[image]}@${digest}`;
+        }
+        return refs;
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    })();
+    // The program awaits `refs`; the outputs must not raise a second, unhandled rejection.
+    this.refs.catch(() => undefined);
+    this.backend = pulumi.output(this.refs.then((r) => r.backend));
+    this.konnector = pulumi.output(this.refs.then((r) => r.konnector));
+    this.registerOutputs({ backend: this.backend, konnector: this.konnector });
+  }
 }
 
 export interface BuiltImages {
-  /** The references the manifests use (the pushed tags). */
+  /** The references the manifests use (pinned by digest). */
   readonly refs: Record<RuntimeImage, string>;
-  /** The docker-build Image resources; the cluster objects depend on them. */
-  readonly builds: pulumi.Resource[];
+  readonly component: RuntimeImages;
 }
 
-/** Builds and pushes both runtime images. */
-export async function buildRuntimeImages(registry: string, importer?: Importer): Promise<BuiltImages> {
-  const refs = runtimeImageRefs(registry);
-  const db = await loadOptional<DockerBuildModule>('@pulumi/docker-build', dockerBuildMissingMessage(registry), importer);
-  const builds = RUNTIME_IMAGES.map(
-    (image) =>
-      new db.Image(`klutch-${image}`, {
-        context: { location: REPO_ROOT },
-        dockerfile: { location: path.join(REPO_ROOT, 'runtime', `Dockerfile.${image}`) },
-        tags: [refs[image]],
-        push: true,
-      }),
-  );
-  return { refs, builds };
+/**
+ * Builds and pushes both runtime images (images.registry); resolves when they are in the registry, so the program
+ * registers no cluster object before the images it names exist.
+ */
+export async function buildRuntimeImages(registry: string, options: { base?: string; builder?: RuntimeImageBuilder } = {}): Promise<BuiltImages> {
+  const images = new RuntimeImages('klutch-runtime-images', {
+    registry,
+    ...(options.base ? { base: options.base } : {}),
+    ...(options.builder ? { builder: options.builder } : {}),
+  });
+  return { refs: await images.refs, component: images };
 }

@@ -6,7 +6,7 @@ import * as pulumi from '@pulumi/pulumi';
 import { CONFIG_NAMESPACE, parseStackConfig, type StackConfig, StackConfigError } from './config.js';
 import { type ClusterConnection, connectCluster } from './cluster.js';
 import type { ManifestSource } from './manifests.js';
-import { buildRuntimeImages } from './images.js';
+import { buildRuntimeImages, type RuntimeImageBuilder } from './images.js';
 import type { Importer } from './optional.js';
 import { readStackSecrets } from './secrets.js';
 import { Topology } from './topology.js';
@@ -49,8 +49,10 @@ export function readStackConfig(cfg: pulumi.Config = new pulumi.Config(CONFIG_NA
 
 export interface ProgramOptions {
   readonly manifests?: ManifestSource;
-  /** How optional packages (@pulumi/eks, @pulumi/aws, @pulumi/docker-build) are imported. @default import() */
+  /** How optional packages (@pulumi/eks, @pulumi/aws) are imported. @default import() */
   readonly importer?: Importer;
+  /** How images.registry builds and pushes the runtime images. @default defaultImageBuilder (runtime/image) */
+  readonly imageBuilder?: RuntimeImageBuilder;
 }
 
 /**
@@ -69,8 +71,13 @@ export async function klutchProgram(options: ProgramOptions = {}): Promise<Stack
 async function program(options: ProgramOptions): Promise<StackOutputs> {
   const cfg = new pulumi.Config(CONFIG_NAMESPACE);
   let config = readStackConfig(cfg);
-  // images.registry: build and push runtime/Dockerfile.{backend,konnector}; the manifests use the pushed tags.
-  const built = config.images.registry ? await buildRuntimeImages(config.images.registry, options.importer) : undefined;
+  // images.registry: build (runtime/image, no Docker) and push both runtime images; the manifests use them by digest.
+  const built = config.images.registry
+    ? await buildRuntimeImages(config.images.registry, {
+        ...(config.images.base ? { base: config.images.base } : {}),
+        ...(options.imageBuilder ? { builder: options.imageBuilder } : {}),
+      })
+    : undefined;
   if (built) config = { ...config, images: { ...config.images, ...built.refs } };
   const connections: Record<string, ClusterConnection> = {
     [config.controlPlane.name]: await connectCluster(config.controlPlane, 'controlPlane', cfg, options.importer),
@@ -82,7 +89,6 @@ async function program(options: ProgramOptions): Promise<StackOutputs> {
     config,
     connections,
     secrets: readStackSecrets(cfg),
-    ...(built ? { imageBuilds: built.builds } : {}),
     ...(options.manifests ? { manifests: options.manifests } : {}),
   });
   return {

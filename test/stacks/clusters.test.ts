@@ -1,6 +1,6 @@
 /**
  * Clusters and images the stack creates: kind CLI argv and prerequisites, the @pulumi/eks option mapping and the
- * "not installed" paths of @pulumi/eks and @pulumi/docker-build (both really absent from this installation).
+ * "not installed" path of @pulumi/eks (really absent from this installation), the runtime image references.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { StackConfigError } from '../../stacks/config.js';
 import { connectCluster } from '../../stacks/cluster.js';
 import { createEksCluster, eksClusterOptions } from '../../stacks/eks.js';
-import { buildRuntimeImages, runtimeImageRefs } from '../../stacks/images.js';
+import { runtimeImageRefs } from '../../stacks/images.js';
 import { checkKindPrerequisites, KIND_KUBECONFIG_PLACEHOLDER, kindCommands } from '../../stacks/kind.js';
 import { loadOptional } from '../../stacks/optional.js';
 
@@ -146,11 +146,6 @@ describe('runtime images', () => {
     expect(message(() => runtimeImageRefs('ghcr.io/x:v1'))).toContain('got "ghcr.io/x:v1"');
     expect(message(() => runtimeImageRefs('ghcr.io/my org'))).toContain('got "ghcr.io/my org"');
     expect(message(() => runtimeImageRefs('ghcr.io/x', 'latest'))).toBe('klutch-kit:images.registry: image tag "latest" is not a pinned tag');
-  });
-  it('fails with the install instruction when @pulumi/docker-build is not installed (it is not)', async () => {
-    await expect(buildRuntimeImages('ghcr.io/my-org')).rejects.toThrow(
-      'klutch-kit:images.registry is "ghcr.io/my-org", but @pulumi/docker-build is not installed; run `npm install @pulumi/docker-build`',
-    );
   });
   it('passes other load errors through unchanged', async () => {
     const boom = new Error('syntax error in the package');

@@ -63,6 +63,12 @@ describe('parseStackConfig', () => {
     expect(err({ ...base, images: { backend: 'ghcr.io/x/backend:latest' } })).toBe(
       'klutch-kit:images.backend: expected a pinned image reference (no whitespace, not :latest), got "ghcr.io/x/backend:latest"',
     );
+    expect(err({ ...base, images: { registry: 'ghcr.io/x', base: 'gcr.io/distroless/nodejs22-debian12:nonroot' } })).toBe(
+      'klutch-kit:images.base: expected "local" or a base image pinned by digest, "<registry>/<repository>@sha256:<64 hex>", got "gcr.io/distroless/nodejs22-debian12:nonroot"',
+    );
+    expect(err({ ...base, images: { base: 'local' } })).toBe(
+      'klutch-kit:images.base: expected images.registry beside it (images.base is the base of the images the stack builds), got "local"',
+    );
     expect(err({ ...base, skipAwait: 'yes' })).toBe('klutch-kit:skipAwait: expected true or false, got "yes"');
     expect(err({ ...base, oidc: undefined })).toMatch(
       /^klutch-kit:dexConnectors: without klutch-kit:oidc the stack deploys Dex, which needs at least one connector; got undefined/,

@@ -1,9 +1,10 @@
 /**
- * Under `pulumi.runtime.setMocks`, with stand-in modules for @pulumi/eks, @pulumi/aws and @pulumi/docker-build given
- * through the program's `importer` (the real packages are not installed): the wiring when they are present — the EKS
- * cluster gets the mapped options and the aws provider of its region and feeds the cluster's k8s provider; with
- * `images.registry` both Dockerfiles are built and pushed, the manifests use the pushed tags, and every cluster's
- * objects wait for the builds. Nothing is built or created for real here.
+ * Under `pulumi.runtime.setMocks`, with stand-in modules for @pulumi/eks and @pulumi/aws given through the program's
+ * `importer` (the real packages are not installed): the wiring when they are present — the EKS cluster gets the mapped
+ * options and the aws provider of its region and feeds the cluster's k8s provider. With `images.registry`, the
+ * RuntimeImages component builds and pushes both images through a recording builder (the real build and push are
+ * tested in test/integration/image/), the manifests use the pushed references pinned by digest, and every cluster's
+ * objects depend on the component. Nothing is built or created for real here.
  */
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import * as pulumi from '@pulumi/pulumi';
@@ -48,15 +49,24 @@ class FakeAwsProvider extends pulumi.ProviderResource {
     super('aws', name, args, opts);
   }
 }
-class FakeImage extends pulumi.CustomResource {
-  constructor(name: string, args: Record<string, unknown>, opts?: pulumi.CustomResourceOptions) {
-    super('docker-build:index:Image', name, args, opts);
-  }
-}
+const DIGEST = { backend: `sha256:${'b'.repeat(64)}`, konnector: `sha256:${'c'.repeat(64)}` };
+const imageCalls: string[] = [];
+/** How many resources were registered when each image was pushed. */
+const pushedAt: number[] = [];
+const imageBuilder: StacksModule.RuntimeImageBuilder = {
+  build: async ({ output, base }) => {
+    imageCalls.push(`build ${output.endsWith('/layout')} ${base ?? 'default'}`);
+    return { backend: { digest: DIGEST.backend }, konnector: { digest: DIGEST.konnector } };
+  },
+  push: async (_layout, name, ref) => {
+    imageCalls.push(`push ${name} ${ref}`);
+    pushedAt.push(registrations.length);
+    return { digest: DIGEST[name] };
+  },
+};
 const modules: Record<string, unknown> = {
   '@pulumi/eks': { Cluster: FakeEksCluster },
   '@pulumi/aws': { Provider: FakeAwsProvider },
-  '@pulumi/docker-build': { Image: FakeImage },
 };
 
 beforeAll(async () => {
@@ -95,7 +105,7 @@ beforeAll(async () => {
       'klutch-kit:appClusters': JSON.stringify([{ name: 'app-1', access: { kind: 'eks', region: 'eu-central-1', desiredCapacity: 3 } }]),
       'klutch-kit:backend': JSON.stringify({ url: 'https://bind.example.com' }),
       'klutch-kit:oidc': JSON.stringify({ issuerUrl: 'https://issuer.example.com' }),
-      'klutch-kit:images': JSON.stringify({ registry: 'registry.example.com/klutch' }),
+      'klutch-kit:images': JSON.stringify({ registry: 'registry.example.com/klutch', base: 'local' }),
       'klutch-kit:skipAwait': 'true',
       'klutch-kit:manifests': 'runtime',
       'klutch-kit:kubeconfig-cp': KUBECONFIG('https://127.0.0.1:6441'),
@@ -106,6 +116,7 @@ beforeAll(async () => {
   );
   const stacks: typeof StacksModule = await import('../../stacks/index.js');
   const outputs = await stacks.klutchProgram({
+    imageBuilder,
     importer: async (spec) => {
       imported.push(spec);
       return modules[spec];
@@ -137,27 +148,28 @@ describe('EKS with @pulumi/eks present', () => {
   });
 });
 
-describe('runtime images with @pulumi/docker-build present', () => {
-  it('builds and pushes both Dockerfiles from the repository root', () => {
-    for (const image of ['backend', 'konnector']) {
-      const r = byName(`klutch-${image}`);
-      expect(r.type).toBe('docker-build:index:Image');
-      expect(r.raw['push']).toBe(true);
-      expect(r.raw['tags']).toEqual([expect.stringMatching(new RegExp(`^registry\\.example\\.com/klutch/${image}:\\d+\\.\\d+\\.\\d+`))]);
-      expect(r.raw['dockerfile'].location).toMatch(new RegExp(`/runtime/Dockerfile\\.${image}$`));
-      expect(`${r.raw['context'].location}/runtime/Dockerfile.${image}`).toBe(r.raw['dockerfile'].location);
-    }
+describe('runtime images (images.registry)', () => {
+  it('builds once onto images.base and pushes both images under the registry with the klutch-kit version', () => {
+    expect(imageCalls).toEqual([
+      'build true local',
+      expect.stringMatching(/^push backend registry\.example\.com\/klutch\/backend:\d+\.\d+\.\d+/),
+      expect.stringMatching(/^push konnector registry\.example\.com\/klutch\/konnector:\d+\.\d+\.\d+/),
+    ]);
+    expect(byName('klutch-runtime-images').type).toBe('klutch-kit:stacks:RuntimeImages');
   });
 
-  it('uses the pushed tags in the manifests and makes every cluster wait for the builds', () => {
+  it('uses the pushed references, pinned by digest, in the manifests; no cluster object is registered before the push', () => {
     const images = (group: string) =>
       (byName(group).raw['objs'] as StacksModule.KubeObject[])
         .filter((o) => o.kind === 'Deployment')
         .flatMap((o) => ((o as any).spec.template.spec.containers as { image: string }[]).map((c) => c.image));
-    expect(images('cp-objects')).toContain(byName('klutch-backend').raw['tags'][0]);
-    expect(images('app-1-objects')).toContain(byName('klutch-konnector').raw['tags'][0]);
-    for (const group of ['cp-objects', 'app-1-objects']) {
-      expect(byName(group).dependencies).toEqual(expect.arrayContaining([byName('klutch-backend').urn, byName('klutch-konnector').urn]));
-    }
+    expect(images('cp-objects')).toContainEqual(expect.stringMatching(new RegExp(`^registry\\.example\\.com/klutch/backend:[\\w.-]+@${DIGEST.backend}$`)));
+    expect(images('app-1-objects')).toContainEqual(
+      expect.stringMatching(new RegExp(`^registry\\.example\\.com/klutch/konnector:[\\w.-]+@${DIGEST.konnector}$`)),
+    );
+    const firstClusterObject = registrations.findIndex((r) => r.type.startsWith('kubernetes:'));
+    expect(firstClusterObject).toBeGreaterThan(0);
+    expect(pushedAt).toHaveLength(2);
+    for (const n of pushedAt) expect(n).toBeLessThanOrEqual(firstClusterObject);
   });
 });
