@@ -41,6 +41,7 @@ import { stripManagedFields } from '../core/informer.js';
 import type { SyncContext } from './context.js';
 import { cleanMeta, deepEqual, isDeleting } from './metadata.js';
 import { MultiNamespaceInformer } from './multins-informer.js';
+import { NamespaceBudget } from './namespace-budget.js';
 import { ownerAllowed, selects, type Owner } from './selector.js';
 import { applyPreserving, claimOptions, sourceStamp, type ClaimOptions } from './_claim-options.js';
 import {
@@ -81,6 +82,10 @@ export class ClaimSync {
    * consumer key → source stamp (`<provider uid>/<resourceVersion>`) of the deleted copy.
    */
   private readonly consumerDeleted = new Map<string, string>();
+  /** App-cluster namespaces whose copy limit was logged. */
+  private readonly limitWarned = new Set<string>();
+  /** Copies the provider may make us create per app-cluster namespace. */
+  private readonly budget: NamespaceBudget;
 
   constructor(
     private readonly ctx: SyncContext,
@@ -91,6 +96,7 @@ export class ClaimSync {
     this.label = `${claim.resource}${claim.group ? '.' + claim.group : ''}`;
     this.log = ctx.log.child({ claim: this.label, binding: bindingName });
     this.opts = claimOptions(claim);
+    this.budget = new NamespaceBudget(ctx.maxProviderObjectsPerNamespace);
     if (this.opts.invalidPreserving.length) this.log.warn({ paths: this.opts.invalidPreserving }, 'ignoring invalid update.preserving paths');
     this.consumer = new MultiNamespaceInformer(ctx.app, this.resource, { resyncMs: ctx.resyncMs, logger: this.log, transform: stripManagedFields });
     this.providerInf = new MultiNamespaceInformer(ctx.provider, this.resource, { resyncMs: ctx.resyncMs, logger: this.log, transform: stripManagedFields });
@@ -277,11 +283,16 @@ export class ClaimSync {
     const meta = cleanMeta(source.metadata, source.metadata.name!, targetNs, marks);
     let desired: KubeObject = { apiVersion: source.apiVersion, kind: source.kind ?? this.resource.kind, metadata: meta, ...body(source) };
     if (!target) {
+      const name = desired.metadata.name!;
+      if (dir === 'down' && this.atLimit(targetNs, name)) return;
       try {
         await client.create(this.resource, desired);
         this.done(dir, 'create', t0);
       } catch (e) {
-        if (!isAlreadyExists(e)) throw e;
+        if (!isAlreadyExists(e)) {
+          this.budget.release(targetNs, name);
+          throw e;
+        }
       }
       return;
     }
@@ -309,6 +320,28 @@ export class ClaimSync {
     } catch (e) {
       if (!isNotFound(e)) throw e;
     }
+  }
+
+  /**
+   * Whether the provider already has the most copies it may have in an app-cluster namespace for this
+   * claim (SyncContext.maxProviderObjectsPerNamespace): one log line per namespace, a metric per refusal.
+   */
+  private atLimit(ns: string, name: string): boolean {
+    const max = this.budget.max;
+    const copies = this.consumer
+      .list(ns)
+      .filter((o) => this.isCopy(o, 'Provider'))
+      .map((o) => o.metadata.name!);
+    if (this.budget.tryTake(ns, name, copies)) {
+      this.limitWarned.delete(ns);
+      return false;
+    }
+    this.ctx.metrics.syncErrors.inc({ direction: 'down', resource: this.label });
+    if (!this.limitWarned.has(ns)) {
+      this.limitWarned.add(ns);
+      this.log.warn({ namespace: ns, max }, 'the provider has the most copies it may have in this namespace; not copying more');
+    }
+    return true;
   }
 
   private done(dir: 'up' | 'down', op: string, t0: number): void {

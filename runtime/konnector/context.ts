@@ -15,6 +15,12 @@ export interface SyncContext {
   readonly metrics: KonnectorMetrics;
   readonly workers: number;
   readonly resyncMs: number;
+  /**
+   * Most objects the provider may make the konnector create in one app-cluster namespace per claim or
+   * export (copies of claimed objects, adopted objects); past it the konnector creates no more there
+   * and says so in its log and metrics.
+   */
+  readonly maxProviderObjectsPerNamespace: number;
   /** Provider namespace bound to a consumer namespace (APIServiceNamespace status), if assigned. */
   providerNamespaceFor(consumerNamespace: string): string | undefined;
   /** Consumer namespace of a provider namespace, if it is one of this consumer's. */

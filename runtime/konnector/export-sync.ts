@@ -22,6 +22,7 @@ import { Informer, stripManagedFields } from '../core/informer.js';
 import type { SyncContext } from './context.js';
 import { cleanMeta, copyWithMeta, deepEqual, hasFinalizer, hashOf, isDeleting, isSubset, setFinalizer } from './metadata.js';
 import { MultiNamespaceInformer } from './multins-informer.js';
+import { NamespaceBudget } from './namespace-budget.js';
 import {
   ADOPTED_ANNOTATION,
   BOUND_ANNOTATION,
@@ -87,6 +88,8 @@ export class ExportSync {
   private readonly updatedDown = new Map<string, { staleRV: string | undefined; obj: KubeObject }>();
   private readonly resLabel: string;
   private started = false;
+  /** Provider-created objects the provider may make us adopt per app-cluster namespace. */
+  private readonly adoptBudget: NamespaceBudget;
   /** Reserved namespaces already warned about (one log line each). */
   private readonly reservedWarned = new Set<string>();
 
@@ -96,6 +99,7 @@ export class ExportSync {
   ) {
     this.resource = resourceOfExport(exportObj);
     this.resLabel = `${this.resource.plural}.${this.resource.group}`;
+    this.adoptBudget = new NamespaceBudget(ctx.maxProviderObjectsPerNamespace);
     this.log = ctx.log.child({ export: exportObj.metadata.name });
     const namespaced = this.resource.namespaced;
     this.isolation = namespaced ? undefined : ((exportObj.spec.clusterScopedIsolation as Isolation | undefined) ?? 'Prefixed');
@@ -430,6 +434,19 @@ export class ExportSync {
 
   /** A provider-created object: create it downstream and mark both sides as bound. */
   private async adopt(up: KubeObject, c: Loc): Promise<string | undefined> {
+    const ns = c.namespace ?? '';
+    const adopted = this.consumerInformer
+      .list(c.namespace)
+      .filter((o) => o.metadata.annotations?.[ADOPTED_ANNOTATION] === 'true')
+      .map((o) => o.metadata.name!);
+    if (!this.adoptBudget.tryTake(ns, c.name, adopted)) {
+      const max = this.adoptBudget.max;
+      this.log.warn(
+        { upstream: keyOf(up), namespace: c.namespace, max },
+        'the provider has adopted the most objects it may in this namespace; not adopting more',
+      );
+      throw new RequeueError(`at most ${max} provider-created objects per namespace`, 60_000);
+    }
     const meta = cleanMeta(up.metadata, c.name, c.namespace, { [BOUND_ANNOTATION]: 'true', [ADOPTED_ANNOTATION]: 'true' });
     delete meta.annotations?.[CLUSTER_NAMESPACE_ANNOTATION];
     delete meta.annotations?.[SPEC_HASH_ANNOTATION];
@@ -438,7 +455,10 @@ export class ExportSync {
     try {
       await this.ctx.app.create(this.resource, copy);
     } catch (e) {
-      if (!isAlreadyExists(e)) throw e;
+      if (!isAlreadyExists(e)) {
+        this.adoptBudget.release(ns, c.name);
+        throw e;
+      }
     }
     await this.ctx.provider.mergePatch(this.providerResource, up.metadata.namespace, up.metadata.name!, {
       metadata: { annotations: { [BOUND_ANNOTATION]: 'true' } },

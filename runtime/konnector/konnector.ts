@@ -55,6 +55,11 @@ export interface KonnectorOptions {
    */
   namespaceLingerMs?: number;
   /**
+   * Most objects a provider may make the konnector create in one app-cluster namespace, per claim
+   * (copies of claimed objects) and per export (adopted objects). @default 1000
+   */
+  maxProviderObjectsPerNamespace?: number;
+  /**
    * Put the finalizer `klutch.anynines.com/konnector` on each binding, so that a binding deleted while
    * the konnector is down is cleaned up (CRD, objects on both sides) when it comes back. @default true
    */
@@ -76,6 +81,7 @@ function validate(o: KonnectorOptions): void {
   pos('burst', o.burst, 1);
   pos('providerSyncTimeoutMs', o.providerSyncTimeoutMs, 100);
   pos('namespaceLingerMs', o.namespaceLingerMs, 0);
+  pos('maxProviderObjectsPerNamespace', o.maxProviderObjectsPerNamespace, 1);
   if (o.workers !== undefined && !Number.isInteger(o.workers)) throw new Error(`KonnectorOptions.workers: ${o.workers} must be an integer`);
 }
 
@@ -157,6 +163,7 @@ export class Konnector {
       workers: opts.workers ?? DEFAULT_WORKERS,
       providerSyncTimeoutMs: opts.providerSyncTimeoutMs ?? 30_000,
       namespaceLingerMs: opts.namespaceLingerMs,
+      maxProviderObjectsPerNamespace: opts.maxProviderObjectsPerNamespace,
       version: klutchKonnectorVersion(opts.version ?? KONNECTOR_VERSION),
       controlPlaneMode: opts.controlPlaneMode ?? false,
     };

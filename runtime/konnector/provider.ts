@@ -56,9 +56,14 @@ export interface KonnectorShared {
   providerSyncTimeoutMs: number;
   /** How long an app-cluster namespace stays bound after its last bound object went (consumer-namespaces.ts). */
   namespaceLingerMs?: number;
+  /** See SyncContext.maxProviderObjectsPerNamespace. @default 1000 */
+  maxProviderObjectsPerNamespace?: number;
   version: string;
   controlPlaneMode: boolean;
 }
+
+/** @default of KonnectorShared.maxProviderObjectsPerNamespace. */
+export const DEFAULT_MAX_PROVIDER_OBJECTS_PER_NAMESPACE = 1000;
 
 const nameOf = (bindingKey: string): string => bindingKey.split('/').pop()!;
 
@@ -96,6 +101,7 @@ export class ProviderConnection implements SyncContext {
   readonly metrics: KonnectorMetrics;
   readonly workers: number;
   readonly resyncMs: number;
+  readonly maxProviderObjectsPerNamespace: number;
   private readonly bindings = new BindingKeys();
   private readonly informers: ProviderInformers;
   private readonly consumerNamespaces: ConsumerNamespaces;
@@ -125,6 +131,7 @@ export class ProviderConnection implements SyncContext {
     this.metrics = shared.metrics;
     this.workers = shared.workers;
     this.resyncMs = shared.resyncMs;
+    this.maxProviderObjectsPerNamespace = shared.maxProviderObjectsPerNamespace ?? DEFAULT_MAX_PROVIDER_OBJECTS_PER_NAMESPACE;
     // Set before the informers exist; they only call `admits` once started.
     this.consumerNamespaces = new ConsumerNamespaces({
       reserved: () => this.reservedNamespaces(),

@@ -35,6 +35,7 @@ let consumer: KubeClient; // the consumer kubeconfig the backend handed out (wha
 let clusterNs: string;
 let konnector: Konnector;
 const BINDING = 'mangodbs.mangodb.com';
+const LIMIT = 5;
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const kubeconfig = (server: string, user: Record<string, unknown>, namespace: string) =>
@@ -84,6 +85,7 @@ beforeAll(async () => {
     providerSyncTimeoutMs: 10_000,
     resyncMs: 0,
     namespaceLingerMs: 0,
+    maxProviderObjectsPerNamespace: LIMIT,
     logger: createLogger('konnector-hostile', process.env.KONNECTOR_TEST_LOG ?? 'silent'),
   });
   await konnector.start();
@@ -202,6 +204,25 @@ describe('a hostile provider', () => {
     expect(Buffer.from(up.data!.k!, 'base64').toString()).toBe('provider-value');
     const down = await ac.get<Secret>(CoreResources.secrets, 'team-b', 'shared-name');
     expect(Buffer.from(down.data!.k!, 'base64').toString()).toBe('app-secret-2');
+  });
+});
+
+describe('a provider that floods a bound namespace', () => {
+  it(`gets at most ${LIMIT} copies of claimed objects and ${LIMIT} adopted objects into it`, async () => {
+    const teamNs = await boundNamespace('team-c');
+    for (let i = 0; i < LIMIT + 3; i++) {
+      await env.kube.create(CoreResources.secrets, { metadata: { name: `flood-${i}`, namespace: teamNs }, stringData: { i: String(i) } });
+      await env.kube.create(MANGO, {
+        apiVersion: 'mangodb.com/v1alpha1',
+        kind: 'MangoDB',
+        metadata: { name: `flood-${i}`, namespace: teamNs },
+        spec: { tier: 'Shared' },
+      });
+    }
+    const copies = async () => (await ac.list(CoreResources.secrets, 'team-c')).items.filter((o) => o.metadata.name!.startsWith('flood-')).length;
+    const adopted = async () => (await ac.list(MANGO, 'team-c')).items.filter((o) => o.metadata.name!.startsWith('flood-')).length;
+    await eventually(`${LIMIT} copies and ${LIMIT} adopted objects`, async () => (await copies()) === LIMIT && (await adopted()) === LIMIT);
+    await never('more than the limit', async () => (await copies()) > LIMIT || (await adopted()) > LIMIT, 3000);
   });
 });
 
