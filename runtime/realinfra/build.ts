@@ -3,7 +3,7 @@
 // tools/ into a content-addressed cache outside the clone, e.g. ~/.cache/klutch-kit/realinfra/etcd-<sha256>/etcd.
 // The cache key of each component is the sha256 of its wrapper module's go.mod + go.sum, the packages,
 // the go build flags and the target platform, so editing a wrapper module rebuilds exactly that component.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -23,8 +23,14 @@ export type NodeComponentName = 'kubelet' | 'kube-scheduler' | 'kube-proxy' | 'p
 /** A Crossplane-harness binary this package builds from a Go wrapper module under `tools/`. */
 export type CrossplaneComponentName = 'crossplane-2.3' | 'crossplane-1.20' | 'function-patch-and-transform' | 'provider-kubernetes' | 'crane';
 
-/** A binary this package builds from a Go wrapper module under `tools/`. */
-export type ComponentName = KubeComponentName | NodeComponentName | CrossplaneComponentName;
+/**
+ * A binary built from a source folder outside the repository: provider-anynines from the klutchio sources
+ * (`KLUTCH_KIT_KLUTCHIO_SRC`, default `../shared/vendor/klutchio` beside the clone; see `klutchioSourceDir()`).
+ */
+export type A9sComponentName = 'provider-anynines';
+
+/** A binary this package builds from a Go wrapper module under `tools/` (or, for provider-anynines, the klutchio sources). */
+export type ComponentName = KubeComponentName | NodeComponentName | CrossplaneComponentName | A9sComponentName;
 
 /** The Kubernetes control plane (what `ensureBinaries()` builds by default). */
 export const COMPONENTS: readonly KubeComponentName[] = ['etcd', 'kube-apiserver', 'kube-controller-manager'];
@@ -41,8 +47,76 @@ export const CROSSPLANE_COMPONENTS: readonly CrossplaneComponentName[] = [
   'crossplane-1.20',
 ];
 
+/** The a9s harness's binaries (built from the klutchio sources, not from a wrapper module). */
+export const A9S_COMPONENTS: readonly A9sComponentName[] = ['provider-anynines'];
+
 /** Every component `npm run realinfra` builds, in build order. */
-export const ALL_COMPONENTS: readonly ComponentName[] = [...COMPONENTS, ...NODE_COMPONENTS, ...CROSSPLANE_COMPONENTS];
+export const ALL_COMPONENTS: readonly ComponentName[] = [...COMPONENTS, ...NODE_COMPONENTS, ...CROSSPLANE_COMPONENTS, ...A9S_COMPONENTS];
+
+/**
+ * The klutchio release whose provider-anynines the harness builds: the sources in `klutchioSourceDir()`
+ * must be this commit (their SOURCES.md names it), and the constructs' `PROVIDER_ANYNINES_PACKAGE` carries
+ * this version (a unit test ties the two).
+ */
+export const PROVIDER_ANYNINES_SOURCE = { version: 'v1.5.0', commit: '0b4539e' } as const;
+
+/** The folders of the klutchio sources provider-anynines is built from (its go.mod replaces the two clients). */
+export const KLUTCHIO_SOURCE_FOLDERS: readonly string[] = ['provider-anynines', 'clients/a9s-open-service-broker', 'clients/a9s-backup-manager'];
+
+/**
+ * Where the klutchio sources are: `KLUTCH_KIT_KLUTCHIO_SRC`, else `../shared/vendor/klutchio` relative to
+ * the repository root (a CI clone has `shared/` beside it).
+ */
+export function klutchioSourceDir(toolsDir?: string): string {
+  const env = process.env['KLUTCH_KIT_KLUTCHIO_SRC'];
+  if (env && env.trim() !== '') return path.resolve(env);
+  return path.resolve(path.dirname(toolsDir ?? defaultToolsDir()), '..', 'shared', 'vendor', 'klutchio');
+}
+
+/** Throws an error naming every missing part of the klutchio sources in `dir`. */
+export function checkKlutchioSource(dir: string): void {
+  const missing = [
+    ...KLUTCHIO_SOURCE_FOLDERS.flatMap((f) => ['go.mod', 'go.sum'].map((g) => path.join(dir, f, g))),
+    path.join(dir, 'provider-anynines', 'cmd', 'provider', 'main.go'),
+    path.join(dir, 'provider-anynines', 'package', 'crossplane.yaml'),
+  ].filter((f) => !fs.existsSync(f));
+  if (missing.length > 0) {
+    throw new Error(
+      `realinfra: provider-anynines: the klutchio sources are incomplete or absent in ${dir}; missing: ${missing.join(', ')}. ` +
+        `Put the klutchio ${PROVIDER_ANYNINES_SOURCE.version} sources (commit ${PROVIDER_ANYNINES_SOURCE.commit}: provider-anynines/ and ` +
+        `clients/a9s-open-service-broker/, clients/a9s-backup-manager/) there, or set KLUTCH_KIT_KLUTCHIO_SRC to their folder`,
+    );
+  }
+}
+
+/** sha256 over every file (relative path + content) of the klutchio source folders, in path order. */
+function hashKlutchioSource(dir: string, hash: ReturnType<typeof createHash>): void {
+  const files: string[] = [];
+  const walk = (d: string) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.isFile()) files.push(p);
+    }
+  };
+  for (const f of KLUTCHIO_SOURCE_FOLDERS) walk(path.join(dir, f));
+  for (const f of files) hash.update(path.relative(dir, f)).update('\0').update(fs.readFileSync(f)).update('\0');
+}
+
+const goVersions = new Map<string, string>();
+/** `go env GOVERSION` of the go command (part of provider-anynines' cache key: its go.sum does not pin the toolchain). */
+function goVersion(goBinary: string): string {
+  let v = goVersions.get(goBinary);
+  if (v === undefined) {
+    try {
+      v = execFileSync(goBinary, ['env', 'GOVERSION'], { encoding: 'utf8', env: { ...process.env, GOTOOLCHAIN: 'local' }, timeout: 30_000 }).trim();
+    } catch {
+      v = 'go-not-found'; // the build then fails with the usual "go command not found" message
+    }
+    goVersions.set(goBinary, v);
+  }
+  return v;
+}
 
 /** Paths of the built binaries. */
 export interface RealInfraBinaries {
@@ -70,6 +144,8 @@ export interface EnsureBinariesOptions {
   readonly goBinary?: string;
   /** Seconds between "still building" progress lines. @default 30 */
   readonly heartbeatSeconds?: number;
+  /** The klutchio sources (provider-anynines only). @default klutchioSourceDir() */
+  readonly klutchioDir?: string;
 }
 
 interface ComponentSpec {
@@ -161,6 +237,13 @@ const SPECS: Record<ComponentName, ComponentSpec> = {
     upstream: PK,
     ldflags: stampVersion(PK, `${PK}/internal/version.Version`, 'tools/crossplane/provider-kubernetes/go.mod'),
   },
+  // Not a wrapper module: built in the klutchio source folder itself (module.replace needs ../clients).
+  'provider-anynines': {
+    name: 'provider-anynines',
+    module: '',
+    pkg: './cmd/provider',
+    ldflags: () => '-s -w',
+  },
   crane: {
     name: 'crane',
     module: 'crane',
@@ -216,9 +299,13 @@ export interface ComponentPlan {
 const BUILD_ENV = { GOTOOLCHAIN: 'local', CGO_ENABLED: '0', GOFLAGS: '-mod=readonly' } as const;
 
 /** Computes cache keys and paths without building anything. */
-export function planComponent(name: ComponentName, opts: { cacheRoot?: string; toolsDir?: string } = {}): ComponentPlan {
+export function planComponent(
+  name: ComponentName,
+  opts: { cacheRoot?: string; toolsDir?: string; klutchioDir?: string; goBinary?: string } = {},
+): ComponentPlan {
   const spec = SPECS[name];
   if (!spec) throw new Error(`realinfra: unknown component "${String(name)}"; expected one of ${ALL_COMPONENTS.join(', ')}`);
+  if (name === 'provider-anynines') return planKlutchioComponent(name, opts);
   const toolsDir = opts.toolsDir ?? defaultToolsDir();
   const moduleDir = path.join(toolsDir, spec.module);
   const goModPath = path.join(moduleDir, 'go.mod');
@@ -237,6 +324,35 @@ export function planComponent(name: ComponentName, opts: { cacheRoot?: string; t
   const key = hash.digest('hex');
   const dir = path.join(opts.cacheRoot ?? defaultCacheRoot(), 'realinfra', `${name}-${key}`);
   return { name, moduleDir, pkg: spec.pkg, args, env: BUILD_ENV, key, dir, binary: path.join(dir, binary) };
+}
+
+/**
+ * provider-anynines: `go build ./cmd/provider` in `<klutchio>/provider-anynines` (read-only is fine: the
+ * binary goes to the cache). Key: every file of the three source folders, the go version, the flags.
+ */
+function planKlutchioComponent(
+  name: A9sComponentName,
+  opts: { cacheRoot?: string; toolsDir?: string; klutchioDir?: string; goBinary?: string },
+): ComponentPlan {
+  const src = opts.klutchioDir ?? klutchioSourceDir(opts.toolsDir);
+  checkKlutchioSource(src);
+  const spec = SPECS[name];
+  const args = ['build', '-buildvcs=false', '-trimpath', '-ldflags', spec.ldflags(''), '-o', name, spec.pkg];
+  const hash = createHash('sha256');
+  for (const part of [
+    'klutch-kit-realinfra-v1',
+    name,
+    goVersion(opts.goBinary ?? process.env['KLUTCH_KIT_GO'] ?? 'go'),
+    JSON.stringify(args),
+    JSON.stringify(BUILD_ENV),
+    `${process.platform}/${process.arch}`,
+  ]) {
+    hash.update(part).update('\0');
+  }
+  hashKlutchioSource(src, hash);
+  const key = hash.digest('hex');
+  const dir = path.join(opts.cacheRoot ?? defaultCacheRoot(), 'realinfra', `${name}-${key}`);
+  return { name, moduleDir: path.join(src, 'provider-anynines'), pkg: spec.pkg, args, env: BUILD_ENV, key, dir, binary: path.join(dir, name) };
 }
 
 /** True when the component's binary is complete in the cache. */

@@ -1,0 +1,359 @@
+// provider-anynines on the Crossplane harness: built from the klutchio sources (build.ts), its package image
+// (`package/crossplane.yaml` + CRDs of those sources) pushed to the harness registry under the name the
+// constructs' Provider uses (PROVIDER_ANYNINES_PACKAGE, rewritten by an ImageConfig), installed by
+// Crossplane's package manager from the `Provider` our constructs emit, and run — as the package runtime
+// would — once its CRDs are established.
+//
+// It runs in a network namespace of its own (its controller-runtime metrics listener takes `:8080` with no
+// flag to move it, which provider-kubernetes already holds in the harness's namespace), joined to the host
+// by a veth pair. A forwarder on the host end of that pair passes the API server and the ports given in
+// `forwardPorts` (e.g. broker stand-ins on 127.0.0.1) through to 127.0.0.1: every listener stays on
+// loopback or on that link.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { App, Chart } from 'cdk8s';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { Provider } from '../../constructs/crossplane/index.js';
+import { PROVIDER_ANYNINES_PACKAGE } from '../../constructs/topology/control-plane-cluster.js';
+import { applyManifests, waitForCrdsEstablished } from './apply.js';
+import { PROVIDER_ANYNINES_SOURCE, ensureComponent, klutchioSourceDir } from './build.js';
+import { CROSSPLANE_NAMESPACE, FORWARDER_JS } from './crossplane.js';
+import { clientOf } from './client.js';
+import { type Netns, createNetns, deleteNetnsSync, netnsId } from './netns.js';
+import { probe } from './probe.js';
+import { killRegistered, registryDir, removeEntry, writeEntry, RUN_ID_ENV } from './registry.js';
+import { HarnessProcess } from './_process.js';
+import { isConflict, isNotFound } from '../core/client.js';
+import type { RealCluster } from './cluster.js';
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** The registry prefix of PROVIDER_ANYNINES_PACKAGE that the harness rewrites to its registry. */
+export const PROVIDER_ANYNINES_PREFIX = PROVIDER_ANYNINES_PACKAGE.slice(0, PROVIDER_ANYNINES_PACKAGE.lastIndexOf('/'));
+/** The CRD whose establishment starts the provider. */
+const READY_CRD = 'serviceinstances.dataservices.anynines.com';
+const HEALTH_PORT = 8081;
+
+export interface ProviderAnyninesOptions {
+  /** The provider binary. @default ensureComponent('provider-anynines') (builds it from the klutchio sources on a cold cache) */
+  readonly binary?: string;
+  /** The klutchio sources (package metadata and CRDs). @default klutchioSourceDir() */
+  readonly klutchioDir?: string;
+  /** Ports on the host's 127.0.0.1 the provider must reach (broker stand-ins); it reaches them at `<hostIp>:<port>`. */
+  readonly forwardPorts?: readonly number[];
+  /** provider-anynines `--poll`. @default '5s' */
+  readonly pollInterval?: string;
+  /** Extra provider flags, e.g. `['--debug']`. @default none */
+  readonly args?: readonly string[];
+  /** Time allowed for the package to install and the provider to get ready. @default 180000 */
+  readonly readyTimeoutMs?: number;
+  readonly log?: (line: string) => void;
+}
+
+/** provider-anynines running on a harness cluster. */
+export interface ProviderAnyninesHarness {
+  /** The host end of the provider's veth pair: where it reaches `forwardPorts` (`http://<hostIp>:<port>`). */
+  readonly hostIp: string;
+  /** The provider's own address (its health server: `http://<nsIp>:8081/healthz`, `/backend-health`). */
+  readonly nsIp: string;
+  readonly networkNamespace: string;
+  readonly logFile: string;
+  /** The klutchio release it was built from. */
+  readonly version: string;
+  readonly pid: number | undefined;
+  /** `http://<hostIp>:<port>`: a host port on 127.0.0.1 as the provider reaches it (must be in `forwardPorts`). */
+  urlFor(port: number): string;
+  stop(): Promise<void>;
+  killSync(): void;
+}
+
+type Obj = KubernetesObject & { spec?: Record<string, unknown>; status?: Record<string, unknown> & { conditions?: Array<Record<string, string>> } };
+
+/** The `Provider` our constructs emit for provider-anynines (the control plane's, unchanged). */
+export function providerAnyninesObject(): Obj {
+  const chart = new Chart(new App(), 'harness-a9s');
+  new Provider(chart, 'ProviderAnynines', { package: PROVIDER_ANYNINES_PACKAGE, name: 'provider-anynines' });
+  return (chart.toJson() as Obj[])[0]!;
+}
+
+/** `package.yaml` of provider-anynines: its `crossplane.yaml` followed by its CRDs (the klutchio sources' `package/`). */
+export function providerAnyninesPackageYaml(klutchioDir: string): string {
+  const dir = path.join(klutchioDir, 'provider-anynines', 'package');
+  const crdDir = path.join(dir, 'crds');
+  const docs = [fs.readFileSync(path.join(dir, 'crossplane.yaml'), 'utf8')];
+  for (const f of fs.readdirSync(crdDir).sort()) if (f.endsWith('.yaml')) docs.push(fs.readFileSync(path.join(crdDir, f), 'utf8'));
+  return docs.map((d) => d.replace(/^---\s*\n/, '').replace(/\s+$/, '')).join('\n---\n') + '\n';
+}
+
+class Harness implements ProviderAnyninesHarness {
+  hostIp = '';
+  nsIp = '';
+  networkNamespace = '';
+  readonly logFile: string;
+  readonly version = PROVIDER_ANYNINES_SOURCE.version;
+  private ns: Netns | undefined;
+  private provider: HarnessProcess<'provider-anynines'> | undefined;
+  private forwarder: HarnessProcess<'forwarder'> | undefined;
+  private readonly dir: string;
+  private readonly registryFile: string;
+  private stopping: Promise<void> | undefined;
+
+  constructor(
+    private readonly cluster: RealCluster,
+    private readonly opts: ProviderAnyninesOptions,
+  ) {
+    this.dir = path.join(cluster.dir, 'provider-anynines');
+    fs.mkdirSync(this.dir, { recursive: true });
+    this.logFile = path.join(this.dir, 'provider-anynines.log');
+    this.registryFile = path.join(registryDir(), `${process.pid}-${path.basename(cluster.dir)}-provider-anynines.json`);
+  }
+
+  get pid(): number | undefined {
+    return this.provider?.pid;
+  }
+
+  urlFor(port: number): string {
+    if (!(this.opts.forwardPorts ?? []).includes(port)) {
+      throw new Error(
+        `ProviderAnyninesHarness.urlFor: port ${port} is not forwarded; pass it in forwardPorts (${JSON.stringify(this.opts.forwardPorts ?? [])})`,
+      );
+    }
+    return `http://${this.hostIp}:${port}`;
+  }
+
+  private log(line: string): void {
+    this.opts.log?.(`${this.cluster.name}: provider-anynines: ${line}`);
+  }
+
+  private register(): void {
+    const processes = [this.provider, this.forwarder]
+      .filter((p): p is HarnessProcess<'provider-anynines'> | HarnessProcess<'forwarder'> => p?.pid !== undefined)
+      .map((p) => ({ component: p.component, pid: p.pid!, binary: p.binary }));
+    writeEntry(this.registryFile, {
+      ownerPid: process.pid,
+      runId: process.env[RUN_ID_ENV],
+      name: `${this.cluster.name}-provider-anynines`,
+      dir: this.dir,
+      processes,
+      netns: this.ns ? [{ name: this.ns.name, hostIf: this.ns.hostIf }] : [],
+    });
+  }
+
+  async start(): Promise<void> {
+    const xp = this.cluster.crossplane;
+    if (!xp) throw new Error('startProviderAnynines: the cluster has no Crossplane; start it with startCluster({ crossplane: … })');
+    const timeoutMs = this.opts.readyTimeoutMs ?? 180_000;
+    const t0 = Date.now();
+    const el = () => `${((Date.now() - t0) / 1000).toFixed(1)} s`;
+    const tag = PROVIDER_ANYNINES_PACKAGE.slice(PROVIDER_ANYNINES_PACKAGE.lastIndexOf(':') + 1);
+    if (tag !== PROVIDER_ANYNINES_SOURCE.version) {
+      throw new Error(
+        `realinfra: provider-anynines: the constructs' default package ${PROVIDER_ANYNINES_PACKAGE} is not the version the harness builds (${PROVIDER_ANYNINES_SOURCE.version})`,
+      );
+    }
+    const src = this.opts.klutchioDir ?? klutchioSourceDir();
+    const binary = this.opts.binary ?? (await ensureComponent('provider-anynines', { log: this.opts.log, klutchioDir: src }));
+
+    // The package image under the constructs' name, through an ImageConfig rewrite.
+    const rewritten = await xp.rewriteImages(PROVIDER_ANYNINES_PREFIX);
+    await xp.pushPackage(`${rewritten}/provider-anynines:${tag}`, { packageYaml: providerAnyninesPackageYaml(src) });
+    // What the package runtime would need: the TLS server Secret Crossplane 2.x names in the revision.
+    const k8sTls = await clientOf(this.cluster.kubeConfig).request<{ data: Record<string, string> }>(
+      'GET',
+      `/api/v1/namespaces/${CROSSPLANE_NAMESPACE}/secrets/provider-kubernetes-tls-server`,
+    );
+    await applyManifests(
+      this.cluster.kubeConfig,
+      [
+        {
+          apiVersion: 'v1',
+          kind: 'Secret',
+          type: 'kubernetes.io/tls',
+          metadata: { name: 'provider-anynines-tls-server', namespace: CROSSPLANE_NAMESPACE },
+          data: k8sTls.data,
+        } as KubernetesObject,
+        providerAnyninesObject(),
+      ],
+      { fieldManager: 'klutch-kit-harness', continueOnError: false },
+    );
+    this.log(`package ${PROVIDER_ANYNINES_PACKAGE} pushed (${rewritten}) and Provider applied (${el()})`);
+
+    // Its network namespace and the forwarder (API server and forwardPorts → 127.0.0.1).
+    const id = netnsId();
+    this.ns = await createNetns(`kkt-${id}-a9`, {
+      veth: `kkt${id}`,
+      hosts: ({ hostIp }) => `127.0.0.1 localhost\n${hostIp} kubernetes.default.svc kubernetes.default kubernetes\n`,
+    });
+    this.networkNamespace = this.ns.name;
+    this.hostIp = this.ns.hostIp!;
+    this.nsIp = this.ns.nsIp!;
+    this.register();
+    const apiPort = Number(new URL(this.cluster.server).port);
+    const routes = [apiPort, ...(this.opts.forwardPorts ?? [])].map((p) => ({ lh: this.hostIp, lp: p, th: '127.0.0.1', tp: p }));
+    const fwdLog = path.join(this.dir, 'forwarder.log');
+    this.forwarder = new HarnessProcess({
+      component: 'forwarder',
+      binary: process.execPath,
+      args: ['-e', FORWARDER_JS, JSON.stringify(routes)],
+      logFile: fwdLog,
+      cwd: this.dir,
+    });
+    this.register();
+    await this.until('the forwarder to listen', async () => /^ready$/m.test(fs.readFileSync(fwdLog, 'utf8')), 30_000, this.forwarder);
+
+    // Crossplane installs the package; its CRDs get established.
+    await waitForCrdsEstablished(this.cluster.kubeConfig, [READY_CRD, 'providerconfigs.dataservices.anynines.com'], timeoutMs);
+
+    // The provider process, as admin through the harness's namespace kubeconfig (kubernetes.default.svc → the forwarder).
+    const kubeconfig = path.join(xp.dir, 'kubeconfig-netns');
+    if (!fs.existsSync(kubeconfig)) throw new Error(`startProviderAnynines: the Crossplane harness's namespace kubeconfig ${kubeconfig} is missing`);
+    this.provider = new HarnessProcess({
+      component: 'provider-anynines',
+      binary,
+      command: 'ip',
+      args: [
+        'netns',
+        'exec',
+        this.ns.name,
+        binary,
+        `--poll=${this.opts.pollInterval ?? '5s'}`,
+        `--health-probe-bind-address=${this.nsIp}:${HEALTH_PORT}`,
+        ...(this.opts.args ?? []),
+      ],
+      logFile: this.logFile,
+      env: { ...process.env, KUBECONFIG: kubeconfig, POD_NAMESPACE: CROSSPLANE_NAMESPACE },
+      cwd: this.dir,
+    });
+    this.register();
+    await this.until(
+      `GET http://${this.nsIp}:${HEALTH_PORT}/healthz`,
+      async () => (await probe(`http://${this.nsIp}:${HEALTH_PORT}/healthz`, {}, 3000)).status === 200,
+      timeoutMs,
+      this.provider,
+    );
+    await this.markRevisionHealthy(xp.version !== '1.20');
+    await xp.waitForPackage('Provider', 'provider-anynines', timeoutMs);
+    this.log(`${this.version} (klutchio ${PROVIDER_ANYNINES_SOURCE.commit}) running in ${this.ns.name}, healthz on ${this.nsIp}:${HEALTH_PORT} (${el()})`);
+  }
+
+  /** What the package runtime reports on 2.x: the revision's TLS Secret name and RuntimeHealthy. */
+  private async markRevisionHealthy(v2: boolean): Promise<void> {
+    if (!v2) return;
+    const c = clientOf(this.cluster.kubeConfig);
+    await this.until(
+      'the active ProviderRevision of provider-anynines to be marked RuntimeHealthy',
+      async () => {
+        const revs = await c.request<{ items: Obj[] }>(
+          'GET',
+          `/apis/pkg.crossplane.io/v1/providerrevisions?labelSelector=${encodeURIComponent('pkg.crossplane.io/package=provider-anynines')}`,
+        );
+        const rev = revs.items.find((r) => r.spec?.['desiredState'] === 'Active');
+        if (!rev) return false;
+        const healthy = rev.status?.conditions?.find((x) => x['type'] === 'RuntimeHealthy')?.['status'] === 'True';
+        if (healthy && rev.status?.['tlsServerSecretName'] === 'provider-anynines-tls-server') return true;
+        const conditions = [
+          ...(rev.status?.conditions ?? []).filter((x) => x['type'] !== 'RuntimeHealthy'),
+          {
+            type: 'RuntimeHealthy',
+            status: 'True',
+            reason: 'HealthyPackageRevision',
+            message: 'served by the klutch-kit harness',
+            lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+          },
+        ];
+        try {
+          await c.request('PATCH', `/apis/pkg.crossplane.io/v1/providerrevisions/${encodeURIComponent(rev.metadata!.name!)}/status`, {
+            contentType: 'application/merge-patch+json',
+            body: { metadata: { resourceVersion: rev.metadata!.resourceVersion }, status: { tlsServerSecretName: 'provider-anynines-tls-server', conditions } },
+          });
+        } catch (e) {
+          if (!isConflict(e) && !isNotFound(e)) throw e;
+        }
+        return false;
+      },
+      this.opts.readyTimeoutMs ?? 180_000,
+    );
+  }
+
+  private async until(what: string, check: () => Promise<boolean>, timeoutMs: number, proc?: HarnessProcess<string>): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let last = '';
+    for (;;) {
+      if (proc?.exit) throw new Error(`realinfra: provider-anynines: ${proc.component} ${proc.describeExit()} before ${what}\n${tail(proc.logFile)}`);
+      try {
+        if (await check()) return;
+      } catch (e) {
+        last = e instanceof Error ? e.message : String(e);
+      }
+      if (Date.now() > deadline) {
+        throw new Error(
+          `realinfra: provider-anynines: timed out after ${timeoutMs / 1000} s waiting for ${what}${last ? ` (last error: ${last})` : ''}\n${tail(this.logFile)}`,
+        );
+      }
+      await sleep(500);
+    }
+  }
+
+  stop(): Promise<void> {
+    if (!this.stopping) this.stopping = this.doStop();
+    return this.stopping;
+  }
+
+  private async doStop(): Promise<void> {
+    await this.provider?.stop(5000);
+    await this.forwarder?.stop(5000);
+    if (this.ns) deleteNetnsSync(this.ns);
+    removeEntry(this.registryFile);
+    live.delete(this);
+  }
+
+  killSync(): void {
+    for (const p of [this.provider, this.forwarder]) {
+      p?.killSync();
+      if (p?.child.pid !== undefined) killRegistered({ component: p.component, pid: p.child.pid, binary: p.binary });
+    }
+    if (this.ns) deleteNetnsSync(this.ns);
+    removeEntry(this.registryFile);
+    live.delete(this);
+  }
+}
+
+function tail(file: string, lines = 30): string {
+  try {
+    return fs.readFileSync(file, 'utf8').replace(/\s+$/, '').split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no log output)';
+  }
+}
+
+const live = new Set<Harness>();
+let exitHook = false;
+
+/**
+ * Installs provider-anynines on a harness cluster with Crossplane (see the file comment) and resolves once
+ * the Provider is Installed (and, on 2.x, Healthy) and the process answers its health check. Stop it before
+ * the cluster (`await a9s.stop(); await cluster.stop()`); on failure everything started is stopped.
+ */
+export async function startProviderAnynines(cluster: RealCluster, opts: ProviderAnyninesOptions = {}): Promise<ProviderAnyninesHarness> {
+  if (typeof process.getuid === 'function' && process.getuid() !== 0) {
+    throw new Error('startProviderAnynines: needs root (it makes a network namespace and a veth pair to keep every listener on loopback)');
+  }
+  for (const p of opts.forwardPorts ?? []) {
+    if (!Number.isInteger(p) || p < 1 || p > 65535) throw new Error(`ProviderAnyninesOptions.forwardPorts: ${JSON.stringify(p)} is not a port`);
+  }
+  if (!exitHook) {
+    exitHook = true;
+    process.on('exit', () => {
+      for (const h of live) h.killSync();
+    });
+  }
+  const h = new Harness(cluster, opts);
+  live.add(h);
+  try {
+    await h.start();
+    return h;
+  } catch (e) {
+    await h.stop();
+    throw e;
+  }
+}
