@@ -97,10 +97,14 @@ export class RuntimeImages extends pulumi.ComponentResource {
         rmSync(dir, { recursive: true, force: true });
       }
     })();
-    // The program awaits `refs`; the outputs must not raise a second, unhandled rejection.
-    this.refs.catch(() => undefined);
-    this.backend = pulumi.output(this.refs.then((r) => r.backend));
-    this.konnector = pulumi.output(this.refs.then((r) => r.konnector));
+    // A failure is reported once, by `refs` (the program awaits it); the outputs then stay empty instead of raising
+    // a second, unhandled rejection.
+    const settled = this.refs.then(
+      (r) => r,
+      () => undefined,
+    );
+    this.backend = pulumi.output(settled.then((r) => r?.backend ?? ''));
+    this.konnector = pulumi.output(settled.then((r) => r?.konnector ?? ''));
     this.registerOutputs({ backend: this.backend, konnector: this.konnector });
   }
 }
