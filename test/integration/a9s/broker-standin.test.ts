@@ -1,0 +1,145 @@
+/**
+ * The a9s broker stand-in (sandbox/a9s-broker-standin.ts) over HTTP, as provider-anynines' clients call it:
+ * auth and API version checks, the real broker's errors, asynchronous operations, a real PostgreSQL
+ * server and login per PostgreSQL instance and binding, status only for the others, the backup manager.
+ */
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { SandboxA9sServiceBroker } from '../../../sandbox/a9s-broker-standin.js';
+import { waitFor } from '../crossplane/_support.js';
+
+const AUTH = `Basic ${Buffer.from('admin:pw').toString('base64')}`;
+const HEADERS = { authorization: AUTH, 'x-broker-api-version': '2.14', 'content-type': 'application/json' };
+let dir: string;
+let pgBroker: SandboxA9sServiceBroker;
+let kvBroker: SandboxA9sServiceBroker;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'klutch-a9s-standin-test-'));
+  chmodSync(dir, 0o711);
+  pgBroker = new SandboxA9sServiceBroker({
+    dataService: 'postgresql',
+    services: [{ name: 'a9s-postgresql17', plans: ['postgresql-single-nano', 'postgresql-single-big'] }],
+    username: 'admin',
+    password: 'pw',
+    dataDir: join(dir, 'pg'),
+    operationMs: 100,
+    failPlans: ['postgresql-single-big'],
+  });
+  kvBroker = new SandboxA9sServiceBroker({
+    dataService: 'keyvalue',
+    services: [{ name: 'a9s-keyvalue8', plans: ['keyvalue-single-small'] }],
+    username: 'admin',
+    password: 'pw',
+    operationMs: 100,
+  });
+  await pgBroker.start();
+  await kvBroker.start();
+}, 60_000);
+
+afterAll(async () => {
+  await pgBroker?.stop();
+  await kvBroker?.stop();
+  rmSync(dir, { recursive: true, force: true });
+}, 60_000);
+
+async function call(b: SandboxA9sServiceBroker, method: string, p: string, body?: unknown, headers: Record<string, string> = HEADERS): Promise<[number, any]> {
+  const r = await fetch(`${b.url}${p}`, { method, headers, ...(body ? { body: JSON.stringify(body) } : {}) });
+  const t = await r.text();
+  return [r.status, t ? JSON.parse(t) : undefined];
+}
+
+async function catalogOf(b: SandboxA9sServiceBroker): Promise<{ id: string; name: string; plans: Array<{ id: string; name: string }> }> {
+  return (await call(b, 'GET', '/v2/catalog'))[1].services[0];
+}
+
+async function lastOperation(b: SandboxA9sServiceBroker, id: string, op: string): Promise<{ state: string; description: string }> {
+  return waitFor(`operation ${op} of ${id} finished`, async () => {
+    const [, lo] = await call(b, 'GET', `/v2/service_instances/${id}/last_operation?operation=${op}`);
+    return lo.state === 'in progress' ? undefined : lo;
+  });
+}
+
+describe('SandboxA9sServiceBroker', () => {
+  it('checks basic auth and X-Broker-API-Version, serves the catalogue with suffixed service names', async () => {
+    expect((await call(pgBroker, 'GET', '/v2/catalog', undefined, { 'x-broker-api-version': '2.14' }))[0]).toBe(401);
+    expect((await call(pgBroker, 'GET', '/v2/catalog', undefined, { authorization: AUTH }))[0]).toBe(412);
+    expect((await call(pgBroker, 'GET', '/v2/catalog', undefined, { authorization: AUTH, 'x-broker-api-version': '2.13' }))[0]).toBe(412);
+    const s = await catalogOf(pgBroker);
+    expect(s.name).toBe('a9s-postgresql17-ms-sandbox');
+    expect(s.plans.map((p) => p.name)).toEqual(['postgresql-single-nano', 'postgresql-single-big']);
+  });
+
+  it('PostgreSQL: 422 without accepts_incomplete, async provision of a real server, 409 on a different duplicate, bind → a real login, 410 on unbind of a gone binding, deprovision', async () => {
+    const s = await catalogOf(pgBroker);
+    const body = { service_id: s.id, plan_id: s.plans[0]!.id, organization_guid: 'org', space_guid: 'space', parameters: { maxConnections: 50 } };
+    expect(await call(pgBroker, 'PUT', '/v2/service_instances/i1', body)).toEqual([422, expect.objectContaining({ error: 'AsyncRequired' })]);
+    const [code, prov] = await call(pgBroker, 'PUT', '/v2/service_instances/i1?accepts_incomplete=true', body);
+    expect(code).toBe(202);
+    expect((await call(pgBroker, 'PUT', '/v2/service_instances/i1?accepts_incomplete=true', { ...body, plan_id: s.plans[1]!.id }))[0]).toBe(409);
+    expect((await lastOperation(pgBroker, 'i1', prov.operation)).state).toBe('succeeded');
+    const [, a9s] = await call(pgBroker, 'GET', '/instances/i1');
+    expect(a9s).toMatchObject({
+      state: 'provisioned',
+      guid_at_tenant: 'i1',
+      plan_guid: s.plans[0]!.id,
+      context: { organization_guid: 'org', space_guid: 'space' },
+    });
+    expect((await call(pgBroker, 'GET', '/v2/service_instances/i1'))[1]).toMatchObject({ plan_id: s.plans[0]!.id, parameters: { maxConnections: 50 } });
+    const [bcode, bind] = await call(pgBroker, 'PUT', '/v2/service_instances/i1/service_bindings/b1', { service_id: s.id, plan_id: s.plans[0]!.id });
+    expect(bcode).toBe(201);
+    const cr = bind.credentials;
+    expect(Object.keys(cr).sort()).toEqual(['host', 'hosts', 'name', 'password', 'port', 'uri', 'username']);
+    const c = new pg.Client({ connectionString: cr.uri });
+    await c.connect();
+    expect((await c.query('SELECT current_user AS u, current_database() AS d')).rows).toEqual([{ u: cr.username, d: cr.name }]);
+    await c.end();
+    expect((await call(pgBroker, 'GET', '/v2/service_instances/i1/service_bindings/b1'))[1]).toEqual({ credentials: cr });
+    expect((await call(pgBroker, 'DELETE', '/v2/service_instances/i1/service_bindings/b1?service_id=x&plan_id=y'))[0]).toBe(200);
+    expect((await call(pgBroker, 'DELETE', '/v2/service_instances/i1/service_bindings/b1?service_id=x&plan_id=y'))[0]).toBe(410);
+    const gone = new pg.Client({ connectionString: cr.uri });
+    gone.on('error', () => undefined);
+    await expect(gone.connect()).rejects.toThrow(/password authentication failed/);
+    await gone.end().catch(() => undefined);
+    const [dcode, dep] = await call(pgBroker, 'DELETE', '/v2/service_instances/i1?accepts_incomplete=true&service_id=x&plan_id=y');
+    expect(dcode).toBe(202);
+    expect((await lastOperation(pgBroker, 'i1', dep.operation)).state).toBe('succeeded');
+    expect((await call(pgBroker, 'GET', '/instances/i1'))[1].state).toBe('deleted');
+    expect((await call(pgBroker, 'GET', '/v2/service_instances/i1'))[0]).toBe(404);
+    expect((await call(pgBroker, 'DELETE', '/v2/service_instances/i1?accepts_incomplete=true&service_id=x&plan_id=y'))[0]).toBe(410);
+  }, 120_000);
+
+  it('a failPlans provision ends in a failed last operation with a description', async () => {
+    const s = await catalogOf(pgBroker);
+    const body = { service_id: s.id, plan_id: s.plans[1]!.id, organization_guid: 'org', space_guid: 'space' };
+    const [, prov] = await call(pgBroker, 'PUT', '/v2/service_instances/i2?accepts_incomplete=true', body);
+    expect(await lastOperation(pgBroker, 'i2', prov.operation)).toEqual({ state: 'failed', description: expect.stringMatching(/fails on purpose/) });
+    expect((await call(pgBroker, 'GET', '/instances/i2'))[1].state).toBe('failed');
+  }, 60_000);
+
+  it('keyvalue is status only: the operation says so, credentials of the real shape with an .invalid host; the backup manager answers', async () => {
+    const s = await catalogOf(kvBroker);
+    const [, prov] = await call(kvBroker, 'PUT', '/v2/service_instances/k1?accepts_incomplete=true', {
+      service_id: s.id,
+      plan_id: s.plans[0]!.id,
+      organization_guid: 'org',
+      space_guid: 'space',
+    });
+    expect((await lastOperation(kvBroker, 'k1', prov.operation)).description).toMatch(/status only/);
+    const [, bind] = await call(kvBroker, 'PUT', '/v2/service_instances/k1/service_bindings/b1', { service_id: s.id, plan_id: s.plans[0]!.id });
+    expect(bind.credentials).toEqual({ host: expect.stringMatching(/\.invalid$/), password: expect.any(String), valkey: { port: 6379 } });
+    expect((await call(kvBroker, 'GET', '/backup-manager/v2/healthy'))[0]).toBe(200);
+    const [bk, backup] = await call(kvBroker, 'POST', '/backup-manager/instances/k1/backups');
+    expect(bk).toBe(201);
+    await waitFor('backup done', async () =>
+      (await call(kvBroker, 'GET', `/backup-manager/instances/k1/backups/${backup.id}`))[1].status === 'done' ? true : undefined,
+    );
+    const [rc, restore] = await call(kvBroker, 'POST', `/backup-manager/instances/k1/backups/${backup.id}/restore`);
+    expect(rc).toBe(202);
+    await waitFor('restore done', async () =>
+      (await call(kvBroker, 'GET', `/backup-manager/instances/k1/restores/${restore.id}`))[1].status === 'done' ? true : undefined,
+    );
+  }, 60_000);
+});
