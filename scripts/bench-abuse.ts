@@ -1,5 +1,5 @@
 /**
- * npm run bench:abuse [-- --requests 4000 --seconds 60 --concurrency 16]
+ * npm run bench:abuse [-- --requests 4000 --seconds 60 --concurrency 16 --rounds 3]
  *
  * The unauthenticated floods of issue 21 against 2 `klutch-backend` replicas (child processes with
  * leader election on one real control plane, runtime/realinfra; the real OIDC test issuer), on
@@ -8,10 +8,12 @@
  * bearer token (1 request in 20), spread over both replicas. Meanwhile one legitimate bearer bind
  * after another goes to the replicas in turn.
  *
- * Prints: leader changes (the Lease's holder, polled every 250 ms, and leaseTransitions; must be 0),
- * answers by status, p50/p99 of the legitimate binds during the flood, each replica's RSS and
- * /metrics size before and after, and the Lease POSTs the kube-apiserver served during the flood
- * (its own apiserver_request_total). Exit code 1 when the leader changed or a legitimate bind failed.
+ * The flood runs --rounds times. Prints: leader changes (the Lease's holder, polled every 250 ms, and
+ * leaseTransitions; must be 0), answers by status, p50/p99 of the legitimate binds during the floods,
+ * each replica's RSS and /metrics size before and after each round (the first round creates what is
+ * created once; bounded memory is flat from then on), and the Lease POSTs the kube-apiserver served
+ * during the floods (its own apiserver_request_total). Exit code 1 when the leader changed or a
+ * legitimate bind failed. RSS includes tsx, which the replicas run under (as in the tests).
  */
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
@@ -33,8 +35,9 @@ const opts = new Command('bench-abuse')
   .option('--requests <n>', 'unauthenticated requests in the flood, at most', num('--requests', 1), 4000)
   .option('--seconds <n>', 'length of the flood, at most', num('--seconds', 1), 60)
   .option('--concurrency <n>', 'flood requests in flight', num('--concurrency', 1), 16)
+  .option('--rounds <n>', 'floods one after another (memory is judged flat between the first and the last)', num('--rounds', 1), 3)
   .parse(process.argv)
-  .opts<{ requests: number; seconds: number; concurrency: number }>();
+  .opts<{ requests: number; seconds: number; concurrency: number; rounds: number }>();
 
 const leaseRef = { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', namespaced: true };
 type Lease = KubeObject & { spec?: { holderIdentity?: string; leaseTransitions?: number } };
@@ -81,7 +84,7 @@ async function main(): Promise<number> {
             '--lease-namespace=default',
             '--bind-rate=0',
             '--max-clusters-per-identity=0',
-            '--log-level=error',
+            '--log-level=info',
             '--shutdown-delay=0s',
             '--oidc-bearer-audience',
             CLIENT_ID,
@@ -152,105 +155,102 @@ async function main(): Promise<number> {
       }
     })();
 
-    // the flood
+    // the flood, --rounds times: round 1 creates what is created once (series of the closed label
+    // sets, pools, JIT); memory that is bounded is flat from round 1 to the last
     const big = Buffer.alloc(4 * 1024 * 1024, 'a');
-    const byStatus = new Map<string, number>();
-    const end = Date.now() + opts.seconds * 1000;
-    let next = 0;
-    const kinds = [
-      'replay',
-      'fresh',
-      'cookie',
-      'cookie',
-      'replay',
-      'fresh',
-      'cookie',
-      'replay',
-      'fresh',
-      'cookie',
-      'replay',
-      'fresh',
-      'cookie',
-      'replay',
-      'fresh',
-      'cookie',
-      'replay',
-      'fresh',
-      'cookie',
-      'body',
-    ];
-    const one = async (i: number) => {
-      const base = procs[i % 2].url;
-      const kind = kinds[i % kinds.length];
-      let status: number;
-      if (kind === 'replay') status = await send(`${base}${replayPath}`, { headers: { Cookie: replayCookie, Accept: 'application/json' } });
-      else if (kind === 'fresh') {
-        const b = new FetchBrowser();
-        const r = await b.request(`${base}/authorize?p=40101&s=f${i}&c=bench`);
-        const state = new URL(r.headers.get('location')!).searchParams.get('state')!;
-        const url = `${base}/callback?code=made-up-${i}&state=${encodeURIComponent(state)}`;
-        status = await send(url, { headers: { Cookie: b.cookieHeader(new URL(url)), Accept: 'application/json' } });
-      } else if (kind === 'cookie') {
-        status = await send(`${base}/resources?s=c${i}`, {
-          headers: { Cookie: `junk_${i}_${randomBytes(3).toString('hex')}=%E0%A4%A; klutch-bind-c${i}=%`, Accept: 'application/json' },
-        });
-      } else {
-        status = await send(`${base}/bind`, { method: 'POST', headers: { Authorization: 'Bearer a.b.c', 'Content-Length': String(big.length) }, body: big });
-      }
-      const k = `${kind} ${status}`;
-      byStatus.set(k, (byStatus.get(k) ?? 0) + 1);
+    const kinds = [...Array.from({ length: 19 }, (_v, i) => ['replay', 'fresh', 'cookie'][i % 3]), 'body'];
+    const sample = async () => {
+      await new Promise((r) => setTimeout(r, 3000));
+      const texts = await Promise.all(procs.map(async (p) => (await fetch(`${p.url}/metrics`)).text()));
+      return {
+        rss: procs.map((p) => rssMb(p.pid)),
+        metrics: texts.map((t) => t.length),
+        authSeries: texts.map((t) => t.split('\n').filter((l) => l.startsWith('klutch_backend_auth_failures_total{')).length),
+        refusals: texts.map((t) => metricSum(t, 'klutch_backend_limit_refusals_total')),
+        heap: texts.map((t) => metricSum(t, 'klutch_backend_nodejs_heap_size_used_bytes') / 1048576),
+      };
     };
-    let flooding = true;
-    const flood = Promise.all(
-      Array.from({ length: opts.concurrency }, async () => {
-        while (next < opts.requests && Date.now() < end) await one(next++);
-      }),
-    ).finally(() => (flooding = false));
-
-    // legitimate binds during the flood
+    const heapBefore = await Promise.all(
+      procs.map(async (p) => metricSum(await (await fetch(`${p.url}/metrics`)).text(), 'klutch_backend_nodejs_heap_size_used_bytes') / 1048576),
+    );
+    const samples = [{ rss: rssBefore, metrics: metricsBefore, authSeries: authSeriesBefore, refusals: [0, 0], heap: heapBefore }];
     const latencies: number[] = [];
     let bindFailures = 0;
-    for (let i = 0; flooding; i++) {
-      const now = Math.floor(Date.now() / 1000);
-      const tok = await op.signAsIssuer({ iss: op.issuer, sub: `bench-user-${i % 5}`, aud: CLIENT_ID, iat: now, exp: now + 600 });
-      const t0 = performance.now();
-      const r = await fetch(`${procs[i % 2].url}/bind`, {
-        method: 'POST',
-        headers: { Authorization: `Bearer ${tok}` },
-        body: JSON.stringify({ group: 'mangodb.com', resource: 'mangodbs', clusterID: `bench-${i % 20}` }),
-      });
-      await r.arrayBuffer();
-      latencies.push(performance.now() - t0);
-      if (r.status !== 200) bindFailures++;
+    let sent = 0;
+    for (let round = 1; round <= opts.rounds; round++) {
+      const byStatus = new Map<string, number>();
+      const end = Date.now() + opts.seconds * 1000;
+      const t0 = Date.now();
+      let next = 0;
+      const one = async (i: number) => {
+        const base = procs[i % 2].url;
+        const kind = kinds[i % kinds.length];
+        const id = `${round}x${i}`;
+        let status: number;
+        if (kind === 'replay') status = await send(`${base}${replayPath}`, { headers: { Cookie: replayCookie, Accept: 'application/json' } });
+        else if (kind === 'fresh') {
+          const b = new FetchBrowser();
+          const r = await b.request(`${base}/authorize?p=40101&s=f${round}x${i}&c=bench`);
+          const state = new URL(r.headers.get('location')!).searchParams.get('state')!;
+          const url = `${base}/callback?code=made-up-${id}&state=${encodeURIComponent(state)}`;
+          status = await send(url, { headers: { Cookie: b.cookieHeader(new URL(url)), Accept: 'application/json' } });
+        } else if (kind === 'cookie') {
+          status = await send(`${base}/resources?s=c${round}x${i}`, {
+            headers: { Cookie: `junk_${id}_${randomBytes(3).toString('hex')}=%E0%A4%A; klutch-bind-c${round}x${i}=%`, Accept: 'application/json' },
+          });
+        } else {
+          status = await send(`${base}/bind`, { method: 'POST', headers: { Authorization: 'Bearer a.b.c', 'Content-Length': String(big.length) }, body: big });
+        }
+        const k = `${kind} ${status}`;
+        byStatus.set(k, (byStatus.get(k) ?? 0) + 1);
+      };
+      let flooding = true;
+      const flood = Promise.all(
+        Array.from({ length: opts.concurrency }, async () => {
+          while (next < opts.requests && Date.now() < end) await one(next++);
+        }),
+      ).finally(() => (flooding = false));
+      // legitimate binds during the flood, one after another, to the replicas in turn
+      for (let i = 0; flooding; i++) {
+        const now = Math.floor(Date.now() / 1000);
+        const tok = await op.signAsIssuer({ iss: op.issuer, sub: `bench-user-${i % 5}`, aud: CLIENT_ID, iat: now, exp: now + 600 });
+        const b0 = performance.now();
+        const r = await fetch(`${procs[i % 2].url}/bind`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${tok}` },
+          body: JSON.stringify({ group: 'mangodb.com', resource: 'mangodbs', clusterID: `bench-${i % 20}` }),
+        });
+        await r.arrayBuffer();
+        latencies.push(performance.now() - b0);
+        if (r.status !== 200) bindFailures++;
+      }
+      await flood;
+      sent += next;
+      log(
+        `round ${round}: ${next} unauthenticated requests in ${((Date.now() - t0) / 1000).toFixed(1)} s; answers ${JSON.stringify(Object.fromEntries([...byStatus].sort()))}`,
+      );
+      samples.push(await sample());
     }
-    await flood;
     polling = false;
     await poller;
     const posts1 = await apiLeasePosts();
-    await new Promise((r) => setTimeout(r, 3000));
-    const rssAfter = procs.map((p) => rssMb(p.pid));
-    const metricsAfter = await metricsSize();
-    const authSeriesAfter = await Promise.all(
-      procs.map(
-        async (p) => (await (await fetch(`${p.url}/metrics`)).text()).split('\n').filter((l) => l.startsWith('klutch_backend_auth_failures_total{')).length,
-      ),
-    );
     lease = await kube.get<Lease>(leaseRef, 'default', 'klutch-backend');
     const transitions = (lease.spec?.leaseTransitions ?? 0) - transitions0;
-    const shed = await Promise.all(procs.map(async (p) => metricSum(await (await fetch(`${p.url}/metrics`)).text(), 'klutch_backend_limit_refusals_total')));
 
-    log(`flood: ${next} unauthenticated requests in ${opts.seconds}s at most, concurrency ${opts.concurrency}`);
-    log(`answers: ${JSON.stringify(Object.fromEntries([...byStatus].sort()))}`);
+    log(
+      `flood: ${sent} unauthenticated requests in ${opts.rounds} round(s) (at most ${opts.requests} or ${opts.seconds} s each), concurrency ${opts.concurrency}`,
+    );
     log(`leader changes: ${leaderChanges} (leaseTransitions +${transitions}); holder ${lease.spec?.holderIdentity}`);
     log(
-      `Lease POSTs served by kube-apiserver during the flood: ${posts1 - posts0}, of which ${latencies.length} the legitimate binds' identity locks; the flood's: ${posts1 - posts0 - latencies.length}`,
+      `Lease POSTs served by kube-apiserver during the floods: ${posts1 - posts0} (binds with --max-clusters-per-identity=0 and --bind-rate=0 take no Lease)`,
     );
     log(
-      `legitimate binds during the flood: ${latencies.length}, ${bindFailures} failed; p50 ${percentile(latencies, 50).toFixed(0)} ms, p99 ${percentile(latencies, 99).toFixed(0)} ms`,
+      `legitimate binds during the floods: ${latencies.length}, ${bindFailures} failed; p50 ${percentile(latencies, 50).toFixed(0)} ms, p99 ${percentile(latencies, 99).toFixed(0)} ms`,
     );
     for (let i = 0; i < procs.length; i++) {
+      const series = (f: (x: (typeof samples)[number]) => number[], d = 1) => samples.map((x) => f(x)[i].toFixed(d)).join(' → ');
       log(
-        `replica ${i} (${holder0 === `bench-abuse-${i}` ? 'leader' : 'standby'}, pid ${procs[i].pid}): RSS ${rssBefore[i].toFixed(1)} → ${rssAfter[i].toFixed(1)} MiB; /metrics ${metricsBefore[i]} → ${metricsAfter[i]} bytes; auth_failures series ${authSeriesBefore[i]} → ${authSeriesAfter[i]}; limit refusals ${shed[i]}`,
+        `replica ${i} (${holder0 === `bench-abuse-${i}` ? 'leader' : 'standby'}, pid ${procs[i].pid}), before → after each round: RSS ${series((x) => x.rss)} MiB; V8 heap used ${series((x) => x.heap)} MiB; /metrics ${series((x) => x.metrics, 0)} bytes; auth_failures series ${series((x) => x.authSeries, 0)}; limit refusals ${series((x) => x.refusals, 0)}`,
       );
     }
     return leaderChanges === 0 && transitions === 0 && bindFailures === 0 ? 0 : 1;
