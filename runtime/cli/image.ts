@@ -1,11 +1,13 @@
 // `klutch-kit image build`: the backend and konnector images (OCI layout, amd64 + arm64), built
 // from the packed package without Docker (runtime/image), optionally pushed to a registry.
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Command } from 'commander';
 import { buildRuntimeImages, DEFAULT_BASE, RUNTIME_ENTRIES, type ImageBuildResult, type RuntimeImageName } from '../image/build.js';
 import { parsePlatform } from '../image/oci.js';
-import { pushLayoutImage } from '../image/registry.js';
+import { parseDigestRef, pushLayoutImage } from '../image/registry.js';
 import { parseImageRef } from '../xpkg/push.js';
+import { UsageError } from './errors.js';
 
 /** Output streams (injectable for tests). */
 export interface ImageIo {
@@ -53,10 +55,23 @@ export interface ImageBuildCliResult extends ImageBuildResult {
   readonly pushed?: Readonly<Record<RuntimeImageName, string>>;
 }
 
+/** Checks the command line before any work; a bad option is a UsageError (exit code 2). */
+function checkOptions(opts: ImageBuildCliOptions): void {
+  try {
+    if (opts.platform) opts.platform.split(',').forEach(parsePlatform);
+    if (opts.push) pushRefs(opts.push, '0.0.0');
+    if (opts.base && opts.base !== 'local') parseDigestRef(opts.base);
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  if (opts.from && !existsSync(opts.from))
+    throw new UsageError(`image build --from ${JSON.stringify(opts.from)}: no such file; pass an \`npm pack\` tarball of klutch-kit`);
+}
+
 /** Builds the images (and pushes them with `push`). */
 export async function runImageBuild(opts: ImageBuildCliOptions = {}, io: ImageIo = stdio): Promise<ImageBuildCliResult> {
+  checkOptions(opts);
   const platforms = opts.platform ? opts.platform.split(',').map(parsePlatform) : undefined;
-  if (opts.push) pushRefs(opts.push, '0.0.0'); // check the target before the build
   const t = Date.now();
   const r = await buildRuntimeImages({
     output: resolve(opts.output ?? 'dist/images'),

@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { walk } from '../../runtime/image/build.js';
-import { pushRefs } from '../../runtime/cli/image.js';
+import { pushRefs, runImageBuild } from '../../runtime/cli/image.js';
+import { UsageError } from '../../runtime/cli/errors.js';
 import {
   imageIndex,
   layerFromEntries,
@@ -172,5 +173,21 @@ describe('references', () => {
     expect(() => parseDigestRef('gcr.io/distroless/nodejs22-debian12:nonroot')).toThrow('crane digest');
     expect(parsePlatform('linux/arm64')).toEqual({ os: 'linux', architecture: 'arm64' });
     expect(() => parsePlatform('linux/s390x')).toThrow('platform "linux/s390x" is not one of linux/amd64, linux/arm64');
+  });
+});
+
+describe('klutch-kit image build options', () => {
+  it('reports a bad option as a usage error (exit code 2) before any work', async () => {
+    const io = { out: () => undefined, err: () => undefined };
+    for (const [opts, msg] of [
+      [{ platform: 'linux/s390x' }, 'platform "linux/s390x" is not one of'],
+      [{ push: 'klutch' }, 'expected "<registry>/<prefix>[:<tag>]"'],
+      [{ base: 'gcr.io/distroless/nodejs22-debian12:nonroot' }, 'is not "<registry>/<repository>@sha256:<64 hex>"'],
+      [{ from: join(dir, 'missing.tgz') }, 'no such file'],
+    ] as const) {
+      const run = runImageBuild({ ...opts, output: join(dir, 'never') }, io);
+      await expect(run).rejects.toBeInstanceOf(UsageError);
+      await expect(run).rejects.toThrow(msg);
+    }
   });
 });
