@@ -19,7 +19,9 @@ import { HealthServer } from '../core/server.js';
 import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
 import { AppClusterBindingController } from './appclusterbinding.js';
+import { DEFAULT_NAMESPACE_LINGER_MS } from './consumer-namespaces.js';
 import { Konnector } from './konnector.js';
+import { DEFAULT_MAX_PROVIDER_OBJECTS_PER_NAMESPACE } from './provider.js';
 import { KONNECTOR_VERSION } from './version.js';
 import { DEFAULT_BURST, DEFAULT_QPS, DEFAULT_WORKERS } from './defaults.js';
 import type { Secret } from './types.js';
@@ -53,6 +55,18 @@ export function buildCommand(): Command {
     .option('--workers <n>', 'workers per sync controller', int('--workers', 1), DEFAULT_WORKERS)
     .option('--resync <duration>', 'informer resync period', duration('--resync'), 600_000)
     .option('--heartbeat-interval <duration>', 'ClusterBinding heartbeat interval', duration('--heartbeat-interval'), 300_000)
+    .option(
+      '--namespace-linger <duration>',
+      'how long an app-cluster namespace stays bound after its last bound object went',
+      duration('--namespace-linger'),
+      DEFAULT_NAMESPACE_LINGER_MS,
+    )
+    .option(
+      '--max-provider-objects-per-namespace <n>',
+      'most objects a provider may make the konnector create in one namespace, per claim and per export',
+      int('--max-provider-objects-per-namespace', 1),
+      DEFAULT_MAX_PROVIDER_OBJECTS_PER_NAMESPACE,
+    )
     .option('--binding-namespace <ns>', 'watch APIServiceBindings only in this namespace')
     .option('--control-plane-mode', 'run on the control plane for one app cluster (see --app-cluster-kubeconfig-secret-*)', false)
     .option('--app-cluster-kubeconfig-secret-name <name>', 'control-plane mode: Secret with the app cluster kubeconfig')
@@ -126,6 +140,8 @@ export async function main(argv = process.argv): Promise<void> {
         workers: o.workers,
         resyncMs: o.resync,
         heartbeatIntervalMs: o.heartbeatInterval,
+        namespaceLingerMs: o.namespaceLinger,
+        maxProviderObjectsPerNamespace: o.maxProviderObjectsPerNamespace,
         registry,
         logger: log,
       });
