@@ -1,5 +1,6 @@
 import { Construct } from 'constructs';
-import { DataService, DataServiceProps } from '../dataservice/index.js';
+import type { CrossplaneVersion } from '../crossplane/index.js';
+import { ApiStyle, checkApiStyle, DataService, DataServiceProps } from '../dataservice/index.js';
 import { keyvalue, logme2, mariadb, messaging, mongodb, prometheus, search } from './a9s-instances.js';
 import { InstanceOperation, InstanceOperationProps } from './instance-operation.js';
 import { backup, INSTANCE_TYPES, restore, serviceBinding } from './operations.js';
@@ -29,6 +30,13 @@ export interface CatalogueProps {
   readonly automations?: readonly CatalogueAutomation[];
   /** Namespace of the APIServiceExportTemplates. @default 'crossplane-system' */
   readonly exportTemplateNamespace?: string;
+  /**
+   * Claims (`XPostgresqlInstance` + claim `PostgresqlInstance`, as Klutch's `main`) or namespaced
+   * composite resources (`PostgresqlInstance` itself, as Klutch's Crossplane v2 branch). @default ApiStyle.CLAIMS
+   */
+  readonly apiStyle?: ApiStyle;
+  /** The Crossplane release the catalogue targets; `ApiStyle.NAMESPACED_XR` needs 2.x. @default CrossplaneVersion.V2_3 */
+  readonly crossplaneVersion?: CrossplaneVersion;
 }
 
 /** ProviderConfig names the catalogue's Compositions reference. */
@@ -61,9 +69,14 @@ export class Catalogue extends Construct {
   /** Operations by name. */
   public readonly operations: ReadonlyMap<CatalogueOperation, InstanceOperation>;
   public readonly providerConfigs: CatalogueProviderConfigs;
+  /** Claims or namespaced XRs. */
+  public readonly apiStyle: ApiStyle;
 
   constructor(scope: Construct, id: string, props: CatalogueProps = {}) {
     super(scope, id);
+    const { style, version } = checkApiStyle('CatalogueProps.apiStyle', props.apiStyle, 'CatalogueProps.crossplaneVersion', props.crossplaneVersion);
+    this.apiStyle = style;
+    const styleProps = { apiStyle: style, crossplaneVersion: version };
     const chosen = pick('CatalogueProps.services', props.services, CATALOGUE_SERVICES);
     const ops = pick('CatalogueProps.operations', props.operations, CATALOGUE_OPERATIONS);
     const autos = pick('CatalogueProps.automations', props.automations, CATALOGUE_AUTOMATIONS);
@@ -94,6 +107,7 @@ export class Catalogue extends Construct {
           parameters,
           defaultBackend: backends[0].name,
           exportTemplateNamespace: props.exportTemplateNamespace,
+          ...styleProps,
         }),
       );
     }
@@ -114,7 +128,7 @@ export class Catalogue extends Construct {
         for (const t of chosen)
           if (services.get(t)?.backends.some((x) => x.automation === 'a9s') && !managers.includes(`${t}-backup-manager`)) managers.push(`${t}-backup-manager`);
       }
-      operations.set(op, new InstanceOperation(this, op, { ...p, backends, exportTemplateNamespace: props.exportTemplateNamespace }));
+      operations.set(op, new InstanceOperation(this, op, { ...p, backends, exportTemplateNamespace: props.exportTemplateNamespace, ...styleProps }));
     }
     this.services = services;
     this.operations = operations;

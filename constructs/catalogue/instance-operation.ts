@@ -1,6 +1,6 @@
 import { Construct } from 'constructs';
-import { CompositeResourceDefinition, Composition, PatchAndTransformStep } from '../crossplane/index.js';
-import { Parameter, ParameterLocation, ParameterProps, DEFAULT_EXPORT_TEMPLATE_NAMESPACE } from '../dataservice/index.js';
+import { CompositeResourceDefinition, Composition, CrossplaneVersion, PatchAndTransformStep, XrdScope } from '../crossplane/index.js';
+import { ApiStyle, checkApiStyle, Parameter, ParameterLocation, ParameterProps, DEFAULT_EXPORT_TEMPLATE_NAMESPACE } from '../dataservice/index.js';
 import { ApiServiceExportTemplate, type IApiExport, type PermissionClaim } from '../runtime/index.js';
 import { OFFERING_ANNOTATION, type Offering } from '../../contract/api/offering.js';
 import { ANYNINES_GROUP } from './_common.js';
@@ -15,10 +15,12 @@ export interface OperationBackend {
   readonly types?: readonly string[];
   /** Spec fields it needs set (non-empty). @default - none */
   readonly requiredFields?: readonly string[];
-  /** Renders its composed resource for the given instance types. */
-  compose(step: PatchAndTransformStep, types: readonly string[]): void;
+  /** Renders its composed resource(s) for the given instance types, in the given API style. */
+  compose(step: PatchAndTransformStep, types: readonly string[], style: ApiStyle): void;
   /** Permission claims for the APIServiceExportTemplate. @default - none */
   readonly permissionClaims?: readonly PermissionClaim[];
+  /** Permission claims with `ApiStyle.NAMESPACED_XR`. @default - permissionClaims */
+  readonly namespacedPermissionClaims?: readonly PermissionClaim[];
 }
 
 export interface InstanceOperationProps {
@@ -37,6 +39,10 @@ export interface InstanceOperationProps {
   readonly defaultBackend?: string;
   /** @default 'crossplane-system' */
   readonly exportTemplateNamespace?: string;
+  /** Claims or namespaced XRs (the XR kind is then `claimKind`). @default ApiStyle.CLAIMS */
+  readonly apiStyle?: ApiStyle;
+  /** @default CrossplaneVersion.V2_3 */
+  readonly crossplaneVersion?: CrossplaneVersion;
 }
 
 const fail = (prop: string, v: unknown, problem: string): never => {
@@ -56,10 +62,13 @@ export class InstanceOperation extends Construct implements IApiExport {
   public readonly compositions: ReadonlyMap<string, Composition>;
   public readonly exportTemplate: ApiServiceExportTemplate;
   public readonly types: readonly string[];
+  public readonly apiStyle: ApiStyle;
 
   constructor(scope: Construct, id: string, props: InstanceOperationProps) {
     super(scope, id);
     const P = `InstanceOperationProps(${props.kind})`;
+    const { style } = checkApiStyle(`${P}.apiStyle`, props.apiStyle, `${P}.crossplaneVersion`, props.crossplaneVersion);
+    this.apiStyle = style;
     if (!Array.isArray(props.types) || props.types.length === 0) fail(`${P}.types`, props.types, 'must list at least one instance type');
     this.types = [...props.types];
     if (!Array.isArray(props.backends) || props.backends.length === 0) fail(`${P}.backends`, props.backends, 'must list at least one backend');
@@ -70,7 +79,7 @@ export class InstanceOperation extends Construct implements IApiExport {
     for (const r of props.required) if (!fields.some((f) => f.name === r)) fail(`${P}.required`, r, 'is not a declared field');
 
     // A claim may omit spec.compositionRef (the XRD's defaultCompositionRef applies): read it behind has().
-    const composition = `(has(self.compositionRef) ? self.compositionRef.name : '${def}')`;
+    const composition = style.compositionExpr(def);
     const rules: Array<{ rule: string; message: string }> = [];
     for (const b of props.backends) {
       for (const f of b.requiredFields ?? []) {
@@ -102,8 +111,9 @@ export class InstanceOperation extends Construct implements IApiExport {
     const claimPlural = `${props.claimKind.toLowerCase()}s`;
     this.xrd = new CompositeResourceDefinition(this, 'Definition', {
       group: ANYNINES_GROUP,
-      names: { kind: props.kind, plural },
-      claimNames: { kind: props.claimKind, plural: claimPlural },
+      ...(style.namespaced
+        ? { scope: XrdScope.NAMESPACED, names: { kind: props.claimKind, plural: claimPlural } }
+        : { names: { kind: props.kind, plural }, claimNames: { kind: props.claimKind, plural: claimPlural } }),
       defaultCompositionName: def,
       versions: [
         {
@@ -126,12 +136,14 @@ export class InstanceOperation extends Construct implements IApiExport {
       b.compose(
         step,
         (b.types ?? this.types).filter((t) => this.types.includes(t)),
+        style,
       );
       compositions.set(b.name, new Composition(this, `Composition-${b.name}`, { name: b.name, compositeTypeRef: this.xrd, pipeline: [step] }));
     }
     this.compositions = compositions;
     const claims: PermissionClaim[] = [];
-    for (const b of props.backends) for (const c of b.permissionClaims ?? []) if (!claims.some((x) => JSON.stringify(x) === JSON.stringify(c))) claims.push(c);
+    const claimsOf = (b: OperationBackend) => (style.namespaced ? (b.namespacedPermissionClaims ?? b.permissionClaims) : b.permissionClaims) ?? [];
+    for (const b of props.backends) for (const c of claimsOf(b)) if (!claims.some((x) => JSON.stringify(x) === JSON.stringify(c))) claims.push(c);
     // The catalogue page's offering: no services or plans of its own; each backend with the instance types it handles.
     const offering: Offering = {
       services: [],

@@ -1,13 +1,14 @@
 import { Patch, PatchAndTransformStep, ReadinessCheck, Transform } from '../crossplane/index.js';
 import {
   a8sBindingSecretClaim,
+  A8S_BINDING_SECRET_SUFFIX,
   A9S_API_VERSION,
-  CLAIM_NAME_LABEL,
-  CLAIM_NAMESPACE_LABEL,
+  ApiStyle,
+  claimLabelPatches,
+  CONNECTION_SECRET_TYPE,
   credentialsSecretClaim,
   KUBERNETES_PROVIDER_CONFIG,
   OBJECT_OBSERVED_STATUS,
-  PROVIDER_KUBERNETES_OBJECT_API_VERSION,
 } from '../dataservice/index.js';
 import type { InstanceOperationProps, OperationBackend } from './instance-operation.js';
 
@@ -23,10 +24,11 @@ const A8S_INSTANCES: Readonly<Record<string, { apiGroup: string; version: string
 };
 export const A8S_INSTANCE_TYPES: readonly string[] = Object.keys(A8S_INSTANCES);
 
-const claimLabels = () => [CLAIM_NAMESPACE_LABEL, CLAIM_NAME_LABEL].map((l) => Patch.fromCompositeFieldPath(`metadata.labels[${l}]`, `metadata.labels[${l}]`));
-const manifestNameAndNamespace = () => [
-  Patch.fromCompositeFieldPath(`metadata.labels[${CLAIM_NAMESPACE_LABEL}]`, 'spec.forProvider.manifest.metadata.namespace'),
-  Patch.fromCompositeFieldPath(`metadata.labels[${CLAIM_NAME_LABEL}]`, 'spec.forProvider.manifest.metadata.name'),
+const claimLabels = (style: ApiStyle) => claimLabelPatches(style);
+/** The a8s object is named and namespaced like the bound object (the claim, or the namespaced XR itself). */
+const manifestNameAndNamespace = (style: ApiStyle) => [
+  Patch.fromCompositeFieldPath(style.namespacePath, 'spec.forProvider.manifest.metadata.namespace'),
+  Patch.fromCompositeFieldPath(style.namePath, 'spec.forProvider.manifest.metadata.name'),
 ];
 const toStatus = (prefix: string, keys: readonly string[]) => keys.map((k) => Patch.toCompositeFieldPath(`${prefix}${k}`, `status.managed.${k}`));
 /**
@@ -34,12 +36,12 @@ const toStatus = (prefix: string, keys: readonly string[]) => keys.map((k) => Pa
  * only when the a8s resource's own `Ready` condition is True (`readiness.policy: DeriveFromObject`),
  * for the a8s kinds that report conditions (Backup, Restore).
  */
-const object = (apiVersion: string, kind: string, deriveReadiness = false) => ({
-  apiVersion: PROVIDER_KUBERNETES_OBJECT_API_VERSION,
+const object = (style: ApiStyle, apiVersion: string, kind: string, deriveReadiness = false) => ({
+  apiVersion: style.objectApiVersion,
   kind: 'Object',
   spec: {
     forProvider: { manifest: { apiVersion, kind } },
-    providerConfigRef: { name: KUBERNETES_PROVIDER_CONFIG },
+    providerConfigRef: style.objectProviderConfigRef(KUBERNETES_PROVIDER_CONFIG),
     ...(deriveReadiness ? { readiness: { policy: 'DeriveFromObject' } } : {}),
   },
 });
@@ -48,18 +50,60 @@ const readyCondition = () => [ReadinessCheck.matchCondition('Ready', 'True')];
 const typeMap = (types: readonly string[], f: (t: (typeof A8S_INSTANCES)[string]) => string) =>
   Transform.map(Object.fromEntries(types.map((t) => [t, f(A8S_INSTANCES[t])])));
 
-function a8s(name: string, compose: (step: PatchAndTransformStep, types: readonly string[]) => void, extra: Partial<OperationBackend> = {}): OperationBackend {
+function a8s(
+  name: string,
+  compose: (step: PatchAndTransformStep, types: readonly string[], style: ApiStyle) => void,
+  extra: Partial<OperationBackend> = {},
+): OperationBackend {
   return { name, automation: 'a8s', types: A8S_INSTANCE_TYPES, compose, ...extra };
 }
 
 /** Suffix of the connection Secret the a9s ServiceBinding writes (`<claim>-creds`). */
 export const A9S_BINDING_SECRET_SUFFIX = '-creds';
 
+/** Name of the composed credentials Secret's resource in the a8s ServiceBinding Composition (namespaced XRs). */
+export const A8S_CREDENTIALS_RESOURCE = 'credentials';
+
+/**
+ * Namespaced XRs have no connection details: the a8s ServiceBinding Composition composes the
+ * credentials Secret itself, `<binding>-creds` of type `connection.crossplane.io/v1alpha1` in the
+ * XR's namespace — a provider-kubernetes `Object` wrapping the Secret whose `data` is patched (by
+ * provider-kubernetes' `references[].patchesFrom`) from the Secret the a8s service-binding controller
+ * writes (`<binding>-service-binding`). The keys are the a8s ones (username, password, database,
+ * instance_service). Ready once provider-kubernetes has read the a8s Secret and applied the copy.
+ */
+function composeCredentialsSecret(step: PatchAndTransformStep): void {
+  const style = ApiStyle.NAMESPACED_XR;
+  step.addResource(A8S_CREDENTIALS_RESOURCE, {
+    base: {
+      apiVersion: style.objectApiVersion,
+      kind: 'Object',
+      spec: {
+        forProvider: { manifest: { apiVersion: 'v1', kind: 'Secret', type: CONNECTION_SECRET_TYPE } },
+        references: [{ patchesFrom: { apiVersion: 'v1', kind: 'Secret', fieldPath: 'data' }, toFieldPath: 'data' }],
+        providerConfigRef: style.objectProviderConfigRef(KUBERNETES_PROVIDER_CONFIG),
+      },
+    },
+    readinessChecks: readyCondition(),
+    patches: [
+      Patch.fromCompositeFieldPath(style.namespacePath, 'spec.forProvider.manifest.metadata.namespace'),
+      Patch.fromCompositeFieldPath(style.namePath, 'spec.forProvider.manifest.metadata.name', {
+        transforms: [Transform.stringFormat(`%s${A9S_BINDING_SECRET_SUFFIX}`)],
+      }),
+      Patch.fromCompositeFieldPath(style.namespacePath, 'spec.references[0].patchesFrom.namespace'),
+      Patch.fromCompositeFieldPath(style.namePath, 'spec.references[0].patchesFrom.name', {
+        transforms: [Transform.stringFormat(`%s${A8S_BINDING_SECRET_SUFFIX}`)],
+      }),
+    ],
+  });
+}
+
 /**
  * ServiceBinding: credentials for an instance, each backend's Secret claimed exactly for the app
  * cluster: a8s's service-binding controller writes `<claim>-service-binding` (type Opaque), the a9s
  * ServiceBinding writes the connection Secret `<claim>-creds` (type connection.crossplane.io/v1alpha1),
- * both in the claim's namespace.
+ * both in the claim's namespace. With namespaced XRs both backends give `<binding>-creds` (type
+ * connection.crossplane.io/v1alpha1): a8s composes it (see composeCredentialsSecret).
  */
 export function serviceBinding(types: readonly string[] = INSTANCE_TYPES): InstanceOperationProps {
   return {
@@ -76,44 +120,45 @@ export function serviceBinding(types: readonly string[] = INSTANCE_TYPES): Insta
     backends: [
       a8s(
         'a8s-servicebinding',
-        (step, ts) => {
+        (step, ts, style) => {
           step.addResource('a8s-servicebinding', {
-            base: object('servicebindings.anynines.com/v1beta3', 'ServiceBinding'),
+            base: object(style, 'servicebindings.anynines.com/v1beta3', 'ServiceBinding'),
             // The a8s ServiceBinding has no conditions: its credentials may be used once status.implemented is true.
             readinessChecks: [...readyCondition(), ReadinessCheck.matchTrue(`${OBJECT_OBSERVED_STATUS}.implemented`)],
             patches: [
-              ...manifestNameAndNamespace(),
+              ...manifestNameAndNamespace(style),
               Patch.fromCompositeFieldPath('spec.serviceInstanceType', 'spec.forProvider.manifest.spec.instance.apiVersion', {
                 transforms: [typeMap(ts, (i) => `${i.apiGroup}/${i.version}`)],
               }),
               Patch.fromCompositeFieldPath('spec.serviceInstanceType', 'spec.forProvider.manifest.spec.instance.kind', {
                 transforms: [typeMap(ts, (i) => i.kind)],
               }),
-              Patch.fromCompositeFieldPath(`metadata.labels[${CLAIM_NAMESPACE_LABEL}]`, 'spec.forProvider.manifest.spec.instance.namespace'),
+              Patch.fromCompositeFieldPath(style.namespacePath, 'spec.forProvider.manifest.spec.instance.namespace'),
               Patch.fromCompositeFieldPath('spec.instanceRef', 'spec.forProvider.manifest.spec.instance.name'),
               ...toStatus('status.atProvider.manifest.status.', ['implemented', 'secret.name', 'secret.namespace']),
             ],
           });
+          if (style.namespaced) composeCredentialsSecret(step);
         },
-        { permissionClaims: [a8sBindingSecretClaim()] },
+        { permissionClaims: [a8sBindingSecretClaim()], namespacedPermissionClaims: [credentialsSecretClaim({ names: [`*${A9S_BINDING_SECRET_SUFFIX}`] })] },
       ),
       {
         name: 'a9s-servicebinding',
         automation: 'a9s',
         permissionClaims: [credentialsSecretClaim({ names: [`*${A9S_BINDING_SECRET_SUFFIX}`] })],
-        compose: (step) => {
+        compose: (step, _types, style) => {
           step.addResource('a9s-servicebinding', {
             base: { apiVersion: A9S_API_VERSION, kind: 'ServiceBinding', spec: { forProvider: { acceptsIncomplete: true } } },
             readinessChecks: readyCondition(),
             patches: [
               Patch.fromCompositeFieldPath('spec.serviceInstanceType', `metadata.labels[${INSTANCE_TYPE_LABEL}]`),
-              ...claimLabels(),
+              ...claimLabels(style),
               Patch.fromCompositeFieldPath('spec.instanceRef', 'spec.forProvider.instanceName'),
               Patch.fromCompositeFieldPath('spec.serviceInstanceType', 'spec.providerConfigRef.name', {
                 transforms: [Transform.stringFormat('%s-service-broker')],
               }),
-              Patch.fromCompositeFieldPath(`metadata.labels[${CLAIM_NAMESPACE_LABEL}]`, 'spec.writeConnectionSecretToRef.namespace'),
-              Patch.fromCompositeFieldPath(`metadata.labels[${CLAIM_NAME_LABEL}]`, 'spec.writeConnectionSecretToRef.name', {
+              Patch.fromCompositeFieldPath(style.namespacePath, 'spec.writeConnectionSecretToRef.namespace'),
+              Patch.fromCompositeFieldPath(style.namePath, 'spec.writeConnectionSecretToRef.name', {
                 transforms: [Transform.stringFormat(`%s${A9S_BINDING_SECRET_SUFFIX}`)],
               }),
               ...toStatus('status.atProvider.', ['serviceBindingID', 'state']),
@@ -135,12 +180,12 @@ export function backup(types: readonly string[] = INSTANCE_TYPES): InstanceOpera
     required: ['instanceRef'],
     fields: [{ name: 'instanceRef', type: 'string', description: 'Name of the data service instance claim to back up.' }],
     backends: [
-      a8s('a8s-backup', (step, ts) => {
+      a8s('a8s-backup', (step, ts, style) => {
         step.addResource('a8s-backup', {
-          base: object('backups.anynines.com/v1beta3', 'Backup', true),
+          base: object(style, 'backups.anynines.com/v1beta3', 'Backup', true),
           readinessChecks: readyCondition(),
           patches: [
-            ...manifestNameAndNamespace(),
+            ...manifestNameAndNamespace(style),
             Patch.fromCompositeFieldPath('spec.serviceInstanceType', 'spec.forProvider.manifest.spec.serviceInstance.apiGroup', {
               transforms: [typeMap(ts, (i) => i.apiGroup)],
             }),
@@ -162,12 +207,12 @@ export function backup(types: readonly string[] = INSTANCE_TYPES): InstanceOpera
       {
         name: 'a9s-backup',
         automation: 'a9s',
-        compose: (step) => {
+        compose: (step, _types, style) => {
           step.addResource('a9s-backup', {
             base: { apiVersion: A9S_API_VERSION, kind: 'Backup' },
             readinessChecks: readyCondition(),
             patches: [
-              ...claimLabels(),
+              ...claimLabels(style),
               Patch.fromCompositeFieldPath('spec.instanceRef', 'spec.forProvider.instanceName'),
               Patch.fromCompositeFieldPath('spec.serviceInstanceType', 'spec.providerConfigRef.name', {
                 transforms: [Transform.stringFormat('%s-backup-manager')],
@@ -196,12 +241,12 @@ export function restore(types: readonly string[] = INSTANCE_TYPES): InstanceOper
     backends: [
       a8s(
         'a8s-restore',
-        (step, ts) => {
+        (step, ts, style) => {
           step.addResource('a8s-restore', {
-            base: object('backups.anynines.com/v1beta3', 'Restore', true),
+            base: object(style, 'backups.anynines.com/v1beta3', 'Restore', true),
             readinessChecks: readyCondition(),
             patches: [
-              ...manifestNameAndNamespace(),
+              ...manifestNameAndNamespace(style),
               Patch.fromCompositeFieldPath('spec.serviceInstanceType', 'spec.forProvider.manifest.spec.serviceInstance.apiGroup', {
                 transforms: [typeMap(ts, (i) => i.apiGroup)],
               }),
@@ -226,12 +271,12 @@ export function restore(types: readonly string[] = INSTANCE_TYPES): InstanceOper
       {
         name: 'a9s-restore',
         automation: 'a9s',
-        compose: (step) => {
+        compose: (step, _types, style) => {
           step.addResource('a9s-restore', {
             base: { apiVersion: A9S_API_VERSION, kind: 'Restore' },
             readinessChecks: readyCondition(),
             patches: [
-              ...claimLabels(),
+              ...claimLabels(style),
               Patch.fromCompositeFieldPath('spec.backupRef', 'spec.forProvider.backupName'),
               Patch.fromCompositeFieldPath('spec.serviceInstanceType', 'spec.providerConfigRef.name', {
                 transforms: [Transform.stringFormat('%s-backup-manager')],

@@ -57,6 +57,31 @@ export class CompositeDeletePolicy extends EnumLike {
   }
 }
 
+/**
+ * Scope of the composite resource of an `apiextensions.crossplane.io/v2` XRD (enum-like: static
+ * instances). Setting a scope makes the XRD a v2 XRD (Crossplane 2.x only).
+ */
+export class XrdScope extends EnumLike {
+  /** Namespaced composite resources, no claims (Crossplane 2.x's default). */
+  public static readonly NAMESPACED = new XrdScope('Namespaced');
+  /** Cluster-scoped composite resources, no claims. */
+  public static readonly CLUSTER = new XrdScope('Cluster');
+  /** Cluster-scoped composite resources that may offer claims (what a v1 XRD is on Crossplane 2.x). */
+  public static readonly LEGACY_CLUSTER = new XrdScope('LegacyCluster');
+
+  /** Every instance, in declaration order. */
+  public static get all(): readonly XrdScope[] {
+    return enumMembers(XrdScope);
+  }
+
+  private constructor(
+    /** The `spec.scope` value. */
+    value: string,
+  ) {
+    super(value);
+  }
+}
+
 /** Whether new Composition revisions are picked up automatically (enum-like: static instances). */
 export class CompositionUpdatePolicy extends EnumLike {
   public static readonly AUTOMATIC = new CompositionUpdatePolicy('Automatic');
@@ -157,6 +182,12 @@ export interface CompositeResourceDefinitionProps {
   readonly group: string;
   /** Names of the composite resource (XR). */
   readonly names: XrdNames;
+  /**
+   * Scope of the composite resource; when set the XRD is an `apiextensions.crossplane.io/v2` XRD
+   * (Crossplane 2.x only). Only `LEGACY_CLUSTER` may offer claims or connection secret keys.
+   * @default - none: an `apiextensions.crossplane.io/v1` XRD (valid on 1.20, LegacyCluster on 2.x)
+   */
+  readonly scope?: XrdScope;
   /** Names of the claim; omit for an XRD without claims. @default - no claims */
   readonly claimNames?: XrdNames;
   /** The API versions. Exactly one must be referenceable (and served). */
@@ -238,6 +269,8 @@ export class CompositeResourceDefinition extends Construct implements IComposite
   public readonly claimKind?: string;
   /** Claim plural, when the XRD offers claims. */
   public readonly claimPlural?: string;
+  /** The v2 scope, or undefined for a v1 XRD. */
+  public readonly scope?: XrdScope;
 
   private readonly names: XrdNames;
   private readonly claimNames?: XrdNames;
@@ -255,6 +288,23 @@ export class CompositeResourceDefinition extends Construct implements IComposite
     this.group = checkDnsSubdomain(`${p}.group`, props.group);
     if (!props.group.includes('.')) fail(`${p}.group`, props.group, 'must contain at least one dot (e.g. "example.org"), like every CRD group');
 
+    if (props.scope !== undefined && !(props.scope instanceof XrdScope)) fail(`${p}.scope`, props.scope, `must be one of ${XrdScope.all.join(', ')}`);
+    this.scope = props.scope;
+    const noClaims = this.scope !== undefined && this.scope !== XrdScope.LEGACY_CLUSTER;
+    if (noClaims && props.claimNames !== undefined) {
+      fail(
+        `${p}.claimNames`,
+        props.claimNames.kind,
+        `is not allowed with scope ${this.scope!.value}: only LegacyCluster XRDs offer claims; remove claimNames or the scope`,
+      );
+    }
+    if (noClaims && (props.connectionSecretKeys ?? []).length > 0) {
+      fail(
+        `${p}.connectionSecretKeys`,
+        props.connectionSecretKeys,
+        `is not allowed with scope ${this.scope!.value}: ${this.scope!.value} composite resources have no connection details; compose a Secret instead`,
+      );
+    }
     this.names = normalizeNames(`${p}.names`, props.names);
     this.kind = this.names.kind;
     this.plural = this.names.plural;
@@ -315,7 +365,7 @@ export class CompositeResourceDefinition extends Construct implements IComposite
     for (const k of props.connectionSecretKeys ?? []) this.addConnectionSecretKey(k);
 
     this.apiObject = new ApiObject(this, 'Resource', {
-      apiVersion: 'apiextensions.crossplane.io/v1',
+      apiVersion: this.scope ? 'apiextensions.crossplane.io/v2' : 'apiextensions.crossplane.io/v1',
       kind: 'CompositeResourceDefinition',
       metadata: compact({ name: this.name, labels: props.labels, annotations: props.annotations }),
       spec: Lazy.any({ produce: () => this.renderSpec() }),
@@ -379,6 +429,8 @@ export class CompositeResourceDefinition extends Construct implements IComposite
   /** Allows a key in the XR's connection secret. */
   public addConnectionSecretKey(key: string): void {
     const prop = 'CompositeResourceDefinitionProps.connectionSecretKeys';
+    if (this.scope !== undefined && this.scope !== XrdScope.LEGACY_CLUSTER)
+      fail(prop, key, `is not allowed with scope ${this.scope.value}: compose a Secret instead`);
     if (typeof key !== 'string' || !/^[-._a-zA-Z0-9]+$/.test(key)) fail(prop, key, 'is not a valid Secret key ([-._a-zA-Z0-9]+)');
     if (this.connectionSecretKeyList.includes(key)) fail(prop, key, 'is listed twice');
     this.connectionSecretKeyList.push(key);
@@ -429,6 +481,7 @@ export class CompositeResourceDefinition extends Construct implements IComposite
       });
     return compact({
       group: this.group,
+      scope: this.scope?.value,
       names: names(this.names),
       claimNames: this.claimNames ? names(this.claimNames) : undefined,
       defaultCompositionRef: this.defaultCompositionName ? { name: this.defaultCompositionName } : undefined,

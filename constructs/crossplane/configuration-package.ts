@@ -36,6 +36,8 @@ export interface PackageDependency {
 export const CONFIGURATION_META_API_VERSION = 'meta.pkg.crossplane.io/v1';
 /** Crossplane releases a klutch-kit package installs on: 1.20 (what Klutch runs) and 2.x. */
 export const DEFAULT_CROSSPLANE_CONSTRAINT = '>=v1.20.0';
+/** The constraint of a package holding v2 XRDs (namespaced composite resources). */
+export const V2_CROSSPLANE_CONSTRAINT = '>=v2.0.0';
 
 const CONSTRAINT = /^(\s*(>=|<=|>|<|=|!=|~|\^)?\s*v?[0-9]+(\.[0-9x*]+){0,2}(-[0-9A-Za-z.-]+)?\s*,?)+$/;
 
@@ -143,10 +145,21 @@ export class ConfigurationPackageSource extends Construct {
       kind: 'Configuration',
       metadata: { name: this.packageName, ...(Object.keys(this.annotations).length ? { annotations: { ...this.annotations } } : {}) },
       spec: {
-        crossplane: { version: this.crossplaneVersion },
+        crossplane: { version: this.effectiveCrossplaneVersion },
         ...(this.deps.length ? { dependsOn: this.deps.map((d) => ({ [d.kind.value]: d.package, version: d.version })) } : {}),
       },
     };
+  }
+
+  /**
+   * The constraint written to `crossplane.yaml`: `crossplaneVersion`, except that the default
+   * (`>=v1.20.0`) becomes `>=v2.0.0` when the package holds a v2 XRD (namespaced XRs), which
+   * Crossplane 1.20 cannot install.
+   */
+  public get effectiveCrossplaneVersion(): string {
+    if (this.crossplaneVersion !== DEFAULT_CROSSPLANE_CONSTRAINT) return this.crossplaneVersion;
+    const v2 = this.packagedObjects().some((o) => o.kind === 'CompositeResourceDefinition' && o.apiVersion === 'apiextensions.crossplane.io/v2');
+    return v2 ? V2_CROSSPLANE_CONSTRAINT : this.crossplaneVersion;
   }
 
   /** The packaged objects (XRDs, then Compositions) below this source, rendered. */

@@ -33,11 +33,18 @@ export interface KubernetesProviderConfigProps {
   readonly name?: string;
   /** @default KubernetesCredentials.injectedIdentity() */
   readonly credentials?: KubernetesCredentials;
+  /**
+   * Emit a `ClusterProviderConfig` (`kubernetes.m.crossplane.io/v1alpha1`, provider-kubernetes ≥ 1.0)
+   * for the namespaced `Object`s that Compositions of namespaced XRs compose, instead of the
+   * cluster-scoped `ProviderConfig`. @default false
+   */
+  readonly forNamespacedObjects?: boolean;
 }
 
 /**
  * A provider-kubernetes `ProviderConfig` (`kubernetes.crossplane.io/v1alpha1`, cluster-scoped),
- * used by cluster-scoped `Object`s on Crossplane 1.20 and 2.x.
+ * used by cluster-scoped `Object`s on Crossplane 1.20 and 2.x — or, with `forNamespacedObjects`, a
+ * `ClusterProviderConfig` (`kubernetes.m.crossplane.io/v1alpha1`) for namespaced `Object`s.
  */
 export class KubernetesProviderConfig extends Construct {
   public readonly apiObject: ApiObject;
@@ -53,9 +60,13 @@ export class KubernetesProviderConfig extends Construct {
       );
     }
     this.credentials = props.credentials ?? KubernetesCredentials.injectedIdentity();
+    if (props.forNamespacedObjects !== undefined && typeof props.forNamespacedObjects !== 'boolean') {
+      throw new Error(`KubernetesProviderConfigProps.forNamespacedObjects: ${JSON.stringify(props.forNamespacedObjects)} must be true or false`);
+    }
+    const namespaced = props.forNamespacedObjects ?? false;
     this.apiObject = new ApiObject(this, 'Resource', {
-      apiVersion: 'kubernetes.crossplane.io/v1alpha1',
-      kind: 'ProviderConfig',
+      apiVersion: namespaced ? 'kubernetes.m.crossplane.io/v1alpha1' : 'kubernetes.crossplane.io/v1alpha1',
+      kind: namespaced ? 'ClusterProviderConfig' : 'ProviderConfig',
       metadata: compact({ name: this.name }),
       spec: { credentials: this.credentials._toJson() },
     });

@@ -2,6 +2,7 @@
  * Renders a data service's plans, services, backends and parameters into CEL rules
  * (`x-kubernetes-validations`) of the claim schema. Internal to DataService.
  */
+import type { ApiStyle } from './api-style.js';
 import type { Backend, DataServiceModel } from './backend.js';
 import { ParameterLocation } from './parameter.js';
 import { PlanChange, TopologyChange } from './topology.js';
@@ -19,6 +20,8 @@ export interface RulePolicy {
   readonly label: string;
   /** The backend (Composition) a claim without `spec.compositionRef` gets (the XRD's defaultCompositionRef). */
   readonly defaultBackend: string;
+  /** Where the rules read the Composition reference (`self.compositionRef` or `self.crossplane.compositionRef`). */
+  readonly apiStyle: ApiStyle;
 }
 
 /**
@@ -27,12 +30,13 @@ export interface RulePolicy {
  * counts as the default backend. (Klutch reads `self.compositionRef.name` unguarded, which rejects
  * every claim without it at admission.)
  */
-export function compositionExpr(defaultBackend: string): string {
+export function compositionExpr(defaultBackend: string, style?: ApiStyle): string {
+  if (style) return style.compositionExpr(defaultBackend);
   return `(has(self.compositionRef) ? self.compositionRef.name : ${celString(defaultBackend)})`;
 }
 
 function backendIs(policy: RulePolicy, names: readonly string[]): string {
-  const c = compositionExpr(policy.defaultBackend);
+  const c = compositionExpr(policy.defaultBackend, policy.apiStyle);
   return names.length === 1 ? `${c} == ${celString(names[0])}` : `${c} in ${celList(names)}`;
 }
 

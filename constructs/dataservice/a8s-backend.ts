@@ -1,11 +1,9 @@
 import { ConvertType, Patch, PatchAndTransformStep, ReadinessCheck, Transform } from '../crossplane/index.js';
-import { Backend, BackendProps, CLAIM_NAME_LABEL, CLAIM_NAMESPACE_LABEL, DataServiceModel, statusPatches } from './backend.js';
+import { Backend, BackendProps, DataServiceModel, statusPatches } from './backend.js';
 import { ParameterLocation } from './parameter.js';
 import { PlanSize } from './plan.js';
 import { checkDnsLabel, checkString, copyJson, fail, isPlainObject } from './_util.js';
 
-/** API version of provider-kubernetes `Object` (cluster-scoped, Crossplane 1.20 and 2.x). */
-export const PROVIDER_KUBERNETES_OBJECT_API_VERSION = 'kubernetes.crossplane.io/v1alpha1';
 /** Klutch's provider-kubernetes ProviderConfig name. */
 export const KUBERNETES_PROVIDER_CONFIG = 'kubernetes-provider';
 /** Where a provider-kubernetes `Object` shows the observed manifest's status (the operator's status). */
@@ -112,8 +110,9 @@ export class A8sBackend extends Backend {
     const p = `A8sBackend(${JSON.stringify(this.name)})`;
     const m = (path: string) => `spec.forProvider.manifest.${path}`;
     const patches: Patch[] = [
-      Patch.fromCompositeFieldPath(`metadata.labels[${CLAIM_NAMESPACE_LABEL}]`, m('metadata.namespace')),
-      Patch.fromCompositeFieldPath(`metadata.labels[${CLAIM_NAME_LABEL}]`, m('metadata.name')),
+      // Named and namespaced like the bound object: the claim (its labels on the XR) or the namespaced XR itself.
+      Patch.fromCompositeFieldPath(model.apiStyle.namespacePath, m('metadata.namespace')),
+      Patch.fromCompositeFieldPath(model.apiStyle.namePath, m('metadata.name')),
     ];
     if (this.props.versionFromServicePrefix !== undefined) {
       const prefix = this.props.versionFromServicePrefix;
@@ -173,9 +172,9 @@ export class A8sBackend extends Backend {
     if (this.props.manifest.spec !== undefined) manifest.spec = copyJson(this.props.manifest.spec);
     step.addResource(this.name, {
       base: {
-        apiVersion: PROVIDER_KUBERNETES_OBJECT_API_VERSION,
+        apiVersion: model.apiStyle.objectApiVersion,
         kind: 'Object',
-        spec: { forProvider: { manifest }, providerConfigRef: { name: this.providerConfigName } },
+        spec: { forProvider: { manifest }, providerConfigRef: model.apiStyle.objectProviderConfigRef(this.providerConfigName) },
       },
       patches,
       readinessChecks: [...(this.props.readinessChecks ?? a8sInstanceReadiness())],

@@ -95,7 +95,7 @@ export class A9sBackend extends Backend {
       }
     }
     const patches: Patch[] = [
-      ...claimLabelPatches(),
+      ...claimLabelPatches(model.apiStyle),
       Patch.fromCompositeFieldPath('spec.service', 'spec.forProvider.serviceName'),
       Patch.fromCompositeFieldPath('spec.plan', 'spec.forProvider.planName'),
     ];

@@ -1,5 +1,6 @@
 import type { PermissionClaim } from '../runtime/index.js';
 import { Patch, PatchAndTransformStep } from '../crossplane/index.js';
+import type { ApiStyle } from './api-style.js';
 import { Parameter } from './parameter.js';
 import { PlanSet } from './plan.js';
 import { checkDnsLabel, checkStringList, fail, isPlainObject } from './_util.js';
@@ -33,6 +34,8 @@ export interface DataServiceModel {
   readonly parameters: readonly Parameter[];
   /** Whether the claim has `spec.acceptsIncomplete`. */
   readonly acceptsIncomplete: boolean;
+  /** Claims or namespaced XRs: where the bound object's name, namespace and compositionRef are. */
+  readonly apiStyle: ApiStyle;
 }
 
 export interface BackendProps {
@@ -90,8 +93,9 @@ export abstract class Backend {
   }
 }
 
-/** Patches copying the claim-name and claim-namespace labels from the XR onto the composed resource. */
-export function claimLabelPatches(): Patch[] {
+/** Patches copying the claim-name and claim-namespace labels from the XR onto the composed resource (claims only: a namespaced XR has none). */
+export function claimLabelPatches(style?: ApiStyle): Patch[] {
+  if (style?.namespaced) return [];
   return [CLAIM_NAMESPACE_LABEL, CLAIM_NAME_LABEL].map((l) => Patch.fromCompositeFieldPath(`metadata.labels[${l}]`, `metadata.labels[${l}]`));
 }
 

@@ -1,7 +1,8 @@
 import { Construct } from 'constructs';
 import { ApiServiceExportTemplate, type IApiExport, type PermissionClaim } from '../runtime/index.js';
 import { OFFERING_ANNOTATION, type Offering } from '../../contract/api/offering.js';
-import { CompositeDeletePolicy, CompositeResourceDefinition, Composition, PatchAndTransformStep } from '../crossplane/index.js';
+import { CompositeDeletePolicy, CompositeResourceDefinition, Composition, CrossplaneVersion, PatchAndTransformStep, XrdScope } from '../crossplane/index.js';
+import { ApiStyle, checkApiStyle } from './api-style.js';
 import { Backend, DataServiceModel, ServiceOffering } from './backend.js';
 import { Parameter, ParameterLocation, ParameterProps } from './parameter.js';
 import { Plan, PlanSet } from './plan.js';
@@ -21,10 +22,21 @@ export interface DataServiceProps {
   readonly group: string;
   /** API version. @default 'v1' */
   readonly version?: string;
-  /** Composite resource kind, e.g. `XPostgresqlInstance`. */
+  /** Composite resource kind with claims, e.g. `XPostgresqlInstance` (unused with `ApiStyle.NAMESPACED_XR`). */
   readonly kind: string;
-  /** Claim kind (what app clusters bind), e.g. `PostgresqlInstance`. */
+  /**
+   * The kind app clusters bind, e.g. `PostgresqlInstance`: the claim kind, or with
+   * `ApiStyle.NAMESPACED_XR` the kind of the namespaced composite resource itself.
+   */
   readonly claimKind: string;
+  /**
+   * Claims (an `apiextensions.crossplane.io/v1` XRD with claimNames) or namespaced composite
+   * resources (a v2 XRD, `scope: Namespaced`, Crossplane 2.x only), rendered from the same plans,
+   * parameters and backends. @default ApiStyle.CLAIMS
+   */
+  readonly apiStyle?: ApiStyle;
+  /** The Crossplane release the output targets; `ApiStyle.NAMESPACED_XR` needs 2.x. @default CrossplaneVersion.V2_3 */
+  readonly crossplaneVersion?: CrossplaneVersion;
   /** @default - kind in lower case + "s" */
   readonly plural?: string;
   /** @default - claim kind in lower case + "s" */
@@ -84,6 +96,8 @@ export class DataService extends Construct implements IApiExport {
   public readonly model: DataServiceModel;
   public readonly backends: readonly Backend[];
   public readonly defaultBackend: string;
+  /** Claims or namespaced XRs. */
+  public readonly apiStyle: ApiStyle;
 
   constructor(scope: Construct, id: string, props: DataServiceProps) {
     super(scope, id);
@@ -92,6 +106,8 @@ export class DataService extends Construct implements IApiExport {
     if (!isDnsSubdomain(props.group, 1)) {
       fail(`${P}.group`, props.group, 'must be a DNS subdomain with at least one dot (e.g. "anynines.com")');
     }
+    const { style } = checkApiStyle(`${P}.apiStyle`, props.apiStyle, `${P}.crossplaneVersion`, props.crossplaneVersion);
+    this.apiStyle = style;
     const version = props.version ?? 'v1';
     if (!/^v[0-9]+((alpha|beta)[0-9]+)?$/.test(version)) fail(`${P}.version`, props.version, 'is not a Kubernetes version name (v1, v1alpha1, ...)');
     for (const k of ['kind', 'claimKind'] as const) {
@@ -166,7 +182,19 @@ export class DataService extends Construct implements IApiExport {
       if (!plans.flags.includes(f)) fail(`${P}.immutableFlags`, f, `is not a flag of any plan (${plans.flags.join(', ') || 'none'})`);
 
     const acceptsIncomplete = props.acceptsIncomplete ?? true;
-    this.model = { group: props.group, version, kind: props.kind, claimKind: props.claimKind, claimPlural, plans, services, parameters, acceptsIncomplete };
+    const kind = style.namespaced ? props.claimKind : props.kind;
+    this.model = {
+      group: props.group,
+      version,
+      kind,
+      claimKind: props.claimKind,
+      claimPlural,
+      plans,
+      services,
+      parameters,
+      acceptsIncomplete,
+      apiStyle: style,
+    };
     for (const b of this.backends) {
       const bs = b.serviceNames(this.model);
       const bp = b.planNames(this.model);
@@ -174,7 +202,7 @@ export class DataService extends Construct implements IApiExport {
         if (!s.plans.some((pl) => bp.includes(pl))) fail(`${P}.backends(${show(b.name)})`, s.name, `offers service "${s.name}" but none of its plans`);
       }
     }
-    const policy: RulePolicy = { planChange, topologyChange, immutableFlags, label, defaultBackend: this.defaultBackend };
+    const policy: RulePolicy = { planChange, topologyChange, immutableFlags, label, defaultBackend: this.defaultBackend, apiStyle: style };
 
     // XRD.
     const specProps: Record<string, unknown> = {};
@@ -201,12 +229,19 @@ export class DataService extends Construct implements IApiExport {
     spec.properties = specProps;
     spec.required = ['service', 'plan'];
 
+    if (style.namespaced && props.deletePolicy !== undefined) {
+      fail(`${P}.deletePolicy`, props.deletePolicy.value, `only applies to claims, but ${P}.apiStyle is ${style.value}; remove it`);
+    }
     this.xrd = new CompositeResourceDefinition(this, 'Definition', {
       group: props.group,
-      names: { kind: props.kind, plural },
-      claimNames: { kind: props.claimKind, plural: claimPlural },
+      ...(style.namespaced
+        ? { scope: XrdScope.NAMESPACED, names: { kind: props.claimKind, plural: claimPlural } }
+        : {
+            names: { kind: props.kind, plural },
+            claimNames: { kind: props.claimKind, plural: claimPlural },
+            defaultCompositeDeletePolicy: props.deletePolicy ?? CompositeDeletePolicy.FOREGROUND,
+          }),
       defaultCompositionName: this.defaultBackend,
-      defaultCompositeDeletePolicy: props.deletePolicy ?? CompositeDeletePolicy.FOREGROUND,
       versions: [
         {
           name: version,
@@ -274,8 +309,8 @@ export class DataService extends Construct implements IApiExport {
     registerDataService(this, {
       path: this.node.path,
       group: props.group,
-      kind: props.kind,
-      plural,
+      kind,
+      plural: style.namespaced ? claimPlural : plural,
       claimKind: props.claimKind,
       claimPlural,
       backends: this.backends.map((b) => b.name),
@@ -290,7 +325,7 @@ export class DataService extends Construct implements IApiExport {
     return c;
   }
 
-  /** Name of the claim CRD the app clusters get (`<claimPlural>.<group>`). */
+  /** Name of the CRD the app clusters get (`<claimPlural>.<group>`): the claim CRD, or the namespaced XR's CRD. */
   public get claimCrdName(): string {
     return `${this.model.claimPlural}.${this.model.group}`;
   }

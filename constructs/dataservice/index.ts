@@ -2,6 +2,7 @@
  * Data services: typed plans, parameters and automation backends rendered into an XRD, one
  * Composition per backend and an APIServiceExportTemplate.
  */
+export * from './api-style.js';
 export * from './topology.js';
 export * from './plan.js';
 export * from './parameter.js';

@@ -64,7 +64,7 @@ export interface ExportedApiInfo {
   readonly permissionClaims: readonly PermissionClaim[];
 }
 
-/** A claim API (from an XRD with claimNames). */
+/** A claim API (from an XRD with claimNames, or a v2 XRD of namespaced composite resources, which app clusters bind directly). */
 export interface ClaimApiInfo {
   readonly group: string;
   readonly version: string;
@@ -297,7 +297,8 @@ export class ControlPlaneCluster extends ClusterChart {
 
   /** Adds the Klutch catalogue (or a part of it) with the ProviderConfigs its Compositions use. */
   public addCatalogue(id: string, props: CatalogueProps = {}): Catalogue {
-    const c = new Catalogue(this.catalogueScope(), id, props);
+    // The catalogue targets this cluster's Crossplane: namespaced XRs on a 1.20 install fail here, naming both props.
+    const c = new Catalogue(this.catalogueScope(), id, { crossplaneVersion: this.crossplane.version, ...props });
     const pkg = this.cataloguePackage;
     if (pkg) {
       // The package needs what its Compositions use; the chart installs them too.
@@ -309,6 +310,7 @@ export class ControlPlaneCluster extends ClusterChart {
     }
     this.firstCatalogue ??= c;
     for (const n of c.providerConfigs.kubernetes) this.addProviderConfig(n);
+    if (c.apiStyle.namespaced) for (const n of c.providerConfigs.kubernetes) this.addClusterProviderConfig(n);
     for (const n of c.providerConfigs.serviceBrokers) this.addProviderConfig(n, AnyninesServiceType.SERVICE_BROKER);
     for (const n of c.providerConfigs.backupManagers) this.addProviderConfig(n, AnyninesServiceType.BACKUP_MANAGER);
     this.registerExports();
@@ -382,6 +384,28 @@ export class ControlPlaneCluster extends ClusterChart {
   }
 
   /**
+   * Adds a provider-kubernetes `ClusterProviderConfig` (`kubernetes.m.crossplane.io`) once, for the
+   * namespaced `Object`s of namespaced XRs (InjectedIdentity), and lets provider-kubernetes manage
+   * the credentials Secrets those Compositions compose (and read the a8s ones they copy).
+   */
+  public addClusterProviderConfig(name: string): void {
+    const key = `cluster:${name}`;
+    if (this.providerConfigNames.has(key)) return;
+    this.providerConfigNames.add(key);
+    new KubernetesProviderConfig(this, `ClusterProviderConfig-${name}`, { name, forNamespacedObjects: true });
+    if (this.node.tryFindChild('ProviderKubernetesSecretsRole')) return;
+    new k8s.KubeClusterRole(this, 'ProviderKubernetesSecretsRole', {
+      metadata: { name: 'klutch-provider-kubernetes-secrets' },
+      rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] }],
+    });
+    new k8s.KubeClusterRoleBinding(this, 'ProviderKubernetesSecretsRoleBinding', {
+      metadata: { name: 'klutch-provider-kubernetes-secrets' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'klutch-provider-kubernetes-secrets' },
+      subjects: [{ kind: 'ServiceAccount', name: 'provider-kubernetes', namespace: CROSSPLANE_NAMESPACE }],
+    });
+  }
+
+  /**
    * Gives every export template in this chart a binder ClusterRole (idempotent). Synth does it for
    * every template; call it only to read `backend.exportedApis` before synth.
    */
@@ -404,6 +428,7 @@ export class ControlPlaneCluster extends ClusterChart {
       if (b.automation === 'a8s' || b.automation === 'a9s') {
         try {
           this.addProviderConfig(pc, b.automation === 'a9s' ? AnyninesServiceType.SERVICE_BROKER : undefined);
+          if (b.automation === 'a8s' && ds.apiStyle.namespaced) this.addClusterProviderConfig(pc);
         } catch (e) {
           problems.push(`${what}, which cannot be emitted: ${e instanceof Error ? e.message : String(e)}`);
         }
@@ -476,9 +501,12 @@ function exportInfo(t: ApiServiceExportTemplate): ExportedApiInfo {
 }
 
 function xrdClaimInfo(c: ApiObject): ClaimApiInfo | null {
-  const spec = (c.toJson() as { spec: { group: string; claimNames?: { kind: string; plural: string }; versions: { name: string; referenceable?: boolean }[] } })
-    .spec;
-  if (!spec.claimNames) return null;
+  type Names = { kind: string; plural: string };
+  const spec = (
+    c.toJson() as { spec: { group: string; scope?: string; names: Names; claimNames?: Names; versions: { name: string; referenceable?: boolean }[] } }
+  ).spec;
+  const bound = spec.claimNames ?? (spec.scope === 'Namespaced' ? spec.names : undefined);
+  if (!bound) return null;
   const version = (spec.versions.find((v) => v.referenceable) ?? spec.versions[0]).name;
-  return { group: spec.group, version, kind: spec.claimNames.kind, plural: spec.claimNames.plural };
+  return { group: spec.group, version, kind: bound.kind, plural: bound.plural };
 }

@@ -123,16 +123,19 @@ export function topologyGraph(inputs: readonly GraphInput[]): TopologyGraph {
         }),
     );
     const byXr = new Map<string, { id: string; compositions: Map<string, string> }>();
+    // The API app clusters bind: the claim, or (v2 XRD, scope Namespaced) the composite resource itself.
+    const bound = (o: GraphInput['objects'][number]) => o.spec?.claimNames ?? (o.spec?.scope === 'Namespaced' ? o.spec?.names : undefined);
     const xrds = c.objects
-      .filter((o) => o.kind === 'CompositeResourceDefinition' && o.spec?.claimNames?.kind)
-      .sort((a, b) => String(a.spec.claimNames.kind).localeCompare(String(b.spec.claimNames.kind)));
+      .filter((o) => o.kind === 'CompositeResourceDefinition' && bound(o)?.kind)
+      .sort((a, b) => String(bound(a).kind).localeCompare(String(bound(b).kind)));
     for (const x of xrds) {
-      const name = `${x.spec.claimNames.plural}.${x.spec.group}`;
+      const b = bound(x);
+      const name = `${b.plural}.${x.spec.group}`;
       const nid = id(cid, 'api', name);
       const entry = { id: nid, compositions: new Map<string, string>() };
-      nodes.push({ id: nid, kind: GraphNodeKind.API, label: [x.spec.claimNames.kind, name], exported: exported.has(name) });
+      nodes.push({ id: nid, kind: GraphNodeKind.API, label: [b.kind, name], exported: exported.has(name) });
       apiByName.set(name, nid);
-      apiByKind.set(`${x.spec.group}/${x.spec.claimNames.kind}`, entry);
+      apiByKind.set(`${x.spec.group}/${b.kind}`, entry);
       byXr.set(`${x.spec.group}/${x.spec.names?.kind}`, entry);
     }
     const comps = c.objects.filter((o) => o.kind === 'Composition').sort((a, b) => String(a.metadata?.name).localeCompare(String(b.metadata?.name)));
