@@ -345,6 +345,32 @@ async function waitForRequest(remote: KubeClient, ns: string, name: string, o: A
   }
 }
 
+/** How long a 403 from the provider is retried: a backend may grant access a few seconds after /bind. */
+export const FORBIDDEN_RETRY_MS = 30_000;
+
+/**
+ * Runs `f`, retrying a 403 with backoff (250 ms doubling to 4 s) until `deadline`: Klutch's
+ * example-backend creates the consumer's RoleBinding from a controller about 2 s after /bind, so the
+ * first request of a fresh kubeconfig can be refused. Any other error, or a 403 past the deadline, is
+ * thrown as it came.
+ */
+export async function whileForbidden<T>(
+  f: () => Promise<T>,
+  o: { what: string; deadline: number; onRetry?: (e: ApiError) => void; sleep?: (ms: number) => Promise<void>; now?: () => number },
+): Promise<T> {
+  const sleep = o.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const now = o.now ?? Date.now;
+  for (let delay = 250; ; delay = Math.min(delay * 2, 4000)) {
+    try {
+      return await f();
+    } catch (e) {
+      if (!(e instanceof ApiError && e.code === 403) || now() + delay > o.deadline) throw e;
+      o.onRetry?.(e);
+      await sleep(delay);
+    }
+  }
+}
+
 /** The whole `apiservice` flow. Returns the APIServiceBindings it created or found. */
 export async function bindApiService(request: ExportRequestDoc, o: ApiServiceOptions): Promise<KubeObject[]> {
   const remoteInfo = parseRemoteKubeconfig(o.remoteKubeconfig);
@@ -378,11 +404,17 @@ export async function bindApiService(request: ExportRequestDoc, o: ApiServiceOpt
   try {
     // the request on the provider
     let created: KubeObject;
+    const create = (meta: { name: string } | { generateName: string }) =>
+      whileForbidden(() => remote.create(REQUESTS, exportRequestBody(request, remoteNs, meta)), {
+        what: `creating export request in ${remoteNs}`,
+        deadline: Date.now() + Math.min(o.timeoutMs, FORBIDDEN_RETRY_MS),
+        onRetry: (e) => o.io.err.write(`⏳ the provider refused (${e.message}); its backend may still be granting access, retrying\n`),
+      });
     try {
-      created = await remote.create(REQUESTS, exportRequestBody(request, remoteNs, { name: reqName }));
+      created = await create({ name: reqName });
     } catch (e) {
       if (!isAlreadyExists(e)) throw e;
-      created = await remote.create(REQUESTS, exportRequestBody(request, remoteNs, { generateName: `${reqName}-` }));
+      created = await create({ generateName: `${reqName}-` });
     }
     const name = created.metadata.name!;
     o.io.err.write(`📨 Created export request ${remoteNs}/${name} on the provider\n`);
