@@ -6,13 +6,28 @@
  *    entrypoints (`--help`) as user 65532 under chroot, with the image's own node and environment,
  *    and every runtime module in the image imports; without a file the runtime imports (a contract
  *    module, a peer library) the entrypoint fails — what the retired Dockerfiles got wrong;
+ *  - with runc (Debian's, as the harness's node uses it), the image runs as a real container: read-only root
+ *    filesystem, user 65532, no capabilities, its own network namespace — and the entrypoints still start;
  *  - the arm64 image holds an aarch64 node and loader; no image has a shell;
  *  - both images are pushed (OCI index + manifests + blobs) to a real registry (crane, as the
  *    Crossplane harness runs it) on 127.0.0.1, which `crane validate` checks and pullBase reads back.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, closeSync, renameSync, rmSync, readdirSync, statSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  readSync,
+  closeSync,
+  renameSync,
+  rmSync,
+  readdirSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -133,6 +148,69 @@ describe('klutch-kit image build --base local', () => {
       expect(r.stderr).toMatch(/ERR_MODULE_NOT_FOUND|Cannot find (module|package)/);
     }
     rmSync(fs, { recursive: true, force: true });
+  });
+
+  it('runs as a container under runc: read-only root, user 65532, no capabilities, no network; both entrypoints start', () => {
+    const bundle = join(work, 'bundle');
+    mkdirSync(bundle);
+    const fs = rootfs('konnector', 'amd64');
+    renameSync(fs, join(bundle, 'rootfs'));
+    const state = join(work, 'runc-state');
+    const runc = (id: string, config: ImageConfig, args: string[]) => {
+      const spec = {
+        ociVersion: '1.0.2',
+        process: {
+          terminal: false,
+          user: { uid: 65532, gid: 65532 },
+          args: [...config.config.Entrypoint!, ...args],
+          env: config.config.Env,
+          cwd: config.config.WorkingDir,
+          capabilities: { bounding: [], effective: [], permitted: [], inheritable: [], ambient: [] },
+          noNewPrivileges: true,
+        },
+        root: { path: 'rootfs', readonly: true },
+        hostname: id,
+        mounts: [
+          { destination: '/proc', type: 'proc', source: 'proc' },
+          { destination: '/dev', type: 'tmpfs', source: 'tmpfs', options: ['nosuid', 'strictatime', 'mode=755', 'size=65536k'] },
+          { destination: '/tmp', type: 'tmpfs', source: 'tmpfs', options: ['nosuid', 'nodev', 'mode=1777'] },
+        ],
+        linux: { namespaces: [{ type: 'pid' }, { type: 'network' }, { type: 'ipc' }, { type: 'uts' }, { type: 'mount' }] },
+      };
+      writeFileSync(join(bundle, 'config.json'), JSON.stringify(spec));
+      try {
+        return execFileSync('runc', ['--root', state, 'run', '--bundle', bundle, id], {
+          encoding: 'utf8',
+          stdio: ['ignore', 'pipe', 'pipe'],
+          timeout: 120_000,
+        });
+      } finally {
+        execFileSync('runc', ['--root', state, 'delete', '--force', id], { stdio: 'ignore' });
+      }
+    };
+    for (const name of Object.keys(RUNTIME_ENTRIES)) {
+      expect(runc(`klutch-${name}-help`, platformOf(layout, name, 'amd64').config, ['--help'])).toMatch(new RegExp(`^Usage: klutch-${name} \\[options\\]`));
+    }
+    const { config } = platformOf(layout, 'konnector', 'amd64');
+    const probe = `const fs = await import('node:fs');
+      let write = 'written';
+      try { fs.writeFileSync('/app/x', 'x'); } catch (e) { write = e.code; }
+      const capEff = fs.readFileSync('/proc/self/status', 'utf8').match(/^CapEff:\\s*(\\S+)/m)[1];
+      const nets = Object.keys((await import('node:os')).networkInterfaces());
+      console.log(JSON.stringify({ uid: process.getuid(), gid: process.getgid(), write, capEff, nets, node: process.version }));`;
+    const seen = JSON.parse(
+      runc('klutch-probe', { ...config, config: { ...config.config, Entrypoint: [config.config.Entrypoint![0]!] } }, ['--input-type=module', '-e', probe]),
+    );
+    expect(seen).toEqual({
+      uid: 65532,
+      gid: 65532,
+      write: 'EROFS',
+      capEff: '0000000000000000',
+      nets: expect.any(Array),
+      node: expect.stringMatching(/^v22\./),
+    });
+    expect(seen.nets.filter((n: string) => n !== 'lo')).toEqual([]);
+    rmSync(bundle, { recursive: true, force: true });
   });
 
   it('the arm64 image holds an aarch64 node and its loader', () => {
