@@ -27,10 +27,10 @@ export async function spawnBackend(args: string[], opts: { env?: Record<string, 
   proc.stderr!.on('data', (d) => (out += d));
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`klutch-backend did not start within ${opts.timeoutMs ?? 60_000} ms:\n${out.slice(-3000)}`)),
-      opts.timeoutMs ?? 60_000,
-    );
+    const timer = setTimeout(() => {
+      proc.kill('SIGKILL'); // a child that never served is not left behind
+      reject(new Error(`klutch-backend did not start within ${opts.timeoutMs ?? 60_000} ms:\n${out.slice(-3000)}`));
+    }, opts.timeoutMs ?? 60_000);
     const check = () => {
       const m = /"url":"(http:\/\/127\.0\.0\.1:\d+)"[^\n]*klutch-backend serving/.exec(out);
       if (m) {
