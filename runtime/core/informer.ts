@@ -53,6 +53,9 @@ export interface InformerStats {
   events: number;
 }
 
+/** A watch that ends cleanly sooner than this counts as a short one (see run()). */
+const SHORT_WATCH_MS = 1000;
+
 export class Informer<T extends KubeObject = KubeObject> {
   private readonly store = new Map<string, T>();
   private readonly indexers = new Map<string, IndexFunc<T>>();
@@ -190,13 +193,21 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   private async run(): Promise<void> {
     let failures = 0;
+    let shortWatches = 0;
     const log = this.opts.logger;
     while (!this.stopped) {
       try {
         if (this.resourceVersion === undefined) await this.relist();
         if (this.stopped) break;
+        const t0 = performance.now();
         await this.watchOnce();
         failures = 0;
+        // A watch the server closes at once, again and again (a broken proxy, a hostile server, a line
+        // past maxWatchLineBytes) would otherwise be reopened in a tight loop: back off like a failure.
+        if (!this.stopped && performance.now() - t0 < SHORT_WATCH_MS) {
+          shortWatches++;
+          if (shortWatches > 1) await this.sleep(Math.min(30_000, 100 * Math.pow(2, Math.min(shortWatches, 9))));
+        } else shortWatches = 0;
       } catch (e) {
         if (this.stopped) break;
         if (isGone(e)) {
