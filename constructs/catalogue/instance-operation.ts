@@ -84,7 +84,11 @@ export class InstanceOperation extends Construct implements IApiExport {
     for (const b of props.backends) {
       for (const f of b.requiredFields ?? []) {
         if (!fields.some((x) => x.name === f)) fail(`${P}.backends(${b.name}).requiredFields`, f, 'is not a declared field');
-        rules.push({ rule: `${composition} != '${b.name}' || (has(self.${f}) && self.${f} != '')`, message: `${b.name} requires spec.${f}` });
+        // An empty composition name counts as the default backend, as in the type rule below (with claims
+        // only for the type rule: Klutch's claim XRDs require the field only for the named backend).
+        const selectors = style.namespaced && b.name === def ? ['', b.name] : [b.name];
+        const selected = selectors.length === 1 ? `${composition} == '${b.name}'` : `${composition} in ${celList(selectors)}`;
+        rules.push({ rule: `!(${selected}) || (has(self.${f}) && self.${f} != '')`, message: `${b.name} requires spec.${f}` });
       }
     }
     for (const b of props.backends) {

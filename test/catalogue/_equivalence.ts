@@ -9,8 +9,10 @@ import { fileURLToPath } from 'node:url';
 import { App, Chart } from 'cdk8s';
 import { parse } from 'yaml';
 import { Catalogue } from '../../constructs/catalogue/index.js';
+import { ApiStyle } from '../../constructs/dataservice/index.js';
 import {
   deriveClaimCrd,
+  deriveXrCrd,
   SchemaValidator,
   type CompositeResourceDefinitionLike,
   type CrossplaneTarget,
@@ -35,13 +37,25 @@ export const KLUTCH_XRD_FILES: Readonly<Record<string, string>> = {
   Restore: 'xp-common-restore_definition.yaml',
 };
 
+/** Klutch's Crossplane v2 XRDs (branch migration-crossplane-v2), vendored with their origins in test/fixtures/klutch-v2/SOURCES.md. */
+export const KLUTCH_V2_FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'klutch-v2');
+
 /**
  * Klutch's XRD of a claim kind, as published. One normalisation: duplicate `enum` items (Klutch's
  * Restore lists "messaging" twice) are dropped — the API server accepts them and they change no
  * verdict, but ajv refuses such a schema.
  */
 export function klutchXrd(claimKind: string): CompositeResourceDefinitionLike {
-  const xrd = parse(readFileSync(join(KLUTCH_FIXTURES, KLUTCH_XRD_FILES[claimKind]), 'utf8')) as CompositeResourceDefinitionLike;
+  return readXrd(join(KLUTCH_FIXTURES, KLUTCH_XRD_FILES[claimKind]));
+}
+
+/** Klutch's v2 XRD (namespaced XR, no claims) of a kind, same normalisation; the file names are those of the v1 fixtures. */
+export function klutchV2Xrd(kind: string): CompositeResourceDefinitionLike {
+  return readXrd(join(KLUTCH_V2_FIXTURES, KLUTCH_XRD_FILES[kind]));
+}
+
+function readXrd(file: string): CompositeResourceDefinitionLike {
+  const xrd = parse(readFileSync(file, 'utf8')) as CompositeResourceDefinitionLike;
   const dedupe = (n: unknown): void => {
     if (Array.isArray(n)) n.forEach(dedupe);
     else if (n && typeof n === 'object') {
@@ -54,16 +68,23 @@ export function klutchXrd(claimKind: string): CompositeResourceDefinitionLike {
   return xrd;
 }
 
-/** Our XRDs of the full catalogue, by claim kind. */
-export function ourXrds(): Map<string, CompositeResourceDefinitionLike> {
+/** Our XRDs of the full catalogue, by the kind app clusters bind (claim kind, or the namespaced XR's kind). */
+export function ourXrds(apiStyle: ApiStyle = ApiStyle.CLAIMS): Map<string, CompositeResourceDefinitionLike> {
   const app = new App();
   const chart = new Chart(app, 'catalogue');
-  new Catalogue(chart, 'catalogue');
+  new Catalogue(chart, 'catalogue', { apiStyle });
   const out = new Map<string, CompositeResourceDefinitionLike>();
   for (const o of chart.toJson() as Array<Record<string, any>>) {
-    if (o.kind === 'CompositeResourceDefinition') out.set(o.spec.claimNames.kind, o as CompositeResourceDefinitionLike);
+    if (o.kind === 'CompositeResourceDefinition') out.set((o.spec.claimNames ?? o.spec.names).kind, o as CompositeResourceDefinitionLike);
   }
   return out;
+}
+
+/** A validator of namespaced XRs of a v2 XRD (the XR CRD as Crossplane 2 derives it). */
+export function xrValidator(xrd: CompositeResourceDefinitionLike): SchemaValidator {
+  const crd = deriveXrCrd(xrd, { crossplane: '2' });
+  const v = crd.spec.versions.find((x) => x.served !== false)!;
+  return new SchemaValidator(v.schema!.openAPIV3Schema!);
 }
 
 /** A validator of claims of one XRD (its derived claim CRD, referenceable version). */
