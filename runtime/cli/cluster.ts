@@ -160,7 +160,7 @@ function waitUntilStopped(
           process.stderr.write(
             `klutch-kit: ${deadNode} of the node of cluster "${cluster.name}" stopped unexpectedly; last lines of its log:\n${logTail(node.logs[deadNode])}\n`,
           );
-          void finish(`${deadNode} died`, 1);
+          void finish(`${deadNode} died`, ExitCode.FAILED);
           return;
         }
       }

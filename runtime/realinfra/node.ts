@@ -18,7 +18,7 @@ import { HarnessProcess } from './_process.js';
 import { type NodeBinaries, ensureComponent, ensureNodeBinaries } from './build.js';
 import { clientOf } from './client.js';
 import { FORWARDER_JS } from './crossplane.js';
-import { type HostRecord, acquireNodeLock, captureHostRecord, restoreHost } from './host.js';
+import { type HostRecord, NodeLockError, acquireNodeLock, captureHostRecord, restoreHost } from './host.js';
 import { type ClusterPki, createClientCertificate } from './pki.js';
 import { probe } from './probe.js';
 import { RUN_ID_ENV, type RegisteredProcess, killRegistered, registryDir, removeEntry, writeEntry } from './registry.js';
@@ -95,6 +95,12 @@ export interface NodeOptions {
   readonly binaries?: NodeBinaries;
   /** Extra or overriding kubelet configuration fields (KubeletConfiguration v1beta1). */
   readonly kubeletConfig?: Readonly<Record<string, unknown>>;
+  /**
+   * How long to wait for the host-wide node lock while another process's node runs (so suites that need
+   * a node, in different jest runs, take turns); then NodeLockError names the holder. 0: fail at once.
+   * @default 900000 (15 min)
+   */
+  readonly lockTimeoutMs?: number;
 }
 
 /** What the node needs of its cluster. */
@@ -257,9 +263,21 @@ class NodeImpl implements RealNode {
     this.crane = await ensureComponent('crane', { log: this.ctx.log });
 
     // The host-wide lock, with the state found before anything changes.
-    const record = captureHostRecord({ cluster: this.ctx.name, dir: this.dir, bridge: NODE_NETWORK.bridge, containerdSocket: this.containerdSocket });
-    acquireNodeLock(record, this.log);
-    this.record = record; // from here on stop() restores the host
+    const lockDeadline = Date.now() + (this.opts.lockTimeoutMs ?? 900_000);
+    for (let announced = false; ;) {
+      // Captured right before each attempt: the state after the previous holder restored the host.
+      const record = captureHostRecord({ cluster: this.ctx.name, dir: this.dir, bridge: NODE_NETWORK.bridge, containerdSocket: this.containerdSocket });
+      try {
+        acquireNodeLock(record, this.log);
+        this.record = record; // from here on stop() restores the host
+        break;
+      } catch (e) {
+        if (!(e instanceof NodeLockError) || Date.now() >= lockDeadline) throw e;
+        if (!announced) this.log(`waiting for the host's node lock: ${e.lockFile} is held by pid ${e.holder.pid} (cluster "${e.holder.cluster}")`);
+        announced = true;
+        await sleep(2000);
+      }
+    }
     this.log(`host lock taken (${el()})`);
 
     const { freePort } = await import('./cluster.js');

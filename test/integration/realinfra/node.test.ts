@@ -320,7 +320,7 @@ describe('a real node', () => {
   });
 
   it('lets no second node start on the same host while this one runs', async () => {
-    const err = await startCluster({ name: uniqueName('second'), nodes: 1, log }).then(
+    const err = await startCluster({ name: uniqueName('second'), nodes: 1, node: { lockTimeoutMs: 0 }, log }).then(
       () => undefined,
       (e: unknown) => e,
     );
