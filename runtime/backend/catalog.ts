@@ -189,20 +189,47 @@ export interface CatalogCache {
   crd(name: string): Crd | undefined;
 }
 
+/** How long a standby's lists of templates and CRDs serve /resources (see Catalog.fromApiServer). */
+export const UNCACHED_TTL_MS = 5000;
+
 export class Catalog {
   cache: CatalogCache | undefined;
 
   constructor(
     private readonly kube: KubeClient,
     private readonly consumerScope: 'Namespaced' | 'Cluster',
+    private readonly now: () => number = Date.now,
   ) {}
 
   private get cached(): CatalogCache | undefined {
     return this.cache?.synced() ? this.cache : undefined;
   }
 
+  /**
+   * Without a synced cache (a standby replica, or before the informers synced) every page view would list
+   * all templates and all CRDs of the control plane: one unauthenticated request each. Those lists are
+   * shared by the requests of `UNCACHED_TTL_MS` (single flight), so a flood costs one pair of lists per
+   * interval and replica, not one per request.
+   */
+  private uncached: { at: number; value: Promise<{ templates: ExportTemplate[]; crds: Crd[] }> } | undefined;
+
+  private fromApiServer(): Promise<{ templates: ExportTemplate[]; crds: Crd[] }> {
+    const t = this.now();
+    if (this.uncached && t - this.uncached.at < UNCACHED_TTL_MS) return this.uncached.value;
+    const value = Promise.all([this.kube.list<ExportTemplate>(R.templates), this.kube.list<Crd>(R.crds)]).then(([a, b]) => ({
+      templates: a.items,
+      crds: b.items,
+    }));
+    this.uncached = { at: t, value };
+    // a failed list is not kept: the next request tries again
+    value.catch(() => {
+      if (this.uncached?.value === value) this.uncached = undefined;
+    });
+    return value;
+  }
+
   private async templates(): Promise<ExportTemplate[]> {
-    const items = this.cached?.templates() ?? (await this.kube.list<ExportTemplate>(R.templates)).items;
+    const items = this.cached?.templates() ?? (await this.fromApiServer()).templates;
     return items.filter((t) => t.spec?.APIServiceSelector?.resource);
   }
 
@@ -232,7 +259,7 @@ export class Catalog {
 
   /** Every bindable API, sorted by CRD name. */
   async list(): Promise<BindableApi[]> {
-    const [templates, crds] = await Promise.all([this.templates(), this.cached ? this.cached.crds() : this.kube.list<Crd>(R.crds).then((l) => l.items)]);
+    const [templates, crds] = await Promise.all([this.templates(), this.cached ? this.cached.crds() : this.fromApiServer().then((l) => l.crds)]);
     const byName = new Map(crds.map((c) => [c.metadata.name!, c]));
     const out = new Map<string, BindableApi>();
     for (const t of templates) {
