@@ -251,25 +251,27 @@ export async function startCatalogueCluster(name: string, version: '2.3' | '1.20
     );
     // From the synthesized control plane: the Configuration, provider-kubernetes' RBAC for the a8s kinds
     // and its ProviderConfig (the harness installed the Function and Provider our constructs emit).
+    // (With namespaced XRs also the ClusterProviderConfig of the kubernetes.m.crossplane.io Objects.)
     const wanted = (o: Obj) =>
       (['Configuration', 'ClusterRole', 'ClusterRoleBinding'].includes(o.kind!) &&
         /configuration|provider-kubernetes/.test(`${o.kind}/${o.metadata!.name}`.toLowerCase())) ||
-      (o.kind === 'ProviderConfig' && o.apiVersion!.startsWith('kubernetes.crossplane.io/'));
+      (o.kind === 'ProviderConfig' && o.apiVersion!.startsWith('kubernetes.crossplane.io/')) ||
+      (o.kind === 'ClusterProviderConfig' && o.apiVersion!.startsWith('kubernetes.m.crossplane.io/'));
     const objs = synth.cluster.files.map((f) => f.object as Obj).filter(wanted);
-    const kinds = objs
-      .map((o) => o.kind)
-      .sort()
-      .join(',');
-    if (kinds !== 'ClusterRole,ClusterRoleBinding,Configuration,ProviderConfig') throw new Error(`the synthesized control plane gave ${kinds}`);
+    const kinds = [...new Set(objs.map((o) => o.kind))].sort().join(',');
+    const expected = `${setup.catalogue?.apiStyle?.namespaced ? 'ClusterProviderConfig,' : ''}ClusterRole,ClusterRoleBinding,Configuration,ProviderConfig`;
+    if (kinds !== expected) throw new Error(`the synthesized control plane gave ${kinds}, expected ${expected}`);
     const t1 = Date.now();
     await applyManifests(cluster.kubeConfig, objs, { continueOnError: false });
     await xp.waitForPackage('Configuration', 'klutch-catalogue', 180_000);
     for (const x of xrds) {
       await waitFor(
-        `XRD ${x.metadata!.name} Established and Offered`,
+        `XRD ${x.metadata!.name} Established${x.spec?.claimNames ? ' and Offered' : ''}`,
         async () => {
           const live = await api.get('apiextensions.crossplane.io/v1', 'CompositeResourceDefinition', x.metadata!.name!);
-          return condition(live, 'Established')?.status === 'True' && condition(live, 'Offered')?.status === 'True' ? live : undefined;
+          // A v2 XRD of namespaced XRs offers no claims, so it has no Offered condition.
+          const offered = !x.spec?.claimNames || condition(live, 'Offered')?.status === 'True';
+          return condition(live, 'Established')?.status === 'True' && offered ? live : undefined;
         },
         180_000,
       );
