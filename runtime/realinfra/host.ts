@@ -417,3 +417,21 @@ export function restoreHost(record: HostRecord, log: (l: string) => void = () =>
   }
   if (problems.length > 0) log(`host state of node "${record.cluster}" not fully restored: ${problems.join('; ')}`);
 }
+
+/**
+ * Restores the host from the node lock's record when its holder is gone (or, with `ownProcess`, is this
+ * process: a jest global teardown after every test has ended). Returns the record restored, if any.
+ * Call it after the holder's processes are ended (killLeftovers()).
+ */
+export function restoreAbandonedNode(opts: { ownProcess?: boolean; log?: (l: string) => void } = {}): HostRecord | undefined {
+  let holder: HostRecord;
+  try {
+    holder = JSON.parse(fs.readFileSync(nodeLockFile(), 'utf8')) as HostRecord;
+  } catch {
+    return undefined;
+  }
+  if (typeof holder.pid !== 'number') return undefined;
+  if (alive(holder.pid) && !(opts.ownProcess && holder.pid === process.pid)) return undefined;
+  restoreHost(holder, opts.log);
+  return holder;
+}

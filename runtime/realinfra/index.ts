@@ -65,7 +65,7 @@ export {
 } from './apply.js';
 export { type KilledLeftover, type KillLeftoversOptions, RUN_ID_ENV, killLeftovers, registryDir } from './registry.js';
 export { NODE_CONTROLLERS, NODE_NETWORK, type NodeComponent, type NodeOptions, NodeStartError, type RealNode } from './node.js';
-export { type HostRecord, NODE_HOST_PATHS, NODE_SYSCTLS, NodeLockError, nodeLockFile, restoreHost } from './host.js';
+export { type HostRecord, NODE_HOST_PATHS, NODE_SYSCTLS, NodeLockError, nodeLockFile, restoreAbandonedNode, restoreHost } from './host.js';
 export { clientOf } from './client.js';
 export { type ProbeResult, probe } from './probe.js';
 // The process supervisor the harness uses for its components (start, log file, exit, stop), for
