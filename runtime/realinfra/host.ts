@@ -435,3 +435,19 @@ export function restoreAbandonedNode(opts: { ownProcess?: boolean; log?: (l: str
   restoreHost(holder, opts.log);
   return holder;
 }
+
+/**
+ * Restores the host from the node lock's record when the lock belongs to `ownerPid` (a process whose
+ * cluster killLeftovers() is ending). Returns the record restored, if any.
+ */
+export function restoreNodeOf(ownerPid: number, log?: (l: string) => void): HostRecord | undefined {
+  let holder: HostRecord;
+  try {
+    holder = JSON.parse(fs.readFileSync(nodeLockFile(), 'utf8')) as HostRecord;
+  } catch {
+    return undefined;
+  }
+  if (holder.pid !== ownerPid) return undefined;
+  restoreHost(holder, log);
+  return holder;
+}

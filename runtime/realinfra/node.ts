@@ -214,7 +214,14 @@ class NodeImpl implements RealNode {
     const processes: RegisteredProcess[] = Object.values(this.procs)
       .filter((p) => p?.pid !== undefined)
       .map((p) => ({ component: p!.component, pid: p!.pid!, binary: p!.binary }));
-    writeEntry(this.registryFile, { ownerPid: process.pid, runId: process.env[RUN_ID_ENV], name: `${this.ctx.name}-node`, dir: this.ctx.dir, processes });
+    writeEntry(this.registryFile, {
+      ownerPid: process.pid,
+      runId: process.env[RUN_ID_ENV],
+      name: `${this.ctx.name}-node`,
+      dir: this.ctx.dir,
+      processes,
+      node: true,
+    });
   }
 
   private spawn(component: NodeComponent, binary: string, args: string[], command?: string): HarnessProcess<NodeComponent> {

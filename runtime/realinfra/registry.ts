@@ -8,6 +8,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { restoreNodeOf } from './host.js';
 import { deleteNetnsSync } from './netns.js';
 
 /** Env var naming the current test run; set by the jest globalSetup and inherited by workers. */
@@ -27,6 +28,8 @@ export interface RegistryEntry {
   readonly processes: RegisteredProcess[];
   /** Network namespaces (and host-side veth interfaces) to remove with the processes (Crossplane harness). */
   readonly netns?: ReadonlyArray<{ readonly name: string; readonly hostIf?: string }>;
+  /** The entry of a real node (node.ts): once its processes are ended, the host is restored from the node lock's record. */
+  readonly node?: boolean;
 }
 
 /** The registry folder: `$KLUTCH_KIT_REALINFRA_REGISTRY` or `<os tmp>/klutch-kit-realinfra-registry`. */
@@ -118,7 +121,13 @@ export function killLeftovers(opts: KillLeftoversOptions = {}): KilledLeftover[]
     if (opts.scope !== 'all' && !ownerGone && !sameRun) continue;
     const killed = entry.processes.filter((p) => killRegistered(p));
     for (const ns of entry.netns ?? []) deleteNetnsSync(ns);
-    if (entry.dir && path.basename(entry.dir).startsWith('klutch-kit-')) fs.rmSync(entry.dir, { recursive: true, force: true });
+    // A node's pods, mounts, iptables chains, bridge, cgroups and sysctls (needs its processes ended first).
+    if (entry.node) restoreNodeOf(entry.ownerPid);
+    try {
+      if (entry.dir && path.basename(entry.dir).startsWith('klutch-kit-')) fs.rmSync(entry.dir, { recursive: true, force: true });
+    } catch {
+      // something still mounted or busy; the folder is in the temp folder
+    }
     removeEntry(file);
     out.push({ name: entry.name, dir: entry.dir, killed });
   }

@@ -3,14 +3,17 @@
 // pods and from the host), the in-cluster API server address, the host-wide lock, and stop() putting the
 // host back exactly as it was (compared with snapshots taken by this file, not by the harness).
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
+import * as os from 'node:os';
 import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { type RealCluster, startCluster } from '../../../runtime/realinfra/cluster.js';
 import { clientOf } from '../../../runtime/realinfra/client.js';
 import { NodeLockError } from '../../../runtime/realinfra/host.js';
+import { killLeftovers } from '../../../runtime/realinfra/registry.js';
 import { eventually, uniqueName } from '../../realinfra/util.js';
 
 jest.setTimeout(300_000);
@@ -374,6 +377,48 @@ describe('stop()', () => {
     expect(after.cgroups).toEqual(before.cgroups);
     expect(pids.filter(alive)).toEqual([]);
     expect(processesMentioning(cluster.dir)).toEqual([]);
+    expect(fs.existsSync('/run/klutch-kit-realinfra-node.lock')).toBe(false);
+  });
+});
+
+describe('a node whose process died', () => {
+  it('is ended by killLeftovers(), which restores its host changes from the node lock record', async () => {
+    const repo = fileURLToPath(new URL('../../../', import.meta.url));
+    const registry = fs.mkdtempSync(path.join(os.tmpdir(), 'klutch-kit-test-node-registry-'));
+    const before = snapshot();
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(repo, 'test/realinfra/fixtures/start-node-child.ts'), uniqueName('orphan')], {
+      cwd: repo,
+      env: { ...process.env, KLUTCH_KIT_REALINFRA_REGISTRY: registry },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let dir: string | undefined;
+    try {
+      dir = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        let err = '';
+        child.stdout!.on('data', (b: Buffer) => {
+          out += b.toString();
+          const line = out.split('\n').find((l) => l.startsWith('{'));
+          if (line) resolve((JSON.parse(line) as { dir: string }).dir);
+        });
+        child.stderr!.on('data', (b: Buffer) => (err += b.toString()));
+        child.on('exit', (code) => reject(new Error(`child exited with ${code} before its node was up:\n${err}`)));
+      });
+      expect(podProcesses().length).toBeGreaterThan(0);
+      // No exit hook, no stop(): the node's processes, its pod and the host changes stay behind.
+      child.kill('SIGKILL');
+      await new Promise((r) => child.once('exit', r));
+      expect(snapshot().links).toContain('kktnode0');
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      const ended = killLeftovers({ registryDir: registry });
+      expect(ended.flatMap((e) => e.killed.map((p) => p.component))).toEqual(expect.arrayContaining(['kubelet', 'containerd', 'kube-apiserver']));
+      fs.rmSync(registry, { recursive: true, force: true });
+    }
+    const after = snapshot();
+    expect(after).toEqual(before);
+    expect(podProcesses()).toEqual([]);
+    expect(processesMentioning(dir!)).toEqual([]);
     expect(fs.existsSync('/run/klutch-kit-realinfra-node.lock')).toBe(false);
   });
 });
