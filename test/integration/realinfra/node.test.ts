@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { type RealCluster, startCluster } from '../../../runtime/realinfra/cluster.js';
 import { clientOf } from '../../../runtime/realinfra/client.js';
 import { NodeLockError } from '../../../runtime/realinfra/host.js';
+import { NodeStartError } from '../../../runtime/realinfra/node.js';
 import { killLeftovers } from '../../../runtime/realinfra/registry.js';
 import { eventually, uniqueName } from '../../realinfra/util.js';
 
@@ -419,6 +420,23 @@ describe('a node whose process died', () => {
     expect(after).toEqual(before);
     expect(podProcesses()).toEqual([]);
     expect(processesMentioning(dir!)).toEqual([]);
+    expect(fs.existsSync('/run/klutch-kit-realinfra-node.lock')).toBe(false);
+  });
+});
+
+describe('a node that does not come up', () => {
+  it('fails naming the component with its log, and leaves the host as it found it', async () => {
+    const before = snapshot();
+    // kubelet 1.35's default on a cgroup v1 host like this one: it refuses to start.
+    const err = await startCluster({ name: uniqueName('badnode'), nodes: 1, node: { kubeletConfig: { failCgroupV1: true } }, log }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(NodeStartError);
+    expect((err as NodeStartError).component).toBe('kubelet');
+    expect((err as Error).message).toMatch(/realinfra: node: kubelet (exited with code \d+|did not get ready)/);
+    expect((err as NodeStartError).logTail).toMatch(/cgroup v1/i);
+    expect(snapshot()).toEqual(before);
     expect(fs.existsSync('/run/klutch-kit-realinfra-node.lock')).toBe(false);
   });
 });
