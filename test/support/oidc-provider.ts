@@ -8,6 +8,7 @@
  * Also a tiny cookie-keeping HTTP "browser" (`FetchBrowser`) to drive login pages without Chromium.
  */
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { SignJWT, exportJWK, generateKeyPair, type CryptoKey, type JWK, type JWTPayload } from 'jose';
@@ -73,22 +74,27 @@ export class OidcTestProvider {
     private readonly privateJwk: JWK,
   ) {}
 
-  /** Listens on 127.0.0.1 (random port); call `start()` with the clients before the first request. */
-  static async listen(users: TestUser[]): Promise<OidcTestProvider> {
+  /**
+   * Listens on 127.0.0.1 (random port); call `start()` with the clients before the first request.
+   * `opts.host` + `opts.tls` serve https on another address (e.g. a node IP pods reach).
+   */
+  static async listen(users: TestUser[], opts: { host?: string; tls?: { key: string; cert: string } } = {}): Promise<OidcTestProvider> {
     const { privateKey } = await generateKeyPair('RS256', { extractable: true });
     const privateJwk = { ...(await exportJWK(privateKey)), kid: `test-${randomUUID().slice(0, 8)}`, alg: 'RS256', use: 'sig' };
     const { d: _d, p: _p, q: _q, dp: _dp, dq: _dq, qi: _qi, ...publicJwk } = privateJwk;
     let self: OidcTestProvider | undefined;
-    const server = http.createServer((req, res) => {
+    const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
       if (!self?.provider) {
         res.writeHead(503).end('provider not started');
         return;
       }
       void self.handle(req, res);
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    };
+    const server: http.Server = opts.tls ? https.createServer(opts.tls, handler) : http.createServer(handler);
+    const host = opts.host ?? '127.0.0.1';
+    await new Promise<void>((resolve) => server.listen(0, host, resolve));
     const port = (server.address() as AddressInfo).port;
-    self = new OidcTestProvider(`http://127.0.0.1:${port}`, server, users, privateKey, publicJwk, privateJwk);
+    self = new OidcTestProvider(`${opts.tls ? 'https' : 'http'}://${host}:${port}`, server, users, privateKey, publicJwk, privateJwk);
     return self;
   }
 
