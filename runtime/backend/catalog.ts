@@ -67,6 +67,11 @@ export interface BindableApi {
   offeringError?: string;
   /** A claim to copy: the first service, its first plan, the default backend, required fields. */
   exampleClaim?: string;
+  /**
+   * Where an object of this API names its backend, below `spec`: `compositionRef` (a claim, a v1 XR) or
+   * `crossplane.compositionRef` (a Crossplane v2 namespaced or cluster XR). @default 'compositionRef'
+   */
+  compositionRefField?: string;
 }
 
 /** Claim fields Crossplane adds (how a claim is wired, not what it orders). */
@@ -149,7 +154,9 @@ export function specParameters(schema: unknown): ApiParameter[] {
 }
 
 /** A claim to copy for an API. */
-export function exampleClaim(api: Pick<BindableApi, 'group' | 'kind' | 'scope' | 'offering'> & { version: string; parameters: ApiParameter[] }): string {
+export function exampleClaim(
+  api: Pick<BindableApi, 'group' | 'kind' | 'scope' | 'offering' | 'compositionRefField'> & { version: string; parameters: ApiParameter[] },
+): string {
   const spec: Record<string, unknown> = {};
   const set = (path: string, v: unknown) => {
     const parts = path.split('.');
@@ -168,7 +175,7 @@ export function exampleClaim(api: Pick<BindableApi, 'group' | 'kind' | 'scope' |
       set(p.path, p.default ?? fit ?? p.enum?.[0] ?? (p.type === 'integer' || p.type === 'number' ? 1 : p.type === 'boolean' ? false : `<${p.path}>`));
     }
   }
-  if (backend) spec.compositionRef = { name: backend.name };
+  if (backend) set(api.compositionRefField ?? 'compositionRef', { name: backend.name });
   const name = `my-${api.kind.toLowerCase()}`;
   return stringify(
     {
@@ -251,6 +258,8 @@ export class Catalog {
       version: shown?.name ?? '',
       ...(schema?.description ? { description: schema.description } : {}),
       parameters: specParameters(schema),
+      // A Crossplane v2 XR (e.g. a namespaced XR bound without claims) has its Crossplane fields under spec.crossplane.
+      ...(schema?.properties?.spec?.properties?.crossplane?.properties?.compositionRef ? { compositionRefField: 'crossplane.compositionRef' } : {}),
       ...(parsed.offering ? { offering: parsed.offering } : {}),
       ...(parsed.error ? { offeringError: parsed.error } : {}),
     };

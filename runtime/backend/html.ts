@@ -166,7 +166,7 @@ function section(a: BindableApi, p: { sessionId: string; csrf: string }, hidden:
     : '';
   const backends = o?.backends.length
     ? `<h3>Backends</h3>${table(
-        `Backends of ${a.kind}: choose one with spec.compositionRef.name`,
+        `Backends of ${a.kind}: choose one with spec.${a.compositionRefField ?? 'compositionRef'}.name`,
         operation ? ['Backend', 'Automation', 'Instance types'] : ['Backend', 'Automation', 'Services', 'Plans'],
         o.backends.map((b) => [
           `<code>${esc(b.name)}</code>${b.default ? ' <span class="flag">default</span>' : ''}`,
