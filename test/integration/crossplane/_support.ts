@@ -223,22 +223,7 @@ export async function startCatalogueCluster(name: string, version: '2.3' | '1.20
   const cluster = await startCluster({ name, crossplane: { version, providerPollInterval: '3s' } });
   timings.harnessStart = Date.now() - t0;
   try {
-    const xp = cluster.crossplane!;
     const api = new Api(cluster.kubeConfig);
-    const packageRef = `${xp.registry}/${CATALOGUE_PACKAGE_REPOSITORY}:v0.1.0`;
-    const synth = synthControlPlane(packageRef, setup);
-    const xrds = synth.pkg.files.map((f) => f.object as Obj).filter((o) => o.kind === 'CompositeResourceDefinition');
-    // The package: synthesized to <outdir>/control-plane.packages/klutch-catalogue/, then built and
-    // pushed by `klutch-kit package push` (runPush; no crane, no Docker).
-    const outdir = mkdtempSync(join(tmpdir(), 'klutch-xp-synth-'));
-    let pushed: { digest: string };
-    try {
-      await synthTopology(synth.app, { outdir });
-      const from = join(outdir, 'control-plane.packages', 'klutch-catalogue');
-      pushed = await runPush(packageRef, { from }, { out: () => undefined, err: () => undefined });
-    } finally {
-      rmSync(outdir, { recursive: true, force: true });
-    }
     // What the operators and providers would bring: the a8s CRDs and provider-anynines' CRDs.
     await applyManifests(
       cluster.kubeConfig,
@@ -249,39 +234,70 @@ export async function startCatalogueCluster(name: string, version: '2.3' | '1.20
       ],
       { continueOnError: false },
     );
-    // From the synthesized control plane: the Configuration, provider-kubernetes' RBAC for the a8s kinds
-    // and its ProviderConfig (the harness installed the Function and Provider our constructs emit).
-    // (With namespaced XRs also the ClusterProviderConfig of the kubernetes.m.crossplane.io Objects.)
-    const wanted = (o: Obj) =>
-      (['Configuration', 'ClusterRole', 'ClusterRoleBinding'].includes(o.kind!) &&
-        /configuration|provider-kubernetes/.test(`${o.kind}/${o.metadata!.name}`.toLowerCase())) ||
-      (o.kind === 'ProviderConfig' && o.apiVersion!.startsWith('kubernetes.crossplane.io/')) ||
-      (o.kind === 'ClusterProviderConfig' && o.apiVersion!.startsWith('kubernetes.m.crossplane.io/'));
-    const objs = synth.cluster.files.map((f) => f.object as Obj).filter(wanted);
-    const kinds = [...new Set(objs.map((o) => o.kind))].sort().join(',');
-    const expected = `${setup.catalogue?.apiStyle?.namespaced ? 'ClusterProviderConfig,' : ''}ClusterRole,ClusterRoleBinding,Configuration,ProviderConfig`;
-    if (kinds !== expected) throw new Error(`the synthesized control plane gave ${kinds}, expected ${expected}`);
     const t1 = Date.now();
-    await applyManifests(cluster.kubeConfig, objs, { continueOnError: false });
-    await xp.waitForPackage('Configuration', 'klutch-catalogue', 180_000);
-    for (const x of xrds) {
-      await waitFor(
-        `XRD ${x.metadata!.name} Established${x.spec?.claimNames ? ' and Offered' : ''}`,
-        async () => {
-          const live = await api.get('apiextensions.crossplane.io/v1', 'CompositeResourceDefinition', x.metadata!.name!);
-          // A v2 XRD of namespaced XRs offers no claims, so it has no Offered condition.
-          const offered = !x.spec?.claimNames || condition(live, 'Offered')?.status === 'True';
-          return condition(live, 'Established')?.status === 'True' && offered ? live : undefined;
-        },
-        180_000,
-      );
-    }
+    const installed = await installCatalogue(cluster, api, 'v0.1.0', setup);
     timings.packageInstall = Date.now() - t1;
-    return { cluster, api, a8s: new A8sOperatorStandIn(api), catalogue: synth.cp.catalogue!, xrds, packageRef, pushedDigest: pushed.digest, timings };
+    return { cluster, api, a8s: new A8sOperatorStandIn(api), timings, ...installed };
   } catch (e) {
     await cluster.stop();
     throw e;
   }
+}
+
+/**
+ * Synthesizes the control plane with the catalogue as a Configuration package `klutch/catalogue:<tag>`,
+ * pushes it to the harness registry, applies the Configuration, provider-kubernetes' RBAC and
+ * ProviderConfig(s), and waits until the package is installed and every XRD is Established (and
+ * Offered, when it offers claims).
+ */
+export async function installCatalogue(
+  cluster: RealCluster,
+  api: Api,
+  tag: string,
+  setup: CatalogueSetup = {},
+): Promise<{ catalogue: Catalogue; xrds: Obj[]; packageRef: string; pushedDigest: string }> {
+  const xp = cluster.crossplane!;
+  const packageRef = `${xp.registry}/${CATALOGUE_PACKAGE_REPOSITORY}:${tag}`;
+  const synth = synthControlPlane(packageRef, setup);
+  const xrds = synth.pkg.files.map((f) => f.object as Obj).filter((o) => o.kind === 'CompositeResourceDefinition');
+  // The package: synthesized to <outdir>/control-plane.packages/klutch-catalogue/, then built and
+  // pushed by `klutch-kit package push` (runPush; no crane, no Docker).
+  const outdir = mkdtempSync(join(tmpdir(), 'klutch-xp-synth-'));
+  let pushed: { digest: string };
+  try {
+    await synthTopology(synth.app, { outdir });
+    const from = join(outdir, 'control-plane.packages', 'klutch-catalogue');
+    pushed = await runPush(packageRef, { from }, { out: () => undefined, err: () => undefined });
+  } finally {
+    rmSync(outdir, { recursive: true, force: true });
+  }
+  // From the synthesized control plane: the Configuration, provider-kubernetes' RBAC for the a8s kinds
+  // and its ProviderConfig (the harness installed the Function and Provider our constructs emit).
+  // (With namespaced XRs also the ClusterProviderConfig of the kubernetes.m.crossplane.io Objects.)
+  const wanted = (o: Obj) =>
+    (['Configuration', 'ClusterRole', 'ClusterRoleBinding'].includes(o.kind!) &&
+      /configuration|provider-kubernetes/.test(`${o.kind}/${o.metadata!.name}`.toLowerCase())) ||
+    (o.kind === 'ProviderConfig' && o.apiVersion!.startsWith('kubernetes.crossplane.io/')) ||
+    (o.kind === 'ClusterProviderConfig' && o.apiVersion!.startsWith('kubernetes.m.crossplane.io/'));
+  const objs = synth.cluster.files.map((f) => f.object as Obj).filter(wanted);
+  const kinds = [...new Set(objs.map((o) => o.kind))].sort().join(',');
+  const expected = `${setup.catalogue?.apiStyle?.namespaced ? 'ClusterProviderConfig,' : ''}ClusterRole,ClusterRoleBinding,Configuration,ProviderConfig`;
+  if (kinds !== expected) throw new Error(`the synthesized control plane gave ${kinds}, expected ${expected}`);
+  await applyManifests(cluster.kubeConfig, objs, { continueOnError: false });
+  await xp.waitForPackage('Configuration', 'klutch-catalogue', 180_000);
+  for (const x of xrds) {
+    await waitFor(
+      `XRD ${x.metadata!.name} Established${x.spec?.claimNames ? ' and Offered' : ''}`,
+      async () => {
+        const live = await api.get('apiextensions.crossplane.io/v1', 'CompositeResourceDefinition', x.metadata!.name!);
+        // A v2 XRD of namespaced XRs offers no claims, so it has no Offered condition.
+        const offered = !x.spec?.claimNames || condition(live, 'Offered')?.status === 'True';
+        return condition(live, 'Established')?.status === 'True' && offered ? live : undefined;
+      },
+      180_000,
+    );
+  }
+  return { catalogue: synth.cp.catalogue!, xrds, packageRef, pushedDigest: pushed.digest };
 }
 
 export const GROUP = 'anynines.com/v1';
