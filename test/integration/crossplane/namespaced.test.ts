@@ -3,7 +3,7 @@
  * Crossplane 2.3 + function-patch-and-transform + provider-kubernetes v1.2.1 (the harness of
  * runtime/realinfra), with no claim anywhere:
  *
- * - the catalogue (PostgreSQL + ServiceBinding, a8s and a9s) is synthesized by ControlPlaneCluster as a
+ * - the catalogue (PostgreSQL, ServiceBinding, Backup, Restore; a8s and a9s) is synthesized by ControlPlaneCluster as a
  *   Configuration package, pushed by `klutch-kit package push` and installed by the package manager;
  *   its XRDs are v2, `scope: Namespaced`, and the CRDs Crossplane creates equal deriveXrCrd;
  * - the sandbox's a8s operator stand-in (sandbox/a8s-operator, SandboxA8sOperator) runs every a8s
@@ -14,7 +14,9 @@
  *   Ready only once the operator reports it Running;
  * - a `ServiceBinding` composes the a8s ServiceBinding and the credentials Secret `<binding>-creds`
  *   (no XR connection details); its credentials open a session on that server;
- * - deleting the XRs removes the Objects, the a8s objects, the server's role and the Secret.
+ * - deleting the XRs removes the Objects, the a8s objects, the server's role and the Secret;
+ * - a Backup and a Restore compose namespaced Objects with the a8s Backup and Restore, Ready once their
+ *   Ready condition is True (written by the operator stand-in of _support.ts: no backup agent runs).
  */
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import * as fs from 'node:fs';
@@ -41,7 +43,7 @@ let tmp: string;
 
 beforeAll(async () => {
   env = await startCatalogueCluster('xp-namespaced', '2.3', {
-    catalogue: { apiStyle: ApiStyle.NAMESPACED_XR, services: ['postgresql'], operations: ['servicebinding'] },
+    catalogue: { apiStyle: ApiStyle.NAMESPACED_XR, services: ['postgresql'], operations: ['servicebinding', 'backup', 'restore'] },
   });
   api = env.api;
   client = new KubeClient(env.cluster.kubeConfig);
@@ -82,7 +84,9 @@ const decode = (s: Obj): Record<string, string> =>
 describe('PostgreSQL as namespaced XRs on Crossplane 2.3 (no claims)', () => {
   it('the package installs v2 namespaced XRDs; Crossplane creates exactly the CRDs deriveXrCrd derives, and no claim CRD', async () => {
     expect(env.xrds.map((x) => [x.apiVersion, x.metadata!.name, x.spec!.scope]).sort()).toEqual([
+      ['apiextensions.crossplane.io/v2', 'backups.anynines.com', 'Namespaced'],
       ['apiextensions.crossplane.io/v2', 'postgresqlinstances.anynines.com', 'Namespaced'],
+      ['apiextensions.crossplane.io/v2', 'restores.anynines.com', 'Namespaced'],
       ['apiextensions.crossplane.io/v2', 'servicebindings.anynines.com', 'Namespaced'],
     ]);
     for (const x of env.xrds) {
@@ -185,6 +189,70 @@ describe('PostgreSQL as namespaced XRs on Crossplane 2.3 (no claims)', () => {
         if (await api.get(obj.apiVersion!, obj.kind!, obj.metadata!.name!, NS)) return undefined;
         if (await api.get(PG[0], PG[1], 'orders', NS)) return undefined;
         return operator.instances.list().some((i) => i.key === `${NS}/orders`) ? undefined : true;
+      },
+      120_000,
+    );
+  });
+
+  it('Backup and Restore compose namespaced Objects with the a8s Backup and Restore; Ready follows their Ready condition', async () => {
+    const BK: [string, string] = ['backups.anynines.com/v1beta3', 'Backup'];
+    const RS: [string, string] = ['backups.anynines.com/v1beta3', 'Restore'];
+    await api.create(xr('Backup', 'bk', { instanceRef: 'db1', serviceInstanceType: 'postgresql' }));
+    await api.create(xr('Restore', 'rs', { backupRef: 'bk', instanceRef: 'db1', serviceInstanceType: 'postgresql' }));
+    const [bkObj] = (await composedNs('Backup', 'bk', 1)).resources;
+    const [rsObj] = (await composedNs('Restore', 'rs', 1)).resources;
+    for (const o of [bkObj, rsObj]) {
+      expect([o.apiVersion, o.metadata!.namespace, o.spec!.providerConfigRef.kind, o.spec!.readiness]).toEqual([
+        OBJECT_M,
+        NS,
+        'ClusterProviderConfig',
+        { policy: 'DeriveFromObject' },
+      ]);
+    }
+    expect(bkObj.spec!.forProvider.manifest).toMatchObject({
+      apiVersion: BK[0],
+      kind: BK[1],
+      metadata: { name: 'bk', namespace: NS },
+      spec: { serviceInstance: { apiGroup: 'postgresql.anynines.com', kind: 'PostgreSQL', name: 'db1' } },
+    });
+    expect(rsObj.spec!.forProvider.manifest).toMatchObject({
+      apiVersion: RS[0],
+      kind: RS[1],
+      metadata: { name: 'rs', namespace: NS },
+      spec: { backupName: 'bk', serviceInstance: { name: 'db1' } },
+    });
+    // The a8s objects exist, the XRs are not Ready until the operator (its stand-in here: no backup agent runs) reports them Ready.
+    await waitFor('a8s Backup and Restore', async () =>
+      (await api.get(BK[0], BK[1], 'bk', NS)) && (await api.get(RS[0], RS[1], 'rs', NS)) ? true : undefined,
+    );
+    expect(condition(await api.get(GROUP, 'Backup', 'bk', NS), 'Ready')?.status).not.toBe('True');
+    await env.a8s.conditionReady('Backup', 'bk', NS);
+    await env.a8s.conditionReady('Restore', 'rs', NS);
+    for (const [kind, name] of [
+      ['Backup', 'bk'],
+      ['Restore', 'rs'],
+    ]) {
+      await waitFor(
+        `${kind} ${name} Ready`,
+        async () => (condition(await api.get(GROUP, kind, name, NS), 'Ready')?.status === 'True' ? true : undefined),
+        120_000,
+      );
+    }
+    await api.delete(GROUP, 'Restore', 'rs', NS);
+    await api.delete(GROUP, 'Backup', 'bk', NS);
+    await waitFor(
+      'Backup, Restore, their Objects and a8s objects gone',
+      async () => {
+        for (const [a, k, n] of [
+          [GROUP, 'Backup', 'bk'],
+          [GROUP, 'Restore', 'rs'],
+          [OBJECT_M, 'Object', bkObj.metadata!.name!],
+          [OBJECT_M, 'Object', rsObj.metadata!.name!],
+          [...BK, 'bk'],
+          [...RS, 'rs'],
+        ])
+          if (await api.get(a, k, n, NS)) return undefined;
+        return true;
       },
       120_000,
     );
