@@ -5,26 +5,8 @@
  */
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import * as pulumi from '@pulumi/pulumi';
-import { RuntimeImages, type RuntimeImageBuilder } from '../../stacks/images.js';
-
-const digest = (c: string) => `sha256:${c.repeat(64)}`;
-
-function recording(pushDigest?: string): { calls: string[]; builder: RuntimeImageBuilder } {
-  const calls: string[] = [];
-  return {
-    calls,
-    builder: {
-      build: async ({ base }) => {
-        calls.push(`build ${base ?? 'default'}`);
-        return { backend: { digest: digest('1') }, konnector: { digest: digest('2') } };
-      },
-      push: async (_layout, name, ref) => {
-        calls.push(`push ${name} ${ref}`);
-        return { digest: pushDigest ?? (name === 'backend' ? digest('1') : digest('2')) };
-      },
-    },
-  };
-}
+import { RuntimeImages } from '../../stacks/images.js';
+import { digest, recording } from './_runtime-images.js';
 
 describe('RuntimeImages in an update', () => {
   beforeAll(async () => {
