@@ -13,7 +13,7 @@
  *   `accepts_incomplete=true`, 410 when unbinding or deprovisioning what is gone, a failed last operation
  *   (plans listed in `failPlans`).
  * - a9s extensions: `GET /instances`, `GET /instances/:id` (state, GUIDs, context: what the provider
- *   observes), `HEAD /osb_ext/v1/healthy` (the ProviderConfig health check the constructs emit).
+ *   observes; an unknown instance is 404 `InstanceNotFound`, the error provider-anynines tells apart), `HEAD /osb_ext/v1/healthy` (the ProviderConfig health check the constructs emit).
  * - the backup manager under `/backup-manager`: `GET /v2/healthy`, backups, restores and the instance's
  *   backup config of `/instances/:id/…`.
  *
@@ -379,7 +379,7 @@ export class SandboxA9sServiceBroker {
   /** Instances that exist (deleted ones are gone for the OSB endpoints). */
   private live(id: string): StandInInstance {
     const inst = this.instancesById.get(id);
-    if (!inst || inst.state === 'deleted') throw new HttpError(404, { error: 'NotFound', description: `service instance ${id} does not exist` });
+    if (!inst || inst.state === 'deleted') throw new HttpError(404, { error: 'InstanceNotFound', description: `service instance ${id} does not exist` });
     return inst;
   }
 
@@ -467,7 +467,8 @@ export class SandboxA9sServiceBroker {
 
   private deprovision(id: string, q: URLSearchParams): [number, unknown] {
     const inst = this.instancesById.get(id);
-    if (!inst || inst.state === 'deleted') throw new HttpError(410, { error: 'Gone', description: `service instance ${id} does not exist (any more)` });
+    if (!inst || inst.state === 'deleted')
+      throw new HttpError(410, { error: 'InstanceNotFound', description: `service instance ${id} does not exist (any more)` });
     this.requireAsync(q);
     const running = [...inst.operations.values()].find((o) => o.type === 'deprovision' && o.state === 'in progress');
     if (running) return [202, { operation: running.key }];
@@ -509,7 +510,7 @@ export class SandboxA9sServiceBroker {
 
   private lastOperation(id: string, key: string | undefined): unknown {
     const inst = this.instancesById.get(id);
-    if (!inst) throw new HttpError(410, { error: 'Gone', description: `service instance ${id} does not exist` });
+    if (!inst) throw new HttpError(410, { error: 'InstanceNotFound', description: `service instance ${id} does not exist` });
     const ops = [...inst.operations.values()];
     const op = key ? inst.operations.get(key) : ops[ops.length - 1];
     if (!op) throw new HttpError(400, { error: 'BadRequest', description: `operation ${JSON.stringify(key)} is not an operation of ${id}` });
@@ -642,7 +643,7 @@ export class SandboxA9sServiceBroker {
 
   private a9sInstance(id: string): unknown {
     const inst = this.instancesById.get(id);
-    if (!inst) throw new HttpError(404, { error: 'NotFound', description: `instance ${id} does not exist` });
+    if (!inst) throw new HttpError(404, { error: 'InstanceNotFound', description: `instance ${id} does not exist` });
     return {
       id: inst.number,
       plan_guid: inst.planId,

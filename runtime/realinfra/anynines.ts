@@ -201,7 +201,8 @@ class Harness implements ProviderAnyninesHarness {
     this.register();
     await this.until('the forwarder to listen', async () => /^ready$/m.test(fs.readFileSync(fwdLog, 'utf8')), 30_000, this.forwarder);
 
-    // Crossplane installs the package; its CRDs get established.
+    // Crossplane installs the package once the runtime named the revision's TLS Secret (2.x); its CRDs get established.
+    await this.markRevision(xp.version !== '1.20', false);
     await waitForCrdsEstablished(this.cluster.kubeConfig, [READY_CRD, 'providerconfigs.dataservices.anynines.com'], timeoutMs);
 
     // The provider process, as admin through the harness's namespace kubeconfig (kubernetes.default.svc → the forwarder).
@@ -231,17 +232,17 @@ class Harness implements ProviderAnyninesHarness {
       timeoutMs,
       this.provider,
     );
-    await this.markRevisionHealthy(xp.version !== '1.20');
+    await this.markRevision(xp.version !== '1.20', true);
     await xp.waitForPackage('Provider', 'provider-anynines', timeoutMs);
     this.log(`${this.version} (klutchio ${PROVIDER_ANYNINES_SOURCE.commit}) running in ${this.ns.name}, healthz on ${this.nsIp}:${HEALTH_PORT} (${el()})`);
   }
 
-  /** What the package runtime reports on 2.x: the revision's TLS Secret name and RuntimeHealthy. */
-  private async markRevisionHealthy(v2: boolean): Promise<void> {
+  /** What the package runtime reports on 2.x: the revision's TLS Secret name, then (the process running) RuntimeHealthy. */
+  private async markRevision(v2: boolean, runtimeHealthy: boolean): Promise<void> {
     if (!v2) return;
     const c = clientOf(this.cluster.kubeConfig);
     await this.until(
-      'the active ProviderRevision of provider-anynines to be marked RuntimeHealthy',
+      `the active ProviderRevision of provider-anynines to get its TLS Secret name${runtimeHealthy ? ' and RuntimeHealthy' : ''}`,
       async () => {
         const revs = await c.request<{ items: Obj[] }>(
           'GET',
@@ -250,21 +251,26 @@ class Harness implements ProviderAnyninesHarness {
         const rev = revs.items.find((r) => r.spec?.['desiredState'] === 'Active');
         if (!rev) return false;
         const healthy = rev.status?.conditions?.find((x) => x['type'] === 'RuntimeHealthy')?.['status'] === 'True';
-        if (healthy && rev.status?.['tlsServerSecretName'] === 'provider-anynines-tls-server') return true;
-        const conditions = [
-          ...(rev.status?.conditions ?? []).filter((x) => x['type'] !== 'RuntimeHealthy'),
-          {
-            type: 'RuntimeHealthy',
-            status: 'True',
-            reason: 'HealthyPackageRevision',
-            message: 'served by the klutch-kit harness',
-            lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
-          },
-        ];
+        if ((healthy || !runtimeHealthy) && rev.status?.['tlsServerSecretName'] === 'provider-anynines-tls-server') return true;
+        const conditions = !runtimeHealthy
+          ? undefined
+          : [
+              ...(rev.status?.conditions ?? []).filter((x) => x['type'] !== 'RuntimeHealthy'),
+              {
+                type: 'RuntimeHealthy',
+                status: 'True',
+                reason: 'HealthyPackageRevision',
+                message: 'served by the klutch-kit harness',
+                lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+              },
+            ];
         try {
           await c.request('PATCH', `/apis/pkg.crossplane.io/v1/providerrevisions/${encodeURIComponent(rev.metadata!.name!)}/status`, {
             contentType: 'application/merge-patch+json',
-            body: { metadata: { resourceVersion: rev.metadata!.resourceVersion }, status: { tlsServerSecretName: 'provider-anynines-tls-server', conditions } },
+            body: {
+              metadata: { resourceVersion: rev.metadata!.resourceVersion },
+              status: { tlsServerSecretName: 'provider-anynines-tls-server', ...(conditions ? { conditions } : {}) },
+            },
           });
         } catch (e) {
           if (!isConflict(e) && !isNotFound(e)) throw e;
