@@ -1,0 +1,170 @@
+/**
+ * Support for the a9s tests on real Crossplane with the real provider-anynines: one broker stand-in
+ * (`SandboxA9sServiceBroker`, sandbox/a9s-broker-standin.ts) per a9s data service of the catalogue — the
+ * only stand-in, at the broker's level —, a harness cluster with Crossplane, provider-anynines built from the
+ * klutchio sources and installed by the package manager, and the control plane our constructs synthesize:
+ * the catalogue Configuration, the a9s ProviderConfigs (pointing at the stand-ins) and their credentials.
+ */
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App } from 'cdk8s';
+import { CatalogueInstall, ControlPlaneCluster, renderTopology, synthTopology } from '../../../constructs/topology/index.js';
+import type { Catalogue } from '../../../constructs/catalogue/index.js';
+import type { A9sBackend } from '../../../constructs/dataservice/index.js';
+import { applyManifests, startCluster, type RealCluster } from '../../../runtime/realinfra/index.js';
+import { startProviderAnynines, type ProviderAnyninesHarness } from '../../../runtime/realinfra/anynines.js';
+import { runPush } from '../../../runtime/cli/package.js';
+import { SandboxA9sServiceBroker, type A9sDataService } from '../../../sandbox/a9s-broker-standin.js';
+import { Api, CATALOGUE_PACKAGE_REPOSITORY, NS, condition, waitFor, type Obj } from '../crossplane/_support.js';
+
+export const BROKER_USER = 'a9s-broker-admin';
+export const BROKER_PASSWORD = 'stand-in-password';
+
+export interface A9sService {
+  readonly ds: A9sDataService;
+  readonly claimKind: string;
+  readonly backend: A9sBackend;
+  /** `compositionRef` when a9s is not the data service's default backend. */
+  readonly compositionRef?: { name: string };
+  readonly services: Array<{ name: string; plans: string[] }>;
+}
+
+export interface A9sCluster {
+  readonly cluster: RealCluster;
+  readonly api: Api;
+  readonly a9s: ProviderAnyninesHarness;
+  readonly brokers: ReadonlyMap<A9sDataService, SandboxA9sServiceBroker>;
+  readonly services: readonly A9sService[];
+  readonly catalogue: Catalogue;
+  /** The a9s ProviderConfigs the constructs emitted (as applied). */
+  readonly providerConfigs: Obj[];
+  stop(): Promise<void>;
+}
+
+/** The catalogue's a9s data services, with their services and plans (from a synth without endpoints). */
+export function a9sServicesOf(catalogue: Catalogue): A9sService[] {
+  const out: A9sService[] = [];
+  for (const [svc, ds] of catalogue.services.entries()) {
+    const b = ds.backends.find((x) => x.automation === 'a9s') as A9sBackend | undefined;
+    if (!b) continue;
+    const names = b.serviceNames(ds.model);
+    const plans = b.planNames(ds.model);
+    out.push({
+      ds: svc as A9sDataService,
+      claimKind: ds.model.claimKind,
+      backend: b,
+      ...(b.name === ds.defaultBackend ? {} : { compositionRef: { name: b.name } }),
+      services: ds.model.services.filter((s) => names.includes(s.name)).map((s) => ({ name: s.name, plans: s.plans.filter((p) => plans.includes(p)) })),
+    });
+  }
+  return out;
+}
+
+function controlPlane(packageRef: string, urls?: Record<string, string>): { app: App; cp: ControlPlaneCluster } {
+  const app = new App({ outdir: '/nonexistent' });
+  const cp = new ControlPlaneCluster(app, 'CP', {
+    host: 'bind.example.com',
+    dex: { connectors: [{ type: 'mockCallback', id: 'mock', name: 'Mock', config: {} }] } as never,
+    anynines: { baseDomain: 'a9s.example.com', ...(urls ? { urls } : {}) },
+    catalogueInstall: CatalogueInstall.configurationPackage({ package: packageRef, skipDependencyResolution: true }),
+  });
+  return { app, cp };
+}
+
+/**
+ * Starts the broker stand-ins, a cluster with Crossplane `version`, provider-anynines, and installs the
+ * catalogue and the a9s ProviderConfigs. `failPlans` per data service: plans whose provisioning fails.
+ */
+export async function startA9sCluster(
+  name: string,
+  version: '2.3' | '1.20',
+  opts: { failPlans?: Partial<Record<A9sDataService, string[]>>; log?: (l: string) => void } = {},
+): Promise<A9sCluster> {
+  const probe = controlPlane('xpkg.example.com/klutch/catalogue:v0.1.0');
+  const services = a9sServicesOf(probe.cp.catalogue!);
+  const dataDir = mkdtempSync(join(tmpdir(), 'klutch-a9s-standin-'));
+  chmodSync(dataDir, 0o711); // the PostgreSQL servers run as user postgres
+  const brokers = new Map<A9sDataService, SandboxA9sServiceBroker>();
+  let cluster: RealCluster | undefined;
+  let a9s: ProviderAnyninesHarness | undefined;
+  const stop = async () => {
+    await a9s?.stop();
+    await cluster?.stop();
+    await Promise.all([...brokers.values()].map((b) => b.stop()));
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    for (const s of services) {
+      const b = new SandboxA9sServiceBroker({
+        dataService: s.ds,
+        services: s.services,
+        username: BROKER_USER,
+        password: BROKER_PASSWORD,
+        dataDir: join(dataDir, s.ds),
+        operationMs: 2000,
+        failPlans: opts.failPlans?.[s.ds] ?? [],
+      });
+      await b.start();
+      brokers.set(s.ds, b);
+    }
+    cluster = await startCluster({ name, crossplane: { version, providerPollInterval: '3s' }, ...(opts.log ? { log: opts.log } : {}) });
+    a9s = await startProviderAnynines(cluster, { forwardPorts: [...brokers.values()].map((b) => b.port), ...(opts.log ? { log: opts.log } : {}) });
+    const xp = cluster.crossplane!;
+    const api = new Api(cluster.kubeConfig);
+    // The control plane with the a9s endpoints at the stand-ins (as the provider reaches them).
+    const urls: Record<string, string> = {};
+    for (const s of services) {
+      const url = a9s.urlFor(brokers.get(s.ds)!.port);
+      urls[`${s.ds}-service-broker`] = url;
+      urls[`${s.ds}-backup-manager`] = `${url}/backup-manager`;
+    }
+    const packageRef = `${xp.registry}/${CATALOGUE_PACKAGE_REPOSITORY}:v0.1.0`;
+    const { app, cp } = controlPlane(packageRef, urls);
+    const [rendered] = renderTopology(app);
+    const outdir = mkdtempSync(join(tmpdir(), 'klutch-a9s-synth-'));
+    try {
+      await synthTopology(app, { outdir });
+      await runPush(packageRef, { from: join(outdir, 'control-plane.packages', 'klutch-catalogue') }, { out: () => undefined, err: () => undefined });
+    } finally {
+      rmSync(outdir, { recursive: true, force: true });
+    }
+    const objs = rendered!.files.map((f) => f.object as Obj);
+    const providerConfigs = objs.filter((o) => o.kind === 'ProviderConfig' && o.apiVersion === 'dataservices.anynines.com/v1');
+    const credentials = providerConfigs.map((pc) => ({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: `${pc.metadata!.name}-credentials`, namespace: 'crossplane-system' },
+      stringData: { username: BROKER_USER, password: BROKER_PASSWORD },
+    }));
+    const wanted = (o: Obj) =>
+      (['Configuration', 'ClusterRole', 'ClusterRoleBinding'].includes(o.kind!) &&
+        /configuration|provider-kubernetes/.test(`${o.kind}/${o.metadata!.name}`.toLowerCase())) ||
+      (o.kind === 'ProviderConfig' && o.apiVersion!.startsWith('kubernetes.crossplane.io/'));
+    await applyManifests(
+      cluster.kubeConfig,
+      [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } }, ...credentials, ...providerConfigs, ...objs.filter(wanted)],
+      { continueOnError: false },
+    );
+    await xp.waitForPackage('Configuration', 'klutch-catalogue', 240_000);
+    const xrds = objs.length ? (await api.list('apiextensions.crossplane.io/v1', 'CompositeResourceDefinition')).map((x) => x.metadata!.name!) : [];
+    for (const x of xrds) {
+      await waitFor(
+        `XRD ${x} Established and Offered`,
+        async () => {
+          const live = await api.get('apiextensions.crossplane.io/v1', 'CompositeResourceDefinition', x);
+          return condition(live, 'Established')?.status === 'True' && (!live?.spec?.claimNames || condition(live, 'Offered')?.status === 'True')
+            ? live
+            : undefined;
+        },
+        240_000,
+      );
+    }
+    const c = cluster;
+    const h = a9s;
+    return { cluster: c, api, a9s: h, brokers, services, catalogue: cp.catalogue!, providerConfigs, stop };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+}

@@ -1,0 +1,253 @@
+/**
+ * a9s for real: the catalogue's a9s claims reconciled by the real provider-anynines (built from the klutchio
+ * sources, installed by Crossplane's package manager) against the broker stand-in (sandbox/a9s-broker-standin.ts,
+ * the only stand-in, at the broker's level). PostgreSQL ends in a real server and a real login; the other
+ * a9s data services have no engine here and are status only (the broker says so in its last operation).
+ */
+import pg from 'pg';
+import { PROVIDER_ANYNINES_PACKAGE } from '../../../constructs/topology/index.js';
+import { probe } from '../../../runtime/realinfra/probe.js';
+import { A9S_ENGINES } from '../../../sandbox/a9s-broker-standin.js';
+import { NS, claimOf, condition, waitFor, type Obj } from '../crossplane/_support.js';
+import { type A9sCluster, type A9sService, startA9sCluster } from './_support.js';
+
+const GROUP = 'anynines.com/v1';
+const A9S = 'dataservices.anynines.com/v1';
+const CLAIM_NAME = 'crossplane.io/claim-name';
+
+let env: A9sCluster;
+const figures: string[] = [];
+/** The plan of a9s PostgreSQL whose provisioning the stand-in fails. */
+let failPlan = '';
+
+beforeAll(async () => {
+  failPlan = 'postgresql-single-big';
+  env = await startA9sCluster('a9s', '2.3', { failPlans: { postgresql: [failPlan] } });
+}, 900_000);
+
+afterAll(async () => {
+  await env?.stop();
+  if (figures.length) process.stdout.write(`a9s claim → Ready (Crossplane 2.3, provider-anynines ${env?.a9s.version}):\n${figures.join('\n')}\n`);
+}, 120_000);
+
+const claimSpec = (s: A9sService, plan?: string) => {
+  const svc = s.services[s.services.length - 1]!;
+  return { service: svc.name, plan: plan ?? svc.plans[0]!, ...(s.compositionRef ? { compositionRef: s.compositionRef } : {}) };
+};
+const get = (kind: string, name: string) => env.api.get(GROUP, kind, name, NS);
+
+/** The ServiceInstance composed for a claim. */
+async function serviceInstanceOf(claimName: string): Promise<Obj> {
+  return waitFor(`the ServiceInstance of claim ${claimName}`, async () => {
+    const items = await env.api.list(A9S, 'ServiceInstance', undefined, `${CLAIM_NAME}=${claimName}`);
+    return items[0];
+  });
+}
+
+describe('provider-anynines on real Crossplane 2.3', () => {
+  it('is installed by the package manager from the Provider our constructs emit, and reads their ProviderConfigs (health visible)', async () => {
+    const provider = await env.api.get('pkg.crossplane.io/v1', 'Provider', 'provider-anynines');
+    expect(provider!.spec!.package).toBe(PROVIDER_ANYNINES_PACKAGE);
+    expect(condition(provider, 'Installed')?.status).toBe('True');
+    expect(condition(provider, 'Healthy')?.status).toBe('True');
+    // 8 service brokers + 8 backup managers, as the constructs emit them; the CRD accepted every one
+    expect(env.providerConfigs.map((p) => p.metadata!.name).sort()).toEqual(
+      env.services.flatMap((s) => [`${s.ds}-backup-manager`, `${s.ds}-service-broker`]).sort(),
+    );
+    for (const pc of env.providerConfigs) {
+      const live = await waitFor(`ProviderConfig ${pc.metadata!.name} health checked and healthy`, async () => {
+        const o = await env.api.get(A9S, 'ProviderConfig', pc.metadata!.name!);
+        return o?.status?.health?.lastStatus === true ? o : undefined;
+      });
+      expect(live.spec).toEqual(pc.spec);
+    }
+    // the health checks went to the paths the constructs emit, with basic auth and the API version accepted
+    const pgBroker = env.brokers.get('postgresql')!;
+    expect(pgBroker.requests).toContain('HEAD /osb_ext/v1/healthy 200');
+    expect(pgBroker.requests).toContain('GET /backup-manager/v2/healthy 200');
+    // the provider's own health endpoints, per ProviderConfig
+    expect((await probe(`http://${env.a9s.nsIp}:8081/healthz`, {}, 5000)).status).toBe(200);
+    const backend = await probe(`http://${env.a9s.nsIp}:8081/backend-health`, {}, 5000);
+    expect(backend.status).toBe(200);
+  }, 240_000);
+
+  it('a9s PostgreSQL: claim → ServiceInstance → broker provision → Ready only once the last operation succeeded; binding → Secret → a real login; deletion → unbind, deprovision, nothing left', async () => {
+    const s = env.services.find((x) => x.ds === 'postgresql')!;
+    const broker = env.brokers.get('postgresql')!;
+    const t0 = Date.now();
+    await env.api.create(claimOf(s.claimKind, 'pg-vm', claimSpec(s)));
+    const si = await serviceInstanceOf('pg-vm');
+    const ready = await waitFor(
+      'claim pg-vm Ready',
+      async () => {
+        const claim = await get(s.claimKind, 'pg-vm');
+        const live = await env.api.get(A9S, 'ServiceInstance', si.metadata!.name!);
+        const id = live?.status?.atProvider?.instanceId as string | undefined;
+        const op = id ? [...(broker.instance(id)?.operations.values() ?? [])].find((o) => o.type === 'provision') : undefined;
+        // read the claim first: if it is Ready, the broker's operation must have succeeded before
+        if (condition(claim, 'Ready')?.status === 'True') {
+          expect(op?.state).toBe('succeeded');
+          return { claim: claim!, id: id! };
+        }
+        return undefined;
+      },
+      180_000,
+    );
+    figures.push(`  postgresql (real ${A9S_ENGINES.postgresql}): ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    const inst = broker.instance(ready.id)!;
+    expect(inst.state).toBe('provisioned');
+    expect(inst.engine).toMatch(/^127\.\d+\.\d+\.\d+:5432$/);
+    expect(broker.requests.some((r) => /^PUT \/v2\/service_instances\/[^/]+ 202$/.test(r))).toBe(true);
+    const live = (await env.api.get(A9S, 'ServiceInstance', si.metadata!.name!))!;
+    expect(live.status!.atProvider).toMatchObject({ state: 'provisioned', instanceId: ready.id, serviceId: inst.serviceId, planId: inst.planId });
+    expect(ready.claim.status?.managed?.state).toBe('provisioned');
+
+    // ServiceBinding → broker bind → the credentials Secret → a real PostgreSQL login
+    await env.api.create(
+      claimOf('ServiceBinding', 'pg-creds', { serviceInstanceType: 'postgresql', instanceRef: 'pg-vm', compositionRef: { name: 'a9s-servicebinding' } }),
+    );
+    const secret = await waitFor(
+      'Secret pg-creds-creds with the credentials',
+      async () => {
+        const o = await env.api.get('v1', 'Secret', 'pg-creds-creds', NS);
+        return o && (o as { data?: Record<string, string> }).data?.['password'] ? o : undefined;
+      },
+      180_000,
+    );
+    const data = Object.fromEntries(
+      Object.entries((secret as { data: Record<string, string> }).data).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]),
+    );
+    expect((secret as { type?: string }).type).toBe('connection.crossplane.io/v1alpha1');
+    expect(Object.keys(data).sort()).toEqual(['host', 'hosts', 'name', 'password', 'port', 'uri', 'username']);
+    expect(`${data.host}:${data.port}`).toBe(inst.engine);
+    const c = new pg.Client({ host: data.host, port: Number(data.port), user: data.username, password: data.password, database: data.name });
+    await c.connect();
+    try {
+      await c.query('CREATE TABLE t (v text)');
+      await c.query("INSERT INTO t VALUES ('from the a9s binding')");
+      expect((await c.query('SELECT v, current_user AS u FROM t')).rows).toEqual([{ v: 'from the a9s binding', u: data.username }]);
+    } finally {
+      await c.end();
+    }
+    await waitFor(
+      'claim pg-creds Ready',
+      async () => (condition(await get('ServiceBinding', 'pg-creds'), 'Ready')?.status === 'True' ? true : undefined),
+      120_000,
+    );
+    expect(inst.bindings.size).toBe(1);
+
+    // deletion: the binding is unbound (its role dropped), the instance deprovisioned (its server gone)
+    await env.api.delete(GROUP, 'ServiceBinding', 'pg-creds', NS);
+    await waitFor('the binding unbound at the broker', async () => (inst.bindings.size === 0 ? true : undefined), 120_000);
+    await expect(
+      (async () => {
+        const c2 = new pg.Client({ host: data.host, port: Number(data.port), user: data.username, password: data.password, database: data.name });
+        c2.on('error', () => undefined);
+        try {
+          await c2.connect();
+        } finally {
+          await c2.end().catch(() => undefined);
+        }
+      })(),
+    ).rejects.toThrow(/password authentication failed|does not exist/);
+    await env.api.delete(GROUP, s.claimKind, 'pg-vm', NS);
+    await waitFor('the instance deprovisioned at the broker', async () => (inst.state === 'deleted' ? true : undefined), 180_000);
+    expect(inst.engine).toBeUndefined();
+    await waitFor(
+      'no a9s managed resource, claim or Secret left',
+      async () =>
+        (await env.api.list(A9S, 'ServiceInstance')).length === 0 &&
+        (await env.api.list(A9S, 'ServiceBinding')).length === 0 &&
+        !(await get(s.claimKind, 'pg-vm')) &&
+        !(await env.api.get('v1', 'Secret', 'pg-creds-creds', NS))
+          ? true
+          : undefined,
+      180_000,
+    );
+    expect(broker.requests).toContain(`DELETE /v2/service_instances/${ready.id} 202`);
+  }, 600_000);
+
+  it('a provision the broker fails (failed last operation) shows on the claim: state failed, not Ready', async () => {
+    const s = env.services.find((x) => x.ds === 'postgresql')!;
+    const broker = env.brokers.get('postgresql')!;
+    const svc = s.services.find((x) => x.plans.includes(failPlan))!;
+    await env.api.create(
+      claimOf(s.claimKind, 'pg-broken', { service: svc.name, plan: failPlan, ...(s.compositionRef ? { compositionRef: s.compositionRef } : {}) }),
+    );
+    const claim = await waitFor(
+      'claim pg-broken to report the failed provision',
+      async () => {
+        const c = await get(s.claimKind, 'pg-broken');
+        return c?.status?.managed?.state === 'failed' ? c : undefined;
+      },
+      180_000,
+    );
+    expect(condition(claim, 'Ready')?.status).toBe('False');
+    const managedReady = (claim.status!.managed.conditions as Array<{ type: string; status: string; reason: string }>).find((c) => c.type === 'Ready');
+    expect(managedReady).toMatchObject({ status: 'False', reason: 'Unavailable' });
+    const failed = broker.instances().find((i) => [...i.operations.values()].some((o) => o.state === 'failed'))!;
+    expect([...failed.operations.values()][0]!.description).toMatch(/fails on purpose/);
+    await env.api.delete(GROUP, s.claimKind, 'pg-broken', NS);
+    await waitFor('pg-broken gone', async () => (!(await get(s.claimKind, 'pg-broken')) ? true : undefined), 180_000);
+    expect(failed.state).toBe('deleted');
+  }, 400_000);
+
+  it('every other a9s service: claim → broker provision → Ready (status only), binding → credentials Secret, deletion → unbind and deprovision', async () => {
+    const others = env.services.filter((s) => s.ds !== 'postgresql');
+    expect(others.map((s) => s.ds).sort()).toEqual(['keyvalue', 'logme2', 'mariadb', 'messaging', 'mongodb', 'prometheus', 'search']);
+    const started = new Map<string, number>();
+    for (const s of others) {
+      started.set(s.ds, Date.now());
+      await env.api.create(claimOf(s.claimKind, `${s.ds}-vm`, claimSpec(s)));
+    }
+    for (const s of others) {
+      await waitFor(
+        `claim ${s.ds}-vm Ready`,
+        async () => (condition(await get(s.claimKind, `${s.ds}-vm`), 'Ready')?.status === 'True' ? true : undefined),
+        240_000,
+      );
+      figures.push(`  ${s.ds} (status only; created together with ${others.length - 1} others): ${((Date.now() - started.get(s.ds)!) / 1000).toFixed(1)} s`);
+      const broker = env.brokers.get(s.ds)!;
+      const [inst] = broker.instances();
+      expect(inst!.state).toBe('provisioned');
+      expect([...inst!.operations.values()][0]!.description).toMatch(/status only/);
+    }
+    for (const s of others) {
+      await env.api.create(
+        claimOf('ServiceBinding', `${s.ds}-creds`, { serviceInstanceType: s.ds, instanceRef: `${s.ds}-vm`, compositionRef: { name: 'a9s-servicebinding' } }),
+      );
+    }
+    for (const s of others) {
+      const secret = await waitFor(
+        `Secret ${s.ds}-creds-creds`,
+        async () => {
+          const o = await env.api.get('v1', 'Secret', `${s.ds}-creds-creds`, NS);
+          return o && (o as { data?: Record<string, string> }).data?.['password'] ? o : undefined;
+        },
+        180_000,
+      );
+      expect((secret as { type?: string }).type).toBe('connection.crossplane.io/v1alpha1');
+      await waitFor(
+        `claim ${s.ds}-creds Ready`,
+        async () => (condition(await get('ServiceBinding', `${s.ds}-creds`), 'Ready')?.status === 'True' ? true : undefined),
+        180_000,
+      );
+    }
+    for (const s of others) await env.api.delete(GROUP, 'ServiceBinding', `${s.ds}-creds`, NS);
+    for (const s of others) {
+      const [inst] = env.brokers.get(s.ds)!.instances();
+      await waitFor(`${s.ds}: unbound at the broker`, async () => (inst!.bindings.size === 0 ? true : undefined), 180_000);
+      await env.api.delete(GROUP, s.claimKind, `${s.ds}-vm`, NS);
+    }
+    for (const s of others) {
+      const [inst] = env.brokers.get(s.ds)!.instances();
+      await waitFor(`${s.ds}: deprovisioned at the broker`, async () => (inst!.state === 'deleted' ? true : undefined), 180_000);
+    }
+    const names = new Set(others.map((s) => `${s.ds}-vm`));
+    await waitFor(
+      'no a9s managed resource of these claims left',
+      async () => ((await env.api.list(A9S, 'ServiceInstance')).some((o) => names.has(o.metadata!.labels?.[CLAIM_NAME] ?? '')) ? undefined : true),
+      180_000,
+    );
+  }, 900_000);
+});
