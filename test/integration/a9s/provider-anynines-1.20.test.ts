@@ -1,0 +1,63 @@
+/**
+ * The a9s PostgreSQL path of provider-anynines.test.ts on Crossplane 1.20: provider-anynines installed by the
+ * 1.20 package manager, the constructs' ProviderConfig healthy, claim → broker provision → Ready, binding →
+ * a real login, deletion → unbind and deprovision.
+ */
+import pg from 'pg';
+import { NS, claimOf, condition, waitFor } from '../crossplane/_support.js';
+import { type A9sCluster, startA9sCluster } from './_support.js';
+
+const GROUP = 'anynines.com/v1';
+const A9S = 'dataservices.anynines.com/v1';
+let env: A9sCluster;
+
+beforeAll(async () => {
+  env = await startA9sCluster('a9s-120', '1.20');
+}, 900_000);
+
+afterAll(async () => {
+  await env?.stop();
+}, 120_000);
+
+it('Crossplane 1.20: provider-anynines installed; a9s PostgreSQL claim → Ready → binding → a real login → deletion, nothing left', async () => {
+  expect(condition(await env.api.get('pkg.crossplane.io/v1', 'Provider', 'provider-anynines'), 'Installed')?.status).toBe('True');
+  await waitFor('ProviderConfig postgresql-service-broker healthy', async () =>
+    (await env.api.get(A9S, 'ProviderConfig', 'postgresql-service-broker'))?.status?.health?.lastStatus === true ? true : undefined,
+  );
+  const s = env.services.find((x) => x.ds === 'postgresql')!;
+  const svc = s.services[s.services.length - 1]!;
+  const broker = env.brokers.get('postgresql')!;
+  const t0 = Date.now();
+  await env.api.create(
+    claimOf(s.claimKind, 'pg-vm', { service: svc.name, plan: svc.plans[0]!, ...(s.compositionRef ? { compositionRef: s.compositionRef } : {}) }),
+  );
+  await waitFor(
+    'claim pg-vm Ready',
+    async () => (condition(await env.api.get(GROUP, s.claimKind, 'pg-vm', NS), 'Ready')?.status === 'True' ? true : undefined),
+    240_000,
+  );
+  process.stdout.write(`a9s PostgreSQL claim → Ready on Crossplane 1.20: ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
+  const [inst] = broker.instances();
+  expect(inst!.state).toBe('provisioned');
+  await env.api.create(
+    claimOf('ServiceBinding', 'pg-creds', { serviceInstanceType: 'postgresql', instanceRef: 'pg-vm', compositionRef: { name: 'a9s-servicebinding' } }),
+  );
+  const secret = await waitFor(
+    'Secret pg-creds-creds',
+    async () => {
+      const o = await env.api.get('v1', 'Secret', 'pg-creds-creds', NS);
+      return (o as { data?: Record<string, string> } | undefined)?.data?.['uri'] ? (o as { type: string; data: Record<string, string> }) : undefined;
+    },
+    180_000,
+  );
+  expect(secret.type).toBe('connection.crossplane.io/v1alpha1');
+  const c = new pg.Client({ connectionString: Buffer.from(secret.data['uri']!, 'base64').toString() });
+  await c.connect();
+  expect((await c.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+  await c.end();
+  await env.api.delete(GROUP, 'ServiceBinding', 'pg-creds', NS);
+  await waitFor('unbound at the broker', async () => (inst!.bindings.size === 0 ? true : undefined), 180_000);
+  await env.api.delete(GROUP, s.claimKind, 'pg-vm', NS);
+  await waitFor('deprovisioned at the broker', async () => (inst!.state === 'deleted' ? true : undefined), 180_000);
+  await waitFor('no ServiceInstance left', async () => ((await env.api.list(A9S, 'ServiceInstance')).length === 0 ? true : undefined), 180_000);
+}, 900_000);
