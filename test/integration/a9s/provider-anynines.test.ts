@@ -167,6 +167,42 @@ describe('provider-anynines on real Crossplane 2.3', () => {
     expect(broker.requests).toContain(`DELETE /v2/service_instances/${ready.id} 202`);
   }, 600_000);
 
+  it('a9s PostgreSQL plan change: claim → ServiceInstance planName → broker update (PATCH, async) → the instance on the new plan, Ready again', async () => {
+    const s = env.services.find((x) => x.ds === 'postgresql')!;
+    const broker = env.brokers.get('postgresql')!;
+    const svc = s.services[s.services.length - 1]!;
+    const [from, to] = ['postgresql-single-nano', 'postgresql-single-small'];
+    expect(svc.plans).toEqual(expect.arrayContaining([from, to]));
+    await env.api.create(claimOf(s.claimKind, 'pg-plan', { service: svc.name, plan: from, ...(s.compositionRef ? { compositionRef: s.compositionRef } : {}) }));
+    await waitFor('claim pg-plan Ready', async () => (condition(await get(s.claimKind, 'pg-plan'), 'Ready')?.status === 'True' ? true : undefined), 240_000);
+    const si = await serviceInstanceOf('pg-plan');
+    const id = (await env.api.get(A9S, 'ServiceInstance', si.metadata!.name!))!.status!.atProvider.instanceId as string;
+    const inst = broker.instance(id)!;
+    const before = inst.planId;
+    const claim = (await get(s.claimKind, 'pg-plan'))!;
+    await env.api.apply({ apiVersion: GROUP, kind: s.claimKind, metadata: { name: 'pg-plan', namespace: NS }, spec: { ...claim.spec, plan: to } });
+    await waitFor(
+      'the broker update done',
+      async () => ([...inst.operations.values()].some((o) => o.type === 'update' && o.state === 'succeeded') ? true : undefined),
+      240_000,
+    );
+    expect(inst.planId).not.toBe(before);
+    expect(broker.requests).toContain(`PATCH /v2/service_instances/${id} 202`);
+    await waitFor(
+      'the ServiceInstance on the new plan and the claim Ready',
+      async () => {
+        const live = await env.api.get(A9S, 'ServiceInstance', si.metadata!.name!);
+        const c = await get(s.claimKind, 'pg-plan');
+        return live?.spec?.forProvider?.planName === to && live?.status?.atProvider?.planId === inst.planId && condition(c, 'Ready')?.status === 'True'
+          ? true
+          : undefined;
+      },
+      240_000,
+    );
+    await env.api.delete(GROUP, s.claimKind, 'pg-plan', NS);
+    await waitFor('pg-plan deprovisioned', async () => (inst.state === 'deleted' ? true : undefined), 180_000);
+  }, 600_000);
+
   it('a provision the broker fails (failed last operation) shows on the claim: state failed, not Ready', async () => {
     const s = env.services.find((x) => x.ds === 'postgresql')!;
     const broker = env.brokers.get('postgresql')!;
