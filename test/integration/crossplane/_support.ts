@@ -45,7 +45,7 @@ export function vendoredCrds(folder: string, only?: (file: string) => boolean): 
 export interface CatalogueSetup {
   /** The catalogue (default: all of it). */
   readonly catalogue?: CatalogueProps;
-  /** Let the package manager resolve the package's dependsOn (impossible with a9s: provider-anynines cannot be built here). @default false */
+  /** Let the package manager resolve the package's dependsOn (off for a9s here: provider-anynines runs in test/integration/a9s/). @default false */
   readonly resolveDependencies?: boolean;
 }
 

@@ -13,9 +13,9 @@
  * - a8s: the claim is not Ready until the **a8s operator stand-in** (test/integration/crossplane/
  *   _support.ts, operator level only) reports the a8s object ready; status comes back to the claim;
  *   deleting the claim deletes the XR, the Object and the a8s object.
- * - a9s: provider-anynines cannot be built here (its Go module is not served), so the a9s managed
- *   resources (ServiceInstance, ServiceBinding, Backup, Restore) are composed — their CRDs come from
- *   imports/crds/provider-anynines — but not reconciled.
+ * - a9s: here the a9s managed resources (ServiceInstance, ServiceBinding, Backup, Restore) are only
+ *   composed (their CRDs from imports/crds/provider-anynines); the real provider-anynines reconciles
+ *   them against the broker stand-in in test/integration/a9s/.
  * - ServiceBinding, Backup and Restore compose; the docs' ClickHouse worked example composes.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -299,7 +299,7 @@ function sampleParameter(ds: DataService, backend: string, base: Record<string, 
   return undefined;
 }
 
-describe('a9s: claims compose provider-anynines managed resources (not reconciled: provider-anynines cannot be built here)', () => {
+describe('a9s: claims compose provider-anynines managed resources (reconciled in test/integration/a9s/)', () => {
   const a9sServices = () => [...catalogue.services.entries()].filter(([, ds]) => ds.backends.some((b) => b.automation === 'a9s'));
 
   it('every a9s service: claim → XR → ServiceInstance with service, plan, broker parameters, claim labels and its ProviderConfig', async () => {
