@@ -16,13 +16,13 @@
  * the namespace).
  */
 import type { Logger } from 'pino';
+import { EVENTS, eventObject } from '../core/events.js';
 import { getCondition, nowRfc3339, setCondition, type Condition, type KubeClient, type KubeObject, type ReconcileResult } from '../core/index.js';
 import type { BackendMetrics } from './metrics.js';
 import { heartbeatAge } from './reconcilers/cluster-binding.js';
 import { CLUSTER_BINDING_NAME, IDENTITY_ANNOTATION, KUBECONFIG_SECRET, R, SUBJECT_HASH_LABEL } from './refs.js';
 
 export const ABANDONED_CONDITION = 'Abandoned';
-const EVENTS = { group: '', version: 'v1', plural: 'events', namespaced: true, kind: 'Event' } as const;
 
 interface ClusterBindingObj extends KubeObject {
   status?: { lastHeartbeatTime?: string; conditions?: Condition[]; [k: string]: unknown };
@@ -148,21 +148,10 @@ export class ClusterSweeper {
   }
 
   private async event(ns: KubeObject, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
-    const t = nowRfc3339(new Date(this.now()));
     const name = ns.metadata.name!;
-    await this.o.kube.create(EVENTS, {
-      metadata: { generateName: `${name}.`, namespace: name },
-      // a Namespace's event lives in that namespace (the API server wants the involved object's namespace to match)
-      involvedObject: { apiVersion: 'v1', kind: 'Namespace', name, namespace: name, uid: ns.metadata.uid },
-      type,
-      reason,
-      message,
-      source: { component: this.o.component ?? 'klutch-backend' },
-      firstTimestamp: t,
-      lastTimestamp: t,
-      count: 1,
-      reportingComponent: this.o.component ?? 'klutch-backend',
-    } as unknown as KubeObject);
+    // a Namespace's event lives in that namespace (the API server wants the involved object's namespace to match)
+    const target = { apiVersion: 'v1', kind: 'Namespace', name, namespace: name, uid: ns.metadata.uid };
+    await this.o.kube.create(EVENTS, eventObject(target, { type, reason, message }, this.o.component ?? 'klutch-backend', new Date(this.now())));
   }
 
   /** Cluster namespaces by state and the most app clusters of one identity (gauges). */
