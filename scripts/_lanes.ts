@@ -1,0 +1,96 @@
+/**
+ * How `npm run test:integration` splits the integration suites into lanes: jest processes that run side
+ * by side, each `--runInBand`. Most suites spend their time waiting (Crossplane's and the providers' poll
+ * intervals, watches, OIDC round trips), so two lanes on two cores finish well before one.
+ *
+ * Pure planning, unit-tested in test/scripts/lanes.test.ts; scripts/test-integration.ts runs the plan.
+ */
+
+/** A suite's file as the planner sees it. */
+export interface SuiteFile {
+  /** Path relative to the repo root, with forward slashes. */
+  readonly path: string;
+  /** The file's text (only scanned for what it starts). */
+  readonly text: string;
+}
+
+export interface Lane {
+  readonly suites: string[];
+  /** Sum of the suites' recorded durations, in seconds. */
+  expectedSeconds: number;
+}
+
+export interface LanePlan {
+  readonly lanes: Lane[];
+  /** Suites that start a real node: all in lane 0, so they never wait for each other's host-wide lock. */
+  readonly nodeSuites: readonly string[];
+  /** Suites without a recorded duration (planned with the default). */
+  readonly unknown: readonly string[];
+}
+
+/** Duration assumed for a suite that has none recorded yet, in seconds. */
+export const DEFAULT_SUITE_SECONDS = 90;
+
+/**
+ * A suite starts a real node (kubelet + containerd) when it asks the harness for one. A node takes a host-wide
+ * lock (runtime/realinfra/node.ts): two node suites in different lanes would wait for each other inside a jest
+ * hook, so they all go to one lane.
+ */
+export function startsNode(text: string): boolean {
+  return /\bnodes:\s*[1-9]/.test(text) || /\bensureNodeBinaries\(/.test(text);
+}
+
+/**
+ * Longest-processing-time-first: node suites in lane 0, then every other suite, longest first, into the lane
+ * with the least expected time. `durations` are seconds by path (a committed record of the last full run).
+ */
+export function planLanes(files: readonly SuiteFile[], durations: Readonly<Record<string, number>>, laneCount: number): LanePlan {
+  if (!Number.isInteger(laneCount) || laneCount < 1) throw new Error(`lanes: expected a whole number ≥ 1, got ${String(laneCount)}`);
+  const lanes: Lane[] = Array.from({ length: laneCount }, () => ({ suites: [], expectedSeconds: 0 }));
+  const unknown: string[] = [];
+  const seconds = (p: string): number => {
+    const d = durations[p];
+    if (typeof d === 'number' && Number.isFinite(d) && d >= 0) return d;
+    unknown.push(p);
+    return DEFAULT_SUITE_SECONDS;
+  };
+  const sorted = [...files].sort((a, b) => a.path.localeCompare(b.path));
+  const nodeSuites = sorted.filter((f) => startsNode(f.text)).map((f) => f.path);
+  for (const p of nodeSuites) {
+    lanes[0]!.suites.push(p);
+    lanes[0]!.expectedSeconds += seconds(p);
+  }
+  const rest = sorted
+    .filter((f) => !nodeSuites.includes(f.path))
+    .map((f) => ({ path: f.path, s: seconds(f.path) }))
+    .sort((a, b) => b.s - a.s || a.path.localeCompare(b.path));
+  for (const r of rest) {
+    const lane = lanes.reduce((min, l) => (l.expectedSeconds < min.expectedSeconds ? l : min), lanes[0]!);
+    lane.suites.push(r.path);
+    lane.expectedSeconds += r.s;
+  }
+  return { lanes: lanes.filter((l) => l.suites.length > 0), nodeSuites, unknown };
+}
+
+/** jest's `--json` output, the parts the runner reads. */
+export interface JestJson {
+  readonly numPassedTests: number;
+  readonly numFailedTests: number;
+  readonly numPendingTests: number;
+  readonly numTotalTests: number;
+  readonly testResults: ReadonlyArray<{ readonly name: string; readonly status: string; readonly startTime: number; readonly endTime: number }>;
+}
+
+/** Seconds per suite (repo-relative path) from jest `--json` results, merged over `previous`. */
+export function mergeDurations(previous: Readonly<Record<string, number>>, results: readonly JestJson[], root: string): Record<string, number> {
+  const out: Record<string, number> = { ...previous };
+  const prefix = root.endsWith('/') ? root : `${root}/`;
+  for (const r of results) {
+    for (const t of r.testResults) {
+      if (t.status !== 'passed' || !(t.endTime > t.startTime)) continue;
+      const rel = t.name.startsWith(prefix) ? t.name.slice(prefix.length) : t.name;
+      out[rel] = Math.round((t.endTime - t.startTime) / 1000);
+    }
+  }
+  return Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b)));
+}

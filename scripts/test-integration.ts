@@ -1,0 +1,141 @@
+/**
+ * `npm run test:integration`: the integration suites (real kube-apiserver, etcd, Crossplane, a real node) in
+ * lanes — jest processes side by side, each `--runInBand`. Most suites wait far more than they compute
+ * (provider poll intervals, watches), so on the 2-core CI machine two lanes finish well before one (figures in
+ * docs/realinfra.md). The suites that start a real node share one lane (their host-wide lock); the rest are
+ * spread by the durations recorded in test/integration/durations.json (scripts/_lanes.ts).
+ *
+ *   npm run test:integration                      # every suite, 2 lanes (KLUTCH_KIT_TEST_LANES or --lanes N)
+ *   npm run test:integration -- --lanes 1         # one jest process, as before
+ *   npm run test:integration -- --record          # also write the measured durations back
+ *   npm run test:integration -- test/integration/konnector/faults.test.ts   # just these files, one lane
+ *
+ * Each lane's output is prefixed `[lane N]`; the last line sums the lanes as jest does ("Tests: … passed").
+ */
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as readline from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { type JestJson, type SuiteFile, mergeDurations, planLanes } from './_lanes.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const DURATIONS = path.join(ROOT, 'test', 'integration', 'durations.json');
+const JEST = ['--experimental-vm-modules', '--no-warnings', path.join(ROOT, 'node_modules', 'jest', 'bin', 'jest.js')];
+const RUN_ID_ENV = 'KLUTCH_KIT_REALINFRA_RUN_ID';
+
+function usage(message: string): never {
+  process.stderr.write(`test:integration: ${message}\nusage: npm run test:integration [-- --lanes N] [-- --record] [-- <test file>…]\n`);
+  process.exit(2);
+}
+
+const argv = process.argv.slice(2);
+let laneArg: string | undefined;
+let record = false;
+const files: string[] = [];
+for (let i = 0; i < argv.length; i++) {
+  const a = argv[i]!;
+  if (a === '--lanes') laneArg = argv[++i] ?? usage('--lanes needs a number');
+  else if (a.startsWith('--lanes=')) laneArg = a.slice('--lanes='.length);
+  else if (a === '--record') record = true;
+  else if (a.startsWith('-')) usage(`unknown option "${a}"`);
+  else files.push(a);
+}
+const laneCount = Number(laneArg);
+if (!Number.isInteger(laneCount) || laneCount < 1 || laneCount > 8)
+  usage(`--lanes (or KLUTCH_KIT_TEST_LANES) must be a whole number from 1 to 8, got "${laneArg}"`);
+
+function findSuites(dir: string): string[] {
+  const out: string[] = [];
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) out.push(...findSuites(p));
+    else if (e.name.endsWith('.test.ts')) out.push(path.relative(ROOT, p).split(path.sep).join('/'));
+  }
+  return out;
+}
+
+const suites = files.length > 0 ? files : findSuites(path.join(ROOT, 'test', 'integration'));
+for (const f of suites) if (!fs.existsSync(path.join(ROOT, f))) usage(`no such test file "${f}"`);
+const durations: Record<string, number> = fs.existsSync(DURATIONS) ? (JSON.parse(fs.readFileSync(DURATIONS, 'utf8')) as Record<string, number>) : {};
+const plan = planLanes(
+  suites.map((p): SuiteFile => ({ path: p, text: fs.readFileSync(path.join(ROOT, p), 'utf8') })),
+  durations,
+  laneCount,
+);
+
+const started = Date.now();
+const elapsed = () => `${Math.round((Date.now() - started) / 1000)} s`;
+const out = (line: string) => process.stdout.write(`${line}\n`);
+out(
+  `test:integration: ${suites.length} suite(s) in ${plan.lanes.length} lane(s)` +
+    (plan.nodeSuites.length ? `; ${plan.nodeSuites.length} real-node suite(s) together in lane 1` : '') +
+    (plan.unknown.length ? `; no recorded duration for ${plan.unknown.join(', ')}` : ''),
+);
+plan.lanes.forEach((l, i) => out(`  lane ${i + 1}: ${l.suites.length} suite(s), ≈ ${Math.round(l.expectedSeconds)} s recorded`));
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'klutch-kit-lanes-'));
+const children = new Set<ReturnType<typeof spawn>>();
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(sig, () => {
+    for (const c of children) c.kill('SIGTERM');
+    process.exit(130);
+  });
+}
+
+interface LaneResult {
+  readonly code: number;
+  readonly json?: JestJson;
+  readonly seconds: number;
+}
+
+function runLane(index: number, suitesOfLane: readonly string[]): Promise<LaneResult> {
+  const outputFile = path.join(tmp, `lane-${index + 1}.json`);
+  const env = { ...process.env };
+  // Each lane is its own test run: the jest globalSetup names it, and its teardown ends only its clusters.
+  delete env[RUN_ID_ENV];
+  const laneStarted = Date.now();
+  const child = spawn(
+    process.execPath,
+    [...JEST, '--runTestsByPath', ...suitesOfLane, '--selectProjects', 'integration', '--runInBand', '--json', '--outputFile', outputFile],
+    { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  children.add(child);
+  const prefix = `[lane ${index + 1}] `;
+  for (const stream of [child.stdout, child.stderr]) {
+    readline.createInterface({ input: stream }).on('line', (line) => process.stdout.write(`${prefix}${line}\n`));
+  }
+  return new Promise((resolve) => {
+    child.on('close', (code, signal) => {
+      children.delete(child);
+      let json: JestJson | undefined;
+      try {
+        json = JSON.parse(fs.readFileSync(outputFile, 'utf8')) as JestJson;
+      } catch {
+        json = undefined; // jest ended before writing its results: counted as a failed lane below
+      }
+      const seconds = Math.round((Date.now() - laneStarted) / 1000);
+      out(`test:integration: lane ${index + 1} ended (${signal ?? `exit ${code}`}) after ${seconds} s`);
+      resolve({ code: code ?? 1, json, seconds });
+    });
+  });
+}
+
+const results = await Promise.all(plan.lanes.map((l, i) => runLane(i, l.suites)));
+fs.rmSync(tmp, { recursive: true, force: true });
+
+const sum = (k: 'numPassedTests' | 'numFailedTests' | 'numPendingTests' | 'numTotalTests') => results.reduce((n, r) => n + (r.json?.[k] ?? 0), 0);
+const failedLanes = results.map((r, i) => (r.code !== 0 || r.json === undefined ? i + 1 : 0)).filter((i) => i > 0);
+if (record) {
+  const jsons = results.flatMap((r) => (r.json ? [r.json] : []));
+  fs.writeFileSync(DURATIONS, `${JSON.stringify(mergeDurations(durations, jsons, ROOT), null, 2)}\n`);
+  out(`test:integration: durations written to ${path.relative(ROOT, DURATIONS)}`);
+}
+out(`test:integration: ${plan.lanes.length} lane(s) in ${elapsed()} (lanes: ${results.map((r) => `${r.seconds} s`).join(', ')})`);
+const failed = sum('numFailedTests');
+out(`Tests: ${failed ? `${failed} failed, ` : ''}${sum('numPassedTests')} passed, ${sum('numTotalTests')} total`);
+if (failedLanes.length > 0) {
+  out(`test:integration: FAILED in lane(s) ${failedLanes.join(', ')}`);
+  process.exit(1);
+}

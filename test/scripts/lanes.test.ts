@@ -1,0 +1,74 @@
+import { describe, expect, it } from '@jest/globals';
+import { DEFAULT_SUITE_SECONDS, mergeDurations, planLanes, startsNode } from '../../scripts/_lanes.js';
+
+const suite = (path: string, text = 'startCluster({ name: "x" })') => ({ path, text });
+
+describe('integration lanes (scripts/_lanes.ts)', () => {
+  it('recognises the suites that start a real node', () => {
+    expect(startsNode('const c = await startCluster({ name: "pods", nodes: 1 });')).toBe(true);
+    expect(startsNode('startCluster({\n  name: "n",\n  nodes:   1,\n})')).toBe(true);
+    expect(startsNode('await ensureNodeBinaries({ log })')).toBe(true);
+    expect(startsNode('startCluster({ name: "cp" })')).toBe(false);
+    expect(startsNode('startCluster({ nodes: 0 })')).toBe(false);
+  });
+
+  it('puts every node suite in lane 1 and spreads the rest longest first into the emptiest lane', () => {
+    const plan = planLanes(
+      [
+        suite('a.test.ts'),
+        suite('b.test.ts'),
+        suite('c.test.ts'),
+        suite('d.test.ts'),
+        suite('node1.test.ts', 'startCluster({ nodes: 1 })'),
+        suite('node2.test.ts', 'startCluster({ nodes: 1 })'),
+      ],
+      { 'a.test.ts': 300, 'b.test.ts': 200, 'c.test.ts': 100, 'd.test.ts': 50, 'node1.test.ts': 100, 'node2.test.ts': 100 },
+      2,
+    );
+    expect(plan.nodeSuites).toEqual(['node1.test.ts', 'node2.test.ts']);
+    // lane 1 starts at 200 (the node suites); a (300) goes to lane 2; b (200) to lane 1 (200 < 300);
+    // c (100) to lane 2 (300 < 400); d (50) to lane 2 (400 = 400: the first of the emptiest wins → lane 1)
+    expect(plan.lanes.map((l) => l.suites)).toEqual([
+      ['node1.test.ts', 'node2.test.ts', 'b.test.ts', 'd.test.ts'],
+      ['a.test.ts', 'c.test.ts'],
+    ]);
+    expect(plan.lanes.map((l) => l.expectedSeconds)).toEqual([450, 400]);
+    expect(plan.unknown).toEqual([]);
+  });
+
+  it('plans a suite without a recorded duration with the default and names it', () => {
+    const plan = planLanes([suite('new.test.ts'), suite('old.test.ts')], { 'old.test.ts': 10 }, 2);
+    expect(plan.unknown).toEqual(['new.test.ts']);
+    expect(plan.lanes.map((l) => l.expectedSeconds).sort((a, b) => a - b)).toEqual([10, DEFAULT_SUITE_SECONDS]);
+  });
+
+  it('one lane keeps every suite; empty lanes are dropped', () => {
+    expect(planLanes([suite('a.test.ts'), suite('b.test.ts')], {}, 1).lanes).toHaveLength(1);
+    expect(planLanes([suite('a.test.ts')], {}, 4).lanes).toHaveLength(1);
+  });
+
+  it('refuses a lane count that is not a whole number ≥ 1, naming it', () => {
+    expect(() => planLanes([], {}, 0)).toThrow('lanes: expected a whole number ≥ 1, got 0');
+    expect(() => planLanes([], {}, 1.5)).toThrow('got 1.5');
+  });
+
+  it('records the durations of passed suites relative to the repo, keeping the others', () => {
+    const merged = mergeDurations(
+      { 'test/integration/old.test.ts': 42, 'test/integration/a.test.ts': 1 },
+      [
+        {
+          numPassedTests: 2,
+          numFailedTests: 1,
+          numPendingTests: 0,
+          numTotalTests: 3,
+          testResults: [
+            { name: '/repo/test/integration/a.test.ts', status: 'passed', startTime: 1_000, endTime: 61_400 },
+            { name: '/repo/test/integration/b.test.ts', status: 'failed', startTime: 1_000, endTime: 5_000 },
+          ],
+        },
+      ],
+      '/repo',
+    );
+    expect(merged).toEqual({ 'test/integration/a.test.ts': 60, 'test/integration/old.test.ts': 42 });
+  });
+});
