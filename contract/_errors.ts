@@ -1,9 +1,10 @@
 /**
  * The one error-message helper of klutch-kit: the constructs, the topology, the stacks and the
  * runtime's option checks report a bad value as `<field>: <value as JSON> <problem>` through
- * `fail()`.
- * Name checks (DNS labels and subdomains) are in `_names.ts`. Internal: not exported from any
- * barrel.
+ * `fail()`. It lives in contract/ because both sides use it (the constructs through
+ * constructs/_errors.ts, the backend's binder directly) and the runtime imports nothing from
+ * constructs/. Name checks (DNS labels and subdomains) are in `_names.ts`. Internal: not exported
+ * from any barrel.
  */
 
 /**

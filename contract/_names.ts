@@ -1,7 +1,8 @@
 /**
  * The one set of Kubernetes name checks of klutch-kit (DNS-1123 labels and subdomains), used by
- * the constructs, the topology, the stacks and the runtime's option checks. Failures go through
- * `fail()` of `_errors.ts`. Internal: not exported from any barrel.
+ * the constructs, the topology, the stacks and the runtime's option checks (in contract/ because
+ * both sides use it; constructs/_names.ts re-exports it). Failures go through `fail()` of
+ * `_errors.ts`. Internal: not exported from any barrel.
  */
 import { fail } from './_errors.js';
 

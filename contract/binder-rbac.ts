@@ -31,6 +31,10 @@ export interface PolicyRule {
 
 /** Name of the shared binder ClusterRole and of the consumer's ServiceAccount. */
 export const BINDER_NAME = 'klutch-binder';
+/** The aggregated ClusterRole over every exported and claimed resource, bound in each provider namespace. */
+export const BINDER_EXPORTS_CLUSTER_ROLE = `${BINDER_NAME}-exports`;
+/** Name of the per-consumer ClusterRole over what was exported to and claimed by that consumer. */
+export const perConsumerRoleName = (clusterNs: string): string => `${BINDER_NAME}-${clusterNs}`;
 
 const ALL_VERBS = ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'];
 

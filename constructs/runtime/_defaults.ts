@@ -6,6 +6,8 @@
  * release bumps one constant. `test/runtime-constructs/defaults.test.ts` checks that
  * {@link KLUTCH_KIT_VERSION} equals the `version` in package.json.
  */
+import { BINDER_NAME } from '../../contract/binder-rbac.js';
+import { BIND_API_VERSION, BIND_GROUP, EXAMPLE_BACKEND_API_VERSION, EXAMPLE_BACKEND_GROUP } from '../../contract/api/constants.js';
 
 /** The klutch-kit package version; runtime images are tagged with it. */
 export const KLUTCH_KIT_VERSION = '0.1.0';
@@ -27,21 +29,21 @@ export const DEFAULT_IMAGES = {
 export const KONNECTOR_NAMESPACE = 'klutch-bind';
 /** Default namespace of the bind backend and Dex on the control plane (Klutch's `bind`). */
 export const BACKEND_NAMESPACE = 'klutch-system';
-/** Name of the ServiceAccount the backend creates in every cluster namespace (Klutch: `klutch-binder`). */
-export const BINDER_SERVICE_ACCOUNT = 'klutch-binder';
+/** Name of the ServiceAccount the backend creates in every cluster namespace (Klutch: `klutch-binder`; the contract's name). */
+export const BINDER_SERVICE_ACCOUNT = BINDER_NAME;
 /** Shared ClusterRole bound (by RoleBinding) in each consumer's cluster namespace. */
-export const BINDER_CLUSTER_ROLE = 'klutch-binder';
+export const BINDER_CLUSTER_ROLE = BINDER_NAME;
 /** Aggregated ClusterRole for the exported and claimed resources, bound in each provider namespace. */
-export const BINDER_EXPORTS_CLUSTER_ROLE = 'klutch-binder-exports';
+export { BINDER_EXPORTS_CLUSTER_ROLE } from '../../contract/binder-rbac.js';
 /** Label that aggregates a per-export ClusterRole into {@link BINDER_EXPORTS_CLUSTER_ROLE}. */
 export const BINDER_EXPORTS_AGGREGATION_LABEL = 'klutch.anynines.com/aggregate-to-binder-exports';
 
-/** The binding API group and version (wire-compatible with Klutch). */
-export const BINDING_GROUP = 'klutch.anynines.com';
-export const BINDING_API_VERSION = `${BINDING_GROUP}/v1alpha1`;
+/** The binding API group and version (wire-compatible with Klutch; the contract's names). */
+export const BINDING_GROUP = BIND_GROUP;
+export const BINDING_API_VERSION = BIND_API_VERSION;
 /** The backend's catalogue API (APIServiceExportTemplate). */
-export const TEMPLATE_GROUP = 'example-backend.klutch.anynines.com';
-export const TEMPLATE_API_VERSION = `${TEMPLATE_GROUP}/v1alpha1`;
+export const TEMPLATE_GROUP = EXAMPLE_BACKEND_GROUP;
+export const TEMPLATE_API_VERSION = EXAMPLE_BACKEND_API_VERSION;
 
 /** Ports. */
 export const PORTS = {

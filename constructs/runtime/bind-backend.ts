@@ -39,9 +39,11 @@ import {
   BINDER_EXPORTS_AGGREGATION_LABEL,
   BINDER_EXPORTS_CLUSTER_ROLE,
   BINDER_SERVICE_ACCOUNT,
+  BINDING_GROUP,
   DEFAULT_IMAGES,
   PORTS,
   standardLabels,
+  TEMPLATE_GROUP,
 } from './_defaults.js';
 import {
   checkDnsLabel,
@@ -583,7 +585,7 @@ export class BindBackend extends Construct {
   }
 }
 
-const K = 'klutch.anynines.com';
+const K = BINDING_GROUP;
 
 /** The backend's own cluster-wide rules, with reasons. */
 function backendRules(consumerScope: 'Namespaced' | 'Cluster'): DocumentedRule[] {
@@ -595,7 +597,7 @@ function backendRules(consumerScope: 'Namespaced' | 'Cluster'): DocumentedRule[]
       why: 'read the CRDs matched by templates to build APIServiceExports (snapshot of served versions, schema, columns)',
     },
     {
-      apiGroups: ['example-backend.klutch.anynines.com'],
+      apiGroups: [TEMPLATE_GROUP],
       resources: ['apiserviceexporttemplates'],
       verbs: READ,
       why: 'the catalogue of bindable APIs, in all namespaces',

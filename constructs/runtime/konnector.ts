@@ -21,7 +21,7 @@ import { ApiObject, App, Chart } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
 import { fail } from '../_errors.js';
-import { DEFAULT_IMAGES, KONNECTOR_NAMESPACE, PORTS, standardLabels } from './_defaults.js';
+import { BINDING_GROUP, DEFAULT_IMAGES, KONNECTOR_NAMESPACE, PORTS, standardLabels } from './_defaults.js';
 import {
   checkDnsLabel,
   checkImage,
@@ -155,13 +155,13 @@ export class Konnector extends Construct {
         why: 'keep only the bound CRDs (and the apiservicebindings CRD) in sync with the provider',
       },
       {
-        apiGroups: ['klutch.anynines.com'],
+        apiGroups: [BINDING_GROUP],
         resources: ['apiservicebindings'],
         verbs: ['get', 'list', 'watch', 'update', 'patch'],
         why: 'read bindings, put finalizers on them',
       },
       {
-        apiGroups: ['klutch.anynines.com'],
+        apiGroups: [BINDING_GROUP],
         resources: ['apiservicebindings/status'],
         verbs: ['get', 'update', 'patch'],
         why: 'report SecretValid/Connected/Heartbeating/Ready',

@@ -17,6 +17,7 @@
  * | 80 | bindings | APIServiceExportTemplates, APIServiceBindings and other binding API objects |
  * | 90 | resources | everything else: claims and other custom resources |
  */
+import { BIND_GROUP, EXAMPLE_BACKEND_GROUP } from '../../contract/api/constants.js';
 
 export interface Phase {
   readonly order: number;
@@ -116,7 +117,7 @@ export function phaseOf(apiVersion: string, kind: string): Phase {
   if (group === 'pkg.crossplane.io') return PHASES.packages;
   if (group === 'apiextensions.crossplane.io') return PHASES.apis;
   if (kind === 'ProviderConfig' || kind === 'ClusterProviderConfig') return PHASES.apis;
-  if (group === 'klutch.anynines.com' || group === 'example-backend.klutch.anynines.com') return PHASES.bindings;
+  if (group === BIND_GROUP || group === EXAMPLE_BACKEND_GROUP) return PHASES.bindings;
   if (BUILTIN_GROUPS.has(group)) return PHASES.workloads;
   // Gateway routes and Prometheus Operator objects (ServiceMonitor, PodMonitor, PrometheusRule) go with the workloads they serve.
   if (group === 'gateway.networking.k8s.io' || group === 'monitoring.coreos.com') return PHASES.workloads;

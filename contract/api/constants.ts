@@ -38,6 +38,9 @@ export const APP_CLUSTER_BINDING_NAMESPACE_LABEL = 'klutch.anynines.com/appclust
 /** Annotation: create the object once, never update it. */
 export const CREATE_ONLY_ANNOTATION = 'bootstrap.klutch.anynines.com/create-only';
 
+/** Field manager of the konnector's server-side applies (Klutch's value). */
+export const KONNECTOR_FIELD_MANAGER = 'klutch.anynines.com';
+
 /** Finalizer the konnector puts on downstream (consumer) objects it syncs upstream. */
 export const SYNCER_FINALIZER = 'klutch.anynines.com/syncer';
 /** Finalizer of AppClusterBinding cleanup. */

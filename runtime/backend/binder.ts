@@ -8,8 +8,8 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import YAML from 'yaml';
-import { fail } from '../../constructs/_errors.js';
-import { isDnsLabel } from '../../constructs/_names.js';
+import { fail } from '../../contract/_errors.js';
+import { isDnsLabel } from '../../contract/_names.js';
 import { ApiError, isAlreadyExists, type KubeClient, type KubeObject } from '../core/client.js';
 import {
   BINDER_CLUSTER_ROLE,

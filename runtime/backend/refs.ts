@@ -1,10 +1,11 @@
 /** Resources the backend reads and writes, and its well-known names. */
 import type { ResourceRef } from '../core/client.js';
 import { BINDER_NAME } from '../../contract/binder-rbac.js';
-import { BIND_GROUP, BIND_VERSION } from '../../contract/wire.js';
+import { BINDING_RESOURCES } from '../../contract/resources.js';
+import { BIND_VERSION, EXAMPLE_BACKEND_GROUP } from '../../contract/api/constants.js';
 
-export const TEMPLATE_GROUP = 'example-backend.klutch.anynines.com';
-export const TEMPLATE_VERSION = 'v1alpha1';
+export const TEMPLATE_GROUP = EXAMPLE_BACKEND_GROUP;
+export const TEMPLATE_VERSION = BIND_VERSION;
 
 const core = (plural: string, kind: string, namespaced = true): ResourceRef => ({ group: '', version: 'v1', plural, kind, namespaced });
 const rbac = (plural: string, kind: string, namespaced: boolean): ResourceRef => ({
@@ -14,7 +15,6 @@ const rbac = (plural: string, kind: string, namespaced: boolean): ResourceRef =>
   kind,
   namespaced,
 });
-const bind = (plural: string, kind: string): ResourceRef => ({ group: BIND_GROUP, version: BIND_VERSION, plural, kind, namespaced: true });
 
 export const R = {
   namespaces: core('namespaces', 'Namespace', false),
@@ -30,21 +30,16 @@ export const R = {
     kind: 'CustomResourceDefinition',
     namespaced: false,
   } as ResourceRef,
-  clusterBindings: bind('clusterbindings', 'ClusterBinding'),
-  exportRequests: bind('apiserviceexportrequests', 'APIServiceExportRequest'),
-  exports: bind('apiserviceexports', 'APIServiceExport'),
-  serviceNamespaces: bind('apiservicenamespaces', 'APIServiceNamespace'),
-  templates: {
-    group: TEMPLATE_GROUP,
-    version: TEMPLATE_VERSION,
-    plural: 'apiserviceexporttemplates',
-    kind: 'APIServiceExportTemplate',
-    namespaced: true,
-  } as ResourceRef,
+  // the binding API: the contract's table (contract/resources.ts), under the backend's short names
+  clusterBindings: BINDING_RESOURCES.clusterBindings as ResourceRef,
+  exportRequests: BINDING_RESOURCES.apiServiceExportRequests as ResourceRef,
+  exports: BINDING_RESOURCES.apiServiceExports as ResourceRef,
+  serviceNamespaces: BINDING_RESOURCES.apiServiceNamespaces as ResourceRef,
+  templates: BINDING_RESOURCES.apiServiceExportTemplates as ResourceRef,
 } as const;
 
 /** Annotation on a cluster namespace: the consumer identity `<sub>#<clusterID>` (Klutch's format). */
-export const IDENTITY_ANNOTATION = 'example-backend.klutch.anynines.com/identity';
+export { IDENTITY_ANNOTATION } from '../../contract/api/constants.js';
 /** Annotation on a cluster namespace: the OIDC issuer of the identity. */
 export const ISSUER_ANNOTATION = 'example-backend.klutch.anynines.com/issuer';
 /** Label on a cluster namespace: hash of issuer + identity, for a label-selector lookup. */
@@ -52,9 +47,7 @@ export const IDENTITY_HASH_LABEL = 'example-backend.klutch.anynines.com/identity
 /** Label on a cluster namespace: hash of issuer + subject (all app clusters of one identity), for the per-identity limit. */
 export const SUBJECT_HASH_LABEL = 'example-backend.klutch.anynines.com/subject-hash';
 /** Annotation on provider namespaces created for an APIServiceNamespace: `<clusterNs>/<name>`. */
-export const SERVICE_NAMESPACE_ANNOTATION = 'klutch.anynines.com/api-service-namespace';
-/** Annotation on exports: hash of the CRD spec they were made from. */
-export const SOURCE_SPEC_HASH_ANNOTATION = 'klutch.anynines.com/source-spec-hash';
+export { API_SERVICE_NAMESPACE_ANNOTATION as SERVICE_NAMESPACE_ANNOTATION, SOURCE_SPEC_HASH_ANNOTATION } from '../../contract/api/constants.js';
 /** Annotation on the kubeconfig Secret: when its token expires (RFC 3339). */
 export const TOKEN_EXPIRY_ANNOTATION = 'klutch.anynines.com/token-expiration';
 /** Annotation on the kubeconfig Secret: when its token was issued (RFC 3339). */
@@ -65,5 +58,5 @@ export const MANAGED_BY = 'klutch-backend';
 export const BINDER_SA = BINDER_NAME;
 export const BINDER_CLUSTER_ROLE = BINDER_NAME;
 export const KUBECONFIG_SECRET = 'kubeconfig';
-export const CLUSTER_BINDING_NAME = 'cluster';
-export const perClusterRoleName = (clusterNs: string): string => `klutch-binder-${clusterNs}`;
+export { CLUSTER_BINDING_NAME } from '../../contract/api/constants.js';
+export { perConsumerRoleName as perClusterRoleName } from '../../contract/binder-rbac.js';

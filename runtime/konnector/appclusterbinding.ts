@@ -37,11 +37,12 @@ import {
   type Secret,
 } from './types.js';
 import { KONNECTOR_VERSION } from './version.js';
+import { BIND_GROUP, BINDER_NAME } from '../../contract/index.js';
 
 const MANAGER = 'klutch.anynines.com/appclusterbinding';
 const DEPLOYMENTS: ResourceRef = { group: 'apps', version: 'v1', plural: 'deployments', namespaced: true, kind: 'Deployment' };
 export const APP_KUBECONFIG_SECRET = 'app-cluster-kubeconfig';
-export const BINDER_SA = 'klutch-binder';
+export const BINDER_SA = BINDER_NAME;
 
 /** `klutch-bind-<namespace>-<name>`, shortened with a hash when longer than a DNS label. */
 export function bindingRootNamespace(namespace: string, name: string): string {
@@ -172,13 +173,13 @@ export class AppClusterBindingController {
         metadata: { name: 'control-plane-connector', namespace: root, labels },
         rules: [
           {
-            apiGroups: ['klutch.anynines.com'],
+            apiGroups: [BIND_GROUP],
             resources: ['apiservicebindings', 'apiservicebindings/status'],
             verbs: ['get', 'list', 'watch', 'update', 'patch'],
           },
-          { apiGroups: ['klutch.anynines.com'], resources: ['clusterbindings', 'apiserviceexports'], verbs: ['get', 'list', 'watch'] },
-          { apiGroups: ['klutch.anynines.com'], resources: ['clusterbindings/status', 'apiserviceexports/status'], verbs: ['get', 'patch', 'update'] },
-          { apiGroups: ['klutch.anynines.com'], resources: ['apiservicenamespaces'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
+          { apiGroups: [BIND_GROUP], resources: ['clusterbindings', 'apiserviceexports'], verbs: ['get', 'list', 'watch'] },
+          { apiGroups: [BIND_GROUP], resources: ['clusterbindings/status', 'apiserviceexports/status'], verbs: ['get', 'patch', 'update'] },
+          { apiGroups: [BIND_GROUP], resources: ['apiservicenamespaces'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
           { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] },
           { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
         ],

@@ -14,8 +14,7 @@ import type {
   ClusterBindingSpec,
   ClusterBindingStatus,
 } from '../../contract/index.js';
-import { BIND_GROUP, BIND_VERSION } from '../../contract/index.js';
-import type { KubeObject, ResourceRef } from '../core/client.js';
+import type { KubeObject } from '../core/client.js';
 
 export {
   BOUND_ANNOTATION,
@@ -38,20 +37,13 @@ export type ClusterBinding = KubeObject & { spec: ClusterBindingSpec; status?: C
 export type AppClusterBinding = KubeObject & { spec: AppClusterBindingSpec; status?: AppClusterBindingStatus };
 export type Secret = KubeObject & { type?: string; data?: Record<string, string>; stringData?: Record<string, string> };
 
-const bind = (plural: string, kind: string): ResourceRef => ({ group: BIND_GROUP, version: BIND_VERSION, plural, kind, namespaced: true });
+/** The binding API's resources, from the contract's one table. */
+export { BINDING_RESOURCES as BindResources } from '../../contract/index.js';
 
-export const BindResources = {
-  apiServiceBindings: bind('apiservicebindings', 'APIServiceBinding'),
-  apiServiceExports: bind('apiserviceexports', 'APIServiceExport'),
-  apiServiceNamespaces: bind('apiservicenamespaces', 'APIServiceNamespace'),
-  clusterBindings: bind('clusterbindings', 'ClusterBinding'),
-  appClusterBindings: bind('appclusterbindings', 'AppClusterBinding'),
-} satisfies Record<string, ResourceRef>;
-
-/** Field manager of the konnector's server-side applies (Klutch's value). */
 /** Finalizer on each served APIServiceBinding: its CRD and objects are cleaned up (on both sides) before it goes. */
 export const BINDING_FINALIZER = 'klutch.anynines.com/konnector';
-export const FIELD_MANAGER = 'klutch.anynines.com';
+/** Field manager of the konnector's server-side applies (Klutch's value). */
+export { KONNECTOR_FIELD_MANAGER as FIELD_MANAGER } from '../../contract/index.js';
 /** Annotation on upstream copies: hash of the consumer spec last applied (detects removed fields). */
 export const SPEC_HASH_ANNOTATION = 'klutch.anynines.com/consumer-spec-hash';
 /** Annotation on downstream copies of provider-created objects. */

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import YAML from 'yaml';
-import { apiServiceBindingKind, bindingCrds } from '../../contract/index.js';
+import { apiServiceBindingKind, BINDING_RESOURCES, bindingCrds } from '../../contract/index.js';
 import { ApiError, isAlreadyExists, isNotFound, parseKubeconfig, type KubeClient, type KubeObject, type ResourceRef } from '../core/index.js';
 import { BIND_API_VERSION, type PermissionClaim } from '../../contract/wire.js';
 import {
@@ -24,20 +24,9 @@ import {
   type OutputFormat,
 } from './util.js';
 
-export const REQUESTS: ResourceRef = {
-  group: 'klutch.anynines.com',
-  version: 'v1alpha1',
-  plural: 'apiserviceexportrequests',
-  namespaced: true,
-  kind: 'APIServiceExportRequest',
-};
-export const BINDINGS: ResourceRef = {
-  group: 'klutch.anynines.com',
-  version: 'v1alpha1',
-  plural: 'apiservicebindings',
-  namespaced: true,
-  kind: 'APIServiceBinding',
-};
+/** The binding API resources kubectl-bind writes, from the contract's one table. */
+export const REQUESTS: ResourceRef = BINDING_RESOURCES.apiServiceExportRequests;
+export const BINDINGS: ResourceRef = BINDING_RESOURCES.apiServiceBindings;
 const SECRETS: ResourceRef = { group: '', version: 'v1', plural: 'secrets', namespaced: true, kind: 'Secret' };
 const NAMESPACES: ResourceRef = { group: '', version: 'v1', plural: 'namespaces', namespaced: false, kind: 'Namespace' };
 const CRDS: ResourceRef = {

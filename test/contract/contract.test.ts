@@ -2,7 +2,16 @@ import { describe, expect, it } from '@jest/globals';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BINDER_NAME, BINDER_RULES, binderPolicyRules, exportedResourceRules, goJson, apiServiceBindingKind } from '../../contract/index.js';
+import {
+  BINDER_NAME,
+  BINDER_RULES,
+  BINDING_RESOURCES,
+  bindingKinds,
+  binderPolicyRules,
+  exportedResourceRules,
+  goJson,
+  apiServiceBindingKind,
+} from '../../contract/index.js';
 import { binderClusterRole } from '../../runtime/backend/binder.js';
 
 const root = resolve(fileURLToPath(new URL('.', import.meta.url)), '../..');
@@ -36,6 +45,22 @@ describe('the binding contract (contract/)', () => {
     expect(apiServiceBindingKind.kind).toBe('APIServiceBinding');
     expect(goJson('BindingProvider', { kind: 'BindingProvider', apiVersion: 'v1alpha1' })).toBe('{"kind":"BindingProvider","apiVersion":"v1alpha1"}');
     expect(BINDER_NAME).toBe('klutch-binder');
+  });
+
+  it('has one resource table of the binding API, one entry per kind, as the CRDs serve them', () => {
+    const table = Object.values(BINDING_RESOURCES);
+    expect(table.map((r) => r.kind).sort()).toEqual(bindingKinds.map((k) => k.kind).sort());
+    for (const k of bindingKinds) {
+      const crd = k.crd();
+      expect(table.find((r) => r.kind === k.kind)).toEqual({
+        group: crd.spec.group,
+        version: crd.spec.versions[0].name,
+        plural: crd.spec.names.plural,
+        kind: crd.spec.names.kind,
+        namespaced: crd.spec.scope === 'Namespaced',
+      });
+    }
+    expect(BINDING_RESOURCES.apiServiceExportTemplates.group).toBe('example-backend.klutch.anynines.com');
   });
 
   it('kubectl-bind imports nothing from the backend', () => {
