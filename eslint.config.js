@@ -61,4 +61,40 @@ export default tseslint.config(
       'no-var': 'error',
     },
   },
+  // Layers (CONTRIBUTING "Layout"): the runtime programs import the contract, never the constructs;
+  // the contract imports neither side. Static imports only: test/layers.test.ts also catches dynamic
+  // `import()`, the few runtime tools that drive the constructs on purpose, and contract literals
+  // (the binder role name, the group names) written outside contract/.
+  {
+    files: ['runtime/{core,backend,konnector,kubectl-bind,image,xpkg}/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/constructs/**', 'cdk8s', 'cdk8s-plus-*'],
+              message: 'the runtime imports nothing from constructs/ (or cdk8s): move what both sides need into contract/ and import it from there',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['contract/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/constructs/**', '**/runtime/**', '**/stacks/**', 'cdk8s', 'cdk8s-plus-*', 'constructs', '@pulumi/*'],
+              message: 'the contract depends on neither side: no constructs/, runtime/, stacks/, cdk8s or Pulumi',
+            },
+          ],
+        },
+      ],
+    },
+  },
 );
