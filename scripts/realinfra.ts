@@ -3,13 +3,15 @@
 // function-patch-and-transform, provider-kubernetes, crane) from the Go wrapper modules in tools/.
 // Prints one progress line per component and the time each cold build took; stdout gets the paths (JSON).
 // `-- --kube` builds only the Kubernetes control plane, `-- --node` only the real node's binaries (kubelet,
-// kube-scheduler, kube-proxy, pause, pod-probe), `-- --crossplane` only the Crossplane harness, `-- --a9s` only
+// kube-scheduler, kube-proxy, pause, pod-probe), `-- --crossplane` only the Crossplane harness, `-- --dex` only Dex
+// (the pod topology's OIDC provider, tools/dex), `-- --a9s` only
 // provider-anynines (from the klutchio sources: KLUTCH_KIT_KLUTCHIO_SRC, default ../shared/vendor/klutchio).
 import {
   A9S_COMPONENTS,
   ALL_COMPONENTS,
   COMPONENTS,
   CROSSPLANE_COMPONENTS,
+  DEX_COMPONENTS,
   type ComponentName,
   NODE_COMPONENTS,
   checkKlutchioSource,
@@ -31,8 +33,8 @@ for (const r of requested) {
   }
 }
 for (const f of argv.filter((a) => a.startsWith('-'))) {
-  if (f !== '--kube' && f !== '--node' && f !== '--crossplane' && f !== '--a9s') {
-    process.stderr.write(`realinfra: unknown option "${f}"; expected --kube, --node, --crossplane or --a9s\n`);
+  if (f !== '--kube' && f !== '--node' && f !== '--crossplane' && f !== '--dex' && f !== '--a9s') {
+    process.stderr.write(`realinfra: unknown option "${f}"; expected --kube, --node, --crossplane, --dex or --a9s\n`);
     process.exit(2);
   }
 }
@@ -40,6 +42,7 @@ const groups: ComponentName[] = [
   ...(argv.includes('--kube') ? COMPONENTS : []),
   ...(argv.includes('--node') ? NODE_COMPONENTS : []),
   ...(argv.includes('--crossplane') ? CROSSPLANE_COMPONENTS : []),
+  ...(argv.includes('--dex') ? DEX_COMPONENTS : []),
   ...(argv.includes('--a9s') ? A9S_COMPONENTS : []),
 ];
 const explicit = requested.length > 0 || groups.length > 0;

@@ -10,6 +10,7 @@
  * | `controlPlane` | {@link ClusterConfig} | the control-plane cluster |
  * | `appClusters` | {@link AppClusterConfig}[] | the app clusters (at least one) |
  * | `oidc` | {@link OidcConfig} | OIDC issuer for the bind backend; omit to deploy Dex on the control plane |
+ * | `dex` | {@link DexConfig} | the deployed Dex's issuer URL and TLS (without `oidc`) |
  * | `backend` | {@link BackendConfig} | bind backend URL, name and replica count |
  * | `images` | {@link ImagesConfig} | runtime image references, or a registry to build and push them to |
  * | `skipAwait` | boolean | skip readiness awaits of workloads (clusters that cannot run pods, e.g. the sandbox) |
@@ -104,6 +105,8 @@ export interface StackConfig {
   readonly appClusters: readonly AppClusterConfig[];
   /** `undefined`: deploy Dex on the control plane as the issuer. */
   readonly oidc?: OidcConfig;
+  /** The deployed Dex's issuer and TLS (only without `oidc`). */
+  readonly dex?: DexConfig;
   readonly backend: BackendConfig;
   readonly images: ImagesConfig;
   readonly skipAwait: boolean;
@@ -155,6 +158,19 @@ export interface AnynineConfig {
   readonly baseDomain: string;
   readonly credentialsNamespace?: string;
   readonly urls?: Record<string, string>;
+}
+
+/**
+ * `klutch-kit:dex`, for the Dex the stack deploys (no `oidc`): where its issuer is and whether Dex serves TLS itself.
+ * Without it the issuer is `<backend.url>/dex`, served through the backend's Ingress or HTTPRoute.
+ */
+export interface DexConfig {
+  /** The issuer URL (https) when Dex is reached at its own address, e.g. a load balancer of the Dex Service. @default `<backend.url>/dex` */
+  readonly issuerUrl?: string;
+  /** A `kubernetes.io/tls` Secret in the backend namespace: Dex serves its web port over TLS with it (Dex.serveTls). */
+  readonly tlsSecretName?: string;
+  /** A ConfigMap in the backend namespace whose key `ca.crt` holds the CA of Dex's certificate; the backend trusts it. */
+  readonly caConfigMap?: string;
 }
 
 /** A Dex connector (https://dexidp.io/docs/connectors/); secret values belong in Secrets, referenced as `$ENV`. */
@@ -293,6 +309,7 @@ export interface RawStackConfig {
   readonly controlPlane?: unknown;
   readonly appClusters?: unknown;
   readonly oidc?: unknown;
+  readonly dex?: unknown;
   readonly backend?: unknown;
   readonly images?: unknown;
   readonly skipAwait?: unknown;
@@ -333,6 +350,25 @@ export function parseStackConfig(raw: RawStackConfig): StackConfig {
     if (!isObject(raw.oidc)) fail('oidc', raw.oidc, 'an object { issuerUrl, clientId }');
     checkKeys('oidc', raw.oidc, ['issuerUrl', 'clientId']);
     oidc = { issuerUrl: checkUrl('oidc.issuerUrl', raw.oidc['issuerUrl']), clientId: optString('oidc.clientId', raw.oidc['clientId']) ?? 'klutch-backend' };
+  }
+
+  let dex: DexConfig | undefined;
+  if (raw.dex !== undefined && raw.dex !== null) {
+    if (!isObject(raw.dex)) fail('dex', raw.dex, 'an object { issuerUrl, tlsSecretName, caConfigMap }');
+    checkKeys('dex', raw.dex, ['issuerUrl', 'tlsSecretName', 'caConfigMap']);
+    if (oidc) fail('dex', raw.dex, `nothing beside ${CONFIG_NAMESPACE}:oidc (with an external issuer the stack deploys no Dex)`);
+    const issuerUrl = raw.dex['issuerUrl'] === undefined ? undefined : checkUrl('dex.issuerUrl', raw.dex['issuerUrl']);
+    const name = (k: string) => {
+      const v = optString(`dex.${k}`, (raw.dex as Record<string, unknown>)[k]);
+      if (v !== undefined && !/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(v)) fail(`dex.${k}`, v, 'a Kubernetes object name (DNS-1123 subdomain)');
+      return v;
+    };
+    const tlsSecretName = name('tlsSecretName');
+    const caConfigMap = name('caConfigMap');
+    if (issuerUrl !== undefined && tlsSecretName !== undefined && !issuerUrl.startsWith('https://')) {
+      fail('dex.issuerUrl', issuerUrl, 'an https URL (Dex serves TLS with dex.tlsSecretName)');
+    }
+    dex = { ...(issuerUrl ? { issuerUrl } : {}), ...(tlsSecretName ? { tlsSecretName } : {}), ...(caConfigMap ? { caConfigMap } : {}) };
   }
 
   if (!isObject(raw.backend)) {
@@ -410,6 +446,13 @@ export function parseStackConfig(raw: RawStackConfig): StackConfig {
 
   const manifests = raw.manifests ?? 'topology';
   if (manifests !== 'topology' && manifests !== 'runtime') fail('manifests', raw.manifests, '"topology" or "runtime"');
+  if (dex && manifests !== 'runtime') {
+    fail(
+      'dex',
+      raw.dex,
+      `nothing with manifests "${manifests}": dex (issuer URL, TLS) is for manifests "runtime"; the topology mode's Dex is served under backend.url`,
+    );
+  }
 
   let anynines: AnynineConfig | undefined;
   if (raw.anynines !== undefined && raw.anynines !== null) {
@@ -474,6 +517,7 @@ export function parseStackConfig(raw: RawStackConfig): StackConfig {
     controlPlane,
     appClusters,
     ...(oidc ? { oidc } : {}),
+    ...(dex ? { dex } : {}),
     backend,
     images,
     skipAwait,

@@ -72,7 +72,7 @@ function render(build: (chart: Chart) => void): KubeObject[] {
 
 /** The issuer used when Dex runs on the control plane: `<backend url>/dex`. */
 export function dexIssuer(config: StackConfig): string {
-  return `${backendUrl(config)}/dex`;
+  return config.dex?.issuerUrl ?? `${backendUrl(config)}/dex`;
 }
 
 export function backendUrl(config: StackConfig): string {
@@ -97,7 +97,13 @@ export const defaultManifestSource: ManifestSource = {
         ...(input.images.backend ? { image: input.images.backend } : {}),
         prettyName: config.backend.prettyName,
         replicas: config.backend.replicas,
-        oidc: { issuerUrl, clientId, clientSecret: oidcSecret, callbackUrl: `${url}/callback` },
+        oidc: {
+          issuerUrl,
+          clientId,
+          clientSecret: oidcSecret,
+          callbackUrl: `${url}/callback`,
+          ...(!config.oidc && config.dex?.caConfigMap ? { issuerCa: { configMap: config.dex.caConfigMap, key: 'ca.crt' } } : {}),
+        },
         cookies: {
           signingKey: { name: STACK_SECRETS.cookies.name, key: STACK_SECRETS.cookies.signingKey },
           ...(input.hasCookieEncryptionKey ? { encryptionKey: { name: STACK_SECRETS.cookies.name, key: STACK_SECRETS.cookies.encryptionKey } } : {}),
@@ -105,12 +111,13 @@ export const defaultManifestSource: ManifestSource = {
       });
       if (config.monitoring) new KlutchMonitoring(chart, 'monitoring', { ...monitoringOptions(config.monitoring), backend });
       if (!config.oidc) {
-        new Dex(chart, 'dex', {
+        const dex = new Dex(chart, 'dex', {
           issuer: issuerUrl,
           ...(input.images.dex ? { image: input.images.dex } : {}),
           staticClients: [{ id: clientId, name: config.backend.prettyName, redirectUris: [`${url}/callback`], secret: oidcSecret }],
           connectors: config.dexConnectors.map((c): DexConnector => ({ type: c.type, id: c.id, name: c.name, config: { ...c.config } })),
         });
+        if (config.dex?.tlsSecretName) dex.serveTls(config.dex.tlsSecretName);
       }
     });
     const crds = bindingCrds() as unknown as KubeObject[];

@@ -36,6 +36,7 @@ export function readStackConfig(cfg: pulumi.Config = new pulumi.Config(CONFIG_NA
     controlPlane: obj('controlPlane'),
     appClusters: obj('appClusters'),
     oidc: obj('oidc'),
+    dex: obj('dex'),
     backend: obj('backend'),
     images: obj('images'),
     skipAwait: cfg.get('skipAwait'),

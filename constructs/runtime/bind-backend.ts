@@ -66,6 +66,7 @@ import {
 import { DocumentedRule, READ, READ_WRITE, toPolicyRules } from './_rbac.js';
 import { ClaimedResource } from './konnector.js';
 import { checkGroup, checkResource } from './permission-claim.js';
+import type { IApiExport } from './api-service-export-template.js';
 
 /** OIDC settings; the client secret is a Secret reference. */
 export interface BackendOidcProps {
@@ -80,6 +81,12 @@ export interface BackendOidcProps {
    * @default `https://<host>/callback` of the first exposeViaIngress() / exposeViaHttpRoute()
    */
   readonly callbackUrl?: string;
+  /**
+   * A ConfigMap key holding the PEM CA certificate(s) of an issuer whose certificate no public CA signs (a private
+   * CA, or Dex serving its own TLS, `Dex.serveTls()`): mounted read-only at `/etc/klutch/issuer-ca` and trusted
+   * in addition to the image's CAs (`NODE_EXTRA_CA_CERTS`). @default - only the image's CAs
+   */
+  readonly issuerCa?: { readonly configMap: string; readonly key: string };
 }
 
 /** Cookie keys, from Secrets. */
@@ -354,6 +361,15 @@ export class BindBackend extends Construct {
    * `<resource>` and `<resource>/status` of `<group>`, which the backend binds in consumer namespaces.
    * Adding the same API twice is a no-op.
    */
+  /**
+   * Grants this backend an export: it may hand the exported API (and its permission claims) out to
+   * consumers. A `ControlPlaneCluster` grants every export created in it.
+   */
+  public grantExport(api: IApiExport): void {
+    const t = api.exportTemplate;
+    this.exportApi({ group: t.group, resource: t.resource }, `BindBackend.grantExport(${t.node.path})`);
+  }
+
   public addExportedApi(api: ExportedApi): void {
     this.exportApi(api, 'BindBackend.addExportedApi');
   }
@@ -443,6 +459,14 @@ export class BindBackend extends Construct {
     }
     checkSecretRef(`${P}.oidc.clientSecret`, oidc.clientSecret);
     if (oidc.callbackUrl !== undefined) checkUrl(`${P}.oidc.callbackUrl`, oidc.callbackUrl);
+    if (oidc.issuerCa !== undefined) {
+      if (!oidc.issuerCa || typeof oidc.issuerCa !== 'object')
+        fail(`${P}.oidc.issuerCa`, oidc.issuerCa, 'must be a reference { configMap, key } to a ConfigMap key');
+      checkDnsSubdomain(`${P}.oidc.issuerCa.configMap`, oidc.issuerCa.configMap);
+      if (typeof oidc.issuerCa.key !== 'string' || !/^[-._a-zA-Z0-9]{1,253}$/.test(oidc.issuerCa.key)) {
+        fail(`${P}.oidc.issuerCa.key`, oidc.issuerCa.key, 'is not a valid ConfigMap key');
+      }
+    }
     const cookies = props.cookies;
     if (!cookies || typeof cookies !== 'object') fail(`${P}.cookies`, cookies, 'must reference the cookie signing key Secret');
     checkSecretRef(`${P}.cookies.signingKey`, cookies.signingKey);
@@ -536,6 +560,12 @@ export class BindBackend extends Construct {
     if (props.externalCa) {
       volumes.push({ name: 'external-ca', secret: { secretName: props.externalCa.name, items: [{ key: props.externalCa.key, path: props.externalCa.key }] } });
       mounts.push({ name: 'external-ca', mountPath: '/etc/klutch/external-ca', readOnly: true });
+    }
+    if (oidc.issuerCa) {
+      const { configMap, key } = oidc.issuerCa;
+      volumes.push({ name: 'issuer-ca', configMap: { name: configMap, items: [{ key, path: key }] } });
+      mounts.push({ name: 'issuer-ca', mountPath: '/etc/klutch/issuer-ca', readOnly: true });
+      env.push({ name: 'NODE_EXTRA_CA_CERTS', value: `/etc/klutch/issuer-ca/${key}` });
     }
     if (props.tlsSecretName) {
       volumes.push({ name: 'tls', secret: { secretName: props.tlsSecretName } });

@@ -8,6 +8,7 @@
  * Secrets via `secretKeyRef`. A literal value under a secret-looking key (`clientSecret`,
  * `bindPW`, `password`, …) is refused.
  */
+import { JsonPatch } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
 import { stringify } from 'yaml';
@@ -92,8 +93,12 @@ export class Dex extends Construct {
   public readonly service: k8s.KubeService;
   /** The Dex config as an object (what the ConfigMap holds). */
   public readonly config: Record<string, unknown>;
-  /** In-cluster URL of the Dex HTTP port. */
-  public readonly serviceUrl: string;
+  /** In-cluster URL of the Dex web port (https after {@link serveTls}). */
+  public get serviceUrl(): string {
+    return `${this.tlsSecret ? 'https' : 'http'}://${this.name}.${this.namespace}.svc:${PORTS.dexHttp}${this.issuerPath}`;
+  }
+  private readonly issuerPath: string;
+  private tlsSecret?: string;
 
   constructor(scope: Construct, id: string, props: DexProps) {
     super(scope, id);
@@ -254,7 +259,26 @@ export class Dex extends Construct {
       },
     });
     checkDnsSubdomain(`${P}.name (Service host)`, `${name}.${ns}.svc`);
-    this.serviceUrl = `http://${name}.${ns}.svc:${PORTS.dexHttp}${issuerPath}`;
+    this.issuerPath = issuerPath;
+  }
+
+  /**
+   * Dex serves its web port (issuer, discovery, keys, login) over TLS itself, with the certificate and key of the
+   * `kubernetes.io/tls` Secret `secretName` (keys `tls.crt`, `tls.key`, mounted read-only at `/etc/dex/tls`): for
+   * an issuer that no TLS-terminating Ingress fronts. The health and metrics port stays plain HTTP for the probes.
+   */
+  public serveTls(secretName: string): this {
+    checkDnsSubdomain('Dex.serveTls(secretName)', secretName);
+    if (this.tlsSecret !== undefined) fail('Dex.serveTls(secretName)', secretName, `is a second call; TLS is already served from Secret "${this.tlsSecret}"`);
+    this.tlsSecret = secretName;
+    (this.config as { web: unknown }).web = { https: `0.0.0.0:${PORTS.dexHttp}`, tlsCert: '/etc/dex/tls/tls.crt', tlsKey: '/etc/dex/tls/tls.key' };
+    this.configMap.addJsonPatch(JsonPatch.replace('/data/config.yaml', stringify(this.config)));
+    const c = '/spec/template/spec/containers/0';
+    this.deployment.addJsonPatch(
+      JsonPatch.add(`${c}/volumeMounts/-`, { name: 'tls', mountPath: '/etc/dex/tls', readOnly: true }),
+      JsonPatch.add('/spec/template/spec/volumes/-', { name: 'tls', secret: { secretName } }),
+    );
+    return this;
   }
 }
 

@@ -29,11 +29,23 @@ export type CrossplaneComponentName = 'crossplane-2.3' | 'crossplane-1.20' | 'fu
  */
 export type A9sComponentName = 'provider-anynines';
 
+/**
+ * A client built from the same wrapper module (and so the same Kubernetes release) as kube-apiserver: kubectl,
+ * for the `kubectl …` lines the sandbox prints (Debian's kubectl package is far older than the clusters).
+ */
+export type ClientComponentName = 'kubectl';
+
+/** Dex, the OIDC provider the topology deploys (the seeds' default issuer), built from `tools/dex`; its image: runtime/image/dex.ts. */
+export type DexComponentName = 'dex';
+
 /** A binary this package builds from a Go wrapper module under `tools/` (or, for provider-anynines, the klutchio sources). */
-export type ComponentName = KubeComponentName | NodeComponentName | CrossplaneComponentName | A9sComponentName;
+export type ComponentName = KubeComponentName | ClientComponentName | NodeComponentName | CrossplaneComponentName | A9sComponentName | DexComponentName;
 
 /** The Kubernetes control plane (what `ensureBinaries()` builds by default). */
 export const COMPONENTS: readonly KubeComponentName[] = ['etcd', 'kube-apiserver', 'kube-controller-manager'];
+
+/** The clients (kubectl; `ensureKubectl()`). */
+export const CLIENT_COMPONENTS: readonly ClientComponentName[] = ['kubectl'];
 
 /** The real node's binaries (what `ensureNodeBinaries()` builds). */
 export const NODE_COMPONENTS: readonly NodeComponentName[] = ['kubelet', 'kube-scheduler', 'kube-proxy', 'pause', 'pod-probe'];
@@ -50,8 +62,24 @@ export const CROSSPLANE_COMPONENTS: readonly CrossplaneComponentName[] = [
 /** The a9s harness's binaries (built from the klutchio sources, not from a wrapper module). */
 export const A9S_COMPONENTS: readonly A9sComponentName[] = ['provider-anynines'];
 
+/** The OIDC provider of the pod topology. */
+export const DEX_COMPONENTS: readonly DexComponentName[] = ['dex'];
+
+/**
+ * The Dex release `tools/dex` builds: Dex tags v2.x on a module path without /v2, so the wrapper requires the
+ * pseudo-version of the tag's commit; the build stamps the release name (as Dex's Makefile does, `main.version`).
+ */
+export const DEX_SOURCE = { version: 'v2.45.1', pseudoVersion: 'v0.0.0-20260303133905-11d2eeb52b42' } as const;
+
 /** Every component `npm run realinfra` builds, in build order. */
-export const ALL_COMPONENTS: readonly ComponentName[] = [...COMPONENTS, ...NODE_COMPONENTS, ...CROSSPLANE_COMPONENTS, ...A9S_COMPONENTS];
+export const ALL_COMPONENTS: readonly ComponentName[] = [
+  ...COMPONENTS,
+  ...CLIENT_COMPONENTS,
+  ...NODE_COMPONENTS,
+  ...CROSSPLANE_COMPONENTS,
+  ...DEX_COMPONENTS,
+  ...A9S_COMPONENTS,
+];
 
 /**
  * The klutchio release whose provider-anynines the harness builds: the sources in `klutchioSourceDir()`
@@ -203,6 +231,7 @@ const SPECS: Record<ComponentName, ComponentSpec> = {
     pkg: 'k8s.io/kubernetes/cmd/kube-controller-manager',
     ldflags: kubeLdflags,
   },
+  kubectl: { name: 'kubectl', module: 'kube', pkg: 'k8s.io/kubernetes/cmd/kubectl', ldflags: kubeLdflags },
   kubelet: { name: 'kubelet', module: 'kube', pkg: 'k8s.io/kubernetes/cmd/kubelet', ldflags: kubeLdflags },
   'kube-scheduler': { name: 'kube-scheduler', module: 'kube', pkg: 'k8s.io/kubernetes/cmd/kube-scheduler', ldflags: kubeLdflags },
   'kube-proxy': { name: 'kube-proxy', module: 'kube', pkg: 'k8s.io/kubernetes/cmd/kube-proxy', ldflags: kubeLdflags },
@@ -243,6 +272,21 @@ const SPECS: Record<ComponentName, ComponentSpec> = {
     module: '',
     pkg: './cmd/provider',
     ldflags: () => '-s -w',
+  },
+  dex: {
+    name: 'dex',
+    module: 'dex',
+    pkg: 'github.com/dexidp/dex/cmd/dex',
+    upstream: 'github.com/dexidp/dex',
+    ldflags(goMod) {
+      const v = requiredVersion(goMod, 'github.com/dexidp/dex', 'tools/dex/go.mod');
+      if (v !== DEX_SOURCE.pseudoVersion) {
+        throw new Error(
+          `tools/dex/go.mod: github.com/dexidp/dex is ${v}, expected ${DEX_SOURCE.pseudoVersion} (Dex ${DEX_SOURCE.version}); update DEX_SOURCE with the module`,
+        );
+      }
+      return `-s -w -X main.version=${DEX_SOURCE.version}`;
+    },
   },
   crane: {
     name: 'crane',
@@ -586,6 +630,11 @@ export async function ensureBinaries(opts: EnsureBinariesOptions = {}): Promise<
   };
 }
 
+/** Builds (or finds in the cache) kubectl of the clusters' Kubernetes release (`tools/kube`); returns its path. */
+export async function ensureKubectl(opts: Omit<EnsureBinariesOptions, 'components'> = {}): Promise<string> {
+  return ensureComponent('kubectl', opts);
+}
+
 /** Paths of the real node's binaries. */
 export interface NodeBinaries {
   readonly kubelet: string;
@@ -603,6 +652,11 @@ export async function ensureNodeBinaries(opts: Omit<EnsureBinariesOptions, 'comp
   // Sequential on purpose, as ensureBinaries(): kubelet first, the others then reuse most of its packages.
   for (const name of NODE_COMPONENTS) out[name] = await ensureComponent(name, opts);
   return { kubelet: out.kubelet!, kubeScheduler: out['kube-scheduler']!, kubeProxy: out['kube-proxy']!, pause: out.pause!, podProbe: out['pod-probe']! };
+}
+
+/** Builds (or finds in the cache) Dex (`tools/dex`); returns the binary's path. */
+export async function ensureDexBinary(opts: Omit<EnsureBinariesOptions, 'components'> = {}): Promise<string> {
+  return ensureComponent('dex', opts);
 }
 
 /** A Crossplane core release line the harness can run. */

@@ -3,6 +3,8 @@
 // (optionally with that node), and server-side apply manifests in dependency order.
 export {
   ALL_COMPONENTS,
+  CLIENT_COMPONENTS,
+  type ClientComponentName,
   COMPONENTS,
   CROSSPLANE_COMPONENTS,
   CROSSPLANE_VERSIONS,
@@ -13,6 +15,7 @@ export {
   type KubeComponentName,
   type UpstreamSource,
   ensureCrossplaneBinaries,
+  ensureKubectl,
   ensureNodeBinaries,
   NODE_COMPONENTS,
   type NodeBinaries,

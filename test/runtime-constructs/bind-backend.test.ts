@@ -58,6 +58,16 @@ describe('BindBackend', () => {
     expectHardened(dep);
   });
 
+  test('oidc.issuerCa: the issuer CA from a ConfigMap, mounted read-only and trusted via NODE_EXTRA_CA_CERTS', () => {
+    const plain = find(backend().objs, 'Deployment', 'klutch-backend').spec.template.spec;
+    expect(plain.containers[0].env.some((e: any) => e.name === 'NODE_EXTRA_CA_CERTS')).toBe(false);
+    const { objs } = backend({ oidc: { ...base.oidc, issuerCa: { configMap: 'dex-ca', key: 'ca.crt' } } });
+    const pod = find(objs, 'Deployment', 'klutch-backend').spec.template.spec;
+    expect(pod.volumes).toContainEqual({ name: 'issuer-ca', configMap: { name: 'dex-ca', items: [{ key: 'ca.crt', path: 'ca.crt' }] } });
+    expect(pod.containers[0].volumeMounts).toContainEqual({ name: 'issuer-ca', mountPath: '/etc/klutch/issuer-ca', readOnly: true });
+    expect(pod.containers[0].env).toContainEqual({ name: 'NODE_EXTRA_CA_CERTS', value: '/etc/klutch/issuer-ca/ca.crt' });
+  });
+
   test('HA by default: 2 replicas spread over nodes, a PodDisruptionBudget, Leases for login states', () => {
     const { b, objs } = backend();
     const dep = find(objs, 'Deployment', 'klutch-backend');
@@ -221,6 +231,8 @@ describe('BindBackend', () => {
 
   test.each([
     [{ oidc: { ...base.oidc, issuerUrl: 'not a url' } }, /BindBackendProps\.oidc\.issuerUrl: "not a url"/],
+    [{ oidc: { ...base.oidc, issuerCa: { configMap: 'Bad_Name', key: 'ca.crt' } } }, /BindBackendProps\.oidc\.issuerCa\.configMap: "Bad_Name"/],
+    [{ oidc: { ...base.oidc, issuerCa: { configMap: 'ca', key: 'a/b' } } }, /BindBackendProps\.oidc\.issuerCa\.key: "a\/b" is not a valid ConfigMap key/],
     [{ oidc: { ...base.oidc, clientId: '' } }, /BindBackendProps\.oidc\.clientId: ""/],
     [{ oidc: { ...base.oidc, clientSecret: { name: 'Bad_Name', key: 'k' } } }, /BindBackendProps\.oidc\.clientSecret\.name: "Bad_Name"/],
     [{ externalAddress: 'http://insecure:6443' }, /BindBackendProps\.externalAddress: "http:\/\/insecure:6443" must be an https URL/],

@@ -67,6 +67,24 @@ describe('Dex', () => {
     expect(find(objs, 'ClusterRoleBinding').subjects[0]).toMatchObject({ name: 'dex', namespace: 'klutch-system' });
   });
 
+  test('serveTls(): Dex serves its web port with the Secret’s certificate; probes stay on the plain telemetry port', () => {
+    const c = chart();
+    const d = new Dex(c, 'D', base).serveTls('dex-tls');
+    const objs = synth(c);
+    const cfg = parse(find(objs, 'ConfigMap', 'dex-config').data['config.yaml']);
+    expect(cfg.web).toEqual({ https: '0.0.0.0:5556', tlsCert: '/etc/dex/tls/tls.crt', tlsKey: '/etc/dex/tls/tls.key' });
+    expect(cfg.telemetry).toEqual({ http: '0.0.0.0:5558' });
+    expect(cfg.staticClients[0].id).toBe('klutch-backend');
+    const pod = find(objs, 'Deployment', 'dex').spec.template.spec;
+    expect(pod.volumes.find((v: any) => v.name === 'tls')).toEqual({ name: 'tls', secret: { secretName: 'dex-tls' } });
+    expect(pod.containers[0].volumeMounts.find((m: any) => m.name === 'tls')).toEqual({ name: 'tls', mountPath: '/etc/dex/tls', readOnly: true });
+    expect(pod.containers[0].readinessProbe.httpGet.port).toBe('telemetry');
+    expect(d.serviceUrl).toBe('https://dex.klutch-system.svc:5556/dex');
+    expect(() => d.serveTls('other')).toThrow(/Dex\.serveTls\(secretName\): "other" is a second call; TLS is already served from Secret "dex-tls"/);
+    expect(() => new Dex(chart(), 'E', base).serveTls('Not_A_Name')).toThrow(/Dex\.serveTls\(secretName\).*Not_A_Name/);
+    expect(new Dex(chart(), 'F', base).serviceUrl).toBe('http://dex.klutch-system.svc:5556/dex');
+  });
+
   test.each([
     [{ issuer: 'http://insecure/dex' }, /DexProps\.issuer: "http:\/\/insecure\/dex" must be an https URL/],
     [{ staticClients: [] }, /DexProps\.staticClients: \[\]/],

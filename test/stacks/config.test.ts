@@ -84,6 +84,48 @@ describe('parseStackConfig', () => {
   });
 });
 
+describe('dex', () => {
+  const dexBase: RawStackConfig = { ...base, oidc: undefined, manifests: 'runtime', dexConnectors: [{ type: 'mockCallback', id: 'mock', name: 'Mock' }] };
+
+  it('sets the deployed Dex’s issuer, TLS Secret and CA, which the backend trusts', () => {
+    const config = parseStackConfig({ ...dexBase, dex: { issuerUrl: 'https://10.250.0.1:5556/dex', tlsSecretName: 'dex-tls', caConfigMap: 'dex-ca' } });
+    expect(config.dex).toEqual({ issuerUrl: 'https://10.250.0.1:5556/dex', tlsSecretName: 'dex-tls', caConfigMap: 'dex-ca' });
+    const objs = defaultManifestSource.controlPlane({ config, images: { backend: 'r/backend:1', dex: 'r/dex:1' }, hasCookieEncryptionKey: false });
+    const find = (kind: string, name: string) => objs.find((o) => o.kind === kind && o.metadata.name === name) as any;
+    const dexCfg = find('ConfigMap', 'dex-config').data['config.yaml'] as string;
+    expect(dexCfg).toContain('issuer: https://10.250.0.1:5556/dex');
+    expect(dexCfg).toContain('tlsCert: /etc/dex/tls/tls.crt');
+    const backend = find('Deployment', 'klutch-backend').spec.template.spec.containers[0];
+    expect(backend.args).toContain('--oidc-issuer-url=https://10.250.0.1:5556/dex');
+    expect(backend.env).toContainEqual({ name: 'NODE_EXTRA_CA_CERTS', value: '/etc/klutch/issuer-ca/ca.crt' });
+    expect(find('Deployment', 'dex').spec.template.spec.containers[0].image).toBe('r/dex:1');
+  });
+
+  it('without it the issuer is <backend.url>/dex over plain HTTP behind the backend’s exposure', () => {
+    const config = parseStackConfig(dexBase);
+    expect(config.dex).toBeUndefined();
+    const objs = defaultManifestSource.controlPlane({ config, images: { backend: 'r/backend:1' }, hasCookieEncryptionKey: false });
+    const cm = objs.find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'dex-config') as any;
+    expect(cm.data['config.yaml']).toContain('issuer: https://bind.example.com/dex');
+    expect(cm.data['config.yaml']).toContain('http: 0.0.0.0:5556');
+  });
+
+  it('names the key and the value for bad settings', () => {
+    expect(err({ ...dexBase, dex: 'tls' })).toBe('klutch-kit:dex: expected an object { issuerUrl, tlsSecretName, caConfigMap }, got "tls"');
+    expect(err({ ...dexBase, dex: { tlsSecretName: 'Dex_TLS' } })).toBe(
+      'klutch-kit:dex.tlsSecretName: expected a Kubernetes object name (DNS-1123 subdomain), got "Dex_TLS"',
+    );
+    expect(err({ ...dexBase, dex: { issuerUrl: 'http://127.0.0.1:5556/dex', tlsSecretName: 'dex-tls' } })).toBe(
+      'klutch-kit:dex.issuerUrl: expected an https URL (Dex serves TLS with dex.tlsSecretName), got "http://127.0.0.1:5556/dex"',
+    );
+    expect(err({ ...dexBase, dex: { caConfigMap: 'ca' }, oidc: { issuerUrl: 'https://issuer.example.com' } })).toMatch(
+      /^klutch-kit:dex: expected nothing beside klutch-kit:oidc \(with an external issuer the stack deploys no Dex\), got/,
+    );
+    expect(err({ ...dexBase, manifests: 'topology', dex: { caConfigMap: 'ca' } })).toMatch(/^klutch-kit:dex: expected nothing with manifests "topology"/);
+    expect(err({ ...dexBase, dex: { caBundle: 'x' } })).toMatch(/klutch-kit:dex.*caBundle/);
+  });
+});
+
 describe('backend.replicas', () => {
   const replicasIn = (objs: ReadonlyArray<{ kind: string; metadata: { name?: string }; spec?: unknown }>) =>
     (objs.find((o) => o.kind === 'Deployment' && o.metadata.name === 'klutch-backend')?.spec as { replicas?: number } | undefined)?.replicas;
