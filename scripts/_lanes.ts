@@ -16,6 +16,11 @@ export interface SuiteFile {
 
 export interface Lane {
   readonly suites: string[];
+  /**
+   * Suites that need the Pulumi toolchain: run by the lane after its other suites, once the toolchain is built.
+   * On a brand-new machine CI builds it in the background meanwhile (.ci/phases).
+   */
+  readonly late: string[];
   /** Sum of the suites' recorded durations, in seconds. */
   expectedSeconds: number;
 }
@@ -40,13 +45,18 @@ export function startsNode(text: string): boolean {
   return /\bnodes:\s*[1-9]/.test(text) || /\bensureNodeBinaries\(/.test(text);
 }
 
+/** A suite needs the Go-built Pulumi CLI and kubernetes provider when it asks the harness for them. */
+export function needsPulumi(text: string): boolean {
+  return /\bensurePulumiBinaries\(/.test(text);
+}
+
 /**
  * Longest-processing-time-first: node suites in lane 0, then every other suite, longest first, into the lane
  * with the least expected time. `durations` are seconds by path (a committed record of the last full run).
  */
 export function planLanes(files: readonly SuiteFile[], durations: Readonly<Record<string, number>>, laneCount: number): LanePlan {
   if (!Number.isInteger(laneCount) || laneCount < 1) throw new Error(`lanes: expected a whole number ≥ 1, got ${String(laneCount)}`);
-  const lanes: Lane[] = Array.from({ length: laneCount }, () => ({ suites: [], expectedSeconds: 0 }));
+  const lanes: Lane[] = Array.from({ length: laneCount }, () => ({ suites: [], late: [], expectedSeconds: 0 }));
   const unknown: string[] = [];
   const seconds = (p: string): number => {
     const d = durations[p];
@@ -55,21 +65,22 @@ export function planLanes(files: readonly SuiteFile[], durations: Readonly<Recor
     return DEFAULT_SUITE_SECONDS;
   };
   const sorted = [...files].sort((a, b) => a.path.localeCompare(b.path));
+  const late = new Set(sorted.filter((f) => needsPulumi(f.text)).map((f) => f.path));
+  const place = (lane: Lane, p: string, s: number) => {
+    (late.has(p) ? lane.late : lane.suites).push(p);
+    lane.expectedSeconds += s;
+  };
   const nodeSuites = sorted.filter((f) => startsNode(f.text)).map((f) => f.path);
-  for (const p of nodeSuites) {
-    lanes[0]!.suites.push(p);
-    lanes[0]!.expectedSeconds += seconds(p);
-  }
+  for (const p of nodeSuites) place(lanes[0]!, p, seconds(p));
   const rest = sorted
     .filter((f) => !nodeSuites.includes(f.path))
     .map((f) => ({ path: f.path, s: seconds(f.path) }))
     .sort((a, b) => b.s - a.s || a.path.localeCompare(b.path));
   for (const r of rest) {
     const lane = lanes.reduce((min, l) => (l.expectedSeconds < min.expectedSeconds ? l : min), lanes[0]!);
-    lane.suites.push(r.path);
-    lane.expectedSeconds += r.s;
+    place(lane, r.path, r.s);
   }
-  return { lanes: lanes.filter((l) => l.suites.length > 0), nodeSuites, unknown };
+  return { lanes: lanes.filter((l) => l.suites.length + l.late.length > 0), nodeSuites, unknown };
 }
 
 /** jest's `--json` output, the parts the runner reads. */

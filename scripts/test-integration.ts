@@ -18,7 +18,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { type JestJson, type SuiteFile, mergeDurations, planLanes } from './_lanes.js';
+import { ensurePulumiBinaries } from '../runtime/realinfra/pulumi-build.js';
+import { type JestJson, type Lane, type SuiteFile, mergeDurations, planLanes } from './_lanes.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DURATIONS = path.join(ROOT, 'test', 'integration', 'durations.json');
@@ -73,7 +74,11 @@ out(
     (plan.nodeSuites.length ? `; ${plan.nodeSuites.length} real-node suite(s) together in lane 1` : '') +
     (plan.unknown.length ? `; no recorded duration for ${plan.unknown.join(', ')}` : ''),
 );
-plan.lanes.forEach((l, i) => out(`  lane ${i + 1}: ${l.suites.length} suite(s), ≈ ${Math.round(l.expectedSeconds)} s recorded`));
+plan.lanes.forEach((l, i) =>
+  out(
+    `  lane ${i + 1}: ${l.suites.length + l.late.length} suite(s)${l.late.length ? ` (last, once the Pulumi toolchain is built: ${l.late.join(', ')})` : ''}, ≈ ${Math.round(l.expectedSeconds)} s recorded`,
+  ),
+);
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'klutch-kit-lanes-'));
 const children = new Set<ReturnType<typeof spawn>>();
@@ -84,21 +89,24 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
-interface LaneResult {
+interface JestRun {
   readonly code: number;
   readonly json?: JestJson;
+}
+
+interface LaneResult {
+  readonly runs: JestRun[];
   readonly seconds: number;
 }
 
-function runLane(index: number, suitesOfLane: readonly string[]): Promise<LaneResult> {
-  const outputFile = path.join(tmp, `lane-${index + 1}.json`);
+function runJest(index: number, part: string, suitesOfRun: readonly string[]): Promise<JestRun> {
+  const outputFile = path.join(tmp, `lane-${index + 1}-${part}.json`);
   const env = { ...process.env };
-  // Each lane is its own test run: the jest globalSetup names it, and its teardown ends only its clusters.
+  // Each jest process is its own test run: the jest globalSetup names it, and its teardown ends only its clusters.
   delete env[RUN_ID_ENV];
-  const laneStarted = Date.now();
   const child = spawn(
     process.execPath,
-    [...JEST, '--runTestsByPath', ...suitesOfLane, '--selectProjects', 'integration', '--runInBand', '--json', '--outputFile', outputFile],
+    [...JEST, '--runTestsByPath', ...suitesOfRun, '--selectProjects', 'integration', '--runInBand', '--json', '--outputFile', outputFile],
     { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   children.add(child);
@@ -113,22 +121,43 @@ function runLane(index: number, suitesOfLane: readonly string[]): Promise<LaneRe
       try {
         json = JSON.parse(fs.readFileSync(outputFile, 'utf8')) as JestJson;
       } catch {
-        json = undefined; // jest ended before writing its results: counted as a failed lane below
+        json = undefined; // jest ended before writing its results: counted as a failure below
       }
-      const seconds = Math.round((Date.now() - laneStarted) / 1000);
-      out(`test:integration: lane ${index + 1} ended (${signal ?? `exit ${code}`}) after ${seconds} s`);
-      resolve({ code: code ?? 1, json, seconds });
+      if (signal) out(`test:integration: lane ${index + 1} (${part}) ended by ${signal}`);
+      resolve({ code: code ?? 1, json });
     });
   });
 }
 
-const results = await Promise.all(plan.lanes.map((l, i) => runLane(i, l.suites)));
+async function runLane(index: number, lane: Lane): Promise<LaneResult> {
+  const laneStarted = Date.now();
+  const runs: JestRun[] = [];
+  if (lane.suites.length > 0) runs.push(await runJest(index, 'main', lane.suites));
+  if (lane.late.length > 0) {
+    // The Pulumi toolchain: cached, or being built by another process (CI starts it in the background;
+    // the build lock makes this wait), or built here. Outside jest, so no hook timeout runs meanwhile.
+    const log = (line: string) => process.stdout.write(`[lane ${index + 1}] [realinfra:pulumi] ${line}\n`);
+    try {
+      await ensurePulumiBinaries({ log });
+      runs.push(await runJest(index, 'pulumi', lane.late));
+    } catch (e) {
+      out(`test:integration: lane ${index + 1}: the Pulumi toolchain did not build, so ${lane.late.join(', ')} did not run: ${(e as Error).message}`);
+      runs.push({ code: 1 });
+    }
+  }
+  const seconds = Math.round((Date.now() - laneStarted) / 1000);
+  out(`test:integration: lane ${index + 1} ended after ${seconds} s (${runs.every((r) => r.code === 0 && r.json) ? 'passed' : 'FAILED'})`);
+  return { runs, seconds };
+}
+
+const results = await Promise.all(plan.lanes.map((l, i) => runLane(i, l)));
 fs.rmSync(tmp, { recursive: true, force: true });
 
-const sum = (k: 'numPassedTests' | 'numFailedTests' | 'numPendingTests' | 'numTotalTests') => results.reduce((n, r) => n + (r.json?.[k] ?? 0), 0);
-const failedLanes = results.map((r, i) => (r.code !== 0 || r.json === undefined ? i + 1 : 0)).filter((i) => i > 0);
+const runs = results.flatMap((r) => r.runs);
+const sum = (k: 'numPassedTests' | 'numFailedTests' | 'numPendingTests' | 'numTotalTests') => runs.reduce((n, r) => n + (r.json?.[k] ?? 0), 0);
+const failedLanes = results.map((r, i) => (r.runs.some((x) => x.code !== 0 || x.json === undefined) ? i + 1 : 0)).filter((i) => i > 0);
 if (record) {
-  const jsons = results.flatMap((r) => (r.json ? [r.json] : []));
+  const jsons = runs.flatMap((r) => (r.json ? [r.json] : []));
   fs.writeFileSync(DURATIONS, `${JSON.stringify(mergeDurations(durations, jsons, ROOT), null, 2)}\n`);
   out(`test:integration: durations written to ${path.relative(ROOT, DURATIONS)}`);
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { DEFAULT_SUITE_SECONDS, mergeDurations, planLanes, startsNode } from '../../scripts/_lanes.js';
+import { DEFAULT_SUITE_SECONDS, mergeDurations, needsPulumi, planLanes, startsNode } from '../../scripts/_lanes.js';
 
 const suite = (path: string, text = 'startCluster({ name: "x" })') => ({ path, text });
 
@@ -34,6 +34,24 @@ describe('integration lanes (scripts/_lanes.ts)', () => {
     ]);
     expect(plan.lanes.map((l) => l.expectedSeconds)).toEqual([450, 400]);
     expect(plan.unknown).toEqual([]);
+  });
+
+  it('runs the suites that need the Pulumi toolchain last in their lane', () => {
+    expect(needsPulumi('bins = await ensurePulumiBinaries({ log });')).toBe(true);
+    expect(needsPulumi("import { pulumiEnv } from '../../../runtime/realinfra/pulumi-build.js';")).toBe(false);
+    const plan = planLanes(
+      [
+        suite('a.test.ts'),
+        suite('up.test.ts', 'ensurePulumiBinaries({ log })'),
+        suite('pods-up.test.ts', 'startCluster({ nodes: 1 }); ensurePulumiBinaries({ log })'),
+      ],
+      { 'a.test.ts': 100, 'up.test.ts': 50, 'pods-up.test.ts': 200 },
+      2,
+    );
+    expect(plan.lanes.map((l) => [l.suites, l.late])).toEqual([
+      [[], ['pods-up.test.ts']],
+      [['a.test.ts'], ['up.test.ts']],
+    ]);
   });
 
   it('plans a suite without a recorded duration with the default and names it', () => {
