@@ -252,9 +252,15 @@ async function canI(user: string, attrs: Record<string, string>): Promise<boolea
 }
 
 /** POST /bind through a backend's Service with a bearer token of the test issuer; the consumer's kubeconfig. */
-async function bindViaService(clusterID: string, serviceIp = backendServiceIp, group = 'kiwi.example', resource = 'kiwidbs'): Promise<string> {
+async function bindViaService(
+  clusterID: string,
+  serviceIp = backendServiceIp,
+  group = 'kiwi.example',
+  resource = 'kiwidbs',
+  sub = 'pods-test-user',
+): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
-  const tok = await op.signAsIssuer({ iss: op.issuer, sub: 'pods-test-user', aud: CLIENT_ID, iat: now, exp: now + 300 });
+  const tok = await op.signAsIssuer({ iss: op.issuer, sub, aud: CLIENT_ID, iat: now, exp: now + 300 });
   const res = await httpGet(
     `http://${serviceIp}/bind`,
     { Authorization: `Bearer ${tok}`, 'Content-Type': 'application/json' },
@@ -459,6 +465,87 @@ describe('the bind backend as pods', () => {
     // the same cluster id binds again into the same cluster namespace
     const again = parseKubeconfig(await bindViaService('pods-delete'));
     expect(again.namespace).toBe(before.namespace);
+  });
+
+  it('drains on SIGTERM: binds through the Service during a rolling update all succeed', async () => {
+    const selector = `app.kubernetes.io/name=${BACKEND}`;
+    const old = await podsOf(BACKEND_NS, selector);
+    // Binds one after another through the Service for the whole rollout. Twelve identities in turn, so the
+    // per-identity bind rate limit (burst 10, then 30 a minute) never answers 429.
+    const failures: string[] = [];
+    let served = 0;
+    let rolling = true;
+    const load = (async () => {
+      for (let i = 0; rolling; i++) {
+        try {
+          await bindViaService(`pods-drain-${i % 12}`, backendServiceIp, 'kiwi.example', 'kiwidbs', `pods-drain-user-${i % 12}`);
+          served++;
+        } catch (e) {
+          failures.push(`bind ${i}: ${(e as Error).message}`);
+        }
+      }
+    })();
+    try {
+      // as `kubectl rollout restart` does it: a new pod template
+      await api().request('PATCH', `/apis/apps/v1/namespaces/${BACKEND_NS}/deployments/${BACKEND}`, {
+        body: { spec: { template: { metadata: { annotations: { 'klutch-kit.test/restarted-at': new Date().toISOString() } } } } },
+        contentType: 'application/merge-patch+json',
+      });
+      await eventually(
+        'the rollout done: 2 new Ready pods, the old ones gone',
+        async () => {
+          const pods = await api().request<{ items: Obj[] }>('GET', `/api/v1/namespaces/${BACKEND_NS}/pods`, { query: { labelSelector: selector } });
+          const ready = pods.items.filter((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+          return pods.items.length === 2 && ready.length === 2 && !pods.items.some((p) => old.some((o) => o.metadata.uid === p.metadata.uid));
+        },
+        { timeoutMs: 180_000, intervalMs: 500 },
+      );
+    } finally {
+      rolling = false;
+      await load;
+    }
+    figures['binds through the Service during the rolling update'] = `${served} served, ${failures.length} failed`;
+    expect(failures).toEqual([]);
+    expect(served).toBeGreaterThan(0);
+  });
+
+  it('a pod whose readiness probe fails gets no traffic from the Service', async () => {
+    const selector = `app.kubernetes.io/name=${BACKEND}`;
+    const [survivor, victim] = await podsOf(BACKEND_NS, selector);
+    // The issuer goes down: a backend that has not finished OIDC discovery answers /readyz 503 (server.ts),
+    // one that has keeps answering 200. A replacement pod started now stays NotReady.
+    const provider = op.provider;
+    op.provider = undefined;
+    try {
+      await api().request('DELETE', `/api/v1/namespaces/${BACKEND_NS}/pods/${victim!.metadata.name}`);
+      const fresh = await eventually(
+        'a replacement pod running but not Ready, NotReady in its EndpointSlice',
+        async () => {
+          const pods = await podsOf(BACKEND_NS, selector);
+          const p = pods.find((x) => x.metadata.uid !== survivor!.metadata.uid && x.metadata.uid !== victim!.metadata.uid);
+          const running = p?.status?.['containerStatuses']?.[0]?.state?.running !== undefined;
+          if (!p || !running || p.status?.conditions?.find((c) => c.type === 'Ready')?.status !== 'False') return undefined;
+          const slices = await api().request<{ items: Array<{ endpoints?: Array<{ targetRef?: { uid?: string }; conditions?: { ready?: boolean } }> }> }>(
+            'GET',
+            `/apis/discovery.k8s.io/v1/namespaces/${BACKEND_NS}/endpointslices`,
+            { query: { labelSelector: `kubernetes.io/service-name=${BACKEND}` } },
+          );
+          const ep = slices.items.flatMap((sl) => sl.endpoints ?? []).find((e) => e.targetRef?.uid === p.metadata.uid);
+          return ep?.conditions?.ready === false ? p : undefined;
+        },
+        { timeoutMs: 120_000, intervalMs: 500 },
+      );
+      // Its own /readyz says 503; through the Service every answer is the survivor's 200.
+      const own = await httpGet(`http://${fresh.status!['podIP'] as string}:8080/readyz`).catch((e: Error) => ({ status: -1, body: e.message }));
+      expect(own.status).toBe(503);
+      const answers: number[] = [];
+      for (let i = 0; i < 30; i++) answers.push((await httpGet(`http://${backendServiceIp}/readyz`)).status);
+      expect(answers.filter((s) => s !== 200)).toEqual([]);
+    } finally {
+      op.provider = provider;
+    }
+    // The issuer back: the replacement becomes Ready and joins the Service.
+    await deploymentReady(BACKEND_NS, BACKEND, 2);
   });
 
   it('reports the memory of each pod (resident set of its processes)', async () => {
