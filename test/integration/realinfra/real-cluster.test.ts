@@ -1,6 +1,7 @@
 // Proves that startCluster() gives a real Kubernetes control plane: behaviour that only a real
 // kube-apiserver (with etcd) and kube-controller-manager have.
 import { beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
@@ -17,7 +18,7 @@ import {
   type V1ConfigMap,
 } from '@kubernetes/client-node';
 import { ApplyError, applyManifests, clientOf, type RealCluster } from '../../../runtime/realinfra/index.js';
-import { requiredVersion } from '../../../runtime/realinfra/build.js';
+import { ensureKubectl, requiredVersion } from '../../../runtime/realinfra/build.js';
 import { apiFailure, eventually, statusOf, uniqueName, useCluster } from '../../realinfra/util.js';
 
 jest.setTimeout(120_000);
@@ -90,6 +91,23 @@ describe('startCluster() runs a real control plane', () => {
     const anon = cluster.kubeconfigForToken('not-a-valid-token');
     expect(await statusOf(anon.makeApiClient(CoreV1Api).listNamespace())).toBe(401);
   });
+
+  it("gives a kubectl of the same release (tools/kube) that works with the cluster's kubeconfig file", async () => {
+    const pinned = requiredVersion(fs.readFileSync(new URL('../../../tools/kube/go.mod', import.meta.url), 'utf8'), 'k8s.io/kubernetes');
+    const kubectl = await ensureKubectl();
+    const version = JSON.parse(execFileSync(kubectl, ['version', '--kubeconfig', cluster.kubeconfigPath, '-o', 'json'], { encoding: 'utf8' })) as {
+      clientVersion: { gitVersion: string };
+      serverVersion: { gitVersion: string };
+    };
+    expect(version.clientVersion.gitVersion).toBe(pinned);
+    expect(version.serverVersion.gitVersion).toBe(pinned);
+    const name = uniqueName('kubectl');
+    execFileSync(kubectl, ['--kubeconfig', cluster.kubeconfigPath, 'create', 'namespace', name], { encoding: 'utf8' });
+    expect((await core.readNamespace({ name })).metadata?.name).toBe(name);
+    expect(execFileSync(kubectl, ['--kubeconfig', cluster.kubeconfigPath, 'get', 'namespace', name, '-o', 'name'], { encoding: 'utf8' }).trim()).toBe(
+      `namespace/${name}`,
+    );
+  }, 600_000); // a cold kubectl build (CI builds it before the tests, `npm run realinfra`)
 
   it('establishes a CRD and its CEL rule rejects a bad object', async () => {
     const ext = cluster.kubeConfig.makeApiClient(ApiextensionsV1Api);
