@@ -9,10 +9,11 @@ import { ExitCode, exitCodeOf } from './errors.js';
 import { packageCommand } from './package.js';
 import { graphCommand } from './graph.js';
 import { imageCommand } from './image.js';
+import { initCommand } from './init.js';
 import { validateCommand } from './validate.js';
 
 /** Factories of the subcommands, in `--help` order. Add a command here. */
-const COMMANDS: ReadonlyArray<() => Command> = [clusterCommand, graphCommand, validateCommand, packageCommand, imageCommand];
+const COMMANDS: ReadonlyArray<() => Command> = [initCommand, clusterCommand, graphCommand, validateCommand, packageCommand, imageCommand];
 
 function packageVersion(): string {
   let dir = path.dirname(fileURLToPath(import.meta.url));

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# `npm run setup`: everything this repository needs, in one command, on a fresh clone:
+#   1. the Debian packages of .ci/apt-packages.txt (the ones CI installs): installed when this user may
+#      (root, or sudo without a password prompt), else the exact apt-get line is printed and set-up goes on;
+#   2. `npm ci` (the exact versions of package-lock.json);
+#   3. scripts/setup.ts: checks Go, then builds (or finds in ~/.cache/klutch-kit) every Go-built binary
+#      — the clusters, kubectl, the real node, Crossplane, the Pulumi toolchain — with progress and an
+#      estimate of the time left. Options: --no-apt, --no-builds.
+# Plain bash on purpose: it runs before `npm ci`, when tsx is not installed yet.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+T0=$(date +%s)
+APT=1
+BUILDS=1
+for a in "$@"; do
+  case "$a" in
+    --no-apt) APT=0 ;;
+    --no-builds) BUILDS=0 ;;
+    *)
+      echo "setup: unknown option \"$a\"; expected --no-apt or --no-builds" >&2
+      exit 2
+      ;;
+  esac
+done
+step() { echo "::: setup: $1 ($(($(date +%s) - T0)) s)"; }
+APT_MISSING=""
+
+if [ "$APT" = 1 ]; then
+  step "Debian packages (.ci/apt-packages.txt)"
+  pkgs=$(grep -vE '^\s*(#|$)' .ci/apt-packages.txt || true)
+  if ! command -v dpkg >/dev/null 2>&1; then
+    echo "  not a Debian/Ubuntu system (no dpkg): install the equivalents of: $(echo $pkgs)"
+    APT_MISSING=$(echo $pkgs)
+  else
+    missing=""
+    for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
+    missing=${missing# }
+    if [ -z "$missing" ]; then
+      echo "  all installed: $(echo $pkgs)"
+    else
+      line="apt-get update && apt-get install -y --no-install-recommends $missing"
+      if [ "$(id -u)" = 0 ]; then
+        echo "  installing: $missing"
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
+      elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+        echo "  installing with sudo: $missing"
+        sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
+      else
+        echo "  missing: $missing — this user may not install them (not root, no password-less sudo). Run as root:"
+        echo "    sudo sh -c '$line'"
+        APT_MISSING=$missing
+      fi
+    fi
+  fi
+fi
+
+step "npm ci"
+npm ci --no-audit --no-fund
+
+if [ "$BUILDS" = 1 ]; then
+  step "Go-built binaries (scripts/setup.ts)"
+  KLUTCH_KIT_SETUP_APT_MISSING="$APT_MISSING" npx tsx scripts/setup.ts
+fi
+if [ -n "$APT_MISSING" ]; then
+  echo "::: setup: done in $(($(date +%s) - T0)) s, except the Debian packages: $APT_MISSING (command above)"
+  exit 1
+fi
+echo "::: setup: done in $(($(date +%s) - T0)) s. Next: npm run sandbox (a whole Klutch here), npm run test:all (every check CI runs)"

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# `npm run test:all`: every check CI runs, on a machine set up by `npm run setup`. The phases and their
+# commands are listed once, in .ci/phases; .ci/run installs (apt, npm ci) and then runs this script, so
+# the two cannot differ. Prints each phase's time, stops at the first failing phase, and ends with one
+# line summing jest's "Tests:" lines of all phases.
+#   npm run test:all                  # every phase
+#   npm run test:all -- lint unit     # only the named phases, in the list's order
+set -euo pipefail # pipefail: a failing phase fails through tee
+cd "$(dirname "$0")/.."
+T0=${KLUTCH_KIT_T0:-$(date +%s)}
+LOG=$(mktemp -d)/tests.log
+trap 'rm -rf "$(dirname "$LOG")"' EXIT
+
+mapfile -t LINES < <(grep -vE '^\s*(#|$)' .ci/phases)
+NAMES=()
+for l in "${LINES[@]}"; do NAMES+=("${l%% *}"); done
+for want in "$@"; do
+  found=""
+  for n in "${NAMES[@]}"; do [ "$n" = "$want" ] && found=1; done
+  if [ -z "$found" ]; then
+    echo "test:all: unknown phase \"$want\"; the phases (.ci/phases) are: ${NAMES[*]}" >&2
+    exit 2
+  fi
+done
+
+for l in "${LINES[@]}"; do
+  name=${l%% *}
+  cmd=$(echo "${l#"$name"}" | sed -E 's/^\s+//')
+  if [ $# -gt 0 ]; then
+    selected=""
+    for want in "$@"; do [ "$want" = "$name" ] && selected=1; done
+    [ -z "$selected" ] && continue
+  fi
+  s=$(date +%s)
+  echo "::: phase $name ($cmd)"
+  if ! bash -c "$cmd" 2>&1 | tee -a "$LOG"; then
+    echo "::: phase $name FAILED after $(($(date +%s) - s))s (total $(($(date +%s) - T0))s)"
+    exit 1
+  fi
+  echo "::: phase $name took $(($(date +%s) - s))s (total $(($(date +%s) - T0))s)"
+done
+echo "::: all phases passed in $(($(date +%s) - T0))s"
+# One plain closing line for both jest projects: "Tests: N passed, N total" lines summed.
+count() { awk -v w="$1" '/^Tests: /{for(i=2;i<=NF;i++) if($i==w"," || $i==w) s+=$(i-1)} END{print s+0}' "$LOG"; }
+echo "tests: $(count passed) passed, $(count failed) failed"
