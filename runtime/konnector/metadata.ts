@@ -81,7 +81,7 @@ export const isDeleting = (o: KubeObject | undefined): boolean => !!o?.metadata.
  * nothing had to change or, on removal, when the object is already gone.
  */
 export async function setFinalizer<T extends KubeObject>(
-  client: KubeClient,
+  client: Pick<KubeClient, 'jsonPatch'>,
   r: ResourceRef,
   o: T,
   finalizer: string,

@@ -1,0 +1,220 @@
+import { describe, expect, it } from '@jest/globals';
+import type { KubeObject } from '../../../runtime/core/client.js';
+import { RequeueError } from '../../../runtime/core/controller.js';
+import { silentLogger } from '../../../runtime/core/logger.js';
+import { isolationFor } from '../../../runtime/konnector/export-isolation.js';
+import { APPLIED_TTL_MS, SpecUpReconciler } from '../../../runtime/konnector/export-spec.js';
+import { hashOf } from '../../../runtime/konnector/metadata.js';
+import { BOUND_ANNOTATION, CLUSTER_NAMESPACE_ANNOTATION, FIELD_MANAGER, SPEC_HASH_ANNOTATION, SYNCER_FINALIZER } from '../../../runtime/konnector/types.js';
+import { FakeCache, FakeKube, GADGETS, widget, WIDGETS } from './_export-fakes.js';
+
+const ctx = {
+  clusterNamespace: 'cluster-a',
+  providerNamespaceFor: (ns: string) => ({ shop: 'cluster-a-shop' })[ns],
+  consumerNamespaceFor: (ns: string) => ({ 'cluster-a-shop': 'shop' })[ns],
+};
+const DELETING = { deletionTimestamp: '2026-01-01T00:00:00Z' as never };
+
+function setup(opts: { down?: KubeObject[]; up?: KubeObject[]; cluster?: 'Prefixed' | 'None' | 'Namespaced'; assign?: string; reserved?: string[] } = {}) {
+  const app = new FakeKube();
+  const provider = new FakeKube();
+  const consumers = new FakeCache(...(opts.down ?? []));
+  const providers = new FakeCache(...(opts.up ?? []));
+  const ensured: string[] = [];
+  const warnings: unknown[] = [];
+  let t = 1_000;
+  const namespaced = opts.cluster === undefined;
+  const isolation = isolationFor(namespaced, opts.cluster, ctx);
+  const resource = namespaced ? WIDGETS : GADGETS;
+  const r = new SpecUpReconciler({
+    resource,
+    providerResource: { ...resource, namespaced: isolation.providerNamespaced },
+    isolation,
+    consumers,
+    providers,
+    app,
+    provider,
+    ensureAPIServiceNamespace: async (ns) => {
+      ensured.push(ns);
+      return opts.assign;
+    },
+    isReservedNamespace: (ns) => (opts.reserved ?? []).includes(ns),
+    log: { ...silentLogger, warn: (...a: unknown[]) => warnings.push(a) } as never,
+    now: () => t,
+  });
+  return { app, provider, consumers, providers, ensured, warnings, r, advance: (ms: number) => (t += ms) };
+}
+
+const withFinalizer = (o: KubeObject): KubeObject => ({ ...o, metadata: { ...o.metadata, finalizers: [SYNCER_FINALIZER] } });
+
+describe('SpecUpReconciler', () => {
+  it('a new consumer object: finalizer first, then a server-side-applied, annotated copy upstream', async () => {
+    const down = widget('shop', 'db', { spec: { size: 1 }, status: { x: 1 } });
+    const { app, provider, r } = setup({ down: [down] });
+    await expect(r.reconcile('shop/db')).resolves.toBe('create');
+    expect(app.writes()).toEqual([
+      { verb: 'update', resource: 'widgets', namespace: 'shop', name: 'db', body: { ...down, metadata: { ...down.metadata, finalizers: [SYNCER_FINALIZER] } } },
+    ]);
+    expect(provider.writes()).toEqual([
+      {
+        verb: 'apply',
+        resource: 'widgets',
+        namespace: 'cluster-a-shop',
+        name: 'db',
+        body: {
+          apiVersion: 'example.com/v1',
+          kind: 'Widget',
+          metadata: { name: 'db', namespace: 'cluster-a-shop', annotations: { [BOUND_ANNOTATION]: 'true', [SPEC_HASH_ANNOTATION]: hashOf({ size: 1 }) } },
+          spec: { size: 1 },
+        },
+        opts: { fieldManager: FIELD_MANAGER, force: true },
+      },
+    ]);
+  });
+
+  it('until the informers catch up: works on the updated object (no second finalizer update) and applies no second copy', async () => {
+    const { app, provider, r, advance } = setup({ down: [widget('shop', 'db', { spec: { size: 1 } })] });
+    await r.reconcile('shop/db');
+    await expect(r.reconcile('shop/db')).resolves.toBeUndefined();
+    expect(app.writes().map((c) => c.verb)).toEqual(['update']);
+    expect(provider.writes().map((c) => c.verb)).toEqual(['apply']);
+    // the upstream create's event never came: after APPLIED_TTL_MS the copy is applied again
+    advance(APPLIED_TTL_MS);
+    await expect(r.reconcile('shop/db')).resolves.toBe('create');
+    expect(provider.writes().map((c) => c.verb)).toEqual(['apply', 'apply']);
+  });
+
+  it('an informer event of the upstream location lets the next reconcile apply again', async () => {
+    const { provider, r } = setup({ down: [widget('shop', 'db', { spec: { size: 1 } })] });
+    await r.reconcile('shop/db');
+    r.providerEvent('cluster-a-shop/db');
+    await expect(r.reconcile('shop/db')).resolves.toBe('create');
+    expect(provider.writes()).toHaveLength(2);
+  });
+
+  it('a consumer event newer than the finalizer update replaces the in-flight object', async () => {
+    const down = widget('shop', 'db', { spec: { size: 1 } });
+    const { app, consumers, r } = setup({ down: [down] });
+    await r.reconcile('shop/db');
+    const newer = widget('shop', 'db', { metadata: { resourceVersion: '7' }, spec: { size: 2 } }); // finalizer removed by someone
+    consumers.set(newer);
+    r.consumerEvent('shop/db', newer);
+    await r.reconcile('shop/db');
+    expect(app.writes().map((c) => (c.body as KubeObject).metadata.resourceVersion)).toEqual(['1', '7']);
+  });
+
+  it('a namespace without a provider namespace: asks for one, and waits until it is assigned', async () => {
+    const waiting = setup({ down: [widget('new-ns', 'db')] });
+    const err = await waiting.r.reconcile('new-ns/db').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RequeueError);
+    expect((err as Error).message).toBe('waiting for the provider to assign a namespace to APIServiceNamespace new-ns');
+    expect(waiting.ensured).toEqual(['new-ns']);
+    expect([...waiting.app.writes(), ...waiting.provider.writes()]).toEqual([]);
+
+    const assigned = setup({ down: [widget('new-ns', 'db')], assign: 'cluster-a-new-ns' });
+    await expect(assigned.r.reconcile('new-ns/db')).resolves.toBe('create');
+    expect(assigned.provider.writes()[0]).toMatchObject({ namespace: 'cluster-a-new-ns', name: 'db' });
+  });
+
+  it('a reserved namespace is never synced (one warning), and its deleted objects are released', async () => {
+    const { app, provider, warnings, ensured, r } = setup({
+      down: [widget('kube-system', 'db'), withFinalizer(widget('kube-system', 'gone', { metadata: DELETING }))],
+      reserved: ['kube-system'],
+    });
+    await expect(r.reconcile('kube-system/db')).resolves.toBeUndefined();
+    await expect(r.reconcile('kube-system/db')).resolves.toBeUndefined();
+    expect(warnings).toHaveLength(1);
+    expect(ensured).toEqual([]);
+    await expect(r.reconcile('kube-system/gone')).resolves.toBe('finalizer-removed');
+    expect(app.writes().map((c) => c.verb)).toEqual(['jsonPatch']);
+    expect(provider.writes()).toEqual([]);
+  });
+
+  it('an upstream copy in sync is left alone; drift in consumer fields is applied back with the spec only', async () => {
+    const down = withFinalizer(widget('shop', 'db', { spec: { size: 2 } }));
+    const ann = { [BOUND_ANNOTATION]: 'true', [SPEC_HASH_ANNOTATION]: hashOf({ size: 2 }) };
+    const inSync = setup({
+      down: [down],
+      up: [widget('cluster-a-shop', 'db', { metadata: { annotations: ann }, spec: { size: 2, resourceRef: { name: 'x' } } })],
+    });
+    await expect(inSync.r.reconcile('shop/db')).resolves.toBeUndefined();
+    expect([...inSync.app.writes(), ...inSync.provider.writes()]).toEqual([]);
+
+    const drifted = setup({ down: [down], up: [widget('cluster-a-shop', 'db', { metadata: { annotations: ann }, spec: { size: 5 } })] });
+    await expect(drifted.r.reconcile('shop/db')).resolves.toBe('apply');
+    expect(drifted.provider.writes()).toEqual([
+      {
+        verb: 'apply',
+        resource: 'widgets',
+        namespace: 'cluster-a-shop',
+        name: 'db',
+        body: { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'db', namespace: 'cluster-a-shop', annotations: ann }, spec: { size: 2 } },
+        opts: { fieldManager: FIELD_MANAGER, force: true },
+      },
+    ]);
+  });
+
+  it('cluster-scoped (Prefixed): the copy is prefixed and annotated, and another consumer’s object is never taken over', async () => {
+    const down = withFinalizer(widget(undefined, 'db', { spec: { a: 1 } }));
+    const fresh = setup({ down: [down], cluster: 'Prefixed' });
+    await expect(fresh.r.reconcile('db')).resolves.toBe('create');
+    expect(fresh.provider.writes()[0].body).toMatchObject({ metadata: { name: 'cluster-a-db', annotations: { [CLUSTER_NAMESPACE_ANNOTATION]: 'cluster-a' } } });
+
+    const foreign = widget(undefined, 'cluster-a-db', { metadata: { annotations: { [CLUSTER_NAMESPACE_ANNOTATION]: 'cluster-b' } } });
+    const taken = setup({ down: [down], up: [foreign], cluster: 'Prefixed' });
+    await expect(taken.r.reconcile('db')).rejects.toThrow(
+      'upstream cluster-a-db belongs to cluster namespace "cluster-b", not "cluster-a"; refusing to take it over',
+    );
+    expect(taken.provider.writes()).toEqual([]);
+  });
+
+  it('a deleted consumer object: upstream deleted first, the finalizer released once upstream is gone', async () => {
+    const down = withFinalizer(widget('shop', 'db', { metadata: DELETING }));
+    const up = widget('cluster-a-shop', 'db');
+    const present = setup({ down: [down], up: [up] });
+    await expect(present.r.reconcile('shop/db')).resolves.toBe('delete');
+    expect(present.provider.writes()).toEqual([
+      { verb: 'delete', resource: 'widgets', namespace: 'cluster-a-shop', name: 'db', opts: { uid: 'uid-db', propagationPolicy: 'Background' } },
+    ]);
+    expect(present.app.writes()).toEqual([]);
+
+    const terminating = setup({ down: [down], up: [widget('cluster-a-shop', 'db', { metadata: DELETING })] });
+    await expect(terminating.r.reconcile('shop/db')).resolves.toBeUndefined();
+    expect([...terminating.app.writes(), ...terminating.provider.writes()]).toEqual([]);
+
+    // the cache says gone but a live read finds it: delete and wait
+    const stale = setup({ down: [down] });
+    stale.provider.live.set('cluster-a-shop/db', up);
+    await expect(stale.r.reconcile('shop/db')).rejects.toBeInstanceOf(RequeueError);
+    expect(stale.provider.writes()).toEqual([{ verb: 'delete', resource: 'widgets', namespace: 'cluster-a-shop', name: 'db', opts: { uid: 'uid-db' } }]);
+    expect(stale.app.writes()).toEqual([]);
+
+    const gone = setup({ down: [down] });
+    await expect(gone.r.reconcile('shop/db')).resolves.toBe('finalizer-removed');
+    expect(gone.app.writes()).toEqual([
+      {
+        verb: 'jsonPatch',
+        resource: 'widgets',
+        namespace: 'shop',
+        name: 'db',
+        body: [
+          { op: 'test', path: '/metadata/resourceVersion', value: '1' },
+          { op: 'add', path: '/metadata/finalizers', value: [] },
+        ],
+      },
+    ]);
+  });
+
+  it('a deleted consumer object that never got a provider namespace is released without asking for one', async () => {
+    const { app, ensured, r } = setup({ down: [withFinalizer(widget('new-ns', 'db', { metadata: DELETING }))] });
+    await expect(r.reconcile('new-ns/db')).resolves.toBe('finalizer-removed');
+    expect(ensured).toEqual([]);
+    expect(app.writes().map((c) => c.verb)).toEqual(['jsonPatch']);
+  });
+
+  it('a key no longer in the cache writes nothing (the status side deletes orphans)', async () => {
+    const { app, provider, r } = setup();
+    await expect(r.reconcile('shop/gone')).resolves.toBeUndefined();
+    expect([...app.writes(), ...provider.writes()]).toEqual([]);
+  });
+});
