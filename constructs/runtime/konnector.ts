@@ -90,8 +90,30 @@ export class Konnector extends Construct {
 
   constructor(scope: Construct, id: string, props: KonnectorProps = {}) {
     super(scope, id);
+    const o = Konnector.checkProps(props);
+    this.namespace = o.ns;
+    const labels = standardLabels(NAME, 'konnector');
+    const selector = { 'app.kubernetes.io/name': NAME, 'app.kubernetes.io/instance': `${NAME}-${o.ns}` };
+
+    if (props.createNamespace ?? true) {
+      this.namespaceObject = new k8s.KubeNamespace(this, 'Namespace', {
+        metadata: { name: o.ns, labels: { ...standardLabels(o.ns, 'konnector'), 'pod-security.kubernetes.io/enforce': 'restricted' } },
+      });
+    }
+    this.serviceAccount = new k8s.KubeServiceAccount(this, 'ServiceAccount', {
+      metadata: { name: NAME, namespace: o.ns, labels },
+      automountServiceAccountToken: true,
+    });
+    this.rules = konnectorRules(o.bound, o.claimed);
+    this.leaseRules = leaseRules(o.leaseName);
+    this.clusterRole = this.addRbac(o.ns, labels);
+    this.deployment = this.addDeployment(o, labels, selector);
+    this.addAvailability(o, labels, selector);
+  }
+
+  /** Checks the props; the values the manifests are made of. */
+  private static checkProps(props: KonnectorProps): CheckedProps {
     const ns = checkDnsLabel('KonnectorProps.namespace', props.namespace ?? KONNECTOR_NAMESPACE);
-    this.namespace = ns;
     const image = checkImage('KonnectorProps.image', props.image ?? DEFAULT_IMAGES.konnector);
     const replicas = checkInt('KonnectorProps.replicas', props.replicas ?? 2, 1, 10);
     const leaseName = checkDnsLabel('KonnectorProps.leaseName', props.leaseName ?? 'klutch-bind');
@@ -117,86 +139,15 @@ export class Konnector extends Construct {
     for (const [i, a] of (props.extraArgs ?? []).entries()) {
       if (typeof a !== 'string' || !a.startsWith('--')) fail(`KonnectorProps.extraArgs[${i}]`, a, 'must be a flag starting with "--"');
     }
+    return { ns, image, replicas, leaseName, resources, bound, claimed, extraArgs: props.extraArgs ?? [] };
+  }
 
-    const labels = standardLabels(NAME, 'konnector');
-    const selector = { 'app.kubernetes.io/name': NAME, 'app.kubernetes.io/instance': `${NAME}-${ns}` };
-    const podLabels = { ...labels, ...selector };
-
-    if (props.createNamespace ?? true) {
-      this.namespaceObject = new k8s.KubeNamespace(this, 'Namespace', {
-        metadata: { name: ns, labels: { ...standardLabels(ns, 'konnector'), 'pod-security.kubernetes.io/enforce': 'restricted' } },
-      });
-    }
-
-    this.serviceAccount = new k8s.KubeServiceAccount(this, 'ServiceAccount', {
-      metadata: { name: NAME, namespace: ns, labels },
-      automountServiceAccountToken: true,
-    });
-
-    const crdNames = ['apiservicebindings.klutch.anynines.com', ...bound.flatMap((b) => b.resources.map((r) => `${r}.${b.group}`))];
-    const rules: DocumentedRule[] = [
-      {
-        apiGroups: ['apiextensions.k8s.io'],
-        resources: ['customresourcedefinitions'],
-        verbs: READ,
-        why: 'watch CRDs to detect deleted or foreign-owned bound CRDs',
-      },
-      {
-        apiGroups: ['apiextensions.k8s.io'],
-        resources: ['customresourcedefinitions'],
-        verbs: ['create'],
-        why: 'create bound CRDs from APIServiceExports (create cannot be restricted by name)',
-      },
-      {
-        apiGroups: ['apiextensions.k8s.io'],
-        resources: ['customresourcedefinitions'],
-        verbs: ['update', 'patch', 'delete'],
-        resourceNames: crdNames,
-        why: 'keep only the bound CRDs (and the apiservicebindings CRD) in sync with the provider',
-      },
-      {
-        apiGroups: [BINDING_GROUP],
-        resources: ['apiservicebindings'],
-        verbs: ['get', 'list', 'watch', 'update', 'patch'],
-        why: 'read bindings, put finalizers on them',
-      },
-      {
-        apiGroups: [BINDING_GROUP],
-        resources: ['apiservicebindings/status'],
-        verbs: ['get', 'update', 'patch'],
-        why: 'report SecretValid/Connected/Heartbeating/Ready',
-      },
-      ...bound.map((b): DocumentedRule => ({
-        apiGroups: [b.group],
-        resources: b.resources.flatMap((r) => [r, `${r}/status`]),
-        verbs: READ_WRITE,
-        why: `sync bound ${b.group} objects: spec up, status down, adopt provider-created objects, finalizers`,
-      })),
-      ...groupClaims(claimed).map((c): DocumentedRule => ({
-        apiGroups: [c.group],
-        resources: c.resources,
-        verbs: READ_WRITE,
-        why: 'copy claimed objects (service-binding credentials) between provider and consumer namespaces chosen by app developers',
-      })),
-      { apiGroups: [''], resources: ['namespaces'], verbs: READ, why: 'a deleted consumer namespace deletes its APIServiceNamespace upstream' },
-      { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'], why: 'record events on bindings and synced objects' },
-    ];
-    this.rules = rules;
-    this.leaseRules = [
-      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'], why: 'create the leader-election Lease' },
-      {
-        apiGroups: ['coordination.k8s.io'],
-        resources: ['leases'],
-        verbs: ['get', 'watch', 'update', 'patch'],
-        resourceNames: [leaseName],
-        why: 'renew and observe the leader-election Lease',
-      },
-    ];
-
+  /** The konnector's cluster-wide ClusterRole (+ binding) and its leader-election Role (+ binding). */
+  private addRbac(ns: string, labels: Record<string, string>): k8s.KubeClusterRole {
     const roleName = `klutch-${NAME}-${ns}`;
-    this.clusterRole = new k8s.KubeClusterRole(this, 'ClusterRole', {
+    const clusterRole = new k8s.KubeClusterRole(this, 'ClusterRole', {
       metadata: { name: roleName, labels },
-      rules: toPolicyRules('Konnector.rules', rules),
+      rules: toPolicyRules('Konnector.rules', this.rules),
     });
     new k8s.KubeClusterRoleBinding(this, 'ClusterRoleBinding', {
       metadata: { name: roleName, labels },
@@ -212,8 +163,14 @@ export class Konnector extends Construct {
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: `${NAME}-leader-election` },
       subjects: [{ kind: 'ServiceAccount', name: NAME, namespace: ns }],
     });
+    return clusterRole;
+  }
 
-    this.deployment = new k8s.KubeDeployment(this, 'Deployment', {
+  /** The Deployment: hardened pods spread over nodes, health and metrics on one port. */
+  private addDeployment(o: CheckedProps, labels: Record<string, string>, selector: Record<string, string>): k8s.KubeDeployment {
+    const { ns, replicas, image, leaseName, resources } = o;
+    const podLabels = { ...labels, ...selector };
+    return new k8s.KubeDeployment(this, 'Deployment', {
       metadata: { name: NAME, namespace: ns, labels },
       spec: {
         replicas,
@@ -244,12 +201,7 @@ export class Konnector extends Construct {
                 imagePullPolicy: 'IfNotPresent',
                 // The health address defaults to loopback in klutch-konnector; kubelet probes and
                 // Prometheus need it on the pod IP. /healthz, /readyz and /metrics share this port.
-                args: [
-                  `--lease-name=${leaseName}`,
-                  '--lease-namespace=$(POD_NAMESPACE)',
-                  `--health-address=0.0.0.0:${PORTS.konnectorHealth}`,
-                  ...(props.extraArgs ?? []),
-                ],
+                args: [`--lease-name=${leaseName}`, '--lease-namespace=$(POD_NAMESPACE)', `--health-address=0.0.0.0:${PORTS.konnectorHealth}`, ...o.extraArgs],
                 env: podIdentityEnv(),
                 ports: [{ name: 'http', containerPort: PORTS.konnectorHealth, protocol: 'TCP' }],
                 livenessProbe: {
@@ -269,7 +221,11 @@ export class Konnector extends Construct {
         },
       },
     });
+  }
 
+  /** A PodDisruptionBudget when there is more than one replica, and the metrics Service. */
+  private addAvailability(o: CheckedProps, labels: Record<string, string>, selector: Record<string, string>): void {
+    const { ns, replicas } = o;
     if (replicas > 1) {
       new k8s.KubePodDisruptionBudget(this, 'PodDisruptionBudget', {
         metadata: { name: NAME, namespace: ns, labels },
@@ -289,6 +245,84 @@ export class Konnector extends Construct {
   public get deploymentObject(): ApiObject {
     return this.deployment;
   }
+}
+
+/** The validated props of a {@link Konnector}. */
+interface CheckedProps {
+  readonly ns: string;
+  readonly image: string;
+  readonly replicas: number;
+  readonly leaseName: string;
+  readonly resources: ResourceSpec;
+  readonly bound: { group: string; resources: string[] }[];
+  readonly claimed: ClaimedResource[];
+  readonly extraArgs: readonly string[];
+}
+
+/** The konnector's cluster-wide rules, with reasons: exactly the bound APIs and the claimed resources. */
+function konnectorRules(bound: CheckedProps['bound'], claimed: ClaimedResource[]): DocumentedRule[] {
+  const crdNames = ['apiservicebindings.klutch.anynines.com', ...bound.flatMap((b) => b.resources.map((r) => `${r}.${b.group}`))];
+  return [
+    {
+      apiGroups: ['apiextensions.k8s.io'],
+      resources: ['customresourcedefinitions'],
+      verbs: READ,
+      why: 'watch CRDs to detect deleted or foreign-owned bound CRDs',
+    },
+    {
+      apiGroups: ['apiextensions.k8s.io'],
+      resources: ['customresourcedefinitions'],
+      verbs: ['create'],
+      why: 'create bound CRDs from APIServiceExports (create cannot be restricted by name)',
+    },
+    {
+      apiGroups: ['apiextensions.k8s.io'],
+      resources: ['customresourcedefinitions'],
+      verbs: ['update', 'patch', 'delete'],
+      resourceNames: crdNames,
+      why: 'keep only the bound CRDs (and the apiservicebindings CRD) in sync with the provider',
+    },
+    {
+      apiGroups: [BINDING_GROUP],
+      resources: ['apiservicebindings'],
+      verbs: ['get', 'list', 'watch', 'update', 'patch'],
+      why: 'read bindings, put finalizers on them',
+    },
+    {
+      apiGroups: [BINDING_GROUP],
+      resources: ['apiservicebindings/status'],
+      verbs: ['get', 'update', 'patch'],
+      why: 'report SecretValid/Connected/Heartbeating/Ready',
+    },
+    ...bound.map((b): DocumentedRule => ({
+      apiGroups: [b.group],
+      resources: b.resources.flatMap((r) => [r, `${r}/status`]),
+      verbs: READ_WRITE,
+      why: `sync bound ${b.group} objects: spec up, status down, adopt provider-created objects, finalizers`,
+    })),
+    ...groupClaims(claimed).map((c): DocumentedRule => ({
+      apiGroups: [c.group],
+      resources: c.resources,
+      verbs: READ_WRITE,
+      why: 'copy claimed objects (service-binding credentials) between provider and consumer namespaces chosen by app developers',
+    })),
+    { apiGroups: [''], resources: ['namespaces'], verbs: READ, why: 'a deleted consumer namespace deletes its APIServiceNamespace upstream' },
+    { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'], why: 'record events on bindings and synced objects' },
+  ];
+}
+
+/** The rules of the leader-election Role. */
+function leaseRules(leaseName: string): DocumentedRule[] {
+  return [
+    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'], why: 'create the leader-election Lease' },
+    {
+      apiGroups: ['coordination.k8s.io'],
+      resources: ['leases'],
+      verbs: ['get', 'watch', 'update', 'patch'],
+      resourceNames: [leaseName],
+      why: 'renew and observe the leader-election Lease',
+    },
+  ];
 }
 
 function groupClaims(claimed: ClaimedResource[]): { group: string; resources: string[] }[] {
