@@ -519,7 +519,7 @@ describe('the bind backend as pods', () => {
     try {
       await api().request('DELETE', `/api/v1/namespaces/${BACKEND_NS}/pods/${victim!.metadata.name}`);
       const fresh = await eventually(
-        'a replacement pod running but not Ready, NotReady in its EndpointSlice',
+        'a replacement pod answering /readyz 503, not Ready, NotReady in its EndpointSlice',
         async () => {
           const pods = await podsOf(BACKEND_NS, selector);
           const p = pods.find((x) => x.metadata.uid !== survivor!.metadata.uid && x.metadata.uid !== victim!.metadata.uid);
@@ -531,13 +531,15 @@ describe('the bind backend as pods', () => {
             { query: { labelSelector: `kubernetes.io/service-name=${BACKEND}` } },
           );
           const ep = slices.items.flatMap((sl) => sl.endpoints ?? []).find((e) => e.targetRef?.uid === p.metadata.uid);
-          return ep?.conditions?.ready === false ? p : undefined;
+          if (ep?.conditions?.ready !== false) return undefined;
+          // up and answering (its process starts a moment after the container), and saying it is not ready
+          const own = await httpGet(`http://${p.status!['podIP'] as string}:8080/readyz`).catch(() => undefined);
+          return own?.status === 503 ? p : undefined;
         },
         { timeoutMs: 120_000, intervalMs: 500 },
       );
-      // Its own /readyz says 503; through the Service every answer is the survivor's 200.
-      const own = await httpGet(`http://${fresh.status!['podIP'] as string}:8080/readyz`).catch((e: Error) => ({ status: -1, body: e.message }));
-      expect(own.status).toBe(503);
+      expect(fresh.status!.conditions!.find((c) => c.type === 'Ready')?.status).toBe('False');
+      // Through the Service every answer is the survivor's 200: none reaches the pod that answers 503.
       const answers: number[] = [];
       for (let i = 0; i < 30; i++) answers.push((await httpGet(`http://${backendServiceIp}/readyz`)).status);
       expect(answers.filter((s) => s !== 200)).toEqual([]);
