@@ -84,6 +84,32 @@ export interface DexProps {
 const SECRET_KEYS = /^(clientsecret|secret|password|bindpw|privatekey|token|apitoken|apikey)$/i;
 const DEFAULT_RESOURCES: ResourceSpec = { cpuRequest: '50m', cpuLimit: '500m', memoryRequest: '64Mi', memoryLimit: '256Mi' };
 
+/** The validated props of a {@link Dex} (clients and connectors aside). */
+interface CheckedDexProps {
+  readonly issuer: string;
+  readonly ns: string;
+  readonly name: string;
+  readonly image: string;
+  readonly storage: 'memory' | 'kubernetes';
+  readonly replicas: number;
+  readonly resources: ResourceSpec;
+}
+
+/** Dex's config.yaml. */
+function dexConfig(o: CheckedDexProps, staticClients: unknown[], connectors: unknown[]): Record<string, unknown> {
+  const { issuer, storage } = o;
+  return {
+    issuer,
+    storage: storage === 'memory' ? { type: 'memory' } : { type: 'kubernetes', config: { inCluster: true } },
+    web: { http: `0.0.0.0:${PORTS.dexHttp}` },
+    telemetry: { http: `0.0.0.0:${PORTS.dexTelemetry}` },
+    oauth2: { skipApprovalScreen: true, responseTypes: ['code'] },
+    enablePasswordDB: false,
+    staticClients,
+    connectors,
+  };
+}
+
 export class Dex extends Construct {
   public readonly namespace: string;
   public readonly name: string;
@@ -102,13 +128,37 @@ export class Dex extends Construct {
 
   constructor(scope: Construct, id: string, props: DexProps) {
     super(scope, id);
+    const o = Dex.checkProps(props);
+    const { ns, name, storage } = o;
+    this.issuer = o.issuer;
+    this.namespace = ns;
+    this.name = name;
+    const { env, staticClients, connectors } = Dex.clientsAndConnectors(props);
+    this.config = dexConfig(o, staticClients, connectors);
+    const labels = standardLabels(name, 'oidc');
+    const selector = { 'app.kubernetes.io/name': name, 'app.kubernetes.io/instance': `${name}-${ns}` };
+    this.configMap = new k8s.KubeConfigMap(this, 'Config', {
+      metadata: { name: `${name}-config`, namespace: ns, labels },
+      data: { 'config.yaml': stringify(this.config) },
+    });
+    new k8s.KubeServiceAccount(this, 'ServiceAccount', {
+      metadata: { name, namespace: ns, labels },
+      automountServiceAccountToken: storage === 'kubernetes',
+    });
+    if (storage === 'kubernetes') this.addStorageRbac(ns, name, labels);
+    this.deployment = this.addDeployment(o, env, labels, selector);
+    this.service = this.addService(ns, name, labels, selector);
+    checkDnsSubdomain('DexProps.name (Service host)', `${name}.${ns}.svc`);
+    this.issuerPath = new URL(this.issuer).pathname.replace(/\/$/, '');
+  }
+
+  /** Checks the props but the clients and connectors; the values the manifests are made of. */
+  private static checkProps(props: DexProps): CheckedDexProps {
     const P = 'DexProps';
     if (!props || typeof props !== 'object') fail(P, props, 'must be an object');
-    this.issuer = checkUrl(`${P}.issuer`, props.issuer, true);
+    const issuer = checkUrl(`${P}.issuer`, props.issuer, true);
     const ns = checkDnsLabel(`${P}.namespace`, props.namespace ?? BACKEND_NAMESPACE);
-    this.namespace = ns;
     const name = checkDnsLabel(`${P}.name`, props.name ?? 'dex');
-    this.name = name;
     const image = checkImage(`${P}.image`, props.image ?? DEFAULT_IMAGES.dex);
     const storage = props.storage ?? 'memory';
     if (storage !== 'memory' && storage !== 'kubernetes') fail(`${P}.storage`, storage, 'must be "memory" or "kubernetes"');
@@ -123,7 +173,15 @@ export class Dex extends Construct {
     if (!Array.isArray(props.connectors) || props.connectors.length === 0) {
       fail(`${P}.connectors`, props.connectors, 'must list at least one connector');
     }
+    return { issuer, ns, name, image, storage, replicas, resources };
+  }
 
+  /**
+   * Checks the static clients and connectors: their Dex config entries, and the env vars (from
+   * Secrets) their `$NAME` references read.
+   */
+  private static clientsAndConnectors(props: DexProps): { env: k8s.EnvVar[]; staticClients: unknown[]; connectors: unknown[] } {
+    const P = 'DexProps';
     const env: k8s.EnvVar[] = [];
     const envNames = new Set<string>();
     const addEnv = (prop: string, envName: string, ref: SecretKeyRef) => {
@@ -158,62 +216,48 @@ export class Dex extends Construct {
       checkNoInlineSecrets(`${cp}.config`, c.config, declared);
       return { type: c.type, id: c.id, name: c.name, config: c.config };
     });
+    return { env, staticClients, connectors };
+  }
 
-    const issuerPath = new URL(this.issuer).pathname.replace(/\/$/, '');
-    this.config = {
-      issuer: this.issuer,
-      storage: storage === 'memory' ? { type: 'memory' } : { type: 'kubernetes', config: { inCluster: true } },
-      web: { http: `0.0.0.0:${PORTS.dexHttp}` },
-      telemetry: { http: `0.0.0.0:${PORTS.dexTelemetry}` },
-      oauth2: { skipApprovalScreen: true, responseTypes: ['code'] },
-      enablePasswordDB: false,
-      staticClients,
-      connectors,
-    };
-    const labels = standardLabels(name, 'oidc');
-    const selector = { 'app.kubernetes.io/name': name, 'app.kubernetes.io/instance': `${name}-${ns}` };
-    this.configMap = new k8s.KubeConfigMap(this, 'Config', {
-      metadata: { name: `${name}-config`, namespace: ns, labels },
-      data: { 'config.yaml': stringify(this.config) },
+  /** Dex Kubernetes storage: a ClusterRole (+ binding) over its state CRDs. */
+  private addStorageRbac(ns: string, name: string, labels: Record<string, string>): void {
+    const rules: DocumentedRule[] = [
+      {
+        apiGroups: ['dex.coreos.com'],
+        resources: [
+          'authcodes',
+          'authrequests',
+          'connectors',
+          'devicerequests',
+          'devicetokens',
+          'oauth2clients',
+          'offlinesessionses',
+          'passwords',
+          'refreshtokens',
+          'signingkeies',
+        ],
+        verbs: READ_WRITE,
+        why: 'Dex Kubernetes storage keeps its state in these CRDs',
+      },
+      {
+        apiGroups: ['apiextensions.k8s.io'],
+        resources: ['customresourcedefinitions'],
+        verbs: ['get', 'list', 'create'],
+        why: 'Dex creates its storage CRDs at start-up',
+      },
+    ];
+    new k8s.KubeClusterRole(this, 'ClusterRole', { metadata: { name: `${name}-${ns}`, labels }, rules: toPolicyRules('Dex.rules', rules) });
+    new k8s.KubeClusterRoleBinding(this, 'ClusterRoleBinding', {
+      metadata: { name: `${name}-${ns}`, labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: `${name}-${ns}` },
+      subjects: [{ kind: 'ServiceAccount', name, namespace: ns }],
     });
-    new k8s.KubeServiceAccount(this, 'ServiceAccount', {
-      metadata: { name, namespace: ns, labels },
-      automountServiceAccountToken: storage === 'kubernetes',
-    });
-    if (storage === 'kubernetes') {
-      const rules: DocumentedRule[] = [
-        {
-          apiGroups: ['dex.coreos.com'],
-          resources: [
-            'authcodes',
-            'authrequests',
-            'connectors',
-            'devicerequests',
-            'devicetokens',
-            'oauth2clients',
-            'offlinesessionses',
-            'passwords',
-            'refreshtokens',
-            'signingkeies',
-          ],
-          verbs: READ_WRITE,
-          why: 'Dex Kubernetes storage keeps its state in these CRDs',
-        },
-        {
-          apiGroups: ['apiextensions.k8s.io'],
-          resources: ['customresourcedefinitions'],
-          verbs: ['get', 'list', 'create'],
-          why: 'Dex creates its storage CRDs at start-up',
-        },
-      ];
-      new k8s.KubeClusterRole(this, 'ClusterRole', { metadata: { name: `${name}-${ns}`, labels }, rules: toPolicyRules('Dex.rules', rules) });
-      new k8s.KubeClusterRoleBinding(this, 'ClusterRoleBinding', {
-        metadata: { name: `${name}-${ns}`, labels },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: `${name}-${ns}` },
-        subjects: [{ kind: 'ServiceAccount', name, namespace: ns }],
-      });
-    }
-    this.deployment = new k8s.KubeDeployment(this, 'Deployment', {
+  }
+
+  /** The Deployment: hardened pods, the config mounted read-only, secrets from env. */
+  private addDeployment(o: CheckedDexProps, env: k8s.EnvVar[], labels: Record<string, string>, selector: Record<string, string>): k8s.KubeDeployment {
+    const { ns, name, image, storage, replicas, resources } = o;
+    return new k8s.KubeDeployment(this, 'Deployment', {
       metadata: { name, namespace: ns, labels },
       spec: {
         replicas,
@@ -248,7 +292,11 @@ export class Dex extends Construct {
         },
       },
     });
-    this.service = new k8s.KubeService(this, 'Service', {
+  }
+
+  /** The Service: the web port (issuer) and the telemetry port (health, metrics). */
+  private addService(ns: string, name: string, labels: Record<string, string>, selector: Record<string, string>): k8s.KubeService {
+    return new k8s.KubeService(this, 'Service', {
       metadata: { name, namespace: ns, labels },
       spec: {
         selector,
@@ -258,8 +306,6 @@ export class Dex extends Construct {
         ],
       },
     });
-    checkDnsSubdomain(`${P}.name (Service host)`, `${name}.${ns}.svc`);
-    this.issuerPath = issuerPath;
   }
 
   /**
