@@ -43,6 +43,14 @@ export interface InstanceOperationProps {
   readonly apiStyle?: ApiStyle;
   /** @default CrossplaneVersion.V2_3 */
   readonly crossplaneVersion?: CrossplaneVersion;
+  /**
+   * Spec properties (OpenAPI) and CEL rules only the namespaced XR has, e.g. the ServiceBinding's
+   * `writeConnectionSecretToRef` (a claim has Crossplane's own). @default - none
+   */
+  readonly namespacedSpec?: {
+    readonly properties: Readonly<Record<string, unknown>>;
+    readonly rules?: ReadonlyArray<{ readonly rule: string; readonly message: string }>;
+  };
 }
 
 const fail = (prop: string, v: unknown, problem: string): never => {
@@ -105,6 +113,13 @@ export class InstanceOperation extends Construct implements IApiExport {
 
     const properties: Record<string, unknown> = {};
     for (const f of fields) properties[f.name] = f.toOpenApi();
+    if (style.namespaced && props.namespacedSpec) {
+      for (const [k, v] of Object.entries(props.namespacedSpec.properties)) {
+        if (k in properties || k === 'serviceInstanceType' || k === 'crossplane') fail(`${P}.namespacedSpec.properties`, k, 'is already a spec field');
+        properties[k] = v;
+      }
+      rules.push(...(props.namespacedSpec.rules ?? []));
+    }
     properties.serviceInstanceType = { type: 'string', enum: [...this.types], description: 'Type of the data service instance, e.g. postgresql.' };
     const spec: Record<string, unknown> = { type: 'object' };
     if (rules.length > 0) spec['x-kubernetes-validations'] = rules;

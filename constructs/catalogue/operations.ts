@@ -65,6 +65,45 @@ export const A9S_BINDING_SECRET_SUFFIX = '-creds';
 export const A8S_CREDENTIALS_RESOURCE = 'credentials';
 
 /**
+ * Names a namespaced ServiceBinding's credentials Secret may have (`spec.writeConnectionSecretToRef.name`): a
+ * DNS-1123 subdomain ending in `-creds`, so that the export's one narrow permission claim (`*-creds` Secrets of
+ * type connection.crossplane.io/v1alpha1) brings exactly the credentials to the app cluster.
+ */
+export const CREDENTIALS_SECRET_NAME_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*-creds$';
+
+/**
+ * The namespaced ServiceBinding's `spec.writeConnectionSecretToRef` (Klutch v2 has the same field): the name of
+ * the credentials Secret in the binding's namespace, `<binding>-creds` when unset. Validated by
+ * CREDENTIALS_SECRET_NAME_PATTERN (at most 253 characters) and immutable: set, changed or removed after
+ * creation it is rejected (the Secret would be left behind under its old name).
+ */
+export const CREDENTIALS_SECRET_REF = {
+  properties: {
+    writeConnectionSecretToRef: {
+      type: 'object',
+      description: "The credentials Secret in the ServiceBinding's namespace. Default: <name>-creds.",
+      properties: {
+        name: {
+          type: 'string',
+          maxLength: 253,
+          pattern: CREDENTIALS_SECRET_NAME_PATTERN,
+          description: 'Name of the credentials Secret: a DNS-1123 subdomain ending in -creds (the app cluster receives *-creds Secrets only).',
+        },
+      },
+      required: ['name'],
+    },
+  },
+  rules: [
+    {
+      rule:
+        "(has(self.writeConnectionSecretToRef) ? self.writeConnectionSecretToRef.name : '') == " +
+        "(has(oldSelf.writeConnectionSecretToRef) ? oldSelf.writeConnectionSecretToRef.name : '')",
+      message: 'spec.writeConnectionSecretToRef.name is immutable',
+    },
+  ],
+} as const;
+
+/**
  * Namespaced XRs have no connection details: the a8s ServiceBinding Composition composes the
  * credentials Secret itself, `<binding>-creds` of type `connection.crossplane.io/v1alpha1` in the
  * XR's namespace — a provider-kubernetes `Object` wrapping the Secret whose `data` is patched (by
@@ -90,6 +129,8 @@ function composeCredentialsSecret(step: PatchAndTransformStep): void {
       Patch.fromCompositeFieldPath(style.namePath, 'spec.forProvider.manifest.metadata.name', {
         transforms: [Transform.stringFormat(`%s${A9S_BINDING_SECRET_SUFFIX}`)],
       }),
+      // a name of the user's choice replaces `<binding>-creds` (unset: the patch is skipped)
+      Patch.fromCompositeFieldPath('spec.writeConnectionSecretToRef.name', 'spec.forProvider.manifest.metadata.name'),
       Patch.fromCompositeFieldPath(style.namespacePath, 'spec.references[0].patchesFrom.namespace'),
       Patch.fromCompositeFieldPath(style.namePath, 'spec.references[0].patchesFrom.name', {
         transforms: [Transform.stringFormat(`%s${A8S_BINDING_SECRET_SUFFIX}`)],
@@ -117,6 +158,7 @@ export function serviceBinding(types: readonly string[] = INSTANCE_TYPES): Insta
       { name: 'region', type: 'string', enum: ['eu-central-1', 'us-east-1'], description: 'Unused; kept for compatibility with Klutch.' },
       { name: 'policy', type: 'string', description: 'Unused; kept for compatibility with Klutch.' },
     ],
+    namespacedSpec: CREDENTIALS_SECRET_REF,
     backends: [
       a8s(
         'a8s-servicebinding',
@@ -161,6 +203,8 @@ export function serviceBinding(types: readonly string[] = INSTANCE_TYPES): Insta
               Patch.fromCompositeFieldPath(style.namePath, 'spec.writeConnectionSecretToRef.name', {
                 transforms: [Transform.stringFormat(`%s${A9S_BINDING_SECRET_SUFFIX}`)],
               }),
+              // namespaced XRs: a name of the user's choice (CREDENTIALS_SECRET_REF) replaces `<binding>-creds`
+              ...(style.namespaced ? [Patch.fromCompositeFieldPath('spec.writeConnectionSecretToRef.name', 'spec.writeConnectionSecretToRef.name')] : []),
               ...toStatus('status.atProvider.', ['serviceBindingID', 'state']),
               Patch.toCompositeFieldPath('status.conditions', 'status.managed.conditions'),
             ],

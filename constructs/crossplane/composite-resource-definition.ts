@@ -234,6 +234,13 @@ export const RESERVED_SPEC_FIELDS: readonly string[] = [
   'crossplane',
 ];
 
+/**
+ * Fields Crossplane 2 injects into the `spec` of a modern (Namespaced or Cluster scope) XR: only the
+ * `crossplane` block. Fields of the legacy list such as `writeConnectionSecretToRef` are the XRD
+ * author's there (Klutch v2's ServiceBinding declares one).
+ */
+export const RESERVED_MODERN_SPEC_FIELDS: readonly string[] = ['crossplane'];
+
 /** Fields Crossplane owns in the XR and claim `status`. */
 export const RESERVED_STATUS_FIELDS: readonly string[] = ['conditions', 'connectionDetails', 'claimConditionTypes', 'crossplane'];
 
@@ -455,7 +462,7 @@ export class CompositeResourceDefinition extends Construct implements IComposite
     if (v.deprecationWarning !== undefined && (typeof v.deprecationWarning !== 'string' || v.deprecationWarning.length > 256)) {
       fail(`${prop}.deprecationWarning`, v.deprecationWarning, 'must be a string of at most 256 characters');
     }
-    checkSchema(`${prop}.schema`, v.schema);
+    checkSchema(`${prop}.schema`, v.schema, this.scope !== undefined && this.scope !== XrdScope.LEGACY_CLUSTER);
     const printerColumns: PrinterColumn[] = [];
     (v.additionalPrinterColumns ?? []).forEach((c, i) => printerColumns.push(checkPrinterColumn(`${prop}.additionalPrinterColumns[${i}]`, c, printerColumns)));
     this.versionList.push({
@@ -550,7 +557,7 @@ function checkPrinterColumn(prop: string, c: PrinterColumn, existing: PrinterCol
   return { ...c };
 }
 
-function checkSchema(prop: string, schema: OpenApiSchema): void {
+function checkSchema(prop: string, schema: OpenApiSchema, modern: boolean): void {
   if (!isPlainObject(schema)) fail(prop, schema, 'must be an OpenAPI v3 schema object');
   if (schema.type !== undefined && schema.type !== 'object') fail(`${prop}.type`, schema.type, 'must be "object" (or omitted)');
   const props = schema.properties;
@@ -562,7 +569,7 @@ function checkSchema(prop: string, schema: OpenApiSchema): void {
       }
     }
     for (const [section, reserved] of [
-      ['spec', RESERVED_SPEC_FIELDS],
+      ['spec', modern ? RESERVED_MODERN_SPEC_FIELDS : RESERVED_SPEC_FIELDS],
       ['status', RESERVED_STATUS_FIELDS],
     ] as const) {
       const s = props[section];

@@ -92,3 +92,13 @@ export function checkApiStyle(prop: string, style: unknown, versionProp: string,
   }
   return { style: s, version: v };
 }
+
+/** The short names of the API styles in configuration: the stack's `klutch-kit:catalogue.apiStyle`, the sandbox's `--api-style`. */
+export const API_STYLE_NAMES: Readonly<Record<string, ApiStyle>> = Object.freeze({ claims: ApiStyle.CLAIMS, namespaced: ApiStyle.NAMESPACED_XR });
+
+/** The API style named `value` (`claims` or `namespaced`); anything else fails naming `prop` and the value. */
+export function apiStyleNamed(prop: string, value: unknown): ApiStyle {
+  const style = typeof value === 'string' && Object.prototype.hasOwnProperty.call(API_STYLE_NAMES, value) ? API_STYLE_NAMES[value] : undefined;
+  if (!style) fail(prop, value, `is not an API style; use ${Object.keys(API_STYLE_NAMES).join(' or ')}`);
+  return style;
+}

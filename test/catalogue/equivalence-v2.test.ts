@@ -23,8 +23,13 @@ type Spec = Record<string, any>;
 const Difference = {
   /** `spec.crossplane.compositionRef.name: ''`: Klutch's PostgreSQL rules count it as the a8s default; ours reject it (no Composition has that name). */
   EMPTY_COMPOSITION_NAME: 'empty compositionRef name',
-  /** ServiceBinding: Klutch v2 dropped `region`/`policy` and added `writeConnectionSecretToRef`; ours keeps the claim's fields and always writes `<binding>-creds`. */
+  /** ServiceBinding: Klutch v2 dropped `region`/`policy`; ours keeps the claim's fields. */
   BINDING_FIELDS: 'ServiceBinding fields',
+  /**
+   * ServiceBinding `writeConnectionSecretToRef.name`: Klutch v2 takes any string; ours a DNS-1123 subdomain ending in
+   * `-creds` (the one permission claim of the export brings `*-creds` Secrets to the app cluster).
+   */
+  CREDENTIALS_SECRET_NAME: 'credentials Secret name',
 } as const;
 type Difference = (typeof Difference)[keyof typeof Difference];
 
@@ -44,7 +49,10 @@ function compare(kind: string) {
   const classify = (spec: Spec, old?: Spec): Difference | undefined => {
     const names = [spec, old].map((s) => s?.crossplane?.compositionRef?.name);
     if (kind === 'PostgresqlInstance' && names.includes('')) return Difference.EMPTY_COMPOSITION_NAME;
-    if (kind === 'ServiceBinding' && ['region', 'policy', 'writeConnectionSecretToRef'].some((f) => f in spec)) return Difference.BINDING_FIELDS;
+    if (kind === 'ServiceBinding' && ['region', 'policy'].some((f) => f in spec)) return Difference.BINDING_FIELDS;
+    const secretName = (spec.writeConnectionSecretToRef as { name?: unknown } | undefined)?.name;
+    if (kind === 'ServiceBinding' && secretName !== undefined && !(typeof secretName === 'string' && /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?-creds$/.test(secretName)))
+      return Difference.CREDENTIALS_SECRET_NAME;
     return undefined;
   };
   const check = (spec: Spec, old?: Spec): boolean => {
@@ -188,9 +196,12 @@ describe.each(OPERATIONS)('%s: verdicts vs Klutch v2', (kind, stem, refFields) =
     check({ ...base, unknownField: 1 });
     expect(r.unexplained).toEqual([]);
     if (kind === 'ServiceBinding') {
-      // Klutch v2 accepts writeConnectionSecretToRef and rejects region/policy; ours the other way round.
+      // Klutch v2 rejects region/policy, ours accepts them; Klutch v2 takes any credentials Secret name, ours *-creds names.
+      for (const name of ['app-pg-creds', 'orders-creds']) expect(check({ ...base, writeConnectionSecretToRef: { name } })).toBe(true);
+      for (const name of ['my-secret', 'app-pg-credentials']) check({ ...base, writeConnectionSecretToRef: { name } });
       expect(r.differences.get(Difference.BINDING_FIELDS)).toBeGreaterThan(0);
-      expect([...r.differences.keys()]).toEqual([Difference.BINDING_FIELDS]);
+      expect(r.differences.get(Difference.CREDENTIALS_SECRET_NAME)).toBeGreaterThan(0);
+      expect([...r.differences.keys()].sort()).toEqual([Difference.BINDING_FIELDS, Difference.CREDENTIALS_SECRET_NAME].sort());
     } else expect(r.differences.size).toBe(0);
   });
 });

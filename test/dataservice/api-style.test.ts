@@ -8,7 +8,7 @@ import { describe, expect, it } from '@jest/globals';
 import { App, Chart } from 'cdk8s';
 import { Catalogue } from '../../constructs/catalogue/index.js';
 import { CompositeDeletePolicy, CompositeResourceDefinition, CrossplaneVersion, XrdScope } from '../../constructs/crossplane/index.js';
-import { A8sBackend, ApiStyle, DataService, Plan, Topology, type DataServiceProps } from '../../constructs/dataservice/index.js';
+import { A8sBackend, ApiStyle, apiStyleNamed, DataService, Plan, Topology, type DataServiceProps } from '../../constructs/dataservice/index.js';
 import { CatalogueInstall, ControlPlaneCluster, renderTopology, topologyGraphOfApp } from '../../constructs/topology/index.js';
 import { deriveXrCrd, SchemaValidator, validateDocuments, type CompositeResourceDefinitionLike } from '../../constructs/validate/index.js';
 import { selects } from '../../runtime/konnector/selector.js';
@@ -208,6 +208,27 @@ describe('CompositeResourceDefinition scope (v2 XRDs)', () => {
     expect(() => x.addConnectionSecretKey('password')).toThrow(/not allowed with scope Namespaced/);
     expect(() => new CompositeResourceDefinition(chart, 'w', { ...base, scope: 'Namespaced' as never })).toThrow(/scope: "Namespaced" must be one of/);
   });
+
+  it('a modern XR spec may declare the legacy names (e.g. writeConnectionSecretToRef); only spec.crossplane is reserved', () => {
+    const chart = new Chart(new App(), 'c');
+    const withSpec = (field: string) => ({
+      type: 'object' as const,
+      properties: { spec: { type: 'object', properties: { [field]: { type: 'object', properties: { name: { type: 'string' } } } } } },
+    });
+    const xrd = (id: string, field: string, scope?: XrdScope) =>
+      new CompositeResourceDefinition(chart, id, {
+        ...base,
+        names: { kind: `K${id}`, plural: `k${id.toLowerCase()}s` },
+        scope,
+        versions: [{ name: 'v1', schema: withSpec(field) }],
+      });
+    for (const scope of [XrdScope.NAMESPACED, XrdScope.CLUSTER]) {
+      expect(() => xrd(`w${scope.value}`, 'writeConnectionSecretToRef', scope)).not.toThrow();
+      expect(() => xrd(`c${scope.value}`, 'crossplane', scope)).toThrow(/"crossplane" is a reserved field: Crossplane injects and owns spec\.crossplane/);
+    }
+    for (const scope of [XrdScope.LEGACY_CLUSTER, undefined])
+      expect(() => xrd(`l${scope?.value ?? 'v1'}`, 'writeConnectionSecretToRef', scope)).toThrow(/"writeConnectionSecretToRef" is a reserved field/);
+  });
 });
 
 describe('Catalogue with ApiStyle.NAMESPACED_XR', () => {
@@ -293,6 +314,56 @@ describe('Catalogue with ApiStyle.NAMESPACED_XR', () => {
     expect(t.spec.permissionClaims).toHaveLength(1);
     // No XR connection details anywhere.
     expect(JSON.stringify(objects.filter((o) => o.kind === 'Composition'))).not.toMatch(/connectionDetails|writeConnectionSecretsToNamespace/);
+  });
+
+  it('a namespaced ServiceBinding may name its credentials Secret (spec.writeConnectionSecretToRef.name): composed under that name, validated, immutable', () => {
+    const binding = (spec: Obj) => ({
+      apiVersion: 'anynines.com/v1',
+      kind: 'ServiceBinding',
+      metadata: { name: 'app', namespace: 'team-a' },
+      spec: { instanceRef: 'pg', serviceInstanceType: 'postgresql', ...spec },
+    });
+    const a8s = render(byName('Composition', 'a8s-servicebinding'), binding({ writeConnectionSecretToRef: { name: 'orders.db-creds' } }));
+    expect(a8s[1].spec.forProvider.manifest.metadata).toEqual({ name: 'orders.db-creds', namespace: 'team-a' });
+    // still copied from the a8s operator's Secret of the binding
+    expect(a8s[1].spec.references[0].patchesFrom).toMatchObject({ name: 'app-service-binding', namespace: 'team-a' });
+    const a9s = render(
+      byName('Composition', 'a9s-servicebinding'),
+      binding({ writeConnectionSecretToRef: { name: 'orders-creds' }, crossplane: { compositionRef: { name: 'a9s-servicebinding' } } }),
+    );
+    expect(a9s[0].spec.writeConnectionSecretToRef).toEqual({ name: 'orders-creds', namespace: 'team-a' });
+    // the export's one permission claim covers every name the XRD accepts
+    const t = byName('APIServiceExportTemplate', 'servicebindings');
+    expect(t.spec.permissionClaims).toHaveLength(1);
+    const claimed = (name: string) =>
+      selects(
+        t.spec.permissionClaims[0].selector,
+        { apiVersion: 'v1', kind: 'Secret', type: 'connection.crossplane.io/v1alpha1', metadata: { name, namespace: 'team-a' } } as never,
+        'ns',
+      );
+    const v = xrValidator(byName('CompositeResourceDefinition', 'servicebindings.anynines.com') as never);
+    const errors = (spec: Obj, old?: Obj) => v.validate(binding(spec), old && binding(old)).map((e) => `${e.path}: ${e.message}`);
+    for (const name of ['orders-creds', 'orders.db-creds', 'a-creds', `${'a'.repeat(247)}-creds`]) {
+      expect({ name, errors: errors({ writeConnectionSecretToRef: { name } }) }).toEqual({ name, errors: [] });
+      expect(claimed(name)).toBe(true);
+    }
+    for (const name of ['orders', 'Orders-creds', '-creds', 'orders-creds.', 'orders_creds', 'orders-creds-x', `${'a'.repeat(248)}-creds`]) {
+      const e = errors({ writeConnectionSecretToRef: { name } });
+      expect({ name, rejected: e.length > 0 && e.every((m) => m.startsWith('spec.writeConnectionSecretToRef.name: ')) }).toEqual({ name, rejected: true });
+    }
+    expect(errors({ writeConnectionSecretToRef: {} })).toEqual(['spec.writeConnectionSecretToRef.name: Required value']);
+    // immutable: set, changed or removed after creation
+    const immutable = ['spec: spec.writeConnectionSecretToRef.name is immutable'];
+    expect(errors({ writeConnectionSecretToRef: { name: 'b-creds' } }, { writeConnectionSecretToRef: { name: 'a-creds' } })).toEqual(immutable);
+    expect(errors({ writeConnectionSecretToRef: { name: 'b-creds' } }, {})).toEqual(immutable);
+    expect(errors({}, { writeConnectionSecretToRef: { name: 'a-creds' } })).toEqual(immutable);
+    expect(errors({ writeConnectionSecretToRef: { name: 'a-creds' } }, { writeConnectionSecretToRef: { name: 'a-creds' } })).toEqual([]);
+    expect(errors({ policy: 'x' }, {})).toEqual([]);
+    // claims have Crossplane's own writeConnectionSecretToRef: the claim XRD does not declare one
+    const claimChart = new Chart(new App(), 'claims');
+    new Catalogue(claimChart, 'catalogue', { operations: ['servicebinding'], services: ['postgresql'] });
+    const claimXrd = (claimChart.toJson() as Obj[]).find((o) => o.kind === 'CompositeResourceDefinition' && o.spec.claimNames?.kind === 'ServiceBinding')!;
+    expect(Object.keys(claimXrd.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties)).not.toContain('writeConnectionSecretToRef');
   });
 
   it('passes klutch-kit validate (offline schemas and CEL for v2 XRDs and kubernetes.m Objects)', () => {
@@ -383,5 +454,16 @@ describe('ControlPlaneCluster with a namespaced catalogue', () => {
     expect(() => cp(undefined, CrossplaneVersion.V1_20)).toThrow(
       /CatalogueProps\.apiStyle: "NamespacedXR" needs Crossplane 2\.x, but CatalogueProps\.crossplaneVersion is 1\.20\.11/,
     );
+  });
+});
+
+describe('apiStyleNamed: the styles by their configuration names', () => {
+  it('maps claims and namespaced, and names the prop and the value for anything else', () => {
+    expect(apiStyleNamed('--api-style', 'claims')).toBe(ApiStyle.CLAIMS);
+    expect(apiStyleNamed('--api-style', 'namespaced')).toBe(ApiStyle.NAMESPACED_XR);
+    for (const bad of ['Claims', 'NamespacedXR', 'toString', '', undefined, 1])
+      expect(() => apiStyleNamed('--api-style', bad)).toThrow(
+        `--api-style: ${JSON.stringify(bad) ?? 'undefined'} is not an API style; use claims or namespaced`,
+      );
   });
 });
