@@ -2,12 +2,14 @@
  * The catalogue as a Crossplane Configuration package (`klutch-kit:catalogue`), for the `runtime` manifests mode:
  * the control plane gets the `Configuration` that installs the package (already pushed to `catalogue.package`),
  * function-patch-and-transform, provider-kubernetes (its DeploymentRuntimeConfig, ProviderConfig and RBAC for the
- * a8s objects), exactly as `ControlPlaneCluster` synthesizes them with `CatalogueInstall.configurationPackage(...)`.
+ * a8s objects; with `catalogue.apiStyle: namespaced` also its `ClusterProviderConfig` and the RBAC for the
+ * composed credentials Secrets), exactly as `ControlPlaneCluster` synthesizes them with `CatalogueInstall.configurationPackage(...)`.
  * Crossplane itself must already run on the cluster (e.g. the sandbox's real Crossplane). provider-anynines and its
  * ProviderConfigs are left out: the a8s compositions need only provider-kubernetes; the `topology` mode installs
  * everything.
  */
 import { App } from 'cdk8s';
+import { apiStyleNamed } from '../constructs/dataservice/index.js';
 import { CatalogueInstall, ControlPlaneCluster } from '../constructs/topology/index.js';
 import type { CatalogueConfig, StackConfig } from './config.js';
 import { type KubeObject, STACK_SECRETS } from './manifests.js';
@@ -22,6 +24,8 @@ const isPackageKind = (o: KubeObject) =>
 const isProviderKubernetes = (o: KubeObject) =>
   (o.apiVersion.startsWith('pkg.crossplane.io/') && o.kind === 'Provider' && o.metadata.name === 'provider-kubernetes') ||
   (o.kind === 'ProviderConfig' && o.apiVersion.startsWith('kubernetes.crossplane.io/')) ||
+  // the namespaced style's Objects (kubernetes.m.crossplane.io) use a ClusterProviderConfig
+  (o.kind === 'ClusterProviderConfig' && o.apiVersion.startsWith('kubernetes.m.crossplane.io/')) ||
   (['ClusterRole', 'ClusterRoleBinding'].includes(o.kind) &&
     o.apiVersion.startsWith('rbac.authorization.k8s.io/') &&
     o.metadata.name.toLowerCase().includes('provider-kubernetes'));
@@ -48,6 +52,8 @@ export function cataloguePackageObjects(config: StackConfig): KubeObject[] {
     // the a9s ProviderConfigs these endpoints feed are dropped below (no provider-anynines in this mode)
     anynines: config.anynines ?? { baseDomain: 'a9s.invalid' },
     catalogueInstall: catalogueInstallOf(config.catalogue),
+    // the package's API style decides which ProviderConfigs its Compositions need
+    catalogue: { apiStyle: apiStyleNamed('klutch-kit:catalogue.apiStyle', config.catalogue.apiStyle ?? 'claims') },
   });
   const objs = (cp.toJson() as KubeObject[]).filter((o) => isPackageKind(o) || isProviderKubernetes(o));
   if (!objs.some((o) => o.kind === 'Configuration'))

@@ -152,6 +152,11 @@ export interface CatalogueConfig {
   readonly install: 'ConfigurationPackage';
   /** The pushed package, e.g. `registry.example.com/klutch/catalogue:v0.1.0`. */
   readonly package: string;
+  /**
+   * The API style the package was built with: `namespaced` (ApiStyle.NAMESPACED_XR) also installs provider-kubernetes'
+   * `ClusterProviderConfig` its Compositions use. @default 'claims'
+   */
+  readonly apiStyle?: 'claims' | 'namespaced';
 }
 
 export interface AnynineConfig {
@@ -471,7 +476,7 @@ export function parseStackConfig(raw: RawStackConfig): StackConfig {
   if (raw.catalogue !== undefined && raw.catalogue !== null) {
     const c = raw.catalogue;
     if (!isObject(c)) fail('catalogue', c, 'an object { install: "ConfigurationPackage", package }');
-    checkKeys('catalogue', c, ['install', 'package']);
+    checkKeys('catalogue', c, ['install', 'package', 'apiStyle']);
     if (c['install'] !== 'ConfigurationPackage') fail('catalogue.install', c['install'], '"ConfigurationPackage"');
     const pkg = c['package'];
     try {
@@ -485,7 +490,9 @@ export function parseStackConfig(raw: RawStackConfig): StackConfig {
         c,
         `nothing with manifests "${manifests}": the catalogue package install is for manifests "runtime" (the topology mode installs the catalogue as objects)`,
       );
-    catalogue = { install: 'ConfigurationPackage', package: pkg as string };
+    const style = c['apiStyle'];
+    if (style !== undefined && style !== 'claims' && style !== 'namespaced') fail('catalogue.apiStyle', style, '"claims" or "namespaced"');
+    catalogue = { install: 'ConfigurationPackage', package: pkg as string, ...(style ? { apiStyle: style } : {}) };
   }
 
   let monitoring: MonitoringConfig | undefined;

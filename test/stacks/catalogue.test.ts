@@ -47,7 +47,10 @@ describe('klutch-kit:catalogue', () => {
       /^klutch-kit:catalogue\.package: .*neither a tag nor a digest/,
     );
     expect(err({ install: 'ConfigurationPackage', package: PKG, pull: 'always' })).toBe(
-      'klutch-kit:catalogue.pull: unknown setting (value "always"); allowed: install, package',
+      'klutch-kit:catalogue.pull: unknown setting (value "always"); allowed: install, package, apiStyle',
+    );
+    expect(err({ install: 'ConfigurationPackage', package: PKG, apiStyle: 'NamespacedXR' })).toBe(
+      'klutch-kit:catalogue.apiStyle: expected "claims" or "namespaced", got "NamespacedXR"',
     );
   });
 
@@ -70,6 +73,23 @@ describe('klutch-kit:catalogue', () => {
     expect(ids(objs.filter((o) => added.includes(o) || ids(added).includes(`${o.kind}/${o.metadata.name}`)))).toEqual(ids(added));
     // no XRD or Composition as objects: they come from the package
     expect(objs.filter((o) => ['CompositeResourceDefinition', 'Composition'].includes(o.kind))).toEqual([]);
+  });
+
+  it('apiStyle namespaced: provider-kubernetes also gets its ClusterProviderConfig and the credentials Secrets RBAC', () => {
+    const claims = cataloguePackageObjects(parseStackConfig({ ...base, catalogue: { install: 'ConfigurationPackage', package: PKG, apiStyle: 'claims' } }));
+    const c = parseStackConfig({ ...base, catalogue: { install: 'ConfigurationPackage', package: PKG, apiStyle: 'namespaced' } });
+    expect(c.catalogue).toEqual({ install: 'ConfigurationPackage', package: PKG, apiStyle: 'namespaced' });
+    const added = cataloguePackageObjects(c);
+    expect(ids(added).filter((i) => !ids(claims).includes(i))).toEqual([
+      'ClusterProviderConfig/kubernetes-provider',
+      'ClusterRole/klutch-provider-kubernetes-secrets',
+      'ClusterRoleBinding/klutch-provider-kubernetes-secrets',
+    ]);
+    expect(ids(claims).filter((i) => !ids(added).includes(i))).toEqual([]);
+    expect(added.find((o) => o.kind === 'ClusterProviderConfig')).toMatchObject({
+      apiVersion: 'kubernetes.m.crossplane.io/v1alpha1',
+      spec: { credentials: { source: 'InjectedIdentity' } },
+    });
   });
 
   it('is for the runtime mode only', () => {
