@@ -240,6 +240,14 @@ function podMemoryMiB(uid: string): number {
   return kib / 1024;
 }
 
+/** The first container's memory request in MiB (the constructs write Mi or Gi). */
+function memoryRequestMiB(pod: Obj): number {
+  const q = String(pod.spec!['containers'][0].resources?.requests?.memory ?? '');
+  const m = /^(\d+)(Mi|Gi)$/.exec(q);
+  if (!m) throw new Error(`pod ${pod.metadata.name}: memory request "${q}" is not in Mi or Gi`);
+  return Number(m[1]) * (m[2] === 'Gi' ? 1024 : 1);
+}
+
 async function canI(user: string, attrs: Record<string, string>): Promise<boolean> {
   const r = await api().request<Obj>('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
     body: {
@@ -550,11 +558,12 @@ describe('the bind backend as pods', () => {
     await deploymentReady(BACKEND_NS, BACKEND, 2);
   });
 
-  it('reports the memory of each pod (resident set of its processes)', async () => {
+  it("each pod's memory (resident set of its processes) fits the memory request the construct sets", async () => {
     for (const p of await podsOf(BACKEND_NS, `app.kubernetes.io/name=${BACKEND}`)) {
       const mib = podMemoryMiB(p.metadata.uid!);
       figures[`memory backend pod ${p.metadata.name}`] = `${mib.toFixed(1)} MiB RSS`;
       expect(mib).toBeGreaterThan(0);
+      expect(mib).toBeLessThan(memoryRequestMiB(p));
     }
   });
 });
@@ -756,11 +765,16 @@ describe('the konnector as pods, installed as kubectl bind installs it', () => {
       body: { apiVersion: 'mangodb.com/v1alpha1', kind: 'MangoDB', metadata: { name: 'db2', namespace: appNs }, spec: { tier: 'Shared' } },
     });
     await statusComesBack('db2', 'Ready', await upstream('db2'));
-    for (const p of await podsOf('klutch-bind', KONNECTOR)) {
-      figures[`memory konnector pod ${p.metadata.name}`] = `${podMemoryMiB(p.metadata.uid!).toFixed(1)} MiB RSS`;
-    }
-    for (const p of await podsOf(PROVIDER_NS, `app.kubernetes.io/name=${BACKEND}`)) {
-      figures[`memory provider backend pod ${p.metadata.name}`] = `${podMemoryMiB(p.metadata.uid!).toFixed(1)} MiB RSS`;
+    // after the restarts and two claims: each pod's memory still fits its request
+    for (const [label, ns, selector] of [
+      ['konnector', 'klutch-bind', KONNECTOR],
+      ['provider backend', PROVIDER_NS, `app.kubernetes.io/name=${BACKEND}`],
+    ] as const) {
+      for (const p of await podsOf(ns, selector)) {
+        const mib = podMemoryMiB(p.metadata.uid!);
+        figures[`memory ${label} pod ${p.metadata.name}`] = `${mib.toFixed(1)} MiB RSS`;
+        expect(mib).toBeLessThan(memoryRequestMiB(p));
+      }
     }
   });
 });
