@@ -4,7 +4,7 @@
 // Prints one progress line per component and the time each cold build took; stdout gets the paths (JSON).
 // `-- --kube` builds only the Kubernetes control plane, `-- --node` only the real node's binaries (kubelet,
 // kube-scheduler, kube-proxy, pause, pod-probe), `-- --crossplane` only the Crossplane harness, `-- --dex` only Dex
-// (the pod topology's OIDC provider, tools/dex), `-- --a9s` only
+// (the pod topology's OIDC provider, tools/dex), `-- --pods` only helm and CoreDNS (Crossplane as pods), `-- --a9s` only
 // provider-anynines (from the klutchio sources: KLUTCH_KIT_KLUTCHIO_SRC, default ../shared/vendor/klutchio).
 import {
   A9S_COMPONENTS,
@@ -12,6 +12,7 @@ import {
   COMPONENTS,
   CROSSPLANE_COMPONENTS,
   DEX_COMPONENTS,
+  PODS_COMPONENTS,
   type ComponentName,
   NODE_COMPONENTS,
   checkKlutchioSource,
@@ -33,8 +34,8 @@ for (const r of requested) {
   }
 }
 for (const f of argv.filter((a) => a.startsWith('-'))) {
-  if (f !== '--kube' && f !== '--node' && f !== '--crossplane' && f !== '--dex' && f !== '--a9s') {
-    process.stderr.write(`realinfra: unknown option "${f}"; expected --kube, --node, --crossplane, --dex or --a9s\n`);
+  if (f !== '--kube' && f !== '--node' && f !== '--crossplane' && f !== '--dex' && f !== '--pods' && f !== '--a9s') {
+    process.stderr.write(`realinfra: unknown option "${f}"; expected --kube, --node, --crossplane, --dex, --pods or --a9s\n`);
     process.exit(2);
   }
 }
@@ -43,6 +44,7 @@ const groups: ComponentName[] = [
   ...(argv.includes('--node') ? NODE_COMPONENTS : []),
   ...(argv.includes('--crossplane') ? CROSSPLANE_COMPONENTS : []),
   ...(argv.includes('--dex') ? DEX_COMPONENTS : []),
+  ...(argv.includes('--pods') ? PODS_COMPONENTS : []),
   ...(argv.includes('--a9s') ? A9S_COMPONENTS : []),
 ];
 const explicit = requested.length > 0 || groups.length > 0;

@@ -38,8 +38,16 @@ export type ClientComponentName = 'kubectl';
 /** Dex, the OIDC provider the topology deploys (the seeds' default issuer), built from `tools/dex`; its image: runtime/image/dex.ts. */
 export type DexComponentName = 'dex';
 
+/**
+ * What Crossplane as pods needs beyond the Crossplane binaries (runtime/realinfra/crossplane-pods.ts): helm, to
+ * render Crossplane's chart through CrossplaneInstall's `InstallMethod.helmTemplate()`, and CoreDNS, the node's
+ * cluster DNS (the package runtime names a function by its Service's DNS name).
+ */
+export type PodsComponentName = 'helm' | 'coredns';
+
 /** A binary this package builds from a Go wrapper module under `tools/` (or, for provider-anynines, the klutchio sources). */
-export type ComponentName = KubeComponentName | ClientComponentName | NodeComponentName | CrossplaneComponentName | A9sComponentName | DexComponentName;
+export type ComponentName =
+  KubeComponentName | ClientComponentName | NodeComponentName | CrossplaneComponentName | A9sComponentName | DexComponentName | PodsComponentName;
 
 /** The Kubernetes control plane (what `ensureBinaries()` builds by default). */
 export const COMPONENTS: readonly KubeComponentName[] = ['etcd', 'kube-apiserver', 'kube-controller-manager'];
@@ -65,6 +73,9 @@ export const A9S_COMPONENTS: readonly A9sComponentName[] = ['provider-anynines']
 /** The OIDC provider of the pod topology. */
 export const DEX_COMPONENTS: readonly DexComponentName[] = ['dex'];
 
+/** Crossplane as pods (helm for the chart, CoreDNS for the node). */
+export const PODS_COMPONENTS: readonly PodsComponentName[] = ['helm', 'coredns'];
+
 /**
  * The Dex release `tools/dex` builds: Dex tags v2.x on a module path without /v2, so the wrapper requires the
  * pseudo-version of the tag's commit; the build stamps the release name (as Dex's Makefile does, `main.version`).
@@ -78,6 +89,7 @@ export const ALL_COMPONENTS: readonly ComponentName[] = [
   ...NODE_COMPONENTS,
   ...CROSSPLANE_COMPONENTS,
   ...DEX_COMPONENTS,
+  ...PODS_COMPONENTS,
   ...A9S_COMPONENTS,
 ];
 
@@ -287,6 +299,20 @@ const SPECS: Record<ComponentName, ComponentSpec> = {
       }
       return `-s -w -X main.version=${DEX_SOURCE.version}`;
     },
+  },
+  helm: {
+    name: 'helm',
+    module: 'helm',
+    pkg: 'helm.sh/helm/v3/cmd/helm',
+    upstream: 'helm.sh/helm/v3',
+    ldflags: stampVersion('helm.sh/helm/v3', 'helm.sh/helm/v3/internal/version.version', 'tools/helm/go.mod'),
+  },
+  coredns: {
+    name: 'coredns',
+    module: 'coredns',
+    pkg: 'klutch-kit.invalid/tools/coredns',
+    upstream: 'github.com/coredns/coredns',
+    ldflags: () => '-s -w',
   },
   crane: {
     name: 'crane',
@@ -652,6 +678,19 @@ export async function ensureNodeBinaries(opts: Omit<EnsureBinariesOptions, 'comp
   // Sequential on purpose, as ensureBinaries(): kubelet first, the others then reuse most of its packages.
   for (const name of NODE_COMPONENTS) out[name] = await ensureComponent(name, opts);
   return { kubelet: out.kubelet!, kubeScheduler: out['kube-scheduler']!, kubeProxy: out['kube-proxy']!, pause: out.pause!, podProbe: out['pod-probe']! };
+}
+
+/** Paths of what Crossplane as pods needs beyond the Crossplane binaries. */
+export interface PodsBinaries {
+  readonly helm: string;
+  readonly coredns: string;
+}
+
+/** Builds (or finds in the cache) helm (`tools/helm`) and CoreDNS (`tools/coredns`). */
+export async function ensurePodsBinaries(opts: Omit<EnsureBinariesOptions, 'components'> = {}): Promise<PodsBinaries> {
+  const helm = await ensureComponent('helm', opts);
+  const coredns = await ensureComponent('coredns', opts);
+  return { helm, coredns };
 }
 
 /** Builds (or finds in the cache) Dex (`tools/dex`); returns the binary's path. */
