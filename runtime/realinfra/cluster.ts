@@ -52,7 +52,9 @@ export interface StartClusterOptions {
   /**
    * Also start real Crossplane on the cluster (`cluster.crossplane`): its registry, core with the External
    * package runtime, function-patch-and-transform and provider-kubernetes (see crossplane.ts). A version
-   * line, or options. Needs root (network namespaces). @default no Crossplane
+   * line, or options. Needs root (network namespaces). With `{ runtime: 'pods' }` Crossplane runs as pods on the
+   * node instead (needs `nodes: 1` and `node: { kubeletConfig: clusterDnsKubeletConfig() }`; crossplane-pods.ts).
+   * @default no Crossplane
    */
   readonly crossplane?: CrossplaneVersion | Omit<CrossplaneOptions, 'log'>;
   /**

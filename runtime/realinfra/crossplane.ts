@@ -68,9 +68,19 @@ for (const r of routes) {
 process.on('SIGTERM', () => process.exit(0));
 `;
 
+/**
+ * How Crossplane runs: `processes` (core, function and provider as local processes, the `External` package
+ * runtime played by the harness; any cluster) or `pods` (core from our CrossplaneInstall construct, the function
+ * and provider as the Deployments Crossplane's default package runtime creates; a cluster with a node started
+ * with `clusterDnsKubeletConfig()`, see crossplane-pods.ts).
+ */
+export type CrossplaneRuntime = 'processes' | 'pods';
+
 export interface CrossplaneOptions {
   /** Crossplane core release line. */
   readonly version: CrossplaneVersion;
+  /** Where Crossplane and its packages run. @default 'processes' */
+  readonly runtime?: CrossplaneRuntime;
   /**
    * Install `Function` function-patch-and-transform, `Provider` provider-kubernetes (both synthesized by
    * our constructs with their default packages) and an InjectedIdentity `ProviderConfig` named `default`,
@@ -104,6 +114,8 @@ export type PackageSource =
 
 /** Real Crossplane on a harness cluster (`cluster.crossplane`). */
 export interface CrossplaneHarness {
+  /** How Crossplane runs (CrossplaneOptions.runtime). */
+  readonly runtime: CrossplaneRuntime;
   /** The release line (`2.3` or `1.20`). */
   readonly version: CrossplaneVersion;
   /** The exact versions running, e.g. `{ crossplane: 'v2.3.4', functionPatchAndTransform: 'v0.10.7', … }`. */
@@ -344,6 +356,7 @@ function installExitHook(): void {
 }
 
 class Harness implements CrossplaneHarness {
+  readonly runtime = 'processes' as const;
   readonly namespace = CROSSPLANE_NAMESPACE;
   readonly dir: string;
   readonly logs: Record<CrossplaneComponent, string>;
@@ -929,13 +942,21 @@ class Harness implements CrossplaneHarness {
 }
 
 /**
- * Starts Crossplane (and its registry, function and provider) on a running harness cluster; resolves when
+ * Starts Crossplane (and its registry, function and provider) on a running harness cluster (with `runtime: 'pods'`,
+ * as pods on the cluster's node: crossplane-pods.ts); resolves when
  * everything is ready (with `install`, when the Function, Provider and ProviderConfig are healthy).
  * On failure everything started is stopped and the error names the component.
  */
 export async function startCrossplane(cluster: RealCluster, opts: CrossplaneOptions): Promise<CrossplaneHarness> {
   if (!opts || !CROSSPLANE_VERSIONS.includes(opts.version)) {
     throw new Error(`startCrossplane: version ${JSON.stringify(opts?.version)} must be one of ${CROSSPLANE_VERSIONS.map((v) => `"${v}"`).join(', ')}`);
+  }
+  if (opts.runtime !== undefined && opts.runtime !== 'processes' && opts.runtime !== 'pods') {
+    throw new Error(`startCrossplane: runtime ${JSON.stringify(opts.runtime)} must be "processes" or "pods"`);
+  }
+  if (opts.runtime === 'pods') {
+    const { startCrossplanePods } = await import('./crossplane-pods.js');
+    return startCrossplanePods(cluster, opts);
   }
   if (typeof process.getuid === 'function' && process.getuid() !== 0) {
     throw new Error('startCrossplane: the Crossplane harness needs root (it makes network namespaces and a veth pair to keep every listener on loopback)');

@@ -17,6 +17,9 @@ export {
   ensureCrossplaneBinaries,
   ensureKubectl,
   ensureNodeBinaries,
+  ensurePodsBinaries,
+  PODS_COMPONENTS,
+  type PodsBinaries,
   NODE_COMPONENTS,
   type NodeBinaries,
   type NodeComponentName,
@@ -48,6 +51,7 @@ export {
   type CrossplaneComponent,
   type CrossplaneHarness,
   type CrossplaneOptions,
+  type CrossplaneRuntime,
   CrossplaneStartError,
   type PackageSource,
   REWRITTEN_PREFIXES,
@@ -69,6 +73,8 @@ export {
 export { type KilledLeftover, type KillLeftoversOptions, RUN_ID_ENV, killLeftovers, registryDir } from './registry.js';
 export { NODE_CONTROLLERS, NODE_NETWORK, type NodeComponent, type NodeOptions, NodeStartError, type RealNode } from './node.js';
 export { type HostRecord, NODE_HOST_PATHS, NODE_SYSCTLS, NodeLockError, nodeLockFile, restoreAbandonedNode, restoreHost } from './host.js';
+export { type CrossplanePodsFigures, type CrossplanePodsHarness, PROVIDER_KUBERNETES_RUNTIME, podsPackageObjects } from './crossplane-pods.js';
+export { CLUSTER_DNS, clusterDnsKubeletConfig, clusterDnsObjects, startClusterDns } from './cluster-dns.js';
 export { clientOf } from './client.js';
 export { type ProbeResult, probe } from './probe.js';
 // The process supervisor the harness uses for its components (start, log file, exit, stop), for

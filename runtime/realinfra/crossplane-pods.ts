@@ -1,0 +1,584 @@
+// Crossplane as pods on the harness's real node (`startCrossplane(cluster, { version, runtime: 'pods' })`): the
+// production shape, where the host-process harness (crossplane.ts) plays the package runtime itself.
+//
+//  - Images, written without Docker from the binaries the harness builds (runtime/image/crossplane.ts): Crossplane
+//    core (binary, CRDs, webhook configurations), and function-patch-and-transform and provider-kubernetes as
+//    package images that are their own runtime image (package.yaml layer + binary entrypoint). Pushed to the node's
+//    registry, which the node's pods reach at <node IP>:<port> through a forwarder (the registry itself stays on
+//    127.0.0.1); containerd pulls from the same address.
+//  - Crossplane core and its RBAC manager: the objects OUR CrossplaneInstall construct renders from Crossplane's own
+//    chart (InstallMethod.helmTemplate(), helm built from tools/helm, the chart from the Crossplane module at the
+//    release's version), with only the image repository set. `crossplane core init` in the init container creates
+//    the CRDs, the Lock, the TLS CA and Secrets and the webhook configurations, as on any cluster.
+//  - The Function and the Provider our constructs synthesize (the Provider with the DeploymentRuntimeConfig the
+//    control plane ships, ServiceAccount `provider-kubernetes`), applied unchanged; ImageConfigs rewrite
+//    `xpkg.crossplane.io/crossplane-contrib` to the registry. Crossplane's DEFAULT package runtime creates their
+//    Deployments, Services and TLS Secrets; it reaches the function through its headless Service's DNS name, which
+//    the cluster DNS (cluster-dns.ts, CoreDNS) answers.
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { App, Chart } from 'cdk8s';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { parse as parseYaml, stringify as toYaml } from 'yaml';
+import {
+  CrossplaneInstall,
+  CrossplaneVersion as ConstructsCrossplaneVersion,
+  DeploymentRuntimeConfig,
+  Function as XpFunction,
+  InstallMethod,
+  KubernetesProviderConfig,
+  PATCH_AND_TRANSFORM_PACKAGE,
+  PROVIDER_KUBERNETES_PACKAGE,
+  Provider,
+} from '../../constructs/crossplane/index.js';
+import { crossplaneCoreImage, packageRuntimeImage, pullSize } from '../image/crossplane.js';
+import { type ImageIndex, writeLayout } from '../image/oci.js';
+import { pushLayoutImage } from '../image/registry.js';
+import { isNotFound } from '../core/client.js';
+import { HarnessProcess } from './_process.js';
+import { applyManifests, waitForCrdsEstablished } from './apply.js';
+import { type CrossplaneBinaries, type CrossplaneVersion, type PodsBinaries, ensureCrossplaneBinaries, ensurePodsBinaries, upstreamSource } from './build.js';
+import { clientOf } from './client.js';
+import type { RealCluster } from './cluster.js';
+import { CLUSTER_DNS, clusterDnsKubeletConfig, nodeHasClusterDns, startClusterDns } from './cluster-dns.js';
+import {
+  CROSSPLANE_NAMESPACE,
+  type CrossplaneComponent,
+  type CrossplaneHarness,
+  type CrossplaneOptions,
+  CrossplaneStartError,
+  FORWARDER_JS,
+  type PackageSource,
+  REWRITTEN_PREFIXES,
+} from './crossplane.js';
+import { RUN_ID_ENV, type RegisteredProcess, killRegistered, registryDir, removeEntry, writeEntry } from './registry.js';
+import { packageYamlFromDir, pushPackageYaml, pushXpkgFile } from './xpkg.js';
+
+type Obj = KubernetesObject & {
+  spec?: Record<string, unknown>;
+  status?: Record<string, unknown> & { conditions?: Array<{ type: string; status: string; reason?: string; message?: string }> };
+};
+
+/** Where the runtime binary is in each package image (upstream's paths: function SDK images and provider images). */
+const FUNCTION_BINARY_PATH = '/function';
+const PROVIDER_BINARY_PATH = '/usr/local/bin/provider';
+
+/** The DeploymentRuntimeConfig (and ServiceAccount) of provider-kubernetes, as the control plane ships it. */
+export const PROVIDER_KUBERNETES_RUNTIME = 'provider-kubernetes';
+
+/** Figures of a pods start, for the docs. */
+export interface CrossplanePodsFigures {
+  /** Image build time (ms) and compressed size (bytes) per image. */
+  readonly images: Readonly<Record<'crossplane' | 'function-patch-and-transform' | 'provider-kubernetes', { buildMs: number; bytes: number }>>;
+  /** ms from start to the cluster DNS Ready, Crossplane's Deployment Available, and the packages Healthy. */
+  readonly clusterDnsReadyMs: number;
+  readonly crossplaneAvailableMs: number;
+  readonly packagesHealthyMs?: number;
+}
+
+/** The extra surface of a pods harness (`runtime: 'pods'`). */
+export interface CrossplanePodsHarness extends CrossplaneHarness {
+  readonly runtime: 'pods';
+  /** The images pushed (`<registry>/<repository>:<tag>@<digest>`). */
+  readonly images: Readonly<Record<'crossplane' | 'function-patch-and-transform' | 'provider-kubernetes' | 'coredns', string>>;
+  /** The objects CrossplaneInstall rendered and the harness applied. */
+  readonly installObjects: readonly KubernetesObject[];
+  readonly figures: CrossplanePodsFigures;
+  /** The running pods of a component (Crossplane core, or the Deployment Crossplane made for a package). */
+  podsOf(component: 'crossplane' | 'function-patch-and-transform' | 'provider-kubernetes'): Promise<Obj[]>;
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+const cond = (o: Obj | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
+const tagOf = (ref: string) => ref.slice(ref.lastIndexOf(':') + 1);
+
+/** Label selectors of each component's pods. */
+const SELECTORS: Record<'crossplane' | 'function-patch-and-transform' | 'provider-kubernetes', string> = {
+  crossplane: 'app=crossplane',
+  'function-patch-and-transform': 'pkg.crossplane.io/function=function-patch-and-transform',
+  'provider-kubernetes': 'pkg.crossplane.io/provider=provider-kubernetes',
+};
+
+/** The Function, the Provider (with its DeploymentRuntimeConfig) and the `default` ProviderConfig our constructs synthesize. */
+export function podsPackageObjects(opts: { providerArgs?: readonly string[] } = {}): { packages: Obj[]; providerConfig: Obj } {
+  const chart = new Chart(new App(), 'harness');
+  XpFunction.patchAndTransform(chart, 'Fn', { name: 'function-patch-and-transform' });
+  new Provider(chart, 'Provider', {
+    package: PROVIDER_KUBERNETES_PACKAGE,
+    name: 'provider-kubernetes',
+    runtimeConfig: new DeploymentRuntimeConfig(chart, 'ProviderKubernetesRuntime', {
+      name: PROVIDER_KUBERNETES_RUNTIME,
+      serviceAccountName: PROVIDER_KUBERNETES_RUNTIME,
+      ...(opts.providerArgs && opts.providerArgs.length > 0 ? { args: [...opts.providerArgs] } : {}),
+    }),
+  });
+  const pc = new Chart(new App(), 'pc');
+  new KubernetesProviderConfig(pc, 'Pc', { name: 'default' });
+  return { packages: chart.toJson() as Obj[], providerConfig: (pc.toJson() as Obj[])[0]! };
+}
+
+class PodsHarness implements CrossplanePodsHarness {
+  readonly runtime = 'pods' as const;
+  readonly namespace = CROSSPLANE_NAMESPACE;
+  readonly dir: string;
+  readonly logs: Record<CrossplaneComponent, string>;
+  readonly networkNamespaces: readonly string[] = [];
+  readonly vethHostInterface = '';
+  registry = '';
+  versions: CrossplaneHarness['versions'] = { crossplane: '', functionPatchAndTransform: '', providerKubernetes: '' };
+  images: CrossplanePodsHarness['images'] = { crossplane: '', 'function-patch-and-transform': '', 'provider-kubernetes': '', coredns: '' };
+  installObjects: KubernetesObject[] = [];
+  figures: CrossplanePodsFigures = {
+    images: {
+      crossplane: { buildMs: 0, bytes: 0 },
+      'function-patch-and-transform': { buildMs: 0, bytes: 0 },
+      'provider-kubernetes': { buildMs: 0, bytes: 0 },
+    },
+    clusterDnsReadyMs: 0,
+    crossplaneAvailableMs: 0,
+  };
+  private forwarder: HarnessProcess<CrossplaneComponent> | undefined;
+  private readonly registryFile: string;
+  private hostsDir = '';
+  private stopping: Promise<void> | undefined;
+  private readonly t0 = Date.now();
+
+  constructor(
+    private readonly cluster: RealCluster,
+    readonly version: CrossplaneVersion,
+    private readonly bins: CrossplaneBinaries & PodsBinaries,
+    private readonly opts: CrossplaneOptions,
+  ) {
+    this.dir = path.join(cluster.dir, 'crossplane');
+    const logDir = path.join(this.dir, 'logs');
+    fs.mkdirSync(logDir, { recursive: true });
+    const l = (c: string) => path.join(logDir, `${c}.log`);
+    this.logs = {
+      forwarder: l('forwarder'),
+      registry: cluster.node!.logs.registry,
+      crossplane: l('crossplane'),
+      'function-patch-and-transform': l('function-patch-and-transform'),
+      'provider-kubernetes': l('provider-kubernetes'),
+    };
+    this.registryFile = path.join(registryDir(), `${process.pid}-${path.basename(cluster.dir)}-crossplane.json`);
+  }
+
+  private log(line: string): void {
+    this.opts.log?.(`${this.cluster.name}: crossplane (pods): ${line}`);
+  }
+
+  private get el(): string {
+    return `${((Date.now() - this.t0) / 1000).toFixed(1)} s`;
+  }
+
+  private get timeoutMs(): number {
+    return this.opts.readyTimeoutMs ?? 180_000;
+  }
+
+  private get kc() {
+    return this.cluster.kubeConfig;
+  }
+
+  /** Host PIDs are not the harness's: the components run as containers under the node's containerd. */
+  pids(): ReturnType<CrossplaneHarness['pids']> {
+    return {
+      forwarder: this.forwarder?.pid,
+      registry: this.cluster.node?.pids().registry,
+      crossplane: undefined,
+      'function-patch-and-transform': undefined,
+      'provider-kubernetes': undefined,
+    };
+  }
+
+  private async get(p: string): Promise<Obj | undefined> {
+    try {
+      return await clientOf(this.kc).request<Obj>('GET', p);
+    } catch (e) {
+      if (isNotFound(e)) return undefined;
+      throw e;
+    }
+  }
+
+  async podsOf(component: 'crossplane' | 'function-patch-and-transform' | 'provider-kubernetes'): Promise<Obj[]> {
+    const list = await clientOf(this.kc).request<{ items: Obj[] }>('GET', `/api/v1/namespaces/${CROSSPLANE_NAMESPACE}/pods`, {
+      query: { labelSelector: SELECTORS[component] },
+    });
+    return list.items.filter((p) => !p.metadata?.deletionTimestamp);
+  }
+
+  /** The last lines of a component's pod log (also written to `logs[component]`). */
+  private async podLogTail(component: 'crossplane' | 'function-patch-and-transform' | 'provider-kubernetes', lines = 30): Promise<string> {
+    try {
+      const pods = await this.podsOf(component);
+      if (pods.length === 0) return '(no pod)';
+      const pod = pods[0]!;
+      const container = component === 'crossplane' ? 'crossplane' : 'package-runtime';
+      const statuses = (pod.status?.['containerStatuses'] ?? []) as Array<{ name: string; state?: Record<string, unknown> }>;
+      const text = await clientOf(this.kc).request<unknown>('GET', `/api/v1/namespaces/${CROSSPLANE_NAMESPACE}/pods/${pod.metadata!.name}/log`, {
+        query: { container, tailLines: String(lines) },
+      });
+      const body = typeof text === 'string' ? text : JSON.stringify(text);
+      fs.writeFileSync(this.logs[component], body);
+      return `${body.replace(/\s+$/, '')}\n(pod ${pod.metadata!.name}: ${JSON.stringify(statuses.map((s) => ({ [s.name]: s.state })))})`;
+    } catch (e) {
+      return `(no log: ${(e as Error).message})`;
+    }
+  }
+
+  private async waitFor(component: CrossplaneComponent | 'packages', what: string, check: () => Promise<boolean>, timeoutMs = this.timeoutMs): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let last = '';
+    for (;;) {
+      if (this.forwarder?.exit) throw new CrossplaneStartError('forwarder', '', `${this.forwarder.describeExit()} before ${what}`);
+      try {
+        if (await check()) return;
+      } catch (e) {
+        last = e instanceof Error ? e.message : String(e);
+      }
+      if (Date.now() > deadline) {
+        const logTail = component === 'packages' || component === 'forwarder' || component === 'registry' ? '' : await this.podLogTail(component);
+        throw new CrossplaneStartError(
+          component,
+          logTail,
+          `did not get ready within ${timeoutMs / 1000} s (waiting for ${what}${last ? `; last error: ${last}` : ''})`,
+        );
+      }
+      await sleep(500);
+    }
+  }
+
+  private register(): void {
+    const processes: RegisteredProcess[] =
+      this.forwarder?.pid !== undefined ? [{ component: 'forwarder', pid: this.forwarder.pid, binary: process.execPath }] : [];
+    writeEntry(this.registryFile, {
+      ownerPid: process.pid,
+      runId: process.env[RUN_ID_ENV],
+      name: `${this.cluster.name}-crossplane`,
+      dir: this.dir,
+      processes,
+    });
+  }
+
+  /** Writes an image into a throwaway layout and pushes it through the node registry's loopback address. */
+  private async push(name: string, idx: ImageIndex, repoTag: string): Promise<string> {
+    const layout = fs.mkdtempSync(path.join(os.tmpdir(), 'klutch-kit-xp-image-'));
+    try {
+      writeLayout(layout, { [name]: idx });
+      const r = await pushLayoutImage(layout, name, `${this.cluster.node!.registry}/${repoTag}`);
+      return `${this.registry}/${repoTag}@${r.digest}`;
+    } finally {
+      fs.rmSync(layout, { recursive: true, force: true });
+    }
+  }
+
+  async start(): Promise<void> {
+    const node = this.cluster.node!;
+    const [coreSrc, fnSrc, pkSrc] = await Promise.all([
+      upstreamSource(`crossplane-${this.version}`),
+      upstreamSource('function-patch-and-transform'),
+      upstreamSource('provider-kubernetes'),
+    ]);
+    this.versions = { crossplane: coreSrc.version, functionPatchAndTransform: fnSrc.version, providerKubernetes: pkSrc.version };
+    if (tagOf(PATCH_AND_TRANSFORM_PACKAGE) !== fnSrc.version || tagOf(PROVIDER_KUBERNETES_PACKAGE) !== pkSrc.version) {
+      throw new Error(
+        `realinfra: crossplane: the constructs' default packages (${PATCH_AND_TRANSFORM_PACKAGE}, ${PROVIDER_KUBERNETES_PACKAGE}) ` +
+          `are not the versions the harness builds (${fnSrc.version}, ${pkSrc.version})`,
+      );
+    }
+
+    // The registry at the node IP: a forwarder to the node's registry on loopback, and containerd told it is plain HTTP.
+    const regPort = Number(node.registry.split(':')[1]);
+    this.registry = `${node.ip}:${regPort}`;
+    this.forwarder = new HarnessProcess<CrossplaneComponent>({
+      component: 'forwarder',
+      binary: process.execPath,
+      args: ['-e', FORWARDER_JS, JSON.stringify([{ lh: node.ip, lp: regPort, th: '127.0.0.1', tp: regPort }])],
+      logFile: this.logs.forwarder,
+      cwd: this.dir,
+    });
+    this.register();
+    await this.waitFor('forwarder', 'its "ready" line', async () => /^ready$/m.test(fs.readFileSync(this.logs.forwarder, 'utf8')), 30_000);
+    this.hostsDir = path.join(node.dir, 'containerd', 'certs.d', this.registry);
+    fs.mkdirSync(this.hostsDir, { recursive: true });
+    fs.writeFileSync(
+      path.join(this.hostsDir, 'hosts.toml'),
+      [`server = "http://${this.registry}"`, `[host."http://${this.registry}"]`, '  capabilities = ["pull", "resolve"]', '  skip_verify = true', ''].join('\n'),
+    );
+    this.log(`registry ${this.registry} (forwarder to ${node.registry}) (${this.el})`);
+
+    // Cluster DNS, while the images are written.
+    const dns = startClusterDns(this.cluster, this.bins.coredns, { timeoutMs: this.timeoutMs }).then((r) => {
+      this.figures = { ...this.figures, clusterDnsReadyMs: Date.now() - this.t0 };
+      this.log(`cluster DNS (CoreDNS) Ready at ${CLUSTER_DNS.ip} (${this.el})`);
+      return r;
+    });
+    dns.catch(() => undefined);
+
+    const timed = (f: () => ImageIndex) => {
+      const t = Date.now();
+      const idx = f();
+      return { idx, ms: Date.now() - t };
+    };
+    const core = timed(() =>
+      crossplaneCoreImage({
+        binary: this.bins.crossplane,
+        crdsDir: path.join(coreSrc.dir, 'cluster', 'crds'),
+        webhookConfigurationsDir: path.join(coreSrc.dir, 'cluster', 'webhookconfigurations'),
+        version: coreSrc.version,
+      }),
+    );
+    const fn = timed(() =>
+      packageRuntimeImage({
+        title: 'function-patch-and-transform',
+        version: fnSrc.version,
+        packageYaml: packageYamlFromDir(path.join(fnSrc.dir, 'package')),
+        binary: this.bins.functionPatchAndTransform,
+        binaryPath: FUNCTION_BINARY_PATH,
+      }),
+    );
+    const pk = timed(() =>
+      packageRuntimeImage({
+        title: 'provider-kubernetes',
+        version: pkSrc.version,
+        packageYaml: packageYamlFromDir(path.join(pkSrc.dir, 'package')),
+        binary: this.bins.providerKubernetes,
+        binaryPath: PROVIDER_BINARY_PATH,
+      }),
+    );
+    this.figures = {
+      ...this.figures,
+      images: {
+        crossplane: { buildMs: core.ms, bytes: pullSize(core.idx) },
+        'function-patch-and-transform': { buildMs: fn.ms, bytes: pullSize(fn.idx) },
+        'provider-kubernetes': { buildMs: pk.ms, bytes: pullSize(pk.idx) },
+      },
+    };
+    const [coreRef, fnRef, pkRef] = await Promise.all([
+      this.push('crossplane', core.idx, `crossplane/crossplane:${coreSrc.version}`),
+      this.push('function-patch-and-transform', fn.idx, `crossplane-contrib/function-patch-and-transform:${fnSrc.version}`),
+      this.push('provider-kubernetes', pk.idx, `crossplane-contrib/provider-kubernetes:${pkSrc.version}`),
+    ]);
+    const mb = (n: number) => `${(n / 1e6).toFixed(1)} MB`;
+    this.log(
+      `images written and pushed (${this.el}): crossplane ${mb(pullSize(core.idx))} in ${core.ms} ms, ` +
+        `function-patch-and-transform ${mb(pullSize(fn.idx))} in ${fn.ms} ms, provider-kubernetes ${mb(pullSize(pk.idx))} in ${pk.ms} ms`,
+    );
+
+    // Crossplane core from the CrossplaneInstall construct: Crossplane's chart at the release's version.
+    const chartDir = path.join(this.dir, 'chart', 'crossplane');
+    fs.rmSync(path.dirname(chartDir), { recursive: true, force: true });
+    fs.cpSync(path.join(coreSrc.dir, 'cluster', 'charts', 'crossplane'), chartDir, { recursive: true });
+    for (const f of fs.readdirSync(chartDir, { recursive: true }) as string[])
+      fs.chmodSync(path.join(chartDir, f), fs.statSync(path.join(chartDir, f)).isDirectory() ? 0o755 : 0o644);
+    const chartYaml = parseYaml(fs.readFileSync(path.join(chartDir, 'Chart.yaml'), 'utf8')) as Record<string, unknown>;
+    const release = coreSrc.version.replace(/^v/, '');
+    // What Crossplane's release build does to the chart (the source says 0.0.1).
+    fs.writeFileSync(path.join(chartDir, 'Chart.yaml'), toYaml({ ...chartYaml, version: release, appVersion: release }));
+    const app = new App();
+    const chart = new Chart(app, 'crossplane');
+    const install = new CrossplaneInstall(chart, 'Crossplane', {
+      version: ConstructsCrossplaneVersion.of(release),
+      namespace: CROSSPLANE_NAMESPACE,
+      installMethod: InstallMethod.helmTemplate({ chart: chartDir, helmExecutable: this.bins.helm }),
+      ...(this.opts.coreArgs && this.opts.coreArgs.length > 0 ? { args: [...this.opts.coreArgs] } : {}),
+      values: { image: { repository: `${this.registry}/crossplane/crossplane` } },
+    });
+    this.installObjects = chart.toJson() as KubernetesObject[];
+    this.images = { crossplane: coreRef, 'function-patch-and-transform': fnRef, 'provider-kubernetes': pkRef, coredns: '' };
+    await applyManifests(this.kc, this.installObjects, { fieldManager: 'klutch-kit-harness', continueOnError: false });
+    this.log(`CrossplaneInstall (${install.installMethod.kind}) applied: ${this.installObjects.length} objects (${this.el})`);
+    await this.waitFor('crossplane', 'the crossplane and crossplane-rbac-manager Deployments Available', async () => {
+      for (const d of ['crossplane', 'crossplane-rbac-manager']) {
+        const o = await this.get(`/apis/apps/v1/namespaces/${CROSSPLANE_NAMESPACE}/deployments/${d}`);
+        if (cond(o, 'Available')?.status !== 'True' || (o?.status?.['readyReplicas'] ?? 0) < 1) return false;
+      }
+      return true;
+    });
+    this.figures = { ...this.figures, crossplaneAvailableMs: Date.now() - this.t0 };
+    this.log(`crossplane ${coreSrc.version} Available (${this.el})`);
+    this.images = { ...this.images, coredns: (await dns).image };
+
+    for (const prefix of REWRITTEN_PREFIXES) await this.rewriteImages(prefix);
+    if (this.opts.install ?? true) {
+      await this.installDefaultPackages();
+      this.figures = { ...this.figures, packagesHealthyMs: Date.now() - this.t0 };
+      this.log(`Function, Provider and ProviderConfig installed and healthy (${this.el})`);
+    }
+  }
+
+  async rewriteImages(prefix: string): Promise<string> {
+    if (typeof prefix !== 'string' || !/^[a-z0-9.-]+(:\d+)?(\/[a-z0-9._-]+)+$/.test(prefix)) {
+      throw new Error(`CrossplaneHarness.rewriteImages: prefix ${JSON.stringify(prefix)} must be "<registry host>/<path>", e.g. "xpkg.example.com/klutch"`);
+    }
+    const rewritten = `${this.registry}${prefix.slice(prefix.indexOf('/'))}`;
+    const name = `klutch-kit-harness-${prefix.replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '')}`.slice(0, 63).replace(/-$/, '');
+    await applyManifests(
+      this.kc,
+      [
+        {
+          apiVersion: 'pkg.crossplane.io/v1beta1',
+          kind: 'ImageConfig',
+          metadata: { name },
+          spec: { matchImages: [{ type: 'Prefix', prefix }], rewriteImage: { prefix: rewritten } },
+        } as KubernetesObject,
+      ],
+      { fieldManager: 'klutch-kit-harness', continueOnError: false },
+    );
+    return rewritten;
+  }
+
+  async pushPackage(ref: string, source: PackageSource): Promise<string> {
+    if (typeof ref !== 'string' || !/^[a-z0-9._/:-]+(@sha256:[a-f0-9]{64})?$/.test(ref) || !ref.includes(':')) {
+      throw new Error(
+        `CrossplaneHarness.pushPackage: ref ${JSON.stringify(ref)} must be "<repository>:<tag>" (e.g. "klutch/catalogue:v0.1.0") or "${this.registry}/<repository>:<tag>"`,
+      );
+    }
+    const repoTag = ref.startsWith(`${this.registry}/`) ? ref.slice(this.registry.length + 1) : ref;
+    const viaLoopback = `${this.cluster.node!.registry}/${repoTag}`;
+    if (!source || typeof source !== 'object')
+      throw new Error(`CrossplaneHarness.pushPackage: source ${JSON.stringify(source)} must be { packageYaml }, { dir } or { xpkgFile }`);
+    if ('xpkgFile' in source) {
+      await pushXpkgFile(this.bins.crane, viaLoopback, source.xpkgFile);
+      return `${this.registry}/${repoTag}`;
+    }
+    const yaml = 'packageYaml' in source ? source.packageYaml : 'dir' in source ? packageYamlFromDir(source.dir) : undefined;
+    if (typeof yaml !== 'string' || yaml.trim() === '')
+      throw new Error(`CrossplaneHarness.pushPackage: source ${JSON.stringify(source)} must be { packageYaml }, { dir } or { xpkgFile }`);
+    await pushPackageYaml(this.bins.crane, viaLoopback, yaml, path.join(this.dir, 'images'));
+    return `${this.registry}/${repoTag}`;
+  }
+
+  async installDefaultPackages(): Promise<void> {
+    const providerArgs = [`--poll=${this.opts.providerPollInterval ?? '10s'}`, ...(this.opts.providerArgs ?? [])];
+    const { packages, providerConfig } = podsPackageObjects({ providerArgs });
+    await applyManifests(this.kc, packages, { fieldManager: 'klutch-kit-harness', continueOnError: false });
+    await Promise.all([this.waitForPackage('Function', 'function-patch-and-transform'), this.waitForPackage('Provider', 'provider-kubernetes')]);
+    await waitForCrdsEstablished(this.kc, ['providerconfigs.kubernetes.crossplane.io'], this.timeoutMs);
+    await applyManifests(this.kc, [providerConfig], { fieldManager: 'klutch-kit-harness', continueOnError: false });
+  }
+
+  async waitForPackage(kind: 'Function' | 'Provider' | 'Configuration', name: string, timeoutMs = this.timeoutMs): Promise<void> {
+    const plural = { Function: 'functions', Provider: 'providers', Configuration: 'configurations' }[kind];
+    if (!plural) throw new Error(`CrossplaneHarness.waitForPackage: kind ${JSON.stringify(kind)} must be Function, Provider or Configuration`);
+    const component: CrossplaneComponent | 'packages' =
+      kind === 'Configuration'
+        ? 'packages'
+        : name === 'function-patch-and-transform'
+          ? 'function-patch-and-transform'
+          : name === 'provider-kubernetes'
+            ? 'provider-kubernetes'
+            : 'packages';
+    let last = 'not found';
+    try {
+      await this.waitFor(
+        'packages',
+        `${kind} ${name} Installed and Healthy`,
+        async () => {
+          const o = await this.get(`/apis/pkg.crossplane.io/v1/${plural}/${encodeURIComponent(name)}`);
+          const installed = cond(o, 'Installed');
+          const healthy = cond(o, 'Healthy');
+          last = o
+            ? `Installed=${installed?.status ?? '?'}${installed?.message ? ` (${installed.message})` : ''}, Healthy=${healthy?.status ?? '?'}${healthy?.message ? ` (${healthy.message})` : ''}`
+            : 'not found';
+          return installed?.status === 'True' && healthy?.status === 'True';
+        },
+        timeoutMs,
+      );
+    } catch (e) {
+      if (!(e instanceof CrossplaneStartError)) throw e;
+      const logTail = component === 'packages' ? await this.podLogTail('crossplane') : await this.podLogTail(component);
+      throw new CrossplaneStartError(component, logTail, `${kind} ${name} did not become Installed and Healthy within ${timeoutMs / 1000} s: ${last}`);
+    }
+  }
+
+  stop(): Promise<void> {
+    this.stopping ??= this.doStop();
+    return this.stopping;
+  }
+
+  /**
+   * Removes what the harness deployed, so the node runs none of it: Crossplane core first (so nothing re-creates the
+   * package Deployments), then every Deployment in crossplane-system and the cluster DNS; waits until their pods are gone.
+   */
+  private async doStop(): Promise<void> {
+    const client = clientOf(this.kc);
+    const del = (p: string) => client.request('DELETE', p, { query: { propagationPolicy: 'Foreground', gracePeriodSeconds: 1 } }).catch(() => undefined);
+    const podsLeft = async (ns: string, selector?: string) =>
+      (
+        await client
+          .request<{ items: Obj[] }>('GET', `/api/v1/namespaces/${ns}/pods`, selector ? { query: { labelSelector: selector } } : {})
+          .catch(() => ({ items: [] }))
+      ).items.length;
+    try {
+      if (this.cluster.node && (await this.get(`/api/v1/namespaces/${CROSSPLANE_NAMESPACE}`))) {
+        for (const c of ['crossplane', 'function-patch-and-transform', 'provider-kubernetes'] as const) await this.podLogTail(c, 200);
+        await del(`/apis/apps/v1/namespaces/${CROSSPLANE_NAMESPACE}/deployments/crossplane`);
+        await del(`/apis/apps/v1/namespaces/${CROSSPLANE_NAMESPACE}/deployments/crossplane-rbac-manager`);
+        const deadline = Date.now() + 60_000;
+        while ((await podsLeft(CROSSPLANE_NAMESPACE, 'app in (crossplane,crossplane-rbac-manager)')) > 0 && Date.now() < deadline) await sleep(500);
+        const ds = await client.request<{ items: Obj[] }>('GET', `/apis/apps/v1/namespaces/${CROSSPLANE_NAMESPACE}/deployments`);
+        for (const d of ds.items) await del(`/apis/apps/v1/namespaces/${CROSSPLANE_NAMESPACE}/deployments/${d.metadata!.name}`);
+        await del(`/apis/apps/v1/namespaces/${CLUSTER_DNS.namespace}/deployments/${CLUSTER_DNS.name}`);
+        while (((await podsLeft(CROSSPLANE_NAMESPACE)) > 0 || (await podsLeft(CLUSTER_DNS.namespace, 'k8s-app=kube-dns')) > 0) && Date.now() < deadline)
+          await sleep(500);
+      }
+    } catch (e) {
+      this.log(`removing the Crossplane pods failed (${(e as Error).message}); the node's stop deletes them`);
+    }
+    await this.forwarder?.stop(5000);
+    if (this.hostsDir) fs.rmSync(this.hostsDir, { recursive: true, force: true });
+    live.delete(this);
+    removeEntry(this.registryFile);
+    this.log('stopped');
+  }
+
+  killSync(): void {
+    this.forwarder?.killSync();
+    if (this.forwarder?.child.pid !== undefined) killRegistered({ component: 'forwarder', pid: this.forwarder.child.pid, binary: process.execPath });
+    if (this.hostsDir) fs.rmSync(this.hostsDir, { recursive: true, force: true });
+    removeEntry(this.registryFile);
+    live.delete(this);
+  }
+}
+
+const live = new Set<PodsHarness>();
+let exitHookInstalled = false;
+
+/**
+ * Starts Crossplane as pods on a cluster with a node (see the header). Resolves when Crossplane is Available and
+ * (with `install`) the Function, Provider and ProviderConfig are healthy; on failure everything started is removed.
+ */
+export async function startCrossplanePods(cluster: RealCluster, opts: CrossplaneOptions): Promise<CrossplanePodsHarness> {
+  if (!cluster?.node) {
+    throw new Error(
+      `startCrossplane: runtime "pods" needs a cluster with a node: startCluster({ nodes: 1, node: { kubeletConfig: clusterDnsKubeletConfig() } })`,
+    );
+  }
+  if (!nodeHasClusterDns(cluster.node.dir)) {
+    throw new Error(
+      `startCrossplane: runtime "pods" needs the node's kubelet to point pods at the cluster DNS (${CLUSTER_DNS.ip}): ` +
+        `start the cluster with startCluster({ nodes: 1, node: { kubeletConfig: ${JSON.stringify(clusterDnsKubeletConfig())} } }) (clusterDnsKubeletConfig())`,
+    );
+  }
+  const xpBins = opts.binaries ?? (await ensureCrossplaneBinaries(opts.version, { log: opts.log }));
+  const podBins = await ensurePodsBinaries({ log: opts.log });
+  for (const [k, v] of Object.entries({ ...xpBins, ...podBins })) {
+    if (!fs.existsSync(v)) throw new Error(`startCrossplane: binary ${k} not found at ${v}; run \`npm run realinfra -- --crossplane --pods\``);
+  }
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.on('exit', () => {
+      for (const h of live) h.killSync();
+    });
+  }
+  const h = new PodsHarness(cluster, opts.version, { ...xpBins, ...podBins }, opts);
+  live.add(h);
+  try {
+    await h.start();
+    return h;
+  } catch (e) {
+    await h.stop();
+    throw e;
+  }
+}
