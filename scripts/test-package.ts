@@ -9,6 +9,11 @@
  *                 tsconfig.json and cdk8s.yaml `app: npx ts-node main.ts`), run by `cdk8s synth`
  *   pulumi-app    Pulumi's TypeScript template (CommonJS under ts-node) deploying the chart with
  *                 klutch-kit/stacks' ControlPlane under Pulumi's mocks
+ *   init-esm,     README's "Start a project" as written: `klutch-kit init my-topology [--layout cjs]`
+ *   init-cjs      from the tarball, the files compared with the README's blocks byte for byte, then
+ *                 `npm run synth` and `npm run validate` in the new project
+ *
+ * It also checks that the links of the tarball's README resolve on npm (scripts/_readme-links.ts).
  *
  * Offline: the tarball is unpacked into `<project>/node_modules/klutch-kit`, and every other package
  * the project or klutch-kit names (dependencies, the peers the project lists) is linked from this
@@ -18,11 +23,14 @@
  * Options: --keep (leave the temporary folder), --only <project>, --tarball <file> (skip npm pack).
  */
 import { execFileSync, type ExecFileSyncOptions } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
+import type { InitLayout } from '../runtime/cli/init.js';
+import { readmeInitFiles } from './_init-blocks.js';
+import { brokenReadmeLinks } from './_readme-links.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const NODE_MODULES = join(ROOT, 'node_modules');
@@ -116,6 +124,13 @@ try {
     for (const f of ['LICENSE', 'CHANGELOG.md', 'README.md', 'imports/schema-bundle.json', 'bin/kubectl-bind.js', 'cjs/_node.cjs'])
       check(files.includes(f), `${f} is not in the tarball`);
     check(readFileSync(join(dir, 'LICENSE'), 'utf8').includes('Apache License'), 'LICENSE is not the Apache-2.0 text');
+    // npm shows this README and resolves its relative links against `repository`: each must name a file of the repository.
+    const broken = brokenReadmeLinks(readFileSync(join(dir, 'README.md'), 'utf8'), p as Pkg & { repository?: { url?: string } }, (f) => {
+      const abs = join(ROOT, f);
+      if (!existsSync(abs)) return undefined;
+      return statSync(abs).isDirectory() ? '' : readFileSync(abs, 'utf8');
+    });
+    check(broken.length === 0, `the README's links would not resolve on npm:\n  ${broken.join('\n  ')}`);
     for (const n of ['cdk8s', 'cdk8s-plus-28', 'constructs', '@pulumi/pulumi', '@pulumi/kubernetes']) {
       check(!p.dependencies?.[n] && p.peerDependencies?.[n], `${n} must be a peer dependency, not a dependency`);
     }
@@ -133,6 +148,10 @@ try {
       readFileSync(join(dir, 'clickhouse.ts'), 'utf8') === block,
       `examples/${name}/clickhouse.ts differs from the README's "Adding a data service" block; copy the block over`,
     );
+    return install(dir, `examples/${name}`);
+  }
+  /** klutch-kit from the tarball into `dir`/node_modules, and every package its package.json lists linked from the repository's. */
+  function install(dir: string, name: string): string {
     const own = readJson<Pkg>(join(dir, 'package.json'));
     const nm = join(dir, 'node_modules');
     mkdirSync(join(nm, '.bin'), { recursive: true });
@@ -141,7 +160,7 @@ try {
     wanted.delete('klutch-kit');
     // Required peers must be listed by the project (npm would warn, and lib/ could not load them).
     for (const [peer] of Object.entries(pkg.peerDependencies ?? {})) {
-      if (!pkg.peerDependenciesMeta?.[peer]?.optional) check(wanted.has(peer), `examples/${name}/package.json lacks the peer dependency ${peer}`);
+      if (!pkg.peerDependenciesMeta?.[peer]?.optional) check(wanted.has(peer), `${name}/package.json lacks the peer dependency ${peer}`);
     }
     const link = (n: string) => {
       const target = join(NODE_MODULES, n);
@@ -221,6 +240,47 @@ try {
       const dir = project('pulumi-app');
       const out = run(bin(dir, 'ts-node'), ['test.ts'], { cwd: dir, env });
       process.stdout.write(`  ${out.trim()}\n`);
+    });
+  }
+  for (const layout of ['esm', 'cjs'] as const satisfies readonly InitLayout[]) {
+    if (only && only !== `init-${layout}`) continue;
+    step(`init-${layout}: klutch-kit init my-topology --layout ${layout}, README's files, npm run synth, npm run validate`, () => {
+      const parent = join(work, `init-${layout}`);
+      mkdirSync(parent);
+      // as README says: `npx klutch-kit init my-topology` in an empty folder. npx installs klutch-kit with its
+      // dependencies and (npm >= 7) its required peers into a folder of its own, then runs the bin from there.
+      const npxHome = join(work, `npx-${layout}`);
+      mkdirSync(npxHome);
+      const peers = Object.keys(pkg.peerDependencies ?? {}).filter((n) => !pkg.peerDependenciesMeta?.[n]?.optional);
+      writeFileSync(join(npxHome, 'package.json'), JSON.stringify({ dependencies: Object.fromEntries(['klutch-kit', ...peers].map((n) => [n, '*'])) }));
+      install(npxHome, `npx-${layout}`);
+      const out = run(bin(npxHome, 'klutch-kit'), ['init', 'my-topology', '--layout', layout], { cwd: parent, env });
+      console.log(`  ${out.trim().split('\n')[0]}`);
+      const dir = join(parent, 'my-topology');
+      const shown = readmeInitFiles(readFileSync(join(unpacked, 'package', 'README.md'), 'utf8'), layout);
+      const written = readdirSync(dir).sort();
+      check(
+        JSON.stringify(written) === JSON.stringify([...shown.keys()].sort()),
+        `init --layout ${layout} wrote ${written.join(', ')}; README shows ${[...shown.keys()].join(', ')}`,
+      );
+      for (const f of written) check(readFileSync(join(dir, f), 'utf8') === shown.get(f), `init --layout ${layout}: ${f} differs from README's block`);
+      install(dir, `init-${layout}/my-topology`);
+      // npm run puts node_modules/.bin on PATH, as for a user; cdk8s-cli must not ask the registry for upgrades
+      const synth = run('npm', ['run', '--silent', 'synth'], { cwd: dir, env: { ...env, CDK8S_CHECK_UPGRADE: 'false' } });
+      const objs = outputOf(join(dir, 'dist'));
+      check(
+        objs.some((o) => o.kind === 'PostgresqlInstance' && o.metadata?.name === 'orders-db') && objs.some((o) => o.kind === 'CompositeResourceDefinition'),
+        `init-${layout}: dist/ lacks the claim or the XRDs (${objs.length} objects)`,
+      );
+      console.log(
+        `  npm run synth: ${objs.length} objects; ${synth
+          .trim()
+          .split('\n')
+          .filter((l) => !l.trim().startsWith('- '))
+          .join('; ')}`,
+      );
+      const validate = run('npm', ['run', '--silent', 'validate'], { cwd: dir, env });
+      console.log(`  npm run validate: ${validate.trim().split('\n').pop()}`);
     });
   }
 } catch (e) {
