@@ -108,78 +108,23 @@ export class DataService extends Construct implements IApiExport {
     }
     const { style } = checkApiStyle(`${P}.apiStyle`, props.apiStyle, `${P}.crossplaneVersion`, props.crossplaneVersion);
     this.apiStyle = style;
-    const version = props.version ?? 'v1';
-    if (!/^v[0-9]+((alpha|beta)[0-9]+)?$/.test(version)) fail(`${P}.version`, props.version, 'is not a Kubernetes version name (v1, v1alpha1, ...)');
-    for (const k of ['kind', 'claimKind'] as const) {
-      if (typeof props[k] !== 'string' || !KIND.test(props[k])) fail(`${P}.${k}`, props[k], 'must be a PascalCase kind');
-    }
-    const plural = checkDnsLabel(`${P}.plural`, props.plural ?? `${props.kind.toLowerCase()}s`);
-    const claimPlural = checkDnsLabel(`${P}.claimPlural`, props.claimPlural ?? `${props.claimKind.toLowerCase()}s`);
-    const label = props.label ?? props.claimKind.toLowerCase();
+    const { version, plural, claimPlural, label } = checkNames(P, props);
 
     // Plans and services.
     const plans = new PlanSet(`${P}.plans`, props.plans, props.sizeOrder ?? DEFAULT_SIZE_ORDER);
-    if (!Array.isArray(props.services) || props.services.length === 0) fail(`${P}.services`, props.services, 'must list at least one service');
-    const services: Array<{ name: string; plans: string[] }> = [];
-    props.services.forEach((s, i) => {
-      if (!isPlainObject(s)) fail(`${P}.services[${i}]`, s, 'must be { name, plans? }');
-      const name = checkDnsLabel(`${P}.services[${i}].name`, s.name);
-      if (services.some((x) => x.name === name)) fail(`${P}.services[${i}].name`, name, 'is a duplicate service');
-      const sp = s.plans === undefined ? plans.names : [...checkStringList(`${P}.services[${i}].plans`, s.plans)];
-      for (const pl of sp)
-        if (!plans.get(pl)) fail(`${P}.services[${i}](${show(name)}).plans`, pl, `is referenced but not defined; defined plans: ${plans.names.join(', ')}`);
-      if (sp.length === 0) fail(`${P}.services[${i}].plans`, s.plans, 'must list at least one plan');
-      services.push({ name, plans: sp });
-    });
+    const services = checkServices(P, props.services, plans);
 
     // Parameters.
-    const parameters: Parameter[] = [];
-    const addParam = (prop: string, pp: ParameterProps, loc: ParameterLocation) => {
-      const par = new Parameter(prop, pp, loc);
-      if (parameters.some((x) => x.location === loc && x.name === par.name)) fail(`${prop}.name`, par.name, 'is a duplicate parameter');
-      parameters.push(par);
-    };
-    (props.fields ?? []).forEach((f, i) => addParam(`${P}.fields[${i}]`, f, ParameterLocation.SPEC));
-    (props.parameters ?? []).forEach((f, i) => addParam(`${P}.parameters[${i}]`, f, ParameterLocation.PARAMETERS));
+    const parameters = checkParameters(P, props);
 
     // Backends.
-    if (!Array.isArray(props.backends) || props.backends.length === 0)
-      fail(`${P}.backends`, props.backends, 'must list at least one backend (A8sBackend, A9sBackend, ...)');
-    const backendNames: string[] = [];
-    props.backends.forEach((b, i) => {
-      if (!(b instanceof Backend)) fail(`${P}.backends[${i}]`, b, 'is an unknown backend: use A8sBackend, A9sBackend or a subclass of Backend');
-      if (backendNames.includes(b.name)) fail(`${P}.backends[${i}].name`, b.name, 'is a duplicate backend (Composition) name');
-      backendNames.push(b.name);
-      for (const s of b.services ?? [])
-        if (!services.some((x) => x.name === s))
-          fail(`${P}.backends[${i}](${show(b.name)}).services`, s, `is not a service of this data service (${services.map((x) => x.name).join(', ')})`);
-      for (const pl of b.plans ?? [])
-        if (!plans.get(pl)) fail(`${P}.backends[${i}](${show(b.name)}).plans`, pl, `is referenced but not defined; defined plans: ${plans.names.join(', ')}`);
-    });
-    for (const par of parameters) {
-      if (par.multiNodeOnly && !plans.plans.some((pl) => pl.multiNode)) {
-        fail(
-          `${P}.parameters(${show(par.name)}).multiNodeOnly`,
-          true,
-          'needs at least one multi-node (replica/cluster) plan; without one the parameter could never be set',
-        );
-      }
-      for (const b of par.backends ?? []) {
-        if (!backendNames.includes(b)) fail(`${P}.parameters(${show(par.name)}).backends`, b, `is an unknown backend; backends: ${backendNames.join(', ')}`);
-      }
-    }
+    const backendNames = checkBackends(P, props.backends, services, plans, parameters);
     this.defaultBackend = props.defaultBackend ?? backendNames[0];
     if (!backendNames.includes(this.defaultBackend))
       fail(`${P}.defaultBackend`, props.defaultBackend, `is an unknown backend; backends: ${backendNames.join(', ')}`);
     this.backends = [...props.backends];
 
-    const planChange = props.planChange ?? PlanChange.UPGRADE_ONLY;
-    if (!(planChange instanceof PlanChange)) fail(`${P}.planChange`, props.planChange, `must be one of ${PlanChange.all.join(', ')}`);
-    const topologyChange = props.topologyChange ?? TopologyChange.SCALE_OUT_ONLY;
-    if (!(topologyChange instanceof TopologyChange)) fail(`${P}.topologyChange`, props.topologyChange, `must be one of ${TopologyChange.all.join(', ')}`);
-    const immutableFlags = props.immutableFlags === undefined ? plans.flags : [...checkStringList(`${P}.immutableFlags`, props.immutableFlags)];
-    for (const f of immutableFlags)
-      if (!plans.flags.includes(f)) fail(`${P}.immutableFlags`, f, `is not a flag of any plan (${plans.flags.join(', ') || 'none'})`);
+    const { planChange, topologyChange, immutableFlags } = checkChanges(P, props, plans);
 
     const acceptsIncomplete = props.acceptsIncomplete ?? true;
     const kind = style.namespaced ? props.claimKind : props.kind;
@@ -195,44 +140,46 @@ export class DataService extends Construct implements IApiExport {
       acceptsIncomplete,
       apiStyle: style,
     };
-    for (const b of this.backends) {
-      const bs = b.serviceNames(this.model);
-      const bp = b.planNames(this.model);
-      for (const s of services.filter((x) => bs.includes(x.name))) {
-        if (!s.plans.some((pl) => bp.includes(pl))) fail(`${P}.backends(${show(b.name)})`, s.name, `offers service "${s.name}" but none of its plans`);
-      }
-    }
+    checkBackendOffers(P, this.backends, this.model);
     const policy: RulePolicy = { planChange, topologyChange, immutableFlags, label, defaultBackend: this.defaultBackend, apiStyle: style };
 
-    // XRD.
-    const specProps: Record<string, unknown> = {};
-    if (acceptsIncomplete) specProps.acceptsIncomplete = { type: 'boolean' };
-    specProps.service = {
-      type: 'string',
-      description: props.serviceDescription ?? 'Service specifies the type and version of the data service instance.',
-      enum: services.map((s) => s.name),
-      'x-kubernetes-validations': serviceRules(),
-    };
-    const pr = planRules(this.model, policy);
-    specProps.plan = {
-      type: 'string',
-      description: props.planDescription ?? 'Plan specifies the service plan: single or clustered instances of different sizes.',
-      enum: plans.names,
-      ...(pr.length > 0 ? { 'x-kubernetes-validations': pr } : {}),
-    };
-    for (const f of parameters.filter((x) => x.location === ParameterLocation.SPEC)) specProps[f.name] = f.toOpenApi();
-    const params = parameters.filter((x) => x.location === ParameterLocation.PARAMETERS);
-    if (params.length > 0) specProps.parameters = { type: 'object', properties: Object.fromEntries(params.map((x) => [x.name, x.toOpenApi()])) };
-    const sr = specRules(this.model, this.backends, policy);
-    const spec: Record<string, unknown> = { type: 'object' };
-    if (sr.length > 0) spec['x-kubernetes-validations'] = sr;
-    spec.properties = specProps;
-    spec.required = ['service', 'plan'];
+    const spec = claimSpecSchema(props, this.model, this.backends, policy);
 
     if (style.namespaced && props.deletePolicy !== undefined) {
       fail(`${P}.deletePolicy`, props.deletePolicy.value, `only applies to claims, but ${P}.apiStyle is ${style.value}; remove it`);
     }
-    this.xrd = new CompositeResourceDefinition(this, 'Definition', {
+    this.xrd = this.addXrd(props, spec, plural, claimPlural, version);
+    this.compositions = this.addCompositions();
+
+    // APIServiceExportTemplate.
+    const claims = permissionClaimsOf(props.permissionClaims, this.backends, this.model);
+    const offering = offeringOf(this.model, this.backends, this.defaultBackend);
+    this.exportTemplate = new ApiServiceExportTemplate(this, 'ExportTemplate', {
+      group: props.group,
+      resource: claimPlural,
+      version,
+      permissionClaims: claims,
+      namespace: props.exportTemplateNamespace ?? DEFAULT_EXPORT_TEMPLATE_NAMESPACE,
+      annotations: { [OFFERING_ANNOTATION]: JSON.stringify(offering) },
+    });
+
+    // Unique in the cluster: kinds, resources, backends' Compositions, the export template.
+    registerDataService(this, {
+      path: this.node.path,
+      group: props.group,
+      kind,
+      plural: style.namespaced ? claimPlural : plural,
+      claimKind: props.claimKind,
+      claimPlural,
+      backends: this.backends.map((b) => b.name),
+      exportTemplate: { namespace: props.exportTemplateNamespace ?? DEFAULT_EXPORT_TEMPLATE_NAMESPACE, name: claimPlural },
+    });
+  }
+
+  /** The XRD: claims (or namespaced XRs) with the given `spec` schema and the managed-state column. */
+  private addXrd(props: DataServiceProps, spec: Record<string, unknown>, plural: string, claimPlural: string, version: string): CompositeResourceDefinition {
+    const style = this.apiStyle;
+    return new CompositeResourceDefinition(this, 'Definition', {
       group: props.group,
       ...(style.namespaced
         ? { scope: XrdScope.NAMESPACED, names: { kind: props.claimKind, plural: claimPlural } }
@@ -258,64 +205,17 @@ export class DataService extends Construct implements IApiExport {
         },
       ],
     });
+  }
 
-    // Compositions.
+  /** One Composition per backend, named after it. */
+  private addCompositions(): Map<string, Composition> {
     const compositions = new Map<string, Composition>();
     for (const b of this.backends) {
       const step = new PatchAndTransformStep();
       b.compose(step, this.model);
       compositions.set(b.name, new Composition(this, `Composition-${b.name}`, { name: b.name, compositeTypeRef: this.xrd, pipeline: [step] }));
     }
-    this.compositions = compositions;
-
-    // APIServiceExportTemplate.
-    const claims: PermissionClaim[] = [...(props.permissionClaims ?? []).map((c) => copyJson(c))];
-    for (const b of this.backends) {
-      for (const c of b.permissionClaims(this.model)) {
-        if (!claims.some((x) => JSON.stringify(x) === JSON.stringify(c))) claims.push(c);
-      }
-    }
-    // What the bind backend's catalogue page shows beyond the claim schema (sizes, flags, backends).
-    const offering: Offering = {
-      services: this.model.services.map((s) => ({ name: s.name, plans: [...s.plans] })),
-      plans: plans.plans.map((pl) => ({
-        name: pl.name,
-        topology: pl.topology.name,
-        replicas: pl.replicas,
-        ...(pl.size.cpu ? { cpu: pl.size.cpu } : {}),
-        ...(pl.size.memory ? { memory: pl.size.memory } : {}),
-        ...(pl.size.storage ? { storage: pl.size.storage } : {}),
-        flags: [...pl.flags],
-        ...(pl.description ? { description: pl.description } : {}),
-      })),
-      backends: this.backends.map((b) => ({
-        name: b.name,
-        automation: b.automation,
-        services: b.serviceNames(this.model),
-        plans: b.planNames(this.model),
-        default: b.name === this.defaultBackend,
-      })),
-    };
-    this.exportTemplate = new ApiServiceExportTemplate(this, 'ExportTemplate', {
-      group: props.group,
-      resource: claimPlural,
-      version,
-      permissionClaims: claims,
-      namespace: props.exportTemplateNamespace ?? DEFAULT_EXPORT_TEMPLATE_NAMESPACE,
-      annotations: { [OFFERING_ANNOTATION]: JSON.stringify(offering) },
-    });
-
-    // Unique in the cluster: kinds, resources, backends' Compositions, the export template.
-    registerDataService(this, {
-      path: this.node.path,
-      group: props.group,
-      kind,
-      plural: style.namespaced ? claimPlural : plural,
-      claimKind: props.claimKind,
-      claimPlural,
-      backends: this.backends.map((b) => b.name),
-      exportTemplate: { namespace: props.exportTemplateNamespace ?? DEFAULT_EXPORT_TEMPLATE_NAMESPACE, name: claimPlural },
-    });
+    return compositions;
   }
 
   /** The Composition of a backend. */
@@ -328,5 +228,171 @@ export class DataService extends Construct implements IApiExport {
   /** Name of the CRD the app clusters get (`<claimPlural>.<group>`): the claim CRD, or the namespaced XR's CRD. */
   public get claimCrdName(): string {
     return `${this.model.claimPlural}.${this.model.group}`;
+  }
+}
+
+/** `props.services`: each service's plans (all plans unless listed), every plan defined. */
+function checkServices(P: string, list: DataServiceProps['services'], plans: PlanSet): Array<{ name: string; plans: string[] }> {
+  if (!Array.isArray(list) || list.length === 0) fail(`${P}.services`, list, 'must list at least one service');
+  const services: Array<{ name: string; plans: string[] }> = [];
+  list.forEach((s, i) => {
+    if (!isPlainObject(s)) fail(`${P}.services[${i}]`, s, 'must be { name, plans? }');
+    const name = checkDnsLabel(`${P}.services[${i}].name`, s.name);
+    if (services.some((x) => x.name === name)) fail(`${P}.services[${i}].name`, name, 'is a duplicate service');
+    const sp = s.plans === undefined ? plans.names : [...checkStringList(`${P}.services[${i}].plans`, s.plans)];
+    for (const pl of sp)
+      if (!plans.get(pl)) fail(`${P}.services[${i}](${show(name)}).plans`, pl, `is referenced but not defined; defined plans: ${plans.names.join(', ')}`);
+    if (sp.length === 0) fail(`${P}.services[${i}].plans`, s.plans, 'must list at least one plan');
+    services.push({ name, plans: sp });
+  });
+  return services;
+}
+
+/** `props.fields` (in `spec`) and `props.parameters` (in `spec.parameters`), no name twice in one place. */
+function checkParameters(P: string, props: DataServiceProps): Parameter[] {
+  const parameters: Parameter[] = [];
+  const addParam = (prop: string, pp: ParameterProps, loc: ParameterLocation) => {
+    const par = new Parameter(prop, pp, loc);
+    if (parameters.some((x) => x.location === loc && x.name === par.name)) fail(`${prop}.name`, par.name, 'is a duplicate parameter');
+    parameters.push(par);
+  };
+  (props.fields ?? []).forEach((f, i) => addParam(`${P}.fields[${i}]`, f, ParameterLocation.SPEC));
+  (props.parameters ?? []).forEach((f, i) => addParam(`${P}.parameters[${i}]`, f, ParameterLocation.PARAMETERS));
+
+  return parameters;
+}
+
+/** `props.backends`: known, uniquely named, offering only this service's services and plans; the parameters' backends exist. */
+function checkBackends(P: string, list: DataServiceProps['backends'], services: Array<{ name: string }>, plans: PlanSet, parameters: Parameter[]): string[] {
+  if (!Array.isArray(list) || list.length === 0) fail(`${P}.backends`, list, 'must list at least one backend (A8sBackend, A9sBackend, ...)');
+  const backendNames: string[] = [];
+  list.forEach((b, i) => {
+    if (!(b instanceof Backend)) fail(`${P}.backends[${i}]`, b, 'is an unknown backend: use A8sBackend, A9sBackend or a subclass of Backend');
+    if (backendNames.includes(b.name)) fail(`${P}.backends[${i}].name`, b.name, 'is a duplicate backend (Composition) name');
+    backendNames.push(b.name);
+    for (const s of b.services ?? [])
+      if (!services.some((x) => x.name === s))
+        fail(`${P}.backends[${i}](${show(b.name)}).services`, s, `is not a service of this data service (${services.map((x) => x.name).join(', ')})`);
+    for (const pl of b.plans ?? [])
+      if (!plans.get(pl)) fail(`${P}.backends[${i}](${show(b.name)}).plans`, pl, `is referenced but not defined; defined plans: ${plans.names.join(', ')}`);
+  });
+  for (const par of parameters) {
+    if (par.multiNodeOnly && !plans.plans.some((pl) => pl.multiNode)) {
+      fail(
+        `${P}.parameters(${show(par.name)}).multiNodeOnly`,
+        true,
+        'needs at least one multi-node (replica/cluster) plan; without one the parameter could never be set',
+      );
+    }
+    for (const b of par.backends ?? []) {
+      if (!backendNames.includes(b)) fail(`${P}.parameters(${show(par.name)}).backends`, b, `is an unknown backend; backends: ${backendNames.join(', ')}`);
+    }
+  }
+  return backendNames;
+}
+
+/** What a claim update may change: `props.planChange`, `props.topologyChange`, `props.immutableFlags`. */
+function checkChanges(
+  P: string,
+  props: DataServiceProps,
+  plans: PlanSet,
+): { planChange: PlanChange; topologyChange: TopologyChange; immutableFlags: string[] } {
+  const planChange = props.planChange ?? PlanChange.UPGRADE_ONLY;
+  if (!(planChange instanceof PlanChange)) fail(`${P}.planChange`, props.planChange, `must be one of ${PlanChange.all.join(', ')}`);
+  const topologyChange = props.topologyChange ?? TopologyChange.SCALE_OUT_ONLY;
+  if (!(topologyChange instanceof TopologyChange)) fail(`${P}.topologyChange`, props.topologyChange, `must be one of ${TopologyChange.all.join(', ')}`);
+  const immutableFlags = props.immutableFlags === undefined ? plans.flags : [...checkStringList(`${P}.immutableFlags`, props.immutableFlags)];
+  for (const f of immutableFlags)
+    if (!plans.flags.includes(f)) fail(`${P}.immutableFlags`, f, `is not a flag of any plan (${plans.flags.join(', ') || 'none'})`);
+
+  return { planChange, topologyChange, immutableFlags };
+}
+
+/** The OpenAPI schema of the claim's `spec`: service, plan, fields, parameters, and the CEL rules between them. */
+function claimSpecSchema(props: DataServiceProps, model: DataServiceModel, backends: readonly Backend[], policy: RulePolicy): Record<string, unknown> {
+  const specProps: Record<string, unknown> = {};
+  if (model.acceptsIncomplete) specProps.acceptsIncomplete = { type: 'boolean' };
+  specProps.service = {
+    type: 'string',
+    description: props.serviceDescription ?? 'Service specifies the type and version of the data service instance.',
+    enum: model.services.map((s) => s.name),
+    'x-kubernetes-validations': serviceRules(),
+  };
+  const pr = planRules(model, policy);
+  specProps.plan = {
+    type: 'string',
+    description: props.planDescription ?? 'Plan specifies the service plan: single or clustered instances of different sizes.',
+    enum: model.plans.names,
+    ...(pr.length > 0 ? { 'x-kubernetes-validations': pr } : {}),
+  };
+  for (const f of model.parameters.filter((x) => x.location === ParameterLocation.SPEC)) specProps[f.name] = f.toOpenApi();
+  const params = model.parameters.filter((x) => x.location === ParameterLocation.PARAMETERS);
+  if (params.length > 0) specProps.parameters = { type: 'object', properties: Object.fromEntries(params.map((x) => [x.name, x.toOpenApi()])) };
+  const sr = specRules(model, backends, policy);
+  const spec: Record<string, unknown> = { type: 'object' };
+  if (sr.length > 0) spec['x-kubernetes-validations'] = sr;
+  spec.properties = specProps;
+  spec.required = ['service', 'plan'];
+
+  return spec;
+}
+
+/** The export template's permission claims: the data service's own, then each backend's not yet listed. */
+function permissionClaimsOf(extra: readonly PermissionClaim[] | undefined, backends: readonly Backend[], model: DataServiceModel): PermissionClaim[] {
+  const claims: PermissionClaim[] = [...(extra ?? []).map((c) => copyJson(c))];
+  for (const b of backends) {
+    for (const c of b.permissionClaims(model)) {
+      if (!claims.some((x) => JSON.stringify(x) === JSON.stringify(c))) claims.push(c);
+    }
+  }
+  return claims;
+}
+
+/** What the bind backend's catalogue page shows beyond the claim schema (sizes, flags, backends). */
+function offeringOf(model: DataServiceModel, backends: readonly Backend[], defaultBackend: string): Offering {
+  return {
+    services: model.services.map((s) => ({ name: s.name, plans: [...s.plans] })),
+    plans: model.plans.plans.map((pl) => ({
+      name: pl.name,
+      topology: pl.topology.name,
+      replicas: pl.replicas,
+      ...(pl.size.cpu ? { cpu: pl.size.cpu } : {}),
+      ...(pl.size.memory ? { memory: pl.size.memory } : {}),
+      ...(pl.size.storage ? { storage: pl.size.storage } : {}),
+      flags: [...pl.flags],
+      ...(pl.description ? { description: pl.description } : {}),
+    })),
+    backends: backends.map((b) => ({
+      name: b.name,
+      automation: b.automation,
+      services: b.serviceNames(model),
+      plans: b.planNames(model),
+      default: b.name === defaultBackend,
+    })),
+  };
+}
+
+/** `props.version`, `props.kind`, `props.claimKind`, their plurals and the label of the CEL messages. */
+function checkNames(P: string, props: DataServiceProps): { version: string; plural: string; claimPlural: string; label: string } {
+  const version = props.version ?? 'v1';
+  if (!/^v[0-9]+((alpha|beta)[0-9]+)?$/.test(version)) fail(`${P}.version`, props.version, 'is not a Kubernetes version name (v1, v1alpha1, ...)');
+  for (const k of ['kind', 'claimKind'] as const) {
+    if (typeof props[k] !== 'string' || !KIND.test(props[k])) fail(`${P}.${k}`, props[k], 'must be a PascalCase kind');
+  }
+  const plural = checkDnsLabel(`${P}.plural`, props.plural ?? `${props.kind.toLowerCase()}s`);
+  const claimPlural = checkDnsLabel(`${P}.claimPlural`, props.claimPlural ?? `${props.claimKind.toLowerCase()}s`);
+  const label = props.label ?? props.claimKind.toLowerCase();
+
+  return { version, plural, claimPlural, label };
+}
+
+/** Each backend offers, for each service it serves, at least one of that service's plans. */
+function checkBackendOffers(P: string, backends: readonly Backend[], model: DataServiceModel): void {
+  for (const b of backends) {
+    const bs = b.serviceNames(model);
+    const bp = b.planNames(model);
+    for (const s of model.services.filter((x) => bs.includes(x.name))) {
+      if (!s.plans.some((pl) => bp.includes(pl))) fail(`${P}.backends(${show(b.name)})`, s.name, `offers service "${s.name}" but none of its plans`);
+    }
   }
 }
