@@ -1,4 +1,4 @@
-import { A8sBackend, A9sBackend, DataServiceProps, ParameterProps, StringConversionLower } from './_deps.js';
+import { A8sBackend, A9sBackend, DataServiceProps, OperatorProfile, ParameterProps } from './_deps.js';
 import { A8S_SIZES, ANYNINES_GROUP, names, plans } from './_common.js';
 
 /** Composition (backend) names of the PostgreSQL data service. */
@@ -121,21 +121,7 @@ export function postgresql(): DataServiceProps {
         name: A8S_POSTGRESQL,
         services: ['a9s-postgresql13', 'a9s-postgresql14'],
         plans: a8sPlanNames,
-        manifest: { apiVersion: 'postgresql.anynines.com/v1beta3', kind: 'Postgresql', spec: { expose: 'LoadBalancer' } },
-        versionFromServicePrefix: 'a9s-postgresql',
-        fieldPaths: { expose: 'spec.expose' },
-        parameterMappings: {
-          tempFileLimit: { path: 'spec.parameters.tempFileLimitKiloBytes' },
-          trackIoTiming: { path: 'spec.parameters.trackIOTiming' },
-          archiveTimeout: { path: 'spec.parameters.archiveTimeoutSeconds' },
-          statementTimeout: { path: 'spec.parameters.statementTimeoutMillis' },
-          walWriterDelay: { path: 'spec.parameters.walWriterDelayMillis' },
-          maxWalSenders: { path: 'spec.parameters.maxWALSenders' },
-          clientMinMessages: { transforms: [StringConversionLower()] },
-          logMinMessages: { transforms: [StringConversionLower()] },
-          logMinErrorStatement: { transforms: [StringConversionLower()] },
-        },
-        statusFields: { clusterStatus: 'clusterStatus', readyReplicas: 'readyReplicas' },
+        profile: OperatorProfile.A8S_POSTGRESQL,
       }),
       new A9sBackend({
         name: A9S_POSTGRESQL,

@@ -7,6 +7,7 @@ export * from './topology.js';
 export * from './plan.js';
 export * from './parameter.js';
 export * from './backend.js';
+export * from './operator-profile.js';
 export * from './a8s-backend.js';
 export * from './a9s-backend.js';
 export * from './credentials.js';

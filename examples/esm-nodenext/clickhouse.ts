@@ -1,5 +1,5 @@
 import type { Construct } from 'constructs';
-import { A8sBackend, A9sBackend, DataService, Plan, Topology, credentialsSecretClaim } from 'klutch-kit/dataservice';
+import { A8sBackend, A9sBackend, DataService, OperatorProfile, OperatorReadiness, Plan, Topology, credentialsSecretClaim } from 'klutch-kit/dataservice';
 
 const small = { name: 'small', cpu: '2', memory: '8Gi', storage: '50Gi' };
 const big = { name: 'big', cpu: '8', memory: '32Gi', storage: '500Gi' };
@@ -24,9 +24,20 @@ export function addClickHouse(scope: Construct): DataService {
     backends: [
       new A8sBackend({
         name: 'k8s-clickhouse',
-        manifest: { apiVersion: 'clickhouse.example.com/v1', kind: 'ClickHouse' },
-        versionFromServicePrefix: 'clickhouse',
-        statusFields: { phase: 'phase' },
+        profile: OperatorProfile.of({
+          name: 'clickhouse',
+          apiVersion: 'clickhouse.example.com/v1',
+          kind: 'ClickHouse',
+          version: { prefix: 'clickhouse' },
+          planResourcePaths: {
+            storage: ['spec.volumeSize'],
+            cpu: ['spec.resources.requests.cpu'],
+            memory: ['spec.resources.requests.memory'],
+            replicas: ['spec.replicas'],
+          },
+          statusFields: { phase: 'phase' },
+          readyWhen: [OperatorReadiness.statusEquals('phase', 'Running')],
+        }),
       }),
       new A9sBackend({ name: 'vm-clickhouse', services: ['clickhouse24'], providerConfigName: 'clickhouse-service-broker' }),
     ],

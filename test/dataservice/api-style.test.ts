@@ -8,7 +8,16 @@ import { describe, expect, it } from '@jest/globals';
 import { App, Chart } from 'cdk8s';
 import { Catalogue } from '../../constructs/catalogue/index.js';
 import { CompositeDeletePolicy, CompositeResourceDefinition, CrossplaneVersion, XrdScope } from '../../constructs/crossplane/index.js';
-import { A8sBackend, ApiStyle, apiStyleNamed, DataService, Plan, Topology, type DataServiceProps } from '../../constructs/dataservice/index.js';
+import {
+  A8sBackend,
+  ApiStyle,
+  apiStyleNamed,
+  DataService,
+  OperatorProfile,
+  Plan,
+  Topology,
+  type DataServiceProps,
+} from '../../constructs/dataservice/index.js';
 import { CatalogueInstall, ControlPlaneCluster, renderTopology, topologyGraphOfApp } from '../../constructs/topology/index.js';
 import { deriveXrCrd, SchemaValidator, validateDocuments, type CompositeResourceDefinitionLike } from '../../constructs/validate/index.js';
 import { selects } from '../../runtime/konnector/selector.js';
@@ -18,6 +27,17 @@ import type { KubeClient } from '../../runtime/core/client.js';
 import { defaultRegistry } from '../../constructs/validate/index.js';
 import { parse } from 'yaml';
 import { render } from './_render.js';
+
+/** The a8s PostgreSQL layout on a made-up Widget kind. */
+const WIDGET = OperatorProfile.A8S_POSTGRESQL.with({
+  name: 'widget',
+  apiVersion: 'widgets.example.com/v1',
+  kind: 'Widget',
+  spec: undefined,
+  version: undefined,
+  fieldPaths: {},
+  statusFields: {},
+});
 
 type Obj = Record<string, any>;
 
@@ -40,13 +60,8 @@ function props(extra: Partial<DataServiceProps> = {}): DataServiceProps {
       { name: 'k8sOnly', type: 'string', backends: ['k8s'] },
     ],
     backends: [
-      new A8sBackend({ name: 'k8s', manifest: { apiVersion: 'widgets.example.com/v1', kind: 'Widget' }, versionFromServicePrefix: 'widget' }),
-      new A8sBackend({
-        name: 'k8s-small',
-        services: ['widget14'],
-        plans: ['single-small'],
-        manifest: { apiVersion: 'widgets.example.com/v1', kind: 'Widget' },
-      }),
+      new A8sBackend({ name: 'k8s', profile: WIDGET.with({ version: { prefix: 'widget' } }) }),
+      new A8sBackend({ name: 'k8s-small', services: ['widget14'], plans: ['single-small'], profile: WIDGET }),
     ],
     ...extra,
   };
@@ -180,7 +195,7 @@ describe('DataService with ApiStyle.NAMESPACED_XR', () => {
   it('clashes with a claims-style data service binding the same kind (one CRD postgresqlinstances.<group> each)', () => {
     const chart = new Chart(new App(), 'cp');
     new DataService(chart, 'a', props());
-    const other = [new A8sBackend({ name: 'other', manifest: { apiVersion: 'w.example.com/v1', kind: 'W' } })];
+    const other = [new A8sBackend({ name: 'other', profile: WIDGET.with({ apiVersion: 'w.example.com/v1', kind: 'W' }) })];
     expect(() => new DataService(chart, 'b', props({ apiStyle: ApiStyle.NAMESPACED_XR, backends: other, parameters: [] }))).toThrow(
       /DataService "cp\/a" and DataService "cp\/b" both define kind "WidgetDb" in group "db\.example\.com"/,
     );

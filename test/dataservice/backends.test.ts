@@ -1,7 +1,18 @@
 import { describe, expect, it } from '@jest/globals';
 import { App, Chart } from 'cdk8s';
-import { ReadinessCheck } from '../../constructs/crossplane/index.js';
-import { A8sBackend, A9sBackend, DataService, DataServiceProps, ParameterCase, Plan, Topology } from '../../constructs/dataservice/index.js';
+import { ConvertType, ReadinessCheck } from '../../constructs/crossplane/index.js';
+import {
+  A8sBackend,
+  A9sBackend,
+  DataService,
+  DataServiceProps,
+  OperatorProfile,
+  OperatorReadiness,
+  type OperatorProfileProps,
+  ParameterCase,
+  Plan,
+  Topology,
+} from '../../constructs/dataservice/index.js';
 import { render, statusPatches, xrFor } from './_render.js';
 
 type Obj = Record<string, any>;
@@ -23,6 +34,10 @@ function compositions(props: Partial<DataServiceProps> & Pick<DataServiceProps, 
   });
   return new Map((chart.toJson() as Obj[]).filter((o) => o.kind === 'Composition').map((o) => [o.metadata.name, o]));
 }
+
+/** A profile for a made-up key-value operator; `extra` replaces props. */
+const kv = (extra: Partial<OperatorProfileProps> = {}) =>
+  OperatorProfile.of({ name: 'kv', apiVersion: 'kv.anynines.com/v1', kind: 'Kv', readyWhen: [OperatorReadiness.statusEquals('phase', 'Ready')], ...extra });
 
 describe('A9sBackend', () => {
   it('renders a ServiceInstance with claim labels, service/plan, acceptsIncomplete and broker parameter names', () => {
@@ -73,10 +88,7 @@ describe('A9sBackend', () => {
 
   it('converts names to snake_case by default and passes only its own parameters', () => {
     const comps = compositions({
-      backends: [
-        new A9sBackend({ name: 'a9s-kv', providerConfigName: 'kv-service-broker' }),
-        new A8sBackend({ name: 'a8s-kv', manifest: { apiVersion: 'kv.anynines.com/v1', kind: 'Kv' } }),
-      ],
+      backends: [new A9sBackend({ name: 'a9s-kv', providerConfigName: 'kv-service-broker' }), new A8sBackend({ name: 'a8s-kv', profile: kv() })],
       parameters: [
         { name: 'maxMemoryPolicy', type: 'string' },
         { name: 'operatorOnly', type: 'string', backends: ['a8s-kv'] },
@@ -98,14 +110,20 @@ describe('A9sBackend', () => {
 });
 
 describe('A8sBackend', () => {
-  it('renders a provider-kubernetes Object named like the claim, with plan → resources and replicas from the Plan objects', () => {
+  it('renders a provider-kubernetes Object named like the claim, laid out as its profile says, plan → resources and replicas from the Plan objects', () => {
     const comps = compositions({
       backends: [
         new A8sBackend({
           name: 'a8s-kv',
-          manifest: { apiVersion: 'kv.anynines.com/v1beta1', kind: 'KeyValue', spec: { tier: 'gold' } },
-          versionFromServicePrefix: 'kv',
-          statusFields: { ready: 'readyReplicas' },
+          profile: OperatorProfile.A8S_POSTGRESQL.with({
+            name: 'kv-a8s-layout',
+            apiVersion: 'kv.anynines.com/v1beta1',
+            kind: 'KeyValue',
+            spec: { tier: 'gold' },
+            version: { prefix: 'kv' },
+            fieldPaths: {},
+            statusFields: { ready: 'readyReplicas' },
+          }),
         }),
       ],
       fields: [{ name: 'expose', type: 'string', enum: ['Internal', 'LoadBalancer'] }],
@@ -135,21 +153,34 @@ describe('A8sBackend', () => {
     });
     const small = render(comp, xrFor('c', 'n', { service: 'kv7', plan: 'kv-single-small', expose: 'Internal' }))[0];
     expect(small.spec.forProvider.manifest.spec).toMatchObject({ version: 7, volumeSize: '5Gi', replicas: 1 });
-    // expose has no fieldPaths mapping on this backend, so it is not passed.
+    // expose has no fieldPaths entry in this profile, so it is not passed.
     expect(small.spec.forProvider.manifest.spec.expose).toBeUndefined();
     expect(statusPatches(comp)).toEqual(['status.atProvider.manifest.status.readyReplicas -> status.managed.ready']);
   });
 
-  it('maps parameters and fields to custom paths', () => {
+  it('writes nothing the profile does not name: no version, no plan fields, parameters under spec.parameters', () => {
+    const comps = compositions({ backends: [new A8sBackend({ name: 'a8s-kv', profile: kv() })], parameters: [{ name: 'timeout', type: 'integer' }] });
+    const [o] = render(comps.get('a8s-kv')!, xrFor('c', 'n', { service: 'kv7', plan: 'kv-replica-big', parameters: { timeout: 3 } }));
+    expect(o.spec.forProvider.manifest).toEqual({
+      apiVersion: 'kv.anynines.com/v1',
+      kind: 'Kv',
+      metadata: { name: 'c', namespace: 'n' },
+      spec: { parameters: { timeout: 3 } },
+    });
+  });
+
+  it('maps version, parameters and fields to custom paths', () => {
     const comps = compositions({
       backends: [
         new A8sBackend({
           name: 'a8s-kv',
-          manifest: { apiVersion: 'kv.anynines.com/v1', kind: 'Kv' },
-          providerConfigName: 'in-cluster',
-          planResourcePaths: { storage: ['spec.storage.size'], cpu: [], memory: ['spec.memory'], replicas: ['spec.nodes'] },
-          parameterMappings: { timeout: { path: 'spec.config.timeoutSeconds' } },
-          fieldPaths: { expose: 'spec.service.type' },
+          profile: kv({
+            version: { prefix: 'kv', path: 'spec.engine.version', convert: ConvertType.STRING },
+            planResourcePaths: { storage: ['spec.storage.size'], memory: ['spec.memory'], replicas: ['spec.nodes'] },
+            parametersPath: 'spec.settings',
+            parameterMappings: { timeout: { path: 'spec.config.timeoutSeconds' } },
+            fieldPaths: { expose: 'spec.service.type' },
+          }),
         }),
       ],
       fields: [{ name: 'expose', type: 'string' }],
@@ -162,44 +193,72 @@ describe('A8sBackend', () => {
       comps.get('a8s-kv')!,
       xrFor('c', 'n', { service: 'kv7', plan: 'kv-single-small', expose: 'LoadBalancer', parameters: { timeout: 3, other: 'x' } }),
     );
-    expect(o.spec.providerConfigRef.name).toBe('in-cluster');
     expect(o.spec.forProvider.manifest.spec).toEqual({
+      engine: { version: '7' },
       storage: { size: '5Gi' },
       memory: '1Gi',
       nodes: 1,
       service: { type: 'LoadBalancer' },
       config: { timeoutSeconds: 3 },
-      parameters: { other: 'x' },
+      settings: { other: 'x' },
     });
   });
 
-  it('throws when plans do not carry the resources it maps, or mappings name unknown parameters', () => {
+  it('throws when plans do not carry the resources its profile maps, or the profile names unknown parameters, fields or versions', () => {
     const mixed = [
       new Plan({ name: 'a', topology: Topology.SINGLE, size: { name: 'small', storage: '1Gi' } }),
       new Plan({ name: 'b', topology: Topology.SINGLE, size: { name: 'big' } }),
     ];
-    expect(() => compositions({ plans: mixed, backends: [new A8sBackend({ name: 'a8s', manifest: { apiVersion: 'x.io/v1', kind: 'X' } })] })).toThrow(
-      'A8sBackend("a8s"): Plan("b").size.storage: undefined must be set',
+    const storage = kv({ planResourcePaths: { storage: ['spec.volumeSize'] } });
+    expect(() => compositions({ plans: mixed, backends: [new A8sBackend({ name: 'a8s', profile: storage })] })).toThrow(
+      'A8sBackend("a8s"): Plan("b").size.storage: undefined must be set: other plans of backend "a8s" set it and its profile maps it to spec.volumeSize',
     );
+    expect(() => compositions({ backends: [new A8sBackend({ name: 'a8s', profile: kv({ parameterMappings: { nope: {} } }) })] })).toThrow(
+      'A8sBackend("a8s").profile("kv").parameterMappings: "nope" is not a parameter accepted by backend "a8s"',
+    );
+    expect(() => compositions({ backends: [new A8sBackend({ name: 'a8s', profile: kv({ fieldPaths: { expose: 'spec.expose' } }) })] })).toThrow(
+      'A8sBackend("a8s").profile("kv").fieldPaths: "expose" is not a top-level field of the data service',
+    );
+    expect(() => compositions({ backends: [new A8sBackend({ name: 'a8s', profile: kv({ version: { prefix: 'pg' } }) })] })).toThrow(
+      'A8sBackend("a8s").profile("kv").version.prefix: "pg" does not turn service "kv7" into an integer version',
+    );
+    // A built-in profile's own mappings may name parameters a data service does not offer; the ones given in with() may not.
     expect(() =>
-      compositions({ backends: [new A8sBackend({ name: 'a8s', manifest: { apiVersion: 'x.io/v1', kind: 'X' }, parameterMappings: { nope: {} } })] }),
-    ).toThrow('A8sBackend("a8s").parameterMappings: "nope" is not a parameter accepted by backend "a8s"');
+      compositions({ backends: [new A8sBackend({ name: 'a8s', profile: OperatorProfile.A8S_POSTGRESQL.with({ version: undefined }) })] }),
+    ).not.toThrow();
     expect(() =>
-      compositions({ backends: [new A8sBackend({ name: 'a8s', manifest: { apiVersion: 'x.io/v1', kind: 'X' }, versionFromServicePrefix: 'pg' })] }),
-    ).toThrow('A8sBackend("a8s").versionFromServicePrefix: "pg" does not turn service "kv7" into an integer version');
-    expect(() => new A8sBackend({ name: 'a8s', manifest: { apiVersion: 'nogroup', kind: 'X' } })).toThrow('A8sBackendProps.manifest.apiVersion: "nogroup"');
-    expect(() => new A8sBackend({ name: 'a8s', manifest: { apiVersion: 'x.io/v1', kind: 'lower' } })).toThrow('A8sBackendProps.manifest.kind: "lower"');
-    expect(() => new A8sBackend({ name: 'a8s', manifest: { apiVersion: 'x.io/v1', kind: 'X' }, readinessChecks: [] })).toThrow(
-      'A8sBackendProps.readinessChecks: [] must list at least one ReadinessCheck',
-    );
-    expect(() => new A8sBackend({ name: 'a8s', manifest: { apiVersion: 'x.io/v1', kind: 'X' }, readinessChecks: [{ type: 'None' } as never] })).toThrow(
-      'A8sBackendProps.readinessChecks[0]: {"type":"None"} must be made with a ReadinessCheck factory',
-    );
+      compositions({
+        backends: [
+          new A8sBackend({
+            name: 'a8s',
+            profile: OperatorProfile.A8S_POSTGRESQL.with({
+              version: undefined,
+              parameterMappings: { ...OperatorProfile.A8S_POSTGRESQL.parameterMappings, tmeout: {} },
+            }),
+          }),
+        ],
+      }),
+    ).toThrow('A8sBackend("a8s").profile("a8s-postgresql").parameterMappings: "tmeout" is not a parameter accepted by backend "a8s"');
   });
 
-  it('is Ready when the operator reports clusterStatus Running (not when the Object exists); checks can be replaced', () => {
-    const comp = compositions({ backends: [new A8sBackend({ name: 'a8s-kv', manifest: { apiVersion: 'kv.anynines.com/v1', kind: 'Kv' } })] }).get('a8s-kv')!;
-    expect(comp.spec.pipeline[0].input.resources[0].readinessChecks).toEqual([
+  it('requires a profile and names the new home of the props that moved into it', () => {
+    expect(() => new A8sBackend({ name: 'a8s' } as never)).toThrow(
+      'A8sBackendProps.profile: undefined is required: OperatorProfile.A8S_POSTGRESQL, or OperatorProfile.of',
+    );
+    expect(() => new A8sBackend({ name: 'a8s', profile: { name: 'x' } as never })).toThrow(
+      'A8sBackendProps.profile: {"name":"x"} must be made with OperatorProfile.of()',
+    );
+    expect(() => new A8sBackend({ name: 'a8s', profile: kv(), versionFromServicePrefix: 'kv' } as never)).toThrow(
+      'A8sBackendProps.versionFromServicePrefix: "kv" moved into the backend\'s OperatorProfile',
+    );
+    expect(() => new A8sBackend({ name: 'a8s', manifest: { apiVersion: 'x.io/v1', kind: 'X' } } as never)).toThrow('A8sBackendProps.manifest: ');
+  });
+
+  it('is Ready when the Object is Ready and every readyWhen rule of the profile holds (a8s PostgreSQL: clusterStatus Running)', () => {
+    const pg = compositions({ backends: [new A8sBackend({ name: 'a8s-kv', profile: OperatorProfile.A8S_POSTGRESQL.with({ version: undefined }) })] }).get(
+      'a8s-kv',
+    )!;
+    expect(pg.spec.pipeline[0].input.resources[0].readinessChecks).toEqual([
       { type: 'MatchCondition', matchCondition: { type: 'Ready', status: 'True' } },
       { type: 'MatchString', fieldPath: 'status.atProvider.manifest.status.clusterStatus', matchString: 'Running' },
     ]);
@@ -207,11 +266,14 @@ describe('A8sBackend', () => {
       backends: [
         new A8sBackend({
           name: 'a8s-kv',
-          manifest: { apiVersion: 'kv.anynines.com/v1', kind: 'Kv' },
-          readinessChecks: [ReadinessCheck.matchTrue('status.atProvider.manifest.status.ready')],
+          profile: kv({ readyWhen: [OperatorReadiness.statusTrue('ready'), OperatorReadiness.objectCheck(ReadinessCheck.matchCondition('Synced'))] }),
         }),
       ],
     }).get('a8s-kv')!;
-    expect(custom.spec.pipeline[0].input.resources[0].readinessChecks).toEqual([{ type: 'MatchTrue', fieldPath: 'status.atProvider.manifest.status.ready' }]);
+    expect(custom.spec.pipeline[0].input.resources[0].readinessChecks).toEqual([
+      { type: 'MatchCondition', matchCondition: { type: 'Ready', status: 'True' } },
+      { type: 'MatchTrue', fieldPath: 'status.atProvider.manifest.status.ready' },
+      { type: 'MatchCondition', matchCondition: { type: 'Synced', status: 'True' } },
+    ]);
   });
 });

@@ -9,6 +9,8 @@ import {
   DataService,
   DataServiceModel,
   DataServiceProps,
+  OperatorProfile,
+  OperatorReadiness,
   Plan,
   PlanChange,
   Topology,
@@ -30,7 +32,16 @@ const basePlans = () => [
 const a9s = (extra: Partial<ConstructorParameters<typeof A9sBackend>[0]> = {}) =>
   new A9sBackend({ name: 'vm-queue', providerConfigName: 'queue-service-broker', ...extra });
 const a8s = (extra: Partial<ConstructorParameters<typeof A8sBackend>[0]> = {}) =>
-  new A8sBackend({ name: 'k8s-queue', manifest: { apiVersion: 'queue.example.com/v1', kind: 'Queue' }, ...extra });
+  new A8sBackend({
+    name: 'k8s-queue',
+    profile: OperatorProfile.of({
+      name: 'queue',
+      apiVersion: 'queue.example.com/v1',
+      kind: 'Queue',
+      readyWhen: [OperatorReadiness.statusEquals('phase', 'Ready')],
+    }),
+    ...extra,
+  });
 
 function build(props: Partial<DataServiceProps> = {}) {
   const chart = new Chart(new App(), 'cp');

@@ -67,6 +67,13 @@ describe('docs/dataservice.md worked example', () => {
     expect(r.issues).toEqual([]);
   });
 
+  it("is Ready when the operator's readiness rule holds (its profile's readyWhen), not when the Object exists", () => {
+    expect(find('Composition', 'k8s-clickhouse').spec.pipeline[0].input.resources[0].readinessChecks).toEqual([
+      { type: 'MatchCondition', matchCondition: { type: 'Ready', status: 'True' } },
+      { type: 'MatchString', fieldPath: 'status.atProvider.manifest.status.phase', matchString: 'Running' },
+    ]);
+  });
+
   it('renders plans into operator resources and broker parameters', () => {
     const [obj] = render(
       find('Composition', 'k8s-clickhouse'),
