@@ -35,6 +35,8 @@ export interface PrerequisiteLookup {
   postgres(): boolean;
   /** The components of {@link SANDBOX_GO_COMPONENTS} not in the build cache yet. */
   uncached(): string[];
+  /** The kubectl `npm run setup` builds from tools/kube (the clusters' release), when it is in the cache. */
+  builtKubectl?(): string | undefined;
 }
 
 /** One missing prerequisite: what, what for, and how to get it. */
@@ -71,10 +73,16 @@ export function missingPrerequisites(look: PrerequisiteLookup, env: NodeJS.Proce
   return missing;
 }
 
-/** A note for the `kubectl …` lines the sandbox prints, when there is no kubectl to run them. */
-export function kubectlNote(look: Pick<PrerequisiteLookup, 'which'>): string | undefined {
-  if (look.which('kubectl')) return undefined;
-  return 'no kubectl on PATH for the lines below: install one (>= 1.33; Debian’s kubectl package is older) from https://kubernetes.io/docs/tasks/tools/';
+/**
+ * The note above the `kubectl …` lines the sandbox prints: which kubectl to run them with. The one `npm run setup`
+ * builds is the clusters' own release; a kubectl on PATH may be much older (Debian's package is 1.20).
+ */
+export function kubectlNote(look: Pick<PrerequisiteLookup, 'which' | 'builtKubectl'>): string {
+  const built = look.builtKubectl?.();
+  if (built) return `run the kubectl lines with the clusters' release (built by npm run setup): alias kubectl=${built}`;
+  const build = 'npm run setup builds the clusters’ release (or only it: npm run realinfra -- kubectl, about a minute once the clusters are built)';
+  if (look.which('kubectl')) return `the kubectl on PATH may be older than the clusters; ${build}`;
+  return `no kubectl on PATH for the lines below: ${build}, or install one (>= 1.33) from https://kubernetes.io/docs/tasks/tools/`;
 }
 
 /** The message for missing prerequisites: one block per item. */
@@ -125,6 +133,10 @@ export async function systemLookup(): Promise<PrerequisiteLookup> {
       } catch {
         return false;
       }
+    },
+    builtKubectl: () => {
+      const plan = planComponent('kubectl');
+      return isCached(plan) ? plan.binary : undefined;
     },
     uncached: () =>
       SANDBOX_GO_COMPONENTS.filter((c) =>

@@ -50,8 +50,14 @@ describe('sandbox prerequisites', () => {
     expect(SANDBOX_GO_COMPONENTS).toContain(`crossplane-${SANDBOX_CROSSPLANE}`);
   });
 
-  it('says how to get a kubectl when there is none for the lines it prints', () => {
-    expect(kubectlNote(machine({ kubectl: '' }, true))).toBeUndefined();
-    expect(kubectlNote(machine({}, true))).toContain('https://kubernetes.io/docs/tasks/tools/');
+  it('names the kubectl to run the lines it prints with: the built one, else how to get it', () => {
+    const built = '/cache/realinfra/kubectl-abc/kubectl';
+    expect(kubectlNote({ ...machine({ kubectl: '' }, true), builtKubectl: () => built })).toBe(
+      `run the kubectl lines with the clusters' release (built by npm run setup): alias kubectl=${built}`,
+    );
+    expect(kubectlNote(machine({ kubectl: '' }, true))).toMatch(/^the kubectl on PATH may be older than the clusters; npm run setup builds/);
+    const none = kubectlNote({ ...machine({}, true), builtKubectl: () => undefined });
+    expect(none).toContain('npm run realinfra -- kubectl');
+    expect(none).toContain('https://kubernetes.io/docs/tasks/tools/');
   });
 });
