@@ -13,6 +13,7 @@
  *   (ClusterProviderConfig) → the a8s Postgresql in the same namespace → a running server; the XR is
  *   Ready only once the operator reports it Running;
  * - a `ServiceBinding` composes the a8s ServiceBinding and the credentials Secret `<binding>-creds`
+ *   (or the `*-creds` name in `spec.writeConnectionSecretToRef.name`: validated by the API server, immutable)
  *   (no XR connection details); its credentials open a session on that server;
  * - deleting the XRs removes the Objects, the a8s objects, the server's role and the Secret;
  * - a Backup and a Restore compose namespaced Objects with the a8s Backup and Restore, Ready once their
@@ -167,6 +168,56 @@ describe('PostgreSQL as namespaced XRs on Crossplane 2.3 (no claims)', () => {
     } finally {
       await db.end();
     }
+
+    // A ServiceBinding may name its credentials Secret (spec.writeConnectionSecretToRef.name, a *-creds name).
+    const rejected = async (name: string, spec: Record<string, unknown>) => {
+      try {
+        await api.create(xr('ServiceBinding', name, { instanceRef: 'orders', serviceInstanceType: 'postgresql', ...spec }));
+      } catch (e) {
+        return String((e as Error).message);
+      }
+      await api.delete(GROUP, 'ServiceBinding', name, NS);
+      return 'accepted';
+    };
+    const bad = await rejected('badname', { writeConnectionSecretToRef: { name: 'orders-secret' } });
+    expect(bad).toMatch(/spec\.writeConnectionSecretToRef\.name: Invalid value: "orders-secret": spec\.writeConnectionSecretToRef\.name in body should match/);
+    await api.create(
+      xr('ServiceBinding', 'named', { instanceRef: 'orders', serviceInstanceType: 'postgresql', writeConnectionSecretToRef: { name: 'orders-app-creds' } }),
+    );
+    await waitFor(
+      'ServiceBinding named Ready',
+      async () => (condition(await api.get(GROUP, 'ServiceBinding', 'named', NS), 'Ready')?.status === 'True' ? true : undefined),
+      180_000,
+    );
+    const named = decode(await waitFor('Secret orders-app-creds', async () => api.get('v1', 'Secret', 'orders-app-creds', NS), 60_000));
+    expect(await api.get('v1', 'Secret', 'named-creds', NS)).toBeUndefined();
+    // its own role, copied from the a8s Secret of that binding
+    expect(named.username).not.toBe(creds.username);
+    expect(named).toEqual(decode((await api.get('v1', 'Secret', 'named-service-binding', NS))!));
+    const db2 = new pg.Client({ host: named.instance_service, port: 5432, user: named.username, password: named.password, database: named.database });
+    db2.on('error', () => undefined);
+    await db2.connect();
+    try {
+      expect((await db2.query('SELECT current_user AS u')).rows).toEqual([{ u: named.username }]);
+    } finally {
+      await db2.end();
+    }
+    // immutable once set
+    let renamed = 'accepted';
+    try {
+      await api.apply(
+        xr('ServiceBinding', 'named', { instanceRef: 'orders', serviceInstanceType: 'postgresql', writeConnectionSecretToRef: { name: 'other-creds' } }),
+      );
+    } catch (e) {
+      renamed = String((e as Error).message);
+    }
+    expect(renamed).toContain('spec.writeConnectionSecretToRef.name is immutable');
+    await api.delete(GROUP, 'ServiceBinding', 'named', NS);
+    await waitFor(
+      'ServiceBinding named and its Secret orders-app-creds gone',
+      async () => ((await api.get(GROUP, 'ServiceBinding', 'named', NS)) || (await api.get('v1', 'Secret', 'orders-app-creds', NS)) ? undefined : true),
+      120_000,
+    );
 
     // Deleting the XRs deletes the Objects, the a8s objects (and with them the role and Secrets) and the server.
     await api.delete(GROUP, 'ServiceBinding', 'shop', NS);
