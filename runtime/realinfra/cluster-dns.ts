@@ -142,13 +142,14 @@ export async function startClusterDns(cluster: RealCluster, binary: string, opts
       Labels: { 'org.opencontainers.image.title': 'coredns' },
     }),
   ]);
-  const layout = fs.mkdtempSync(path.join(os.tmpdir(), 'klutch-kit-coredns-'));
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'klutch-kit-coredns-'));
+  const layout = path.join(tmp, 'layout');
   let image: string;
   try {
     writeLayout(layout, { coredns: idx });
     image = (await pushLayoutImage(layout, 'coredns', `${node.registry}/klutch-kit/coredns:1`)).pinned;
   } finally {
-    fs.rmSync(layout, { recursive: true, force: true });
+    fs.rmSync(tmp, { recursive: true, force: true });
   }
   await applyManifests(cluster.kubeConfig, clusterDnsObjects(image), { fieldManager: 'klutch-kit-harness', continueOnError: false });
   const deadline = Date.now() + (opts.timeoutMs ?? 120_000);

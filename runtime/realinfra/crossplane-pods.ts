@@ -262,13 +262,14 @@ class PodsHarness implements CrossplanePodsHarness {
 
   /** Writes an image into a throwaway layout and pushes it through the node registry's loopback address. */
   private async push(name: string, idx: ImageIndex, repoTag: string): Promise<string> {
-    const layout = fs.mkdtempSync(path.join(os.tmpdir(), 'klutch-kit-xp-image-'));
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'klutch-kit-xp-image-'));
+    const layout = path.join(tmp, 'layout');
     try {
       writeLayout(layout, { [name]: idx });
       const r = await pushLayoutImage(layout, name, `${this.cluster.node!.registry}/${repoTag}`);
       return `${this.registry}/${repoTag}@${r.digest}`;
     } finally {
-      fs.rmSync(layout, { recursive: true, force: true });
+      fs.rmSync(tmp, { recursive: true, force: true });
     }
   }
 
