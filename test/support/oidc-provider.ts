@@ -233,6 +233,9 @@ interface Cookie {
 
 /** A cookie-keeping HTTP client that follows redirects by hand, like a browser without JavaScript. */
 export class FetchBrowser {
+  /** @param doFetch the fetch to use (e.g. one that trusts a test CA). @default the global fetch */
+  constructor(private readonly doFetch: typeof fetch = fetch) {}
+
   private readonly jar = new Map<string, Map<string, Cookie>>();
   /** Every URL visited, in order. */
   readonly visited: string[] = [];
@@ -291,7 +294,7 @@ export class FetchBrowser {
       body = new URLSearchParams(init.form).toString();
     }
     this.visited.push(`${init.method ?? 'GET'} ${url}`);
-    const res = await fetch(u, { method: init.method ?? (body ? 'POST' : 'GET'), headers, body, redirect: 'manual' });
+    const res = await this.doFetch(u, { method: init.method ?? (body ? 'POST' : 'GET'), headers, body, redirect: 'manual' });
     this.store(u, res);
     return res;
   }
