@@ -86,6 +86,17 @@ export class InstanceOperation extends Construct implements IApiExport {
     const fields = props.fields.map((f, i) => new Parameter(`${P}.fields[${i}]`, f, ParameterLocation.SPEC, ['serviceInstanceType']));
     for (const r of props.required) if (!fields.some((f) => f.name === r)) fail(`${P}.required`, r, 'is not a declared field');
 
+    const spec = this.specSchema(P, props, fields, def);
+
+    const claimPlural = `${props.claimKind.toLowerCase()}s`;
+    this.xrd = this.addXrd(props, spec, def);
+    this.compositions = this.addCompositions(props.backends);
+    this.exportTemplate = this.addExportTemplate(props, claimPlural, def);
+  }
+
+  /** The claim's `spec` schema: the fields, the instance type, and CEL rules for what each backend requires and supports. */
+  private specSchema(P: string, props: InstanceOperationProps, fields: Parameter[], def: string): Record<string, unknown> {
+    const style = this.apiStyle;
     // A claim may omit spec.compositionRef (the XRD's defaultCompositionRef applies): read it behind has().
     const composition = style.compositionExpr(def);
     const rules: Array<{ rule: string; message: string }> = [];
@@ -125,10 +136,15 @@ export class InstanceOperation extends Construct implements IApiExport {
     if (rules.length > 0) spec['x-kubernetes-validations'] = rules;
     spec.properties = properties;
     spec.required = [...props.required, 'serviceInstanceType'];
+    return spec;
+  }
 
+  /** The XRD (claims, or namespaced XRs) in the anynines group. */
+  private addXrd(props: InstanceOperationProps, spec: Record<string, unknown>, def: string): CompositeResourceDefinition {
+    const style = this.apiStyle;
     const plural = `${props.kind.toLowerCase()}s`;
     const claimPlural = `${props.claimKind.toLowerCase()}s`;
-    this.xrd = new CompositeResourceDefinition(this, 'Definition', {
+    return new CompositeResourceDefinition(this, 'Definition', {
       group: ANYNINES_GROUP,
       ...(style.namespaced
         ? { scope: XrdScope.NAMESPACED, names: { kind: props.claimKind, plural: claimPlural } }
@@ -149,8 +165,13 @@ export class InstanceOperation extends Construct implements IApiExport {
         },
       ],
     });
+  }
+
+  /** One Composition per backend, over the instance types it handles. */
+  private addCompositions(backends: readonly OperationBackend[]): Map<string, Composition> {
+    const style = this.apiStyle;
     const compositions = new Map<string, Composition>();
-    for (const b of props.backends) {
+    for (const b of backends) {
       const step = new PatchAndTransformStep();
       b.compose(
         step,
@@ -159,7 +180,12 @@ export class InstanceOperation extends Construct implements IApiExport {
       );
       compositions.set(b.name, new Composition(this, `Composition-${b.name}`, { name: b.name, compositeTypeRef: this.xrd, pipeline: [step] }));
     }
-    this.compositions = compositions;
+    return compositions;
+  }
+
+  /** The APIServiceExportTemplate: the backends' permission claims and the catalogue page's offering. */
+  private addExportTemplate(props: InstanceOperationProps, claimPlural: string, def: string): ApiServiceExportTemplate {
+    const style = this.apiStyle;
     const claims: PermissionClaim[] = [];
     const claimsOf = (b: OperationBackend) => (style.namespaced ? (b.namespacedPermissionClaims ?? b.permissionClaims) : b.permissionClaims) ?? [];
     for (const b of props.backends) for (const c of claimsOf(b)) if (!claims.some((x) => JSON.stringify(x) === JSON.stringify(c))) claims.push(c);
@@ -175,7 +201,7 @@ export class InstanceOperation extends Construct implements IApiExport {
         default: b.name === def,
       })),
     };
-    this.exportTemplate = new ApiServiceExportTemplate(this, 'ExportTemplate', {
+    return new ApiServiceExportTemplate(this, 'ExportTemplate', {
       group: ANYNINES_GROUP,
       resource: claimPlural,
       version: 'v1',
