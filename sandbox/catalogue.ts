@@ -9,6 +9,7 @@
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { App } from 'cdk8s';
+import { ApiStyle } from '../constructs/dataservice/index.js';
 import { CatalogueInstall, ControlPlaneCluster, renderTopology, toYaml } from '../constructs/topology/index.js';
 import { applyManifests, waitForCrdsEstablished, type CrossplaneHarness, type RealCluster } from '../runtime/realinfra/index.js';
 import { buildPackageImage, joinPackageYaml } from '../runtime/xpkg/image.js';
@@ -28,14 +29,19 @@ export interface InstalledCatalogue {
   readonly digest: string;
   /** XRD names of the package. */
   readonly xrds: readonly string[];
-  /** The claim CRDs Crossplane made for the sandbox's APIs (e.g. postgresqlinstances.anynines.com). */
+  /**
+   * The CRDs Crossplane made for the sandbox's APIs, which app clusters bind (e.g. postgresqlinstances.anynines.com):
+   * the claim CRDs, or with ApiStyle.NAMESPACED_XR the namespaced XR CRDs.
+   */
   readonly claimCrds: readonly string[];
+  /** The catalogue's API style. */
+  readonly apiStyle: ApiStyle;
   /** The APIServiceExportTemplates applied. */
   readonly templates: readonly Obj[];
 }
 
 /** The control plane as klutch-kit synthesizes it, with the catalogue as a Configuration package from `packageRef`. */
-export function synthSandboxControlPlane(packageRef: string) {
+export function synthSandboxControlPlane(packageRef: string, apiStyle: ApiStyle = ApiStyle.CLAIMS) {
   const app = new App({ outdir: '/nonexistent' });
   new ControlPlaneCluster(app, 'SandboxControlPlane', {
     clusterName: 'control-plane',
@@ -43,6 +49,7 @@ export function synthSandboxControlPlane(packageRef: string) {
     dex: { connectors: [{ type: 'mockCallback', id: 'mock', name: 'Mock', config: {} }] },
     anynines: { baseDomain: 'a9s.sandbox.local' },
     catalogueInstall: CatalogueInstall.configurationPackage({ package: packageRef, skipDependencyResolution: true }),
+    catalogue: { apiStyle },
   });
   const [cluster] = renderTopology(app);
   if (!cluster?.packages?.length) throw new Error('sandbox: the synthesized control plane carries no Configuration package');
@@ -58,6 +65,8 @@ export interface PushedCatalogue {
   readonly xrds: readonly Obj[];
   /** The APIServiceExportTemplates of the sandbox's APIs. */
   readonly templates: readonly Obj[];
+  /** The catalogue's API style. */
+  readonly apiStyle: ApiStyle;
 }
 
 /**
@@ -65,9 +74,10 @@ export interface PushedCatalogue {
  * and applies the a8s CRDs (what the a8s operator would install). Installing the package (the `Configuration`, the
  * Function, provider-kubernetes and its ProviderConfig) is `pulumi up`'s job (`klutch-kit:catalogue`).
  */
-export async function pushCatalogue(cp: RealCluster, xp: CrossplaneHarness): Promise<PushedCatalogue> {
+export async function pushCatalogue(cp: RealCluster, xp: CrossplaneHarness, style: { apiStyle?: ApiStyle } = {}): Promise<PushedCatalogue> {
   const packageRef = `${xp.registry}/${CATALOGUE_REPOSITORY}:${CATALOGUE_TAG}`;
-  const { cluster, pkg } = synthSandboxControlPlane(packageRef);
+  const apiStyle = style.apiStyle ?? ApiStyle.CLAIMS;
+  const { cluster, pkg } = synthSandboxControlPlane(packageRef, apiStyle);
   const pushed = await pushPackageImage(
     buildPackageImage(
       joinPackageYaml(
@@ -86,7 +96,7 @@ export async function pushCatalogue(cp: RealCluster, xp: CrossplaneHarness): Pro
     );
   await applyManifests(cp.kubeConfig, a8sCrds());
   const xrds = pkg.files.map((f) => f.object as Obj).filter((o) => o.kind === 'CompositeResourceDefinition');
-  return { packageRef, digest: pushed.digest, xrds, templates };
+  return { packageRef, digest: pushed.digest, xrds, templates, apiStyle };
 }
 
 /**
@@ -99,11 +109,24 @@ export async function awaitCatalogue(cp: RealCluster, xp: CrossplaneHarness, pus
     xp.waitForPackage('Provider', 'provider-kubernetes', 180_000),
     xp.waitForPackage('Configuration', 'klutch-catalogue', 180_000),
   ]);
+  // the bound kinds: the claims, or the namespaced XRs themselves
   const claimCrds = pushed.xrds
-    .map((x) => x.spec as { group: string; claimNames?: { plural: string } })
-    .filter((s) => s.claimNames && (SANDBOX_APIS as readonly string[]).includes(s.claimNames.plural))
-    .map((s) => `${s.claimNames!.plural}.${s.group}`);
+    .map((x) => x.spec as { group: string; names: { plural: string }; claimNames?: { plural: string } })
+    .map((s) => ({ group: s.group, plural: pushed.apiStyle.namespaced ? s.names.plural : s.claimNames?.plural }))
+    .filter((s) => s.plural !== undefined && (SANDBOX_APIS as readonly string[]).includes(s.plural))
+    .map((s) => `${s.plural}.${s.group}`);
+  if (claimCrds.length !== SANDBOX_APIS.length)
+    throw new Error(
+      `sandbox: expected the package's XRDs to serve ${SANDBOX_APIS.join(', ')} (${pushed.apiStyle.value}), got ${claimCrds.join(', ') || 'none'}`,
+    );
   await waitForCrdsEstablished(cp.kubeConfig, claimCrds, 180_000);
   await applyManifests(cp.kubeConfig, pushed.templates);
-  return { packageRef: pushed.packageRef, digest: pushed.digest, xrds: pushed.xrds.map((x) => x.metadata!.name!), claimCrds, templates: pushed.templates };
+  return {
+    packageRef: pushed.packageRef,
+    digest: pushed.digest,
+    xrds: pushed.xrds.map((x) => x.metadata!.name!),
+    claimCrds,
+    templates: pushed.templates,
+    apiStyle: pushed.apiStyle,
+  };
 }

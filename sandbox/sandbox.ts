@@ -17,6 +17,12 @@
  * then `provisionDemo()` creates a PostgresqlInstance and a ServiceBinding in app-1 and follows every hop (claim →
  * XR → provider-kubernetes Object → a8s object → status and the credentials Secret back in app-1), ending in a
  * ready-to-run `psql` command; `changeDemoPlan()` changes the claim's plan and follows it to the a8s object.
+ *
+ * `apiStyle` (`npm run sandbox -- --api-style claims|namespaced`): the catalogue's API style. With
+ * ApiStyle.NAMESPACED_XR the control plane serves namespaced XRs and no claims: the object the konnector syncs
+ * up *is* the XR, it composes `kubernetes.m.crossplane.io` Objects (provider-kubernetes' ClusterProviderConfig,
+ * installed by pulumi up with `klutch-kit:catalogue.apiStyle`), and the ServiceBinding's credentials come down
+ * as the composed `<binding>-creds` Secret.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -30,6 +36,8 @@ import { CoreResources, KubeClient, type KubeObject, type ResourceRef } from '..
 import { getCondition, type Condition } from '../runtime/core/conditions.js';
 import { freePort, startCluster, startCrossplane, type CrossplaneHarness, type RealCluster } from '../runtime/realinfra/index.js';
 import { ensurePulumiBinaries, pulumiEnv } from '../runtime/realinfra/pulumi-build.js';
+import { A9S_BINDING_SECRET_SUFFIX } from '../constructs/catalogue/index.js';
+import { API_STYLE_NAMES, ApiStyle } from '../constructs/dataservice/index.js';
 import { generateStackSecrets } from '../stacks/secrets.js';
 // The sandbox's issuer is the test OP (a real, OpenID-certified oidc-provider instance), reused, not copied.
 import { OidcTestProvider } from '../test/support/oidc-provider.js';
@@ -73,6 +81,8 @@ export interface SandboxOptions {
   dir?: string;
   /** Write `STATE_FILE` (the CLI does; the test does not). */
   writeState?: boolean;
+  /** The catalogue's API style (`--api-style claims|namespaced`). @default ApiStyle.CLAIMS */
+  apiStyle?: ApiStyle;
 }
 
 export interface Sandbox {
@@ -87,6 +97,8 @@ export interface Sandbox {
   readonly catalogue: InstalledCatalogue;
   /** The local a8s operator (PostgreSQL servers) on the control plane. */
   readonly a8s: SandboxA8sOperator;
+  /** The catalogue's API style: claims, or namespaced XRs bound without claims. */
+  readonly apiStyle: ApiStyle;
   readonly processes: ReadonlyArray<{ name: string; child: ChildProcess; log: string }>;
   /** Seconds per step. */
   readonly timings: Record<string, number>;
@@ -144,8 +156,15 @@ async function stopChild(child: ChildProcess): Promise<void> {
   clearTimeout(t);
 }
 
+/** The configuration name (`claims`, `namespaced`) of an API style. */
+export function apiStyleName(style: ApiStyle): 'claims' | 'namespaced' {
+  return style.namespaced ? 'namespaced' : 'claims';
+}
+
 export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> {
   const started = Date.now();
+  const apiStyle = opts.apiStyle ?? ApiStyle.CLAIMS;
+  if (!Object.values(API_STYLE_NAMES).includes(apiStyle)) throw new Error(`SandboxOptions.apiStyle: ${String(apiStyle)} is not an ApiStyle`);
   const say = opts.log ?? ((l: string) => process.stdout.write(`${l}\n`));
   fs.mkdirSync(SANDBOX_DIR, { recursive: true });
   const dir = opts.dir ?? fs.mkdtempSync(path.join(SANDBOX_DIR, 'run-'));
@@ -256,7 +275,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
         const xp = await startCrossplane(cp, { version: SANDBOX_CROSSPLANE, providerPollInterval: '3s', install: false });
         crossplane = xp;
         stops.push(() => xp.stop());
-        const pushed = await pushCatalogue(cp, xp);
+        const pushed = await pushCatalogue(cp, xp, { apiStyle });
         const a8s = new SandboxA8sOperator({ client: new KubeClient(cp.kubeConfig), dataDir: a8sDataDir });
         await a8s.start();
         stops.push(async () => {
@@ -267,7 +286,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
         return pushed;
       },
       (c) =>
-        `Crossplane ${crossplane!.versions.crossplane}, registry ${crossplane!.registry}\npackage ${c.packageRef} (${c.digest.slice(0, 19)}…): ${c.xrds.length} XRDs\nlocal a8s operator: PostgreSQL ${a8sOperator!.instances.binaries.major} servers on 127.0.0.2+ port 5432, data under ${a8sDataDir}`,
+        `Crossplane ${crossplane!.versions.crossplane}, registry ${crossplane!.registry}\npackage ${c.packageRef} (${c.digest.slice(0, 19)}…): ${c.xrds.length} XRDs, API style ${apiStyleName(apiStyle)}\nlocal a8s operator: PostgreSQL ${a8sOperator!.instances.binaries.major} servers on 127.0.0.2+ port 5432, data under ${a8sDataDir}`,
     );
 
     // 4. pulumi up of the stack program, runtime manifests mode plus the catalogue package (klutch-kit:catalogue):
@@ -313,7 +332,9 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
           'klutch-kit:oidc': { value: JSON.stringify({ issuerUrl: op.issuer, clientId: BACKEND_CLIENT_ID }) },
           'klutch-kit:skipAwait': { value: 'true' },
           'klutch-kit:manifests': { value: 'runtime' },
-          'klutch-kit:catalogue': { value: JSON.stringify({ install: 'ConfigurationPackage', package: pushed.packageRef }) },
+          'klutch-kit:catalogue': {
+            value: JSON.stringify({ install: 'ConfigurationPackage', package: pushed.packageRef, apiStyle: apiStyleName(apiStyle) }),
+          },
           'klutch-kit:kubeconfig-control-plane': { value: kc(cp), secret: true },
           'klutch-kit:kubeconfig-app-1': { value: kc(app1), secret: true },
           'klutch-kit:kubeconfig-app-2': { value: kc(app2), secret: true },
@@ -333,7 +354,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
         return stack;
       },
       (s) =>
-        `resources: ${JSON.stringify((s as Stack & { upSummary?: unknown }).upSummary)}  (log ${path.join(dir, 'logs', 'pulumi-up.log')})\ncatalogue ${catalogue!.packageRef} installed by Crossplane: ${catalogue!.xrds.length} XRDs; claim APIs ${catalogue!.claimCrds.join(', ')}`,
+        `resources: ${JSON.stringify((s as Stack & { upSummary?: unknown }).upSummary)}  (log ${path.join(dir, 'logs', 'pulumi-up.log')})\ncatalogue ${catalogue!.packageRef} installed by Crossplane: ${catalogue!.xrds.length} XRDs; ${apiStyle.namespaced ? 'namespaced XR' : 'claim'} APIs ${catalogue!.claimCrds.join(', ')}`,
     );
 
     // 5. backend + konnectors as local processes
@@ -427,6 +448,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
       crossplane: crossplane!,
       catalogue: catalogue!,
       a8s: a8sOperator!,
+      apiStyle,
       processes,
       timings,
       bindOutput,
@@ -485,7 +507,10 @@ function refOf(r: ObjRef, namespaced: boolean): ResourceRef {
   return { group, version, kind: r.kind, plural: `${r.kind.toLowerCase()}s`, namespaced };
 }
 
-/** One claim followed through the control plane: claim → XR → Object → a8s object. */
+/**
+ * One claim followed through the control plane: claim → XR → Object → a8s object. With ApiStyle.NAMESPACED_XR
+ * there is no claim: `claimUp` and `xr` are the same object, the XR the konnector synced up.
+ */
 export interface ClaimPath {
   claimUp: Claim;
   xr: Composite;
@@ -514,8 +539,46 @@ export interface DemoResult {
 const ready = (c: { status?: { conditions?: Condition[] } } | undefined) => getCondition(c?.status?.conditions, 'Ready')?.status === 'True';
 const shellQuote = (v: string) => `'${v.replace(/'/g, `'\\''`)}'`;
 
-/** Follows a claim on the control plane to its XR, the provider-kubernetes Object and the a8s object it manages. */
-async function followClaim(cp: KubeClient, ref: ResourceRef, ns: string, name: string, mark: (hop: string) => void, label: string): Promise<ClaimPath> {
+/**
+ * Follows a claim on the control plane to its XR, the provider-kubernetes Object and the a8s object it manages; a
+ * namespaced XR (ApiStyle.NAMESPACED_XR) straight to its namespaced `kubernetes.m.crossplane.io` Object.
+ */
+async function followClaim(
+  cp: KubeClient,
+  ref: ResourceRef,
+  ns: string,
+  name: string,
+  mark: (hop: string) => void,
+  label: string,
+  style: ApiStyle,
+): Promise<ClaimPath> {
+  const composedObject = (x: Composite | null | undefined) =>
+    (x?.spec?.resourceRefs ?? x?.spec?.crossplane?.resourceRefs ?? []).find((r) => r.kind === 'Object');
+  if (style.namespaced) {
+    const xr = await eventually(
+      `${ref.kind} ${ns}/${name} (a namespaced XR) with a composed Object`,
+      async () => {
+        const x = await cp.getOrNull<Composite>(ref, ns, name);
+        return composedObject(x) ? x : undefined;
+      },
+      120_000,
+    );
+    mark(`${label}: XR composed the Object`);
+    // a namespaced ServiceBinding also composes its credentials Secret as an Object: follow the one with the a8s object
+    const objects = (xr.spec?.crossplane?.resourceRefs ?? []).filter((r) => r.kind === 'Object');
+    const a8sObject = await eventually(
+      `the Object of ${ref.kind} ${ns}/${name} that manages an a8s object`,
+      async () => {
+        for (const r of objects) {
+          const o = await cp.getOrNull<XpObject>(refOf(r, true), ns, r.name);
+          if (o && o.spec?.forProvider?.manifest?.kind !== 'Secret') return r;
+        }
+        return undefined;
+      },
+      60_000,
+    );
+    return followObject(cp, xr as Claim, xr, a8sObject, ns, mark, label);
+  }
   const claimUp = await eventually(
     `${ref.kind} ${ns}/${name} bound to an XR`,
     async () => {
@@ -536,8 +599,20 @@ async function followClaim(cp: KubeClient, ref: ResourceRef, ns: string, name: s
     120_000,
   );
   mark(`${label}: XR composed the Object`);
-  const objRef = (xr.spec?.resourceRefs ?? xr.spec?.crossplane?.resourceRefs ?? []).find((r) => r.kind === 'Object')!;
-  const object = await eventually(`Object ${objRef.name}`, () => cp.getOrNull<XpObject>(refOf(objRef, false), undefined, objRef.name), 60_000);
+  return followObject(cp, claimUp, xr, composedObject(xr)!, undefined, mark, label);
+}
+
+/** The composed provider-kubernetes Object (cluster-scoped, or in `objectNs`) and the a8s object it manages. */
+async function followObject(
+  cp: KubeClient,
+  claimUp: Claim,
+  xr: Composite,
+  objRef: ObjRef,
+  objectNs: string | undefined,
+  mark: (hop: string) => void,
+  label: string,
+): Promise<ClaimPath> {
+  const object = await eventually(`Object ${objRef.name}`, () => cp.getOrNull<XpObject>(refOf(objRef, objectNs !== undefined), objectNs, objRef.name), 60_000);
   const manifest = object.spec!.forProvider!.manifest!;
   const a8sRef = refOf({ apiVersion: manifest.apiVersion!, kind: manifest.kind!, name: manifest.metadata.name! }, true);
   const a8s = await eventually(
@@ -567,17 +642,19 @@ export async function provisionDemo(sb: Sandbox, say: (l: string) => void = (l) 
   try {
     if (!(await app.getOrNull(CoreResources.namespaces, undefined, ns))) await app.create(CoreResources.namespaces, { metadata: { name: ns } });
     say(`[7/${SANDBOX_STEPS}] PostgresqlInstance + ServiceBinding in ${sb.apps[0].name}: through real Crossplane to a local PostgreSQL, credentials back down`);
+    // the backend's Composition: `spec.compositionRef` on a claim, `spec.crossplane.compositionRef` on a namespaced XR
+    const composition = (name: string) => (sb.apiStyle.namespaced ? { crossplane: { compositionRef: { name } } } : { compositionRef: { name } });
     await app.create(SANDBOX_CLAIMS.postgresqlInstances, {
       metadata: { name: instance, namespace: ns },
-      spec: { service: 'a9s-postgresql14', plan: DEMO_PLANS[0], expose: 'Internal', compositionRef: { name: 'a8s-postgresql' } },
+      spec: { service: 'a9s-postgresql14', plan: DEMO_PLANS[0], expose: 'Internal', ...composition('a8s-postgresql') },
     });
     await app.create(SANDBOX_CLAIMS.serviceBindings, {
       metadata: { name: binding, namespace: ns },
-      spec: { instanceRef: instance, serviceInstanceType: 'postgresql', compositionRef: { name: 'a8s-servicebinding' } },
+      spec: { instanceRef: instance, serviceInstanceType: 'postgresql', ...composition('a8s-servicebinding') },
     });
     say(`      created in ${sb.apps[0].name}: PostgresqlInstance ${ns}/${instance} (plan ${DEMO_PLANS[0]}), ServiceBinding ${ns}/${binding}`);
     const up = await eventually(
-      'the claims on the control plane',
+      `the ${sb.apiStyle.namespaced ? 'XRs' : 'claims'} on the control plane`,
       async () => {
         const i = (await cp.list<Claim>(SANDBOX_CLAIMS.postgresqlInstances)).items.find((o) => o.metadata.name === instance);
         const b = (await cp.list<Claim>(SANDBOX_CLAIMS.serviceBindings)).items.find((o) => o.metadata.name === binding);
@@ -585,10 +662,10 @@ export async function provisionDemo(sb: Sandbox, say: (l: string) => void = (l) 
       },
       60_000,
     );
-    mark(`claims synced to the control plane (namespace ${up})`);
+    mark(`${sb.apiStyle.namespaced ? 'namespaced XRs' : 'claims'} synced to the control plane (namespace ${up})`);
     const [instPath, bindPath] = await Promise.all([
-      followClaim(cp, SANDBOX_CLAIMS.postgresqlInstances, up, instance, mark, 'PostgresqlInstance'),
-      followClaim(cp, SANDBOX_CLAIMS.serviceBindings, up, binding, mark, 'ServiceBinding'),
+      followClaim(cp, SANDBOX_CLAIMS.postgresqlInstances, up, instance, mark, 'PostgresqlInstance', sb.apiStyle),
+      followClaim(cp, SANDBOX_CLAIMS.serviceBindings, up, binding, mark, 'ServiceBinding', sb.apiStyle),
     ]);
     const pgKey = `${instPath.a8s.metadata.namespace}/${instPath.a8s.metadata.name}`;
     await eventually(
@@ -616,7 +693,8 @@ export async function provisionDemo(sb: Sandbox, say: (l: string) => void = (l) 
       120_000,
     );
     mark('ServiceBinding Ready in app-1');
-    const secretName = secretNameOf(bindPath.a8s.metadata.name!);
+    // claims: the a8s operator's Secret, brought down as is; namespaced XRs: the Secret the Composition composes from it
+    const secretName = sb.apiStyle.namespaced ? `${binding}${A9S_BINDING_SECRET_SUFFIX}` : secretNameOf(bindPath.a8s.metadata.name!);
     const secretDown = await eventually(`Secret ${ns}/${secretName} in app-1`, () => app.getOrNull<Secret>(CoreResources.secrets, ns, secretName), 120_000);
     mark(`Secret ${ns}/${secretName} in app-1`);
     const d = (k: string) => Buffer.from(secretDown.data?.[k] ?? '', 'base64').toString('utf8');
