@@ -5,6 +5,8 @@
  *   npm run sandbox                 # up, provision the demo claims, keep running
  *   npm run sandbox -- --no-demo    # up only
  *   npm run sandbox -- --down       # stop a running sandbox (from another shell)
+ *   npm run sandbox -- --api-style namespaced   # the catalogue as namespaced XRs, bound without claims
+ *                                               # (Crossplane v2 style; default: claims)
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -59,7 +61,7 @@ async function down(): Promise<number> {
   return 0;
 }
 
-async function up(demo: boolean): Promise<number> {
+async function up(demo: boolean, apiStyleFlag: string): Promise<number> {
   if (fs.existsSync(STATE_FILE)) {
     const state = JSON.parse(fs.readFileSync(STATE_FILE, 'utf8')) as SandboxState;
     if (alive(state.supervisorPid)) {
@@ -80,7 +82,8 @@ async function up(demo: boolean): Promise<number> {
   // imported here so that --down starts fast and loads no OIDC provider / Pulumi SDK
   const t0 = Date.now();
   const { changeDemoPlan, provisionDemo, startSandbox } = await import('../sandbox/sandbox.js');
-  const sb = await startSandbox({ writeState: true });
+  const { apiStyleNamed } = await import('../constructs/dataservice/index.js');
+  const sb = await startSandbox({ writeState: true, apiStyle: apiStyleNamed('--api-style', apiStyleFlag) });
   let stopping = false;
   const stop = async () => {
     if (stopping) return;
@@ -120,7 +123,9 @@ async function up(demo: boolean): Promise<number> {
       `  logs              ${sb.dir}/logs`,
       ...[kubectlNote(lookup)].filter((n) => n !== undefined).map((n) => `  note              ${n}`),
       `  e.g.              kubectl --kubeconfig ${a1.kubeconfigPath} get postgresqlinstances,servicebindings,secrets -n shop`,
-      `                    kubectl --kubeconfig ${sb.controlPlane.kubeconfigPath} get claim,composite,objects.kubernetes.crossplane.io,postgresqls.postgresql.anynines.com -A`,
+      sb.apiStyle.namespaced
+        ? `                    kubectl --kubeconfig ${sb.controlPlane.kubeconfigPath} get postgresqlinstances,servicebindings,objects.kubernetes.m.crossplane.io,postgresqls.postgresql.anynines.com -A`
+        : `                    kubectl --kubeconfig ${sb.controlPlane.kubeconfigPath} get claim,composite,objects.kubernetes.crossplane.io,postgresqls.postgresql.anynines.com -A`,
       ...(psql ? [`  psql              ${psql}`] : []),
       'Stop with Ctrl-C or: npm run sandbox -- --down',
       '',
@@ -130,13 +135,32 @@ async function up(demo: boolean): Promise<number> {
   return 0;
 }
 
+const API_STYLES = ['claims', 'namespaced'];
 const argv = process.argv.slice(2);
-const unknown = argv.filter((a) => !['--down', '--no-demo'].includes(a));
+// --api-style claims|namespaced (or --api-style=…): the catalogue's API style
+let apiStyle = 'claims';
+const rest: string[] = [];
+for (let i = 0; i < argv.length; i++) {
+  const a = argv[i]!;
+  if (a === '--api-style' || a.startsWith('--api-style=')) {
+    const v = a === '--api-style' ? argv[++i] : a.slice('--api-style='.length);
+    if (v === undefined || !API_STYLES.includes(v)) {
+      process.stderr.write(
+        v === undefined
+          ? 'sandbox: --api-style needs a value: claims or namespaced\n'
+          : `sandbox: --api-style: ${JSON.stringify(v)} is not an API style; use --api-style claims or --api-style namespaced\n`,
+      );
+      process.exit(2);
+    }
+    apiStyle = v;
+  } else rest.push(a);
+}
+const unknown = rest.filter((a) => !['--down', '--no-demo'].includes(a));
 if (unknown.length) {
-  process.stderr.write(`sandbox: unknown argument ${JSON.stringify(unknown[0])}; use --down or --no-demo\n`);
+  process.stderr.write(`sandbox: unknown argument ${JSON.stringify(unknown[0])}; use --down, --no-demo or --api-style claims|namespaced\n`);
   process.exit(2);
 }
-(argv.includes('--down') ? down() : up(!argv.includes('--no-demo'))).then(
+(rest.includes('--down') ? down() : up(!rest.includes('--no-demo'), apiStyle)).then(
   (code) => process.exit(code),
   (e) => {
     process.stderr.write(`sandbox: ${(e as Error).stack ?? String(e)}\n`);

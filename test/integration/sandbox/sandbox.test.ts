@@ -20,6 +20,12 @@
  *    the server and its data;
  * then stop() ends every process, and the CLI (`scripts/sandbox.ts`) comes up with the demo (printing a psql
  * command) and goes down with `--down`, leaving no process, no PostgreSQL server and no data folder.
+ *
+ * Both API styles: the run above is the claims style (ApiStyle.CLAIMS, the default); the CLI run is
+ * `--api-style namespaced` (ApiStyle.NAMESPACED_XR): the same demo through namespaced XRs with no claim
+ * anywhere, ending in a PostgreSQL session opened with the composed `<binding>-creds` Secret read from app-1.
+ * The two styles cannot share a control plane (the claim CRD and the namespaced XR CRD are both
+ * postgresqlinstances.anynines.com), so each run has its own, as before.
  */
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { spawn } from 'node:child_process';
@@ -28,6 +34,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { CoreResources, KubeClient, type KubeObject } from '../../../runtime/core/client.js';
 import { getCondition, type Condition } from '../../../runtime/core/conditions.js';
+import { KubeConfig } from '@kubernetes/client-node';
 import { BindResources, type APIServiceBinding, type ClusterBinding } from '../../../runtime/konnector/types.js';
 import pg from 'pg';
 import { A8S_RESOURCES } from '../../../sandbox/a8s-operator/index.js';
@@ -327,13 +334,92 @@ describe('npm run sandbox, end to end', () => {
   });
 });
 
-describe('the CLI: npm run sandbox, then npm run sandbox -- --down', () => {
-  it('comes up with the demo and a psql command, records its processes, and --down leaves no process, server or data', async () => {
+/** A client for a cluster the CLI sandbox recorded in its state file. */
+function clientOf(state: SandboxState, name: string): KubeClient {
+  const c = state.clusters.find((x) => x.name === name);
+  if (!c) throw new Error(`no cluster ${name} in the state file (${state.clusters.map((x) => x.name).join(', ')})`);
+  const kc = new KubeConfig();
+  kc.loadFromFile(c.kubeconfigPath);
+  return new KubeClient(kc);
+}
+
+/**
+ * The namespaced run, no claim anywhere: no claim CRD or claim XRD on the control plane; the PostgresqlInstance and
+ * ServiceBinding the konnector synced up are the namespaced XRs themselves, composing kubernetes.m Objects; app-1's
+ * composed `<binding>-creds` Secret opens a PostgreSQL session that writes and reads a row.
+ */
+async function assertNamespacedRun(state: SandboxState): Promise<void> {
+  const cpc = clientOf(state, 'sandbox-cp');
+  const app = clientOf(state, 'sandbox-app-1');
+  try {
+    type Crd = KubeObject & { spec: { group: string; scope: string; names: { plural: string; categories?: string[] } } };
+    const crds = (await cpc.list<Crd>(CoreResources.crds)).items;
+    expect(crds.filter((c) => c.spec.names.categories?.includes('claim')).map((c) => c.metadata.name)).toEqual([]);
+    expect(crds.filter((c) => c.spec.group === 'anynines.com' && c.spec.names.plural.startsWith('x')).map((c) => c.metadata.name)).toEqual([]);
+    const xrds = (
+      await cpc.list<KubeObject & { apiVersion?: string; spec?: { scope?: string; claimNames?: unknown } }>({
+        group: 'apiextensions.crossplane.io',
+        version: 'v1',
+        plural: 'compositeresourcedefinitions',
+        kind: 'CompositeResourceDefinition',
+        namespaced: false,
+      })
+    ).items;
+    expect(xrds.length).toBeGreaterThan(0);
+    expect(xrds.filter((x) => x.spec?.claimNames !== undefined || x.spec?.scope !== 'Namespaced').map((x) => x.metadata.name)).toEqual([]);
+    for (const api of BIND_APIS) {
+      const crd = crds.find((c) => c.metadata.name === api)!;
+      expect({ api, scope: crd.spec.scope, categories: crd.spec.names.categories }).toEqual({ api, scope: 'Namespaced', categories: ['composite'] });
+    }
+    // upstream: the XRs themselves, in the provider namespace, composing namespaced Objects
+    type Xr = KubeObject & { spec?: { crossplane?: { compositionRef?: { name: string }; resourceRefs?: Array<{ apiVersion: string; kind: string }> } } };
+    const [inst] = (await cpc.list<Xr>(SANDBOX_CLAIMS.postgresqlInstances)).items;
+    expect(inst?.metadata.name).toBe(DEMO.instance);
+    expect(inst!.metadata.namespace).toMatch(/^cluster-\w+-shop$/);
+    expect(inst!.metadata.labels?.['crossplane.io/claim-name']).toBeUndefined();
+    expect(inst!.spec?.crossplane?.compositionRef?.name).toBe('a8s-postgresql');
+    expect(inst!.spec?.crossplane?.resourceRefs?.map((r) => `${r.apiVersion} ${r.kind}`)).toEqual(['kubernetes.m.crossplane.io/v1alpha1 Object']);
+    const [bind] = (await cpc.list<Xr>(SANDBOX_CLAIMS.serviceBindings)).items;
+    expect(bind?.metadata.name).toBe(DEMO.binding);
+    expect(bind!.spec?.crossplane?.resourceRefs?.map((r) => `${r.apiVersion} ${r.kind}`).sort()).toEqual([
+      'kubernetes.m.crossplane.io/v1alpha1 Object',
+      'kubernetes.m.crossplane.io/v1alpha1 Object',
+    ]);
+    // downstream: Ready, and the composed credentials Secret (the a8s operator's own Secret stays on the control plane)
+    for (const r of [SANDBOX_CLAIMS.postgresqlInstances, SANDBOX_CLAIMS.serviceBindings]) {
+      const o = (await app.list<KubeObject & { status?: { conditions?: Condition[] } }>(r, DEMO.namespace)).items;
+      expect(o.map((x) => [x.metadata.name, getCondition(x.status?.conditions, 'Ready')?.status])).toEqual([
+        [r === SANDBOX_CLAIMS.serviceBindings ? DEMO.binding : DEMO.instance, 'True'],
+      ]);
+    }
+    const secret = (await app.get(CoreResources.secrets, DEMO.namespace, `${DEMO.binding}-creds`)) as KubeObject & {
+      type: string;
+      data: Record<string, string>;
+    };
+    expect(secret.type).toBe('connection.crossplane.io/v1alpha1');
+    expect(await app.getOrNull(CoreResources.secrets, DEMO.namespace, `${DEMO.binding}-service-binding`)).toBeUndefined();
+    const d = (k: string) => Buffer.from(secret.data[k] ?? '', 'base64').toString('utf8');
+    const db = await connect({ username: d('username'), password: d('password'), database: d('database'), instance_service: d('instance_service') });
+    try {
+      await db.query('CREATE TABLE orders (id int PRIMARY KEY, item text)');
+      await db.query("INSERT INTO orders VALUES (1, 'flat white')");
+      expect((await db.query('SELECT item, current_user AS u FROM orders')).rows).toEqual([{ item: 'flat white', u: d('username') }]);
+    } finally {
+      await db.end();
+    }
+  } finally {
+    cpc.close();
+    app.close();
+  }
+}
+
+describe('the CLI: npm run sandbox -- --api-style namespaced, then npm run sandbox -- --down', () => {
+  it('comes up with the demo through namespaced XRs and a psql command, records its processes, and --down leaves no process, server or data', async () => {
     const dir = path.join(tmp, 'cli');
     const env = { ...process.env, KLUTCH_SANDBOX_DIR: dir, KUBECONFIG: '' };
     const tsx = path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
     const script = path.join(REPO_ROOT, 'scripts', 'sandbox.ts');
-    const up = spawn(process.execPath, [tsx, script], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const up = spawn(process.execPath, [tsx, script, '--api-style', 'namespaced'], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     up.stdout.on('data', (d: Buffer) => (out += d.toString()));
     up.stderr.on('data', (d: Buffer) => (out += d.toString()));
@@ -348,6 +434,9 @@ describe('the CLI: npm run sandbox, then npm run sandbox -- --down', () => {
         280_000,
       );
       for (let i = 1; i <= 8; i++) expect(out).toContain(`[${i}/8]`);
+      expect(out).toContain('XRDs, API style namespaced');
+      expect(out).toMatch(/namespaced XRs synced to the control plane \(namespace cluster-\w+-shop\)/);
+      expect(out).not.toContain('claim bound to XR');
       const psql = /^ {2}PGPASSWORD='([^']+)' psql -h (127\.\d+\.\d+\.\d+) -p 5432 -U (\S+) (\S+)$/m.exec(out);
       expect(psql).not.toBeNull();
       // the printed command's credentials work
@@ -364,6 +453,7 @@ describe('the CLI: npm run sandbox, then npm run sandbox -- --down', () => {
       expect(state.clusters).toHaveLength(3);
       expect(state.processes).toHaveLength(3);
       expect(pids.filter(alive)).toEqual(pids);
+      await assertNamespacedRun(state);
 
       const down = await new Promise<{ code: number | null; out: string }>((resolve) => {
         const d = spawn(process.execPath, [tsx, script, '--down'], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
