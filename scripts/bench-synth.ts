@@ -33,6 +33,7 @@ async function one(dataServices: number, appClusters: number, validate: boolean)
   const { App } = await import('cdk8s');
   const { keyvalue } = await import('../constructs/catalogue/index.js');
   const { A9sBackend } = await import('../constructs/dataservice/index.js');
+  const { AnyninesServiceType } = await import('../constructs/crossplane/index.js');
   const { AppCluster, ControlPlaneCluster, renderTopology, writeRendered } = await import('../constructs/topology/index.js');
 
   const cpu0 = process.cpuUsage();
@@ -54,13 +55,14 @@ async function one(dataServices: number, appClusters: number, validate: boolean)
       ],
     },
   });
+  const broker = cp.addProviderConfig('keyvalue-service-broker', AnyninesServiceType.SERVICE_BROKER);
   const base = keyvalue();
   for (let i = 0; i < dataServices; i++) {
     cp.addDataService(`Bench${i}`, {
       ...base,
       kind: `XBench${i}Instance`,
       claimKind: `Bench${i}Instance`,
-      backends: [new A9sBackend({ name: `a9s-bench${i}`, providerConfigName: 'keyvalue-service-broker' })],
+      backends: [new A9sBackend({ name: `a9s-bench${i}`, providerConfig: broker })],
     });
   }
   for (let a = 0; a < appClusters; a++) {

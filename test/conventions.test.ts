@@ -1,7 +1,8 @@
 /**
  * House rules that CONTRIBUTING.md states, checked over the product sources so they stay true:
  * closed sets are enum-like classes (no TypeScript `enum`), and Kubernetes is spoken to through one
- * REST client (runtime/core/client.ts).
+ * REST client (runtime/core/client.ts); constructs wire themselves by references and registration, not by
+ * searching the tree or matching names.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -41,4 +42,17 @@ test('no TypeScript enum: closed sets are enum-like classes (CONTRIBUTING)', () 
 const RAW_HTTP_ALLOWED = ['runtime/core/client.ts', 'runtime/realinfra/probe.ts', 'scripts/bench-abuse.ts'];
 test('one REST client: only runtime/core/client.ts sends HTTP requests with node:http(s) (and the harness health probes, bench:abuse)', () => {
   expect(hits(/\b(https?|mod)\.(request|get)\(/, (p) => !RAW_HTTP_ALLOWED.includes(p))).toEqual([]);
+});
+
+// Rendering visits every object once, as cdk8s' App.synth and Chart.toJson do: the topology renderer
+// (the whole app) and a Configuration package source (its own XRDs and Compositions).
+const RENDERERS = ['constructs/topology/synth.ts', 'constructs/crossplane/configuration-package.ts'];
+test('no tree search in constructs/: what a cluster holds is registered by what is created in it, not found with node.findAll() (issue 25)', () => {
+  expect(hits(/\.findAll\(/, (p) => p.startsWith('constructs/') && !RENDERERS.includes(p))).toEqual([]);
+  // The renderers are still the only ones, and the rule would catch a new search.
+  expect(RENDERERS.map((p) => hits(/\.findAll\(/, (q) => q === p).length > 0)).toEqual([true, true]);
+});
+
+test('no ProviderConfig matched by name in constructs/: backends take IProviderConfig references (issue 25)', () => {
+  expect(hits(/providerConfigName|registerExports/, (p) => p.startsWith('constructs/'))).toEqual([]);
 });

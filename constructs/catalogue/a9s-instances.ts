@@ -1,6 +1,7 @@
 import { A9sBackend, DataServiceProps, ParameterProps, PlanChange, TopologyChange } from './_deps.js';
 import { ANYNINES_GROUP, plans } from './_common.js';
 import type { Plan } from '../dataservice/index.js';
+import { type ICatalogueProviderConfigs, KLUTCH_PROVIDER_CONFIG_NAMES } from './provider-configs.js';
 
 interface A9sInstanceOptions {
   /** Short name: `keyvalue` → XKeyvalueInstance, composition `a9s-keyvalue`, broker `keyvalue-service-broker`. */
@@ -13,7 +14,7 @@ interface A9sInstanceOptions {
   readonly topologyChange?: TopologyChange;
 }
 
-function a9sInstance(o: A9sInstanceOptions): DataServiceProps {
+function a9sInstance(pcs: ICatalogueProviderConfigs, o: A9sInstanceOptions): DataServiceProps {
   return {
     group: ANYNINES_GROUP,
     kind: `X${o.kindStem}Instance`,
@@ -24,7 +25,7 @@ function a9sInstance(o: A9sInstanceOptions): DataServiceProps {
     parameters: o.parameters,
     planChange: o.planChange,
     topologyChange: o.topologyChange,
-    backends: [new A9sBackend({ name: `a9s-${o.ds}`, providerConfigName: `${o.ds}-service-broker` })],
+    backends: [new A9sBackend({ name: `a9s-${o.ds}`, providerConfig: pcs.serviceBroker(o.ds) })],
   };
 }
 
@@ -40,10 +41,10 @@ const KEYVALUE_BOOLEAN = ['yes', 'no'];
 const SIZE_SUFFIX = '((k|m|g)b?)?';
 
 /** a9s KeyValue (Valkey). */
-export function keyvalue(): DataServiceProps {
+export function keyvalue(pcs: ICatalogueProviderConfigs = KLUTCH_PROVIDER_CONFIG_NAMES): DataServiceProps {
   const k = (name: string) => name.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase();
   const p = (x: ParameterProps): ParameterProps => ({ brokerName: k(x.name), ...x });
-  return a9sInstance({
+  return a9sInstance(pcs, {
     ds: 'keyvalue',
     kindStem: 'Keyvalue',
     plans: [
@@ -150,8 +151,8 @@ const javaParameters: ParameterProps[] = [
 ];
 
 /** a9s LogMe2 (OpenSearch + Fluentd). */
-export function logme2(): DataServiceProps {
-  return a9sInstance({
+export function logme2(pcs: ICatalogueProviderConfigs = KLUTCH_PROVIDER_CONFIG_NAMES): DataServiceProps {
+  return a9sInstance(pcs, {
     ds: 'logme2',
     kindStem: 'Logme2',
     plans: plans('logme', ['cluster-small', 'single-small'], [['ssl']]),
@@ -206,12 +207,12 @@ export function logme2(): DataServiceProps {
 }
 
 /** a9s MariaDB. */
-export function mariadb(): DataServiceProps {
+export function mariadb(pcs: ICatalogueProviderConfigs = KLUTCH_PROVIDER_CONFIG_NAMES): DataServiceProps {
   const all = [
     ...plans('mariadb', ['single-nano', 'single-small', 'single-big'], [[], ['ssl']]),
     ...plans('mariadb', ['cluster-small', 'cluster-big'], [[], ['ssl']]),
   ];
-  return a9sInstance({
+  return a9sInstance(pcs, {
     ds: 'mariadb',
     kindStem: 'Mariadb',
     plans: all,
@@ -225,8 +226,8 @@ export function mariadb(): DataServiceProps {
 }
 
 /** a9s Messaging (RabbitMQ). */
-export function messaging(): DataServiceProps {
-  return a9sInstance({
+export function messaging(pcs: ICatalogueProviderConfigs = KLUTCH_PROVIDER_CONFIG_NAMES): DataServiceProps {
+  return a9sInstance(pcs, {
     ds: 'messaging',
     kindStem: 'Messaging',
     plans: plans('messaging', ['single-nano', 'single-small', 'single-big', 'cluster-small', 'cluster-big'], [[], ['ssl']]),
@@ -252,8 +253,8 @@ export function messaging(): DataServiceProps {
 }
 
 /** a9s MongoDB. */
-export function mongodb(): DataServiceProps {
-  return a9sInstance({
+export function mongodb(pcs: ICatalogueProviderConfigs = KLUTCH_PROVIDER_CONFIG_NAMES): DataServiceProps {
+  return a9sInstance(pcs, {
     ds: 'mongodb',
     kindStem: 'Mongodb',
     plans: plans('mongodbsspl', ['single-nano', 'single-small', 'single-big', 'replica-small', 'replica-big'], [[], ['ssl']]),
@@ -287,8 +288,8 @@ export function mongodb(): DataServiceProps {
 }
 
 /** a9s Prometheus (with Grafana): plans cannot change. */
-export function prometheus(): DataServiceProps {
-  return a9sInstance({
+export function prometheus(pcs: ICatalogueProviderConfigs = KLUTCH_PROVIDER_CONFIG_NAMES): DataServiceProps {
+  return a9sInstance(pcs, {
     ds: 'prometheus',
     kindStem: 'Prometheus',
     plans: [
@@ -311,8 +312,8 @@ export function prometheus(): DataServiceProps {
 }
 
 /** a9s Search (OpenSearch). */
-export function search(): DataServiceProps {
-  return a9sInstance({
+export function search(pcs: ICatalogueProviderConfigs = KLUTCH_PROVIDER_CONFIG_NAMES): DataServiceProps {
+  return a9sInstance(pcs, {
     ds: 'search',
     kindStem: 'Search',
     plans: plans('search', ['cluster-small', 'cluster-medium', 'cluster-big', 'single-nano', 'single-small', 'single-medium', 'single-big'], [['ssl']]),

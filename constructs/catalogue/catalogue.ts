@@ -1,10 +1,11 @@
 import { Construct } from 'constructs';
 import type { CrossplaneVersion } from '../crossplane/index.js';
-import { ApiStyle, checkApiStyle, DataService, DataServiceProps } from '../dataservice/index.js';
+import { A9sBackend, ApiStyle, checkApiStyle, DataService, DataServiceProps } from '../dataservice/index.js';
 import { keyvalue, logme2, mariadb, messaging, mongodb, prometheus, search } from './a9s-instances.js';
 import { InstanceOperation, InstanceOperationProps } from './instance-operation.js';
 import { backup, INSTANCE_TYPES, restore, serviceBinding } from './operations.js';
 import { postgresql } from './postgresql.js';
+import { checkCatalogueProviderConfigs, type ICatalogueProviderConfigs, KLUTCH_PROVIDER_CONFIG_NAMES } from './provider-configs.js';
 
 /** The instance data services of the Klutch catalogue. */
 export const CATALOGUE_SERVICES = ['postgresql', 'keyvalue', 'mariadb', 'messaging', 'mongodb', 'search', 'logme2', 'prometheus'] as const;
@@ -18,7 +19,16 @@ export type CatalogueOperation = (typeof CATALOGUE_OPERATIONS)[number];
 export const CATALOGUE_AUTOMATIONS = ['a8s', 'a9s'] as const;
 export type CatalogueAutomation = (typeof CATALOGUE_AUTOMATIONS)[number];
 
-const BUILDERS: Record<CatalogueService, () => DataServiceProps> = { postgresql, keyvalue, mariadb, messaging, mongodb, search, logme2, prometheus };
+const BUILDERS: Record<CatalogueService, (pcs: ICatalogueProviderConfigs) => DataServiceProps> = {
+  postgresql,
+  keyvalue,
+  mariadb,
+  messaging,
+  mongodb,
+  search,
+  logme2,
+  prometheus,
+};
 const OPERATIONS: Record<CatalogueOperation, (types: readonly string[]) => InstanceOperationProps> = { servicebinding: serviceBinding, backup, restore };
 
 export interface CatalogueProps {
@@ -37,9 +47,14 @@ export interface CatalogueProps {
   readonly apiStyle?: ApiStyle;
   /** The Crossplane release the catalogue targets; `ApiStyle.NAMESPACED_XR` needs 2.x. @default CrossplaneVersion.V2_3 */
   readonly crossplaneVersion?: CrossplaneVersion;
+  /**
+   * The ProviderConfigs the Compositions reference. `ControlPlaneCluster.addCatalogue` passes the
+   * cluster, which emits each one asked for. @default KLUTCH_PROVIDER_CONFIG_NAMES - made elsewhere, Klutch's names
+   */
+  readonly providerConfigs?: ICatalogueProviderConfigs;
 }
 
-/** ProviderConfig names the catalogue's Compositions reference. */
+/** ProviderConfig names the catalogue's Compositions reference (what it asked `CatalogueProps.providerConfigs` for). */
 export interface CatalogueProviderConfigs {
   /** provider-kubernetes (`kubernetes-provider`), when an a8s backend is included. */
   readonly kubernetes: string[];
@@ -81,11 +96,23 @@ export class Catalogue extends Construct {
     const ops = pick('CatalogueProps.operations', props.operations, CATALOGUE_OPERATIONS);
     const autos = pick('CatalogueProps.automations', props.automations, CATALOGUE_AUTOMATIONS);
     if (chosen.length === 0 && ops.length > 0) throw new Error(`CatalogueProps.operations: ${JSON.stringify(ops)} need at least one service`);
+    const given =
+      props.providerConfigs === undefined
+        ? KLUTCH_PROVIDER_CONFIG_NAMES
+        : checkCatalogueProviderConfigs('CatalogueProps.providerConfigs', props.providerConfigs);
+    // The builders make every backend; those of an automation left out are dropped below and must not
+    // make the cluster emit their ProviderConfigs.
+    const a9s = (autos as string[]).includes('a9s');
+    const pcs: ICatalogueProviderConfigs = {
+      serviceBroker: (s) => (a9s ? given : KLUTCH_PROVIDER_CONFIG_NAMES).serviceBroker(s),
+      backupManager: (s) => given.backupManager(s),
+      kubernetes: (st) => given.kubernetes(st),
+    };
     const services = new Map<CatalogueService, DataService>();
     const brokers: string[] = [];
     let usesA8s = false;
     for (const name of chosen) {
-      const p = BUILDERS[name]();
+      const p = BUILDERS[name](pcs);
       const backends = p.backends.filter((b) => (autos as string[]).includes(b.automation));
       if (backends.length === 0) {
         throw new Error(
@@ -93,7 +120,7 @@ export class Catalogue extends Construct {
         );
       }
       usesA8s ||= backends.some((b) => b.automation === 'a8s');
-      if (backends.some((b) => b.automation === 'a9s')) brokers.push(`${name}-service-broker`);
+      for (const b of backends) if (b instanceof A9sBackend) brokers.push(b.providerConfig.name);
       // Parameters of dropped backends go with them.
       const kept = backends.map((b) => b.name);
       const parameters = (p.parameters ?? [])
@@ -125,14 +152,17 @@ export class Catalogue extends Construct {
         throw new Error(`CatalogueProps.automations: ${JSON.stringify(autos)} leaves operation "${op}" without a backend for ${types.join(', ')}`);
       if (backends.some((b) => b.automation === 'a8s')) usesA8s = true;
       if (op !== 'servicebinding' && backends.some((b) => b.automation === 'a9s')) {
-        for (const t of chosen)
-          if (services.get(t)?.backends.some((x) => x.automation === 'a9s') && !managers.includes(`${t}-backup-manager`)) managers.push(`${t}-backup-manager`);
+        for (const t of chosen) if (services.get(t)?.backends.some((x) => x.automation === 'a9s') && !managers.includes(t)) managers.push(t);
       }
       operations.set(op, new InstanceOperation(this, op, { ...p, backends, exportTemplateNamespace: props.exportTemplateNamespace, ...styleProps }));
     }
     this.services = services;
     this.operations = operations;
-    this.providerConfigs = { kubernetes: usesA8s ? ['kubernetes-provider'] : [], serviceBrokers: brokers, backupManagers: managers };
+    this.providerConfigs = {
+      kubernetes: usesA8s ? [pcs.kubernetes(style).name] : [],
+      serviceBrokers: brokers,
+      backupManagers: managers.map((m) => pcs.backupManager(m).name),
+    };
   }
 
   /** A data service by name. */

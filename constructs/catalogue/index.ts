@@ -3,6 +3,7 @@
  * validation rules as Klutch's crossplane-api.
  */
 export * from './catalogue.js';
+export * from './provider-configs.js';
 export * from './postgresql.js';
 export * from './a9s-instances.js';
 export * from './instance-operation.js';

@@ -1,5 +1,6 @@
 import { A8sBackend, A9sBackend, DataServiceProps, OperatorProfile, ParameterProps } from './_deps.js';
 import { A8S_SIZES, ANYNINES_GROUP, names, plans } from './_common.js';
+import { type ICatalogueProviderConfigs, KLUTCH_PROVIDER_CONFIG_NAMES } from './provider-configs.js';
 
 /** Composition (backend) names of the PostgreSQL data service. */
 export const A8S_POSTGRESQL = 'a8s-postgresql';
@@ -93,7 +94,7 @@ export const POSTGRESQL_PARAMETERS: readonly ParameterProps[] = [
 ];
 
 /** The PostgreSQL data service: a8s (default) and a9s backends. */
-export function postgresql(): DataServiceProps {
+export function postgresql(pcs: ICatalogueProviderConfigs = KLUTCH_PROVIDER_CONFIG_NAMES): DataServiceProps {
   return {
     group: ANYNINES_GROUP,
     kind: 'XPostgresqlInstance',
@@ -127,7 +128,7 @@ export function postgresql(): DataServiceProps {
         name: A9S_POSTGRESQL,
         services: ['a9s-postgresql13', 'a9s-postgresql15', 'a9s-postgresql17'],
         plans: names(a9sPlans),
-        providerConfigName: 'postgresql-service-broker',
+        providerConfig: pcs.serviceBroker('postgresql'),
       }),
     ],
   };

@@ -1,9 +1,12 @@
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
 import { checkSecretKeyRef } from './_secret-ref.js';
+import { IProviderConfig, ProviderConfig } from './provider-config.js';
 import type { SecretKeyRef } from './secret-key-ref.js';
 import { checkDnsSubdomain, checkNonEmpty, compact, fail } from './_util.js';
 import { EnumLike, enumMembers } from '../_enum-like.js';
+
+const A9S_PROVIDER_CONFIG_API_VERSION = 'dataservices.anynines.com/v1';
 
 /** Which anynines endpoint the ProviderConfig talks to (enum-like: static instances). */
 export class AnyninesServiceType extends EnumLike {
@@ -52,9 +55,16 @@ export interface AnyninesProviderConfigProps {
 }
 
 /** A provider-anynines `ProviderConfig` (`dataservices.anynines.com/v1`, cluster-scoped). */
-export class AnyninesProviderConfig extends Construct {
+export class AnyninesProviderConfig extends Construct implements IProviderConfig {
+  /** A provider-anynines ProviderConfig made elsewhere (emits nothing). */
+  public static fromName(scope: Construct, id: string, name: string): IProviderConfig {
+    return ProviderConfig.fromName(scope, id, name, { apiVersion: A9S_PROVIDER_CONFIG_API_VERSION });
+  }
+
   public readonly apiObject: ApiObject;
   public readonly name: string;
+  public readonly apiVersion = A9S_PROVIDER_CONFIG_API_VERSION;
+  public readonly kind = 'ProviderConfig';
   public readonly serviceType: AnyninesServiceType;
 
   constructor(scope: Construct, id: string, props: AnyninesProviderConfigProps) {
@@ -86,8 +96,8 @@ export class AnyninesProviderConfig extends Construct {
       });
     }
     this.apiObject = new ApiObject(this, 'Resource', {
-      apiVersion: 'dataservices.anynines.com/v1',
-      kind: 'ProviderConfig',
+      apiVersion: this.apiVersion,
+      kind: this.kind,
       metadata: { name: this.name },
       spec: compact({
         serviceType: this.serviceType.value,

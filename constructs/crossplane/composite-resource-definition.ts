@@ -1,3 +1,4 @@
+import { clusterRegistryOf } from '../_cluster-registry.js';
 import { ApiObject, Lazy } from 'cdk8s';
 import { Construct } from 'constructs';
 import { checkDnsLabel, checkDnsSubdomain, checkNonEmpty, compact, copyJson, fail, isPlainObject, show } from './_util.js';
@@ -377,6 +378,8 @@ export class CompositeResourceDefinition extends Construct implements IComposite
       metadata: compact({ name: this.name, labels: props.labels, annotations: props.annotations }),
       spec: Lazy.any({ produce: () => this.renderSpec() }),
     });
+    // A control plane offers the claim APIs of the XRDs created in it.
+    clusterRegistryOf(this)?.registerClaimApi(this);
   }
 
   /** `apiVersion` of the composite resource: `<group>/<referenceable version>`. */

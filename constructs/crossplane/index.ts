@@ -12,6 +12,7 @@ export * from './provider.js';
 export * from './configuration.js';
 export * from './deployment-runtime-config.js';
 export * from './secret-key-ref.js';
+export * from './provider-config.js';
 export * from './kubernetes-provider-config.js';
 export * from './anynines-provider-config.js';
 export * from './crossplane-version.js';

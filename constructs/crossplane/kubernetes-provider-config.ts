@@ -1,7 +1,11 @@
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
 import { checkSecretKeyRef } from './_secret-ref.js';
+import { IProviderConfig, ProviderConfig } from './provider-config.js';
 import { checkDnsSubdomain, compact } from './_util.js';
+
+const CLUSTER = { apiVersion: 'kubernetes.crossplane.io/v1alpha1', kind: 'ProviderConfig' };
+const NAMESPACED = { apiVersion: 'kubernetes.m.crossplane.io/v1alpha1', kind: 'ClusterProviderConfig' };
 
 /** How provider-kubernetes authenticates to its target cluster. */
 export class KubernetesCredentials {
@@ -46,9 +50,19 @@ export interface KubernetesProviderConfigProps {
  * used by cluster-scoped `Object`s on Crossplane 1.20 and 2.x — or, with `forNamespacedObjects`, a
  * `ClusterProviderConfig` (`kubernetes.m.crossplane.io/v1alpha1`) for namespaced `Object`s.
  */
-export class KubernetesProviderConfig extends Construct {
+export class KubernetesProviderConfig extends Construct implements IProviderConfig {
+  /**
+   * A provider-kubernetes ProviderConfig made elsewhere (emits nothing): a `ProviderConfig`, or with
+   * `forNamespacedObjects` a `ClusterProviderConfig`.
+   */
+  public static fromName(scope: Construct, id: string, name: string, options: { readonly forNamespacedObjects?: boolean } = {}): IProviderConfig {
+    return ProviderConfig.fromName(scope, id, name, options.forNamespacedObjects ? NAMESPACED : CLUSTER);
+  }
+
   public readonly apiObject: ApiObject;
   public readonly name: string;
+  public readonly apiVersion: string;
+  public readonly kind: string;
   public readonly credentials: KubernetesCredentials;
 
   constructor(scope: Construct, id: string, props: KubernetesProviderConfigProps = {}) {
@@ -64,9 +78,10 @@ export class KubernetesProviderConfig extends Construct {
       throw new Error(`KubernetesProviderConfigProps.forNamespacedObjects: ${JSON.stringify(props.forNamespacedObjects)} must be true or false`);
     }
     const namespaced = props.forNamespacedObjects ?? false;
+    ({ apiVersion: this.apiVersion, kind: this.kind } = namespaced ? NAMESPACED : CLUSTER);
     this.apiObject = new ApiObject(this, 'Resource', {
-      apiVersion: namespaced ? 'kubernetes.m.crossplane.io/v1alpha1' : 'kubernetes.crossplane.io/v1alpha1',
-      kind: namespaced ? 'ClusterProviderConfig' : 'ProviderConfig',
+      apiVersion: this.apiVersion,
+      kind: this.kind,
       metadata: compact({ name: this.name }),
       spec: { credentials: this.credentials._toJson() },
     });

@@ -1,12 +1,11 @@
-import { ConvertType, Patch, PatchAndTransformStep, ReadinessCheck, Transform } from '../crossplane/index.js';
+import { checkProviderConfig, ConvertType, type IProviderConfig, Patch, PatchAndTransformStep, ReadinessCheck, Transform } from '../crossplane/index.js';
 import { Backend, BackendProps, DataServiceModel, statusPatches } from './backend.js';
+import { objectProviderConfig, objectProviderConfigRef } from './control-plane-provider-config.js';
 import { OBJECT_OBSERVED_STATUS, OperatorProfile } from './operator-profile.js';
 import { ParameterLocation } from './parameter.js';
 import { PlanSize } from './plan.js';
-import { checkDnsLabel, copyJson, fail } from './_util.js';
+import { copyJson, fail } from './_util.js';
 
-/** Klutch's provider-kubernetes ProviderConfig name. */
-export const KUBERNETES_PROVIDER_CONFIG = 'kubernetes-provider';
 /**
  * Readiness of an a8s PostgreSQL instance: the provider-kubernetes `Object` is Ready (the manifest is
  * applied and observed) and the operator reports `status.clusterStatus: Running` (a8s sets it once
@@ -26,8 +25,12 @@ export interface A8sBackendProps extends BackendProps {
    * `OperatorProfile.A8S_POSTGRESQL`, or `OperatorProfile.of({...})` for another operator.
    */
   readonly profile: OperatorProfile;
-  /** provider-kubernetes ProviderConfig name. @default 'kubernetes-provider' */
-  readonly providerConfigName?: string;
+  /**
+   * The provider-kubernetes ProviderConfig of the `Object`s: a `ProviderConfig` for claims, a
+   * `ClusterProviderConfig` for namespaced XRs (`KubernetesProviderConfig`, or `.fromName()` for one
+   * made elsewhere). @default - the control plane's `kubernetes-provider` (CONTROL_PLANE_KUBERNETES_PROVIDER_CONFIG)
+   */
+  readonly providerConfig?: IProviderConfig;
 }
 
 /**
@@ -38,7 +41,8 @@ export interface A8sBackendProps extends BackendProps {
  */
 export class A8sBackend extends Backend {
   public readonly automation = 'a8s';
-  public readonly providerConfigName: string;
+  /** The ProviderConfig given, or undefined for the control plane's. */
+  public readonly providerConfig?: IProviderConfig;
   /** What the backend writes into the operator's object and which status means ready. */
   public readonly profile: OperatorProfile;
 
@@ -56,8 +60,13 @@ export class A8sBackend extends Backend {
       fail('A8sBackendProps.profile', props.profile, 'is required: OperatorProfile.A8S_POSTGRESQL, or OperatorProfile.of({ ... }) for another operator');
     if (!(props.profile instanceof OperatorProfile))
       fail('A8sBackendProps.profile', props.profile, 'must be made with OperatorProfile.of() or be a built-in profile');
-    this.providerConfigName = checkDnsLabel('A8sBackendProps.providerConfigName', props.providerConfigName ?? KUBERNETES_PROVIDER_CONFIG);
+    if (props.providerConfig !== undefined) this.providerConfig = checkProviderConfig('A8sBackendProps.providerConfig', props.providerConfig);
     this.profile = props.profile;
+  }
+
+  /** The ProviderConfig of the `Object`s: the one given (checked against the API style), else the control plane's. */
+  public providerConfigs(model: DataServiceModel): readonly IProviderConfig[] {
+    return [objectProviderConfig(`A8sBackend(${JSON.stringify(this.name)}).providerConfig`, this.providerConfig, model.apiStyle)];
   }
 
   public compose(step: PatchAndTransformStep, model: DataServiceModel): void {
@@ -133,7 +142,7 @@ export class A8sBackend extends Backend {
       base: {
         apiVersion: model.apiStyle.objectApiVersion,
         kind: 'Object',
-        spec: { forProvider: { manifest }, providerConfigRef: model.apiStyle.objectProviderConfigRef(this.providerConfigName) },
+        spec: { forProvider: { manifest }, providerConfigRef: objectProviderConfigRef(this.providerConfigs(model)[0], model.apiStyle) },
       },
       patches,
       readinessChecks: profile.readinessChecks(),

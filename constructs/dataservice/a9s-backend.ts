@@ -1,7 +1,7 @@
-import { Patch, PatchAndTransformStep, ReadinessCheck } from '../crossplane/index.js';
+import { checkProviderConfig, type IProviderConfig, Patch, PatchAndTransformStep, ReadinessCheck } from '../crossplane/index.js';
 import { Backend, BackendProps, claimLabelPatches, DataServiceModel, statusPatches } from './backend.js';
 import { ParameterLocation } from './parameter.js';
-import { checkDnsLabel, fail, kebabCase, snakeCase } from './_util.js';
+import { fail, kebabCase, snakeCase } from './_util.js';
 import { EnumLike, enumMembers } from '../_enum-like.js';
 
 /** API version of provider-anynines managed resources. */
@@ -34,8 +34,11 @@ export class ParameterCase extends EnumLike {
 }
 
 export interface A9sBackendProps extends BackendProps {
-  /** Name of the provider-anynines service-broker ProviderConfig, e.g. `postgresql-service-broker`. */
-  readonly providerConfigName: string;
+  /**
+   * The provider-anynines service-broker ProviderConfig, e.g. `cp.addProviderConfig('postgresql-service-broker',
+   * AnyninesServiceType.SERVICE_BROKER)`, or `AnyninesProviderConfig.fromName()` for one made elsewhere.
+   */
+  readonly providerConfig: IProviderConfig;
   /** Default broker naming of parameters without a `brokerName`. @default ParameterCase.SNAKE */
   readonly parameterCase?: ParameterCase;
   /** Cloud Foundry organization GUID sent to the broker. @default A9S_DEFAULT_ORGANIZATION_GUID */
@@ -56,7 +59,7 @@ const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
  */
 export class A9sBackend extends Backend {
   public readonly automation = 'a9s';
-  public readonly providerConfigName: string;
+  public readonly providerConfig: IProviderConfig;
   public readonly parameterCase: ParameterCase;
   public readonly organizationGuid: string;
   public readonly spaceGuid: string;
@@ -64,7 +67,7 @@ export class A9sBackend extends Backend {
 
   constructor(props: A9sBackendProps) {
     super('A9sBackendProps', props);
-    this.providerConfigName = checkDnsLabel('A9sBackendProps.providerConfigName', props.providerConfigName);
+    this.providerConfig = checkProviderConfig('A9sBackendProps.providerConfig', props.providerConfig);
     this.parameterCase = props.parameterCase ?? ParameterCase.SNAKE;
     if (!(this.parameterCase instanceof ParameterCase))
       fail('A9sBackendProps.parameterCase', props.parameterCase, `must be one of ${ParameterCase.all.join(', ')}`);
@@ -73,6 +76,10 @@ export class A9sBackend extends Backend {
     if (!GUID.test(this.organizationGuid)) fail('A9sBackendProps.organizationGuid', props.organizationGuid, 'must be a lowercase GUID');
     if (!GUID.test(this.spaceGuid)) fail('A9sBackendProps.spaceGuid', props.spaceGuid, 'must be a lowercase GUID');
     this.fieldPaths = { ...(props.fieldPaths ?? {}) };
+  }
+
+  public providerConfigs(): readonly IProviderConfig[] {
+    return [this.providerConfig];
   }
 
   /** The broker name of a claim parameter. */
@@ -127,7 +134,7 @@ export class A9sBackend extends Backend {
         kind: 'ServiceInstance',
         spec: {
           forProvider: { acceptsIncomplete: true, organizationGuid: this.organizationGuid, spaceGuid: this.spaceGuid },
-          providerConfigRef: { name: this.providerConfigName },
+          providerConfigRef: { name: this.providerConfig.name },
         },
       },
       patches,

@@ -1,5 +1,5 @@
 import type { PermissionClaim } from '../runtime/index.js';
-import { Patch, PatchAndTransformStep } from '../crossplane/index.js';
+import { type IProviderConfig, Patch, PatchAndTransformStep } from '../crossplane/index.js';
 import type { ApiStyle } from './api-style.js';
 import { Parameter } from './parameter.js';
 import { PlanSet } from './plan.js';
@@ -85,6 +85,15 @@ export abstract class Backend {
   /** Services this backend serves within a model. */
   public serviceNames(model: DataServiceModel): string[] {
     return this.services ? [...this.services] : model.services.map((s) => s.name);
+  }
+
+  /**
+   * The ProviderConfigs this backend's composed resources reference. A `ControlPlaneCluster` checks
+   * that each one it emits is its own (not another cluster's) and emits the control plane's
+   * provider-kubernetes one where a backend takes the default. @default - none
+   */
+  public providerConfigs(_model: DataServiceModel): readonly IProviderConfig[] {
+    return [];
   }
 
   /** Parameters this backend accepts. */

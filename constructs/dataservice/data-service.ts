@@ -1,3 +1,4 @@
+import { clusterRegistryOf } from '../_cluster-registry.js';
 import { Construct } from 'constructs';
 import { ApiServiceExportTemplate, type IApiExport, type PermissionClaim } from '../runtime/index.js';
 import { OFFERING_ANNOTATION, type Offering } from '../../contract/api/offering.js';
@@ -174,6 +175,8 @@ export class DataService extends Construct implements IApiExport {
       backends: this.backends.map((b) => b.name),
       exportTemplate: { namespace: props.exportTemplateNamespace ?? DEFAULT_EXPORT_TEMPLATE_NAMESPACE, name: claimPlural },
     });
+    // A control plane emits or checks the ProviderConfigs of the data services created in it.
+    clusterRegistryOf(this)?.registerDataService(this);
   }
 
   /** The XRD: claims (or namespaced XRs) with the given `spec` schema and the managed-state column. */

@@ -8,6 +8,7 @@ export * from './plan.js';
 export * from './parameter.js';
 export * from './backend.js';
 export * from './operator-profile.js';
+export * from './control-plane-provider-config.js';
 export * from './a8s-backend.js';
 export * from './a9s-backend.js';
 export * from './credentials.js';

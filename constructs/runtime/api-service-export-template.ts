@@ -5,6 +5,7 @@
  */
 import { ApiObject } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
+import { clusterRegistryOf } from '../_cluster-registry.js';
 import { fail } from '../_errors.js';
 import { apiServiceExportTemplateKind, type APIServiceExportTemplateSpec } from '../../contract/api/index.js';
 import { checkDnsLabel, checkDnsSubdomain } from './_pod.js';
@@ -29,9 +30,9 @@ export interface ApiServiceExportTemplateProps {
 
 /**
  * A construct that offers an API to app clusters through an APIServiceExportTemplate:
- * `DataService`, the catalogue's `InstanceOperation`, and the template itself. A
- * `ControlPlaneCluster` lists every one in its chart as an export and registers it with its bind
- * backend (one binder ClusterRole each).
+ * `DataService`, the catalogue's `InstanceOperation`, and the template itself. The template
+ * registers itself with the `ControlPlaneCluster` it is created in, which grants it to its bind
+ * backend (`BindBackend.grantExport`: one binder ClusterRole each).
  */
 export interface IApiExport extends IConstruct {
   /** The template that offers the API. */
@@ -83,6 +84,8 @@ export class ApiServiceExportTemplate extends Construct implements IApiExport {
       metadata: { name: metadata.name!, namespace: metadata.namespace, ...annotations },
       ...rest,
     });
+    // What a control plane exports is what is created in it.
+    clusterRegistryOf(this)?.registerExport(this);
   }
 
   /** This template ({@link IApiExport}: a template offers its own API). */

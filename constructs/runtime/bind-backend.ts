@@ -64,6 +64,7 @@ import {
   TMP_VOLUME,
 } from './_pod.js';
 import { DocumentedRule, READ, READ_WRITE, toPolicyRules } from './_rbac.js';
+import { bindClusterRole, bindRole } from './_role-binding.js';
 import { ClaimedResource } from './konnector.js';
 import { checkGroup, checkResource } from './permission-claim.js';
 import type { IApiExport } from './api-service-export-template.js';
@@ -499,36 +500,25 @@ export class BindBackend extends Construct {
       metadata: { name, labels },
       rules: toPolicyRules('BindBackend.rules', this.rules),
     });
-    new k8s.KubeClusterRoleBinding(this, 'ClusterRoleBinding', {
-      metadata: { name, labels },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
-      subjects: [{ kind: 'ServiceAccount', name, namespace: ns }],
-    });
-    new k8s.KubeRole(this, 'LeaseRole', {
+    const sa = { name, namespace: ns };
+    bindClusterRole(this, 'ClusterRoleBinding', clusterRole, sa, { name, labels });
+    const leaseRole = new k8s.KubeRole(this, 'LeaseRole', {
       metadata: { name: `${name}-leader-election`, namespace: ns, labels },
       rules: toPolicyRules('BindBackend.leaseRules', LEASE_RULES),
     });
-    new k8s.KubeRoleBinding(this, 'LeaseRoleBinding', {
-      metadata: { name: `${name}-leader-election`, namespace: ns, labels },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: `${name}-leader-election` },
-      subjects: [{ kind: 'ServiceAccount', name, namespace: ns }],
-    });
+    bindRole(this, 'LeaseRoleBinding', leaseRole, sa, { name: `${name}-leader-election`, namespace: ns, labels });
 
     // The binder roles handed to consumers (bound by the backend with RoleBindings only).
     new k8s.KubeClusterRole(this, 'BinderClusterRole', {
       metadata: { name: BINDER_CLUSTER_ROLE, labels: standardLabels(BINDER_CLUSTER_ROLE, 'bind-backend') },
       rules: toPolicyRules('BindBackend.binderRules', this.binderRules),
     });
-    new k8s.KubeClusterRole(this, 'BinderExportsClusterRole', {
+    const exportsRole = new k8s.KubeClusterRole(this, 'BinderExportsClusterRole', {
       metadata: { name: BINDER_EXPORTS_CLUSTER_ROLE, labels: standardLabels(BINDER_EXPORTS_CLUSTER_ROLE, 'bind-backend') },
       aggregationRule: { clusterRoleSelectors: [{ matchLabels: { [BINDER_EXPORTS_AGGREGATION_LABEL]: 'true' } }] },
     });
     // The backend holds what it hands out (see the class doc): exported + claimed resources.
-    new k8s.KubeClusterRoleBinding(this, 'ExportsClusterRoleBinding', {
-      metadata: { name: `${name}-exports`, labels },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: BINDER_EXPORTS_CLUSTER_ROLE },
-      subjects: [{ kind: 'ServiceAccount', name, namespace: ns }],
-    });
+    bindClusterRole(this, 'ExportsClusterRoleBinding', exportsRole, sa, { name: `${name}-exports`, labels });
     const claimRules: DocumentedRule[] = groupByApiGroup(this.settings.claimed).map((c) => ({
       apiGroups: [c.group],
       resources: c.resources,

@@ -33,6 +33,7 @@ import {
   TMP_VOLUME,
 } from './_pod.js';
 import { DocumentedRule, READ_WRITE, toPolicyRules } from './_rbac.js';
+import { bindClusterRole } from './_role-binding.js';
 
 /** A Dex static client (e.g. the bind backend). */
 export interface DexStaticClient {
@@ -246,12 +247,8 @@ export class Dex extends Construct {
         why: 'Dex creates its storage CRDs at start-up',
       },
     ];
-    new k8s.KubeClusterRole(this, 'ClusterRole', { metadata: { name: `${name}-${ns}`, labels }, rules: toPolicyRules('Dex.rules', rules) });
-    new k8s.KubeClusterRoleBinding(this, 'ClusterRoleBinding', {
-      metadata: { name: `${name}-${ns}`, labels },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: `${name}-${ns}` },
-      subjects: [{ kind: 'ServiceAccount', name, namespace: ns }],
-    });
+    const role = new k8s.KubeClusterRole(this, 'ClusterRole', { metadata: { name: `${name}-${ns}`, labels }, rules: toPolicyRules('Dex.rules', rules) });
+    bindClusterRole(this, 'ClusterRoleBinding', role, { name, namespace: ns }, { name: `${name}-${ns}`, labels });
   }
 
   /** The Deployment: hardened pods, the config mounted read-only, secrets from env. */

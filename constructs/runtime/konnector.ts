@@ -36,6 +36,7 @@ import {
   TMP_VOLUME,
 } from './_pod.js';
 import { DocumentedRule, READ, READ_WRITE, toPolicyRules } from './_rbac.js';
+import { bindClusterRole, bindRole } from './_role-binding.js';
 import { checkGroup, checkResource } from './permission-claim.js';
 
 /** An API the konnector serves on this app cluster. */
@@ -149,20 +150,13 @@ export class Konnector extends Construct {
       metadata: { name: roleName, labels },
       rules: toPolicyRules('Konnector.rules', this.rules),
     });
-    new k8s.KubeClusterRoleBinding(this, 'ClusterRoleBinding', {
-      metadata: { name: roleName, labels },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: roleName },
-      subjects: [{ kind: 'ServiceAccount', name: NAME, namespace: ns }],
-    });
-    new k8s.KubeRole(this, 'LeaseRole', {
+    const sa = { name: NAME, namespace: ns };
+    bindClusterRole(this, 'ClusterRoleBinding', clusterRole, sa, { name: roleName, labels });
+    const leaseRole = new k8s.KubeRole(this, 'LeaseRole', {
       metadata: { name: `${NAME}-leader-election`, namespace: ns, labels },
       rules: toPolicyRules('Konnector.leaseRules', this.leaseRules),
     });
-    new k8s.KubeRoleBinding(this, 'LeaseRoleBinding', {
-      metadata: { name: `${NAME}-leader-election`, namespace: ns, labels },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: `${NAME}-leader-election` },
-      subjects: [{ kind: 'ServiceAccount', name: NAME, namespace: ns }],
-    });
+    bindRole(this, 'LeaseRoleBinding', leaseRole, sa, { name: `${NAME}-leader-election`, namespace: ns, labels });
     return clusterRole;
   }
 

@@ -3,23 +3,29 @@
  * function-patch-and-transform) and their ProviderConfigs, the data-service catalogue, the binding
  * API CRDs, the bind backend and Dex.
  *
- * Exports (what app clusters can bind) are the `IApiExport` constructs in this chart (DataService,
- * ApiServiceExportTemplate, …), and claim APIs come from the XRDs. A data service added anywhere in this chart — `new
- * DataService(cp, …)`, `cp.addDataService(…)`, the catalogue — is prepared at synth (validation):
- * each export gets a binder ClusterRole through `BindBackend.addExportedApi`, and each backend the
- * ProviderConfig it references (or a validation error naming both). Add data services before
- * creating the AppClusters that bind them.
+ * What the cluster exports is what is created in it: an `ApiServiceExportTemplate` (of a
+ * `DataService`, a catalogue operation, or made by hand) with the cluster as its scope (at any depth)
+ * registers itself when it is constructed, and the cluster grants it to its bind backend
+ * (`BindBackend.grantExport`: one binder ClusterRole each); an XRD registers its claim API; a
+ * `DataService` registers its backends' ProviderConfigs ({@link IProviderConfig} references, checked
+ * to be this cluster's, the control plane's provider-kubernetes one emitted on demand). Nothing is
+ * searched for in the tree. Add data services before creating the AppClusters that bind them.
  */
-import { ApiObject } from 'cdk8s';
-import { k8s } from 'cdk8s-plus-28';
+import { ApiObject, Chart } from 'cdk8s';
+import * as kplus from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
+import { defineClusterRegistry } from '../_cluster-registry.js';
 import { fail } from '../_errors.js';
 import { isDnsSubdomain } from '../_names.js';
 import { bindingCrds } from '../../contract/api/index.js';
-import { Catalogue, CatalogueProps } from '../catalogue/index.js';
+import { Catalogue, CatalogueProps, type ICatalogueProviderConfigs } from '../catalogue/index.js';
 import {
   AnyninesProviderConfig,
   AnyninesServiceType,
+  type AnyninesTls,
+  CompositeResourceDefinition,
+  type IProviderConfig,
+  XrdScope,
   CrossplaneInstall,
   CrossplaneInstallProps,
   DeploymentRuntimeConfig,
@@ -32,7 +38,13 @@ import {
   dependencyOn,
   PackageDependencyKind,
 } from '../crossplane/index.js';
-import { DataService, DataServiceProps, KUBERNETES_PROVIDER_CONFIG } from '../dataservice/index.js';
+import {
+  CONTROL_PLANE_KUBERNETES_CLUSTER_PROVIDER_CONFIG,
+  CONTROL_PLANE_KUBERNETES_PROVIDER_CONFIG,
+  DataService,
+  DataServiceProps,
+  KUBERNETES_PROVIDER_CONFIG,
+} from '../dataservice/index.js';
 import { KlutchMonitoring, type MonitoringOptions } from '../monitoring/index.js';
 import {
   ApiServiceExportTemplate,
@@ -40,12 +52,12 @@ import {
   BindBackend,
   BindBackendProps,
   Dex,
-  isApiExport,
   DexConnector,
   DexProps,
   PermissionClaim,
   SecretKeyRef,
 } from '../runtime/index.js';
+import { bindClusterRole } from '../runtime/_role-binding.js';
 import { CatalogueInstall } from './catalogue-install.js';
 import { ClusterChart, ClusterRole } from './cluster-chart.js';
 
@@ -80,6 +92,12 @@ export interface AnyninesEndpoints {
   readonly credentialsNamespace?: string;
   /** Per ProviderConfig name: a different URL. @default - derived from baseDomain */
   readonly urls?: Record<string, string>;
+  /**
+   * TLS of the https endpoints (every a9s ProviderConfig whose URL is https; plain-http `urls` get none): the CA that
+   * signed the brokers' and backup managers' certificates (`caBundleSecretRef`, a Secret key with PEM), or a server
+   * name to verify. provider-anynines reads it as the ProviderConfig's `spec.tls`. @default - the system roots
+   */
+  readonly tls?: AnyninesTls;
 }
 
 /** Overrides for the bind backend of a {@link ControlPlaneCluster}. */
@@ -155,16 +173,36 @@ export class ControlPlaneCluster extends ClusterChart {
   public readonly patchAndTransform: XpFunction;
   /** The backend's monitoring, when `monitoring` is set. */
   public readonly monitoring?: KlutchMonitoring;
+  /** The control plane's provider-kubernetes ProviderConfig (`kubernetes-provider`), the default of `A8sBackend`. */
+  public readonly kubernetesProviderConfig: IProviderConfig;
   private readonly anynines?: AnyninesEndpoints;
-  private readonly providerConfigNames = new Set<string>();
-  private scanned?: { children: number; exports: ExportedApiInfo[]; claimApis: ClaimApiInfo[]; byKind: Map<string, ClaimApiInfo[]> };
-  /** Each XRD is serialized once, however often the chart is scanned. */
-  private readonly infoCache = new WeakMap<ApiObject, ClaimApiInfo | null>();
+  /** The ProviderConfigs this cluster emitted, by kind and name. */
+  private readonly providerConfigs = new Map<string, IProviderConfig>();
+  /** Export templates created in this cluster, in creation order (registered by themselves). */
+  private readonly exportTemplates: ApiServiceExportTemplate[] = [];
+  /** Claim APIs of the XRDs created in this cluster (registered by themselves). */
+  private readonly claimApiList: ClaimApiInfo[] = [];
+  private readonly claimApisByKind = new Map<string, ClaimApiInfo[]>();
+  /** What the catalogue's Compositions reference: this cluster's ProviderConfigs, emitted when asked for. */
+  private readonly catalogueProviderConfigs: ICatalogueProviderConfigs = {
+    serviceBroker: (service) => this.addProviderConfig(`${service}-service-broker`, AnyninesServiceType.SERVICE_BROKER),
+    backupManager: (service) => this.addProviderConfig(`${service}-backup-manager`, AnyninesServiceType.BACKUP_MANAGER),
+    kubernetes: (style) => (style.namespaced ? this.addClusterProviderConfig(KUBERNETES_PROVIDER_CONFIG) : this.kubernetesProviderConfig),
+  };
 
   constructor(scope: Construct, id: string, props: ControlPlaneClusterProps) {
     const P = 'ControlPlaneClusterProps';
     if (!props || typeof props !== 'object') fail(P, props, 'must be an object with host and dex');
     super(scope, id, { clusterName: props.clusterName ?? 'control-plane' }, P);
+    // Constructs created below this chart tell it what they export, offer and reference.
+    defineClusterRegistry(this, {
+      registerExport: (t) => {
+        this.exportTemplates.push(t);
+        this.backend?.grantExport(t); // undefined only while the constructor has not made it yet (see below)
+      },
+      registerClaimApi: (xrd) => this.addClaimApi(xrd),
+      registerDataService: (ds) => this.checkProviderConfigsOf(ds),
+    });
     if (!isDnsSubdomain(props.host, 1)) {
       fail(`${P}.host`, props.host, 'is not a fully qualified host name (e.g. "bind.example.com")');
     }
@@ -197,15 +235,20 @@ export class ControlPlaneCluster extends ClusterChart {
       name: 'function-patch-and-transform',
     });
     // provider-kubernetes (InjectedIdentity) gets exactly the a8s resources it composes — not cluster-admin.
-    new k8s.KubeClusterRole(this, 'ProviderKubernetesRole', {
+    const a8sRole = new kplus.k8s.KubeClusterRole(this, 'ProviderKubernetesRole', {
       metadata: { name: 'klutch-provider-kubernetes-a8s' },
       rules: A8S_MANAGED.map((m) => ({ apiGroups: [m.group], resources: m.resources, verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] })),
     });
-    new k8s.KubeClusterRoleBinding(this, 'ProviderKubernetesRoleBinding', {
-      metadata: { name: 'klutch-provider-kubernetes-a8s' },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'klutch-provider-kubernetes-a8s' },
-      subjects: [{ kind: 'ServiceAccount', name: 'provider-kubernetes', namespace: CROSSPLANE_NAMESPACE }],
-    });
+    bindClusterRole(
+      this,
+      'ProviderKubernetesRoleBinding',
+      kplus.ClusterRole.fromClusterRoleName(this, 'ProviderKubernetesRoleRef', a8sRole.name),
+      PROVIDER_KUBERNETES_SA,
+      {
+        name: 'klutch-provider-kubernetes-a8s',
+      },
+    );
+    this.kubernetesProviderConfig = this.addProviderConfig(KUBERNETES_PROVIDER_CONFIG);
 
     // Bind backend and Dex.
     const backendNs = props.backend?.namespace ?? 'klutch-system';
@@ -224,6 +267,8 @@ export class ControlPlaneCluster extends ClusterChart {
         encryptionKey: { name: cookieSecret, key: 'encryption-key' },
       },
     });
+    // Export templates created before the backend (by a subclass) are granted now.
+    for (const t of this.exportTemplates) this.backend.grantExport(t);
     if (route) this.backend.exposeViaHttpRoute(route);
     else this.backend.exposeViaIngress({ host: this.host, className: props.ingressClassName, tlsSecretName: props.tlsSecretName });
     if (props.monitoring) this.monitoring = new KlutchMonitoring(this, 'Monitoring', { ...props.monitoring, backend: this.backend });
@@ -255,7 +300,7 @@ export class ControlPlaneCluster extends ClusterChart {
           },
         });
       } else {
-        new k8s.KubeIngress(this, 'DexIngress', {
+        new kplus.k8s.KubeIngress(this, 'DexIngress', {
           metadata: { name: 'dex', namespace: backendNs },
           spec: {
             ...(props.ingressClassName ? { ingressClassName: props.ingressClassName } : {}),
@@ -271,13 +316,8 @@ export class ControlPlaneCluster extends ClusterChart {
       }
     }
 
-    // At synth: every data service of the chart gets its ProviderConfigs and every export its binder
-    // ClusterRole (the backend can only hand out what it holds) — however they were added.
-    this.node.addValidation({ validate: () => this.prepareForSynth() });
-
     // Catalogue.
     if (props.catalogue !== false) this.addCatalogue('Catalogue', props.catalogue ?? {});
-    this.addProviderConfig(KUBERNETES_PROVIDER_CONFIG);
   }
 
   /** The first catalogue added: the Klutch catalogue unless `catalogue: false` (then the first addCatalogue()). */
@@ -295,10 +335,14 @@ export class ControlPlaneCluster extends ClusterChart {
     return this.catalogueConfig;
   }
 
-  /** Adds the Klutch catalogue (or a part of it) with the ProviderConfigs its Compositions use. */
+  /** Adds the Klutch catalogue (or a part of it); its Compositions reference this cluster's ProviderConfigs, emitted as they are asked for. */
   public addCatalogue(id: string, props: CatalogueProps = {}): Catalogue {
     // The catalogue targets this cluster's Crossplane: namespaced XRs on a 1.20 install fail here, naming both props.
-    const c = new Catalogue(this.catalogueScope(), id, { crossplaneVersion: this.crossplane.version, ...props });
+    const c = new Catalogue(this.catalogueScope(), id, {
+      crossplaneVersion: this.crossplane.version,
+      providerConfigs: this.catalogueProviderConfigs,
+      ...props,
+    });
     const pkg = this.cataloguePackage;
     if (pkg) {
       // The package needs what its Compositions use; the chart installs them too.
@@ -309,11 +353,6 @@ export class ControlPlaneCluster extends ClusterChart {
       }
     }
     this.firstCatalogue ??= c;
-    for (const n of c.providerConfigs.kubernetes) this.addProviderConfig(n);
-    if (c.apiStyle.namespaced) for (const n of c.providerConfigs.kubernetes) this.addClusterProviderConfig(n);
-    for (const n of c.providerConfigs.serviceBrokers) this.addProviderConfig(n, AnyninesServiceType.SERVICE_BROKER);
-    for (const n of c.providerConfigs.backupManagers) this.addProviderConfig(n, AnyninesServiceType.BACKUP_MANAGER);
-    this.registerExports();
     return c;
   }
 
@@ -340,173 +379,139 @@ export class ControlPlaneCluster extends ClusterChart {
   }
 
   /**
-   * Adds a data service (e.g. one that is not in the catalogue) and makes it bindable. The same as
-   * `new DataService(cp, id, props)`, which is prepared at synth, except that problems with the
-   * backends' ProviderConfigs throw here.
+   * Adds a data service (e.g. one that is not in the catalogue): the same as
+   * `new DataService(cp, id, props)`. Either way the data service registers itself with this cluster
+   * when it is constructed: its export is granted to the bind backend, its claim API is offered, and
+   * its backends' ProviderConfigs are checked (an error names the backend and the ProviderConfig).
    */
   public addDataService(id: string, props: DataServiceProps): DataService {
-    const ds = new DataService(this, id, props);
-    const problems = this.addProviderConfigsOf(ds);
-    if (problems.length > 0) throw new Error(problems.join('; '));
-    // Register just this export (a full scan per data service would make N additions cost O(N²)).
-    this.backend.addExportedApi({ group: ds.exportTemplate.group, resource: ds.exportTemplate.resource });
-    return ds;
+    return new DataService(this, id, props);
   }
 
   /**
-   * Adds a ProviderConfig once: provider-kubernetes (InjectedIdentity) when no service type is
-   * given, else provider-anynines for the a9s endpoint with credentials from
-   * `<name>-credentials` (keys `username`, `password`).
+   * A ProviderConfig of this cluster, emitted once: provider-kubernetes (InjectedIdentity) when no
+   * service type is given, else provider-anynines for the a9s endpoint with credentials from
+   * `<name>-credentials` (keys `username`, `password`). Pass the result to a backend
+   * (`new A9sBackend({ providerConfig: cp.addProviderConfig('clickhouse-service-broker', AnyninesServiceType.SERVICE_BROKER) })`).
    */
-  public addProviderConfig(name: string, anyninesType?: AnyninesServiceType): void {
-    if (this.providerConfigNames.has(name)) return;
+  public addProviderConfig(name: string, anyninesType?: AnyninesServiceType): IProviderConfig {
+    const key = `ProviderConfig/${name}`;
+    const had = this.providerConfigs.get(key);
+    if (had) {
+      const wanted = anyninesType === undefined ? 'provider-kubernetes' : `provider-anynines ${anyninesType.value}`;
+      const is = had instanceof AnyninesProviderConfig ? `provider-anynines ${had.serviceType.value}` : 'provider-kubernetes';
+      if (wanted !== is)
+        fail('ControlPlaneCluster.addProviderConfig(name)', name, `is already a ${is} ProviderConfig of this cluster; a ${wanted} one needs another name`);
+      return had;
+    }
+    let pc: IProviderConfig;
     if (anyninesType === undefined) {
-      this.providerConfigNames.add(name);
-      new KubernetesProviderConfig(this, `ProviderConfig-${name}`, { name });
-      return;
+      pc = new KubernetesProviderConfig(this, `ProviderConfig-${name}`, { name });
+    } else {
+      const a = this.anynines;
+      if (!a) throw new Error(`ControlPlaneClusterProps.anynines: undefined; the a9s ProviderConfig "${name}" needs endpoints (baseDomain) and credentials`);
+      if (typeof a.baseDomain !== 'string' || !/^[a-z0-9.-]+$/.test(a.baseDomain)) {
+        fail('ControlPlaneClusterProps.anynines.baseDomain', a.baseDomain, 'is not a domain name');
+      }
+      const ns = a.credentialsNamespace ?? CROSSPLANE_NAMESPACE;
+      const secret = `${name}-credentials`;
+      pc = new AnyninesProviderConfig(this, `ProviderConfig-${name}`, {
+        name,
+        serviceType: anyninesType,
+        url: a.urls?.[name] ?? `https://${name}.${a.baseDomain}`,
+        username: { namespace: ns, name: secret, key: 'username' },
+        password: { namespace: ns, name: secret, key: 'password' },
+        healthCheckEndpoint: anyninesType === AnyninesServiceType.SERVICE_BROKER ? '/osb_ext/v1/healthy' : '/v2/healthy',
+        ...(a.tls && !(a.urls?.[name] ?? 'https:').startsWith('http:') ? { tls: a.tls } : {}),
+      });
     }
-    const a = this.anynines;
-    if (!a) throw new Error(`ControlPlaneClusterProps.anynines: undefined; the a9s ProviderConfig "${name}" needs endpoints (baseDomain) and credentials`);
-    if (typeof a.baseDomain !== 'string' || !/^[a-z0-9.-]+$/.test(a.baseDomain)) {
-      fail('ControlPlaneClusterProps.anynines.baseDomain', a.baseDomain, 'is not a domain name');
-    }
-    this.providerConfigNames.add(name); // only once it is emitted: a failed attempt fails again
-    const ns = a.credentialsNamespace ?? CROSSPLANE_NAMESPACE;
-    const secret = `${name}-credentials`;
-    new AnyninesProviderConfig(this, `ProviderConfig-${name}`, {
-      name,
-      serviceType: anyninesType,
-      url: a.urls?.[name] ?? `https://${name}.${a.baseDomain}`,
-      username: { namespace: ns, name: secret, key: 'username' },
-      password: { namespace: ns, name: secret, key: 'password' },
-      healthCheckEndpoint: anyninesType === AnyninesServiceType.SERVICE_BROKER ? '/osb_ext/v1/healthy' : '/v2/healthy',
-    });
+    this.providerConfigs.set(key, pc); // only once it is emitted: a failed attempt fails again
+    return pc;
   }
 
   /**
-   * Adds a provider-kubernetes `ClusterProviderConfig` (`kubernetes.m.crossplane.io`) once, for the
-   * namespaced `Object`s of namespaced XRs (InjectedIdentity), and lets provider-kubernetes manage
-   * the credentials Secrets those Compositions compose (and read the a8s ones they copy).
+   * A provider-kubernetes `ClusterProviderConfig` (`kubernetes.m.crossplane.io`) of this cluster,
+   * emitted once, for the namespaced `Object`s of namespaced XRs (InjectedIdentity); the first one
+   * also lets provider-kubernetes manage the credentials Secrets those Compositions compose (and
+   * read the a8s ones they copy).
    */
-  public addClusterProviderConfig(name: string): void {
-    const key = `cluster:${name}`;
-    if (this.providerConfigNames.has(key)) return;
-    this.providerConfigNames.add(key);
-    new KubernetesProviderConfig(this, `ClusterProviderConfig-${name}`, { name, forNamespacedObjects: true });
-    if (this.node.tryFindChild('ProviderKubernetesSecretsRole')) return;
-    new k8s.KubeClusterRole(this, 'ProviderKubernetesSecretsRole', {
+  public addClusterProviderConfig(name: string): IProviderConfig {
+    const key = `ClusterProviderConfig/${name}`;
+    const had = this.providerConfigs.get(key);
+    if (had) return had;
+    const pc = new KubernetesProviderConfig(this, `ClusterProviderConfig-${name}`, { name, forNamespacedObjects: true });
+    this.providerConfigs.set(key, pc);
+    if (this.node.tryFindChild('ProviderKubernetesSecretsRole')) return pc;
+    const role = new kplus.k8s.KubeClusterRole(this, 'ProviderKubernetesSecretsRole', {
       metadata: { name: 'klutch-provider-kubernetes-secrets' },
       rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] }],
     });
-    new k8s.KubeClusterRoleBinding(this, 'ProviderKubernetesSecretsRoleBinding', {
-      metadata: { name: 'klutch-provider-kubernetes-secrets' },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'klutch-provider-kubernetes-secrets' },
-      subjects: [{ kind: 'ServiceAccount', name: 'provider-kubernetes', namespace: CROSSPLANE_NAMESPACE }],
-    });
+    bindClusterRole(
+      this,
+      'ProviderKubernetesSecretsRoleBinding',
+      kplus.ClusterRole.fromClusterRoleName(this, 'ProviderKubernetesSecretsRoleRef', role.name),
+      PROVIDER_KUBERNETES_SA,
+      { name: 'klutch-provider-kubernetes-secrets' },
+    );
+    return pc;
   }
 
   /**
-   * Gives every export template in this chart a binder ClusterRole (idempotent). Synth does it for
-   * every template; call it only to read `backend.exportedApis` before synth.
+   * The ProviderConfigs the backends of a data service in this cluster reference: the control
+   * plane's provider-kubernetes ones are emitted here (the ClusterProviderConfig on first use); one
+   * emitted by another cluster is an error naming the data service, the backend and both clusters;
+   * one made elsewhere (`ProviderConfig.fromName`) is the user's to create.
    */
-  public registerExports(): void {
-    this.scanned = undefined;
-    for (const e of this.exports) this.backend.addExportedApi({ group: e.group, resource: e.resource });
-  }
-
-  /**
-   * The ProviderConfigs the backends of a data service reference: a8s (provider-kubernetes) and a9s
-   * (provider-anynines service broker) ones are added; for other automations a ProviderConfig of that
-   * name must be in this chart. Returns the problems, each naming the backend and the ProviderConfig.
-   */
-  private addProviderConfigsOf(ds: DataService): string[] {
-    const problems: string[] = [];
+  private checkProviderConfigsOf(ds: DataService): void {
     for (const b of ds.backends) {
-      const pc = (b as { providerConfigName?: unknown }).providerConfigName;
-      if (typeof pc !== 'string') continue;
-      const what = `DataService ${ds.node.path}: backend "${b.name}" (${b.automation}) references ProviderConfig "${pc}"`;
-      if (b.automation === 'a8s' || b.automation === 'a9s') {
-        try {
-          this.addProviderConfig(pc, b.automation === 'a9s' ? AnyninesServiceType.SERVICE_BROKER : undefined);
-          if (b.automation === 'a8s' && ds.apiStyle.namespaced) this.addClusterProviderConfig(pc);
-        } catch (e) {
-          problems.push(`${what}, which cannot be emitted: ${e instanceof Error ? e.message : String(e)}`);
+      for (const pc of b.providerConfigs(ds.model)) {
+        if (pc === CONTROL_PLANE_KUBERNETES_PROVIDER_CONFIG) continue; // emitted by the constructor
+        if (pc === CONTROL_PLANE_KUBERNETES_CLUSTER_PROVIDER_CONFIG) {
+          this.addClusterProviderConfig(pc.name);
+          continue;
         }
-      } else if (
-        !this.providerConfigNames.has(pc) &&
-        !this.node.findAll().some((c) => c instanceof ApiObject && c.kind === 'ProviderConfig' && c.name === pc)
-      ) {
-        problems.push(`${what}, which nothing in control plane "${this.clusterName}" emits; add it to the chart (e.g. cp.addProviderConfig("${pc}"))`);
+        if (pc.apiObject === undefined) continue;
+        const owner = Chart.of(pc.apiObject);
+        if (owner !== this) {
+          const where = ClusterChart.isClusterChart(owner) ? `cluster "${owner.clusterName}"` : `chart ${owner.node.path}`;
+          throw new Error(
+            `DataService ${ds.node.path}: backend "${b.name}" (${b.automation}) references ${pc.kind} "${pc.name}" of ${where}, ` +
+              `not of control plane "${this.clusterName}"; use cp.addProviderConfig("${pc.name}") of this cluster, or ProviderConfig.fromName() for one made elsewhere`,
+          );
+        }
       }
     }
-    return problems;
   }
 
-  /** Synth-time preparation (a validation): ProviderConfigs of every data service, binder ClusterRoles of every export. */
-  private prepareForSynth(): string[] {
-    const problems: string[] = [];
-    for (const c of this.node.findAll()) if (c instanceof DataService) problems.push(...this.addProviderConfigsOf(c));
-    this.registerExports();
-    const held = new Set(this.backend.exportedApis.map((e) => `${e.resource}.${e.group}`));
-    for (const e of this.exports)
-      if (!held.has(e.name)) problems.push(`APIServiceExportTemplate for ${e.name} has no binder ClusterRole, so the backend could not grant it`);
-    return problems;
+  /** An XRD created in this cluster: its claims (or namespaced XRs) are what app clusters create. */
+  private addClaimApi(xrd: CompositeResourceDefinition): void {
+    const kind = xrd.claimKind ?? (xrd.scope === XrdScope.NAMESPACED ? xrd.kind : undefined);
+    const plural = xrd.claimPlural ?? (xrd.scope === XrdScope.NAMESPACED ? xrd.plural : undefined);
+    if (kind === undefined || plural === undefined) return;
+    const info: ClaimApiInfo = { group: xrd.group, version: xrd.referenceableVersion, kind, plural };
+    this.claimApiList.push(info);
+    this.claimApisByKind.set(kind, [...(this.claimApisByKind.get(kind) ?? []), info]);
   }
 
-  /** The APIs app clusters can bind: of every {@link IApiExport} in this chart (DataService, ApiServiceExportTemplate, …). */
+  /** The APIs app clusters can bind: every APIServiceExportTemplate created in this cluster (of a DataService, an operation, or by hand), by name. */
   public get exports(): ExportedApiInfo[] {
-    return [...this.scan().exports];
+    return this.exportTemplates.map(exportInfo).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
-  /** Claim APIs (kind, plural, group, referenceable version) from the XRDs in this chart. */
+  /** Claim APIs (kind, plural, group, referenceable version) of the XRDs created in this cluster. */
   public get claimApis(): ClaimApiInfo[] {
-    return [...this.scan().claimApis];
+    return [...this.claimApiList];
   }
 
-  /** Claim APIs of a kind (index built with the scan). */
+  /** Claim APIs of a kind. */
   public claimApisOfKind(kind: string): readonly ClaimApiInfo[] {
-    return this.scan().byKind.get(kind) ?? [];
-  }
-
-  /** One walk over the chart, cached until a construct is added at the top level of the chart. */
-  private scan(): { exports: ExportedApiInfo[]; claimApis: ClaimApiInfo[]; byKind: Map<string, ClaimApiInfo[]> } {
-    const children = this.node.children.length;
-    if (this.scanned && this.scanned.children === children) return this.scanned;
-    const templates = new Set<ApiServiceExportTemplate>();
-    const claimApis: ClaimApiInfo[] = [];
-    for (const c of this.node.findAll()) {
-      if (isApiExport(c)) {
-        templates.add(c.exportTemplate);
-        continue;
-      }
-      if (!(c instanceof ApiObject) || c.kind !== 'CompositeResourceDefinition') continue;
-      let info = this.infoCache.get(c);
-      if (info === undefined) {
-        info = xrdClaimInfo(c);
-        this.infoCache.set(c, info);
-      }
-      if (info !== null) claimApis.push(info);
-    }
-    const exports = [...templates].map(exportInfo);
-    exports.sort((a, b) => (a.name < b.name ? -1 : 1));
-    const byKind = new Map<string, ClaimApiInfo[]>();
-    for (const a of claimApis) byKind.set(a.kind, [...(byKind.get(a.kind) ?? []), a]);
-    this.scanned = { children, exports, claimApis, byKind };
-    return this.scanned;
+    return this.claimApisByKind.get(kind) ?? [];
   }
 }
+
+/** provider-kubernetes' ServiceAccount (named by its DeploymentRuntimeConfig). */
+const PROVIDER_KUBERNETES_SA = { name: 'provider-kubernetes', namespace: CROSSPLANE_NAMESPACE };
 
 function exportInfo(t: ApiServiceExportTemplate): ExportedApiInfo {
   return { group: t.group, resource: t.resource, name: `${t.resource}.${t.group}`, permissionClaims: [...t.renderedPermissionClaims] };
-}
-
-function xrdClaimInfo(c: ApiObject): ClaimApiInfo | null {
-  type Names = { kind: string; plural: string };
-  const spec = (
-    c.toJson() as { spec: { group: string; scope?: string; names: Names; claimNames?: Names; versions: { name: string; referenceable?: boolean }[] } }
-  ).spec;
-  const bound = spec.claimNames ?? (spec.scope === 'Namespaced' ? spec.names : undefined);
-  if (!bound) return null;
-  const version = (spec.versions.find((v) => v.referenceable) ?? spec.versions[0]).name;
-  return { group: spec.group, version, kind: bound.kind, plural: bound.plural };
 }

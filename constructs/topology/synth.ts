@@ -23,6 +23,7 @@ import { ClusterChart } from './cluster-chart.js';
 import { BUILTIN_GROUPS, BUILTIN_NAMESPACES, fileNameOf, groupOf, isClusterScopedBuiltin, phaseOf } from './layout.js';
 import { toYaml } from './_yaml.js';
 import { ARGOCD_FOLDER, argoCdApplications, type ArgoCdOptions } from './argocd.js';
+import { directoryValidator } from '../validate/directory-validator.js';
 
 /** The package metadata file of a Configuration package source. */
 export const PACKAGE_META_FILE = 'crossplane.yaml';
@@ -116,20 +117,11 @@ function annotate(o: Record<string, any>, wave: number, skipDryRun: boolean): Re
  * two objects that would be written to the same file.
  */
 export function renderTopology(app: App, options: RenderOptions = {}): RenderedCluster[] {
-  // 1. Construct validations, once per construct. A validation may add constructs (a
-  // ControlPlaneCluster adds the binder ClusterRoles and ProviderConfigs of data services added
-  // with `new DataService(cp, …)`), so constructs added meanwhile are validated in another round.
-  const errors: string[] = [];
-  const validated = new Set<IConstruct>();
-  let all = app.node.findAll();
-  for (let round = 0; round < 3 && all.length > validated.size; round++) {
-    for (const c of all) {
-      if (validated.has(c)) continue;
-      validated.add(c);
-      for (const e of c.node.validate()) errors.push(`[${c.node.path}] ${e}`);
-    }
-    all = app.node.findAll();
-  }
+  // 1. Construct validations. Rendering visits every construct of the app once (as cdk8s'
+  // App.synth does); nothing is added at synth: a ControlPlaneCluster learns what is created in it
+  // while it is created.
+  const all = app.node.findAll();
+  const errors = all.flatMap((c) => c.node.validate().map((e) => `[${c.node.path}] ${e}`));
   if (errors.length > 0) throw new Error(`Validation failed:\n  ${errors.join('\n  ')}`);
 
   // 2. Assign objects to clusters.
@@ -280,8 +272,12 @@ export interface SynthOptions extends RenderOptions {
   readonly argocd?: ArgoCdOptions;
   /** Output folder. @default process.env.CDK8S_OUTDIR ?? "dist" */
   readonly outdir?: string;
-  /** Validator run on the temporary folder before it replaces `outdir`. @default - none */
-  readonly validate?: TopologyValidator;
+  /**
+   * Validator run on the temporary folder before it replaces `outdir`; `false` writes without
+   * validating. @default directoryValidator() of klutch-kit/validate: what `klutch-kit validate`
+   * checks, objects of kinds without any schema included (`directoryValidator({ allowUnknownKinds: true })` accepts them)
+   */
+  readonly validate?: TopologyValidator | false;
 }
 
 export interface SynthResult {
@@ -393,6 +389,9 @@ export function writeRendered(dir: string, clusters: readonly RenderedCluster[],
  */
 export async function synthTopology(app: App, options: SynthOptions = {}): Promise<SynthResult> {
   const outdir = resolve(options.outdir ?? process.env.CDK8S_OUTDIR ?? 'dist');
+  if (options.validate !== undefined && options.validate !== false && typeof options.validate !== 'function')
+    fail('SynthOptions.validate', options.validate, 'must be a function of the output folder (e.g. directoryValidator()) or false to skip validation');
+  const validate = options.validate ?? directoryValidator();
   const clusters = renderTopology(app, options);
   if (options.flux) for (const c of clusters) fluxKustomizations(c, options.flux); // validate options before writing
   if (options.argocd) for (const c of clusters) argoCdApplications(c, options.argocd);
@@ -403,8 +402,8 @@ export async function synthTopology(app: App, options: SynthOptions = {}): Promi
   const old = join(parent, `.${basename(outdir)}.old-${stamp}`);
   try {
     const files = writeRendered(tmp, clusters, options.flux, options.argocd);
-    if (options.validate) {
-      const r = await options.validate(tmp);
+    if (validate) {
+      const r = await validate(tmp);
       if (!r.ok) {
         const shown = r.problems.slice(0, 50);
         throw new Error(

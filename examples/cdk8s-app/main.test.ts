@@ -1,5 +1,5 @@
 import { Testing } from 'cdk8s';
-import { ControlPlaneCluster } from 'klutch-kit';
+import { ControlPlaneCluster, crossplane } from 'klutch-kit';
 import { addClickHouse } from './clickhouse';
 
 describe('ClickHouse on the control plane', () => {
@@ -12,7 +12,7 @@ describe('ClickHouse on the control plane', () => {
       dex: false,
       backend: { oidc: { issuerUrl: 'https://issuer.example.com', clientId: 'klutch', clientSecret: { name: 'oidc', key: 'secret' } } },
     });
-    addClickHouse(cp);
+    addClickHouse(cp, cp.addProviderConfig('clickhouse-service-broker', crossplane.AnyninesServiceType.SERVICE_BROKER));
     const objects = Testing.synth(cp);
     const names = objects.map((o) => `${o.kind}/${o.metadata.name}`);
     expect(names).toContain('ClusterRole/klutch-binder-exports-clickhouseinstances.analytics.example.com');

@@ -1,5 +1,5 @@
 import { App } from 'cdk8s';
-import { AppCluster, ControlPlaneCluster } from 'klutch-kit';
+import { AppCluster, ControlPlaneCluster, crossplane } from 'klutch-kit';
 import { addClickHouse } from './clickhouse';
 
 const app = new App();
@@ -18,7 +18,7 @@ const controlPlane = new ControlPlaneCluster(app, 'control-plane', {
     ],
   },
 });
-addClickHouse(controlPlane);
+addClickHouse(controlPlane, controlPlane.addProviderConfig('clickhouse-service-broker', crossplane.AnyninesServiceType.SERVICE_BROKER));
 const shop = new AppCluster(app, 'app-shop', { clusterName: 'app-shop', controlPlane });
 shop.addClaim({
   kind: 'ClickhouseInstance',

@@ -1,7 +1,7 @@
 // An ES module project (`"type": "module"`, `module: NodeNext`): the README's data service in a
 // control plane, one app cluster with a claim, written by synthTopology to dist/<cluster>/….
 import { App } from 'cdk8s';
-import { AppCluster, ControlPlaneCluster, synthTopology } from 'klutch-kit';
+import { AppCluster, ControlPlaneCluster, synthTopology, crossplane } from 'klutch-kit';
 import { addClickHouse } from './clickhouse.js';
 
 const app = new App();
@@ -20,7 +20,7 @@ const controlPlane = new ControlPlaneCluster(app, 'ControlPlane', {
     ],
   },
 });
-addClickHouse(controlPlane);
+addClickHouse(controlPlane, controlPlane.addProviderConfig('clickhouse-service-broker', crossplane.AnyninesServiceType.SERVICE_BROKER));
 const shop = new AppCluster(app, 'AppShop', { clusterName: 'app-shop', controlPlane });
 shop.addClaim({
   kind: 'ClickhouseInstance',

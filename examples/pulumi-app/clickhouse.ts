@@ -1,10 +1,11 @@
 import type { Construct } from 'constructs';
+import type { IProviderConfig } from 'klutch-kit/crossplane';
 import { A8sBackend, A9sBackend, DataService, OperatorProfile, OperatorReadiness, Plan, Topology, credentialsSecretClaim } from 'klutch-kit/dataservice';
 
 const small = { name: 'small', cpu: '2', memory: '8Gi', storage: '50Gi' };
 const big = { name: 'big', cpu: '8', memory: '32Gi', storage: '500Gi' };
 
-export function addClickHouse(scope: Construct): DataService {
+export function addClickHouse(scope: Construct, broker: IProviderConfig): DataService {
   return new DataService(scope, 'clickhouse', {
     group: 'analytics.example.com',
     kind: 'XClickhouseInstance',
@@ -39,7 +40,7 @@ export function addClickHouse(scope: Construct): DataService {
           readyWhen: [OperatorReadiness.statusEquals('phase', 'Running')],
         }),
       }),
-      new A9sBackend({ name: 'vm-clickhouse', services: ['clickhouse24'], providerConfigName: 'clickhouse-service-broker' }),
+      new A9sBackend({ name: 'vm-clickhouse', services: ['clickhouse24'], providerConfig: broker }),
     ],
     permissionClaims: [credentialsSecretClaim()],
   });

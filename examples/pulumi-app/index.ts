@@ -2,7 +2,7 @@
 // README's data service in a control plane chart, deployed by klutch-kit's ControlPlane component.
 import * as pulumi from '@pulumi/pulumi';
 import { App } from 'cdk8s';
-import { ControlPlaneCluster } from 'klutch-kit';
+import { ControlPlaneCluster, crossplane } from 'klutch-kit';
 import { ControlPlane, STACK_SECRETS, type KubeObject } from 'klutch-kit/stacks';
 import { PHASES, phaseOf } from 'klutch-kit/topology';
 import { addClickHouse } from './clickhouse';
@@ -26,7 +26,7 @@ const chart = new ControlPlaneCluster(app, 'ControlPlane', {
     ],
   },
 });
-addClickHouse(chart);
+addClickHouse(chart, chart.addProviderConfig('clickhouse-service-broker', crossplane.AnyninesServiceType.SERVICE_BROKER));
 
 // Crossplane itself (phase "platform": an Argo CD Application) is left to you or to the Topology component.
 const objects = (chart.toJson() as KubeObject[]).filter((o) => phaseOf(o.apiVersion, o.kind) !== PHASES.platform);

@@ -15,6 +15,9 @@ import {
 } from '../../constructs/dataservice/index.js';
 import { render, statusPatches, xrFor } from './_render.js';
 
+/** A provider-anynines ProviderConfig made elsewhere. */
+const a9sConfig = (name: string) => ({ name, apiVersion: 'dataservices.anynines.com/v1', kind: 'ProviderConfig' });
+
 type Obj = Record<string, any>;
 
 const plans = () => [
@@ -42,7 +45,7 @@ const kv = (extra: Partial<OperatorProfileProps> = {}) =>
 describe('A9sBackend', () => {
   it('renders a ServiceInstance with claim labels, service/plan, acceptsIncomplete and broker parameter names', () => {
     const comps = compositions({
-      backends: [new A9sBackend({ name: 'a9s-kv', providerConfigName: 'kv-service-broker', parameterCase: ParameterCase.KEBAB })],
+      backends: [new A9sBackend({ name: 'a9s-kv', providerConfig: a9sConfig('kv-service-broker'), parameterCase: ParameterCase.KEBAB })],
       parameters: [
         { name: 'maxMemoryPolicy', type: 'string' },
         { name: 'tlsCiphers', type: 'string', brokerName: 'tls_ciphers' },
@@ -88,7 +91,7 @@ describe('A9sBackend', () => {
 
   it('converts names to snake_case by default and passes only its own parameters', () => {
     const comps = compositions({
-      backends: [new A9sBackend({ name: 'a9s-kv', providerConfigName: 'kv-service-broker' }), new A8sBackend({ name: 'a8s-kv', profile: kv() })],
+      backends: [new A9sBackend({ name: 'a9s-kv', providerConfig: a9sConfig('kv-service-broker') }), new A8sBackend({ name: 'a8s-kv', profile: kv() })],
       parameters: [
         { name: 'maxMemoryPolicy', type: 'string' },
         { name: 'operatorOnly', type: 'string', backends: ['a8s-kv'] },
@@ -102,10 +105,12 @@ describe('A9sBackend', () => {
   });
 
   it('rejects bad props', () => {
-    expect(() => new A9sBackend({ name: 'A9S', providerConfigName: 'x' })).toThrow('A9sBackendProps.name: "A9S"');
-    expect(() => new A9sBackend({ name: 'a9s', providerConfigName: 'x_y' })).toThrow('A9sBackendProps.providerConfigName: "x_y"');
-    expect(() => new A9sBackend({ name: 'a9s', providerConfigName: 'x', organizationGuid: 'nope' })).toThrow('A9sBackendProps.organizationGuid: "nope"');
-    expect(() => new A9sBackend({ name: 'a9s', providerConfigName: 'x', parameterCase: 'pascal' as never })).toThrow('A9sBackendProps.parameterCase: "pascal"');
+    expect(() => new A9sBackend({ name: 'A9S', providerConfig: a9sConfig('x') })).toThrow('A9sBackendProps.name: "A9S"');
+    expect(() => new A9sBackend({ name: 'a9s', providerConfig: 'x' as never })).toThrow('A9sBackendProps.providerConfig: "x" must be an IProviderConfig');
+    expect(() => new A9sBackend({ name: 'a9s', providerConfig: a9sConfig('x'), organizationGuid: 'nope' })).toThrow('A9sBackendProps.organizationGuid: "nope"');
+    expect(() => new A9sBackend({ name: 'a9s', providerConfig: a9sConfig('x'), parameterCase: 'pascal' as never })).toThrow(
+      'A9sBackendProps.parameterCase: "pascal"',
+    );
   });
 });
 

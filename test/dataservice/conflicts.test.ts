@@ -7,6 +7,9 @@ import { App, Chart } from 'cdk8s';
 import { A9sBackend, DataService, Plan, Topology, type DataServiceProps } from '../../constructs/dataservice/index.js';
 import { ControlPlaneCluster, type ControlPlaneClusterProps } from '../../constructs/topology/index.js';
 
+/** A provider-anynines ProviderConfig made elsewhere. */
+const a9sConfig = (name: string) => ({ name, apiVersion: 'dataservices.anynines.com/v1', kind: 'ProviderConfig' });
+
 const plan = new Plan({ name: 'q-small', topology: Topology.SINGLE, size: { name: 'small', cpu: '1', memory: '1Gi', storage: '1Gi' } });
 const props = (backend: string, extra: Partial<DataServiceProps> = {}): DataServiceProps => ({
   group: 'queues.example.com',
@@ -14,7 +17,7 @@ const props = (backend: string, extra: Partial<DataServiceProps> = {}): DataServ
   claimKind: 'QueueInstance',
   plans: [plan],
   services: [{ name: 'queue4' }],
-  backends: [new A9sBackend({ name: backend, providerConfigName: 'queue-service-broker' })],
+  backends: [new A9sBackend({ name: backend, providerConfig: a9sConfig('queue-service-broker') })],
   ...extra,
 });
 const pair = (a: DataServiceProps, b: DataServiceProps) => () => {

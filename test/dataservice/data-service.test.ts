@@ -18,6 +18,9 @@ import {
 } from '../../constructs/dataservice/index.js';
 import { claimValidator } from '../catalogue/_equivalence.js';
 
+/** A provider-anynines ProviderConfig made elsewhere. */
+const a9sConfig = (name: string) => ({ name, apiVersion: 'dataservices.anynines.com/v1', kind: 'ProviderConfig' });
+
 type Obj = Record<string, any>;
 
 const P = (name: string, topology: Topology, size: string, flags: string[] = []) =>
@@ -30,7 +33,7 @@ const basePlans = () => [
   P('q-cluster-big', Topology.CLUSTER, 'big'),
 ];
 const a9s = (extra: Partial<ConstructorParameters<typeof A9sBackend>[0]> = {}) =>
-  new A9sBackend({ name: 'vm-queue', providerConfigName: 'queue-service-broker', ...extra });
+  new A9sBackend({ name: 'vm-queue', providerConfig: a9sConfig('queue-service-broker'), ...extra });
 const a8s = (extra: Partial<ConstructorParameters<typeof A8sBackend>[0]> = {}) =>
   new A8sBackend({
     name: 'k8s-queue',
@@ -99,7 +102,7 @@ describe('DataService: emitted objects', () => {
       }
     }
     const { objects } = build({
-      backends: [new CredsBackend({ name: 'vm-queue', providerConfigName: 'b' })],
+      backends: [new CredsBackend({ name: 'vm-queue', providerConfig: a9sConfig('b') })],
       permissionClaims: [credentialsSecretClaim(), { group: '', resource: 'configmaps', version: 'v1' } as never],
       exportTemplateNamespace: 'klutch-catalogue',
     });

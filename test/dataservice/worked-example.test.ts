@@ -12,6 +12,7 @@ import ts from 'typescript';
 import * as dataservice from '../../constructs/dataservice/index.js';
 import { validateDocuments } from '../../constructs/validate/index.js';
 import { claimValidator } from '../catalogue/_equivalence.js';
+import { AnyninesProviderConfig, type IProviderConfig } from '../../constructs/crossplane/index.js';
 import { render, xrFor } from './_render.js';
 
 type Obj = Record<string, any>;
@@ -21,7 +22,7 @@ const section = DOC.slice(DOC.indexOf('## Worked example'));
 const CODE = /```ts\n([\s\S]*?)```/.exec(section)![1];
 
 /** Compiles and runs the documented code; its imports resolve to this repository's modules. */
-function load(): { addClickHouse: (scope: constructs.Construct) => dataservice.DataService } {
+function load(): { addClickHouse: (scope: constructs.Construct, broker: IProviderConfig) => dataservice.DataService } {
   const js = ts.transpileModule(CODE, { compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022 } }).outputText;
   const modules: Record<string, unknown> = { 'klutch-kit/dataservice': dataservice, constructs, cdk8s: { App, Chart } };
   const require = (id: string) => {
@@ -36,7 +37,7 @@ function load(): { addClickHouse: (scope: constructs.Construct) => dataservice.D
 function build() {
   const app = new App();
   const chart = new Chart(app, 'control-plane');
-  const ds = load().addClickHouse(chart);
+  const ds = load().addClickHouse(chart, AnyninesProviderConfig.fromName(chart, 'Broker', 'clickhouse-service-broker'));
   const objects = chart.toJson() as Obj[];
   return { ds, objects, find: (kind: string, name: string) => objects.find((o) => o.kind === kind && o.metadata.name === name)! };
 }

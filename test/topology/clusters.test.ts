@@ -200,13 +200,14 @@ describe('ControlPlaneCluster (example)', () => {
     expect(routes.find((r) => r.metadata.name === 'dex')!.spec.rules[0].backendRefs[0]).toEqual({ name: 'dex', port: 5556 });
   });
 
-  test('an export template added by hand gets its binder ClusterRole at synth (registerExports() only for reading it earlier)', async () => {
+  test('an export template created in the control plane registers itself: its binder ClusterRole at once, nothing to call', async () => {
     const { ApiServiceExportTemplate } = await import('../../constructs/runtime/index.js');
     const { renderTopology } = await import('../../constructs/topology/index.js');
     const app = new App({ outdir: '/nonexistent' });
     const cp = new ControlPlaneCluster(app, 'CP', { host: 'bind.example.com', dex: dexProps, catalogue: false });
-    new ApiServiceExportTemplate(cp, 'Widgets', { group: 'widgets.example.com', resource: 'widgets' });
     expect(cp.backend.exportedApis).toEqual([]);
+    new ApiServiceExportTemplate(cp, 'Widgets', { group: 'widgets.example.com', resource: 'widgets' });
+    expect(cp.backend.exportedApis).toEqual([{ group: 'widgets.example.com', resource: 'widgets' }]);
     const objs = renderTopology(app)[0].files.map((f) => f.object);
     expect(cp.backend.exportedApis).toEqual([{ group: 'widgets.example.com', resource: 'widgets' }]);
     expect(objs.some((o) => o.kind === 'ClusterRole' && o.metadata.name === 'klutch-binder-exports-widgets.widgets.example.com')).toBe(true);
@@ -237,8 +238,11 @@ describe('ControlPlaneCluster (example)', () => {
         permissionClaims: [{ group: '', resource: 'secrets', version: 'v1', selector: { names: ['*'], namespaces: ['*'] } }],
       },
     ]);
-    cp.registerExports();
     expect(cp.backend.exportedApis).toEqual([{ group: 'gadgets.example.com', resource: 'gadgets' }]);
+    // A template outside any control plane registers nowhere.
+    const { Chart } = await import('cdk8s');
+    new Gadgets(new Chart(app, 'Plain'), 'Gadgets');
+    expect(cp.exports.map((e) => e.name)).toEqual(['gadgets.gadgets.example.com']);
   });
 
   test('a data service that is not in the catalogue becomes bindable', () => {

@@ -1,16 +1,22 @@
 /**
  * The README route "Adding a data service": the block in README.md, added to a ControlPlaneCluster
  * with `new DataService(cp, …)` (what the block does) or `cp.addDataService`, is exported without any
- * extra call — binder ClusterRole and ProviderConfig come at synth — and a backend whose
- * ProviderConfig cannot be emitted is an error naming both.
+ * extra call — it registers itself: binder ClusterRole, the control plane's ProviderConfig — and its
+ * backends' ProviderConfigs are references, checked to be this cluster's.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
-import { ApiObject, App } from 'cdk8s';
+import { App } from 'cdk8s';
 import * as constructs from 'constructs';
 import ts from 'typescript';
-import type { PatchAndTransformStep } from '../../constructs/crossplane/index.js';
+import {
+  AnyninesServiceType,
+  type IProviderConfig,
+  KubernetesProviderConfig,
+  type PatchAndTransformStep,
+  ProviderConfig,
+} from '../../constructs/crossplane/index.js';
 import * as dataservice from '../../constructs/dataservice/index.js';
 import { ApiServiceExportTemplate } from '../../constructs/runtime/index.js';
 import { AppCluster, ControlPlaneCluster, type ControlPlaneClusterProps, renderTopology } from '../../constructs/topology/index.js';
@@ -20,7 +26,9 @@ const README = readFileSync(join(process.cwd(), 'README.md'), 'utf8');
 const CODE = /```ts\n([\s\S]*?)```/.exec(README.slice(README.indexOf('## Adding a data service')))![1];
 
 /** Compiles and runs the README block; its imports resolve to this repository's modules. */
-function readmeBlock(overrides: Record<string, unknown> = {}): { addClickHouse: (scope: constructs.Construct) => dataservice.DataService } {
+function readmeBlock(overrides: Record<string, unknown> = {}): {
+  addClickHouse: (scope: constructs.Construct, broker: IProviderConfig) => dataservice.DataService;
+} {
   const js = ts.transpileModule(CODE, { compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022 } }).outputText;
   const modules: Record<string, unknown> = { 'klutch-kit/dataservice': { ...dataservice, ...overrides }, constructs };
   const module = { exports: {} as Record<string, unknown> };
@@ -45,13 +53,14 @@ const files = (app: App, cluster = 'control-plane'): Obj[] =>
   renderTopology(app)
     .find((c) => c.name === cluster)!
     .files.map((f) => f.object);
+const broker = (cp: ControlPlaneCluster) => cp.addProviderConfig('clickhouse-service-broker', AnyninesServiceType.SERVICE_BROKER);
 const named = (objs: Obj[], kind: string, name: string) => objs.filter((o) => o.kind === kind && o.metadata.name === name);
 const ROLE = 'klutch-binder-exports-clickhouseinstances.analytics.example.com';
 
 describe('a data service added to a ControlPlaneCluster', () => {
   it('as the README shows (new DataService(cp, …)) is exported with its binder ClusterRole and ProviderConfig', () => {
     const { app, cp } = controlPlane();
-    readmeBlock().addClickHouse(cp);
+    readmeBlock().addClickHouse(cp, broker(cp));
     expect(cp.exports.map((e) => e.name)).toEqual(['clickhouseinstances.analytics.example.com']);
     const shop = new AppCluster(app, 'Shop', { clusterName: 'app-shop', controlPlane: cp });
     shop.addClaim({ kind: 'ClickhouseInstance', name: 'events', namespace: 'shop', spec: { service: 'clickhouse24', plan: 'clickhouse-single-small' } });
@@ -66,7 +75,7 @@ describe('a data service added to a ControlPlaneCluster', () => {
 
   it('renders the same objects through cdk8s (chart.toJson, as app.synth() does), twice', () => {
     const { cp } = controlPlane();
-    readmeBlock().addClickHouse(cp);
+    readmeBlock().addClickHouse(cp, broker(cp));
     for (let i = 0; i < 2; i++) {
       const objs = cp.toJson() as Obj[];
       expect(named(objs, 'ClusterRole', ROLE)).toHaveLength(1);
@@ -80,37 +89,37 @@ describe('a data service added to a ControlPlaneCluster', () => {
         .map((o) => JSON.stringify(o))
         .sort();
     const a = controlPlane();
-    readmeBlock().addClickHouse(a.cp);
+    readmeBlock().addClickHouse(a.cp, broker(a.cp));
     const b = controlPlane();
     // the README block with `new DataService(scope, id, props)` routed to b.cp.addDataService(id, props)
     readmeBlock({
       DataService: function (_scope: unknown, id: string, props: dataservice.DataServiceProps) {
         return b.cp.addDataService(id, props);
       },
-    }).addClickHouse(b.cp);
+    }).addClickHouse(b.cp, broker(b.cp));
     expect(b.cp.backend.exportedApis).toEqual([{ group: 'analytics.example.com', resource: 'clickhouseinstances' }]);
     expect(render(b.app)).toEqual(render(a.app));
   });
 
-  it('a backend whose ProviderConfig cannot be emitted is an error naming the data service, the backend and the ProviderConfig', () => {
-    const { app, cp } = controlPlane({ anynines: undefined });
-    readmeBlock().addClickHouse(cp);
-    expect(() => renderTopology(app)).toThrow(
-      /\[CP\] DataService CP\/clickhouse: backend "vm-clickhouse" \(a9s\) references ProviderConfig "clickhouse-service-broker", which cannot be emitted: ControlPlaneClusterProps\.anynines: undefined/,
+  it('an a9s ProviderConfig the control plane cannot emit is an error naming the prop and the ProviderConfig', () => {
+    const { cp } = controlPlane({ anynines: undefined });
+    expect(() => broker(cp)).toThrow(
+      /ControlPlaneClusterProps\.anynines: undefined; the a9s ProviderConfig "clickhouse-service-broker" needs endpoints \(baseDomain\) and credentials/,
     );
-    expect(() => cp.toJson()).toThrow(/references ProviderConfig "clickhouse-service-broker"/);
   });
 
-  it('a backend of another automation needs its ProviderConfig in the chart', () => {
+  it('a backend of another automation references its ProviderConfig: of this cluster, or made elsewhere — not of another cluster', () => {
     class CustomBackend extends dataservice.Backend {
       public readonly automation = 'custom';
-      public readonly providerConfigName = 'my-config';
-      constructor() {
+      constructor(private readonly pc: IProviderConfig) {
         super('CustomBackend', { name: 'custom-widgets' });
+      }
+      public providerConfigs(): IProviderConfig[] {
+        return [this.pc];
       }
       public compose(step: PatchAndTransformStep): void {
         step.addResource('widget', {
-          base: { apiVersion: 'widgets.example.com/v1', kind: 'Widget', spec: { providerConfigRef: { name: this.providerConfigName } } },
+          base: { apiVersion: 'widgets.example.com/v1', kind: 'Widget', spec: { providerConfigRef: { name: this.pc.name } } },
         });
       }
     }
@@ -126,16 +135,24 @@ describe('a data service added to a ControlPlaneCluster', () => {
         }),
       ],
       services: [{ name: 'widget1' }],
-      backends: [new CustomBackend()],
+      backends: [],
     };
-    const { app, cp } = controlPlane();
-    new dataservice.DataService(cp, 'widgets', props);
-    expect(() => renderTopology(app)).toThrow(
-      /backend "custom-widgets" \(custom\) references ProviderConfig "my-config", which nothing in control plane "control-plane" emits/,
+    const other = controlPlane({ clusterName: 'other-cp' }).cp;
+    const foreign = new KubernetesProviderConfig(other, 'Foreign', { name: 'my-config' });
+    const { cp } = controlPlane();
+    expect(() => new dataservice.DataService(cp, 'widgets', { ...props, backends: [new CustomBackend(foreign)] })).toThrow(
+      /DataService CP\/widgets: backend "custom-widgets" \(custom\) references ProviderConfig "my-config" of cluster "other-cp", not of control plane "control-plane"/,
     );
-    expect(() => controlPlane().cp.addDataService('widgets', props)).toThrow(/references ProviderConfig "my-config", which nothing/);
-    new ApiObject(cp, 'MyConfig', { apiVersion: 'example.com/v1', kind: 'ProviderConfig', metadata: { name: 'my-config' } });
-    expect(named(files(app), 'ClusterRole', 'klutch-binder-exports-widgets.widgets.example.com')).toHaveLength(1);
+    const { app: app2, cp: cp2 } = controlPlane();
+    new dataservice.DataService(cp2, 'widgets', { ...props, backends: [new CustomBackend(new KubernetesProviderConfig(cp2, 'Mine', { name: 'my-config' }))] });
+    expect(named(files(app2), 'ProviderConfig', 'my-config')).toHaveLength(1);
+    const { app: app3, cp: cp3 } = controlPlane();
+    const elsewhere = ProviderConfig.fromName(cp3, 'MyConfig', 'my-config', { apiVersion: 'widgets.example.com/v1' });
+    const ds = new dataservice.DataService(cp3, 'widgets', { ...props, backends: [new CustomBackend(elsewhere)] });
+    const objs = files(app3);
+    expect(named(objs, 'ClusterRole', 'klutch-binder-exports-widgets.widgets.example.com')).toHaveLength(1);
+    expect(named(objs, 'ProviderConfig', 'my-config')).toHaveLength(0);
+    expect(ds.composition('custom-widgets').apiObject.toJson().spec.pipeline[0].input.resources[0].base.spec.providerConfigRef).toEqual({ name: 'my-config' });
   });
 
   it('an export template added by hand is exported too', () => {

@@ -25,6 +25,7 @@ import * as constructs from 'constructs';
 import { App, Chart } from 'cdk8s';
 import ts from 'typescript';
 import type { Catalogue } from '../../../constructs/catalogue/index.js';
+import { AnyninesProviderConfig, type IProviderConfig } from '../../../constructs/crossplane/index.js';
 import * as dataservice from '../../../constructs/dataservice/index.js';
 import { A9sBackend, type DataService, ParameterLocation } from '../../../constructs/dataservice/index.js';
 import { deriveClaimCrd, deriveXrCrd, SchemaValidator } from '../../../constructs/validate/index.js';
@@ -323,7 +324,7 @@ describe('a9s: claims compose provider-anynines managed resources (reconciled in
       expect(si.apiVersion).toBe('dataservices.anynines.com/v1');
       expect(si.kind).toBe('ServiceInstance');
       expect(si.metadata!.labels).toMatchObject({ [CLAIM_NAME]: `${c.svc}-vm`, [CLAIM_NAMESPACE]: NS });
-      expect(si.spec!.providerConfigRef).toEqual({ name: c.b.providerConfigName });
+      expect(si.spec!.providerConfigRef).toEqual({ name: c.b.providerConfig.name });
       const p = c.param ? c.ds.model.parameters.find((x) => x.name === c.param!.name && x.location === ParameterLocation.PARAMETERS)! : undefined;
       expect(si.spec!.forProvider).toEqual({
         serviceName: c.s,
@@ -369,7 +370,8 @@ describe("docs/dataservice.md's worked example (ClickHouse)", () => {
     const modules: Record<string, unknown> = { 'klutch-kit/dataservice': dataservice, constructs, cdk8s: { App, Chart } };
     const module = { exports: {} as Record<string, unknown> };
     new Function('require', 'module', 'exports', js)((id: string) => modules[id], module, module.exports);
-    return (module.exports.addClickHouse as (s: constructs.Construct) => DataService)(scope);
+    const broker = AnyninesProviderConfig.fromName(scope, 'Broker', 'clickhouse-service-broker');
+    return (module.exports.addClickHouse as (s: constructs.Construct, b: IProviderConfig) => DataService)(scope, broker);
   }
 
   it('composes: claim → XR → Object → the operator resource, with plan, version and parameters', async () => {
