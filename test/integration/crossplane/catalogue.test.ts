@@ -17,6 +17,9 @@
  *   composed (their CRDs from imports/crds/provider-anynines); the real provider-anynines reconciles
  *   them against the broker stand-in in test/integration/a9s/.
  * - ServiceBinding, Backup and Restore compose; the docs' ClickHouse worked example composes.
+ * - The docs' operator-profile example (a Redis-like operator, not PostgreSQL) reaches Ready against
+ *   the **Redis operator stand-in** (_redis-operator.ts, operator level only: it writes the status of
+ *   its RedisClusters).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
@@ -46,6 +49,7 @@ import {
   startCatalogueCluster,
   waitFor,
 } from './_support.js';
+import { REDIS_API_VERSION, REDIS_OPERATOR, RedisOperatorStandIn, redisOperatorManifests } from './_redis-operator.js';
 
 const OBJECT = 'kubernetes.crossplane.io/v1alpha1';
 const CLAIM_NAME = 'crossplane.io/claim-name';
@@ -448,5 +452,73 @@ describe("docs/dataservice.md's worked example (ClickHouse)", () => {
       async () => (!(await api.get(`${manifest.group}/v1`, manifest.kind, 'events', NS)) ? true : undefined),
       120_000,
     );
+  }, 300_000);
+});
+
+/** A `ts` block of docs/dataservice.md (the first after `heading`), compiled and run; returns its exports. */
+function docBlock(heading: string): Record<string, unknown> {
+  const doc = readFileSync(join(REPO, 'docs', 'dataservice.md'), 'utf8');
+  const at = doc.indexOf(heading);
+  if (at < 0) throw new Error(`docs/dataservice.md has no "${heading}"`);
+  const code = /```ts\n([\s\S]*?)```/.exec(doc.slice(at))![1];
+  const js = ts.transpileModule(code, { compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022 } }).outputText;
+  const modules: Record<string, unknown> = { 'klutch-kit/dataservice': dataservice, constructs, cdk8s: { App, Chart } };
+  const module = { exports: {} as Record<string, unknown> };
+  new Function('require', 'module', 'exports', js)((id: string) => modules[id], module, module.exports);
+  return module.exports;
+}
+
+describe("docs/dataservice.md's operator profile example (a Redis-like operator, not PostgreSQL)", () => {
+  it('claim → XR → Object → RedisCluster laid out by the profile; Ready only once the Redis operator stand-in reports phase Ready', async () => {
+    const chart = new Chart(new App(), 'redis');
+    const ds = (docBlock('### Example: a Redis-like operator').addRedis as (s: constructs.Construct) => DataService)(chart);
+    const objects = (chart.toJson() as Obj[]).filter((o) => o.kind === 'CompositeResourceDefinition' || o.kind === 'Composition');
+    expect(objects.map((o) => `${o.kind}/${o.metadata!.name}`).sort()).toEqual([
+      'CompositeResourceDefinition/xredisinstances.data.example.com',
+      'Composition/k8s-redis',
+    ]);
+    await applyManifests(env.cluster.kubeConfig, [...redisOperatorManifests(), ...objects], { continueOnError: false });
+    await waitFor(
+      'the Redis XRD offered',
+      async () =>
+        condition(await api.get('apiextensions.crossplane.io/v1', 'CompositeResourceDefinition', 'xredisinstances.data.example.com'), 'Offered')?.status ===
+        'True'
+          ? true
+          : undefined,
+      120_000,
+    );
+    const operator = new RedisOperatorStandIn(api);
+    operator.start();
+    try {
+      const claimApi = `${ds.model.group}/${ds.model.version}`;
+      const name = 'sessions';
+      const ready = async () => condition(await api.get(claimApi, 'RedisInstance', name, NS), 'Ready');
+      const spec = { service: 'redis8', plan: 'redis-cluster-small', parameters: { evictionPolicy: 'allkeys-lru', databases: 4 } };
+      await api.create({ apiVersion: claimApi, kind: 'RedisInstance', metadata: { name, namespace: NS }, spec });
+      const rc = await waitFor('the RedisCluster', async () => api.get(REDIS_API_VERSION, REDIS_OPERATOR.kind, name, NS), 120_000);
+      // Exactly the documented layout (the stand-in's CRD has a structural schema of it: nothing pruned, nothing extra).
+      expect(rc.spec).toEqual({
+        persistence: { enabled: true, size: '2Gi' },
+        redisVersion: 8,
+        maxMemory: '1Gi',
+        nodes: 3,
+        config: { maxmemoryPolicy: 'allkeys-lru', databases: 4 },
+      });
+      // The operator reports Provisioning: the claim sees it and is not Ready.
+      await waitFor(
+        'phase Provisioning on the claim',
+        async () => ((await api.get(claimApi, 'RedisInstance', name, NS))?.status?.managed?.phase === 'Provisioning' ? true : undefined),
+        120_000,
+      );
+      expect((await ready())?.status).not.toBe('True');
+      operator.nodesUp(name, NS);
+      await waitFor('the claim Ready', async () => ((await ready())?.status === 'True' ? true : undefined), 120_000);
+      expect((await api.get(claimApi, 'RedisInstance', name, NS))!.status!.managed).toMatchObject({ phase: 'Ready', readyNodes: 3 });
+      expect(operator.lastError).toBeUndefined();
+      await api.delete(claimApi, 'RedisInstance', name, NS);
+      await waitFor('the RedisCluster deleted', async () => (!(await api.get(REDIS_API_VERSION, REDIS_OPERATOR.kind, name, NS)) ? true : undefined), 120_000);
+    } finally {
+      await operator.stop();
+    }
   }, 300_000);
 });
