@@ -8,7 +8,6 @@ import { join } from 'node:path';
 import { App } from 'cdk8s';
 import { EXAMPLE_ARGOCD, EXAMPLE_FLUX, exampleTopology } from './example.js';
 import { synthTopology, toMermaid, topologyGraphOfApp, toSvg } from '../topology/index.js';
-import { formatIssue, validateDirectory } from '../validate/index.js';
 
 async function main(): Promise<void> {
   const app = new App();
@@ -18,11 +17,8 @@ async function main(): Promise<void> {
     outdir: process.env.CDK8S_OUTDIR ?? 'dist',
     flux: EXAMPLE_FLUX,
     // and an Argo CD app-of-apps per cluster (dist/<cluster>/_argocd/root.yaml), validated with the rest
+    // (synthTopology runs directoryValidator() of constructs/validate by default: what `klutch-kit validate` checks)
     argocd: EXAMPLE_ARGOCD,
-    validate: (dir) => {
-      const r = validateDirectory(dir);
-      return { ok: r.ok, problems: r.issues.map(formatIssue) };
-    },
   });
   for (const c of result.clusters) console.log(`${c.name} (${c.role}): ${c.objects} objects`);
   console.log(`wrote ${result.objects} objects to ${result.outdir} in ${Date.now() - started} ms (validated)`);

@@ -10,7 +10,8 @@
  *
  * Kubernetes built-in kinds (Deployment, Service, ...) have no bundled schema: for them only the
  * basic shape (apiVersion, kind, metadata.name) is checked, and the report counts them as
- * `shapeOnly`. Kinds with no schema at all are listed as `unknownKinds` (errors with `strict`).
+ * `shapeOnly`, as are kustomize's `kustomization.yaml`, Crossplane package metadata and Flux Kustomizations. Kinds with no schema at all are listed as
+ * `unknownKinds` (errors with `strict`, which `klutch-kit validate` and `directoryValidator` use by default).
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -48,7 +49,7 @@ export interface ValidationReport {
 export interface ValidateOptions {
   /** Crossplane releases to check against. @default ['2', '1.20'] */
   readonly crossplane?: readonly CrossplaneTarget[];
-  /** Treat objects of unknown kinds as errors. @default false */
+  /** Treat objects of kinds without any schema as errors (`klutch-kit validate` does unless `--allow-unknown-kinds`). @default false */
   readonly strict?: boolean;
   /** A registry to start from (default: bundle + binding API). CRDs and XRDs found are added to it. */
   readonly registry?: SchemaRegistry;
@@ -99,6 +100,14 @@ const BUILTIN_GROUPS = new Set([
   'authorization.k8s.io',
   'resource.k8s.io',
 ]);
+
+/**
+ * Checked for shape only, like built-in kinds: kustomize's own files (`kustomization.yaml`) and
+ * Crossplane package metadata (`crossplane.yaml` of a package source, `meta.pkg.crossplane.io`):
+ * build inputs, not cluster objects, with no CRD; Flux's Kustomizations (`synthTopology`'s `flux`
+ * output; Flux's CRDs are not in the bundle).
+ */
+const SHAPE_ONLY_GROUPS = new Set(['kustomize.config.k8s.io', 'meta.pkg.crossplane.io', 'kustomize.toolkit.fluxcd.io']);
 
 function groupOf(apiVersion: string): string {
   return apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.lastIndexOf('/')) : '';
@@ -235,13 +244,18 @@ export function validateDocuments(docs: readonly SourceDocument[], opts: Validat
       push(file, object, '', errors);
       if (/^apiextensions\.crossplane\.io\/v[12]$/.test(apiVersion) && kind === 'CompositeResourceDefinition')
         push(file, object, '', checkXrdRules(doc as CompositeResourceDefinitionLike));
-    } else if (BUILTIN_GROUPS.has(groupOf(apiVersion))) {
+    } else if (BUILTIN_GROUPS.has(groupOf(apiVersion)) || SHAPE_ONLY_GROUPS.has(groupOf(apiVersion))) {
       shapeOnly++;
       if (apiVersion === 'apiextensions.k8s.io/v1' && kind === 'CustomResourceDefinition') push(file, object, '', checkCrdShape(doc as CrdLike));
     } else {
       unknown.add(`${apiVersion} ${kind}`);
       if (opts.strict)
-        push(file, object, '', [{ path: '', message: `no schema for ${apiVersion} ${kind}: add its CRD to the folder or validate without --strict` }]);
+        push(file, object, '', [
+          {
+            path: '',
+            message: `no schema for ${apiVersion} ${kind}, so it is not checked: give the folder with its CRD or XRD (klutch-kit validate --schemas <folder>), or allow unknown kinds (--allow-unknown-kinds)`,
+          },
+        ]);
     }
 
     // 3. Embedded documents.

@@ -11,4 +11,5 @@ export * from './xcrd.js';
 export * from './registry.js';
 export * from './bundle.js';
 export * from './directory.js';
+export * from './directory-validator.js';
 export * from './wire.js';

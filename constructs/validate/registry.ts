@@ -88,6 +88,16 @@ export class SchemaRegistry {
     return added;
   }
 
+  /**
+   * A registry with the same schemas whose later additions do not change this one. The compiled
+   * validators are shared (they are immutable), so a copy costs no schema compilation.
+   */
+  copy(): SchemaRegistry {
+    const c = new SchemaRegistry();
+    for (const [k, list] of this.entries) c.entries.set(k, [...list]);
+    return c;
+  }
+
   /** The schemas of a kind (several when it differs between Crossplane releases). */
   lookup(apiVersion: string, kind: string): RegisteredSchema[] {
     return this.entries.get(key(apiVersion, kind)) ?? [];

@@ -13,7 +13,10 @@ export { validateDirectory };
 export interface ValidateCliOptions {
   /** Crossplane releases: '2', '1.20' or 'both'. */
   readonly crossplane?: string;
+  /** Kept for scripts written before objects without a schema became errors by default: no effect. */
   readonly strict?: boolean;
+  /** Accept objects of kinds without any schema, unchecked (listed in the summary). */
+  readonly allowUnknownKinds?: boolean;
   readonly json?: boolean;
   /** Folders whose CRDs and XRDs are registered (e.g. the control plane for an app cluster's claims). */
   readonly schemas?: readonly string[];
@@ -111,8 +114,10 @@ function groupKind(apiVersionKind: string): string {
 }
 
 /**
- * Runs the validation and prints the result; returns the exit code: 0 valid, 1 invalid (or objects
- * left unchecked whose schemas are in a folder beside `dir`: the message names the `--schemas` to add).
+ * Runs the validation and prints the result; returns the exit code: 0 valid, 1 invalid — an object of
+ * a kind without any schema included, unless `allowUnknownKinds` (a claim without its XRD would
+ * otherwise pass unchecked); when the schemas are in a folder beside `dir`, the message names the
+ * `--schemas` to add.
  * A missing folder, or one without manifests or objects, is a {@link UsageError}.
  */
 export function runValidate(dir: string, opts: ValidateCliOptions = {}, io: ValidateIo = stdio): number {
@@ -128,7 +133,8 @@ export function runValidate(dir: string, opts: ValidateCliOptions = {}, io: Vali
   try {
     report = validateDirectory(dir, {
       crossplane,
-      strict: opts.strict,
+      // An object nobody checked is not valid: without --allow-unknown-kinds each is an error.
+      strict: !opts.allowUnknownKinds,
       schemaDirs: opts.schemas,
       onObject: io.progress && ((i, total, file) => io.progress!(`validate ${dir}: object ${i + 1}/${total} (${file})`)),
     });
@@ -143,7 +149,9 @@ export function runValidate(dir: string, opts: ValidateCliOptions = {}, io: Vali
   if (opts.json) {
     io.out(JSON.stringify(forgotten.size ? { ...report, ok: false, schemasNeeded: Object.fromEntries(forgotten) } : report, null, 2));
   } else {
-    for (const i of report.issues) io.err(formatIssue(i));
+    // A kind whose definitions are beside gets one line naming the --schemas to add, not one error per object.
+    const beside = [...forgotten.values()].flat();
+    for (const i of report.issues) if (!beside.some((k) => i.message.startsWith(`no schema for ${k},`))) io.err(formatIssue(i));
     for (const [f, kinds] of forgotten) io.err(`validate ${dir}: ${kinds.join('; ')}: not checked, their definitions are in ${f}; add --schemas ${f}`);
     (code === ExitCode.OK ? io.out : io.err)(`validate ${dir}: ${summaryLine(report)}${skippedNote}`);
   }
@@ -157,7 +165,8 @@ export function validateCommand(): Command {
     .argument('<dir>', 'folder with manifests, e.g. dist/control-plane')
     .addOption(new Option('--crossplane <release>', 'Crossplane release(s) to check Crossplane kinds against').choices(['2', '1.20', 'both']).default('both'))
     .option('--schemas <dir...>', 'also load the CRDs and XRDs of these folders (e.g. dist/control-plane when validating an app cluster)')
-    .option('--strict', 'treat objects of kinds without any schema as errors', false)
+    .option('--allow-unknown-kinds', 'accept objects of kinds without any schema, unchecked (by default each is an error)', false)
+    .option('--strict', 'no effect: objects of kinds without any schema are errors by default (see --allow-unknown-kinds)', false)
     .option('--json', 'print the report as JSON', false)
     .action((dir: string, opts: ValidateCliOptions) => {
       process.exitCode = runValidate(dir, opts);

@@ -263,7 +263,12 @@ describe('synthTopology', () => {
       apiVersion: 'apiextensions.k8s.io/v1',
       kind: 'CustomResourceDefinition',
       metadata: { name: 'widgets.example.com' },
-      spec: { group: 'example.com', names: { kind: 'Widget', plural: 'widgets' }, scope: 'Namespaced', versions: [] },
+      spec: {
+        group: 'example.com',
+        names: { kind: 'Widget', plural: 'widgets' },
+        scope: 'Namespaced',
+        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object' } } }],
+      },
     });
     await synthTopology(app, { outdir, flux: { sourceRef: { name: 'gitops' }, path: './dist/' } });
     const text = readFileSync(join(outdir, 'one', '_flux', 'kustomizations.yaml'), 'utf8');

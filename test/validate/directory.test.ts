@@ -164,7 +164,7 @@ describe('validateDirectory', () => {
   it('--strict turns kinds without schema into errors', () => {
     const r = validateDirectory(bad, { strict: true });
     expect(r.issues.map(formatIssue)).toContain(
-      'gadget.yaml: Gadget/argocd/cp: (object): no schema for example.org/v1alpha1 Gadget: add its CRD to the folder or validate without --strict',
+      'gadget.yaml: Gadget/argocd/cp: (object): no schema for example.org/v1alpha1 Gadget, so it is not checked: give the folder with its CRD or XRD (klutch-kit validate --schemas <folder>), or allow unknown kinds (--allow-unknown-kinds)',
     );
   });
 

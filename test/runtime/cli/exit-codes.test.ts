@@ -179,6 +179,33 @@ describe('validate: claims whose definitions are in a folder beside it', () => {
   });
 });
 
+describe('validate: claims with no schema anywhere', () => {
+  it('fails by default, naming the kind, --schemas and --allow-unknown-kinds; --allow-unknown-kinds accepts them unchecked', async () => {
+    // An app cluster's folder on its own (no control-plane folder beside it): the claim's XRD is nowhere.
+    const alone = folder('alone/app', { '90-claims/q.yaml': stringify(claim('not-a-size')) });
+    const r = await cli('validate', alone);
+    expect(r.code).toBe(ExitCode.INVALID);
+    expect(r.err).toContain(
+      '90-claims/q.yaml: Queue/app/q: (object): no schema for queues.example.com/v1 Queue, so it is not checked: give the folder with its CRD or XRD (klutch-kit validate --schemas <folder>), or allow unknown kinds (--allow-unknown-kinds)',
+    );
+    const allowed = await cli('validate', '--allow-unknown-kinds', alone);
+    expect(allowed.code).toBe(ExitCode.OK);
+    expect(allowed.out).toContain('1 kind(s) without schema (queues.example.com/v1 Queue); 0 error(s)');
+    // --strict is still accepted (it is the default now) and changes nothing.
+    expect((await cli('validate', '--strict', alone)).code).toBe(ExitCode.INVALID);
+  });
+
+  it("kustomize's kustomization.yaml is checked for shape only, not an unknown kind", () => {
+    const d = folder('kustomized', {
+      'a.yaml': stringify(configMap('a')),
+      'kustomization.yaml': stringify({ apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', metadata: { name: 'x' }, resources: ['a.yaml'] }),
+    });
+    const { io, out } = lines();
+    expect(runValidate(d, {}, io)).toBe(ExitCode.OK);
+    expect(out[0]).toContain('2 built-in kind(s) checked for shape only; 0 error(s)');
+  });
+});
+
 describe('validate: progress', () => {
   it('reports each object, then clears the line, when the io takes progress (stderr is a terminal)', () => {
     const d = folder('progress', { 'a.yaml': stringify(configMap('a')) + '---\n' + stringify(configMap('b')) });
