@@ -8,6 +8,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import * as os from 'node:os';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { parse as parseYaml } from 'yaml';
 import { NONROOT_UID } from '../image/base.js';
 import { hostPlatform } from '../image/dex.js';
 import { imageIndex, layerFromEntries, platformImage, writeLayout } from '../image/oci.js';
@@ -28,8 +29,8 @@ export function clusterDnsKubeletConfig(): Record<string, unknown> {
 /** True when the node's kubelet was started with clusterDnsKubeletConfig() (read from its configuration file). */
 export function nodeHasClusterDns(nodeDir: string): boolean {
   try {
-    const text = fs.readFileSync(path.join(nodeDir, 'kubelet-config.yaml'), 'utf8');
-    return new RegExp(`^clusterDNS:\\s*\\n\\s*-\\s*${CLUSTER_DNS.ip.replaceAll('.', '\\.')}\\s*$`, 'm').test(text);
+    const cfg = parseYaml(fs.readFileSync(path.join(nodeDir, 'kubelet-config.yaml'), 'utf8')) as { clusterDNS?: unknown } | null;
+    return Array.isArray(cfg?.clusterDNS) && cfg.clusterDNS.includes(CLUSTER_DNS.ip);
   } catch {
     return false;
   }
