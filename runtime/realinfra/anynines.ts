@@ -17,7 +17,7 @@ import { Provider } from '../../constructs/crossplane/index.js';
 import { PROVIDER_ANYNINES_PACKAGE } from '../../constructs/topology/control-plane-cluster.js';
 import { applyManifests, waitForCrdsEstablished } from './apply.js';
 import { PROVIDER_ANYNINES_SOURCE, ensureComponent, klutchioSourceDir } from './build.js';
-import { CROSSPLANE_NAMESPACE, FORWARDER_JS } from './crossplane.js';
+import { CROSSPLANE_NAMESPACE, FORWARDER_JS, type CrossplaneHarness } from './crossplane.js';
 import { clientOf } from './client.js';
 import { type Netns, createNetns, deleteNetnsSync, netnsId } from './netns.js';
 import { probe } from './probe.js';
@@ -47,6 +47,8 @@ export interface ProviderAnyninesOptions {
   readonly args?: readonly string[];
   /** Time allowed for the package to install and the provider to get ready. @default 180000 */
   readonly readyTimeoutMs?: number;
+  /** The Crossplane harness of `cluster`, when it was started apart (`startCrossplane`). @default cluster.crossplane */
+  readonly crossplane?: CrossplaneHarness;
   readonly log?: (line: string) => void;
 }
 
@@ -140,8 +142,8 @@ class Harness implements ProviderAnyninesHarness {
   }
 
   async start(): Promise<void> {
-    const xp = this.cluster.crossplane;
-    if (!xp) throw new Error('startProviderAnynines: the cluster has no Crossplane; start it with startCluster({ crossplane: … })');
+    const xp = this.opts.crossplane ?? this.cluster.crossplane;
+    if (!xp) throw new Error('startProviderAnynines: the cluster has no Crossplane; start it with startCluster({ crossplane: … }) or pass opts.crossplane');
     const timeoutMs = this.opts.readyTimeoutMs ?? 180_000;
     const t0 = Date.now();
     const el = () => `${((Date.now() - t0) / 1000).toFixed(1)} s`;
