@@ -25,6 +25,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
+import * as https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import type { Logger } from 'pino';
@@ -73,6 +74,11 @@ export interface SandboxA9sServiceBrokerOptions {
   readonly postgresBinaries?: PostgresBinaries;
   /** @default postgres when root */
   readonly postgresUser?: ServerUser;
+  /**
+   * Serve HTTPS with this certificate and key (PEM) instead of HTTP, as the real broker and backup manager do;
+   * `setTls()` replaces them while serving (e.g. with a certificate for an address known only later). @default HTTP
+   */
+  readonly tls?: { readonly cert: string; readonly key: string };
 }
 
 type OpState = 'in progress' | 'succeeded' | 'failed';
@@ -153,7 +159,7 @@ function versionAtLeast(v: string, min: string): boolean {
 export class SandboxA9sServiceBroker {
   readonly dataService: A9sDataService;
   private readonly log: Logger;
-  private server: http.Server | undefined;
+  private server: http.Server | https.Server | undefined;
   private readonly instancesById = new Map<string, StandInInstance>();
   private readonly pg: LocalInstances | undefined;
   private readonly catalog: Array<{ id: string; name: string; plans: Array<{ id: string; name: string }> }>;
@@ -197,9 +203,15 @@ export class SandboxA9sServiceBroker {
     return a.port;
   }
 
-  /** `http://127.0.0.1:<port>` (the broker) — a provider in another network namespace needs a forwarder to it. */
+  /** `http(s)://127.0.0.1:<port>` (the broker) — a provider in another network namespace needs a forwarder to it. */
   get url(): string {
-    return `http://127.0.0.1:${this.port}`;
+    return `${this.opts.tls ? 'https' : 'http'}://127.0.0.1:${this.port}`;
+  }
+
+  /** Serves with another certificate and key from now on (HTTPS stand-ins only). */
+  setTls(tls: { readonly cert: string; readonly key: string }): void {
+    if (!(this.server instanceof https.Server)) throw new Error('SandboxA9sServiceBroker.setTls: the stand-in serves HTTP; start it with the tls option');
+    this.server.setSecureContext({ cert: tls.cert, key: tls.key });
   }
 
   instance(id: string): StandInInstance | undefined {
@@ -220,7 +232,8 @@ export class SandboxA9sServiceBroker {
       assertReachable(dir, this.opts.postgresUser ?? serverUser(), 'SandboxA9sServiceBrokerOptions.dataDir');
       this.pg.warm();
     }
-    const server = http.createServer((req, res) => void this.handle(req, res));
+    const handler = (req: http.IncomingMessage, res: http.ServerResponse) => void this.handle(req, res);
+    const server = this.opts.tls ? https.createServer({ cert: this.opts.tls.cert, key: this.opts.tls.key }, handler) : http.createServer(handler);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(this.opts.port ?? 0, '127.0.0.1', () => resolve());
