@@ -40,20 +40,23 @@ export interface InstalledCatalogue {
   readonly templates: readonly Obj[];
 }
 
-/** The control plane as klutch-kit synthesizes it, with the catalogue as a Configuration package from `packageRef`. */
-export function synthSandboxControlPlane(packageRef: string, apiStyle: ApiStyle = ApiStyle.CLAIMS) {
+/**
+ * The control plane as klutch-kit synthesizes it, with the catalogue as a Configuration package from `packageRef`;
+ * `a9sUrls`: a9s endpoints per ProviderConfig name (the sandbox's broker stand-in, sandbox/a9s.ts).
+ */
+export function synthSandboxControlPlane(packageRef: string, a9sUrls?: Record<string, string>, apiStyle: ApiStyle = ApiStyle.CLAIMS) {
   const app = new App({ outdir: '/nonexistent' });
-  new ControlPlaneCluster(app, 'SandboxControlPlane', {
+  const controlPlane = new ControlPlaneCluster(app, 'SandboxControlPlane', {
     clusterName: 'control-plane',
     host: 'bind.sandbox.local',
     dex: { connectors: [{ type: 'mockCallback', id: 'mock', name: 'Mock', config: {} }] },
-    anynines: { baseDomain: 'a9s.sandbox.local' },
+    anynines: { baseDomain: 'a9s.sandbox.local', ...(a9sUrls ? { urls: a9sUrls } : {}) },
     catalogueInstall: CatalogueInstall.configurationPackage({ package: packageRef, skipDependencyResolution: true }),
     catalogue: { apiStyle },
   });
   const [cluster] = renderTopology(app);
   if (!cluster?.packages?.length) throw new Error('sandbox: the synthesized control plane carries no Configuration package');
-  return { cluster, pkg: cluster.packages[0]! };
+  return { cluster, pkg: cluster.packages[0]!, catalogue: controlPlane.catalogue! };
 }
 
 /** The catalogue package pushed to the harness's registry, and what the sandbox needs of the same synth. */
@@ -77,7 +80,7 @@ export interface PushedCatalogue {
 export async function pushCatalogue(cp: RealCluster, xp: CrossplaneHarness, style: { apiStyle?: ApiStyle } = {}): Promise<PushedCatalogue> {
   const packageRef = `${xp.registry}/${CATALOGUE_REPOSITORY}:${CATALOGUE_TAG}`;
   const apiStyle = style.apiStyle ?? ApiStyle.CLAIMS;
-  const { cluster, pkg } = synthSandboxControlPlane(packageRef, apiStyle);
+  const { cluster, pkg } = synthSandboxControlPlane(packageRef, undefined, apiStyle);
   const pushed = await pushPackageImage(
     buildPackageImage(
       joinPackageYaml(

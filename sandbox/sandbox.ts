@@ -42,6 +42,7 @@ import { generateStackSecrets } from '../stacks/secrets.js';
 // The sandbox's issuer is the test OP (a real, OpenID-certified oidc-provider instance), reused, not copied.
 import { OidcTestProvider } from '../test/support/oidc-provider.js';
 import { A8S_RESOURCES, assertReachable, SandboxA8sOperator, secretNameOf, serverUser, type Postgresql } from './a8s-operator/index.js';
+import { startSandboxA9s, type SandboxA9s } from './a9s.js';
 import { awaitCatalogue, pushCatalogue, type InstalledCatalogue } from './catalogue.js';
 import { SANDBOX_DIR, STATE_FILE, type SandboxState } from './state.js';
 
@@ -81,6 +82,12 @@ export interface SandboxOptions {
   dir?: string;
   /** Write `STATE_FILE` (the CLI does; the test does not). */
   writeState?: boolean;
+  /**
+   * Also a9s (`--a9s`): the broker stand-in (sandbox/a9s-broker-standin.ts, a real PostgreSQL per instance) and the real
+   * provider-anynines on the control plane, with the ControlPlaneCluster's `postgresql` a9s ProviderConfigs (sandbox/a9s.ts).
+   * Needs provider-anynines' sources (`KLUTCH_KIT_KLUTCHIO_SRC`) or its cached build. @default false
+   */
+  a9s?: boolean;
   /** The catalogue's API style (`--api-style claims|namespaced`). @default ApiStyle.CLAIMS */
   apiStyle?: ApiStyle;
 }
@@ -97,6 +104,8 @@ export interface Sandbox {
   readonly catalogue: InstalledCatalogue;
   /** The local a8s operator (PostgreSQL servers) on the control plane. */
   readonly a8s: SandboxA8sOperator;
+  /** With `a9s`: the broker stand-in and provider-anynines on the control plane. */
+  readonly a9s?: SandboxA9s;
   /** The catalogue's API style: claims, or namespaced XRs bound without claims. */
   readonly apiStyle: ApiStyle;
   readonly processes: ReadonlyArray<{ name: string; child: ChildProcess; log: string }>;
@@ -175,6 +184,9 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   const clusters: RealCluster[] = [];
   const bindOutput: Record<string, string> = {};
   const a8sDataDir = sandboxA8sDataDir(dir);
+  const a9sDataDir = `${a8sDataDir}-a9s`;
+  let a9sStarting: Promise<SandboxA9s> | undefined;
+  let a9sPart: SandboxA9s | undefined;
   let a8sOperator: SandboxA8sOperator | undefined;
   let crossplane: CrossplaneHarness | undefined;
   let n = 0;
@@ -201,6 +213,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
       supervisorPid: process.pid,
       dir,
       a8sDataDir,
+      ...(opts.a9s ? { a9sDataDir } : {}),
       backendUrl,
       issuer,
       clusters: clusters.map((c) => ({
@@ -208,7 +221,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
         server: c.server,
         kubeconfigPath: c.kubeconfigPath,
         dir: c.dir,
-        pids: [...clusterPids(c), ...(c === clusters[0] && crossplane ? harnessPids(crossplane) : [])],
+        pids: [...clusterPids(c), ...(c === clusters[0] && crossplane ? harnessPids(crossplane) : []), ...(c === clusters[0] && a9sPart ? a9sPart.pids() : [])],
       })),
       processes: processes.map((p) => ({ name: p.name, pid: p.child.pid!, log: p.log })),
     };
@@ -283,6 +296,13 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
           fs.rmSync(a8sDataDir, { recursive: true, force: true });
         });
         a8sOperator = a8s;
+        if (opts.a9s) {
+          // provider-anynines installs while pulumi up runs (step 4 waits for it)
+          const starting = startSandboxA9s(cp, xp, { dataDir: a9sDataDir });
+          starting.catch(() => undefined);
+          a9sStarting = starting;
+          stops.push(async () => (await starting.catch(() => undefined))?.stop());
+        }
         return pushed;
       },
       (c) =>
@@ -351,6 +371,12 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
           fs.closeSync(out);
         }
         catalogue = await awaitCatalogue(cp, crossplane!, pushed);
+        if (a9sStarting) {
+          a9sPart = await a9sStarting;
+          say(
+            `      a9s: provider-anynines ${a9sPart.provider.version} (network namespace ${a9sPart.provider.networkNamespace}), broker stand-in ${a9sPart.broker.url}; ProviderConfigs ${a9sPart.providerConfigs.map((p) => p.metadata.name).join(', ')} healthy`,
+          );
+        }
         return stack;
       },
       (s) =>
@@ -448,6 +474,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
       crossplane: crossplane!,
       catalogue: catalogue!,
       a8s: a8sOperator!,
+      ...(a9sPart ? { a9s: a9sPart } : {}),
       apiStyle,
       processes,
       timings,

@@ -12,6 +12,8 @@ export interface SandboxState {
   dir: string;
   /** The local a8s operator's PostgreSQL data (one folder per instance, each with data/postmaster.pid). */
   a8sDataDir?: string;
+  /** With `--a9s`: the broker stand-in's PostgreSQL data (same layout). */
+  a9sDataDir?: string;
   backendUrl: string;
   issuer: string;
   clusters: Array<{ name: string; server: string; kubeconfigPath: string; dir: string; pids: number[] }>;

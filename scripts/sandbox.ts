@@ -4,6 +4,7 @@
  *
  *   npm run sandbox                 # up, provision the demo claims, keep running
  *   npm run sandbox -- --no-demo    # up only
+ *   npm run sandbox -- --a9s        # also a9s: provider-anynines and the broker stand-in, a second psql line
  *   npm run sandbox -- --down       # stop a running sandbox (from another shell)
  *   npm run sandbox -- --api-style namespaced   # the catalogue as namespaced XRs, bound without claims
  *                                               # (Crossplane v2 style; default: claims)
@@ -42,17 +43,18 @@ async function down(): Promise<number> {
       /* gone */
     }
   }
-  // PostgreSQL servers of the local a8s operator the supervisor did not stop: by the pid in postmaster.pid
-  if (state.a8sDataDir && fs.existsSync(state.a8sDataDir)) {
-    for (const inst of fs.readdirSync(state.a8sDataDir)) {
-      const pidFile = path.join(state.a8sDataDir, inst, 'data', 'postmaster.pid');
+  // PostgreSQL servers of the local a8s operator (and of the a9s broker stand-in) the supervisor did not stop: by the pid in postmaster.pid
+  for (const dataDir of [state.a8sDataDir, state.a9sDataDir]) {
+    if (!dataDir || !fs.existsSync(dataDir)) continue;
+    for (const inst of fs.readdirSync(dataDir)) {
+      const pidFile = path.join(dataDir, inst, 'data', 'postmaster.pid');
       const pid = fs.existsSync(pidFile) ? Number(fs.readFileSync(pidFile, 'utf8').split('\n')[0]) : NaN;
       if (Number.isInteger(pid) && pid > 0 && alive(pid)) {
         process.kill(pid, 'SIGKILL');
         left.push(pid);
       }
     }
-    fs.rmSync(state.a8sDataDir, { recursive: true, force: true });
+    fs.rmSync(dataDir, { recursive: true, force: true });
   }
   for (const c of state.clusters) fs.rmSync(c.dir, { recursive: true, force: true });
   fs.rmSync(state.dir, { recursive: true, force: true });
@@ -70,6 +72,7 @@ async function up(demo: boolean, apiStyleFlag: string): Promise<number> {
     }
     fs.rmSync(STATE_FILE, { force: true });
   }
+  const a9s = process.argv.slice(2).includes('--a9s');
   // every missing prerequisite at once, before any Go build (which takes minutes on a fresh machine)
   const { formatMissing, kubectlNote, missingPrerequisites, systemLookup } = await import('../sandbox/prerequisites.js');
   const lookup = await systemLookup();
@@ -83,7 +86,7 @@ async function up(demo: boolean, apiStyleFlag: string): Promise<number> {
   const t0 = Date.now();
   const { changeDemoPlan, provisionDemo, startSandbox } = await import('../sandbox/sandbox.js');
   const { apiStyleNamed } = await import('../constructs/dataservice/index.js');
-  const sb = await startSandbox({ writeState: true, apiStyle: apiStyleNamed('--api-style', apiStyleFlag) });
+  const sb = await startSandbox({ writeState: true, a9s, apiStyle: apiStyleNamed('--api-style', apiStyleFlag) });
   let stopping = false;
   const stop = async () => {
     if (stopping) return;
@@ -96,13 +99,29 @@ async function up(demo: boolean, apiStyleFlag: string): Promise<number> {
   process.on('SIGTERM', () => void stop());
   process.on('SIGINT', () => void stop());
   let psql: string | undefined;
+  let psqlA9s: string | undefined;
   if (demo) {
     try {
+      // the a9s demo runs beside the a8s one; its lines are printed after it
+      const a9sLines: string[] = [];
+      const { provisionA9sDemo } = await import('../sandbox/a9s.js');
+      const a9sDemo = sb.a9s ? provisionA9sDemo(sb.a9s, { controlPlane: sb.controlPlane, app: sb.apps[0] }, (l) => a9sLines.push(l)) : undefined;
+      a9sDemo?.catch(() => undefined);
       const d = await provisionDemo(sb);
       psql = d.psql;
       process.stdout.write(
         `\n  connect (${((Date.now() - t0) / 1000).toFixed(1)} s after start; claim → first connection ${d.hops['first connection with those credentials']!.toFixed(1)} s):\n  ${psql}\n\n`,
       );
+      if (a9sDemo) {
+        const a = await a9sDemo.catch((e: Error) => {
+          process.stdout.write(`${a9sLines.join('\n')}\n`);
+          throw new Error(`a9s: ${e.message}`);
+        });
+        psqlA9s = a.psql;
+        process.stdout.write(
+          `      a9s PostgresqlInstance + ServiceBinding in ${sb.apps[0].name}: through provider-anynines to the broker stand-in, credentials back down\n${a9sLines.join('\n')}\n\n  connect to the a9s PostgreSQL (claim → first connection ${a.hops['first connection with those credentials']!.toFixed(1)} s):\n  ${psqlA9s}\n\n`,
+        );
+      }
       await changeDemoPlan(sb, d);
     } catch (e) {
       process.stderr.write(`demo failed: ${(e as Error).message}\n`);
@@ -127,6 +146,7 @@ async function up(demo: boolean, apiStyleFlag: string): Promise<number> {
         ? `                    kubectl --kubeconfig ${sb.controlPlane.kubeconfigPath} get postgresqlinstances,servicebindings,objects.kubernetes.m.crossplane.io,postgresqls.postgresql.anynines.com -A`
         : `                    kubectl --kubeconfig ${sb.controlPlane.kubeconfigPath} get claim,composite,objects.kubernetes.crossplane.io,postgresqls.postgresql.anynines.com -A`,
       ...(psql ? [`  psql              ${psql}`] : []),
+      ...(psqlA9s ? [`  psql (a9s)        ${psqlA9s}`] : []),
       'Stop with Ctrl-C or: npm run sandbox -- --down',
       '',
     ].join('\n'),
@@ -155,7 +175,7 @@ for (let i = 0; i < argv.length; i++) {
     apiStyle = v;
   } else rest.push(a);
 }
-const unknown = rest.filter((a) => !['--down', '--no-demo'].includes(a));
+const unknown = rest.filter((a) => !['--down', '--no-demo', '--a9s'].includes(a));
 if (unknown.length) {
   process.stderr.write(`sandbox: unknown argument ${JSON.stringify(unknown[0])}; use --down, --no-demo or --api-style claims|namespaced\n`);
   process.exit(2);

@@ -54,6 +54,7 @@ import {
   type Sandbox,
 } from '../../../sandbox/sandbox.js';
 import type { SandboxState } from '../../../sandbox/state.js';
+import { A9S_DEMO, A9S_PROVIDER_CONFIGS, A9S_RESOURCES, provisionA9sDemo, type A9sDemoResult } from '../../../sandbox/a9s.js';
 
 jest.setTimeout(300_000);
 
@@ -104,11 +105,11 @@ const alive = (pid: number) => {
 
 beforeAll(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'klutch-kit-sandbox-it-'));
-  sb = await startSandbox({ log, dir: path.join(tmp, 'run') });
+  sb = await startSandbox({ log, dir: path.join(tmp, 'run'), a9s: true });
   timings = sb.timings;
   cp = new KubeClient(sb.controlPlane.kubeConfig);
   apps = sb.apps.map((a) => new KubeClient(a.kubeConfig));
-}, 300_000);
+}, 600_000);
 
 afterAll(async () => {
   cp?.close();
@@ -244,7 +245,11 @@ describe('npm run sandbox, end to end', () => {
   });
 
   let demo: DemoResult;
+  let a9sDemo: Promise<A9sDemoResult>;
   it('7: claims in app-1 go claim → XR → Object → a8s object → local PostgreSQL; status and a8s credentials come back down; the credentials connect', async () => {
+    // the a9s demo (test 7 (a9s)) runs beside this one
+    a9sDemo = provisionA9sDemo(sb!.a9s!, { controlPlane: sb!.controlPlane, app: sb!.apps[0] }, log);
+    a9sDemo.catch(() => undefined);
     demo = await provisionDemo(sb!, log);
     const ns = demo.upstreamNamespace;
     expect(ns).toMatch(/^cluster-\w+-shop$/);
@@ -295,6 +300,68 @@ describe('npm run sandbox, end to end', () => {
     expect((await apps[1]!.list(SANDBOX_CLAIMS.postgresqlInstances)).items).toEqual([]);
   });
 
+  it('7 (a9s): an a9s PostgreSQL claimed in app-1 is reconciled by the real provider-anynines against the broker stand-in; its Secret comes down through the konnector and connects', async () => {
+    const a9s = sb!.a9s!;
+    // provider-anynines, installed by Crossplane's package manager; the ControlPlaneCluster's ProviderConfigs as applied, healthy
+    const provider = await cp.get<KubeObject & { status?: { conditions?: Condition[] } }>(
+      { group: 'pkg.crossplane.io', version: 'v1', plural: 'providers', kind: 'Provider', namespaced: false },
+      undefined,
+      'provider-anynines',
+    );
+    expect(['Installed', 'Healthy'].map((t) => getCondition(provider.status?.conditions, t)?.status)).toEqual(['True', 'True']);
+    expect(a9s.providerConfigs.map((p) => p.metadata.name).sort()).toEqual([...A9S_PROVIDER_CONFIGS].sort());
+    for (const pc of a9s.providerConfigs) {
+      const live = await cp.get<KubeObject & { spec?: unknown; status?: { health?: { lastStatus?: boolean } } }>(
+        A9S_RESOURCES.providerConfigs,
+        undefined,
+        pc.metadata.name!,
+      );
+      expect({ name: pc.metadata.name, spec: live.spec, healthy: live.status?.health?.lastStatus }).toEqual({
+        name: pc.metadata.name,
+        spec: pc.spec,
+        healthy: true,
+      });
+    }
+    const d = await a9sDemo;
+    expect(d.upstreamNamespace).toBe(demo.upstreamNamespace);
+    // claim → XR → provider-anynines ServiceInstance → the broker's provision: a real PostgreSQL server
+    expect(d.serviceInstance.spec).toMatchObject({ forProvider: { serviceName: A9S_DEMO.service, planName: A9S_DEMO.plan } });
+    expect(d.brokerInstance.state).toBe('provisioned');
+    expect(d.brokerInstance.engine).toMatch(/^127\.\d+\.\d+\.\d+:5432$/);
+    expect(a9s.broker.requests).toContain(`PUT /v2/service_instances/${d.brokerInstance.id} 202`);
+    expect(d.brokerInstance.bindings.size).toBe(1);
+    for (const c of [d.instanceDown, d.bindingDown]) expect(getCondition(c.status?.conditions, 'Ready')?.status).toBe('True');
+    // the connection Secret provider-anynines wrote on the control plane, brought down to app-1 by the konnector, same data
+    expect(d.secretUp.type).toBe('connection.crossplane.io/v1alpha1');
+    expect(d.secretDown.metadata.name).toBe(`${A9S_DEMO.binding}-creds`);
+    expect(d.secretDown.type).toBe('connection.crossplane.io/v1alpha1');
+    expect(Object.keys(d.secretDown.data!).sort()).toEqual(['host', 'hosts', 'name', 'password', 'port', 'uri', 'username']);
+    expect(d.secretDown.data).toEqual(d.secretUp.data);
+    expect(`${d.credentials.host}:${d.credentials.port}`).toBe(d.brokerInstance.engine);
+    expect(d.psql).toBe(
+      `PGPASSWORD='${d.credentials.password}' psql -h ${d.credentials.host} -p ${d.credentials.port} -U ${d.credentials.username} ${d.credentials.name}`,
+    );
+    // a connection with app-1's credentials writes and reads a row, as the binding's own role
+    const c = new pg.Client({
+      host: d.credentials.host,
+      port: d.credentials.port,
+      user: d.credentials.username,
+      password: d.credentials.password,
+      database: d.credentials.name,
+    });
+    c.on('error', () => undefined);
+    await c.connect();
+    try {
+      await c.query('CREATE TABLE invoices (id int PRIMARY KEY, item text)');
+      await c.query("INSERT INTO invoices VALUES (1, 'a9s')");
+      expect((await c.query('SELECT item, current_user AS u FROM invoices')).rows).toEqual([{ item: 'a9s', u: d.credentials.username }]);
+    } finally {
+      await c.end();
+    }
+    // app-2 bound the same APIs and got nothing of it
+    expect(await apps[1]!.getOrNull(CoreResources.secrets, A9S_DEMO.namespace, `${A9S_DEMO.binding}-creds`)).toBeUndefined();
+  });
+
   it('8: a plan change in app-1 reaches the a8s object', async () => {
     const r = await changeDemoPlan(sb!, demo, log);
     expect(r.after['resources']).not.toEqual(r.before['resources']);
@@ -322,15 +389,30 @@ describe('npm run sandbox, end to end', () => {
   });
 
   it('stop() ends every process it started and removes the clusters', async () => {
-    const pids = [...sb!.processes.map((p) => p.child.pid!), ...[sb!.controlPlane, ...sb!.apps].flatMap(clusterPids), ...harnessPids(sb!.crossplane)];
+    const pids = [
+      ...sb!.processes.map((p) => p.child.pid!),
+      ...[sb!.controlPlane, ...sb!.apps].flatMap(clusterPids),
+      ...harnessPids(sb!.crossplane),
+      ...sb!.a9s!.pids(),
+    ];
+    // the a9s PostgreSQL server of the broker stand-in
+    const a9sDir = sb!.a9s!.dataDir;
+    const a9sServers = fs
+      .readdirSync(a9sDir)
+      .map((d) => path.join(a9sDir, d, 'data', 'postmaster.pid'))
+      .filter((f) => fs.existsSync(f))
+      .map((f) => Number(fs.readFileSync(f, 'utf8').split('\n')[0]));
+    expect(a9sServers).toHaveLength(1);
+    pids.push(...a9sServers);
     const dirs = [sb!.controlPlane, ...sb!.apps].map((c) => c.dir);
-    expect(pids.length).toBe(3 + 9 + Object.keys(sb!.crossplane.pids()).length);
+    expect(pids.length).toBe(3 + 9 + Object.keys(sb!.crossplane.pids()).length + 1 + 1);
     cp.close();
     apps.forEach((a) => a.close());
     await sb!.stop();
     sb = undefined;
     expect(pids.filter(alive)).toEqual([]);
     expect(dirs.filter((d) => fs.existsSync(d))).toEqual([]);
+    expect(fs.existsSync(a9sDir)).toBe(false);
   });
 });
 
