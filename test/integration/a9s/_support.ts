@@ -5,13 +5,15 @@
  * klutchio sources and installed by the package manager, and the control plane our constructs synthesize:
  * the catalogue Configuration, the a9s ProviderConfigs (pointing at the stand-ins) and their credentials.
  */
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App } from 'cdk8s';
 import { CatalogueInstall, ControlPlaneCluster, renderTopology, synthTopology } from '../../../constructs/topology/index.js';
 import type { Catalogue } from '../../../constructs/catalogue/index.js';
 import type { A9sBackend } from '../../../constructs/dataservice/index.js';
+import type { AnyninesTls } from '../../../constructs/crossplane/index.js';
 import { applyManifests, startCluster, type RealCluster } from '../../../runtime/realinfra/index.js';
 import { startProviderAnynines, type ProviderAnyninesHarness } from '../../../runtime/realinfra/anynines.js';
 import { runPush } from '../../../runtime/cli/package.js';
@@ -19,6 +21,64 @@ import { SandboxA9sServiceBroker, type A9sDataService } from '../../../sandbox/a
 import { Api, CATALOGUE_PACKAGE_REPOSITORY, NS, condition, waitFor, type Obj } from '../crossplane/_support.js';
 
 export const BROKER_USER = 'a9s-broker-admin';
+/** The Secret (crossplane-system) with the test CA that signed the PostgreSQL stand-in's certificate, key `ca.crt`. */
+export const CA_SECRET = { namespace: 'crossplane-system', name: 'a9s-test-ca', key: 'ca.crt' } as const;
+
+/** A CA made for the test (openssl, EC P-256, one day). */
+export interface TestCa {
+  readonly dir: string;
+  readonly certPem: string;
+  /** A server certificate and key signed by this CA for `ips` (subjectAltName IP entries). */
+  issue(name: string, ips: readonly string[]): { cert: string; key: string };
+}
+
+export function makeTestCa(dir: string, cn: string): TestCa {
+  const ssl = (args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+  ssl([
+    'req',
+    '-x509',
+    ...ec,
+    '-keyout',
+    `${cn}.key`,
+    '-out',
+    `${cn}.crt`,
+    '-days',
+    '1',
+    '-subj',
+    `/CN=${cn}`,
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  ]);
+  return {
+    dir,
+    certPem: readFileSync(join(dir, `${cn}.crt`), 'utf8'),
+    issue(name, ips) {
+      writeFileSync(join(dir, `${name}.ext`), `subjectAltName=${ips.map((ip) => `IP:${ip}`).join(',')}\nextendedKeyUsage=serverAuth\n`);
+      ssl(['req', ...ec, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${name}`]);
+      ssl([
+        'x509',
+        '-req',
+        '-in',
+        `${name}.csr`,
+        '-CA',
+        `${cn}.crt`,
+        '-CAkey',
+        `${cn}.key`,
+        '-CAcreateserial',
+        '-out',
+        `${name}.crt`,
+        '-days',
+        '1',
+        '-extfile',
+        `${name}.ext`,
+      ]);
+      return { cert: readFileSync(join(dir, `${name}.crt`), 'utf8'), key: readFileSync(join(dir, `${name}.key`), 'utf8') };
+    },
+  };
+}
 export const BROKER_PASSWORD = 'stand-in-password';
 
 export interface A9sService {
@@ -39,6 +99,8 @@ export interface A9sCluster {
   readonly catalogue: Catalogue;
   /** The a9s ProviderConfigs the constructs emitted (as applied). */
   readonly providerConfigs: Obj[];
+  /** The CA the test made: the PostgreSQL stand-in serves HTTPS with a certificate it signed (CA_SECRET holds it). */
+  readonly ca: TestCa;
   stop(): Promise<void>;
 }
 
@@ -61,12 +123,12 @@ export function a9sServicesOf(catalogue: Catalogue): A9sService[] {
   return out;
 }
 
-function controlPlane(packageRef: string, urls?: Record<string, string>): { app: App; cp: ControlPlaneCluster } {
+function controlPlane(packageRef: string, urls?: Record<string, string>, tls?: AnyninesTls): { app: App; cp: ControlPlaneCluster } {
   const app = new App({ outdir: '/nonexistent' });
   const cp = new ControlPlaneCluster(app, 'CP', {
     host: 'bind.example.com',
     dex: { connectors: [{ type: 'mockCallback', id: 'mock', name: 'Mock', config: {} }] } as never,
-    anynines: { baseDomain: 'a9s.example.com', ...(urls ? { urls } : {}) },
+    anynines: { baseDomain: 'a9s.example.com', ...(urls ? { urls } : {}), ...(tls ? { tls } : {}) },
     catalogueInstall: CatalogueInstall.configurationPackage({ package: packageRef, skipDependencyResolution: true }),
   });
   return { app, cp };
@@ -85,6 +147,8 @@ export async function startA9sCluster(
   const services = a9sServicesOf(probe.cp.catalogue!);
   const dataDir = mkdtempSync(join(tmpdir(), 'klutch-a9s-standin-'));
   chmodSync(dataDir, 0o711); // the PostgreSQL servers run as user postgres
+  const caDir = mkdtempSync(join(tmpdir(), 'klutch-a9s-ca-'));
+  const ca = makeTestCa(caDir, 'a9s-test-ca');
   const brokers = new Map<A9sDataService, SandboxA9sServiceBroker>();
   let cluster: RealCluster | undefined;
   let a9s: ProviderAnyninesHarness | undefined;
@@ -93,6 +157,7 @@ export async function startA9sCluster(
     await cluster?.stop();
     await Promise.all([...brokers.values()].map((b) => b.stop()));
     rmSync(dataDir, { recursive: true, force: true });
+    rmSync(caDir, { recursive: true, force: true });
   };
   try {
     for (const s of services) {
@@ -104,6 +169,8 @@ export async function startA9sCluster(
         dataDir: join(dataDir, s.ds),
         operationMs: 2000,
         failPlans: opts.failPlans?.[s.ds] ?? [],
+        // PostgreSQL's broker and backup manager over HTTPS (a certificate for the provider's address follows below)
+        ...(s.ds === 'postgresql' ? { tls: ca.issue('standin-loopback', ['127.0.0.1']) } : {}),
       });
       await b.start();
       brokers.set(s.ds, b);
@@ -114,13 +181,16 @@ export async function startA9sCluster(
     const api = new Api(cluster.kubeConfig);
     // The control plane with the a9s endpoints at the stand-ins (as the provider reaches them).
     const urls: Record<string, string> = {};
+    const pg = brokers.get('postgresql')!;
+    pg.setTls(ca.issue('standin', [a9s.hostIp, '127.0.0.1']));
     for (const s of services) {
-      const url = a9s.urlFor(brokers.get(s.ds)!.port);
+      const plain = a9s.urlFor(brokers.get(s.ds)!.port);
+      const url = s.ds === 'postgresql' ? plain.replace(/^http:/, 'https:') : plain;
       urls[`${s.ds}-service-broker`] = url;
       urls[`${s.ds}-backup-manager`] = `${url}/backup-manager`;
     }
     const packageRef = `${xp.registry}/${CATALOGUE_PACKAGE_REPOSITORY}:v0.1.0`;
-    const { app, cp } = controlPlane(packageRef, urls);
+    const { app, cp } = controlPlane(packageRef, urls, { caBundleSecretRef: CA_SECRET });
     const [rendered] = renderTopology(app);
     const outdir = mkdtempSync(join(tmpdir(), 'klutch-a9s-synth-'));
     try {
@@ -131,12 +201,19 @@ export async function startA9sCluster(
     }
     const objs = rendered!.files.map((f) => f.object as Obj);
     const providerConfigs = objs.filter((o) => o.kind === 'ProviderConfig' && o.apiVersion === 'dataservices.anynines.com/v1');
-    const credentials = providerConfigs.map((pc) => ({
+    const credentials: Array<{ apiVersion: string; kind: string; metadata: { name: string; namespace: string }; stringData: Record<string, string> }> =
+      providerConfigs.map((pc) => ({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: `${pc.metadata!.name}-credentials`, namespace: 'crossplane-system' },
+        stringData: { username: BROKER_USER, password: BROKER_PASSWORD },
+      }));
+    credentials.push({
       apiVersion: 'v1',
       kind: 'Secret',
-      metadata: { name: `${pc.metadata!.name}-credentials`, namespace: 'crossplane-system' },
-      stringData: { username: BROKER_USER, password: BROKER_PASSWORD },
-    }));
+      metadata: { name: CA_SECRET.name, namespace: CA_SECRET.namespace },
+      stringData: { [CA_SECRET.key]: ca.certPem },
+    });
     const wanted = (o: Obj) =>
       (['Configuration', 'ClusterRole', 'ClusterRoleBinding'].includes(o.kind!) &&
         /configuration|provider-kubernetes/.test(`${o.kind}/${o.metadata!.name}`.toLowerCase())) ||
@@ -162,7 +239,7 @@ export async function startA9sCluster(
     }
     const c = cluster;
     const h = a9s;
-    return { cluster: c, api, a9s: h, brokers, services, catalogue: cp.catalogue!, providerConfigs, stop };
+    return { cluster: c, api, a9s: h, brokers, services, catalogue: cp.catalogue!, providerConfigs, ca, stop };
   } catch (e) {
     await stop();
     throw e;

@@ -4,12 +4,17 @@
  * the only stand-in, at the broker's level). PostgreSQL ends in a real server and a real login; the other
  * a9s data services have no engine here and are status only (the broker says so in its last operation).
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App, Chart } from 'cdk8s';
 import pg from 'pg';
+import { AnyninesProviderConfig, AnyninesServiceType } from '../../../constructs/crossplane/index.js';
 import { PROVIDER_ANYNINES_PACKAGE } from '../../../constructs/topology/index.js';
 import { probe } from '../../../runtime/realinfra/probe.js';
 import { A9S_ENGINES } from '../../../sandbox/a9s-broker-standin.js';
 import { NS, claimOf, condition, waitFor, type Obj } from '../crossplane/_support.js';
-import { type A9sCluster, type A9sService, startA9sCluster } from './_support.js';
+import { CA_SECRET, type A9sCluster, type A9sService, makeTestCa, startA9sCluster } from './_support.js';
 
 const GROUP = 'anynines.com/v1';
 const A9S = 'dataservices.anynines.com/v1';
@@ -69,6 +74,53 @@ describe('provider-anynines on real Crossplane 2.3', () => {
     expect((await probe(`http://${env.a9s.nsIp}:8081/healthz`, {}, 5000)).status).toBe(200);
     const backend = await probe(`http://${env.a9s.nsIp}:8081/backend-health`, {}, 5000);
     expect(backend.status).toBe(200);
+  }, 240_000);
+
+  it('TLS: the PostgreSQL stand-in serves HTTPS with a certificate of a test CA; the ProviderConfigs carry that CA (ControlPlaneCluster anynines.tls) and are healthy; a wrong CA shows as unhealthy', async () => {
+    const pcOf = (name: string) => env.providerConfigs.find((p) => p.metadata!.name === name)!;
+    for (const name of ['postgresql-service-broker', 'postgresql-backup-manager']) {
+      expect(pcOf(name).spec).toMatchObject({ url: expect.stringMatching(/^https:\/\//), tls: { caBundleSecretRef: CA_SECRET } });
+      const live = await waitFor(`ProviderConfig ${name} healthy over HTTPS`, async () => {
+        const o = await env.api.get(A9S, 'ProviderConfig', name);
+        return o?.status?.health?.lastStatus === true ? o : undefined;
+      });
+      expect(live.spec).toEqual(pcOf(name).spec);
+    }
+    // the plain-http stand-ins' ProviderConfigs carry no TLS settings
+    expect(pcOf('keyvalue-service-broker').spec!.tls).toBeUndefined();
+    // the same endpoint with a CA that did not sign its certificate: the health check fails, and says why
+    const dir = mkdtempSync(join(tmpdir(), 'klutch-a9s-wrong-ca-'));
+    try {
+      const wrong = makeTestCa(dir, 'some-other-ca');
+      const chart = new Chart(new App(), 'wrong-ca');
+      const creds = (key: string) => ({ namespace: 'crossplane-system', name: 'postgresql-service-broker-credentials', key });
+      new AnyninesProviderConfig(chart, 'pc', {
+        name: 'postgresql-wrong-ca',
+        serviceType: AnyninesServiceType.SERVICE_BROKER,
+        url: pcOf('postgresql-service-broker').spec!.url as string,
+        username: creds('username'),
+        password: creds('password'),
+        healthCheckEndpoint: '/osb_ext/v1/healthy',
+        tls: { caBundleSecretRef: { namespace: 'crossplane-system', name: 'a9s-wrong-ca', key: 'ca.crt' } },
+      });
+      await env.api.apply({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'a9s-wrong-ca', namespace: 'crossplane-system' },
+        stringData: { 'ca.crt': wrong.certPem },
+      } as Obj);
+      for (const o of chart.toJson() as Obj[]) await env.api.apply(o);
+      const live = await waitFor('ProviderConfig postgresql-wrong-ca health checked', async () => {
+        const o = await env.api.get(A9S, 'ProviderConfig', 'postgresql-wrong-ca');
+        return o?.status?.health?.lastCheckTime ? o : undefined;
+      });
+      expect(live.status!.health.lastStatus).toBe(false);
+      expect(live.status!.health.lastMessage).toMatch(/x509|certificate/);
+    } finally {
+      await env.api.delete(A9S, 'ProviderConfig', 'postgresql-wrong-ca').catch(() => undefined);
+      await env.api.delete('v1', 'Secret', 'a9s-wrong-ca', 'crossplane-system').catch(() => undefined);
+      rmSync(dir, { recursive: true, force: true });
+    }
   }, 240_000);
 
   it('a9s PostgreSQL: claim → ServiceInstance → broker provision → Ready only once the last operation succeeded; binding → Secret → a real login; deletion → unbind, deprovision, nothing left', async () => {
@@ -167,7 +219,7 @@ describe('provider-anynines on real Crossplane 2.3', () => {
     expect(broker.requests).toContain(`DELETE /v2/service_instances/${ready.id} 202`);
   }, 600_000);
 
-  it('a9s PostgreSQL plan change: claim → ServiceInstance planName → broker update (PATCH, async) → the instance on the new plan, Ready again', async () => {
+  it('a9s PostgreSQL plan change: claim → ServiceInstance planName → broker update (PATCH, async) → the instance on the new plan, Ready again; then Backup and Restore through the backup manager', async () => {
     const s = env.services.find((x) => x.ds === 'postgresql')!;
     const broker = env.brokers.get('postgresql')!;
     const svc = s.services[s.services.length - 1]!;
@@ -199,9 +251,64 @@ describe('provider-anynines on real Crossplane 2.3', () => {
       },
       240_000,
     );
+
+    // Backup and Restore of that instance: claims → composed provider-anynines Backup / Restore → the backup manager API
+    const bm = '/backup-manager/instances';
+    await env.api.create(
+      claimOf('Backup', 'pg-plan-bk', { serviceInstanceType: 'postgresql', instanceRef: 'pg-plan', compositionRef: { name: 'a9s-backup' } }),
+    );
+    const backupClaim = await waitFor(
+      'Backup pg-plan-bk Ready',
+      async () => {
+        const c = await get('Backup', 'pg-plan-bk');
+        return condition(c, 'Ready')?.status === 'True' ? c : undefined;
+      },
+      240_000,
+    );
+    expect(broker.requests).toContain(`POST ${bm}/${id}/backups 201`);
+    expect(inst.backups.map((b) => ({ id: b.id, status: b.status }))).toEqual([{ id: 1, status: 'done' }]);
+    expect(broker.requests).toContain(`GET ${bm}/${id}/backups/1 200`);
+    // the backup manager's answer, through the managed resource, in the claim's status
+    expect(backupClaim.status?.managed).toMatchObject({ id: 1, status: 'done', size: 1024 });
+    const backupMr = (await env.api.list(A9S, 'Backup', undefined, `${CLAIM_NAME}=pg-plan-bk`))[0]!;
+    expect(backupMr.spec).toMatchObject({ forProvider: { instanceName: 'pg-plan' }, providerConfigRef: { name: 'postgresql-backup-manager' } });
+    expect(backupMr.status?.atProvider).toMatchObject({ instanceId: id, id: 1, status: 'done' });
+
+    await env.api.create(
+      claimOf('Restore', 'pg-plan-rs', { serviceInstanceType: 'postgresql', backupRef: 'pg-plan-bk', compositionRef: { name: 'a9s-restore' } }),
+    );
+    const restoreClaim = await waitFor(
+      'Restore pg-plan-rs Ready',
+      async () => {
+        const c = await get('Restore', 'pg-plan-rs');
+        return condition(c, 'Ready')?.status === 'True' ? c : undefined;
+      },
+      240_000,
+    );
+    expect(broker.requests).toContain(`POST ${bm}/${id}/backups/1/restore 202`);
+    expect(inst.restores.map((r) => ({ id: r.id, backupId: r.backupId, status: r.status }))).toEqual([{ id: 1, backupId: 1, status: 'done' }]);
+    expect(restoreClaim.status?.managed).toMatchObject({ restoreId: 1, state: 'done' });
+
+    // deletion: the Restore goes (nothing to delete at the backup manager), the Backup is deleted there
+    await env.api.delete(GROUP, 'Restore', 'pg-plan-rs', NS);
+    await env.api.delete(GROUP, 'Backup', 'pg-plan-bk', NS);
+    await waitFor(
+      'the backup deleted at the backup manager and no Backup / Restore left',
+      async () =>
+        inst.backups[0]!.status === 'deleted' &&
+        (await env.api.list(A9S, 'Backup')).length === 0 &&
+        (await env.api.list(A9S, 'Restore')).length === 0 &&
+        !(await get('Backup', 'pg-plan-bk')) &&
+        !(await get('Restore', 'pg-plan-rs'))
+          ? true
+          : undefined,
+      180_000,
+    );
+    expect(broker.requests).toContain(`DELETE ${bm}/${id}/backups/1 200`);
+
     await env.api.delete(GROUP, s.claimKind, 'pg-plan', NS);
     await waitFor('pg-plan deprovisioned', async () => (inst.state === 'deleted' ? true : undefined), 180_000);
-  }, 600_000);
+  }, 900_000);
 
   it('a provision the broker fails (failed last operation) shows on the claim: state failed, not Ready', async () => {
     const s = env.services.find((x) => x.ds === 'postgresql')!;
