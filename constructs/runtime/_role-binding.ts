@@ -1,8 +1,11 @@
 /**
  * Role bindings built with cdk8s-plus from role references (`IRole`, `IClusterRole`): the roleRef is
- * derived from the role (cdk8s-plus resolves it with `Lazy`), never written by hand.
+ * derived from the role (cdk8s-plus resolves it with `Lazy`), never written by hand. The
+ * ServiceAccount subject is written as the API server stores it: cdk8s-plus adds `apiGroup: ""`,
+ * which the server drops (a diff on every GitOps sync, test/integration/topology/synthesized-topology.test.ts),
+ * so it is removed.
  */
-import { type ApiObjectMetadata } from 'cdk8s';
+import { type ApiObjectMetadata, JsonPatch } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
 
@@ -23,6 +26,7 @@ export function bindClusterRole(
   const ref = role instanceof kplus.k8s.KubeClusterRole ? kplus.ClusterRole.fromClusterRoleName(role, 'Ref', role.name) : role;
   const b = new kplus.ClusterRoleBinding(scope, id, { metadata, role: ref });
   b.addSubjects(subject(b, serviceAccount));
+  b.apiObject.addJsonPatch(JsonPatch.remove('/subjects/0/apiGroup'));
   return b;
 }
 
@@ -37,6 +41,7 @@ export function bindRole(
   const ref = role instanceof kplus.k8s.KubeRole ? kplus.Role.fromRoleName(role, 'Ref', role.name) : role;
   const b = new kplus.RoleBinding(scope, id, { metadata, role: ref });
   b.addSubjects(subject(b, serviceAccount));
+  b.apiObject.addJsonPatch(JsonPatch.remove('/subjects/0/apiGroup'));
   return b;
 }
 

@@ -122,7 +122,7 @@ describe('BindBackend', () => {
     const role = find(objs, 'ClusterRole', 'klutch-backend');
     const crb = find(objs, 'ClusterRoleBinding', 'klutch-backend');
     expect(crb.roleRef.name).toBe('klutch-backend');
-    expect(crb.subjects).toEqual([{ apiGroup: '', kind: 'ServiceAccount', name: 'klutch-backend', namespace: 'klutch-system' }]);
+    expect(crb.subjects).toEqual([{ kind: 'ServiceAccount', name: 'klutch-backend', namespace: 'klutch-system' }]);
     // every rule documents why it exists
     for (const r of b.rules) expect(r.why.length).toBeGreaterThan(10);
     // CRDs and templates: read only

@@ -43,7 +43,7 @@ describe('Konnector', () => {
     const role = find(objs, 'ClusterRole');
     const binding = find(objs, 'ClusterRoleBinding');
     expect(binding.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role.metadata.name });
-    expect(binding.subjects).toEqual([{ apiGroup: '', kind: 'ServiceAccount', name: 'konnector', namespace: 'klutch-bind' }]);
+    expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: 'konnector', namespace: 'klutch-bind' }]);
     // bound resources and their status
     const pg = rulesFor(role, 'anynines.com', 'postgresqlinstances');
     expect(pg).toHaveLength(1);
