@@ -392,7 +392,7 @@ class PodsHarness implements CrossplanePodsHarness {
     await this.waitFor('crossplane', 'the crossplane and crossplane-rbac-manager Deployments Available', async () => {
       for (const d of ['crossplane', 'crossplane-rbac-manager']) {
         const o = await this.get(`/apis/apps/v1/namespaces/${CROSSPLANE_NAMESPACE}/deployments/${d}`);
-        if (cond(o, 'Available')?.status !== 'True' || (o?.status?.['readyReplicas'] ?? 0) < 1) return false;
+        if (cond(o, 'Available')?.status !== 'True' || Number(o?.status?.['readyReplicas'] ?? 0) < 1) return false;
       }
       return true;
     });
