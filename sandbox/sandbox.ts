@@ -174,6 +174,11 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   const started = Date.now();
   const apiStyle = opts.apiStyle ?? ApiStyle.CLAIMS;
   if (!Object.values(API_STYLE_NAMES).includes(apiStyle)) throw new Error(`SandboxOptions.apiStyle: ${String(apiStyle)} is not an ApiStyle`);
+  if (opts.a9s && apiStyle.namespaced) {
+    throw new Error(
+      'SandboxOptions.a9s: true needs the claims API style (apiStyle namespaced was given): provider-anynines’ resources are cluster-scoped, so namespaced a9s XRs have nothing to compose; drop --a9s or --api-style namespaced',
+    );
+  }
   const say = opts.log ?? ((l: string) => process.stdout.write(`${l}\n`));
   fs.mkdirSync(SANDBOX_DIR, { recursive: true });
   const dir = opts.dir ?? fs.mkdtempSync(path.join(SANDBOX_DIR, 'run-'));
