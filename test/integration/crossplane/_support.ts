@@ -309,9 +309,9 @@ export const claimOf = (kind: string, name: string, spec: Record<string, unknown
 });
 
 /** The XR of a claim (once bound) and its composed resources (the resourceRefs, once all exist). */
-export async function composed(api: Api, kind: string, name: string, count = 1): Promise<{ claim: Obj; xr: Obj; resources: Obj[] }> {
-  return waitFor(`${kind} ${NS}/${name} bound to an XR with ${count} composed resource(s)`, async () => {
-    const claim = await api.get(GROUP, kind, name, NS);
+export async function composed(api: Api, kind: string, name: string, count = 1, namespace = NS): Promise<{ claim: Obj; xr: Obj; resources: Obj[] }> {
+  return waitFor(`${kind} ${namespace}/${name} bound to an XR with ${count} composed resource(s)`, async () => {
+    const claim = await api.get(GROUP, kind, name, namespace);
     const ref = claim?.spec?.resourceRef as { apiVersion: string; kind: string; name: string } | undefined;
     if (!ref) return undefined;
     const xr = await api.get(ref.apiVersion, ref.kind, ref.name);

@@ -1,52 +1,154 @@
 /**
  * docs/dataservice.md's migration from claims to namespaced XRs, on real Crossplane 2.3 +
  * function-patch-and-transform + provider-kubernetes v1.2.1, with a database behind the claim: the
- * sandbox's a8s operator (SandboxA8sOperator) runs the a8s Postgresql as a real PostgreSQL server.
+ * sandbox's a8s operator (SandboxA8sOperator) runs the a8s Postgresql as a real PostgreSQL server;
+ * the claims come from an app cluster, synced by the real konnector (runtime/konnector).
  *
- * A claim PostgresqlInstance and a claim ServiceBinding are Ready and a row is written with the
- * binding's credentials; then the documented steps: orphan the composed Objects, delete the claims,
- * replace the claim catalogue (its Configuration) by the ApiStyle.NAMESPACED_XR catalogue, re-create
- * the claims as namespaced XRs. The a8s objects are adopted (same uid), the server is the same process
- * and the row is still there, read with the credentials of the composed `<binding>-creds` Secret.
+ * The app cluster (a bare API server, started next to the control plane) is bound to the claim CRDs
+ * by exports made with the backend's own `exportSpecFromCrd` and the export templates' permission
+ * claims; the minimal backend of the konnector tests assigns provider namespaces. A PostgresqlInstance
+ * and a ServiceBinding created there (naming their backends in `spec.compositionRef`) are Ready and a row
+ * is written with the binding's credentials as they came down; then the documented steps: 1. stop the
+ * konnector; 2.–6. on the control plane: orphan the composed Objects, delete the claims, replace the
+ * claim catalogue (its Configuration) by the ApiStyle.NAMESPACED_XR catalogue, re-create the claims as
+ * namespaced XRs; 7. bind again (the backend deletes an export whose CRD is gone and exports the new CRD
+ * with the new template's claims on the next bind: done here as the backend does it, with the
+ * minimal backend standing in for it), start the konnector, re-apply the app's objects with
+ * `spec.crossplane.compositionRef`. The a8s objects are adopted (same uid), the server is the same
+ * process, and the row is still there, read with the credentials of the composed `<binding>-creds`
+ * Secret as it came down to the app cluster.
  */
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import pg from 'pg';
+import type { Catalogue } from '../../../constructs/catalogue/index.js';
 import { ApiStyle } from '../../../constructs/dataservice/index.js';
-import { KubeClient } from '../../../runtime/core/client.js';
+import type { Crd } from '../../../runtime/backend/catalog.js';
+import { exportSpecFromCrd } from '../../../runtime/backend/export.js';
+import { CoreResources, KubeClient, type KubeObject, type ResourceRef } from '../../../runtime/core/client.js';
+import { createLogger } from '../../../runtime/core/logger.js';
+import { Konnector } from '../../../runtime/konnector/konnector.js';
+import { BindResources } from '../../../runtime/konnector/types.js';
+import { startCluster, type RealCluster } from '../../../runtime/realinfra/index.js';
 import { SandboxA8sOperator } from '../../../sandbox/a8s-operator/index.js';
-import { type CatalogueCluster, claimOf, composed, condition, GROUP, installCatalogue, NS, type Obj, startCatalogueCluster, waitFor } from './_support.js';
+import { bindOnApp, type ConsumerOnProvider, ensure, installBindingCRDs, MiniBackend, setUpConsumerOnProvider } from '../konnector/fixture.js';
+import { type CatalogueCluster, composed, condition, GROUP, installCatalogue, type Obj, startCatalogueCluster, waitFor } from './_support.js';
 
 jest.setTimeout(900_000);
 
 const PG: [string, string] = ['postgresql.anynines.com/v1beta3', 'Postgresql'];
 const SB: [string, string] = ['servicebindings.anynines.com/v1beta3', 'ServiceBinding'];
 const catalogue = { services: ['postgresql'], operations: ['servicebinding'] } as const;
+const CLUSTER_NS = 'consumer-a';
+const APP_NS = 'shop';
+/** The provider namespace the minimal backend gives the app's namespace: where the claims (then the XRs) live. */
+const NS = `${CLUSTER_NS}-${APP_NS}`;
+const ref = (plural: string, kind: string): ResourceRef => ({ group: 'anynines.com', version: 'v1', plural, kind, namespaced: true });
+const PGI = ref('postgresqlinstances', 'PostgresqlInstance');
+const SBI = ref('servicebindings', 'ServiceBinding');
+const APIS = ['postgresqlinstances.anynines.com', 'servicebindings.anynines.com'];
 
 let env: CatalogueCluster;
+let app: RealCluster;
 let operator: SandboxA8sOperator;
 let client: KubeClient;
+let ac: KubeClient;
+let backend: MiniBackend;
+let consumer: ConsumerOnProvider;
+let konnector: Konnector | undefined;
 let tmp: string;
 
-beforeAll(async () => {
-  env = await startCatalogueCluster('xp-migrate', '2.3', {
-    catalogue: { ...catalogue, services: [...catalogue.services], operations: [...catalogue.operations] },
+/** The exports of the bound APIs as the backend makes them: from the CRDs on the control plane, with the templates' permission claims. */
+async function exportsOf(cat: Catalogue): Promise<KubeObject[]> {
+  const out: KubeObject[] = [];
+  for (const s of [...cat.services.values(), ...cat.operations.values()]) {
+    const t = s.exportTemplate;
+    const crd = (await client.get(CoreResources.crds, undefined, `${t.resource}.anynines.com`)) as unknown as Crd;
+    const spec = exportSpecFromCrd(crd, { informerScope: 'Namespaced', permissionClaims: t.renderedPermissionClaims as never });
+    out.push({
+      apiVersion: 'klutch.anynines.com/v1alpha1',
+      kind: 'APIServiceExport',
+      metadata: { name: crd.metadata.name, namespace: CLUSTER_NS },
+      spec,
+    } as KubeObject);
+  }
+  expect(out.map((e) => e.metadata.name).sort()).toEqual(APIS);
+  return out;
+}
+
+/** The app side of `kubectl bind`: an APIServiceBinding per export, its permission claims accepted. */
+async function bindAll(exports: readonly KubeObject[]): Promise<void> {
+  for (const e of exports) {
+    const claims = ((e as unknown as { spec: { permissionClaims?: unknown[] } }).spec.permissionClaims ?? []).map((c) => ({
+      ...(c as object),
+      state: 'Accepted',
+    }));
+    const existing = await ac.getOrNull(BindResources.apiServiceBindings, 'klutch-bind', e.metadata.name!);
+    if (existing) await ac.mergePatch(BindResources.apiServiceBindings, 'klutch-bind', e.metadata.name!, { spec: { permissionClaims: claims } });
+    else await bindOnApp(app, consumer, { name: e.metadata.name!, claims });
+  }
+}
+
+async function startKonnector(): Promise<void> {
+  konnector = new Konnector({
+    appKubeConfig: app.kubeConfig,
+    heartbeatIntervalMs: 4000,
+    providerSyncTimeoutMs: 10_000,
+    resyncMs: 0,
+    logger: createLogger('konnector-xp-migrate', process.env.KONNECTOR_TEST_LOG ?? 'silent'),
   });
+  await konnector.start();
+}
+
+beforeAll(async () => {
+  // both settled before any failure is thrown, so that afterAll stops whichever started
+  const [e, a] = await Promise.allSettled([
+    startCatalogueCluster('xp-migrate', '2.3', { catalogue: { ...catalogue, services: [...catalogue.services], operations: [...catalogue.operations] } }),
+    startCluster({ name: 'xp-migrate-app' }),
+  ]);
+  if (e.status === 'fulfilled') env = e.value;
+  if (a.status === 'fulfilled') app = a.value;
+  for (const r of [e, a]) if (r.status === 'rejected') throw r.reason;
   client = new KubeClient(env.cluster.kubeConfig);
+  ac = new KubeClient(app.kubeConfig);
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'klutch-kit-xp-migrate-'));
   fs.chmodSync(tmp, 0o711); // the servers run as `postgres` when the tests run as root
   operator = new SandboxA8sOperator({ client, dataDir: path.join(tmp, 'a8s') });
   await operator.start();
+  await Promise.all([installBindingCRDs(client), installBindingCRDs(ac)]);
+  backend = new MiniBackend(env.cluster);
+  await backend.start();
+  consumer = await setUpConsumerOnProvider(env.cluster, CLUSTER_NS, { exports: await exportsOf(env.catalogue) });
+  // The minimal backend grants the konnector its test group only; here it also manages the anynines.com objects.
+  await ensure(client, CoreResources.clusterroles, {
+    metadata: { name: 'konnector-anynines' },
+    rules: [{ apiGroups: ['anynines.com'], resources: ['*'], verbs: ['*'] }],
+  } as KubeObject);
+  await ensure(client, CoreResources.clusterrolebindings, {
+    metadata: { name: 'konnector-anynines' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'konnector-anynines' },
+    subjects: [{ kind: 'ServiceAccount', name: 'konnector', namespace: CLUSTER_NS }],
+  } as KubeObject);
+  await bindAll(await exportsOf(env.catalogue));
+  await startKonnector();
+  await waitFor('the claim CRDs on the app cluster', async () => {
+    for (const n of APIS) if (!(await ac.getOrNull(CoreResources.crds, undefined, n))) return undefined;
+    return true;
+  });
+  await ensure(ac, CoreResources.namespaces, { metadata: { name: APP_NS } } as KubeObject);
 }, 900_000);
 
 afterAll(async () => {
+  await konnector?.stop().catch(() => undefined);
+  await backend?.stop();
   await operator?.stop();
   client?.close();
+  ac?.close();
   if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
-  await env?.cluster.stop();
-}, 120_000);
+  await Promise.all([env?.cluster.stop(), app?.stop()]);
+}, 180_000);
 
 const decode = (s: Obj): Record<string, string> =>
   Object.fromEntries(Object.entries((s as { data?: Record<string, string> }).data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
@@ -70,19 +172,31 @@ async function session<T>(creds: Record<string, string>, fn: (db: pg.Client) => 
 }
 
 const readyOf = async (kind: string, name: string) => condition(await env.api.get(GROUP, kind, name, NS), 'Ready')?.status === 'True';
+const readyOnApp = async (r: ResourceRef, name: string) => condition((await ac.getOrNull(r, APP_NS, name)) as Obj | undefined, 'Ready')?.status === 'True';
+const appSecret = (name: string) =>
+  waitFor(`Secret ${APP_NS}/${name} on the app cluster`, async () => (await ac.getOrNull(CoreResources.secrets, APP_NS, name)) ?? undefined, 120_000);
 
 describe('claims → namespaced XRs without losing the database', () => {
   it('runs the documented steps; the a8s objects are adopted and the data is still there', async () => {
     const { api } = env;
-    // Claims in production, with data.
-    await api.create(claimOf('PostgresqlInstance', 'orders', { service: 'a9s-postgresql14', plan: 'postgresql-single-nano' }));
-    await api.create(claimOf('ServiceBinding', 'shop', { instanceRef: 'orders', serviceInstanceType: 'postgresql' }));
+    // Claims in production, from an app cluster, naming their backends, with data.
+    await ac.create(PGI, {
+      metadata: { name: 'orders', namespace: APP_NS },
+      spec: { service: 'a9s-postgresql14', plan: 'postgresql-single-nano', compositionRef: { name: 'a8s-postgresql' } },
+    } as KubeObject);
+    await ac.create(SBI, {
+      metadata: { name: 'shop', namespace: APP_NS },
+      spec: { instanceRef: 'orders', serviceInstanceType: 'postgresql', compositionRef: { name: 'a8s-servicebinding' } },
+    } as KubeObject);
     await waitFor(
-      'claims Ready',
-      async () => ((await readyOf('PostgresqlInstance', 'orders')) && (await readyOf('ServiceBinding', 'shop')) ? true : undefined),
-      240_000,
+      'claims Ready on the app cluster',
+      async () => ((await readyOnApp(PGI, 'orders')) && (await readyOnApp(SBI, 'shop')) ? true : undefined),
+      300_000,
     );
-    const oldCreds = decode((await api.get('v1', 'Secret', 'shop-service-binding', NS))!);
+    expect(await readyOf('PostgresqlInstance', 'orders')).toBe(true);
+    // the a8s Secret, as it came down to the app cluster (the claims style's permission claim)
+    const oldCreds = decode((await appSecret('shop-service-binding')) as Obj);
+    expect(oldCreds).toEqual(decode((await api.get('v1', 'Secret', 'shop-service-binding', NS))!));
     await session(oldCreds, async (db) => {
       await db.query('CREATE TABLE orders (id int primary key, item text)');
       await db.query("INSERT INTO orders VALUES (1, 'from the claim era')");
@@ -92,13 +206,17 @@ describe('claims → namespaced XRs without losing the database', () => {
     const [server] = operator.instances.list().filter((i) => i.key === `${NS}/orders`);
     expect(server?.pid).toBeDefined();
 
+    // 1. Stop the round trip from the app cluster (the konnector: scaled to 0 in a cluster, stopped here).
+    await konnector!.stop();
+    konnector = undefined;
+
     // 2. Save the claims.
     const saved = [(await api.get(GROUP, 'PostgresqlInstance', 'orders', NS))!, (await api.get(GROUP, 'ServiceBinding', 'shop', NS))!];
 
     // 3. Orphan what they composed.
     const composedObjects: Obj[] = [];
     for (const c of saved) {
-      const { resources } = await composed(api, c.kind!, c.metadata!.name!);
+      const { resources } = await composed(api, c.kind!, c.metadata!.name!, 1, NS);
       for (const r of resources) {
         await api.apply(
           { apiVersion: r.apiVersion, kind: r.kind, metadata: { name: r.metadata!.name }, spec: { deletionPolicy: 'Orphan' } } as Obj,
@@ -139,6 +257,7 @@ describe('claims → namespaced XRs without losing the database', () => {
     expect(ns.xrds.map((x) => x.apiVersion)).toEqual(['apiextensions.crossplane.io/v2', 'apiextensions.crossplane.io/v2']);
 
     // 6. Re-create each claim as a namespaced XR: same name, namespace and spec (compositionRef moves under spec.crossplane).
+    expect(saved.map((c) => c.spec!.compositionRef)).toEqual([{ name: 'a8s-postgresql' }, { name: 'a8s-servicebinding' }]);
     for (const c of saved) {
       const { compositionRef, resourceRef, writeConnectionSecretToRef, compositeDeletePolicy, compositionUpdatePolicy, ...spec } = c.spec as Record<
         string,
@@ -174,5 +293,56 @@ describe('claims → namespaced XRs without losing the database', () => {
     expect(creds).toEqual(oldCreds);
     const rows = await session(creds, async (db) => (await db.query('SELECT item FROM orders ORDER BY id')).rows);
     expect(rows).toEqual([{ item: 'from the claim era' }]);
+
+    // 7. Bind again: the backend deletes an export whose CRD is gone (runtime/backend/reconcilers/export.ts) and,
+    //    on the next `kubectl bind`, exports the new CRD with the namespaced template's permission claims; the
+    //    consumer accepts them. Done here as the backend and kubectl bind do it.
+    for (const n of APIS) await client.delete(BindResources.apiServiceExports, CLUSTER_NS, n);
+    const newExports = await exportsOf(ns.catalogue);
+    for (const e of newExports) await client.create(BindResources.apiServiceExports, e);
+    await bindAll(newExports);
+    //    Start the konnector: it installs the new CRD on the app cluster, which prunes spec.compositionRef …
+    await startKonnector();
+    const pruned = await waitFor(
+      'the namespaced XR CRD on the app cluster, spec.compositionRef pruned',
+      async () => {
+        const o = (await ac.getOrNull(PGI, APP_NS, 'orders')) as Obj | undefined;
+        const crd = (await ac.getOrNull(CoreResources.crds, undefined, 'postgresqlinstances.anynines.com')) as unknown as Crd | undefined;
+        const props = (crd?.spec.versions[0]?.schema?.openAPIV3Schema as { properties?: { spec?: { properties?: Record<string, unknown> } } })?.properties?.spec
+          ?.properties;
+        return props?.crossplane && o && !o.spec!.compositionRef ? o : undefined;
+      },
+      120_000,
+    );
+    expect(pruned.spec).toMatchObject({ service: 'a9s-postgresql14', plan: 'postgresql-single-nano' });
+    //    … so the app's objects that name a backend are re-applied with it under spec.crossplane.
+    for (const [r, name, composition] of [
+      [PGI, 'orders', 'a8s-postgresql'],
+      [SBI, 'shop', 'a8s-servicebinding'],
+    ] as const)
+      await ac.mergePatch(r, APP_NS, name, { spec: { crossplane: { compositionRef: { name: composition } } } });
+    await waitFor(
+      'Ready on the app cluster again',
+      async () => ((await readyOnApp(PGI, 'orders')) && (await readyOnApp(SBI, 'shop')) ? true : undefined),
+      180_000,
+    );
+    // The XRs keep their Composition, the a8s objects and the server are still the same.
+    for (const [kind, name, composition] of [
+      ['PostgresqlInstance', 'orders', 'a8s-postgresql'],
+      ['ServiceBinding', 'shop', 'a8s-servicebinding'],
+    ] as const) {
+      const x = (await api.get(GROUP, kind, name, NS))!;
+      expect({ kind, ref: x.spec!.crossplane.compositionRef, claim: x.metadata!.labels?.['crossplane.io/claim-name'] }).toEqual({
+        kind,
+        ref: { name: composition },
+        claim: undefined,
+      });
+    }
+    expect((await api.get(PG[0], PG[1], 'orders', NS))?.metadata!.uid).toBe(pgBefore.metadata!.uid);
+    expect(operator.instances.list().filter((i) => i.key === `${NS}/orders`)[0]?.pid).toBe(server!.pid);
+    // The composed <binding>-creds comes down to the app cluster and reads the claim era's row.
+    const appCreds = decode((await appSecret('shop-creds')) as Obj);
+    expect(appCreds).toEqual(oldCreds);
+    expect(await session(appCreds, async (db) => (await db.query('SELECT item FROM orders ORDER BY id')).rows)).toEqual([{ item: 'from the claim era' }]);
   });
 });
