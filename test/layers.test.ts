@@ -97,6 +97,7 @@ describe('the checks fail on planted violations', () => {
           'export const template = `example-backend.klutch.anynines.com`;',
           "export const annotation = 'klutch.anynines.com/bound';",
           "export const other = 'klutch-backend';",
+          "export const version = 'klutch.anynines.com/v1alpha1';",
         ].join('\n'),
       },
       { path: 'contract/binder-rbac.ts', text: "export const BINDER_NAME = 'klutch-binder';\n" },
@@ -106,6 +107,7 @@ describe('the checks fail on planted violations', () => {
       'runtime/backend/roles.ts:3: "klutch-binder-"',
       'runtime/backend/roles.ts:4: "klutch.anynines.com"',
       'runtime/backend/roles.ts:5: "example-backend.klutch.anynines.com"',
+      'runtime/backend/roles.ts:8: "klutch.anynines.com/v1alpha1"',
     ]);
   });
 

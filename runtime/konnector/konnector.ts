@@ -13,7 +13,7 @@ import { conditionsEqual, setCondition, setSummary, type Condition } from '../co
 import { Controller } from '../core/controller.js';
 import { Informer, stripManagedFields } from '../core/informer.js';
 import { silentLogger } from '../core/logger.js';
-import { apiServiceBindingKind } from '../../contract/index.js';
+import { apiServiceBindingKind, BIND_GROUP } from '../../contract/index.js';
 import { controllerOf, isOwnedBy, type CRD } from './crd.js';
 import { KubeconfigError, parseKubeconfigSecret, type ParsedKubeconfig } from './kubeconfig.js';
 import { isDeleting, setFinalizer } from './metadata.js';
@@ -146,7 +146,7 @@ export class Konnector {
       getBinding: (k) => this.bindings.get(k) ?? this.unbinding.get(k),
       ownerBindingGone: (crd) => {
         const owner = controllerOf(crd);
-        if (!owner || owner.kind !== 'APIServiceBinding' || !owner.apiVersion.startsWith('klutch.anynines.com/')) return false;
+        if (!owner || owner.kind !== 'APIServiceBinding' || !owner.apiVersion.startsWith(`${BIND_GROUP}/`)) return false;
         // A konnector watching one namespace cannot tell whether a binding elsewhere owns the CRD.
         if (opts.bindingNamespace && !opts.controlPlaneMode) return false;
         if (!this.bindings.hasSynced()) return false;

@@ -10,7 +10,7 @@ import { KubeconfigError, parseKubeconfigSecret } from './kubeconfig.js';
 import type { Reconciler, ReconcileResult } from '../core/controller.js';
 import type { KonnectorMetrics } from './metrics.js';
 import { sameState, type AttachedBindings, type ConditionState } from './provider-state.js';
-import { BindResources, CLUSTER_BINDING_NAME, type APIServiceBinding, type ClusterBinding, type Secret } from './types.js';
+import { BIND_GROUP_VERSION, BindResources, CLUSTER_BINDING_NAME, type APIServiceBinding, type ClusterBinding, type Secret } from './types.js';
 
 /** Go's time.Duration String() for whole seconds (e.g. 5m0s, 30s, 1h0m0s). */
 export function goDuration(ms: number): string {
@@ -265,7 +265,7 @@ export class HeartbeatReconciler implements Reconciler {
     await recordEvent(
       d.bindingClient,
       {
-        apiVersion: binding.apiVersion ?? 'klutch.anynines.com/v1alpha1',
+        apiVersion: binding.apiVersion ?? BIND_GROUP_VERSION,
         kind: 'APIServiceBinding',
         name: binding.metadata.name!,
         namespace: binding.metadata.namespace ?? d.clusterNamespace,

@@ -5,14 +5,14 @@
  * - `runtimeImportsOfConstructs`: a module under runtime/ that imports (statically, by `export …
  *   from`, by dynamic `import()` or `require()`) anything under constructs/;
  * - `contractLiteralsOutside`: a string or template literal outside contract/ that spells a contract
- *   name (the binder role name, a name derived from it, the binding API groups) instead of importing
- *   it from contract/.
+ *   name (the binder role name, a name derived from it, the binding API groups and versions) instead
+ *   of importing it from contract/.
  *
  * Sources are parsed with the TypeScript compiler, so comments and documentation never count.
  */
 import { dirname, posix } from 'node:path';
 import ts from 'typescript';
-import { BINDER_NAME, BIND_GROUP, EXAMPLE_BACKEND_GROUP } from '../../contract/index.js';
+import { BINDER_NAME, BIND_API_VERSION, BIND_GROUP, EXAMPLE_BACKEND_API_VERSION, EXAMPLE_BACKEND_GROUP } from '../../contract/index.js';
 
 export interface SourceFile {
   /** Path relative to the repository root, with `/` separators. */
@@ -82,7 +82,7 @@ export function runtimeImportsOfConstructs(files: readonly SourceFile[], allowed
 
 /** The contract names no module outside contract/ may spell out; a literal equal to one, or starting with a `prefix`, counts. */
 export const CONTRACT_LITERALS = {
-  exact: [BINDER_NAME, BIND_GROUP, EXAMPLE_BACKEND_GROUP],
+  exact: [BINDER_NAME, BIND_GROUP, `${BIND_GROUP}/`, EXAMPLE_BACKEND_GROUP, BIND_API_VERSION, EXAMPLE_BACKEND_API_VERSION],
   prefixes: [`${BINDER_NAME}-`],
 } as const;
 
