@@ -5,7 +5,7 @@
  * which the server drops (a diff on every GitOps sync, test/integration/topology/synthesized-topology.test.ts),
  * so it is removed.
  */
-import { type ApiObjectMetadata, JsonPatch } from 'cdk8s';
+import { ApiObject, type ApiObjectMetadata, JsonPatch } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
 
@@ -26,7 +26,7 @@ export function bindClusterRole(
   const ref = role instanceof kplus.k8s.KubeClusterRole ? kplus.ClusterRole.fromClusterRoleName(role, 'Ref', role.name) : role;
   const b = new kplus.ClusterRoleBinding(scope, id, { metadata, role: ref });
   b.addSubjects(subject(b, serviceAccount));
-  b.apiObject.addJsonPatch(JsonPatch.remove('/subjects/0/apiGroup'));
+  ApiObject.of(b).addJsonPatch(JsonPatch.remove('/subjects/0/apiGroup'));
   return b;
 }
 
@@ -41,7 +41,7 @@ export function bindRole(
   const ref = role instanceof kplus.k8s.KubeRole ? kplus.Role.fromRoleName(role, 'Ref', role.name) : role;
   const b = new kplus.RoleBinding(scope, id, { metadata, role: ref });
   b.addSubjects(subject(b, serviceAccount));
-  b.apiObject.addJsonPatch(JsonPatch.remove('/subjects/0/apiGroup'));
+  ApiObject.of(b).addJsonPatch(JsonPatch.remove('/subjects/0/apiGroup'));
   return b;
 }
 
