@@ -77,6 +77,17 @@ export { type CrossplanePodsFigures, type CrossplanePodsHarness, PROVIDER_KUBERN
 export { CLUSTER_DNS, clusterDnsKubeletConfig, clusterDnsObjects, startClusterDns } from './cluster-dns.js';
 export { clientOf } from './client.js';
 export { type ProbeResult, probe } from './probe.js';
+// provider-anynines on a harness cluster with Crossplane, built from the klutchio sources (`KLUTCH_KIT_KLUTCHIO_SRC`):
+// for users who prove their own a9s-backed Compositions against the real provider, as test/integration/a9s/ does.
+export {
+  type ProviderAnyninesHarness,
+  type ProviderAnyninesOptions,
+  PROVIDER_ANYNINES_PREFIX,
+  providerAnyninesObject,
+  providerAnyninesPackageYaml,
+  startProviderAnynines,
+} from './anynines.js';
+export { PROVIDER_ANYNINES_SOURCE, klutchioSourceDir } from './build.js';
 // The process supervisor the harness uses for its components (start, log file, exit, stop), for
 // scripts that start further processes from the same binaries (scripts/_scale-apps.ts).
 export { HarnessProcess, type HarnessProcessOptions } from './_process.js';
