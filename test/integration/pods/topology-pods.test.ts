@@ -13,6 +13,11 @@
  *     the konnector objects and creates the APIServiceBinding; the backend pods answer the export request.
  *  3. The konnector from the stack-built image as a pod, syncing a claim of the app cluster to the control plane
  *     and its status back.
+ *  4. The data path: the stack also installs the catalogue as a Configuration package (`klutch-kit:catalogue`),
+ *     which real Crossplane installs; a PostgresqlInstance and a ServiceBinding created in the app cluster go
+ *     through the konnector pod and the backend's binding to Crossplane and the sandbox's a8s operator stand-in
+ *     (sandbox/a8s-operator: a real PostgreSQL server), and the credentials Secret that comes down to the app
+ *     cluster opens a PostgreSQL connection.
  *
  * Where things run, and the stand-ins (each for something this machine cannot have):
  *  - The control plane `cp` has the node (one per host: the node takes a host-wide lock). The app cluster has
@@ -26,7 +31,9 @@
  *    here) and the backend trusts the CA (`klutch-kit:dex.caConfigMap`). The backend URL is a loopback forwarder
  *    to the backend Service (the backend accepts a plain-http URL only on loopback): the browser and kubectl
  *    bind run on the host.
- *  - The exported API is a plain CRD with an APIServiceExportTemplate (Crossplane is not part of this suite).
+ *  - Crossplane core, function-patch-and-transform and provider-kubernetes run as the harness's host processes
+ *    (startCrossplane, `install: false`: the packages come from pulumi up), not as pods; the a8s operator is the
+ *    sandbox's stand-in. A plain CRD with an APIServiceExportTemplate is bound too, for the status round trip.
  */
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
@@ -51,6 +58,10 @@ import { type RealCluster, startCluster } from '../../../runtime/realinfra/clust
 import { ensurePulumiBinaries, pulumiEnv } from '../../../runtime/realinfra/pulumi-build.js';
 import { generateStackSecrets } from '../../../stacks/secrets.js';
 import { FetchBrowser } from '../../support/oidc-provider.js';
+import pg from 'pg';
+import { startCrossplane, type CrossplaneHarness } from '../../../runtime/realinfra/index.js';
+import { awaitCatalogue, pushCatalogue, synthSandboxControlPlane } from '../../../sandbox/catalogue.js';
+import { SandboxA8sOperator } from '../../../sandbox/a8s-operator/index.js';
 import { eventually, uniqueName } from '../../realinfra/util.js';
 
 jest.setTimeout(600_000);
@@ -82,6 +93,10 @@ let issuer: string;
 const servers: net.Server[] = [];
 const sockets = new Set<net.Socket>();
 let upResult: Awaited<ReturnType<Stack['up']>>;
+let xp: CrossplaneHarness | undefined;
+let a8s: SandboxA8sOperator | undefined;
+const a8sDir = fs.mkdtempSync(path.join(os.tmpdir(), 'klutch-topology-pods-a8s-'));
+fs.chmodSync(a8sDir, 0o777);
 
 const api = () => clientOf(cp.kubeConfig);
 const appApi = () => clientOf(app.kubeConfig);
@@ -305,6 +320,20 @@ beforeAll(async () => {
   ]);
   await waitForCrdsEstablished(cp.kubeConfig, [`${PLURAL}.${GROUP}`]);
 
+  // Crossplane (host processes of the harness), the catalogue package in its registry, the sandbox's a8s operator
+  // stand-in (real PostgreSQL servers); the packages are pulumi up's (klutch-kit:catalogue).
+  const tXp = Date.now();
+  xp = await startCrossplane(cp, { version: '2.3', providerPollInterval: '3s', install: false });
+  const pushed = await pushCatalogue(cp, xp);
+  a8s = new SandboxA8sOperator({ client: new KubeClient(cp.kubeConfig), dataDir: path.join(a8sDir, 'data') });
+  await a8s.start();
+  // the binder roles the control plane gives its exports (the backend pods hand out only what these grant)
+  const roles = synthSandboxControlPlane(pushed.packageRef)
+    .cluster.files.map((f) => f.object as KubernetesObject)
+    .filter((o) => o.kind === 'ClusterRole' && o.metadata?.labels?.[BINDER_EXPORTS_AGGREGATION_LABEL] === 'true');
+  await applyManifests(cp.kubeConfig, roles);
+  figures['Crossplane + catalogue package + a8s stand-in'] = secs(tXp);
+
   const dexPort = await forwarder(node.ip, () => serviceAddress(NS, 'dex', 'http'));
   issuer = `https://${node.ip}:${dexPort}/dex`;
   const backendPort = await forwarder('127.0.0.1', () => serviceAddress(NS, 'klutch-backend', 'http'));
@@ -344,6 +373,7 @@ beforeAll(async () => {
     // the app cluster has no node (one per host): its konnector cannot become Ready there; this test waits itself
     'klutch-kit:skipAwait': { value: 'true' },
     'klutch-kit:manifests': { value: 'runtime' },
+    'klutch-kit:catalogue': { value: JSON.stringify({ install: 'ConfigurationPackage', package: pushed.packageRef }) },
     'klutch-kit:kubeconfig-cp': { value: kc(cp), secret: true },
     'klutch-kit:kubeconfig-app': { value: kc(app), secret: true },
     'klutch-kit:oidcClientSecret': { value: secrets['oidcClientSecret']!, secret: true },
@@ -360,6 +390,9 @@ beforeAll(async () => {
     fs.closeSync(out);
   }
   figures['pulumi up (image build + push + deploy)'] = secs(tUp);
+  const tCat = Date.now();
+  await awaitCatalogue(cp, xp, pushed);
+  figures['pulumi up done → catalogue installed by Crossplane'] = secs(tCat);
   // the export template of the API (its CRD came with the stack's binding CRDs)
   await applyManifests(cp.kubeConfig, [
     {
@@ -376,6 +409,9 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const [k, v] of Object.entries(figures)) log(`figure: ${k}: ${v}`);
+  await a8s?.stop().catch(() => undefined);
+  await xp?.stop().catch(() => undefined);
+  fs.rmSync(a8sDir, { recursive: true, force: true });
   for (const s of sockets) s.destroy();
   await Promise.all(servers.map((s) => new Promise<void>((r) => s.close(() => r()))));
   await Promise.all([cp?.stop(), app?.stop()]);
@@ -416,6 +452,56 @@ describe('pulumi up of the control plane, from the images it built, as pods', ()
   });
 });
 
+/** kubectl bind (in-process) of `plural.group`, its login driven by a fetch browser through Dex. */
+async function bindVia(group: string, plural: string, image: string): Promise<void> {
+  const consumer = new KubeClient(app.kubeConfig);
+  const err = new PassThrough();
+  let said = '';
+  const loginUrl = new Promise<string>((resolve) => {
+    err.on('data', (d) => {
+      said += String(d);
+      const m = /visit in your browser:\s+(\S+)/.exec(said);
+      if (m) resolve(m[1]!);
+    });
+  });
+  const bound = bind({
+    url: `${backendUrl}/export`,
+    consumer,
+    dryRun: false,
+    open: false,
+    yes: true,
+    skipKonnector: false,
+    konnectorImage: image,
+    output: 'yaml',
+    timeoutMs: 120_000,
+    io: { out: new PassThrough(), err, in: new PassThrough() },
+  });
+  try {
+    const browser = new FetchBrowser(fetchTrusting(caPem));
+    const page = await browser.follow(await Promise.race([loginUrl, bound.then(() => Promise.reject(new Error(`bind ended early:\n${said}`)))]));
+    const html = await page.res!.text();
+    expect(page.url).toMatch(new RegExp(`^${backendUrl}/resources\\?s=`));
+    // Dex's mockCallback connector signs in "Kilgore Trout"
+    expect(html).toContain('kilgore@kilgore.trout');
+    const visited = browser.visited.join('\n');
+    expect(visited).toContain(`GET ${issuer}/auth?`);
+    expect(visited).toContain(`GET ${backendUrl}/callback?code=`);
+    const form = new RegExp(
+      `data-resource="${plural}\\.${group.replace(/\./g, '\\.')}"[^>]*>[\\s\\S]*?<form method="post" action="/bind">([\\s\\S]*?)</form>`,
+    ).exec(html);
+    if (!form) throw new Error(`no Bind form for ${plural}.${group} on the catalogue page:\n${html.slice(0, 2000)}`);
+    const fields: Record<string, string> = {};
+    for (const m of form[1]!.matchAll(/name="([^"]+)" value="([^"]*)"/g)) fields[m[1]!] = m[2]!.replace(/&amp;/g, '&');
+    // the 303 goes to kubectl bind's loopback callback server; following it hands the response over
+    await browser.follow(`${backendUrl}/bind`, { method: 'POST', form: fields });
+    await bound;
+  } catch (e) {
+    throw new Error(`${(e as Error).message}\n--- kubectl bind said ---\n${said}`, { cause: e });
+  } finally {
+    consumer.close();
+  }
+}
+
 describe('kubectl bind through the backend pods, logged in at the Dex pod', () => {
   const appNs = uniqueName('shop');
   let clusterNs = '';
@@ -425,59 +511,22 @@ describe('kubectl bind through the backend pods, logged in at the Dex pod', () =
     // the image the stack built and put into the app cluster's konnector Deployment: kubectl bind keeps it
     const installed = await appApi().request<Obj>('GET', '/apis/apps/v1/namespaces/klutch-bind/deployments/konnector');
     konnectorImage = installed.spec!['template'].spec.containers[0].image as string;
-    const consumer = new KubeClient(app.kubeConfig);
-    const err = new PassThrough();
-    let said = '';
-    const loginUrl = new Promise<string>((resolve) => {
-      err.on('data', (d) => {
-        said += String(d);
-        const m = /visit in your browser:\s+(\S+)/.exec(said);
-        if (m) resolve(m[1]!);
-      });
-    });
     const tBind = Date.now();
-    const bound = bind({
-      url: `${backendUrl}/export`,
-      consumer,
-      dryRun: false,
-      open: false,
-      yes: true,
-      skipKonnector: false,
-      konnectorImage,
-      output: 'yaml',
-      timeoutMs: 120_000,
-      io: { out: new PassThrough(), err, in: new PassThrough() },
-    });
-    try {
-      const browser = new FetchBrowser(fetchTrusting(caPem));
-      const page = await browser.follow(await Promise.race([loginUrl, bound.then(() => Promise.reject(new Error(`bind ended early:\n${said}`)))]));
-      const html = await page.res!.text();
-      expect(page.url).toMatch(new RegExp(`^${backendUrl}/resources\\?s=`));
-      // Dex's mockCallback connector signs in "Kilgore Trout"
-      expect(html).toContain('kilgore@kilgore.trout');
-      const visited = browser.visited.join('\n');
-      expect(visited).toContain(`GET ${issuer}/auth?`);
-      expect(visited).toContain(`GET ${backendUrl}/callback?code=`);
-      const form = new RegExp(
-        `data-resource="${PLURAL}\\.${GROUP.replace(/\./g, '\\.')}"[^>]*>[\\s\\S]*?<form method="post" action="/bind">([\\s\\S]*?)</form>`,
-      ).exec(html);
-      if (!form) throw new Error(`no Bind form for ${PLURAL}.${GROUP} on the catalogue page:\n${html.slice(0, 2000)}`);
-      const fields: Record<string, string> = {};
-      for (const m of form[1]!.matchAll(/name="([^"]+)" value="([^"]*)"/g)) fields[m[1]!] = m[2]!.replace(/&amp;/g, '&');
-      // the 303 goes to kubectl bind's loopback callback server; following it hands the response over
-      await browser.follow(`${backendUrl}/bind`, { method: 'POST', form: fields });
-      await bound;
-    } catch (e) {
-      throw new Error(`${(e as Error).message}\n--- kubectl bind said ---\n${said}`, { cause: e });
-    } finally {
-      consumer.close();
+    for (const [group, plural] of [
+      [GROUP, PLURAL],
+      ['anynines.com', 'postgresqlinstances'],
+      ['anynines.com', 'servicebindings'],
+    ] as const) {
+      await bindVia(group, plural, konnectorImage);
     }
     figures['kubectl bind (login at Dex → binding)'] = secs(tBind);
   }, 300_000);
 
   it('bound the API: the consumer namespace on cp, the CRD and an APIServiceBinding in the app cluster', async () => {
     const bindings = await appApi().request<{ items: Obj[] }>('GET', '/apis/klutch.anynines.com/v1alpha1/namespaces/klutch-bind/apiservicebindings');
-    expect(bindings.items.map((b) => b.metadata.name)).toContain(`${PLURAL}.${GROUP}`);
+    expect(bindings.items.map((b) => b.metadata.name)).toEqual(
+      expect.arrayContaining([`${PLURAL}.${GROUP}`, 'postgresqlinstances.anynines.com', 'servicebindings.anynines.com']),
+    );
     const nss = await api().request<{ items: Obj[] }>('GET', '/api/v1/namespaces');
     clusterNs = nss.items.map((n) => n.metadata.name).find((n) => /^cluster-/.test(n))!;
     expect(clusterNs).toBeDefined();
@@ -567,6 +616,51 @@ describe('kubectl bind through the backend pods, logged in at the Dex pod', () =
           intervalMs: 500,
         },
       );
+    });
+
+    it('provisions PostgreSQL through Crossplane and the a8s stand-in; the credentials Secret in the app cluster connects', async () => {
+      const t = Date.now();
+      const base = `/apis/anynines.com/v1/namespaces/${appNs}`;
+      await appApi().request('POST', `${base}/postgresqlinstances`, {
+        body: {
+          apiVersion: 'anynines.com/v1',
+          kind: 'PostgresqlInstance',
+          metadata: { name: 'orders-db', namespace: appNs },
+          spec: { service: 'a9s-postgresql14', plan: 'postgresql-single-nano', expose: 'Internal', compositionRef: { name: 'a8s-postgresql' } },
+        },
+      });
+      await appApi().request('POST', `${base}/servicebindings`, {
+        body: {
+          apiVersion: 'anynines.com/v1',
+          kind: 'ServiceBinding',
+          metadata: { name: 'orders-db-binding', namespace: appNs },
+          spec: { instanceRef: 'orders-db', serviceInstanceType: 'postgresql', compositionRef: { name: 'a8s-servicebinding' } },
+        },
+      });
+      const secret = await eventually(
+        'a credentials Secret in the app cluster',
+        async () => {
+          const list = await appApi().request<{ items: Array<Obj & { data?: Record<string, string> }> }>('GET', `/api/v1/namespaces/${appNs}/secrets`);
+          return list.items.find((x) => x.data?.['password'] && x.data['instance_service']);
+        },
+        { timeoutMs: 240_000, intervalMs: 1000 },
+      );
+      const d = (k: string) => Buffer.from(secret.data?.[k] ?? '', 'base64').toString('utf8');
+      await eventually(
+        'a PostgreSQL connection with the credentials from the app cluster',
+        async () => {
+          const c = new pg.Client({ host: d('instance_service'), port: 5432, user: d('username'), password: d('password'), database: d('database') });
+          c.on('error', () => undefined);
+          await c.connect();
+          try {
+            return (await c.query<{ one: number }>('SELECT 1 AS one')).rows[0]?.one === 1;
+          } finally {
+            await c.end();
+          }
+        },
+        { timeoutMs: 60_000, intervalMs: 1000 },
+      );
+      figures['claims → credentials Secret in the app cluster → PostgreSQL connection'] = secs(t);
     });
   });
 });
