@@ -32,7 +32,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { LocalWorkspace, PulumiCommand, Stack } from '@pulumi/pulumi/automation/index.js';
-import { CoreResources, KubeClient, type KubeObject, type ResourceRef } from '../runtime/core/client.js';
+import { CoreResources, isAlreadyExists, KubeClient, type KubeObject, type ResourceRef } from '../runtime/core/client.js';
 import { getCondition, type Condition } from '../runtime/core/conditions.js';
 import { freePort, startCluster, startCrossplane, type CrossplaneHarness, type RealCluster } from '../runtime/realinfra/index.js';
 import { ensurePulumiBinaries, pulumiEnv } from '../runtime/realinfra/pulumi-build.js';
@@ -672,7 +672,11 @@ export async function provisionDemo(sb: Sandbox, say: (l: string) => void = (l) 
     say(`      ${hops[hop]!.toFixed(1).padStart(5)} s  ${hop}`);
   };
   try {
-    if (!(await app.getOrNull(CoreResources.namespaces, undefined, ns))) await app.create(CoreResources.namespaces, { metadata: { name: ns } });
+    // the a9s demo may create the same namespace at the same time (it runs beside this one)
+    if (!(await app.getOrNull(CoreResources.namespaces, undefined, ns)))
+      await app.create(CoreResources.namespaces, { metadata: { name: ns } }).catch((e: unknown) => {
+        if (!isAlreadyExists(e)) throw e;
+      });
     say(`[7/${SANDBOX_STEPS}] PostgresqlInstance + ServiceBinding in ${sb.apps[0].name}: through real Crossplane to a local PostgreSQL, credentials back down`);
     // the backend's Composition: `spec.compositionRef` on a claim, `spec.crossplane.compositionRef` on a namespaced XR
     const composition = (name: string) => (sb.apiStyle.namespaced ? { crossplane: { compositionRef: { name } } } : { compositionRef: { name } });
