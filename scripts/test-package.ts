@@ -7,6 +7,8 @@
  *                 resolution, compiled by tsc, run by node (synthTopology)
  *   cdk8s-app     the layout of `cdk8s init typescript-app` (CommonJS, classic resolution, its
  *                 tsconfig.json and cdk8s.yaml `app: npx ts-node main.ts`), run by `cdk8s synth`
+ *   cdk8s-plus-33 an ES module project on cdk8s-plus-33 (klutch-kit is built on cdk8s-plus-28, its peer):
+ *                 cdk8s-plus-33 constructs in klutch-kit's cluster charts, synthTopology, klutch-kit validate
  *   pulumi-app    Pulumi's TypeScript template (CommonJS under ts-node) deploying the chart with
  *                 klutch-kit/stacks' ControlPlane under Pulumi's mocks
  *   init-esm,     README's "Start a project" as written: `klutch-kit init my-topology [--layout cjs]`
@@ -233,6 +235,35 @@ try {
       // the template's `npm test` (jest + ts-jest), in jest's ES module mode (examples/cdk8s-app/jest.config.js)
       run(process.execPath, ['--experimental-vm-modules', '--no-warnings', join(dir, 'node_modules', 'jest', 'bin', 'jest.js'), '--ci'], { cwd: dir, env });
       console.log('  cdk8s-app npm test (jest, ES module mode): passed');
+    });
+  }
+  if (!only || only === 'cdk8s-plus-33') {
+    step('cdk8s-plus-33: tsc (NodeNext), node build/main.js (synthTopology validates), klutch-kit validate', () => {
+      const dir = project('cdk8s-plus-33');
+      run(bin(dir, 'tsc'), ['-p', 'tsconfig.json'], { cwd: dir, env });
+      const out = run(process.execPath, ['build/main.js'], { cwd: dir, env });
+      const cp = outputOf(join(dir, 'dist', 'control-plane'));
+      const shop = outputOf(join(dir, 'dist', 'app-shop'));
+      expectClickHouse([...cp, ...shop], 'cdk8s-plus-33 dist/');
+      // cdk8s-plus-33's objects, in klutch-kit's cluster folders, as cdk8s-plus-33 renders them
+      const has = (objs: Array<Record<string, any>>, kind: string, n: string) => objs.find((o) => o.kind === kind && o.metadata?.name === n);
+      check(has(cp, 'NetworkPolicy', 'klutch-backend-ingress'), 'cdk8s-plus-33 dist/control-plane: no NetworkPolicy klutch-backend-ingress');
+      const deploy = has(shop, 'Deployment', 'events-app');
+      check(deploy?.spec?.template?.spec?.serviceAccountName === 'events-app', 'cdk8s-plus-33 dist/app-shop: no Deployment events-app with its ServiceAccount');
+      const role = has(shop, 'Role', 'read-clickhouse');
+      check(
+        JSON.stringify(role?.rules?.[0]?.resources) === JSON.stringify(['clickhouseinstances']) && role?.rules?.[0]?.apiGroups?.[0] === 'analytics.example.com',
+        `cdk8s-plus-33 dist/app-shop: Role read-clickhouse does not name the bound API: ${JSON.stringify(role?.rules)}`,
+      );
+      check(has(shop, 'RoleBinding', 'read-clickhouse')?.roleRef?.name === 'read-clickhouse', 'cdk8s-plus-33 dist/app-shop: no RoleBinding read-clickhouse');
+      // the app cluster's claims are checked against the control plane's XRDs
+      for (const argv of [['dist/control-plane'], ['dist/app-shop', '--schemas', 'dist/control-plane']]) {
+        const report = run(bin(dir, 'klutch-kit'), ['validate', ...argv], { cwd: dir, env });
+        console.log(`  npx klutch-kit validate ${argv.join(' ')}: ${report.trim().split('\n').pop()}`);
+      }
+      console.log(
+        `  ${out.trim()}; cdk8s-plus ${readJson<Pkg>(join(dir, 'node_modules', 'cdk8s-plus-33', 'package.json')).version} beside cdk8s-plus-28 ${readJson<Pkg>(join(dir, 'node_modules', 'cdk8s-plus-28', 'package.json')).version}`,
+      );
     });
   }
   if (!only || only === 'pulumi-app') {

@@ -116,7 +116,7 @@ describe('the examples', () => {
     const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
     const block = /```ts\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf('## Adding a data service')))?.[1];
     expect(block).toBeDefined();
-    for (const example of ['esm-nodenext', 'cdk8s-app', 'pulumi-app']) {
+    for (const example of ['esm-nodenext', 'cdk8s-app', 'pulumi-app', 'cdk8s-plus-33']) {
       expect({ example, same: readFileSync(new URL(`../../examples/${example}/clickhouse.ts`, import.meta.url), 'utf8') === block }).toEqual({
         example,
         same: true,
