@@ -721,7 +721,8 @@ export class SandboxA9sServiceBroker {
     }
     if (m[2] === 'backups' && m[3]) {
       const b = inst.backups.find((x) => String(x.id) === m[3]);
-      if (!b || b.status === 'deleted') throw new HttpError(404, { message: `backup ${m[3]} not found` });
+      // a deleted backup stays readable, in state deleted (what provider-anynines expects to finish a deletion)
+      if (!b || (b.status === 'deleted' && method !== 'GET')) throw new HttpError(404, { message: `backup ${m[3]} not found` });
       if (m[4] === 'restore' && method === 'POST') {
         if (b.status !== 'done') throw new HttpError(422, { message: `backup ${b.id} is ${b.status}, not done` });
         const r: Restore = { id: inst.restores.length + 1, backupId: b.id, status: 'queued', triggeredAt: t, finishedAt: '' };
