@@ -189,7 +189,8 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   const clusters: RealCluster[] = [];
   const bindOutput: Record<string, string> = {};
   const a8sDataDir = sandboxA8sDataDir(dir);
-  const a9sDataDir = `${a8sDataDir}-a9s`;
+  // unique: a8sDataDir falls back to a fixed name under the temporary folder, which runs side by side would share
+  const a9sDataDir = `${a8sDataDir}-a9s-${randomBytes(4).toString('hex')}`;
   let a9sStarting: Promise<SandboxA9s> | undefined;
   let a9sPart: SandboxA9s | undefined;
   let a8sOperator: SandboxA8sOperator | undefined;
