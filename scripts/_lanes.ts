@@ -37,12 +37,13 @@ export interface LanePlan {
 export const DEFAULT_SUITE_SECONDS = 90;
 
 /**
- * A suite starts a real node (kubelet + containerd) when it asks the harness for one. A node takes a host-wide
+ * A suite starts a real node (kubelet + containerd) when it asks the harness for one (`startCluster({ nodes: 1 })`). A node takes a host-wide
  * lock (runtime/realinfra/node.ts): two node suites in different lanes would wait for each other inside a jest
  * hook, so they all go to one lane.
  */
 export function startsNode(text: string): boolean {
-  return /\bnodes:\s*[1-9]/.test(text) || /\bensureNodeBinaries\(/.test(text);
+  // `nodes:` inside a startCluster({ … }) call (up to the statement's end), not any `nodes:` field
+  return /\bstartCluster\(\s*\{[^;]*?\bnodes:\s*[1-9]/.test(text) || /\bensureNodeBinaries\(/.test(text);
 }
 
 /** A suite needs the Go-built Pulumi CLI and kubernetes provider when it asks the harness for them. */

@@ -10,6 +10,9 @@ describe('integration lanes (scripts/_lanes.ts)', () => {
     expect(startsNode('await ensureNodeBinaries({ log })')).toBe(true);
     expect(startsNode('startCluster({ name: "cp" })')).toBe(false);
     expect(startsNode('startCluster({ nodes: 0 })')).toBe(false);
+    // an object's own `nodes` field (a Redis-like spec) is not a node
+    expect(startsNode("env = await startCatalogueCluster('x', '2.3');\nconst spec = { nodes: 3, maxMemory: '1Gi' };")).toBe(false);
+    expect(startsNode("startCluster({ name: 'a' });\nconst spec = { nodes: 3 };")).toBe(false);
   });
 
   it('puts every node suite in lane 1 and spreads the rest longest first into the emptiest lane', () => {
