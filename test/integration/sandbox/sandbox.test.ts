@@ -247,10 +247,11 @@ describe('npm run sandbox, end to end', () => {
   let demo: DemoResult;
   let a9sDemo: Promise<A9sDemoResult>;
   it('7: claims in app-1 go claim → XR → Object → a8s object → local PostgreSQL; status and a8s credentials come back down; the credentials connect', async () => {
-    // the a9s demo (test 7 (a9s)) runs beside this one
+    demo = await provisionDemo(sb!, log);
+    // the a9s demo (test 7 (a9s)) starts once this one's server runs: two PostgreSQL servers started at the same
+    // moment in one process race for the same loopback address
     a9sDemo = provisionA9sDemo(sb!.a9s!, { controlPlane: sb!.controlPlane, app: sb!.apps[0] }, log);
     a9sDemo.catch(() => undefined);
-    demo = await provisionDemo(sb!, log);
     const ns = demo.upstreamNamespace;
     expect(ns).toMatch(/^cluster-\w+-shop$/);
     // claim up, as written downstream, bound to its XR
