@@ -102,7 +102,7 @@ async function up(demo: boolean, apiStyleFlag: string): Promise<number> {
   let psqlA9s: string | undefined;
   if (demo) {
     try {
-      // the a9s demo runs beside the a8s one; its lines are printed after it
+      // the a9s demo runs after the a8s one; its lines are printed after the a8s psql line
       const a9sLines: string[] = [];
       const { provisionA9sDemo } = await import('../sandbox/a9s.js');
       const d = await provisionDemo(sb);
