@@ -295,42 +295,14 @@ export class CompositeResourceDefinition extends Construct implements IComposite
     if (!props || typeof props !== 'object') fail(p, props, 'must be an object');
     this.group = checkDnsSubdomain(`${p}.group`, props.group);
     if (!props.group.includes('.')) fail(`${p}.group`, props.group, 'must contain at least one dot (e.g. "example.org"), like every CRD group');
-
-    if (props.scope !== undefined && !(props.scope instanceof XrdScope)) fail(`${p}.scope`, props.scope, `must be one of ${XrdScope.all.join(', ')}`);
-    this.scope = props.scope;
-    const noClaims = this.scope !== undefined && this.scope !== XrdScope.LEGACY_CLUSTER;
-    if (noClaims && props.claimNames !== undefined) {
-      fail(
-        `${p}.claimNames`,
-        props.claimNames.kind,
-        `is not allowed with scope ${this.scope!.value}: only LegacyCluster XRDs offer claims; remove claimNames or the scope`,
-      );
-    }
-    if (noClaims && (props.connectionSecretKeys ?? []).length > 0) {
-      fail(
-        `${p}.connectionSecretKeys`,
-        props.connectionSecretKeys,
-        `is not allowed with scope ${this.scope!.value}: ${this.scope!.value} composite resources have no connection details; compose a Secret instead`,
-      );
-    }
+    this.scope = CompositeResourceDefinition.checkedScope(props);
     this.names = normalizeNames(`${p}.names`, props.names);
     this.kind = this.names.kind;
     this.plural = this.names.plural;
     if (props.claimNames !== undefined) {
-      this.claimNames = normalizeNames(`${p}.claimNames`, props.claimNames);
-      const xr = this.names;
-      const c = this.claimNames;
-      const xrNames = [xr.kind, xr.plural, xr.singular, xr.listKind];
-      for (const [field, v] of [
-        ['kind', c.kind],
-        ['plural', c.plural],
-        ['singular', c.singular],
-        ['listKind', c.listKind],
-      ] as const) {
-        if (xrNames.includes(v)) fail(`${p}.claimNames.${field}`, v, 'must differ from the composite resource names (kind, plural, singular, listKind)');
-      }
-      this.claimKind = c.kind;
-      this.claimPlural = c.plural;
+      this.claimNames = CompositeResourceDefinition.checkedClaimNames(props.claimNames, this.names);
+      this.claimKind = this.claimNames.kind;
+      this.claimPlural = this.claimNames.plural;
     }
 
     const expected = `${this.plural}.${this.group}`;
@@ -338,38 +310,15 @@ export class CompositeResourceDefinition extends Construct implements IComposite
       fail(`${p}.name`, props.name, `must be "<names.plural>.<group>" = "${expected}"`);
     }
     this.name = checkDnsSubdomain(`${p}.name`, expected);
-
-    if (!Array.isArray(props.versions) || props.versions.length === 0) {
-      fail(`${p}.versions`, props.versions, 'must list at least one version');
-    }
-    const only = props.versions.length === 1;
-    props.versions.forEach((v, i) => this.pushVersion(`${p}.versions[${i}]`, v, only));
-    const refs = this.versionList.filter((v) => v.referenceable);
-    if (refs.length !== 1) {
-      fail(
-        `${p}.versions`,
-        props.versions.map((v) => `${v?.name}${v?.referenceable ? ' (referenceable)' : ''}`),
-        `must have exactly one referenceable version, found ${refs.length}`,
-      );
-    }
+    this.addVersions(props.versions);
 
     if (props.defaultCompositionName !== undefined)
       this.defaultCompositionName = checkDnsSubdomain(`${p}.defaultCompositionName`, props.defaultCompositionName);
     if (props.enforcedCompositionName !== undefined)
       this.enforcedCompositionName = checkDnsSubdomain(`${p}.enforcedCompositionName`, props.enforcedCompositionName);
-    if (props.defaultCompositeDeletePolicy !== undefined) {
-      if (!(props.defaultCompositeDeletePolicy instanceof CompositeDeletePolicy)) {
-        fail(`${p}.defaultCompositeDeletePolicy`, props.defaultCompositeDeletePolicy, 'must be Background or Foreground');
-      }
-      if (!this.claimNames) fail(`${p}.defaultCompositeDeletePolicy`, props.defaultCompositeDeletePolicy, 'only applies to claims; set claimNames too');
-      this.defaultCompositeDeletePolicy = props.defaultCompositeDeletePolicy;
-    }
-    if (props.defaultCompositionUpdatePolicy !== undefined) {
-      if (!(props.defaultCompositionUpdatePolicy instanceof CompositionUpdatePolicy)) {
-        fail(`${p}.defaultCompositionUpdatePolicy`, props.defaultCompositionUpdatePolicy, 'must be Automatic or Manual');
-      }
-      this.defaultCompositionUpdatePolicy = props.defaultCompositionUpdatePolicy;
-    }
+    const policies = this.checkedPolicies(props);
+    this.defaultCompositeDeletePolicy = policies.deletePolicy;
+    this.defaultCompositionUpdatePolicy = policies.updatePolicy;
     for (const k of props.connectionSecretKeys ?? []) this.addConnectionSecretKey(k);
 
     this.apiObject = new ApiObject(this, 'Resource', {
@@ -380,6 +329,83 @@ export class CompositeResourceDefinition extends Construct implements IComposite
     });
     // A control plane offers the claim APIs of the XRDs created in it.
     clusterRegistryOf(this)?.registerClaimApi(this);
+  }
+
+  /** The v2 scope (undefined for a v1 XRD); only LegacyCluster XRDs may offer claims and connection details. */
+  private static checkedScope(props: CompositeResourceDefinitionProps): XrdScope | undefined {
+    const p = 'CompositeResourceDefinitionProps';
+    if (props.scope !== undefined && !(props.scope instanceof XrdScope)) fail(`${p}.scope`, props.scope, `must be one of ${XrdScope.all.join(', ')}`);
+    const scope = props.scope;
+    const noClaims = scope !== undefined && scope !== XrdScope.LEGACY_CLUSTER;
+    if (noClaims && props.claimNames !== undefined) {
+      fail(
+        `${p}.claimNames`,
+        props.claimNames.kind,
+        `is not allowed with scope ${scope!.value}: only LegacyCluster XRDs offer claims; remove claimNames or the scope`,
+      );
+    }
+    if (noClaims && (props.connectionSecretKeys ?? []).length > 0) {
+      fail(
+        `${p}.connectionSecretKeys`,
+        props.connectionSecretKeys,
+        `is not allowed with scope ${scope!.value}: ${scope!.value} composite resources have no connection details; compose a Secret instead`,
+      );
+    }
+    return scope;
+  }
+
+  /** Claim names, normalized, none of them equal to one of the composite resource's names. */
+  private static checkedClaimNames(claimNames: XrdNames, xr: XrdNames): XrdNames {
+    const p = 'CompositeResourceDefinitionProps';
+    const c = normalizeNames(`${p}.claimNames`, claimNames);
+    const xrNames = [xr.kind, xr.plural, xr.singular, xr.listKind];
+    for (const [field, v] of [
+      ['kind', c.kind],
+      ['plural', c.plural],
+      ['singular', c.singular],
+      ['listKind', c.listKind],
+    ] as const) {
+      if (xrNames.includes(v)) fail(`${p}.claimNames.${field}`, v, 'must differ from the composite resource names (kind, plural, singular, listKind)');
+    }
+    return c;
+  }
+
+  /** The versions, exactly one of them referenceable. */
+  private addVersions(versions: CompositeResourceDefinitionProps['versions']): void {
+    const p = 'CompositeResourceDefinitionProps';
+    if (!Array.isArray(versions) || versions.length === 0) {
+      fail(`${p}.versions`, versions, 'must list at least one version');
+    }
+    const only = versions.length === 1;
+    versions.forEach((v, i) => this.pushVersion(`${p}.versions[${i}]`, v, only));
+    const refs = this.versionList.filter((v) => v.referenceable);
+    if (refs.length !== 1) {
+      fail(
+        `${p}.versions`,
+        versions.map((v) => `${v?.name}${v?.referenceable ? ' (referenceable)' : ''}`),
+        `must have exactly one referenceable version, found ${refs.length}`,
+      );
+    }
+  }
+
+  /** The claim's composite delete policy (claims only) and the composition update policy. */
+  private checkedPolicies(props: CompositeResourceDefinitionProps): { deletePolicy?: CompositeDeletePolicy; updatePolicy?: CompositionUpdatePolicy } {
+    const p = 'CompositeResourceDefinitionProps';
+    const out: { deletePolicy?: CompositeDeletePolicy; updatePolicy?: CompositionUpdatePolicy } = {};
+    if (props.defaultCompositeDeletePolicy !== undefined) {
+      if (!(props.defaultCompositeDeletePolicy instanceof CompositeDeletePolicy)) {
+        fail(`${p}.defaultCompositeDeletePolicy`, props.defaultCompositeDeletePolicy, 'must be Background or Foreground');
+      }
+      if (!this.claimNames) fail(`${p}.defaultCompositeDeletePolicy`, props.defaultCompositeDeletePolicy, 'only applies to claims; set claimNames too');
+      out.deletePolicy = props.defaultCompositeDeletePolicy;
+    }
+    if (props.defaultCompositionUpdatePolicy !== undefined) {
+      if (!(props.defaultCompositionUpdatePolicy instanceof CompositionUpdatePolicy)) {
+        fail(`${p}.defaultCompositionUpdatePolicy`, props.defaultCompositionUpdatePolicy, 'must be Automatic or Manual');
+      }
+      out.updatePolicy = props.defaultCompositionUpdatePolicy;
+    }
+    return out;
   }
 
   /** `apiVersion` of the composite resource: `<group>/<referenceable version>`. */

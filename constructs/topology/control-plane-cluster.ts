@@ -158,6 +158,14 @@ const A8S_MANAGED = [
   { group: 'servicebindings.anynines.com', resources: ['servicebindings'] },
 ];
 
+/** What the backend and Dex share: where they run, the issuer, the OIDC client's Secret, the backend's route. */
+interface OidcAccess {
+  readonly backendNs: string;
+  readonly clientSecret: SecretKeyRef;
+  readonly issuerUrl: string;
+  readonly route?: BackendHttpRouteProps;
+}
+
 export class ControlPlaneCluster extends ClusterChart {
   public readonly clusterRole = ClusterRole.CONTROL_PLANE;
   public readonly host: string;
@@ -203,38 +211,71 @@ export class ControlPlaneCluster extends ClusterChart {
       registerClaimApi: (xrd) => this.addClaimApi(xrd),
       registerDataService: (ds) => this.checkProviderConfigsOf(ds),
     });
+    const checked = ControlPlaneCluster.checkProps(props);
+    this.host = checked.host;
+    this.anynines = props.anynines;
+    this.catalogueInstall = checked.catalogueInstall;
+
+    this.addBindingCrds();
+    const xp = this.addCrossplane(props);
+    this.crossplane = xp.install;
+    this.providerKubernetes = xp.providerKubernetes;
+    this.providerAnynines = xp.providerAnynines;
+    this.patchAndTransform = xp.patchAndTransform;
+    this.kubernetesProviderConfig = this.addProviderConfig(KUBERNETES_PROVIDER_CONFIG);
+
+    const access = this.oidcAccess(props);
+    this.backend = this.addBackend(props, access);
+    if (props.monitoring) this.monitoring = new KlutchMonitoring(this, 'Monitoring', { ...props.monitoring, backend: this.backend });
+    if (props.dex !== false) this.dex = this.addDex(props.dex, access, props);
+
+    if (props.catalogue !== false) this.addCatalogue('Catalogue', props.catalogue ?? {});
+  }
+
+  /** The props checked before anything is created: the host, `dex` given, the catalogue's install method. */
+  private static checkProps(props: ControlPlaneClusterProps): { host: string; catalogueInstall: CatalogueInstall } {
+    const P = 'ControlPlaneClusterProps';
     if (!isDnsSubdomain(props.host, 1)) {
       fail(`${P}.host`, props.host, 'is not a fully qualified host name (e.g. "bind.example.com")');
     }
-    this.host = props.host;
     if (props.dex === undefined) throw new Error(`${P}.dex: undefined; give Dex connectors, or false to use an external OIDC issuer via backend.oidc`);
-    this.anynines = props.anynines;
     if (props.catalogueInstall !== undefined && !(props.catalogueInstall instanceof CatalogueInstall)) {
       fail(`${P}.catalogueInstall`, props.catalogueInstall, 'must be CatalogueInstall.OBJECTS or CatalogueInstall.configurationPackage({ package })');
     }
-    this.catalogueInstall = props.catalogueInstall ?? CatalogueInstall.OBJECTS;
+    return { host: props.host, catalogueInstall: props.catalogueInstall ?? CatalogueInstall.OBJECTS };
+  }
 
-    // Binding API CRDs (klutch.anynines.com + the template CRD).
+  /** The binding API CRDs (klutch.anynines.com + the template CRD). */
+  private addBindingCrds(): void {
     for (const crd of bindingCrds()) {
       new ApiObject(this, `Crd-${crd.metadata.name}`, crd as never);
     }
+  }
 
-    // Crossplane itself, then its packages.
-    this.crossplane = new CrossplaneInstall(this, 'Crossplane', { namespace: CROSSPLANE_NAMESPACE, ...props.crossplane });
-    this.providerKubernetes = new Provider(this, 'ProviderKubernetes', {
+  /**
+   * Crossplane itself, then its packages; provider-kubernetes (InjectedIdentity) gets exactly the a8s
+   * resources it composes — not cluster-admin.
+   */
+  private addCrossplane(props: ControlPlaneClusterProps): {
+    install: CrossplaneInstall;
+    providerKubernetes: Provider;
+    providerAnynines: Provider;
+    patchAndTransform: XpFunction;
+  } {
+    const install = new CrossplaneInstall(this, 'Crossplane', { namespace: CROSSPLANE_NAMESPACE, ...props.crossplane });
+    const providerKubernetes = new Provider(this, 'ProviderKubernetes', {
       package: props.packages?.providerKubernetes ?? PROVIDER_KUBERNETES_PACKAGE,
       name: 'provider-kubernetes',
       runtimeConfig: new DeploymentRuntimeConfig(this, 'ProviderKubernetesRuntime', { name: 'provider-kubernetes', serviceAccountName: 'provider-kubernetes' }),
     });
-    this.providerAnynines = new Provider(this, 'ProviderAnynines', {
+    const providerAnynines = new Provider(this, 'ProviderAnynines', {
       package: props.packages?.providerAnynines ?? PROVIDER_ANYNINES_PACKAGE,
       name: 'provider-anynines',
     });
-    this.patchAndTransform = XpFunction.patchAndTransform(this, 'FunctionPatchAndTransform', {
+    const patchAndTransform = XpFunction.patchAndTransform(this, 'FunctionPatchAndTransform', {
       ...(props.packages?.patchAndTransform ? { package: props.packages.patchAndTransform } : {}),
       name: 'function-patch-and-transform',
     });
-    // provider-kubernetes (InjectedIdentity) gets exactly the a8s resources it composes — not cluster-admin.
     const a8sRole = new kplus.k8s.KubeClusterRole(this, 'ProviderKubernetesRole', {
       metadata: { name: 'klutch-provider-kubernetes-a8s' },
       rules: A8S_MANAGED.map((m) => ({ apiGroups: [m.group], resources: m.resources, verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] })),
@@ -248,76 +289,93 @@ export class ControlPlaneCluster extends ClusterChart {
         name: 'klutch-provider-kubernetes-a8s',
       },
     );
-    this.kubernetesProviderConfig = this.addProviderConfig(KUBERNETES_PROVIDER_CONFIG);
+    return { install, providerKubernetes, providerAnynines, patchAndTransform };
+  }
 
-    // Bind backend and Dex.
-    const backendNs = props.backend?.namespace ?? 'klutch-system';
-    const clientSecret = props.oidcClientSecret ?? { name: 'klutch-oidc', key: 'client-secret' };
-    const cookieSecret = props.cookieSecretName ?? 'klutch-cookies';
+  /** Where the backend and Dex run and how the backend signs users in (an error when `dex: false` leaves no issuer). */
+  private oidcAccess(props: ControlPlaneClusterProps): OidcAccess {
     const issuerUrl = props.dex === false ? props.backend?.oidc?.issuerUrl : `https://${this.host}/dex`;
-    if (!issuerUrl) throw new Error(`${P}.backend.oidc.issuerUrl: undefined; with dex: false the backend needs an external issuer`);
-    const { httpRoute: route, ...backendProps } = props.backend ?? {};
-    this.backend = new BindBackend(this, 'Backend', {
-      namespace: backendNs,
+    if (!issuerUrl) throw new Error(`ControlPlaneClusterProps.backend.oidc.issuerUrl: undefined; with dex: false the backend needs an external issuer`);
+    return {
+      backendNs: props.backend?.namespace ?? 'klutch-system',
+      clientSecret: props.oidcClientSecret ?? { name: 'klutch-oidc', key: 'client-secret' },
+      issuerUrl,
+      route: props.backend?.httpRoute,
+    };
+  }
+
+  /** The bind backend, granted the exports made so far, exposed through the HTTPRoute or an Ingress. */
+  private addBackend(props: ControlPlaneClusterProps, access: OidcAccess): BindBackend {
+    const cookieSecret = props.cookieSecretName ?? 'klutch-cookies';
+    const { httpRoute: _route, ...backendProps } = props.backend ?? {};
+    const backend = new BindBackend(this, 'Backend', {
+      namespace: access.backendNs,
       externalAddress: props.externalAddress,
       ...backendProps,
-      oidc: { issuerUrl, clientId: 'klutch-backend', clientSecret, callbackUrl: `https://${this.host}/callback`, ...props.backend?.oidc },
+      oidc: {
+        issuerUrl: access.issuerUrl,
+        clientId: 'klutch-backend',
+        clientSecret: access.clientSecret,
+        callbackUrl: `https://${this.host}/callback`,
+        ...props.backend?.oidc,
+      },
       cookies: props.backend?.cookies ?? {
         signingKey: { name: cookieSecret, key: 'signing-key' },
         encryptionKey: { name: cookieSecret, key: 'encryption-key' },
       },
     });
     // Export templates created before the backend (by a subclass) are granted now.
-    for (const t of this.exportTemplates) this.backend.grantExport(t);
-    if (route) this.backend.exposeViaHttpRoute(route);
-    else this.backend.exposeViaIngress({ host: this.host, className: props.ingressClassName, tlsSecretName: props.tlsSecretName });
-    if (props.monitoring) this.monitoring = new KlutchMonitoring(this, 'Monitoring', { ...props.monitoring, backend: this.backend });
-    if (props.dex !== false) {
-      const { connectors, ...dexRest } = props.dex;
-      this.dex = new Dex(this, 'Dex', {
-        namespace: backendNs,
-        ...dexRest,
-        issuer: issuerUrl,
-        staticClients: [{ id: 'klutch-backend', name: 'Klutch', redirectUris: [`https://${this.host}/callback`], secret: clientSecret }],
-        connectors,
-      });
-      if (route) {
-        // Same Gateway as the backend, path /dex.
-        new ApiObject(this, 'DexHTTPRoute', {
-          apiVersion: 'gateway.networking.k8s.io/v1',
-          kind: 'HTTPRoute',
-          metadata: { name: 'dex', namespace: backendNs },
-          spec: {
-            parentRefs: route.parentRefs.map((r) => ({
-              group: 'gateway.networking.k8s.io',
-              kind: 'Gateway',
-              name: r.name,
-              ...(r.namespace ? { namespace: r.namespace } : {}),
-              ...(r.sectionName ? { sectionName: r.sectionName } : {}),
-            })),
-            hostnames: [...route.hostnames],
-            rules: [{ matches: [{ path: { type: 'PathPrefix', value: '/dex' } }], backendRefs: [{ name: this.dex.name, port: 5556 }] }],
-          },
-        });
-      } else {
-        new kplus.k8s.KubeIngress(this, 'DexIngress', {
-          metadata: { name: 'dex', namespace: backendNs },
-          spec: {
-            ...(props.ingressClassName ? { ingressClassName: props.ingressClassName } : {}),
-            ...(props.tlsSecretName ? { tls: [{ hosts: [this.host], secretName: props.tlsSecretName }] } : {}),
-            rules: [
-              {
-                host: this.host,
-                http: { paths: [{ path: '/dex', pathType: 'Prefix', backend: { service: { name: this.dex.name, port: { name: 'http' } } } }] },
-              },
-            ],
-          },
-        });
-      }
-    }
+    for (const t of this.exportTemplates) backend.grantExport(t);
+    if (access.route) backend.exposeViaHttpRoute(access.route);
+    else backend.exposeViaIngress({ host: this.host, className: props.ingressClassName, tlsSecretName: props.tlsSecretName });
+    return backend;
+  }
 
-    // Catalogue.
-    if (props.catalogue !== false) this.addCatalogue('Catalogue', props.catalogue ?? {});
+  /** Dex as the backend's issuer at `https://<host>/dex`, routed like the backend. */
+  private addDex(dexProps: Exclude<ControlPlaneClusterProps['dex'], false>, access: OidcAccess, props: ControlPlaneClusterProps): Dex {
+    const { backendNs, clientSecret, issuerUrl, route } = access;
+    const { connectors, ...dexRest } = dexProps;
+    const dex = new Dex(this, 'Dex', {
+      namespace: backendNs,
+      ...dexRest,
+      issuer: issuerUrl,
+      staticClients: [{ id: 'klutch-backend', name: 'Klutch', redirectUris: [`https://${this.host}/callback`], secret: clientSecret }],
+      connectors,
+    });
+    if (route) {
+      // Same Gateway as the backend, path /dex.
+      new ApiObject(this, 'DexHTTPRoute', {
+        apiVersion: 'gateway.networking.k8s.io/v1',
+        kind: 'HTTPRoute',
+        metadata: { name: 'dex', namespace: backendNs },
+        spec: {
+          parentRefs: route.parentRefs.map((r) => ({
+            group: 'gateway.networking.k8s.io',
+            kind: 'Gateway',
+            name: r.name,
+            ...(r.namespace ? { namespace: r.namespace } : {}),
+            ...(r.sectionName ? { sectionName: r.sectionName } : {}),
+          })),
+          hostnames: [...route.hostnames],
+          rules: [{ matches: [{ path: { type: 'PathPrefix', value: '/dex' } }], backendRefs: [{ name: dex.name, port: 5556 }] }],
+        },
+      });
+    } else {
+      new kplus.k8s.KubeIngress(this, 'DexIngress', {
+        metadata: { name: 'dex', namespace: backendNs },
+        spec: {
+          ...(props.ingressClassName ? { ingressClassName: props.ingressClassName } : {}),
+          ...(props.tlsSecretName ? { tls: [{ hosts: [this.host], secretName: props.tlsSecretName }] } : {}),
+          rules: [
+            {
+              host: this.host,
+              http: { paths: [{ path: '/dex', pathType: 'Prefix', backend: { service: { name: dex.name, port: { name: 'http' } } } }] },
+            },
+          ],
+        },
+      });
+    }
+    return dex;
   }
 
   /** The first catalogue added: the Klutch catalogue unless `catalogue: false` (then the first addCatalogue()). */
