@@ -9,7 +9,15 @@ import { Construct } from 'constructs';
 import { fail } from '../_errors.js';
 import { apiServiceBindingKind } from '../../contract/index.js';
 import { KlutchMonitoring, type MonitoringOptions } from '../monitoring/index.js';
-import { AcceptablePermissionClaim, ApiServiceBinding, Konnector, KonnectorProps, KONNECTOR_NAMESPACE } from '../runtime/index.js';
+import {
+  AcceptablePermissionClaim,
+  ApiServiceBinding,
+  type IApiExport,
+  isApiExport,
+  Konnector,
+  KonnectorProps,
+  KONNECTOR_NAMESPACE,
+} from '../runtime/index.js';
 import { ClusterChart, ClusterRole } from './cluster-chart.js';
 import { ControlPlaneCluster, ExportedApiInfo } from './control-plane-cluster.js';
 
@@ -18,8 +26,12 @@ export interface AppClusterProps {
   readonly clusterName: string;
   /** The control plane this cluster binds to. */
   readonly controlPlane: ControlPlaneCluster;
-  /** APIs to bind, as `<plural>.<group>` (binding/CRD names). @default - every export of the control plane */
-  readonly bind?: string[];
+  /**
+   * APIs to bind: data services, catalogue operations or export templates of the control plane (by
+   * reference), or `<plural>.<group>` binding names (as a config file gives them).
+   * @default - every export of the control plane
+   */
+  readonly bind?: ReadonlyArray<IApiExport | string>;
   /** Name of the Secret (in klutch-bind) with the provider kubeconfig. @default "kubeconfig-<control plane name>" */
   readonly kubeconfigSecretName?: string;
   /** Accept the exports' permission claims (e.g. service-binding credentials). @default true */
@@ -74,8 +86,20 @@ export class AppCluster extends ClusterChart {
       throw new Error(`${P}.controlPlane: control plane "${props.controlPlane.clusterName}" exports no API yet; add data services before app clusters`);
     let chosen = exports;
     if (props.bind !== undefined) {
-      if (!Array.isArray(props.bind) || props.bind.length === 0) fail(`${P}.bind`, props.bind, 'must list at least one API "<plural>.<group>"');
+      if (!Array.isArray(props.bind) || props.bind.length === 0)
+        fail(`${P}.bind`, props.bind, 'must list at least one API (a data service or "<plural>.<group>")');
       chosen = props.bind.map((b, i) => {
+        if (isApiExport(b)) {
+          const e = props.controlPlane.exportOf(b);
+          if (!e) {
+            fail(
+              `${P}.bind[${i}]`,
+              b.node.path,
+              `is not exported by "${props.controlPlane.clusterName}": it was created outside that control plane; pass a data service, operation or export template created in it`,
+            );
+          }
+          return e;
+        }
         const e = exports.find((x) => x.name === b);
         if (!e) fail(`${P}.bind[${i}]`, b, `is not exported by "${props.controlPlane.clusterName}"; exports: ${exports.map((x) => x.name).join(', ')}`);
         return e;

@@ -54,6 +54,7 @@ import {
   Dex,
   DexConnector,
   DexProps,
+  type IApiExport,
   PermissionClaim,
   SecretKeyRef,
 } from '../runtime/index.js';
@@ -554,6 +555,11 @@ export class ControlPlaneCluster extends ClusterChart {
   /** The APIs app clusters can bind: every APIServiceExportTemplate created in this cluster (of a DataService, an operation, or by hand), by name. */
   public get exports(): ExportedApiInfo[] {
     return this.exportTemplates.map(exportInfo).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  /** The export of `api` (a DataService, a catalogue operation, an export template) when it was created in this cluster, else undefined. */
+  public exportOf(api: IApiExport): ExportedApiInfo | undefined {
+    return this.exportTemplates.includes(api.exportTemplate) ? exportInfo(api.exportTemplate) : undefined;
   }
 
   /** Claim APIs (kind, plural, group, referenceable version) of the XRDs created in this cluster. */

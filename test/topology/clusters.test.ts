@@ -304,6 +304,35 @@ describe('AppCluster (example)', () => {
     ]);
   });
 
+  test('bind takes data services and operations by reference, as the same bindings their names give', () => {
+    const { controlPlane } = example().topo;
+    const catalogue = controlPlane.catalogue!;
+    const app = new App({ outdir: '/nonexistent' });
+    const byRef = new AppCluster(app, 'ByRef', {
+      clusterName: 'by-ref',
+      controlPlane,
+      bind: [catalogue.service('postgresql'), catalogue.operations.get('servicebinding')!],
+    });
+    const byName = new AppCluster(app, 'ByName', {
+      clusterName: 'by-name',
+      controlPlane,
+      bind: ['postgresqlinstances.anynines.com', 'servicebindings.anynines.com'],
+    });
+    expect(byRef.boundApis).toEqual(byName.boundApis);
+    expect([...byRef.bindings.keys()]).toEqual(['postgresqlinstances.anynines.com', 'servicebindings.anynines.com']);
+    // a data service of another control plane is no export of this one, whatever its name
+    const otherCp = new ControlPlaneCluster(new App({ outdir: '/nonexistent' }), 'CP', {
+      host: 'bind.example.com',
+      dex: dexProps,
+      anynines: { baseDomain: 'a9s.example.com' },
+      catalogue: { services: ['postgresql'], operations: [] },
+    });
+    const other = otherCp.catalogue!.service('postgresql');
+    expect(() => new AppCluster(app, 'Other', { clusterName: 'other', controlPlane, bind: [other] })).toThrow(
+      /AppClusterProps\.bind\[0\]: ".*" is not exported by "control-plane": it was created outside that control plane/,
+    );
+  });
+
   test('bad props and claims throw naming the prop and value', () => {
     const { controlPlane } = example().topo;
     const app = new App({ outdir: '/nonexistent' });
