@@ -43,6 +43,8 @@ for (let i = 0; i < argv.length; i++) {
   else if (a.startsWith('-')) usage(`unknown option "${a}"`);
   else files.push(a);
 }
+// Named files run in one lane unless --lanes says otherwise; the whole set in KLUTCH_KIT_TEST_LANES lanes, or 2.
+laneArg ??= files.length > 0 ? '1' : (process.env['KLUTCH_KIT_TEST_LANES'] ?? '2');
 const laneCount = Number(laneArg);
 if (!Number.isInteger(laneCount) || laneCount < 1 || laneCount > 8)
   usage(`--lanes (or KLUTCH_KIT_TEST_LANES) must be a whole number from 1 to 8, got "${laneArg}"`);
