@@ -8,6 +8,8 @@ const common = {
   transform,
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   testEnvironment: 'node',
+  // A test file that leaves process.exitCode set fails by name (else jest would exit non-zero unexplained).
+  setupFilesAfterEnv: ['<rootDir>/test/support/exit-code-guard.ts'],
 };
 export default {
   projects: [

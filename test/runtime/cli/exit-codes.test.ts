@@ -80,11 +80,12 @@ const lines = () => {
   return { out, err, progress, io: { out: (l: string) => out.push(l), err: (l: string) => err.push(l), progress: (l: string) => progress.push(l) } };
 };
 
-describe('klutch-kit exit codes', () => {
-  afterEach(() => {
-    process.exitCode = undefined;
-  });
+// Every test here runs the CLI in-process, which sets process.exitCode: reset it after each.
+afterEach(() => {
+  process.exitCode = undefined;
+});
 
+describe('klutch-kit exit codes', () => {
   it('2 for usage errors: unknown option, missing argument, no command, a missing folder', async () => {
     expect(await cli('validate', '--bogus', root)).toMatchObject({ code: ExitCode.USAGE, err: expect.stringContaining("unknown option '--bogus'") });
     expect(await cli('validate')).toMatchObject({ code: ExitCode.USAGE, err: expect.stringContaining("missing required argument 'dir'") });
