@@ -19,12 +19,12 @@ import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { ensurePulumiBinaries } from '../runtime/realinfra/pulumi-build.js';
+import { RUN_ID_ENV } from '../runtime/realinfra/registry.js';
 import { type JestJson, type Lane, type SuiteFile, mergeDurations, planLanes } from './_lanes.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DURATIONS = path.join(ROOT, 'test', 'integration', 'durations.json');
 const JEST = ['--experimental-vm-modules', '--no-warnings', path.join(ROOT, 'node_modules', 'jest', 'bin', 'jest.js')];
-const RUN_ID_ENV = 'KLUTCH_KIT_REALINFRA_RUN_ID';
 
 function usage(message: string): never {
   process.stderr.write(`test:integration: ${message}\nusage: npm run test:integration [-- --lanes N] [-- --record] [-- <test file>…]\n`);
