@@ -90,7 +90,48 @@ export interface JestJson {
   readonly numFailedTests: number;
   readonly numPendingTests: number;
   readonly numTotalTests: number;
-  readonly testResults: ReadonlyArray<{ readonly name: string; readonly status: string; readonly startTime: number; readonly endTime: number }>;
+  readonly testResults: ReadonlyArray<{
+    readonly name: string;
+    readonly status: string;
+    readonly startTime: number;
+    readonly endTime: number;
+    /** The suite's own failure (a hook, or the file not running at all). */
+    readonly message?: string;
+    readonly assertionResults?: ReadonlyArray<{ readonly fullName: string; readonly status: string; readonly failureMessages?: readonly string[] }>;
+  }>;
+}
+
+// eslint-disable-next-line no-control-regex
+const ANSI = /\u001b\[[0-9;]*m/g;
+
+/**
+ * What failed, for the run's last lines: CI shows only the tail of a long log, so every failed suite is named
+ * there with its failed tests and the first lines of each failure (`maxLines` per failure).
+ */
+export function failureSummary(results: readonly JestJson[], root: string, maxLines = 6): string[] {
+  const prefix = root.endsWith('/') ? root : `${root}/`;
+  const lines: string[] = [];
+  const excerpt = (text: string) =>
+    text
+      .replace(ANSI, '')
+      .split('\n')
+      .map((l) => l.trimEnd())
+      .filter((l) => l.trim() !== '')
+      .slice(0, maxLines)
+      .map((l) => `      ${l}`);
+  for (const r of results) {
+    for (const t of r.testResults) {
+      const failedTests = (t.assertionResults ?? []).filter((a) => a.status === 'failed');
+      if (t.status !== 'failed' && failedTests.length === 0) continue;
+      lines.push(`  FAIL ${t.name.startsWith(prefix) ? t.name.slice(prefix.length) : t.name}`);
+      for (const a of failedTests) {
+        lines.push(`    ✕ ${a.fullName}`);
+        lines.push(...excerpt(a.failureMessages?.[0] ?? ''));
+      }
+      if (failedTests.length === 0 && t.message) lines.push(...excerpt(t.message));
+    }
+  }
+  return lines;
 }
 
 /** Seconds per suite (repo-relative path) from jest `--json` results, merged over `previous`. */

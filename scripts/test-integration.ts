@@ -20,7 +20,7 @@ import * as readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { ensurePulumiBinaries } from '../runtime/realinfra/pulumi-build.js';
 import { RUN_ID_ENV } from '../runtime/realinfra/registry.js';
-import { type JestJson, type Lane, type SuiteFile, mergeDurations, planLanes } from './_lanes.js';
+import { type JestJson, type Lane, type SuiteFile, failureSummary, mergeDurations, planLanes } from './_lanes.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DURATIONS = path.join(ROOT, 'test', 'integration', 'durations.json');
@@ -167,6 +167,11 @@ out(`test:integration: ${plan.lanes.length} lane(s) in ${elapsed()} (lanes: ${re
 const failed = sum('numFailedTests');
 out(`Tests: ${failed ? `${failed} failed, ` : ''}${sum('numPassedTests')} passed, ${sum('numTotalTests')} total`);
 if (failedLanes.length > 0) {
+  const summary = failureSummary(
+    runs.flatMap((r) => (r.json ? [r.json] : [])),
+    ROOT,
+  );
+  if (summary.length > 0) out(['test:integration: what failed:', ...summary].join('\n'));
   out(`test:integration: FAILED in lane(s) ${failedLanes.join(', ')}`);
   process.exit(1);
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { DEFAULT_SUITE_SECONDS, mergeDurations, needsPulumi, planLanes, startsNode } from '../../scripts/_lanes.js';
+import { DEFAULT_SUITE_SECONDS, failureSummary, mergeDurations, needsPulumi, planLanes, startsNode } from '../../scripts/_lanes.js';
 
 const suite = (path: string, text = 'startCluster({ name: "x" })') => ({ path, text });
 
@@ -91,5 +91,42 @@ describe('integration lanes (scripts/_lanes.ts)', () => {
       '/repo',
     );
     expect(merged).toEqual({ 'test/integration/a.test.ts': 60, 'test/integration/old.test.ts': 42 });
+  });
+
+  it('names every failed suite, its failed tests and the first lines of each failure, for the log tail', () => {
+    const lines = failureSummary(
+      [
+        {
+          numPassedTests: 1,
+          numFailedTests: 1,
+          numPendingTests: 0,
+          numTotalTests: 2,
+          testResults: [
+            {
+              name: '/repo/test/integration/a.test.ts',
+              status: 'failed',
+              startTime: 0,
+              endTime: 1,
+              assertionResults: [
+                { fullName: 'a works', status: 'passed' },
+                { fullName: 'a binds', status: 'failed', failureMessages: ['\u001b[31mError: timed out\u001b[39m\n\n  at x\n  at y\n  at z'] },
+              ],
+            },
+            { name: '/repo/test/integration/b.test.ts', status: 'passed', startTime: 0, endTime: 1, assertionResults: [] },
+            { name: '/repo/test/integration/c.test.ts', status: 'failed', startTime: 0, endTime: 1, message: 'beforeAll: port in use', assertionResults: [] },
+          ],
+        },
+      ],
+      '/repo',
+      2,
+    );
+    expect(lines).toEqual([
+      '  FAIL test/integration/a.test.ts',
+      '    ✕ a binds',
+      '      Error: timed out',
+      '        at x',
+      '  FAIL test/integration/c.test.ts',
+      '      beforeAll: port in use',
+    ]);
   });
 });
