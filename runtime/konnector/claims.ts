@@ -129,16 +129,31 @@ export class ClaimSync {
     return this.ctx.boundNamespaces().filter((b) => ns.includes('*') || ns.includes(b.consumer));
   }
 
-  private async refreshNamespaces(): Promise<void> {
+  private async refreshNamespaces(syncTimeoutMs = 60_000): Promise<void> {
     const pairs = this.selectedNamespaces();
     const bound = new Set(pairs.map((p) => p.consumer));
     for (const k of [...this.consumerDeleted.keys()]) if (!bound.has(splitKey(k).namespace ?? '')) this.consumerDeleted.delete(k);
+    const newPairs = pairs.filter((p) => !this.consumer.namespaces.includes(p.consumer) || !this.providerInf.namespaces.includes(p.provider));
     await Promise.all([this.consumer.setNamespaces(pairs.map((p) => p.consumer)), this.providerInf.setNamespaces(pairs.map((p) => p.provider))]);
-    // New namespaces: their informers enqueue everything on their initial list.
+    // New namespaces: their informers enqueue everything on their initial list, but a key is dropped while the
+    // other side's informer has not synced yet (reconcile). So once both sides of a new pair have synced,
+    // everything in it is enqueued again: nothing waits for the next resync.
+    await Promise.all(newPairs.map((p) => this.enqueueWhenSynced(p.consumer, p.provider, syncTimeoutMs)));
+  }
+
+  private async enqueueWhenSynced(consumerNs: string, providerNs: string, timeoutMs: number): Promise<void> {
+    try {
+      await Promise.all([this.consumer.waitForNamespaceSync(consumerNs, timeoutMs), this.providerInf.waitForNamespaceSync(providerNs, timeoutMs)]);
+    } catch (e) {
+      this.log.warn({ namespace: consumerNs, err: (e as Error).message }, 'namespace informers not synced; its objects wait for the next resync');
+      return;
+    }
+    const names = new Set([...this.consumer.list(consumerNs), ...this.providerInf.list(providerNs)].map((o) => o.metadata.name!));
+    for (const n of names) this.controller.enqueue(`${consumerNs}/${n}`);
   }
 
   async start(timeoutMs = 60_000): Promise<void> {
-    await this.refreshNamespaces();
+    await this.refreshNamespaces(timeoutMs);
     await Promise.all([this.consumer.waitForSync(timeoutMs), this.providerInf.waitForSync(timeoutMs)]);
     this.controller.start();
   }

@@ -77,6 +77,11 @@ export class MultiNamespaceInformer<T extends KubeObject = KubeObject> {
     return [...this.informers.values()].every((i) => i.hasSynced());
   }
 
+  /** Waits until the informer of `namespace` has synced (cluster mode: the one informer); resolves at once when there is none. */
+  async waitForNamespaceSync(namespace: string, timeoutMs?: number): Promise<void> {
+    await this.informers.get(this.opts.cluster ? '' : namespace)?.waitForSync(timeoutMs);
+  }
+
   async waitForSync(timeoutMs?: number): Promise<void> {
     await Promise.all([...this.informers.values()].map((i) => i.waitForSync(timeoutMs)));
   }

@@ -18,7 +18,7 @@ import { applyManifests, startCluster, type RealCluster } from '../../../runtime
 import { startProviderAnynines, type ProviderAnyninesHarness } from '../../../runtime/realinfra/anynines.js';
 import { runPush } from '../../../runtime/cli/package.js';
 import { SandboxA9sServiceBroker, type A9sDataService } from '../../../sandbox/a9s-broker-standin.js';
-import { Api, CATALOGUE_PACKAGE_REPOSITORY, NS, condition, waitFor, type Obj } from '../crossplane/_support.js';
+import { Api, CATALOGUE_PACKAGE_REPOSITORY, NS, waitForXrdsServed, type Obj } from '../crossplane/_support.js';
 
 export const BROKER_USER = 'a9s-broker-admin';
 /** The Secret (crossplane-system) with the test CA that signed the PostgreSQL stand-in's certificate, key `ca.crt`. */
@@ -224,19 +224,8 @@ export async function startA9sCluster(
       { continueOnError: false },
     );
     await xp.waitForPackage('Configuration', 'klutch-catalogue', 240_000);
-    const xrds = objs.length ? (await api.list('apiextensions.crossplane.io/v1', 'CompositeResourceDefinition')).map((x) => x.metadata!.name!) : [];
-    for (const x of xrds) {
-      await waitFor(
-        `XRD ${x} Established and Offered`,
-        async () => {
-          const live = await api.get('apiextensions.crossplane.io/v1', 'CompositeResourceDefinition', x);
-          return condition(live, 'Established')?.status === 'True' && (!live?.spec?.claimNames || condition(live, 'Offered')?.status === 'True')
-            ? live
-            : undefined;
-        },
-        240_000,
-      );
-    }
+    const xrds = objs.length ? await api.list('apiextensions.crossplane.io/v1', 'CompositeResourceDefinition') : [];
+    await waitForXrdsServed(api, xrds, 240_000);
     const c = cluster;
     const h = a9s;
     return { cluster: c, api, a9s: h, brokers, services, catalogue: cp.catalogue!, providerConfigs, ca, stop };

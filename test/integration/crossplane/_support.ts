@@ -285,19 +285,38 @@ export async function installCatalogue(
   if (kinds !== expected) throw new Error(`the synthesized control plane gave ${kinds}, expected ${expected}`);
   await applyManifests(cluster.kubeConfig, objs, { continueOnError: false });
   await xp.waitForPackage('Configuration', 'klutch-catalogue', 180_000);
+  await waitForXrdsServed(api, xrds, 180_000);
+  return { catalogue: synth.cp.catalogue!, xrds, packageRef, pushedDigest: pushed.digest };
+}
+
+/**
+ * Waits until every XRD is Established (and Offered, when it offers claims) and the API server serves its
+ * XR kind and claim kind. The conditions alone are not enough: the API server's discovery lists a new CRD's
+ * group a moment after the CRD is Established, and a claim created in between fails with "not served".
+ */
+export async function waitForXrdsServed(api: Api, xrds: readonly Obj[], timeoutMs: number): Promise<void> {
   for (const x of xrds) {
+    const name = x.metadata!.name!;
+    const spec = x.spec as {
+      group: string;
+      names: { kind: string };
+      claimNames?: { kind: string };
+      versions: Array<{ name: string; referenceable?: boolean }>;
+    };
+    const version = (spec.versions.find((v) => v.referenceable) ?? spec.versions[0]!).name;
     await waitFor(
-      `XRD ${x.metadata!.name} Established${x.spec?.claimNames ? ' and Offered' : ''}`,
+      `XRD ${name} Established${spec.claimNames ? ' and Offered' : ''}, its kinds served`,
       async () => {
-        const live = await api.get('apiextensions.crossplane.io/v1', 'CompositeResourceDefinition', x.metadata!.name!);
+        const live = await api.get('apiextensions.crossplane.io/v1', 'CompositeResourceDefinition', name);
         // A v2 XRD of namespaced XRs offers no claims, so it has no Offered condition.
-        const offered = !x.spec?.claimNames || condition(live, 'Offered')?.status === 'True';
-        return condition(live, 'Established')?.status === 'True' && offered ? live : undefined;
+        const offered = !spec.claimNames || condition(live, 'Offered')?.status === 'True';
+        if (condition(live, 'Established')?.status !== 'True' || !offered) return undefined;
+        for (const kind of [spec.names.kind, ...(spec.claimNames ? [spec.claimNames.kind] : [])]) await api.paths.resource(`${spec.group}/${version}`, kind);
+        return live;
       },
-      180_000,
+      timeoutMs,
     );
   }
-  return { catalogue: synth.cp.catalogue!, xrds, packageRef, pushedDigest: pushed.digest };
 }
 
 export const GROUP = 'anynines.com/v1';
