@@ -208,8 +208,11 @@ describe.each<[CrossplaneVersion, string]>([
     // The ImageConfig's rewrite is where Crossplane pulled it from.
     expect(rev.status?.['resolvedImage']).toBe(`${xp.registry}/crossplane-contrib/function-patch-and-transform:${xp.versions.functionPatchAndTransform}`);
     expect(rev.status?.['endpoint']).toBe(`unix://${xp.dir}/fn.sock`);
-    // The package manager installed the provider's CRDs from its package.
-    expect(cond(await crd('objects.kubernetes.crossplane.io'), 'Established')?.status).toBe('True');
+    // The package manager installed the provider's CRDs from its package (Established a moment after the
+    // Provider is Healthy on a loaded machine: waited for, as the ProviderConfig kind above).
+    await eventually('the Object kind', async () => cond(await crd('objects.kubernetes.crossplane.io'), 'Established')?.status === 'True', {
+      timeoutMs: 120_000,
+    });
     await eventually('provider-kubernetes running', async () => xp.pids()['provider-kubernetes'] !== undefined, { timeoutMs: 120_000 });
   });
 
