@@ -182,6 +182,11 @@ export interface LeaseIdentityLockOptions {
   sweepIntervalMs?: number;
   /** How long a bind waits for the lock before a 429; longer than the TTL, so a bind outlasts a killed holder. @default 20000 */
   waitMs?: number;
+  /**
+   * How often the holder renews its Lease while its bind runs, so that a slow bind (a loaded API server) is
+   * never taken for a killed holder's and two binds never count at once. @default a third of `ttlSeconds`
+   */
+  renewEveryMs?: number;
 }
 
 /**
@@ -228,12 +233,48 @@ export class LeaseIdentityLock implements IdentityLock {
       }
       await new Promise((r) => setTimeout(r, 20 + Math.random() * 30 * Math.min(attempt + 1, 8)));
     }
+    const renewal = this.keepRenewed(held, ttl);
     try {
       return await fn();
     } finally {
+      await renewal.stop();
       await kube.delete(CoreResources.leases, namespace, name, { uid: held.metadata.uid }).catch(() => undefined);
       await this.maybeSweep(ttl);
     }
+  }
+
+  /**
+   * Renews the held Lease's renewTime until stopped. A renewal that fails is retried at the next tick; one that
+   * finds the Lease gone or changed (Conflict) ends the renewals: the lock was taken over.
+   */
+  private keepRenewed(held: Lease, ttl: number): { stop(): Promise<void> } {
+    let lease = held;
+    let done = false;
+    let inFlight: Promise<void> = Promise.resolve();
+    const tick = () => {
+      inFlight = (async () => {
+        try {
+          lease = await this.o.kube.update<Lease>(CoreResources.leases, { ...lease, spec: { ...lease.spec, renewTime: microTime(new Date()) } });
+        } catch (e) {
+          if (isConflict(e) || isNotFound(e)) done = true;
+        }
+      })();
+    };
+    const timer = setInterval(
+      () => {
+        if (done) clearInterval(timer);
+        else tick();
+      },
+      this.o.renewEveryMs ?? (ttl * 1000) / 3,
+    );
+    timer.unref();
+    return {
+      stop: async () => {
+        done = true;
+        clearInterval(timer);
+        await inFlight;
+      },
+    };
   }
 
   private expired(l: Lease, ttl: number): boolean {

@@ -387,4 +387,26 @@ describe('LeaseIdentityLock', () => {
     await expect(busy).rejects.toMatchObject({ status: 429, field: 'concurrency', retryAfterSeconds: 2 });
     await expect(busy).rejects.toThrow('another bind of bob is still in progress');
   });
+
+  it('keeps its Lease renewed while a slow bind runs: another replica waits instead of taking it over', async () => {
+    const { kube, leases } = leaseStore();
+    const one = new LeaseIdentityLock({ kube, namespace: 'klutch-system', holder: 'replica-1', ttlSeconds: 2 });
+    const two = new LeaseIdentityLock({ kube, namespace: 'klutch-system', holder: 'replica-2', ttlSeconds: 2, waitMs: 2_500 });
+    let release!: () => void;
+    let entered!: () => void;
+    const inside = new Promise<void>((r) => (entered = r));
+    const slow = one.withLock('abc', 'alice', async () => {
+      entered();
+      await new Promise<void>((r) => (release = r));
+      return 'first';
+    });
+    await inside;
+    // replica 2 waits past the 2 s TTL: without renewals it would take the lock over while replica 1 still holds it
+    await expect(two.withLock('abc', 'alice', async () => 'second')).rejects.toMatchObject({ status: 429, field: 'concurrency' });
+    expect(leases.get('klutch-bind-lock-abc')?.spec).toMatchObject({ holderIdentity: 'replica-1' });
+    release();
+    expect(await slow).toBe('first');
+    expect(leases.has('klutch-bind-lock-abc')).toBe(false);
+    expect(await two.withLock('abc', 'alice', async () => 'second')).toBe('second');
+  });
 });
