@@ -51,7 +51,9 @@ const TREE_SEARCH = /\bnode\.findAll\(/;
 test('no tree search in constructs/: what a cluster or package holds is registered by what is created in it, not found with node.findAll() (issue 25)', () => {
   expect(hits(TREE_SEARCH, (p) => p.startsWith('constructs/'))).toEqual([]);
   // The rule catches a search written either way, and not the CEL function.
-  expect(['for (const c of this.node.findAll()) {', 'const all = app.node.findAll(ConstructOrder.POSTORDER);'].filter((l) => TREE_SEARCH.test(l))).toHaveLength(2);
+  expect(['for (const c of this.node.findAll()) {', 'const all = app.node.findAll(ConstructOrder.POSTORDER);'].filter((l) => TREE_SEARCH.test(l))).toHaveLength(
+    2,
+  );
   expect(TREE_SEARCH.test("celMethod('findAll', CelScalar.STRING, [CelScalar.STRING], listType(CelScalar.STRING), function (re) {")).toBe(false);
 });
 

@@ -136,7 +136,11 @@ export class ConfigurationPackageSource extends Construct {
     const at = 'ConfigurationPackageSource.addObject(obj)';
     if (!(obj instanceof ApiObject)) fail(at, obj, 'must be an ApiObject (an XRD or Composition)');
     if (!ConfigurationPackageSource.isPackagedKind(obj.apiVersion, obj.kind)) {
-      fail(`${at}.kind`, `${obj.apiVersion}/${obj.kind}`, 'is not a CompositeResourceDefinition or Composition of apiextensions.crossplane.io; only those go into a package');
+      fail(
+        `${at}.kind`,
+        `${obj.apiVersion}/${obj.kind}`,
+        'is not a CompositeResourceDefinition or Composition of apiextensions.crossplane.io; only those go into a package',
+      );
     }
     const other = PACKAGE_OF.get(obj);
     if (other === this) return;

@@ -182,14 +182,23 @@ export class AppCluster extends ClusterChart {
   private claimedApi(P: string, props: ClaimProps): { kind: string; group?: string } {
     const ds = props.dataService;
     if (ds === undefined) {
-      if (typeof props.kind !== 'string' || props.kind.length === 0) fail(`${P}.kind`, props.kind, 'must be a claim kind such as "PostgresqlInstance" (or pass dataService)');
+      if (typeof props.kind !== 'string' || props.kind.length === 0)
+        fail(`${P}.kind`, props.kind, 'must be a claim kind such as "PostgresqlInstance" (or pass dataService)');
       return { kind: props.kind, group: props.group };
     }
     if (props.kind !== undefined || props.group !== undefined) {
-      fail(`${P}.${props.kind !== undefined ? 'kind' : 'group'}`, props.kind ?? props.group, 'is given with dataService, which sets the kind and group; pass one of them');
+      fail(
+        `${P}.${props.kind !== undefined ? 'kind' : 'group'}`,
+        props.kind ?? props.group,
+        'is given with dataService, which sets the kind and group; pass one of them',
+      );
     }
     if (!isApiExport(ds) || typeof (ds as Partial<IDataService>).model?.claimKind !== 'string') {
-      fail(`${P}.dataService`, ds instanceof Construct ? ds.node.path : ds, 'is not a data service (IDataService), e.g. a DataService or catalogue.service("postgresql")');
+      fail(
+        `${P}.dataService`,
+        ds instanceof Construct ? ds.node.path : ds,
+        'is not a data service (IDataService), e.g. a DataService or catalogue.service("postgresql")',
+      );
     }
     if (!this.controlPlane.exportOf(ds)) {
       fail(`${P}.dataService`, ds.node.path, `is not exported by "${this.controlPlane.clusterName}": it was created outside that control plane`);

@@ -7,7 +7,14 @@
 import { describe, expect, test } from '@jest/globals';
 import { ApiObject, App, Chart } from 'cdk8s';
 import { Construct } from 'constructs';
-import { CompositeResourceDefinition, Composition, CompositeType, ConfigurationPackageSource, FunctionStep, XrdScope } from '../../constructs/crossplane/index.js';
+import {
+  CompositeResourceDefinition,
+  Composition,
+  CompositeType,
+  ConfigurationPackageSource,
+  FunctionStep,
+  XrdScope,
+} from '../../constructs/crossplane/index.js';
 import { ClusterChart, ClusterRole, renderTopology } from '../../constructs/topology/index.js';
 
 class TestCluster extends ClusterChart {
@@ -97,14 +104,18 @@ describe('ConfigurationPackageSource', () => {
     expect(() => pkg.addObject(cm)).toThrow(
       'ConfigurationPackageSource.addObject(obj).kind: "v1/ConfigMap" is not a CompositeResourceDefinition or Composition of apiextensions.crossplane.io; only those go into a package',
     );
-    expect(() => pkg.addObject({ kind: 'Composition' } as never)).toThrow('ConfigurationPackageSource.addObject(obj): {"kind":"Composition"} must be an ApiObject');
+    expect(() => pkg.addObject({ kind: 'Composition' } as never)).toThrow(
+      'ConfigurationPackageSource.addObject(obj): {"kind":"Composition"} must be an ApiObject',
+    );
     expect(() => pkg.addObject(rawComposition(cluster, 'Outside', 'outside'))).toThrow(
       'ConfigurationPackageSource.addObject(obj): "cp/Outside" is not below this package source (cp/Pkg); create the object in its scope',
     );
     const inner = new ConfigurationPackageSource(pkg, 'Inner', { name: 'inner' });
     const comp = new Composition(inner, 'Comp', { name: 'c', compositeTypeRef: CompositeType.of('example.org/v1', 'XA') });
     expect(inner.objects).toEqual([comp.apiObject]); // the nearest source
-    expect(() => pkg.addObject(comp.apiObject)).toThrow('ConfigurationPackageSource.addObject(obj): "cp/Pkg/Inner/Comp/Resource" is already in package "inner" (cp/Pkg/Inner)');
+    expect(() => pkg.addObject(comp.apiObject)).toThrow(
+      'ConfigurationPackageSource.addObject(obj): "cp/Pkg/Inner/Comp/Resource" is already in package "inner" (cp/Pkg/Inner)',
+    );
     expect(pkg.objects).toEqual([]);
   });
 });

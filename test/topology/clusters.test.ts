@@ -372,7 +372,9 @@ describe('AppCluster (example)', () => {
     expect(() => a.addClaim({ dataService: postgresql, kind: 'PostgresqlInstance', name: 'x', spec })).toThrow(
       'AppCluster.addClaim.kind: "PostgresqlInstance" is given with dataService, which sets the kind and group; pass one of them',
     );
-    expect(() => a.addClaim({ name: 'x', spec })).toThrow('AppCluster.addClaim.kind: undefined must be a claim kind such as "PostgresqlInstance" (or pass dataService)');
+    expect(() => a.addClaim({ name: 'x', spec })).toThrow(
+      'AppCluster.addClaim.kind: undefined must be a claim kind such as "PostgresqlInstance" (or pass dataService)',
+    );
     expect(() => a.addClaim({ dataService: controlPlane as never, name: 'x', spec })).toThrow(
       'AppCluster.addClaim.dataService: "ControlPlane" is not a data service (IDataService), e.g. a DataService or catalogue.service("postgresql")',
     );
