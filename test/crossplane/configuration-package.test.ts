@@ -15,14 +15,8 @@ import {
   FunctionStep,
   XrdScope,
 } from '../../constructs/crossplane/index.js';
-import { ClusterChart, ClusterRole, renderTopology } from '../../constructs/topology/index.js';
-
-class TestCluster extends ClusterChart {
-  public readonly clusterRole = ClusterRole.CONTROL_PLANE;
-  constructor(scope: Construct, name: string) {
-    super(scope, name, { clusterName: name }, 'TestCluster');
-  }
-}
+import { ClusterChart, renderTopology } from '../../constructs/topology/index.js';
+import { TestCluster } from '../support/test-cluster.js';
 
 const schema = { type: 'object', properties: { spec: { type: 'object' } } } as const;
 
