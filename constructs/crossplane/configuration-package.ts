@@ -65,8 +65,8 @@ export interface ConfigurationPackageSourceProps {
 
 const PACKAGED = new Set(['apiextensions.crossplane.io/CompositeResourceDefinition', 'apiextensions.crossplane.io/Composition']);
 const SOURCE_SYMBOL = Symbol.for('klutch-kit.ConfigurationPackageSource');
-/** The package each object was added to (one at most). */
-const PACKAGE_OF = new WeakMap<IConstruct, ConfigurationPackageSource>();
+/** The package an object was added to (one at most), kept on the object (across copies of this library). */
+const PACKAGE_OF = Symbol.for('klutch-kit.ConfigurationPackageSource.packageOf');
 
 /**
  * The source of a Crossplane Configuration package: the XRDs and Compositions added to it go into
@@ -92,7 +92,7 @@ export class ConfigurationPackageSource extends Construct {
 
   /** The package source an object was added to (see addObject), if any. */
   public static packageOf(obj: IConstruct): ConfigurationPackageSource | undefined {
-    return PACKAGE_OF.get(obj);
+    return (obj as unknown as Record<symbol, ConfigurationPackageSource | undefined>)[PACKAGE_OF];
   }
 
   /** Kinds a Configuration package carries: XRDs and Compositions. */
@@ -142,11 +142,11 @@ export class ConfigurationPackageSource extends Construct {
         'is not a CompositeResourceDefinition or Composition of apiextensions.crossplane.io; only those go into a package',
       );
     }
-    const other = PACKAGE_OF.get(obj);
+    const other = ConfigurationPackageSource.packageOf(obj);
     if (other === this) return;
     if (other) fail(at, obj.node.path, `is already in package "${other.packageName}" (${other.node.path})`);
     if (!obj.node.scopes.includes(this)) fail(at, obj.node.path, `is not below this package source (${this.node.path}); create the object in its scope`);
-    PACKAGE_OF.set(obj, this);
+    Object.defineProperty(obj, PACKAGE_OF, { value: this });
     this.added.push(obj);
   }
 
