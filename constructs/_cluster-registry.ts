@@ -10,7 +10,7 @@
  */
 import type { IConstruct } from 'constructs';
 import type { CompositeResourceDefinition } from './crossplane/composite-resource-definition.js';
-import type { DataService } from './dataservice/data-service.js';
+import type { IDataService } from './dataservice/data-service.js';
 import type { ApiServiceExportTemplate } from './runtime/api-service-export-template.js';
 
 const REGISTRY = Symbol.for('klutch-kit.ClusterRegistry');
@@ -22,7 +22,7 @@ export interface ClusterRegistry {
   /** An XRD whose claims (or namespaced composite resources) app clusters create. */
   registerClaimApi(xrd: CompositeResourceDefinition): void;
   /** A data service: its backends' ProviderConfigs are the cluster's to emit or check. */
-  registerDataService(ds: DataService): void;
+  registerDataService(ds: IDataService): void;
 }
 
 /** Makes `c` the registry of the constructs created below it. */

@@ -38,6 +38,7 @@ export {
   credentialsSecretClaim,
   DataService,
   type DataServiceProps,
+  type IDataService,
   Plan,
   type PlanProps,
   Topology,

@@ -3,6 +3,7 @@ import { ApiObject, Lazy } from 'cdk8s';
 import { Construct } from 'constructs';
 import { checkDnsLabel, checkDnsSubdomain, checkNonEmpty, compact, copyJson, fail, isPlainObject, show } from './_util.js';
 import { EnumLike, enumMembers } from '../_enum-like.js';
+import { ConfigurationPackageSource } from './configuration-package.js';
 
 /**
  * An OpenAPI v3 schema object, as written in a CRD's `openAPIV3Schema` (may carry
@@ -327,8 +328,9 @@ export class CompositeResourceDefinition extends Construct implements IComposite
       metadata: compact({ name: this.name, labels: props.labels, annotations: props.annotations }),
       spec: Lazy.any({ produce: () => this.renderSpec() }),
     });
-    // A control plane offers the claim APIs of the XRDs created in it.
+    // A control plane offers the claim APIs of the XRDs created in it; a package source below it carries the object.
     clusterRegistryOf(this)?.registerClaimApi(this);
+    ConfigurationPackageSource.enclosing(this)?.addObject(this.apiObject);
   }
 
   /** The v2 scope (undefined for a v1 XRD); only LegacyCluster XRDs may offer claims and connection details. */

@@ -2,6 +2,7 @@ import { ApiObject, Lazy } from 'cdk8s';
 import { Construct } from 'constructs';
 import { checkDnsLabel, checkDnsSubdomain, compact, fail, show } from './_util.js';
 import { ICompositeType } from './composite-resource-definition.js';
+import { ConfigurationPackageSource } from './configuration-package.js';
 import { PatchAndTransformStep, PatchAndTransformStepProps } from './patch-and-transform-step.js';
 import { IPipelineStep } from './pipeline-step.js';
 
@@ -63,6 +64,7 @@ export class Composition extends Construct {
       spec: Lazy.any({ produce: () => this.renderSpec() }),
     });
     this.name = this.apiObject.name;
+    ConfigurationPackageSource.enclosing(this)?.addObject(this.apiObject);
     this.node.addValidation({ validate: () => this.validateSteps() });
   }
 

@@ -65,13 +65,16 @@ export interface ConfigurationPackageSourceProps {
 
 const PACKAGED = new Set(['apiextensions.crossplane.io/CompositeResourceDefinition', 'apiextensions.crossplane.io/Composition']);
 const SOURCE_SYMBOL = Symbol.for('klutch-kit.ConfigurationPackageSource');
+/** The package an object was added to (one at most), kept on the object (across copies of this library). */
+const PACKAGE_OF = Symbol.for('klutch-kit.ConfigurationPackageSource.packageOf');
 
 /**
- * The source of a Crossplane Configuration package: the XRDs and Compositions of the constructs
- * below it go into the package (`crossplane.yaml` + objects) instead of the cluster's manifests;
- * every other object below it (export templates, ProviderConfigs, …) stays in the cluster. The
- * synth writes the source to `<outdir>/<cluster>.packages/<name>/`; `klutch-kit package build`
- * turns it into an `.xpkg` image and `klutch-kit package push` pushes it.
+ * The source of a Crossplane Configuration package: the XRDs and Compositions added to it go into
+ * the package (`crossplane.yaml` + objects) instead of the cluster's manifests. A
+ * `CompositeResourceDefinition` or `Composition` created below a package source adds its object
+ * to it when it is constructed; every other object below it (export templates, ProviderConfigs, …)
+ * stays in the cluster. The synth writes the source to `<outdir>/<cluster>.packages/<name>/`;
+ * `klutch-kit package build` turns it into an `.xpkg` image and `klutch-kit package push` pushes it.
  */
 export class ConfigurationPackageSource extends Construct {
   /** True for a ConfigurationPackageSource (across copies of this library). */
@@ -79,13 +82,17 @@ export class ConfigurationPackageSource extends Construct {
     return typeof x === 'object' && x !== null && (x as Record<symbol, unknown>)[SOURCE_SYMBOL] === true;
   }
 
-  /** The package source an object's construct belongs to, if the object is a packaged kind. */
-  public static packageOf(c: IConstruct, apiVersion: string, kind: string): ConfigurationPackageSource | undefined {
-    if (!ConfigurationPackageSource.isPackagedKind(apiVersion, kind)) return undefined;
-    for (let s: IConstruct | undefined = c; s; s = s.node.scope) {
+  /** The nearest enclosing package source of `c` (not `c` itself), or undefined: where a packaged object created in `c` goes. */
+  public static enclosing(c: IConstruct): ConfigurationPackageSource | undefined {
+    for (let s = c.node.scope; s; s = s.node.scope) {
       if (ConfigurationPackageSource.isConfigurationPackageSource(s)) return s;
     }
     return undefined;
+  }
+
+  /** The package source an object was added to (see addObject), if any. */
+  public static packageOf(obj: IConstruct): ConfigurationPackageSource | undefined {
+    return (obj as unknown as Record<symbol, ConfigurationPackageSource | undefined>)[PACKAGE_OF];
   }
 
   /** Kinds a Configuration package carries: XRDs and Compositions. */
@@ -98,6 +105,7 @@ export class ConfigurationPackageSource extends Construct {
   public readonly crossplaneVersion: string;
   private readonly deps: PackageDependency[];
   private readonly annotations: Readonly<Record<string, string>>;
+  private readonly added: ApiObject[] = [];
 
   constructor(scope: Construct, id: string, props: ConfigurationPackageSourceProps) {
     super(scope, id);
@@ -112,6 +120,34 @@ export class ConfigurationPackageSource extends Construct {
     this.deps = [];
     (props.dependsOn ?? []).forEach((d, i) => this.addDependencyAt(`${P}.dependsOn[${i}]`, d, false));
     this.annotations = { ...(props.annotations ?? {}) };
+  }
+
+  /** The objects added to the package (XRDs and Compositions), in the order they were added. */
+  public get objects(): readonly ApiObject[] {
+    return [...this.added];
+  }
+
+  /**
+   * Puts an XRD or Composition object into this package instead of its cluster's manifests
+   * (idempotent). `CompositeResourceDefinition` and `Composition` constructs created below the
+   * package call it themselves; call it for an `ApiObject` of those kinds made by hand.
+   */
+  public addObject(obj: ApiObject): void {
+    const at = 'ConfigurationPackageSource.addObject(obj)';
+    if (!(obj instanceof ApiObject)) fail(at, obj, 'must be an ApiObject (an XRD or Composition)');
+    if (!ConfigurationPackageSource.isPackagedKind(obj.apiVersion, obj.kind)) {
+      fail(
+        `${at}.kind`,
+        `${obj.apiVersion}/${obj.kind}`,
+        'is not a CompositeResourceDefinition or Composition of apiextensions.crossplane.io; only those go into a package',
+      );
+    }
+    const other = ConfigurationPackageSource.packageOf(obj);
+    if (other === this) return;
+    if (other) fail(at, obj.node.path, `is already in package "${other.packageName}" (${other.node.path})`);
+    if (!obj.node.scopes.includes(this)) fail(at, obj.node.path, `is not below this package source (${this.node.path}); create the object in its scope`);
+    Object.defineProperty(obj, PACKAGE_OF, { value: this });
+    this.added.push(obj);
   }
 
   /** The dependencies (`spec.dependsOn`). */
@@ -158,18 +194,13 @@ export class ConfigurationPackageSource extends Construct {
    */
   public get effectiveCrossplaneVersion(): string {
     if (this.crossplaneVersion !== DEFAULT_CROSSPLANE_CONSTRAINT) return this.crossplaneVersion;
-    const v2 = this.packagedObjects().some((o) => o.kind === 'CompositeResourceDefinition' && o.apiVersion === 'apiextensions.crossplane.io/v2');
+    const v2 = this.added.some((o) => o.kind === 'CompositeResourceDefinition' && o.apiVersion === 'apiextensions.crossplane.io/v2');
     return v2 ? V2_CROSSPLANE_CONSTRAINT : this.crossplaneVersion;
   }
 
-  /** The packaged objects (XRDs, then Compositions) below this source, rendered. */
+  /** The objects added to this source (XRDs, then Compositions, each by name), rendered. */
   public packagedObjects(): Record<string, unknown>[] {
-    const out: Array<Record<string, any>> = [];
-    for (const c of this.node.findAll()) {
-      if (!(c instanceof ApiObject)) continue;
-      if (ConfigurationPackageSource.packageOf(c, c.apiVersion, c.kind) !== this) continue;
-      out.push(c.toJson());
-    }
+    const out: Array<Record<string, any>> = this.added.map((o) => o.toJson());
     const rank = (o: Record<string, any>) => (o.kind === 'CompositeResourceDefinition' ? 0 : 1);
     return out.sort((a, b) => rank(a) - rank(b) || (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0));
   }

@@ -83,11 +83,27 @@ export interface DataServiceProps {
 const KIND = /^[A-Z][A-Za-z0-9]*$/;
 
 /**
+ * A data service as other constructs take it (its reference type, as aws-cdk-lib's `IQueue` or
+ * cdk8s-plus' `IRole`): the API it exports, the validated model and the automation backends. A
+ * `DataService` is one; an L3 of your own that wraps one can implement it by delegating.
+ */
+export interface IDataService extends IApiExport {
+  /** The validated model (group, version, kinds, plans, services, parameters, API style). */
+  readonly model: DataServiceModel;
+  /** The automation backends, one Composition each. */
+  readonly backends: readonly Backend[];
+  /** Claims or namespaced XRs. */
+  readonly apiStyle: ApiStyle;
+  /** Name of the CRD the app clusters get (`<claimPlural>.<group>`). */
+  readonly claimCrdName: string;
+}
+
+/**
  * A data service offered to app clusters: emits the XRD (with claims, plan/service enums and CEL
  * rules), one Composition per automation backend, and the `APIServiceExportTemplate` that makes the
  * claim bindable.
  */
-export class DataService extends Construct implements IApiExport {
+export class DataService extends Construct implements IDataService {
   public readonly xrd: CompositeResourceDefinition;
   /** Compositions by backend name. */
   public readonly compositions: ReadonlyMap<string, Composition>;

@@ -9,7 +9,7 @@
  * `bindPW`, `password`, …) is refused.
  */
 import { JsonPatch } from 'cdk8s';
-import { k8s } from 'cdk8s-plus-28';
+import { k8s, ServiceAccount } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
 import { stringify } from 'yaml';
 import { fail } from '../_errors.js';
@@ -142,10 +142,8 @@ export class Dex extends Construct {
       metadata: { name: `${name}-config`, namespace: ns, labels },
       data: { 'config.yaml': stringify(this.config) },
     });
-    new k8s.KubeServiceAccount(this, 'ServiceAccount', {
-      metadata: { name, namespace: ns, labels },
-      automountServiceAccountToken: storage === 'kubernetes',
-    });
+    // cdk8s-plus renders the same object as the L1 (it writes automountServiceAccountToken always).
+    new ServiceAccount(this, 'ServiceAccount', { metadata: { name, namespace: ns, labels }, automountToken: storage === 'kubernetes' });
     if (storage === 'kubernetes') this.addStorageRbac(ns, name, labels);
     this.deployment = this.addDeployment(o, env, labels, selector);
     this.service = this.addService(ns, name, labels, selector);

@@ -8,6 +8,7 @@ import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
 import { fail } from '../_errors.js';
 import { apiServiceBindingKind } from '../../contract/index.js';
+import type { IDataService } from '../dataservice/index.js';
 import { KlutchMonitoring, type MonitoringOptions } from '../monitoring/index.js';
 import {
   AcceptablePermissionClaim,
@@ -45,11 +46,16 @@ export interface AppClusterProps {
   readonly monitoring?: MonitoringOptions;
 }
 
-/** A sample claim on an app cluster. */
+/** A sample claim on an app cluster: of a data service (by reference), or of a kind (by name). */
 export interface ClaimProps {
-  /** Claim kind, e.g. `PostgresqlInstance`. */
-  readonly kind: string;
-  /** API group. @default - the only bound group offering this kind */
+  /**
+   * The data service claimed, e.g. `catalogue.service('postgresql')`: its claim kind and group.
+   * Give this or `kind`. @default - the claim API named by `kind`
+   */
+  readonly dataService?: IDataService;
+  /** Claim kind, e.g. `PostgresqlInstance` (an operation such as `Backup`, or without a data service at hand). @default - the claim kind of `dataService` */
+  readonly kind?: string;
+  /** API group (with `kind`). @default - the only bound group offering this kind */
   readonly group?: string;
   readonly name: string;
   /** @default "default" */
@@ -142,24 +148,26 @@ export class AppCluster extends ClusterChart {
   /** Adds a claim of a bound API (the konnector syncs it to the control plane). */
   public addClaim(props: ClaimProps): ApiObject {
     const P = 'AppCluster.addClaim';
-    const apis = this.controlPlane.claimApisOfKind(props.kind).filter((a) => props.group === undefined || a.group === props.group);
+    if (!props || typeof props !== 'object') fail(P, props, 'must be an object with dataService (or kind), name and spec');
+    const { kind, group } = this.claimedApi(P, props);
+    const apis = this.controlPlane.claimApisOfKind(kind).filter((a) => group === undefined || a.group === group);
     if (apis.length === 0) {
       fail(
         `${P}.kind`,
-        props.kind,
+        kind,
         `is not a claim kind of control plane "${this.controlPlane.clusterName}"; kinds: ${[...new Set(this.controlPlane.claimApis.map((a) => a.kind))].sort().join(', ')}`,
       );
     }
     if (apis.length > 1)
-      throw new Error(`${P}.group: ${JSON.stringify(props.group)}; kind ${props.kind} exists in ${apis.map((a) => a.group).join(', ')} — name the group`);
+      throw new Error(`${P}.group: ${JSON.stringify(group)}; kind ${kind} exists in ${apis.map((a) => a.group).join(', ')} — name the group`);
     const api = apis[0];
     const bindingName = `${api.plural}.${api.group}`;
     if (!this.bindings.has(bindingName)) {
-      fail(`${P}.kind`, props.kind, `(${bindingName}) is not bound in cluster "${this.clusterName}"; bound: ${[...this.bindings.keys()].join(', ')}`);
+      fail(`${P}.kind`, kind, `(${bindingName}) is not bound in cluster "${this.clusterName}"; bound: ${[...this.bindings.keys()].join(', ')}`);
     }
     const namespace = props.namespace ?? 'default';
     const key = `${bindingName}/${namespace}/${props.name}`;
-    if (this.claimNames.has(key)) fail(`${P}.name`, props.name, `is already a ${props.kind} in namespace ${namespace} of cluster "${this.clusterName}"`);
+    if (this.claimNames.has(key)) fail(`${P}.name`, props.name, `is already a ${kind} in namespace ${namespace} of cluster "${this.clusterName}"`);
     this.claimNames.add(key);
     if (!props.spec || typeof props.spec !== 'object') fail(`${P}.spec`, props.spec, 'must be an object');
     return new ApiObject(this, `Claim ${bindingName} ${namespace} ${props.name}`, {
@@ -168,5 +176,33 @@ export class AppCluster extends ClusterChart {
       metadata: { name: props.name, namespace, ...(props.labels ? { labels: { ...props.labels } } : {}) },
       spec: props.spec,
     });
+  }
+
+  /** The kind (and group) a claim is of: its data service's, checked to be of this cluster's control plane, or `kind` (and `group`). */
+  private claimedApi(P: string, props: ClaimProps): { kind: string; group?: string } {
+    const ds = props.dataService;
+    if (ds === undefined) {
+      if (typeof props.kind !== 'string' || props.kind.length === 0)
+        fail(`${P}.kind`, props.kind, 'must be a claim kind such as "PostgresqlInstance" (or pass dataService)');
+      return { kind: props.kind, group: props.group };
+    }
+    if (props.kind !== undefined || props.group !== undefined) {
+      fail(
+        `${P}.${props.kind !== undefined ? 'kind' : 'group'}`,
+        props.kind ?? props.group,
+        'is given with dataService, which sets the kind and group; pass one of them',
+      );
+    }
+    if (!isApiExport(ds) || typeof (ds as Partial<IDataService>).model?.claimKind !== 'string') {
+      fail(
+        `${P}.dataService`,
+        ds instanceof Construct ? ds.node.path : ds,
+        'is not a data service (IDataService), e.g. a DataService or catalogue.service("postgresql")',
+      );
+    }
+    if (!this.controlPlane.exportOf(ds)) {
+      fail(`${P}.dataService`, ds.node.path, `is not exported by "${this.controlPlane.clusterName}": it was created outside that control plane`);
+    }
+    return { kind: ds.model.claimKind, group: ds.model.group };
   }
 }

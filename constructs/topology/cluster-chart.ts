@@ -3,7 +3,7 @@
  * with its own ordered layout (see `synth.ts`); objects of one cluster never land in another.
  */
 import { Chart } from 'cdk8s';
-import { Construct } from 'constructs';
+import { Construct, IConstruct } from 'constructs';
 import { EnumLike, enumMembers } from '../_enum-like.js';
 import { fail } from '../_errors.js';
 import { isDnsLabel } from '../_names.js';
@@ -33,11 +33,18 @@ export interface ClusterChartProps {
 }
 
 const CLUSTER_CHART = Symbol.for('klutch-kit.topology.ClusterChart');
+/** The cluster charts created in an app, kept on its root construct. */
+const CLUSTERS = Symbol.for('klutch-kit.topology.clusters');
 
 export abstract class ClusterChart extends Chart {
   /** True for every ClusterChart, across module copies. */
   public static isClusterChart(x: unknown): x is ClusterChart {
     return typeof x === 'object' && x !== null && (x as Record<symbol, unknown>)[CLUSTER_CHART] === true;
+  }
+
+  /** The cluster charts created in the app (construct tree) of `c`, in the order they were created. */
+  public static clustersOf(c: IConstruct): readonly ClusterChart[] {
+    return [...((c.node.root as unknown as Record<symbol, ClusterChart[] | undefined>)[CLUSTERS] ?? [])];
   }
 
   public readonly clusterName: string;
@@ -50,5 +57,9 @@ export abstract class ClusterChart extends Chart {
     super(scope, id, { labels: props.labels, disableResourceNameHashes: true });
     Object.defineProperty(this, CLUSTER_CHART, { value: true });
     this.clusterName = props.clusterName;
+    // The chart registers itself with its app: synthTopology renders the clusters created in it.
+    const root = this.node.root as unknown as Record<symbol, ClusterChart[] | undefined>;
+    if (!root[CLUSTERS]) Object.defineProperty(root, CLUSTERS, { value: [] });
+    root[CLUSTERS]!.push(this);
   }
 }

@@ -43,6 +43,7 @@ import {
   CONTROL_PLANE_KUBERNETES_PROVIDER_CONFIG,
   DataService,
   DataServiceProps,
+  type IDataService,
   KUBERNETES_PROVIDER_CONFIG,
 } from '../dataservice/index.js';
 import { KlutchMonitoring, type MonitoringOptions } from '../monitoring/index.js';
@@ -521,7 +522,7 @@ export class ControlPlaneCluster extends ClusterChart {
    * emitted by another cluster is an error naming the data service, the backend and both clusters;
    * one made elsewhere (`ProviderConfig.fromName`) is the user's to create.
    */
-  private checkProviderConfigsOf(ds: DataService): void {
+  private checkProviderConfigsOf(ds: IDataService): void {
     for (const b of ds.backends) {
       for (const pc of b.providerConfigs(ds.model)) {
         if (pc === CONTROL_PLANE_KUBERNETES_PROVIDER_CONFIG) continue; // emitted by the constructor

@@ -112,48 +112,72 @@ function annotate(o: Record<string, any>, wave: number, skipDryRun: boolean): Re
 }
 
 /**
+ * Every construct of the tree below `root` (itself first, then each child's subtree in order, as
+ * cdk8s' App.synth visits them) with the cluster chart it is in, or null outside any.
+ */
+function treeOf(root: IConstruct): Array<readonly [IConstruct, ClusterChart | null]> {
+  const out: Array<readonly [IConstruct, ClusterChart | null]> = [];
+  const visit = (c: IConstruct, cluster: ClusterChart | null): void => {
+    const own = ClusterChart.isClusterChart(c) ? c : cluster;
+    out.push([c, own]);
+    for (const child of c.node.children) visit(child, own);
+  };
+  visit(root, null);
+  return out;
+}
+
+/**
+ * The package an object was added to. An XRD or Composition made by hand below a package source but
+ * not added to it is an error: it would silently land in the cluster instead.
+ */
+function packageOf(o: ApiObject): ConfigurationPackageSource | undefined {
+  const pkg = ConfigurationPackageSource.packageOf(o);
+  if (pkg || !ConfigurationPackageSource.isPackagedKind(o.apiVersion, o.kind)) return pkg;
+  const enclosing = ConfigurationPackageSource.enclosing(o);
+  if (enclosing) {
+    fail(
+      `[${o.node.path}] ${o.kind}`,
+      o.name,
+      `is below Configuration package source "${enclosing.packageName}" but not in it: create it with ${o.kind === 'Composition' ? 'Composition' : 'CompositeResourceDefinition'}, or call addObject() on the package source`,
+    );
+  }
+  return undefined;
+}
+
+/**
  * Renders every ClusterChart of the app into ordered files. Throws (naming the construct path and
  * field) on construct validation errors, objects outside a cluster chart, invalid identities, and
  * two objects that would be written to the same file.
  */
 export function renderTopology(app: App, options: RenderOptions = {}): RenderedCluster[] {
-  // 1. Construct validations. Rendering visits every construct of the app once (as cdk8s'
-  // App.synth does); nothing is added at synth: a ControlPlaneCluster learns what is created in it
-  // while it is created.
-  const all = app.node.findAll();
-  const errors = all.flatMap((c) => c.node.validate().map((e) => `[${c.node.path}] ${e}`));
+  // 1. Construct validations. Rendering visits every construct of the app once, as cdk8s'
+  // App.synth does (validations and objects can be anywhere); nothing is added at synth: a
+  // ControlPlaneCluster learns what is created in it while it is created.
+  const tree = treeOf(app);
+  const errors = tree.flatMap(([c]) => c.node.validate().map((e) => `[${c.node.path}] ${e}`));
   if (errors.length > 0) throw new Error(`Validation failed:\n  ${errors.join('\n  ')}`);
 
-  // 2. Assign objects to clusters.
-  const clusterOf = new Map<IConstruct, ClusterChart | null>();
-  const find = (c: IConstruct): ClusterChart | null => {
-    const hit = clusterOf.get(c);
-    if (hit !== undefined) return hit;
-    const r = ClusterChart.isClusterChart(c) ? c : c.node.scope ? find(c.node.scope) : null;
-    clusterOf.set(c, r);
-    return r;
-  };
+  // 2. The clusters are the cluster charts created in the app (each registers itself with it).
   const clusters = new Map<ClusterChart, { path: string; object: Record<string, any>; source: string; wave: number; sortKey: string }[]>();
-  for (const c of all) if (ClusterChart.isClusterChart(c)) clusters.set(c, []);
   const names = new Map<string, ClusterChart>();
-  for (const cc of clusters.keys()) {
+  for (const cc of ClusterChart.clustersOf(app)) {
     const other = names.get(cc.clusterName);
     if (other) throw new Error(`two cluster charts are named "${cc.clusterName}" (${other.node.path} and ${cc.node.path}); clusterName must be unique`);
     names.set(cc.clusterName, cc);
+    clusters.set(cc, []);
   }
 
+  // 3. Each object goes to its cluster, or to the Configuration package it was added to.
   const rendered = new Map<ClusterChart, Record<string, any>[]>();
   const sources = new Map<Record<string, any>, string>();
   const packages = new Map<ClusterChart, Map<ConfigurationPackageSource, RenderedFile[]>>();
-  for (const c of all) {
+  for (const [c, cluster] of tree) {
     if (!(c instanceof ApiObject)) continue;
-    const cluster = find(c);
-    if (!cluster)
+    if (!cluster || !clusters.has(cluster))
       throw new Error(`[${c.node.path}] ${c.kind} "${c.name}" is not inside a ControlPlaneCluster or AppCluster chart; every object must belong to a cluster`);
     const json = c.toJson();
     checkObjectShape(json, `[${c.node.path}] ${c.kind}`);
-    // XRDs and Compositions of a Configuration package source go into the package, not the cluster.
-    const pkg = ConfigurationPackageSource.packageOf(c, json.apiVersion, json.kind);
+    const pkg = packageOf(c);
     if (pkg) {
       let byPkg = packages.get(cluster);
       if (!byPkg) packages.set(cluster, (byPkg = new Map()));

@@ -67,6 +67,17 @@ describe('Dex', () => {
     expect(find(objs, 'ClusterRoleBinding').subjects[0]).toMatchObject({ name: 'dex', namespace: 'klutch-system' });
   });
 
+  test('the ServiceAccount (cdk8s-plus) mounts its token only for kubernetes storage, and lists no secrets', () => {
+    const sa = (props: Partial<DexProps>) => find(dex(props).objs, 'ServiceAccount', 'dex');
+    expect(sa({})).toEqual({
+      apiVersion: 'v1',
+      kind: 'ServiceAccount',
+      metadata: expect.objectContaining({ name: 'dex', namespace: 'klutch-system' }),
+      automountServiceAccountToken: false,
+    });
+    expect(sa({ storage: 'kubernetes' }).automountServiceAccountToken).toBe(true);
+  });
+
   test('serveTls(): Dex serves its web port with the Secret’s certificate; probes stay on the plain telemetry port', () => {
     const c = chart();
     const d = new Dex(c, 'D', base).serveTls('dex-tls');

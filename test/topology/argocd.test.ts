@@ -4,16 +4,9 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { Construct } from 'constructs';
-import { argoCdApplications, ClusterChart, ClusterRole, renderTopology, synthTopology } from '../../constructs/topology/index.js';
+import { argoCdApplications, renderTopology, synthTopology } from '../../constructs/topology/index.js';
 import { formatIssue, validateDirectory } from '../../constructs/validate/index.js';
-
-class TestCluster extends ClusterChart {
-  public readonly clusterRole = ClusterRole.APP;
-  constructor(scope: Construct, name: string) {
-    super(scope, name, { clusterName: name }, 'TestCluster');
-  }
-}
+import { TestCluster } from '../support/test-cluster.js';
 
 let dir: string;
 beforeEach(() => {

@@ -1,6 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
 import { App } from 'cdk8s';
 import { CrossplaneVersion } from '../../constructs/crossplane/index.js';
+import type { IDataService } from '../../constructs/index.js'; // the root barrel names the reference type
 import { AppCluster, ControlPlaneCluster, ControlPlaneClusterProps } from '../../constructs/topology/index.js';
 import { example, objects } from './_fixture.js';
 
@@ -352,6 +353,45 @@ describe('AppCluster (example)', () => {
     a.addClaim({ kind: 'PostgresqlInstance', name: 'db', spec: {} });
     expect(() => a.addClaim({ kind: 'PostgresqlInstance', name: 'db', spec: {} })).toThrow(
       /AppCluster\.addClaim\.name: "db" is already a PostgresqlInstance in namespace default/,
+    );
+  });
+
+  test('addClaim takes the data service by reference (IDataService): the same claim its kind gives', () => {
+    const { controlPlane } = example().topo;
+    const postgresql: IDataService = controlPlane.catalogue!.service('postgresql');
+    const app = new App({ outdir: '/nonexistent' });
+    const a = new AppCluster(app, 'A', { clusterName: 'a', controlPlane, bind: [postgresql] });
+    const spec = { service: 'a9s-postgresql15', plan: 'postgresql-single-nano' };
+    const byRef = a.addClaim({ dataService: postgresql, name: 'by-ref', spec });
+    const byKind = a.addClaim({ kind: 'PostgresqlInstance', name: 'by-kind', spec });
+    expect({ ...byRef.toJson(), metadata: {} }).toEqual({ ...byKind.toJson(), metadata: {} });
+    expect(byRef.toJson()).toMatchObject({ apiVersion: 'anynines.com/v1', kind: 'PostgresqlInstance', metadata: { name: 'by-ref', namespace: 'default' } });
+    expect(() => a.addClaim({ dataService: postgresql, name: 'by-ref', spec })).toThrow(
+      'AppCluster.addClaim.name: "by-ref" is already a PostgresqlInstance in namespace default of cluster "a"',
+    );
+    expect(() => a.addClaim({ dataService: postgresql, kind: 'PostgresqlInstance', name: 'x', spec })).toThrow(
+      'AppCluster.addClaim.kind: "PostgresqlInstance" is given with dataService, which sets the kind and group; pass one of them',
+    );
+    expect(() => a.addClaim({ name: 'x', spec })).toThrow(
+      'AppCluster.addClaim.kind: undefined must be a claim kind such as "PostgresqlInstance" (or pass dataService)',
+    );
+    expect(() => a.addClaim({ dataService: controlPlane as never, name: 'x', spec })).toThrow(
+      'AppCluster.addClaim.dataService: "ControlPlane" is not a data service (IDataService), e.g. a DataService or catalogue.service("postgresql")',
+    );
+    // Not bound here: named by the binding, as a claim by kind is.
+    const keyvalue = controlPlane.catalogue!.service('keyvalue');
+    expect(() => a.addClaim({ dataService: keyvalue, name: 'kv', spec: {} })).toThrow(
+      /AppCluster\.addClaim\.kind: "KeyvalueInstance" \(keyvalueinstances\.anynines\.com\) is not bound in cluster "a"/,
+    );
+    // A data service of another control plane, even one of the same kind, is refused by path.
+    const otherCp = new ControlPlaneCluster(new App({ outdir: '/nonexistent' }), 'CP', {
+      host: 'bind.example.com',
+      dex: dexProps,
+      anynines: { baseDomain: 'a9s.example.com' },
+      catalogue: { services: ['postgresql'], operations: [] },
+    });
+    expect(() => a.addClaim({ dataService: otherCp.catalogue!.service('postgresql'), name: 'x', spec })).toThrow(
+      'AppCluster.addClaim.dataService: "CP/Catalogue/postgresql" is not exported by "control-plane": it was created outside that control plane',
     );
   });
 });

@@ -5,25 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { Construct } from 'constructs';
-import {
-  ClusterChart,
-  ClusterRole,
-  PHASES,
-  renderTopology,
-  SYNC_OPTIONS_ANNOTATION,
-  SYNC_WAVE_ANNOTATION,
-  synthTopology,
-} from '../../constructs/topology/index.js';
+import { PHASES, renderTopology, SYNC_OPTIONS_ANNOTATION, SYNC_WAVE_ANNOTATION, synthTopology } from '../../constructs/topology/index.js';
 import { formatIssue, validateDirectory } from '../../constructs/validate/index.js';
 import { example } from './_fixture.js';
-
-/** A bare cluster chart for layout tests. */
-class TestCluster extends ClusterChart {
-  public readonly clusterRole = ClusterRole.APP;
-  constructor(scope: Construct, name: string) {
-    super(scope, name, { clusterName: name }, 'TestCluster');
-  }
-}
+import { TestCluster } from '../support/test-cluster.js';
 
 function configMap(scope: Construct, id: string, namespace: string, name: string): ApiObject {
   return new ApiObject(scope, id, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace }, data: { k: id } });

@@ -5,20 +5,13 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { ApiObject, App } from 'cdk8s';
-import { Construct } from 'constructs';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { ClusterChart, ClusterRole, synthTopology } from '../../constructs/topology/index.js';
+import { synthTopology } from '../../constructs/topology/index.js';
 import { directoryValidator } from '../../constructs/validate/index.js';
-
-class TestCluster extends ClusterChart {
-  public readonly clusterRole = ClusterRole.APP;
-  constructor(scope: Construct, name: string) {
-    super(scope, name, { clusterName: name }, 'TestCluster');
-  }
-}
+import { TestCluster } from '../support/test-cluster.js';
 
 /** The CRD of a made-up `widgets.example.com/v1` Widget whose `spec.size` is an integer. */
 const WIDGET_CRD = {
