@@ -36,7 +36,6 @@
  *    sandbox's stand-in. A plain CRD with an APIServiceExportTemplate is bound too, for the status round trip.
  */
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as https from 'node:https';
 import * as net from 'node:net';
@@ -63,6 +62,7 @@ import { startCrossplane, type CrossplaneHarness } from '../../../runtime/realin
 import { awaitCatalogue, pushCatalogue, synthSandboxControlPlane } from '../../../sandbox/catalogue.js';
 import { SandboxA8sOperator } from '../../../sandbox/a8s-operator/index.js';
 import { eventually, uniqueName } from '../../realinfra/util.js';
+import { makeTls, podMemoryMiB, processOf } from './_support.js';
 
 jest.setTimeout(600_000);
 
@@ -100,35 +100,6 @@ fs.chmodSync(a8sDir, 0o777);
 
 const api = () => clientOf(cp.kubeConfig);
 const appApi = () => clientOf(app.kubeConfig);
-
-/** A CA and a serving certificate for `ip` (openssl, as the harness makes its PKI). */
-function makeTls(dir: string, ip: string): { caPem: string; key: string; cert: string } {
-  fs.mkdirSync(dir, { recursive: true });
-  const p = (f: string) => path.join(dir, f);
-  const ossl = (args: string[]) => execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  ossl(['req', '-x509', ...ec, '-keyout', p('ca.key'), '-out', p('ca.crt'), '-days', '2', '-subj', '/CN=klutch-kit topology pods test CA']);
-  ossl(['req', '-new', ...ec, '-keyout', p('tls.key'), '-out', p('tls.csr'), '-subj', `/CN=${ip}`]);
-  fs.writeFileSync(p('ext.cnf'), `basicConstraints=critical,CA:FALSE\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:${ip}\n`);
-  ossl([
-    'x509',
-    '-req',
-    '-in',
-    p('tls.csr'),
-    '-CA',
-    p('ca.crt'),
-    '-CAkey',
-    p('ca.key'),
-    '-CAcreateserial',
-    '-days',
-    '2',
-    '-extfile',
-    p('ext.cnf'),
-    '-out',
-    p('tls.crt'),
-  ]);
-  return { caPem: fs.readFileSync(p('ca.crt'), 'utf8'), key: fs.readFileSync(p('tls.key'), 'utf8'), cert: fs.readFileSync(p('tls.crt'), 'utf8') };
-}
 
 /** A TCP forwarder on `host` to wherever `target()` says at connection time (a Service's ClusterIP, known after `pulumi up`). */
 async function forwarder(host: string, target: () => Promise<{ host: string; port: number }>): Promise<number> {
@@ -206,44 +177,6 @@ async function podsOf(ns: string, selector: string): Promise<Obj[]> {
   return list.items.filter((p) => !p.metadata.deletionTimestamp);
 }
 
-/** The PIDs of a pod's processes (its pids cgroup, pause included). */
-function podPids(uid: string): number[] {
-  const find = (d: string, depth: number): string | undefined => {
-    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
-      if (!e.isDirectory()) continue;
-      if (e.name === `pod${uid}`) return path.join(d, e.name);
-      if (depth < 2) {
-        const f = find(path.join(d, e.name), depth + 1);
-        if (f) return f;
-      }
-    }
-    return undefined;
-  };
-  const dir = find('/sys/fs/cgroup/pids/kubepods', 0);
-  if (!dir) throw new Error(`no pids cgroup of pod ${uid}`);
-  const out: number[] = [];
-  const walk = (d: string) => {
-    for (const e of fs.readdirSync(d, { withFileTypes: true })) if (e.isDirectory()) walk(path.join(d, e.name));
-    out.push(...fs.readFileSync(path.join(d, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number));
-  };
-  walk(dir);
-  return out;
-}
-
-/** Resident memory of a pod's processes (VmRSS sum; this host's pod memory cgroups report 0), MiB. */
-function podMemoryMiB(uid: string): number {
-  const kib = podPids(uid).reduce((n, pid) => n + Number(/^VmRSS:\s+(\d+) kB$/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0), 0);
-  return kib / 1024;
-}
-
-/** `Uid` and `CapEff` of the pod's process whose command is `comm`, read from /proc. */
-function processOf(uid: string, comm: string): { uids: string[]; capEff: string } {
-  const pid = podPids(uid).find((p) => fs.readFileSync(`/proc/${p}/comm`, 'utf8').trim() === comm);
-  if (pid === undefined) throw new Error(`pod ${uid} has no process "${comm}"`);
-  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  return { uids: /^Uid:\s+(.*)$/m.exec(status)![1]!.trim().split(/\s+/), capEff: /^CapEff:\s+(\S+)/m.exec(status)![1]! };
-}
-
 /** The exported API on cp: its CRD, the export template and the aggregated role that lets the backend hand it out. */
 function providerObjects(): KubernetesObject[] {
   return [
@@ -304,7 +237,7 @@ beforeAll(async () => {
   figures['dex binary'] = `${(fs.statSync(dexBinary).size / 1048576).toFixed(1)} MiB`;
 
   // Dex's TLS and the CA the backend trusts, in the namespace the stack deploys to (it adopts the namespace).
-  const tls = makeTls(path.join(work, 'tls'), node.ip);
+  const tls = makeTls(path.join(work, 'tls'), node.ip, 'klutch-kit topology pods test CA');
   caPem = tls.caPem;
   await applyManifests(cp.kubeConfig, [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
