@@ -13,7 +13,7 @@ import { ApiStyle } from '../constructs/dataservice/index.js';
 import { CatalogueInstall, ControlPlaneCluster, renderTopology, toYaml } from '../constructs/topology/index.js';
 import { applyManifests, waitForCrdsEstablished, type CrossplaneHarness, type RealCluster } from '../runtime/realinfra/index.js';
 import { buildPackageImage, joinPackageYaml } from '../runtime/xpkg/image.js';
-import { pushPackageImage } from '../runtime/xpkg/push.js';
+import { isLoopbackRegistry, pushPackageImage } from '../runtime/xpkg/push.js';
 import { a8sCrds } from './a8s-operator/index.js';
 
 export const CATALOGUE_REPOSITORY = 'klutch/catalogue';
@@ -81,6 +81,8 @@ export async function pushCatalogue(cp: RealCluster, xp: CrossplaneHarness, styl
   const packageRef = `${xp.registry}/${CATALOGUE_REPOSITORY}:${CATALOGUE_TAG}`;
   const apiStyle = style.apiStyle ?? ApiStyle.CLAIMS;
   const { cluster, pkg } = synthSandboxControlPlane(packageRef, undefined, apiStyle);
+  // Crossplane as pods pulls from the node IP (xp.registry); the host pushes to the same registry on loopback.
+  const pushRef = isLoopbackRegistry(xp.registry) || !cp.node ? packageRef : `${cp.node.registry}/${CATALOGUE_REPOSITORY}:${CATALOGUE_TAG}`;
   const pushed = await pushPackageImage(
     buildPackageImage(
       joinPackageYaml(
@@ -88,7 +90,7 @@ export async function pushCatalogue(cp: RealCluster, xp: CrossplaneHarness, styl
         pkg.files.map((f) => toYaml(f.object)),
       ),
     ),
-    packageRef,
+    pushRef,
   );
   const templates = cluster.files
     .map((f) => f.object as Obj)

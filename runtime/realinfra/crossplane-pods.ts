@@ -142,6 +142,9 @@ class PodsHarness implements CrossplanePodsHarness {
   private readonly registryFile: string;
   private hostsDir = '';
   private stopping: Promise<void> | undefined;
+  private stopped = false;
+  /** With `install: false`: true once provider-kubernetes' args are on its DeploymentRuntimeConfig. */
+  private providerArgsApplied: Promise<boolean> | undefined;
   private readonly t0 = Date.now();
 
   constructor(
@@ -405,7 +408,50 @@ class PodsHarness implements CrossplanePodsHarness {
       await this.installDefaultPackages();
       this.figures = { ...this.figures, packagesHealthyMs: Date.now() - this.t0 };
       this.log(`Function, Provider and ProviderConfig installed and healthy (${this.el})`);
+    } else {
+      this.providerArgsWhenRuntimeConfigAppears();
     }
+  }
+
+  /** provider-kubernetes' flags (`--poll`, providerArgs) as the DeploymentRuntimeConfig's container args. */
+  private providerRuntimeArgs(): string[] {
+    return [`--poll=${this.opts.providerPollInterval ?? '10s'}`, ...(this.opts.providerArgs ?? [])];
+  }
+
+  /**
+   * With `install: false` the Provider and its DeploymentRuntimeConfig are someone else's (e.g. `pulumi up`): as the
+   * process runtime passes `--poll` and providerArgs to the provider it runs, the harness applies them (field manager
+   * klutch-kit-harness, only the package-runtime container's args) to the DeploymentRuntimeConfig
+   * `provider-kubernetes` (the name the control plane ships) once it exists; Crossplane's runtime then rolls them out.
+   */
+  private providerArgsWhenRuntimeConfigAppears(): void {
+    const path_ = `/apis/pkg.crossplane.io/v1beta1/deploymentruntimeconfigs/${PROVIDER_KUBERNETES_RUNTIME}`;
+    const args = this.providerRuntimeArgs();
+    this.providerArgsApplied = (async () => {
+      while (!this.stopped) {
+        if (await this.get(path_).catch(() => undefined)) {
+          await applyManifests(
+            this.kc,
+            [
+              {
+                apiVersion: 'pkg.crossplane.io/v1beta1',
+                kind: 'DeploymentRuntimeConfig',
+                metadata: { name: PROVIDER_KUBERNETES_RUNTIME },
+                spec: { deploymentTemplate: { spec: { selector: {}, template: { spec: { containers: [{ name: 'package-runtime', args }] } } } } },
+              } as KubernetesObject,
+            ],
+            { fieldManager: 'klutch-kit-harness', continueOnError: false },
+          );
+          this.log(`provider-kubernetes args ${args.join(' ')} applied to DeploymentRuntimeConfig ${PROVIDER_KUBERNETES_RUNTIME} (${this.el})`);
+          return true;
+        }
+        await sleep(500);
+      }
+      return false;
+    })().catch((e: unknown) => {
+      this.log(`applying provider-kubernetes args to DeploymentRuntimeConfig ${PROVIDER_KUBERNETES_RUNTIME} failed: ${(e as Error).message}`);
+      return false;
+    });
   }
 
   async rewriteImages(prefix: string): Promise<string> {
@@ -451,8 +497,7 @@ class PodsHarness implements CrossplanePodsHarness {
   }
 
   async installDefaultPackages(): Promise<void> {
-    const providerArgs = [`--poll=${this.opts.providerPollInterval ?? '10s'}`, ...(this.opts.providerArgs ?? [])];
-    const { packages, providerConfig } = podsPackageObjects({ providerArgs });
+    const { packages, providerConfig } = podsPackageObjects({ providerArgs: this.providerRuntimeArgs() });
     await applyManifests(this.kc, packages, { fieldManager: 'klutch-kit-harness', continueOnError: false });
     await Promise.all([this.waitForPackage('Function', 'function-patch-and-transform'), this.waitForPackage('Provider', 'provider-kubernetes')]);
     await waitForCrdsEstablished(this.kc, ['providerconfigs.kubernetes.crossplane.io'], this.timeoutMs);
@@ -491,6 +536,10 @@ class PodsHarness implements CrossplanePodsHarness {
       const logTail = component === 'packages' ? await this.podLogTail('crossplane') : await this.podLogTail(component);
       throw new CrossplaneStartError(component, logTail, `${kind} ${name} did not become Installed and Healthy within ${timeoutMs / 1000} s: ${last}`);
     }
+    // with install: false, the provider's flags are on its runtime config (if it has the one the control plane ships)
+    if (kind === 'Provider' && name === 'provider-kubernetes' && this.providerArgsApplied) {
+      if (await this.get(`/apis/pkg.crossplane.io/v1beta1/deploymentruntimeconfigs/${PROVIDER_KUBERNETES_RUNTIME}`)) await this.providerArgsApplied;
+    }
   }
 
   stop(): Promise<void> {
@@ -503,6 +552,8 @@ class PodsHarness implements CrossplanePodsHarness {
    * package Deployments), then every Deployment in crossplane-system and the cluster DNS; waits until their pods are gone.
    */
   private async doStop(): Promise<void> {
+    this.stopped = true;
+    await this.providerArgsApplied;
     const client = clientOf(this.kc);
     const del = (p: string) => client.request('DELETE', p, { query: { propagationPolicy: 'Foreground', gracePeriodSeconds: 1 } }).catch(() => undefined);
     const podsLeft = async (ns: string, selector?: string) =>
