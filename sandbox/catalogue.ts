@@ -73,11 +73,12 @@ export interface PushedCatalogue {
 }
 
 /**
- * Builds the catalogue's Configuration package (runtime/xpkg, no Docker) and pushes it to the harness's registry,
+ * Builds the catalogue's Configuration package (runtime/xpkg, no Docker) and pushes it to the harness's registry
+ * (`xp.registry`; only the address is needed, so the push may precede Crossplane's start, e.g. with `podsRegistry(cp)`),
  * and applies the a8s CRDs (what the a8s operator would install). Installing the package (the `Configuration`, the
  * Function, provider-kubernetes and its ProviderConfig) is `pulumi up`'s job (`klutch-kit:catalogue`).
  */
-export async function pushCatalogue(cp: RealCluster, xp: CrossplaneHarness, style: { apiStyle?: ApiStyle } = {}): Promise<PushedCatalogue> {
+export async function pushCatalogue(cp: RealCluster, xp: Pick<CrossplaneHarness, 'registry'>, style: { apiStyle?: ApiStyle } = {}): Promise<PushedCatalogue> {
   const packageRef = `${xp.registry}/${CATALOGUE_REPOSITORY}:${CATALOGUE_TAG}`;
   const apiStyle = style.apiStyle ?? ApiStyle.CLAIMS;
   const { cluster, pkg } = synthSandboxControlPlane(packageRef, undefined, apiStyle);

@@ -118,6 +118,15 @@ export function podsPackageObjects(opts: { providerArgs?: readonly string[] } = 
   return { packages: chart.toJson() as Obj[], providerConfig: (pc.toJson() as Obj[])[0]! };
 }
 
+/**
+ * `<node IP>:<port>`: the registry address of a pods harness on `cluster` (`CrossplaneHarness.registry`), known before
+ * it starts: the node's registry port on the node IP, where the harness's forwarder listens.
+ */
+export function podsRegistry(cluster: RealCluster): string {
+  if (!cluster?.node) throw new Error(`podsRegistry: cluster ${JSON.stringify(cluster?.name)} has no node`);
+  return `${cluster.node.ip}:${Number(cluster.node.registry.split(':')[1])}`;
+}
+
 class PodsHarness implements CrossplanePodsHarness {
   readonly runtime = 'pods' as const;
   readonly namespace = CROSSPLANE_NAMESPACE;
@@ -293,7 +302,7 @@ class PodsHarness implements CrossplanePodsHarness {
 
     // The registry at the node IP: a forwarder to the node's registry on loopback, and containerd told it is plain HTTP.
     const regPort = Number(node.registry.split(':')[1]);
-    this.registry = `${node.ip}:${regPort}`;
+    this.registry = podsRegistry(this.cluster);
     this.forwarder = new HarnessProcess<CrossplaneComponent>({
       component: 'forwarder',
       binary: process.execPath,

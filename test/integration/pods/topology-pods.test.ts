@@ -55,7 +55,7 @@ import { ensureDexBinary } from '../../../runtime/realinfra/build.js';
 import { clientOf } from '../../../runtime/realinfra/client.js';
 import { type RealCluster, startCluster } from '../../../runtime/realinfra/cluster.js';
 import { clusterDnsKubeletConfig } from '../../../runtime/realinfra/cluster-dns.js';
-import type { CrossplanePodsHarness } from '../../../runtime/realinfra/crossplane-pods.js';
+import { type CrossplanePodsHarness, podsRegistry } from '../../../runtime/realinfra/crossplane-pods.js';
 import { startCrossplane } from '../../../runtime/realinfra/index.js';
 import { ensurePulumiBinaries } from '../../../runtime/realinfra/pulumi-build.js';
 import { generateStackSecrets } from '../../../stacks/secrets.js';
@@ -105,6 +105,7 @@ let issuer: string;
 const forwarders = new TcpForwarders();
 let upResult: Awaited<ReturnType<Stack['up']>>;
 let xp: CrossplanePodsHarness | undefined;
+let xpStarting: Promise<CrossplanePodsHarness> | undefined;
 let a8s: SandboxA8sOperator | undefined;
 const a8sDir = fs.mkdtempSync(path.join(os.tmpdir(), 'klutch-topology-pods-a8s-'));
 fs.chmodSync(a8sDir, 0o777);
@@ -170,12 +171,13 @@ beforeAll(async () => {
   cp = c1;
   app = c2;
 
-  // Crossplane as pods (core from CrossplaneInstall; the packages are pulumi up's: klutch-kit:catalogue), while Dex's
-  // image is written and pushed.
+  // Crossplane as pods (core from CrossplaneInstall; the packages are pulumi up's: klutch-kit:catalogue). It starts
+  // while Dex's image is written and pulumi up builds the runtime images: the stack applies nothing before its images
+  // are pushed, by when Crossplane's CRDs exist.
   const tXp = Date.now();
-  const xpStarting = startCrossplane(cp, { version: '2.3', runtime: 'pods', providerPollInterval: '3s', install: false, log }).then((h) => {
+  xpStarting = startCrossplane(cp, { version: '2.3', runtime: 'pods', providerPollInterval: '3s', install: false, log }).then((h) => {
     xp = h as CrossplanePodsHarness;
-    figures['Crossplane core as pods, Available'] = secs(tXp);
+    figures['Crossplane as pods: core Available (beside the image builds)'] = secs(tXp);
     return xp;
   });
   xpStarting.catch(() => undefined);
@@ -191,9 +193,9 @@ beforeAll(async () => {
   await applyManifests(cp.kubeConfig, providerObjects());
   await waitForCrdsEstablished(cp.kubeConfig, [`${PLURAL}.${GROUP}`]);
 
-  // The catalogue package in the node registry, the sandbox's a8s operator stand-in (real PostgreSQL servers).
-  await xpStarting;
-  const pushed = await pushCatalogue(cp, xp!);
+  // The catalogue package in the node registry (at the address the Crossplane pods pull from), the sandbox's a8s
+  // operator stand-in (real PostgreSQL servers).
+  const pushed = await pushCatalogue(cp, { registry: podsRegistry(cp) });
   a8s = new SandboxA8sOperator({ client: new KubeClient(cp.kubeConfig), dataDir: path.join(a8sDir, 'data') });
   await a8s.start();
   // the binder roles the control plane gives its exports (the backend pods hand out only what these grant)
@@ -201,7 +203,6 @@ beforeAll(async () => {
     .cluster.files.map((f) => f.object as KubernetesObject)
     .filter((o) => o.kind === 'ClusterRole' && o.metadata?.labels?.[BINDER_EXPORTS_AGGREGATION_LABEL] === 'true');
   await applyManifests(cp.kubeConfig, roles);
-  figures['Crossplane as pods + catalogue package + a8s stand-in'] = secs(tXp);
 
   const backendPort = await forwarders.listen('127.0.0.1', () => serviceAddress(cp.kubeConfig, NS, 'klutch-backend', 'http'));
   backendUrl = `http://127.0.0.1:${backendPort}`;
@@ -218,20 +219,22 @@ beforeAll(async () => {
       secrets: generateStackSecrets(),
     }),
   );
-  const out = fs.openSync(path.join(work, 'pulumi-up.log'), 'a');
+  const upLog = path.join(work, 'pulumi-up.log');
+  const out = fs.openSync(upLog, 'a');
   const tUp = Date.now();
   try {
-    upResult = await stack.up({ color: 'never', onOutput: (s) => fs.writeSync(out, s) });
+    [upResult] = await Promise.all([stack.up({ color: 'never', onOutput: (s) => fs.writeSync(out, s) }), xpStarting]);
   } catch (e) {
-    throw new Error(`pulumi up failed: ${(e as Error).message}\n${fs.readFileSync(path.join(work, 'pulumi-up.log'), 'utf8').slice(-4000)}`, { cause: e });
+    throw new Error(`pulumi up (or Crossplane's start beside it) failed: ${(e as Error).message}\n${fs.readFileSync(upLog, 'utf8').slice(-4000)}`, {
+      cause: e,
+    });
   } finally {
     fs.closeSync(out);
   }
   figures['pulumi up (image build + push + deploy)'] = secs(tUp);
-  // one image build for both runtime images (compile + pack + layers): RuntimeImages' progress lines in the log
-  figures['runtime image builds in pulumi up'] = String(
-    (fs.readFileSync(path.join(work, 'pulumi-up.log'), 'utf8').match(/image build: npm pack /g) ?? []).length,
-  );
+  // one build for both runtime images and both platforms (pulumi repeats its info lines under "Diagnostics:")
+  const progress = fs.readFileSync(upLog, 'utf8').split(/^Diagnostics:/m)[0]!;
+  figures['runtime image builds in pulumi up'] = String((progress.match(/image build: npm pack /g) ?? []).length);
   const tCat = Date.now();
   await awaitCatalogue(cp, xp!, pushed);
   figures['pulumi up done → catalogue installed by Crossplane'] = secs(tCat);
@@ -252,6 +255,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const [k, v] of Object.entries(figures)) log(`figure: ${k}: ${v}`);
   await a8s?.stop().catch(() => undefined);
+  await xpStarting?.catch(() => undefined);
   await xp?.stop().catch(() => undefined);
   fs.rmSync(a8sDir, { recursive: true, force: true });
   await forwarders.stop();
