@@ -16,7 +16,6 @@
  *    "browser" through the backend's OIDC flow at Dex (mockCallback connector), then Bind on the catalogue page.
  */
 import * as fs from 'node:fs';
-import * as https from 'node:https';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -33,7 +32,7 @@ import { clientOf } from '../runtime/realinfra/client.js';
 import type { RealCluster } from '../runtime/realinfra/cluster.js';
 import { pulumiEnv, type PulumiBinaries } from '../runtime/realinfra/pulumi-build.js';
 import { FetchBrowser } from '../test/support/oidc-provider.js';
-import { makeTls } from '../test/support/tls.js';
+import { fetchTrusting, makeTls } from '../test/support/tls.js';
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -104,27 +103,6 @@ export async function serviceAddress(kc: KubeConfig, ns: string, name: string, p
   const p = (svc.spec!['ports'] as Array<{ name: string; port: number }>).find((x) => x.name === port);
   if (!p) throw new Error(`Service ${ns}/${name} has no port ${port}`);
   return { host: svc.spec!['clusterIP'] as string, port: p.port };
-}
-
-/** fetch, except that https requests trust `ca` (e.g. the CA of Dex's certificate): the browser's view of Dex. */
-export function fetchTrusting(ca: string): typeof fetch {
-  return (async (input: string | URL | Request, init?: RequestInit) => {
-    const url = new URL(input instanceof Request ? input.url : input);
-    if (url.protocol !== 'https:') return fetch(input, init);
-    return new Promise<Response>((resolve, reject) => {
-      const req = https.request(url, { method: init?.method ?? 'GET', headers: init?.headers as Record<string, string>, ca, agent: false }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const headers = new Headers();
-          for (const [k, v] of Object.entries(res.headers)) for (const x of Array.isArray(v) ? v : v === undefined ? [] : [v]) headers.append(k, x);
-          resolve(new Response(res.statusCode === 204 || res.statusCode === 304 ? null : Buffer.concat(chunks), { status: res.statusCode ?? 0, headers }));
-        });
-      });
-      req.on('error', reject);
-      req.end(init?.body as string | undefined);
-    });
-  }) as typeof fetch;
 }
 
 /** Waits until Deployment `ns/name` has `replicas` ready, updated and available replicas and no others. */

@@ -66,7 +66,6 @@ import {
   createLocalStack,
   type DexBindResult,
   deploymentReady,
-  fetchTrusting,
   podsStackConfig,
   prepareDex,
   runKonnectorOnNode,
@@ -74,6 +73,7 @@ import {
   TcpForwarders,
 } from '../../../sandbox/pods.js';
 import { eventually, uniqueName } from '../../realinfra/util.js';
+import { fetchTrusting } from '../../support/tls.js';
 import { podMemoryMiB, podProcesses, processOf } from './_support.js';
 
 jest.setTimeout(600_000);
