@@ -11,7 +11,9 @@
  *    a local file backend and passphrase secrets; {@link podsStackConfig}: its config for the pods shape.
  *  - {@link runKonnectorOnNode}: app clusters have no node (one node per host), so the konnector Deployment kubectl
  *    bind installed there goes to 0 replicas and the same Deployment runs on the control plane's node with
- *    `--kubeconfig` for the app cluster (a token of its `konnector` ServiceAccount, through a forwarder on the node IP).
+ *    `--kubeconfig` for the app cluster (a token of its `konnector` ServiceAccount, through a forwarder on the node IP)
+ *    and `POD_NAMESPACE` the app cluster's namespace of it (its lease is there), in a namespace of the control plane
+ *    per app cluster if there are several.
  *  - {@link bindThroughDex}: `kubectl bind` (runtime/kubectl-bind, in-process) with its login driven by a fetch
  *    "browser" through the backend's OIDC flow at Dex (mockCallback connector), then Bind on the catalogue page.
  */
@@ -266,7 +268,7 @@ export async function runKonnectorOnNode(
   const appApi = clientOf(app.kubeConfig);
   const dep = '/apis/apps/v1/namespaces/klutch-bind/deployments/konnector';
   await appApi.request('PATCH', dep, { body: { spec: { replicas: 0 } }, contentType: 'application/merge-patch+json' });
-  const installed = await appApi.request<Obj & { metadata: { labels?: Record<string, string> } }>('GET', dep);
+  const installed = await appApi.request<Obj & { metadata: { namespace?: string; labels?: Record<string, string> } }>('GET', dep);
   const appPort = Number(new URL(app.server).port);
   const fwd = await forwarders.listen(node.ip, async () => ({ host: '127.0.0.1', port: appPort }));
   const token = await appApi.request<Obj>('POST', '/api/v1/namespaces/klutch-bind/serviceaccounts/konnector/token', {
@@ -284,6 +286,10 @@ export async function runKonnectorOnNode(
   const tpl = installed.spec!['template'] as { spec: { containers: Array<Record<string, any>>; volumes?: unknown[] } };
   const container = tpl.spec.containers[0]!;
   container['args'] = [...(container['args'] as string[]), '--kubeconfig=/etc/klutch/app/kubeconfig'];
+  // its lease is in the app cluster, in the namespace the Deployment was installed to there (not the one it runs in here)
+  container['env'] = ((container['env'] as Array<{ name: string }>) ?? []).map((e) =>
+    e.name === 'POD_NAMESPACE' ? { name: 'POD_NAMESPACE', value: installed.metadata.namespace ?? 'klutch-bind' } : e,
+  );
   container['volumeMounts'] = [...((container['volumeMounts'] as unknown[]) ?? []), { name: 'app-kubeconfig', mountPath: '/etc/klutch/app', readOnly: true }];
   tpl.spec.volumes = [...(tpl.spec.volumes ?? []), { name: 'app-kubeconfig', secret: { secretName: 'app-kubeconfig' } }];
   const ns = opts.namespace;
