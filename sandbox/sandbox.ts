@@ -358,7 +358,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     // 3. real Crossplane on the control plane (its packages left to pulumi up), the catalogue package pushed to its
     //    registry, the local a8s operator
     const pushed = await step(
-      `Crossplane ${SANDBOX_CROSSPLANE} on the control plane, catalogue package pushed to its registry, local a8s operator`,
+      `Crossplane ${SANDBOX_CROSSPLANE} on the control plane${pods ? ' (as pods, starting beside pulumi up)' : ''}, catalogue package pushed to its registry, local a8s operator`,
       async () => {
         // provider-kubernetes re-reads the a8s objects every 3 s (the harness's default is 10 s): status comes back sooner;
         // install: false — the Function, Provider and ProviderConfig come from pulumi up (klutch-kit:catalogue)
