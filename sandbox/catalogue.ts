@@ -14,6 +14,7 @@ import { CatalogueInstall, ControlPlaneCluster, renderTopology, toYaml } from '.
 import { applyManifests, waitForCrdsEstablished, type CrossplaneHarness, type RealCluster } from '../runtime/realinfra/index.js';
 import { buildPackageImage, joinPackageYaml } from '../runtime/xpkg/image.js';
 import { isLoopbackRegistry, pushPackageImage } from '../runtime/xpkg/push.js';
+import { BINDER_EXPORTS_AGGREGATION_LABEL } from '../constructs/runtime/_defaults.js';
 import { a8sCrds } from './a8s-operator/index.js';
 
 export const CATALOGUE_REPOSITORY = 'klutch/catalogue';
@@ -57,6 +58,16 @@ export function synthSandboxControlPlane(packageRef: string, a9sUrls?: Record<st
   const [cluster] = renderTopology(app);
   if (!cluster?.packages?.length) throw new Error('sandbox: the synthesized control plane carries no Configuration package');
   return { cluster, pkg: cluster.packages[0]!, catalogue: controlPlane.catalogue! };
+}
+
+/**
+ * The ClusterRoles the control plane aggregates into the binder's role for the sandbox's exports: what a backend with
+ * its own ServiceAccount (a pod) may hand out to the konnectors. A backend with the admin kubeconfig needs none.
+ */
+export function binderExportRoles(packageRef: string): Obj[] {
+  return synthSandboxControlPlane(packageRef)
+    .cluster.files.map((f) => f.object as Obj)
+    .filter((o) => o.kind === 'ClusterRole' && o.metadata?.labels?.[BINDER_EXPORTS_AGGREGATION_LABEL] === 'true');
 }
 
 /** The catalogue package pushed to the harness's registry, and what the sandbox needs of the same synth. */

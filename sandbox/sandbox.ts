@@ -37,6 +37,7 @@ import { getCondition, type Condition } from '../runtime/core/conditions.js';
 import { freePort, startCluster, startCrossplane, type CrossplaneHarness, type RealCluster } from '../runtime/realinfra/index.js';
 import { ensurePulumiBinaries } from '../runtime/realinfra/pulumi-build.js';
 import { ensureDexBinary } from '../runtime/realinfra/build.js';
+import { applyManifests } from '../runtime/realinfra/apply.js';
 import { clientOf } from '../runtime/realinfra/client.js';
 import { clusterDnsKubeletConfig } from '../runtime/realinfra/cluster-dns.js';
 import { podsRegistry } from '../runtime/realinfra/crossplane-pods.js';
@@ -47,7 +48,7 @@ import { generateStackSecrets } from '../stacks/secrets.js';
 import { OidcTestProvider } from '../test/support/oidc-provider.js';
 import { A8S_RESOURCES, assertReachable, SandboxA8sOperator, secretNameOf, serverUser, type Postgresql } from './a8s-operator/index.js';
 import { startSandboxA9s, type SandboxA9s } from './a9s.js';
-import { awaitCatalogue, pushCatalogue, type InstalledCatalogue } from './catalogue.js';
+import { awaitCatalogue, binderExportRoles, pushCatalogue, type InstalledCatalogue } from './catalogue.js';
 import {
   bindThroughDex,
   createLocalStack,
@@ -374,6 +375,8 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
         // before its images are pushed, by when Crossplane's CRDs exist. The package goes to the registry address the
         // Crossplane pods pull from.
         const pushed = await pushCatalogue(cp, pods ? { registry: podsRegistry(cp) } : await crossplaneStarting, { apiStyle });
+        // the backend pods' ServiceAccount hands out only what the control plane's binder roles grant
+        if (pods) await applyManifests(cp.kubeConfig, binderExportRoles(pushed.packageRef), { continueOnError: false });
         const a8s = new SandboxA8sOperator({ client: new KubeClient(cp.kubeConfig), dataDir: a8sDataDir });
         await a8s.start();
         stops.push(async () => {

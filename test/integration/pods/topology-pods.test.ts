@@ -59,7 +59,7 @@ import { type CrossplanePodsHarness, podsRegistry } from '../../../runtime/reali
 import { startCrossplane } from '../../../runtime/realinfra/index.js';
 import { ensurePulumiBinaries } from '../../../runtime/realinfra/pulumi-build.js';
 import { generateStackSecrets } from '../../../stacks/secrets.js';
-import { awaitCatalogue, pushCatalogue, synthSandboxControlPlane } from '../../../sandbox/catalogue.js';
+import { awaitCatalogue, binderExportRoles, pushCatalogue } from '../../../sandbox/catalogue.js';
 import { SandboxA8sOperator } from '../../../sandbox/a8s-operator/index.js';
 import {
   bindThroughDex,
@@ -199,10 +199,7 @@ beforeAll(async () => {
   a8s = new SandboxA8sOperator({ client: new KubeClient(cp.kubeConfig), dataDir: path.join(a8sDir, 'data') });
   await a8s.start();
   // the binder roles the control plane gives its exports (the backend pods hand out only what these grant)
-  const roles = synthSandboxControlPlane(pushed.packageRef)
-    .cluster.files.map((f) => f.object as KubernetesObject)
-    .filter((o) => o.kind === 'ClusterRole' && o.metadata?.labels?.[BINDER_EXPORTS_AGGREGATION_LABEL] === 'true');
-  await applyManifests(cp.kubeConfig, roles);
+  await applyManifests(cp.kubeConfig, binderExportRoles(pushed.packageRef));
 
   const backendPort = await forwarders.listen('127.0.0.1', () => serviceAddress(cp.kubeConfig, NS, 'klutch-backend', 'http'));
   backendUrl = `http://127.0.0.1:${backendPort}`;
