@@ -13,7 +13,8 @@ import { ApiStyle } from '../constructs/dataservice/index.js';
 import { CatalogueInstall, ControlPlaneCluster, renderTopology, toYaml } from '../constructs/topology/index.js';
 import { applyManifests, waitForCrdsEstablished, type CrossplaneHarness, type RealCluster } from '../runtime/realinfra/index.js';
 import { buildPackageImage, joinPackageYaml } from '../runtime/xpkg/image.js';
-import { pushPackageImage } from '../runtime/xpkg/push.js';
+import { isLoopbackRegistry, pushPackageImage } from '../runtime/xpkg/push.js';
+import { BINDER_EXPORTS_AGGREGATION_LABEL } from '../constructs/runtime/_defaults.js';
 import { a8sCrds } from './a8s-operator/index.js';
 
 export const CATALOGUE_REPOSITORY = 'klutch/catalogue';
@@ -59,6 +60,16 @@ export function synthSandboxControlPlane(packageRef: string, a9sUrls?: Record<st
   return { cluster, pkg: cluster.packages[0]!, catalogue: controlPlane.catalogue! };
 }
 
+/**
+ * The ClusterRoles the control plane aggregates into the binder's role for the sandbox's exports: what a backend with
+ * its own ServiceAccount (a pod) may hand out to the konnectors. A backend with the admin kubeconfig needs none.
+ */
+export function binderExportRoles(packageRef: string): Obj[] {
+  return synthSandboxControlPlane(packageRef)
+    .cluster.files.map((f) => f.object as Obj)
+    .filter((o) => o.kind === 'ClusterRole' && o.metadata?.labels?.[BINDER_EXPORTS_AGGREGATION_LABEL] === 'true');
+}
+
 /** The catalogue package pushed to the harness's registry, and what the sandbox needs of the same synth. */
 export interface PushedCatalogue {
   /** `<registry>/klutch/catalogue:v0.1.0`: the stack's `klutch-kit:catalogue.package`. */
@@ -73,14 +84,17 @@ export interface PushedCatalogue {
 }
 
 /**
- * Builds the catalogue's Configuration package (runtime/xpkg, no Docker) and pushes it to the harness's registry,
+ * Builds the catalogue's Configuration package (runtime/xpkg, no Docker) and pushes it to the harness's registry
+ * (`xp.registry`; only the address is needed, so the push may precede Crossplane's start, e.g. with `podsRegistry(cp)`),
  * and applies the a8s CRDs (what the a8s operator would install). Installing the package (the `Configuration`, the
  * Function, provider-kubernetes and its ProviderConfig) is `pulumi up`'s job (`klutch-kit:catalogue`).
  */
-export async function pushCatalogue(cp: RealCluster, xp: CrossplaneHarness, style: { apiStyle?: ApiStyle } = {}): Promise<PushedCatalogue> {
+export async function pushCatalogue(cp: RealCluster, xp: Pick<CrossplaneHarness, 'registry'>, style: { apiStyle?: ApiStyle } = {}): Promise<PushedCatalogue> {
   const packageRef = `${xp.registry}/${CATALOGUE_REPOSITORY}:${CATALOGUE_TAG}`;
   const apiStyle = style.apiStyle ?? ApiStyle.CLAIMS;
   const { cluster, pkg } = synthSandboxControlPlane(packageRef, undefined, apiStyle);
+  // Crossplane as pods pulls from the node IP (xp.registry); the host pushes to the same registry on loopback.
+  const pushRef = isLoopbackRegistry(xp.registry) || !cp.node ? packageRef : `${cp.node.registry}/${CATALOGUE_REPOSITORY}:${CATALOGUE_TAG}`;
   const pushed = await pushPackageImage(
     buildPackageImage(
       joinPackageYaml(
@@ -88,7 +102,7 @@ export async function pushCatalogue(cp: RealCluster, xp: CrossplaneHarness, styl
         pkg.files.map((f) => toYaml(f.object)),
       ),
     ),
-    packageRef,
+    pushRef,
   );
   const templates = cluster.files
     .map((f) => f.object as Obj)

@@ -31,11 +31,16 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { LocalWorkspace, PulumiCommand, Stack } from '@pulumi/pulumi/automation/index.js';
+import type { Stack } from '@pulumi/pulumi/automation/index.js';
 import { CoreResources, isAlreadyExists, KubeClient, type KubeObject, type ResourceRef } from '../runtime/core/client.js';
 import { getCondition, type Condition } from '../runtime/core/conditions.js';
 import { freePort, startCluster, startCrossplane, type CrossplaneHarness, type RealCluster } from '../runtime/realinfra/index.js';
-import { ensurePulumiBinaries, pulumiEnv } from '../runtime/realinfra/pulumi-build.js';
+import { ensurePulumiBinaries } from '../runtime/realinfra/pulumi-build.js';
+import { ensureDexBinary } from '../runtime/realinfra/build.js';
+import { applyManifests } from '../runtime/realinfra/apply.js';
+import { clientOf } from '../runtime/realinfra/client.js';
+import { clusterDnsKubeletConfig } from '../runtime/realinfra/cluster-dns.js';
+import { podsRegistry } from '../runtime/realinfra/crossplane-pods.js';
 import { A9S_BINDING_SECRET_SUFFIX } from '../constructs/catalogue/index.js';
 import { API_STYLE_NAMES, ApiStyle } from '../constructs/dataservice/index.js';
 import { generateStackSecrets } from '../stacks/secrets.js';
@@ -43,14 +48,25 @@ import { generateStackSecrets } from '../stacks/secrets.js';
 import { OidcTestProvider } from '../test/support/oidc-provider.js';
 import { A8S_RESOURCES, assertReachable, SandboxA8sOperator, secretNameOf, serverUser, type Postgresql } from './a8s-operator/index.js';
 import { startSandboxA9s, type SandboxA9s } from './a9s.js';
-import { awaitCatalogue, pushCatalogue, type InstalledCatalogue } from './catalogue.js';
+import { awaitCatalogue, binderExportRoles, pushCatalogue, type InstalledCatalogue } from './catalogue.js';
+import {
+  bindThroughDex,
+  createLocalStack,
+  deploymentReady,
+  PODS_NAMESPACE,
+  podsStackConfig,
+  prepareDex,
+  type PreparedDex,
+  runKonnectorOnNode,
+  serviceAddress,
+  TcpForwarders,
+} from './pods.js';
 import { SANDBOX_DIR, STATE_FILE, type SandboxState } from './state.js';
 
 export { SANDBOX_DIR, STATE_FILE, type SandboxState };
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const TSX_CLI = path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
-const TSX_LOADER = path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs');
 
 export const BACKEND_CLIENT_ID = 'klutch-backend';
 export const BACKEND_RESOURCE = 'urn:klutch:backend';
@@ -90,13 +106,25 @@ export interface SandboxOptions {
   a9s?: boolean;
   /** The catalogue's API style (`--api-style claims|namespaced`). @default ApiStyle.CLAIMS */
   apiStyle?: ApiStyle;
+  /**
+   * `--pods`: the control plane gets a real node (root, one per host: it waits for the host-wide node lock); Crossplane,
+   * the backend (2 replicas), Dex as the OIDC provider and a konnector per app cluster run there as pods, from images
+   * built without Docker (`pulumi up` builds and pushes the runtime images); kubectl bind logs in at Dex. Claims style
+   * only, no a9s (sandbox/pods.ts). @default false
+   */
+  pods?: boolean;
 }
 
 export interface Sandbox {
   readonly controlPlane: RealCluster;
   readonly apps: readonly [RealCluster, RealCluster];
   readonly backendUrl: string;
-  readonly op: OidcTestProvider;
+  /** The OIDC issuer: the test OP's, or with `pods` Dex's (`https://<node IP>:<port>/dex`). */
+  readonly issuer: string;
+  /** The sandbox's OIDC provider (in this process); none with `pods` (Dex runs as a pod). */
+  readonly op?: OidcTestProvider;
+  /** Whether the topology runs as pods on the control plane's node (SandboxOptions.pods). */
+  readonly pods: boolean;
   readonly stack: Stack;
   /** Real Crossplane on the control plane. */
   readonly crossplane: CrossplaneHarness;
@@ -108,6 +136,7 @@ export interface Sandbox {
   readonly a9s?: SandboxA9s;
   /** The catalogue's API style: claims, or namespaced XRs bound without claims. */
   readonly apiStyle: ApiStyle;
+  /** The backend and konnectors as local processes (none with `pods`). */
   readonly processes: ReadonlyArray<{ name: string; child: ChildProcess; log: string }>;
   /** Seconds per step. */
   readonly timings: Record<string, number>;
@@ -179,6 +208,15 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
       'SandboxOptions.a9s: true needs the claims API style (apiStyle namespaced was given): provider-anynines’ resources are cluster-scoped, so namespaced a9s XRs have nothing to compose; drop --a9s or --api-style namespaced',
     );
   }
+  if (opts.pods && opts.a9s) {
+    throw new Error(
+      'SandboxOptions.pods: true cannot be combined with a9s: true: provider-anynines and the a9s broker stand-in run only beside the host-process Crossplane; drop --pods or --a9s',
+    );
+  }
+  if (opts.pods && apiStyle.namespaced) {
+    throw new Error('SandboxOptions.pods: true runs the claims API style only (apiStyle namespaced was given); drop --pods or --api-style namespaced');
+  }
+  const pods = opts.pods ?? false;
   const say = opts.log ?? ((l: string) => process.stdout.write(`${l}\n`));
   fs.mkdirSync(SANDBOX_DIR, { recursive: true });
   const dir = opts.dir ?? fs.mkdtempSync(path.join(SANDBOX_DIR, 'run-'));
@@ -195,6 +233,9 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   let a9sPart: SandboxA9s | undefined;
   let a8sOperator: SandboxA8sOperator | undefined;
   let crossplane: CrossplaneHarness | undefined;
+  let crossplaneStarting: Promise<CrossplaneHarness> | undefined;
+  const forwarders = new TcpForwarders();
+  stops.push(() => forwarders.stop());
   let n = 0;
   const step = async <T>(what: string, fn: () => Promise<T>, detail?: (v: T) => string): Promise<T> => {
     const t = Date.now();
@@ -207,6 +248,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     return v;
   };
   const stopAll = async () => {
+    await crossplaneStarting?.catch(() => undefined);
     for (const p of processes) await stopChild(p.child).catch(() => undefined);
     for (const s of stops.reverse()) await s().catch(() => undefined);
     await Promise.all(clusters.map((c) => c.stop().catch(() => undefined)));
@@ -244,12 +286,20 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
 
   try {
     // 1. clusters (and the Pulumi toolchain, warm: a few stat calls)
+    let dexBinary = '';
     const [bins, cp, app1, app2] = await step(
-      'clusters: control plane + 2 app clusters (real kube-apiserver, etcd, kube-controller-manager)',
+      pods
+        ? 'clusters: control plane with a real node + 2 app clusters (real kube-apiserver, etcd, kube-controller-manager; kubelet, containerd)'
+        : 'clusters: control plane + 2 app clusters (real kube-apiserver, etcd, kube-controller-manager)',
       async () => {
         const bins = ensurePulumiBinaries({});
-        const cs = ['sandbox-cp', 'sandbox-app-1', 'sandbox-app-2'].map((name) => startCluster({ name }).then((c) => (clusters.push(c), c)));
-        return [await bins, ...(await Promise.all(cs))] as const;
+        const dex = pods ? ensureDexBinary({}).then((b) => (dexBinary = b)) : undefined;
+        // with pods: the node, with the cluster DNS the Crossplane pods need (their function endpoint is a Service name)
+        const node = (name: string) => (pods && name === 'sandbox-cp' ? { nodes: 1 as const, node: { kubeletConfig: clusterDnsKubeletConfig() } } : {});
+        const cs = ['sandbox-cp', 'sandbox-app-1', 'sandbox-app-2'].map((name) => startCluster({ name, ...node(name) }).then((c) => (clusters.push(c), c)));
+        const started = [await bins, ...(await Promise.all(cs))] as const;
+        await dex;
+        return started;
       },
       (v) =>
         v
@@ -259,42 +309,74 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     );
     const apps = [app1, app2] as const;
 
-    // 2. the OIDC provider (listening; clients registered once the backend URL is known, right below)
-    const backendPort = await freePort();
-    const backendUrl = `http://127.0.0.1:${backendPort}`;
+    // 2. the OIDC provider (listening; clients registered once the backend URL is known, right below); with pods, Dex
+    //    (a pod once pulumi up ran): its image, TLS and issuer, and the backend URL, a loopback forwarder to its Service
     const clientSecret = randomBytes(18).toString('base64url');
     const machine = apps.map((a) => ({ id: `sandbox-${a.name.replace(/^sandbox-/, '')}`, secret: randomBytes(18).toString('base64url') }));
-    const op = await step(
-      'OIDC provider (oidc-provider, in this process)',
-      async () => {
-        const op = await OidcTestProvider.listen([
-          { username: 'dev', password: randomBytes(9).toString('base64url'), sub: 'sandbox-dev', email: 'dev@sandbox.test' },
-        ]);
-        stops.push(() => op.stop());
-        op.start(
-          [
-            { client_id: BACKEND_CLIENT_ID, client_secret: clientSecret, redirect_uris: [`${backendUrl}/callback`] },
-            ...machine.map((m) => ({ client_id: m.id, client_secret: m.secret, grant_types: ['client_credentials'], response_types: [], redirect_uris: [] })),
-          ],
-          { [BACKEND_RESOURCE]: { audience: BACKEND_RESOURCE, scope: 'bind' } },
-        );
-        return op;
-      },
-      (op) => `issuer ${op.issuer}`,
-    );
-    writeState(backendUrl, op.issuer);
+    let op: OidcTestProvider | undefined;
+    let dex: PreparedDex | undefined;
+    let backendPort = 0;
+    let backendUrl = '';
+    let issuer = '';
+    if (pods) {
+      dex = await step(
+        'Dex: image from the harness binary pushed to the node registry, its TLS, the issuer on the node IP',
+        async () => {
+          const d = await prepareDex(cp, dexBinary, dir, forwarders, 'klutch-kit sandbox CA');
+          backendPort = await forwarders.listen('127.0.0.1', () => serviceAddress(cp.kubeConfig, PODS_NAMESPACE, 'klutch-backend', 'http'));
+          return d;
+        },
+        (d) => `issuer ${d.issuer}, image ${d.image}`,
+      );
+      backendUrl = `http://127.0.0.1:${backendPort}`;
+      issuer = dex.issuer;
+    } else {
+      backendPort = await freePort();
+      backendUrl = `http://127.0.0.1:${backendPort}`;
+      const o = await step(
+        'OIDC provider (oidc-provider, in this process)',
+        async () => {
+          const op = await OidcTestProvider.listen([
+            { username: 'dev', password: randomBytes(9).toString('base64url'), sub: 'sandbox-dev', email: 'dev@sandbox.test' },
+          ]);
+          stops.push(() => op.stop());
+          op.start(
+            [
+              { client_id: BACKEND_CLIENT_ID, client_secret: clientSecret, redirect_uris: [`${backendUrl}/callback`] },
+              ...machine.map((m) => ({ client_id: m.id, client_secret: m.secret, grant_types: ['client_credentials'], response_types: [], redirect_uris: [] })),
+            ],
+            { [BACKEND_RESOURCE]: { audience: BACKEND_RESOURCE, scope: 'bind' } },
+          );
+          return op;
+        },
+        (op) => `issuer ${op.issuer}`,
+      );
+      op = o;
+      issuer = o.issuer;
+    }
+    writeState(backendUrl, issuer);
 
     // 3. real Crossplane on the control plane (its packages left to pulumi up), the catalogue package pushed to its
     //    registry, the local a8s operator
     const pushed = await step(
-      `Crossplane ${SANDBOX_CROSSPLANE} on the control plane, catalogue package pushed to its registry, local a8s operator`,
+      `Crossplane ${SANDBOX_CROSSPLANE} on the control plane${pods ? ' (as pods, starting beside pulumi up)' : ''}, catalogue package pushed to its registry, local a8s operator`,
       async () => {
         // provider-kubernetes re-reads the a8s objects every 3 s (the harness's default is 10 s): status comes back sooner;
         // install: false — the Function, Provider and ProviderConfig come from pulumi up (klutch-kit:catalogue)
-        const xp = await startCrossplane(cp, { version: SANDBOX_CROSSPLANE, providerPollInterval: '3s', install: false });
-        crossplane = xp;
-        stops.push(() => xp.stop());
-        const pushed = await pushCatalogue(cp, xp, { apiStyle });
+        const starting = startCrossplane(cp, { version: SANDBOX_CROSSPLANE, providerPollInterval: '3s', install: false, ...(pods ? { runtime: 'pods' } : {}) });
+        starting.catch(() => undefined);
+        crossplaneStarting = starting.then((xp) => {
+          crossplane = xp;
+          stops.push(() => xp.stop());
+          return xp;
+        });
+        crossplaneStarting.catch(() => undefined);
+        // Crossplane as pods starts beside pulumi up's image build (step 4 waits for it): the stack applies nothing
+        // before its images are pushed, by when Crossplane's CRDs exist. The package goes to the registry address the
+        // Crossplane pods pull from.
+        const pushed = await pushCatalogue(cp, pods ? { registry: podsRegistry(cp) } : await crossplaneStarting, { apiStyle });
+        // the backend pods' ServiceAccount hands out only what the control plane's binder roles grant
+        if (pods) await applyManifests(cp.kubeConfig, binderExportRoles(pushed.packageRef), { continueOnError: false });
         const a8s = new SandboxA8sOperator({ client: new KubeClient(cp.kubeConfig), dataDir: a8sDataDir });
         await a8s.start();
         stops.push(async () => {
@@ -304,7 +386,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
         a8sOperator = a8s;
         if (opts.a9s) {
           // provider-anynines installs while pulumi up runs (step 4 waits for it)
-          const starting = startSandboxA9s(cp, xp, { dataDir: a9sDataDir });
+          const starting = startSandboxA9s(cp, crossplane!, { dataDir: a9sDataDir });
           starting.catch(() => undefined);
           a9sStarting = starting;
           stops.push(async () => (await starting.catch(() => undefined))?.stop());
@@ -312,7 +394,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
         return pushed;
       },
       (c) =>
-        `Crossplane ${crossplane!.versions.crossplane}, registry ${crossplane!.registry}\npackage ${c.packageRef} (${c.digest.slice(0, 19)}…): ${c.xrds.length} XRDs, API style ${apiStyleName(apiStyle)}\nlocal a8s operator: PostgreSQL ${a8sOperator!.instances.binaries.major} servers on 127.0.0.2+ port 5432, data under ${a8sDataDir}`,
+        `${crossplane ? `Crossplane ${crossplane.versions.crossplane}, registry ${crossplane.registry}` : `Crossplane ${SANDBOX_CROSSPLANE} starting as pods on the node`}\npackage ${c.packageRef} (${c.digest.slice(0, 19)}…): ${c.xrds.length} XRDs, API style ${apiStyleName(apiStyle)}\nlocal a8s operator: PostgreSQL ${a8sOperator!.instances.binaries.major} servers on 127.0.0.2+ port 5432, data under ${a8sDataDir}`,
     );
 
     // 4. pulumi up of the stack program, runtime manifests mode plus the catalogue package (klutch-kit:catalogue):
@@ -320,57 +402,52 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     //    ProviderConfig, which real Crossplane installs
     let catalogue: InstalledCatalogue | undefined;
     const stack = await step(
-      'pulumi up (stacks/main.ts, manifests: runtime, catalogue: Configuration package); Crossplane installed the packages',
+      pods
+        ? 'pulumi up (stacks/main.ts, manifests: runtime, images built and pushed to the node, catalogue: Configuration package); Crossplane (pods) installed the packages'
+        : 'pulumi up (stacks/main.ts, manifests: runtime, catalogue: Configuration package); Crossplane installed the packages',
       async () => {
-        const projectDir = path.join(dir, 'pulumi', 'project');
-        fs.mkdirSync(projectDir, { recursive: true });
-        const rootProject = fs.readFileSync(path.join(REPO_ROOT, 'Pulumi.yaml'), 'utf8');
-        fs.writeFileSync(
-          path.join(projectDir, 'Pulumi.yaml'),
-          rootProject
-            .replace(/^main: .*$/m, `main: ${path.relative(projectDir, path.join(REPO_ROOT, 'stacks', 'main.ts'))}`)
-            .replace(/^(\s*nodeargs:) .*$/m, `$1 --import ${TSX_LOADER} --no-warnings`),
-        );
-        const home = path.join(dir, 'pulumi', 'home');
-        const state = path.join(dir, 'pulumi', 'state');
-        fs.mkdirSync(home, { recursive: true });
-        fs.mkdirSync(state, { recursive: true });
-        const env = pulumiEnv(bins, { home, backendDir: state, passphrase: 'klutch-kit sandbox' });
-        const ws = await LocalWorkspace.create({
-          workDir: projectDir,
-          pulumiHome: env['PULUMI_HOME']!,
-          envVars: env,
-          secretsProvider: 'passphrase',
-          pulumiCommand: await PulumiCommand.get({ root: bins.pulumiRoot }),
-        });
-        const stack = await Stack.create('sandbox', ws);
+        const stack = await createLocalStack(path.join(dir, 'pulumi'), bins, 'sandbox', 'klutch-kit sandbox');
         const secrets = generateStackSecrets();
         const kc = (c: RealCluster) => fs.readFileSync(c.kubeconfigPath, 'utf8');
-        await stack.setAllConfig({
-          'klutch-kit:controlPlane': { value: JSON.stringify({ name: 'control-plane', access: { kind: 'kubeconfig' } }) },
-          'klutch-kit:appClusters': {
-            value: JSON.stringify([
-              { name: 'app-1', access: { kind: 'kubeconfig' } },
-              { name: 'app-2', access: { kind: 'kubeconfig' } },
-            ]),
-          },
-          'klutch-kit:backend': { value: JSON.stringify({ url: backendUrl, prettyName: 'Klutch sandbox' }) },
-          'klutch-kit:oidc': { value: JSON.stringify({ issuerUrl: op.issuer, clientId: BACKEND_CLIENT_ID }) },
-          'klutch-kit:skipAwait': { value: 'true' },
-          'klutch-kit:manifests': { value: 'runtime' },
-          'klutch-kit:catalogue': {
-            value: JSON.stringify({ install: 'ConfigurationPackage', package: pushed.packageRef, apiStyle: apiStyleName(apiStyle) }),
-          },
-          'klutch-kit:kubeconfig-control-plane': { value: kc(cp), secret: true },
-          'klutch-kit:kubeconfig-app-1': { value: kc(app1), secret: true },
-          'klutch-kit:kubeconfig-app-2': { value: kc(app2), secret: true },
-          'klutch-kit:oidcClientSecret': { value: clientSecret, secret: true },
-          'klutch-kit:cookieSigningKey': { value: secrets['cookieSigningKey']!, secret: true },
-          'klutch-kit:cookieEncryptionKey': { value: secrets['cookieEncryptionKey']!, secret: true },
-        });
+        await stack.setAllConfig(
+          pods
+            ? podsStackConfig({
+                controlPlane: { name: 'control-plane', cluster: cp },
+                appClusters: [
+                  { name: 'app-1', cluster: app1 },
+                  { name: 'app-2', cluster: app2 },
+                ],
+                backend: { url: backendUrl, prettyName: 'Klutch sandbox', replicas: 2 },
+                dex: dex!,
+                catalogue: { package: pushed.packageRef, apiStyle: apiStyleName(apiStyle) },
+                secrets,
+              })
+            : {
+                'klutch-kit:controlPlane': { value: JSON.stringify({ name: 'control-plane', access: { kind: 'kubeconfig' } }) },
+                'klutch-kit:appClusters': {
+                  value: JSON.stringify([
+                    { name: 'app-1', access: { kind: 'kubeconfig' } },
+                    { name: 'app-2', access: { kind: 'kubeconfig' } },
+                  ]),
+                },
+                'klutch-kit:backend': { value: JSON.stringify({ url: backendUrl, prettyName: 'Klutch sandbox' }) },
+                'klutch-kit:oidc': { value: JSON.stringify({ issuerUrl: issuer, clientId: BACKEND_CLIENT_ID }) },
+                'klutch-kit:skipAwait': { value: 'true' },
+                'klutch-kit:manifests': { value: 'runtime' },
+                'klutch-kit:catalogue': {
+                  value: JSON.stringify({ install: 'ConfigurationPackage', package: pushed.packageRef, apiStyle: apiStyleName(apiStyle) }),
+                },
+                'klutch-kit:kubeconfig-control-plane': { value: kc(cp), secret: true },
+                'klutch-kit:kubeconfig-app-1': { value: kc(app1), secret: true },
+                'klutch-kit:kubeconfig-app-2': { value: kc(app2), secret: true },
+                'klutch-kit:oidcClientSecret': { value: clientSecret, secret: true },
+                'klutch-kit:cookieSigningKey': { value: secrets['cookieSigningKey']!, secret: true },
+                'klutch-kit:cookieEncryptionKey': { value: secrets['cookieEncryptionKey']!, secret: true },
+              },
+        );
         const out = fs.openSync(path.join(dir, 'logs', 'pulumi-up.log'), 'a');
         try {
-          const res = await stack.up({ color: 'never', onOutput: (s) => fs.writeSync(out, s) });
+          const [res] = await Promise.all([stack.up({ color: 'never', onOutput: (s) => fs.writeSync(out, s) }), crossplaneStarting]);
           if (res.summary.result !== 'succeeded') throw new Error(`pulumi up: ${res.summary.result}`);
           (stack as Stack & { upSummary?: unknown }).upSummary = res.summary.resourceChanges;
         } finally {
@@ -389,93 +466,149 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
         `resources: ${JSON.stringify((s as Stack & { upSummary?: unknown }).upSummary)}  (log ${path.join(dir, 'logs', 'pulumi-up.log')})\ncatalogue ${catalogue!.packageRef} installed by Crossplane: ${catalogue!.xrds.length} XRDs; ${apiStyle.namespaced ? 'namespaced XR' : 'claim'} APIs ${catalogue!.claimCrds.join(', ')}`,
     );
 
-    // 5. backend + konnectors as local processes
-    await step(
-      'backend + 2 konnectors as local processes (tsx)',
-      async () => {
-        const backend = spawnLocal('klutch-backend', path.join(REPO_ROOT, 'runtime', 'backend', 'main.ts'), [
-          '--kubeconfig',
-          cp.kubeconfigPath,
-          `--listen-address=127.0.0.1:${backendPort}`,
-          `--oidc-issuer-url=${op.issuer}`,
-          `--oidc-issuer-client-id=${BACKEND_CLIENT_ID}`,
-          `--oidc-issuer-client-secret=${clientSecret}`,
-          '--oidc-bearer-audience',
-          BACKEND_CLIENT_ID,
-          BACKEND_RESOURCE,
-          `--cookie-signing-key=${randomBytes(32).toString('base64')}`,
-          '--no-leader-elect',
-          '--pretty-name=Klutch sandbox',
-        ]);
-        for (const a of apps) {
-          spawnLocal(`konnector-${a.name}`, path.join(REPO_ROOT, 'runtime', 'konnector', 'main.ts'), [
-            '--kubeconfig',
-            a.kubeconfigPath,
-            '--no-leader-elect',
-            `--health-address=127.0.0.1:${await freePort()}`,
-            '--heartbeat-interval=10s',
-          ]);
+    // the bound CRDs in both app clusters (what the konnectors install)
+    const boundCrds = async () => {
+      const appKube = apps.map((a) => new KubeClient(a.kubeConfig));
+      try {
+        for (const [i, a] of apps.entries()) {
+          for (const api of BIND_APIS) await eventually(`CRD ${api} on ${a.name}`, () => appKube[i]!.getOrNull(CoreResources.crds, undefined, api), 60_000);
         }
-        writeState(backendUrl, op.issuer);
-        await eventually(
-          'backend /readyz',
-          async () => {
-            if (backend.exitCode !== null) throw new Error(`klutch-backend exited with ${backend.exitCode}; see ${processes[0]!.log}`);
-            return (await fetch(`${backendUrl}/readyz`)).ok;
-          },
-          90_000,
-        );
-      },
-      () => processes.map((p) => `${p.name}: pid ${p.child.pid}  log ${p.log}`).join('\n'),
-    );
+      } finally {
+        appKube.forEach((k) => k.close());
+      }
+    };
 
-    // 6. kubectl-bind, non-interactive (--token from a client-credentials grant)
-    await step(
-      'kubectl-bind: both app clusters bound (postgresqlinstances, servicebindings)',
-      async () => {
-        await Promise.all(
-          apps.map(async (a, i) => {
-            const { access_token } = await op.clientCredentials(machine[i]!.id, machine[i]!.secret, { resource: BACKEND_RESOURCE, scope: 'bind' });
+    if (pods) {
+      // 5. the backend and Dex as pods, from the images pulumi up built and pushed
+      await step(
+        'backend (2 pods) + Dex (a pod) Ready on the node',
+        async () => {
+          await Promise.all([
+            deploymentReady(cp.kubeConfig, PODS_NAMESPACE, 'klutch-backend', 2, 180_000),
+            deploymentReady(cp.kubeConfig, PODS_NAMESPACE, 'dex', 1, 180_000),
+          ]);
+          await eventually('backend /readyz through its Service', async () => (await fetch(`${backendUrl}/readyz`)).ok, 60_000);
+        },
+        () => `backend ${backendUrl} (a loopback forwarder to its Service), Dex ${issuer} (a forwarder on the node IP to its Service)`,
+      );
+
+      // 6. kubectl bind (in-process), the login at Dex through the backend's OIDC flow; a konnector pod per app cluster
+      await step(
+        'kubectl bind (login at Dex): both app clusters bound (postgresqlinstances, servicebindings); a konnector pod each',
+        async () => {
+          for (const a of apps) {
+            // the image the stack built and put into the app cluster's konnector Deployment: kubectl bind keeps it
+            const installed = await clientOf(a.kubeConfig).request<{ spec: { template: { spec: { containers: Array<{ image: string }> } } } }>(
+              'GET',
+              '/apis/apps/v1/namespaces/klutch-bind/deployments/konnector',
+            );
+            const konnectorImage = installed.spec.template.spec.containers[0]!.image;
             for (const api of BIND_APIS) {
-              const r = await run([
-                path.join(REPO_ROOT, 'bin', 'kubectl-bind.js'),
-                `${backendUrl}/export`,
-                '--kubeconfig',
-                a.kubeconfigPath,
-                '--resource',
-                api,
-                '--token',
-                access_token,
-                '--yes',
-                '--skip-konnector',
-                '--timeout',
-                '90s',
-              ]);
-              if (r.code !== 0) throw new Error(`kubectl-bind ${api} on ${a.name}: exit ${r.code}\n${r.stderr}\n${r.stdout}`);
-              bindOutput[`${a.name} ${api}`] = r.stdout.trim();
+              const [plural, ...group] = api.split('.');
+              const r = await bindThroughDex({
+                app: a,
+                backendUrl,
+                caPem: dex!.caPem,
+                group: group.join('.'),
+                plural: plural!,
+                konnectorImage,
+                timeoutMs: 90_000,
+              });
+              bindOutput[`${a.name} ${api}`] = r.said.trim();
             }
-          }),
-        );
-        const appKube = apps.map((a) => new KubeClient(a.kubeConfig));
-        try {
-          for (const [i, a] of apps.entries()) {
-            for (const api of BIND_APIS) await eventually(`CRD ${api} on ${a.name}`, () => appKube[i]!.getOrNull(CoreResources.crds, undefined, api), 60_000);
+            await runKonnectorOnNode(cp, a, forwarders, { namespace: `konnector-${a.name}`, timeoutMs: 180_000 });
           }
-        } finally {
-          appKube.forEach((k) => k.close());
-        }
-      },
-      () =>
-        Object.entries(bindOutput)
-          .map(([k, v]) => `${k}: ${v.split('\n').slice(-1)[0]}`)
-          .join('\n'),
-    );
+          await boundCrds();
+        },
+        () =>
+          Object.entries(bindOutput)
+            .map(([k, v]) => `${k}: ${v.split('\n').slice(-1)[0]}`)
+            .join('\n') + `\nkonnectors: Deployments konnector-${apps[0].name}/konnector, konnector-${apps[1].name}/konnector on the control plane's node`,
+      );
+    } else {
+      // 5. backend + konnectors as local processes
+      await step(
+        'backend + 2 konnectors as local processes (tsx)',
+        async () => {
+          const backend = spawnLocal('klutch-backend', path.join(REPO_ROOT, 'runtime', 'backend', 'main.ts'), [
+            '--kubeconfig',
+            cp.kubeconfigPath,
+            `--listen-address=127.0.0.1:${backendPort}`,
+            `--oidc-issuer-url=${issuer}`,
+            `--oidc-issuer-client-id=${BACKEND_CLIENT_ID}`,
+            `--oidc-issuer-client-secret=${clientSecret}`,
+            '--oidc-bearer-audience',
+            BACKEND_CLIENT_ID,
+            BACKEND_RESOURCE,
+            `--cookie-signing-key=${randomBytes(32).toString('base64')}`,
+            '--no-leader-elect',
+            '--pretty-name=Klutch sandbox',
+          ]);
+          for (const a of apps) {
+            spawnLocal(`konnector-${a.name}`, path.join(REPO_ROOT, 'runtime', 'konnector', 'main.ts'), [
+              '--kubeconfig',
+              a.kubeconfigPath,
+              '--no-leader-elect',
+              `--health-address=127.0.0.1:${await freePort()}`,
+              '--heartbeat-interval=10s',
+            ]);
+          }
+          writeState(backendUrl, issuer);
+          await eventually(
+            'backend /readyz',
+            async () => {
+              if (backend.exitCode !== null) throw new Error(`klutch-backend exited with ${backend.exitCode}; see ${processes[0]!.log}`);
+              return (await fetch(`${backendUrl}/readyz`)).ok;
+            },
+            90_000,
+          );
+        },
+        () => processes.map((p) => `${p.name}: pid ${p.child.pid}  log ${p.log}`).join('\n'),
+      );
+
+      // 6. kubectl-bind, non-interactive (--token from a client-credentials grant)
+      await step(
+        'kubectl-bind: both app clusters bound (postgresqlinstances, servicebindings)',
+        async () => {
+          await Promise.all(
+            apps.map(async (a, i) => {
+              const { access_token } = await op!.clientCredentials(machine[i]!.id, machine[i]!.secret, { resource: BACKEND_RESOURCE, scope: 'bind' });
+              for (const api of BIND_APIS) {
+                const r = await run([
+                  path.join(REPO_ROOT, 'bin', 'kubectl-bind.js'),
+                  `${backendUrl}/export`,
+                  '--kubeconfig',
+                  a.kubeconfigPath,
+                  '--resource',
+                  api,
+                  '--token',
+                  access_token,
+                  '--yes',
+                  '--skip-konnector',
+                  '--timeout',
+                  '90s',
+                ]);
+                if (r.code !== 0) throw new Error(`kubectl-bind ${api} on ${a.name}: exit ${r.code}\n${r.stderr}\n${r.stdout}`);
+                bindOutput[`${a.name} ${api}`] = r.stdout.trim();
+              }
+            }),
+          );
+          await boundCrds();
+        },
+        () =>
+          Object.entries(bindOutput)
+            .map(([k, v]) => `${k}: ${v.split('\n').slice(-1)[0]}`)
+            .join('\n'),
+      );
+    }
 
     return {
       controlPlane: cp,
       apps,
       backendUrl,
-      op,
+      issuer,
+      ...(op ? { op } : {}),
+      pods,
       stack,
       crossplane: crossplane!,
       catalogue: catalogue!,

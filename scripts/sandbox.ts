@@ -8,9 +8,11 @@
  *   npm run sandbox -- --down       # stop a running sandbox (from another shell)
  *   npm run sandbox -- --api-style namespaced   # the catalogue as namespaced XRs, bound without claims
  *                                               # (Crossplane v2 style; default: claims)
+ *   npm run sandbox -- --pods       # a real node: backend, Dex, konnectors and Crossplane as pods (root, one per host)
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { parseSandboxArgs, SandboxArgsError, type SandboxArgs } from '../sandbox/args.js';
 import { SANDBOX_DIR, STATE_FILE, type SandboxState } from '../sandbox/state.js';
 
 const alive = (pid: number) => {
@@ -63,7 +65,8 @@ async function down(): Promise<number> {
   return 0;
 }
 
-async function up(demo: boolean, apiStyleFlag: string): Promise<number> {
+async function up(args: SandboxArgs): Promise<number> {
+  const { demo, a9s, pods } = args;
   if (fs.existsSync(STATE_FILE)) {
     const state = JSON.parse(fs.readFileSync(STATE_FILE, 'utf8')) as SandboxState;
     if (alive(state.supervisorPid)) {
@@ -72,7 +75,6 @@ async function up(demo: boolean, apiStyleFlag: string): Promise<number> {
     }
     fs.rmSync(STATE_FILE, { force: true });
   }
-  const a9s = process.argv.slice(2).includes('--a9s');
   // every missing prerequisite at once, before any Go build (which takes minutes on a fresh machine)
   const { formatMissing, kubectlNote, missingPrerequisites, systemLookup } = await import('../sandbox/prerequisites.js');
   const lookup = await systemLookup();
@@ -86,7 +88,7 @@ async function up(demo: boolean, apiStyleFlag: string): Promise<number> {
   const t0 = Date.now();
   const { changeDemoPlan, provisionDemo, startSandbox } = await import('../sandbox/sandbox.js');
   const { apiStyleNamed } = await import('../constructs/dataservice/index.js');
-  const sb = await startSandbox({ writeState: true, a9s, apiStyle: apiStyleNamed('--api-style', apiStyleFlag) });
+  const sb = await startSandbox({ writeState: true, a9s, pods, apiStyle: apiStyleNamed('--api-style', args.apiStyle) });
   let stopping = false;
   const stop = async () => {
     if (stopping) return;
@@ -136,7 +138,7 @@ async function up(demo: boolean, apiStyleFlag: string): Promise<number> {
       '',
       'Klutch sandbox is up.',
       `  backend           ${sb.backendUrl}`,
-      `  OIDC issuer       ${sb.op.issuer}`,
+      `  OIDC issuer       ${sb.issuer}${sb.pods ? ' (Dex, a pod)' : ''}`,
       `  control plane     KUBECONFIG=${sb.controlPlane.kubeconfigPath}`,
       `  app-1             KUBECONFIG=${a1.kubeconfigPath}`,
       `  app-2             KUBECONFIG=${a2.kubeconfigPath}`,
@@ -156,32 +158,15 @@ async function up(demo: boolean, apiStyleFlag: string): Promise<number> {
   return 0;
 }
 
-const API_STYLES = ['claims', 'namespaced'];
-const argv = process.argv.slice(2);
-// --api-style claims|namespaced (or --api-style=…): the catalogue's API style
-let apiStyle = 'claims';
-const rest: string[] = [];
-for (let i = 0; i < argv.length; i++) {
-  const a = argv[i]!;
-  if (a === '--api-style' || a.startsWith('--api-style=')) {
-    const v = a === '--api-style' ? argv[++i] : a.slice('--api-style='.length);
-    if (v === undefined || !API_STYLES.includes(v)) {
-      process.stderr.write(
-        v === undefined
-          ? 'sandbox: --api-style needs a value: claims or namespaced\n'
-          : `sandbox: --api-style: ${JSON.stringify(v)} is not an API style; use --api-style claims or --api-style namespaced\n`,
-      );
-      process.exit(2);
-    }
-    apiStyle = v;
-  } else rest.push(a);
-}
-const unknown = rest.filter((a) => !['--down', '--no-demo', '--a9s'].includes(a));
-if (unknown.length) {
-  process.stderr.write(`sandbox: unknown argument ${JSON.stringify(unknown[0])}; use --down, --no-demo or --api-style claims|namespaced\n`);
+let args: SandboxArgs;
+try {
+  args = parseSandboxArgs(process.argv.slice(2));
+} catch (e) {
+  if (!(e instanceof SandboxArgsError)) throw e;
+  process.stderr.write(`${e.message}\n`);
   process.exit(2);
 }
-(rest.includes('--down') ? down() : up(!rest.includes('--no-demo'), apiStyle)).then(
+(args.command === 'down' ? down() : up(args)).then(
   (code) => process.exit(code),
   (e) => {
     process.stderr.write(`sandbox: ${(e as Error).stack ?? String(e)}\n`);

@@ -118,6 +118,15 @@ export function podsPackageObjects(opts: { providerArgs?: readonly string[] } = 
   return { packages: chart.toJson() as Obj[], providerConfig: (pc.toJson() as Obj[])[0]! };
 }
 
+/**
+ * `<node IP>:<port>`: the registry address of a pods harness on `cluster` (`CrossplaneHarness.registry`), known before
+ * it starts: the node's registry port on the node IP, where the harness's forwarder listens.
+ */
+export function podsRegistry(cluster: RealCluster): string {
+  if (!cluster?.node) throw new Error(`podsRegistry: cluster ${JSON.stringify(cluster?.name)} has no node`);
+  return `${cluster.node.ip}:${Number(cluster.node.registry.split(':')[1])}`;
+}
+
 class PodsHarness implements CrossplanePodsHarness {
   readonly runtime = 'pods' as const;
   readonly namespace = CROSSPLANE_NAMESPACE;
@@ -142,6 +151,9 @@ class PodsHarness implements CrossplanePodsHarness {
   private readonly registryFile: string;
   private hostsDir = '';
   private stopping: Promise<void> | undefined;
+  private stopped = false;
+  /** With `install: false`: true once provider-kubernetes' args are on its DeploymentRuntimeConfig. */
+  private providerArgsApplied: Promise<boolean> | undefined;
   private readonly t0 = Date.now();
 
   constructor(
@@ -290,7 +302,7 @@ class PodsHarness implements CrossplanePodsHarness {
 
     // The registry at the node IP: a forwarder to the node's registry on loopback, and containerd told it is plain HTTP.
     const regPort = Number(node.registry.split(':')[1]);
-    this.registry = `${node.ip}:${regPort}`;
+    this.registry = podsRegistry(this.cluster);
     this.forwarder = new HarnessProcess<CrossplaneComponent>({
       component: 'forwarder',
       binary: process.execPath,
@@ -405,7 +417,50 @@ class PodsHarness implements CrossplanePodsHarness {
       await this.installDefaultPackages();
       this.figures = { ...this.figures, packagesHealthyMs: Date.now() - this.t0 };
       this.log(`Function, Provider and ProviderConfig installed and healthy (${this.el})`);
+    } else {
+      this.providerArgsWhenRuntimeConfigAppears();
     }
+  }
+
+  /** provider-kubernetes' flags (`--poll`, providerArgs) as the DeploymentRuntimeConfig's container args. */
+  private providerRuntimeArgs(): string[] {
+    return [`--poll=${this.opts.providerPollInterval ?? '10s'}`, ...(this.opts.providerArgs ?? [])];
+  }
+
+  /**
+   * With `install: false` the Provider and its DeploymentRuntimeConfig are someone else's (e.g. `pulumi up`): as the
+   * process runtime passes `--poll` and providerArgs to the provider it runs, the harness applies them (field manager
+   * klutch-kit-harness, only the package-runtime container's args) to the DeploymentRuntimeConfig
+   * `provider-kubernetes` (the name the control plane ships) once it exists; Crossplane's runtime then rolls them out.
+   */
+  private providerArgsWhenRuntimeConfigAppears(): void {
+    const path_ = `/apis/pkg.crossplane.io/v1beta1/deploymentruntimeconfigs/${PROVIDER_KUBERNETES_RUNTIME}`;
+    const args = this.providerRuntimeArgs();
+    this.providerArgsApplied = (async () => {
+      while (!this.stopped) {
+        if (await this.get(path_).catch(() => undefined)) {
+          await applyManifests(
+            this.kc,
+            [
+              {
+                apiVersion: 'pkg.crossplane.io/v1beta1',
+                kind: 'DeploymentRuntimeConfig',
+                metadata: { name: PROVIDER_KUBERNETES_RUNTIME },
+                spec: { deploymentTemplate: { spec: { selector: {}, template: { spec: { containers: [{ name: 'package-runtime', args }] } } } } },
+              } as KubernetesObject,
+            ],
+            { fieldManager: 'klutch-kit-harness', continueOnError: false },
+          );
+          this.log(`provider-kubernetes args ${args.join(' ')} applied to DeploymentRuntimeConfig ${PROVIDER_KUBERNETES_RUNTIME} (${this.el})`);
+          return true;
+        }
+        await sleep(500);
+      }
+      return false;
+    })().catch((e: unknown) => {
+      this.log(`applying provider-kubernetes args to DeploymentRuntimeConfig ${PROVIDER_KUBERNETES_RUNTIME} failed: ${(e as Error).message}`);
+      return false;
+    });
   }
 
   async rewriteImages(prefix: string): Promise<string> {
@@ -451,8 +506,7 @@ class PodsHarness implements CrossplanePodsHarness {
   }
 
   async installDefaultPackages(): Promise<void> {
-    const providerArgs = [`--poll=${this.opts.providerPollInterval ?? '10s'}`, ...(this.opts.providerArgs ?? [])];
-    const { packages, providerConfig } = podsPackageObjects({ providerArgs });
+    const { packages, providerConfig } = podsPackageObjects({ providerArgs: this.providerRuntimeArgs() });
     await applyManifests(this.kc, packages, { fieldManager: 'klutch-kit-harness', continueOnError: false });
     await Promise.all([this.waitForPackage('Function', 'function-patch-and-transform'), this.waitForPackage('Provider', 'provider-kubernetes')]);
     await waitForCrdsEstablished(this.kc, ['providerconfigs.kubernetes.crossplane.io'], this.timeoutMs);
@@ -491,6 +545,10 @@ class PodsHarness implements CrossplanePodsHarness {
       const logTail = component === 'packages' ? await this.podLogTail('crossplane') : await this.podLogTail(component);
       throw new CrossplaneStartError(component, logTail, `${kind} ${name} did not become Installed and Healthy within ${timeoutMs / 1000} s: ${last}`);
     }
+    // with install: false, the provider's flags are on its runtime config (if it has the one the control plane ships)
+    if (kind === 'Provider' && name === 'provider-kubernetes' && this.providerArgsApplied) {
+      if (await this.get(`/apis/pkg.crossplane.io/v1beta1/deploymentruntimeconfigs/${PROVIDER_KUBERNETES_RUNTIME}`)) await this.providerArgsApplied;
+    }
   }
 
   stop(): Promise<void> {
@@ -503,6 +561,8 @@ class PodsHarness implements CrossplanePodsHarness {
    * package Deployments), then every Deployment in crossplane-system and the cluster DNS; waits until their pods are gone.
    */
   private async doStop(): Promise<void> {
+    this.stopped = true;
+    await this.providerArgsApplied;
     const client = clientOf(this.kc);
     const del = (p: string) => client.request('DELETE', p, { query: { propagationPolicy: 'Foreground', gracePeriodSeconds: 1 } }).catch(() => undefined);
     const podsLeft = async (ns: string, selector?: string) =>

@@ -85,7 +85,9 @@ export interface CrossplaneOptions {
    * Install `Function` function-patch-and-transform, `Provider` provider-kubernetes (both synthesized by
    * our constructs with their default packages) and an InjectedIdentity `ProviderConfig` named `default`,
    * and wait until they are healthy. With false, apply your own (named `function-patch-and-transform` and
-   * `provider-kubernetes`); the harness serves them as soon as Crossplane creates their revisions.
+   * `provider-kubernetes`); the harness serves them as soon as Crossplane creates their revisions. With
+   * `runtime: 'pods'`, Crossplane's runtime runs them, and the harness puts providerPollInterval and providerArgs on
+   * the DeploymentRuntimeConfig `provider-kubernetes` (the control plane's) once it exists.
    * @default true
    */
   readonly install?: boolean;

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify as toYaml } from 'yaml';
 import { CLUSTER_DNS, clusterDnsKubeletConfig, nodeHasClusterDns } from '../../runtime/realinfra/cluster-dns.js';
+import { podsRegistry } from '../../runtime/realinfra/crossplane-pods.js';
 import { type RealCluster, startCrossplane } from '../../runtime/realinfra/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xp-pods-opts-'));
@@ -39,5 +40,13 @@ describe('startCrossplane runtime option', () => {
     writeFileSync(join(nodeDir, 'kubelet-config.yaml'), toYaml({ kind: 'KubeletConfiguration', clusterDNS: ['10.0.0.53'] }));
     expect(nodeHasClusterDns(nodeDir)).toBe(false);
     expect(nodeHasClusterDns(join(dir, 'missing'))).toBe(false);
+  });
+});
+
+describe('podsRegistry', () => {
+  it('is the node registry’s port on the node IP, known before the harness starts; a cluster without a node is named', () => {
+    const withNode = { name: 'opts', node: { ip: '10.250.0.1', registry: '127.0.0.1:43893' } } as unknown as RealCluster;
+    expect(podsRegistry(withNode)).toBe('10.250.0.1:43893');
+    expect(() => podsRegistry(clusterWithNode(undefined))).toThrow('podsRegistry: cluster "opts" has no node');
   });
 });

@@ -25,6 +25,7 @@ import type { CrossplanePodsHarness } from '../../../runtime/realinfra/crossplan
 import { pidAlive } from '../../../runtime/realinfra/registry.js';
 import { isNotFound } from '../../../runtime/core/client.js';
 import { eventually, uniqueName } from '../../realinfra/util.js';
+import { podMemoryMiB, podProcesses } from './_support.js';
 
 jest.setTimeout(600_000);
 
@@ -55,62 +56,6 @@ async function getOrUndefined(p: string): Promise<Obj | undefined> {
 async function pods(ns: string, selector: string): Promise<Obj[]> {
   const list = await api().request<{ items: Obj[] }>('GET', `/api/v1/namespaces/${ns}/pods`, { query: { labelSelector: selector } });
   return list.items.filter((p) => !p.metadata?.deletionTimestamp);
-}
-
-/** The cgroup folder of a pod in one v1 hierarchy (cgroupfs driver: kubepods[/<qos>]/pod<uid>). */
-function podCgroup(hierarchy: string, uid: string): string | undefined {
-  const want = `pod${uid}`;
-  const walk = (d: string, depth: number): string | undefined => {
-    let entries: fs.Dirent[];
-    try {
-      entries = fs.readdirSync(d, { withFileTypes: true });
-    } catch {
-      return undefined;
-    }
-    for (const e of entries) {
-      if (!e.isDirectory()) continue;
-      if (e.name === want) return path.join(d, e.name);
-      if (depth < 2) {
-        const f = walk(path.join(d, e.name), depth + 1);
-        if (f) return f;
-      }
-    }
-    return undefined;
-  };
-  return walk(path.join('/sys/fs/cgroup', hierarchy, 'kubepods'), 0);
-}
-
-/** PIDs (with their command) of a pod's processes, from its cgroup. */
-function podProcesses(uid: string): Array<{ pid: number; comm: string; uid: number }> {
-  const dir = podCgroup('pids', uid) ?? podCgroup('memory', uid);
-  if (!dir) throw new Error(`no cgroup of pod ${uid} under /sys/fs/cgroup/*/kubepods`);
-  const out: Array<{ pid: number; comm: string; uid: number }> = [];
-  const walk = (d: string) => {
-    for (const e of fs.readdirSync(d, { withFileTypes: true })) if (e.isDirectory()) walk(path.join(d, e.name));
-    for (const p of fs.readFileSync(path.join(d, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean)) {
-      try {
-        const status = fs.readFileSync(`/proc/${p}/status`, 'utf8');
-        out.push({ pid: Number(p), comm: fs.readFileSync(`/proc/${p}/comm`, 'utf8').trim(), uid: Number(/^Uid:\s+(\d+)/m.exec(status)?.[1] ?? -1) });
-      } catch {
-        // exited meanwhile
-      }
-    }
-  };
-  walk(dir);
-  return out;
-}
-
-/** Resident memory of a pod (sum of VmRSS of its processes) in MiB; pod memory cgroups report 0 on this host kind. */
-function podMemoryMiB(uid: string): number {
-  let kib = 0;
-  for (const { pid } of podProcesses(uid)) {
-    try {
-      kib += Number(/^VmRSS:\s+(\d+) kB$/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return kib / 1024;
 }
 
 beforeAll(async () => {
@@ -172,7 +117,7 @@ describe('Crossplane as pods on the real node (runtime: pods)', () => {
     expect(status.imageID.endsWith(xp.images.crossplane.split('@')[1]!)).toBe(true);
     // The chart's security context holds in the running process: Crossplane runs as 65532 inside the pod's cgroup.
     const procs = podProcesses(pod!.metadata!.uid!);
-    expect(procs.filter((p) => p.comm === 'crossplane').map((p) => p.uid)).toEqual([65532]);
+    expect(procs.filter((p) => p.comm === 'crossplane').map((p) => p.uids[0])).toEqual(['65532']);
     // `crossplane core init` (the init container) did what it does on any cluster.
     expect(
       cond(await getOrUndefined('/apis/apiextensions.k8s.io/v1/customresourcedefinitions/compositions.apiextensions.crossplane.io'), 'Established')?.status,
@@ -203,7 +148,7 @@ describe('Crossplane as pods on the real node (runtime: pods)', () => {
       const [pod] = await pods(NS, `pkg.crossplane.io/${plural}=${name}`);
       const procs = podProcesses(pod!.metadata!.uid!);
       // Crossplane's runtime runs packages as uid 2000; the image's entrypoint is the binary.
-      expect(procs.filter((x) => x.comm === (plural === 'function' ? 'function' : 'provider')).map((x) => x.uid)).toEqual([2000]);
+      expect(procs.filter((x) => x.comm === (plural === 'function' ? 'function' : 'provider')).map((x) => x.uids[0])).toEqual(['2000']);
       if (plural === 'function') {
         // Reached by its headless Service's DNS name, which the cluster DNS answers.
         expect(rev.status!['endpoint']).toBe(`dns:///${name}.${NS}:9443`);

@@ -20,7 +20,6 @@
  * cdk8s JSON patch (the way a user adds a private CA).
  */
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
@@ -44,6 +43,7 @@ import { bindApiService } from '../../../runtime/kubectl-bind/apiservice.js';
 import { KubeClient } from '../../../runtime/core/index.js';
 import { PassThrough } from 'node:stream';
 import { eventually, uniqueName } from '../../realinfra/util.js';
+import { makeTls, podMemoryMiB, podPids } from './_support.js';
 
 jest.setTimeout(300_000);
 
@@ -85,35 +85,6 @@ function httpGet(url: string, headers: Record<string, string> = {}, method = 'GE
     req.on('error', reject);
     req.end(body);
   });
-}
-
-/** A CA and a serving certificate for `ip`, made with openssl (as the harness makes its PKI). */
-function makeTls(dir: string, ip: string): { caPem: string; key: string; cert: string } {
-  fs.mkdirSync(dir, { recursive: true });
-  const p = (f: string) => path.join(dir, f);
-  const ossl = (args: string[]) => execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  ossl(['req', '-x509', ...ec, '-keyout', p('ca.key'), '-out', p('ca.crt'), '-days', '2', '-subj', '/CN=klutch-kit pods test CA']);
-  ossl(['req', '-new', ...ec, '-keyout', p('tls.key'), '-out', p('tls.csr'), '-subj', `/CN=${ip}`]);
-  fs.writeFileSync(p('ext.cnf'), `basicConstraints=critical,CA:FALSE\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:${ip}\n`);
-  ossl([
-    'x509',
-    '-req',
-    '-in',
-    p('tls.csr'),
-    '-CA',
-    p('ca.crt'),
-    '-CAkey',
-    p('ca.key'),
-    '-CAcreateserial',
-    '-days',
-    '2',
-    '-extfile',
-    p('ext.cnf'),
-    '-out',
-    p('tls.crt'),
-  ]);
-  return { caPem: fs.readFileSync(p('ca.crt'), 'utf8'), key: fs.readFileSync(p('tls.key'), 'utf8'), cert: fs.readFileSync(p('tls.crt'), 'utf8') };
 }
 
 /** A data-service CRD shaped like Klutch's example (test/integration/backend/_fixture.ts). */
@@ -189,55 +160,6 @@ async function deploymentReady(ns: string, name: string, replicas: number, timeo
 async function podsOf(ns: string, selector: string): Promise<Obj[]> {
   const list = await api().request<{ items: Obj[] }>('GET', `/api/v1/namespaces/${ns}/pods`, { query: { labelSelector: selector } });
   return list.items.filter((p) => !p.metadata.deletionTimestamp);
-}
-
-/** The cgroup folder of a pod in one hierarchy (cgroupfs driver: kubepods[/<qos>]/pod<uid>). */
-function podCgroup(hierarchy: string, uid: string): string | undefined {
-  const want = `pod${uid}`;
-  const walk = (d: string, depth: number): string | undefined => {
-    let entries: fs.Dirent[];
-    try {
-      entries = fs.readdirSync(d, { withFileTypes: true });
-    } catch {
-      return undefined;
-    }
-    for (const e of entries) {
-      if (!e.isDirectory()) continue;
-      if (e.name === want) return path.join(d, e.name);
-      if (depth < 2) {
-        const f = walk(path.join(d, e.name), depth + 1);
-        if (f) return f;
-      }
-    }
-    return undefined;
-  };
-  return walk(path.join('/sys/fs/cgroup', hierarchy, 'kubepods'), 0);
-}
-
-/** PIDs of a pod's processes, or of those whose command is `comm` (the pause process is excluded that way). */
-function podProcesses(uid: string, comm?: string): number[] {
-  const dir = podCgroup('pids', uid) ?? podCgroup('memory', uid) ?? podCgroup('', uid);
-  if (!dir) throw new Error(`no cgroup of pod ${uid} under /sys/fs/cgroup/*/kubepods`);
-  const out: number[] = [];
-  const walk = (d: string) => {
-    for (const e of fs.readdirSync(d, { withFileTypes: true })) if (e.isDirectory()) walk(path.join(d, e.name));
-    for (const p of fs.readFileSync(path.join(d, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean)) {
-      if (comm === undefined || fs.readFileSync(`/proc/${p}/comm`, 'utf8').trim() === comm) out.push(Number(p));
-    }
-  };
-  walk(dir);
-  return out;
-}
-
-/**
- * Resident memory of a pod: the sum of VmRSS of its processes (pause included), in MiB. This host's
- * memory cgroups are emulated and report 0 for pod cgroups, so the kernel's per-process figure is used.
- */
-function podMemoryMiB(uid: string): number {
-  const kib = podProcesses(uid)
-    .map((pid) => Number(/^VmRSS:\s+(\d+) kB$/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0))
-    .reduce((a, b) => a + b, 0);
-  return kib / 1024;
 }
 
 /** The first container's memory request in MiB (the constructs write Mi or Gi). */
@@ -413,7 +335,7 @@ describe('the bind backend as pods', () => {
   it('holds the security context in the running process: uid 65532, no capabilities, no_new_privs, seccomp, read-only root', async () => {
     const pods = await podsOf(BACKEND_NS, `app.kubernetes.io/name=${BACKEND}`);
     for (const p of pods) {
-      const [pid, ...more] = podProcesses(p.metadata.uid!, 'node');
+      const [pid, ...more] = podPids(p.metadata.uid!, 'node');
       expect(more).toEqual([]);
       const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
       const field = (k: string) => new RegExp(`^${k}:\\s+(.*)$`, 'm').exec(status)![1]!.trim();
@@ -718,7 +640,7 @@ describe('the konnector as pods, installed as kubectl bind installs it', () => {
       expect(c.image).toBe(konnectorImage);
       expect(c.readinessProbe.httpGet.path).toBe('/readyz');
       expect(c.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } });
-      const [pid] = podProcesses(p.metadata.uid!, 'node');
+      const [pid] = podPids(p.metadata.uid!, 'node');
       const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
       expect(/^Uid:\s+(\d+)/m.exec(status)![1]).toBe('65532');
       expect(/^CapEff:\s+(\S+)/m.exec(status)![1]).toBe('0000000000000000');

@@ -1,72 +1,83 @@
 /**
  * The topology as pods on the harness's real node (issue 22, item 3), driven by a real `pulumi up` of the stack
- * program (stacks/main.ts, the Go-built Pulumi CLI and kubernetes provider, runtime/realinfra/pulumi-build.ts):
+ * program (stacks/main.ts, the Go-built Pulumi CLI and kubernetes provider, runtime/realinfra/pulumi-build.ts), with
+ * no klutch-kit component a host process: what `npm run sandbox -- --pods` does (the shared steps are sandbox/pods.ts).
  *
- *  1. `pulumi up` with `images.registry` set to the node's registry (and `images.base: local`): the stack's
- *     RuntimeImages builds the backend and konnector images with `klutch-kit image build` and pushes them; the
+ *  1. Crossplane as pods on the control plane's node (`startCrossplane(cp, { runtime: 'pods', install: false })`):
+ *     core and its RBAC manager from our CrossplaneInstall, function-patch-and-transform and provider-kubernetes
+ *     through Crossplane's default package runtime, from images the harness writes without Docker.
+ *  2. `pulumi up` with `images.registry` set to the node's registry (and `images.base: local`): the stack's
+ *     RuntimeImages builds the backend and konnector images with `klutch-kit image build` (once) and pushes them; the
  *     backend (2 replicas) and Dex (our Dex construct, the image runtime/image/dex.ts writes from the binary
- *     tools/dex builds) run from those images as pods; both become Ready.
- *  2. Login through the Dex pod: `kubectl bind` (runtime/kubectl-bind, in-process) against the backend's Service
+ *     tools/dex builds) run from those images as pods; both become Ready. The stack also installs the catalogue as a
+ *     Configuration package (`klutch-kit:catalogue`) with the Function and the Provider, which Crossplane's package
+ *     manager installs and its runtime runs as pods.
+ *  3. Login through the Dex pod: `kubectl bind` (runtime/kubectl-bind, in-process) against the backend's Service
  *     prints the login URL; a fetch "browser" follows it: backend /authorize → Dex (mockCallback connector, no
- *     approval screen) → backend /callback (the backend pods exchange the code with Dex over TLS) → the
- *     catalogue page → Bind → kubectl bind's loopback callback; kubectl bind then stores the kubeconfig, installs
- *     the konnector objects and creates the APIServiceBinding; the backend pods answer the export request.
- *  3. The konnector from the stack-built image as a pod, syncing a claim of the app cluster to the control plane
+ *     approval screen) → backend /callback (the backend pods exchange the code with Dex over TLS) → the catalogue
+ *     page → Bind → kubectl bind's loopback callback; kubectl bind then stores the kubeconfig, installs the
+ *     konnector objects and creates the APIServiceBinding; the backend pods answer the export request.
+ *  4. The konnector from the stack-built image as a pod, syncing a claim of the app cluster to the control plane
  *     and its status back.
- *  4. The data path: the stack also installs the catalogue as a Configuration package (`klutch-kit:catalogue`),
- *     which real Crossplane installs; a PostgresqlInstance and a ServiceBinding created in the app cluster go
- *     through the konnector pod and the backend's binding to Crossplane and the sandbox's a8s operator stand-in
+ *  5. The data path: a PostgresqlInstance and a ServiceBinding created in the app cluster go through the konnector
+ *     pod and the backend's binding to the Crossplane pods and the sandbox's a8s operator stand-in
  *     (sandbox/a8s-operator: a real PostgreSQL server), and the credentials Secret that comes down to the app
  *     cluster opens a PostgreSQL connection.
  *
  * Where things run, and the stand-ins (each for something this machine cannot have):
- *  - The control plane `cp` has the node (one per host: the node takes a host-wide lock). The app cluster has
- *    none, so the stack runs with `skipAwait` and this test waits for the pods itself; the konnector the stack
- *    and kubectl bind install there stays at 0 replicas, and the same konnector objects (image, ServiceAccount,
- *    args) run on cp's node with `--kubeconfig` for the app cluster (a token of the app cluster's konnector
- *    ServiceAccount), reaching its API server through a TCP forwarder of this process on the node IP.
+ *  - The control plane `cp` has the node (one per host: the node takes a host-wide lock), with the cluster DNS
+ *    Crossplane's function endpoint needs. The app cluster has none, so the stack runs with `skipAwait` and this test
+ *    waits for the pods itself; the konnector the stack and kubectl bind install there stays at 0 replicas, and the
+ *    same konnector objects (image, ServiceAccount, args) run on cp's node with `--kubeconfig` for the app cluster
+ *    (a token of the app cluster's konnector ServiceAccount), reaching its API server through a TCP forwarder of
+ *    this process on the node IP.
  *  - Dex's issuer is `https://10.250.0.1:<port>/dex`: a TCP forwarder of this process on the node IP (only the
  *    host and its pods reach it) to the Dex Service, standing in for the load balancer address a Dex Service
  *    gets in a cloud. Dex serves the TLS itself (`klutch-kit:dex.tlsSecretName`, a certificate from a CA made
  *    here) and the backend trusts the CA (`klutch-kit:dex.caConfigMap`). The backend URL is a loopback forwarder
  *    to the backend Service (the backend accepts a plain-http URL only on loopback): the browser and kubectl
  *    bind run on the host.
- *  - Crossplane core, function-patch-and-transform and provider-kubernetes run as the harness's host processes
- *    (startCrossplane, `install: false`: the packages come from pulumi up), not as pods; the a8s operator is the
- *    sandbox's stand-in. A plain CRD with an APIServiceExportTemplate is bound too, for the status round trip.
+ *  - provider-kubernetes polls every 3 s: the harness puts `--poll=3s` on the DeploymentRuntimeConfig pulumi up
+ *    applies (its default, 10 min, would hold the claims' status). The a8s operator is the sandbox's stand-in.
+ *    A plain CRD with an APIServiceExportTemplate is bound too, for the status round trip.
  */
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as https from 'node:https';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { PassThrough } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { LocalWorkspace, PulumiCommand, Stack } from '@pulumi/pulumi/automation/index.js';
+import type { Stack } from '@pulumi/pulumi/automation/index.js';
+import pg from 'pg';
 import { BINDER_EXPORTS_AGGREGATION_LABEL } from '../../../constructs/runtime/_defaults.js';
-import { buildDexImage, DEX_IMAGE_NAME } from '../../../runtime/image/dex.js';
-import { pushLayoutImage } from '../../../runtime/image/registry.js';
 import { KubeClient } from '../../../runtime/core/index.js';
-import { bind } from '../../../runtime/kubectl-bind/bind.js';
 import { applyManifests, waitForCrdsEstablished } from '../../../runtime/realinfra/apply.js';
-import { DEX_SOURCE, ensureDexBinary } from '../../../runtime/realinfra/build.js';
+import { ensureDexBinary } from '../../../runtime/realinfra/build.js';
 import { clientOf } from '../../../runtime/realinfra/client.js';
 import { type RealCluster, startCluster } from '../../../runtime/realinfra/cluster.js';
-import { ensurePulumiBinaries, pulumiEnv } from '../../../runtime/realinfra/pulumi-build.js';
+import { clusterDnsKubeletConfig } from '../../../runtime/realinfra/cluster-dns.js';
+import { type CrossplanePodsHarness, podsRegistry } from '../../../runtime/realinfra/crossplane-pods.js';
+import { startCrossplane } from '../../../runtime/realinfra/index.js';
+import { ensurePulumiBinaries } from '../../../runtime/realinfra/pulumi-build.js';
 import { generateStackSecrets } from '../../../stacks/secrets.js';
-import { FetchBrowser } from '../../support/oidc-provider.js';
-import pg from 'pg';
-import { startCrossplane, type CrossplaneHarness } from '../../../runtime/realinfra/index.js';
-import { awaitCatalogue, pushCatalogue, synthSandboxControlPlane } from '../../../sandbox/catalogue.js';
+import { awaitCatalogue, binderExportRoles, pushCatalogue } from '../../../sandbox/catalogue.js';
 import { SandboxA8sOperator } from '../../../sandbox/a8s-operator/index.js';
+import {
+  bindThroughDex,
+  createLocalStack,
+  type DexBindResult,
+  deploymentReady,
+  podsStackConfig,
+  prepareDex,
+  runKonnectorOnNode,
+  serviceAddress,
+  TcpForwarders,
+} from '../../../sandbox/pods.js';
 import { eventually, uniqueName } from '../../realinfra/util.js';
+import { fetchTrusting } from '../../support/tls.js';
+import { podMemoryMiB, podProcesses, processOf } from './_support.js';
 
 jest.setTimeout(600_000);
 
-const ROOT = path.join(fileURLToPath(import.meta.url), '..', '..', '..', '..');
 const t0 = Date.now();
 const log = (line: string) => process.stderr.write(`  [topology-pods +${((Date.now() - t0) / 1000).toFixed(1)}s] ${line}\n`);
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'klutch-topology-pods-'));
@@ -74,6 +85,7 @@ const figures: Record<string, string> = {};
 const secs = (since: number) => `${((Date.now() - since) / 1000).toFixed(1)} s`;
 
 const NS = 'klutch-system';
+const XP_NS = 'crossplane-system';
 const GROUP = 'kiwi.example';
 const PLURAL = 'kiwidbs';
 
@@ -90,10 +102,10 @@ let dexImage: string;
 let caPem: string;
 let backendUrl: string;
 let issuer: string;
-const servers: net.Server[] = [];
-const sockets = new Set<net.Socket>();
+const forwarders = new TcpForwarders();
 let upResult: Awaited<ReturnType<Stack['up']>>;
-let xp: CrossplaneHarness | undefined;
+let xp: CrossplanePodsHarness | undefined;
+let xpStarting: Promise<CrossplanePodsHarness> | undefined;
 let a8s: SandboxA8sOperator | undefined;
 const a8sDir = fs.mkdtempSync(path.join(os.tmpdir(), 'klutch-topology-pods-a8s-'));
 fs.chmodSync(a8sDir, 0o777);
@@ -101,147 +113,9 @@ fs.chmodSync(a8sDir, 0o777);
 const api = () => clientOf(cp.kubeConfig);
 const appApi = () => clientOf(app.kubeConfig);
 
-/** A CA and a serving certificate for `ip` (openssl, as the harness makes its PKI). */
-function makeTls(dir: string, ip: string): { caPem: string; key: string; cert: string } {
-  fs.mkdirSync(dir, { recursive: true });
-  const p = (f: string) => path.join(dir, f);
-  const ossl = (args: string[]) => execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  ossl(['req', '-x509', ...ec, '-keyout', p('ca.key'), '-out', p('ca.crt'), '-days', '2', '-subj', '/CN=klutch-kit topology pods test CA']);
-  ossl(['req', '-new', ...ec, '-keyout', p('tls.key'), '-out', p('tls.csr'), '-subj', `/CN=${ip}`]);
-  fs.writeFileSync(p('ext.cnf'), `basicConstraints=critical,CA:FALSE\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:${ip}\n`);
-  ossl([
-    'x509',
-    '-req',
-    '-in',
-    p('tls.csr'),
-    '-CA',
-    p('ca.crt'),
-    '-CAkey',
-    p('ca.key'),
-    '-CAcreateserial',
-    '-days',
-    '2',
-    '-extfile',
-    p('ext.cnf'),
-    '-out',
-    p('tls.crt'),
-  ]);
-  return { caPem: fs.readFileSync(p('ca.crt'), 'utf8'), key: fs.readFileSync(p('tls.key'), 'utf8'), cert: fs.readFileSync(p('tls.crt'), 'utf8') };
-}
-
-/** A TCP forwarder on `host` to wherever `target()` says at connection time (a Service's ClusterIP, known after `pulumi up`). */
-async function forwarder(host: string, target: () => Promise<{ host: string; port: number }>): Promise<number> {
-  const server = net.createServer((sock) => {
-    sockets.add(sock);
-    sock.on('close', () => sockets.delete(sock));
-    sock.pause();
-    target().then(
-      (t) => {
-        const up = net.connect(t.port, t.host);
-        sockets.add(up);
-        up.on('close', () => sockets.delete(up));
-        sock.pipe(up).pipe(sock);
-        sock.resume();
-        sock.on('error', () => up.destroy());
-        up.on('error', () => sock.destroy());
-      },
-      () => sock.destroy(),
-    );
-  });
-  servers.push(server);
-  await new Promise<void>((r) => server.listen(0, host, r));
-  return (server.address() as net.AddressInfo).port;
-}
-
-/** The ClusterIP and port `name` of a Service on cp. */
-async function serviceAddress(ns: string, name: string, port: string): Promise<{ host: string; port: number }> {
-  const svc = await api().request<Obj>('GET', `/api/v1/namespaces/${ns}/services/${name}`);
-  const p = (svc.spec!['ports'] as Array<{ name: string; port: number }>).find((x) => x.name === port);
-  if (!p) throw new Error(`Service ${ns}/${name} has no port ${port}`);
-  return { host: svc.spec!['clusterIP'] as string, port: p.port };
-}
-
-/** fetch, except that https requests trust `ca` (the test CA of Dex's certificate) — the browser's view of Dex. */
-function fetchTrusting(ca: string): typeof fetch {
-  return (async (input: string | URL | Request, init?: RequestInit) => {
-    const url = new URL(input instanceof Request ? input.url : input);
-    if (url.protocol !== 'https:') return fetch(input, init);
-    return new Promise<Response>((resolve, reject) => {
-      const req = https.request(url, { method: init?.method ?? 'GET', headers: init?.headers as Record<string, string>, ca, agent: false }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const headers = new Headers();
-          for (const [k, v] of Object.entries(res.headers)) for (const x of Array.isArray(v) ? v : v === undefined ? [] : [v]) headers.append(k, x);
-          resolve(new Response(res.statusCode === 204 || res.statusCode === 304 ? null : Buffer.concat(chunks), { status: res.statusCode ?? 0, headers }));
-        });
-      });
-      req.on('error', reject);
-      req.end(init?.body as string | undefined);
-    });
-  }) as typeof fetch;
-}
-
-async function deploymentReady(c: () => ReturnType<typeof clientOf>, ns: string, name: string, replicas: number, timeoutMs = 240_000): Promise<Obj> {
-  return eventually(
-    `Deployment ${ns}/${name} with ${replicas} ready replicas`,
-    async () => {
-      const d = await c().request<Obj>('GET', `/apis/apps/v1/namespaces/${ns}/deployments/${name}`);
-      const s = d.status ?? {};
-      const ok =
-        s['observedGeneration'] === d.metadata.generation &&
-        s['readyReplicas'] === replicas &&
-        s['updatedReplicas'] === replicas &&
-        s['availableReplicas'] === replicas &&
-        s['replicas'] === replicas;
-      return ok ? d : undefined;
-    },
-    { timeoutMs, intervalMs: 500 },
-  );
-}
-
 async function podsOf(ns: string, selector: string): Promise<Obj[]> {
   const list = await api().request<{ items: Obj[] }>('GET', `/api/v1/namespaces/${ns}/pods`, { query: { labelSelector: selector } });
   return list.items.filter((p) => !p.metadata.deletionTimestamp);
-}
-
-/** The PIDs of a pod's processes (its pids cgroup, pause included). */
-function podPids(uid: string): number[] {
-  const find = (d: string, depth: number): string | undefined => {
-    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
-      if (!e.isDirectory()) continue;
-      if (e.name === `pod${uid}`) return path.join(d, e.name);
-      if (depth < 2) {
-        const f = find(path.join(d, e.name), depth + 1);
-        if (f) return f;
-      }
-    }
-    return undefined;
-  };
-  const dir = find('/sys/fs/cgroup/pids/kubepods', 0);
-  if (!dir) throw new Error(`no pids cgroup of pod ${uid}`);
-  const out: number[] = [];
-  const walk = (d: string) => {
-    for (const e of fs.readdirSync(d, { withFileTypes: true })) if (e.isDirectory()) walk(path.join(d, e.name));
-    out.push(...fs.readFileSync(path.join(d, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number));
-  };
-  walk(dir);
-  return out;
-}
-
-/** Resident memory of a pod's processes (VmRSS sum; this host's pod memory cgroups report 0), MiB. */
-function podMemoryMiB(uid: string): number {
-  const kib = podPids(uid).reduce((n, pid) => n + Number(/^VmRSS:\s+(\d+) kB$/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0), 0);
-  return kib / 1024;
-}
-
-/** `Uid` and `CapEff` of the pod's process whose command is `comm`, read from /proc. */
-function processOf(uid: string, comm: string): { uids: string[]; capEff: string } {
-  const pid = podPids(uid).find((p) => fs.readFileSync(`/proc/${p}/comm`, 'utf8').trim() === comm);
-  if (pid === undefined) throw new Error(`pod ${uid} has no process "${comm}"`);
-  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  return { uids: /^Uid:\s+(.*)$/m.exec(status)![1]!.trim().split(/\s+/), capEff: /^CapEff:\s+(\S+)/m.exec(status)![1]! };
 }
 
 /** The exported API on cp: its CRD, the export template and the aggregated role that lets the backend hand it out. */
@@ -288,132 +162,100 @@ beforeAll(async () => {
   const [dexBinary, bins, c1, c2] = await Promise.all([
     ensureDexBinary({ log }).then((b) => (log(`dex binary ${b}`), b)),
     ensurePulumiBinaries({ log }),
-    startCluster({ name: uniqueName('topo-cp'), nodes: 1, log }).then((c) => ((figures['control plane + node start'] = secs(t0)), c)),
+    // the cluster DNS the Crossplane pods need (their function endpoint is a Service name)
+    startCluster({ name: uniqueName('topo-cp'), nodes: 1, node: { kubeletConfig: clusterDnsKubeletConfig() }, log }).then(
+      (c) => ((figures['control plane + node start'] = secs(t0)), c),
+    ),
     startCluster({ name: uniqueName('topo-app'), log }),
   ]);
   cp = c1;
   app = c2;
-  const node = cp.node!;
 
-  // Dex's image from the harness's binary, pushed to the node's registry.
+  // Crossplane as pods (core from CrossplaneInstall; the packages are pulumi up's: klutch-kit:catalogue). It starts
+  // while Dex's image is written and pulumi up builds the runtime images: the stack applies nothing before its images
+  // are pushed, by when Crossplane's CRDs exist.
+  const tXp = Date.now();
+  xpStarting = startCrossplane(cp, { version: '2.3', runtime: 'pods', providerPollInterval: '3s', install: false, log }).then((h) => {
+    xp = h as CrossplanePodsHarness;
+    figures['Crossplane as pods: core Available (beside the image builds)'] = secs(tXp);
+    return xp;
+  });
+  xpStarting.catch(() => undefined);
+
+  // Dex's image from the harness's binary, its TLS and the CA the backend trusts, the issuer's forwarder on the node IP.
   const tImage = Date.now();
-  const layout = path.join(work, 'dex-layout');
-  buildDexImage(layout, { binary: dexBinary, version: DEX_SOURCE.version });
-  dexImage = (await pushLayoutImage(layout, DEX_IMAGE_NAME, `${node.registry}/klutch-kit/dex:${DEX_SOURCE.version}`)).pinned;
+  const dex = await prepareDex(cp, dexBinary, work, forwarders, 'klutch-kit topology pods test CA');
+  dexImage = dex.image;
+  caPem = dex.caPem;
+  issuer = dex.issuer;
   figures['dex image build + push'] = secs(tImage);
   figures['dex binary'] = `${(fs.statSync(dexBinary).size / 1048576).toFixed(1)} MiB`;
-
-  // Dex's TLS and the CA the backend trusts, in the namespace the stack deploys to (it adopts the namespace).
-  const tls = makeTls(path.join(work, 'tls'), node.ip);
-  caPem = tls.caPem;
-  await applyManifests(cp.kubeConfig, [
-    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
-    {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: 'dex-tls', namespace: NS },
-      type: 'kubernetes.io/tls',
-      stringData: { 'tls.crt': tls.cert, 'tls.key': tls.key },
-    } as KubernetesObject,
-    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'dex-ca', namespace: NS }, data: { 'ca.crt': tls.caPem } } as KubernetesObject,
-    ...providerObjects(),
-  ]);
+  await applyManifests(cp.kubeConfig, providerObjects());
   await waitForCrdsEstablished(cp.kubeConfig, [`${PLURAL}.${GROUP}`]);
 
-  // Crossplane (host processes of the harness), the catalogue package in its registry, the sandbox's a8s operator
-  // stand-in (real PostgreSQL servers); the packages are pulumi up's (klutch-kit:catalogue).
-  const tXp = Date.now();
-  xp = await startCrossplane(cp, { version: '2.3', providerPollInterval: '3s', install: false });
-  const pushed = await pushCatalogue(cp, xp);
+  // The catalogue package in the node registry (at the address the Crossplane pods pull from), the sandbox's a8s
+  // operator stand-in (real PostgreSQL servers).
+  const pushed = await pushCatalogue(cp, { registry: podsRegistry(cp) });
   a8s = new SandboxA8sOperator({ client: new KubeClient(cp.kubeConfig), dataDir: path.join(a8sDir, 'data') });
   await a8s.start();
   // the binder roles the control plane gives its exports (the backend pods hand out only what these grant)
-  const roles = synthSandboxControlPlane(pushed.packageRef)
-    .cluster.files.map((f) => f.object as KubernetesObject)
-    .filter((o) => o.kind === 'ClusterRole' && o.metadata?.labels?.[BINDER_EXPORTS_AGGREGATION_LABEL] === 'true');
-  await applyManifests(cp.kubeConfig, roles);
-  figures['Crossplane + catalogue package + a8s stand-in'] = secs(tXp);
+  await applyManifests(cp.kubeConfig, binderExportRoles(pushed.packageRef));
 
-  const dexPort = await forwarder(node.ip, () => serviceAddress(NS, 'dex', 'http'));
-  issuer = `https://${node.ip}:${dexPort}/dex`;
-  const backendPort = await forwarder('127.0.0.1', () => serviceAddress(NS, 'klutch-backend', 'http'));
+  const backendPort = await forwarders.listen('127.0.0.1', () => serviceAddress(cp.kubeConfig, NS, 'klutch-backend', 'http'));
   backendUrl = `http://127.0.0.1:${backendPort}`;
 
   // The stack: a project folder outside the tree whose program is stacks/main.ts (as test/integration/stacks does).
-  const projectDir = path.join(work, 'project');
-  fs.mkdirSync(projectDir);
-  const tsx = path.join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs');
-  fs.writeFileSync(
-    path.join(projectDir, 'Pulumi.yaml'),
-    fs
-      .readFileSync(path.join(ROOT, 'Pulumi.yaml'), 'utf8')
-      .replace(/^main: .*$/m, `main: ${path.relative(projectDir, path.join(ROOT, 'stacks', 'main.ts'))}`)
-      .replace(/^(\s*nodeargs:) .*$/m, `$1 --import ${tsx} --no-warnings`),
+  stack = await createLocalStack(path.join(work, 'pulumi'), bins, 'pods', 'klutch-kit topology pods');
+  await stack.setAllConfig(
+    podsStackConfig({
+      controlPlane: { name: 'cp', cluster: cp },
+      appClusters: [{ name: 'app', cluster: app }],
+      backend: { url: backendUrl, prettyName: 'Klutch on pods', replicas: 2 },
+      dex,
+      catalogue: { package: pushed.packageRef },
+      secrets: generateStackSecrets(),
+    }),
   );
-  const env = pulumiEnv(bins, { home: path.join(work, 'home'), backendDir: path.join(work, 'state'), passphrase: 'klutch-kit topology pods' });
-  fs.mkdirSync(path.join(work, 'home'));
-  fs.mkdirSync(path.join(work, 'state'));
-  const ws = await LocalWorkspace.create({
-    workDir: projectDir,
-    pulumiHome: env['PULUMI_HOME']!,
-    envVars: env,
-    secretsProvider: 'passphrase',
-    pulumiCommand: await PulumiCommand.get({ root: bins.pulumiRoot }),
-  });
-  stack = await Stack.create('pods', ws);
-  const secrets = generateStackSecrets();
-  const kc = (c: RealCluster) => fs.readFileSync(c.kubeconfigPath, 'utf8');
-  await stack.setAllConfig({
-    'klutch-kit:controlPlane': { value: JSON.stringify({ name: 'cp', access: { kind: 'kubeconfig' } }) },
-    'klutch-kit:appClusters': { value: JSON.stringify([{ name: 'app', access: { kind: 'kubeconfig' } }]) },
-    'klutch-kit:backend': { value: JSON.stringify({ url: backendUrl, prettyName: 'Klutch on pods', replicas: 2 }) },
-    'klutch-kit:dex': { value: JSON.stringify({ issuerUrl: issuer, tlsSecretName: 'dex-tls', caConfigMap: 'dex-ca' }) },
-    'klutch-kit:dexConnectors': { value: JSON.stringify([{ type: 'mockCallback', id: 'mock', name: 'Mock' }]) },
-    'klutch-kit:images': { value: JSON.stringify({ registry: `${node.registry}/klutch-kit`, base: 'local', dex: dexImage }) },
-    // the app cluster has no node (one per host): its konnector cannot become Ready there; this test waits itself
-    'klutch-kit:skipAwait': { value: 'true' },
-    'klutch-kit:manifests': { value: 'runtime' },
-    'klutch-kit:catalogue': { value: JSON.stringify({ install: 'ConfigurationPackage', package: pushed.packageRef }) },
-    'klutch-kit:kubeconfig-cp': { value: kc(cp), secret: true },
-    'klutch-kit:kubeconfig-app': { value: kc(app), secret: true },
-    'klutch-kit:oidcClientSecret': { value: secrets['oidcClientSecret']!, secret: true },
-    'klutch-kit:cookieSigningKey': { value: secrets['cookieSigningKey']!, secret: true },
-    'klutch-kit:cookieEncryptionKey': { value: secrets['cookieEncryptionKey']!, secret: true },
-  });
-  const out = fs.openSync(path.join(work, 'pulumi-up.log'), 'a');
+  const upLog = path.join(work, 'pulumi-up.log');
+  const out = fs.openSync(upLog, 'a');
   const tUp = Date.now();
   try {
-    upResult = await stack.up({ color: 'never', onOutput: (s) => fs.writeSync(out, s) });
+    [upResult] = await Promise.all([stack.up({ color: 'never', onOutput: (s) => fs.writeSync(out, s) }), xpStarting]);
   } catch (e) {
-    throw new Error(`pulumi up failed: ${(e as Error).message}\n${fs.readFileSync(path.join(work, 'pulumi-up.log'), 'utf8').slice(-4000)}`, { cause: e });
+    throw new Error(`pulumi up (or Crossplane's start beside it) failed: ${(e as Error).message}\n${fs.readFileSync(upLog, 'utf8').slice(-4000)}`, {
+      cause: e,
+    });
   } finally {
     fs.closeSync(out);
   }
   figures['pulumi up (image build + push + deploy)'] = secs(tUp);
+  // one build for both runtime images and both platforms (pulumi repeats its info lines under "Diagnostics:")
+  const progress = fs.readFileSync(upLog, 'utf8').split(/^Diagnostics:/m)[0]!;
+  figures['runtime image builds in pulumi up'] = String((progress.match(/image build: npm pack /g) ?? []).length);
   const tCat = Date.now();
-  await awaitCatalogue(cp, xp, pushed);
+  await awaitCatalogue(cp, xp!, pushed);
   figures['pulumi up done → catalogue installed by Crossplane'] = secs(tCat);
   // the export template of the API (its CRD came with the stack's binding CRDs)
   await applyManifests(cp.kubeConfig, [
     {
       apiVersion: 'example-backend.klutch.anynines.com/v1alpha1',
       kind: 'APIServiceExportTemplate',
-      metadata: { name: PLURAL, namespace: 'crossplane-system' },
+      metadata: { name: PLURAL, namespace: XP_NS },
       spec: { APIServiceSelector: { group: GROUP, resource: PLURAL }, permissionClaims: [] },
     } as KubernetesObject,
   ]);
   const tReady = Date.now();
-  await Promise.all([deploymentReady(api, NS, 'klutch-backend', 2), deploymentReady(api, NS, 'dex', 1)]);
+  await Promise.all([deploymentReady(cp.kubeConfig, NS, 'klutch-backend', 2), deploymentReady(cp.kubeConfig, NS, 'dex', 1)]);
   figures['pulumi up done → backend 2/2 + Dex 1/1 Ready'] = secs(tReady);
 }, 3_600_000);
 
 afterAll(async () => {
   for (const [k, v] of Object.entries(figures)) log(`figure: ${k}: ${v}`);
   await a8s?.stop().catch(() => undefined);
+  await xpStarting?.catch(() => undefined);
   await xp?.stop().catch(() => undefined);
   fs.rmSync(a8sDir, { recursive: true, force: true });
-  for (const s of sockets) s.destroy();
-  await Promise.all(servers.map((s) => new Promise<void>((r) => s.close(() => r()))));
+  await forwarders.stop();
   await Promise.all([cp?.stop(), app?.stop()]);
   fs.rmSync(work, { recursive: true, force: true });
 }, 180_000);
@@ -452,60 +294,42 @@ describe('pulumi up of the control plane, from the images it built, as pods', ()
   });
 });
 
-/** kubectl bind (in-process) of `plural.group`, its login driven by a fetch browser through Dex. */
-async function bindVia(group: string, plural: string, image: string): Promise<void> {
-  const consumer = new KubeClient(app.kubeConfig);
-  const err = new PassThrough();
-  let said = '';
-  const loginUrl = new Promise<string>((resolve) => {
-    err.on('data', (d) => {
-      said += String(d);
-      const m = /visit in your browser:\s+(\S+)/.exec(said);
-      if (m) resolve(m[1]!);
-    });
+describe('Crossplane as pods on the control plane\u2019s node, its packages from pulumi up', () => {
+  it('runs core, function-patch-and-transform and provider-kubernetes as pods from the harness\u2019s images, none as a host process', async () => {
+    expect(xp!.runtime).toBe('pods');
+    // the harness runs no Crossplane process on the host: only its registry forwarder
+    const pids = xp!.pids();
+    expect([pids.crossplane, pids['function-patch-and-transform'], pids['provider-kubernetes']]).toEqual([undefined, undefined, undefined]);
+    for (const [component, comm, uid] of [
+      ['crossplane', 'crossplane', '65532'],
+      ['function-patch-and-transform', 'function', '2000'],
+      ['provider-kubernetes', 'provider', '2000'],
+    ] as const) {
+      const [pod] = (await xp!.podsOf(component)) as unknown as Obj[];
+      expect(pod).toBeDefined();
+      expect(pod!.spec!['nodeName']).toBe(cp.node!.name);
+      expect(pod!.status!.conditions!.find((x) => x.type === 'Ready')?.status).toBe('True');
+      expect(pod!.spec!['containers'][0].image).toMatch(new RegExp(`^${xp!.registry.replace(/\./g, '\\.')}/`));
+      // the component's process runs inside the pod's cgroup, as the pod's user
+      expect(
+        podProcesses(pod!.metadata.uid!)
+          .filter((p) => p.comm === comm)
+          .map((p) => p.uids[0]),
+      ).toEqual([uid]);
+      figures[`memory ${component} pod`] = `${podMemoryMiB(pod!.metadata.uid!).toFixed(1)} MiB RSS`;
+    }
+    // the Provider pulumi up applied, with the DeploymentRuntimeConfig the control plane ships and the harness's --poll
+    const [provider] = (await xp!.podsOf('provider-kubernetes')) as unknown as Obj[];
+    expect(provider!.spec!['serviceAccountName']).toBe('provider-kubernetes');
+    expect(provider!.spec!['containers'][0].args).toEqual(['--poll=3s']);
   });
-  const bound = bind({
-    url: `${backendUrl}/export`,
-    consumer,
-    dryRun: false,
-    open: false,
-    yes: true,
-    skipKonnector: false,
-    konnectorImage: image,
-    output: 'yaml',
-    timeoutMs: 120_000,
-    io: { out: new PassThrough(), err, in: new PassThrough() },
-  });
-  try {
-    const browser = new FetchBrowser(fetchTrusting(caPem));
-    const page = await browser.follow(await Promise.race([loginUrl, bound.then(() => Promise.reject(new Error(`bind ended early:\n${said}`)))]));
-    const html = await page.res!.text();
-    expect(page.url).toMatch(new RegExp(`^${backendUrl}/resources\\?s=`));
-    // Dex's mockCallback connector signs in "Kilgore Trout"
-    expect(html).toContain('kilgore@kilgore.trout');
-    const visited = browser.visited.join('\n');
-    expect(visited).toContain(`GET ${issuer}/auth?`);
-    expect(visited).toContain(`GET ${backendUrl}/callback?code=`);
-    const form = new RegExp(
-      `data-resource="${plural}\\.${group.replace(/\./g, '\\.')}"[^>]*>[\\s\\S]*?<form method="post" action="/bind">([\\s\\S]*?)</form>`,
-    ).exec(html);
-    if (!form) throw new Error(`no Bind form for ${plural}.${group} on the catalogue page:\n${html.slice(0, 2000)}`);
-    const fields: Record<string, string> = {};
-    for (const m of form[1]!.matchAll(/name="([^"]+)" value="([^"]*)"/g)) fields[m[1]!] = m[2]!.replace(/&amp;/g, '&');
-    // the 303 goes to kubectl bind's loopback callback server; following it hands the response over
-    await browser.follow(`${backendUrl}/bind`, { method: 'POST', form: fields });
-    await bound;
-  } catch (e) {
-    throw new Error(`${(e as Error).message}\n--- kubectl bind said ---\n${said}`, { cause: e });
-  } finally {
-    consumer.close();
-  }
-}
+});
 
 describe('kubectl bind through the backend pods, logged in at the Dex pod', () => {
   const appNs = uniqueName('shop');
   let clusterNs = '';
   let konnectorImage = '';
+  const logins: DexBindResult[] = [];
 
   beforeAll(async () => {
     // the image the stack built and put into the app cluster's konnector Deployment: kubectl bind keeps it
@@ -517,10 +341,22 @@ describe('kubectl bind through the backend pods, logged in at the Dex pod', () =
       ['anynines.com', 'postgresqlinstances'],
       ['anynines.com', 'servicebindings'],
     ] as const) {
-      await bindVia(group, plural, konnectorImage);
+      logins.push(await bindThroughDex({ app, backendUrl, caPem, group, plural, konnectorImage }));
     }
     figures['kubectl bind (login at Dex → binding)'] = secs(tBind);
   }, 300_000);
+
+  it('logged in at the Dex pod through the backend pods\u2019 OIDC flow (the browser\u2019s path)', () => {
+    expect(logins).toHaveLength(3);
+    for (const l of logins) {
+      expect(l.catalogueUrl).toMatch(new RegExp(`^${backendUrl}/resources\\?s=`));
+      // Dex's mockCallback connector signs in "Kilgore Trout"
+      expect(l.catalogueHtml).toContain('kilgore@kilgore.trout');
+      const visited = l.visited.join('\n');
+      expect(visited).toContain(`GET ${issuer}/auth?`);
+      expect(visited).toContain(`GET ${backendUrl}/callback?code=`);
+    }
+  });
 
   it('bound the API: the consumer namespace on cp, the CRD and an APIServiceBinding in the app cluster', async () => {
     const bindings = await appApi().request<{ items: Obj[] }>('GET', '/apis/klutch.anynines.com/v1alpha1/namespaces/klutch-bind/apiservicebindings');
@@ -538,46 +374,8 @@ describe('kubectl bind through the backend pods, logged in at the Dex pod', () =
     beforeAll(async () => {
       // The app cluster has no node: its konnector Deployment (what the stack and kubectl bind installed) goes to 0
       // replicas, and the same Deployment runs on cp's node with a kubeconfig for the app cluster.
-      await appApi().request('PATCH', '/apis/apps/v1/namespaces/klutch-bind/deployments/konnector', {
-        body: { spec: { replicas: 0 } },
-        contentType: 'application/merge-patch+json',
-      });
-      const installed = await appApi().request<Obj>('GET', '/apis/apps/v1/namespaces/klutch-bind/deployments/konnector');
-      const appPort = Number(new URL(app.server).port);
-      const fwd = await forwarder(cp.node!.ip, async () => ({ host: '127.0.0.1', port: appPort }));
-      const token = await appApi().request<Obj>('POST', '/api/v1/namespaces/klutch-bind/serviceaccounts/konnector/token', {
-        body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 7200 } },
-      });
-      const kubeconfig = [
-        'apiVersion: v1',
-        'kind: Config',
-        `clusters:\n- name: app\n  cluster:\n    server: https://${cp.node!.ip}:${fwd}\n    tls-server-name: kubernetes\n    certificate-authority-data: ${Buffer.from(app.caPem).toString('base64')}`,
-        `users:\n- name: konnector\n  user:\n    token: ${token.status!['token'] as string}`,
-        'contexts:\n- name: app\n  context:\n    cluster: app\n    user: konnector',
-        'current-context: app',
-        '',
-      ].join('\n');
-      const tpl = installed.spec!['template'] as { spec: { containers: Array<Record<string, any>>; volumes?: unknown[] } };
-      const container = tpl.spec.containers[0]!;
-      container['args'] = [...(container['args'] as string[]), '--kubeconfig=/etc/klutch/app/kubeconfig'];
-      container['volumeMounts'] = [
-        ...((container['volumeMounts'] as unknown[]) ?? []),
-        { name: 'app-kubeconfig', mountPath: '/etc/klutch/app', readOnly: true },
-      ];
-      tpl.spec.volumes = [...(tpl.spec.volumes ?? []), { name: 'app-kubeconfig', secret: { secretName: 'app-kubeconfig' } }];
       const tKonnector = Date.now();
-      await applyManifests(cp.kubeConfig, [
-        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'klutch-bind' } },
-        { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'konnector', namespace: 'klutch-bind' } },
-        { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'app-kubeconfig', namespace: 'klutch-bind' }, stringData: { kubeconfig } } as KubernetesObject,
-        {
-          apiVersion: 'apps/v1',
-          kind: 'Deployment',
-          metadata: { name: 'konnector', namespace: 'klutch-bind', labels: installed.metadata.labels ?? {} },
-          spec: { replicas: 1, selector: installed.spec!['selector'], template: tpl },
-        } as KubernetesObject,
-      ]);
-      await deploymentReady(api, 'klutch-bind', 'konnector', 1);
+      await runKonnectorOnNode(cp, app, forwarders, { namespace: 'klutch-bind' });
       figures['konnector Deployment applied → 1/1 Ready'] = secs(tKonnector);
       await appApi().request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: appNs } } });
     }, 300_000);

@@ -141,10 +141,10 @@ describe('npm run sandbox, end to end', () => {
   });
 
   it('2: the OIDC provider answers discovery with its issuer', async () => {
-    const res = await fetch(`${sb!.op.issuer}/.well-known/openid-configuration`);
+    const res = await fetch(`${sb!.op!.issuer}/.well-known/openid-configuration`);
     expect(res.status).toBe(200);
     const doc = (await res.json()) as { issuer: string; token_endpoint: string };
-    expect(doc.issuer).toBe(sb!.op.issuer);
+    expect(doc.issuer).toBe(sb!.op!.issuer);
   });
 
   it('3: pulumi up put the topology into the right clusters; nothing left to change', async () => {

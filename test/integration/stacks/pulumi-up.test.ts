@@ -16,18 +16,17 @@ import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
-import { LocalWorkspace, PulumiCommand, Stack } from '@pulumi/pulumi/automation/index.js';
+import type { Stack } from '@pulumi/pulumi/automation/index.js';
 import { type RealCluster, startCluster } from '../../../runtime/realinfra/index.js';
-import { ensurePulumiBinaries, type PulumiBinaries, pulumiEnv } from '../../../runtime/realinfra/pulumi-build.js';
+import { ensurePulumiBinaries, type PulumiBinaries } from '../../../runtime/realinfra/pulumi-build.js';
+import { createLocalStack } from '../../../sandbox/pods.js';
 import { parseStackConfig, type RawStackConfig } from '../../../stacks/config.js';
 import { defaultManifestSource, type KubeObject, appClusterBinding, STACK_SECRETS } from '../../../stacks/manifests.js';
 import { generateStackSecrets } from '../../../stacks/secrets.js';
 
 jest.setTimeout(600_000);
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const started = Date.now();
 const log = (line: string) => process.stderr.write(`[stacks +${((Date.now() - started) / 1000).toFixed(1)}s] ${line}\n`);
 
@@ -102,29 +101,9 @@ beforeAll(async () => {
   clusters.push(cp, app);
 
   // A project folder outside the work tree (stack config files and state land here), whose program is the
-  // repository's stacks/main.ts; tsx is given by absolute path because node resolves --import from its cwd.
+  // repository's stacks/main.ts (sandbox/pods.ts createLocalStack).
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'klutch-kit-pulumi-'));
-  const projectDir = path.join(tmp, 'project');
-  fs.mkdirSync(projectDir);
-  const tsx = path.join(repoRoot, 'node_modules', 'tsx', 'dist', 'loader.mjs');
-  const rootProject = fs.readFileSync(path.join(repoRoot, 'Pulumi.yaml'), 'utf8');
-  fs.writeFileSync(
-    path.join(projectDir, 'Pulumi.yaml'),
-    rootProject
-      .replace(/^main: .*$/m, `main: ${path.relative(projectDir, path.join(repoRoot, 'stacks', 'main.ts'))}`)
-      .replace(/^(\s*nodeargs:) .*$/m, `$1 --import ${tsx} --no-warnings`),
-  );
-  const env = pulumiEnv(bins, { home: path.join(tmp, 'home'), backendDir: path.join(tmp, 'state'), passphrase: 'klutch-kit integration test' });
-  fs.mkdirSync(path.join(tmp, 'home'));
-  fs.mkdirSync(path.join(tmp, 'state'));
-  const ws = await LocalWorkspace.create({
-    workDir: projectDir,
-    pulumiHome: env['PULUMI_HOME']!,
-    envVars: env,
-    secretsProvider: 'passphrase',
-    pulumiCommand: await PulumiCommand.get({ root: bins.pulumiRoot }),
-  });
-  stack = await Stack.create('it', ws);
+  stack = await createLocalStack(tmp, bins, 'it', 'klutch-kit integration test');
   secrets = generateStackSecrets();
   const kc = (c: RealCluster) => fs.readFileSync(c.kubeconfigPath, 'utf8');
   await stack.setAllConfig({
