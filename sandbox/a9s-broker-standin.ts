@@ -191,8 +191,10 @@ export class SandboxA9sServiceBroker {
       plans: s.plans.map((p) => ({ id: guidOf(`plan/${s.name}/${p}`), name: p })),
     }));
     for (const [plan, n] of Object.entries(opts.instanceLimits ?? {})) {
-      if (!opts.services.some((s) => s.plans.includes(plan))) throw new Error(`SandboxA9sServiceBrokerOptions.instanceLimits: ${JSON.stringify(plan)} is not a plan of the services`);
-      if (!Number.isInteger(n) || n < 0) throw new Error(`SandboxA9sServiceBrokerOptions.instanceLimits[${JSON.stringify(plan)}]: ${JSON.stringify(n)} is not an integer >= 0`);
+      if (!opts.services.some((s) => s.plans.includes(plan)))
+        throw new Error(`SandboxA9sServiceBrokerOptions.instanceLimits: ${JSON.stringify(plan)} is not a plan of the services`);
+      if (!Number.isInteger(n) || n < 0)
+        throw new Error(`SandboxA9sServiceBrokerOptions.instanceLimits[${JSON.stringify(plan)}]: ${JSON.stringify(n)} is not an integer >= 0`);
     }
     if (this.engine && !opts.dataDir) {
       throw new Error(`SandboxA9sServiceBrokerOptions.dataDir: required for ${opts.dataService} (the ${this.engine} servers' data folders)`);

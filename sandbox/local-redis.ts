@@ -95,7 +95,8 @@ export function respCommands(host: string, port: number, commands: ReadonlyArray
     });
     sock.on('error', (e) => done(e));
     sock.on('close', () => {
-      if (replies.length < commands.length) done(new Error(`RESP ${host}:${port}: the connection closed after ${replies.length} of ${commands.length} replies`));
+      if (replies.length < commands.length)
+        done(new Error(`RESP ${host}:${port}: the connection closed after ${replies.length} of ${commands.length} replies`));
     });
   });
 }
@@ -196,7 +197,11 @@ export class LocalRedisServer {
       for (;;) {
         if (!this.running) {
           await this.exited;
-          const tail = `${stderr}${fs.existsSync(this.logFile) ? fs.readFileSync(this.logFile, 'utf8').slice(logStart) : ''}`.trim().split('\n').slice(-5).join('\n');
+          const tail = `${stderr}${fs.existsSync(this.logFile) ? fs.readFileSync(this.logFile, 'utf8').slice(logStart) : ''}`
+            .trim()
+            .split('\n')
+            .slice(-5)
+            .join('\n');
           if (/Address already in use/i.test(tail) && attempt < 5) break;
           throw new Error(`redis-server on ${this.address}:${this.portNumber} exited during start-up: ${tail || `see ${this.logFile}`}`);
         }
@@ -212,7 +217,9 @@ export class LocalRedisServer {
         }
         if (Date.now() > end) {
           await this.stop();
-          throw new Error(`redis-server on ${this.address}:${this.portNumber} did not answer PING within ${timeoutMs / 1000} s (last: ${last}); log ${this.logFile}`);
+          throw new Error(
+            `redis-server on ${this.address}:${this.portNumber} did not answer PING within ${timeoutMs / 1000} s (last: ${last}); log ${this.logFile}`,
+          );
         }
         await sleep(100);
       }

@@ -136,12 +136,17 @@ function controlPlane(packageRef: string, urls?: Record<string, string>, tls?: A
 
 /**
  * Starts the broker stand-ins, a cluster with Crossplane `version`, provider-anynines, and installs the
- * catalogue and the a9s ProviderConfigs. `failPlans` per data service: plans whose provisioning fails.
+ * catalogue and the a9s ProviderConfigs. `failPlans` per data service: plans whose provisioning fails (a failed
+ * last operation); `instanceLimits` per data service: plans whose provisioning the broker refuses beyond a count.
  */
 export async function startA9sCluster(
   name: string,
   version: '2.3' | '1.20',
-  opts: { failPlans?: Partial<Record<A9sDataService, string[]>>; log?: (l: string) => void } = {},
+  opts: {
+    failPlans?: Partial<Record<A9sDataService, string[]>>;
+    instanceLimits?: Partial<Record<A9sDataService, Record<string, number>>>;
+    log?: (l: string) => void;
+  } = {},
 ): Promise<A9sCluster> {
   const probe = controlPlane('xpkg.example.com/klutch/catalogue:v0.1.0');
   const services = a9sServicesOf(probe.cp.catalogue!);
@@ -169,6 +174,7 @@ export async function startA9sCluster(
         dataDir: join(dataDir, s.ds),
         operationMs: 2000,
         failPlans: opts.failPlans?.[s.ds] ?? [],
+        instanceLimits: opts.instanceLimits?.[s.ds] ?? {},
         // PostgreSQL's broker and backup manager over HTTPS (a certificate for the provider's address follows below)
         ...(s.ds === 'postgresql' ? { tls: ca.issue('standin-loopback', ['127.0.0.1']) } : {}),
       });

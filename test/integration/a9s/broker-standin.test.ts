@@ -141,9 +141,16 @@ describe('SandboxA9sServiceBroker', () => {
       { error: 'InstanceLimitError', description: expect.stringMatching(/^Service instance limit hit for the service plan postgresql-single-small/) },
     ]);
     expect(pgBroker.instance('i3')).toBeUndefined();
-    expect(() => new SandboxA9sServiceBroker({ dataService: 'mariadb', services: [{ name: 'm', plans: ['p'] }], username: 'a', password: 'b', instanceLimits: { q: 1 } })).toThrow(
-      'SandboxA9sServiceBrokerOptions.instanceLimits: "q" is not a plan of the services',
-    );
+    expect(
+      () =>
+        new SandboxA9sServiceBroker({
+          dataService: 'mariadb',
+          services: [{ name: 'm', plans: ['p'] }],
+          username: 'a',
+          password: 'b',
+          instanceLimits: { q: 1 },
+        }),
+    ).toThrow('SandboxA9sServiceBrokerOptions.instanceLimits: "q" is not a plan of the services');
     expect(() => new SandboxA9sServiceBroker({ dataService: 'keyvalue', services: [{ name: 'k', plans: ['p'] }], username: 'a', password: 'b' })).toThrow(
       'SandboxA9sServiceBrokerOptions.dataDir: required for keyvalue',
     );
@@ -157,7 +164,9 @@ describe('SandboxA9sServiceBroker', () => {
       organization_guid: 'org',
       space_guid: 'space',
     });
-    expect((await lastOperation(kvBroker, 'k1', prov.operation)).description).toMatch(/^provisioned: a real Debian redis-server 7\.\d+\.\d+ server on 127\.0\.0\.1:\d+$/);
+    expect((await lastOperation(kvBroker, 'k1', prov.operation)).description).toMatch(
+      /^provisioned: a real Debian redis-server 7\.\d+\.\d+ server on 127\.0\.0\.1:\d+$/,
+    );
     const inst = kvBroker.instance('k1')!;
     const [pid] = kvBroker.enginePids();
     expect(pid).toEqual(expect.any(Number));
@@ -178,9 +187,18 @@ describe('SandboxA9sServiceBroker', () => {
     ]);
     // no way in without the binding's password, and no administration with it
     expect(await respCommands(cr.host, port, [['PING']])).toEqual([expect.objectContaining({ message: expect.stringMatching(/^NOAUTH/) })]);
-    expect((await respCommands(cr.host, port, [['AUTH', username, password], ['CONFIG', 'GET', 'port']]))[1]).toBeInstanceOf(RespError);
+    expect(
+      (
+        await respCommands(cr.host, port, [
+          ['AUTH', username, password],
+          ['CONFIG', 'GET', 'port'],
+        ])
+      )[1],
+    ).toBeInstanceOf(RespError);
     expect((await call(kvBroker, 'DELETE', '/v2/service_instances/k1/service_bindings/b1?service_id=x&plan_id=y'))[0]).toBe(200);
-    expect(await respCommands(cr.host, port, [['AUTH', username, password]])).toEqual([expect.objectContaining({ message: expect.stringMatching(/^WRONGPASS/) })]);
+    expect(await respCommands(cr.host, port, [['AUTH', username, password]])).toEqual([
+      expect.objectContaining({ message: expect.stringMatching(/^WRONGPASS/) }),
+    ]);
     const [, dep] = await call(kvBroker, 'DELETE', '/v2/service_instances/k1?accepts_incomplete=true&service_id=x&plan_id=y');
     expect((await lastOperation(kvBroker, 'k1', dep.operation)).state).toBe('succeeded');
     expect(kvBroker.enginePids()).toEqual([]);
