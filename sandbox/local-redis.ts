@@ -193,7 +193,7 @@ export class LocalRedisServer {
       this.child = child;
       this.exited = new Promise<void>((r) => child.once('exit', () => r()));
       const end = Date.now() + timeoutMs;
-      let last = '';
+      let last: string;
       for (;;) {
         if (!this.running) {
           await this.exited;
