@@ -32,7 +32,7 @@ import * as path from 'node:path';
 import type { Logger } from 'pino';
 import { silentLogger } from '../runtime/core/logger.js';
 import { LocalInstances } from './a8s-operator/instances.js';
-import { assertReachable, findPostgresBinaries, serverUser, type PostgresBinaries, type ServerUser } from './a8s-operator/local-postgres.js';
+import { assertReachable, dropLoginRole, findPostgresBinaries, serverUser, type PostgresBinaries, type ServerUser } from './a8s-operator/local-postgres.js';
 import { planServer } from './a8s-operator/server-settings.js';
 import { LocalRedisServer } from './local-redis.js';
 
@@ -798,11 +798,7 @@ class PostgresEngine implements Engine {
     if (!pi?.server.running) return;
     const c = await pi.server.superuser(databaseOf(instanceId));
     try {
-      const role = c.escapeIdentifier(username);
-      await c.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1', [username]);
-      await c.query(`REASSIGN OWNED BY ${role} TO postgres`);
-      await c.query(`DROP OWNED BY ${role}`);
-      await c.query(`DROP ROLE ${role}`);
+      await dropLoginRole(c, username);
     } finally {
       await c.end();
     }

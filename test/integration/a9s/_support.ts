@@ -81,6 +81,19 @@ export function makeTestCa(dir: string, cn: string): TestCa {
 }
 export const BROKER_PASSWORD = 'stand-in-password';
 
+/** Waits until the binding's credentials Secret `name` (namespace NS) has `key`; its type and decoded data. */
+export async function bindingSecret(api: Api, name: string, key: string, timeoutMs = 180_000): Promise<{ type?: string; data: Record<string, string> }> {
+  const o = await waitFor(
+    `Secret ${name} with ${key}`,
+    async () => {
+      const s = (await api.get('v1', 'Secret', name, NS)) as { type?: string; data?: Record<string, string> } | undefined;
+      return s?.data?.[key] ? s : undefined;
+    },
+    timeoutMs,
+  );
+  return { type: o.type, data: Object.fromEntries(Object.entries(o.data!).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()])) };
+}
+
 export interface A9sService {
   readonly ds: A9sDataService;
   readonly claimKind: string;

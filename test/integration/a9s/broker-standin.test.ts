@@ -69,6 +69,15 @@ async function catalogOf(b: SandboxA9sServiceBroker): Promise<{ id: string; name
   return (await call(b, 'GET', '/v2/catalog'))[1].services[0];
 }
 
+/** PUT of instance `id` on the first plan of the broker's service; the catalogue entry and the 202 body. */
+async function provisionFirstPlan(b: SandboxA9sServiceBroker, id: string): Promise<[Awaited<ReturnType<typeof catalogOf>>, { operation: string }]> {
+  const s = await catalogOf(b);
+  const body = { service_id: s.id, plan_id: s.plans[0]!.id, organization_guid: 'org', space_guid: 'space' };
+  const [code, prov] = await call(b, 'PUT', `/v2/service_instances/${id}?accepts_incomplete=true`, body);
+  expect(code).toBe(202);
+  return [s, prov];
+}
+
 async function lastOperation(b: SandboxA9sServiceBroker, id: string, op: string): Promise<{ state: string; description: string }> {
   return waitFor(`operation ${op} of ${id} finished`, async () => {
     const [, lo] = await call(b, 'GET', `/v2/service_instances/${id}/last_operation?operation=${op}`);
@@ -157,13 +166,7 @@ describe('SandboxA9sServiceBroker', () => {
   });
 
   it('KeyValue: provision starts a real redis-server on 127.0.0.1; bind → an ACL user whose credentials (the a9s shape) open a real connection; unbind removes the user; deprovision stops the server', async () => {
-    const s = await catalogOf(kvBroker);
-    const [, prov] = await call(kvBroker, 'PUT', '/v2/service_instances/k1?accepts_incomplete=true', {
-      service_id: s.id,
-      plan_id: s.plans[0]!.id,
-      organization_guid: 'org',
-      space_guid: 'space',
-    });
+    const [s, prov] = await provisionFirstPlan(kvBroker, 'k1');
     expect((await lastOperation(kvBroker, 'k1', prov.operation)).description).toMatch(
       /^provisioned: a real Debian redis-server 7\.\d+\.\d+ server on 127\.0\.0\.1:\d+$/,
     );
@@ -206,13 +209,7 @@ describe('SandboxA9sServiceBroker', () => {
   }, 60_000);
 
   it('MariaDB is status only: the operation says so, credentials of the real shape with an .invalid host; the backup manager answers', async () => {
-    const s = await catalogOf(mariadbBroker);
-    const [, prov] = await call(mariadbBroker, 'PUT', '/v2/service_instances/m1?accepts_incomplete=true', {
-      service_id: s.id,
-      plan_id: s.plans[0]!.id,
-      organization_guid: 'org',
-      space_guid: 'space',
-    });
+    const [s, prov] = await provisionFirstPlan(mariadbBroker, 'm1');
     expect((await lastOperation(mariadbBroker, 'm1', prov.operation)).description).toMatch(/status only/);
     const [, bind] = await call(mariadbBroker, 'PUT', '/v2/service_instances/m1/service_bindings/b1', { service_id: s.id, plan_id: s.plans[0]!.id });
     expect(bind.credentials).toEqual(expect.objectContaining({ host: expect.stringMatching(/\.invalid$/), port: 3306, password: expect.any(String) }));

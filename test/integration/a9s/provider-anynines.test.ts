@@ -18,7 +18,7 @@ import { respCommands } from '../../../sandbox/local-redis.js';
 import { clientOf } from '../../../runtime/realinfra/index.js';
 import { MANAGED_MESSAGE_COLUMN } from '../../../constructs/dataservice/index.js';
 import { NS, claimOf, condition, waitFor, type Obj } from '../crossplane/_support.js';
-import { CA_SECRET, type A9sCluster, type A9sService, makeTestCa, startA9sCluster } from './_support.js';
+import { CA_SECRET, type A9sCluster, type A9sService, bindingSecret, makeTestCa, startA9sCluster } from './_support.js';
 
 const GROUP = 'anynines.com/v1';
 const A9S = 'dataservices.anynines.com/v1';
@@ -165,18 +165,8 @@ describe('provider-anynines on real Crossplane 2.3', () => {
     await env.api.create(
       claimOf('ServiceBinding', 'pg-creds', { serviceInstanceType: 'postgresql', instanceRef: 'pg-vm', compositionRef: { name: 'a9s-servicebinding' } }),
     );
-    const secret = await waitFor(
-      'Secret pg-creds-creds with the credentials',
-      async () => {
-        const o = await env.api.get('v1', 'Secret', 'pg-creds-creds', NS);
-        return o && (o as { data?: Record<string, string> }).data?.['password'] ? o : undefined;
-      },
-      180_000,
-    );
-    const data = Object.fromEntries(
-      Object.entries((secret as { data: Record<string, string> }).data).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]),
-    );
-    expect((secret as { type?: string }).type).toBe('connection.crossplane.io/v1alpha1');
+    const { type, data } = await bindingSecret(env.api, 'pg-creds-creds', 'password');
+    expect(type).toBe('connection.crossplane.io/v1alpha1');
     expect(Object.keys(data).sort()).toEqual(['host', 'hosts', 'name', 'password', 'port', 'uri', 'username']);
     expect(`${data.host}:${data.port}`).toBe(inst.engine);
     const c = new pg.Client({ host: data.host, port: Number(data.port), user: data.username, password: data.password, database: data.name });
@@ -400,18 +390,8 @@ describe('provider-anynines on real Crossplane 2.3', () => {
     await env.api.create(
       claimOf('ServiceBinding', 'kv-creds', { serviceInstanceType: 'keyvalue', instanceRef: 'kv-vm', compositionRef: { name: 'a9s-servicebinding' } }),
     );
-    const secret = await waitFor(
-      'Secret kv-creds-creds with the credentials',
-      async () => {
-        const o = await env.api.get('v1', 'Secret', 'kv-creds-creds', NS);
-        return (o as { data?: Record<string, string> } | undefined)?.data?.['valkey.password']
-          ? (o as { type: string; data: Record<string, string> })
-          : undefined;
-      },
-      180_000,
-    );
-    expect(secret.type).toBe('connection.crossplane.io/v1alpha1');
-    const data = Object.fromEntries(Object.entries(secret.data).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]));
+    const { type, data } = await bindingSecret(env.api, 'kv-creds-creds', 'valkey.password');
+    expect(type).toBe('connection.crossplane.io/v1alpha1');
     expect(Object.keys(data).sort()).toEqual(['host', 'hosts', 'load_balanced_host', 'valkey.password', 'valkey.port', 'valkey.username']);
     expect(`${data.host}:${data['valkey.port']}`).toBe(inst!.engine);
     const login = (...cmds: string[][]) =>
@@ -457,15 +437,7 @@ describe('provider-anynines on real Crossplane 2.3', () => {
       );
     }
     for (const s of others) {
-      const secret = await waitFor(
-        `Secret ${s.ds}-creds-creds`,
-        async () => {
-          const o = await env.api.get('v1', 'Secret', `${s.ds}-creds-creds`, NS);
-          return o && (o as { data?: Record<string, string> }).data?.['password'] ? o : undefined;
-        },
-        180_000,
-      );
-      expect((secret as { type?: string }).type).toBe('connection.crossplane.io/v1alpha1');
+      expect((await bindingSecret(env.api, `${s.ds}-creds-creds`, 'password')).type).toBe('connection.crossplane.io/v1alpha1');
       await waitFor(
         `claim ${s.ds}-creds Ready`,
         async () => (condition(await get('ServiceBinding', `${s.ds}-creds`), 'Ready')?.status === 'True' ? true : undefined),
