@@ -243,7 +243,12 @@ export async function startA9sCluster(
       { continueOnError: false },
     );
     await xp.waitForPackage('Configuration', 'klutch-catalogue', 240_000);
-    const xrds = objs.length ? (await api.list('apiextensions.crossplane.io/v1', 'CompositeResourceDefinition')).map((x) => x.metadata!.name!) : [];
+    // the package's XRDs by name: right after the package is Healthy, Crossplane 1.20 may not have created them yet
+    const xrds = (rendered!.packages ?? [])
+      .flatMap((p) => p.files.map((f) => f.object as Obj))
+      .filter((o) => o.kind === 'CompositeResourceDefinition')
+      .map((x) => x.metadata!.name!);
+    if (xrds.length === 0) throw new Error('startA9sCluster: the control plane rendered no catalogue package with XRDs');
     for (const x of xrds) {
       await waitFor(
         `XRD ${x} Established and Offered`,
