@@ -17,9 +17,10 @@
  * - the backup manager under `/backup-manager`: `GET /v2/healthy`, backups, restores and the instance's
  *   backup config of `/instances/:id/…`.
  *
- * Engines: PostgreSQL provisions a real Debian PostgreSQL server on a loopback address (the sandbox a8s
- * operator's helpers) and bind creates a real login role; the other a9s data services have no engine on
- * this machine: their instances are status only, and the last operation's description and the credentials'
+ * Engines (`A9S_ENGINES`): PostgreSQL provisions a real Debian PostgreSQL server on a loopback address (the sandbox
+ * a8s operator's helpers) and bind creates a real login role; KeyValue provisions a real Debian `redis-server` on
+ * 127.0.0.1 (sandbox/local-redis.ts) and bind creates a real ACL user. The other a9s data services have no engine
+ * on this machine: their instances are status only, and the last operation's description and the credentials'
  * `.invalid` hosts say so.
  */
 import { createHash, randomBytes } from 'node:crypto';
@@ -31,8 +32,9 @@ import * as path from 'node:path';
 import type { Logger } from 'pino';
 import { silentLogger } from '../runtime/core/logger.js';
 import { LocalInstances } from './a8s-operator/instances.js';
-import { assertReachable, findPostgresBinaries, serverUser, type PostgresBinaries, type ServerUser } from './a8s-operator/local-postgres.js';
+import { assertReachable, dropLoginRole, findPostgresBinaries, serverUser, type PostgresBinaries, type ServerUser } from './a8s-operator/local-postgres.js';
 import { planServer } from './a8s-operator/server-settings.js';
+import { LocalRedisServer } from './local-redis.js';
 
 /** The a9s data services of the catalogue (each has its own broker, `<ds>-service-broker`). */
 export type A9sDataService = 'postgresql' | 'keyvalue' | 'mariadb' | 'messaging' | 'mongodb' | 'search' | 'logme2' | 'prometheus';
@@ -40,7 +42,7 @@ export type A9sDataService = 'postgresql' | 'keyvalue' | 'mariadb' | 'messaging'
 /** The data services the stand-in runs a real engine for (a Debian package on this machine). */
 export const A9S_ENGINES: Readonly<Record<A9sDataService, string | undefined>> = {
   postgresql: 'Debian PostgreSQL',
-  keyvalue: undefined,
+  keyvalue: 'Debian redis-server',
   mariadb: undefined,
   messaging: undefined,
   mongodb: undefined,
@@ -61,7 +63,7 @@ export interface SandboxA9sServiceBrokerOptions {
   /** Basic auth of the broker and the backup manager. */
   readonly username: string;
   readonly password: string;
-  /** Folder for the engines' data (PostgreSQL servers). Required for postgresql. */
+  /** Folder for the engines' data (PostgreSQL and Redis servers). Required for postgresql and keyvalue. */
   readonly dataDir?: string;
   /** @default 0 (a free port) */
   readonly port?: number;
@@ -69,11 +71,18 @@ export interface SandboxA9sServiceBrokerOptions {
   readonly operationMs?: number;
   /** Plans whose provisioning ends in a failed last operation (the real broker's failure path). @default none */
   readonly failPlans?: readonly string[];
+  /**
+   * Live instances a plan may have, e.g. `{ 'postgresql-single-big': 0 }`: a provision beyond is refused at once
+   * with the real broker's `422 InstanceLimitError` and its description. @default no limit
+   */
+  readonly instanceLimits?: Readonly<Record<string, number>>;
   readonly logger?: Logger;
   /** @default the newest /usr/lib/postgresql/<major>/bin */
   readonly postgresBinaries?: PostgresBinaries;
   /** @default postgres when root */
   readonly postgresUser?: ServerUser;
+  /** @default redis-server from PATH */
+  readonly redisServer?: string;
   /**
    * Serve HTTPS with this certificate and key (PEM) instead of HTTP, as the real broker and backup manager do;
    * `setTls()` replaces them while serving (e.g. with a certificate for an address known only later). @default HTTP
@@ -161,7 +170,7 @@ export class SandboxA9sServiceBroker {
   private readonly log: Logger;
   private server: http.Server | https.Server | undefined;
   private readonly instancesById = new Map<string, StandInInstance>();
-  private readonly pg: LocalInstances | undefined;
+  private readonly engines: Engine | undefined;
   private readonly catalog: Array<{ id: string; name: string; plans: Array<{ id: string; name: string }> }>;
   private counter = 0;
   private readonly pending = new Set<Promise<unknown>>();
@@ -181,14 +190,26 @@ export class SandboxA9sServiceBroker {
       name: `${s.name}${SERVICE_NAME_SUFFIX}`,
       plans: s.plans.map((p) => ({ id: guidOf(`plan/${s.name}/${p}`), name: p })),
     }));
+    for (const [plan, n] of Object.entries(opts.instanceLimits ?? {})) {
+      if (!opts.services.some((s) => s.plans.includes(plan)))
+        throw new Error(`SandboxA9sServiceBrokerOptions.instanceLimits: ${JSON.stringify(plan)} is not a plan of the services`);
+      if (!Number.isInteger(n) || n < 0)
+        throw new Error(`SandboxA9sServiceBrokerOptions.instanceLimits[${JSON.stringify(plan)}]: ${JSON.stringify(n)} is not an integer >= 0`);
+    }
+    if (this.engine && !opts.dataDir) {
+      throw new Error(`SandboxA9sServiceBrokerOptions.dataDir: required for ${opts.dataService} (the ${this.engine} servers' data folders)`);
+    }
     if (opts.dataService === 'postgresql') {
-      if (!opts.dataDir) throw new Error('SandboxA9sServiceBrokerOptions.dataDir: required for postgresql (the servers’ data folders)');
-      this.pg = new LocalInstances({
-        dataDir: opts.dataDir,
-        binaries: opts.postgresBinaries ?? findPostgresBinaries(),
-        ...((opts.postgresUser ?? serverUser()) ? { user: opts.postgresUser ?? serverUser()! } : {}),
-        logger: this.log,
-      });
+      this.engines = new PostgresEngine(
+        new LocalInstances({
+          dataDir: opts.dataDir!,
+          binaries: opts.postgresBinaries ?? findPostgresBinaries(),
+          ...((opts.postgresUser ?? serverUser()) ? { user: opts.postgresUser ?? serverUser()! } : {}),
+          logger: this.log,
+        }),
+      );
+    } else if (opts.dataService === 'keyvalue') {
+      this.engines = new RedisEngine(opts.dataDir!, opts.redisServer, this.log);
     }
   }
 
@@ -222,15 +243,20 @@ export class SandboxA9sServiceBroker {
     return [...this.instancesById.values()];
   }
 
+  /** The process ids of the engines' servers running now. */
+  enginePids(): number[] {
+    return this.engines?.pids() ?? [];
+  }
+
   async start(): Promise<void> {
     if (this.server) return;
-    if (this.pg) {
+    if (this.engines) {
       const dir = path.resolve(this.opts.dataDir!);
       fs.mkdirSync(dir, { recursive: true });
       // the servers' own folders are 0700 and theirs; this one only needs to be entered
       fs.chmodSync(dir, 0o711);
-      assertReachable(dir, this.opts.postgresUser ?? serverUser(), 'SandboxA9sServiceBrokerOptions.dataDir');
-      this.pg.warm();
+      if (this.engines instanceof PostgresEngine) assertReachable(dir, this.opts.postgresUser ?? serverUser(), 'SandboxA9sServiceBrokerOptions.dataDir');
+      this.engines.warm();
     }
     const handler = (req: http.IncomingMessage, res: http.ServerResponse) => void this.handle(req, res);
     const server = this.opts.tls ? https.createServer({ cert: this.opts.tls.cert, key: this.opts.tls.key }, handler) : http.createServer(handler);
@@ -252,7 +278,7 @@ export class SandboxA9sServiceBroker {
       await new Promise<void>((r) => s.close(() => r()));
     }
     await Promise.allSettled([...this.pending]);
-    await this.pg?.destroyAll();
+    await this.engines?.destroyAll();
   }
 
   // ---- HTTP ---------------------------------------------------------------------------------
@@ -417,6 +443,16 @@ export class SandboxA9sServiceBroker {
       return [200, { dashboard_url: '' }];
     }
     this.requireAsync(q);
+    const limit = this.opts.instanceLimits?.[plan];
+    if (limit !== undefined) {
+      const live = [...this.instancesById.values()].filter((i) => i.planId === body['plan_id'] && i.state !== 'deleted' && i.state !== 'failed').length;
+      if (live >= limit) {
+        throw new HttpError(422, {
+          error: 'InstanceLimitError',
+          description: `Service instance limit hit for the service plan ${plan}: ${live} of ${limit} instances (sandbox stand-in: instanceLimits)`,
+        });
+      }
+    }
     const t = now();
     const inst: StandInInstance = {
       id,
@@ -441,17 +477,10 @@ export class SandboxA9sServiceBroker {
       if ((this.opts.failPlans ?? []).includes(plan)) {
         throw new Error(`sandbox stand-in: provisioning plan ${plan} fails on purpose (failPlans), as a failed BOSH deployment would`);
       }
-      if (this.pg) {
-        const pi = await this.pg.ensure(id);
-        await pi.server.start(planServer({}, pi.server.address, pi.server.port, this.pg.binaries.major));
-        const c = await pi.server.superuser('postgres');
-        try {
-          await c.query(`CREATE DATABASE ${c.escapeIdentifier(this.databaseOf(inst))}`);
-        } finally {
-          await c.end();
-        }
-        inst.engine = `${pi.server.address}:${pi.server.port}`;
-        return `provisioned: a real ${this.engine} ${this.pg.binaries.major} server on ${inst.engine}`;
+      if (this.engines) {
+        const { endpoint, version } = await this.engines.provision(inst);
+        inst.engine = endpoint;
+        return `provisioned: a real ${this.engine} ${version} server on ${inst.engine}`;
       }
       return `provisioned (status only): the sandbox has no a9s ${this.dataService} engine on this machine; no server runs for this instance`;
     });
@@ -487,7 +516,7 @@ export class SandboxA9sServiceBroker {
     if (running) return [202, { operation: running.key }];
     const op = this.startOperation(inst, 'deprovision', async () => {
       for (const b of [...inst.bindings.values()]) await this.dropBinding(inst, b);
-      if (this.pg) await this.pg.destroy(id);
+      await this.engines?.deprovision(id);
       inst.engine = undefined;
       return 'deprovisioned';
     });
@@ -530,13 +559,6 @@ export class SandboxA9sServiceBroker {
     return { state: op.state, description: op.description };
   }
 
-  private databaseOf(inst: StandInInstance): string {
-    return `a9s_${inst.id
-      .replace(/[^a-z0-9]/gi, '')
-      .slice(0, 16)
-      .toLowerCase()}`;
-  }
-
   private bindingOf(id: string, bindingId: string): Binding {
     const b = this.live(id).bindings.get(bindingId);
     if (!b) throw new HttpError(404, { error: 'NotFound', description: `binding ${bindingId} of ${id} does not exist` });
@@ -558,34 +580,7 @@ export class SandboxA9sServiceBroker {
     this.planOf(body['service_id'], body['plan_id']);
     const username = `a9s${randomBytes(6).toString('hex')}`;
     const password = randomBytes(18).toString('base64url');
-    let credentials: Record<string, unknown>;
-    if (this.pg) {
-      const pi = this.pg.get(id);
-      if (!pi || !pi.server.running) throw new HttpError(500, { error: 'InternalError', description: `the PostgreSQL server of ${id} is not running` });
-      const db = this.databaseOf(inst);
-      const c = await pi.server.superuser(db);
-      try {
-        const role = c.escapeIdentifier(username);
-        await c.query(`CREATE ROLE ${role} LOGIN PASSWORD ${c.escapeLiteral(password)}`);
-        await c.query(`GRANT ALL PRIVILEGES ON DATABASE ${c.escapeIdentifier(db)} TO ${role}`);
-        await c.query(`GRANT USAGE, CREATE ON SCHEMA public TO ${role}`);
-      } finally {
-        await c.end();
-      }
-      const host = pi.server.address;
-      const port = pi.server.port;
-      credentials = {
-        host,
-        hosts: [host],
-        port,
-        name: db,
-        username,
-        password,
-        uri: `postgres://${username}:${encodeURIComponent(password)}@${host}:${port}/${db}`,
-      };
-    } else {
-      credentials = this.statusOnlyCredentials(inst, username, password);
-    }
+    const credentials = this.engines ? await this.engines.bind(inst, username, password) : this.statusOnlyCredentials(inst, username, password);
     const b: Binding = { id: bindingId, serviceId: String(body['service_id']), planId: String(body['plan_id']), credentials, username };
     inst.bindings.set(bindingId, b);
     return [201, { credentials }];
@@ -595,8 +590,6 @@ export class SandboxA9sServiceBroker {
   private statusOnlyCredentials(inst: StandInInstance, username: string, password: string): Record<string, unknown> {
     const host = `${this.dataService}-${inst.number}.no-engine.sandbox.invalid`;
     switch (this.dataService) {
-      case 'keyvalue':
-        return { host, password, valkey: { port: 6379 } };
       case 'mariadb':
         return { host, port: 3306, name: `db${inst.number}`, username, password, uri: `mysql://${username}:${password}@${host}:3306/db${inst.number}` };
       case 'messaging':
@@ -636,19 +629,7 @@ export class SandboxA9sServiceBroker {
   }
 
   private async dropBinding(inst: StandInInstance, b: Binding): Promise<void> {
-    const pi = this.pg?.get(inst.id);
-    if (pi?.server.running) {
-      const c = await pi.server.superuser(this.databaseOf(inst));
-      try {
-        const role = c.escapeIdentifier(b.username);
-        await c.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1', [b.username]);
-        await c.query(`REASSIGN OWNED BY ${role} TO postgres`);
-        await c.query(`DROP OWNED BY ${role}`);
-        await c.query(`DROP ROLE ${role}`);
-      } finally {
-        await c.end();
-      }
-    }
+    await this.engines?.unbind(inst.id, b.username);
     inst.bindings.delete(b.id);
   }
 
@@ -743,5 +724,151 @@ export class SandboxA9sServiceBroker {
       return [200, rs(r)];
     }
     return [200, { id: inst.number, guid: inst.id, state: inst.state, body }];
+  }
+}
+
+// ---- engines -----------------------------------------------------------------------------------
+
+/** A real server per instance and a real user per binding (PostgreSQL, Redis). */
+interface Engine {
+  /** Prepares what the first instance needs (in the background). */
+  warm(): void;
+  /** Starts the instance's server; its `<address>:<port>` and version. */
+  provision(inst: StandInInstance): Promise<{ endpoint: string; version: string }>;
+  /** Creates the binding's user; the credentials as the real broker returns them. */
+  bind(inst: StandInInstance, username: string, password: string): Promise<Record<string, unknown>>;
+  /** Removes the binding's user (when the server still runs). */
+  unbind(instanceId: string, username: string): Promise<void>;
+  /** Stops the instance's server and removes its data. */
+  deprovision(instanceId: string): Promise<void>;
+  destroyAll(): Promise<void>;
+  pids(): number[];
+}
+
+const notRunning = (what: string, id: string) => new HttpError(500, { error: 'InternalError', description: `the ${what} server of ${id} is not running` });
+
+/** The instance's database (PostgreSQL). */
+function databaseOf(instanceId: string): string {
+  return `a9s_${instanceId
+    .replace(/[^a-z0-9]/gi, '')
+    .slice(0, 16)
+    .toLowerCase()}`;
+}
+
+/** A real Debian PostgreSQL server per instance (the sandbox a8s operator's helpers), a login role per binding. */
+class PostgresEngine implements Engine {
+  constructor(private readonly pg: LocalInstances) {}
+
+  warm(): void {
+    this.pg.warm();
+  }
+
+  async provision(inst: StandInInstance): Promise<{ endpoint: string; version: string }> {
+    const pi = await this.pg.ensure(inst.id);
+    await pi.server.start(planServer({}, pi.server.address, pi.server.port, this.pg.binaries.major));
+    const c = await pi.server.superuser('postgres');
+    try {
+      await c.query(`CREATE DATABASE ${c.escapeIdentifier(databaseOf(inst.id))}`);
+    } finally {
+      await c.end();
+    }
+    return { endpoint: `${pi.server.address}:${pi.server.port}`, version: String(this.pg.binaries.major) };
+  }
+
+  async bind(inst: StandInInstance, username: string, password: string): Promise<Record<string, unknown>> {
+    const pi = this.pg.get(inst.id);
+    if (!pi || !pi.server.running) throw notRunning('PostgreSQL', inst.id);
+    const db = databaseOf(inst.id);
+    const c = await pi.server.superuser(db);
+    try {
+      const role = c.escapeIdentifier(username);
+      await c.query(`CREATE ROLE ${role} LOGIN PASSWORD ${c.escapeLiteral(password)}`);
+      await c.query(`GRANT ALL PRIVILEGES ON DATABASE ${c.escapeIdentifier(db)} TO ${role}`);
+      await c.query(`GRANT USAGE, CREATE ON SCHEMA public TO ${role}`);
+    } finally {
+      await c.end();
+    }
+    const host = pi.server.address;
+    const port = pi.server.port;
+    return { host, hosts: [host], port, name: db, username, password, uri: `postgres://${username}:${encodeURIComponent(password)}@${host}:${port}/${db}` };
+  }
+
+  async unbind(instanceId: string, username: string): Promise<void> {
+    const pi = this.pg.get(instanceId);
+    if (!pi?.server.running) return;
+    const c = await pi.server.superuser(databaseOf(instanceId));
+    try {
+      await dropLoginRole(c, username);
+    } finally {
+      await c.end();
+    }
+  }
+
+  deprovision(instanceId: string): Promise<void> {
+    return this.pg.destroy(instanceId);
+  }
+
+  destroyAll(): Promise<void> {
+    return this.pg.destroyAll();
+  }
+
+  pids(): number[] {
+    return this.pg
+      .list()
+      .map((i) => i.pid)
+      .filter((p): p is number => p !== undefined);
+  }
+}
+
+/**
+ * A real Debian redis-server per instance on 127.0.0.1 (sandbox/local-redis.ts), an ACL user per binding; the
+ * credentials of the real a9s KeyValue broker's shape (`host`, `hosts`, `load_balanced_host`, `valkey.{username,
+ * password, port}`; the real one adds `cacrt`: it serves TLS, this one does not).
+ */
+class RedisEngine implements Engine {
+  private readonly servers = new Map<string, LocalRedisServer>();
+
+  constructor(
+    private readonly dataDir: string,
+    private readonly binary: string | undefined,
+    private readonly log: Logger,
+  ) {}
+
+  warm(): void {}
+
+  async provision(inst: StandInInstance): Promise<{ endpoint: string; version: string }> {
+    const dir = path.join(this.dataDir, inst.id.replace(/[^A-Za-z0-9_-]/g, '_'));
+    const server = new LocalRedisServer({ dir, ...(this.binary ? { binary: this.binary } : {}), logger: this.log.child({ instance: inst.id }) });
+    this.servers.set(inst.id, server);
+    await server.start();
+    const [info] = await server.admin([['INFO', 'server']]);
+    const version = /redis_version:(\S+)/.exec(String(info))?.[1] ?? 'unknown';
+    return { endpoint: `${server.address}:${server.port}`, version };
+  }
+
+  async bind(inst: StandInInstance, username: string, password: string): Promise<Record<string, unknown>> {
+    const server = this.servers.get(inst.id);
+    if (!server?.running) throw notRunning('Redis', inst.id);
+    await server.createUser(username, password);
+    const host = server.address;
+    return { host, hosts: [host], load_balanced_host: host, valkey: { username, password, port: server.port } };
+  }
+
+  async unbind(instanceId: string, username: string): Promise<void> {
+    const server = this.servers.get(instanceId);
+    if (server?.running) await server.deleteUser(username);
+  }
+
+  async deprovision(instanceId: string): Promise<void> {
+    await this.servers.get(instanceId)?.destroy();
+    this.servers.delete(instanceId);
+  }
+
+  async destroyAll(): Promise<void> {
+    await Promise.all([...this.servers.keys()].map((id) => this.deprovision(id)));
+  }
+
+  pids(): number[] {
+    return [...this.servers.values()].map((s) => s.pid).filter((p): p is number => p !== undefined);
   }
 }

@@ -17,6 +17,12 @@ export const DEFAULT_SIZE_ORDER: readonly string[] = ['nano', 'small', 'medium',
 
 /** Namespace the bind backend conventionally reads APIServiceExportTemplates from. */
 export const DEFAULT_EXPORT_TEMPLATE_NAMESPACE = 'crossplane-system';
+/**
+ * The claim's `Message` printer column: the message of the composed resource's `ReconcileError` condition (its
+ * `Synced` False), which the backends copy into `status.managed.conditions` — e.g. provider-anynines' "create
+ * failed: <the broker's description>" when a service broker refuses a provision.
+ */
+export const MANAGED_MESSAGE_COLUMN = { name: 'Message', jsonPath: ".status.managed.conditions[?(@.reason=='ReconcileError')].message" } as const;
 
 export interface DataServiceProps {
   /** API group of the XR and claim, e.g. `anynines.com`. */
@@ -70,6 +76,12 @@ export interface DataServiceProps {
   readonly deletePolicy?: CompositeDeletePolicy;
   /** Add the `ManagedResource` printer column (`.status.managed.state`). @default true */
   readonly managedStateColumn?: boolean;
+  /**
+   * Add the `Message` printer column (`MANAGED_MESSAGE_COLUMN`): the composed resource's reconcile error as its
+   * provider reports it, e.g. the service broker's description of a refused provision, copied into the claim's
+   * `status.managed.conditions` by the backends. @default true
+   */
+  readonly managedMessageColumn?: boolean;
   /** Extra permission claims of the APIServiceExportTemplate (backends add their own). @default - none */
   readonly permissionClaims?: readonly PermissionClaim[];
   /** Namespace of the APIServiceExportTemplate. @default 'crossplane-system' */
@@ -220,7 +232,10 @@ export class DataService extends Construct implements IDataService {
               status: { type: 'object', properties: { managed: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } },
             },
           },
-          additionalPrinterColumns: (props.managedStateColumn ?? true) ? [{ name: 'ManagedResource', jsonPath: '.status.managed.state' }] : [],
+          additionalPrinterColumns: [
+            ...((props.managedStateColumn ?? true) ? [{ name: 'ManagedResource', jsonPath: '.status.managed.state' }] : []),
+            ...((props.managedMessageColumn ?? true) ? [MANAGED_MESSAGE_COLUMN] : []),
+          ],
         },
       ],
     });

@@ -364,6 +364,8 @@ export class KubeClient {
     opts: {
       body?: unknown;
       contentType?: string;
+      /** Another `Accept` than JSON, e.g. the server-side printing `application/json;as=Table;v=v1;g=meta.k8s.io`. */
+      accept?: string;
       query?: Record<string, string | number | boolean | undefined>;
       signal?: AbortSignal;
     } = {},
@@ -384,6 +386,7 @@ export class KubeClient {
     opts: {
       body?: unknown;
       contentType?: string;
+      accept?: string;
       query?: Record<string, string | number | boolean | undefined>;
       signal?: AbortSignal;
     },
@@ -401,6 +404,7 @@ export class KubeClient {
     const payload = opts.body === undefined ? undefined : Buffer.from(JSON.stringify(opts.body));
     const headers: Record<string, string> = { ...p.headers };
     if (authorization.header) headers.Authorization = authorization.header;
+    if (opts.accept) headers.Accept = opts.accept;
     if (payload) {
       headers['Content-Type'] = opts.contentType ?? 'application/json';
       headers['Content-Length'] = String(payload.length);

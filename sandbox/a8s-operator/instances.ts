@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import type { Logger } from 'pino';
 import { silentLogger } from '../../runtime/core/logger.js';
 import { LocalPostgresServer, type PostgresBinaries, type ServerExit, type ServerUser } from './local-postgres.js';
-import { freeLoopbackAddress } from './loopback.js';
+import { freeLoopbackAddress, releaseLoopbackAddress } from './loopback.js';
 import { POSTGRES_PORT } from './types.js';
 
 export interface LocalInstance {
@@ -65,6 +65,7 @@ export class LocalInstances {
       await inst.server.initFrom(await this.template());
     } catch (e) {
       this.byKey.delete(key);
+      releaseLoopbackAddress(address, this.port);
       throw e;
     }
     return inst;
@@ -106,8 +107,10 @@ export class LocalInstances {
     if (!inst) throw new Error(`no local instance ${key}`);
     await inst.server.stop();
     const taken = this.takenAddresses();
-    taken.add(inst.server.address);
+    const old = inst.server.address;
+    taken.add(old);
     inst.server = this.newServer(key, await freeLoopbackAddress(this.port, taken));
+    releaseLoopbackAddress(old, this.port);
     return inst;
   }
 
@@ -117,6 +120,7 @@ export class LocalInstances {
     if (inst) {
       await inst.server.destroy();
       this.byKey.delete(key);
+      releaseLoopbackAddress(inst.server.address, this.port);
       this.log.info({ instance: key }, 'local PostgreSQL server stopped, data removed');
     }
     fs.rmSync(this.dirOf(key), { recursive: true, force: true });

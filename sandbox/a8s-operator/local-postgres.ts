@@ -333,3 +333,16 @@ export class LocalPostgresServer {
     }
   }
 }
+
+/**
+ * Drops the login role `username` through a superuser connection: no new logins, its sessions ended, what it
+ * owned handed to `postgres` (the data stays), its privileges gone with it.
+ */
+export async function dropLoginRole(c: pg.Client, username: string): Promise<void> {
+  const role = c.escapeIdentifier(username);
+  await c.query(`ALTER ROLE ${role} NOLOGIN`);
+  await c.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1', [username]);
+  await c.query(`REASSIGN OWNED BY ${role} TO postgres`);
+  await c.query(`DROP OWNED BY ${role}`);
+  await c.query(`DROP ROLE ${role}`);
+}

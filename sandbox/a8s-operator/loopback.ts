@@ -21,15 +21,33 @@ export function* loopbackAddresses(): Generator<string> {
 }
 
 /**
- * The first loopback address from 127.0.0.2 up that is neither in `taken` (held by this operator) nor in use
- * on `port` by another process.
+ * `address:port` pairs handed out by `freeLoopbackAddress()` in this process and not released yet. Every
+ * `LocalInstances` of the process (the sandbox a8s operator's, the a9s broker stand-in's) draws from here, so two
+ * servers picked at the same moment never get the same address: the probe below only sees a server once it listens,
+ * seconds after its address was picked.
+ */
+const reserved = new Set<string>();
+
+/**
+ * The first loopback address from 127.0.0.2 up that is neither in `taken` (held by the caller), nor handed out
+ * to another caller of this process (until `releaseLoopbackAddress()`), nor in use on `port` by another process.
+ * The address is reserved for the caller from the moment it is picked.
  */
 export async function freeLoopbackAddress(port: number, taken: ReadonlySet<string>, limit = 2048): Promise<string> {
   let tried = 0;
   for (const a of loopbackAddresses()) {
-    if (taken.has(a)) continue;
+    const key = `${a}:${port}`;
+    if (taken.has(a) || reserved.has(key)) continue;
+    // reserved before the probe: a caller probing at the same moment moves on to the next address
+    reserved.add(key);
     if (await portFree(a, port)) return a;
+    reserved.delete(key);
     if (++tried >= limit) break;
   }
   throw new Error(`sandbox a8s operator: no free loopback address with port ${port} found (tried ${tried} addresses from 127.0.0.2 up)`);
+}
+
+/** Gives an address of `freeLoopbackAddress()` back (its server is gone). */
+export function releaseLoopbackAddress(address: string, port: number): void {
+  reserved.delete(`${address}:${port}`);
 }

@@ -17,6 +17,7 @@ import type { Informer } from '../../runtime/core/informer.js';
 import { recordEvent } from './events.js';
 import { addFinalizer, hasFinalizer, removeFinalizer } from './finalizers.js';
 import type { LocalInstance, LocalInstances } from './instances.js';
+import { dropLoginRole } from './local-postgres.js';
 import { A8S_RESOURCES, APP_DATABASE, CLUSTER_STATUS, OPERATOR_NAME, secretNameOf, type A8sServiceBinding, type Postgresql } from './types.js';
 
 const REF = A8S_RESOURCES.serviceBindings;
@@ -165,13 +166,7 @@ export class ServiceBindingReconciler {
     try {
       const exists = await c.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [username]);
       if (!exists.rowCount) return;
-      const role = c.escapeIdentifier(username);
-      await c.query(`ALTER ROLE ${role} NOLOGIN`);
-      await c.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1', [username]);
-      // the data stays (owned by the instance's superuser); privileges go with the role
-      await c.query(`REASSIGN OWNED BY ${role} TO postgres`);
-      await c.query(`DROP OWNED BY ${role}`);
-      await c.query(`DROP ROLE ${role}`);
+      await dropLoginRole(c, username);
     } finally {
       await c.end();
     }

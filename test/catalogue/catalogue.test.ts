@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { App, Chart } from 'cdk8s';
 import { Catalogue, CATALOGUE_SERVICES } from '../../constructs/catalogue/index.js';
+import { MANAGED_MESSAGE_COLUMN } from '../../constructs/dataservice/index.js';
 import { validateDocuments } from '../../constructs/validate/index.js';
 import { render, statusPatches, xrFor } from '../dataservice/_render.js';
 import { claim, claimValidator } from './_equivalence.js';
@@ -96,15 +97,19 @@ describe('Catalogue: what it emits', () => {
     expect(r.schemaChecked).toBe(full.objects.length);
   });
 
-  it('XRDs: claims, default compositions, delete policy and the ManagedResource column as in Klutch', () => {
+  it('XRDs: claims, default compositions, delete policy and the ManagedResource column as in Klutch, plus the Message column', () => {
     const pg = full.byName('CompositeResourceDefinition', 'xpostgresqlinstances.anynines.com');
     expect(pg.spec.claimNames).toMatchObject({ kind: 'PostgresqlInstance', plural: 'postgresqlinstances' });
     expect(pg.spec.defaultCompositionRef).toEqual({ name: 'a8s-postgresql' });
     expect(pg.spec.defaultCompositeDeletePolicy).toBe('Foreground');
-    expect(pg.spec.versions[0].additionalPrinterColumns).toBeUndefined();
+    // Klutch's PostgreSQL XRD has no column; klutch-kit adds the composed resource's reconcile error to every data service
+    expect(pg.spec.versions[0].additionalPrinterColumns).toEqual([{ ...MANAGED_MESSAGE_COLUMN, type: 'string' }]);
     const kv = full.byName('CompositeResourceDefinition', 'xkeyvalueinstances.anynines.com');
     expect(kv.spec.defaultCompositionRef).toEqual({ name: 'a9s-keyvalue' });
-    expect(kv.spec.versions[0].additionalPrinterColumns).toEqual([{ name: 'ManagedResource', type: 'string', jsonPath: '.status.managed.state' }]);
+    expect(kv.spec.versions[0].additionalPrinterColumns).toEqual([
+      { name: 'ManagedResource', type: 'string', jsonPath: '.status.managed.state' },
+      { ...MANAGED_MESSAGE_COLUMN, type: 'string' },
+    ]);
     const sb = full.byName('CompositeResourceDefinition', 'xservicebindings.anynines.com');
     expect(sb.spec.defaultCompositionRef).toEqual({ name: 'a8s-servicebinding' });
     expect(sb.spec.defaultCompositeDeletePolicy).toBeUndefined();

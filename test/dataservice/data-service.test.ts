@@ -118,10 +118,13 @@ describe('DataService: emitted objects', () => {
     });
   });
 
-  it('omits acceptsIncomplete and the ManagedResource column when asked', () => {
-    const { spec, xrd } = build({ acceptsIncomplete: false, managedStateColumn: false });
+  it('omits acceptsIncomplete and the ManagedResource and Message columns when asked', () => {
+    const { spec, xrd } = build({ acceptsIncomplete: false, managedStateColumn: false, managedMessageColumn: false });
     expect(spec.properties.acceptsIncomplete).toBeUndefined();
     expect(xrd.spec.versions[0].additionalPrinterColumns).toBeUndefined();
+    expect(build({ managedStateColumn: false }).xrd.spec.versions[0].additionalPrinterColumns).toEqual([
+      { name: 'Message', type: 'string', jsonPath: ".status.managed.conditions[?(@.reason=='ReconcileError')].message" },
+    ]);
   });
 
   it('accepts a custom Backend subclass', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { planServer, renderSettings, settingsChange } from '../../sandbox/a8s-operator/server-settings.js';
 import { instanceKeyOf } from '../../sandbox/a8s-operator/servicebinding-reconciler.js';
-import { loopbackAddresses } from '../../sandbox/a8s-operator/loopback.js';
+import { freeLoopbackAddress, loopbackAddresses, releaseLoopbackAddress } from '../../sandbox/a8s-operator/loopback.js';
 
 describe('planServer (sandbox a8s operator)', () => {
   it('listens on the given loopback address only, without a Unix socket', () => {
@@ -107,6 +107,16 @@ describe('instanceKeyOf / loopbackAddresses', () => {
     expect(first).not.toContain('127.0.0.1');
     expect(first.some((a) => /\.(0|255)$/.test(a))).toBe(false);
     expect(first[253]).toBe('127.0.1.1');
+  });
+
+  it('two servers picking an address at the same moment in one process get different ones, until one gives its address back', async () => {
+    // port 0 is free on every address: only the process-wide reservation tells the two calls apart
+    const [a, b] = await Promise.all([freeLoopbackAddress(0, new Set()), freeLoopbackAddress(0, new Set())]);
+    expect(a).not.toBe(b);
+    releaseLoopbackAddress(a, 0);
+    expect(await freeLoopbackAddress(0, new Set())).toBe(a);
+    releaseLoopbackAddress(a, 0);
+    releaseLoopbackAddress(b, 0);
   });
 });
 

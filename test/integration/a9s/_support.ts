@@ -18,7 +18,7 @@ import { applyManifests, startCluster, type RealCluster } from '../../../runtime
 import { startProviderAnynines, type ProviderAnyninesHarness } from '../../../runtime/realinfra/anynines.js';
 import { runPush } from '../../../runtime/cli/package.js';
 import { SandboxA9sServiceBroker, type A9sDataService } from '../../../sandbox/a9s-broker-standin.js';
-import { Api, CATALOGUE_PACKAGE_REPOSITORY, NS, waitForXrdsServed, type Obj } from '../crossplane/_support.js';
+import { Api, CATALOGUE_PACKAGE_REPOSITORY, NS, waitFor, waitForXrdsServed, type Obj } from '../crossplane/_support.js';
 
 export const BROKER_USER = 'a9s-broker-admin';
 /** The Secret (crossplane-system) with the test CA that signed the PostgreSQL stand-in's certificate, key `ca.crt`. */
@@ -81,6 +81,19 @@ export function makeTestCa(dir: string, cn: string): TestCa {
 }
 export const BROKER_PASSWORD = 'stand-in-password';
 
+/** Waits until the binding's credentials Secret `name` (namespace NS) has `key`; its type and decoded data. */
+export async function bindingSecret(api: Api, name: string, key: string, timeoutMs = 180_000): Promise<{ type?: string; data: Record<string, string> }> {
+  const o = await waitFor(
+    `Secret ${name} with ${key}`,
+    async () => {
+      const s = (await api.get('v1', 'Secret', name, NS)) as { type?: string; data?: Record<string, string> } | undefined;
+      return s?.data?.[key] ? s : undefined;
+    },
+    timeoutMs,
+  );
+  return { type: o.type, data: Object.fromEntries(Object.entries(o.data!).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()])) };
+}
+
 export interface A9sService {
   readonly ds: A9sDataService;
   readonly claimKind: string;
@@ -136,12 +149,17 @@ function controlPlane(packageRef: string, urls?: Record<string, string>, tls?: A
 
 /**
  * Starts the broker stand-ins, a cluster with Crossplane `version`, provider-anynines, and installs the
- * catalogue and the a9s ProviderConfigs. `failPlans` per data service: plans whose provisioning fails.
+ * catalogue and the a9s ProviderConfigs. `failPlans` per data service: plans whose provisioning fails (a failed
+ * last operation); `instanceLimits` per data service: plans whose provisioning the broker refuses beyond a count.
  */
 export async function startA9sCluster(
   name: string,
   version: '2.3' | '1.20',
-  opts: { failPlans?: Partial<Record<A9sDataService, string[]>>; log?: (l: string) => void } = {},
+  opts: {
+    failPlans?: Partial<Record<A9sDataService, string[]>>;
+    instanceLimits?: Partial<Record<A9sDataService, Record<string, number>>>;
+    log?: (l: string) => void;
+  } = {},
 ): Promise<A9sCluster> {
   const probe = controlPlane('xpkg.example.com/klutch/catalogue:v0.1.0');
   const services = a9sServicesOf(probe.cp.catalogue!);
@@ -169,6 +187,7 @@ export async function startA9sCluster(
         dataDir: join(dataDir, s.ds),
         operationMs: 2000,
         failPlans: opts.failPlans?.[s.ds] ?? [],
+        instanceLimits: opts.instanceLimits?.[s.ds] ?? {},
         // PostgreSQL's broker and backup manager over HTTPS (a certificate for the provider's address follows below)
         ...(s.ds === 'postgresql' ? { tls: ca.issue('standin-loopback', ['127.0.0.1']) } : {}),
       });
@@ -224,7 +243,10 @@ export async function startA9sCluster(
       { continueOnError: false },
     );
     await xp.waitForPackage('Configuration', 'klutch-catalogue', 240_000);
-    const xrds = objs.length ? await api.list('apiextensions.crossplane.io/v1', 'CompositeResourceDefinition') : [];
+    // the package's XRDs by name: right after the package is Healthy, Crossplane 1.20 may not have created them
+    // yet; waited for until Established (and Offered) and their kinds served
+    const xrds = (rendered!.packages ?? []).flatMap((p) => p.files.map((f) => f.object as Obj)).filter((o) => o.kind === 'CompositeResourceDefinition');
+    if (xrds.length === 0) throw new Error('startA9sCluster: the control plane rendered no catalogue package with XRDs');
     await waitForXrdsServed(api, xrds, 240_000);
     const c = cluster;
     const h = a9s;

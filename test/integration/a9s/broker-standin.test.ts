@@ -1,13 +1,15 @@
 /**
  * The a9s broker stand-in (sandbox/a9s-broker-standin.ts) over HTTP, as provider-anynines' clients call it:
  * auth and API version checks, the real broker's errors, asynchronous operations, a real PostgreSQL
- * server and login per PostgreSQL instance and binding, status only for the others, the backup manager.
+ * server and login per PostgreSQL instance and binding, a real redis-server and ACL user per KeyValue
+ * instance and binding, status only for the others, the backup manager.
  */
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { SandboxA9sServiceBroker } from '../../../sandbox/a9s-broker-standin.js';
+import { RespError, respCommands } from '../../../sandbox/local-redis.js';
 import { waitFor } from '../crossplane/_support.js';
 
 const AUTH = `Basic ${Buffer.from('admin:pw').toString('base64')}`;
@@ -15,33 +17,45 @@ const HEADERS = { authorization: AUTH, 'x-broker-api-version': '2.14', 'content-
 let dir: string;
 let pgBroker: SandboxA9sServiceBroker;
 let kvBroker: SandboxA9sServiceBroker;
+let mariadbBroker: SandboxA9sServiceBroker;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'klutch-a9s-standin-test-'));
   chmodSync(dir, 0o711);
   pgBroker = new SandboxA9sServiceBroker({
     dataService: 'postgresql',
-    services: [{ name: 'a9s-postgresql17', plans: ['postgresql-single-nano', 'postgresql-single-big'] }],
+    services: [{ name: 'a9s-postgresql17', plans: ['postgresql-single-nano', 'postgresql-single-big', 'postgresql-single-small'] }],
     username: 'admin',
     password: 'pw',
     dataDir: join(dir, 'pg'),
     operationMs: 100,
     failPlans: ['postgresql-single-big'],
+    instanceLimits: { 'postgresql-single-small': 0 },
   });
   kvBroker = new SandboxA9sServiceBroker({
     dataService: 'keyvalue',
     services: [{ name: 'a9s-keyvalue8', plans: ['keyvalue-single-small'] }],
     username: 'admin',
     password: 'pw',
+    dataDir: join(dir, 'kv'),
+    operationMs: 100,
+  });
+  mariadbBroker = new SandboxA9sServiceBroker({
+    dataService: 'mariadb',
+    services: [{ name: 'a9s-mariadb106', plans: ['mariadb-single-small'] }],
+    username: 'admin',
+    password: 'pw',
     operationMs: 100,
   });
   await pgBroker.start();
   await kvBroker.start();
+  await mariadbBroker.start();
 }, 60_000);
 
 afterAll(async () => {
   await pgBroker?.stop();
   await kvBroker?.stop();
+  await mariadbBroker?.stop();
   rmSync(dir, { recursive: true, force: true });
 }, 60_000);
 
@@ -53,6 +67,15 @@ async function call(b: SandboxA9sServiceBroker, method: string, p: string, body?
 
 async function catalogOf(b: SandboxA9sServiceBroker): Promise<{ id: string; name: string; plans: Array<{ id: string; name: string }> }> {
   return (await call(b, 'GET', '/v2/catalog'))[1].services[0];
+}
+
+/** PUT of instance `id` on the first plan of the broker's service; the catalogue entry and the 202 body. */
+async function provisionFirstPlan(b: SandboxA9sServiceBroker, id: string): Promise<[Awaited<ReturnType<typeof catalogOf>>, { operation: string }]> {
+  const s = await catalogOf(b);
+  const body = { service_id: s.id, plan_id: s.plans[0]!.id, organization_guid: 'org', space_guid: 'space' };
+  const [code, prov] = await call(b, 'PUT', `/v2/service_instances/${id}?accepts_incomplete=true`, body);
+  expect(code).toBe(202);
+  return [s, prov];
 }
 
 async function lastOperation(b: SandboxA9sServiceBroker, id: string, op: string): Promise<{ state: string; description: string }> {
@@ -69,7 +92,7 @@ describe('SandboxA9sServiceBroker', () => {
     expect((await call(pgBroker, 'GET', '/v2/catalog', undefined, { authorization: AUTH, 'x-broker-api-version': '2.13' }))[0]).toBe(412);
     const s = await catalogOf(pgBroker);
     expect(s.name).toBe('a9s-postgresql17-ms-sandbox');
-    expect(s.plans.map((p) => p.name)).toEqual(['postgresql-single-nano', 'postgresql-single-big']);
+    expect(s.plans.map((p) => p.name)).toEqual(['postgresql-single-nano', 'postgresql-single-big', 'postgresql-single-small']);
   });
 
   it('PostgreSQL: 422 without accepts_incomplete, async provision of a real server, 409 on a different duplicate, bind → a real login, 410 on unbind of a gone binding, deprovision', async () => {
@@ -119,27 +142,87 @@ describe('SandboxA9sServiceBroker', () => {
     expect((await call(pgBroker, 'GET', '/instances/i2'))[1].state).toBe('failed');
   }, 60_000);
 
-  it('keyvalue is status only: the operation says so, credentials of the real shape with an .invalid host; the backup manager answers', async () => {
-    const s = await catalogOf(kvBroker);
-    const [, prov] = await call(kvBroker, 'PUT', '/v2/service_instances/k1?accepts_incomplete=true', {
-      service_id: s.id,
-      plan_id: s.plans[0]!.id,
-      organization_guid: 'org',
-      space_guid: 'space',
-    });
-    expect((await lastOperation(kvBroker, 'k1', prov.operation)).description).toMatch(/status only/);
+  it('instanceLimits: a provision beyond the plan’s limit is refused at once with the real broker’s 422 InstanceLimitError and its description', async () => {
+    const s = await catalogOf(pgBroker);
+    const body = { service_id: s.id, plan_id: s.plans[2]!.id, organization_guid: 'org', space_guid: 'space' };
+    expect(await call(pgBroker, 'PUT', '/v2/service_instances/i3?accepts_incomplete=true', body)).toEqual([
+      422,
+      { error: 'InstanceLimitError', description: expect.stringMatching(/^Service instance limit hit for the service plan postgresql-single-small/) },
+    ]);
+    expect(pgBroker.instance('i3')).toBeUndefined();
+    expect(
+      () =>
+        new SandboxA9sServiceBroker({
+          dataService: 'mariadb',
+          services: [{ name: 'm', plans: ['p'] }],
+          username: 'a',
+          password: 'b',
+          instanceLimits: { q: 1 },
+        }),
+    ).toThrow('SandboxA9sServiceBrokerOptions.instanceLimits: "q" is not a plan of the services');
+    expect(() => new SandboxA9sServiceBroker({ dataService: 'keyvalue', services: [{ name: 'k', plans: ['p'] }], username: 'a', password: 'b' })).toThrow(
+      'SandboxA9sServiceBrokerOptions.dataDir: required for keyvalue',
+    );
+  });
+
+  it('KeyValue: provision starts a real redis-server on 127.0.0.1; bind → an ACL user whose credentials (the a9s shape) open a real connection; unbind removes the user; deprovision stops the server', async () => {
+    const [s, prov] = await provisionFirstPlan(kvBroker, 'k1');
+    expect((await lastOperation(kvBroker, 'k1', prov.operation)).description).toMatch(
+      /^provisioned: a real Debian redis-server 7\.\d+\.\d+ server on 127\.0\.0\.1:\d+$/,
+    );
+    const inst = kvBroker.instance('k1')!;
+    const [pid] = kvBroker.enginePids();
+    expect(pid).toEqual(expect.any(Number));
     const [, bind] = await call(kvBroker, 'PUT', '/v2/service_instances/k1/service_bindings/b1', { service_id: s.id, plan_id: s.plans[0]!.id });
-    expect(bind.credentials).toEqual({ host: expect.stringMatching(/\.invalid$/), password: expect.any(String), valkey: { port: 6379 } });
-    expect((await call(kvBroker, 'GET', '/backup-manager/v2/healthy'))[0]).toBe(200);
-    const [bk, backup] = await call(kvBroker, 'POST', '/backup-manager/instances/k1/backups');
+    const cr = bind.credentials;
+    expect(cr).toEqual({
+      host: '127.0.0.1',
+      hosts: ['127.0.0.1'],
+      load_balanced_host: '127.0.0.1',
+      valkey: { username: expect.stringMatching(/^a9s/), password: expect.any(String), port: Number(inst.engine!.split(':')[1]) },
+    });
+    const { username, password, port } = cr.valkey;
+    expect(await respCommands(cr.host, port, [['AUTH', username, password], ['PING'], ['SET', 'k', 'from the binding'], ['GET', 'k']])).toEqual([
+      'OK',
+      'PONG',
+      'OK',
+      'from the binding',
+    ]);
+    // no way in without the binding's password, and no administration with it
+    expect(await respCommands(cr.host, port, [['PING']])).toEqual([expect.objectContaining({ message: expect.stringMatching(/^NOAUTH/) })]);
+    expect(
+      (
+        await respCommands(cr.host, port, [
+          ['AUTH', username, password],
+          ['CONFIG', 'GET', 'port'],
+        ])
+      )[1],
+    ).toBeInstanceOf(RespError);
+    expect((await call(kvBroker, 'DELETE', '/v2/service_instances/k1/service_bindings/b1?service_id=x&plan_id=y'))[0]).toBe(200);
+    expect(await respCommands(cr.host, port, [['AUTH', username, password]])).toEqual([
+      expect.objectContaining({ message: expect.stringMatching(/^WRONGPASS/) }),
+    ]);
+    const [, dep] = await call(kvBroker, 'DELETE', '/v2/service_instances/k1?accepts_incomplete=true&service_id=x&plan_id=y');
+    expect((await lastOperation(kvBroker, 'k1', dep.operation)).state).toBe('succeeded');
+    expect(kvBroker.enginePids()).toEqual([]);
+    expect(() => process.kill(pid!, 0)).toThrow(/ESRCH/);
+  }, 60_000);
+
+  it('MariaDB is status only: the operation says so, credentials of the real shape with an .invalid host; the backup manager answers', async () => {
+    const [s, prov] = await provisionFirstPlan(mariadbBroker, 'm1');
+    expect((await lastOperation(mariadbBroker, 'm1', prov.operation)).description).toMatch(/status only/);
+    const [, bind] = await call(mariadbBroker, 'PUT', '/v2/service_instances/m1/service_bindings/b1', { service_id: s.id, plan_id: s.plans[0]!.id });
+    expect(bind.credentials).toEqual(expect.objectContaining({ host: expect.stringMatching(/\.invalid$/), port: 3306, password: expect.any(String) }));
+    expect((await call(mariadbBroker, 'GET', '/backup-manager/v2/healthy'))[0]).toBe(200);
+    const [bk, backup] = await call(mariadbBroker, 'POST', '/backup-manager/instances/m1/backups');
     expect(bk).toBe(201);
     await waitFor('backup done', async () =>
-      (await call(kvBroker, 'GET', `/backup-manager/instances/k1/backups/${backup.id}`))[1].status === 'done' ? true : undefined,
+      (await call(mariadbBroker, 'GET', `/backup-manager/instances/m1/backups/${backup.id}`))[1].status === 'done' ? true : undefined,
     );
-    const [rc, restore] = await call(kvBroker, 'POST', `/backup-manager/instances/k1/backups/${backup.id}/restore`);
+    const [rc, restore] = await call(mariadbBroker, 'POST', `/backup-manager/instances/m1/backups/${backup.id}/restore`);
     expect(rc).toBe(202);
     await waitFor('restore done', async () =>
-      (await call(kvBroker, 'GET', `/backup-manager/instances/k1/restores/${restore.id}`))[1].status === 'done' ? true : undefined,
+      (await call(mariadbBroker, 'GET', `/backup-manager/instances/m1/restores/${restore.id}`))[1].status === 'done' ? true : undefined,
     );
   }, 60_000);
 });

@@ -5,7 +5,7 @@
  */
 import pg from 'pg';
 import { NS, claimOf, condition, waitFor } from '../crossplane/_support.js';
-import { type A9sCluster, startA9sCluster } from './_support.js';
+import { type A9sCluster, bindingSecret, startA9sCluster } from './_support.js';
 
 const GROUP = 'anynines.com/v1';
 const A9S = 'dataservices.anynines.com/v1';
@@ -42,16 +42,9 @@ it('Crossplane 1.20: provider-anynines installed; a9s PostgreSQL claim → Ready
   await env.api.create(
     claimOf('ServiceBinding', 'pg-creds', { serviceInstanceType: 'postgresql', instanceRef: 'pg-vm', compositionRef: { name: 'a9s-servicebinding' } }),
   );
-  const secret = await waitFor(
-    'Secret pg-creds-creds',
-    async () => {
-      const o = await env.api.get('v1', 'Secret', 'pg-creds-creds', NS);
-      return (o as { data?: Record<string, string> } | undefined)?.data?.['uri'] ? (o as { type: string; data: Record<string, string> }) : undefined;
-    },
-    180_000,
-  );
+  const secret = await bindingSecret(env.api, 'pg-creds-creds', 'uri');
   expect(secret.type).toBe('connection.crossplane.io/v1alpha1');
-  const c = new pg.Client({ connectionString: Buffer.from(secret.data['uri']!, 'base64').toString() });
+  const c = new pg.Client({ connectionString: secret.data['uri'] });
   await c.connect();
   expect((await c.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
   await c.end();

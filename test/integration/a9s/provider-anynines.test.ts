@@ -1,8 +1,9 @@
 /**
  * a9s for real: the catalogue's a9s claims reconciled by the real provider-anynines (built from the klutchio
  * sources, installed by Crossplane's package manager) against the broker stand-in (sandbox/a9s-broker-standin.ts,
- * the only stand-in, at the broker's level). PostgreSQL ends in a real server and a real login; the other
- * a9s data services have no engine here and are status only (the broker says so in its last operation).
+ * the only stand-in, at the broker's level). PostgreSQL ends in a real server and a real login, KeyValue in a real
+ * redis-server and a real ACL user; the other a9s data services have no engine here and are status only (the
+ * broker says so in its last operation).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,8 +14,11 @@ import { AnyninesProviderConfig, AnyninesServiceType } from '../../../constructs
 import { PROVIDER_ANYNINES_PACKAGE } from '../../../constructs/topology/index.js';
 import { probe } from '../../../runtime/realinfra/probe.js';
 import { A9S_ENGINES } from '../../../sandbox/a9s-broker-standin.js';
+import { respCommands } from '../../../sandbox/local-redis.js';
+import { clientOf } from '../../../runtime/realinfra/index.js';
+import { MANAGED_MESSAGE_COLUMN } from '../../../constructs/dataservice/index.js';
 import { NS, claimOf, condition, waitFor, type Obj } from '../crossplane/_support.js';
-import { CA_SECRET, type A9sCluster, type A9sService, makeTestCa, startA9sCluster } from './_support.js';
+import { CA_SECRET, type A9sCluster, type A9sService, bindingSecret, makeTestCa, startA9sCluster } from './_support.js';
 
 const GROUP = 'anynines.com/v1';
 const A9S = 'dataservices.anynines.com/v1';
@@ -22,12 +26,14 @@ const CLAIM_NAME = 'crossplane.io/claim-name';
 
 let env: A9sCluster;
 const figures: string[] = [];
-/** The plan of a9s PostgreSQL whose provisioning the stand-in fails. */
+/** The plan of a9s PostgreSQL whose provisioning the stand-in fails (a failed last operation). */
 let failPlan = '';
+/** The plan of a9s PostgreSQL whose provisioning the stand-in refuses (422 InstanceLimitError: no instance allowed). */
+const limitPlan = 'postgresql-replica-small';
 
 beforeAll(async () => {
   failPlan = 'postgresql-single-big';
-  env = await startA9sCluster('a9s', '2.3', { failPlans: { postgresql: [failPlan] } });
+  env = await startA9sCluster('a9s', '2.3', { failPlans: { postgresql: [failPlan] }, instanceLimits: { postgresql: { [limitPlan]: 0 } } });
 }, 900_000);
 
 afterAll(async () => {
@@ -159,18 +165,8 @@ describe('provider-anynines on real Crossplane 2.3', () => {
     await env.api.create(
       claimOf('ServiceBinding', 'pg-creds', { serviceInstanceType: 'postgresql', instanceRef: 'pg-vm', compositionRef: { name: 'a9s-servicebinding' } }),
     );
-    const secret = await waitFor(
-      'Secret pg-creds-creds with the credentials',
-      async () => {
-        const o = await env.api.get('v1', 'Secret', 'pg-creds-creds', NS);
-        return o && (o as { data?: Record<string, string> }).data?.['password'] ? o : undefined;
-      },
-      180_000,
-    );
-    const data = Object.fromEntries(
-      Object.entries((secret as { data: Record<string, string> }).data).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]),
-    );
-    expect((secret as { type?: string }).type).toBe('connection.crossplane.io/v1alpha1');
+    const { type, data } = await bindingSecret(env.api, 'pg-creds-creds', 'password');
+    expect(type).toBe('connection.crossplane.io/v1alpha1');
     expect(Object.keys(data).sort()).toEqual(['host', 'hosts', 'name', 'password', 'port', 'uri', 'username']);
     expect(`${data.host}:${data.port}`).toBe(inst.engine);
     const c = new pg.Client({ host: data.host, port: Number(data.port), user: data.username, password: data.password, database: data.name });
@@ -336,9 +332,88 @@ describe('provider-anynines on real Crossplane 2.3', () => {
     expect(failed.state).toBe('deleted');
   }, 400_000);
 
+  it('a provision the broker refuses (422 InstanceLimitError) shows the broker’s own description on the claim: in status.managed.conditions and in the Message column the API server prints', async () => {
+    const s = env.services.find((x) => x.ds === 'postgresql')!;
+    const broker = env.brokers.get('postgresql')!;
+    const svc = s.services.find((x) => x.plans.includes(limitPlan))!;
+    await env.api.create(
+      claimOf(s.claimKind, 'pg-refused', { service: svc.name, plan: limitPlan, ...(s.compositionRef ? { compositionRef: s.compositionRef } : {}) }),
+    );
+    const before = broker.instances().length;
+    const said = /Service instance limit hit for the service plan postgresql-replica-small: 0 of 0 instances/;
+    const claim = await waitFor(
+      'claim pg-refused to carry the broker’s description',
+      async () => {
+        const c = await get(s.claimKind, 'pg-refused');
+        const conds = (c?.status?.managed?.conditions ?? []) as Array<{ type: string; status: string; reason: string; message?: string }>;
+        return conds.some((x) => x.reason === 'ReconcileError' && said.test(x.message ?? '')) ? c : undefined;
+      },
+      180_000,
+    );
+    expect(condition(claim, 'Ready')?.status).not.toBe('True');
+    const synced = (claim.status!.managed.conditions as Array<{ type: string; status: string; message: string }>).find((c) => c.type === 'Synced');
+    expect(synced).toMatchObject({ status: 'False', message: expect.stringMatching(said) });
+    expect(broker.requests.some((r) => /^PUT \/v2\/service_instances\/[^/]+ 422$/.test(r))).toBe(true);
+    // what `kubectl get` shows: the API server's own printing of the claim, with the column the constructs emit
+    const table = await clientOf(env.cluster.kubeConfig).request<{ columnDefinitions: Array<{ name: string }>; rows: Array<{ cells: unknown[] }> }>(
+      'GET',
+      await env.api.path(GROUP, s.claimKind, 'pg-refused', NS),
+      { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' },
+    );
+    const col = table.columnDefinitions.findIndex((c) => c.name === MANAGED_MESSAGE_COLUMN.name);
+    expect(col).toBeGreaterThan(0);
+    expect(String(table.rows[0]!.cells[col])).toMatch(said);
+    await env.api.delete(GROUP, s.claimKind, 'pg-refused', NS);
+    await waitFor(
+      'pg-refused and its ServiceInstance gone',
+      async () =>
+        !(await get(s.claimKind, 'pg-refused')) && (await env.api.list(A9S, 'ServiceInstance', undefined, `${CLAIM_NAME}=pg-refused`)).length === 0
+          ? true
+          : undefined,
+      180_000,
+    );
+    // the broker made no instance for it
+    expect(broker.instances().length).toBe(before);
+  }, 400_000);
+
+  it('a9s KeyValue: claim → broker provision → a real redis-server; binding → Secret of the a9s shape → a real connection (AUTH as the binding’s ACL user, PING, SET/GET); unbind removes the user; deletion stops the server', async () => {
+    const s = env.services.find((x) => x.ds === 'keyvalue')!;
+    const broker = env.brokers.get('keyvalue')!;
+    const t0 = Date.now();
+    await env.api.create(claimOf(s.claimKind, 'kv-vm', claimSpec(s)));
+    await waitFor('claim kv-vm Ready', async () => (condition(await get(s.claimKind, 'kv-vm'), 'Ready')?.status === 'True' ? true : undefined), 240_000);
+    figures.push(`  keyvalue (real ${A9S_ENGINES.keyvalue}): ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    const [inst] = broker.instances();
+    expect(inst!.state).toBe('provisioned');
+    expect(inst!.engine).toMatch(/^127\.0\.0\.1:\d+$/);
+    const [pid] = broker.enginePids();
+    await env.api.create(
+      claimOf('ServiceBinding', 'kv-creds', { serviceInstanceType: 'keyvalue', instanceRef: 'kv-vm', compositionRef: { name: 'a9s-servicebinding' } }),
+    );
+    const { type, data } = await bindingSecret(env.api, 'kv-creds-creds', 'valkey.password');
+    expect(type).toBe('connection.crossplane.io/v1alpha1');
+    expect(Object.keys(data).sort()).toEqual(['host', 'hosts', 'load_balanced_host', 'valkey.password', 'valkey.port', 'valkey.username']);
+    expect(`${data.host}:${data['valkey.port']}`).toBe(inst!.engine);
+    const login = (...cmds: string[][]) =>
+      respCommands(data.host!, Number(data['valkey.port']), [['AUTH', data['valkey.username']!, data['valkey.password']!], ...cmds]);
+    expect(await login(['PING'], ['SET', 'greeting', 'from the a9s binding'], ['GET', 'greeting'])).toEqual(['OK', 'PONG', 'OK', 'from the a9s binding']);
+    await waitFor(
+      'claim kv-creds Ready',
+      async () => (condition(await get('ServiceBinding', 'kv-creds'), 'Ready')?.status === 'True' ? true : undefined),
+      120_000,
+    );
+    await env.api.delete(GROUP, 'ServiceBinding', 'kv-creds', NS);
+    await waitFor('the binding unbound at the broker', async () => (inst!.bindings.size === 0 ? true : undefined), 120_000);
+    expect(await login()).toEqual([expect.objectContaining({ message: expect.stringMatching(/^WRONGPASS/) })]);
+    await env.api.delete(GROUP, s.claimKind, 'kv-vm', NS);
+    await waitFor('kv-vm deprovisioned at the broker', async () => (inst!.state === 'deleted' ? true : undefined), 180_000);
+    expect(broker.enginePids()).toEqual([]);
+    expect(() => process.kill(pid!, 0)).toThrow(/ESRCH/);
+  }, 600_000);
+
   it('every other a9s service: claim → broker provision → Ready (status only), binding → credentials Secret, deletion → unbind and deprovision', async () => {
-    const others = env.services.filter((s) => s.ds !== 'postgresql');
-    expect(others.map((s) => s.ds).sort()).toEqual(['keyvalue', 'logme2', 'mariadb', 'messaging', 'mongodb', 'prometheus', 'search']);
+    const others = env.services.filter((s) => !A9S_ENGINES[s.ds]);
+    expect(others.map((s) => s.ds).sort()).toEqual(['logme2', 'mariadb', 'messaging', 'mongodb', 'prometheus', 'search']);
     const started = new Map<string, number>();
     for (const s of others) {
       started.set(s.ds, Date.now());
@@ -362,15 +437,7 @@ describe('provider-anynines on real Crossplane 2.3', () => {
       );
     }
     for (const s of others) {
-      const secret = await waitFor(
-        `Secret ${s.ds}-creds-creds`,
-        async () => {
-          const o = await env.api.get('v1', 'Secret', `${s.ds}-creds-creds`, NS);
-          return o && (o as { data?: Record<string, string> }).data?.['password'] ? o : undefined;
-        },
-        180_000,
-      );
-      expect((secret as { type?: string }).type).toBe('connection.crossplane.io/v1alpha1');
+      expect((await bindingSecret(env.api, `${s.ds}-creds-creds`, 'password')).type).toBe('connection.crossplane.io/v1alpha1');
       await waitFor(
         `claim ${s.ds}-creds Ready`,
         async () => (condition(await get('ServiceBinding', `${s.ds}-creds`), 'Ready')?.status === 'True' ? true : undefined),
