@@ -2,7 +2,10 @@
  * Loopback addresses for the local PostgreSQL servers: each instance gets its own address of 127.0.0.0/8
  * (127.0.0.2 and up) so that it can listen on port 5432, the a8s PostgreSQL port, like the real service.
  */
+import * as fs from 'node:fs';
 import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
 
 /** true when nothing listens on `address:port` (tried by binding it for a moment). */
 export function portFree(address: string, port: number): Promise<boolean> {
@@ -29,6 +32,50 @@ export function* loopbackAddresses(): Generator<string> {
 const reserved = new Set<string>();
 
 /**
+ * Host-wide reservations: a file per `address-port` naming the reserving process's pid, so that two processes
+ * (two test lanes, a sandbox beside a test) never pick the same address either. A file whose process is gone is
+ * stale and taken over. `KLUTCH_KIT_LOOPBACK_DIR` moves the folder (tests).
+ */
+const lockDir = () => process.env.KLUTCH_KIT_LOOPBACK_DIR ?? path.join(os.tmpdir(), 'klutch-kit-loopback');
+const lockFile = (key: string) => path.join(lockDir(), key.replace(':', '-'));
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+
+function lockHostWide(key: string): boolean {
+  fs.mkdirSync(lockDir(), { recursive: true });
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      fs.writeFileSync(lockFile(key), String(process.pid), { flag: 'wx' });
+      return true;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
+    const pid = Number(fs.readFileSync(lockFile(key), 'utf8'));
+    if (pid === process.pid || (Number.isInteger(pid) && pid > 0 && alive(pid))) return false;
+    fs.rmSync(lockFile(key), { force: true }); // stale: its process is gone
+  }
+  return false;
+}
+
+function unlockHostWide(key: string): void {
+  try {
+    if (Number(fs.readFileSync(lockFile(key), 'utf8')) === process.pid) fs.rmSync(lockFile(key), { force: true });
+  } catch {
+    // already gone
+  }
+}
+
+process.on('exit', () => {
+  for (const key of reserved) unlockHostWide(key);
+});
+
+/**
  * The first loopback address from 127.0.0.2 up that is neither in `taken` (held by the caller), nor handed out
  * to another caller of this process (until `releaseLoopbackAddress()`), nor in use on `port` by another process.
  * The address is reserved for the caller from the moment it is picked.
@@ -40,7 +87,10 @@ export async function freeLoopbackAddress(port: number, taken: ReadonlySet<strin
     if (taken.has(a) || reserved.has(key)) continue;
     // reserved before the probe: a caller probing at the same moment moves on to the next address
     reserved.add(key);
-    if (await portFree(a, port)) return a;
+    if (lockHostWide(key)) {
+      if (await portFree(a, port)) return a;
+      unlockHostWide(key);
+    }
     reserved.delete(key);
     if (++tried >= limit) break;
   }
@@ -49,5 +99,6 @@ export async function freeLoopbackAddress(port: number, taken: ReadonlySet<strin
 
 /** Gives an address of `freeLoopbackAddress()` back (its server is gone). */
 export function releaseLoopbackAddress(address: string, port: number): void {
-  reserved.delete(`${address}:${port}`);
+  const key = `${address}:${port}`;
+  if (reserved.delete(key)) unlockHostWide(key);
 }

@@ -1,4 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { planServer, renderSettings, settingsChange } from '../../sandbox/a8s-operator/server-settings.js';
 import { instanceKeyOf } from '../../sandbox/a8s-operator/servicebinding-reconciler.js';
 import { freeLoopbackAddress, loopbackAddresses, releaseLoopbackAddress } from '../../sandbox/a8s-operator/loopback.js';
@@ -117,6 +121,28 @@ describe('instanceKeyOf / loopbackAddresses', () => {
     expect(await freeLoopbackAddress(0, new Set())).toBe(a);
     releaseLoopbackAddress(a, 0);
     releaseLoopbackAddress(b, 0);
+  });
+
+  it('an address another live process reserved is skipped; one whose process is gone is taken over', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'klutch-kit-loopback-test-'));
+    const before = process.env.KLUTCH_KIT_LOOPBACK_DIR;
+    process.env.KLUTCH_KIT_LOOPBACK_DIR = dir;
+    const other = spawn('sleep', ['60']);
+    try {
+      fs.writeFileSync(path.join(dir, '127.0.0.2-0'), String(other.pid)); // a live process holds .2
+      fs.writeFileSync(path.join(dir, '127.0.0.3-0'), '999999999'); // a gone process held .3
+      const a = await freeLoopbackAddress(0, new Set());
+      expect(a).toBe('127.0.0.3');
+      expect(fs.readFileSync(path.join(dir, '127.0.0.3-0'), 'utf8')).toBe(String(process.pid));
+      releaseLoopbackAddress(a, 0);
+      expect(fs.existsSync(path.join(dir, '127.0.0.3-0'))).toBe(false);
+      expect(fs.readFileSync(path.join(dir, '127.0.0.2-0'), 'utf8')).toBe(String(other.pid)); // not ours: left alone
+    } finally {
+      other.kill();
+      if (before === undefined) delete process.env.KLUTCH_KIT_LOOPBACK_DIR;
+      else process.env.KLUTCH_KIT_LOOPBACK_DIR = before;
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
