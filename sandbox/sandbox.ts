@@ -25,7 +25,7 @@
  * as the composed `<binding>-creds` Secret.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -650,7 +650,10 @@ export function sandboxA8sDataDir(runDir: string): string {
     assertReachable(runDir, serverUser(), 'run folder');
     return inRun;
   } catch {
-    return path.join(os.tmpdir(), `klutch-kit-sandbox-a8s-${path.basename(runDir)}`);
+    // the run folder's full path in the name: two sandboxes whose run folders share a base name (`…/run`) must not
+    // share (and remove) one data folder
+    const id = createHash('sha256').update(path.resolve(runDir)).digest('hex').slice(0, 8);
+    return path.join(os.tmpdir(), `klutch-kit-sandbox-a8s-${path.basename(runDir)}-${id}`);
   }
 }
 

@@ -61,3 +61,15 @@ describe('sandbox prerequisites', () => {
     expect(none).toContain('https://kubernetes.io/docs/tasks/tools/');
   });
 });
+
+describe('sandboxA8sDataDir', () => {
+  it('gives run folders the servers cannot enter a data folder of their own, also when their base names are equal', async () => {
+    const { sandboxA8sDataDir } = await import('../../sandbox/sandbox.js');
+    // folders that do not exist: the servers' user cannot enter them, so both fall back to the temporary folder
+    const a = sandboxA8sDataDir('/nonexistent-klutch-kit/a/run');
+    const b = sandboxA8sDataDir('/nonexistent-klutch-kit/b/run');
+    expect(a).not.toBe(b);
+    expect([a, b].every((d) => d.includes('klutch-kit-sandbox-a8s-run-'))).toBe(true);
+    expect(sandboxA8sDataDir('/nonexistent-klutch-kit/a/run')).toBe(a); // the same run folder, the same data folder
+  });
+});
