@@ -251,12 +251,19 @@ export class LeaseIdentityLock implements IdentityLock {
     let lease = held;
     let done = false;
     let inFlight: Promise<void> = Promise.resolve();
+    let busy = false;
     const tick = () => {
+      // one renewal at a time: a second one sent with the same resourceVersion would conflict with the first
+      // and end the renewals although the lock is still ours
+      if (busy) return;
+      busy = true;
       inFlight = (async () => {
         try {
           lease = await this.o.kube.update<Lease>(CoreResources.leases, { ...lease, spec: { ...lease.spec, renewTime: microTime(new Date()) } });
         } catch (e) {
           if (isConflict(e) || isNotFound(e)) done = true;
+        } finally {
+          busy = false;
         }
       })();
     };
