@@ -106,19 +106,26 @@ const ANSI = /\u001b\[[0-9;]*m/g;
 
 /**
  * What failed, for the run's last lines: CI shows only the tail of a long log, so every failed suite is named
- * there with its failed tests and the first lines of each failure (`maxLines` per failure).
+ * there with its failed tests and the first lines of each failure: `firstMaxLines` for the run's first failure
+ * (often the cause of the rest, and where a harness puts its diagnosis), `maxLines` for each later one, and one
+ * line for a failure whose text was already shown (a failed `beforeAll` fails every test of its suite alike).
  */
-export function failureSummary(results: readonly JestJson[], root: string, maxLines = 6): string[] {
+export function failureSummary(results: readonly JestJson[], root: string, maxLines = 6, firstMaxLines = 40): string[] {
   const prefix = root.endsWith('/') ? root : `${root}/`;
   const lines: string[] = [];
-  const excerpt = (text: string) =>
-    text
-      .replace(ANSI, '')
+  const shown = new Set<string>();
+  const excerpt = (text: string) => {
+    const clean = text.replace(ANSI, '');
+    if (shown.has(clean)) return ['      (the same failure as above)'];
+    const limit = shown.size === 0 ? firstMaxLines : maxLines;
+    shown.add(clean);
+    return clean
       .split('\n')
       .map((l) => l.trimEnd())
       .filter((l) => l.trim() !== '')
-      .slice(0, maxLines)
+      .slice(0, limit)
       .map((l) => `      ${l}`);
+  };
   for (const r of results) {
     for (const t of r.testResults) {
       const failedTests = (t.assertionResults ?? []).filter((a) => a.status === 'failed');

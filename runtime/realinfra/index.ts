@@ -71,7 +71,7 @@ export {
   waitForCrdsEstablished,
 } from './apply.js';
 export { type KilledLeftover, type KillLeftoversOptions, RUN_ID_ENV, killLeftovers, registryDir } from './registry.js';
-export { NODE_CONTROLLERS, NODE_NETWORK, type NodeComponent, type NodeOptions, NodeStartError, type RealNode } from './node.js';
+export { NODE_CONTROLLERS, NODE_NETWORK, type NodeComponent, type NodeOptions, NodeStartError, type RealNode, type ServiceAddress } from './node.js';
 export { type HostRecord, NODE_HOST_PATHS, NODE_SYSCTLS, NodeLockError, nodeLockFile, restoreAbandonedNode, restoreHost } from './host.js';
 export { type CrossplanePodsFigures, type CrossplanePodsHarness, PROVIDER_KUBERNETES_RUNTIME, podsPackageObjects } from './crossplane-pods.js';
 export { CLUSTER_DNS, clusterDnsKubeletConfig, clusterDnsObjects, startClusterDns } from './cluster-dns.js';

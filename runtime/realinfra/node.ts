@@ -10,6 +10,7 @@
 // Host-wide state is recorded and restored by host.ts under a host-wide lock.
 import { execFile, execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -86,8 +87,22 @@ export interface RealNode {
    * registry as `<registry>/<repository>:<tag>`; resolves to that reference.
    */
   pushImage(ref: string, files: Readonly<Record<string, string>>, entrypoint: readonly string[]): Promise<string>;
+  /**
+   * Waits until the host reaches Service `namespace/name` through its ClusterIP (kube-proxy programs a Service
+   * and each change of its endpoints a moment after the API has them): a TCP connection to the ClusterIP and
+   * `port` (by name or number; the first port when left out) must open. Resolves to `{ host, port }`. On
+   * timeout the error shows what decides reachability: the Service's EndpointSlices, the node's NAT rules for
+   * it and the end of kube-proxy's log.
+   */
+  waitForService(namespace: string, name: string, opts?: { readonly port?: string | number; readonly timeoutMs?: number }): Promise<ServiceAddress>;
   /** Deletes the node's pods, stops every node process and restores the host. Idempotent. */
   stop(): Promise<void>;
+}
+
+/** Where the host reaches a Service: its ClusterIP and a Service port. */
+export interface ServiceAddress {
+  readonly host: string;
+  readonly port: number;
 }
 
 export interface NodeOptions {
@@ -122,6 +137,22 @@ function tail(file: string, lines = 40): string {
   } catch {
     return '(no log output)';
   }
+}
+
+/** Opens a TCP connection and closes it: '' when it opened, else why not. */
+function tcpConnect(host: string, port: number, timeoutMs = 3000): Promise<string> {
+  return new Promise((resolve) => {
+    const sock = net.connect({ host, port, timeout: timeoutMs });
+    sock.once('connect', () => {
+      sock.destroy();
+      resolve('');
+    });
+    sock.once('timeout', () => {
+      sock.destroy();
+      resolve(`no answer within ${timeoutMs / 1000} s`);
+    });
+    sock.once('error', (e) => resolve(e.message));
+  });
 }
 
 async function sh(cmd: string, args: readonly string[], what: string): Promise<string> {
@@ -591,6 +622,61 @@ class NodeImpl implements RealNode {
     } finally {
       fs.rmSync(work, { recursive: true, force: true });
     }
+  }
+
+  async waitForService(namespace: string, name: string, opts: { readonly port?: string | number; readonly timeoutMs?: number } = {}): Promise<ServiceAddress> {
+    const client = clientOf(this.ctx.kubeConfig);
+    const what = `Service ${namespace}/${name}`;
+    const svc = await client.request<{ spec?: { clusterIP?: string; ports?: Array<{ name?: string; port: number }> } }>(
+      'GET',
+      `/api/v1/namespaces/${namespace}/services/${name}`,
+    );
+    const ports = svc.spec?.ports ?? [];
+    const p = opts.port === undefined ? ports[0] : ports.find((x) => x.name === opts.port || x.port === opts.port);
+    const host = svc.spec?.clusterIP;
+    if (!host || host === 'None') throw new Error(`RealNode.waitForService: ${what} has no ClusterIP (${JSON.stringify(host)})`);
+    if (!p) throw new Error(`RealNode.waitForService: ${what} has no port ${JSON.stringify(opts.port ?? '(any)')}; it has ${JSON.stringify(ports)}`);
+    const deadline = Date.now() + (opts.timeoutMs ?? 120_000);
+    let last: string;
+    for (;;) {
+      last = await tcpConnect(host, p.port);
+      if (last === '') return { host, port: p.port };
+      if (Date.now() >= deadline) break;
+      await sleep(250);
+    }
+    throw new Error(
+      `RealNode.waitForService: ${what} (${host}:${p.port}) not reachable from the host after ${(opts.timeoutMs ?? 120_000) / 1000} s: ${last}\n` +
+        (await this.serviceDiagnosis(namespace, name, host)),
+    );
+  }
+
+  /** What decides whether a Service is reachable: its EndpointSlices, the NAT rules for it, kube-proxy's log. */
+  private async serviceDiagnosis(namespace: string, name: string, clusterIP: string): Promise<string> {
+    const out: string[] = [];
+    try {
+      const slices = await clientOf(this.ctx.kubeConfig).request<{
+        items: Array<{ metadata: { name?: string }; endpoints?: Array<{ addresses: string[]; conditions?: Record<string, boolean> }> }>;
+      }>('GET', `/apis/discovery.k8s.io/v1/namespaces/${namespace}/endpointslices`, {
+        query: { labelSelector: `kubernetes.io/service-name=${name}` },
+      });
+      out.push(`--- EndpointSlices (${slices.items.length}) ---`);
+      for (const s of slices.items) {
+        const eps = (s.endpoints ?? []).map((e) => `${e.addresses.join(',')} ${JSON.stringify(e.conditions ?? {})}`);
+        out.push(`${s.metadata.name}: ${eps.length ? eps.join('; ') : '(no endpoints)'}`);
+      }
+    } catch (e) {
+      out.push(`--- EndpointSlices: ${(e as Error).message} ---`);
+    }
+    try {
+      const rules = (await sh('iptables-save', ['-t', 'nat'], 'NAT rules'))
+        .split('\n')
+        .filter((l) => l.includes(clusterIP) || l.includes(`${namespace}/${name}`));
+      out.push(`--- NAT rules naming ${clusterIP} or ${namespace}/${name} (${rules.length}) ---`, ...rules.slice(0, 40));
+    } catch (e) {
+      out.push(`--- NAT rules: ${(e as Error).message} ---`);
+    }
+    out.push(`--- last lines of kube-proxy's log ---`, tail(this.logs['kube-proxy'], 30));
+    return out.join('\n');
   }
 
   stop(): Promise<void> {

@@ -93,7 +93,7 @@ describe('integration lanes (scripts/_lanes.ts)', () => {
     expect(merged).toEqual({ 'test/integration/a.test.ts': 60, 'test/integration/old.test.ts': 42 });
   });
 
-  it('names every failed suite, its failed tests and the first lines of each failure, for the log tail', () => {
+  it('names every failed suite, its failed tests and the first lines of each failure (more of the first, once each text), for the log tail', () => {
     const lines = failureSummary(
       [
         {
@@ -110,6 +110,8 @@ describe('integration lanes (scripts/_lanes.ts)', () => {
               assertionResults: [
                 { fullName: 'a works', status: 'passed' },
                 { fullName: 'a binds', status: 'failed', failureMessages: ['\u001b[31mError: timed out\u001b[39m\n\n  at x\n  at y\n  at z'] },
+                { fullName: 'a binds again', status: 'failed', failureMessages: ['Error: timed out\n\n  at x\n  at y\n  at z'] },
+                { fullName: 'a unbinds', status: 'failed', failureMessages: ['Error: refused\n  at q\n  at r'] },
               ],
             },
             { name: '/repo/test/integration/b.test.ts', status: 'passed', startTime: 0, endTime: 1, assertionResults: [] },
@@ -119,12 +121,19 @@ describe('integration lanes (scripts/_lanes.ts)', () => {
       ],
       '/repo',
       2,
+      3,
     );
     expect(lines).toEqual([
       '  FAIL test/integration/a.test.ts',
       '    ✕ a binds',
       '      Error: timed out',
       '        at x',
+      '        at y',
+      '    ✕ a binds again',
+      '      (the same failure as above)',
+      '    ✕ a unbinds',
+      '      Error: refused',
+      '        at q',
       '  FAIL test/integration/c.test.ts',
       '      beforeAll: port in use',
     ]);

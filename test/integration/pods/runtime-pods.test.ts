@@ -304,8 +304,8 @@ beforeAll(async () => {
   ]);
   await deploymentReady(BACKEND_NS, BACKEND, 2);
   figures['backend Deployment applied → 2/2 Ready'] = `${((Date.now() - tReady) / 1000).toFixed(1)} s`;
-  const svc = await api().request<Obj>('GET', `/api/v1/namespaces/${BACKEND_NS}/services/${BACKEND}`);
-  backendServiceIp = svc.spec!['clusterIP'] as string;
+  // kube-proxy programs the Service a moment after its endpoints are Ready.
+  backendServiceIp = (await cluster.node!.waitForService(BACKEND_NS, BACKEND, { port: 80 })).host;
 }, 1_500_000);
 
 afterAll(async () => {
@@ -558,13 +558,10 @@ describe('the konnector as pods, installed as kubectl bind installs it', () => {
       ...manifests.filter((m) => workload.has(m.kind!)),
     ]);
     await deploymentReady(PROVIDER_NS, BACKEND, 1);
-    providerBackendIp = (await api().request<Obj>('GET', `/api/v1/namespaces/${PROVIDER_NS}/services/${BACKEND}`)).spec!['clusterIP'] as string;
+    providerBackendIp = (await cluster.node!.waitForService(PROVIDER_NS, BACKEND, { port: 80 })).host;
 
     // kubectl bind: the bearer-token /bind, then the export request, the konnector and the APIServiceBinding.
-    // (kube-proxy may program the new Service a moment after its pod is Ready)
-    const remoteKubeconfig = await eventually('/bind through the provider backend Service', () =>
-      bindViaService('pods-app', providerBackendIp, 'mangodb.com', 'mangodbs'),
-    );
+    const remoteKubeconfig = await bindViaService('pods-app', providerBackendIp, 'mangodb.com', 'mangodbs');
     clusterNs = parseKubeconfig(remoteKubeconfig).namespace!;
     const consumer = new KubeClient(cluster.kubeConfig);
     const err = new PassThrough();
