@@ -175,6 +175,8 @@ export class SandboxA9sServiceBroker {
   private counter = 0;
   private readonly pending = new Set<Promise<unknown>>();
   private stopped = false;
+  /** Live instances allowed per plan (`instanceLimits`, then `setInstanceLimit`). */
+  private readonly limits = new Map<string, number>();
   /** Every request served: `METHOD path status` (tests read which calls the provider made). */
   readonly requests: string[] = [];
 
@@ -190,12 +192,8 @@ export class SandboxA9sServiceBroker {
       name: `${s.name}${SERVICE_NAME_SUFFIX}`,
       plans: s.plans.map((p) => ({ id: guidOf(`plan/${s.name}/${p}`), name: p })),
     }));
-    for (const [plan, n] of Object.entries(opts.instanceLimits ?? {})) {
-      if (!opts.services.some((s) => s.plans.includes(plan)))
-        throw new Error(`SandboxA9sServiceBrokerOptions.instanceLimits: ${JSON.stringify(plan)} is not a plan of the services`);
-      if (!Number.isInteger(n) || n < 0)
-        throw new Error(`SandboxA9sServiceBrokerOptions.instanceLimits[${JSON.stringify(plan)}]: ${JSON.stringify(n)} is not an integer >= 0`);
-    }
+    for (const [plan, n] of Object.entries(opts.instanceLimits ?? {}))
+      this.limits.set(plan, this.checkLimit('SandboxA9sServiceBrokerOptions.instanceLimits', plan, n));
     if (this.engine && !opts.dataDir) {
       throw new Error(`SandboxA9sServiceBrokerOptions.dataDir: required for ${opts.dataService} (the ${this.engine} servers' data folders)`);
     }
@@ -246,6 +244,21 @@ export class SandboxA9sServiceBroker {
   /** The process ids of the engines' servers running now. */
   enginePids(): number[] {
     return this.engines?.pids() ?? [];
+  }
+
+  /**
+   * Changes how many live instances `plan` may have from now on (as an operator changes a real broker's quota);
+   * `undefined` lifts the limit. Instances already provisioned stay.
+   */
+  setInstanceLimit(plan: string, limit: number | undefined): void {
+    if (limit === undefined) this.limits.delete(plan);
+    else this.limits.set(plan, this.checkLimit('SandboxA9sServiceBroker.setInstanceLimit', plan, limit));
+  }
+
+  private checkLimit(where: string, plan: string, n: number): number {
+    if (!this.opts.services.some((s) => s.plans.includes(plan))) throw new Error(`${where}: ${JSON.stringify(plan)} is not a plan of the services`);
+    if (!Number.isInteger(n) || n < 0) throw new Error(`${where}[${JSON.stringify(plan)}]: ${JSON.stringify(n)} is not an integer >= 0`);
+    return n;
   }
 
   async start(): Promise<void> {
@@ -443,7 +456,7 @@ export class SandboxA9sServiceBroker {
       return [200, { dashboard_url: '' }];
     }
     this.requireAsync(q);
-    const limit = this.opts.instanceLimits?.[plan];
+    const limit = this.limits.get(plan);
     if (limit !== undefined) {
       const live = [...this.instancesById.values()].filter((i) => i.planId === body['plan_id'] && i.state !== 'deleted' && i.state !== 'failed').length;
       if (live >= limit) {

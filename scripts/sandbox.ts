@@ -104,13 +104,13 @@ async function up(args: SandboxArgs): Promise<number> {
   let psqlA9s: string | undefined;
   if (demo) {
     try {
-      // the a9s demo runs after the a8s one; its lines are printed after the a8s psql line
+      // the a9s demo runs beside the a8s one (each PostgreSQL server reserves its loopback address host-wide); its
+      // lines are printed after the a8s psql line
       const a9sLines: string[] = [];
       const { provisionA9sDemo } = await import('../sandbox/a9s.js');
-      const d = await provisionDemo(sb);
-      // after the a8s demo's server runs: two PostgreSQL servers started at once in one process race for an address
       const a9sDemo = sb.a9s ? provisionA9sDemo(sb.a9s, { controlPlane: sb.controlPlane, app: sb.apps[0] }, (l) => a9sLines.push(l)) : undefined;
       a9sDemo?.catch(() => undefined);
+      const d = await provisionDemo(sb);
       psql = d.psql;
       process.stdout.write(
         `\n  connect (${((Date.now() - t0) / 1000).toFixed(1)} s after start; claim → first connection ${d.hops['first connection with those credentials']!.toFixed(1)} s):\n  ${psql}\n\n`,

@@ -142,7 +142,7 @@ describe('SandboxA9sServiceBroker', () => {
     expect((await call(pgBroker, 'GET', '/instances/i2'))[1].state).toBe('failed');
   }, 60_000);
 
-  it('instanceLimits: a provision beyond the plan’s limit is refused at once with the real broker’s 422 InstanceLimitError and its description', async () => {
+  it('instanceLimits (and setInstanceLimit at runtime): a provision beyond the plan’s limit is refused at once with the real broker’s 422 InstanceLimitError and its description', async () => {
     const s = await catalogOf(pgBroker);
     const body = { service_id: s.id, plan_id: s.plans[2]!.id, organization_guid: 'org', space_guid: 'space' };
     expect(await call(pgBroker, 'PUT', '/v2/service_instances/i3?accepts_incomplete=true', body)).toEqual([
@@ -150,6 +150,21 @@ describe('SandboxA9sServiceBroker', () => {
       { error: 'InstanceLimitError', description: expect.stringMatching(/^Service instance limit hit for the service plan postgresql-single-small/) },
     ]);
     expect(pgBroker.instance('i3')).toBeUndefined();
+    // the quota changes at runtime, as an operator changes a real broker's: a limit of 0 on another plan refuses it too
+    pgBroker.setInstanceLimit('postgresql-single-nano', 0);
+    try {
+      const nano = { ...body, plan_id: s.plans[0]!.id };
+      expect(await call(pgBroker, 'PUT', '/v2/service_instances/i4?accepts_incomplete=true', nano)).toEqual([
+        422,
+        { error: 'InstanceLimitError', description: expect.stringMatching(/^Service instance limit hit for the service plan postgresql-single-nano: 0 of 0/) },
+      ]);
+    } finally {
+      pgBroker.setInstanceLimit('postgresql-single-nano', undefined);
+    }
+    expect(() => pgBroker.setInstanceLimit('q', 1)).toThrow('SandboxA9sServiceBroker.setInstanceLimit: "q" is not a plan of the services');
+    expect(() => pgBroker.setInstanceLimit('postgresql-single-nano', -1)).toThrow(
+      'SandboxA9sServiceBroker.setInstanceLimit["postgresql-single-nano"]: -1 is not an integer >= 0',
+    );
     expect(
       () =>
         new SandboxA9sServiceBroker({

@@ -32,7 +32,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { CoreResources, KubeClient, type KubeObject } from '../../../runtime/core/client.js';
+import { CoreResources, KubeClient, type KubeObject, resourcePath } from '../../../runtime/core/client.js';
 import { getCondition, type Condition } from '../../../runtime/core/conditions.js';
 import { KubeConfig } from '@kubernetes/client-node';
 import { BindResources, type APIServiceBinding, type ClusterBinding } from '../../../runtime/konnector/types.js';
@@ -54,7 +54,8 @@ import {
   type Sandbox,
 } from '../../../sandbox/sandbox.js';
 import type { SandboxState } from '../../../sandbox/state.js';
-import { A9S_DEMO, A9S_PROVIDER_CONFIGS, A9S_RESOURCES, provisionA9sDemo, type A9sDemoResult } from '../../../sandbox/a9s.js';
+import { A9S_DEMO, A9S_PROVIDER_CONFIGS, A9S_RESOURCES, a9sPostgresqlServices, provisionA9sDemo, type A9sDemoResult } from '../../../sandbox/a9s.js';
+import { MANAGED_MESSAGE_COLUMN } from '../../../constructs/dataservice/index.js';
 
 jest.setTimeout(300_000);
 
@@ -247,11 +248,10 @@ describe('npm run sandbox, end to end', () => {
   let demo: DemoResult;
   let a9sDemo: Promise<A9sDemoResult>;
   it('7: claims in app-1 go claim → XR → Object → a8s object → local PostgreSQL; status and a8s credentials come back down; the credentials connect', async () => {
-    demo = await provisionDemo(sb!, log);
-    // the a9s demo (test 7 (a9s)) starts once this one's server runs: two PostgreSQL servers started at the same
-    // moment in one process race for the same loopback address
+    // the a9s demo (test 7 (a9s)) runs beside this one, as `npm run sandbox -- --a9s` runs them
     a9sDemo = provisionA9sDemo(sb!.a9s!, { controlPlane: sb!.controlPlane, app: sb!.apps[0] }, log);
     a9sDemo.catch(() => undefined);
+    demo = await provisionDemo(sb!, log);
     const ns = demo.upstreamNamespace;
     expect(ns).toMatch(/^cluster-\w+-shop$/);
     // claim up, as written downstream, bound to its XR
@@ -361,6 +361,57 @@ describe('npm run sandbox, end to end', () => {
     }
     // app-2 bound the same APIs and got nothing of it
     expect(await apps[1]!.getOrNull(CoreResources.secrets, A9S_DEMO.namespace, `${A9S_DEMO.binding}-creds`)).toBeUndefined();
+  });
+
+  it('7 (a9s, refused): a provision the broker refuses shows its own description in app-1: the claim’s conditions and the Message column `kubectl get` prints', async () => {
+    const a9s = sb!.a9s!;
+    await a9sDemo;
+    const plan = a9sPostgresqlServices()
+      .find((x) => x.name === A9S_DEMO.service)!
+      .plans.find((p) => p !== A9S_DEMO.plan)!;
+    // the broker's quota for that plan is used up, as a real broker's instance limit would be
+    a9s.broker.setInstanceLimit(plan, 0);
+    const name = 'orders-db-refused';
+    const said = new RegExp(`Service instance limit hit for the service plan ${plan}: 0 of 0 instances`);
+    const claimPath = resourcePath(SANDBOX_CLAIMS.postgresqlInstances, A9S_DEMO.namespace, name);
+    try {
+      await apps[0]!.create(SANDBOX_CLAIMS.postgresqlInstances, {
+        metadata: { name, namespace: A9S_DEMO.namespace },
+        spec: { service: A9S_DEMO.service, plan, compositionRef: { name: A9S_DEMO.compositions.instance } },
+      });
+      // what `kubectl get postgresqlinstances` prints in app-1: the API server's table of the bound CRD
+      const table = await eventually(
+        'the broker’s description in app-1’s Message column',
+        async () => {
+          const t = await apps[0]!.request<{ columnDefinitions: Array<{ name: string }>; rows: Array<{ cells: unknown[] }> }>('GET', claimPath, {
+            accept: 'application/json;as=Table;v=v1;g=meta.k8s.io',
+          });
+          const col = t.columnDefinitions.findIndex((c) => c.name === MANAGED_MESSAGE_COLUMN.name);
+          return col > 0 && said.test(String(t.rows[0]?.cells[col] ?? '')) ? t : undefined;
+        },
+        180_000,
+      );
+      expect(table.rows).toHaveLength(1);
+      // the same text in the claim's conditions as the konnector brought them down; never Ready
+      const down = await apps[0]!.get<KubeObject & { status?: { conditions?: Condition[]; managed?: { conditions?: Condition[] } } }>(
+        SANDBOX_CLAIMS.postgresqlInstances,
+        A9S_DEMO.namespace,
+        name,
+      );
+      expect(getCondition(down.status?.managed?.conditions, 'Synced')).toMatchObject({ status: 'False', message: expect.stringMatching(said) });
+      expect(getCondition(down.status?.conditions, 'Ready')?.status).not.toBe('True');
+      expect(a9s.broker.requests.some((r) => /^PUT \/v2\/service_instances\/[^/]+ 422$/.test(r))).toBe(true);
+    } finally {
+      a9s.broker.setInstanceLimit(plan, undefined);
+      await apps[0]!.delete(SANDBOX_CLAIMS.postgresqlInstances, A9S_DEMO.namespace, name).catch(() => undefined);
+    }
+    await eventually(
+      'the refused claim gone in app-1 and on the control plane',
+      async () =>
+        !(await apps[0]!.getOrNull(SANDBOX_CLAIMS.postgresqlInstances, A9S_DEMO.namespace, name)) &&
+        !(await cp.getOrNull(SANDBOX_CLAIMS.postgresqlInstances, demo.upstreamNamespace, name)),
+      180_000,
+    );
   });
 
   it('8: a plan change in app-1 reaches the a8s object', async () => {
