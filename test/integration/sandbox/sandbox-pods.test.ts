@@ -1,0 +1,149 @@
+/**
+ * `npm run sandbox -- --pods` as docs/sandbox.md documents it, run as written: the CLI (scripts/sandbox.ts) comes up
+ * on the harness's real node with every klutch-kit component a pod — the backend (2 replicas), Dex, a konnector per
+ * app cluster, Crossplane core with its function and provider — prints a `psql` line whose credentials open a real
+ * PostgreSQL session, records no klutch-kit host process, and `npm run sandbox -- --down` ends it all: no recorded
+ * process, no process of the node's containerd, no PostgreSQL server, no data folder, and the host's node lock is
+ * given back (its state restored).
+ *
+ * topology-pods.test.ts asserts each step of the same flow (sandbox/pods.ts) in detail; this suite proves the
+ * documented command itself.
+ */
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import pg from 'pg';
+import { KubeConfig } from '@kubernetes/client-node';
+import { KubeClient, type KubeObject } from '../../../runtime/core/client.js';
+import { ensureDexBinary, ensureNodeBinaries, ensurePodsBinaries } from '../../../runtime/realinfra/build.js';
+import { type HostRecord, nodeLockFile, nodeProcesses } from '../../../runtime/realinfra/host.js';
+import { ensurePulumiBinaries } from '../../../runtime/realinfra/pulumi-build.js';
+import { PODS_NAMESPACE } from '../../../sandbox/pods.js';
+import { eventually, REPO_ROOT } from '../../../sandbox/sandbox.js';
+import type { SandboxState } from '../../../sandbox/state.js';
+
+jest.setTimeout(900_000);
+
+const started = Date.now();
+const log = (line: string) => process.stderr.write(`[sandbox --pods +${((Date.now() - started) / 1000).toFixed(1)}s] ${line}\n`);
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+let tmp: string;
+let up: ChildProcess | undefined;
+
+beforeAll(async () => {
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'klutch-kit-sandbox-pods-'));
+  // what the CLI builds on first use; built here so that the run below is the warm one users see after the first
+  // (one build at a time: each go build uses every core)
+  await ensureNodeBinaries({ log });
+  await ensurePodsBinaries({ log });
+  await ensureDexBinary({ log });
+  await ensurePulumiBinaries({ log });
+}, 3_600_000);
+
+afterAll(async () => {
+  if (up && up.exitCode === null) {
+    up.kill('SIGTERM');
+    await new Promise((r) => up!.once('exit', r));
+  }
+  fs.rmSync(tmp, { recursive: true, force: true });
+}, 180_000);
+
+interface Pod extends KubeObject {
+  status?: { phase?: string; conditions?: Array<{ type: string; status: string }> };
+}
+
+describe('the CLI: npm run sandbox -- --pods, then npm run sandbox -- --down', () => {
+  it('comes up with every klutch-kit component a pod and a psql line that connects; --down leaves nothing and gives the node back', async () => {
+    const dir = path.join(tmp, 'cli');
+    const env = { ...process.env, KLUTCH_SANDBOX_DIR: dir, KUBECONFIG: '' };
+    const tsx = path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
+    const script = path.join(REPO_ROOT, 'scripts', 'sandbox.ts');
+    const t0 = Date.now();
+    up = spawn(process.execPath, [tsx, script, '--pods'], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    up.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    up.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((r) => up!.on('exit', (code) => r(code)));
+    await eventually(
+      'the CLI sandbox up with --pods',
+      async () => {
+        if (up!.exitCode !== null) throw new Error(`exited ${up!.exitCode}: ${out}`);
+        return out.includes('Klutch sandbox is up.');
+      },
+      840_000,
+    );
+    log(`up with --pods in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    expect(out).toMatch(/OIDC issuer {7}https:\/\/\S+ \(Dex, a pod\)/);
+    const psql = /^ {2}PGPASSWORD='([^']+)' psql -h (127\.\d+\.\d+\.\d+) -p (\d+) -U (\S+) (\S+)$/m.exec(out);
+    if (!psql) throw new Error(`no psql line in the output:\n${out}`);
+    // the printed command's credentials open a session that writes and reads
+    const db = new pg.Client({ password: psql[1]!, host: psql[2]!, port: Number(psql[3]), user: psql[4]!, database: psql[5]!, connectionTimeoutMillis: 5_000 });
+    db.on('error', () => undefined);
+    await db.connect();
+    try {
+      await db.query('CREATE TABLE orders (id int PRIMARY KEY, item text)');
+      await db.query("INSERT INTO orders VALUES (1, 'cortado')");
+      expect((await db.query('SELECT item, current_user AS u FROM orders')).rows).toEqual([{ item: 'cortado', u: psql[4] }]);
+    } finally {
+      await db.end();
+    }
+
+    const state = JSON.parse(fs.readFileSync(path.join(dir, 'state.json'), 'utf8')) as SandboxState;
+    // no klutch-kit component is a host process: the sandbox records none besides its clusters
+    expect(state.processes).toEqual([]);
+    const lock = JSON.parse(fs.readFileSync(nodeLockFile(), 'utf8')) as HostRecord;
+    expect(lock.dir.startsWith(state.clusters[0]!.dir)).toBe(true);
+    const kc = new KubeConfig();
+    kc.loadFromFile(state.clusters[0]!.kubeconfigPath);
+    const cp = new KubeClient(kc);
+    try {
+      const ready = async (ns: string) =>
+        (await cp.request<{ items: Pod[] }>('GET', `/api/v1/namespaces/${ns}/pods`)).items
+          .filter((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
+          // the Deployment of each: its ReplicaSet's name without the template hash
+          .map((p) => (p.metadata.ownerReferences?.[0]?.name ?? '').replace(/-[a-z0-9]+$/, ''))
+          .sort();
+      expect(await ready(PODS_NAMESPACE)).toEqual(['dex', 'klutch-backend', 'klutch-backend']);
+      const apps = state.clusters.slice(1).map((c) => c.name);
+      expect(apps).toHaveLength(2);
+      for (const a of apps) expect((await ready(`konnector-${a}`)).length).toBeGreaterThanOrEqual(1);
+      // Crossplane core, its RBAC manager, the function and the provider: pods too
+      const crossplane = await ready('crossplane-system');
+      expect(crossplane.length).toBeGreaterThanOrEqual(4);
+    } finally {
+      cp.close();
+    }
+    const pids = [state.supervisorPid, ...state.clusters.flatMap((c) => c.pids)];
+    expect(pids.filter(alive)).toEqual(pids);
+    expect(nodeProcesses(lock).length).toBeGreaterThan(0);
+
+    const down = await new Promise<{ code: number | null; out: string }>((resolve) => {
+      const d = spawn(process.execPath, [tsx, script, '--down'], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let o = '';
+      d.stdout.on('data', (x: Buffer) => (o += x.toString()));
+      d.stderr.on('data', (x: Buffer) => (o += x.toString()));
+      d.on('exit', (code) => resolve({ code, out: o }));
+    });
+    expect(down.code).toBe(0);
+    expect(down.out).toContain('sandbox stopped');
+    expect(await exited).toBe(0);
+    expect(pids.filter(alive)).toEqual([]);
+    // the node's pods and containerd are gone, and the host lock with them (the host restored by the node's stop)
+    expect(nodeProcesses(lock)).toEqual([]);
+    expect(fs.existsSync(nodeLockFile())).toBe(false);
+    expect(fs.existsSync(path.join(dir, 'state.json'))).toBe(false);
+    if (state.a8sDataDir) expect(fs.existsSync(state.a8sDataDir)).toBe(false);
+    expect(state.clusters.map((c) => c.dir).filter((d) => fs.existsSync(d))).toEqual([]);
+  });
+});
