@@ -22,6 +22,7 @@ import {
   type Postgresql,
 } from '../../../sandbox/a8s-operator/index.js';
 import { eventually, uniqueName, useCluster } from '../../realinfra/util.js';
+import { alive } from './_cli.js';
 
 jest.setTimeout(120_000);
 
@@ -38,15 +39,6 @@ interface Creds {
   database: string;
   instance_service: string;
 }
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 const decode = (s: Secret): Record<string, string> =>
   Object.fromEntries(Object.entries(s.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));

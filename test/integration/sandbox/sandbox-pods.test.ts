@@ -10,7 +10,6 @@
  * documented command itself.
  */
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -21,25 +20,17 @@ import { ensureDexBinary, ensureNodeBinaries, ensurePodsBinaries } from '../../.
 import { type HostRecord, nodeLockFile, nodeProcesses } from '../../../runtime/realinfra/host.js';
 import { ensurePulumiBinaries } from '../../../runtime/realinfra/pulumi-build.js';
 import { PODS_NAMESPACE } from '../../../sandbox/pods.js';
-import { eventually, REPO_ROOT } from '../../../sandbox/sandbox.js';
+import { eventually } from '../../../sandbox/sandbox.js';
 import type { SandboxState } from '../../../sandbox/state.js';
+import { alive, sandboxDown, startSandboxCli, type SandboxCli } from './_cli.js';
 
 jest.setTimeout(900_000);
 
 const started = Date.now();
 const log = (line: string) => process.stderr.write(`[sandbox --pods +${((Date.now() - started) / 1000).toFixed(1)}s] ${line}\n`);
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
 let tmp: string;
-let up: ChildProcess | undefined;
+let up: SandboxCli | undefined;
 
 beforeAll(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'klutch-kit-sandbox-pods-'));
@@ -52,9 +43,9 @@ beforeAll(async () => {
 }, 3_600_000);
 
 afterAll(async () => {
-  if (up && up.exitCode === null) {
-    up.kill('SIGTERM');
-    await new Promise((r) => up!.once('exit', r));
+  if (up && up.child.exitCode === null) {
+    up.child.kill('SIGTERM');
+    await up.exited;
   }
   fs.rmSync(tmp, { recursive: true, force: true });
 }, 180_000);
@@ -67,22 +58,18 @@ describe('the CLI: npm run sandbox -- --pods, then npm run sandbox -- --down', (
   it('comes up with every klutch-kit component a pod and a psql line that connects; --down leaves nothing and gives the node back', async () => {
     const dir = path.join(tmp, 'cli');
     const env = { ...process.env, KLUTCH_SANDBOX_DIR: dir, KUBECONFIG: '' };
-    const tsx = path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
-    const script = path.join(REPO_ROOT, 'scripts', 'sandbox.ts');
     const t0 = Date.now();
-    up = spawn(process.execPath, [tsx, script, '--pods'], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    up.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    up.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-    const exited = new Promise<number | null>((r) => up!.on('exit', (code) => r(code)));
+    up = startSandboxCli(['--pods'], env);
+    const cli = up;
     await eventually(
       'the CLI sandbox up with --pods',
       async () => {
-        if (up!.exitCode !== null) throw new Error(`exited ${up!.exitCode}: ${out}`);
-        return out.includes('Klutch sandbox is up.');
+        if (cli.child.exitCode !== null) throw new Error(`exited ${cli.child.exitCode}: ${cli.output()}`);
+        return cli.output().includes('Klutch sandbox is up.');
       },
       840_000,
     );
+    const out = cli.output();
     log(`up with --pods in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     expect(out).toMatch(/OIDC issuer {7}https:\/\/\S+ \(Dex, a pod\)/);
     const psql = /^ {2}PGPASSWORD='([^']+)' psql -h (127\.\d+\.\d+\.\d+) -p (\d+) -U (\S+) (\S+)$/m.exec(out);
@@ -128,16 +115,10 @@ describe('the CLI: npm run sandbox -- --pods, then npm run sandbox -- --down', (
     expect(pids.filter(alive)).toEqual(pids);
     expect(nodeProcesses(lock).length).toBeGreaterThan(0);
 
-    const down = await new Promise<{ code: number | null; out: string }>((resolve) => {
-      const d = spawn(process.execPath, [tsx, script, '--down'], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-      let o = '';
-      d.stdout.on('data', (x: Buffer) => (o += x.toString()));
-      d.stderr.on('data', (x: Buffer) => (o += x.toString()));
-      d.on('exit', (code) => resolve({ code, out: o }));
-    });
+    const down = await sandboxDown(env);
     expect(down.code).toBe(0);
     expect(down.out).toContain('sandbox stopped');
-    expect(await exited).toBe(0);
+    expect(await cli.exited).toBe(0);
     expect(pids.filter(alive)).toEqual([]);
     // the node's pods and containerd are gone, and the host lock with them (the host restored by the node's stop)
     expect(nodeProcesses(lock)).toEqual([]);

@@ -28,7 +28,6 @@
  * postgresqlinstances.anynines.com), so each run has its own, as before.
  */
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -47,13 +46,13 @@ import {
   DEMO_PLANS,
   eventually,
   provisionDemo,
-  REPO_ROOT,
   SANDBOX_CLAIMS,
   startSandbox,
   type DemoResult,
   type Sandbox,
 } from '../../../sandbox/sandbox.js';
 import type { SandboxState } from '../../../sandbox/state.js';
+import { alive, sandboxDown, startSandboxCli } from './_cli.js';
 import { A9S_DEMO, A9S_PROVIDER_CONFIGS, A9S_RESOURCES, a9sPostgresqlServices, provisionA9sDemo, type A9sDemoResult } from '../../../sandbox/a9s.js';
 import { MANAGED_MESSAGE_COLUMN } from '../../../constructs/dataservice/index.js';
 
@@ -94,15 +93,6 @@ async function pgErrorCode(p: Promise<unknown>): Promise<string> {
   }
   throw new Error('expected the connection to fail');
 }
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 beforeAll(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'klutch-kit-sandbox-it-'));
@@ -551,22 +541,17 @@ describe('the CLI: npm run sandbox -- --api-style namespaced, then npm run sandb
   it('comes up with the demo through namespaced XRs and a psql command, records its processes, and --down leaves no process, server or data', async () => {
     const dir = path.join(tmp, 'cli');
     const env = { ...process.env, KLUTCH_SANDBOX_DIR: dir, KUBECONFIG: '' };
-    const tsx = path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
-    const script = path.join(REPO_ROOT, 'scripts', 'sandbox.ts');
-    const up = spawn(process.execPath, [tsx, script, '--api-style', 'namespaced'], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    up.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    up.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    const exited = new Promise<number | null>((r) => up.on('exit', (code) => r(code)));
+    const up = startSandboxCli(['--api-style', 'namespaced'], env);
     try {
       await eventually(
         'the CLI sandbox up',
         async () => {
-          if (up.exitCode !== null) throw new Error(`exited ${up.exitCode}: ${out}`);
-          return out.includes('Klutch sandbox is up.');
+          if (up.child.exitCode !== null) throw new Error(`exited ${up.child.exitCode}: ${up.output()}`);
+          return up.output().includes('Klutch sandbox is up.');
         },
         280_000,
       );
+      const out = up.output();
       for (let i = 1; i <= 8; i++) expect(out).toContain(`[${i}/8]`);
       expect(out).toContain('XRDs, API style namespaced');
       expect(out).toMatch(/namespaced XRs synced to the control plane \(namespace cluster-\w+-shop\)/);
@@ -589,22 +574,16 @@ describe('the CLI: npm run sandbox -- --api-style namespaced, then npm run sandb
       expect(pids.filter(alive)).toEqual(pids);
       await assertNamespacedRun(state);
 
-      const down = await new Promise<{ code: number | null; out: string }>((resolve) => {
-        const d = spawn(process.execPath, [tsx, script, '--down'], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-        let o = '';
-        d.stdout.on('data', (x: Buffer) => (o += x.toString()));
-        d.stderr.on('data', (x: Buffer) => (o += x.toString()));
-        d.on('exit', (code) => resolve({ code, out: o }));
-      });
+      const down = await sandboxDown(env);
       expect(down.code).toBe(0);
       expect(down.out).toContain('sandbox stopped');
-      expect(await exited).toBe(0);
+      expect(await up.exited).toBe(0);
       expect(pids.filter(alive)).toEqual([]);
       expect(fs.existsSync(path.join(dir, 'state.json'))).toBe(false);
       expect(fs.existsSync(a8sDir)).toBe(false);
       expect(state.clusters.map((c) => c.dir).filter((d) => fs.existsSync(d))).toEqual([]);
     } finally {
-      if (up.exitCode === null) up.kill('SIGTERM');
+      if (up.child.exitCode === null) up.child.kill('SIGTERM');
     }
   });
 });
