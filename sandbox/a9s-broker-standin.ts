@@ -19,9 +19,10 @@
  *
  * Engines (`A9S_ENGINES`): PostgreSQL provisions a real Debian PostgreSQL server on a loopback address (the sandbox
  * a8s operator's helpers) and bind creates a real login role; KeyValue provisions a real Debian `redis-server` on
- * 127.0.0.1 (sandbox/local-redis.ts) and bind creates a real ACL user. The other a9s data services have no engine
- * on this machine: their instances are status only, and the last operation's description and the credentials'
- * `.invalid` hosts say so.
+ * 127.0.0.1 (sandbox/local-redis.ts) and bind creates a real ACL user; MariaDB provisions a real Debian `mariadbd`
+ * on 127.0.0.1 with a database of the instance (sandbox/local-mariadb.ts) and bind creates a real user with every
+ * privilege on that database only. The other a9s data services have no engine on this machine: their instances are
+ * status only, and the last operation's description and the credentials' `.invalid` hosts say so.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -34,6 +35,7 @@ import { silentLogger } from '../runtime/core/logger.js';
 import { LocalInstances } from './a8s-operator/instances.js';
 import { assertReachable, dropLoginRole, findPostgresBinaries, serverUser, type PostgresBinaries, type ServerUser } from './a8s-operator/local-postgres.js';
 import { planServer } from './a8s-operator/server-settings.js';
+import { LocalMariadbServer, type MariadbBinaries } from './local-mariadb.js';
 import { LocalRedisServer } from './local-redis.js';
 
 /** The a9s data services of the catalogue (each has its own broker, `<ds>-service-broker`). */
@@ -43,7 +45,7 @@ export type A9sDataService = 'postgresql' | 'keyvalue' | 'mariadb' | 'messaging'
 export const A9S_ENGINES: Readonly<Record<A9sDataService, string | undefined>> = {
   postgresql: 'Debian PostgreSQL',
   keyvalue: 'Debian redis-server',
-  mariadb: undefined,
+  mariadb: 'Debian MariaDB',
   messaging: undefined,
   mongodb: undefined,
   search: undefined,
@@ -63,7 +65,7 @@ export interface SandboxA9sServiceBrokerOptions {
   /** Basic auth of the broker and the backup manager. */
   readonly username: string;
   readonly password: string;
-  /** Folder for the engines' data (PostgreSQL and Redis servers). Required for postgresql and keyvalue. */
+  /** Folder for the engines' data (PostgreSQL, Redis and MariaDB servers). Required for postgresql, keyvalue and mariadb. */
   readonly dataDir?: string;
   /** @default 0 (a free port) */
   readonly port?: number;
@@ -83,6 +85,8 @@ export interface SandboxA9sServiceBrokerOptions {
   readonly postgresUser?: ServerUser;
   /** @default redis-server from PATH */
   readonly redisServer?: string;
+  /** @default mariadbd, mariadb-install-db and mariadb from PATH, /usr/sbin or /usr/bin */
+  readonly mariadbBinaries?: MariadbBinaries;
   /**
    * Serve HTTPS with this certificate and key (PEM) instead of HTTP, as the real broker and backup manager do;
    * `setTls()` replaces them while serving (e.g. with a certificate for an address known only later). @default HTTP
@@ -208,10 +212,12 @@ export class SandboxA9sServiceBroker {
       );
     } else if (opts.dataService === 'keyvalue') {
       this.engines = new RedisEngine(opts.dataDir!, opts.redisServer, this.log);
+    } else if (opts.dataService === 'mariadb') {
+      this.engines = new MariadbEngine(opts.dataDir!, opts.mariadbBinaries, this.log);
     }
   }
 
-  /** Whether provisioning starts a real engine (PostgreSQL) or only keeps the status. */
+  /** The real engine provisioning starts (PostgreSQL, Redis, MariaDB), or undefined: status only. */
   get engine(): string | undefined {
     return A9S_ENGINES[this.dataService];
   }
@@ -603,8 +609,6 @@ export class SandboxA9sServiceBroker {
   private statusOnlyCredentials(inst: StandInInstance, username: string, password: string): Record<string, unknown> {
     const host = `${this.dataService}-${inst.number}.no-engine.sandbox.invalid`;
     switch (this.dataService) {
-      case 'mariadb':
-        return { host, port: 3306, name: `db${inst.number}`, username, password, uri: `mysql://${username}:${password}@${host}:3306/db${inst.number}` };
       case 'messaging':
         return {
           username,
@@ -742,7 +746,7 @@ export class SandboxA9sServiceBroker {
 
 // ---- engines -----------------------------------------------------------------------------------
 
-/** A real server per instance and a real user per binding (PostgreSQL, Redis). */
+/** A real server per instance and a real user per binding (PostgreSQL, Redis, MariaDB). */
 interface Engine {
   /** Prepares what the first instance needs (in the background). */
   warm(): void;
@@ -760,7 +764,7 @@ interface Engine {
 
 const notRunning = (what: string, id: string) => new HttpError(500, { error: 'InternalError', description: `the ${what} server of ${id} is not running` });
 
-/** The instance's database (PostgreSQL). */
+/** The instance's database (PostgreSQL, MariaDB). */
 function databaseOf(instanceId: string): string {
   return `a9s_${instanceId
     .replace(/[^a-z0-9]/gi, '')
@@ -865,6 +869,62 @@ class RedisEngine implements Engine {
     await server.createUser(username, password);
     const host = server.address;
     return { host, hosts: [host], load_balanced_host: host, valkey: { username, password, port: server.port } };
+  }
+
+  async unbind(instanceId: string, username: string): Promise<void> {
+    const server = this.servers.get(instanceId);
+    if (server?.running) await server.deleteUser(username);
+  }
+
+  async deprovision(instanceId: string): Promise<void> {
+    await this.servers.get(instanceId)?.destroy();
+    this.servers.delete(instanceId);
+  }
+
+  async destroyAll(): Promise<void> {
+    await Promise.all([...this.servers.keys()].map((id) => this.deprovision(id)));
+  }
+
+  pids(): number[] {
+    return [...this.servers.values()].map((s) => s.pid).filter((p): p is number => p !== undefined);
+  }
+}
+
+/**
+ * A real Debian MariaDB server per instance on 127.0.0.1 (sandbox/local-mariadb.ts) with the instance's database, a
+ * user per binding with every privilege on that database only. The credentials have the shape of the real a9s
+ * MariaDB broker's: `host`, `port`, `name` (the database), `username`, `password`, `uri` (`mysql://…`) — the keys of
+ * the a9s MariaDB binding Secret in provider-anynines' own tests (`status_connection_details_mariadb`), which reads
+ * `host` and `port` of it; the real one's host is a Consul name, here 127.0.0.1.
+ */
+class MariadbEngine implements Engine {
+  private readonly servers = new Map<string, LocalMariadbServer>();
+
+  constructor(
+    private readonly dataDir: string,
+    private readonly binaries: MariadbBinaries | undefined,
+    private readonly log: Logger,
+  ) {}
+
+  warm(): void {}
+
+  async provision(inst: StandInInstance): Promise<{ endpoint: string; version: string }> {
+    const dir = path.join(this.dataDir, inst.id.replace(/[^A-Za-z0-9_-]/g, '_'));
+    const server = new LocalMariadbServer({ dir, ...(this.binaries ? { binaries: this.binaries } : {}), logger: this.log.child({ instance: inst.id }) });
+    this.servers.set(inst.id, server);
+    await server.start();
+    await server.createDatabase(databaseOf(inst.id));
+    return { endpoint: `${server.address}:${server.port}`, version: await server.version() };
+  }
+
+  async bind(inst: StandInInstance, username: string, password: string): Promise<Record<string, unknown>> {
+    const server = this.servers.get(inst.id);
+    if (!server?.running) throw notRunning('MariaDB', inst.id);
+    const name = databaseOf(inst.id);
+    await server.createUser(username, password, name);
+    const host = server.address;
+    const port = server.port;
+    return { host, port, name, username, password, uri: `mysql://${username}:${encodeURIComponent(password)}@${host}:${port}/${name}` };
   }
 
   async unbind(instanceId: string, username: string): Promise<void> {

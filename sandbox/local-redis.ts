@@ -111,7 +111,7 @@ export function findRedisServer(): string {
 }
 
 /** A free TCP port on 127.0.0.1 (the kernel's pick; the server may still lose it to another process: start() retries). */
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.once('error', reject);

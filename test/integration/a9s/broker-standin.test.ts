@@ -2,13 +2,15 @@
  * The a9s broker stand-in (sandbox/a9s-broker-standin.ts) over HTTP, as provider-anynines' clients call it:
  * auth and API version checks, the real broker's errors, asynchronous operations, a real PostgreSQL
  * server and login per PostgreSQL instance and binding, a real redis-server and ACL user per KeyValue
- * instance and binding, status only for the others, the backup manager.
+ * instance and binding, a real mariadbd and user per MariaDB instance and binding, status only for the others,
+ * the backup manager.
  */
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { SandboxA9sServiceBroker } from '../../../sandbox/a9s-broker-standin.js';
+import { LocalMariadbServer, MariadbClientError, mariadbQuery } from '../../../sandbox/local-mariadb.js';
 import { RespError, respCommands } from '../../../sandbox/local-redis.js';
 import { waitFor } from '../crossplane/_support.js';
 
@@ -18,6 +20,7 @@ let dir: string;
 let pgBroker: SandboxA9sServiceBroker;
 let kvBroker: SandboxA9sServiceBroker;
 let mariadbBroker: SandboxA9sServiceBroker;
+let msgBroker: SandboxA9sServiceBroker;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'klutch-a9s-standin-test-'));
@@ -45,17 +48,27 @@ beforeAll(async () => {
     services: [{ name: 'a9s-mariadb106', plans: ['mariadb-single-small'] }],
     username: 'admin',
     password: 'pw',
+    dataDir: join(dir, 'mariadb'),
+    operationMs: 100,
+  });
+  msgBroker = new SandboxA9sServiceBroker({
+    dataService: 'messaging',
+    services: [{ name: 'a9s-messaging313', plans: ['messaging-single-small'] }],
+    username: 'admin',
+    password: 'pw',
     operationMs: 100,
   });
   await pgBroker.start();
   await kvBroker.start();
   await mariadbBroker.start();
+  await msgBroker.start();
 }, 60_000);
 
 afterAll(async () => {
   await pgBroker?.stop();
   await kvBroker?.stop();
   await mariadbBroker?.stop();
+  await msgBroker?.stop();
   rmSync(dir, { recursive: true, force: true });
 }, 60_000);
 
@@ -83,6 +96,20 @@ async function lastOperation(b: SandboxA9sServiceBroker, id: string, op: string)
     const [, lo] = await call(b, 'GET', `/v2/service_instances/${id}/last_operation?operation=${op}`);
     return lo.state === 'in progress' ? undefined : lo;
   });
+}
+
+/** Processes whose command line mentions `text` (read from /proc). */
+function processesMentioning(text: string): string[] {
+  const found: string[] = [];
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+      if (cmd.includes(text)) found.push(`${pid} ${cmd}`);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
 }
 
 describe('SandboxA9sServiceBroker', () => {
@@ -223,21 +250,106 @@ describe('SandboxA9sServiceBroker', () => {
     expect(() => process.kill(pid!, 0)).toThrow(/ESRCH/);
   }, 60_000);
 
-  it('MariaDB is status only: the operation says so, credentials of the real shape with an .invalid host; the backup manager answers', async () => {
+  it('MariaDB: provision starts a real mariadbd on 127.0.0.1 with the instance’s database; bind → a user whose credentials (the a9s shape) open a real TCP connection to that database only; unbind drops the user and ends its connections; deprovision stops the server and removes its folder', async () => {
     const [s, prov] = await provisionFirstPlan(mariadbBroker, 'm1');
-    expect((await lastOperation(mariadbBroker, 'm1', prov.operation)).description).toMatch(/status only/);
-    const [, bind] = await call(mariadbBroker, 'PUT', '/v2/service_instances/m1/service_bindings/b1', { service_id: s.id, plan_id: s.plans[0]!.id });
-    expect(bind.credentials).toEqual(expect.objectContaining({ host: expect.stringMatching(/\.invalid$/), port: 3306, password: expect.any(String) }));
-    expect((await call(mariadbBroker, 'GET', '/backup-manager/v2/healthy'))[0]).toBe(200);
-    const [bk, backup] = await call(mariadbBroker, 'POST', '/backup-manager/instances/m1/backups');
+    expect((await lastOperation(mariadbBroker, 'm1', prov.operation)).description).toMatch(
+      /^provisioned: a real Debian MariaDB 10\.\d+\.\d+ server on 127\.0\.0\.1:\d+$/,
+    );
+    const inst = mariadbBroker.instance('m1')!;
+    const [pid] = mariadbBroker.enginePids();
+    expect(pid).toEqual(expect.any(Number));
+    const folder = join(dir, 'mariadb', 'm1');
+    expect(existsSync(join(folder, 'data', 'mysql'))).toBe(true);
+    const bindBody = { service_id: s.id, plan_id: s.plans[0]!.id };
+    const [bcode, bind] = await call(mariadbBroker, 'PUT', '/v2/service_instances/m1/service_bindings/b1', bindBody);
+    expect(bcode).toBe(201);
+    const cr = bind.credentials;
+    expect(cr).toEqual({
+      host: '127.0.0.1',
+      port: Number(inst.engine!.split(':')[1]),
+      name: 'a9s_m1',
+      username: expect.stringMatching(/^a9s[0-9a-f]{12}$/),
+      password: expect.any(String),
+      uri: `mysql://${cr.username}:${encodeURIComponent(cr.password)}@127.0.0.1:${cr.port}/${cr.name}`,
+    });
+    const login = { host: cr.host, port: cr.port, user: cr.username, password: cr.password, database: cr.name };
+    expect(
+      await mariadbQuery(login, "CREATE TABLE t (v VARCHAR(64)); INSERT INTO t VALUES ('from the binding'); SELECT v, CURRENT_USER(), DATABASE() FROM t"),
+    ).toEqual([['from the binding', `${cr.username}@%`, cr.name]]);
+    // that database only: no other database is visible or reachable, no administration
+    expect(await mariadbQuery(login, 'SHOW DATABASES')).toEqual([['a9s_m1'], ['information_schema']]);
+    await expect(mariadbQuery({ ...login, database: 'mysql' }, 'SELECT 1')).rejects.toThrow(
+      /ERROR 1044 .*Access denied for user '[^']+'@'%' to database 'mysql'/,
+    );
+    await expect(mariadbQuery(login, 'CREATE DATABASE other')).rejects.toThrow(/ERROR 1044 .*Access denied/);
+    // the server listens on 127.0.0.1 only: not on another loopback address
+    await expect(mariadbQuery({ ...login, host: '127.0.0.2' }, 'SELECT 1')).rejects.toThrow(/ERROR 2002 .*Can't connect|ERROR 2003/);
+    // a second binding: a user of its own, with the same database
+    const [, bind2] = await call(mariadbBroker, 'PUT', '/v2/service_instances/m1/service_bindings/b2', bindBody);
+    expect(bind2.credentials.username).not.toBe(cr.username);
+    const login2 = { host: cr.host, port: cr.port, user: bind2.credentials.username, password: bind2.credentials.password, database: cr.name };
+    expect(await mariadbQuery(login2, 'SELECT v FROM t')).toEqual([['from the binding']]);
+    // no way in without the password, nor with another binding's, nor as root over TCP
+    await expect(mariadbQuery({ ...login, password: 'wrong' }, 'SELECT 1')).rejects.toThrow(/ERROR 1045 .*Access denied/);
+    await expect(mariadbQuery({ ...login, password: bind2.credentials.password }, 'SELECT 1')).rejects.toThrow(/ERROR 1045 .*Access denied/);
+    await expect(mariadbQuery({ host: cr.host, port: cr.port, user: 'root' }, 'SELECT 1')).rejects.toThrow(/not allowed to connect|Access denied/);
+
+    // unbind while the binding's user has a query running: the user is dropped and its connection ended
+    const running = mariadbQuery(login, 'SELECT SLEEP(60)', { timeoutMs: 90_000 });
+    running.catch(() => undefined);
+    await waitFor('the binding’s SLEEP query running', async () => {
+      // a user sees its own connections in the process list (a second one of the binding's user here)
+      const rows = await mariadbQuery(login, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT SLEEP%'");
+      return rows[0]![0] === '0' ? undefined : true;
+    });
+    expect((await call(mariadbBroker, 'DELETE', '/v2/service_instances/m1/service_bindings/b1?service_id=x&plan_id=y'))[0]).toBe(200);
+    await expect(running).rejects.toThrow(MariadbClientError);
+    await expect(running).rejects.toThrow(/Lost connection|server has gone away|Connection was killed|ERROR 19\d\d|ERROR 20\d\d/);
+    await expect(mariadbQuery(login, 'SELECT 1')).rejects.toThrow(/ERROR (1045|1698) .*Access denied for user '[^']+'@'127\.0\.0\.1'/);
+    // the other binding is untouched
+    expect(await mariadbQuery(login2, 'SELECT COUNT(*) FROM t')).toEqual([['1']]);
+
+    // deprovision: the remaining binding is unbound, the server ends, its folder goes
+    const [, dep] = await call(mariadbBroker, 'DELETE', '/v2/service_instances/m1?accepts_incomplete=true&service_id=x&plan_id=y');
+    expect((await lastOperation(mariadbBroker, 'm1', dep.operation)).state).toBe('succeeded');
+    expect(inst.bindings.size).toBe(0);
+    expect(mariadbBroker.enginePids()).toEqual([]);
+    expect(() => process.kill(pid!, 0)).toThrow(/ESRCH/);
+    expect(processesMentioning(folder)).toEqual([]);
+    expect(existsSync(folder)).toBe(false);
+    await expect(mariadbQuery(login2, 'SELECT 1')).rejects.toThrow(/ERROR 2002|ERROR 2003|Can't connect/);
+  }, 120_000);
+
+  it('LocalMariadbServer: destroy() while start() runs mariadb-install-db ends it (its whole process group); start() fails saying so; nothing is left', async () => {
+    const folder = join(dir, 'mariadb-destroyed');
+    const server = new LocalMariadbServer({ dir: folder });
+    const starting = server.start();
+    starting.catch(() => undefined);
+    await server.destroy();
+    await expect(starting).rejects.toThrow(/mariadb-install-db \(.*\) for .*mariadb-destroyed\/data failed \(signal SIGKILL/);
+    expect(server.running).toBe(false);
+    expect(existsSync(folder)).toBe(false);
+    expect(processesMentioning(folder)).toEqual([]);
+    await expect(server.start()).rejects.toThrow(`LocalMariadbServer ${folder}: destroyed; make a new one`);
+  }, 60_000);
+
+  it('Messaging is status only: the operation says so, credentials of the real shape with an .invalid host; the backup manager answers', async () => {
+    const [s, prov] = await provisionFirstPlan(msgBroker, 'q1');
+    expect((await lastOperation(msgBroker, 'q1', prov.operation)).description).toMatch(/status only/);
+    const [, bind] = await call(msgBroker, 'PUT', '/v2/service_instances/q1/service_bindings/b1', { service_id: s.id, plan_id: s.plans[0]!.id });
+    expect(bind.credentials).toEqual(
+      expect.objectContaining({ http_api_uri: expect.stringMatching(/^https:\/\/[^/]+\.invalid:15671\/api$/), password: expect.any(String) }),
+    );
+    expect((await call(msgBroker, 'GET', '/backup-manager/v2/healthy'))[0]).toBe(200);
+    const [bk, backup] = await call(msgBroker, 'POST', '/backup-manager/instances/q1/backups');
     expect(bk).toBe(201);
     await waitFor('backup done', async () =>
-      (await call(mariadbBroker, 'GET', `/backup-manager/instances/m1/backups/${backup.id}`))[1].status === 'done' ? true : undefined,
+      (await call(msgBroker, 'GET', `/backup-manager/instances/q1/backups/${backup.id}`))[1].status === 'done' ? true : undefined,
     );
-    const [rc, restore] = await call(mariadbBroker, 'POST', `/backup-manager/instances/m1/backups/${backup.id}/restore`);
+    const [rc, restore] = await call(msgBroker, 'POST', `/backup-manager/instances/q1/backups/${backup.id}/restore`);
     expect(rc).toBe(202);
     await waitFor('restore done', async () =>
-      (await call(mariadbBroker, 'GET', `/backup-manager/instances/m1/restores/${restore.id}`))[1].status === 'done' ? true : undefined,
+      (await call(msgBroker, 'GET', `/backup-manager/instances/q1/restores/${restore.id}`))[1].status === 'done' ? true : undefined,
     );
   }, 60_000);
 });

@@ -2,8 +2,8 @@
  * a9s for real: the catalogue's a9s claims reconciled by the real provider-anynines (built from the klutchio
  * sources, installed by Crossplane's package manager) against the broker stand-in (sandbox/a9s-broker-standin.ts,
  * the only stand-in, at the broker's level). PostgreSQL ends in a real server and a real login, KeyValue in a real
- * redis-server and a real ACL user; the other a9s data services have no engine here and are status only (the
- * broker says so in its last operation).
+ * redis-server and a real ACL user, MariaDB in a real mariadbd and a real user of the instance's database; the other
+ * a9s data services have no engine here and are status only (the broker says so in its last operation).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,6 +14,7 @@ import { AnyninesProviderConfig, AnyninesServiceType } from '../../../constructs
 import { PROVIDER_ANYNINES_PACKAGE } from '../../../constructs/topology/index.js';
 import { probe } from '../../../runtime/realinfra/probe.js';
 import { A9S_ENGINES } from '../../../sandbox/a9s-broker-standin.js';
+import { mariadbQuery } from '../../../sandbox/local-mariadb.js';
 import { respCommands } from '../../../sandbox/local-redis.js';
 import { clientOf } from '../../../runtime/realinfra/index.js';
 import { MANAGED_MESSAGE_COLUMN } from '../../../constructs/dataservice/index.js';
@@ -411,9 +412,51 @@ describe('provider-anynines on real Crossplane 2.3', () => {
     expect(() => process.kill(pid!, 0)).toThrow(/ESRCH/);
   }, 600_000);
 
+  it('a9s MariaDB: claim → broker provision → a real mariadbd; binding → Secret of the a9s shape → a real connection (the binding’s user: CREATE TABLE, INSERT, SELECT in the instance’s database); unbind drops the user; deletion stops the server', async () => {
+    const s = env.services.find((x) => x.ds === 'mariadb')!;
+    const broker = env.brokers.get('mariadb')!;
+    const t0 = Date.now();
+    await env.api.create(claimOf(s.claimKind, 'mariadb-vm', claimSpec(s)));
+    await waitFor(
+      'claim mariadb-vm Ready',
+      async () => (condition(await get(s.claimKind, 'mariadb-vm'), 'Ready')?.status === 'True' ? true : undefined),
+      240_000,
+    );
+    figures.push(`  mariadb (real ${A9S_ENGINES.mariadb}): ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    const [inst] = broker.instances();
+    expect(inst!.state).toBe('provisioned');
+    expect(inst!.engine).toMatch(/^127\.0\.0\.1:\d+$/);
+    expect([...inst!.operations.values()][0]!.description).toMatch(/^provisioned: a real Debian MariaDB 10\.\d+\.\d+ server on 127\.0\.0\.1:\d+$/);
+    const [pid] = broker.enginePids();
+    await env.api.create(
+      claimOf('ServiceBinding', 'mariadb-creds', { serviceInstanceType: 'mariadb', instanceRef: 'mariadb-vm', compositionRef: { name: 'a9s-servicebinding' } }),
+    );
+    const { type, data } = await bindingSecret(env.api, 'mariadb-creds-creds', 'password');
+    expect(type).toBe('connection.crossplane.io/v1alpha1');
+    expect(Object.keys(data).sort()).toEqual(['host', 'name', 'password', 'port', 'uri', 'username']);
+    expect(`${data.host}:${data.port}`).toBe(inst!.engine);
+    expect(data.uri).toBe(`mysql://${data.username}:${encodeURIComponent(data.password!)}@${data.host}:${data.port}/${data.name}`);
+    const login = { host: data.host!, port: Number(data.port), user: data.username!, password: data.password!, database: data.name! };
+    expect(
+      await mariadbQuery(login, "CREATE TABLE t (v VARCHAR(64)); INSERT INTO t VALUES ('from the a9s binding'); SELECT v, CURRENT_USER(), DATABASE() FROM t"),
+    ).toEqual([['from the a9s binding', `${data.username}@%`, data.name]]);
+    await waitFor(
+      'claim mariadb-creds Ready',
+      async () => (condition(await get('ServiceBinding', 'mariadb-creds'), 'Ready')?.status === 'True' ? true : undefined),
+      120_000,
+    );
+    await env.api.delete(GROUP, 'ServiceBinding', 'mariadb-creds', NS);
+    await waitFor('the binding unbound at the broker', async () => (inst!.bindings.size === 0 ? true : undefined), 120_000);
+    await expect(mariadbQuery(login, 'SELECT 1')).rejects.toThrow(/ERROR (1045|1698) .*Access denied/);
+    await env.api.delete(GROUP, s.claimKind, 'mariadb-vm', NS);
+    await waitFor('mariadb-vm deprovisioned at the broker', async () => (inst!.state === 'deleted' ? true : undefined), 180_000);
+    expect(broker.enginePids()).toEqual([]);
+    expect(() => process.kill(pid!, 0)).toThrow(/ESRCH/);
+  }, 600_000);
+
   it('every other a9s service: claim → broker provision → Ready (status only), binding → credentials Secret, deletion → unbind and deprovision', async () => {
     const others = env.services.filter((s) => !A9S_ENGINES[s.ds]);
-    expect(others.map((s) => s.ds).sort()).toEqual(['logme2', 'mariadb', 'messaging', 'mongodb', 'prometheus', 'search']);
+    expect(others.map((s) => s.ds).sort()).toEqual(['logme2', 'messaging', 'mongodb', 'prometheus', 'search']);
     const started = new Map<string, number>();
     for (const s of others) {
       started.set(s.ds, Date.now());
