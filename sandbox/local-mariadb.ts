@@ -1,5 +1,5 @@
 /**
- * SANDBOX ONLY — a real MariaDB server (Debian's `mariadb-server`, MariaDB 10.11) for the a9s broker stand-in's
+ * SANDBOX ONLY — a real MariaDB server (Debian's `mariadb-server-core`, MariaDB 10.11) for the a9s broker stand-in's
  * MariaDB instances, and a small client for it over the `mariadb` command-line client (no npm dependency).
  *
  * Each server has its own folder (config, data, log, Unix socket): `mariadb-install-db` initialises the data
@@ -30,7 +30,7 @@ export interface MariadbBinaries {
   readonly client: string;
 }
 
-/** `mariadbd`, `mariadb-install-db` and `mariadb` from PATH, /usr/sbin or /usr/bin (Debian package `mariadb-server`), or an error saying what to install. */
+/** `mariadbd`, `mariadb-install-db` and `mariadb` from PATH, /usr/sbin or /usr/bin (Debian packages `mariadb-server-core`, `mariadb-client-core`), or an error saying what to install. */
 export function findMariadbBinaries(): MariadbBinaries {
   const dirs = (process.env['PATH'] ?? '/usr/bin:/bin').split(':').concat(['/usr/sbin', '/usr/bin']);
   const find = (name: string) => dirs.map((d) => (d ? path.join(d, name) : '')).find((f) => f && fs.existsSync(f));
@@ -40,7 +40,7 @@ export function findMariadbBinaries(): MariadbBinaries {
     .map(([n]) => n);
   if (missing.length) {
     throw new Error(
-      `${missing.join(', ')}: not found on PATH, in /usr/sbin or /usr/bin; install the Debian package mariadb-server (listed in .ci/apt-packages.txt)`,
+      `${missing.join(', ')}: not found on PATH, in /usr/sbin or /usr/bin; install the Debian packages mariadb-server-core and mariadb-client-core (listed in .ci/apt-packages.txt)`,
     );
   }
   return found as MariadbBinaries;
