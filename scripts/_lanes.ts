@@ -17,8 +17,10 @@ export interface SuiteFile {
 export interface Lane {
   readonly suites: string[];
   /**
-   * Suites that need the Pulumi toolchain: run by the lane after its other suites, once the toolchain is built.
-   * On a brand-new machine CI builds it in the background meanwhile (.ci/phases).
+   * Suites that need what CI builds in the background (`needsLateBuilds`: the Pulumi toolchain, the real node's
+   * binaries, Crossplane 1.20, provider-anynines, Dex, helm and CoreDNS): run by the lane after its other suites,
+   * once those are built. On a brand-new machine CI builds them meanwhile (.ci/phases), so the Go builds overlap
+   * the suites that only wait.
    */
   readonly late: string[];
   /** Sum of the suites' recorded durations, in seconds. */
@@ -52,6 +54,15 @@ export function needsPulumi(text: string): boolean {
 }
 
 /**
+ * A suite runs late (after the lane's others, once the background builds are done) when it needs the Pulumi
+ * toolchain, starts a real node, or says so with an `@realinfra late` tag in a comment: suites that need
+ * Crossplane 1.20, provider-anynines, Dex, helm or CoreDNS through helpers the planner cannot see.
+ */
+export function needsLateBuilds(text: string): boolean {
+  return needsPulumi(text) || startsNode(text) || /@realinfra\s+late\b/.test(text);
+}
+
+/**
  * Longest-processing-time-first: node suites in lane 0, then every other suite, longest first, into the lane
  * with the least expected time. `durations` are seconds by path (a committed record of the last full run).
  */
@@ -66,7 +77,7 @@ export function planLanes(files: readonly SuiteFile[], durations: Readonly<Recor
     return DEFAULT_SUITE_SECONDS;
   };
   const sorted = [...files].sort((a, b) => a.path.localeCompare(b.path));
-  const late = new Set(sorted.filter((f) => needsPulumi(f.text)).map((f) => f.path));
+  const late = new Set(sorted.filter((f) => needsLateBuilds(f.text)).map((f) => f.path));
   const place = (lane: Lane, p: string, s: number) => {
     (late.has(p) ? lane.late : lane.suites).push(p);
     lane.expectedSeconds += s;

@@ -6,12 +6,16 @@
 // kube-scheduler, kube-proxy, pause, pod-probe), `-- --crossplane` only the Crossplane harness, `-- --dex` only Dex
 // (the pod topology's OIDC provider, tools/dex), `-- --pods` only helm and CoreDNS (Crossplane as pods), `-- --a9s` only
 // provider-anynines (from the klutchio sources: KLUTCH_KIT_KLUTCHIO_SRC, default ../shared/vendor/klutchio).
+// `-- --early` builds what every integration suite may need, `-- --late` the rest (what only the late suites need:
+// CI builds it in the background while the others run; provider-anynines skipped, as by default, without its sources).
 import {
   A9S_COMPONENTS,
   ALL_COMPONENTS,
   COMPONENTS,
   CROSSPLANE_COMPONENTS,
   DEX_COMPONENTS,
+  EARLY_COMPONENTS,
+  LATE_COMPONENTS,
   PODS_COMPONENTS,
   type ComponentName,
   NODE_COMPONENTS,
@@ -34,8 +38,8 @@ for (const r of requested) {
   }
 }
 for (const f of argv.filter((a) => a.startsWith('-'))) {
-  if (f !== '--kube' && f !== '--node' && f !== '--crossplane' && f !== '--dex' && f !== '--pods' && f !== '--a9s') {
-    process.stderr.write(`realinfra: unknown option "${f}"; expected --kube, --node, --crossplane, --dex, --pods or --a9s\n`);
+  if (!['--kube', '--node', '--crossplane', '--dex', '--pods', '--a9s', '--early', '--late'].includes(f)) {
+    process.stderr.write(`realinfra: unknown option "${f}"; expected --kube, --node, --crossplane, --dex, --pods, --a9s, --early or --late\n`);
     process.exit(2);
   }
 }
@@ -46,8 +50,11 @@ const groups: ComponentName[] = [
   ...(argv.includes('--dex') ? DEX_COMPONENTS : []),
   ...(argv.includes('--pods') ? PODS_COMPONENTS : []),
   ...(argv.includes('--a9s') ? A9S_COMPONENTS : []),
-];
-const explicit = requested.length > 0 || groups.length > 0;
+  ...(argv.includes('--early') ? EARLY_COMPONENTS : []),
+  ...(argv.includes('--late') ? LATE_COMPONENTS : []),
+].filter((c, i, all) => all.indexOf(c) === i);
+// --late (like no selection) builds provider-anynines only where its sources are; by name or --a9s it must build
+const explicit = requested.length > 0 || (groups.length > 0 && !(argv.includes('--late') && !argv.includes('--a9s')));
 let components: readonly ComponentName[] = requested.length > 0 ? (requested as ComponentName[]) : groups.length > 0 ? groups : ALL_COMPONENTS;
 // provider-anynines is built from sources no registry serves (a CI clone has them in ../shared). The default
 // run builds it when they are there and says why not otherwise; asked for by name or --a9s, it is an error.

@@ -18,6 +18,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { A9S_COMPONENTS, LATE_COMPONENTS, checkKlutchioSource, ensureComponent, klutchioSourceDir } from '../runtime/realinfra/build.js';
 import { ensurePulumiBinaries } from '../runtime/realinfra/pulumi-build.js';
 import { RUN_ID_ENV } from '../runtime/realinfra/registry.js';
 import { type JestJson, type Lane, type SuiteFile, failureSummary, mergeDurations, planLanes } from './_lanes.js';
@@ -78,7 +79,7 @@ out(
 );
 plan.lanes.forEach((l, i) =>
   out(
-    `  lane ${i + 1}: ${l.suites.length + l.late.length} suite(s)${l.late.length ? ` (last, once the Pulumi toolchain is built: ${l.late.join(', ')})` : ''}, ≈ ${Math.round(l.expectedSeconds)} s recorded`,
+    `  lane ${i + 1}: ${l.suites.length + l.late.length} suite(s)${l.late.length ? ` (last, once the late builds are done: ${l.late.join(', ')})` : ''}, ≈ ${Math.round(l.expectedSeconds)} s recorded`,
   ),
 );
 
@@ -131,19 +132,35 @@ function runJest(index: number, part: string, suitesOfRun: readonly string[]): P
   });
 }
 
+let lateBuilds: Promise<void> | undefined;
+
+/** What the late suites need: LATE_COMPONENTS (provider-anynines where its sources are), then the Pulumi toolchain. */
+async function buildLate(log: (line: string) => void): Promise<void> {
+  let klutchio = true;
+  try {
+    checkKlutchioSource(klutchioSourceDir());
+  } catch (e) {
+    klutchio = false;
+    log(`provider-anynines: skipped (${(e as Error).message}); the a9s suites will say so`);
+  }
+  for (const c of LATE_COMPONENTS) if (klutchio || !(A9S_COMPONENTS as readonly string[]).includes(c)) await ensureComponent(c, { log });
+  await ensurePulumiBinaries({ log });
+}
+
 async function runLane(index: number, lane: Lane): Promise<LaneResult> {
   const laneStarted = Date.now();
   const runs: JestRun[] = [];
   if (lane.suites.length > 0) runs.push(await runJest(index, 'main', lane.suites));
   if (lane.late.length > 0) {
-    // The Pulumi toolchain: cached, or being built by another process (CI starts it in the background;
-    // the build lock makes this wait), or built here. Outside jest, so no hook timeout runs meanwhile.
-    const log = (line: string) => process.stdout.write(`[lane ${index + 1}] [realinfra:pulumi] ${line}\n`);
+    // The late builds (LATE_COMPONENTS, then the Pulumi toolchain): cached, or being built by another process (CI
+    // starts them in the background; the build lock makes this wait), or built here. Outside jest, so no hook
+    // timeout runs meanwhile. Lanes ask one after the other (each go build uses every core).
+    const log = (line: string) => process.stdout.write(`[lane ${index + 1}] [realinfra:late] ${line}\n`);
     try {
-      await ensurePulumiBinaries({ log });
-      runs.push(await runJest(index, 'pulumi', lane.late));
+      await (lateBuilds ??= buildLate(log));
+      runs.push(await runJest(index, 'late', lane.late));
     } catch (e) {
-      out(`test:integration: lane ${index + 1}: the Pulumi toolchain did not build, so ${lane.late.join(', ')} did not run: ${(e as Error).message}`);
+      out(`test:integration: lane ${index + 1}: the late builds did not finish, so ${lane.late.join(', ')} did not run: ${(e as Error).message}`);
       runs.push({ code: 1 });
     }
   }

@@ -94,6 +94,16 @@ export const ALL_COMPONENTS: readonly ComponentName[] = [
 ];
 
 /**
+ * What only the late suites need (the real node's binaries, Crossplane 1.20, Dex, helm and CoreDNS,
+ * provider-anynines): `npm run realinfra -- --late` builds them, and CI runs that in the background while the
+ * other suites run (`npm run test:integration` runs the late suites once they are built; scripts/_lanes.ts).
+ */
+export const LATE_COMPONENTS: readonly ComponentName[] = [...NODE_COMPONENTS, 'crossplane-1.20', ...DEX_COMPONENTS, ...PODS_COMPONENTS, ...A9S_COMPONENTS];
+
+/** Everything else: what every integration suite may need (`npm run realinfra -- --early`). */
+export const EARLY_COMPONENTS: readonly ComponentName[] = ALL_COMPONENTS.filter((c) => !LATE_COMPONENTS.includes(c));
+
+/**
  * The klutchio release whose provider-anynines the harness builds: the sources in `klutchioSourceDir()`
  * must be this commit (their SOURCES.md names it), and the constructs' `PROVIDER_ANYNINES_PACKAGE` carries
  * this version (a unit test ties the two).

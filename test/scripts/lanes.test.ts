@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { DEFAULT_SUITE_SECONDS, failureSummary, mergeDurations, needsPulumi, planLanes, startsNode } from '../../scripts/_lanes.js';
+import { DEFAULT_SUITE_SECONDS, failureSummary, mergeDurations, needsLateBuilds, needsPulumi, planLanes, startsNode } from '../../scripts/_lanes.js';
 
 const suite = (path: string, text = 'startCluster({ name: "x" })') => ({ path, text });
 
@@ -31,9 +31,13 @@ describe('integration lanes (scripts/_lanes.ts)', () => {
     expect(plan.nodeSuites).toEqual(['node1.test.ts', 'node2.test.ts']);
     // lane 1 starts at 200 (the node suites); a (300) goes to lane 2; b (200) to lane 1 (200 < 300);
     // c (100) to lane 2 (300 < 400); d (50) to lane 2 (400 = 400: the first of the emptiest wins → lane 1)
-    expect(plan.lanes.map((l) => l.suites)).toEqual([
-      ['node1.test.ts', 'node2.test.ts', 'b.test.ts', 'd.test.ts'],
-      ['a.test.ts', 'c.test.ts'],
+    // (node suites run late in their lane: they need the node's binaries, built in the background on a new machine)
+    expect(plan.lanes.map((l) => [l.suites, l.late])).toEqual([
+      [
+        ['b.test.ts', 'd.test.ts'],
+        ['node1.test.ts', 'node2.test.ts'],
+      ],
+      [['a.test.ts', 'c.test.ts'], []],
     ]);
     expect(plan.lanes.map((l) => l.expectedSeconds)).toEqual([450, 400]);
     expect(plan.unknown).toEqual([]);
@@ -55,6 +59,16 @@ describe('integration lanes (scripts/_lanes.ts)', () => {
       [[], ['pods-up.test.ts']],
       [['a.test.ts'], ['up.test.ts']],
     ]);
+  });
+
+  it('runs late what needs the background builds: Pulumi, a real node, or an `@realinfra late` tag', () => {
+    expect(needsLateBuilds('ensurePulumiBinaries({ log })')).toBe(true);
+    expect(needsLateBuilds('startCluster({ nodes: 1 })')).toBe(true);
+    expect(needsLateBuilds('/**\n * Crossplane 1.20 (@realinfra late: built in the background)\n */')).toBe(true);
+    expect(needsLateBuilds("startCatalogueCluster('x', '2.3')")).toBe(false);
+    expect(needsLateBuilds('// realinfra is late today')).toBe(false);
+    const plan = planLanes([suite('a.test.ts'), suite('old.test.ts', '// @realinfra late\n')], { 'a.test.ts': 10, 'old.test.ts': 10 }, 1);
+    expect(plan.lanes.map((l) => [l.suites, l.late])).toEqual([[['a.test.ts'], ['old.test.ts']]]);
   });
 
   it('plans a suite without a recorded duration with the default and names it', () => {

@@ -1,3 +1,4 @@
+// @realinfra late (provider-anynines, Crossplane 1.20: built in the background on a new machine; scripts/_lanes.ts)
 /**
  * The a9s PostgreSQL path of provider-anynines.test.ts on Crossplane 1.20: provider-anynines installed by the
  * 1.20 package manager, the constructs' ProviderConfig healthy, claim → broker provision → Ready, binding →

@@ -1,3 +1,4 @@
+// @realinfra late (provider-anynines: built in the background on a new machine; scripts/_lanes.ts)
 /**
  * a9s for real: the catalogue's a9s claims reconciled by the real provider-anynines (built from the klutchio
  * sources, installed by Crossplane's package manager) against the broker stand-in (sandbox/a9s-broker-standin.ts,

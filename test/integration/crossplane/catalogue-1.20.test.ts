@@ -1,3 +1,4 @@
+// @realinfra late (Crossplane 1.20: built in the background on a new machine; scripts/_lanes.ts)
 /**
  * The catalogue on real Crossplane 1.20 (what Klutch runs), where its behaviour differs from 2.x: the
  * package manager of 1.20 installs the same Configuration package; the claim and XR CRDs 1.20 derives

@@ -1,3 +1,4 @@
+// @realinfra late (Crossplane 1.20: built in the background on a new machine; scripts/_lanes.ts)
 // Real Crossplane (2.3 and 1.20) on the harness: the Function and Provider our constructs synthesize are
 // installed by Crossplane's package manager from the harness's registry, a claim goes through an XRD and a
 // function-patch-and-transform Composition to a provider-kubernetes Object (v1alpha1, as the catalogue's
