@@ -90,7 +90,7 @@ describe('the CLI: npm run sandbox -- --pods, then npm run sandbox -- --down', (
     // no klutch-kit component is a host process: the sandbox records none besides its clusters
     expect(state.processes).toEqual([]);
     const lock = JSON.parse(fs.readFileSync(nodeLockFile(), 'utf8')) as HostRecord;
-    expect(lock.dir.startsWith(state.clusters[0]!.dir)).toBe(true);
+    expect(lock.cluster).toBe(state.clusters[0]!.name);
     const kc = new KubeConfig();
     kc.loadFromFile(state.clusters[0]!.kubeconfigPath);
     const cp = new KubeClient(kc);
