@@ -90,9 +90,12 @@ describe('the CLI: npm run sandbox -- --pods, then npm run sandbox -- --down', (
     // no klutch-kit component is a host process: the sandbox records none besides its clusters
     expect(state.processes).toEqual([]);
     const lock = JSON.parse(fs.readFileSync(nodeLockFile(), 'utf8')) as HostRecord;
-    expect(lock.cluster).toBe(state.clusters[0]!.name);
+    // the node is the control plane's: the cluster its host lock names
+    const cpState = state.clusters.find((c) => c.name === lock.cluster);
+    if (!cpState) throw new Error(`the node lock names cluster ${lock.cluster}, not one of ${state.clusters.map((c) => c.name).join(', ')}`);
+    expect(cpState.name).toBe('sandbox-cp');
     const kc = new KubeConfig();
-    kc.loadFromFile(state.clusters[0]!.kubeconfigPath);
+    kc.loadFromFile(cpState.kubeconfigPath);
     const cp = new KubeClient(kc);
     try {
       const ready = async (ns: string) =>
@@ -102,7 +105,7 @@ describe('the CLI: npm run sandbox -- --pods, then npm run sandbox -- --down', (
           .map((p) => (p.metadata.ownerReferences?.[0]?.name ?? '').replace(/-[a-z0-9]+$/, ''))
           .sort();
       expect(await ready(PODS_NAMESPACE)).toEqual(['dex', 'klutch-backend', 'klutch-backend']);
-      const apps = state.clusters.slice(1).map((c) => c.name);
+      const apps = state.clusters.filter((c) => c !== cpState).map((c) => c.name);
       expect(apps).toHaveLength(2);
       for (const a of apps) expect((await ready(`konnector-${a}`)).length).toBeGreaterThanOrEqual(1);
       // Crossplane core, its RBAC manager, the function and the provider: pods too
