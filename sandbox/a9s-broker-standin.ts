@@ -837,38 +837,47 @@ class PostgresEngine implements Engine {
   }
 }
 
+/** What a per-instance engine server offers its engine (LocalRedisServer, LocalMariadbServer). */
+interface InstanceServer {
+  readonly address: string;
+  readonly port: number;
+  readonly running: boolean;
+  readonly pid: number | undefined;
+  deleteUser(username: string): Promise<void>;
+  destroy(): Promise<void>;
+}
+
 /**
- * A real Debian redis-server per instance on 127.0.0.1 (sandbox/local-redis.ts), an ACL user per binding; the
- * credentials of the real a9s KeyValue broker's shape (`host`, `hosts`, `load_balanced_host`, `valkey.{username,
- * password, port}`; the real one adds `cacrt`: it serves TLS, this one does not).
+ * An engine with one real server per instance in its own folder under `dataDir`: unbind deletes the binding's
+ * user, deprovision ends the instance's server and removes its folder.
  */
-class RedisEngine implements Engine {
-  private readonly servers = new Map<string, LocalRedisServer>();
+abstract class ServerPerInstanceEngine<S extends InstanceServer> implements Engine {
+  protected readonly servers = new Map<string, S>();
 
   constructor(
     private readonly dataDir: string,
-    private readonly binary: string | undefined,
-    private readonly log: Logger,
+    protected readonly log: Logger,
   ) {}
 
   warm(): void {}
 
-  async provision(inst: StandInInstance): Promise<{ endpoint: string; version: string }> {
-    const dir = path.join(this.dataDir, inst.id.replace(/[^A-Za-z0-9_-]/g, '_'));
-    const server = new LocalRedisServer({ dir, ...(this.binary ? { binary: this.binary } : {}), logger: this.log.child({ instance: inst.id }) });
-    this.servers.set(inst.id, server);
-    await server.start();
-    const [info] = await server.admin([['INFO', 'server']]);
-    const version = /redis_version:(\S+)/.exec(String(info))?.[1] ?? 'unknown';
-    return { endpoint: `${server.address}:${server.port}`, version };
+  /** Starts the server of a new instance in `dir`; resolves to it once it serves. */
+  protected abstract startServer(dir: string, inst: StandInInstance): Promise<S>;
+
+  abstract provision(inst: StandInInstance): Promise<{ endpoint: string; version: string }>;
+
+  abstract bind(inst: StandInInstance, username: string, password: string): Promise<Record<string, unknown>>;
+
+  /** Starts and records the server of `inst`. */
+  protected async serverFor(inst: StandInInstance): Promise<S> {
+    return this.startServer(path.join(this.dataDir, inst.id.replace(/[^A-Za-z0-9_-]/g, '_')), inst);
   }
 
-  async bind(inst: StandInInstance, username: string, password: string): Promise<Record<string, unknown>> {
+  /** The running server of `inst`, or an error naming the engine and the instance. */
+  protected running(inst: StandInInstance, engine: string): S {
     const server = this.servers.get(inst.id);
-    if (!server?.running) throw notRunning('Redis', inst.id);
-    await server.createUser(username, password);
-    const host = server.address;
-    return { host, hosts: [host], load_balanced_host: host, valkey: { username, password, port: server.port } };
+    if (!server?.running) throw notRunning(engine, inst.id);
+    return server;
   }
 
   async unbind(instanceId: string, username: string): Promise<void> {
@@ -891,57 +900,76 @@ class RedisEngine implements Engine {
 }
 
 /**
+ * A real Debian redis-server per instance on 127.0.0.1 (sandbox/local-redis.ts), an ACL user per binding; the
+ * credentials of the real a9s KeyValue broker's shape (`host`, `hosts`, `load_balanced_host`, `valkey.{username,
+ * password, port}`; the real one adds `cacrt`: it serves TLS, this one does not).
+ */
+class RedisEngine extends ServerPerInstanceEngine<LocalRedisServer> {
+  constructor(
+    dataDir: string,
+    private readonly binary: string | undefined,
+    log: Logger,
+  ) {
+    super(dataDir, log);
+  }
+
+  protected async startServer(dir: string, inst: StandInInstance): Promise<LocalRedisServer> {
+    const server = new LocalRedisServer({ dir, ...(this.binary ? { binary: this.binary } : {}), logger: this.log.child({ instance: inst.id }) });
+    this.servers.set(inst.id, server);
+    await server.start();
+    return server;
+  }
+
+  async provision(inst: StandInInstance): Promise<{ endpoint: string; version: string }> {
+    const server = await this.serverFor(inst);
+    const [info] = await server.admin([['INFO', 'server']]);
+    const version = /redis_version:(\S+)/.exec(String(info))?.[1] ?? 'unknown';
+    return { endpoint: `${server.address}:${server.port}`, version };
+  }
+
+  async bind(inst: StandInInstance, username: string, password: string): Promise<Record<string, unknown>> {
+    const server = this.running(inst, 'Redis');
+    await server.createUser(username, password);
+    const host = server.address;
+    return { host, hosts: [host], load_balanced_host: host, valkey: { username, password, port: server.port } };
+  }
+}
+
+/**
  * A real Debian MariaDB server per instance on 127.0.0.1 (sandbox/local-mariadb.ts) with the instance's database, a
  * user per binding with every privilege on that database only. The credentials have the shape of the real a9s
  * MariaDB broker's: `host`, `port`, `name` (the database), `username`, `password`, `uri` (`mysql://…`) — the keys of
  * the a9s MariaDB binding Secret in provider-anynines' own tests (`status_connection_details_mariadb`), which reads
  * `host` and `port` of it; the real one's host is a Consul name, here 127.0.0.1.
  */
-class MariadbEngine implements Engine {
-  private readonly servers = new Map<string, LocalMariadbServer>();
-
+class MariadbEngine extends ServerPerInstanceEngine<LocalMariadbServer> {
   constructor(
-    private readonly dataDir: string,
+    dataDir: string,
     private readonly binaries: MariadbBinaries | undefined,
-    private readonly log: Logger,
-  ) {}
+    log: Logger,
+  ) {
+    super(dataDir, log);
+  }
 
-  warm(): void {}
-
-  async provision(inst: StandInInstance): Promise<{ endpoint: string; version: string }> {
-    const dir = path.join(this.dataDir, inst.id.replace(/[^A-Za-z0-9_-]/g, '_'));
+  protected async startServer(dir: string, inst: StandInInstance): Promise<LocalMariadbServer> {
     const server = new LocalMariadbServer({ dir, ...(this.binaries ? { binaries: this.binaries } : {}), logger: this.log.child({ instance: inst.id }) });
     this.servers.set(inst.id, server);
     await server.start();
+    return server;
+  }
+
+  async provision(inst: StandInInstance): Promise<{ endpoint: string; version: string }> {
+    const server = await this.serverFor(inst);
     await server.createDatabase(databaseOf(inst.id));
     return { endpoint: `${server.address}:${server.port}`, version: await server.version() };
   }
 
   async bind(inst: StandInInstance, username: string, password: string): Promise<Record<string, unknown>> {
-    const server = this.servers.get(inst.id);
-    if (!server?.running) throw notRunning('MariaDB', inst.id);
+    const server = this.running(inst, 'MariaDB');
     const name = databaseOf(inst.id);
     await server.createUser(username, password, name);
     const host = server.address;
     const port = server.port;
     return { host, port, name, username, password, uri: `mysql://${username}:${encodeURIComponent(password)}@${host}:${port}/${name}` };
-  }
-
-  async unbind(instanceId: string, username: string): Promise<void> {
-    const server = this.servers.get(instanceId);
-    if (server?.running) await server.deleteUser(username);
-  }
-
-  async deprovision(instanceId: string): Promise<void> {
-    await this.servers.get(instanceId)?.destroy();
-    this.servers.delete(instanceId);
-  }
-
-  async destroyAll(): Promise<void> {
-    await Promise.all([...this.servers.keys()].map((id) => this.deprovision(id)));
-  }
-
-  pids(): number[] {
-    return [...this.servers.values()].map((s) => s.pid).filter((p): p is number => p !== undefined);
   }
 }
