@@ -487,6 +487,8 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
             deploymentReady(cp.kubeConfig, PODS_NAMESPACE, 'klutch-backend', 2, 180_000),
             deploymentReady(cp.kubeConfig, PODS_NAMESPACE, 'dex', 1, 180_000),
           ]);
+          // the host reaches both through their Services (the forwarders): kube-proxy programs them a moment after Ready
+          await cp.node!.waitForService(PODS_NAMESPACE, 'dex', { port: 'http' });
           await eventually('backend /readyz through its Service', async () => (await fetch(`${backendUrl}/readyz`)).ok, 60_000);
         },
         () => `backend ${backendUrl} (a loopback forwarder to its Service), Dex ${issuer} (a forwarder on the node IP to its Service)`,

@@ -247,6 +247,8 @@ beforeAll(async () => {
   const tReady = Date.now();
   await Promise.all([deploymentReady(cp.kubeConfig, NS, 'klutch-backend', 2), deploymentReady(cp.kubeConfig, NS, 'dex', 1)]);
   figures['pulumi up done → backend 2/2 + Dex 1/1 Ready'] = secs(tReady);
+  // the host reaches both through their Services (the forwarders): kube-proxy programs them a moment after Ready
+  await Promise.all([cp.node!.waitForService(NS, 'klutch-backend', { port: 'http' }), cp.node!.waitForService(NS, 'dex', { port: 'http' })]);
 }, 3_600_000);
 
 afterAll(async () => {
