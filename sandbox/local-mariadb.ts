@@ -16,7 +16,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Logger } from 'pino';
 import { silentLogger } from '../runtime/core/logger.js';
-import { freePort } from './local-redis.js';
+import { freePort } from '../runtime/realinfra/cluster.js';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 

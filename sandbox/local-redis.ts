@@ -14,6 +14,7 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import type { Logger } from 'pino';
 import { silentLogger } from '../runtime/core/logger.js';
+import { freePort } from '../runtime/realinfra/cluster.js';
 
 /** A RESP reply: simple string / bulk string (null when absent), integer, array, or an error reply. */
 export type RespReply = string | number | null | RespError | RespReply[];
@@ -108,18 +109,6 @@ export function findRedisServer(): string {
     if (dir && fs.existsSync(f)) return f;
   }
   throw new Error('redis-server: not found on PATH or in /usr/bin; install the Debian package redis-server (listed in .ci/apt-packages.txt)');
-}
-
-/** A free TCP port on 127.0.0.1 (the kernel's pick; the server may still lose it to another process: start() retries). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen({ host: '127.0.0.1', port: 0, exclusive: true }, () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 export interface LocalRedisServerOptions {

@@ -19,11 +19,10 @@ import {
   PODS_COMPONENTS,
   type ComponentName,
   NODE_COMPONENTS,
-  checkKlutchioSource,
   ensureComponent,
-  klutchioSourceDir,
   planComponent,
   isCached,
+  withoutAbsentKlutchio,
 } from '../runtime/realinfra/build.js';
 
 const started = Date.now();
@@ -53,19 +52,10 @@ const groups: ComponentName[] = [
   ...(argv.includes('--early') ? EARLY_COMPONENTS : []),
   ...(argv.includes('--late') ? LATE_COMPONENTS : []),
 ].filter((c, i, all) => all.indexOf(c) === i);
-// --late (like no selection) builds provider-anynines only where its sources are; by name or --a9s it must build
-const explicit = requested.length > 0 || (groups.length > 0 && !(argv.includes('--late') && !argv.includes('--a9s')));
 let components: readonly ComponentName[] = requested.length > 0 ? (requested as ComponentName[]) : groups.length > 0 ? groups : ALL_COMPONENTS;
 // provider-anynines is built from sources no registry serves (a CI clone has them in ../shared). The default
-// run builds it when they are there and says why not otherwise; asked for by name or --a9s, it is an error.
-if (!explicit) {
-  try {
-    checkKlutchioSource(klutchioSourceDir());
-  } catch (e) {
-    log(`provider-anynines: skipped (${(e as Error).message}); the a9s suites need it, the rest of the harness does not`);
-    components = components.filter((c) => !(A9S_COMPONENTS as readonly string[]).includes(c));
-  }
-}
+// run and --late build it when they are there and say why not otherwise; asked for by name or --a9s, it is an error.
+if (requested.length === 0 && !argv.includes('--a9s')) components = withoutAbsentKlutchio(components, log);
 
 try {
   for (const c of components) {

@@ -18,7 +18,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { A9S_COMPONENTS, LATE_COMPONENTS, checkKlutchioSource, ensureComponent, klutchioSourceDir } from '../runtime/realinfra/build.js';
+import { LATE_COMPONENTS, ensureComponent, withoutAbsentKlutchio } from '../runtime/realinfra/build.js';
 import { ensurePulumiBinaries } from '../runtime/realinfra/pulumi-build.js';
 import { RUN_ID_ENV } from '../runtime/realinfra/registry.js';
 import { type JestJson, type Lane, type SuiteFile, failureSummary, mergeDurations, planLanes } from './_lanes.js';
@@ -136,14 +136,7 @@ let lateBuilds: Promise<void> | undefined;
 
 /** What the late suites need: LATE_COMPONENTS (provider-anynines where its sources are), then the Pulumi toolchain. */
 async function buildLate(log: (line: string) => void): Promise<void> {
-  let klutchio = true;
-  try {
-    checkKlutchioSource(klutchioSourceDir());
-  } catch (e) {
-    klutchio = false;
-    log(`provider-anynines: skipped (${(e as Error).message}); the a9s suites will say so`);
-  }
-  for (const c of LATE_COMPONENTS) if (klutchio || !(A9S_COMPONENTS as readonly string[]).includes(c)) await ensureComponent(c, { log });
+  for (const c of withoutAbsentKlutchio(LATE_COMPONENTS, log)) await ensureComponent(c, { log });
   await ensurePulumiBinaries({ log });
 }
 
