@@ -17,6 +17,7 @@ import * as path from 'node:path';
 import type { Logger } from 'pino';
 import { silentLogger } from '../runtime/core/logger.js';
 import { freePort } from '../runtime/realinfra/cluster.js';
+import { LoopbackServerProcess } from './_loopback-server.js';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -193,35 +194,18 @@ const tailOf = (file: string, from: number, n = 8) =>
   fs.existsSync(file) ? fs.readFileSync(file).subarray(from).toString('utf8').trim().split('\n').slice(-n).join('\n') : '';
 
 /** SANDBOX ONLY: one mariadbd process on 127.0.0.1 (see the file comment). */
-export class LocalMariadbServer {
-  readonly address = '127.0.0.1';
-  private child: ChildProcess | undefined;
+export class LocalMariadbServer extends LoopbackServerProcess {
   private installer: ChildProcess | undefined;
-  private exited: Promise<void> = Promise.resolve();
-  private portNumber = 0;
   private destroyed = false;
   private binaries: MariadbBinaries | undefined;
-  private readonly log: Logger;
 
   constructor(private readonly opts: LocalMariadbServerOptions) {
-    this.log = opts.logger ?? silentLogger;
+    super('mariadbd', opts.logger ?? silentLogger);
     if (Buffer.byteLength(this.socket) > MAX_SOCKET_PATH) {
       throw new Error(
         `LocalMariadbServerOptions.dir: ${JSON.stringify(opts.dir)} is too long for the server's Unix socket ${this.socket} (${Buffer.byteLength(this.socket)} bytes, at most ${MAX_SOCKET_PATH})`,
       );
     }
-  }
-
-  get port(): number {
-    return this.portNumber;
-  }
-
-  get pid(): number | undefined {
-    return this.running ? this.child?.pid : undefined;
-  }
-
-  get running(): boolean {
-    return !!this.child && this.child.exitCode === null && this.child.signalCode === null;
   }
 
   /** The server's error log (start-up and shut-down notes, errors). */
@@ -342,28 +326,19 @@ export class LocalMariadbServer {
       this.writeConfig();
       const logStart = fs.existsSync(this.logFile) ? fs.statSync(this.logFile).size : 0;
       // --defaults-file must come first; nothing else is read (no /etc/mysql)
-      const child = spawn(b.mariadbd, [`--defaults-file=${this.configFile}`], {
-        cwd: this.opts.dir,
-        stdio: ['ignore', 'ignore', 'pipe'],
-        env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' },
-      });
-      let stderr = '';
-      child.stderr!.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
-      child.on('error', (e) => (stderr += e.message));
-      this.child = child;
-      this.exited = new Promise<void>((r) => child.once('exit', () => r()));
+      const stderr = this.launch(b.mariadbd, [`--defaults-file=${this.configFile}`], this.opts.dir);
       const end = Date.now() + timeoutMs;
       let last: string;
       for (;;) {
         if (!this.running) {
           await this.exited;
-          const tail = `${stderr.trim()}\n${tailOf(this.logFile, logStart)}`.trim();
+          const tail = `${stderr().trim()}\n${tailOf(this.logFile, logStart)}`.trim();
           if (/Address already in use|Bind on TCP\/IP port/i.test(tail) && attempt < 5 && !this.destroyed) break;
           throw new Error(`mariadbd on ${this.address}:${this.portNumber} exited during start-up; the end of ${this.logFile}:\n${tail || '(empty)'}`);
         }
         try {
           await this.admin('SELECT 1', 2_000);
-          this.log.info({ pid: child.pid, port: this.portNumber }, 'mariadbd running');
+          this.log.info({ pid: this.pid, port: this.portNumber }, 'mariadbd running');
           return;
         } catch (e) {
           last = (e as Error).message;
@@ -420,13 +395,7 @@ export class LocalMariadbServer {
       }
       await gone;
     }
-    const child = this.child;
-    if (!child || !this.running) return;
-    child.kill('SIGTERM');
-    const t = setTimeout(() => child.kill('SIGKILL'), graceMs);
-    await this.exited;
-    clearTimeout(t);
-    this.log.info({ pid: child.pid }, 'mariadbd stopped');
+    await this.stopProcess(graceMs);
   }
 
   /** Stops the server and removes its folder; the server cannot start again. */

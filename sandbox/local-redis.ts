@@ -7,7 +7,6 @@
  * knows. A binding is an ACL user of its own with a generated password; unbinding deletes it (Redis then drops
  * its connections).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
@@ -15,6 +14,7 @@ import * as path from 'node:path';
 import type { Logger } from 'pino';
 import { silentLogger } from '../runtime/core/logger.js';
 import { freePort } from '../runtime/realinfra/cluster.js';
+import { LoopbackServerProcess } from './_loopback-server.js';
 
 /** A RESP reply: simple string / bulk string (null when absent), integer, array, or an error reply. */
 export type RespReply = string | number | null | RespError | RespReply[];
@@ -120,29 +120,12 @@ export interface LocalRedisServerOptions {
 }
 
 /** SANDBOX ONLY: one redis-server process on 127.0.0.1 (see the file comment). */
-export class LocalRedisServer {
-  readonly address = '127.0.0.1';
-  private child: ChildProcess | undefined;
-  private exited: Promise<void> = Promise.resolve();
-  private portNumber = 0;
+export class LocalRedisServer extends LoopbackServerProcess {
   /** The `default` user's password (the stand-in's administration). */
   private readonly adminPassword = randomBytes(24).toString('base64url');
-  private readonly log: Logger;
 
   constructor(private readonly opts: LocalRedisServerOptions) {
-    this.log = opts.logger ?? silentLogger;
-  }
-
-  get port(): number {
-    return this.portNumber;
-  }
-
-  get pid(): number | undefined {
-    return this.running ? this.child?.pid : undefined;
-  }
-
-  get running(): boolean {
-    return !!this.child && this.child.exitCode === null && this.child.signalCode === null;
+    super('redis-server', opts.logger ?? silentLogger);
   }
 
   get logFile(): string {
@@ -175,18 +158,13 @@ export class LocalRedisServer {
         { mode: 0o600 },
       );
       const logStart = fs.existsSync(this.logFile) ? fs.statSync(this.logFile).size : 0;
-      const child = spawn(binary, [conf], { cwd: this.opts.dir, stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' } });
-      let stderr = '';
-      child.stderr!.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
-      child.on('error', (e) => (stderr += e.message));
-      this.child = child;
-      this.exited = new Promise<void>((r) => child.once('exit', () => r()));
+      const stderr = this.launch(binary, [conf], this.opts.dir);
       const end = Date.now() + timeoutMs;
       let last: string;
       for (;;) {
         if (!this.running) {
           await this.exited;
-          const tail = `${stderr}${fs.existsSync(this.logFile) ? fs.readFileSync(this.logFile, 'utf8').slice(logStart) : ''}`
+          const tail = `${stderr()}${fs.existsSync(this.logFile) ? fs.readFileSync(this.logFile, 'utf8').slice(logStart) : ''}`
             .trim()
             .split('\n')
             .slice(-5)
@@ -197,7 +175,7 @@ export class LocalRedisServer {
         try {
           const [pong] = await this.admin([['PING']], 2_000);
           if (pong === 'PONG') {
-            this.log.info({ pid: child.pid, port: this.portNumber }, 'redis-server running');
+            this.log.info({ pid: this.pid, port: this.portNumber }, 'redis-server running');
             return;
           }
           last = String(pong instanceof Error ? pong.message : pong);
@@ -236,13 +214,7 @@ export class LocalRedisServer {
 
   /** SIGTERM, SIGKILL after `graceMs`. */
   async stop(graceMs = 10_000): Promise<void> {
-    const child = this.child;
-    if (!child || !this.running) return;
-    child.kill('SIGTERM');
-    const t = setTimeout(() => child.kill('SIGKILL'), graceMs);
-    await this.exited;
-    clearTimeout(t);
-    this.log.info({ pid: child.pid }, 'redis-server stopped');
+    await this.stopProcess(graceMs);
   }
 
   /** Stops the server and removes its folder. */
