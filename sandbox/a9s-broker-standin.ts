@@ -21,8 +21,12 @@
  * a8s operator's helpers) and bind creates a real login role; KeyValue provisions a real Debian `redis-server` on
  * 127.0.0.1 (sandbox/local-redis.ts) and bind creates a real ACL user; MariaDB provisions a real Debian `mariadbd`
  * on 127.0.0.1 with a database of the instance (sandbox/local-mariadb.ts) and bind creates a real user with every
- * privilege on that database only. The other a9s data services have no engine on this machine: their instances are
- * status only, and the last operation's description and the credentials' `.invalid` hosts say so.
+ * privilege on that database only; Messaging provisions a real Debian RabbitMQ node on 127.0.0.1 with the management
+ * plugin (sandbox/local-rabbitmq.ts) and bind creates a real user with every permission on the vhost `/`; Prometheus
+ * provisions a real Debian Prometheus on 127.0.0.1 behind basic auth (sandbox/local-prometheus.ts) and bind adds a real
+ * user (the real service's Alertmanager, Grafana and Graphite exporter have no engine: their URLs in the credentials
+ * have `.invalid` hosts). MongoDB, Search and Logme2 have no engine on this machine (no Debian package): their
+ * instances are status only, and the last operation's description and the credentials' `.invalid` hosts say so.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -36,6 +40,8 @@ import { LocalInstances } from './a8s-operator/instances.js';
 import { assertReachable, dropLoginRole, findPostgresBinaries, serverUser, type PostgresBinaries, type ServerUser } from './a8s-operator/local-postgres.js';
 import { planServer } from './a8s-operator/server-settings.js';
 import { LocalMariadbServer, type MariadbBinaries } from './local-mariadb.js';
+import { LocalPrometheusServer } from './local-prometheus.js';
+import { LocalRabbitmqServer, type RabbitmqBinaries } from './local-rabbitmq.js';
 import { LocalRedisServer } from './local-redis.js';
 
 /** The a9s data services of the catalogue (each has its own broker, `<ds>-service-broker`). */
@@ -46,11 +52,11 @@ export const A9S_ENGINES: Readonly<Record<A9sDataService, string | undefined>> =
   postgresql: 'Debian PostgreSQL',
   keyvalue: 'Debian redis-server',
   mariadb: 'Debian MariaDB',
-  messaging: undefined,
+  messaging: 'Debian RabbitMQ',
   mongodb: undefined,
   search: undefined,
   logme2: undefined,
-  prometheus: undefined,
+  prometheus: 'Debian Prometheus',
 };
 
 /** Suffix of the catalogue's service names (the real catalogue suffixes them too; provider-anynines matches by prefix). */
@@ -65,7 +71,7 @@ export interface SandboxA9sServiceBrokerOptions {
   /** Basic auth of the broker and the backup manager. */
   readonly username: string;
   readonly password: string;
-  /** Folder for the engines' data (PostgreSQL, Redis and MariaDB servers). Required for postgresql, keyvalue and mariadb. */
+  /** Folder for the engines' data (one server's folder per instance). Required for the data services of {@link A9S_ENGINES}. */
   readonly dataDir?: string;
   /** @default 0 (a free port) */
   readonly port?: number;
@@ -87,6 +93,10 @@ export interface SandboxA9sServiceBrokerOptions {
   readonly redisServer?: string;
   /** @default mariadbd, mariadb-install-db and mariadb from PATH, /usr/sbin or /usr/bin */
   readonly mariadbBinaries?: MariadbBinaries;
+  /** @default /usr/lib/rabbitmq/bin/rabbitmq-server and epmd */
+  readonly rabbitmqBinaries?: RabbitmqBinaries;
+  /** @default prometheus from PATH, /usr/sbin or /usr/bin */
+  readonly prometheusBinary?: string;
   /**
    * Serve HTTPS with this certificate and key (PEM) instead of HTTP, as the real broker and backup manager do;
    * `setTls()` replaces them while serving (e.g. with a certificate for an address known only later). @default HTTP
@@ -214,10 +224,14 @@ export class SandboxA9sServiceBroker {
       this.engines = new RedisEngine(opts.dataDir!, opts.redisServer, this.log);
     } else if (opts.dataService === 'mariadb') {
       this.engines = new MariadbEngine(opts.dataDir!, opts.mariadbBinaries, this.log);
+    } else if (opts.dataService === 'messaging') {
+      this.engines = new RabbitmqEngine(opts.dataDir!, opts.rabbitmqBinaries, this.log);
+    } else if (opts.dataService === 'prometheus') {
+      this.engines = new PrometheusEngine(opts.dataDir!, opts.prometheusBinary, this.log);
     }
   }
 
-  /** The real engine provisioning starts (PostgreSQL, Redis, MariaDB), or undefined: status only. */
+  /** The real engine provisioning starts (PostgreSQL, Redis, MariaDB, RabbitMQ, Prometheus), or undefined: status only. */
   get engine(): string | undefined {
     return A9S_ENGINES[this.dataService];
   }
@@ -609,29 +623,12 @@ export class SandboxA9sServiceBroker {
   private statusOnlyCredentials(inst: StandInInstance, username: string, password: string): Record<string, unknown> {
     const host = `${this.dataService}-${inst.number}.no-engine.sandbox.invalid`;
     switch (this.dataService) {
-      case 'messaging':
-        return {
-          username,
-          password,
-          http_api_uri: `https://${host}:15671/api`,
-          protocols: { amqp_ssl: { uri: `amqps://${username}:${password}@${host}:5671` }, management: { uri: `https://${host}:15671` } },
-        };
       case 'mongodb':
         return { hosts: [`${host}:27017`], username, password, default_database: `db${inst.number}` };
       case 'search':
         return { host: [`${host}:9200`], username, password };
       case 'logme2':
         return { host: `https://${host}:9200`, username, password };
-      case 'prometheus':
-        return {
-          username,
-          password,
-          prometheus_urls: [`https://${host}:9090`],
-          alertmanager_urls: [`https://${host}:9093`],
-          grafana_urls: [`https://${host}:3000`],
-          graphite_exporters: [host],
-          graphite_exporter_port: 9109,
-        };
       default:
         return { host, username, password };
     }
@@ -843,6 +840,8 @@ interface InstanceServer {
   readonly port: number;
   readonly running: boolean;
   readonly pid: number | undefined;
+  /** Every process id of the server when it has more than one (RabbitMQ: the node and its epmd). @default [pid] */
+  readonly pids?: number[];
   deleteUser(username: string): Promise<void>;
   destroy(): Promise<void>;
 }
@@ -895,7 +894,7 @@ abstract class ServerPerInstanceEngine<S extends InstanceServer> implements Engi
   }
 
   pids(): number[] {
-    return [...this.servers.values()].map((s) => s.pid).filter((p): p is number => p !== undefined);
+    return [...this.servers.values()].flatMap((s) => s.pids ?? [s.pid]).filter((p): p is number => p !== undefined);
   }
 }
 
@@ -971,5 +970,101 @@ class MariadbEngine extends ServerPerInstanceEngine<LocalMariadbServer> {
     const host = server.address;
     const port = server.port;
     return { host, port, name, username, password, uri: `mysql://${username}:${encodeURIComponent(password)}@${host}:${port}/${name}` };
+  }
+}
+
+/**
+ * A real Debian RabbitMQ node per instance on 127.0.0.1 (sandbox/local-rabbitmq.ts), a user per binding with every
+ * permission on the vhost `/`. The credentials have the shape of the real a9s Messaging broker's (the binding Secret
+ * of provider-anynines' own tests, `status_connection_details_messaging`): `host`, `hosts`, `port`, `username`,
+ * `password`, `uri`, `http_api_uri(s)` and `protocols.{amqp,management}`; the real one serves TLS (`amqp_ssl`,
+ * `https`), this one plain AMQP and HTTP on loopback.
+ */
+class RabbitmqEngine extends ServerPerInstanceEngine<LocalRabbitmqServer> {
+  constructor(
+    dataDir: string,
+    private readonly binaries: RabbitmqBinaries | undefined,
+    log: Logger,
+  ) {
+    super(dataDir, log);
+  }
+
+  protected async startServer(dir: string, inst: StandInInstance): Promise<LocalRabbitmqServer> {
+    const server = new LocalRabbitmqServer({ dir, ...(this.binaries ? { binaries: this.binaries } : {}), logger: this.log.child({ instance: inst.id }) });
+    this.servers.set(inst.id, server);
+    await server.start();
+    return server;
+  }
+
+  async provision(inst: StandInInstance): Promise<{ endpoint: string; version: string }> {
+    const server = await this.serverFor(inst);
+    return { endpoint: `${server.address}:${server.port}`, version: await server.version() };
+  }
+
+  async bind(inst: StandInInstance, username: string, password: string): Promise<Record<string, unknown>> {
+    const server = this.running(inst, 'RabbitMQ');
+    await server.createUser(username, password);
+    const host = server.address;
+    const auth = `${username}:${encodeURIComponent(password)}`;
+    const uri = `amqp://${auth}@${host}:${server.port}`;
+    const api = `http://${auth}@${host}:${server.managementPort}/api/`;
+    return {
+      host,
+      hosts: [host],
+      port: server.port,
+      username,
+      password,
+      uri,
+      http_api_uri: api,
+      http_api_uris: [api],
+      protocols: {
+        amqp: { host, hosts: [host], port: server.port, username, password, ssl: false, uri },
+        management: { host, hosts: [host], port: server.managementPort, username, password, path: '/api', ssl: false, uri: api, uris: [api] },
+      },
+    };
+  }
+}
+
+/**
+ * A real Debian Prometheus per instance on 127.0.0.1 behind basic auth (sandbox/local-prometheus.ts), a user per
+ * binding. The credentials have the keys of the real a9s Prometheus broker's (`username`, `password`,
+ * `prometheus_urls`, `alertmanager_urls`, `grafana_urls`, `graphite_exporters`, `graphite_exporter_port`: the binding
+ * Secret of provider-anynines' own tests, which reads all of them); only Prometheus runs, so the other URLs have
+ * `.invalid` hosts.
+ */
+class PrometheusEngine extends ServerPerInstanceEngine<LocalPrometheusServer> {
+  constructor(
+    dataDir: string,
+    private readonly binary: string | undefined,
+    log: Logger,
+  ) {
+    super(dataDir, log);
+  }
+
+  protected async startServer(dir: string, inst: StandInInstance): Promise<LocalPrometheusServer> {
+    const server = new LocalPrometheusServer({ dir, ...(this.binary ? { binary: this.binary } : {}), logger: this.log.child({ instance: inst.id }) });
+    this.servers.set(inst.id, server);
+    await server.start();
+    return server;
+  }
+
+  async provision(inst: StandInInstance): Promise<{ endpoint: string; version: string }> {
+    const server = await this.serverFor(inst);
+    return { endpoint: `${server.address}:${server.port}`, version: await server.version() };
+  }
+
+  async bind(inst: StandInInstance, username: string, password: string): Promise<Record<string, unknown>> {
+    const server = this.running(inst, 'Prometheus');
+    await server.createUser(username, password);
+    const none = `prometheus-${inst.number}.no-engine.sandbox.invalid`;
+    return {
+      username,
+      password,
+      prometheus_urls: [server.url],
+      alertmanager_urls: [`http://${none}:9093`],
+      grafana_urls: [`http://${none}:3000`],
+      graphite_exporters: [none],
+      graphite_exporter_port: 9109,
+    };
   }
 }

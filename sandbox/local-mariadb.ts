@@ -17,7 +17,7 @@ import * as path from 'node:path';
 import type { Logger } from 'pino';
 import { silentLogger } from '../runtime/core/logger.js';
 import { freePort } from '../runtime/realinfra/cluster.js';
-import { LoopbackServerProcess } from './_loopback-server.js';
+import { findProgram, liveMembers, LoopbackServerProcess } from './_loopback-server.js';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -33,18 +33,8 @@ export interface MariadbBinaries {
 
 /** `mariadbd`, `mariadb-install-db` and `mariadb` from PATH, /usr/sbin or /usr/bin (Debian packages `mariadb-server-core`, `mariadb-client-core`), or an error saying what to install. */
 export function findMariadbBinaries(): MariadbBinaries {
-  const dirs = (process.env['PATH'] ?? '/usr/bin:/bin').split(':').concat(['/usr/sbin', '/usr/bin']);
-  const find = (name: string) => dirs.map((d) => (d ? path.join(d, name) : '')).find((f) => f && fs.existsSync(f));
-  const found = { mariadbd: find('mariadbd'), installDb: find('mariadb-install-db'), client: find('mariadb') };
-  const missing = Object.entries({ mariadbd: found.mariadbd, 'mariadb-install-db': found.installDb, mariadb: found.client })
-    .filter(([, f]) => !f)
-    .map(([n]) => n);
-  if (missing.length) {
-    throw new Error(
-      `${missing.join(', ')}: not found on PATH, in /usr/sbin or /usr/bin; install the Debian packages mariadb-server-core and mariadb-client-core (listed in .ci/apt-packages.txt)`,
-    );
-  }
-  return found as MariadbBinaries;
+  const install = 'the Debian packages mariadb-server-core and mariadb-client-core';
+  return { mariadbd: findProgram(['mariadbd'], install), installDb: findProgram(['mariadb-install-db'], install), client: findProgram(['mariadb'], install) };
 }
 
 // ---- SQL text -----------------------------------------------------------------------------------
@@ -388,12 +378,20 @@ export class LocalMariadbServer extends LoopbackServerProcess {
     const installer = this.installer;
     if (installer?.pid && installer.exitCode === null && installer.signalCode === null) {
       const gone = new Promise<void>((r) => installer.once('exit', () => r()));
-      try {
-        process.kill(-installer.pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
+      const killGroup = () => {
+        try {
+          process.kill(-installer.pid!, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      };
+      killGroup();
       await gone;
+      // a subshell the script forked while the signal went out escapes it: signal the group until it is empty
+      for (let i = 0; i < 100 && liveMembers(installer.pid) > 0; i++) {
+        killGroup();
+        await sleep(20);
+      }
     }
     await this.stopProcess(graceMs);
   }

@@ -14,7 +14,7 @@ import * as path from 'node:path';
 import type { Logger } from 'pino';
 import { silentLogger } from '../runtime/core/logger.js';
 import { freePort } from '../runtime/realinfra/cluster.js';
-import { LoopbackServerProcess } from './_loopback-server.js';
+import { findProgram, LoopbackServerProcess } from './_loopback-server.js';
 
 /** A RESP reply: simple string / bulk string (null when absent), integer, array, or an error reply. */
 export type RespReply = string | number | null | RespError | RespReply[];
@@ -104,11 +104,7 @@ export function respCommands(host: string, port: number, commands: ReadonlyArray
 
 /** `redis-server` from PATH (Debian package `redis-server`), or an error saying what to install. */
 export function findRedisServer(): string {
-  for (const dir of (process.env['PATH'] ?? '/usr/bin:/bin').split(':').concat(['/usr/bin', '/usr/sbin'])) {
-    const f = path.join(dir, 'redis-server');
-    if (dir && fs.existsSync(f)) return f;
-  }
-  throw new Error('redis-server: not found on PATH or in /usr/bin; install the Debian package redis-server (listed in .ci/apt-packages.txt)');
+  return findProgram(['redis-server'], 'the Debian package redis-server');
 }
 
 export interface LocalRedisServerOptions {

@@ -38,13 +38,13 @@ if [ "$APT" = 1 ]; then
     if [ -z "$missing" ]; then
       echo "  all installed: $(echo $pkgs)"
     else
-      line="apt-get update && apt-get install -y --no-install-recommends $missing"
+      line="bash scripts/apt-install.sh $missing"
       if [ "$(id -u)" = 0 ]; then
         echo "  installing: $missing"
-        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
+        bash scripts/apt-install.sh $missing  # starts no system service (rabbitmq-server, prometheus)
       elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
         echo "  installing with sudo: $missing"
-        sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
+        sudo bash scripts/apt-install.sh $missing
       else
         echo "  missing: $missing — this user may not install them (not root, no password-less sudo). Run as root:"
         echo "    sudo sh -c '$line'"

@@ -2,12 +2,15 @@
  * The a9s broker stand-in (sandbox/a9s-broker-standin.ts) over HTTP, as provider-anynines' clients call it:
  * auth and API version checks, the real broker's errors, asynchronous operations, a real PostgreSQL
  * server and login per PostgreSQL instance and binding, a real redis-server and ACL user per KeyValue
- * instance and binding, a real mariadbd and user per MariaDB instance and binding, status only for the others,
- * the backup manager.
+ * instance and binding, a real mariadbd and user per MariaDB instance and binding, a real RabbitMQ node and user
+ * per Messaging instance and binding, a real Prometheus and basic-auth user per Prometheus instance and binding,
+ * status only for the others, the backup manager.
  */
 import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import amqp from 'amqplib';
+import { execFileSync } from 'node:child_process';
 import pg from 'pg';
 import { SandboxA9sServiceBroker } from '../../../sandbox/a9s-broker-standin.js';
 import { LocalMariadbServer, MariadbClientError, mariadbQuery } from '../../../sandbox/local-mariadb.js';
@@ -21,6 +24,8 @@ let pgBroker: SandboxA9sServiceBroker;
 let kvBroker: SandboxA9sServiceBroker;
 let mariadbBroker: SandboxA9sServiceBroker;
 let msgBroker: SandboxA9sServiceBroker;
+let promBroker: SandboxA9sServiceBroker;
+let mongoBroker: SandboxA9sServiceBroker;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'klutch-a9s-standin-test-'));
@@ -56,19 +61,29 @@ beforeAll(async () => {
     services: [{ name: 'a9s-messaging313', plans: ['messaging-single-small'] }],
     username: 'admin',
     password: 'pw',
+    dataDir: join(dir, 'msg'),
     operationMs: 100,
   });
-  await pgBroker.start();
-  await kvBroker.start();
-  await mariadbBroker.start();
-  await msgBroker.start();
+  promBroker = new SandboxA9sServiceBroker({
+    dataService: 'prometheus',
+    services: [{ name: 'a9s-prometheus', plans: ['prometheus-single-small'] }],
+    username: 'admin',
+    password: 'pw',
+    dataDir: join(dir, 'prom'),
+    operationMs: 100,
+  });
+  mongoBroker = new SandboxA9sServiceBroker({
+    dataService: 'mongodb',
+    services: [{ name: 'a9s-mongodb70', plans: ['mongodb-single-small'] }],
+    username: 'admin',
+    password: 'pw',
+    operationMs: 100,
+  });
+  for (const b of [pgBroker, kvBroker, mariadbBroker, msgBroker, promBroker, mongoBroker]) await b.start();
 }, 60_000);
 
 afterAll(async () => {
-  await pgBroker?.stop();
-  await kvBroker?.stop();
-  await mariadbBroker?.stop();
-  await msgBroker?.stop();
+  for (const b of [pgBroker, kvBroker, mariadbBroker, msgBroker, promBroker, mongoBroker]) await b?.stop();
   rmSync(dir, { recursive: true, force: true });
 }, 60_000);
 
@@ -96,6 +111,23 @@ async function lastOperation(b: SandboxA9sServiceBroker, id: string, op: string)
     const [, lo] = await call(b, 'GET', `/v2/service_instances/${id}/last_operation?operation=${op}`);
     return lo.state === 'in progress' ? undefined : lo;
   });
+}
+
+/** The listening TCP sockets (`ss` lines) of the processes whose command line mentions `text`, and of `pids`. */
+function listenersOf(text: string, pids: readonly number[] = []): string[] {
+  const owners = new Set([...processesMentioning(text).map((l) => Number(l.split(' ')[0])), ...pids]);
+  return execFileSync('ss', ['-Hltnp'], { encoding: 'utf8' })
+    .split('\n')
+    .filter((l) => [...l.matchAll(/pid=(\d+)/g)].some((m) => owners.has(Number(m[1]))));
+}
+
+/** Basic auth of a URL's user and password (fetch takes no URL with credentials). */
+function withUserOf(url: string): [string, { authorization: string }] {
+  const u = new URL(url);
+  const auth = `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64')}`;
+  u.username = '';
+  u.password = '';
+  return [u.toString(), { authorization: auth }];
 }
 
 /** Processes whose command line mentions `text` (read from /proc). */
@@ -333,23 +365,146 @@ describe('SandboxA9sServiceBroker', () => {
     await expect(server.start()).rejects.toThrow(`LocalMariadbServer ${folder}: destroyed; make a new one`);
   }, 60_000);
 
-  it('Messaging is status only: the operation says so, credentials of the real shape with an .invalid host; the backup manager answers', async () => {
+  it('Messaging: provision starts a real RabbitMQ node with its own epmd, everything on 127.0.0.1; bind → a user whose credentials (the a9s shape) publish and consume over AMQP and read the HTTP API; unbind deletes the user and closes its connections; deprovision ends every process and removes its folder', async () => {
     const [s, prov] = await provisionFirstPlan(msgBroker, 'q1');
-    expect((await lastOperation(msgBroker, 'q1', prov.operation)).description).toMatch(/status only/);
-    const [, bind] = await call(msgBroker, 'PUT', '/v2/service_instances/q1/service_bindings/b1', { service_id: s.id, plan_id: s.plans[0]!.id });
-    expect(bind.credentials).toEqual(
-      expect.objectContaining({ http_api_uri: expect.stringMatching(/^https:\/\/[^/]+\.invalid:15671\/api$/), password: expect.any(String) }),
+    expect((await lastOperation(msgBroker, 'q1', prov.operation)).description).toMatch(
+      /^provisioned: a real Debian RabbitMQ 3\.\d+\.\d+ server on 127\.0\.0\.1:\d+$/,
     );
-    expect((await call(msgBroker, 'GET', '/backup-manager/v2/healthy'))[0]).toBe(200);
-    const [bk, backup] = await call(msgBroker, 'POST', '/backup-manager/instances/q1/backups');
+    const inst = msgBroker.instance('q1')!;
+    const folder = join(dir, 'msg', 'q1');
+    // the Erlang VM, its epmd: every listening socket on loopback (AMQP, management, distribution, epmd)
+    const listening = listenersOf(folder, msgBroker.enginePids());
+    expect(listening.length).toBeGreaterThanOrEqual(4);
+    for (const l of listening) expect(l).toMatch(/\s(127\.0\.0\.1|\[::1\]):\d+\s/);
+    const bindBody = { service_id: s.id, plan_id: s.plans[0]!.id };
+    const [bcode, bind] = await call(msgBroker, 'PUT', '/v2/service_instances/q1/service_bindings/b1', bindBody);
+    expect(bcode).toBe(201);
+    const cr = bind.credentials;
+    const port = Number(inst.engine!.split(':')[1]);
+    const auth = `${cr.username}:${encodeURIComponent(cr.password)}`;
+    expect(cr).toEqual({
+      host: '127.0.0.1',
+      hosts: ['127.0.0.1'],
+      port,
+      username: expect.stringMatching(/^a9s[0-9a-f]{12}$/),
+      password: expect.any(String),
+      uri: `amqp://${auth}@127.0.0.1:${port}`,
+      http_api_uri: expect.stringMatching(new RegExp(`^http://${auth}@127\\.0\\.0\\.1:\\d+/api/$`)),
+      http_api_uris: [cr.http_api_uri],
+      protocols: {
+        amqp: { host: '127.0.0.1', hosts: ['127.0.0.1'], port, username: cr.username, password: cr.password, ssl: false, uri: cr.uri },
+        management: expect.objectContaining({ username: cr.username, path: '/api', ssl: false, uri: cr.http_api_uri }),
+      },
+    });
+    const conn = await amqp.connect(cr.uri);
+    const closed = new Promise<void>((r) => conn.once('close', () => r()));
+    conn.on('error', () => undefined);
+    const ch = await conn.createChannel();
+    await ch.assertQueue('greetings');
+    ch.sendToQueue('greetings', Buffer.from('from the binding'));
+    const got = await waitFor('the message back', async () => (await ch.get('greetings', { noAck: true })) || undefined);
+    expect(got.content.toString()).toBe('from the binding');
+    // the HTTP API as the binding's user: itself yes, administration no
+    const [api, headers] = withUserOf(cr.http_api_uri);
+    expect(await (await fetch(`${api}whoami`, { headers })).json()).toEqual(expect.objectContaining({ name: cr.username }));
+    expect((await fetch(`${api}users`, { headers })).status).toBe(401);
+    // no way in without the password
+    await expect(amqp.connect(`amqp://${cr.username}:wrong@127.0.0.1:${port}`)).rejects.toThrow(/ACCESS.REFUSED/);
+    // a second binding: a user of its own on the same node
+    const [, bind2] = await call(msgBroker, 'PUT', '/v2/service_instances/q1/service_bindings/b2', bindBody);
+    expect(bind2.credentials.username).not.toBe(cr.username);
+    const conn2 = await amqp.connect(bind2.credentials.uri);
+    conn2.on('error', () => undefined);
+
+    // unbind with the connection open: the user goes, and so does its connection
+    expect((await call(msgBroker, 'DELETE', '/v2/service_instances/q1/service_bindings/b1?service_id=x&plan_id=y'))[0]).toBe(200);
+    await closed;
+    await expect(amqp.connect(cr.uri)).rejects.toThrow(/ACCESS.REFUSED/);
+    // the other binding is untouched
+    const ch2 = await conn2.createChannel();
+    expect((await ch2.checkQueue('greetings')).queue).toBe('greetings');
+    const closed2 = new Promise<void>((r) => conn2.once('close', () => r()));
+
+    // deprovision: the remaining binding is unbound, the node and its epmd end, the folder goes
+    const pids = msgBroker.enginePids();
+    const [, dep] = await call(msgBroker, 'DELETE', '/v2/service_instances/q1?accepts_incomplete=true&service_id=x&plan_id=y');
+    expect((await lastOperation(msgBroker, 'q1', dep.operation)).state).toBe('succeeded');
+    await closed2;
+    expect(inst.bindings.size).toBe(0);
+    expect(msgBroker.enginePids()).toEqual([]);
+    for (const pid of pids) expect(() => process.kill(pid, 0)).toThrow(/ESRCH/);
+    expect(processesMentioning(folder)).toEqual([]);
+    expect(existsSync(folder)).toBe(false);
+  }, 180_000);
+
+  it('Prometheus: provision starts a real Prometheus on 127.0.0.1 behind basic auth that scrapes itself; bind → a user whose credentials (the a9s shape) query it; unbind removes the user at once; deprovision stops the server and removes its folder', async () => {
+    const [s, prov] = await provisionFirstPlan(promBroker, 'p1');
+    expect((await lastOperation(promBroker, 'p1', prov.operation)).description).toMatch(
+      /^provisioned: a real Debian Prometheus 2\.\d+\.\d+\S* server on 127\.0\.0\.1:\d+$/,
+    );
+    const inst = promBroker.instance('p1')!;
+    const folder = join(dir, 'prom', 'p1');
+    const [pid] = promBroker.enginePids();
+    for (const l of listenersOf(folder)) expect(l).toMatch(/\s127\.0\.0\.1:\d+\s/);
+    const bindBody = { service_id: s.id, plan_id: s.plans[0]!.id };
+    const [, bind] = await call(promBroker, 'PUT', '/v2/service_instances/p1/service_bindings/b1', bindBody);
+    const cr = bind.credentials;
+    expect(cr).toEqual({
+      username: expect.stringMatching(/^a9s[0-9a-f]{12}$/),
+      password: expect.any(String),
+      prometheus_urls: [`http://${inst.engine}`],
+      alertmanager_urls: [expect.stringMatching(/^http:\/\/prometheus-\d+\.no-engine\.sandbox\.invalid:9093$/)],
+      grafana_urls: [expect.stringMatching(/^http:\/\/prometheus-\d+\.no-engine\.sandbox\.invalid:3000$/)],
+      graphite_exporters: [expect.stringMatching(/^prometheus-\d+\.no-engine\.sandbox\.invalid$/)],
+      graphite_exporter_port: 9109,
+    });
+    const as = (user: string, password: string) => ({ authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` });
+    const query = `${cr.prometheus_urls[0]}/api/v1/query?query=${encodeURIComponent('up{job="prometheus"}')}`;
+    // the server scrapes itself: its own `up` is 1 once the first scrape is in
+    const result = await waitFor('up{job="prometheus"} == 1', async () => {
+      const body = (await (await fetch(query, { headers: as(cr.username, cr.password) })).json()) as { data: { result: Array<{ value: [number, string] }> } };
+      return body.data.result[0]?.value[1] === '1' ? body.data.result : undefined;
+    });
+    expect(result).toHaveLength(1);
+    expect((await fetch(query)).status).toBe(401);
+    expect((await fetch(query, { headers: as(cr.username, 'wrong') })).status).toBe(401);
+    const [, bind2] = await call(promBroker, 'PUT', '/v2/service_instances/p1/service_bindings/b2', bindBody);
+    const cr2 = bind2.credentials;
+    expect(cr2.username).not.toBe(cr.username);
+    expect((await fetch(query, { headers: as(cr2.username, cr2.password) })).status).toBe(200);
+    // unbind: refused from the next request on; the other binding is untouched
+    expect((await call(promBroker, 'DELETE', '/v2/service_instances/p1/service_bindings/b1?service_id=x&plan_id=y'))[0]).toBe(200);
+    expect((await fetch(query, { headers: as(cr.username, cr.password) })).status).toBe(401);
+    expect((await fetch(query, { headers: as(cr2.username, cr2.password) })).status).toBe(200);
+    const [, dep] = await call(promBroker, 'DELETE', '/v2/service_instances/p1?accepts_incomplete=true&service_id=x&plan_id=y');
+    expect((await lastOperation(promBroker, 'p1', dep.operation)).state).toBe('succeeded');
+    expect(inst.bindings.size).toBe(0);
+    expect(promBroker.enginePids()).toEqual([]);
+    expect(() => process.kill(pid!, 0)).toThrow(/ESRCH/);
+    expect(processesMentioning(folder)).toEqual([]);
+    expect(existsSync(folder)).toBe(false);
+  }, 120_000);
+
+  it('MongoDB is status only: the operation says so, credentials of the real shape with an .invalid host; the backup manager answers', async () => {
+    const [s, prov] = await provisionFirstPlan(mongoBroker, 'q1');
+    expect((await lastOperation(mongoBroker, 'q1', prov.operation)).description).toMatch(/status only/);
+    const [, bind] = await call(mongoBroker, 'PUT', '/v2/service_instances/q1/service_bindings/b1', { service_id: s.id, plan_id: s.plans[0]!.id });
+    expect(bind.credentials).toEqual({
+      hosts: [expect.stringMatching(/^mongodb-\d+\.no-engine\.sandbox\.invalid:27017$/)],
+      username: expect.stringMatching(/^a9s/),
+      password: expect.any(String),
+      default_database: expect.stringMatching(/^db\d+$/),
+    });
+    expect((await call(mongoBroker, 'GET', '/backup-manager/v2/healthy'))[0]).toBe(200);
+    const [bk, backup] = await call(mongoBroker, 'POST', '/backup-manager/instances/q1/backups');
     expect(bk).toBe(201);
     await waitFor('backup done', async () =>
-      (await call(msgBroker, 'GET', `/backup-manager/instances/q1/backups/${backup.id}`))[1].status === 'done' ? true : undefined,
+      (await call(mongoBroker, 'GET', `/backup-manager/instances/q1/backups/${backup.id}`))[1].status === 'done' ? true : undefined,
     );
-    const [rc, restore] = await call(msgBroker, 'POST', `/backup-manager/instances/q1/backups/${backup.id}/restore`);
+    const [rc, restore] = await call(mongoBroker, 'POST', `/backup-manager/instances/q1/backups/${backup.id}/restore`);
     expect(rc).toBe(202);
     await waitFor('restore done', async () =>
-      (await call(msgBroker, 'GET', `/backup-manager/instances/q1/restores/${restore.id}`))[1].status === 'done' ? true : undefined,
+      (await call(mongoBroker, 'GET', `/backup-manager/instances/q1/restores/${restore.id}`))[1].status === 'done' ? true : undefined,
     );
   }, 60_000);
 });

@@ -3,13 +3,15 @@
  * a9s for real: the catalogue's a9s claims reconciled by the real provider-anynines (built from the klutchio
  * sources, installed by Crossplane's package manager) against the broker stand-in (sandbox/a9s-broker-standin.ts,
  * the only stand-in, at the broker's level). PostgreSQL ends in a real server and a real login, KeyValue in a real
- * redis-server and a real ACL user, MariaDB in a real mariadbd and a real user of the instance's database; the other
- * a9s data services have no engine here and are status only (the broker says so in its last operation).
+ * redis-server and a real ACL user, MariaDB in a real mariadbd and a real user of the instance's database, Messaging
+ * in a real RabbitMQ node and user, Prometheus in a real Prometheus and basic-auth user; MongoDB, Search and Logme2
+ * have no engine here and are status only (the broker says so in its last operation).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, Chart } from 'cdk8s';
+import amqp from 'amqplib';
 import pg from 'pg';
 import { AnyninesProviderConfig, AnyninesServiceType } from '../../../constructs/crossplane/index.js';
 import { PROVIDER_ANYNINES_PACKAGE } from '../../../constructs/topology/index.js';
@@ -455,9 +457,79 @@ describe('provider-anynines on real Crossplane 2.3', () => {
     expect(() => process.kill(pid!, 0)).toThrow(/ESRCH/);
   }, 600_000);
 
+  it('a9s Messaging and Prometheus, claimed together: claim → broker provision → a real RabbitMQ node and a real Prometheus; binding → Secret → a real AMQP round trip and a real query; unbind refuses the binding; deletion ends the servers', async () => {
+    const services = (['messaging', 'prometheus'] as const).map((ds) => env.services.find((x) => x.ds === ds)!);
+    const t0 = Date.now();
+    for (const s of services) await env.api.create(claimOf(s.claimKind, `${s.ds}-vm`, claimSpec(s)));
+    for (const s of services) {
+      await waitFor(
+        `claim ${s.ds}-vm Ready`,
+        async () => (condition(await get(s.claimKind, `${s.ds}-vm`), 'Ready')?.status === 'True' ? true : undefined),
+        240_000,
+      );
+      figures.push(`  ${s.ds} (real ${A9S_ENGINES[s.ds]}; claimed together with ${services.length - 1} other): ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    }
+    const msg = env.brokers.get('messaging')!.instances()[0]!;
+    const prom = env.brokers.get('prometheus')!.instances()[0]!;
+    expect([...msg.operations.values()][0]!.description).toMatch(/^provisioned: a real Debian RabbitMQ 3\.\d+\.\d+ server on 127\.0\.0\.1:\d+$/);
+    expect([...prom.operations.values()][0]!.description).toMatch(/^provisioned: a real Debian Prometheus 2\.\d+\.\d+\S* server on 127\.0\.0\.1:\d+$/);
+    const pids = [...env.brokers.get('messaging')!.enginePids(), ...env.brokers.get('prometheus')!.enginePids()];
+    expect(pids.length).toBe(3); // the RabbitMQ node, its epmd, Prometheus
+    for (const s of services) {
+      await env.api.create(
+        claimOf('ServiceBinding', `${s.ds}-creds`, { serviceInstanceType: s.ds, instanceRef: `${s.ds}-vm`, compositionRef: { name: 'a9s-servicebinding' } }),
+      );
+    }
+
+    // Messaging: the provider flattens the broker's nested credentials into the Secret's keys
+    const m = await bindingSecret(env.api, 'messaging-creds-creds', 'protocols.amqp.uri');
+    expect(m.type).toBe('connection.crossplane.io/v1alpha1');
+    expect(m.data['protocols.amqp.uri']).toMatch(new RegExp(`^amqp://a9s[0-9a-f]{12}:[^@]+@${msg.engine!.replace(/\./g, '\\.')}$`));
+    const conn = await amqp.connect(m.data['protocols.amqp.uri']!);
+    const closed = new Promise<void>((r) => conn.once('close', () => r()));
+    conn.on('error', () => undefined);
+    const ch = await conn.createChannel();
+    await ch.assertQueue('greetings');
+    ch.sendToQueue('greetings', Buffer.from('from the a9s binding'));
+    const got = await waitFor('the message back', async () => (await ch.get('greetings', { noAck: true })) || undefined);
+    expect(got.content.toString()).toBe('from the a9s binding');
+
+    // Prometheus: the URL list as the provider writes it ("[url]"), the binding's user and password
+    const p = await bindingSecret(env.api, 'prometheus-creds-creds', 'password');
+    expect(p.type).toBe('connection.crossplane.io/v1alpha1');
+    expect(p.data['prometheus_urls']).toBe(`[http://${prom.engine}]`);
+    const promUrl = p.data['prometheus_urls']!.slice(1, -1);
+    const auth = { authorization: `Basic ${Buffer.from(`${p.data['username']}:${p.data['password']}`).toString('base64')}` };
+    const query = `${promUrl}/api/v1/query?query=${encodeURIComponent('up{job="prometheus"}')}`;
+    await waitFor('up{job="prometheus"} == 1 as the binding’s user', async () => {
+      const body = (await (await fetch(query, { headers: auth })).json()) as { data: { result: Array<{ value: [number, string] }> } };
+      return body.data.result[0]?.value[1] === '1' ? true : undefined;
+    });
+    expect((await fetch(query)).status).toBe(401);
+
+    for (const s of services) {
+      await waitFor(
+        `claim ${s.ds}-creds Ready`,
+        async () => (condition(await get('ServiceBinding', `${s.ds}-creds`), 'Ready')?.status === 'True' ? true : undefined),
+        180_000,
+      );
+    }
+    for (const s of services) await env.api.delete(GROUP, 'ServiceBinding', `${s.ds}-creds`, NS);
+    for (const inst of [msg, prom]) await waitFor(`${inst.id}: unbound at the broker`, async () => (inst.bindings.size === 0 ? true : undefined), 180_000);
+    await closed; // unbinding closed the binding's AMQP connection
+    await expect(amqp.connect(m.data['protocols.amqp.uri']!)).rejects.toThrow(/ACCESS.REFUSED/);
+    expect((await fetch(query, { headers: auth })).status).toBe(401);
+    for (const s of services) await env.api.delete(GROUP, s.claimKind, `${s.ds}-vm`, NS);
+    for (const inst of [msg, prom])
+      await waitFor(`${inst.id}: deprovisioned at the broker`, async () => (inst.state === 'deleted' ? true : undefined), 180_000);
+    expect(env.brokers.get('messaging')!.enginePids()).toEqual([]);
+    expect(env.brokers.get('prometheus')!.enginePids()).toEqual([]);
+    for (const pid of pids) expect(() => process.kill(pid, 0)).toThrow(/ESRCH/);
+  }, 900_000);
+
   it('every other a9s service: claim → broker provision → Ready (status only), binding → credentials Secret, deletion → unbind and deprovision', async () => {
     const others = env.services.filter((s) => !A9S_ENGINES[s.ds]);
-    expect(others.map((s) => s.ds).sort()).toEqual(['logme2', 'messaging', 'mongodb', 'prometheus', 'search']);
+    expect(others.map((s) => s.ds).sort()).toEqual(['logme2', 'mongodb', 'search']);
     const started = new Map<string, number>();
     for (const s of others) {
       started.set(s.ds, Date.now());
