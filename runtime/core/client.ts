@@ -15,6 +15,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { parseKubeconfig, type ClusterAccess } from './kubeconfig.js';
 import type { ExecCredentialPlugin, ExecCredentialStatus } from './exec-credential.js';
 import { TokenBucket } from './ratelimit.js';
+import { setTimeout as delay } from 'node:timers/promises';
 
 export interface ObjectMeta {
   name?: string;
@@ -90,6 +91,8 @@ export class ApiError extends Error {
     readonly method: string,
     readonly path: string,
     readonly details?: unknown,
+    /** The response's `Retry-After` in seconds, when it had one (429, or 5xx). */
+    readonly retryAfterSeconds?: number,
   ) {
     super(`${method} ${path}: ${code || 'transport error'} ${reason}: ${apiMessage}`);
     this.name = 'ApiError';
@@ -137,6 +140,31 @@ export interface ClientOptions {
    * outlive a client. @default - a counter of its own
    */
   stats?: ClientStats;
+  /**
+   * How many times a request is sent again when the API server asks for it with `Retry-After`, as client-go
+   * does: a 429 (any method: the server did not act on it; e.g. "storage is (re)initializing" right after a
+   * CRD is established, or API Priority and Fairness shedding load), or a 5xx to a GET. It waits the seconds
+   * the server names (at most {@link MAX_RETRY_AFTER_SECONDS}); a response without the header fails at once.
+   * 0 turns it off. @default 10
+   */
+  maxRetries?: number;
+}
+
+/** The longest wait a `Retry-After` may ask of one retry, seconds. */
+export const MAX_RETRY_AFTER_SECONDS = 10;
+
+/** `Retry-After` as seconds (its delta-seconds form; an HTTP date counts from now), or undefined. */
+export function retryAfterSeconds(value: string | string[] | undefined): number | undefined {
+  const v = Array.isArray(value) ? value[0] : value;
+  if (v === undefined || v.trim() === '') return undefined;
+  if (/^\s*\d+\s*$/.test(v)) return Number(v);
+  const at = Date.parse(v);
+  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - Date.now()) / 1000));
+}
+
+/** Whether the server asked for `e`'s request to be sent again (see {@link ClientOptions.maxRetries}). */
+function asksForRetry(e: unknown, method: string): e is ApiError {
+  return e instanceof ApiError && e.retryAfterSeconds !== undefined && (e.code === 429 || (e.code >= 500 && method === 'GET'));
 }
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
@@ -186,6 +214,7 @@ export class KubeClient {
   private readonly maxWatchLineBytes: number;
   private readonly idleSocketTimeoutMs: number;
   private readonly userAgent: string;
+  private readonly maxRetries: number;
 
   /** Where requests go: a ClusterAccess, or a client-node KubeConfig (used through its methods only). */
   readonly source: ClusterAccess | KubeConfig;
@@ -196,6 +225,7 @@ export class KubeClient {
     this.limiter = new TokenBucket(opts.qps ?? 50, opts.burst ?? 100);
     this.stats = opts.stats ?? { requests: 0, throttledMs: 0 };
     this.timeoutMs = opts.timeoutMs ?? 30_000;
+    this.maxRetries = opts.maxRetries ?? 10;
     this.maxResponseBytes = opts.maxResponseBytes ?? 128 * 1024 * 1024;
     this.maxWatchLineBytes = opts.maxWatchLineBytes ?? 16 * 1024 * 1024;
     this.idleSocketTimeoutMs = opts.idleSocketTimeoutMs ?? 10_000;
@@ -356,7 +386,9 @@ export class KubeClient {
 
   /**
    * Raw request. Resolves with the parsed JSON body; throws ApiError on status >= 400. With an exec
-   * credential plugin, a 401 drops the credential and the request is sent once more with a fresh one.
+   * credential plugin, a 401 drops the credential and the request is sent once more with a fresh one. A
+   * response that asks for a retry (`Retry-After` on a 429, or on a 5xx to a GET) is retried after that wait,
+   * up to `ClientOptions.maxRetries` times.
    */
   async request<T = unknown>(
     method: string,
@@ -370,6 +402,21 @@ export class KubeClient {
       signal?: AbortSignal;
     } = {},
   ): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.requestAuthenticated<T>(method, path, opts);
+      } catch (e) {
+        if (!asksForRetry(e, method) || attempt >= this.maxRetries || opts.signal?.aborted) throw e;
+        try {
+          await delay(Math.min(e.retryAfterSeconds!, MAX_RETRY_AFTER_SECONDS) * 1000, undefined, opts.signal ? { signal: opts.signal } : {});
+        } catch {
+          throw e; // aborted while waiting: the server's answer is the error
+        }
+      }
+    }
+  }
+
+  private async requestAuthenticated<T>(method: string, path: string, opts: Parameters<KubeClient['requestOnce']>[2]): Promise<T> {
     const auth = await this.auth();
     try {
       return await this.requestOnce<T>(method, path, opts, auth);
@@ -455,6 +502,7 @@ export class KubeClient {
                 method,
                 path,
                 st.details,
+                retryAfterSeconds(res.headers['retry-after']),
               ),
             );
           } else {
