@@ -834,7 +834,7 @@ class PostgresEngine implements Engine {
   }
 }
 
-/** What a per-instance engine server offers its engine (LocalRedisServer, LocalMariadbServer). */
+/** What a per-instance engine server offers its engine (LocalRedisServer, LocalMariadbServer, LocalRabbitmqServer, LocalPrometheusServer). */
 interface InstanceServer {
   readonly address: string;
   readonly port: number;
@@ -842,40 +842,52 @@ interface InstanceServer {
   readonly pid: number | undefined;
   /** Every process id of the server when it has more than one (RabbitMQ: the node and its epmd). @default [pid] */
   readonly pids?: number[];
+  start(): Promise<void>;
+  version(): Promise<string>;
   deleteUser(username: string): Promise<void>;
   destroy(): Promise<void>;
 }
 
 /**
- * An engine with one real server per instance in its own folder under `dataDir`: unbind deletes the binding's
- * user, deprovision ends the instance's server and removes its folder.
+ * An engine with one real server per instance in its own folder under `dataDir`: provision starts it (made by
+ * `make`), unbind deletes the binding's user, deprovision ends the instance's server and removes its folder.
  */
 abstract class ServerPerInstanceEngine<S extends InstanceServer> implements Engine {
   protected readonly servers = new Map<string, S>();
 
+  /**
+   * @param name the engine's name in errors (`Redis`, `MariaDB`, …)
+   * @param make a server of an instance in folder `dir`, not started
+   */
   constructor(
+    private readonly name: string,
     private readonly dataDir: string,
     protected readonly log: Logger,
+    private readonly make: (dir: string, logger: Logger) => S,
   ) {}
 
   warm(): void {}
 
-  /** Starts the server of a new instance in `dir`; resolves to it once it serves. */
-  protected abstract startServer(dir: string, inst: StandInInstance): Promise<S>;
-
-  abstract provision(inst: StandInInstance): Promise<{ endpoint: string; version: string }>;
-
   abstract bind(inst: StandInInstance, username: string, password: string): Promise<Record<string, unknown>>;
 
-  /** Starts and records the server of `inst`. */
+  /** Starts and records the server of `inst`; its `<address>:<port>` and version. */
+  async provision(inst: StandInInstance): Promise<{ endpoint: string; version: string }> {
+    const server = await this.serverFor(inst);
+    return { endpoint: `${server.address}:${server.port}`, version: await server.version() };
+  }
+
+  /** Makes, records and starts the server of `inst`. */
   protected async serverFor(inst: StandInInstance): Promise<S> {
-    return this.startServer(path.join(this.dataDir, inst.id.replace(/[^A-Za-z0-9_-]/g, '_')), inst);
+    const server = this.make(path.join(this.dataDir, inst.id.replace(/[^A-Za-z0-9_-]/g, '_')), this.log.child({ instance: inst.id }));
+    this.servers.set(inst.id, server);
+    await server.start();
+    return server;
   }
 
   /** The running server of `inst`, or an error naming the engine and the instance. */
-  protected running(inst: StandInInstance, engine: string): S {
+  protected running(inst: StandInInstance): S {
     const server = this.servers.get(inst.id);
-    if (!server?.running) throw notRunning(engine, inst.id);
+    if (!server?.running) throw notRunning(this.name, inst.id);
     return server;
   }
 
@@ -904,30 +916,12 @@ abstract class ServerPerInstanceEngine<S extends InstanceServer> implements Engi
  * password, port}`; the real one adds `cacrt`: it serves TLS, this one does not).
  */
 class RedisEngine extends ServerPerInstanceEngine<LocalRedisServer> {
-  constructor(
-    dataDir: string,
-    private readonly binary: string | undefined,
-    log: Logger,
-  ) {
-    super(dataDir, log);
-  }
-
-  protected async startServer(dir: string, inst: StandInInstance): Promise<LocalRedisServer> {
-    const server = new LocalRedisServer({ dir, ...(this.binary ? { binary: this.binary } : {}), logger: this.log.child({ instance: inst.id }) });
-    this.servers.set(inst.id, server);
-    await server.start();
-    return server;
-  }
-
-  async provision(inst: StandInInstance): Promise<{ endpoint: string; version: string }> {
-    const server = await this.serverFor(inst);
-    const [info] = await server.admin([['INFO', 'server']]);
-    const version = /redis_version:(\S+)/.exec(String(info))?.[1] ?? 'unknown';
-    return { endpoint: `${server.address}:${server.port}`, version };
+  constructor(dataDir: string, binary: string | undefined, log: Logger) {
+    super('Redis', dataDir, log, (dir, logger) => new LocalRedisServer({ dir, ...(binary ? { binary } : {}), logger }));
   }
 
   async bind(inst: StandInInstance, username: string, password: string): Promise<Record<string, unknown>> {
-    const server = this.running(inst, 'Redis');
+    const server = this.running(inst);
     await server.createUser(username, password);
     const host = server.address;
     return { host, hosts: [host], load_balanced_host: host, valkey: { username, password, port: server.port } };
@@ -942,29 +936,18 @@ class RedisEngine extends ServerPerInstanceEngine<LocalRedisServer> {
  * `host` and `port` of it; the real one's host is a Consul name, here 127.0.0.1.
  */
 class MariadbEngine extends ServerPerInstanceEngine<LocalMariadbServer> {
-  constructor(
-    dataDir: string,
-    private readonly binaries: MariadbBinaries | undefined,
-    log: Logger,
-  ) {
-    super(dataDir, log);
-  }
-
-  protected async startServer(dir: string, inst: StandInInstance): Promise<LocalMariadbServer> {
-    const server = new LocalMariadbServer({ dir, ...(this.binaries ? { binaries: this.binaries } : {}), logger: this.log.child({ instance: inst.id }) });
-    this.servers.set(inst.id, server);
-    await server.start();
-    return server;
+  constructor(dataDir: string, binaries: MariadbBinaries | undefined, log: Logger) {
+    super('MariaDB', dataDir, log, (dir, logger) => new LocalMariadbServer({ dir, ...(binaries ? { binaries } : {}), logger }));
   }
 
   async provision(inst: StandInInstance): Promise<{ endpoint: string; version: string }> {
-    const server = await this.serverFor(inst);
-    await server.createDatabase(databaseOf(inst.id));
-    return { endpoint: `${server.address}:${server.port}`, version: await server.version() };
+    const started = await super.provision(inst);
+    await this.running(inst).createDatabase(databaseOf(inst.id));
+    return started;
   }
 
   async bind(inst: StandInInstance, username: string, password: string): Promise<Record<string, unknown>> {
-    const server = this.running(inst, 'MariaDB');
+    const server = this.running(inst);
     const name = databaseOf(inst.id);
     await server.createUser(username, password, name);
     const host = server.address;
@@ -981,28 +964,12 @@ class MariadbEngine extends ServerPerInstanceEngine<LocalMariadbServer> {
  * `https`), this one plain AMQP and HTTP on loopback.
  */
 class RabbitmqEngine extends ServerPerInstanceEngine<LocalRabbitmqServer> {
-  constructor(
-    dataDir: string,
-    private readonly binaries: RabbitmqBinaries | undefined,
-    log: Logger,
-  ) {
-    super(dataDir, log);
-  }
-
-  protected async startServer(dir: string, inst: StandInInstance): Promise<LocalRabbitmqServer> {
-    const server = new LocalRabbitmqServer({ dir, ...(this.binaries ? { binaries: this.binaries } : {}), logger: this.log.child({ instance: inst.id }) });
-    this.servers.set(inst.id, server);
-    await server.start();
-    return server;
-  }
-
-  async provision(inst: StandInInstance): Promise<{ endpoint: string; version: string }> {
-    const server = await this.serverFor(inst);
-    return { endpoint: `${server.address}:${server.port}`, version: await server.version() };
+  constructor(dataDir: string, binaries: RabbitmqBinaries | undefined, log: Logger) {
+    super('RabbitMQ', dataDir, log, (dir, logger) => new LocalRabbitmqServer({ dir, ...(binaries ? { binaries } : {}), logger }));
   }
 
   async bind(inst: StandInInstance, username: string, password: string): Promise<Record<string, unknown>> {
-    const server = this.running(inst, 'RabbitMQ');
+    const server = this.running(inst);
     await server.createUser(username, password);
     const host = server.address;
     const auth = `${username}:${encodeURIComponent(password)}`;
@@ -1033,28 +1000,12 @@ class RabbitmqEngine extends ServerPerInstanceEngine<LocalRabbitmqServer> {
  * `.invalid` hosts.
  */
 class PrometheusEngine extends ServerPerInstanceEngine<LocalPrometheusServer> {
-  constructor(
-    dataDir: string,
-    private readonly binary: string | undefined,
-    log: Logger,
-  ) {
-    super(dataDir, log);
-  }
-
-  protected async startServer(dir: string, inst: StandInInstance): Promise<LocalPrometheusServer> {
-    const server = new LocalPrometheusServer({ dir, ...(this.binary ? { binary: this.binary } : {}), logger: this.log.child({ instance: inst.id }) });
-    this.servers.set(inst.id, server);
-    await server.start();
-    return server;
-  }
-
-  async provision(inst: StandInInstance): Promise<{ endpoint: string; version: string }> {
-    const server = await this.serverFor(inst);
-    return { endpoint: `${server.address}:${server.port}`, version: await server.version() };
+  constructor(dataDir: string, binary: string | undefined, log: Logger) {
+    super('Prometheus', dataDir, log, (dir, logger) => new LocalPrometheusServer({ dir, ...(binary ? { binary } : {}), logger }));
   }
 
   async bind(inst: StandInInstance, username: string, password: string): Promise<Record<string, unknown>> {
-    const server = this.running(inst, 'Prometheus');
+    const server = this.running(inst);
     await server.createUser(username, password);
     const none = `prometheus-${inst.number}.no-engine.sandbox.invalid`;
     return {

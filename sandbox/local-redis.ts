@@ -196,6 +196,12 @@ export class LocalRedisServer extends LoopbackServerProcess {
     return replies;
   }
 
+  /** The server's version, e.g. `7.0.15` (`INFO server`). */
+  async version(): Promise<string> {
+    const [info] = await this.admin([['INFO', 'server']]);
+    return /redis_version:(\S+)/.exec(String(info))?.[1] ?? 'unknown';
+  }
+
   /** Creates the ACL user `username` with `password` and every command outside @admin and @dangerous, on every key and channel. */
   async createUser(username: string, password: string): Promise<void> {
     const [r] = await this.admin([['ACL', 'SETUSER', username, 'reset', 'on', `>${password}`, '~*', '&*', '+@all', '-@admin', '-@dangerous']]);

@@ -9,6 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import amqp from 'amqplib';
 import { App } from 'cdk8s';
 import { CatalogueInstall, ControlPlaneCluster, renderTopology, synthTopology } from '../../../constructs/topology/index.js';
 import type { Catalogue } from '../../../constructs/catalogue/index.js';
@@ -92,6 +93,22 @@ export async function bindingSecret(api: Api, name: string, key: string, timeout
     timeoutMs,
   );
   return { type: o.type, data: Object.fromEntries(Object.entries(o.data!).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()])) };
+}
+
+/**
+ * Connects to `uri` over AMQP, declares the queue `greetings`, publishes `text` and reads it back (failing the test
+ * if it differs); the open connection stays, with `closed` resolving when the server closes it.
+ */
+export async function amqpRoundTrip(uri: string, text: string): Promise<{ conn: amqp.ChannelModel; closed: Promise<void> }> {
+  const conn = await amqp.connect(uri);
+  const closed = new Promise<void>((r) => conn.once('close', () => r()));
+  conn.on('error', () => undefined); // the server closing it (unbind) is what the tests wait for
+  const ch = await conn.createChannel();
+  await ch.assertQueue('greetings');
+  ch.sendToQueue('greetings', Buffer.from(text));
+  const got = await waitFor('the message back', async () => (await ch.get('greetings', { noAck: true })) || undefined);
+  expect(got.content.toString()).toBe(text);
+  return { conn, closed };
 }
 
 export interface A9sService {

@@ -12,10 +12,11 @@ import { join } from 'node:path';
 import amqp from 'amqplib';
 import { execFileSync } from 'node:child_process';
 import pg from 'pg';
-import { SandboxA9sServiceBroker } from '../../../sandbox/a9s-broker-standin.js';
+import { SandboxA9sServiceBroker, type A9sDataService } from '../../../sandbox/a9s-broker-standin.js';
 import { LocalMariadbServer, MariadbClientError, mariadbQuery } from '../../../sandbox/local-mariadb.js';
 import { RespError, respCommands } from '../../../sandbox/local-redis.js';
 import { waitFor } from '../crossplane/_support.js';
+import { amqpRoundTrip } from './_support.js';
 
 const AUTH = `Basic ${Buffer.from('admin:pw').toString('base64')}`;
 const HEADERS = { authorization: AUTH, 'x-broker-api-version': '2.14', 'content-type': 'application/json' };
@@ -40,45 +41,21 @@ beforeAll(async () => {
     failPlans: ['postgresql-single-big'],
     instanceLimits: { 'postgresql-single-small': 0 },
   });
-  kvBroker = new SandboxA9sServiceBroker({
-    dataService: 'keyvalue',
-    services: [{ name: 'a9s-keyvalue8', plans: ['keyvalue-single-small'] }],
-    username: 'admin',
-    password: 'pw',
-    dataDir: join(dir, 'kv'),
-    operationMs: 100,
-  });
-  mariadbBroker = new SandboxA9sServiceBroker({
-    dataService: 'mariadb',
-    services: [{ name: 'a9s-mariadb106', plans: ['mariadb-single-small'] }],
-    username: 'admin',
-    password: 'pw',
-    dataDir: join(dir, 'mariadb'),
-    operationMs: 100,
-  });
-  msgBroker = new SandboxA9sServiceBroker({
-    dataService: 'messaging',
-    services: [{ name: 'a9s-messaging313', plans: ['messaging-single-small'] }],
-    username: 'admin',
-    password: 'pw',
-    dataDir: join(dir, 'msg'),
-    operationMs: 100,
-  });
-  promBroker = new SandboxA9sServiceBroker({
-    dataService: 'prometheus',
-    services: [{ name: 'a9s-prometheus', plans: ['prometheus-single-small'] }],
-    username: 'admin',
-    password: 'pw',
-    dataDir: join(dir, 'prom'),
-    operationMs: 100,
-  });
-  mongoBroker = new SandboxA9sServiceBroker({
-    dataService: 'mongodb',
-    services: [{ name: 'a9s-mongodb70', plans: ['mongodb-single-small'] }],
-    username: 'admin',
-    password: 'pw',
-    operationMs: 100,
-  });
+  /** A broker of `dataService` serving one service with one plan; its engine's folder `dataDir` under `dir`. */
+  const standIn = (dataService: A9sDataService, service: string, plan: string, dataDir?: string) =>
+    new SandboxA9sServiceBroker({
+      dataService,
+      services: [{ name: service, plans: [plan] }],
+      username: 'admin',
+      password: 'pw',
+      ...(dataDir ? { dataDir: join(dir, dataDir) } : {}),
+      operationMs: 100,
+    });
+  kvBroker = standIn('keyvalue', 'a9s-keyvalue8', 'keyvalue-single-small', 'kv');
+  mariadbBroker = standIn('mariadb', 'a9s-mariadb106', 'mariadb-single-small', 'mariadb');
+  msgBroker = standIn('messaging', 'a9s-messaging313', 'messaging-single-small', 'msg');
+  promBroker = standIn('prometheus', 'a9s-prometheus', 'prometheus-single-small', 'prom');
+  mongoBroker = standIn('mongodb', 'a9s-mongodb70', 'mongodb-single-small');
   for (const b of [pgBroker, kvBroker, mariadbBroker, msgBroker, promBroker, mongoBroker]) await b.start();
 }, 60_000);
 
@@ -396,14 +373,7 @@ describe('SandboxA9sServiceBroker', () => {
         management: expect.objectContaining({ username: cr.username, path: '/api', ssl: false, uri: cr.http_api_uri }),
       },
     });
-    const conn = await amqp.connect(cr.uri);
-    const closed = new Promise<void>((r) => conn.once('close', () => r()));
-    conn.on('error', () => undefined);
-    const ch = await conn.createChannel();
-    await ch.assertQueue('greetings');
-    ch.sendToQueue('greetings', Buffer.from('from the binding'));
-    const got = await waitFor('the message back', async () => (await ch.get('greetings', { noAck: true })) || undefined);
-    expect(got.content.toString()).toBe('from the binding');
+    const { closed } = await amqpRoundTrip(cr.uri, 'from the binding');
     // the HTTP API as the binding's user: itself yes, administration no
     const [api, headers] = withUserOf(cr.http_api_uri);
     expect(await (await fetch(`${api}whoami`, { headers })).json()).toEqual(expect.objectContaining({ name: cr.username }));

@@ -22,7 +22,7 @@ import { respCommands } from '../../../sandbox/local-redis.js';
 import { clientOf } from '../../../runtime/realinfra/index.js';
 import { MANAGED_MESSAGE_COLUMN } from '../../../constructs/dataservice/index.js';
 import { NS, claimOf, condition, waitFor, type Obj } from '../crossplane/_support.js';
-import { CA_SECRET, type A9sCluster, type A9sService, bindingSecret, makeTestCa, startA9sCluster } from './_support.js';
+import { CA_SECRET, type A9sCluster, type A9sService, amqpRoundTrip, bindingSecret, makeTestCa, startA9sCluster } from './_support.js';
 
 const GROUP = 'anynines.com/v1';
 const A9S = 'dataservices.anynines.com/v1';
@@ -485,14 +485,7 @@ describe('provider-anynines on real Crossplane 2.3', () => {
     const m = await bindingSecret(env.api, 'messaging-creds-creds', 'protocols.amqp.uri');
     expect(m.type).toBe('connection.crossplane.io/v1alpha1');
     expect(m.data['protocols.amqp.uri']).toMatch(new RegExp(`^amqp://a9s[0-9a-f]{12}:[^@]+@${msg.engine!.replace(/\./g, '\\.')}$`));
-    const conn = await amqp.connect(m.data['protocols.amqp.uri']!);
-    const closed = new Promise<void>((r) => conn.once('close', () => r()));
-    conn.on('error', () => undefined);
-    const ch = await conn.createChannel();
-    await ch.assertQueue('greetings');
-    ch.sendToQueue('greetings', Buffer.from('from the a9s binding'));
-    const got = await waitFor('the message back', async () => (await ch.get('greetings', { noAck: true })) || undefined);
-    expect(got.content.toString()).toBe('from the a9s binding');
+    const { closed } = await amqpRoundTrip(m.data['protocols.amqp.uri']!, 'from the a9s binding');
 
     // Prometheus: the URL list as the provider writes it ("[url]"), the binding's user and password
     const p = await bindingSecret(env.api, 'prometheus-creds-creds', 'password');
