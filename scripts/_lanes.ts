@@ -14,15 +14,24 @@ export interface SuiteFile {
   readonly text: string;
 }
 
+/**
+ * The build stages of a run, in order. A suite runs in the stage of the last builds it needs, and a lane runs its
+ * suites stage by stage, each stage once its builds are there (built by CI in the background from the start, or
+ * by the runner, outside any jest hook):
+ *
+ * - `kube`: the Kubernetes control plane, kubectl and crane (`npm run realinfra -- --early`, built before the tests);
+ * - `crossplane`: Crossplane 2.3, function-patch-and-transform, provider-kubernetes (`-- --mid`);
+ * - `late`: the real node's binaries, Crossplane 1.20, Dex, helm, CoreDNS, provider-anynines (`-- --late`);
+ * - `pulumi`: the Go-built Pulumi CLI and kubernetes provider (`npm run realinfra:pulumi`).
+ *
+ * So on a brand-new machine the Go builds of the later stages overlap the checks and the earlier suites.
+ */
+export const STAGES = ['kube', 'crossplane', 'late', 'pulumi'] as const;
+export type Stage = (typeof STAGES)[number];
+
 export interface Lane {
-  readonly suites: string[];
-  /**
-   * Suites that need what CI builds in the background (`needsLateBuilds`: the Pulumi toolchain, the real node's
-   * binaries, Crossplane 1.20, provider-anynines, Dex, helm and CoreDNS): run by the lane after its other suites,
-   * once those are built. On a brand-new machine CI builds them meanwhile (.ci/phases), so the Go builds overlap
-   * the suites that only wait.
-   */
-  readonly late: string[];
+  /** The lane's suites by stage, each stage's in run order. */
+  readonly stages: Record<Stage, string[]>;
   /** Sum of the suites' recorded durations, in seconds. */
   expectedSeconds: number;
 }
@@ -53,13 +62,26 @@ export function needsPulumi(text: string): boolean {
   return /\bensurePulumiBinaries\(/.test(text);
 }
 
+/** A suite runs Crossplane 2.3 when it starts the harness's Crossplane (directly or through a catalogue or a9s helper), or says so with an `@realinfra crossplane` tag. */
+export function startsCrossplane(text: string): boolean {
+  return (
+    /\b(startCrossplane|startCrossplanePods|ensureCrossplaneBinaries|startCatalogueCluster|startA9sCluster)\(/.test(text) ||
+    /@realinfra\s+crossplane\b/.test(text)
+  );
+}
+
 /**
- * A suite runs late (after the lane's others, once the background builds are done) when it needs the Pulumi
- * toolchain, starts a real node, or says so with an `@realinfra late` tag in a comment: suites that need
- * Crossplane 1.20, provider-anynines, Dex, helm or CoreDNS through helpers the planner cannot see.
+ * The stage a suite runs in ({@link STAGES}): `pulumi` when it needs the Pulumi toolchain; `late` when it starts a
+ * real node or says so with an `@realinfra late` tag in a comment (suites that need Crossplane 1.20,
+ * provider-anynines, Dex, helm or CoreDNS through helpers the planner cannot see); `crossplane` when it runs
+ * Crossplane 2.3; `kube` otherwise. A suite that asks for a later stage's build than its own fails at once naming
+ * the tag it lacks (runtime/realinfra/build.ts assertNotBuiltLater).
  */
-export function needsLateBuilds(text: string): boolean {
-  return needsPulumi(text) || startsNode(text) || /@realinfra\s+late\b/.test(text);
+export function suiteStage(text: string): Stage {
+  if (needsPulumi(text)) return 'pulumi';
+  if (startsNode(text) || /@realinfra\s+late\b/.test(text)) return 'late';
+  if (startsCrossplane(text)) return 'crossplane';
+  return 'kube';
 }
 
 /**
@@ -68,7 +90,7 @@ export function needsLateBuilds(text: string): boolean {
  */
 export function planLanes(files: readonly SuiteFile[], durations: Readonly<Record<string, number>>, laneCount: number): LanePlan {
   if (!Number.isInteger(laneCount) || laneCount < 1) throw new Error(`lanes: expected a whole number ≥ 1, got ${String(laneCount)}`);
-  const lanes: Lane[] = Array.from({ length: laneCount }, () => ({ suites: [], late: [], expectedSeconds: 0 }));
+  const lanes: Lane[] = Array.from({ length: laneCount }, () => ({ stages: { kube: [], crossplane: [], late: [], pulumi: [] }, expectedSeconds: 0 }));
   const unknown: string[] = [];
   const seconds = (p: string): number => {
     const d = durations[p];
@@ -77,9 +99,9 @@ export function planLanes(files: readonly SuiteFile[], durations: Readonly<Recor
     return DEFAULT_SUITE_SECONDS;
   };
   const sorted = [...files].sort((a, b) => a.path.localeCompare(b.path));
-  const late = new Set(sorted.filter((f) => needsLateBuilds(f.text)).map((f) => f.path));
+  const stageOf = new Map(sorted.map((f) => [f.path, suiteStage(f.text)]));
   const place = (lane: Lane, p: string, s: number) => {
-    (late.has(p) ? lane.late : lane.suites).push(p);
+    lane.stages[stageOf.get(p)!].push(p);
     lane.expectedSeconds += s;
   };
   const nodeSuites = sorted.filter((f) => startsNode(f.text)).map((f) => f.path);
@@ -92,7 +114,12 @@ export function planLanes(files: readonly SuiteFile[], durations: Readonly<Recor
     const lane = lanes.reduce((min, l) => (l.expectedSeconds < min.expectedSeconds ? l : min), lanes[0]!);
     place(lane, r.path, r.s);
   }
-  return { lanes: lanes.filter((l) => l.suites.length + l.late.length > 0), nodeSuites, unknown };
+  return { lanes: lanes.filter((l) => suitesOf(l).length > 0), nodeSuites, unknown };
+}
+
+/** Every suite of a lane, in run order (stage by stage). */
+export function suitesOf(lane: Lane): string[] {
+  return STAGES.flatMap((st) => lane.stages[st]);
 }
 
 /** jest's `--json` output, the parts the runner reads. */

@@ -6,8 +6,10 @@
 // kube-scheduler, kube-proxy, pause, pod-probe), `-- --crossplane` only the Crossplane harness, `-- --dex` only Dex
 // (the pod topology's OIDC provider, tools/dex), `-- --pods` only helm and CoreDNS (Crossplane as pods), `-- --a9s` only
 // provider-anynines (from the klutchio sources: KLUTCH_KIT_KLUTCHIO_SRC, default ../shared/vendor/klutchio).
-// `-- --early` builds what every integration suite may need, `-- --late` the rest (what only the late suites need:
-// CI builds it in the background while the others run; provider-anynines skipped, as by default, without its sources).
+// `-- --early` builds what every integration suite may need (the control plane, kubectl, crane), `-- --mid` what the
+// Crossplane 2.3 suites need beyond it, `-- --late` the rest (what only the late suites need). CI builds the early
+// components first and the others in the background while the checks and the suites run (scripts/_lanes.ts stages);
+// provider-anynines skipped, as by default, without its sources.
 import {
   A9S_COMPONENTS,
   ALL_COMPONENTS,
@@ -16,6 +18,7 @@ import {
   DEX_COMPONENTS,
   EARLY_COMPONENTS,
   LATE_COMPONENTS,
+  MID_COMPONENTS,
   PODS_COMPONENTS,
   type ComponentName,
   NODE_COMPONENTS,
@@ -37,8 +40,8 @@ for (const r of requested) {
   }
 }
 for (const f of argv.filter((a) => a.startsWith('-'))) {
-  if (!['--kube', '--node', '--crossplane', '--dex', '--pods', '--a9s', '--early', '--late'].includes(f)) {
-    process.stderr.write(`realinfra: unknown option "${f}"; expected --kube, --node, --crossplane, --dex, --pods, --a9s, --early or --late\n`);
+  if (!['--kube', '--node', '--crossplane', '--dex', '--pods', '--a9s', '--early', '--mid', '--late'].includes(f)) {
+    process.stderr.write(`realinfra: unknown option "${f}"; expected --kube, --node, --crossplane, --dex, --pods, --a9s, --early, --mid or --late\n`);
     process.exit(2);
   }
 }
@@ -50,6 +53,7 @@ const groups: ComponentName[] = [
   ...(argv.includes('--pods') ? PODS_COMPONENTS : []),
   ...(argv.includes('--a9s') ? A9S_COMPONENTS : []),
   ...(argv.includes('--early') ? EARLY_COMPONENTS : []),
+  ...(argv.includes('--mid') ? MID_COMPONENTS : []),
   ...(argv.includes('--late') ? LATE_COMPONENTS : []),
 ].filter((c, i, all) => all.indexOf(c) === i);
 let components: readonly ComponentName[] = requested.length > 0 ? (requested as ComponentName[]) : groups.length > 0 ? groups : ALL_COMPONENTS;

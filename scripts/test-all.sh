@@ -57,6 +57,8 @@ done
 for name in "${BG_NAMES[@]}"; do
   wait "$(cat "$BG/$name.pid")" || true
   read -r rc secs <"$BG/$name.done" || { rc=1; secs='?'; }
+  # what each build took (the figures of a brand-new machine), then the end of its output
+  grep -E 'built in|FAILED' "$BG/$name.log" | sed "s/^/  [$name] /" || true
   tail -n 3 "$BG/$name.log" | sed "s/^/  [$name] /"
   if [ "$rc" != 0 ]; then
     echo "::: phase $name (background) FAILED after ${secs}s; its output:"

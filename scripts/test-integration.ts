@@ -18,10 +18,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { LATE_COMPONENTS, ensureComponent, withoutAbsentKlutchio } from '../runtime/realinfra/build.js';
-import { ensurePulumiBinaries } from '../runtime/realinfra/pulumi-build.js';
+import { BUILDS_LATER_ENV, EARLY_COMPONENTS, LATE_COMPONENTS, MID_COMPONENTS, ensureComponent, withoutAbsentKlutchio } from '../runtime/realinfra/build.js';
+import { PULUMI_COMPONENTS, ensurePulumiBinaries } from '../runtime/realinfra/pulumi-build.js';
 import { RUN_ID_ENV } from '../runtime/realinfra/registry.js';
-import { type JestJson, type Lane, type SuiteFile, failureSummary, mergeDurations, planLanes } from './_lanes.js';
+import { type JestJson, type Lane, type Stage, type SuiteFile, STAGES, failureSummary, mergeDurations, planLanes, suitesOf } from './_lanes.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DURATIONS = path.join(ROOT, 'test', 'integration', 'durations.json');
@@ -79,7 +79,10 @@ out(
 );
 plan.lanes.forEach((l, i) =>
   out(
-    `  lane ${i + 1}: ${l.suites.length + l.late.length} suite(s)${l.late.length ? ` (last, once the late builds are done: ${l.late.join(', ')})` : ''}, ≈ ${Math.round(l.expectedSeconds)} s recorded`,
+    `  lane ${i + 1}: ${suitesOf(l).length} suite(s), ≈ ${Math.round(l.expectedSeconds)} s recorded; by stage: ` +
+      STAGES.filter((st) => l.stages[st].length > 0)
+        .map((st) => `${st} ${l.stages[st].length}`)
+        .join(', '),
   ),
 );
 
@@ -102,9 +105,9 @@ interface LaneResult {
   readonly seconds: number;
 }
 
-function runJest(index: number, part: string, suitesOfRun: readonly string[]): Promise<JestRun> {
+function runJest(index: number, part: string, suitesOfRun: readonly string[], extraEnv: Record<string, string>): Promise<JestRun> {
   const outputFile = path.join(tmp, `lane-${index + 1}-${part}.json`);
-  const env = { ...process.env };
+  const env = { ...process.env, ...extraEnv };
   // Each jest process is its own test run: the jest globalSetup names it, and its teardown ends only its clusters.
   delete env[RUN_ID_ENV];
   const child = spawn(
@@ -132,30 +135,65 @@ function runJest(index: number, part: string, suitesOfRun: readonly string[]): P
   });
 }
 
-let lateBuilds: Promise<void> | undefined;
+/** What each stage's suites need built beyond the earlier stages' (scripts/_lanes.ts STAGES). */
+const STAGE_BUILDS: Record<Stage, { readonly names: readonly string[]; build(log: (line: string) => void): Promise<void> }> = {
+  // built before the tests in CI (`npm run realinfra -- --early`); elsewhere the suites build what they miss
+  kube: { names: EARLY_COMPONENTS, build: async () => {} },
+  crossplane: {
+    names: MID_COMPONENTS,
+    async build(log) {
+      for (const c of MID_COMPONENTS) await ensureComponent(c, { log });
+    },
+  },
+  // provider-anynines where its sources are
+  late: {
+    names: LATE_COMPONENTS,
+    async build(log) {
+      for (const c of withoutAbsentKlutchio(LATE_COMPONENTS, log)) await ensureComponent(c, { log });
+    },
+  },
+  pulumi: {
+    names: PULUMI_COMPONENTS,
+    async build(log) {
+      await ensurePulumiBinaries({ log });
+    },
+  },
+};
 
-/** What the late suites need: LATE_COMPONENTS (provider-anynines where its sources are), then the Pulumi toolchain. */
-async function buildLate(log: (line: string) => void): Promise<void> {
-  for (const c of withoutAbsentKlutchio(LATE_COMPONENTS, log)) await ensureComponent(c, { log });
-  await ensurePulumiBinaries({ log });
+/** Each stage's builds, once: cached, or being built by another process (CI starts them in the background; the build lock makes this wait), or built here, one stage after the other (each go build uses every core). */
+const stageBuilds = new Map<Stage, Promise<void>>();
+function stageBuilt(stage: Stage, log: (line: string) => void): Promise<void> {
+  let p = stageBuilds.get(stage);
+  if (!p) {
+    const i = STAGES.indexOf(stage);
+    p = (i > 0 ? stageBuilt(STAGES[i - 1]!, log) : Promise.resolve()).then(() => STAGE_BUILDS[stage].build(log));
+    stageBuilds.set(stage, p);
+  }
+  return p;
 }
+
+/** The components of the stages after `stage`: a suite of `stage` that asks for one fails at once (assertNotBuiltLater). */
+const builtLater = (stage: Stage) =>
+  STAGES.slice(STAGES.indexOf(stage) + 1)
+    .flatMap((st) => STAGE_BUILDS[st].names)
+    .join(',');
 
 async function runLane(index: number, lane: Lane): Promise<LaneResult> {
   const laneStarted = Date.now();
   const runs: JestRun[] = [];
-  if (lane.suites.length > 0) runs.push(await runJest(index, 'main', lane.suites));
-  if (lane.late.length > 0) {
-    // The late builds (LATE_COMPONENTS, then the Pulumi toolchain): cached, or being built by another process (CI
-    // starts them in the background; the build lock makes this wait), or built here. Outside jest, so no hook
-    // timeout runs meanwhile. Lanes ask one after the other (each go build uses every core).
-    const log = (line: string) => process.stdout.write(`[lane ${index + 1}] [realinfra:late] ${line}\n`);
+  for (const stage of STAGES) {
+    const suitesOfStage = lane.stages[stage];
+    if (suitesOfStage.length === 0) continue;
+    // Outside jest, so no hook timeout runs while the stage's builds finish.
+    const log = (line: string) => process.stdout.write(`[lane ${index + 1}] [realinfra:${stage}] ${line}\n`);
     try {
-      await (lateBuilds ??= buildLate(log));
-      runs.push(await runJest(index, 'late', lane.late));
+      await stageBuilt(stage, log);
     } catch (e) {
-      out(`test:integration: lane ${index + 1}: the late builds did not finish, so ${lane.late.join(', ')} did not run: ${(e as Error).message}`);
+      out(`test:integration: lane ${index + 1}: the ${stage} builds did not finish, so ${suitesOfStage.join(', ')} did not run: ${(e as Error).message}`);
       runs.push({ code: 1 });
+      continue;
     }
+    runs.push(await runJest(index, stage, suitesOfStage, { [BUILDS_LATER_ENV]: builtLater(stage) }));
   }
   const seconds = Math.round((Date.now() - laneStarted) / 1000);
   out(`test:integration: lane ${index + 1} ended after ${seconds} s (${runs.every((r) => r.code === 0 && r.json) ? 'passed' : 'FAILED'})`);

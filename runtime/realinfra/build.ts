@@ -100,8 +100,32 @@ export const ALL_COMPONENTS: readonly ComponentName[] = [
  */
 export const LATE_COMPONENTS: readonly ComponentName[] = [...NODE_COMPONENTS, 'crossplane-1.20', ...DEX_COMPONENTS, ...PODS_COMPONENTS, ...A9S_COMPONENTS];
 
-/** Everything else: what every integration suite may need (`npm run realinfra -- --early`). */
-export const EARLY_COMPONENTS: readonly ComponentName[] = ALL_COMPONENTS.filter((c) => !LATE_COMPONENTS.includes(c));
+/**
+ * What the suites that run Crossplane 2.3 need beyond the early components: `npm run realinfra -- --mid` builds them,
+ * and CI runs that in the background from the start (`npm run test:integration` runs those suites once they are built).
+ */
+export const MID_COMPONENTS: readonly ComponentName[] = ['function-patch-and-transform', 'provider-kubernetes', 'crossplane-2.3'];
+
+/** Everything else: what every integration suite may need (`npm run realinfra -- --early`): the Kubernetes control plane, kubectl, crane. */
+export const EARLY_COMPONENTS: readonly ComponentName[] = ALL_COMPONENTS.filter((c) => !LATE_COMPONENTS.includes(c) && !MID_COMPONENTS.includes(c));
+
+/**
+ * The environment variable through which `npm run test:integration` tells a jest run which components (and Pulumi
+ * components) are built for a later stage of the run: a suite that asks for one fails at once, naming the tag it
+ * lacks, instead of waiting for the build inside a jest hook (scripts/_lanes.ts).
+ */
+export const BUILDS_LATER_ENV = 'KLUTCH_KIT_BUILDS_LATER';
+
+/** Throws when `name` is listed in {@link BUILDS_LATER_ENV}: this stage of test:integration must not ask for it. */
+export function assertNotBuiltLater(name: string, env: NodeJS.ProcessEnv = process.env): void {
+  const later = (env[BUILDS_LATER_ENV] ?? '').split(',').filter(Boolean);
+  if (!later.includes(name)) return;
+  throw new Error(
+    `realinfra: ${name} is built for a later stage of npm run test:integration (${BUILDS_LATER_ENV}), so a suite of this stage must not ask for it: ` +
+      `mark the suite with a "// @realinfra crossplane" comment (Crossplane 2.3, function-patch-and-transform, provider-kubernetes) or ` +
+      `"// @realinfra late" (everything else; the Pulumi toolchain: call ensurePulumiBinaries() in the suite), and the lane runs it once ${name} is built (scripts/_lanes.ts suiteStage)`,
+  );
+}
 
 /**
  * The klutchio release whose provider-anynines the harness builds: the sources in `klutchioSourceDir()`
@@ -622,6 +646,7 @@ async function runGoBuild(
  */
 export async function ensureComponent(name: ComponentName, opts: EnsureBinariesOptions = {}): Promise<string> {
   const log = opts.log ?? (() => {});
+  assertNotBuiltLater(name);
   const plan = planComponent(name, opts);
   if (isCached(plan)) return plan.binary;
   return withLock(`${plan.dir}.lock`, log, name, async () => {

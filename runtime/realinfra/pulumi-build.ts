@@ -19,7 +19,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { defaultCacheRoot, defaultToolsDir, publishBuildDir, requiredVersion, withLock } from './build.js';
+import { assertNotBuiltLater, defaultCacheRoot, defaultToolsDir, publishBuildDir, requiredVersion, withLock } from './build.js';
 
 export type PulumiComponentName = 'pulumi-cli' | 'pulumi-resource-kubernetes';
 export const PULUMI_COMPONENTS: readonly PulumiComponentName[] = ['pulumi-cli', 'pulumi-resource-kubernetes'];
@@ -248,6 +248,7 @@ async function prepareKubernetesModule(plan: PulumiComponentPlan, workDir: strin
 /** Builds (or finds in the cache) one component; returns its plan. */
 export async function ensurePulumiComponent(name: PulumiComponentName, opts: EnsurePulumiOptions = {}): Promise<PulumiComponentPlan> {
   const log = opts.log ?? (() => {});
+  assertNotBuiltLater(name);
   const plan = planPulumiComponent(name, opts);
   if (isPulumiCached(plan)) return plan;
   const goBinary = opts.goBinary ?? process.env['KLUTCH_KIT_GO'] ?? 'go';

@@ -1,5 +1,15 @@
 import { describe, expect, it } from '@jest/globals';
-import { DEFAULT_SUITE_SECONDS, failureSummary, mergeDurations, needsLateBuilds, needsPulumi, planLanes, startsNode } from '../../scripts/_lanes.js';
+import {
+  DEFAULT_SUITE_SECONDS,
+  failureSummary,
+  mergeDurations,
+  needsPulumi,
+  planLanes,
+  startsCrossplane,
+  startsNode,
+  suiteStage,
+  suitesOf,
+} from '../../scripts/_lanes.js';
 
 const suite = (path: string, text = 'startCluster({ name: "x" })') => ({ path, text });
 
@@ -32,13 +42,14 @@ describe('integration lanes (scripts/_lanes.ts)', () => {
     // lane 1 starts at 200 (the node suites); a (300) goes to lane 2; b (200) to lane 1 (200 < 300);
     // c (100) to lane 2 (300 < 400); d (50) to lane 2 (400 = 400: the first of the emptiest wins → lane 1)
     // (node suites run late in their lane: they need the node's binaries, built in the background on a new machine)
-    expect(plan.lanes.map((l) => [l.suites, l.late])).toEqual([
+    expect(plan.lanes.map((l) => [l.stages.kube, l.stages.late])).toEqual([
       [
         ['b.test.ts', 'd.test.ts'],
         ['node1.test.ts', 'node2.test.ts'],
       ],
       [['a.test.ts', 'c.test.ts'], []],
     ]);
+    expect(suitesOf(plan.lanes[0]!)).toEqual(['b.test.ts', 'd.test.ts', 'node1.test.ts', 'node2.test.ts']);
     expect(plan.lanes.map((l) => l.expectedSeconds)).toEqual([450, 400]);
     expect(plan.unknown).toEqual([]);
   });
@@ -55,20 +66,31 @@ describe('integration lanes (scripts/_lanes.ts)', () => {
       { 'a.test.ts': 100, 'up.test.ts': 50, 'pods-up.test.ts': 200 },
       2,
     );
-    expect(plan.lanes.map((l) => [l.suites, l.late])).toEqual([
+    expect(plan.lanes.map((l) => [l.stages.kube, l.stages.pulumi])).toEqual([
       [[], ['pods-up.test.ts']],
       [['a.test.ts'], ['up.test.ts']],
     ]);
   });
 
-  it('runs late what needs the background builds: Pulumi, a real node, or an `@realinfra late` tag', () => {
-    expect(needsLateBuilds('ensurePulumiBinaries({ log })')).toBe(true);
-    expect(needsLateBuilds('startCluster({ nodes: 1 })')).toBe(true);
-    expect(needsLateBuilds('/**\n * Crossplane 1.20 (@realinfra late: built in the background)\n */')).toBe(true);
-    expect(needsLateBuilds("startCatalogueCluster('x', '2.3')")).toBe(false);
-    expect(needsLateBuilds('// realinfra is late today')).toBe(false);
-    const plan = planLanes([suite('a.test.ts'), suite('old.test.ts', '// @realinfra late\n')], { 'a.test.ts': 10, 'old.test.ts': 10 }, 1);
-    expect(plan.lanes.map((l) => [l.suites, l.late])).toEqual([[['a.test.ts'], ['old.test.ts']]]);
+  it('runs each suite in the stage of the last builds it needs: Pulumi, then a real node or an `@realinfra late` tag, then Crossplane 2.3', () => {
+    expect(suiteStage('ensurePulumiBinaries({ log })')).toBe('pulumi');
+    expect(suiteStage('startCluster({ nodes: 1 }); ensurePulumiBinaries({ log })')).toBe('pulumi');
+    expect(suiteStage('startCluster({ nodes: 1 })')).toBe('late');
+    expect(suiteStage('/**\n * Crossplane 1.20 (@realinfra late: built in the background)\n */')).toBe('late');
+    expect(suiteStage("env = await startA9sCluster('a9s', '2.3'); // @realinfra late")).toBe('late');
+    expect(suiteStage("startCatalogueCluster('x', '2.3')")).toBe('crossplane');
+    expect(suiteStage('xp = await startCrossplane(cluster, { version: "2.3" })')).toBe('crossplane');
+    expect(suiteStage('// @realinfra crossplane (through the topology helper)')).toBe('crossplane');
+    expect(suiteStage('startCluster({ name: "cp" })')).toBe('kube');
+    expect(suiteStage('// realinfra is late today; crossplane is mentioned')).toBe('kube');
+    expect(startsCrossplane('import { startCrossplane } from "x";')).toBe(false); // named, not called
+    const plan = planLanes(
+      [suite('a.test.ts'), suite('old.test.ts', '// @realinfra late\n'), suite('xp.test.ts', "startCatalogueCluster('x', '2.3')")],
+      { 'a.test.ts': 10, 'old.test.ts': 10, 'xp.test.ts': 10 },
+      1,
+    );
+    expect(plan.lanes[0]!.stages).toEqual({ kube: ['a.test.ts'], crossplane: ['xp.test.ts'], late: ['old.test.ts'], pulumi: [] });
+    expect(suitesOf(plan.lanes[0]!)).toEqual(['a.test.ts', 'xp.test.ts', 'old.test.ts']);
   });
 
   it('plans a suite without a recorded duration with the default and names it', () => {
