@@ -57,9 +57,12 @@ export function startsNode(text: string): boolean {
   return /\bstartCluster\(\s*\{[^;]*?\bnodes:\s*[1-9]/.test(text) || /\bensureNodeBinaries\(/.test(text);
 }
 
-/** A suite needs the Go-built Pulumi CLI and kubernetes provider when it asks the harness for them. */
+/**
+ * A suite needs the Go-built Pulumi CLI and kubernetes provider when it asks the harness for them, or says so with an
+ * `@realinfra pulumi` tag (a suite that runs a command which does, e.g. `npm run sandbox`).
+ */
 export function needsPulumi(text: string): boolean {
-  return /\bensurePulumiBinaries\(/.test(text);
+  return /\bensurePulumiBinaries\(/.test(text) || /@realinfra\s+pulumi\b/.test(text);
 }
 
 /** A suite runs Crossplane 2.3 when it starts the harness's Crossplane (directly or through a catalogue or a9s helper), or says so with an `@realinfra crossplane` tag. */
@@ -71,7 +74,8 @@ export function startsCrossplane(text: string): boolean {
 }
 
 /**
- * The stage a suite runs in ({@link STAGES}): `pulumi` when it needs the Pulumi toolchain; `late` when it starts a
+ * The stage a suite runs in ({@link STAGES}): `pulumi` when it needs the Pulumi toolchain (or has an `@realinfra
+ * pulumi` tag); `late` when it starts a
  * real node or says so with an `@realinfra late` tag in a comment (suites that need Crossplane 1.20,
  * provider-anynines, Dex, helm or CoreDNS through helpers the planner cannot see); `crossplane` when it runs
  * Crossplane 2.3; `kube` otherwise. A suite that asks for a later stage's build than its own fails at once naming

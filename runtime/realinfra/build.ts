@@ -123,7 +123,7 @@ export function assertNotBuiltLater(name: string, env: NodeJS.ProcessEnv = proce
   throw new Error(
     `realinfra: ${name} is built for a later stage of npm run test:integration (${BUILDS_LATER_ENV}), so a suite of this stage must not ask for it: ` +
       `mark the suite with a "// @realinfra crossplane" comment (Crossplane 2.3, function-patch-and-transform, provider-kubernetes) or ` +
-      `"// @realinfra late" (everything else; the Pulumi toolchain: call ensurePulumiBinaries() in the suite), and the lane runs it once ${name} is built (scripts/_lanes.ts suiteStage)`,
+      `"// @realinfra late" (the real node, Crossplane 1.20, Dex, helm, CoreDNS, provider-anynines) or "// @realinfra pulumi" (the Pulumi toolchain), and the lane runs it once ${name} is built (scripts/_lanes.ts suiteStage)`,
   );
 }
 

@@ -30,7 +30,7 @@ describe('realinfra build stages', () => {
     expect(() => assertNotBuiltLater('crossplane-2.3', env)).toThrow(
       `realinfra: crossplane-2.3 is built for a later stage of npm run test:integration (${BUILDS_LATER_ENV}), so a suite of this stage must not ask for it`,
     );
-    expect(() => assertNotBuiltLater('kubelet', env)).toThrow(/"\/\/ @realinfra crossplane".*"\/\/ @realinfra late"/);
+    expect(() => assertNotBuiltLater('kubelet', env)).toThrow(/"\/\/ @realinfra crossplane".*"\/\/ @realinfra late".*"\/\/ @realinfra pulumi"/);
   });
 
   it('ensureComponent and ensurePulumiComponent check it before anything else (even a warm cache)', async () => {

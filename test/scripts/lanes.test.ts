@@ -75,6 +75,7 @@ describe('integration lanes (scripts/_lanes.ts)', () => {
   it('runs each suite in the stage of the last builds it needs: Pulumi, then a real node or an `@realinfra late` tag, then Crossplane 2.3', () => {
     expect(suiteStage('ensurePulumiBinaries({ log })')).toBe('pulumi');
     expect(suiteStage('startCluster({ nodes: 1 }); ensurePulumiBinaries({ log })')).toBe('pulumi');
+    expect(suiteStage('// @realinfra pulumi (the sandbox runs `pulumi up`)')).toBe('pulumi');
     expect(suiteStage('startCluster({ nodes: 1 })')).toBe('late');
     expect(suiteStage('/**\n * Crossplane 1.20 (@realinfra late: built in the background)\n */')).toBe('late');
     expect(suiteStage("env = await startA9sCluster('a9s', '2.3'); // @realinfra late")).toBe('late');

@@ -1,4 +1,4 @@
-// @realinfra late (provider-anynines for the a9s demo, the Pulumi toolchain: built in the background on a new machine)
+// @realinfra pulumi (the sandbox runs `pulumi up`; it also needs provider-anynines for the a9s demo: built in the background on a new machine)
 /**
  * The end-to-end test of klutch-kit: the `npm run sandbox` flow (sandbox/sandbox.ts), run
  * programmatically on this machine with real API servers and real processes, every step asserted:
