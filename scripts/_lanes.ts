@@ -90,7 +90,8 @@ export function suiteStage(text: string): Stage {
 
 /**
  * Longest-processing-time-first: node suites in lane 0, then every other suite, longest first, into the lane
- * with the least expected time. `durations` are seconds by path (a committed record of the last full run).
+ * with the least expected time (a `pulumi`-stage suite into another lane than the node suites' when there is one).
+ * `durations` are seconds by path (a committed record of the last full run).
  */
 export function planLanes(files: readonly SuiteFile[], durations: Readonly<Record<string, number>>, laneCount: number): LanePlan {
   if (!Number.isInteger(laneCount) || laneCount < 1) throw new Error(`lanes: expected a whole number ≥ 1, got ${String(laneCount)}`);
@@ -115,7 +116,10 @@ export function planLanes(files: readonly SuiteFile[], durations: Readonly<Recor
     .map((f) => ({ path: f.path, s: seconds(f.path) }))
     .sort((a, b) => b.s - a.s || a.path.localeCompare(b.path));
   for (const r of rest) {
-    const lane = lanes.reduce((min, l) => (l.expectedSeconds < min.expectedSeconds ? l : min), lanes[0]!);
+    // The last stage's other suites go beside the node suites, not after them: lane 0 already runs its node suites
+    // of that stage once the Pulumi toolchain is built (the last build on a new machine), and two lanes then share it.
+    const candidates = stageOf.get(r.path) === 'pulumi' && lanes.length > 1 && nodeSuites.length > 0 ? lanes.slice(1) : lanes;
+    const lane = candidates.reduce((min, l) => (l.expectedSeconds < min.expectedSeconds ? l : min), candidates[0]!);
     place(lane, r.path, r.s);
   }
   return { lanes: lanes.filter((l) => suitesOf(l).length > 0), nodeSuites, unknown };

@@ -94,6 +94,30 @@ describe('integration lanes (scripts/_lanes.ts)', () => {
     expect(suitesOf(plan.lanes[0]!)).toEqual(['a.test.ts', 'xp.test.ts', 'old.test.ts']);
   });
 
+  it('puts a pulumi-stage suite beside the node suites (another lane), where the last build is shared', () => {
+    const plan = planLanes(
+      [
+        suite('node.test.ts', 'startCluster({ nodes: 1 })'),
+        suite('a.test.ts'),
+        suite('b.test.ts'),
+        suite('sandbox.test.ts', '// @realinfra pulumi\n'),
+        suite('up.test.ts', 'ensurePulumiBinaries({ log })'),
+      ],
+      { 'node.test.ts': 10, 'a.test.ts': 500, 'b.test.ts': 400, 'sandbox.test.ts': 300, 'up.test.ts': 100 },
+      2,
+    );
+    // by total alone sandbox (300) and up (100) would go to lane 1 (10 + 400 < 500); they go to lane 2
+    expect(plan.lanes.map((l) => l.stages)).toEqual([
+      { kube: ['b.test.ts'], crossplane: [], late: ['node.test.ts'], pulumi: [] },
+      { kube: ['a.test.ts'], crossplane: [], late: [], pulumi: ['sandbox.test.ts', 'up.test.ts'] },
+    ]);
+    // one lane: everything in it
+    expect(suitesOf(planLanes([suite('node.test.ts', 'startCluster({ nodes: 1 })'), suite('up.test.ts', 'ensurePulumiBinaries()')], {}, 1).lanes[0]!)).toEqual([
+      'node.test.ts',
+      'up.test.ts',
+    ]);
+  });
+
   it('plans a suite without a recorded duration with the default and names it', () => {
     const plan = planLanes([suite('new.test.ts'), suite('old.test.ts')], { 'old.test.ts': 10 }, 2);
     expect(plan.unknown).toEqual(['new.test.ts']);
