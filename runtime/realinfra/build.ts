@@ -417,6 +417,14 @@ export interface ComponentPlan {
 
 const BUILD_ENV = { GOTOOLCHAIN: 'local', CGO_ENABLED: '0', GOFLAGS: '-mod=readonly' } as const;
 
+/**
+ * The `go build` flags every Go build of the harness shares (before `-ldflags`): no VCS stamp, no local paths, and no
+ * DWARF from the compiler (`-gcflags=all=-dwarf=false`). Every binary is linked with `-s -w`, which drops DWARF at
+ * link time, but the compiler still writes it for every package unless told not to: skipping it cut the CPU of a
+ * cold crane build by 10 % (72.7 → 65.2 s), with the same binary behaviour.
+ */
+export const GO_BUILD_FLAGS: readonly string[] = ['-buildvcs=false', '-trimpath', '-gcflags=all=-dwarf=false'];
+
 /** Computes cache keys and paths without building anything. */
 export function planComponent(
   name: ComponentName,
@@ -435,7 +443,7 @@ export function planComponent(
   const goMod = fs.readFileSync(goModPath, 'utf8');
   const goSum = fs.readFileSync(goSumPath, 'utf8');
   const binary = name;
-  const args = ['build', '-buildvcs=false', '-trimpath', '-ldflags', spec.ldflags(goMod), '-o', binary, spec.pkg];
+  const args = ['build', ...GO_BUILD_FLAGS, '-ldflags', spec.ldflags(goMod), '-o', binary, spec.pkg];
   const hash = createHash('sha256');
   for (const part of ['klutch-kit-realinfra-v1', name, goMod, goSum, JSON.stringify(args), JSON.stringify(BUILD_ENV), `${process.platform}/${process.arch}`]) {
     hash.update(part).update('\0');
@@ -456,7 +464,7 @@ function planKlutchioComponent(
   const src = opts.klutchioDir ?? klutchioSourceDir(opts.toolsDir);
   checkKlutchioSource(src);
   const spec = SPECS[name];
-  const args = ['build', '-buildvcs=false', '-trimpath', '-ldflags', spec.ldflags(''), '-o', name, spec.pkg];
+  const args = ['build', ...GO_BUILD_FLAGS, '-ldflags', spec.ldflags(''), '-o', name, spec.pkg];
   const hash = createHash('sha256');
   for (const part of [
     'klutch-kit-realinfra-v1',

@@ -19,7 +19,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { assertNotBuiltLater, defaultCacheRoot, defaultToolsDir, publishBuildDir, requiredVersion, withLock } from './build.js';
+import { GO_BUILD_FLAGS, assertNotBuiltLater, defaultCacheRoot, defaultToolsDir, publishBuildDir, requiredVersion, withLock } from './build.js';
 
 export type PulumiComponentName = 'pulumi-cli' | 'pulumi-resource-kubernetes';
 export const PULUMI_COMPONENTS: readonly PulumiComponentName[] = ['pulumi-cli', 'pulumi-resource-kubernetes'];
@@ -114,8 +114,7 @@ export function planPulumiComponent(name: PulumiComponentName, opts: { cacheRoot
     outputs = ['pulumi', 'pulumi-language-nodejs'];
     args = [
       'build',
-      '-buildvcs=false',
-      '-trimpath',
+      ...GO_BUILD_FLAGS,
       '-tags',
       'osusergo,grpcnotrace',
       '-ldflags',
@@ -138,8 +137,7 @@ export function planPulumiComponent(name: PulumiComponentName, opts: { cacheRoot
     outputs = ['pulumi-resource-kubernetes'];
     args = [
       'build',
-      '-buildvcs=false',
-      '-trimpath',
+      ...GO_BUILD_FLAGS,
       '-ldflags',
       `-s -w -X github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version.Version=${release}`,
       '-o',
