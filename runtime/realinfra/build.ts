@@ -577,6 +577,21 @@ export function publishBuildDir(tmp: string, dir: string, record: Record<string,
   fs.renameSync(tmp, dir);
 }
 
+/**
+ * `sh` arguments that run `go <args>` and then print, with `times`, the CPU time of go and its compilers: a figure
+ * that, unlike the wall time, does not depend on what else the machine runs. Exit 127: go not found.
+ */
+export function goWithCpuTimes(goBinary: string, args: readonly string[]): string[] {
+  return ['-c', 'command -v "$0" >/dev/null 2>&1 || exit 127; "$0" "$@"; s=$?; times; exit $s', goBinary, ...args];
+}
+
+/** The children's CPU seconds from the `times` line that ends the output of {@link goWithCpuTimes}, if there. */
+export function cpuSecondsOf(output: string): number | undefined {
+  // `times` prints the shell's and then its children's user/system time, e.g. "12m3.400s 1m2.300s".
+  const t = /(\d+)m([\d.]+)s (\d+)m([\d.]+)s\s*$/.exec(output);
+  return t ? Number(t[1]) * 60 + Number(t[2]) + Number(t[3]) * 60 + Number(t[4]) : undefined;
+}
+
 async function runGoBuild(
   plan: ComponentPlan,
   outDir: string,
@@ -587,9 +602,7 @@ async function runGoBuild(
 ): Promise<void> {
   const started = Date.now();
   let output = '';
-  // Through sh so that `times` reports the CPU time of go and its compilers (a figure that, unlike the
-  // wall time, does not depend on what else the machine runs). Exit 127: go not found.
-  const child = spawn('sh', ['-c', 'command -v "$0" >/dev/null 2>&1 || exit 127; "$0" "$@"; s=$?; times; exit $s', goBinary, ...plan.args], {
+  const child = spawn('sh', goWithCpuTimes(goBinary, plan.args), {
     cwd: plan.moduleDir,
     env: { ...process.env, ...plan.env, GOBIN: '' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -628,9 +641,7 @@ async function runGoBuild(
         `the go command "${goBinary}" was not found. Install Go >= 1.26 (needed only for the real-cluster ` + `test suites) or set KLUTCH_KIT_GO to its path`,
       );
     }
-    // `times` prints the shell's and then its children's user/system time, e.g. "12m3.400s 1m2.300s".
-    const t = /(\d+)m([\d.]+)s (\d+)m([\d.]+)s\s*$/.exec(output);
-    if (t) cpu.seconds = Number(t[1]) * 60 + Number(t[2]) + Number(t[3]) * 60 + Number(t[4]);
+    cpu.seconds = cpuSecondsOf(output);
     if (result.code !== 0) {
       throw new RealInfraBuildError(
         plan.name,

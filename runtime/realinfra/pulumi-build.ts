@@ -19,7 +19,17 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { GO_BUILD_FLAGS, assertNotBuiltLater, defaultCacheRoot, defaultToolsDir, publishBuildDir, requiredVersion, withLock } from './build.js';
+import {
+  GO_BUILD_FLAGS,
+  assertNotBuiltLater,
+  cpuSecondsOf,
+  goWithCpuTimes,
+  defaultCacheRoot,
+  defaultToolsDir,
+  publishBuildDir,
+  requiredVersion,
+  withLock,
+} from './build.js';
 
 export type PulumiComponentName = 'pulumi-cli' | 'pulumi-resource-kubernetes';
 export const PULUMI_COMPONENTS: readonly PulumiComponentName[] = ['pulumi-cli', 'pulumi-resource-kubernetes'];
@@ -182,10 +192,13 @@ async function runGo(
   env: Readonly<Record<string, string>>,
   log: (l: string) => void,
   heartbeatSeconds: number,
+  cpu?: { seconds?: number },
 ): Promise<string> {
   const started = Date.now();
   let output = '';
-  const child = spawn(goBinary, args, { cwd, env: { ...process.env, ...env, GOBIN: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // With `cpu`, through sh so that `times` adds the CPU time of go and its compilers to the output.
+  const [command, argv] = cpu ? ['sh', goWithCpuTimes(goBinary, args)] : [goBinary, [...args]];
+  const child = spawn(command, argv, { cwd, env: { ...process.env, ...env, GOBIN: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
   const onData = (b: Buffer) => {
     output += b.toString('utf8');
     if (output.length > 200_000) output = output.slice(-100_000);
@@ -203,6 +216,10 @@ async function runGo(
       );
       child.on('close', (c, s) => resolve({ code: c, signal: s }));
     });
+    if (cpu) cpu.seconds = cpuSecondsOf(output);
+    if (code === 127 && cpu && output.trim() === '') {
+      throw new PulumiBuildError(component, '', `the go command "${goBinary}" was not found; install Go >= 1.26 or set KLUTCH_KIT_GO`);
+    }
     if (code !== 0) {
       const tail = output.replace(/\s+$/, '').split('\n').slice(-40).join('\n');
       throw new PulumiBuildError(component, tail, `go ${args.join(' ')} in ${cwd} exited with ${code ?? `signal ${signal}`}`);
@@ -259,6 +276,7 @@ export async function ensurePulumiComponent(name: PulumiComponentName, opts: Ens
     const started = Date.now();
     log(`${name}: building ${plan.version} (module ${path.relative(process.cwd(), plan.moduleDir) || plan.moduleDir}) …`);
     let work: string | undefined;
+    const cpu: { seconds?: number } = {};
     try {
       let cwd = plan.moduleDir;
       if (name === 'pulumi-resource-kubernetes') {
@@ -267,7 +285,7 @@ export async function ensurePulumiComponent(name: PulumiComponentName, opts: Ens
         cwd = work;
       }
       const args = plan.args.map((a) => a.replace('<out>', path.join(tmp, 'bin')));
-      await runGo(name, goBinary, args, cwd, plan.env, log, hb);
+      await runGo(name, goBinary, args, cwd, plan.env, log, hb, cpu);
       for (const o of plan.outputs) {
         if (!fs.existsSync(path.join(tmp, 'bin', o))) throw new PulumiBuildError(name, '', `go build succeeded but bin/${o} was not produced`);
       }
@@ -287,7 +305,7 @@ export async function ensurePulumiComponent(name: PulumiComponentName, opts: Ens
     } finally {
       if (work) fs.rmSync(work, { recursive: true, force: true });
     }
-    log(`${name}: built in ${secs(Date.now() - started)} → ${plan.binDir}`);
+    log(`${name}: built in ${secs(Date.now() - started)}${cpu.seconds !== undefined ? ` (${secs(cpu.seconds * 1000)} CPU)` : ''} → ${plan.binDir}`);
     return plan;
   });
 }
