@@ -41,8 +41,12 @@ for l in "${LINES[@]}"; do
   s=$(date +%s)
   if [ -n "$background" ]; then
     echo "::: phase $name started in the background, niced ($cmd)"
-    # its own session, so that stopping it (trap above) stops every process it started
-    setsid bash -c 'nice -n 10 bash -c "$1" >"$2.log" 2>&1; echo "$? $(($(date +%s) - $3))" >"$2.done"' _ "$cmd" "$BG/$name" "$s" &
+    # Its own session, so that stopping it (trap above) stops every process it started. A new session is a new
+    # scheduler autogroup where the kernel has them (sched_autogroup_enabled): the CPU is shared between autogroups
+    # first, and a process's nice value counts only inside its own. So the autogroup is niced too, else each
+    # background phase would take as much CPU as everything in the foreground together (measured: with two
+    # background builds, the early builds took 31 min instead of 16).
+    setsid bash -c '{ echo 10 >/proc/self/autogroup; } 2>/dev/null || true; nice -n 10 bash -c "$1" >"$2.log" 2>&1; echo "$? $(($(date +%s) - $3))" >"$2.done"' _ "$cmd" "$BG/$name" "$s" &
     echo $! >"$BG/$name.pid"
     BG_NAMES+=("$name")
     continue
