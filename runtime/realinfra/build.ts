@@ -349,12 +349,14 @@ const SPECS: Record<ComponentName, ComponentSpec> = {
       return `-s -w -X main.version=${DEX_SOURCE.version}`;
     },
   },
+  // Built from the Pulumi Kubernetes provider's wrapper module, which links the same helm release: one build list,
+  // so helm and the provider share every compiled package they have in common (tools/pulumi/kubernetes/tools.go).
   helm: {
     name: 'helm',
-    module: 'helm',
+    module: 'pulumi/kubernetes',
     pkg: 'helm.sh/helm/v3/cmd/helm',
     upstream: 'helm.sh/helm/v3',
-    ldflags: stampVersion('helm.sh/helm/v3', 'helm.sh/helm/v3/internal/version.version', 'tools/helm/go.mod'),
+    ldflags: stampVersion('helm.sh/helm/v3', 'helm.sh/helm/v3/internal/version.version', 'tools/pulumi/kubernetes/go.mod'),
   },
   coredns: {
     name: 'coredns',
@@ -755,7 +757,7 @@ export interface PodsBinaries {
   readonly coredns: string;
 }
 
-/** Builds (or finds in the cache) helm (`tools/helm`) and CoreDNS (`tools/coredns`). */
+/** Builds (or finds in the cache) helm (from `tools/pulumi/kubernetes`) and CoreDNS (`tools/coredns`). */
 export async function ensurePodsBinaries(opts: Omit<EnsureBinariesOptions, 'components'> = {}): Promise<PodsBinaries> {
   const helm = await ensureComponent('helm', opts);
   const coredns = await ensureComponent('coredns', opts);

@@ -7,7 +7,7 @@
 //    registry, which the node's pods reach at <node IP>:<port> through a forwarder (the registry itself stays on
 //    127.0.0.1); containerd pulls from the same address.
 //  - Crossplane core and its RBAC manager: the objects OUR CrossplaneInstall construct renders from Crossplane's own
-//    chart (InstallMethod.helmTemplate(), helm built from tools/helm, the chart from the Crossplane module at the
+//    chart (InstallMethod.helmTemplate(), helm built from tools/pulumi/kubernetes, the chart from the Crossplane module at the
 //    release's version), with only the image repository set. `crossplane core init` in the init container creates
 //    the CRDs, the Lock, the TLS CA and Secrets and the webhook configurations, as on any cluster.
 //  - The Function and the Provider our constructs synthesize (the Provider with the DeploymentRuntimeConfig the

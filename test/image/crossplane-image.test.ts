@@ -118,7 +118,7 @@ describe('the pods components of the harness build', () => {
     for (const c of PODS_COMPONENTS) expect(ALL_COMPONENTS).toContain(c);
     const helm = planComponent('helm', { cacheRoot: dir });
     expect(helm.pkg).toBe('helm.sh/helm/v3/cmd/helm');
-    expect(helm.moduleDir.endsWith(join('tools', 'helm'))).toBe(true);
+    expect(helm.moduleDir.endsWith(join('tools', 'pulumi', 'kubernetes'))).toBe(true);
     expect(helm.args.join(' ')).toContain('-X helm.sh/helm/v3/internal/version.version=v3.18.6');
     const coredns = planComponent('coredns', { cacheRoot: dir });
     expect(coredns.pkg).toBe('klutch-kit.invalid/tools/coredns');
