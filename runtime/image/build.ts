@@ -17,9 +17,24 @@
  * the same base give the same digests (with the same Node.js zlib; see docs/images.md).
  */
 import { execFile } from 'node:child_process';
-import { copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import {
+  copyFileSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  renameSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { gunzipSync } from 'node:zlib';
@@ -126,19 +141,37 @@ async function run(cmd: string, args: string[], cwd: string, what: string): Prom
  * `npm pack` of the package at `root` into `dest`. In a clone (tsconfig.build.json present) lib/ is
  * compiled into a staging copy first, so the working tree's lib/ is left alone; an installed copy
  * already holds exactly the packed files and is packed as it is.
+ *
+ * A clone's tarball is kept in `<cacheDir>/pack/` under a key of everything that goes into it (see
+ * {@link packCacheKey}), so the next image build of the same tree skips the compile: the compile is most
+ * of an image build's CPU, and the integration suites and `pulumi up` of the pods topology each build images.
+ * The newest {@link PACK_CACHE_KEEP} tarballs are kept. `cacheDir: false` packs without the cache.
  */
-export async function packPackage(root: string, dest: string, log?: (l: string) => void): Promise<string> {
-  let from = root;
+export async function packPackage(root: string, dest: string, log?: (l: string) => void, cacheDir: string | false = defaultImageCache()): Promise<string> {
   if (existsSync(join(root, 'tsconfig.build.json'))) {
-    const stage = join(dest, 'stage');
-    log?.(`image build: compiling ${root} into a staging copy`);
     const listed = JSON.parse(await run('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], root, 'list the packed files')) as Array<{
+      filename: string;
       files: Array<{ path: string }>;
     }>;
-    for (const f of listed[0]!.files) {
-      if (f.path.startsWith('lib/')) continue;
-      mkdirSync(dirname(join(stage, f.path)), { recursive: true });
-      copyFileSync(join(root, f.path), join(stage, f.path));
+    const packed = listed[0]!.files.map((f) => f.path).filter((f) => !f.startsWith('lib/'));
+    let cached: string | undefined;
+    if (cacheDir !== false) {
+      const key = await packCacheKey(root, packed);
+      cached = join(cacheDir, 'pack', key, listed[0]!.filename);
+      if (existsSync(cached)) {
+        log?.(`image build: the packed package of this tree is cached (${cached})`);
+        const out = join(dest, listed[0]!.filename);
+        copyFileSync(cached, out);
+        const now = new Date();
+        utimesSync(dirname(cached), now, now); // the newest keys are kept
+        return out;
+      }
+    }
+    const stage = join(dest, 'stage');
+    log?.(`image build: compiling ${root} into a staging copy`);
+    for (const f of packed) {
+      mkdirSync(dirname(join(stage, f)), { recursive: true });
+      copyFileSync(join(root, f), join(stage, f));
     }
     await run(
       process.execPath,
@@ -146,11 +179,59 @@ export async function packPackage(root: string, dest: string, log?: (l: string) 
       root,
       'compile lib/',
     );
-    from = stage;
+    const tarball = await npmPack(stage, dest, log);
+    if (cached) storePacked(tarball, cached);
+    return tarball;
   }
+  return npmPack(root, dest, log);
+}
+
+/** How many packed tarballs `<cacheDir>/pack/` keeps (the newest). */
+export const PACK_CACHE_KEEP = 4;
+
+async function npmPack(from: string, dest: string, log?: (l: string) => void): Promise<string> {
   log?.(`image build: npm pack ${from}`);
   const out = JSON.parse(await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', dest], from, 'npm pack')) as Array<{ filename: string }>;
   return join(dest, out[0]!.filename);
+}
+
+/**
+ * The cache key of a clone's packed tarball: the TypeScript version, and the path and content of every file the
+ * compile reads (`tsc --listFilesOnly`: the sources, their imports and the declaration files from node_modules)
+ * and of every other packed file. The tsconfig files are among what is hashed, so a changed compiler option is a
+ * new key too.
+ */
+export async function packCacheKey(root: string, packedFiles: readonly string[]): Promise<string> {
+  const tscJs = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+  const inputs = (await run(process.execPath, [tscJs, '-p', 'tsconfig.build.json', '--listFilesOnly'], root, 'list the compiled files'))
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
+  const tsVersion = (JSON.parse(readFileSync(join(root, 'node_modules', 'typescript', 'package.json'), 'utf8')) as PackageJson).version;
+  const hash = createHash('sha256').update(`klutch-kit-pack-v1\0typescript ${tsVersion}\0`);
+  const files = [
+    ...new Set([...inputs.map((f) => resolve(root, f)), ...['tsconfig.json', 'tsconfig.build.json', ...packedFiles].map((f) => resolve(root, f))]),
+  ].sort();
+  for (const f of files) hash.update(relative(root, f)).update('\0').update(readFileSync(f)).update('\0');
+  return hash.digest('hex');
+}
+
+/** Puts `tarball` at `cached` (whole, by rename) and keeps the newest {@link PACK_CACHE_KEEP} keys. */
+function storePacked(tarball: string, cached: string): void {
+  try {
+    const keyDir = dirname(cached);
+    mkdirSync(keyDir, { recursive: true });
+    const tmp = `${cached}.tmp-${process.pid}`;
+    copyFileSync(tarball, tmp);
+    renameSync(tmp, cached);
+    const packDir = dirname(keyDir);
+    const keys = readdirSync(packDir)
+      .map((k) => ({ k, t: statSync(join(packDir, k)).mtimeMs }))
+      .sort((a, b) => b.t - a.t);
+    for (const { k } of keys.slice(PACK_CACHE_KEEP)) rmSync(join(packDir, k), { recursive: true, force: true });
+  } catch {
+    // a cache that cannot be written only costs the next build its compile
+  }
 }
 
 interface PackageJson {
@@ -239,7 +320,7 @@ export async function buildRuntimeImages(opts: ImageBuildOptions): Promise<Image
   const root = opts.packageRoot ?? findPackageRoot();
   const work = mkdtempSync(join(tmpdir(), 'klutch-image-'));
   try {
-    const tarball = opts.packageTarball ? resolve(opts.packageTarball) : await packPackage(root, work, log);
+    const tarball = opts.packageTarball ? resolve(opts.packageTarball) : await packPackage(root, work, log, cacheDir);
     const bases = new Map<string, BaseImage>();
     if (baseRef === 'local') for (const p of platforms) bases.set(p.architecture, await localBase(p, { cacheDir, ...(log ? { log } : {}) }));
     else for (const [k, v] of await pullBase(baseRef, platforms, { cacheDir: join(cacheDir, 'blobs'), ...(log ? { log } : {}) })) bases.set(k, v);
