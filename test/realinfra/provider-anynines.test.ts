@@ -88,7 +88,17 @@ describe('provider-anynines in the harness', () => {
     const a = planComponent('provider-anynines', { klutchioDir: d, cacheRoot, goBinary: '/nonexistent/go' });
     expect(a.dir).toBe(path.join(cacheRoot, 'realinfra', `provider-anynines-${a.key}`));
     expect(a.moduleDir).toBe(path.join(d, 'provider-anynines'));
-    expect(a.args).toEqual(['build', '-buildvcs=false', '-trimpath', '-gcflags=all=-dwarf=false', '-ldflags', '-s -w', '-o', 'provider-anynines', './cmd/provider']);
+    expect(a.args).toEqual([
+      'build',
+      '-buildvcs=false',
+      '-trimpath',
+      '-gcflags=all=-dwarf=false',
+      '-ldflags',
+      '-s -w',
+      '-o',
+      'provider-anynines',
+      './cmd/provider',
+    ]);
     expect(planComponent('provider-anynines', { klutchioDir: d, cacheRoot, goBinary: '/nonexistent/go' }).key).toBe(a.key);
     fs.writeFileSync(path.join(d, 'clients', 'a9s-open-service-broker', 'client.go'), 'package osb\n');
     expect(planComponent('provider-anynines', { klutchioDir: d, cacheRoot, goBinary: '/nonexistent/go' }).key).not.toBe(a.key);
