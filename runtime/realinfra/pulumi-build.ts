@@ -196,6 +196,7 @@ async function runGo(
 ): Promise<string> {
   const started = Date.now();
   let output = '';
+  const goNotFound = () => new PulumiBuildError(component, '', `the go command "${goBinary}" was not found; install Go >= 1.26 or set KLUTCH_KIT_GO`);
   // With `cpu`, through sh so that `times` adds the CPU time of go and its compilers to the output.
   const [command, argv] = cpu ? ['sh', goWithCpuTimes(goBinary, args)] : [goBinary, [...args]];
   const child = spawn(command, argv, { cwd, env: { ...process.env, ...env, GOBIN: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -209,17 +210,11 @@ async function runGo(
   timer.unref();
   try {
     const { code, signal } = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
-      child.on('error', (e: NodeJS.ErrnoException) =>
-        reject(
-          e.code === 'ENOENT' ? new PulumiBuildError(component, '', `the go command "${goBinary}" was not found; install Go >= 1.26 or set KLUTCH_KIT_GO`) : e,
-        ),
-      );
+      child.on('error', (e: NodeJS.ErrnoException) => reject(e.code === 'ENOENT' ? goNotFound() : e));
       child.on('close', (c, s) => resolve({ code: c, signal: s }));
     });
     if (cpu) cpu.seconds = cpuSecondsOf(output);
-    if (code === 127 && cpu && output.trim() === '') {
-      throw new PulumiBuildError(component, '', `the go command "${goBinary}" was not found; install Go >= 1.26 or set KLUTCH_KIT_GO`);
-    }
+    if (code === 127 && cpu && output.trim() === '') throw goNotFound(); // sh: `command -v` found no go
     if (code !== 0) {
       const tail = output.replace(/\s+$/, '').split('\n').slice(-40).join('\n');
       throw new PulumiBuildError(component, tail, `go ${args.join(' ')} in ${cwd} exited with ${code ?? `signal ${signal}`}`);
