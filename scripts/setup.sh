@@ -57,12 +57,22 @@ fi
 step "npm ci"
 npm ci --no-audit --no-fund
 
+# A failed build step (no Go, a failed build) does not hide the Debian packages' line: the end names both.
+BUILDS_RC=0
 if [ "$BUILDS" = 1 ]; then
   step "Go-built binaries (scripts/setup.ts)"
-  KLUTCH_KIT_SETUP_APT_MISSING="$APT_MISSING" npx tsx scripts/setup.ts
+  npx tsx scripts/setup.ts || BUILDS_RC=$?
 fi
 if [ -n "$APT_MISSING" ]; then
-  echo "::: setup: done in $(($(date +%s) - T0)) s, except the Debian packages: $APT_MISSING (command above)"
+  if [ "$BUILDS_RC" = 0 ]; then
+    echo "::: setup: done in $(($(date +%s) - T0)) s, except the Debian packages: $APT_MISSING (command above)"
+  else
+    echo "::: setup: not done after $(($(date +%s) - T0)) s: the Go-built binaries (message above) and the Debian packages: $APT_MISSING (command above)"
+  fi
   exit 1
+fi
+if [ "$BUILDS_RC" != 0 ]; then
+  echo "::: setup: not done after $(($(date +%s) - T0)) s: the Go-built binaries (message above)"
+  exit "$BUILDS_RC"
 fi
 echo "::: setup: done in $(($(date +%s) - T0)) s. Next: npm run sandbox (a whole Klutch here), npm run test:all (every check CI runs)"
