@@ -82,7 +82,7 @@ export function kubectlNote(look: Pick<PrerequisiteLookup, 'which' | 'builtKubec
   if (built) return `run the kubectl lines with the clusters' release (built by npm run setup): alias kubectl=${built}`;
   const build = 'npm run setup builds the clusters’ release (or only it: npm run realinfra -- kubectl, about a minute once the clusters are built)';
   if (look.which('kubectl')) return `the kubectl on PATH may be older than the clusters; ${build}`;
-  return `no kubectl on PATH for the lines below: ${build}, or install one (>= 1.33) from https://kubernetes.io/docs/tasks/tools/`;
+  return `no kubectl on PATH for the lines below: ${build}, or install one (>= 1.34, within one minor version of the clusters' 1.35) from https://kubernetes.io/docs/tasks/tools/`;
 }
 
 /** The message for missing prerequisites: one block per item. */
