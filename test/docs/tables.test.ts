@@ -1,5 +1,5 @@
 /**
- * The Markdown tables of README.md and docs/*.md render as tables, with every cell where it was written. Read
+ * The Markdown tables of README.md, CONTRIBUTING.md and docs/*.md render as tables, with every cell where it was written. Read
  * as GitHub (GFM) reads them: a table is a header row, then a delimiter row with as many cells, then body rows
  * up to the first blank line; cells split at every `|` not escaped as `\|`, also inside `code`. GFM drops
  * a body row's cells beyond the header's and renders a header without its delimiter row as plain text, and
@@ -12,6 +12,7 @@ import { join } from 'node:path';
 const ROOT = process.cwd();
 const FILES = [
   'README.md',
+  'CONTRIBUTING.md',
   ...readdirSync(join(ROOT, 'docs'))
     .filter((f) => f.endsWith('.md'))
     .sort()
