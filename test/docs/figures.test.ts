@@ -48,11 +48,12 @@ describe('figures (docs/figures.json and the marks of README.md and docs/*.md)',
     expect(quoted.filter((n) => !names.has(n))).toEqual([]);
   });
 
-  it('the kubectl minimum is one minor version below the clusters’ release (tools/kube/go.mod), and every claim of one says so', () => {
+  it('the kubectl range is one minor version either side of the clusters’ release (tools/kube/go.mod), and every claimed minimum says so', () => {
     const release = /^\s*k8s\.io\/kubernetes v1\.(\d+)\.\d+/m.exec(readFileSync(join(ROOT, 'tools', 'kube', 'go.mod'), 'utf8'));
     expect(release).not.toBeNull();
     const min = `1.${Number(release![1]) - 1}`;
     expect(figures['kubectl-min']?.value).toBe(min);
+    expect(figures['kubectl-max']?.value).toBe(`1.${Number(release![1]) + 1}`);
     // Every "kubectl … >= 1.N" / "≥ 1.N" in the docs and in the messages of the sandbox, the harness and the scripts.
     const sources = (dir: string): string[] =>
       readdirSync(join(ROOT, dir)).flatMap((f) => {
