@@ -35,7 +35,7 @@ import type { Stack } from '@pulumi/pulumi/automation/index.js';
 import { CoreResources, isAlreadyExists, KubeClient, type KubeObject, type ResourceRef } from '../runtime/core/client.js';
 import { getCondition, type Condition } from '../runtime/core/conditions.js';
 import { freePort, startCluster, startCrossplane, type CrossplaneHarness, type RealCluster } from '../runtime/realinfra/index.js';
-import { ensurePulumiBinaries } from '../runtime/realinfra/pulumi-build.js';
+import { type PulumiBinaries, ensurePulumiBinaries } from '../runtime/realinfra/pulumi-build.js';
 import { ensureDexBinary } from '../runtime/realinfra/build.js';
 import { applyManifests } from '../runtime/realinfra/apply.js';
 import { clientOf } from '../runtime/realinfra/client.js';
@@ -302,10 +302,10 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
         return started;
       },
       (v) =>
-        v
-          .slice(1)
-          .map((c) => `${(c as RealCluster).name}: ${(c as RealCluster).server}  kubeconfig ${(c as RealCluster).kubeconfigPath}`)
-          .join('\n'),
+        [
+          ...v.slice(1).map((c) => `${(c as RealCluster).name}: ${(c as RealCluster).server}  kubeconfig ${(c as RealCluster).kubeconfigPath}`),
+          pulumiChoice(v[0] as PulumiBinaries),
+        ].join('\n'),
     );
     const apps = [app1, app2] as const;
 
@@ -936,4 +936,11 @@ export async function changeDemoPlan(
     app.close();
     cp.close();
   }
+}
+
+/** Which Pulumi CLI the sandbox runs: a compatible one from PATH, or the pinned release built (KLUTCH_KIT_USE_PATH_TOOLS). */
+function pulumiChoice(bins: PulumiBinaries): string {
+  return bins.cliFrom === 'path'
+    ? `pulumi: ${bins.pulumi} from PATH (${bins.cliVersion}; KLUTCH_KIT_USE_PATH_TOOLS=0 builds the pinned release instead)`
+    : `pulumi: ${bins.cliVersion}, built from tools/pulumi/cli (${bins.pulumi})`;
 }

@@ -5,11 +5,10 @@
 // `-- --kube` builds only the Kubernetes control plane, `-- --node` only the real node's binaries (kubelet,
 // kube-scheduler, kube-proxy, pause, pod-probe), `-- --crossplane` only the Crossplane harness, `-- --dex` only Dex
 // (the pod topology's OIDC provider, tools/dex), `-- --pods` only helm and CoreDNS (Crossplane as pods), `-- --a9s` only
-// provider-anynines (from the klutchio sources: KLUTCH_KIT_KLUTCHIO_SRC, default ../shared/vendor/klutchio).
+// provider-anynines (from the klutchio sources: fetched at the pinned commit into the cache, or KLUTCH_KIT_KLUTCHIO_SRC's mirror).
 // `-- --early` builds what every integration suite may need (the control plane, kubectl, crane), `-- --mid` what the
 // Crossplane 2.3 suites need beyond it, `-- --late` the rest (what only the late suites need). CI builds the early
-// components first and the others in the background while the checks and the suites run (scripts/_lanes.ts stages);
-// provider-anynines skipped, as by default, without its sources.
+// components first and the others in the background while the checks and the suites run (scripts/_lanes.ts stages).
 import {
   A9S_COMPONENTS,
   ALL_COMPONENTS,
@@ -25,8 +24,8 @@ import {
   ensureComponent,
   planComponent,
   isCached,
-  withoutAbsentKlutchio,
 } from '../runtime/realinfra/build.js';
+import { ensureKlutchioSource } from '../runtime/realinfra/klutchio.js';
 
 const started = Date.now();
 const log = (line: string) => process.stderr.write(`[realinfra +${((Date.now() - started) / 1000).toFixed(1)}s] ${line}\n`);
@@ -56,12 +55,11 @@ const groups: ComponentName[] = [
   ...(argv.includes('--mid') ? MID_COMPONENTS : []),
   ...(argv.includes('--late') ? LATE_COMPONENTS : []),
 ].filter((c, i, all) => all.indexOf(c) === i);
-let components: readonly ComponentName[] = requested.length > 0 ? (requested as ComponentName[]) : groups.length > 0 ? groups : ALL_COMPONENTS;
-// provider-anynines is built from sources no registry serves (a CI clone has them in ../shared). The default
-// run and --late build it when they are there and say why not otherwise; asked for by name or --a9s, it is an error.
-if (requested.length === 0 && !argv.includes('--a9s')) components = withoutAbsentKlutchio(components, log);
+const components: readonly ComponentName[] = requested.length > 0 ? (requested as ComponentName[]) : groups.length > 0 ? groups : ALL_COMPONENTS;
 
 try {
+  // provider-anynines is built from the klutchio sources: fetched first (git, once), so that its cache key can be planned
+  if (components.some((c) => (A9S_COMPONENTS as readonly string[]).includes(c))) await ensureKlutchioSource({ log });
   for (const c of components) {
     const plan = planComponent(c);
     log(`${c}: ${isCached(plan) ? 'cached' : 'not cached'} (${plan.dir})`);

@@ -2,22 +2,22 @@
  * The Go half of `npm run setup` (scripts/setup.sh runs it after `npm ci`): checks Go, then builds — or finds
  * in the cache (~/.cache/klutch-kit/realinfra/) — every Go-built binary the sandbox and the tests run: the
  * clusters (etcd, kube-apiserver, kube-controller-manager), kubectl of the same release, the real node's
- * binaries, the Crossplane set, the Pulumi toolchain and, when its sources are there, provider-anynines.
+ * binaries, the Crossplane set, the Pulumi toolchain and provider-anynines (its klutchio sources fetched with git;
+ * when that fails, setup says why and goes on without it).
  * Before building it prints what is missing and how long that took when measured; while building, one line
  * per component with the estimate of what is left. Ends with the kubectl to use.
  */
 import { execFileSync } from 'node:child_process';
+import { A9S_COMPONENTS, ALL_COMPONENTS, type ComponentName, ensureComponent, isCached, pathKubectl, planComponent } from '../runtime/realinfra/build.js';
+import { ensureKlutchioSource } from '../runtime/realinfra/klutchio.js';
 import {
-  A9S_COMPONENTS,
-  ALL_COMPONENTS,
-  type ComponentName,
-  checkKlutchioSource,
-  ensureComponent,
-  isCached,
-  klutchioSourceDir,
-  planComponent,
-} from '../runtime/realinfra/build.js';
-import { PULUMI_COMPONENTS, type PulumiComponentName, ensurePulumiComponent, isPulumiCached, planPulumiComponent } from '../runtime/realinfra/pulumi-build.js';
+  PULUMI_COMPONENTS,
+  type PulumiComponentName,
+  ensurePulumiComponent,
+  isPulumiCached,
+  pathPulumi,
+  planPulumiComponent,
+} from '../runtime/realinfra/pulumi-build.js';
 import { MIN_GO } from '../sandbox/prerequisites.js';
 
 /**
@@ -75,11 +75,15 @@ let items: Item[] = [
   ...PULUMI_COMPONENTS.map((name) => ({ name, pulumi: true as const })),
 ];
 try {
-  checkKlutchioSource(klutchioSourceDir());
+  await ensureKlutchioSource({ log });
 } catch (e) {
-  log(`provider-anynines: skipped (${(e as Error).message}); only the a9s test suites need it`);
+  log(`provider-anynines: not built (${(e as Error).message}); only the a9s test suites need it`);
   items = items.filter((i) => !(A9S_COMPONENTS as readonly string[]).includes(i.name));
 }
+// A compatible kubectl or Pulumi CLI on PATH is used instead of a build (KLUTCH_KIT_USE_PATH_TOOLS=0: always build).
+const kubectlOnPath = pathKubectl({ log });
+const pulumiOnPath = pathPulumi({ log });
+items = items.filter((i) => !(i.name === 'kubectl' && kubectlOnPath) && !(i.name === 'pulumi-cli' && pulumiOnPath));
 const cached = (i: Item) => (i.pulumi ? isPulumiCached(planPulumiComponent(i.name)) : isCached(planComponent(i.name)));
 const todo = items.filter((i) => !cached(i));
 if (todo.length === 0) {
@@ -112,5 +116,8 @@ if (todo.length === 0) {
   }
   log(`built ${todo.length} binaries in ${since()}`);
 }
-const kubectl = planComponent('kubectl').binary;
-log(`kubectl of the clusters' release: ${kubectl}  (e.g. alias kubectl=${kubectl})`);
+if (kubectlOnPath) log(`kubectl: ${kubectlOnPath.path} from PATH (${kubectlOnPath.version})`);
+else {
+  const kubectl = planComponent('kubectl').binary;
+  log(`kubectl of the clusters' release: ${kubectl}  (e.g. alias kubectl=${kubectl})`);
+}

@@ -67,6 +67,8 @@ export const ConditionType = {
   InformersSynced: 'InformersSynced',
   Heartbeating: 'Heartbeating',
   SchemaInSync: 'SchemaInSync',
+  /** klutch-kit: the binding's export and accepted claims are within the konnector's allow-list (contract/resource-policy.ts). */
+  ResourcesAllowed: 'ResourcesAllowed',
   // ClusterBinding (also SecretValid)
   ValidVersion: 'ValidVersion',
   Healthy: 'Healthy',

@@ -8,6 +8,7 @@ import { CoreResources, isAlreadyExists, type KubeClient } from '../core/client.
 import type { Reconciler } from '../core/controller.js';
 import { bindingOwnerRef, controllerOf, crdEstablished, crdNeedsUpdate, exportToCRD, isOwnedBy, type CRD } from './crd.js';
 import { isDeleting } from './metadata.js';
+import { exportOfBinding, RESOURCE_NOT_ALLOWED_REASON, ResourceGate } from './resource-gate.js';
 import { sameState, type AttachedBindings, type ConditionState } from './provider-state.js';
 import { EXPORTED_LABEL, type APIServiceBinding, type APIServiceExport } from './types.js';
 
@@ -23,6 +24,8 @@ export interface CrdReconcilerDeps {
   /** Whether the CRD's controller is an APIServiceBinding that certainly no longer exists. */
   ownerBindingGone(crd: CRD): boolean;
   readonly log: Logger;
+  /** What the app cluster's admin lets a provider export (resource-gate.ts). @default ResourceGate.DEFAULT */
+  readonly resourceGate?: ResourceGate;
   /** Called when a binding's Connected state changed. */
   changed(bindingKey: string): void;
 }
@@ -53,6 +56,12 @@ export class CrdReconciler implements Reconciler {
     const b = d.getBinding(bindingKey);
     if (!b || !d.bindings.has(bindingKey) || isDeleting(b)) return;
     const name = b.metadata.name!;
+    const gate = d.resourceGate ?? ResourceGate.DEFAULT;
+    const allowed = gate.decide(exportOfBinding(name), 'export');
+    if (!allowed.allowed) {
+      this.setState(bindingKey, { status: 'False', reason: RESOURCE_NOT_ALLOWED_REASON, message: gate.refusal(allowed) });
+      return;
+    }
     const exp = d.exports.getByName(d.clusterNamespace, name);
     if (!exp) {
       this.setState(bindingKey, {

@@ -10,12 +10,16 @@ import YAML from 'yaml';
 import { apiServiceBindingKind, BINDING_RESOURCES, bindingCrds } from '../../contract/index.js';
 import { ApiError, isAlreadyExists, isNotFound, parseKubeconfig, type KubeClient, type KubeObject, type ResourceRef } from '../core/index.js';
 import { BIND_API_VERSION, type PermissionClaim } from '../../contract/wire.js';
+import { decideResource, parseAllowedResource, resourceName, type AllowedResource } from '../../contract/resource-policy.js';
+import { EXPORTED_LABEL } from '../../contract/api/constants.js';
+import { ALLOW_FLAG, allowedByNameWarning, checkRequest, claimDetails, describeClaim } from './consent.js';
 import {
   BIND_NAMESPACE,
   CliError,
   Exit,
   Progress,
   clean,
+  checkSecureUrl,
   clientFor,
   parseRemoteKubeconfig,
   PROVIDER_KUBECONFIG_LABEL,
@@ -64,8 +68,15 @@ export interface ApiServiceOptions {
   konnectorImage?: string;
   output: OutputFormat;
   timeoutMs: number;
+  /**
+   * Resources outside the default allow-list the user allows for this request (`--allow-resource`);
+   * they are added to the konnector's allow-list (`--allow-resource` flags of its Deployment).
+   */
+  allowResources?: readonly AllowedResource[];
   io: IO;
 }
+
+export { describeClaim };
 
 /** Parses and validates an APIServiceExportRequest document (YAML or JSON). */
 export function parseExportRequest(text: string, source: string): ExportRequestDoc {
@@ -107,6 +118,7 @@ export async function readRequestSource(file: string, stdin: NodeJS.ReadableStre
     return Buffer.concat(chunks).toString('utf8');
   }
   if (/^https?:\/\//.test(file)) {
+    checkSecureUrl('-f', file);
     let res: Response;
     try {
       res = await fetch(file);
@@ -123,19 +135,6 @@ export async function readRequestSource(file: string, stdin: NodeJS.ReadableStre
   }
 }
 
-export function describeClaim(c: PermissionClaim): string {
-  const what = `${c.resource}${c.group ? '.' + c.group : ''}`;
-  const sel = c.selector ?? {};
-  const names = sel.names?.length && !(sel.names.length === 1 && sel.names[0] === '*') ? ` named ${sel.names.join(', ')}` : '';
-  const owner =
-    sel.owner === 'Provider'
-      ? ' created by the provider (synced into your cluster)'
-      : sel.owner === 'Consumer'
-        ? ' created in your cluster (synced to the provider)'
-        : '';
-  return `${what}${names}${owner}${c.required ? ' [required]' : ''}`;
-}
-
 /** Asks consent for each claim; returns them with `state`. Throws CliError(CONSENT) on a rejected required claim. */
 export async function askConsent(
   claims: PermissionClaim[],
@@ -143,8 +142,12 @@ export async function askConsent(
   api: string,
 ): Promise<Array<PermissionClaim & { state: 'Accepted' | 'Rejected' }>> {
   if (!claims.length) return [];
+  const details = (c: PermissionClaim) =>
+    claimDetails(c)
+      .map((l) => `     ${l}\n`)
+      .join('');
   if (o.yes) {
-    for (const c of claims) o.io.err.write(`✅ accepted permission claim of ${api}: ${describeClaim(c)} (--yes)\n`);
+    for (const c of claims) o.io.err.write(`✅ accepted permission claim of ${api}: ${describeClaim(c)} (--yes)\n${details(c)}`);
     return claims.map((c) => ({ ...c, state: 'Accepted' as const }));
   }
   if (!o.io.in.isTTY) {
@@ -158,7 +161,7 @@ export async function askConsent(
   try {
     const out: Array<PermissionClaim & { state: 'Accepted' | 'Rejected' }> = [];
     for (const c of claims) {
-      o.io.err.write(`❓ ${api} wants access to ${describeClaim(c)}. Accept? [y/N] `);
+      o.io.err.write(`❓ ${api} wants access to ${describeClaim(c)}:\n${details(c)}   Accept? [y/N] `);
       const next = await lines.next();
       const a = next.done ? '' : String(next.value).trim().toLowerCase();
       const state = a === 'y' || a === 'yes' ? ('Accepted' as const) : ('Rejected' as const);
@@ -248,10 +251,90 @@ const semver = (t: string | undefined): number[] | undefined => {
   return m ? [Number(m[1]), Number(m[2]), Number(m[3])] : undefined;
 };
 
+/** The allowances of an installed konnector: its `--allow-resource=<name>` arguments. */
+export function installedAllowances(args: readonly string[] | undefined, warn: (msg: string) => void): AllowedResource[] {
+  const out: AllowedResource[] = [];
+  for (const a of args ?? []) {
+    if (!a.startsWith(`${ALLOW_FLAG}=`)) continue;
+    try {
+      out.push(parseAllowedResource(`the konnector's ${ALLOW_FLAG}`, a.slice(ALLOW_FLAG.length + 1)));
+    } catch (e) {
+      warn(`⚠️  ignoring the installed konnector's ${a}: ${(e as Error).message}\n`);
+    }
+  }
+  return out;
+}
+
+/** What the konnector serves: every bound API (group + plural) and every accepted claim. */
+export interface KonnectorScope {
+  bound: Array<{ group: string; resource: string }>;
+  claimed: Array<{ group: string; resource: string }>;
+}
+
+/**
+ * The konnector's RBAC: the bound APIs and claimed resources the resource policy allows, given the
+ * allowances (the installed konnector's and this run's). Anything else is left out, with a warning
+ * naming it: the konnector gets no rights on it (and refuses to serve it).
+ */
+export function konnectorGrants(scope: KonnectorScope, allowed: readonly AllowedResource[], warn: (msg: string) => void) {
+  const byGroup = new Map<string, Set<string>>();
+  for (const b of scope.bound) {
+    if (!b.group) continue;
+    const d = decideResource(b, 'export', allowed);
+    if (!d.allowed) {
+      warn(
+        `⚠️  APIServiceBinding ${d.name}: outside the allow-list (${d.why}); the konnector gets no rights on it — delete the binding, or bind again with ${ALLOW_FLAG} ${d.name}\n`,
+      );
+      continue;
+    }
+    if (!byGroup.has(b.group)) byGroup.set(b.group, new Set());
+    byGroup.get(b.group)!.add(b.resource);
+  }
+  const claimed = new Map<string, { group: string; resource: string }>([
+    ['secrets', { group: '', resource: 'secrets' }],
+    ['configmaps', { group: '', resource: 'configmaps' }],
+  ]);
+  for (const c of scope.claimed) {
+    const d = decideResource(c, 'claim', allowed);
+    if (!d.allowed) {
+      warn(
+        `⚠️  accepted claim on ${d.name}: outside the allow-list (${d.why}); the konnector gets no rights on it — reject the claim, or bind again with ${ALLOW_FLAG} ${d.name}\n`,
+      );
+      continue;
+    }
+    claimed.set(d.name, { group: d.group, resource: d.resource });
+  }
+  return {
+    boundApis: [...byGroup].map(([group, rs]) => ({ group, resources: [...rs].sort() })),
+    claimedResources: [...claimed.values()],
+  };
+}
+
+/**
+ * Refuses to bind an API whose CRD already exists in the app cluster and was not made by a binding
+ * of the same name: the konnector would get read/write on every object of someone else's API.
+ */
+async function checkNoForeignCrds(consumer: KubeClient, request: ExportRequestDoc): Promise<void> {
+  for (const r of request.spec.resources) {
+    if (!r.group) continue;
+    const name = `${r.resource}.${r.group}`;
+    const crd = await consumer.getOrNull(CRDS, undefined, name);
+    if (!crd) continue;
+    const owner = crd.metadata.ownerReferences?.find((o) => o.controller);
+    const byBinding = crd.metadata.labels?.[EXPORTED_LABEL] === 'true' && owner?.kind === 'APIServiceBinding' && owner.name === name;
+    if (!byBinding) {
+      throw new CliError(
+        `the export of ${name}: CustomResourceDefinition ${name} already exists in your cluster and no APIServiceBinding made it; a provider may not take over an API of your cluster (the konnector would get read/write on all its objects). Nothing was created; ask the provider to export its own API group`,
+        Exit.CONSENT,
+      );
+    }
+  }
+}
+
 /** Installs or upgrades the konnector (SSA of the Konnector construct's manifests), covering every bound API. */
-async function installKonnector(consumer: KubeClient, bound: Array<{ group: string; resource: string }>, o: ApiServiceOptions): Promise<void> {
+async function installKonnector(consumer: KubeClient, scope: KonnectorScope, o: ApiServiceOptions): Promise<void> {
   const deployments: ResourceRef = { group: 'apps', version: 'v1', plural: 'deployments', namespaced: true, kind: 'Deployment' };
-  const existing = await consumer.getOrNull<KubeObject & { spec?: { template?: { spec?: { containers?: Array<{ image?: string }> } } } }>(
+  const existing = await consumer.getOrNull<KubeObject & { spec?: { template?: { spec?: { containers?: Array<{ image?: string; args?: string[] }> } } } }>(
     deployments,
     BIND_NAMESPACE,
     'konnector',
@@ -270,13 +353,14 @@ async function installKonnector(consumer: KubeClient, bound: Array<{ group: stri
       image = installedImage;
     }
   }
-  const byGroup = new Map<string, Set<string>>();
-  for (const b of bound) {
-    if (!b.group) continue;
-    if (!byGroup.has(b.group)) byGroup.set(b.group, new Set());
-    byGroup.get(b.group)!.add(b.resource);
+  const warn = (m: string) => o.io.err.write(m);
+  // the konnector's allow-list: what the admin allowed before (its flags) and in this run
+  const allowed = new Map<string, AllowedResource>();
+  for (const a of [...installedAllowances(existing?.spec?.template?.spec?.containers?.[0]?.args, warn), ...(o.allowResources ?? [])]) {
+    allowed.set(resourceName(a), a);
   }
-  const manifests = konnectorManifests({ image, boundApis: [...byGroup].map(([group, rs]) => ({ group, resources: [...rs] })) }) as KubeObject[];
+  const { boundApis, claimedResources } = konnectorGrants(scope, [...allowed.values()], warn);
+  const manifests = konnectorManifests({ image, boundApis, claimedResources, allowedResources: [...allowed.keys()].sort() }) as KubeObject[];
   for (const m of manifests) {
     const [g, v] = (m.apiVersion as string).includes('/') ? (m.apiVersion as string).split('/') : ['', m.apiVersion as string];
     const ref: ResourceRef = {
@@ -366,7 +450,9 @@ export async function bindApiService(request: ExportRequestDoc, o: ApiServiceOpt
   const remoteNs = o.remoteNamespace ?? remoteInfo.namespace;
   const reqName = request.metadata.name || `${request.spec.resources[0].resource}.${request.spec.resources[0].group ?? ''}`;
 
-  // consent first: nothing is created when a claim is refused
+  // the resource policy, then consent: nothing is created when a resource or claim is refused
+  const policy = checkRequest(request, o.allowResources ?? []);
+  for (const d of policy.filter((x) => x.allowedByName)) o.io.err.write(`${allowedByNameWarning(d)}\n`);
   const decisions = new Map<number, Array<PermissionClaim & { state: 'Accepted' | 'Rejected' }>>();
   for (const [i, r] of request.spec.resources.entries()) {
     decisions.set(i, await askConsent(r.permissionClaims ?? [], o, `${r.resource}.${r.group ?? ''}`));
@@ -389,6 +475,7 @@ export async function bindApiService(request: ExportRequestDoc, o: ApiServiceOpt
     return bindings;
   }
 
+  await checkNoForeignCrds(o.consumer, request);
   const remote = clientFor(parseKubeconfig(o.remoteKubeconfig, { source: 'provider kubeconfig' }));
   try {
     // the request on the provider
@@ -420,11 +507,22 @@ export async function bindApiService(request: ExportRequestDoc, o: ApiServiceOpt
     const deadline = Date.now() + o.timeoutMs;
     await ensureBindingCrd(o.consumer, deadline);
     const existingBindings = (await o.consumer.list(BINDINGS, BIND_NAMESPACE)).items;
-    const bound = [
-      ...existingBindings.map((b) => ({ group: b.metadata.name!.split('.').slice(1).join('.'), resource: b.metadata.name!.split('.')[0] })),
-      ...request.spec.resources.map((r) => ({ group: r.group ?? '', resource: r.resource })),
-    ];
-    if (!o.skipKonnector) await installKonnector(o.consumer, bound, o);
+    // the konnector's scope: the other bindings as they are, this request's resources and accepted claims
+    const rebound = new Set(bindings.map((b) => b.metadata.name));
+    const others = existingBindings.filter((b) => !rebound.has(b.metadata.name)) as Array<
+      KubeObject & { spec?: { permissionClaims?: Array<PermissionClaim & { state?: string }> } }
+    >;
+    const scope: KonnectorScope = {
+      bound: [
+        ...existingBindings.map((b) => ({ group: b.metadata.name!.split('.').slice(1).join('.'), resource: b.metadata.name!.split('.')[0] })),
+        ...request.spec.resources.map((r) => ({ group: r.group ?? '', resource: r.resource })),
+      ],
+      claimed: [
+        ...others.flatMap((b) => (b.spec?.permissionClaims ?? []).filter((c) => c.state === 'Accepted')),
+        ...[...decisions.values()].flat().filter((c) => c.state === 'Accepted'),
+      ].map((c) => ({ group: c.group ?? '', resource: c.resource })),
+    };
+    if (!o.skipKonnector) await installKonnector(o.consumer, scope, o);
 
     const out: KubeObject[] = [];
     for (const b of bindings) {

@@ -19,7 +19,8 @@ import {
 } from '../../contract/wire.js';
 import { CallbackServer } from './callback.js';
 import { bindApiService, ensureBindNamespace, type IO, type ExportRequestDoc } from './apiservice.js';
-import { CliError, Exit, Progress, clusterIdFor, newSessionId, parseRemoteKubeconfig, render, type OutputFormat } from './util.js';
+import type { AllowedResource } from '../../contract/resource-policy.js';
+import { CliError, Exit, Progress, checkSecureUrl, clusterIdFor, newSessionId, parseRemoteKubeconfig, render, type OutputFormat } from './util.js';
 
 export interface BindOptions {
   url: string;
@@ -33,6 +34,8 @@ export interface BindOptions {
   timeoutMs: number;
   token?: string;
   resource?: string;
+  /** `--allow-resource`: resources outside the default allow-list the user allows. */
+  allowResources?: readonly AllowedResource[];
   io: IO;
 }
 
@@ -43,7 +46,7 @@ export async function fetchProvider(url: string): Promise<BindingProvider> {
   } catch {
     throw new CliError(`"${url}" is not a URL; pass the backend's export URL, e.g. https://bind.example.com/export`, Exit.USAGE);
   }
-  if (u.protocol !== 'https:' && u.protocol !== 'http:') throw new CliError(`"${url}": only http(s) URLs are supported`, Exit.USAGE);
+  checkSecureUrl('the export URL', url);
   let res: Response;
   try {
     res = await fetch(u, { headers: { Accept: 'application/json' } });
@@ -80,6 +83,7 @@ export function authorizeUrl(authenticatedURL: string, o: { callbackUrl: string;
   } catch {
     throw new CliError(`the provider's authenticatedURL ${JSON.stringify(authenticatedURL)} is not a URL`, Exit.FAILED);
   }
+  checkSecureUrl("the provider's authenticatedURL", auth.href);
   auth.searchParams.set('c', o.clusterId);
   auth.searchParams.set('p', String(o.port));
   auth.searchParams.set('s', o.sessionId);
@@ -87,11 +91,27 @@ export function authorizeUrl(authenticatedURL: string, o: { callbackUrl: string;
   return auth;
 }
 
-function openBrowser(url: string, io: IO): void {
-  const cmd = process.platform === 'darwin' ? 'open' : process.platform === 'win32' ? 'cmd' : 'xdg-open';
-  const args = process.platform === 'win32' ? ['/c', 'start', '', url] : [url];
+/**
+ * How the login URL is opened, without a shell: the URL is one argument of a program that only
+ * opens it (on Windows `rundll32 url.dll,FileProtocolHandler`, not `cmd /c start`, whose command
+ * line a URL with `&` or `|` would extend). Only http(s) URLs are opened.
+ */
+export function browserCommand(url: string, platform: NodeJS.Platform = process.platform): { cmd: string; args: string[] } {
+  let u: URL;
   try {
-    const child = spawn(cmd, args, { stdio: 'ignore', detached: true });
+    u = new URL(url);
+  } catch {
+    throw new CliError(`--open: ${JSON.stringify(url)} is not a URL; open it yourself if you trust it`, Exit.FAILED);
+  }
+  if (u.protocol !== 'https:' && u.protocol !== 'http:') throw new CliError(`--open: ${url} is not an http(s) URL; not opened`, Exit.FAILED);
+  if (platform === 'win32') return { cmd: 'rundll32', args: ['url.dll,FileProtocolHandler', u.href] };
+  return { cmd: platform === 'darwin' ? 'open' : 'xdg-open', args: [u.href] };
+}
+
+function openBrowser(url: string, io: IO): void {
+  const { cmd, args } = browserCommand(url);
+  try {
+    const child = spawn(cmd, args, { stdio: 'ignore', detached: true, shell: false, windowsHide: true });
     child.on('error', () => io.err.write(`⚠️  could not start ${cmd}; open the URL above yourself\n`));
     child.unref();
   } catch {
@@ -140,7 +160,7 @@ async function bearerBind(provider: BindingProvider, sessionId: string, clusterI
   if (!m)
     throw new CliError(`--resource: "${o.resource ?? ''}" is not <plural>.<group> (e.g. postgresqlinstances.anynines.com); required with --token`, Exit.USAGE);
   const authorize = provider.authenticationMethods.find((x) => x.method === 'OAuth2CodeGrant')?.oauth2CodeGrant?.authenticatedURL;
-  const bindUrl = new URL('/bind', authorize ?? o.url);
+  const bindUrl = checkSecureUrl('the bind URL (the token is sent there)', new URL('/bind', authorize ?? o.url).href);
   let res: Response;
   try {
     res = await fetch(bindUrl, {
@@ -193,6 +213,7 @@ export async function bind(o: BindOptions): Promise<void> {
       konnectorImage: o.konnectorImage,
       output: o.output,
       timeoutMs: o.timeoutMs,
+      allowResources: o.allowResources,
       io: o.io,
     });
     all.push(...bindings);

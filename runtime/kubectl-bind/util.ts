@@ -81,6 +81,35 @@ export const clusterIdFor = (namespaceUid: string): string => base62(createHash(
 /** A session id: 16 base62 characters. */
 export const newSessionId = (): string => base62(randomBytes(16)).padStart(16, '0').slice(0, 16);
 
+/** Whether a URL's host is a loopback address (127.0.0.0/8, ::1, localhost). */
+export function isLoopbackHost(u: URL): boolean {
+  const h = u.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  return h === 'localhost' || h.endsWith('.localhost') || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
+}
+
+/**
+ * Refuses a URL kubectl-bind would send a login, a token or a request over, unless it is https or
+ * plain http to a loopback address: over http a man in the middle reads `--token` and the provider
+ * kubeconfig and changes the answer (e.g. the resources the export request names).
+ */
+export function checkSecureUrl(what: string, url: string): URL {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new CliError(`${what} ${JSON.stringify(url)} is not a URL`, Exit.USAGE);
+  }
+  if (u.protocol === 'https:') return u;
+  if (u.protocol === 'http:' && isLoopbackHost(u)) return u;
+  if (u.protocol === 'http:') {
+    throw new CliError(
+      `${what} ${url} is plain http: anyone on the network path could read the login, --token and the provider kubeconfig, and change the answer; use the backend's https:// URL (http is accepted for loopback addresses only: 127.0.0.1, ::1, localhost)`,
+      Exit.USAGE,
+    );
+  }
+  throw new CliError(`${what} ${url}: only https URLs are supported (http for loopback addresses only)`, Exit.USAGE);
+}
+
 /** Server URL and context namespace of a kubeconfig text. */
 export function parseRemoteKubeconfig(text: string): { server: string; namespace: string } {
   let access: ClusterAccess;
@@ -91,6 +120,7 @@ export function parseRemoteKubeconfig(text: string): { server: string; namespace
   }
   if (!access.namespace)
     throw new CliError('provider kubeconfig has no namespace in its current context; the backend puts the cluster namespace there', Exit.USAGE);
+  checkSecureUrl("the provider kubeconfig's server", access.server);
   return { server: access.server, namespace: access.namespace };
 }
 

@@ -16,7 +16,8 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { Provider } from '../../constructs/crossplane/index.js';
 import { PROVIDER_ANYNINES_PACKAGE } from '../../constructs/topology/control-plane-cluster.js';
 import { applyManifests, waitForCrdsEstablished } from './apply.js';
-import { PROVIDER_ANYNINES_SOURCE, ensureComponent, klutchioSourceDir } from './build.js';
+import { PROVIDER_ANYNINES_SOURCE, ensureComponent } from './build.js';
+import { ensureKlutchioSource } from './klutchio.js';
 import { CROSSPLANE_NAMESPACE, FORWARDER_JS, type CrossplaneHarness } from './crossplane.js';
 import { clientOf } from './client.js';
 import { type Netns, createNetns, deleteNetnsSync, netnsId } from './netns.js';
@@ -37,7 +38,7 @@ const HEALTH_PORT = 8081;
 export interface ProviderAnyninesOptions {
   /** The provider binary. @default ensureComponent('provider-anynines') (builds it from the klutchio sources on a cold cache) */
   readonly binary?: string;
-  /** The klutchio sources (package metadata and CRDs). @default klutchioSourceDir() */
+  /** The klutchio sources (package metadata and CRDs). @default ensureKlutchioSource() (fetched at the pinned commit, or KLUTCH_KIT_KLUTCHIO_SRC's mirror) */
   readonly klutchioDir?: string;
   /** Ports on the host's 127.0.0.1 the provider must reach (broker stand-ins); it reaches them at `<hostIp>:<port>`. */
   readonly forwardPorts?: readonly number[];
@@ -153,7 +154,7 @@ class Harness implements ProviderAnyninesHarness {
         `realinfra: provider-anynines: the constructs' default package ${PROVIDER_ANYNINES_PACKAGE} is not the version the harness builds (${PROVIDER_ANYNINES_SOURCE.version})`,
       );
     }
-    const src = this.opts.klutchioDir ?? klutchioSourceDir();
+    const src = this.opts.klutchioDir ?? (await ensureKlutchioSource({ log: this.opts.log }));
     const binary = this.opts.binary ?? (await ensureComponent('provider-anynines', { log: this.opts.log, klutchioDir: src }));
 
     // The package image under the constructs' name, through an ImageConfig rewrite.

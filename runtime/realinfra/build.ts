@@ -9,6 +9,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { KLUTCHIO_SOURCE_ENV, ensureKlutchioSource, klutchioCheckoutDir, klutchioSourceKind } from './klutchio.js';
+import { KUBECTL_TOOL, type PathTool, type ToolLookup, findPathTool, pathToolsEnabled, systemToolLookup } from './path-tools.js';
 
 /** A Kubernetes control-plane binary this package builds from a Go wrapper module under `tools/`. */
 export type KubeComponentName = 'etcd' | 'kube-apiserver' | 'kube-controller-manager';
@@ -24,8 +26,8 @@ export type NodeComponentName = 'kubelet' | 'kube-scheduler' | 'kube-proxy' | 'p
 export type CrossplaneComponentName = 'crossplane-2.3' | 'crossplane-1.20' | 'function-patch-and-transform' | 'provider-kubernetes' | 'crane';
 
 /**
- * A binary built from a source folder outside the repository: provider-anynines from the klutchio sources
- * (`KLUTCH_KIT_KLUTCHIO_SRC`, default `../shared/vendor/klutchio` beside the clone; see `klutchioSourceDir()`).
+ * A binary built from sources outside the repository: provider-anynines from the klutchio sources, fetched at the
+ * pinned commit into the cache or taken from a mirror (`KLUTCH_KIT_KLUTCHIO_SRC`; klutchio.ts).
  */
 export type A9sComponentName = 'provider-anynines';
 
@@ -128,23 +130,38 @@ export function assertNotBuiltLater(name: string, env: NodeJS.ProcessEnv = proce
 }
 
 /**
- * The klutchio release whose provider-anynines the harness builds: the sources in `klutchioSourceDir()`
- * must be this commit (their SOURCES.md names it), and the constructs' `PROVIDER_ANYNINES_PACKAGE` carries
- * this version (a unit test ties the two).
+ * The klutchio release whose provider-anynines the harness builds, pinned once: the sources are this commit of
+ * klutchio's public repository (fetched and checked by klutchio.ts; a plain folder of them is checked against the
+ * trees: `git rev-parse <commit>:<folder>`), and the constructs' `PROVIDER_ANYNINES_PACKAGE` carries this version
+ * (a unit test ties the two). `provider-anynines/build` is a submodule (crossplane/build, its Makefile's harness)
+ * the Go build does not read.
  */
-export const PROVIDER_ANYNINES_SOURCE = { version: 'v1.5.0', commit: '0b4539e' } as const;
+export const PROVIDER_ANYNINES_SOURCE = {
+  version: 'v1.5.0',
+  repository: 'https://github.com/anynines/klutchio.git',
+  commit: '0b4539e812e01710b8fd0ef20db347d230b1dbbb',
+  trees: {
+    'provider-anynines': 'a8cad59287925352b81a8fa534b8dfd15a399dda',
+    'clients/a9s-open-service-broker': '6efb4e7c3acd9aeb589b9b04bead0646e69e6d6b',
+    'clients/a9s-backup-manager': 'c99d7281001e4b735611a4f7c887938bd6adb6a4',
+  },
+  submodules: { 'provider-anynines/build': '3cf6663fafcf22f5cb3e7b90cf21d981faa52230' },
+} as const;
 
 /** The folders of the klutchio sources provider-anynines is built from (its go.mod replaces the two clients). */
 export const KLUTCHIO_SOURCE_FOLDERS: readonly string[] = ['provider-anynines', 'clients/a9s-open-service-broker', 'clients/a9s-backup-manager'];
 
 /**
- * Where the klutchio sources are: `KLUTCH_KIT_KLUTCHIO_SRC`, else `../shared/vendor/klutchio` relative to
- * the repository root (a CI clone has `shared/` beside it).
+ * Where the klutchio sources are (or will be, once `ensureKlutchioSource()` of klutchio.ts fetched them): the plain
+ * folder `KLUTCH_KIT_KLUTCHIO_SRC` names, else the pinned commit's checkout in the cache, `<cache>/klutchio/<commit>`.
  */
-export function klutchioSourceDir(toolsDir?: string): string {
-  const env = process.env['KLUTCH_KIT_KLUTCHIO_SRC'];
-  if (env && env.trim() !== '') return path.resolve(env);
-  return path.resolve(path.dirname(toolsDir ?? defaultToolsDir()), '..', 'shared', 'vendor', 'klutchio');
+export function klutchioSourceDir(opts: { cacheRoot?: string } = {}): string {
+  const env = process.env[KLUTCHIO_SOURCE_ENV];
+  if (env && env.trim() !== '') {
+    const kind = klutchioSourceKind(env.trim());
+    if (kind.kind === 'folder') return kind.dir;
+  }
+  return klutchioCheckoutDir(opts);
 }
 
 /** Throws an error naming every missing part of the klutchio sources in `dir`. */
@@ -157,24 +174,10 @@ export function checkKlutchioSource(dir: string): void {
   if (missing.length > 0) {
     throw new Error(
       `realinfra: provider-anynines: the klutchio sources are incomplete or absent in ${dir}; missing: ${missing.join(', ')}. ` +
-        `Put the klutchio ${PROVIDER_ANYNINES_SOURCE.version} sources (commit ${PROVIDER_ANYNINES_SOURCE.commit}: provider-anynines/ and ` +
-        `clients/a9s-open-service-broker/, clients/a9s-backup-manager/) there, or set KLUTCH_KIT_KLUTCHIO_SRC to their folder`,
+        `ensureComponent('provider-anynines') fetches klutchio ${PROVIDER_ANYNINES_SOURCE.version} (commit ${PROVIDER_ANYNINES_SOURCE.commit}) from ` +
+        `${PROVIDER_ANYNINES_SOURCE.repository} into the cache, or set ${KLUTCHIO_SOURCE_ENV} to a mirror: a git repository that holds the commit, or a folder ` +
+        `of its provider-anynines/, clients/a9s-open-service-broker/ and clients/a9s-backup-manager/`,
     );
-  }
-}
-
-/**
- * `components` without provider-anynines when its sources are absent (saying why through `log`): what a run that
- * was not asked for it by name builds; the a9s suites then name what is missing themselves.
- */
-export function withoutAbsentKlutchio(components: readonly ComponentName[], log: (line: string) => void): ComponentName[] {
-  if (!components.some((c) => (A9S_COMPONENTS as readonly string[]).includes(c))) return [...components];
-  try {
-    checkKlutchioSource(klutchioSourceDir());
-    return [...components];
-  } catch (e) {
-    log(`provider-anynines: skipped (${(e as Error).message}); the a9s suites need it, the rest of the harness does not`);
-    return components.filter((c) => !(A9S_COMPONENTS as readonly string[]).includes(c));
   }
 }
 
@@ -233,7 +236,7 @@ export interface EnsureBinariesOptions {
   readonly goBinary?: string;
   /** Seconds between "still building" progress lines. @default 30 */
   readonly heartbeatSeconds?: number;
-  /** The klutchio sources (provider-anynines only). @default klutchioSourceDir() */
+  /** The klutchio sources (provider-anynines only). @default ensureKlutchioSource() of klutchio.ts (fetched into the cache, or the mirror of KLUTCH_KIT_KLUTCHIO_SRC) */
   readonly klutchioDir?: string;
 }
 
@@ -463,7 +466,7 @@ function planKlutchioComponent(
   name: A9sComponentName,
   opts: { cacheRoot?: string; toolsDir?: string; klutchioDir?: string; goBinary?: string },
 ): ComponentPlan {
-  const src = opts.klutchioDir ?? klutchioSourceDir(opts.toolsDir);
+  const src = opts.klutchioDir ?? klutchioSourceDir({ cacheRoot: opts.cacheRoot });
   checkKlutchioSource(src);
   const spec = SPECS[name];
   const args = ['build', ...GO_BUILD_FLAGS, '-ldflags', spec.ldflags(''), '-o', name, spec.pkg];
@@ -668,6 +671,8 @@ async function runGoBuild(
 export async function ensureComponent(name: ComponentName, opts: EnsureBinariesOptions = {}): Promise<string> {
   const log = opts.log ?? (() => {});
   assertNotBuiltLater(name);
+  if (name === 'provider-anynines' && opts.klutchioDir === undefined)
+    opts = { ...opts, klutchioDir: await ensureKlutchioSource({ cacheRoot: opts.cacheRoot, log }) };
   const plan = planComponent(name, opts);
   if (isCached(plan)) return plan.binary;
   return withLock(`${plan.dir}.lock`, log, name, async () => {
@@ -730,6 +735,40 @@ export async function ensureBinaries(opts: EnsureBinariesOptions = {}): Promise<
 /** Builds (or finds in the cache) kubectl of the clusters' Kubernetes release (`tools/kube`); returns its path. */
 export async function ensureKubectl(opts: Omit<EnsureBinariesOptions, 'components'> = {}): Promise<string> {
   return ensureComponent('kubectl', opts);
+}
+
+/** The Kubernetes release of the clusters (and of the kubectl built with them): `k8s.io/kubernetes` in tools/kube/go.mod. */
+export function kubeRelease(toolsDir?: string): string {
+  return requiredVersion(fs.readFileSync(path.join(toolsDir ?? defaultToolsDir(), 'kube', 'go.mod'), 'utf8'), 'k8s.io/kubernetes', 'tools/kube/go.mod');
+}
+
+/** How {@link pathKubectl} and {@link resolveKubectl} look at PATH. */
+export interface PathToolOptions {
+  /** Use a compatible kubectl on PATH. @default true unless KLUTCH_KIT_USE_PATH_TOOLS=0 */
+  readonly pathTools?: boolean;
+  /** @default systemToolLookup() of ./path-tools.ts */
+  readonly lookup?: ToolLookup;
+}
+
+/**
+ * A kubectl on PATH within one minor release of the clusters' (path-tools.ts `KUBECTL_TOOL`), when the lookup is on,
+ * else undefined; says which through `opts.log`. No build.
+ */
+export function pathKubectl(opts: PathToolOptions & { toolsDir?: string; log?: (line: string) => void } = {}): PathTool | undefined {
+  if (!(opts.pathTools ?? pathToolsEnabled())) return undefined;
+  return findPathTool(KUBECTL_TOOL, kubeRelease(opts.toolsDir), opts.lookup ?? systemToolLookup(), opts.log ?? (() => {}));
+}
+
+/**
+ * The kubectl to run against the clusters: a compatible one on PATH ({@link pathKubectl}), else the clusters' own
+ * release, built on a cold cache ({@link ensureKubectl}). `ensureKubectl()` always gives the pinned release.
+ */
+export async function resolveKubectl(
+  opts: Omit<EnsureBinariesOptions, 'components'> & PathToolOptions = {},
+): Promise<{ readonly path: string; readonly version: string; readonly from: 'path' | 'built' }> {
+  const found = pathKubectl(opts);
+  if (found) return { ...found, from: 'path' };
+  return { path: await ensureKubectl(opts), version: kubeRelease(opts.toolsDir), from: 'built' };
 }
 
 /** Paths of the real node's binaries. */

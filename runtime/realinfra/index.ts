@@ -33,8 +33,14 @@ export {
   ensureBinaries,
   ensureComponent,
   isCached,
+  kubeRelease,
+  pathKubectl,
+  type PathToolOptions,
   planComponent,
+  resolveKubectl,
 } from './build.js';
+// A compatible kubectl (resolveKubectl) or Pulumi CLI on PATH instead of a build; KLUTCH_KIT_USE_PATH_TOOLS=0 turns it off.
+export { type PathTool, type ToolLookup, USE_PATH_TOOLS_ENV, pathToolsEnabled, systemToolLookup } from './path-tools.js';
 export {
   ClusterStartError,
   type ClusterPorts,
@@ -77,7 +83,8 @@ export { type CrossplanePodsFigures, type CrossplanePodsHarness, PROVIDER_KUBERN
 export { CLUSTER_DNS, clusterDnsKubeletConfig, clusterDnsObjects, startClusterDns } from './cluster-dns.js';
 export { clientOf } from './client.js';
 export { type ProbeResult, probe } from './probe.js';
-// provider-anynines on a harness cluster with Crossplane, built from the klutchio sources (`KLUTCH_KIT_KLUTCHIO_SRC`):
+// provider-anynines on a harness cluster with Crossplane, built from the klutchio sources (fetched at the pinned commit, or the
+// mirror of `KLUTCH_KIT_KLUTCHIO_SRC`):
 // for users who prove their own a9s-backed Compositions against the real provider, as test/integration/a9s/ does.
 export {
   type ProviderAnyninesHarness,
@@ -88,6 +95,7 @@ export {
   startProviderAnynines,
 } from './anynines.js';
 export { PROVIDER_ANYNINES_SOURCE, klutchioSourceDir } from './build.js';
+export { KLUTCHIO_SOURCE_ENV, type KlutchioPin, type KlutchioSourceOptions, ensureKlutchioSource } from './klutchio.js';
 // The process supervisor the harness uses for its components (start, log file, exit, stop), for
 // scripts that start further processes from the same binaries (scripts/_scale-apps.ts).
 export { HarnessProcess, type HarnessProcessOptions } from './_process.js';

@@ -30,6 +30,7 @@ import {
   requiredVersion,
   withLock,
 } from './build.js';
+import { type PathPulumi, type ToolLookup, findPathPulumi, pathToolsEnabled, systemToolLookup } from './path-tools.js';
 
 export type PulumiComponentName = 'pulumi-cli' | 'pulumi-resource-kubernetes';
 export const PULUMI_COMPONENTS: readonly PulumiComponentName[] = ['pulumi-cli', 'pulumi-resource-kubernetes'];
@@ -47,6 +48,8 @@ export interface PulumiBinaries {
   readonly cliVersion: string;
   /** Version of the kubernetes provider (`4.25.0`). */
   readonly kubernetesVersion: string;
+  /** Where the CLI comes from: a compatible `pulumi` on PATH (path-tools.ts), or built from tools/pulumi/cli. */
+  readonly cliFrom: 'path' | 'built';
 }
 
 export interface EnsurePulumiOptions {
@@ -62,6 +65,13 @@ export interface EnsurePulumiOptions {
   readonly heartbeatSeconds?: number;
   /** Components to ensure. @default both */
   readonly components?: readonly PulumiComponentName[];
+  /**
+   * Use a compatible `pulumi` on PATH (same major release, the pinned minor release or later, its language host beside
+   * it) instead of building the CLI; the choice goes to `log`. @default true unless KLUTCH_KIT_USE_PATH_TOOLS=0
+   */
+  readonly pathTools?: boolean;
+  /** How PATH is looked at. @default systemToolLookup() of ./path-tools.ts */
+  readonly lookup?: ToolLookup;
 }
 
 /**
@@ -305,14 +315,39 @@ export async function ensurePulumiComponent(name: PulumiComponentName, opts: Ens
   });
 }
 
-/** Builds (or finds in the cache) the Pulumi CLI, the Node.js language host and the kubernetes provider. */
+/**
+ * A compatible Pulumi CLI on PATH, when the lookup is on (`opts.pathTools`, else KLUTCH_KIT_USE_PATH_TOOLS), else
+ * undefined: the CLI is then built. Says which through `opts.log`. No build, no network.
+ */
+export function pathPulumi(opts: Pick<EnsurePulumiOptions, 'pathTools' | 'lookup' | 'log' | 'toolsDir' | 'cacheRoot'> = {}): PathPulumi | undefined {
+  if (!(opts.pathTools ?? pathToolsEnabled())) return undefined;
+  return findPathPulumi(planPulumiComponent('pulumi-cli', opts).version, opts.lookup ?? systemToolLookup(), opts.log ?? (() => {}));
+}
+
+/**
+ * Builds (or finds in the cache) the Pulumi CLI, the Node.js language host and the kubernetes provider; the CLI and
+ * its language host come from PATH instead when a compatible `pulumi` is there (see {@link pathPulumi}).
+ */
 export async function ensurePulumiBinaries(opts: EnsurePulumiOptions = {}): Promise<PulumiBinaries> {
   const wanted = opts.components ?? PULUMI_COMPONENTS;
+  const fromPath = wanted.includes('pulumi-cli') ? pathPulumi(opts) : undefined;
   // One at a time: each go build already uses every core.
-  const cli = wanted.includes('pulumi-cli') ? await ensurePulumiComponent('pulumi-cli', opts) : planPulumiComponent('pulumi-cli', opts);
+  const cli = wanted.includes('pulumi-cli') && !fromPath ? await ensurePulumiComponent('pulumi-cli', opts) : planPulumiComponent('pulumi-cli', opts);
   const k8s = wanted.includes('pulumi-resource-kubernetes')
     ? await ensurePulumiComponent('pulumi-resource-kubernetes', opts)
     : planPulumiComponent('pulumi-resource-kubernetes', opts);
+  if (fromPath) {
+    return {
+      pulumiRoot: fromPath.root,
+      pulumi: fromPath.path,
+      languageNodejs: fromPath.languageNodejs,
+      kubernetesProvider: path.join(k8s.binDir, 'pulumi-resource-kubernetes'),
+      pathDirs: [path.dirname(fromPath.path), k8s.binDir],
+      cliVersion: fromPath.version,
+      kubernetesVersion: k8s.version,
+      cliFrom: 'path',
+    };
+  }
   return {
     pulumiRoot: cli.dir,
     pulumi: path.join(cli.binDir, 'pulumi'),
@@ -321,6 +356,7 @@ export async function ensurePulumiBinaries(opts: EnsurePulumiOptions = {}): Prom
     pathDirs: [cli.binDir, k8s.binDir],
     cliVersion: cli.version,
     kubernetesVersion: k8s.version,
+    cliFrom: 'built',
   };
 }
 

@@ -1,5 +1,6 @@
 // provider-anynines in the harness: the package the constructs emit is the release the harness builds from
-// the klutchio sources; the source folder option, its error and the cache key (tree + go version).
+// the klutchio sources; where the sources are, the error for missing ones and the cache key (tree + go version).
+// Fetching and checking them: klutchio-source.test.ts.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -46,7 +47,7 @@ function fakeKlutchio(): string {
 describe('provider-anynines in the harness', () => {
   it('the constructs emit the release the harness builds (klutchio 1.5.0, commit 0b4539e)', () => {
     expect(tag(PROVIDER_ANYNINES_PACKAGE)).toBe(PROVIDER_ANYNINES_SOURCE.version);
-    expect(PROVIDER_ANYNINES_SOURCE).toEqual({ version: 'v1.5.0', commit: '0b4539e' });
+    expect(PROVIDER_ANYNINES_SOURCE).toMatchObject({ version: 'v1.5.0', commit: '0b4539e812e01710b8fd0ef20db347d230b1dbbb' });
     expect(PROVIDER_ANYNINES_PREFIX).toBe('public.ecr.aws/w5n9a2g2/klutch');
     expect(providerAnyninesObject()).toMatchObject({
       apiVersion: 'pkg.crossplane.io/v1',
@@ -61,11 +62,19 @@ describe('provider-anynines in the harness', () => {
     expect(ALL_COMPONENTS[ALL_COMPONENTS.length - 1]).toBe('provider-anynines');
   });
 
-  it('finds the sources at KLUTCH_KIT_KLUTCHIO_SRC, else ../shared/vendor/klutchio beside the clone', () => {
+  it('finds the sources in the plain folder KLUTCH_KIT_KLUTCHIO_SRC names, else in the cache at the pinned commit', () => {
+    const cacheRoot = path.join('/c', 'cache');
+    const checkout = path.join(cacheRoot, 'klutchio', PROVIDER_ANYNINES_SOURCE.commit);
     delete process.env['KLUTCH_KIT_KLUTCHIO_SRC'];
-    expect(klutchioSourceDir(path.join('/r', 'repo', 'tools'))).toBe(path.resolve('/r', 'shared', 'vendor', 'klutchio'));
-    process.env['KLUTCH_KIT_KLUTCHIO_SRC'] = 'some/where';
-    expect(klutchioSourceDir()).toBe(path.resolve('some/where'));
+    expect(klutchioSourceDir({ cacheRoot })).toBe(checkout);
+    const d = fakeKlutchio();
+    process.env['KLUTCH_KIT_KLUTCHIO_SRC'] = d;
+    expect(klutchioSourceDir({ cacheRoot })).toBe(d);
+    // a git mirror is fetched into the cache
+    fs.mkdirSync(path.join(d, '.git'));
+    expect(klutchioSourceDir({ cacheRoot })).toBe(checkout);
+    process.env['KLUTCH_KIT_KLUTCHIO_SRC'] = 'https://mirror.example.invalid/klutchio.git';
+    expect(klutchioSourceDir({ cacheRoot })).toBe(checkout);
   });
 
   it('names every missing part when the sources are absent', () => {

@@ -71,6 +71,7 @@ describe('pulumiEnv', () => {
         pathDirs: ['/c/bin', '/k/bin'],
         cliVersion: 'v3.248.0',
         kubernetesVersion: '4.25.0',
+        cliFrom: 'built',
       },
       { home: '/h', backendDir: '/s', passphrase: 'p' },
     );

@@ -98,7 +98,7 @@ describe('helpers', () => {
     ]);
     const d = io('y\nn\n', true);
     await expect(askConsent(claims, { yes: false, io: d.io }, 'x.y')).rejects.toThrow(
-      /configmaps \[required\] is required by x.y; binding aborted, nothing was created/,
+      /configmaps created on either side \(synced both ways\) \[required\] is required by x.y; binding aborted, nothing was created/,
     );
   });
 });

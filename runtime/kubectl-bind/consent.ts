@@ -1,0 +1,138 @@
+/**
+ * What `kubectl bind` shows and checks before it writes anything: the resource policy of the
+ * contract (`contract/resource-policy.ts`) applied to an export request (every exported resource and
+ * every permission claim), and the consent text of a claim with every option that writes into the
+ * app cluster, dangerous ones flagged.
+ */
+import {
+  decideResource,
+  parseAllowedResource,
+  refusalMessage,
+  resourceName,
+  type AllowedResource,
+  type ResourceDecision,
+  type ResourceUse,
+} from '../../contract/resource-policy.js';
+import type { PermissionClaim } from '../../contract/wire.js';
+import { CliError, Exit } from './exit.js';
+
+/** The flag that allows a resource outside the default allow-list. */
+export const ALLOW_FLAG = '--allow-resource';
+const allowHint = (name: string) => `${ALLOW_FLAG} ${name}`;
+
+/** Parses the values of `--allow-resource` (repeatable). */
+export function parseAllowResources(values: readonly string[] | undefined): AllowedResource[] {
+  return (values ?? []).map((v) => {
+    try {
+      return parseAllowedResource(ALLOW_FLAG, v);
+    } catch (e) {
+      throw new CliError((e as Error).message, Exit.USAGE);
+    }
+  });
+}
+
+interface RequestLike {
+  spec: { resources: Array<{ group?: string; resource: string; permissionClaims?: PermissionClaim[] }> };
+}
+
+/** The policy's decision on every exported resource and every claim of a request. */
+export function requestDecisions(request: RequestLike, allowed: readonly AllowedResource[]): ResourceDecision[] {
+  const out: ResourceDecision[] = [];
+  const seen = new Set<string>();
+  const add = (r: { group?: string; resource: string }, use: ResourceUse) => {
+    const k = `${use}:${resourceName(r)}`;
+    if (seen.has(k)) return;
+    seen.add(k);
+    out.push(decideResource(r, use, allowed));
+  };
+  for (const r of request.spec.resources) {
+    add(r, 'export');
+    for (const c of r.permissionClaims ?? []) add(c, 'claim');
+  }
+  return out;
+}
+
+/**
+ * Refuses a request that names a resource outside the allow-list (all of them in one message, each
+ * with its reason and the flag that allows it); returns the decisions otherwise.
+ */
+export function checkRequest(request: RequestLike, allowed: readonly AllowedResource[]): ResourceDecision[] {
+  const decisions = requestDecisions(request, allowed);
+  const refused = decisions.filter((d) => !d.allowed);
+  if (refused.length) {
+    throw new CliError(
+      `the export request names ${refused.length === 1 ? 'a resource' : 'resources'} this cluster does not let a provider touch; nothing was created:\n${refused
+        .map((d) => `  - ${refusalMessage(d, allowHint)}`)
+        .join('\n')}`,
+      Exit.CONSENT,
+    );
+  }
+  return decisions;
+}
+
+/** One line of the consent text for a resource allowed only by `--allow-resource`. */
+export function allowedByNameWarning(d: ResourceDecision): string {
+  const what = d.use === 'export' ? `export of ${d.name}: the konnector gets read/write on every ${d.name} object, cluster-wide` : `claim on ${d.name}`;
+  return `⚠️  ${what} — outside the default allow-list, allowed by ${allowHint(d.name)}: ${d.why}`;
+}
+
+/** The one-line summary of a claim: resource, names, direction, required. */
+export function describeClaim(c: PermissionClaim): string {
+  const what = resourceName(c);
+  const sel = c.selector ?? {};
+  const names = sel.names?.length && !(sel.names.length === 1 && sel.names[0] === '*') ? ` named ${sel.names.join(', ')}` : '';
+  const owner =
+    sel.owner === 'Provider'
+      ? ' created by the provider (synced into your cluster)'
+      : sel.owner === 'Consumer'
+        ? ' created in your cluster (synced to the provider)'
+        : ' created on either side (synced both ways)';
+  return `${what}${names}${owner}${c.required ? ' [required]' : ''}`;
+}
+
+const list = (v: readonly string[] | undefined, all = '*'): string => (v === undefined ? `${all} (default)` : v.length ? v.join(', ') : '(none)');
+const patterns = (v: ReadonlyArray<{ pattern?: string }> | undefined): string | undefined => (v?.length ? v.map((p) => p.pattern ?? '').join(', ') : undefined);
+
+/**
+ * Every option of a claim that decides what is written into (or read from) the app cluster, one per
+ * line, dangerous ones starting with ⚠️.
+ */
+export function claimDetails(c: PermissionClaim): string[] {
+  const sel = c.selector ?? {};
+  const out: string[] = [];
+  const allNames = !sel.names || sel.names.includes('*');
+  const allNamespaces = !sel.namespaces || sel.namespaces.includes('*');
+  out.push(`selector.names: ${list(sel.names)}${allNames ? ' — every object of the resource' : ''}`);
+  out.push(`selector.namespaces: ${list(sel.namespaces)}${allNamespaces ? ' — every namespace you bind' : ''}`);
+  if (sel.labelSelectors?.length) out.push(`selector.labelSelectors: ${sel.labelSelectors.map((s) => JSON.stringify(s)).join(' or ')}`);
+  if (sel.fieldSelectors?.length) out.push(`selector.fieldSelectors: ${sel.fieldSelectors.join(' or ')}`);
+  const unfiltered = allNames && !sel.labelSelectors?.length && !sel.fieldSelectors?.length;
+  if (sel.owner !== 'Provider' && unfiltered) {
+    out.push(
+      `⚠️  selector.owner: ${sel.owner ?? '(both)'} — every ${resourceName(c)} object in the namespaces you bind is copied to the provider; narrow it with names or selectors`,
+    );
+  } else {
+    out.push(`selector.owner: ${sel.owner ?? '(both)'}`);
+  }
+  if (c.create?.replaceExisting) {
+    out.push('⚠️  create.replaceExisting: true — an object of the same name your team created is replaced by the provider’s');
+  }
+  if (c.update?.alwaysRecreate) out.push('update.alwaysRecreate: true — changed copies are deleted and created again');
+  if (c.update?.preserving?.length) out.push(`update.preserving: ${c.update.preserving.join(', ')} — kept as they are in the target on updates`);
+  if (c.update?.fields?.length) out.push(`update.fields: ${c.update.fields.join(', ')}`);
+  for (const k of ['labels', 'labelsOnConsumerOwnedObjects', 'annotations', 'annotationsOnConsumerOwnedObjects'] as const) {
+    const p = patterns(c.update?.[k]);
+    if (p) out.push(`update.${k}: ${p}`);
+  }
+  const recreate = c.onConflict?.recreateWhenConsumerSideDeleted !== false;
+  out.push(
+    `onConflict.recreateWhenConsumerSideDeleted: ${recreate}${recreate ? ' — a copy you delete is created again' : ' — a copy you delete stays deleted until the provider changes it'}`,
+  );
+  for (const k of ['labels', 'labelsOnProviderOwnedObjects', 'annotations', 'overrideAnnotations'] as const) {
+    const p = patterns(c.read?.[k]);
+    if (p) out.push(`read.${k}: ${p} — read from your objects by the provider`);
+  }
+  if (c.autoAdopt) out.push('autoAdopt: true — matching objects of your cluster are adopted without asking');
+  if (c.autoDonate) out.push('autoDonate: true — matching provider objects are donated without asking');
+  return out;
+}

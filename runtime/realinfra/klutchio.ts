@@ -1,0 +1,233 @@
+// The klutchio sources provider-anynines is built from (build.ts), pinned to one commit of klutchio's public
+// repository (PROVIDER_ANYNINES_SOURCE): fetched with the git command into the cache, <cache>/klutchio/<commit>/,
+// and checked against that commit id. Without network access, KLUTCH_KIT_KLUTCHIO_SRC names a mirror instead: a
+// git repository that holds the commit (fetched and checked the same way) or a plain folder of the sources, which
+// is checked against the git tree ids of the three folders at the pinned commit (computed here, no git needed).
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { KLUTCHIO_SOURCE_FOLDERS, PROVIDER_ANYNINES_SOURCE, checkKlutchioSource, defaultCacheRoot, withLock } from './build.js';
+
+/** The environment variable naming an offline mirror of klutchio: a git repository (URL or folder) or a plain folder of the sources. */
+export const KLUTCHIO_SOURCE_ENV = 'KLUTCH_KIT_KLUTCHIO_SRC';
+
+/** What the sources must be: a commit of a repository, and the git tree ids of the folders the build reads at that commit. */
+export interface KlutchioPin {
+  /** The repository fetched when no mirror is set. */
+  readonly repository: string;
+  /** The full commit id (40 hex digits). */
+  readonly commit: string;
+  /** `git rev-parse <commit>:<folder>` of each folder the build reads (the keys: KLUTCHIO_SOURCE_FOLDERS). */
+  readonly trees: Readonly<Record<string, string>>;
+  /**
+   * Submodules inside those folders, path → the commit the tree records. A plain copy carries none (a checkout
+   * without `--recurse-submodules` leaves an empty folder), so the check takes their entries from here.
+   */
+  readonly submodules: Readonly<Record<string, string>>;
+}
+
+/** How the klutchio sources are found: the git command, the cache, progress. */
+export interface KlutchioSourceOptions {
+  /** The mirror (a git URL, a git repository's folder or a plain folder of the sources). @default $KLUTCH_KIT_KLUTCHIO_SRC, else pin.repository */
+  readonly source?: string;
+  /** @default defaultCacheRoot() of ./build.ts */
+  readonly cacheRoot?: string;
+  /** The git command. @default `git` from PATH */
+  readonly git?: string;
+  /** Progress lines (fetch start, heartbeat, end). @default none */
+  readonly log?: (line: string) => void;
+  /** Seconds between "still fetching" lines. @default 30 */
+  readonly heartbeatSeconds?: number;
+  /** @default PROVIDER_ANYNINES_SOURCE */
+  readonly pin?: KlutchioPin;
+}
+
+/** Where a source is: a git repository to fetch the commit from, or a plain folder to check in place. */
+export type KlutchioSourceKind = { readonly kind: 'git'; readonly url: string } | { readonly kind: 'folder'; readonly dir: string };
+
+const envSource = (): string | undefined => {
+  const v = process.env[KLUTCHIO_SOURCE_ENV];
+  return v && v.trim() !== '' ? v.trim() : undefined;
+};
+
+/**
+ * A URL (`https://…`, `file://…`, `ssh://…`, `git@host:path`) or the folder of a git repository (a work tree with
+ * `.git`, or a bare repository) is fetched from; any other existing folder is a plain copy of the sources.
+ */
+export function klutchioSourceKind(source: string): KlutchioSourceKind {
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(source) || /^[^/\s]+@[^/\s:]+:/.test(source)) return { kind: 'git', url: source };
+  const dir = path.resolve(source);
+  if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {
+    throw new Error(
+      `realinfra: provider-anynines: ${KLUTCHIO_SOURCE_ENV}=${source}: ${dir} is not a folder. Set it to a git repository that holds klutchio ` +
+        `commit ${PROVIDER_ANYNINES_SOURCE.commit} (a URL or a folder) or to a folder of the sources at that commit, or unset it to fetch ${PROVIDER_ANYNINES_SOURCE.repository}`,
+    );
+  }
+  const gitRepo = fs.existsSync(path.join(dir, '.git')) || (fs.existsSync(path.join(dir, 'HEAD')) && fs.existsSync(path.join(dir, 'objects')));
+  return gitRepo ? { kind: 'git', url: dir } : { kind: 'folder', dir };
+}
+
+/** The folder of the pinned commit's checkout in the cache. */
+export function klutchioCheckoutDir(opts: { cacheRoot?: string; pin?: KlutchioPin } = {}): string {
+  return path.join(opts.cacheRoot ?? defaultCacheRoot(), 'klutchio', (opts.pin ?? PROVIDER_ANYNINES_SOURCE).commit);
+}
+
+const byteOrder = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+
+/**
+ * The git tree id of folder `rel` under `root`, as `git write-tree` would record it: blobs of regular files (mode
+ * 100755 when the owner may execute, else 100644) and symbolic links (120000), sub-trees (40000; an empty folder is
+ * no entry), the submodule entries of `submodules` (160000) whatever their folder holds; entries in git's order
+ * (byte order of the names, a folder's name compared as if it ended in "/"). Undefined for a tree without entries.
+ */
+export function gitTreeId(root: string, rel: string, submodules: Readonly<Record<string, string>> = {}): string | undefined {
+  const abs = path.join(root, rel);
+  const entries: { name: string; sortName: string; mode: string; id: string }[] = [];
+  const gitlinks = Object.entries(submodules).filter(([p]) => path.posix.dirname(p) === rel);
+  for (const [p, id] of gitlinks) {
+    const name = path.posix.basename(p);
+    entries.push({ name, sortName: name, mode: '160000', id });
+  }
+  for (const e of fs.readdirSync(abs, { withFileTypes: true })) {
+    if (gitlinks.some(([p]) => path.posix.basename(p) === e.name)) continue;
+    const r = `${rel}/${e.name}`;
+    const p = path.join(abs, e.name);
+    if (e.isDirectory()) {
+      const id = gitTreeId(root, r, submodules);
+      if (id !== undefined) entries.push({ name: e.name, sortName: `${e.name}/`, mode: '40000', id });
+    } else if (e.isSymbolicLink()) {
+      entries.push({ name: e.name, sortName: e.name, mode: '120000', id: gitObjectId('blob', Buffer.from(fs.readlinkSync(p))) });
+    } else if (e.isFile()) {
+      const mode = fs.statSync(p).mode & 0o100 ? '100755' : '100644';
+      entries.push({ name: e.name, sortName: e.name, mode, id: gitObjectId('blob', fs.readFileSync(p)) });
+    }
+  }
+  if (entries.length === 0) return undefined;
+  entries.sort((a, b) => byteOrder(a.sortName, b.sortName));
+  return gitObjectId('tree', Buffer.concat(entries.flatMap((e) => [Buffer.from(`${e.mode} ${e.name}\0`), Buffer.from(e.id, 'hex')])));
+}
+
+function gitObjectId(type: 'blob' | 'tree', content: Buffer): string {
+  return createHash('sha1').update(`${type} ${content.length}\0`).update(content).digest('hex');
+}
+
+/**
+ * Throws unless every folder the build reads (KLUTCHIO_SOURCE_FOLDERS) has the pinned tree id: names each folder
+ * that differs with both ids. `what` says where the sources came from.
+ */
+export function checkKlutchioTrees(dir: string, pin: KlutchioPin, what: string): void {
+  checkKlutchioSource(dir);
+  const wrong = KLUTCHIO_SOURCE_FOLDERS.map((f) => ({ f, want: pin.trees[f], got: gitTreeId(dir, f, pin.submodules) ?? '(empty)' })).filter(
+    (t) => t.got !== t.want,
+  );
+  if (wrong.length > 0) {
+    throw new Error(
+      `realinfra: provider-anynines: the klutchio sources in ${dir} (${what}) are not commit ${pin.commit}: ` +
+        wrong.map((t) => `${t.f}/ has tree ${t.got}, expected ${t.want}`).join('; ') +
+        `. Put an unmodified copy of that commit there (git -C <klutchio clone> archive ${pin.commit} ${KLUTCHIO_SOURCE_FOLDERS.join(' ')} | tar -x -C <folder>), ` +
+        `or point ${KLUTCHIO_SOURCE_ENV} at a git repository that holds the commit`,
+    );
+  }
+}
+
+const checkedFolders = new Set<string>();
+
+/**
+ * The folder of the klutchio sources at the pinned commit, fetched if need be: from the mirror of
+ * `KLUTCH_KIT_KLUTCHIO_SRC` (`opts.source`) or from klutchio's public repository. A git source is fetched once
+ * (`git init`, `git fetch --depth 1 <url> <commit>`, `git checkout FETCH_HEAD`) into <cache>/klutchio/<commit>/ and
+ * checked (`git rev-parse HEAD` is the pinned commit, the folders' trees the pinned trees); a plain folder is
+ * checked against the pinned trees and used in place. Warm: a few stat calls.
+ */
+export async function ensureKlutchioSource(opts: KlutchioSourceOptions = {}): Promise<string> {
+  const pin = opts.pin ?? PROVIDER_ANYNINES_SOURCE;
+  const log = opts.log ?? (() => {});
+  const fromEnv = opts.source === undefined ? envSource() : undefined;
+  const source = opts.source ?? fromEnv ?? pin.repository;
+  const kind = klutchioSourceKind(source);
+  if (kind.kind === 'folder') {
+    if (!checkedFolders.has(`${kind.dir}\0${pin.commit}`)) {
+      checkKlutchioTrees(kind.dir, pin, fromEnv !== undefined ? `${KLUTCHIO_SOURCE_ENV}` : 'the folder given');
+      checkedFolders.add(`${kind.dir}\0${pin.commit}`);
+      log(`klutchio: ${kind.dir} holds the trees of commit ${pin.commit}`);
+    }
+    return kind.dir;
+  }
+  const dir = klutchioCheckoutDir({ cacheRoot: opts.cacheRoot, pin });
+  if (fs.existsSync(path.join(dir, '.git'))) return dir; // published only after the checks below
+  return withLock(`${dir}.lock`, log, 'klutchio', async () => {
+    if (fs.existsSync(path.join(dir, '.git'))) return dir;
+    const git = opts.git ?? 'git';
+    const tmp = `${dir}.tmp-${process.pid}`;
+    fs.rmSync(tmp, { recursive: true, force: true });
+    fs.mkdirSync(tmp, { recursive: true });
+    const started = Date.now();
+    const hint =
+      kind.url === pin.repository
+        ? `Without network access, set ${KLUTCHIO_SOURCE_ENV} to a mirror: a git repository that holds the commit (a URL or a folder) or a folder of the sources at that commit`
+        : `Check ${KLUTCHIO_SOURCE_ENV}=${kind.url}: it must be a git repository that holds the commit, or unset it to fetch ${pin.repository}`;
+    try {
+      log(`klutchio: fetching commit ${pin.commit} from ${kind.url} into ${dir} …`);
+      await runGit(git, ['init', '-q'], tmp, log, opts.heartbeatSeconds);
+      try {
+        await runGit(git, ['fetch', '-q', '--depth', '1', kind.url, pin.commit], tmp, log, opts.heartbeatSeconds, 'still fetching');
+      } catch (e) {
+        if (e instanceof GitNotFoundError) throw e;
+        throw new Error(`realinfra: provider-anynines: cannot fetch klutchio commit ${pin.commit} from ${kind.url}: ${(e as Error).message}. ${hint}`, {
+          cause: e,
+        });
+      }
+      await runGit(git, ['-c', 'advice.detachedHead=false', 'checkout', '-q', 'FETCH_HEAD'], tmp, log, opts.heartbeatSeconds);
+      const head = (await runGit(git, ['rev-parse', 'HEAD'], tmp, log, opts.heartbeatSeconds)).trim();
+      if (head !== pin.commit) {
+        throw new Error(`realinfra: provider-anynines: ${kind.url} gave commit ${head} where ${pin.commit} was asked for; the sources are not used. ${hint}`);
+      }
+      checkKlutchioTrees(tmp, pin, `fetched from ${kind.url}`);
+      fs.rmSync(dir, { recursive: true, force: true });
+      fs.renameSync(tmp, dir);
+    } catch (e) {
+      fs.rmSync(tmp, { recursive: true, force: true });
+      throw e;
+    }
+    log(`klutchio: commit ${pin.commit} checked out in ${((Date.now() - started) / 1000).toFixed(1)} s → ${dir}`);
+    return dir;
+  });
+}
+
+/** Thrown when the git command does not run: says what needs it and how to do without. */
+export class GitNotFoundError extends Error {
+  constructor(git: string) {
+    super(
+      `realinfra: provider-anynines: the git command "${git}" was not found; it fetches the klutchio sources once. ` +
+        `Install git (Debian: apt-get install git), or set ${KLUTCHIO_SOURCE_ENV} to a folder of the sources at commit ${PROVIDER_ANYNINES_SOURCE.commit}`,
+    );
+    this.name = 'GitNotFoundError';
+  }
+}
+
+async function runGit(git: string, args: readonly string[], cwd: string, log: (l: string) => void, heartbeatSeconds = 30, still?: string): Promise<string> {
+  const started = Date.now();
+  const child = spawn(git, args, { cwd, env: { ...process.env, GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (b: Buffer) => (stdout += b.toString('utf8')));
+  child.stderr.on('data', (b: Buffer) => (stderr += b.toString('utf8')));
+  const timer = still
+    ? setInterval(() => log(`klutchio: ${still} (${((Date.now() - started) / 1000).toFixed(0)} s elapsed)`), heartbeatSeconds * 1000)
+    : undefined;
+  timer?.unref();
+  try {
+    const code = await new Promise<number | null>((resolve, reject) => {
+      child.on('error', (e: NodeJS.ErrnoException) => reject(e.code === 'ENOENT' ? new GitNotFoundError(git) : e));
+      child.on('close', (c) => resolve(c));
+    });
+    if (code !== 0) {
+      const tail = stderr.trim().split('\n').slice(-5).join(' / ');
+      throw new Error(`git ${args.join(' ')} exited with ${code}${tail ? ` (${tail})` : ''}`);
+    }
+    return stdout;
+  } finally {
+    if (timer) clearInterval(timer);
+  }
+}
