@@ -33,7 +33,6 @@ export interface KonnectorOptions {
   bindingKubeConfig?: KubeConfig | ClusterAccess;
   /** Watch APIServiceBindings only in this namespace. @default all namespaces */
   bindingNamespace?: string;
-import { RESOURCES_ALLOWED_CONDITION, ResourceGate } from './resource-gate.js';
   /** Control-plane mode: no credential rotation, no CRD install in the binding cluster. @default false */
   controlPlaneMode?: boolean;
   /** Install/upgrade the apiservicebindings CRD in the binding cluster at start. @default !controlPlaneMode */
@@ -82,26 +81,11 @@ function validate(o: KonnectorOptions): void {
   pos('burst', o.burst, 1);
   pos('providerSyncTimeoutMs', o.providerSyncTimeoutMs, 100);
   pos('namespaceLingerMs', o.namespaceLingerMs, 0);
-  /**
-   * Resources outside the default allow-list of contract/resource-policy.ts (the provider's own
-   * APIs, claimed Secrets and ConfigMaps) that providers may export or claim here, as
-   * `<plural>.<group>` (`<plural>` for the core group). A binding naming anything else gets
-   * `ResourcesAllowed=False` and that export or claim is not synced (resource-gate.ts). Some
-   * resources (RBAC, admission, CRDs, service accounts, …) can never be allowed.
-   * @default [] (the default allow-list only)
-   */
-  allowedResources?: readonly string[];
   pos('maxProviderObjectsPerNamespace', o.maxProviderObjectsPerNamespace, 1);
   if (o.workers !== undefined && !Number.isInteger(o.workers)) throw new Error(`KonnectorOptions.workers: ${o.workers} must be an integer`);
 }
 
-const BINDING_CONDITIONS = [
-  ConditionType.SecretValid,
-  RESOURCES_ALLOWED_CONDITION,
-  ConditionType.InformersSynced,
-  ConditionType.Heartbeating,
-  ConditionType.Connected,
-];
+const BINDING_CONDITIONS = [ConditionType.SecretValid, ConditionType.InformersSynced, ConditionType.Heartbeating, ConditionType.Connected];
 
 export class Konnector {
   readonly app: KubeClient;
@@ -201,12 +185,10 @@ export class Konnector {
   }
 
   private forProviders(f: (p: ProviderConnection) => void): void {
-  private readonly resourceGate: ResourceGate;
     for (const p of this.providers.values()) f(p);
   }
 
   /** Installs the binding CRD if asked, starts informers, waits for them, starts the binding controller. */
-    this.resourceGate = ResourceGate.from('KonnectorOptions.allowedResources', opts.allowedResources);
   async start(timeoutMs = 60_000): Promise<void> {
     if (this.started) return;
     this.started = true;
@@ -285,7 +267,6 @@ export class Konnector {
       inf.start();
     }
     return inf;
-      resourceGate: this.resourceGate,
   }
 
   private enqueueBindingsUsing(namespace: string, name: string): void {
@@ -515,4 +496,3 @@ export class Konnector {
     );
   }
 }
-    conds = setCondition(conds, this.resourceGate.condition(b));
