@@ -9,8 +9,12 @@
  * - **Consumer**-owned (exists in the app cluster only, or its provider-side copy carries the
  *   `source-uid` of that app-cluster object): the mirror image.
  *
- * Ownership comes from the konnector's own records, never from an owner annotation the provider writes
- * (see ownerOf), and only namespaces the konnector bound are synced (consumer-namespaces.ts).
+ * Ownership comes from the konnector's own records, never from an owner annotation the provider writes,
+ * and it is **per binding**: every copy records the APIServiceBinding whose claim made it
+ * (`klutch.anynines.com/binding-uid`), and a copy another binding made is never updated, adopted or
+ * deleted (claim-ownership.ts has the rules). Two bindings whose claims select one name in one
+ * namespace are a conflict, shown on both bindings (claim-conflicts.ts), not a write loop. Only
+ * namespaces the konnector bound are synced (consumer-namespaces.ts).
  *
  * Only objects the claim's whole selector matches are touched (names, namespaces, label selectors,
  * field selectors, owner); a claim never touches an object whose name it does not select (so several
@@ -38,6 +42,7 @@ import type { Logger } from 'pino';
 import { isAlreadyExists, isNotFound, keyOf, splitKey, type KubeClient, type KubeObject, type ResourceRef } from '../core/client.js';
 import { Controller } from '../core/controller.js';
 import { stripManagedFields } from '../core/informer.js';
+import { copyAnnotations, copyRecords, makerOf, ownership } from './claim-ownership.js';
 import type { SyncContext } from './context.js';
 import { cleanMeta, deepEqual, isDeleting } from './metadata.js';
 import { MultiNamespaceInformer } from './multins-informer.js';
@@ -45,7 +50,7 @@ import { NamespaceBudget } from './namespace-budget.js';
 import { ownerAllowed, selects, type Owner } from './selector.js';
 import { applyPreserving, claimOptions, sourceStamp, type ClaimOptions } from './_claim-options.js';
 import {
-  BOUND_ANNOTATION,
+  BINDING_UID_ANNOTATION,
   RESOURCE_OWNER_ANNOTATION,
   SOURCE_RESOURCE_VERSION_ANNOTATION,
   SOURCE_UID_ANNOTATION,
@@ -59,6 +64,16 @@ export function claimResource(c: AcceptablePermissionClaim): ResourceRef {
   const kind = (c.group ?? '') === '' ? KINDS[c.resource] : undefined;
   return { group: c.group ?? '', version: c.version, plural: c.resource, namespaced: true, kind };
 }
+
+/** The binding whose claim a ClaimSync serves. */
+export interface ClaimBinding {
+  /** Its name (the name of the export it binds). */
+  readonly name: string;
+  /** Its uid: recorded on every copy this syncer makes. */
+  readonly uid: string;
+}
+
+let syncers = 0;
 
 /** Body of a claimed object: every top-level field except metadata and status. */
 function body(o: KubeObject): Record<string, unknown> {
@@ -86,14 +101,21 @@ export class ClaimSync {
   private readonly limitWarned = new Set<string>();
   /** Copies the provider may make us create per app-cluster namespace. */
   private readonly budget: NamespaceBudget;
+  /** This syncer as the reporter of claim conflicts (unique per instance). */
+  private readonly reporter: string;
+  /** Consumer keys this syncer reported a conflict for. */
+  private readonly conflicted = new Set<string>();
 
   constructor(
     private readonly ctx: SyncContext,
     readonly claim: AcceptablePermissionClaim,
-    bindingName: string,
+    readonly binding: ClaimBinding,
   ) {
+    if (!binding.uid) throw new Error(`ClaimSync: binding ${JSON.stringify(binding.name)} has no uid; every copy must record the binding that made it`);
+    const bindingName = binding.name;
     this.resource = claimResource(claim);
     this.label = `${claim.resource}${claim.group ? '.' + claim.group : ''}`;
+    this.reporter = `${binding.uid}/${this.label}/${++syncers}`;
     this.log = ctx.log.child({ claim: this.label, binding: bindingName });
     this.opts = claimOptions(claim);
     this.budget = new NamespaceBudget(ctx.maxProviderObjectsPerNamespace);
@@ -133,6 +155,7 @@ export class ClaimSync {
     const pairs = this.selectedNamespaces();
     const bound = new Set(pairs.map((p) => p.consumer));
     for (const k of [...this.consumerDeleted.keys()]) if (!bound.has(splitKey(k).namespace ?? '')) this.consumerDeleted.delete(k);
+    for (const k of [...this.conflicted]) if (!bound.has(splitKey(k).namespace ?? '')) this.resolveConflict(k);
     const newPairs = pairs.filter((p) => !this.consumer.namespaces.includes(p.consumer) || !this.providerInf.namespaces.includes(p.provider));
     await Promise.all([this.consumer.setNamespaces(pairs.map((p) => p.consumer)), this.providerInf.setNamespaces(pairs.map((p) => p.provider))]);
     // New namespaces: their informers enqueue everything on their initial list, but a key is dropped while the
@@ -162,33 +185,21 @@ export class ClaimSync {
     this.unsubscribe();
     await this.controller.stop();
     await Promise.all([this.consumer.stop(), this.providerInf.stop()]);
-  }
-
-  /**
-   * Who owns the object pair, from the konnector's own records only: the owner annotation on an
-   * app-cluster copy (the konnector wrote it; the provider cannot), and on a provider-side copy of a
-   * consumer object the `source-uid` it stamped there, which must name the app-cluster object. An owner
-   * annotation the provider writes on its own object decides nothing: it can neither make the konnector
-   * pull an app-cluster object up nor claim an app-cluster object as its copy.
-   */
-  private ownerOf(up: KubeObject | undefined, down: KubeObject | undefined): Owner | undefined {
-    if (down && this.isCopy(down, 'Provider')) return 'Provider';
-    const upIsOurCopy = up !== undefined && this.isCopy(up, 'Consumer');
-    if (up && down) {
-      if (upIsOurCopy) {
-        // Ours only with the stamp; an unstamped or foreign stamp (an older konnector, or the provider) is left alone.
-        return down.metadata.uid && up.metadata.annotations?.[SOURCE_UID_ANNOTATION] === down.metadata.uid ? 'Consumer' : undefined;
-      }
-      // Both exist and neither is a copy of the other: the provider's object wins only when the claim replaces existing ones.
-      return this.opts.replaceExisting ? 'Provider' : undefined;
-    }
-    if (up) return upIsOurCopy ? 'Consumer' : 'Provider'; // a copy of ours whose source is gone is deleted upstream
-    if (down) return 'Consumer';
-    return undefined;
+    this.conflicted.clear();
+    this.ctx.claimConflicts.resolveAll(this.reporter);
   }
 
   private isCopy(o: KubeObject, owner: Owner): boolean {
     return o.metadata.annotations?.[RESOURCE_OWNER_ANNOTATION] === owner;
+  }
+
+  /**
+   * Whether `o` is a copy (owner annotation `owner`) that no other binding recorded as its own: made by
+   * this binding, or without a binding record (whose adoption ownership() checked against its source).
+   */
+  private notForeign(o: KubeObject, owner: Owner): boolean {
+    const recorded = o.metadata.annotations?.[BINDING_UID_ANNOTATION];
+    return this.isCopy(o, owner) && (!recorded || recorded === this.binding.uid);
   }
 
   /** Records a consumer's deletion of one of our copies of a provider-owned object (see the header). */
@@ -197,14 +208,14 @@ export class ClaimSync {
     if (uid && this.ownDeletes.delete(uid)) return;
     if (this.opts.recreateWhenConsumerSideDeleted || !this.isCopy(o, 'Provider') || !o.metadata.namespace) return;
     if (!selects({ names: this.claim.selector?.names }, o, undefined)) return;
+    const pns = this.ctx.providerNamespaceFor(o.metadata.namespace);
+    const up = pns ? this.providerInf.get(pns, o.metadata.name!) : undefined;
+    // Another binding's copy: its deletion is that binding's business.
+    if (!makerOf(o, 'Provider', this.binding.uid, up)?.self) return;
     const ann = o.metadata.annotations ?? {};
-    let stamp = sourceStamp(ann[SOURCE_UID_ANNOTATION], ann[SOURCE_RESOURCE_VERSION_ANNOTATION]);
-    if (!stamp) {
-      // A copy made before the source annotations existed: take the provider object as it is now.
-      const pns = this.ctx.providerNamespaceFor(o.metadata.namespace);
-      const up = pns ? this.providerInf.get(pns, o.metadata.name!) : undefined;
-      stamp = sourceStamp(up?.metadata.uid, up?.metadata.resourceVersion);
-    }
+    // (A copy made before the source annotations existed: take the provider object as it is now.)
+    const stamp =
+      sourceStamp(ann[SOURCE_UID_ANNOTATION], ann[SOURCE_RESOURCE_VERSION_ANNOTATION]) ?? sourceStamp(up?.metadata.uid, up?.metadata.resourceVersion);
     if (stamp) this.consumerDeleted.set(keyOf(o), stamp);
   }
 
@@ -229,13 +240,23 @@ export class ClaimSync {
     const up = this.providerInf.get(pns, name);
     const down = this.consumer.get(cns, name);
     if (!up) this.consumerDeleted.delete(key);
-    const owner = this.ownerOf(up, down);
+    const sel = this.claim.selector;
+    const own = ownership({ up, down, binding: this.binding.uid, replaceExisting: this.opts.replaceExisting });
+    if (own.heldBy !== undefined) {
+      // Another binding's copy: never touched. A conflict when this claim would sync its own object into it.
+      const c = own.contested;
+      const wanted = !!c && !isDeleting(c) && ownerAllowed(sel, own.direction === 'down' ? 'Provider' : 'Consumer') && selects(sel, c, cns);
+      if (wanted) this.reportConflict(key, cns, name, own.heldBy);
+      else this.resolveConflict(key);
+      return;
+    }
+    this.resolveConflict(key);
+    const owner = own.owner;
     if (!owner) {
       if (up && down) this.log.debug({ key }, 'object exists on both sides without an owner annotation; leaving it alone');
       return;
     }
-    if (!ownerAllowed(this.claim.selector, owner)) return;
-    const sel = this.claim.selector;
+    if (!ownerAllowed(sel, owner)) return;
     if (owner === 'Provider') {
       const source = up && !isDeleting(up) && selects(sel, up, cns) ? up : undefined;
       if (source && down && !isDeleting(down) && !this.isCopy(down, 'Provider')) {
@@ -264,6 +285,24 @@ export class ClaimSync {
     }
   }
 
+  private reportConflict(key: string, namespace: string, name: string, holder: string): void {
+    this.conflicted.add(key);
+    const isNew = this.ctx.claimConflicts.report(this.reporter, { claimant: this.binding.uid, holder, resource: this.label, namespace, name });
+    if (isNew) {
+      this.log.warn(
+        { key, holder: holder || '(not recorded)' },
+        "the claim selects an object another binding's copy holds; leaving the copy to that binding (condition ClaimConflict on both bindings)",
+      );
+    }
+  }
+
+  private resolveConflict(key: string): void {
+    if (!this.conflicted.delete(key)) return;
+    const { namespace, name } = splitKey(key);
+    this.ctx.claimConflicts.resolve(this.reporter, namespace ?? '', name);
+    this.log.info({ key }, 'claim conflict resolved');
+  }
+
   /**
    * Makes `target` (in `targetNs` on the other side) a copy of `source`, or deletes our copy when
    * source is gone. `replace`: the target is a foreign object being replaced (no preserving).
@@ -279,23 +318,16 @@ export class ClaimSync {
     const client = dir === 'down' ? this.ctx.app : this.ctx.provider;
     const t0 = performance.now();
     if (!source) {
-      // Delete only copies we made (owner annotation).
-      if (target && !isDeleting(target) && this.isCopy(target, owner)) {
+      // Delete only copies this binding made (owner annotation, and no other binding's record).
+      if (target && !isDeleting(target) && this.notForeign(target, owner)) {
         await this.deleteCopy(client, targetNs, target);
         this.done(dir, 'delete', t0);
       }
       return;
     }
-    const marks: Record<string, string> = { [RESOURCE_OWNER_ANNOTATION]: owner, [BOUND_ANNOTATION]: 'true' };
-    if (dir === 'down' && source.metadata.uid && source.metadata.resourceVersion) {
-      marks[SOURCE_UID_ANNOTATION] = source.metadata.uid;
-      marks[SOURCE_RESOURCE_VERSION_ANNOTATION] = source.metadata.resourceVersion;
-    } else if (dir === 'up' && source.metadata.uid) {
-      // The record that makes the provider-side copy ours (ownerOf): the provider cannot know the uid of
-      // an app-cluster object the konnector never pushed up.
-      marks[SOURCE_UID_ANNOTATION] = source.metadata.uid;
-    }
-    const meta = cleanMeta(source.metadata, source.metadata.name!, targetNs, marks);
+    const marks = copyRecords(source, dir, this.binding.uid);
+    // The konnector's records come from the konnector only: whatever the source carries under those keys is dropped.
+    const meta = cleanMeta({ ...source.metadata, annotations: copyAnnotations(source.metadata.annotations, {}) }, source.metadata.name!, targetNs, marks);
     let desired: KubeObject = { apiVersion: source.apiVersion, kind: source.kind ?? this.resource.kind, metadata: meta, ...body(source) };
     if (!target) {
       const name = desired.metadata.name!;
@@ -343,9 +375,10 @@ export class ClaimSync {
    */
   private atLimit(ns: string, name: string): boolean {
     const max = this.budget.max;
+    // This binding's copies (and unrecorded ones, to be safe); another binding's copies count towards its own limit.
     const copies = this.consumer
       .list(ns)
-      .filter((o) => this.isCopy(o, 'Provider'))
+      .filter((o) => this.notForeign(o, 'Provider'))
       .map((o) => o.metadata.name!);
     if (this.budget.tryTake(ns, name, copies)) {
       this.limitWarned.delete(ns);

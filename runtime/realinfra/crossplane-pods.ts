@@ -133,7 +133,7 @@ class PodsHarness implements CrossplanePodsHarness {
   readonly dir: string;
   readonly logs: Record<CrossplaneComponent, string>;
   readonly networkNamespaces: readonly string[] = [];
-  readonly vethHostInterface = '';
+  readonly namespaceAddress = '';
   registry = '';
   versions: CrossplaneHarness['versions'] = { crossplane: '', functionPatchAndTransform: '', providerKubernetes: '' };
   images: CrossplanePodsHarness['images'] = { crossplane: '', 'function-patch-and-transform': '', 'provider-kubernetes': '', coredns: '' };
@@ -168,6 +168,7 @@ class PodsHarness implements CrossplanePodsHarness {
     const l = (c: string) => path.join(logDir, `${c}.log`);
     this.logs = {
       forwarder: l('forwarder'),
+      'namespace-forwarder': l('namespace-forwarder'),
       registry: cluster.node!.logs.registry,
       crossplane: l('crossplane'),
       'function-patch-and-transform': l('function-patch-and-transform'),
@@ -196,6 +197,7 @@ class PodsHarness implements CrossplanePodsHarness {
   pids(): ReturnType<CrossplaneHarness['pids']> {
     return {
       forwarder: this.forwarder?.pid,
+      'namespace-forwarder': undefined,
       registry: this.cluster.node?.pids().registry,
       crossplane: undefined,
       'function-patch-and-transform': undefined,
@@ -249,7 +251,10 @@ class PodsHarness implements CrossplanePodsHarness {
         last = e instanceof Error ? e.message : String(e);
       }
       if (Date.now() > deadline) {
-        const logTail = component === 'packages' || component === 'forwarder' || component === 'registry' ? '' : await this.podLogTail(component);
+        const logTail =
+          component === 'packages' || component === 'forwarder' || component === 'namespace-forwarder' || component === 'registry'
+            ? ''
+            : await this.podLogTail(component);
         throw new CrossplaneStartError(
           component,
           logTail,

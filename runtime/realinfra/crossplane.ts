@@ -6,9 +6,10 @@
 // `xpkg.upbound.io/crossplane-contrib`) to the local registry. The harness plays the package runtime: it
 // runs the processes, publishes the function's endpoint and the runtime's health in the revisions' status.
 //
-// Every listener stays on loopback: processes that bind all interfaces run in network namespaces of their
-// own; the one that must talk to the cluster (core, provider, registry) is joined to the host by a veth pair
-// (see netns.ts). The API server stays on the host's 127.0.0.1.
+// Every listener stays on loopback, and no root is needed: processes that bind all interfaces run in network
+// namespaces of their own, made by an ordinary user through user namespaces (userns.ts); the one that must talk to
+// the cluster (core, provider) reaches the host through two forwarders joined by unix sockets, and the host reaches
+// its ports on a loopback address of the harness's own. The API server and the registry stay on the host's 127.0.0.1.
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -25,7 +26,7 @@ import {
 } from '../../constructs/crossplane/index.js';
 import { applyManifests, readManifests, waitForCrdsEstablished } from './apply.js';
 import { type CrossplaneBinaries, type CrossplaneVersion, CROSSPLANE_VERSIONS, ensureCrossplaneBinaries, upstreamSource } from './build.js';
-import { type Netns, createNetns, deleteNetnsSync, netnsId } from './netns.js';
+import { UNIX_PATH_MAX, nsenterArgv, pickLoopbackAddress, unshareArgv, userNamespaceProblem } from './userns.js';
 import { type RegisteredProcess, killRegistered, registryDir, removeEntry, writeEntry, RUN_ID_ENV } from './registry.js';
 import { HarnessProcess } from './_process.js';
 import { isConflict, isNotFound } from '../core/client.js';
@@ -41,29 +42,35 @@ export const CROSSPLANE_NAMESPACE = 'crossplane-system';
 export const REWRITTEN_PREFIXES: readonly string[] = ['xpkg.crossplane.io/crossplane-contrib', 'xpkg.upbound.io/crossplane-contrib'];
 
 /** Processes of the Crossplane harness. */
-export type CrossplaneComponent = 'forwarder' | 'registry' | 'crossplane' | 'function-patch-and-transform' | 'provider-kubernetes';
+export type CrossplaneComponent = 'forwarder' | 'namespace-forwarder' | 'registry' | 'crossplane' | 'function-patch-and-transform' | 'provider-kubernetes';
 
 /**
- * The TCP forwarders between the host's loopback and the veth, as a small Node process of its own: in the
+ * The forwarders between the host's loopback and a namespace, as a small Node process of its own: in the
  * harness's process they would stop whenever its event loop is blocked (a test's execFileSync, a long
  * synchronous synth), and a blocked call that itself needs the registry would wait forever.
- * argv[1]: JSON [{ lh, lp, th, tp }]; prints "ready" once every route listens.
+ * argv[1]: JSON [{ lh, lp, th, tp }]: listen on TCP lh:lp, connect to TCP th:tp; instead of lh/lp, `lpath` listens on
+ * a unix socket (a stale socket file is replaced), instead of th/tp, `tpath` connects to one. Prints "ready" once every
+ * route listens.
  */
 export const FORWARDER_JS = `
 const net = require('node:net');
+const fs = require('node:fs');
 const routes = JSON.parse(process.argv[1]);
 let listening = 0;
 for (const r of routes) {
   const server = net.createServer((inbound) => {
-    const outbound = net.connect(r.tp, r.th);
+    const outbound = r.tpath ? net.connect(r.tpath) : net.connect(r.tp, r.th);
     const end = () => { inbound.destroy(); outbound.destroy(); };
     inbound.on('error', end).on('close', end);
     outbound.on('error', end).on('close', end);
     inbound.pipe(outbound);
     outbound.pipe(inbound);
   });
-  server.on('error', (e) => { console.error('cannot listen on ' + r.lh + ':' + r.lp + ': ' + e.message); process.exit(1); });
-  server.listen(r.lp, r.lh, () => { if (++listening === routes.length) console.log('ready'); });
+  const where = r.lpath ? r.lpath : r.lh + ':' + r.lp;
+  server.on('error', (e) => { console.error('cannot listen on ' + where + ': ' + e.message); process.exit(1); });
+  const ready = () => { if (++listening === routes.length) console.log('ready'); };
+  if (r.lpath) { fs.rmSync(r.lpath, { force: true }); server.listen(r.lpath, ready); }
+  else server.listen(r.lp, r.lh, ready);
 }
 process.on('SIGTERM', () => process.exit(0));
 `;
@@ -129,10 +136,18 @@ export interface CrossplaneHarness {
   /** Folder with the harness's certificates, caches, sockets and logs (inside the cluster's folder). */
   readonly dir: string;
   readonly logs: Readonly<Record<CrossplaneComponent, string>>;
-  /** The network namespaces the harness made (removed by stop()). */
+  /**
+   * The network namespaces the harness runs processes in, as the kernel names them (`net:[4026532291]`, the target of
+   * `/proc/<pid>/ns/net`): Crossplane core's and provider-kubernetes', then the function's. They end with their
+   * processes (stop()). Empty with `runtime: 'pods'`.
+   */
   readonly networkNamespaces: readonly string[];
-  /** The host end of the harness's veth pair (removed by stop()). */
-  readonly vethHostInterface: string;
+  /**
+   * The loopback address (of 127.231.0.0/16) where the host reaches the ports of Crossplane's namespace: core's metrics
+   * (8090) and health (8091), provider-kubernetes' metrics (8080), health (8081) and webhook (9443, the address of the
+   * `provider-kubernetes` ExternalName Service kube-apiserver calls). Empty with `runtime: 'pods'`.
+   */
+  readonly namespaceAddress: string;
   /** PIDs of the running processes (provider-kubernetes only once its revision is installed). */
   pids(): Readonly<Record<CrossplaneComponent, number | undefined>>;
   /**
@@ -364,12 +379,10 @@ class Harness implements CrossplaneHarness {
   readonly logs: Record<CrossplaneComponent, string>;
   registry = '';
   versions: CrossplaneHarness['versions'] = { crossplane: '', functionPatchAndTransform: '', providerKubernetes: '' };
+  namespaceAddress = '';
+  networkNamespaces: readonly string[] = [];
   private readonly procs: Partial<Record<CrossplaneComponent, XpProc>> = {};
-  private readonly namespaces: Netns[] = [];
   private readonly registryFile: string;
-  private readonly id = netnsId();
-  private xpNs!: Netns;
-  private fnNs!: Netns;
   private pki!: Awaited<ReturnType<typeof createPki>>;
   private nsKubeconfig = '';
   private saDir = '';
@@ -392,6 +405,7 @@ class Harness implements CrossplaneHarness {
     fs.mkdirSync(logDir, { recursive: true });
     this.logs = {
       forwarder: path.join(logDir, 'forwarder.log'),
+      'namespace-forwarder': path.join(logDir, 'namespace-forwarder.log'),
       registry: path.join(logDir, 'registry.log'),
       crossplane: path.join(logDir, 'crossplane.log'),
       'function-patch-and-transform': path.join(logDir, 'function-patch-and-transform.log'),
@@ -412,17 +426,10 @@ class Harness implements CrossplaneHarness {
     return this.version !== '1.20';
   }
 
-  get networkNamespaces(): readonly string[] {
-    return this.namespaces.map((n) => n.name);
-  }
-
-  get vethHostInterface(): string {
-    return `kkt${this.id}h`;
-  }
-
   pids(): ReturnType<CrossplaneHarness['pids']> {
     return {
       forwarder: this.procs.forwarder?.pid,
+      'namespace-forwarder': this.procs['namespace-forwarder']?.pid,
       registry: this.procs.registry?.pid,
       crossplane: this.procs.crossplane?.pid,
       'function-patch-and-transform': this.procs['function-patch-and-transform']?.pid,
@@ -440,25 +447,31 @@ class Harness implements CrossplaneHarness {
       name: `${this.cluster.name}-crossplane`,
       dir: this.dir,
       processes,
-      netns: this.namespaces.map((n) => ({ name: n.name, hostIf: n.hostIf })),
     });
   }
 
-  /** Runs `binary args` inside namespace `ns` (exec'd by `ip netns exec`, so the PID is the binary's). */
-  private spawnIn(
-    component: CrossplaneComponent,
-    ns: Netns,
-    binary: string,
-    args: string[],
-    env: NodeJS.ProcessEnv,
-    wrap?: { script: string; scriptArgs: string[] },
-  ): XpProc {
-    const argv = wrap ? ['netns', 'exec', ns.name, 'sh', '-c', wrap.script, ...wrap.scriptArgs, binary, ...args] : ['netns', 'exec', ns.name, binary, ...args];
+  /**
+   * Starts `binary args` as `component`: in Crossplane's namespace (`'xp'`, joined through the namespace forwarder's PID;
+   * `privateRun`: with the service account files in a /run of its own), or in a new namespace of its own (`'own'`).
+   */
+  private spawnNs(component: CrossplaneComponent, where: 'xp' | 'own', binary: string, args: string[], env: NodeJS.ProcessEnv, privateRun?: string): XpProc {
+    let argv: { command: string; args: string[] };
+    if (where === 'own') argv = unshareArgv([binary, ...args]);
+    else {
+      const holder = this.procs['namespace-forwarder']?.pid;
+      if (holder === undefined)
+        throw new CrossplaneStartError(component, '', `cannot start: the namespace forwarder (which holds the namespace) is not running`);
+      argv = nsenterArgv(
+        holder,
+        [binary, ...args],
+        privateRun ? { from: privateRun, runDir: '/run/secrets/kubernetes.io/serviceaccount', files: ['token', 'ca.crt', 'namespace'] } : undefined,
+      );
+    }
     const p = new HarnessProcess({
       component,
       binary,
-      command: 'ip',
-      args: argv,
+      command: argv.command,
+      args: argv.args,
       logFile: this.logs[component],
       env: { ...process.env, ...env },
       cwd: this.dir,
@@ -521,43 +534,72 @@ class Harness implements CrossplaneHarness {
       );
     }
 
-    // Network namespaces: "xp" (core, provider, registry) is joined to the host; "fn" needs no link at all.
+    // Crossplane's namespace ("xp": core and provider) and the two forwarders. The namespace forwarder, started in a new
+    // user + network namespace, holds it (the others join it by its PID); inside it listens on 127.0.0.1 for the API
+    // server and the registry (→ unix sockets → the host forwarder → the host's 127.0.0.1) and serves the namespace's
+    // own ports on unix sockets; the host forwarder offers those on the harness's loopback address.
     const apiPort = Number(new URL(this.cluster.server).port);
-    this.xpNs = await createNetns(`kkt-${this.id}-xp`, {
-      veth: `kkt${this.id}`,
-      hosts: ({ hostIp }) => `127.0.0.1 localhost\n${hostIp} kubernetes.default.svc kubernetes.default kubernetes\n`,
-    });
-    this.namespaces.push(this.xpNs);
-    this.register();
-    this.fnNs = await createNetns(`kkt-${this.id}-fn`);
-    this.namespaces.push(this.fnNs);
-    this.register();
-    // Forwarders: the API server for processes in "xp" (host end of the veth → 127.0.0.1), and the registry
-    // for the host (127.0.0.1:<port> → the registry in "xp", on the same port).
     const { freePort } = await import('./cluster.js');
     const regPort = await freePort();
-    const routes = [
-      { lh: this.xpNs.hostIp!, lp: apiPort, th: '127.0.0.1', tp: apiPort },
-      { lh: '127.0.0.1', lp: regPort, th: this.xpNs.nsIp!, tp: regPort },
+    const sockDir = path.join(this.dir, 's');
+    fs.mkdirSync(sockDir, { recursive: true, mode: 0o700 });
+    const sock = (name: string | number) => {
+      const p = path.join(sockDir, String(name));
+      if (Buffer.byteLength(p) > UNIX_PATH_MAX)
+        throw new Error(
+          `startCrossplane: the socket path ${p} is longer than ${UNIX_PATH_MAX} bytes; start the cluster in a shorter folder (StartClusterOptions.dir)`,
+        );
+      return p;
+    };
+    const nsPorts = [8080, 8081, 8090, 8091, 9443];
+    this.namespaceAddress = await pickLoopbackAddress(nsPorts);
+    const nsRoutes = [
+      { lh: '127.0.0.1', lp: apiPort, tpath: sock('api') },
+      { lh: '127.0.0.1', lp: regPort, tpath: sock('registry') },
+      ...nsPorts.map((p) => ({ lpath: sock(p), th: '127.0.0.1', tp: p })),
     ];
-    const fwd = new HarnessProcess<CrossplaneComponent>({
+    const hostRoutes = [
+      { lpath: sock('api'), th: '127.0.0.1', tp: apiPort },
+      { lpath: sock('registry'), th: '127.0.0.1', tp: regPort },
+      ...nsPorts.map((p) => ({ lh: this.namespaceAddress, lp: p, tpath: sock(p) })),
+    ];
+    const nsFwd = unshareArgv([process.execPath, '-e', FORWARDER_JS, JSON.stringify(nsRoutes)], { loopback: true });
+    this.procs['namespace-forwarder'] = new HarnessProcess<CrossplaneComponent>({
+      component: 'namespace-forwarder',
+      binary: process.execPath,
+      command: nsFwd.command,
+      args: nsFwd.args,
+      logFile: this.logs['namespace-forwarder'],
+      cwd: this.dir,
+    });
+    this.procs.forwarder = new HarnessProcess<CrossplaneComponent>({
       component: 'forwarder',
       binary: process.execPath,
-      args: ['-e', FORWARDER_JS, JSON.stringify(routes)],
+      args: ['-e', FORWARDER_JS, JSON.stringify(hostRoutes)],
       logFile: this.logs.forwarder,
       cwd: this.dir,
     });
-    this.procs.forwarder = fwd;
     this.register();
-    await this.waitFor('forwarder', 'its "ready" line', async () => /^ready$/m.test(fs.readFileSync(this.logs.forwarder, 'utf8')), 30_000);
-    this.log(`network namespaces ${this.xpNs.name} (veth ${this.xpNs.hostIp} ↔ ${this.xpNs.nsIp}) and ${this.fnNs.name} (${el()})`);
+    const ready = (c: CrossplaneComponent) => async () => /^ready$/m.test(fs.readFileSync(this.logs[c], 'utf8'));
+    await Promise.all([
+      this.waitFor('namespace-forwarder', 'its "ready" line', ready('namespace-forwarder'), 30_000),
+      this.waitFor('forwarder', 'its "ready" line', ready('forwarder'), 30_000),
+    ]);
+    this.networkNamespaces = [fs.readlinkSync(`/proc/${this.procs['namespace-forwarder'].pid}/ns/net`)];
+    this.log(`namespace ${this.networkNamespaces[0]}, its ports on ${this.namespaceAddress} (${el()})`);
 
     this.pki = await createPki(path.join(this.dir, 'pki'));
     this.writeNsKubeconfig(apiPort);
 
-    // Registry: crane in "xp" on all its interfaces (its loopback and the veth); the host reaches it on
-    // 127.0.0.1:<same port> through a forwarder, so one address works from both sides.
-    this.spawnIn('registry', this.xpNs, this.bins.crane, ['registry', 'serve', '--address', `:${regPort}`], {});
+    // Registry: crane on the host's 127.0.0.1 (Crossplane in its namespace reaches it there too, through the forwarders).
+    this.procs.registry = new HarnessProcess<CrossplaneComponent>({
+      component: 'registry',
+      binary: this.bins.crane,
+      args: ['registry', 'serve', '--address', `127.0.0.1:${regPort}`],
+      logFile: this.logs.registry,
+      cwd: this.dir,
+    });
+    this.register();
     this.registry = `127.0.0.1:${regPort}`;
     await this.waitFor('registry', `GET http://${this.registry}/v2/`, async () => (await probe(`http://${this.registry}/v2/`, {}, 3000)).status === 200);
     this.log(`registry ready on ${this.registry} (${el()})`);
@@ -577,22 +619,23 @@ class Harness implements CrossplaneHarness {
 
     // function-patch-and-transform: mTLS on a unix socket (path-based sockets work across network namespaces).
     this.fnSocket = path.join(this.dir, 'fn.sock');
-    this.spawnIn(
+    this.spawnNs(
       'function-patch-and-transform',
-      this.fnNs,
+      'own',
       this.bins.functionPatchAndTransform,
       ['--network=unix', `--address=${this.fnSocket}`, `--tls-certs-dir=${this.pki.fn.dir}`],
       {},
     );
     await this.waitFor('function-patch-and-transform', `its socket ${this.fnSocket}`, async () => fs.existsSync(this.fnSocket));
+    this.networkNamespaces = [...this.networkNamespaces, fs.readlinkSync(`/proc/${this.procs['function-patch-and-transform']!.pid}/ns/net`)];
     this.log(`function-patch-and-transform ${fnSrc.version} listening on unix://${this.fnSocket} (${el()})`);
 
     // Crossplane core.
     fs.mkdirSync(path.join(this.dir, 'cache', 'xpkg'), { recursive: true });
     fs.mkdirSync(path.join(this.dir, 'cache', 'xfn'), { recursive: true });
-    this.spawnIn(
+    this.spawnNs(
       'crossplane',
-      this.xpNs,
+      'xp',
       this.bins.crossplane,
       [
         'core',
@@ -611,8 +654,8 @@ class Harness implements CrossplaneHarness {
     );
     await this.waitFor(
       'crossplane',
-      `GET http://${this.xpNs.nsIp}:8091/readyz`,
-      async () => (await probe(`http://${this.xpNs.nsIp}:8091/readyz`, {}, 3000)).status === 200,
+      `GET http://${this.namespaceAddress}:8091/readyz`,
+      async () => (await probe(`http://${this.namespaceAddress}:8091/readyz`, {}, 3000)).status === 200,
     );
     this.log(`crossplane ${coreSrc.version} ready (${el()})`);
 
@@ -627,19 +670,25 @@ class Harness implements CrossplaneHarness {
     }
   }
 
+  /**
+   * The admin kubeconfigs of processes in namespaces: `kubeconfig-ns` for Crossplane's (the API server on the
+   * namespace's 127.0.0.1, the namespace forwarder) and `kubeconfig-netns` for provider-anynines' (anynines.ts: its
+   * `kubernetes.default.svc` resolves to its veth's host end).
+   */
   private writeNsKubeconfig(apiPort: number): void {
     const b64 = (s: string) => Buffer.from(s).toString('base64');
     const admin = this.kc.getCurrentUser();
-    const doc = {
+    const doc = (server: string) => ({
       apiVersion: 'v1',
       kind: 'Config',
       'current-context': 'crossplane',
-      clusters: [{ name: 'harness', cluster: { server: `https://kubernetes.default.svc:${apiPort}`, 'certificate-authority-data': b64(this.cluster.caPem) } }],
+      clusters: [{ name: 'harness', cluster: { server, 'certificate-authority-data': b64(this.cluster.caPem) } }],
       users: [{ name: 'admin', user: { 'client-certificate-data': admin?.certData, 'client-key-data': admin?.keyData } }],
       contexts: [{ name: 'crossplane', context: { cluster: 'harness', user: 'admin' } }],
-    };
-    this.nsKubeconfig = path.join(this.dir, 'kubeconfig-netns');
-    fs.writeFileSync(this.nsKubeconfig, toYaml(doc), { mode: 0o600 });
+    });
+    this.nsKubeconfig = path.join(this.dir, 'kubeconfig-ns');
+    fs.writeFileSync(this.nsKubeconfig, toYaml(doc(`https://127.0.0.1:${apiPort}`)), { mode: 0o600 });
+    fs.writeFileSync(path.join(this.dir, 'kubeconfig-netns'), toYaml(doc(`https://kubernetes.default.svc:${apiPort}`)), { mode: 0o600 });
   }
 
   private async applyPrerequisites(crdDir: string): Promise<void> {
@@ -664,12 +713,13 @@ class Harness implements CrossplaneHarness {
       { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'provider-kubernetes', namespace: CROSSPLANE_NAMESPACE } },
       tlsSecret('function-patch-and-transform', this.pki.fn) as KubernetesObject,
       tlsSecret('provider-kubernetes', this.pki.webhook) as KubernetesObject,
-      // kube-apiserver calls the provider's conversion webhook through this Service: the namespace end of the veth.
+      // kube-apiserver calls the provider's conversion webhook through this Service: the namespace's loopback address
+      // (the host forwarder); it checks the certificate against the Service's DNS name, not this address.
       {
         apiVersion: 'v1',
         kind: 'Service',
         metadata: { name: 'provider-kubernetes', namespace: CROSSPLANE_NAMESPACE },
-        spec: { type: 'ExternalName', externalName: this.xpNs.nsIp, ports: [{ name: 'webhook', port: 9443, targetPort: 9443, protocol: 'TCP' }] },
+        spec: { type: 'ExternalName', externalName: this.namespaceAddress, ports: [{ name: 'webhook', port: 9443, targetPort: 9443, protocol: 'TCP' }] },
       } as KubernetesObject,
     ];
     if (this.v2) {
@@ -820,28 +870,25 @@ class Harness implements CrossplaneHarness {
     fs.writeFileSync(path.join(this.saDir, 'ca.crt'), this.cluster.caPem);
     fs.writeFileSync(path.join(this.saDir, 'namespace'), CROSSPLANE_NAMESPACE);
     const apiPort = new URL(this.cluster.server).port;
-    const script =
-      'set -e; mount -t tmpfs -o size=1m,mode=0755 tmpfs /run; d=/run/secrets/kubernetes.io/serviceaccount; mkdir -p "$d"; ' +
-      'cp "$0/token" "$0/ca.crt" "$0/namespace" "$d/"; exec "$@"';
-    this.spawnIn(
+    this.spawnNs(
       'provider-kubernetes',
-      this.xpNs,
+      'xp',
       this.bins.providerKubernetes,
       [`--poll=${this.opts.providerPollInterval ?? '10s'}`, ...(this.opts.providerArgs ?? [])],
       {
         // Its own manager talks as admin (Crossplane's RBAC manager would give it its system role);
         // Objects use InjectedIdentity: the provider-kubernetes ServiceAccount and the RBAC granted to it.
         KUBECONFIG: this.nsKubeconfig,
-        KUBERNETES_SERVICE_HOST: 'kubernetes.default.svc',
+        KUBERNETES_SERVICE_HOST: '127.0.0.1',
         KUBERNETES_SERVICE_PORT: apiPort,
         TLS_SERVER_CERTS_DIR: this.pki.webhook.dir,
       },
-      { script, scriptArgs: [this.saDir] },
+      this.saDir,
     );
     await this.waitFor(
       'provider-kubernetes',
-      `GET http://${this.xpNs.nsIp}:8081/readyz`,
-      async () => (await probe(`http://${this.xpNs.nsIp}:8081/readyz`, {}, 3000)).status === 200,
+      `GET http://${this.namespaceAddress}:8081/readyz`,
+      async () => (await probe(`http://${this.namespaceAddress}:8081/readyz`, {}, 3000)).status === 200,
     );
     this.log(`provider-kubernetes ${this.versions.providerKubernetes} ready (${((Date.now() - t0) / 1000).toFixed(1)} s after its CRDs)`);
   }
@@ -924,8 +971,7 @@ class Harness implements CrossplaneHarness {
       this.procs['function-patch-and-transform']?.stop(grace),
     ]);
     await this.procs.registry?.stop(grace);
-    await this.procs.forwarder?.stop(grace);
-    for (const ns of this.namespaces) deleteNetnsSync(ns);
+    await Promise.all([this.procs.forwarder?.stop(grace), this.procs['namespace-forwarder']?.stop(grace)]);
     live.delete(this);
     removeEntry(this.registryFile);
     this.log('stopped');
@@ -937,7 +983,6 @@ class Harness implements CrossplaneHarness {
     for (const p of Object.values(this.procs)) {
       if (p?.child.pid !== undefined) killRegistered({ component: p.component, pid: p.child.pid, binary: p.binary });
     }
-    for (const ns of this.namespaces) deleteNetnsSync(ns);
     removeEntry(this.registryFile);
     live.delete(this);
   }
@@ -960,9 +1005,9 @@ export async function startCrossplane(cluster: RealCluster, opts: CrossplaneOpti
     const { startCrossplanePods } = await import('./crossplane-pods.js');
     return startCrossplanePods(cluster, opts);
   }
-  if (typeof process.getuid === 'function' && process.getuid() !== 0) {
-    throw new Error('startCrossplane: the Crossplane harness needs root (it makes network namespaces and a veth pair to keep every listener on loopback)');
-  }
+  // No root needed: the namespaces are an ordinary user's (userns.ts), where the kernel lets users make them.
+  const problem = userNamespaceProblem();
+  if (problem) throw new Error(`startCrossplane: the Crossplane harness runs its processes in network namespaces of their own: ${problem}`);
   const bins = opts.binaries ?? (await ensureCrossplaneBinaries(opts.version, { log: opts.log }));
   for (const [k, v] of Object.entries(bins)) {
     if (!fs.existsSync(v)) throw new Error(`startCrossplane: binary ${k} not found at ${v}; run \`npm run realinfra -- --crossplane\``);
