@@ -66,6 +66,10 @@ describe('figures (docs/figures.json and the marks of README.md and docs/*.md)',
     );
     expect(claims.length).toBeGreaterThanOrEqual(2);
     expect(claims.filter((c) => !c.endsWith(`: ${min}`))).toEqual([]);
+    // And every "kubectl … 1.N–1.M" range.
+    const max = figures['kubectl-max']!.value;
+    const ranges = FILES.flatMap((f) => [...texts.get(f)!.matchAll(/kubectl[^\n]{0,120}?\b(1\.\d+)\s*[–-]\s*(1\.\d+)\b/g)].map((m) => `${f}: ${m[1]}–${m[2]}`));
+    expect(ranges.filter((r) => !r.endsWith(`: ${min}–${max}`))).toEqual([]);
   });
 
   describe('the checks can fail', () => {
