@@ -204,7 +204,7 @@ export function markProblems(files: ReadonlyMap<string, string>, figures: Figure
     if (want === undefined) problems.push(`${at}: figure "${m.name}" is a ${f.kind} figure without a ${m.field}`);
     else if (m.text !== want)
       problems.push(
-        `${at}: figure "${m.name}"${m.field === 'value' ? '' : `.${m.field}`} shows ${JSON.stringify(m.text)}, docs/figures.json says ${JSON.stringify(want)}; run npm run docs:figures`,
+        `${at}: figure "${m.name}"${m.field === 'value' ? '' : `.${m.field}`} shows ${JSON.stringify(m.text)}, docs/figures.json says ${JSON.stringify(want)}: a new measurement goes into docs/figures.json (value, date, machine, load, command), then npm run docs:figures writes every mark`,
       );
     // A measured value is shown with its date: a date mark with that day (its own, or of a figure of the same run) in the same block.
     if (f.kind === 'measured' && m.field === 'value' && !all.some((d) => d.file === m.file && d.block === m.block && d.field === 'date' && d.text === f.date))

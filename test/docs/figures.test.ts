@@ -106,7 +106,7 @@ describe('figures (docs/figures.json and the marks of README.md and docs/*.md)',
         'Again <!-- figure:a-time -->62 s<!-- /figure -->, no date in this paragraph; <!-- figure:c-gone -->3<!-- /figure -->.',
       ].join('\n');
       expect(markProblems(new Map([['README.md', readme]]), fig)).toEqual([
-        'README.md:1: figure "a-time" shows "50 s", docs/figures.json says "62 s"; run npm run docs:figures',
+        'README.md:1: figure "a-time" shows "50 s", docs/figures.json says "62 s": a new measurement goes into docs/figures.json (value, date, machine, load, command), then npm run docs:figures writes every mark',
         'README.md:3: figure "a-time" is shown without its date; add <!-- figure:a-time.date -->2026-11-28<!-- /figure --> in the same paragraph, list item or table',
         'README.md:3: figure "c-gone" is not in docs/figures.json; add it there (value, date, machine, load, command) or fix the name',
         'docs/figures.json "a-time": not marked in its home docs/x.md; mark the value there (<!-- figure:a-time -->62 s<!-- /figure -->) or remove the entry',
