@@ -2,6 +2,7 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { KubeClient } from '../core/client.js';
+import type { ClaimConflictSink } from './claim-conflicts.js';
 import type { KonnectorMetrics } from './metrics.js';
 
 export interface SyncContext {
@@ -21,6 +22,11 @@ export interface SyncContext {
    * and says so in its log and metrics.
    */
   readonly maxProviderObjectsPerNamespace: number;
+  /**
+   * Konnector-wide record of claim conflicts (two bindings, of this provider or another, whose claims
+   * select one name in one app-cluster namespace): shown on both bindings (claim-conflicts.ts).
+   */
+  readonly claimConflicts: ClaimConflictSink;
   /** Provider namespace bound to a consumer namespace (APIServiceNamespace status), if assigned. */
   providerNamespaceFor(consumerNamespace: string): string | undefined;
   /** Consumer namespace of a provider namespace, if it is one of this consumer's. */

@@ -9,18 +9,29 @@ import type { ClusterAccess } from '../core/kubeconfig.js';
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { CoreResources, isAlreadyExists, isNotFound, keyOf, splitKey, KubeClient, type KubeObject } from '../core/client.js';
-import { conditionsEqual, setCondition, setSummary, type Condition } from '../core/conditions.js';
+import { conditionsEqual, removeCondition, setCondition, setSummary, type Condition } from '../core/conditions.js';
 import { Controller } from '../core/controller.js';
 import { Informer, stripManagedFields } from '../core/informer.js';
 import { silentLogger } from '../core/logger.js';
+import { recordEvent } from '../core/events.js';
 import { apiServiceBindingKind, BIND_GROUP } from '../../contract/index.js';
+import { ClaimConflicts, claimConflictCondition } from './claim-conflicts.js';
 import { controllerOf, isOwnedBy, type CRD } from './crd.js';
 import { KubeconfigError, parseKubeconfigSecret, type ParsedKubeconfig } from './kubeconfig.js';
 import { isDeleting, setFinalizer } from './metadata.js';
 import { konnectorMetrics, type KonnectorMetrics } from './metrics.js';
 import { ProviderConnection, type KonnectorShared } from './provider.js';
 import { resourceOfExport } from './export-sync.js';
-import { BINDING_FINALIZER, BindResources, ConditionType, SYNCER_FINALIZER, type APIServiceBinding, type Secret } from './types.js';
+import {
+  BIND_GROUP_VERSION,
+  BINDING_FINALIZER,
+  BindResources,
+  CLAIM_CONFLICT_CONDITION,
+  ConditionType,
+  SYNCER_FINALIZER,
+  type APIServiceBinding,
+  type Secret,
+} from './types.js';
 import { KONNECTOR_VERSION, klutchKonnectorVersion } from './version.js';
 import { DEFAULT_BURST, DEFAULT_QPS, DEFAULT_WORKERS } from './defaults.js';
 
@@ -105,6 +116,8 @@ export class Konnector {
   private readonly lastSeen = new Map<string, APIServiceBinding>();
   private readonly controller: Controller;
   private readonly shared: KonnectorShared;
+  /** Claim conflicts between bindings, for the ClaimConflict condition and Events (claim-conflicts.ts). */
+  private readonly claimConflicts: ClaimConflicts;
   private started = false;
   private stopping = false;
 
@@ -138,6 +151,28 @@ export class Konnector {
       reconciler: (k) => this.reconcile(k),
     });
 
+    this.claimConflicts = new ClaimConflicts({
+      binding: (uid) => this.bindingByUid(uid),
+      changed: (uids) => {
+        for (const uid of uids) {
+          const b = this.bindingByUid(uid);
+          if (b) this.controller.enqueue(keyOf(b));
+        }
+      },
+      event: (b, e) =>
+        void recordEvent(
+          this.bindingClient,
+          {
+            apiVersion: b.apiVersion ?? BIND_GROUP_VERSION,
+            kind: 'APIServiceBinding',
+            name: b.metadata.name!,
+            namespace: b.metadata.namespace!,
+            uid: b.metadata.uid,
+          },
+          e,
+          { component: 'konnector', onError: (err) => this.log.warn({ binding: keyOf(b), reason: e.reason, err: err.message }, 'cannot record event') },
+        ),
+    });
     this.shared = {
       app: this.app,
       bindingClient: this.bindingClient,
@@ -166,6 +201,7 @@ export class Konnector {
       maxProviderObjectsPerNamespace: opts.maxProviderObjectsPerNamespace,
       version: klutchKonnectorVersion(opts.version ?? KONNECTOR_VERSION),
       controlPlaneMode: opts.controlPlaneMode ?? false,
+      claimConflicts: this.claimConflicts,
     };
 
     this.bindings.addEventHandler({
@@ -182,6 +218,12 @@ export class Konnector {
       onDelete: (n) => this.forProviders((p) => p.namespaceChanged(n.metadata.name!)),
       onAdd: (n) => this.forProviders((p) => p.namespaceChanged(n.metadata.name!)),
     });
+  }
+
+  /** The binding with this uid (also one being unbound). */
+  private bindingByUid(uid: string): APIServiceBinding | undefined {
+    if (!uid) return undefined;
+    return this.bindings.list().find((b) => b.metadata.uid === uid) ?? [...this.unbinding.values()].find((b) => b.metadata.uid === uid);
   }
 
   private forProviders(f: (p: ProviderConnection) => void): void {
@@ -484,6 +526,10 @@ export class Konnector {
         });
       }
     }
+    // Not part of Ready: the binding holding a contested copy keeps syncing it (claim-conflicts.ts).
+    const uid = b.metadata.uid ?? '';
+    const conflict = claimConflictCondition(uid, this.claimConflicts.of(uid), (u) => this.bindingByUid(u));
+    conds = conflict ? setCondition(conds, conflict) : removeCondition(conds, CLAIM_CONFLICT_CONDITION);
     conds = setSummary(conds, BINDING_CONDITIONS);
     if (conditionsEqual(conds, b.status?.conditions as Condition[] | undefined) && pretty === b.status?.providerPrettyName) return;
     const { namespace, name } = splitKey(key);

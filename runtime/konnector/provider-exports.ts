@@ -154,7 +154,7 @@ export class ExportReconciler implements Reconciler {
       await this.stopSyncers(cur);
     }
     const exportSync = new ExportSync(d.syncContext, exp);
-    const claims = accepted.map((c) => new ClaimSync(d.syncContext, c, name));
+    const claims = accepted.map((c) => new ClaimSync(d.syncContext, c, { name, uid: b.metadata.uid! }));
     const s: Syncers = { sig, exportSync, claims };
     this.syncers.set(name, s);
     try {

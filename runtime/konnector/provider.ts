@@ -16,6 +16,7 @@ import type { Registry } from 'prom-client';
 import { keyOf, type KubeClient } from '../core/client.js';
 import { Controller } from '../core/controller.js';
 import type { Informer } from '../core/informer.js';
+import type { ClaimConflictSink } from './claim-conflicts.js';
 import type { SyncContext } from './context.js';
 import type { CRD } from './crd.js';
 import type { ExportSync } from './export-sync.js';
@@ -60,6 +61,8 @@ export interface KonnectorShared {
   maxProviderObjectsPerNamespace?: number;
   version: string;
   controlPlaneMode: boolean;
+  /** See SyncContext.claimConflicts (one record for every provider connection of the konnector). */
+  claimConflicts: ClaimConflictSink;
 }
 
 /** @default of KonnectorShared.maxProviderObjectsPerNamespace. */
@@ -102,6 +105,7 @@ export class ProviderConnection implements SyncContext {
   readonly workers: number;
   readonly resyncMs: number;
   readonly maxProviderObjectsPerNamespace: number;
+  readonly claimConflicts: ClaimConflictSink;
   private readonly bindings = new BindingKeys();
   private readonly informers: ProviderInformers;
   private readonly consumerNamespaces: ConsumerNamespaces;
@@ -132,6 +136,7 @@ export class ProviderConnection implements SyncContext {
     this.workers = shared.workers;
     this.resyncMs = shared.resyncMs;
     this.maxProviderObjectsPerNamespace = shared.maxProviderObjectsPerNamespace ?? DEFAULT_MAX_PROVIDER_OBJECTS_PER_NAMESPACE;
+    this.claimConflicts = shared.claimConflicts;
     // Set before the informers exist; they only call `admits` once started.
     this.consumerNamespaces = new ConsumerNamespaces({
       reserved: () => this.reservedNamespaces(),

@@ -14,6 +14,7 @@ import type {
   ClusterBindingSpec,
   ClusterBindingStatus,
 } from '../../contract/index.js';
+import { BOUND_ANNOTATION, RESOURCE_OWNER_ANNOTATION } from '../../contract/index.js';
 import type { KubeObject } from '../core/client.js';
 
 export {
@@ -56,3 +57,27 @@ export { EXPORTED_LABEL, BIND_API_VERSION as BIND_GROUP_VERSION } from '../../co
  */
 export const SOURCE_UID_ANNOTATION = 'klutch.anynines.com/source-uid';
 export const SOURCE_RESOURCE_VERSION_ANNOTATION = 'klutch.anynines.com/source-resource-version';
+/**
+ * Annotation on every copy of a claimed object (both directions): the uid of the APIServiceBinding
+ * whose claim made it. Ownership is per binding: a copy another binding made is never updated,
+ * adopted or deleted (claim-ownership.ts). The konnector owns it: the value the source object carries
+ * is dropped when copying (see KONNECTOR_ANNOTATIONS).
+ */
+export const BINDING_UID_ANNOTATION = 'klutch.anynines.com/binding-uid';
+/**
+ * The annotations the konnector writes on claimed copies: never taken from the object being copied
+ * (a provider cannot forge the records that decide ownership).
+ */
+export const KONNECTOR_ANNOTATIONS: readonly string[] = [
+  RESOURCE_OWNER_ANNOTATION,
+  BOUND_ANNOTATION,
+  SOURCE_UID_ANNOTATION,
+  SOURCE_RESOURCE_VERSION_ANNOTATION,
+  BINDING_UID_ANNOTATION,
+];
+/**
+ * Condition on an APIServiceBinding while one of its claims selects an object name another binding's
+ * copy holds in the same app-cluster namespace (on both bindings; absent when there is none). Not part
+ * of `Ready`: the holder keeps syncing, the other binding's copy of that name is not made.
+ */
+export const CLAIM_CONFLICT_CONDITION = 'ClaimConflict';

@@ -15,11 +15,31 @@ import { responseKubeconfig, responseRequests } from '../../../contract/wire.js'
 import { CoreResources, KubeClient, parseKubeconfig, type KubeObject } from '../../../runtime/core/index.js';
 import { createLogger } from '../../../runtime/core/logger.js';
 import { Konnector } from '../../../runtime/konnector/konnector.js';
-import { BindResources, RESOURCE_OWNER_ANNOTATION } from '../../../runtime/konnector/types.js';
+import { EVENTS } from '../../../runtime/core/events.js';
+import {
+  BINDING_UID_ANNOTATION,
+  BindResources,
+  CLAIM_CONFLICT_CONDITION,
+  RESOURCE_OWNER_ANNOTATION,
+  SOURCE_UID_ANNOTATION,
+} from '../../../runtime/konnector/types.js';
 import { bindApiService, type ExportRequestDoc } from '../../../runtime/kubectl-bind/apiservice.js';
 import { startCluster, type RealCluster } from '../../../runtime/realinfra/index.js';
 import { CLIENT_ID, startProvider, type ProviderEnv } from '../backend/_fixture.js';
-import { eventually, installBindingCRDs, never } from './fixture.js';
+import {
+  admin,
+  bindOnApp,
+  createCRDs,
+  eventually,
+  installBindingCRDs,
+  MiniBackend,
+  never,
+  setUpConsumerOnProvider,
+  widgetCRD,
+  WIDGETS,
+  WIDGETS_NAME,
+  type ConsumerOnProvider,
+} from './fixture.js';
 
 jest.setTimeout(240_000);
 
@@ -223,6 +243,98 @@ describe('a provider that floods a bound namespace', () => {
     const adopted = async () => (await ac.list(MANGO, 'team-c')).items.filter((o) => o.metadata.name!.startsWith('flood-')).length;
     await eventually(`${LIMIT} copies and ${LIMIT} adopted objects`, async () => (await copies()) === LIMIT && (await adopted()) === LIMIT);
     await never('more than the limit', async () => (await copies()) > LIMIT || (await adopted()) > LIMIT, 3000);
+  });
+});
+
+describe('a second provider bound into the same app cluster', () => {
+  // Provider B: its own control plane (the mini backend assigns provider namespaces) and a binding whose
+  // claim selects every Secret it creates, so its names overlap with what provider A copies.
+  let cp2: RealCluster | undefined;
+  let cpc2: KubeClient;
+  let backend2: MiniBackend | undefined;
+  let p2: ConsumerOnProvider;
+  const B_BINDING = WIDGETS_NAME;
+
+  beforeAll(async () => {
+    cp2 = await startCluster({ name: 'hostile-cp2' });
+    cpc2 = admin(cp2);
+    await Promise.all([installBindingCRDs(cpc2), createCRDs(cpc2, [widgetCRD()])]);
+    backend2 = new MiniBackend(cp2);
+    await backend2.start();
+    p2 = await setUpConsumerOnProvider(cp2, 'cluster-second');
+    await bindOnApp(app, p2, { claims: [{ group: '', resource: 'secrets', version: 'v1', selector: { owner: 'Provider' }, state: 'Accepted' }] });
+    await eventually('the second provider CRD on the app cluster', () => ac.getOrNull(CoreResources.crds, undefined, WIDGETS_NAME), 120_000);
+  }, 300_000);
+
+  afterAll(async () => {
+    await backend2?.stop();
+    cpc2?.close();
+    await cp2?.stop();
+  });
+
+  const binding = (name: string) => ac.get<Binding>(BindResources.apiServiceBindings, 'klutch-bind', name);
+  const conflictOn = async (name: string) => (await binding(name)).status?.conditions?.find((c) => c.type === CLAIM_CONFLICT_CONDITION);
+  const eventsOf = async (b: Binding) =>
+    (await ac.list<KubeObject & { reason?: string; message?: string }>(EVENTS, 'klutch-bind', { fieldSelector: `involvedObject.uid=${b.metadata.uid}` })).items;
+
+  it("never overwrites, takes over or deletes the first provider's copy of a Secret name both claim; the conflict shows on both bindings", async () => {
+    const NAME = 'shared-service-binding';
+    const aNs = await boundNamespace('team-d');
+    await ac.create(WIDGETS, {
+      apiVersion: `${WIDGETS.group}/${WIDGETS.version}`,
+      kind: 'Widget',
+      metadata: { name: 'w', namespace: 'team-d' },
+      spec: { size: 1 },
+    });
+    const bNs = await eventually('provider B namespace of team-d', async () => {
+      const ans = await cpc2.getOrNull<KubeObject & { status?: { namespace?: string } }>(BindResources.apiServiceNamespaces, p2.clusterNs, 'team-d');
+      return ans?.status?.namespace;
+    });
+    const source = await env.kube.create<Secret>(CoreResources.secrets, { metadata: { name: NAME, namespace: aNs }, stringData: { password: 'from-A' } });
+    const copy = await eventually("provider A's copy in team-d", () => ac.getOrNull<Secret>(CoreResources.secrets, 'team-d', NAME));
+    const untouched = async () => {
+      const s = await ac.getOrNull<Secret>(CoreResources.secrets, 'team-d', NAME);
+      return s?.metadata.uid === copy.metadata.uid && s?.metadata.resourceVersion === copy.metadata.resourceVersion;
+    };
+
+    // Provider B creates an object of the same name in its namespace of team-d.
+    await cpc2.create(CoreResources.secrets, { metadata: { name: NAME, namespace: bNs }, stringData: { password: 'from-B' } });
+    // Whichever comes first: the conflict on both bindings, or A's copy changed.
+    await eventually(
+      'the conflict on both bindings or a changed copy',
+      async () => !(await untouched()) || ((await conflictOn(BINDING)) && (await conflictOn(B_BINDING))),
+    );
+    expect(await untouched()).toBe(true);
+    // no write loop: the copy keeps its resourceVersion while both konnector paths keep running (polled every 100 ms)
+    await never("provider A's copy written again", async () => !(await untouched()), 3000);
+    const kept = await ac.get<Secret>(CoreResources.secrets, 'team-d', NAME);
+    expect(Buffer.from(kept.data!.password!, 'base64').toString()).toBe('from-A');
+    const [a, b] = await Promise.all([binding(BINDING), binding(B_BINDING)]);
+    expect(kept.metadata.annotations).toMatchObject({ [BINDING_UID_ANNOTATION]: a.metadata.uid, [SOURCE_UID_ANNOTATION]: source.metadata.uid });
+
+    // The condition on each binding names the object and the other binding …
+    const onA = (await conflictOn(BINDING))!;
+    const onB = (await conflictOn(B_BINDING))!;
+    expect(onA).toMatchObject({ status: 'True', reason: 'ClaimConflict' });
+    expect(onA.message).toContain(`secrets team-d/${NAME}`);
+    expect(onA.message).toContain(`klutch-bind/${B_BINDING}`);
+    expect(onB).toMatchObject({ status: 'True', reason: 'ClaimConflict' });
+    expect(onB.message).toContain(`secrets team-d/${NAME}`);
+    expect(onB.message).toContain(`klutch-bind/${BINDING}`);
+    // … and so does a Warning Event on each.
+    for (const x of [a, b]) {
+      const ev = await eventually(`a ClaimConflict Event on ${x.metadata.name}`, async () => (await eventsOf(x)).find((e) => e.reason === 'ClaimConflict'));
+      expect(ev.message).toContain(`secrets team-d/${NAME}`);
+    }
+
+    // Provider B deletes its object: A's copy stays as it is and the conflict clears on both bindings.
+    await cpc2.delete(CoreResources.secrets, bNs, NAME);
+    await eventually(
+      'the conflict cleared on both bindings or a changed copy',
+      async () => !(await untouched()) || (!(await conflictOn(BINDING)) && !(await conflictOn(B_BINDING))),
+    );
+    expect(await untouched()).toBe(true);
+    await never("provider A's copy deleted or written", async () => !(await untouched()), 2000);
   });
 });
 

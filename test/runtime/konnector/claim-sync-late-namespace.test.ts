@@ -86,6 +86,7 @@ describe('ClaimSync and a namespace bound after it started', () => {
       workers: 1,
       resyncMs: 3_600_000, // no resync within the test: only the fix brings the Secret down
       maxProviderObjectsPerNamespace: 100,
+      claimConflicts: { report: () => false, resolve: () => undefined, resolveAll: () => undefined },
       providerNamespaceFor: (c) => bound.find((b) => b.consumer === c)?.provider,
       consumerNamespaceFor: (p) => bound.find((b) => b.provider === p)?.consumer,
       ensureAPIServiceNamespace: async (c) => bound.find((b) => b.consumer === c)?.provider,
@@ -97,7 +98,10 @@ describe('ClaimSync and a namespace bound after it started', () => {
         return () => (changed = undefined);
       },
     };
-    const sync = new ClaimSync(ctx, { group: '', resource: 'secrets', version: 'v1', selector: { names: ['shop-creds'] } } as never, 'postgresqlinstances');
+    const sync = new ClaimSync(ctx, { group: '', resource: 'secrets', version: 'v1', selector: { names: ['shop-creds'] } } as never, {
+      name: 'postgresqlinstances',
+      uid: 'binding-uid-1',
+    });
     stops.push(() => sync.stop());
     await sync.start(5_000);
 
