@@ -2,8 +2,10 @@
  * What `npm run sandbox` needs on the machine, checked before anything is built or started, so that
  * a fresh machine learns every missing piece at once (with the command that installs it) instead of
  * after the Go builds: openssl (cluster certificates, runtime/realinfra/pki.ts), Debian's PostgreSQL
- * server binaries (the local a8s operator, sandbox/a8s-operator/local-postgres.ts) and, while any
- * Go-built binary is not in the cache yet, Go >= 1.26 (runtime/realinfra/build.ts).
+ * server binaries (the local a8s operator, sandbox/a8s-operator/local-postgres.ts), `ip`, `unshare` and
+ * `nsenter` and, for an ordinary user, user namespaces (the Crossplane harness's network namespaces,
+ * runtime/realinfra/userns.ts), root for the flags that still need it (`--pods`, `--a9s`) and, while any
+ * Go-built binary is not in the cache yet, Go >= 1.26 (runtime/realinfra/build.ts). The default sandbox needs no root.
  */
 import { execFileSync } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
@@ -37,6 +39,18 @@ export interface PrerequisiteLookup {
   uncached(): string[];
   /** The kubectl `npm run setup` builds from tools/kube (the clusters' release), when it is in the cache. */
   builtKubectl?(): string | undefined;
+  /** This process's user id (0: root). */
+  uid(): number;
+  /** Why this user may not make a user + network namespace, or undefined when it may (runtime/realinfra/userns.ts). */
+  userNamespaceProblem(): string | undefined;
+}
+
+/** The sandbox's flags that change what it needs (sandbox/args.ts). */
+export interface PrerequisiteFlags {
+  /** `--pods`: a real node. */
+  readonly pods?: boolean;
+  /** `--a9s`: provider-anynines and the a9s broker stand-in. */
+  readonly a9s?: boolean;
 }
 
 /** One missing prerequisite: what, what for, and how to get it. */
@@ -48,9 +62,23 @@ export interface MissingPrerequisite {
 
 const APT = (pkg: string) => `apt-get install -y ${pkg}   (Debian/Ubuntu, as root; .ci/apt-packages.txt lists what CI installs)`;
 
+/** Why each flag that needs root needs it. */
+const ROOT_FOR: Readonly<Record<keyof PrerequisiteFlags, string>> = {
+  pods: '--pods runs a real node: containerd, kubelet and kube-proxy change the host’s network (a CNI bridge, iptables rules) and cgroups',
+  a9s: '--a9s runs provider-anynines in a network namespace joined to the host by a veth pair (runtime/realinfra/anynines.ts)',
+};
+
 /** The missing prerequisites, in the order to install them (none: ready). */
-export function missingPrerequisites(look: PrerequisiteLookup, env: NodeJS.ProcessEnv = process.env): MissingPrerequisite[] {
+export function missingPrerequisites(look: PrerequisiteLookup, env: NodeJS.ProcessEnv = process.env, flags: PrerequisiteFlags = {}): MissingPrerequisite[] {
   const missing: MissingPrerequisite[] = [];
+  const root = look.uid() === 0;
+  const needRoot = (Object.keys(ROOT_FOR) as (keyof PrerequisiteFlags)[]).filter((f) => flags[f]);
+  if (!root && needRoot.length > 0)
+    missing.push({
+      what: `root (${needRoot.map((f) => `--${f}`).join(', ')})`,
+      why: needRoot.map((f) => ROOT_FOR[f]).join('; '),
+      install: `run it as root (sudo npm run sandbox -- ${needRoot.map((f) => `--${f}`).join(' ')}), or leave ${needRoot.length > 1 ? 'those flags' : 'the flag'} out: the default sandbox needs no root`,
+    });
   if (!look.which('openssl')) missing.push({ what: 'openssl', why: 'makes the clusters’ certificates', install: APT('openssl') });
   if (!look.postgres())
     missing.push({
@@ -58,6 +86,26 @@ export function missingPrerequisites(look: PrerequisiteLookup, env: NodeJS.Proce
       why: 'the local a8s operator runs a real PostgreSQL server per claim',
       install: APT('postgresql'),
     });
+  // The Crossplane harness: its processes run in network namespaces of their own (every port they open stays on their
+  // loopback); `ip` brings a namespace's loopback up; an ordinary user makes them through a user namespace.
+  if (!look.which('ip'))
+    missing.push({ what: 'ip (iproute2)', why: 'brings up the loopback of the Crossplane harness’s network namespaces', install: APT('iproute2') });
+  const nsTools = ['unshare', 'nsenter'].filter((c) => !look.which(c));
+  if (nsTools.length > 0)
+    missing.push({
+      what: `${nsTools.join(' and ')} (util-linux)`,
+      why: 'make and join the Crossplane harness’s network namespaces',
+      install: APT('util-linux'),
+    });
+  else if (!root) {
+    const problem = look.userNamespaceProblem();
+    if (problem)
+      missing.push({
+        what: 'user namespaces for this user',
+        why: 'the Crossplane harness runs Crossplane, its function and provider in network namespaces an ordinary user makes through a user namespace, so that every port they open stays on loopback',
+        install: problem,
+      });
+  }
   const uncached = look.uncached();
   if (uncached.length > 0) {
     const go = env.KLUTCH_KIT_GO || 'go';
@@ -95,11 +143,13 @@ export function formatMissing(missing: readonly MissingPrerequisite[]): string {
 
 /** The lookup of this machine. */
 export async function systemLookup(): Promise<PrerequisiteLookup> {
-  const [{ findPostgresBinaries }, { isCached, planComponent }, { isPulumiCached, planPulumiComponent }] = await Promise.all([
-    import('./a8s-operator/local-postgres.js'),
-    import('../runtime/realinfra/build.js'),
-    import('../runtime/realinfra/pulumi-build.js'),
-  ]);
+  const [{ findPostgresBinaries }, { isCached, planComponent }, { isPulumiCached, pathPulumi, planPulumiComponent }, { userNamespaceProblem }] =
+    await Promise.all([
+      import('./a8s-operator/local-postgres.js'),
+      import('../runtime/realinfra/build.js'),
+      import('../runtime/realinfra/pulumi-build.js'),
+      import('../runtime/realinfra/userns.js'),
+    ]);
   const executable = (p: string) => {
     try {
       accessSync(p, constants.X_OK);
@@ -138,9 +188,15 @@ export async function systemLookup(): Promise<PrerequisiteLookup> {
       const plan = planComponent('kubectl');
       return isCached(plan) ? plan.binary : undefined;
     },
+    uid: () => (typeof process.getuid === 'function' ? process.getuid() : -1),
+    userNamespaceProblem: () => userNamespaceProblem(),
     uncached: () =>
       SANDBOX_GO_COMPONENTS.filter((c) =>
-        c === 'pulumi-cli' || c === 'pulumi-resource-kubernetes' ? !isPulumiCached(planPulumiComponent(c)) : !isCached(planComponent(c)),
+        c === 'pulumi-cli'
+          ? !isPulumiCached(planPulumiComponent(c)) && pathPulumi() === undefined // a compatible pulumi on PATH is used instead
+          : c === 'pulumi-resource-kubernetes'
+            ? !isPulumiCached(planPulumiComponent(c))
+            : !isCached(planComponent(c)),
       ),
   };
 }

@@ -76,14 +76,27 @@ async function up(args: SandboxArgs): Promise<number> {
     fs.rmSync(STATE_FILE, { force: true });
   }
   // every missing prerequisite at once, before any Go build (which takes minutes on a fresh machine)
-  const { formatMissing, kubectlNote, missingPrerequisites, systemLookup } = await import('../sandbox/prerequisites.js');
+  const { formatMissing, kubectlNote, missingPrerequisites, SANDBOX_GO_COMPONENTS, systemLookup } = await import('../sandbox/prerequisites.js');
   const lookup = await systemLookup();
-  const missing = missingPrerequisites(lookup);
+  const missing = missingPrerequisites(lookup, process.env, { pods, a9s });
   if (missing.length > 0) {
     process.stderr.write(`${formatMissing(missing)}\n`);
     return 1;
   }
   process.stdout.write(`klutch-kit sandbox: state under ${SANDBOX_DIR}\n`);
+  // A cold cache: the Go builds first, one line each with the estimate of what is left (else the first step would be
+  // silent for its minutes of builds). `npm run setup` does them ahead, as a warm-up.
+  const uncached = lookup.uncached();
+  if (uncached.length > 0) {
+    const { buildItem, buildWithProgress } = await import('./_go-builds.js');
+    const t = Date.now();
+    const log = (line: string) => process.stdout.write(`[build +${((Date.now() - t) / 1000).toFixed(0)} s] ${line}\n`);
+    await buildWithProgress(
+      uncached.map((c) => buildItem(c as Parameters<typeof buildItem>[0])),
+      SANDBOX_GO_COMPONENTS.length,
+      log,
+    );
+  }
   // imported here so that --down starts fast and loads no OIDC provider / Pulumi SDK
   const t0 = Date.now();
   const { changeDemoPlan, provisionDemo, startSandbox } = await import('../sandbox/sandbox.js');

@@ -8,51 +8,15 @@
  * per component with the estimate of what is left. Ends with the kubectl to use.
  */
 import { execFileSync } from 'node:child_process';
-import { A9S_COMPONENTS, ALL_COMPONENTS, type ComponentName, ensureComponent, isCached, pathKubectl, planComponent } from '../runtime/realinfra/build.js';
+import { A9S_COMPONENTS, ALL_COMPONENTS, isCached, pathKubectl, planComponent } from '../runtime/realinfra/build.js';
 import { ensureKlutchioSource } from '../runtime/realinfra/klutchio.js';
-import {
-  PULUMI_COMPONENTS,
-  type PulumiComponentName,
-  ensurePulumiComponent,
-  isPulumiCached,
-  pathPulumi,
-  planPulumiComponent,
-} from '../runtime/realinfra/pulumi-build.js';
+import { PULUMI_COMPONENTS, isPulumiCached, pathPulumi, planPulumiComponent } from '../runtime/realinfra/pulumi-build.js';
 import { MIN_GO } from '../sandbox/prerequisites.js';
-
-/**
- * Wall seconds of each cold build (empty GOCACHE and GOMODCACHE, module downloads included, in the order
- * below, so later components reuse packages of earlier ones), measured on the 2-core machine on 2026-11-26
- * (README.md "Tests"; the Crossplane set and the node's binaries from their CPU time at the same ratio);
- * kubectl, dex, helm and coredns from their CPU time measured 2026-11-27 (build.json in the cache) at that ratio.
- */
-const COLD_SECONDS: Readonly<Record<string, number>> = {
-  etcd: 64,
-  'kube-apiserver': 290,
-  'kube-controller-manager': 131,
-  kubectl: 60,
-  kubelet: 60,
-  'kube-scheduler': 15,
-  'kube-proxy': 25,
-  pause: 5,
-  'pod-probe': 5,
-  crane: 20,
-  'function-patch-and-transform': 120,
-  'provider-kubernetes': 115,
-  'crossplane-2.3': 135,
-  'crossplane-1.20': 110,
-  'provider-anynines': 150,
-  dex: 90,
-  helm: 60,
-  coredns: 130,
-  'pulumi-cli': 293,
-  'pulumi-resource-kubernetes': 531,
-};
+import { type BuildItem, buildWithProgress } from './_go-builds.js';
 
 const started = Date.now();
 const since = () => `${((Date.now() - started) / 1000).toFixed(0)} s`;
 const log = (line: string) => process.stdout.write(`[setup +${since()}] ${line}\n`);
-const minutes = (s: number) => `${Math.round(s / 60)} min`;
 
 function goProblem(): string | undefined {
   const go = process.env['KLUTCH_KIT_GO'] || 'go';
@@ -69,7 +33,7 @@ function goProblem(): string | undefined {
   return undefined;
 }
 
-type Item = { name: ComponentName; pulumi: false } | { name: PulumiComponentName; pulumi: true };
+type Item = BuildItem;
 let items: Item[] = [
   ...ALL_COMPONENTS.map((name) => ({ name, pulumi: false as const })),
   ...PULUMI_COMPONENTS.map((name) => ({ name, pulumi: true as const })),
@@ -98,18 +62,8 @@ if (todo.length === 0) {
     );
     process.exit(1);
   }
-  const estimate = (list: readonly Item[]) => list.reduce((s, i) => s + (COLD_SECONDS[i.name] ?? 0), 0);
-  const unknown = todo.filter((i) => COLD_SECONDS[i.name] === undefined).map((i) => i.name);
-  log(
-    `${todo.length} of ${items.length} binaries to build: ${todo.map((i) => i.name).join(', ')} — about ${minutes(estimate(todo))} on an idle 2-core machine with ` +
-      `empty Go caches (measured 2026-11-26; less when Go's caches are warm)${unknown.length ? `, plus ${unknown.join(', ')} (not measured)` : ''}`,
-  );
   try {
-    for (const [n, i] of todo.entries()) {
-      log(`[${n + 1}/${todo.length}] ${i.name} (about ${minutes(estimate(todo.slice(n)))} left)`);
-      if (i.pulumi) await ensurePulumiComponent(i.name, { log });
-      else await ensureComponent(i.name, { log });
-    }
+    await buildWithProgress(todo, items.length, log);
   } catch (e) {
     process.stderr.write(`setup: ${e instanceof Error ? e.message : String(e)}\n`);
     process.exit(1);
