@@ -191,7 +191,7 @@ export function clusterCommand(): Command {
     .option('-q, --quiet', 'no progress lines on stderr')
     .option(
       '--crossplane <version>',
-      `also run real Crossplane (${CROSSPLANE_VERSIONS.join(' or ')}) with function-patch-and-transform and provider-kubernetes (needs root)`,
+      `also run real Crossplane (${CROSSPLANE_VERSIONS.join(' or ')}) with function-patch-and-transform and provider-kubernetes (no root: in user namespaces)`,
     )
     .option('--node', 'also run a real node: containerd + runc, kubelet, kube-proxy, kube-scheduler and an image registry (needs root; one per host)')
     .action(async (opts: StartOptions) => {
