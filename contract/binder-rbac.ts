@@ -33,6 +33,8 @@ export interface PolicyRule {
 export const BINDER_NAME = 'klutch-binder';
 /** The aggregated ClusterRole over every exported and claimed resource, bound in each provider namespace. */
 export const BINDER_EXPORTS_CLUSTER_ROLE = `${BINDER_NAME}-exports`;
+/** The per-credential Secret in a cluster namespace every consumer token is bound to (contract/credential.ts). */
+export const CREDENTIAL_SECRET = 'credential';
 /** Name of the per-consumer ClusterRole over what was exported to and claimed by that consumer. */
 export const perConsumerRoleName = (clusterNs: string): string => `${BINDER_NAME}-${clusterNs}`;
 
@@ -42,11 +44,15 @@ const ALL_VERBS = ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'
 export const BINDER_RULES: readonly BinderRule[] = [
   { apiGroups: [BIND_GROUP], resources: ['apiserviceexportrequests'], verbs: ALL_VERBS, why: 'kubectl-bind creates export requests' },
   { apiGroups: [''], resources: ['namespaces'], verbs: ['get'], why: 'the konnector reads its cluster namespace' },
+  // No read of Secrets: the kubeconfig Secret holds the current token, and a leaked token that could
+  // read it would follow every rotation. The konnector receives rotated kubeconfigs sealed in the
+  // ClusterBinding instead (contract/credential.ts).
   {
     apiGroups: [''],
     resources: ['secrets'],
-    verbs: ['get', 'list', 'watch'],
-    why: 'the konnector reads the kubeconfig Secret (credential rotation), in the cluster namespace only',
+    verbs: ['delete'],
+    resourceNames: [CREDENTIAL_SECRET],
+    why: 'kubectl-bind revoke deletes the credential object, which invalidates every token of this credential at once',
   },
   { apiGroups: [BIND_GROUP], resources: ['clusterbindings'], verbs: ['get', 'list', 'watch'], why: 'heartbeat target' },
   { apiGroups: [BIND_GROUP], resources: ['clusterbindings/status'], verbs: ['get', 'patch', 'update'], why: 'heartbeat' },
@@ -57,7 +63,13 @@ export const BINDER_RULES: readonly BinderRule[] = [
 
 /** {@link BINDER_RULES} as PolicyRules (without the reasons). */
 export function binderPolicyRules(): PolicyRule[] {
-  return BINDER_RULES.map(({ why: _why, ...r }) => ({ ...r, apiGroups: [...r.apiGroups], resources: [...r.resources], verbs: [...r.verbs] }));
+  return BINDER_RULES.map(({ why: _why, ...r }) => ({
+    ...r,
+    apiGroups: [...r.apiGroups],
+    resources: [...r.resources],
+    verbs: [...r.verbs],
+    ...(r.resourceNames ? { resourceNames: [...r.resourceNames] } : {}),
+  }));
 }
 
 /** What {@link exportedResourceRules} reads of an APIServiceExport. */

@@ -73,6 +73,7 @@ export async function startBackend(
     prettyName: opts.prettyName,
     external: externalCluster(kube, opts),
     tokenTtlSeconds: opts.tokenTtl,
+    credentialMaxLifeSeconds: opts.credentialMaxLife,
     maxClustersPerIdentity: opts.maxClustersPerIdentity,
     identityLock: new LeaseIdentityLock({ kube, namespace: opts.leaseNamespace, holder: identity }),
   });
