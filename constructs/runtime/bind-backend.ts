@@ -27,7 +27,7 @@
  * namespaces it creates at run time, claimed credentials it hands out) and namespace deletion are
  * cluster-wide; RBAC has no "namespaces I created" scope.
  */
-import { ApiObject, Lazy } from 'cdk8s';
+import { ApiObject, Duration, Lazy } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
 import { BINDER_RULES } from '../../contract/binder-rbac.js';
@@ -165,6 +165,13 @@ export interface BindBackendProps {
   readonly exportedApis?: ExportedApi[];
   /** Resources claimed by permission claims. @default core secrets and configmaps */
   readonly claimedResources?: ClaimedResource[];
+  /**
+   * `--credential-max-life`: how long one consumer credential (one bind) lives at most, however often
+   * its token is rotated; then every token of it is revoked and the consumer binds again. Whole
+   * seconds, at least 10 minutes and not shorter than the backend's `--token-ttl` (default 24 h).
+   * @default Duration.days(30)
+   */
+  readonly credentialMaxLife?: Duration;
   /** Extra flags. @default [] */
   readonly extraArgs?: string[];
 }
@@ -279,6 +286,7 @@ export class BindBackend extends Construct {
       ...(props.externalAddress ? [`--external-address=${props.externalAddress}`] : []),
       ...(props.externalCa ? [`--external-ca-file=/etc/klutch/external-ca/${props.externalCa.key}`] : []),
       ...(props.tlsSecretName ? ['--tls-cert-file=/etc/klutch/tls/tls.crt', '--tls-key-file=/etc/klutch/tls/tls.key'] : []),
+      ...(props.credentialMaxLife ? [`--credential-max-life=${props.credentialMaxLife.toSeconds()}s`] : []),
       ...(props.extraArgs ?? []),
     ];
   }
@@ -477,6 +485,24 @@ export class BindBackend extends Construct {
     if (props.tlsSecretName !== undefined) checkDnsSubdomain(`${P}.tlsSecretName`, props.tlsSecretName);
     for (const [i, a] of (props.extraArgs ?? []).entries()) {
       if (typeof a !== 'string' || !a.startsWith('--')) fail(`${P}.extraArgs[${i}]`, a, 'must be a flag starting with "--"');
+      if (props.credentialMaxLife !== undefined && a.startsWith('--credential-max-life')) {
+        fail(`${P}.extraArgs[${i}]`, a, `sets --credential-max-life, which ${P}.credentialMaxLife sets too; use one of them`);
+      }
+    }
+    if (props.credentialMaxLife !== undefined) {
+      if (!(props.credentialMaxLife instanceof Duration))
+        fail(`${P}.credentialMaxLife`, props.credentialMaxLife, 'must be a cdk8s Duration, e.g. Duration.days(30)');
+      const s = props.credentialMaxLife.toSeconds({ integral: false });
+      if (!Number.isInteger(s) || s < 600) {
+        fail(`${P}.credentialMaxLife`, `${s}s`, 'must be whole seconds, at least 10 minutes (the shortest token Kubernetes issues)');
+      }
+      if (s < 86400 && !(props.extraArgs ?? []).some((a) => a.startsWith('--token-ttl'))) {
+        fail(
+          `${P}.credentialMaxLife`,
+          `${s}s`,
+          "is shorter than the backend's default --token-ttl (24h); raise it, or pass a shorter --token-ttl in extraArgs",
+        );
+      }
     }
     const claimed = (
       props.claimedResources ?? [
