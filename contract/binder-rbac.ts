@@ -61,9 +61,27 @@ export const BINDER_RULES: readonly BinderRule[] = [
   { apiGroups: [BIND_GROUP], resources: ['apiservicenamespaces'], verbs: ALL_VERBS, why: 'the konnector announces consumer namespaces' },
 ];
 
-/** {@link BINDER_RULES} as PolicyRules (without the reasons). */
-export function binderPolicyRules(): PolicyRule[] {
-  return BINDER_RULES.map(({ why: _why, ...r }) => ({
+/**
+ * Only with `klutch-backend --klutch-konnector-compat` (BindBackendProps.klutchKonnectorCompat): Klutch's
+ * Go konnector watches the Secrets of the cluster namespace and copies the kubeconfig Secret itself to
+ * rotate credentials. Granting it gives back what the default takes away: a leaked token can then read
+ * every rotated successor until the credential's maximum life or a revocation.
+ */
+export const KLUTCH_KONNECTOR_SECRETS_RULE: BinderRule = {
+  apiGroups: [''],
+  resources: ['secrets'],
+  verbs: ['get', 'list', 'watch'],
+  why: "Klutch's Go konnector watches the cluster namespace's Secrets and copies the kubeconfig Secret (its credential rotation); only with --klutch-konnector-compat",
+};
+
+/** The rules of the shared `klutch-binder` ClusterRole: {@link BINDER_RULES}, plus the Secret read Klutch's konnector needs when asked. */
+export function binderRules(opts: { klutchKonnectorCompat?: boolean } = {}): readonly BinderRule[] {
+  return opts.klutchKonnectorCompat ? [...BINDER_RULES, KLUTCH_KONNECTOR_SECRETS_RULE] : BINDER_RULES;
+}
+
+/** {@link binderRules} as PolicyRules (without the reasons). */
+export function binderPolicyRules(opts: { klutchKonnectorCompat?: boolean } = {}): PolicyRule[] {
+  return binderRules(opts).map(({ why: _why, ...r }) => ({
     ...r,
     apiGroups: [...r.apiGroups],
     resources: [...r.resources],

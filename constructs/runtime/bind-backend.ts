@@ -30,7 +30,7 @@
 import { ApiObject, Duration, Lazy } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
-import { BINDER_RULES } from '../../contract/binder-rbac.js';
+import { binderRules } from '../../contract/binder-rbac.js';
 import { fail } from '../_errors.js';
 import { isDnsLabel } from '../_names.js';
 import {
@@ -172,6 +172,13 @@ export interface BindBackendProps {
    * @default Duration.days(30)
    */
   readonly credentialMaxLife?: Duration;
+  /**
+   * `--klutch-konnector-compat`: consumer credentials may read the Secrets of their cluster namespace,
+   * which Klutch's Go konnector needs (it watches them and copies the kubeconfig Secret to rotate).
+   * Off by default: with it, a leaked consumer token can follow its rotations until the credential's
+   * maximum life or a revocation (docs/bind.md, threat model). @default false
+   */
+  readonly klutchKonnectorCompat?: boolean;
   /** Extra flags. @default [] */
   readonly extraArgs?: string[];
 }
@@ -235,7 +242,7 @@ export class BindBackend extends Construct {
       automountServiceAccountToken: true,
     });
     this.rules = backendRules(this.settings.consumerScope);
-    this.binderRules = BINDER_RULES;
+    this.binderRules = binderRules({ klutchKonnectorCompat: props.klutchKonnectorCompat });
     this.clusterRole = this.createRbac();
     this.deployment = this.createDeployment();
     if (this.settings.replicas > 1 && props.podDisruptionBudget !== false) {
@@ -287,6 +294,7 @@ export class BindBackend extends Construct {
       ...(props.externalCa ? [`--external-ca-file=/etc/klutch/external-ca/${props.externalCa.key}`] : []),
       ...(props.tlsSecretName ? ['--tls-cert-file=/etc/klutch/tls/tls.crt', '--tls-key-file=/etc/klutch/tls/tls.key'] : []),
       ...(props.credentialMaxLife ? [`--credential-max-life=${props.credentialMaxLife.toSeconds()}s`] : []),
+      ...(props.klutchKonnectorCompat ? ['--klutch-konnector-compat'] : []),
       ...(props.extraArgs ?? []),
     ];
   }
@@ -438,6 +446,9 @@ export class BindBackend extends Construct {
     const replicas = checkInt(`${P}.replicas`, props.replicas ?? 2, 1, 10);
     if (props.podDisruptionBudget !== undefined && typeof props.podDisruptionBudget !== 'boolean') {
       fail(`${P}.podDisruptionBudget`, props.podDisruptionBudget, 'must be true or false');
+    }
+    if (props.klutchKonnectorCompat !== undefined && typeof props.klutchKonnectorCompat !== 'boolean') {
+      fail(`${P}.klutchKonnectorCompat`, props.klutchKonnectorCompat, 'must be true or false');
     }
     const port = checkInt(`${P}.port`, props.port ?? PORTS.backendHttp, 1024, 65535);
     const resources = checkResources(`${P}.resources`, props.resources ?? DEFAULT_RESOURCES);
@@ -681,7 +692,7 @@ function backendRules(consumerScope: 'Namespaced' | 'Cluster'): DocumentedRule[]
       apiGroups: [''],
       resources: ['secrets'],
       verbs: READ_WRITE,
-      why: 'write and watch (by label) the kubeconfig Secret of each cluster namespace; klutch-binder grants get/list/watch, which it must hold',
+      why: 'write and watch (by label) the kubeconfig Secret, create and delete the credential Secret (its deletion revokes the tokens) of each cluster namespace; klutch-binder grants delete of the credential Secret (and get/list/watch with klutchKonnectorCompat), which it must hold',
     },
     {
       apiGroups: ['rbac.authorization.k8s.io'],

@@ -80,7 +80,12 @@ export async function startBackend(
   const catalog = new Catalog(kube, opts.consumerScope);
   const { host, port } = parseListenAddress(opts.listenAddress);
 
-  await kube.apply(R.clusterRoles, binderClusterRole(), FIELD_MANAGER, { force: true });
+  await kube.apply(R.clusterRoles, binderClusterRole({ klutchKonnectorCompat: opts.klutchKonnectorCompat }), FIELD_MANAGER, { force: true });
+  if (opts.klutchKonnectorCompat) {
+    logger.warn(
+      '--klutch-konnector-compat: consumer credentials may read the Secrets of their cluster namespace (Klutch konnector rotation); a leaked token can follow its rotations until --credential-max-life or a revocation',
+    );
+  }
 
   let controllers: BackendControllers | undefined;
   let elector: LeaderElector | undefined;

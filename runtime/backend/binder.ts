@@ -408,9 +408,9 @@ export class Binder {
 }
 
 /** The ClusterRole `klutch-binder` every consumer's ServiceAccount gets in its cluster namespace. */
-export function binderClusterRole(): KubeObject {
+export function binderClusterRole(opts: { klutchKonnectorCompat?: boolean } = {}): KubeObject {
   return {
     metadata: { name: BINDER_CLUSTER_ROLE, labels: { [MANAGED_BY_LABEL]: MANAGED_BY } },
-    rules: binderPolicyRules(),
+    rules: binderPolicyRules(opts),
   };
 }

@@ -34,6 +34,8 @@ export interface BackendOptions {
   tokenTtl: number;
   /** seconds: maximum life of one consumer credential (one bind), however often its token is rotated. @default 2592000 (30 days) */
   credentialMaxLife?: number;
+  /** Let consumer credentials read their cluster namespace's Secrets, as Klutch's Go konnector needs. @default false */
+  klutchKonnectorCompat?: boolean;
   sessionTtl: number;
   stateTtl: number;
   exportRequestGrace: number;
@@ -138,6 +140,11 @@ export function backendCommand(): Command {
       'maximum life of a consumer credential (one bind): rotation never extends it; then every token of it is revoked and the consumer binds again',
       dur('--credential-max-life', 600),
       30 * 24 * 3600,
+    )
+    .option(
+      '--klutch-konnector-compat',
+      "let consumer credentials read their cluster namespace's Secrets, which Klutch's Go konnector needs; a leaked token can then follow its rotations",
+      false,
     )
     .option('--session-ttl <duration>', 'lifetime of the browser session after login', dur('--session-ttl', 60), 3600)
     .option('--state-ttl <duration>', 'lifetime of an OIDC login attempt', dur('--state-ttl', 30), 600)
@@ -291,6 +298,7 @@ export function parseBackendOptions(
     cookieEncryptionKey: encryptionKey ?? env.COOKIE_ENCRYPTION_KEY,
     tokenTtl: o.tokenTtl as number,
     credentialMaxLife: o.credentialMaxLife as number,
+    klutchKonnectorCompat: o.klutchKonnectorCompat as boolean,
     sessionTtl: o.sessionTtl as number,
     stateTtl: o.stateTtl as number,
     exportRequestGrace: o.exportRequestGrace as number,

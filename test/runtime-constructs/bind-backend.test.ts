@@ -213,6 +213,21 @@ describe('BindBackend', () => {
     expect(find(objs, 'ClusterRole', 'klutch-binder').rules).toEqual(binderClusterRole().rules);
   });
 
+  test("klutchKonnectorCompat: the Secret read Klutch's konnector needs, in the role and as the backend's flag", async () => {
+    const { binderPolicyRules } = await import('../../contract/binder-rbac.js');
+    const { binderClusterRole } = await import('../../runtime/backend/binder.js');
+    const { objs } = backend({ klutchKonnectorCompat: true });
+    const rules = find(objs, 'ClusterRole', 'klutch-binder').rules;
+    expect(rules).toEqual(binderPolicyRules({ klutchKonnectorCompat: true }));
+    expect(rules).toEqual(binderClusterRole({ klutchKonnectorCompat: true }).rules);
+    expect(rules).toContainEqual({ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] });
+    expect(find(objs, 'Deployment', 'klutch-backend').spec.template.spec.containers[0].args).toContain('--klutch-konnector-compat');
+    // by default the consumer reads no Secret
+    const plain = find(backend().objs, 'ClusterRole', 'klutch-binder').rules as Array<{ resources: string[]; verbs: string[] }>;
+    expect(plain.filter((r) => r.resources.includes('secrets')).flatMap((r) => r.verbs)).toEqual(['delete']);
+    expect(() => backend({ klutchKonnectorCompat: 'yes' as never })).toThrow('BindBackendProps.klutchKonnectorCompat: "yes" must be true or false');
+  });
+
   test('binder roles: aggregated exports role with one role per exported API plus claims', () => {
     const { b } = backend({ exportedApis: [{ group: 'anynines.com', resource: 'postgresqlinstances' }] });
     b.addExportedApi({ group: 'anynines.com', resource: 'servicebindings' });
