@@ -12,6 +12,11 @@
  *   provider-created objects are adopted downstream, finalizer `klutch.anynines.com/syncer`).
  * - claimed resources (Secrets/ConfigMaps by default): read/write cluster-wide, because consumer
  *   namespaces are chosen by app developers; this is the residual privilege of the design.
+ * - both capped by the resource policy of the contract (`contract/resource-policy.ts`): a bound API
+ *   or claimed resource outside it is refused here unless named in `allowedResources` (and some,
+ *   such as RBAC, never), so the rendered RBAC never covers workloads, RBAC or Kubernetes APIs the
+ *   app cluster's admin did not allow; the same list goes to the konnector (`--allow-resource`),
+ *   which refuses to serve anything else.
  * - APIServiceBindings (+ status): read and update conditions; it never creates bindings.
  * - namespaces: read (namespace deletion deletes the APIServiceNamespace upstream).
  * - events: create/patch.
@@ -38,6 +43,7 @@ import {
 import { DocumentedRule, READ, READ_WRITE, toPolicyRules } from './_rbac.js';
 import { bindClusterRole, bindRole } from './_role-binding.js';
 import { checkGroup, checkResource } from './permission-claim.js';
+import { decideResource, parseAllowedResource, refusalMessage, resourceName, type AllowedResource, type ResourceUse } from '../../contract/resource-policy.js';
 
 /** An API the konnector serves on this app cluster. */
 export interface BoundApi {
@@ -70,6 +76,15 @@ export interface KonnectorProps {
   readonly boundApis?: BoundApi[];
   /** Resources that permission claims sync. @default core secrets and configmaps */
   readonly claimedResources?: ClaimedResource[];
+  /**
+   * Resources outside the default allow-list of `contract/resource-policy.ts` (the provider's own
+   * APIs, claimed Secrets and ConfigMaps) that this app cluster lets providers export or claim,
+   * as `<plural>.<group>` (`<plural>` for the core group), e.g. `["daemonsets.apps"]`. Passed to
+   * the konnector as `--allow-resource`; `boundApis` and `claimedResources` outside the allow-list
+   * are refused. Some resources (RBAC, admission, CRDs, service accounts, …) can never be allowed.
+   * @default [] (the default allow-list only)
+   */
+  readonly allowedResources?: string[];
   /** CPU/memory. @default 50m/500m CPU, 128Mi/512Mi memory */
   readonly resources?: ResourceSpec;
   /** Extra command-line flags. @default [] */
@@ -139,8 +154,36 @@ export class Konnector extends Construct {
     }));
     for (const [i, a] of (props.extraArgs ?? []).entries()) {
       if (typeof a !== 'string' || !a.startsWith('--')) fail(`KonnectorProps.extraArgs[${i}]`, a, 'must be a flag starting with "--"');
+      if (a === '--allow-resource' || a.startsWith('--allow-resource=')) {
+        fail(`KonnectorProps.extraArgs[${i}]`, a, 'sets the allow-list; use KonnectorProps.allowedResources, which also caps the RBAC');
+      }
     }
-    return { ns, image, replicas, leaseName, resources, bound, claimed, extraArgs: props.extraArgs ?? [] };
+    if (props.allowedResources !== undefined && !Array.isArray(props.allowedResources)) {
+      fail('KonnectorProps.allowedResources', props.allowedResources, 'must be a list of "<plural>.<group>"');
+    }
+    const allowed = (props.allowedResources ?? []).map((a, i) => parseAllowedResource(`KonnectorProps.allowedResources[${i}]`, a));
+    const capped = (prop: string, r: { group: string; resource: string }, use: ResourceUse) => {
+      const d = decideResource(r, use, allowed);
+      if (!d.allowed)
+        fail(
+          prop,
+          resourceName(r),
+          refusalMessage(d, (n) => `KonnectorProps.allowedResources: ["${n}"]`),
+        );
+    };
+    bound.forEach((b, i) => b.resources.forEach((r, j) => capped(`KonnectorProps.boundApis[${i}].resources[${j}]`, { group: b.group, resource: r }, 'export')));
+    claimed.forEach((c, i) => capped(`KonnectorProps.claimedResources[${i}]`, c, 'claim'));
+    return {
+      ns,
+      image,
+      replicas,
+      leaseName,
+      resources,
+      bound,
+      claimed,
+      allowed,
+      extraArgs: props.extraArgs ?? [],
+    };
   }
 
   /** The konnector's cluster-wide ClusterRole (+ binding) and its leader-election Role (+ binding). */
@@ -195,7 +238,13 @@ export class Konnector extends Construct {
                 imagePullPolicy: 'IfNotPresent',
                 // The health address defaults to loopback in klutch-konnector; kubelet probes and
                 // Prometheus need it on the pod IP. /healthz, /readyz and /metrics share this port.
-                args: [`--lease-name=${leaseName}`, '--lease-namespace=$(POD_NAMESPACE)', `--health-address=0.0.0.0:${PORTS.konnectorHealth}`, ...o.extraArgs],
+                args: [
+                  `--lease-name=${leaseName}`,
+                  '--lease-namespace=$(POD_NAMESPACE)',
+                  `--health-address=0.0.0.0:${PORTS.konnectorHealth}`,
+                  ...o.allowed.map((a) => `--allow-resource=${resourceName(a)}`),
+                  ...o.extraArgs,
+                ],
                 env: podIdentityEnv(),
                 ports: [{ name: 'http', containerPort: PORTS.konnectorHealth, protocol: 'TCP' }],
                 livenessProbe: {
@@ -250,6 +299,8 @@ interface CheckedProps {
   readonly resources: ResourceSpec;
   readonly bound: { group: string; resources: string[] }[];
   readonly claimed: ClaimedResource[];
+  /** `allowedResources`, parsed. */
+  readonly allowed: readonly AllowedResource[];
   readonly extraArgs: readonly string[];
 }
 

@@ -46,6 +46,7 @@ import { copyAnnotations, copyRecords, makerOf, ownership } from './claim-owners
 import type { SyncContext } from './context.js';
 import { cleanMeta, deepEqual, isDeleting } from './metadata.js';
 import { MultiNamespaceInformer } from './multins-informer.js';
+import { ResourceGate } from './resource-gate.js';
 import { NamespaceBudget } from './namespace-budget.js';
 import { ownerAllowed, selects, type Owner } from './selector.js';
 import { applyPreserving, claimOptions, sourceStamp, type ClaimOptions } from './_claim-options.js';
@@ -113,6 +114,7 @@ export class ClaimSync {
   ) {
     if (!binding.uid) throw new Error(`ClaimSync: binding ${JSON.stringify(binding.name)} has no uid; every copy must record the binding that made it`);
     const bindingName = binding.name;
+    (ctx.resourceGate ?? ResourceGate.DEFAULT).assertClaim(claim); // resource-gate.ts: never a claim outside the allow-list
     this.resource = claimResource(claim);
     this.label = `${claim.resource}${claim.group ? '.' + claim.group : ''}`;
     this.reporter = `${binding.uid}/${this.label}/${++syncers}`;

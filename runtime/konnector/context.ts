@@ -4,6 +4,7 @@ import type { Registry } from 'prom-client';
 import type { KubeClient } from '../core/client.js';
 import type { ClaimConflictSink } from './claim-conflicts.js';
 import type { KonnectorMetrics } from './metrics.js';
+import type { ResourceGate } from './resource-gate.js';
 
 export interface SyncContext {
   /** The consumer's cluster namespace on the provider (current-context namespace of the kubeconfig). */
@@ -22,6 +23,8 @@ export interface SyncContext {
    * and says so in its log and metrics.
    */
   readonly maxProviderObjectsPerNamespace: number;
+  /** What the app cluster's admin lets a provider export or claim (resource-gate.ts). @default ResourceGate.DEFAULT */
+  readonly resourceGate?: ResourceGate;
   /**
    * Konnector-wide record of claim conflicts (two bindings, of this provider or another, whose claims
    * select one name in one app-cluster namespace): shown on both bindings (claim-conflicts.ts).

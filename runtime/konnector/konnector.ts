@@ -33,8 +33,8 @@ import {
   type Secret,
 } from './types.js';
 import { KONNECTOR_VERSION, klutchKonnectorVersion } from './version.js';
+import { RESOURCES_ALLOWED_CONDITION, ResourceGate } from './resource-gate.js';
 import { DEFAULT_BURST, DEFAULT_QPS, DEFAULT_WORKERS } from './defaults.js';
-import { isDnsLabel } from '../../contract/_names.js';
 
 export { BINDING_FINALIZER };
 
@@ -45,15 +45,6 @@ export interface KonnectorOptions {
   bindingKubeConfig?: KubeConfig | ClusterAccess;
   /** Watch APIServiceBindings only in this namespace. @default all namespaces */
   bindingNamespace?: string;
-  /**
-   * The one namespace whose APIServiceBindings the konnector acts on (a binding makes it install a
-   * cluster-scoped CRD and connect to a provider: a cluster admin's decision, so this namespace must be
-   * writable by cluster admins only). A binding elsewhere is refused: `SecretValid=False` reason
-   * `BindingNamespaceNotAllowed`, its Secret is never read, no CRD is made. Each binding's kubeconfig
-   * Secret must be in the binding's own namespace.
-   * @default bindingNamespace, else `klutch-bind` (where kubectl-bind creates bindings)
-   */
-  bindingAdminNamespace?: string;
   /** Control-plane mode: no credential rotation, no CRD install in the binding cluster. @default false */
   controlPlaneMode?: boolean;
   /** Install/upgrade the apiservicebindings CRD in the binding cluster at start. @default !controlPlaneMode */
@@ -81,6 +72,15 @@ export interface KonnectorOptions {
    */
   maxProviderObjectsPerNamespace?: number;
   /**
+   * Resources outside the default allow-list of contract/resource-policy.ts (the provider's own
+   * APIs, claimed Secrets and ConfigMaps) that providers may export or claim here, as
+   * `<plural>.<group>` (`<plural>` for the core group). A binding naming anything else gets
+   * `ResourcesAllowed=False` and that export or claim is not synced (resource-gate.ts). Some
+   * resources (RBAC, admission, CRDs, service accounts, …) can never be allowed.
+   * @default [] (the default allow-list only)
+   */
+  allowedResources?: readonly string[];
+  /**
    * Put the finalizer `klutch.anynines.com/konnector` on each binding, so that a binding deleted while
    * the konnector is down is cleaned up (CRD, objects on both sides) when it comes back. @default true
    */
@@ -104,55 +104,15 @@ function validate(o: KonnectorOptions): void {
   pos('namespaceLingerMs', o.namespaceLingerMs, 0);
   pos('maxProviderObjectsPerNamespace', o.maxProviderObjectsPerNamespace, 1);
   if (o.workers !== undefined && !Number.isInteger(o.workers)) throw new Error(`KonnectorOptions.workers: ${o.workers} must be an integer`);
-  if (o.bindingAdminNamespace !== undefined && !isDnsLabel(o.bindingAdminNamespace)) {
-    throw new Error(`KonnectorOptions.bindingAdminNamespace: "${o.bindingAdminNamespace}" is not a namespace name (a DNS label)`);
-  }
-  if (o.bindingNamespace && o.bindingAdminNamespace && o.bindingNamespace !== o.bindingAdminNamespace) {
-    throw new Error(
-      `KonnectorOptions.bindingAdminNamespace: "${o.bindingAdminNamespace}" differs from bindingNamespace "${o.bindingNamespace}"; the konnector would watch bindings it refuses all of; set one of them`,
-    );
-  }
 }
 
-/** Where kubectl-bind creates APIServiceBindings and their kubeconfig Secrets. */
-export const DEFAULT_BINDING_ADMIN_NAMESPACE = 'klutch-bind';
-
-/**
- * Whether the konnector may act on binding `b` with `adminNamespace` its admin namespace: the binding
- * must be in that namespace and its kubeconfig Secret in the binding's own namespace. Returns the
- * refusing SecretValid condition, or undefined when the binding may be served.
- *
- * Why: APIServiceBindings are namespaced here (Klutch's are cluster-scoped), while what the konnector
- * does for one is cluster-wide (a CRD, a provider connection, its ServiceAccount reading the Secret).
- * Without this, whoever may write bindings in any namespace could make the konnector read another
- * namespace's kubeconfig Secret (a credential they cannot read themselves) or act as a provider of
- * their own choosing.
- */
-export function bindingScopeRefusal(b: APIServiceBinding, adminNamespace: string): Omit<Condition, 'lastTransitionTime'> | undefined {
-  const ns = b.metadata.namespace ?? '';
-  if (ns !== adminNamespace) {
-    return {
-      type: ConditionType.SecretValid,
-      status: 'False',
-      severity: 'Error',
-      reason: 'BindingNamespaceNotAllowed',
-      message: `APIServiceBindings are served only in namespace ${adminNamespace} (the konnector's --binding-admin-namespace), not in ${ns}: a binding makes the konnector install cluster-scoped CRDs, which only cluster admins may decide; ask a cluster admin to create it in ${adminNamespace}`,
-    };
-  }
-  const ref = b.spec?.kubeconfigSecretRef;
-  if (ref?.namespace && ref.namespace !== ns) {
-    return {
-      type: ConditionType.SecretValid,
-      status: 'False',
-      severity: 'Error',
-      reason: 'KubeconfigSecretOutsideNamespace',
-      message: `spec.kubeconfigSecretRef.namespace is "${ref.namespace}"; the kubeconfig Secret must be in the binding's own namespace ${ns}; the konnector did not read Secret ${ref.namespace}/${ref.name}`,
-    };
-  }
-  return undefined;
-}
-
-const BINDING_CONDITIONS = [ConditionType.SecretValid, ConditionType.InformersSynced, ConditionType.Heartbeating, ConditionType.Connected];
+const BINDING_CONDITIONS = [
+  ConditionType.SecretValid,
+  RESOURCES_ALLOWED_CONDITION,
+  ConditionType.InformersSynced,
+  ConditionType.Heartbeating,
+  ConditionType.Connected,
+];
 
 export class Konnector {
   readonly app: KubeClient;
@@ -176,11 +136,11 @@ export class Konnector {
   private readonly claimConflicts: ClaimConflicts;
   private started = false;
   private stopping = false;
-  private readonly adminNamespace: string;
+  private readonly resourceGate: ResourceGate;
 
   constructor(private readonly opts: KonnectorOptions) {
     validate(opts);
-    this.adminNamespace = opts.bindingAdminNamespace ?? opts.bindingNamespace ?? DEFAULT_BINDING_ADMIN_NAMESPACE;
+    this.resourceGate = ResourceGate.from('KonnectorOptions.allowedResources', opts.allowedResources);
     const qps = opts.qps ?? DEFAULT_QPS;
     const burst = opts.burst ?? DEFAULT_BURST;
     this.registry = opts.registry ?? new Registry();
@@ -257,6 +217,7 @@ export class Konnector {
       providerSyncTimeoutMs: opts.providerSyncTimeoutMs ?? 30_000,
       namespaceLingerMs: opts.namespaceLingerMs,
       maxProviderObjectsPerNamespace: opts.maxProviderObjectsPerNamespace,
+      resourceGate: this.resourceGate,
       version: klutchKonnectorVersion(opts.version ?? KONNECTOR_VERSION),
       controlPlaneMode: opts.controlPlaneMode ?? false,
       claimConflicts: this.claimConflicts,
@@ -400,8 +361,6 @@ export class Konnector {
 
   /** Reads and validates the binding's kubeconfig Secret: the provider access, or the SecretValid condition saying what is wrong. */
   private async kubeconfigFor(b: APIServiceBinding): Promise<{ parsed?: ParsedKubeconfig; cond: Omit<Condition, 'lastTransitionTime'> }> {
-    const refused = bindingScopeRefusal(b, this.adminNamespace);
-    if (refused) return { cond: refused };
     const ref = b.spec?.kubeconfigSecretRef;
     if (!ref?.namespace || !ref.name) {
       return {
@@ -532,8 +491,7 @@ export class Konnector {
     if (this.stopping) return;
     const b = this.bindings.get(key);
     if (!b || isDeleting(b)) return this.unbind(key, b);
-    // A refused binding (see bindingScopeRefusal) gets no finalizer: the konnector makes nothing for it.
-    if ((this.opts.bindingFinalizer ?? true) && !bindingScopeRefusal(b, this.adminNamespace)) {
+    if (this.opts.bindingFinalizer ?? true) {
       if (!(b.metadata.finalizers ?? []).includes(BINDING_FINALIZER)) {
         await setFinalizer(this.bindingClient, BindResources.apiServiceBindings, b, BINDING_FINALIZER, true);
         return; // the update event brings us back
@@ -546,6 +504,7 @@ export class Konnector {
     let conn: ProviderConnection | undefined;
     const { parsed, cond } = await this.kubeconfigFor(b);
     conds = setCondition(conds, cond);
+    conds = setCondition(conds, this.resourceGate.condition(b));
     if (parsed) conn = await this.attach(key, parsed);
     else await this.detach(key);
     await this.gcSecretInformers();

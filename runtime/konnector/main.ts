@@ -21,6 +21,7 @@ import { Counter, type Registry } from 'prom-client';
 import { AppClusterBindingController } from './appclusterbinding.js';
 import { DEFAULT_NAMESPACE_LINGER_MS } from './consumer-namespaces.js';
 import { Konnector } from './konnector.js';
+import { parseAllowedResource } from '../../contract/resource-policy.js';
 import { DEFAULT_MAX_PROVIDER_OBJECTS_PER_NAMESPACE } from './provider.js';
 import { KONNECTOR_VERSION } from './version.js';
 import { DEFAULT_BURST, DEFAULT_QPS, DEFAULT_WORKERS } from './defaults.js';
@@ -67,11 +68,20 @@ export function buildCommand(): Command {
       int('--max-provider-objects-per-namespace', 1),
       DEFAULT_MAX_PROVIDER_OBJECTS_PER_NAMESPACE,
     )
-    .option('--binding-namespace <ns>', 'watch APIServiceBindings only in this namespace')
     .option(
-      '--binding-admin-namespace <ns>',
-      'act only on APIServiceBindings in this namespace (writable by cluster admins only); bindings elsewhere are refused with a condition (default: --binding-namespace, else klutch-bind)',
+      '--allow-resource <plural.group>',
+      'a resource providers may export or claim besides the default allow-list (their own APIs, claimed Secrets and ConfigMaps), e.g. daemonsets.apps; repeatable; see docs/bind.md',
+      (v: string, prev: string[]) => {
+        try {
+          parseAllowedResource('--allow-resource', v);
+        } catch (e) {
+          throw new InvalidArgumentError((e as Error).message);
+        }
+        return [...prev, v];
+      },
+      [] as string[],
     )
+    .option('--binding-namespace <ns>', 'watch APIServiceBindings only in this namespace')
     .option('--control-plane-mode', 'run on the control plane for one app cluster (see --app-cluster-kubeconfig-secret-*)', false)
     .option('--app-cluster-kubeconfig-secret-name <name>', 'control-plane mode: Secret with the app cluster kubeconfig')
     .option('--app-cluster-kubeconfig-secret-namespace <ns>', 'control-plane mode: namespace of that Secret')
@@ -138,7 +148,6 @@ export async function main(argv = process.argv): Promise<void> {
         appKubeConfig,
         bindingKubeConfig: o.controlPlaneMode ? local : undefined,
         bindingNamespace,
-        bindingAdminNamespace: o.controlPlaneMode ? undefined : o.bindingAdminNamespace,
         controlPlaneMode: o.controlPlaneMode,
         qps: o.qps,
         burst: o.burst,
@@ -147,6 +156,7 @@ export async function main(argv = process.argv): Promise<void> {
         heartbeatIntervalMs: o.heartbeatInterval,
         namespaceLingerMs: o.namespaceLinger,
         maxProviderObjectsPerNamespace: o.maxProviderObjectsPerNamespace,
+        allowedResources: o.allowResource,
         registry,
         logger: log,
       });

@@ -12,6 +12,7 @@ import type { SyncContext } from './context.js';
 import { crdEstablished, isOwnedBy, type CRD } from './crd.js';
 import { ExportSync } from './export-sync.js';
 import { hashOf, isDeleting } from './metadata.js';
+import { exportOfBinding, ResourceGate } from './resource-gate.js';
 import type { AttachedBindings, ConditionState } from './provider-state.js';
 import { BindResources, type APIServiceBinding, type APIServiceExport } from './types.js';
 
@@ -136,17 +137,19 @@ export class ExportReconciler implements Reconciler {
     const crd = d.crds.getByName(undefined, name);
     // Syncers keep running while the CRD exists, also when binding or CRD are being deleted, so that
     // deleted objects are deleted upstream and their finalizers released.
-    const ok = exp && b && crd && crdEstablished(crd);
+    const gate = d.syncContext.resourceGate ?? ResourceGate.DEFAULT;
+    const ok = exp && b && crd && crdEstablished(crd) && gate.decide(exportOfBinding(name), 'export').allowed;
     const cur = this.syncers.get(name);
     if (!ok) {
       if (cur) {
         this.syncers.delete(name);
         await this.stopSyncers(cur);
-        d.log.info({ export: name }, 'stopped syncing: export, binding or CRD gone');
+        d.log.info({ export: name }, 'stopped syncing: export, binding or CRD gone, or the resource is outside the allow-list');
       }
       return;
     }
-    const accepted = (b.spec.permissionClaims ?? []).filter((c) => c.state === 'Accepted');
+    // claims outside the allow-list are not synced (the binding's ResourcesAllowed condition names them)
+    const accepted = gate.allowedClaims((b.spec.permissionClaims ?? []).filter((c) => c.state === 'Accepted'));
     const sig = hashOf([exp.metadata.generation, exp.metadata.uid, b.metadata.uid, crd.metadata.uid, accepted]);
     if (cur?.sig === sig) return;
     if (cur) {

@@ -23,9 +23,9 @@ import type { ExportSync } from './export-sync.js';
 import type { ParsedKubeconfig } from './kubeconfig.js';
 import type { KonnectorMetrics } from './metrics.js';
 import { CrdReconciler } from './provider-crds.js';
+import { ResourceGate } from './resource-gate.js';
 import { ExportReconciler } from './provider-exports.js';
 import { HeartbeatReconciler } from './provider-heartbeat.js';
-import { rotationKeyOf } from '../../contract/credential.js';
 import { ConsumerNamespaces } from './consumer-namespaces.js';
 import { ProviderInformers } from './provider-informers.js';
 import { NamespaceReconciler } from './provider-namespaces.js';
@@ -60,6 +60,8 @@ export interface KonnectorShared {
   namespaceLingerMs?: number;
   /** See SyncContext.maxProviderObjectsPerNamespace. @default 1000 */
   maxProviderObjectsPerNamespace?: number;
+  /** See SyncContext.resourceGate. @default ResourceGate.DEFAULT */
+  resourceGate?: ResourceGate;
   version: string;
   controlPlaneMode: boolean;
   /** See SyncContext.claimConflicts (one record for every provider connection of the konnector). */
@@ -106,6 +108,7 @@ export class ProviderConnection implements SyncContext {
   readonly workers: number;
   readonly resyncMs: number;
   readonly maxProviderObjectsPerNamespace: number;
+  readonly resourceGate: ResourceGate;
   readonly claimConflicts: ClaimConflictSink;
   private readonly bindings = new BindingKeys();
   private readonly informers: ProviderInformers;
@@ -138,6 +141,7 @@ export class ProviderConnection implements SyncContext {
     this.resyncMs = shared.resyncMs;
     this.maxProviderObjectsPerNamespace = shared.maxProviderObjectsPerNamespace ?? DEFAULT_MAX_PROVIDER_OBJECTS_PER_NAMESPACE;
     this.claimConflicts = shared.claimConflicts;
+    this.resourceGate = shared.resourceGate ?? ResourceGate.DEFAULT;
     // Set before the informers exist; they only call `admits` once started.
     this.consumerNamespaces = new ConsumerNamespaces({
       reserved: () => this.reservedNamespaces(),
@@ -168,10 +172,10 @@ export class ProviderConnection implements SyncContext {
       heartbeatIntervalMs: shared.heartbeatIntervalMs,
       version: shared.version,
       controlPlaneMode: shared.controlPlaneMode,
-      rotationKey: rotationKeyOf(kubeconfig.text),
       changed: () => this.notifyBindings(),
     });
     this.crdReconciler = new CrdReconciler({
+      resourceGate: this.resourceGate,
       ...common,
       app: shared.app,
       exports: informers.exports,

@@ -9,7 +9,6 @@ import type { KubeObject } from '../core/index.js';
 import type { IO } from './apiservice.js';
 import { packageVersion } from '../core/version.js';
 import { BIND_NAMESPACE, CliError, Exit } from './exit.js';
-import { revokeCommand } from './revoke.js';
 
 /** Optional peer dependencies of the runtime (package.json `peerDependenciesMeta`). */
 export const RUNTIME_PEERS = ['@kubernetes/client-node', 'openid-client', 'jose', 'pino', 'prom-client'] as const;
@@ -28,13 +27,14 @@ function missingPeer(e: unknown): string | undefined {
  */
 async function loadRuntime() {
   try {
-    const [core, apiservice, binding, util] = await Promise.all([
+    const [core, apiservice, binding, util, consent] = await Promise.all([
       import('../core/index.js'),
       import('./apiservice.js'),
       import('./bind.js'),
       import('./util.js'),
+      import('./consent.js'),
     ]);
-    return { ApiError: core.ApiError, ...apiservice, ...binding, ...util };
+    return { ApiError: core.ApiError, ...apiservice, ...binding, ...util, parseAllowResources: consent.parseAllowResources };
   } catch (e) {
     const pkg = missingPeer(e);
     if (pkg)
@@ -52,6 +52,12 @@ const kubeFlags = (c: Command) =>
     .addOption(new Option('-o, --output <format>', 'print the result as yaml or json'))
     .option('-d, --dry-run', 'print the export request(s) and bind nothing (no request, Secret, konnector or binding)', false)
     .option('--yes', 'accept all permission claims without asking', false)
+    .option(
+      '--allow-resource <plural.group>',
+      "let the provider export or claim this resource outside the default allow-list (its own APIs, claimed Secrets and ConfigMaps), e.g. daemonsets.apps; repeatable; added to the konnector's allow-list",
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
+    )
     .option('--skip-konnector', 'do not install or upgrade the konnector', false)
     .option('--konnector-image <image>', 'konnector image to install (default: the one matching this kubectl-bind)')
     .option('--timeout <duration>', 'how long to wait for the login and for the provider', '10m');
@@ -80,8 +86,10 @@ export function program(io: IO, env: NodeJS.ProcessEnv = process.env): Command {
     if (!url) throw new CliError("missing <url>: pass the backend's export URL, e.g. kubectl bind https://bind.example.com/export", Exit.USAGE);
     const token = (o.token as string | undefined) ?? env.KLUTCH_BIND_TOKEN;
     if (o.resource && !token) throw new CliError('--resource is only used with --token (non-interactive binding)', Exit.USAGE);
-    const { bind, clientFor, loadKubeConfig, parseOutput, parseTimeout, safeClose } = await load();
+    const { bind, checkSecureUrl, clientFor, loadKubeConfig, parseAllowResources, parseOutput, parseTimeout, safeClose } = await load();
+    checkSecureUrl('the export URL', url);
     const output = parseOutput(o.output as string | undefined);
+    const allowResources = parseAllowResources(o.allowResource as string[]);
     const timeoutMs = parseTimeout('--timeout', o.timeout as string);
     const consumer = clientFor(loadKubeConfig({ kubeconfig: o.kubeconfig as string, context: o.context as string }));
     try {
@@ -97,6 +105,7 @@ export function program(io: IO, env: NodeJS.ProcessEnv = process.env): Command {
         timeoutMs,
         token,
         resource: o.resource as string | undefined,
+        allowResources,
         io,
       });
     } finally {
@@ -124,9 +133,20 @@ export function program(io: IO, env: NodeJS.ProcessEnv = process.env): Command {
     if (!o.remoteKubeconfig && !o.remoteKubeconfigName) {
       throw new CliError('missing the provider kubeconfig: pass --remote-kubeconfig <file> or --remote-kubeconfig-name <secret>', Exit.USAGE);
     }
-    const { bindApiService, clientFor, loadKubeConfig, parseExportRequest, parseOutput, parseTimeout, printBindings, readRequestSource, safeClose } =
-      await load();
+    const {
+      bindApiService,
+      clientFor,
+      loadKubeConfig,
+      parseAllowResources,
+      parseExportRequest,
+      parseOutput,
+      parseTimeout,
+      printBindings,
+      readRequestSource,
+      safeClose,
+    } = await load();
     const output = parseOutput(o.output as string | undefined);
+    const allowResources = parseAllowResources(o.allowResource as string[]);
     const timeoutMs = parseTimeout('--timeout', o.timeout as string);
     const request = parseExportRequest(await readRequestSource(file, io.in), file === '-' ? 'stdin' : file);
     const consumer = clientFor(loadKubeConfig({ kubeconfig: o.kubeconfig as string, context: o.context as string }));
@@ -165,6 +185,7 @@ export function program(io: IO, env: NodeJS.ProcessEnv = process.env): Command {
         konnectorImage: o.konnectorImage as string | undefined,
         output,
         timeoutMs,
+        allowResources,
         io,
       });
       if (!o.dryRun) printBindings(bindings, output, io);
@@ -173,7 +194,6 @@ export function program(io: IO, env: NodeJS.ProcessEnv = process.env): Command {
     }
   });
   root.addCommand(apiservice);
-  root.addCommand(revokeCommand(io, load));
   return root;
 }
 

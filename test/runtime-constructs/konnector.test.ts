@@ -123,3 +123,55 @@ describe('Konnector', () => {
     expect(() => konnectorManifests({ replicas: -1 })).toThrow(/KonnectorProps\.replicas: -1/);
   });
 });
+
+describe('Konnector: the resource policy caps the RBAC', () => {
+  const rolesOf = (props: object) => {
+    const c = chart();
+    new Konnector(c, 'K', props);
+    const objs = synth(c);
+    return { role: find(objs, 'ClusterRole'), args: find(objs, 'Deployment').spec.template.spec.containers[0].args as string[] };
+  };
+
+  test.each([
+    [
+      { boundApis: [{ group: 'apps', resources: ['daemonsets'] }] },
+      /^KonnectorProps\.boundApis\[0\]\.resources\[0\]: "daemonsets\.apps" the export of daemonsets\.apps is outside the allow-list: workloads .*allow it with KonnectorProps\.allowedResources: \["daemonsets\.apps"\]$/,
+    ],
+    [
+      { boundApis: [{ group: 'networking.k8s.io', resources: ['ingresses'] }] },
+      /KonnectorProps\.boundApis\[0\]\.resources\[0\]: "ingresses\.networking\.k8s\.io" the export of ingresses\.networking\.k8s\.io is outside the allow-list/,
+    ],
+    [
+      { claimedResources: [{ group: 'apps', resource: 'deployments' }] },
+      /KonnectorProps\.claimedResources\[0\]: "deployments\.apps" the permission claim on deployments\.apps is outside the allow-list/,
+    ],
+    [
+      { claimedResources: [{ group: 'rbac.authorization.k8s.io', resource: 'roles' }], allowedResources: [] },
+      /KonnectorProps\.claimedResources\[0\]: "roles\.rbac\.authorization\.k8s\.io" the permission claim on roles\.rbac\.authorization\.k8s\.io is never allowed/,
+    ],
+    [
+      { allowedResources: ['clusterrolebindings.rbac.authorization.k8s.io'] },
+      /^KonnectorProps\.allowedResources\[0\]: "clusterrolebindings\.rbac\.authorization\.k8s\.io" can never be allowed: RBAC/,
+    ],
+    [{ allowedResources: ['Daemonsets'] }, /^KonnectorProps\.allowedResources\[0\]: "Daemonsets" is not <plural>\.<group>/],
+    [{ allowedResources: 'daemonsets.apps' }, /^KonnectorProps\.allowedResources: "daemonsets\.apps" must be a list/],
+    [
+      { extraArgs: ['--allow-resource=daemonsets.apps'] },
+      /KonnectorProps\.extraArgs\[0\]: "--allow-resource=daemonsets\.apps" sets the allow-list; use KonnectorProps\.allowedResources/,
+    ],
+  ])('outside the allow-list throws naming the prop, the resource and the prop that allows it: %j', (props, msg) => {
+    expect(() => new Konnector(chart(), 'K', props as any)).toThrow(msg);
+  });
+
+  test('allowedResources: the konnector gets --allow-resource and exactly the allowed rules', () => {
+    const none = rolesOf({ boundApis: bound });
+    expect(none.args.filter((a) => a.startsWith('--allow-resource'))).toEqual([]);
+    expect(none.role.rules.some((r: any) => r.apiGroups.includes('apps'))).toBe(false);
+    const some = rolesOf({ boundApis: [...bound, { group: 'apps', resources: ['daemonsets'] }], allowedResources: ['daemonsets.apps'] });
+    expect(some.args.filter((a) => a.startsWith('--allow-resource'))).toEqual(['--allow-resource=daemonsets.apps']);
+    expect(rulesFor(some.role, 'apps', 'daemonsets')).toEqual([
+      expect.objectContaining({ apiGroups: ['apps'], resources: ['daemonsets', 'daemonsets/status'] }),
+    ]);
+    expect(some.role.rules.filter((r: any) => r.apiGroups.includes('apps'))).toHaveLength(1);
+  });
+});

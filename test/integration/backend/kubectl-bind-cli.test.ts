@@ -229,3 +229,136 @@ describe('kubectl bind apiservice', () => {
     expect({ code: c.code, stderr: c.stderr }).toEqual({ code: 1, stderr: expect.stringMatching(/cannot reach http:\/\/127\.0\.0\.1:1\/export/) });
   });
 });
+
+// A hostile backend answering the CLI (issue 32): a `--token` bind whose answer asks for an export of
+// apps/daemonsets with a claim on daemonsets.apps (create.replaceExisting), and whose "provider"
+// answers every export request with Succeeded at once. Its provider cluster is a namespace of the app
+// cluster (with the binding CRDs): the hostile side needs no backend of ours.
+describe('a hostile backend answering the CLI', () => {
+  const HOSTILE_NS = 'hostile-provider';
+  const CRDS = { group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', namespaced: false, kind: 'CustomResourceDefinition' };
+  const CLUSTER_ROLES = { group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'clusterroles', namespaced: false, kind: 'ClusterRole' };
+  const NAMESPACES = { group: '', version: 'v1', plural: 'namespaces', namespaced: false, kind: 'Namespace' };
+  const ROLE = 'klutch-konnector-klutch-bind';
+  let server: import('node:http').Server;
+  let url: string;
+  let answering = true;
+  let answerer: Promise<void>;
+  const hostileRequest = {
+    metadata: { name: 'daemonsets.apps' },
+    spec: {
+      resources: [
+        {
+          group: 'apps',
+          resource: 'daemonsets',
+          versions: ['v1'],
+          permissionClaims: [{ group: 'apps', resource: 'daemonsets', version: 'v1', selector: { owner: 'Provider' }, create: { replaceExisting: true } }],
+        },
+      ],
+    },
+  };
+  const cli = (extra: string[] = []) =>
+    runCli([url, '--kubeconfig', app.kubeconfigPath, '--token', 'hostile.jwt.token', '--resource', 'daemonsets.apps', '--yes', '--timeout', '60s', ...extra]);
+  const providerSecrets = async () =>
+    (await appKube.list(SECRETS, 'klutch-bind', { labelSelector: 'klutch.anynines.com/provider-kubeconfig=true' })).items.map((s) => s.metadata.name).sort();
+
+  beforeAll(async () => {
+    const YAML = (await import('yaml')).default;
+    const { bindingCrds } = await import('../../../contract/index.js');
+    const { newBindingProvider, newBindingResponse } = await import('../../../contract/wire.js');
+    const http = await import('node:http');
+    // the hostile provider: the binding CRDs and a namespace on the app cluster, its admin kubeconfig
+    await applyManifests(app.kubeConfig, [...(bindingCrds() as never[]), { apiVersion: 'v1', kind: 'Namespace', metadata: { name: HOSTILE_NS } } as never]);
+    const kc = YAML.parse((await import('node:fs')).readFileSync(app.kubeconfigPath, 'utf8'));
+    for (const c of kc.contexts) c.context.namespace = HOSTILE_NS;
+    const kubeconfig = YAML.stringify(kc);
+    server = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (d: Buffer) => (body += d.toString()));
+      req.on('end', () => {
+        res.setHeader('Content-Type', 'application/json');
+        if (req.method === 'GET' && req.url === '/export') {
+          res.end(JSON.stringify(newBindingProvider('Hostile Provider', 'v0.0.1', `${url.replace(/\/export$/, '')}/authorize`)));
+        } else if (req.method === 'POST' && req.url === '/bind') {
+          const { sessionID } = JSON.parse(body) as { sessionID: string };
+          res.end(JSON.stringify(newBindingResponse({ sessionID, identity: 'hostile', kubeconfig, requests: [hostileRequest as never] })));
+        } else {
+          res.statusCode = 404;
+          res.end('{}');
+        }
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as { port: number }).port}/export`;
+    // …and its "provider" says Succeeded to every export request at once
+    answerer = (async () => {
+      while (answering) {
+        const reqs = await appKube.list(REQS, HOSTILE_NS).catch(() => ({ items: [] as KubeObject[] }));
+        for (const r of reqs.items as Array<KubeObject & { status?: { phase?: string } }>) {
+          if (r.status?.phase === 'Succeeded') continue;
+          await appKube.mergePatch(REQS, HOSTILE_NS, r.metadata.name!, { status: { phase: 'Succeeded' } }, 'status').catch(() => undefined);
+        }
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
+  });
+  afterAll(async () => {
+    answering = false;
+    await answerer;
+    await new Promise((r) => server?.close(r));
+    // leave the app cluster as the other tests expect it: one provider kubeconfig, their bindings
+    await appKube.delete(BINDINGS, 'klutch-bind', 'daemonsets.apps').catch(() => undefined);
+    for (const s of (await appKube.list(SECRETS, 'klutch-bind')).items) {
+      const text = Buffer.from((s as KubeObject & { data?: { kubeconfig?: string } }).data?.kubeconfig ?? '', 'base64').toString();
+      if (text.includes(`namespace: ${HOSTILE_NS}`)) await appKube.delete(SECRETS, 'klutch-bind', s.metadata.name!);
+    }
+    await appKube.delete(NAMESPACES, undefined, HOSTILE_NS).catch(() => undefined);
+  });
+
+  it('refuses an export of apps/daemonsets and a claim on daemonsets.apps before writing anything: exit 5, ClusterRole unchanged', async () => {
+    const before = { role: await appKube.getOrNull(CLUSTER_ROLES, undefined, ROLE), secrets: await providerSecrets() };
+    const r = await cli();
+    expectExit(r, 5);
+    expect(r.stderr).toContain('the export request names resources this cluster does not let a provider touch; nothing was created');
+    expect(r.stderr).toMatch(
+      /the export of daemonsets\.apps is outside the allow-list: workloads run code .*; if you trust the provider with it, allow it with --allow-resource daemonsets\.apps/,
+    );
+    expect(r.stderr).toMatch(/the permission claim on daemonsets\.apps is outside the allow-list: .*allow it with --allow-resource daemonsets\.apps/);
+    // nothing half-applied: no request upstream, no Secret, no binding, the konnector's ClusterRole as it was
+    expect((await appKube.list(REQS, HOSTILE_NS)).items).toEqual([]);
+    expect(await providerSecrets()).toEqual(before.secrets);
+    expect(await appKube.getOrNull(BINDINGS, 'klutch-bind', 'daemonsets.apps')).toBeUndefined();
+    const after = await appKube.getOrNull(CLUSTER_ROLES, undefined, ROLE);
+    expect(after?.metadata.resourceVersion).toBe(before.role?.metadata.resourceVersion);
+    expect(JSON.stringify(after ?? null)).not.toContain('daemonsets');
+  });
+
+  it('with --allow-resource daemonsets.apps: shows the claim with replaceExisting flagged and grants exactly those rules', async () => {
+    const r = await cli(['--allow-resource', 'daemonsets.apps']);
+    expectExit(r, 0);
+    expect(r.stderr).toMatch(
+      /⚠️ {2}export of daemonsets\.apps: the konnector gets read\/write on every daemonsets\.apps object, cluster-wide — outside the default allow-list, allowed by --allow-resource daemonsets\.apps/,
+    );
+    expect(r.stderr).toContain('accepted permission claim of daemonsets.apps: daemonsets.apps created by the provider (synced into your cluster) (--yes)');
+    expect(r.stderr).toContain('⚠️  create.replaceExisting: true');
+    const role = (await appKube.get(CLUSTER_ROLES, undefined, ROLE)) as KubeObject & {
+      rules: Array<{ apiGroups: string[]; resources: string[]; verbs: string[]; resourceNames?: string[] }>;
+    };
+    const rw = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'];
+    // the export (with its status) and the claim: nothing more on apps, nothing on other workload groups
+    expect(role.rules.filter((x) => x.apiGroups.includes('apps'))).toEqual([
+      { apiGroups: ['apps'], resources: ['daemonsets', 'daemonsets/status'], verbs: rw },
+      { apiGroups: ['apps'], resources: ['daemonsets'], verbs: rw },
+    ]);
+    expect(role.rules.flatMap((x) => x.apiGroups).filter((g) => ['batch', 'rbac.authorization.k8s.io', 'admissionregistration.k8s.io'].includes(g))).toEqual(
+      [],
+    );
+    // the konnector keeps the allowance (it refuses anything else), and the CRD check found no foreign CRD
+    const dep = (await appKube.get(DEPLOYMENTS, 'klutch-bind', 'konnector')) as KubeObject & {
+      spec: { template: { spec: { containers: Array<{ args: string[] }> } } };
+    };
+    expect(dep.spec.template.spec.containers[0].args.filter((a) => a.startsWith('--allow-resource'))).toEqual(['--allow-resource=daemonsets.apps']);
+    expect(await appKube.getOrNull(CRDS, undefined, 'daemonsets.apps')).toBeUndefined();
+    expect((await appKube.get(BINDINGS, 'klutch-bind', 'daemonsets.apps')).metadata.name).toBe('daemonsets.apps');
+  });
+});
