@@ -43,6 +43,7 @@ import {
 import { DocumentedRule, READ, READ_WRITE, toPolicyRules } from './_rbac.js';
 import { bindClusterRole, bindRole } from './_role-binding.js';
 import { checkGroup, checkResource } from './permission-claim.js';
+import { checkAllowedKeyPattern, type AllowedMetadataKeys } from '../../contract/metadata-keys.js';
 import { decideResource, parseAllowedResource, refusalMessage, resourceName, type AllowedResource, type ResourceUse } from '../../contract/resource-policy.js';
 
 /** An API the konnector serves on this app cluster. */
@@ -85,6 +86,17 @@ export interface KonnectorProps {
    * @default [] (the default allow-list only)
    */
   readonly allowedResources?: string[];
+  /**
+   * Label and annotation key patterns that cross between this app cluster and its providers besides
+   * the documented defaults of `contract/metadata-keys.ts` (the descriptive `app.kubernetes.io`
+   * labels, no annotation), e.g. `{ labels: ['example.com/team'], annotations: ['example.com/*'] }`
+   * (`*` matches any run of characters). Passed to the konnector as `--allow-label-key` /
+   * `--allow-annotation-key`. The konnector's own keys and the never-crossing list (Argo CD, Flux,
+   * Helm, replicator, reflector, kubed, Grafana sidecar, Crossplane, cert-manager, Kubernetes' own)
+   * never cross; a pattern entirely inside them is refused.
+   * @default {} (the defaults only)
+   */
+  readonly allowedMetadataKeys?: AllowedMetadataKeys;
   /** CPU/memory. @default 50m/500m CPU, 128Mi/512Mi memory */
   readonly resources?: ResourceSpec;
   /** Extra command-line flags. @default [] */
@@ -181,6 +193,7 @@ export class Konnector extends Construct {
       resources,
       bound,
       claimed,
+      metadataKeys: checkMetadataKeys(props.allowedMetadataKeys),
       allowed,
       extraArgs: props.extraArgs ?? [],
     };
@@ -243,6 +256,7 @@ export class Konnector extends Construct {
                   '--lease-namespace=$(POD_NAMESPACE)',
                   `--health-address=0.0.0.0:${PORTS.konnectorHealth}`,
                   ...o.allowed.map((a) => `--allow-resource=${resourceName(a)}`),
+                  ...metadataKeyArgs(o.metadataKeys),
                   ...o.extraArgs,
                 ],
                 env: podIdentityEnv(),
@@ -301,8 +315,28 @@ interface CheckedProps {
   readonly claimed: ClaimedResource[];
   /** `allowedResources`, parsed. */
   readonly allowed: readonly AllowedResource[];
+  /** `allowedMetadataKeys`, checked. */
+  readonly metadataKeys: { labels: string[]; annotations: string[] };
   readonly extraArgs: readonly string[];
 }
+
+/** `KonnectorProps.allowedMetadataKeys`, each pattern checked (contract/metadata-keys.ts). */
+function checkMetadataKeys(v: AllowedMetadataKeys | undefined): CheckedProps['metadataKeys'] {
+  const P = 'KonnectorProps.allowedMetadataKeys';
+  if (v !== undefined && (v === null || typeof v !== 'object' || Array.isArray(v))) fail(P, v, 'must be { labels?: string[], annotations?: string[] }');
+  const list = (kind: 'labels' | 'annotations') => {
+    const l = v?.[kind];
+    if (l !== undefined && !Array.isArray(l)) fail(`${P}.${kind}`, l, 'must be a list of key patterns such as "example.com/team"');
+    return [...new Set((l ?? []).map((p, i) => checkAllowedKeyPattern(`${P}.${kind}[${i}]`, p)))];
+  };
+  return { labels: list('labels'), annotations: list('annotations') };
+}
+
+/** The konnector flags of the checked allow-list. */
+const metadataKeyArgs = (m: CheckedProps['metadataKeys']): string[] => [
+  ...m.labels.map((p) => `--allow-label-key=${p}`),
+  ...m.annotations.map((p) => `--allow-annotation-key=${p}`),
+];
 
 /** The konnector's cluster-wide rules, with reasons: exactly the bound APIs and the claimed resources. */
 function konnectorRules(bound: CheckedProps['bound'], claimed: ClaimedResource[]): DocumentedRule[] {

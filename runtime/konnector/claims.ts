@@ -44,7 +44,7 @@ import { Controller } from '../core/controller.js';
 import { stripManagedFields } from '../core/informer.js';
 import { copyAnnotations, copyRecords, makerOf, ownership } from './claim-ownership.js';
 import type { SyncContext } from './context.js';
-import { cleanMeta, deepEqual, isDeleting } from './metadata.js';
+import { claimMetadataFilters, cleanMeta, deepEqual, isDeleting, type MetadataFilter } from './metadata.js';
 import { MultiNamespaceInformer } from './multins-informer.js';
 import { ResourceGate } from './resource-gate.js';
 import { NamespaceBudget } from './namespace-budget.js';
@@ -91,6 +91,8 @@ export class ClaimSync {
   private readonly unsubscribe: () => void;
   private readonly label: string;
   private readonly opts: ClaimOptions;
+  /** Label/annotation keys that cross, by direction (the konnector's policy narrowed by the claim). */
+  private readonly meta: { up: MetadataFilter; down: MetadataFilter };
   /** uids of copies the konnector itself is deleting (their delete events are not consumer deletes). */
   private readonly ownDeletes = new Set<string>();
   /**
@@ -120,6 +122,7 @@ export class ClaimSync {
     this.reporter = `${binding.uid}/${this.label}/${++syncers}`;
     this.log = ctx.log.child({ claim: this.label, binding: bindingName });
     this.opts = claimOptions(claim);
+    this.meta = claimMetadataFilters(ctx.metadataKeys, claim);
     this.budget = new NamespaceBudget(ctx.maxProviderObjectsPerNamespace);
     if (this.opts.invalidPreserving.length) this.log.warn({ paths: this.opts.invalidPreserving }, 'ignoring invalid update.preserving paths');
     this.consumer = new MultiNamespaceInformer(ctx.app, this.resource, { resyncMs: ctx.resyncMs, logger: this.log, transform: stripManagedFields });
@@ -329,7 +332,13 @@ export class ClaimSync {
     }
     const marks = copyRecords(source, dir, this.binding.uid);
     // The konnector's records come from the konnector only: whatever the source carries under those keys is dropped.
-    const meta = cleanMeta({ ...source.metadata, annotations: copyAnnotations(source.metadata.annotations, {}) }, source.metadata.name!, targetNs, marks);
+    const meta = cleanMeta(
+      { ...source.metadata, annotations: copyAnnotations(source.metadata.annotations, {}) },
+      source.metadata.name!,
+      targetNs,
+      marks,
+      this.meta[dir],
+    );
     let desired: KubeObject = { apiVersion: source.apiVersion, kind: source.kind ?? this.resource.kind, metadata: meta, ...body(source) };
     if (!target) {
       const name = desired.metadata.name!;

@@ -2,6 +2,7 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { KubeClient } from '../core/client.js';
+import type { MetadataKeyPolicy } from '../../contract/metadata-keys.js';
 import type { ClaimConflictSink } from './claim-conflicts.js';
 import type { KonnectorMetrics } from './metrics.js';
 import type { ResourceGate } from './resource-gate.js';
@@ -23,6 +24,8 @@ export interface SyncContext {
    * and says so in its log and metrics.
    */
   readonly maxProviderObjectsPerNamespace: number;
+  /** The label and annotation keys that cross between the clusters (contract/metadata-keys.ts). */
+  readonly metadataKeys: MetadataKeyPolicy;
   /** What the app cluster's admin lets a provider export or claim (resource-gate.ts). @default ResourceGate.DEFAULT */
   readonly resourceGate?: ResourceGate;
   /**

@@ -1,7 +1,8 @@
 /**
  * Adoption of one export's provider-created objects: an upstream object without the bound
  * annotation that maps to this consumer was made by the provider; it is created downstream (with the
- * syncer finalizer and the adopted annotation) and both sides are marked bound. At most
+ * syncer finalizer and the adopted annotation, only the labels and annotations `metadata` lets
+ * cross) and both sides are marked bound. At most
  * `budget.max` adopted objects per app-cluster namespace: past it the konnector adopts no more there
  * and says so. Called by the status-down reconciler (export-status.ts) for an upstream object
  * without a downstream one.
@@ -10,9 +11,9 @@ import type { Logger } from 'pino';
 import { isAlreadyExists, keyOf, type KubeClient, type KubeObject, type ResourceRef } from '../core/client.js';
 import { RequeueError } from '../core/controller.js';
 import type { Loc } from './export-isolation.js';
-import { cleanMeta, copyWithMeta } from './metadata.js';
+import { cleanMeta, copyWithMeta, type MetadataFilter } from './metadata.js';
 import type { NamespaceBudget } from './namespace-budget.js';
-import { ADOPTED_ANNOTATION, BOUND_ANNOTATION, CLUSTER_NAMESPACE_ANNOTATION, SPEC_HASH_ANNOTATION, SYNCER_FINALIZER } from './types.js';
+import { ADOPTED_ANNOTATION, BOUND_ANNOTATION, SYNCER_FINALIZER } from './types.js';
 
 export interface AdoptionDeps {
   /** The bound resource on the app cluster. */
@@ -25,6 +26,8 @@ export interface AdoptionDeps {
   readonly provider: Pick<KubeClient, 'mergePatch'>;
   /** Provider-created objects the provider may make us adopt per app-cluster namespace. */
   readonly budget: NamespaceBudget;
+  /** The provider object's label and annotation keys that go onto the app-cluster object. */
+  readonly metadata: MetadataFilter;
   readonly log: Logger;
 }
 
@@ -44,9 +47,8 @@ export class AdoptionReconciler {
       d.log.warn({ upstream: keyOf(up), namespace: c.namespace, max }, 'the provider has adopted the most objects it may in this namespace; not adopting more');
       throw new RequeueError(`at most ${max} provider-created objects per namespace`, 60_000);
     }
-    const meta = cleanMeta(up.metadata, c.name, c.namespace, { [BOUND_ANNOTATION]: 'true', [ADOPTED_ANNOTATION]: 'true' });
-    delete meta.annotations?.[CLUSTER_NAMESPACE_ANNOTATION];
-    delete meta.annotations?.[SPEC_HASH_ANNOTATION];
+    // The provider's copies of the konnector's own keys (cluster-namespace, consumer-spec-hash, …) are dropped by cleanMeta.
+    const meta = cleanMeta(up.metadata, c.name, c.namespace, { [BOUND_ANNOTATION]: 'true', [ADOPTED_ANNOTATION]: 'true' }, d.metadata);
     meta.finalizers = [SYNCER_FINALIZER];
     const copy = copyWithMeta(up, meta);
     try {

@@ -3,7 +3,8 @@
  * object's `spec` → its upstream copy on the provider, where the isolation strategy puts it.
  *
  * APIServiceNamespace + wait for its provider namespace; finalizer `klutch.anynines.com/syncer`
- * downstream; create a cleaned copy upstream (annotation `klutch.anynines.com/bound`); then
+ * downstream; create a cleaned copy upstream (annotation `klutch.anynines.com/bound`; only the
+ * labels and annotations `metadata` lets cross, set at creation); then
  * server-side apply of `spec` with the konnector's field manager and force, so provider-side changes
  * of fields the consumer sets are reverted; downstream delete → upstream delete → (once upstream is
  * gone) finalizer removed. Fields the provider adds to `spec` that the consumer never set (e.g.
@@ -13,7 +14,7 @@ import type { Logger } from 'pino';
 import { splitKey, type KubeClient, type KubeObject, type ResourceRef } from '../core/client.js';
 import { RequeueError } from '../core/controller.js';
 import { locKey, type IsolationStrategy, type Loc } from './export-isolation.js';
-import { cleanMeta, copyWithMeta, hasFinalizer, hashOf, isDeleting, isSubset, setFinalizer } from './metadata.js';
+import { cleanMeta, copyWithMeta, hasFinalizer, hashOf, isDeleting, isSubset, setFinalizer, type MetadataFilter } from './metadata.js';
 import { BOUND_ANNOTATION, FIELD_MANAGER, SPEC_HASH_ANNOTATION, SYNCER_FINALIZER } from './types.js';
 
 /** How long an upstream create waits for its informer event before a reconcile may apply it again. */
@@ -37,6 +38,8 @@ export interface SpecUpDeps {
   ensureAPIServiceNamespace(consumerNamespace: string): Promise<string | undefined>;
   /** Whether an app-cluster namespace is never synced. */
   isReservedNamespace(namespace: string): boolean;
+  /** The consumer object's label and annotation keys that go onto its upstream copy. */
+  readonly metadata: MetadataFilter;
   readonly log: Logger;
   /** Monotonic milliseconds. @default performance.now */
   readonly now?: () => number;
@@ -174,7 +177,7 @@ export class SpecUpReconciler {
     }
     // Created by server-side apply (not POST) so that the konnector's field manager owns every field
     // it wrote, and later removals of consumer fields are removed upstream too.
-    const copy = copyWithMeta(down, cleanMeta(down.metadata, loc.name, loc.namespace, this.annotations(specHash)));
+    const copy = copyWithMeta(down, cleanMeta(down.metadata, loc.name, loc.namespace, this.annotations(specHash), d.metadata));
     await d.provider.apply(d.providerResource, copy, FIELD_MANAGER, { force: true });
     if (this.appliedUp.size > IN_FLIGHT_MAX) this.appliedUp.clear();
     this.appliedUp.set(lk, { specHash, at: this.now() });

@@ -19,6 +19,7 @@ import type { SyncContext } from './context.js';
 import { AdoptionReconciler } from './export-adoption.js';
 import { isolationFor, locKey, type IsolationStrategy, type Loc } from './export-isolation.js';
 import { SpecUpReconciler } from './export-spec.js';
+import { policyFilter } from './metadata.js';
 import { StatusDownReconciler } from './export-status.js';
 import { MultiNamespaceInformer } from './multins-informer.js';
 import { NamespaceBudget } from './namespace-budget.js';
@@ -121,6 +122,7 @@ export class ExportSync {
       provider: ctx.provider,
       ensureAPIServiceNamespace: (ns) => ctx.ensureAPIServiceNamespace(ns),
       isReservedNamespace: (ns) => ctx.isReservedNamespace(ns),
+      metadata: policyFilter(ctx.metadataKeys),
       log: this.log,
     });
   }
@@ -134,6 +136,7 @@ export class ExportSync {
       app: ctx.app,
       provider: ctx.provider,
       budget: new NamespaceBudget(ctx.maxProviderObjectsPerNamespace),
+      metadata: policyFilter(ctx.metadataKeys),
       log: this.log,
     });
     return new StatusDownReconciler({

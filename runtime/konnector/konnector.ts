@@ -35,6 +35,7 @@ import {
 import { KONNECTOR_VERSION, klutchKonnectorVersion } from './version.js';
 import { RESOURCES_ALLOWED_CONDITION, ResourceGate } from './resource-gate.js';
 import { DEFAULT_BURST, DEFAULT_QPS, DEFAULT_WORKERS } from './defaults.js';
+import { MetadataKeyPolicy, type AllowedMetadataKeys } from '../../contract/metadata-keys.js';
 
 export { BINDING_FINALIZER };
 
@@ -71,6 +72,14 @@ export interface KonnectorOptions {
    * (copies of claimed objects) and per export (adopted objects). @default 1000
    */
   maxProviderObjectsPerNamespace?: number;
+  /**
+   * Label and annotation key patterns that cross between the clusters besides the documented
+   * defaults of contract/metadata-keys.ts (`*` matches any run of characters). The konnector's own
+   * keys and the never-crossing list (Argo CD, Flux, Helm, replicator, reflector, kubed, Grafana
+   * sidecar, Crossplane, cert-manager, Kubernetes' own) never cross: a pattern entirely inside them is
+   * refused. @default {} (the defaults only)
+   */
+  allowedMetadataKeys?: AllowedMetadataKeys;
   /**
    * Resources outside the default allow-list of contract/resource-policy.ts (the provider's own
    * APIs, claimed Secrets and ConfigMaps) that providers may export or claim here, as
@@ -140,6 +149,7 @@ export class Konnector {
 
   constructor(private readonly opts: KonnectorOptions) {
     validate(opts);
+    const metadataKeys = MetadataKeyPolicy.create(opts.allowedMetadataKeys, 'KonnectorOptions.allowedMetadataKeys');
     this.resourceGate = ResourceGate.from('KonnectorOptions.allowedResources', opts.allowedResources);
     const qps = opts.qps ?? DEFAULT_QPS;
     const burst = opts.burst ?? DEFAULT_BURST;
@@ -217,6 +227,7 @@ export class Konnector {
       providerSyncTimeoutMs: opts.providerSyncTimeoutMs ?? 30_000,
       namespaceLingerMs: opts.namespaceLingerMs,
       maxProviderObjectsPerNamespace: opts.maxProviderObjectsPerNamespace,
+      metadataKeys,
       resourceGate: this.resourceGate,
       version: klutchKonnectorVersion(opts.version ?? KONNECTOR_VERSION),
       controlPlaneMode: opts.controlPlaneMode ?? false,

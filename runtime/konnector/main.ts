@@ -21,6 +21,7 @@ import { Counter, type Registry } from 'prom-client';
 import { AppClusterBindingController } from './appclusterbinding.js';
 import { DEFAULT_NAMESPACE_LINGER_MS } from './consumer-namespaces.js';
 import { Konnector } from './konnector.js';
+import { checkAllowedKeyPattern } from '../../contract/metadata-keys.js';
 import { parseAllowedResource } from '../../contract/resource-policy.js';
 import { DEFAULT_MAX_PROVIDER_OBJECTS_PER_NAMESPACE } from './provider.js';
 import { KONNECTOR_VERSION } from './version.js';
@@ -36,6 +37,19 @@ const duration = (name: string) => (v: string) => {
   const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(v);
   if (!m) throw new InvalidArgumentError(`${name} must be a duration such as 30s, 5m or 1h, got "${v}"`);
   return Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] as 'ms' | 's' | 'm' | 'h'];
+};
+
+/** A repeatable flag of comma-separated label/annotation key patterns, each checked. */
+const keyPatterns = (flag: string) => (v: string, prev: string[]) => {
+  const add = v.split(',').map((p) => p.trim());
+  for (const p of add) {
+    try {
+      checkAllowedKeyPattern(flag, p);
+    } catch (e) {
+      throw new InvalidArgumentError((e as Error).message);
+    }
+  }
+  return [...prev, ...add];
 };
 
 export function buildCommand(): Command {
@@ -80,6 +94,18 @@ export function buildCommand(): Command {
         return [...prev, v];
       },
       [] as string[],
+    )
+    .option(
+      '--allow-label-key <pattern>',
+      'a label key pattern that crosses between the clusters besides the defaults ("*" for any characters; repeatable or comma-separated; see docs/konnector.md)',
+      keyPatterns('--allow-label-key'),
+      [],
+    )
+    .option(
+      '--allow-annotation-key <pattern>',
+      'an annotation key pattern that crosses between the clusters (none by default; repeatable or comma-separated)',
+      keyPatterns('--allow-annotation-key'),
+      [],
     )
     .option('--binding-namespace <ns>', 'watch APIServiceBindings only in this namespace')
     .option('--control-plane-mode', 'run on the control plane for one app cluster (see --app-cluster-kubeconfig-secret-*)', false)
@@ -156,6 +182,7 @@ export async function main(argv = process.argv): Promise<void> {
         heartbeatIntervalMs: o.heartbeatInterval,
         namespaceLingerMs: o.namespaceLinger,
         maxProviderObjectsPerNamespace: o.maxProviderObjectsPerNamespace,
+        allowedMetadataKeys: { labels: o.allowLabelKey, annotations: o.allowAnnotationKey },
         allowedResources: o.allowResource,
         registry,
         logger: log,

@@ -1,6 +1,8 @@
 /** Object copying and comparison helpers shared by the sync reconcilers. */
 import { createHash } from 'node:crypto';
 import { isNotFound, type KubeClient, type KubeObject, type ObjectMeta, type ResourceRef } from '../core/client.js';
+import { keyPatternMatches, MetadataKeyPolicy } from '../../contract/metadata-keys.js';
+import type { AcceptablePermissionClaim } from './types.js';
 
 /** Deep equality for JSON values. */
 export function deepEqual(a: unknown, b: unknown): boolean {
@@ -49,17 +51,71 @@ export function stableStringify(v: unknown): string {
 
 export const hashOf = (v: unknown): string => createHash('sha256').update(stableStringify(v)).digest('hex').slice(0, 32);
 
+/** Which keys of a source's labels and annotations go onto its copy on the other cluster (one direction). */
+export interface MetadataFilter {
+  label(key: string): boolean;
+  annotation(key: string): boolean;
+}
+
+/** The keys the policy lets cross (contract/metadata-keys.ts), the same in both directions. */
+export function policyFilter(policy: MetadataKeyPolicy): MetadataFilter {
+  return { label: (k) => policy.crosses('label', k), annotation: (k) => policy.crosses('annotation', k) };
+}
+
+/** The documented defaults of contract/metadata-keys.ts, nothing added. */
+export const DEFAULT_METADATA_FILTER: MetadataFilter = policyFilter(MetadataKeyPolicy.DEFAULT);
+
+type KeyPatterns = ReadonlyArray<{ pattern?: string }> | undefined;
+
+/** `base` narrowed to the claim's patterns (when the claim lists any: an empty list lets nothing through). */
+function narrowed(base: (k: string) => boolean, patterns: KeyPatterns): (k: string) => boolean {
+  if (patterns === undefined) return base;
+  const ps = patterns.map((p) => p?.pattern).filter((p): p is string => typeof p === 'string' && p !== '');
+  return (k) => base(k) && ps.some((p) => keyPatternMatches(p, k));
+}
+
 /**
- * Metadata for a copy on the other cluster: name/namespace as given, labels and annotations kept,
- * everything server-managed dropped (uid, resourceVersion, generation, ownerReferences, finalizers,
- * managedFields, timestamps).
+ * The metadata filters of one permission claim, by direction of the copy: `up` (a consumer-owned
+ * object to its provider-side copy) narrowed by the claim's `read.labels` / `read.annotations`,
+ * `down` (a provider-owned object to its app-cluster copy) by `update.labels` / `update.annotations`.
+ * A claim narrows the policy, never widens it: a key the policy does not let cross does not cross
+ * whatever the claim lists. `read.labelsOnProviderOwnedObjects`, `read.overrideAnnotations`,
+ * `update.labelsOnConsumerOwnedObjects` and `update.annotationsOnConsumerOwnedObjects` concern
+ * metadata the konnector never copies (an owner's object is never written from its copy), so nothing
+ * crosses that way.
  */
-export function cleanMeta(m: ObjectMeta, name: string, namespace: string | undefined, extraAnnotations: Record<string, string> = {}): ObjectMeta {
+export function claimMetadataFilters(
+  policy: MetadataKeyPolicy,
+  claim: Pick<AcceptablePermissionClaim, 'read' | 'update'>,
+): { up: MetadataFilter; down: MetadataFilter } {
+  const base = policyFilter(policy);
+  return {
+    up: { label: narrowed(base.label, claim.read?.labels), annotation: narrowed(base.annotation, claim.read?.annotations) },
+    down: { label: narrowed(base.label, claim.update?.labels), annotation: narrowed(base.annotation, claim.update?.annotations) },
+  };
+}
+
+const pick = (m: Record<string, string> | undefined, keep: (k: string) => boolean): Record<string, string> =>
+  Object.fromEntries(Object.entries(m ?? {}).filter(([k]) => keep(k) && !MetadataKeyPolicy.isKonnectorKey(k)));
+
+/**
+ * Metadata for a copy on the other cluster: name/namespace as given, the labels and annotations the
+ * filter lets through (never the konnector's own keys: a source's values of those are dropped, the
+ * konnector sets them through `extraAnnotations`), everything server-managed dropped (uid,
+ * resourceVersion, generation, ownerReferences, finalizers, managedFields, timestamps).
+ */
+export function cleanMeta(
+  m: ObjectMeta,
+  name: string,
+  namespace: string | undefined,
+  extraAnnotations: Record<string, string> = {},
+  filter: MetadataFilter = DEFAULT_METADATA_FILTER,
+): ObjectMeta {
   const out: ObjectMeta = { name };
   if (namespace) out.namespace = namespace;
-  if (m.labels && Object.keys(m.labels).length) out.labels = { ...m.labels };
-  const ann = { ...(m.annotations ?? {}), ...extraAnnotations };
-  delete ann['kubectl.kubernetes.io/last-applied-configuration'];
+  const labels = pick(m.labels, (k) => filter.label(k));
+  if (Object.keys(labels).length) out.labels = labels;
+  const ann = { ...pick(m.annotations, (k) => filter.annotation(k)), ...extraAnnotations };
   if (Object.keys(ann).length) out.annotations = ann;
   return out;
 }

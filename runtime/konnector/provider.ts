@@ -18,6 +18,7 @@ import { Controller } from '../core/controller.js';
 import type { Informer } from '../core/informer.js';
 import type { ClaimConflictSink } from './claim-conflicts.js';
 import type { SyncContext } from './context.js';
+import { MetadataKeyPolicy } from '../../contract/metadata-keys.js';
 import type { CRD } from './crd.js';
 import type { ExportSync } from './export-sync.js';
 import type { ParsedKubeconfig } from './kubeconfig.js';
@@ -60,6 +61,8 @@ export interface KonnectorShared {
   namespaceLingerMs?: number;
   /** See SyncContext.maxProviderObjectsPerNamespace. @default 1000 */
   maxProviderObjectsPerNamespace?: number;
+  /** See SyncContext.metadataKeys. @default MetadataKeyPolicy.DEFAULT */
+  metadataKeys?: MetadataKeyPolicy;
   /** See SyncContext.resourceGate. @default ResourceGate.DEFAULT */
   resourceGate?: ResourceGate;
   version: string;
@@ -108,6 +111,7 @@ export class ProviderConnection implements SyncContext {
   readonly workers: number;
   readonly resyncMs: number;
   readonly maxProviderObjectsPerNamespace: number;
+  readonly metadataKeys: MetadataKeyPolicy;
   readonly resourceGate: ResourceGate;
   readonly claimConflicts: ClaimConflictSink;
   private readonly bindings = new BindingKeys();
@@ -140,6 +144,7 @@ export class ProviderConnection implements SyncContext {
     this.workers = shared.workers;
     this.resyncMs = shared.resyncMs;
     this.maxProviderObjectsPerNamespace = shared.maxProviderObjectsPerNamespace ?? DEFAULT_MAX_PROVIDER_OBJECTS_PER_NAMESPACE;
+    this.metadataKeys = shared.metadataKeys ?? MetadataKeyPolicy.DEFAULT;
     this.claimConflicts = shared.claimConflicts;
     this.resourceGate = shared.resourceGate ?? ResourceGate.DEFAULT;
     // Set before the informers exist; they only call `admits` once started.

@@ -107,6 +107,41 @@ describe('Konnector', () => {
     expect(() => new Konnector(chart(), 'K', props as any)).toThrow(msg);
   });
 
+  test('allowedMetadataKeys: passed to the konnector as --allow-label-key / --allow-annotation-key (none by default)', () => {
+    const argsOf = (props: object) => {
+      const c = chart();
+      new Konnector(c, 'K', { boundApis: bound, ...props });
+      return find(synth(c), 'Deployment').spec.template.spec.containers[0].args as string[];
+    };
+    expect(argsOf({}).filter((a) => a.startsWith('--allow-label-key') || a.startsWith('--allow-annotation-key'))).toEqual([]);
+    const args = argsOf({ allowedMetadataKeys: { labels: ['example.com/team', 'tier', 'tier'], annotations: ['example.com/*'] } });
+    expect(args.filter((a) => a.startsWith('--allow-label-key') || a.startsWith('--allow-annotation-key'))).toEqual([
+      '--allow-label-key=example.com/team',
+      '--allow-label-key=tier',
+      '--allow-annotation-key=example.com/*',
+    ]);
+  });
+
+  test.each([
+    [
+      { allowedMetadataKeys: { labels: ['argocd.argoproj.io/secret-type'] } },
+      /KonnectorProps\.allowedMetadataKeys\.labels\[0\]: "argocd\.argoproj\.io\/secret-type" never crosses/,
+    ],
+    [
+      { allowedMetadataKeys: { annotations: ['ok', 'meta.helm.sh/*'] } },
+      /KonnectorProps\.allowedMetadataKeys\.annotations\[1\]: "meta\.helm\.sh\/\*" never crosses/,
+    ],
+    [
+      { allowedMetadataKeys: { labels: ['klutch.anynines.com/bound'] } },
+      /allowedMetadataKeys\.labels\[0\]: "klutch\.anynines\.com\/bound" is one of the konnector's own keys/,
+    ],
+    [{ allowedMetadataKeys: { labels: ['Bad Key'] } }, /allowedMetadataKeys\.labels\[0\]: "Bad Key" is not a label or annotation key pattern/],
+    [{ allowedMetadataKeys: { labels: 'team' } }, /KonnectorProps\.allowedMetadataKeys\.labels: "team" must be a list/],
+    [{ allowedMetadataKeys: ['team'] }, /KonnectorProps\.allowedMetadataKeys: \["team"\] must be/],
+  ])('bad allowedMetadataKeys throw naming the prop, the value and why: %j', (props, msg) => {
+    expect(() => new Konnector(chart(), 'K', props as any)).toThrow(msg);
+  });
+
   test('konnectorManifests returns plain objects in apply order, same as the construct', () => {
     const m = konnectorManifests({ boundApis: bound });
     expect(m[0].kind).toBe('Namespace');

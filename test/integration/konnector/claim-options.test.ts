@@ -35,9 +35,38 @@ const CLAIMS = [
   claim(['keep-deleted'], { onConflict: { recreateWhenConsumerSideDeleted: false } }),
   claim(['recreated'], { update: { alwaysRecreate: true } }),
   claim(['preserved'], { update: { preserving: ['data.keep', 'metadata.labels.team', 'metadata.name'] } }),
-  claim(['def-up'], {}, 'Consumer'),
+  claim(['def-up', 'meta-up-default'], {}, 'Consumer'),
+  // metadata: the konnector's allow-list decides (ALLOWED below), a claim's key patterns narrow it per direction
+  claim(['meta-down']),
+  claim(['meta-narrow'], { update: { labels: [{ pattern: 'app.kubernetes.io/*' }, { pattern: 'argocd.argoproj.io/*' }], annotations: [] } }),
+  claim(['meta-up-narrow'], { read: { labels: [{ pattern: 'example.com/*' }, { pattern: 'random-app-key' }] } }, 'Consumer'),
   claim(['up-recreated'], { update: { alwaysRecreate: true } }, 'Consumer'),
 ];
+
+/**
+ * The app cluster admin's additions to the default allow-list (contract/metadata-keys.ts): the plain
+ * labels the other tests use, and one domain for the metadata tests.
+ */
+const ALLOWED = { labels: ['team', 'app', 'from', 'example.com/*'], annotations: ['example.com/*'] };
+
+/** What the issue's probe set on a claimed Secret: Argo CD, Grafana sidecar, replicator, reflector, kubed, Helm keys. */
+const HOSTILE_LABELS = {
+  'argocd.argoproj.io/secret-type': 'cluster',
+  grafana_dashboard: '1',
+  'app.kubernetes.io/managed-by': 'Helm',
+  'kustomize.toolkit.fluxcd.io/name': 'apps',
+};
+const HOSTILE_ANNOTATIONS = {
+  'replicator.v1.mittwald.de/replicate-to': '.*',
+  'reflector.v1.k8s.emberstack.com/reflection-allowed': 'true',
+  'reflector.v1.k8s.emberstack.com/reflection-auto-enabled': 'true',
+  'kubed.appscode.com/sync': 'app=all',
+  'meta.helm.sh/release-name': 'r',
+  grafana_folder: 'x',
+  'klutch.anynines.com/planted': 'x', // a key of the konnector's own domain: only the konnector writes those
+};
+/** The keys of a copy that are not the konnector's own. */
+const foreignKeys = (m: Record<string, string> | undefined) => Object.keys(m ?? {}).filter((k) => !k.startsWith('klutch.anynines.com/'));
 
 const dec = (s: Secret | undefined, k: string): string | undefined => (s?.data?.[k] === undefined ? undefined : Buffer.from(s.data[k], 'base64').toString());
 const getDown = (name: string) => ac.getOrNull<Secret>(CoreResources.secrets, CNS, name);
@@ -52,7 +81,7 @@ const patchDown = (name: string, patch: Record<string, unknown>) => ac.mergePatc
 let pair: BoundPair | undefined;
 
 beforeAll(async () => {
-  pair = await startBoundPair('clo', { clusterNamespace: 'cluster-co', claims: CLAIMS });
+  pair = await startBoundPair('clo', { clusterNamespace: 'cluster-co', claims: CLAIMS, konnector: { allowedMetadataKeys: ALLOWED } });
   ({ cpc, ac } = pair);
   // A bound object makes team-a a bound namespace (APIServiceNamespace → provider namespace).
   await ensure(ac, CoreResources.namespaces, { metadata: { name: CNS } });
@@ -223,5 +252,73 @@ describe('permission-claim options on real clusters', () => {
     ]);
     expect(d2.metadata.uid).toBe(d1.metadata.uid);
     expect(r2.metadata.uid).not.toBe(r1.metadata.uid);
+  });
+  it('metadata down: none of the replication/GitOps/ownership keys a provider sets arrive on the app-cluster copy; allow-listed ones do', async () => {
+    const metadata = (name: string) => ({
+      name,
+      namespace: PNS,
+      labels: { ...HOSTILE_LABELS, 'app.kubernetes.io/name': 'pg', 'example.com/tier': 'gold', random: 'x' },
+      annotations: { ...HOSTILE_ANNOTATIONS, 'example.com/rotated-at': 'today', note: 'x' },
+    });
+    await cpc.create(CoreResources.secrets, { metadata: metadata('meta-down'), stringData: { password: 'p' } });
+    await cpc.create(CoreResources.secrets, { metadata: metadata('meta-narrow'), stringData: { password: 'p' } });
+    const [down, narrow] = await Promise.all([
+      eventually('meta-down down', () => getDown('meta-down')),
+      eventually('meta-narrow down', () => getDown('meta-narrow')),
+    ]);
+    // the konnector's allow-list (defaults + ALLOWED): app.kubernetes.io/name and example.com/*
+    expect(down.metadata.labels).toEqual({ 'app.kubernetes.io/name': 'pg', 'example.com/tier': 'gold' });
+    expect(foreignKeys(down.metadata.annotations)).toEqual(['example.com/rotated-at']);
+    expect(down.metadata.annotations?.[RESOURCE_OWNER_ANNOTATION]).toBe('Provider');
+    expect(down.metadata.annotations?.['klutch.anynines.com/planted']).toBeUndefined();
+    // the claim's update.labels / update.annotations narrow it (its Argo CD pattern widens nothing)
+    expect(narrow.metadata.labels).toEqual({ 'app.kubernetes.io/name': 'pg' });
+    expect(foreignKeys(narrow.metadata.annotations)).toEqual([]);
+    // a later provider change of a never-crossing key changes nothing on the copy
+    await cpc.mergePatch(CoreResources.secrets, PNS, 'meta-down', {
+      metadata: { labels: { 'argocd.argoproj.io/secret-type': 'repository', 'example.com/tier': 'silver' } },
+    });
+    const updated = await eventually('meta-down follows the allowed label', async () => {
+      const x = await getDown('meta-down');
+      return x?.metadata.labels?.['example.com/tier'] === 'silver' ? x : undefined;
+    });
+    expect(updated.metadata.labels).toEqual({ 'app.kubernetes.io/name': 'pg', 'example.com/tier': 'silver' });
+  });
+
+  it('metadata up: app-side keys do not leak to the provider, neither of claimed Secrets nor of bound objects; allow-listed ones do', async () => {
+    const labels = { 'random-app-key': 'secret-project-name', 'app.kubernetes.io/name': 'shop', 'example.com/tier': 'gold' };
+    const annotations = { 'random-app-annotation': 'internal', 'crossplane.io/external-name': 'someone-elses-db', 'example.com/rotated-at': 'today' };
+    await ac.create(CoreResources.secrets, { metadata: { name: 'meta-up-default', namespace: CNS, labels, annotations }, stringData: { v: '1' } });
+    await ac.create(CoreResources.secrets, { metadata: { name: 'meta-up-narrow', namespace: CNS, labels, annotations }, stringData: { v: '1' } });
+    await ac.create(WIDGETS, {
+      apiVersion: `${WIDGETS.group}/${WIDGETS.version}`,
+      kind: 'Widget',
+      metadata: { name: 'meta-w', namespace: CNS, labels, annotations },
+      spec: { size: 1 },
+    });
+    const [def, narrow, w] = await Promise.all([
+      eventually('meta-up-default up', () => getUp('meta-up-default')),
+      eventually('meta-up-narrow up', () => getUp('meta-up-narrow')),
+      eventually('meta-w up', () => cpc.getOrNull(WIDGETS, PNS, 'meta-w')),
+    ]);
+    for (const o of [def, w]) {
+      expect(o.metadata.labels).toEqual({ 'app.kubernetes.io/name': 'shop', 'example.com/tier': 'gold' });
+      expect(foreignKeys(o.metadata.annotations)).toEqual(['example.com/rotated-at']);
+    }
+    // read.labels narrows: only example.com/* (random-app-key is named by the claim but not allowed by the app cluster)
+    expect(narrow.metadata.labels).toEqual({ 'example.com/tier': 'gold' });
+    expect(foreignKeys(narrow.metadata.annotations)).toEqual(['example.com/rotated-at']);
+  });
+
+  it('metadata of a provider-created (adopted) object: only allow-listed keys reach the app cluster', async () => {
+    await cpc.create(WIDGETS, {
+      apiVersion: `${WIDGETS.group}/${WIDGETS.version}`,
+      kind: 'Widget',
+      metadata: { name: 'meta-adopted', namespace: PNS, labels: { ...HOSTILE_LABELS, 'example.com/tier': 'gold' }, annotations: HOSTILE_ANNOTATIONS },
+      spec: { size: 1 },
+    });
+    const adopted = await eventually('meta-adopted adopted', () => ac.getOrNull(WIDGETS, CNS, 'meta-adopted'));
+    expect(adopted.metadata.labels).toEqual({ 'example.com/tier': 'gold' });
+    expect(foreignKeys(adopted.metadata.annotations)).toEqual([]);
   });
 });

@@ -12,7 +12,7 @@ import { Informer } from '../../../runtime/core/informer.js';
 import { bindingCrds } from '../../../contract/api/crds.js';
 import { BindResources, type APIServiceNamespace } from '../../../runtime/konnector/types.js';
 import { createLogger } from '../../../runtime/core/logger.js';
-import { Konnector } from '../../../runtime/konnector/konnector.js';
+import { Konnector, type KonnectorOptions } from '../../../runtime/konnector/konnector.js';
 import { startCluster, type RealCluster } from '../../../runtime/realinfra/index.js';
 
 export const GROUP = 'test.klutch.anynines.com';
@@ -342,7 +342,10 @@ export interface BoundPair {
  * cluster namespace `clusterNamespace`), binds the app cluster (with `claims` if given) and starts a
  * konnector; resolves once the bound CRD exists on the app cluster.
  */
-export async function startBoundPair(name: string, opts: { clusterNamespace: string; claims?: unknown[] }): Promise<BoundPair> {
+export async function startBoundPair(
+  name: string,
+  opts: { clusterNamespace: string; claims?: unknown[]; konnector?: Partial<KonnectorOptions> },
+): Promise<BoundPair> {
   const [cp, app] = await Promise.all([startCluster({ name: `${name}-cp` }), startCluster({ name: `${name}-app` })]);
   const cpc = admin(cp);
   const ac = admin(app);
@@ -353,6 +356,7 @@ export async function startBoundPair(name: string, opts: { clusterNamespace: str
     providerSyncTimeoutMs: 10_000,
     resyncMs: 0,
     logger: createLogger(`konnector-${name}`, process.env.KONNECTOR_TEST_LOG ?? 'silent'),
+    ...opts.konnector,
   });
   const stop = async () => {
     await konnector.stop().catch(() => undefined);

@@ -11,6 +11,7 @@ import { Registry } from 'prom-client';
 import { KubeClient } from '../../../runtime/core/client.js';
 import { ClaimSync } from '../../../runtime/konnector/claims.js';
 import type { SyncContext } from '../../../runtime/konnector/context.js';
+import { MetadataKeyPolicy } from '../../../contract/metadata-keys.js';
 import { konnectorMetrics } from '../../../runtime/konnector/metrics.js';
 
 interface Server {
@@ -87,6 +88,7 @@ describe('ClaimSync and a namespace bound after it started', () => {
       resyncMs: 3_600_000, // no resync within the test: only the fix brings the Secret down
       maxProviderObjectsPerNamespace: 100,
       claimConflicts: { report: () => false, resolve: () => undefined, resolveAll: () => undefined },
+      metadataKeys: MetadataKeyPolicy.DEFAULT,
       providerNamespaceFor: (c) => bound.find((b) => b.consumer === c)?.provider,
       consumerNamespaceFor: (p) => bound.find((b) => b.provider === p)?.consumer,
       ensureAPIServiceNamespace: async (c) => bound.find((b) => b.consumer === c)?.provider,

@@ -3,6 +3,8 @@ import { silentLogger } from '../../../runtime/core/logger.js';
 import { RequeueError } from '../../../runtime/core/controller.js';
 import { AdoptionReconciler } from '../../../runtime/konnector/export-adoption.js';
 import { NamespaceBudget } from '../../../runtime/konnector/namespace-budget.js';
+import { policyFilter } from '../../../runtime/konnector/metadata.js';
+import { MetadataKeyPolicy } from '../../../contract/metadata-keys.js';
 import {
   ADOPTED_ANNOTATION,
   BOUND_ANNOTATION,
@@ -23,6 +25,8 @@ function setup(max = 5, ...cached: ReturnType<typeof widget>[]) {
     app,
     provider,
     budget,
+    // the admin lets label `tier` and annotation `note` cross besides the defaults
+    metadata: policyFilter(MetadataKeyPolicy.create({ labels: ['tier'], annotations: ['note'] })),
     log: silentLogger,
   });
   return { app, provider, budget, r };
@@ -31,8 +35,15 @@ function setup(max = 5, ...cached: ReturnType<typeof widget>[]) {
 const providerMade = () =>
   widget('cluster-a-shop', 'db', {
     metadata: {
-      labels: { tier: 'data' },
-      annotations: { [CLUSTER_NAMESPACE_ANNOTATION]: 'cluster-a', [SPEC_HASH_ANNOTATION]: 'x', note: 'kept' },
+      labels: { tier: 'data', 'argocd.argoproj.io/secret-type': 'cluster', 'app.kubernetes.io/name': 'db', other: 'x' },
+      annotations: {
+        [CLUSTER_NAMESPACE_ANNOTATION]: 'cluster-a',
+        [SPEC_HASH_ANNOTATION]: 'x',
+        note: 'kept',
+        'meta.helm.sh/release-name': 'r',
+        'replicator.v1.mittwald.de/replicate-to': '.*',
+        other: 'x',
+      },
       finalizers: ['provider/finalizer'],
     },
     spec: { size: 3 },
@@ -40,7 +51,7 @@ const providerMade = () =>
   });
 
 describe('AdoptionReconciler', () => {
-  it('creates the provider-made object downstream, marked bound and adopted with the syncer finalizer, then marks it bound upstream', async () => {
+  it('creates the provider-made object downstream (allow-listed labels and annotations only), marked bound and adopted with the syncer finalizer, then marks it bound upstream', async () => {
     const { app, provider, r } = setup();
     await expect(r.adopt(providerMade(), { namespace: 'shop', name: 'db' })).resolves.toBe('adopt');
     expect(app.writes()).toEqual([
@@ -55,7 +66,7 @@ describe('AdoptionReconciler', () => {
           metadata: {
             name: 'db',
             namespace: 'shop',
-            labels: { tier: 'data' },
+            labels: { tier: 'data', 'app.kubernetes.io/name': 'db' },
             annotations: { note: 'kept', [BOUND_ANNOTATION]: 'true', [ADOPTED_ANNOTATION]: 'true' },
             finalizers: [SYNCER_FINALIZER],
           },

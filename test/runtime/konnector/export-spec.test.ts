@@ -4,7 +4,7 @@ import { RequeueError } from '../../../runtime/core/controller.js';
 import { silentLogger } from '../../../runtime/core/logger.js';
 import { isolationFor } from '../../../runtime/konnector/export-isolation.js';
 import { APPLIED_TTL_MS, SpecUpReconciler } from '../../../runtime/konnector/export-spec.js';
-import { hashOf } from '../../../runtime/konnector/metadata.js';
+import { DEFAULT_METADATA_FILTER, hashOf } from '../../../runtime/konnector/metadata.js';
 import { BOUND_ANNOTATION, CLUSTER_NAMESPACE_ANNOTATION, FIELD_MANAGER, SPEC_HASH_ANNOTATION, SYNCER_FINALIZER } from '../../../runtime/konnector/types.js';
 import { FakeCache, FakeKube, GADGETS, widget, WIDGETS } from './_export-fakes.js';
 
@@ -39,6 +39,7 @@ function setup(opts: { down?: KubeObject[]; up?: KubeObject[]; cluster?: 'Prefix
       return opts.assign;
     },
     isReservedNamespace: (ns) => (opts.reserved ?? []).includes(ns),
+    metadata: DEFAULT_METADATA_FILTER,
     log: { ...silentLogger, warn: (...a: unknown[]) => warnings.push(a) } as never,
     now: () => t,
   });
@@ -48,6 +49,31 @@ function setup(opts: { down?: KubeObject[]; up?: KubeObject[]; cluster?: 'Prefix
 const withFinalizer = (o: KubeObject): KubeObject => ({ ...o, metadata: { ...o.metadata, finalizers: [SYNCER_FINALIZER] } });
 
 describe('SpecUpReconciler', () => {
+  it('the upstream copy carries only the allow-listed labels and annotations of the consumer object, never forged konnector keys', async () => {
+    const down = widget('shop', 'db', {
+      metadata: {
+        finalizers: [SYNCER_FINALIZER],
+        labels: { 'app.kubernetes.io/name': 'shop', 'app.kubernetes.io/managed-by': 'Helm', 'team.example.com/cost-center': '42', random: 'x' },
+        annotations: {
+          'crossplane.io/external-name': 'someone-elses-db',
+          'kubectl.kubernetes.io/last-applied-configuration': '{}',
+          [SPEC_HASH_ANNOTATION]: 'forged',
+          'klutch.anynines.com/binding-uid': 'forged',
+          note: 'app-side',
+        },
+      },
+      spec: { size: 1 },
+    });
+    const { provider, r } = setup({ down: [down] });
+    await expect(r.reconcile('shop/db')).resolves.toBe('create');
+    expect((provider.writes()[0].body as KubeObject).metadata).toEqual({
+      name: 'db',
+      namespace: 'cluster-a-shop',
+      labels: { 'app.kubernetes.io/name': 'shop' },
+      annotations: { [BOUND_ANNOTATION]: 'true', [SPEC_HASH_ANNOTATION]: hashOf({ size: 1 }) },
+    });
+  });
+
   it('a new consumer object: finalizer first, then a server-side-applied, annotated copy upstream', async () => {
     const down = widget('shop', 'db', { spec: { size: 1 }, status: { x: 1 } });
     const { app, provider, r } = setup({ down: [down] });

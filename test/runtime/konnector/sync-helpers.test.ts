@@ -2,7 +2,8 @@ import { describe, expect, it } from '@jest/globals';
 import { KubeConfig } from '@kubernetes/client-node';
 import { crdNeedsUpdate, exportToCRD, isOwnedBy } from '../../../runtime/konnector/crd.js';
 import { KubeconfigError, parseKubeconfigSecret } from '../../../runtime/konnector/kubeconfig.js';
-import { cleanMeta, deepEqual, hashOf, isSubset } from '../../../runtime/konnector/metadata.js';
+import { cleanMeta, deepEqual, hashOf, isSubset, policyFilter } from '../../../runtime/konnector/metadata.js';
+import { MetadataKeyPolicy } from '../../../contract/metadata-keys.js';
 import { goDuration } from '../../../runtime/konnector/provider.js';
 import { matchesFields, matchesLabels, ownerAllowed, parseFieldSelector, selects } from '../../../runtime/konnector/selector.js';
 import type { APIServiceBinding, APIServiceExport } from '../../../runtime/konnector/types.js';
@@ -69,7 +70,7 @@ describe('metadata helpers', () => {
     expect(hashOf({ a: 1, b: 2 })).toBe(hashOf({ b: 2, a: 1 }));
     expect(hashOf({ a: 1 })).not.toBe(hashOf({ a: 2 }));
   });
-  it('cleanMeta keeps labels/annotations and drops server-managed fields', () => {
+  it('cleanMeta keeps the labels/annotations the filter lets through and drops server-managed fields', () => {
     const m = cleanMeta(
       {
         name: 'x',
@@ -87,6 +88,7 @@ describe('metadata helpers', () => {
       'y',
       'b',
       { extra: 'e' },
+      policyFilter(MetadataKeyPolicy.create({ labels: ['l'], annotations: ['keep'] })),
     );
     expect(m).toEqual({ name: 'y', namespace: 'b', labels: { l: '1' }, annotations: { keep: 'yes', extra: 'e' } });
   });
