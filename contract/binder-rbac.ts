@@ -33,6 +33,8 @@ export interface PolicyRule {
 export const BINDER_NAME = 'klutch-binder';
 /** The aggregated ClusterRole over every exported and claimed resource, bound in each provider namespace. */
 export const BINDER_EXPORTS_CLUSTER_ROLE = `${BINDER_NAME}-exports`;
+/** The per-credential Secret in a cluster namespace every consumer token is bound to (contract/credential.ts). */
+export const CREDENTIAL_SECRET = 'credential';
 /** Name of the per-consumer ClusterRole over what was exported to and claimed by that consumer. */
 export const perConsumerRoleName = (clusterNs: string): string => `${BINDER_NAME}-${clusterNs}`;
 
@@ -42,11 +44,15 @@ const ALL_VERBS = ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'
 export const BINDER_RULES: readonly BinderRule[] = [
   { apiGroups: [BIND_GROUP], resources: ['apiserviceexportrequests'], verbs: ALL_VERBS, why: 'kubectl-bind creates export requests' },
   { apiGroups: [''], resources: ['namespaces'], verbs: ['get'], why: 'the konnector reads its cluster namespace' },
+  // No read of Secrets: the kubeconfig Secret holds the current token, and a leaked token that could
+  // read it would follow every rotation. The konnector receives rotated kubeconfigs sealed in the
+  // ClusterBinding instead (contract/credential.ts).
   {
     apiGroups: [''],
     resources: ['secrets'],
-    verbs: ['get', 'list', 'watch'],
-    why: 'the konnector reads the kubeconfig Secret (credential rotation), in the cluster namespace only',
+    verbs: ['delete'],
+    resourceNames: [CREDENTIAL_SECRET],
+    why: 'kubectl-bind revoke deletes the credential object, which invalidates every token of this credential at once',
   },
   { apiGroups: [BIND_GROUP], resources: ['clusterbindings'], verbs: ['get', 'list', 'watch'], why: 'heartbeat target' },
   { apiGroups: [BIND_GROUP], resources: ['clusterbindings/status'], verbs: ['get', 'patch', 'update'], why: 'heartbeat' },
@@ -55,9 +61,33 @@ export const BINDER_RULES: readonly BinderRule[] = [
   { apiGroups: [BIND_GROUP], resources: ['apiservicenamespaces'], verbs: ALL_VERBS, why: 'the konnector announces consumer namespaces' },
 ];
 
-/** {@link BINDER_RULES} as PolicyRules (without the reasons). */
-export function binderPolicyRules(): PolicyRule[] {
-  return BINDER_RULES.map(({ why: _why, ...r }) => ({ ...r, apiGroups: [...r.apiGroups], resources: [...r.resources], verbs: [...r.verbs] }));
+/**
+ * Only with `klutch-backend --klutch-konnector-compat` (BindBackendProps.klutchKonnectorCompat): Klutch's
+ * Go konnector watches the Secrets of the cluster namespace and copies the kubeconfig Secret itself to
+ * rotate credentials. Granting it gives back what the default takes away: a leaked token can then read
+ * every rotated successor until the credential's maximum life or a revocation.
+ */
+export const KLUTCH_KONNECTOR_SECRETS_RULE: BinderRule = {
+  apiGroups: [''],
+  resources: ['secrets'],
+  verbs: ['get', 'list', 'watch'],
+  why: "Klutch's Go konnector watches the cluster namespace's Secrets and copies the kubeconfig Secret (its credential rotation); only with --klutch-konnector-compat",
+};
+
+/** The rules of the shared `klutch-binder` ClusterRole: {@link BINDER_RULES}, plus the Secret read Klutch's konnector needs when asked. */
+export function binderRules(opts: { klutchKonnectorCompat?: boolean } = {}): readonly BinderRule[] {
+  return opts.klutchKonnectorCompat ? [...BINDER_RULES, KLUTCH_KONNECTOR_SECRETS_RULE] : BINDER_RULES;
+}
+
+/** {@link binderRules} as PolicyRules (without the reasons). */
+export function binderPolicyRules(opts: { klutchKonnectorCompat?: boolean } = {}): PolicyRule[] {
+  return binderRules(opts).map(({ why: _why, ...r }) => ({
+    ...r,
+    apiGroups: [...r.apiGroups],
+    resources: [...r.resources],
+    verbs: [...r.verbs],
+    ...(r.resourceNames ? { resourceNames: [...r.resourceNames] } : {}),
+  }));
 }
 
 /** What {@link exportedResourceRules} reads of an APIServiceExport. */

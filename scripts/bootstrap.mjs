@@ -6,6 +6,7 @@
  *
  *   node scripts/bootstrap.mjs sandbox     # the Debian packages the default sandbox needs, then node_modules
  *   node scripts/bootstrap.mjs test-all    # the Debian packages CI installs (.ci/apt-packages.txt), then node_modules
+ *   node scripts/bootstrap.mjs sandbox --dry-run   # only say what it would do
  *
  * In that order, each step printing what it does:
  *   1. Node.js: the release package.json's "engines" asks for.
@@ -120,11 +121,17 @@ function installedPackages(packages) {
 
 function main(argv) {
   const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-  const purpose = argv[0];
+  const [purpose, ...flags] = argv;
   if (purpose !== 'sandbox' && purpose !== 'test-all') {
     process.stderr.write(`bootstrap: unknown purpose ${JSON.stringify(purpose)}; expected "sandbox" or "test-all"\n`);
     return 2;
   }
+  const unknown = flags.filter((f) => f !== '--dry-run');
+  if (unknown.length > 0) {
+    process.stderr.write(`bootstrap: unknown option ${JSON.stringify(unknown[0])}; expected --dry-run\n`);
+    return 2;
+  }
+  const dryRun = flags.includes('--dry-run');
   const say = (line) => process.stdout.write(`[bootstrap] ${line}\n`);
 
   // 1. Node.js
@@ -151,7 +158,8 @@ function main(argv) {
       );
       return 1;
     }
-    if (plan.action === 'install') {
+    if (plan.action === 'install' && dryRun) say(`would install the missing Debian packages${plan.sudo ? ' with sudo' : ''}: ${plan.missing.join(' ')}`);
+    else if (plan.action === 'install') {
       say(`installing the missing Debian packages${plan.sudo ? ' with sudo' : ''}: ${plan.missing.join(' ')}`);
       const cmd = plan.sudo ? ['sudo', 'bash', 'scripts/apt-install.sh', ...plan.missing] : ['bash', 'scripts/apt-install.sh', ...plan.missing];
       const r = spawnSync(cmd[0], cmd.slice(1), { cwd: root, stdio: 'inherit' });
@@ -166,7 +174,9 @@ function main(argv) {
   const lockFile = join(root, 'package-lock.json');
   const hidden = join(root, 'node_modules', '.package-lock.json');
   const state = nodeModulesState(readFileSync(lockFile, 'utf8'), existsSync(hidden) ? readFileSync(hidden, 'utf8') : undefined);
-  if (!state.fresh) {
+  if (!state.fresh && dryRun) say(`${state.reason}: would run npm ci`);
+  else if (state.fresh && dryRun) say(`${state.reason}: nothing to install`);
+  else if (!state.fresh) {
     say(`${state.reason}: npm ci (installs package-lock.json's exact versions; about a minute)`);
     const t0 = Date.now();
     try {

@@ -27,10 +27,10 @@
  * namespaces it creates at run time, claimed credentials it hands out) and namespace deletion are
  * cluster-wide; RBAC has no "namespaces I created" scope.
  */
-import { ApiObject, Lazy } from 'cdk8s';
+import { ApiObject, Duration, Lazy } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
-import { BINDER_RULES } from '../../contract/binder-rbac.js';
+import { binderRules } from '../../contract/binder-rbac.js';
 import { fail } from '../_errors.js';
 import { isDnsLabel } from '../_names.js';
 import {
@@ -165,6 +165,20 @@ export interface BindBackendProps {
   readonly exportedApis?: ExportedApi[];
   /** Resources claimed by permission claims. @default core secrets and configmaps */
   readonly claimedResources?: ClaimedResource[];
+  /**
+   * `--credential-max-life`: how long one consumer credential (one bind) lives at most, however often
+   * its token is rotated; then every token of it is revoked and the consumer binds again. Whole
+   * seconds, at least 10 minutes and not shorter than the backend's `--token-ttl` (default 24 h).
+   * @default Duration.days(30)
+   */
+  readonly credentialMaxLife?: Duration;
+  /**
+   * `--klutch-konnector-compat`: consumer credentials may read the Secrets of their cluster namespace,
+   * which Klutch's Go konnector needs (it watches them and copies the kubeconfig Secret to rotate).
+   * Off by default: with it, a leaked consumer token can follow its rotations until the credential's
+   * maximum life or a revocation (docs/bind.md, threat model). @default false
+   */
+  readonly klutchKonnectorCompat?: boolean;
   /** Extra flags. @default [] */
   readonly extraArgs?: string[];
 }
@@ -228,7 +242,7 @@ export class BindBackend extends Construct {
       automountServiceAccountToken: true,
     });
     this.rules = backendRules(this.settings.consumerScope);
-    this.binderRules = BINDER_RULES;
+    this.binderRules = binderRules({ klutchKonnectorCompat: props.klutchKonnectorCompat });
     this.clusterRole = this.createRbac();
     this.deployment = this.createDeployment();
     if (this.settings.replicas > 1 && props.podDisruptionBudget !== false) {
@@ -279,6 +293,8 @@ export class BindBackend extends Construct {
       ...(props.externalAddress ? [`--external-address=${props.externalAddress}`] : []),
       ...(props.externalCa ? [`--external-ca-file=/etc/klutch/external-ca/${props.externalCa.key}`] : []),
       ...(props.tlsSecretName ? ['--tls-cert-file=/etc/klutch/tls/tls.crt', '--tls-key-file=/etc/klutch/tls/tls.key'] : []),
+      ...(props.credentialMaxLife ? [`--credential-max-life=${props.credentialMaxLife.toSeconds()}s`] : []),
+      ...(props.klutchKonnectorCompat ? ['--klutch-konnector-compat'] : []),
       ...(props.extraArgs ?? []),
     ];
   }
@@ -431,6 +447,9 @@ export class BindBackend extends Construct {
     if (props.podDisruptionBudget !== undefined && typeof props.podDisruptionBudget !== 'boolean') {
       fail(`${P}.podDisruptionBudget`, props.podDisruptionBudget, 'must be true or false');
     }
+    if (props.klutchKonnectorCompat !== undefined && typeof props.klutchKonnectorCompat !== 'boolean') {
+      fail(`${P}.klutchKonnectorCompat`, props.klutchKonnectorCompat, 'must be true or false');
+    }
     const port = checkInt(`${P}.port`, props.port ?? PORTS.backendHttp, 1024, 65535);
     const resources = checkResources(`${P}.resources`, props.resources ?? DEFAULT_RESOURCES);
     const consumerScope = props.consumerScope ?? 'Namespaced';
@@ -477,6 +496,24 @@ export class BindBackend extends Construct {
     if (props.tlsSecretName !== undefined) checkDnsSubdomain(`${P}.tlsSecretName`, props.tlsSecretName);
     for (const [i, a] of (props.extraArgs ?? []).entries()) {
       if (typeof a !== 'string' || !a.startsWith('--')) fail(`${P}.extraArgs[${i}]`, a, 'must be a flag starting with "--"');
+      if (props.credentialMaxLife !== undefined && a.startsWith('--credential-max-life')) {
+        fail(`${P}.extraArgs[${i}]`, a, `sets --credential-max-life, which ${P}.credentialMaxLife sets too; use one of them`);
+      }
+    }
+    if (props.credentialMaxLife !== undefined) {
+      if (!(props.credentialMaxLife instanceof Duration))
+        fail(`${P}.credentialMaxLife`, props.credentialMaxLife, 'must be a cdk8s Duration, e.g. Duration.days(30)');
+      const s = props.credentialMaxLife.toSeconds({ integral: false });
+      if (!Number.isInteger(s) || s < 600) {
+        fail(`${P}.credentialMaxLife`, `${s}s`, 'must be whole seconds, at least 10 minutes (the shortest token Kubernetes issues)');
+      }
+      if (s < 86400 && !(props.extraArgs ?? []).some((a) => a.startsWith('--token-ttl'))) {
+        fail(
+          `${P}.credentialMaxLife`,
+          `${s}s`,
+          "is shorter than the backend's default --token-ttl (24h); raise it, or pass a shorter --token-ttl in extraArgs",
+        );
+      }
     }
     const claimed = (
       props.claimedResources ?? [
@@ -655,7 +692,7 @@ function backendRules(consumerScope: 'Namespaced' | 'Cluster'): DocumentedRule[]
       apiGroups: [''],
       resources: ['secrets'],
       verbs: READ_WRITE,
-      why: 'write and watch (by label) the kubeconfig Secret of each cluster namespace; klutch-binder grants get/list/watch, which it must hold',
+      why: 'write and watch (by label) the kubeconfig Secret, create and delete the credential Secret (its deletion revokes the tokens) of each cluster namespace; klutch-binder grants delete of the credential Secret (and get/list/watch with klutchKonnectorCompat), which it must hold',
     },
     {
       apiGroups: ['rbac.authorization.k8s.io'],

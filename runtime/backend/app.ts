@@ -73,13 +73,19 @@ export async function startBackend(
     prettyName: opts.prettyName,
     external: externalCluster(kube, opts),
     tokenTtlSeconds: opts.tokenTtl,
+    credentialMaxLifeSeconds: opts.credentialMaxLife,
     maxClustersPerIdentity: opts.maxClustersPerIdentity,
     identityLock: new LeaseIdentityLock({ kube, namespace: opts.leaseNamespace, holder: identity }),
   });
   const catalog = new Catalog(kube, opts.consumerScope);
   const { host, port } = parseListenAddress(opts.listenAddress);
 
-  await kube.apply(R.clusterRoles, binderClusterRole(), FIELD_MANAGER, { force: true });
+  await kube.apply(R.clusterRoles, binderClusterRole({ klutchKonnectorCompat: opts.klutchKonnectorCompat }), FIELD_MANAGER, { force: true });
+  if (opts.klutchKonnectorCompat) {
+    logger.warn(
+      '--klutch-konnector-compat: consumer credentials may read the Secrets of their cluster namespace (Klutch konnector rotation); a leaked token can follow its rotations until --credential-max-life or a revocation',
+    );
+  }
 
   let controllers: BackendControllers | undefined;
   let elector: LeaderElector | undefined;

@@ -1,9 +1,11 @@
 /**
  * What `/bind` does on the provider cluster for one consumer (identity + cluster id):
  * cluster namespace (found by its identity label/annotation, else created), ServiceAccount
- * `klutch-binder`, RoleBinding to ClusterRole `klutch-binder`, `ClusterBinding cluster`, a token
- * from the TokenRequest API (expiring; re-issued by the token rotator) and the kubeconfig Secret.
- * Every step is idempotent (create-or-verify, or server-side apply), so re-binding converges.
+ * `klutch-binder`, RoleBinding to ClusterRole `klutch-binder`, `ClusterBinding cluster`, a new
+ * credential (the Secret `credential` every token is bound to, replaced on each bind so that the
+ * tokens of earlier binds die), a token from the TokenRequest API (expiring; re-issued by the token
+ * rotator up to the credential's maximum life) and the kubeconfig Secret (see contract/credential.ts).
+ * Every other step is idempotent (create-or-verify, or server-side apply), so re-binding converges.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -28,6 +30,14 @@ import {
 } from './refs.js';
 import { binderPolicyRules } from '../../contract/binder-rbac.js';
 import { BIND_API_VERSION, type APIServiceExportRequestResponse } from '../../contract/wire.js';
+import {
+  CREDENTIAL_EXPIRY_ANNOTATION,
+  CREDENTIAL_SECRET,
+  SEALED_KUBECONFIG_ANNOTATION,
+  newRotationKey,
+  rotationKeyExtension,
+  sealKubeconfig,
+} from '../../contract/credential.js';
 import type { BindableApi } from './catalog.js';
 import { LimitError, type IdentityLock } from './limits.js';
 
@@ -49,6 +59,11 @@ export interface BinderOptions {
   external: ExternalCluster;
   /** TokenRequest expirationSeconds. */
   tokenTtlSeconds: number;
+  /**
+   * Maximum life of one credential (one bind): no token of it is valid after this many seconds from
+   * the bind, however often it was rotated; then the consumer binds again. @default 2592000 (30 days)
+   */
+  credentialMaxLifeSeconds?: number;
   /** App clusters (cluster namespaces) one identity (iss + sub) may have; 0: unlimited. @default 0 */
   maxClustersPerIdentity?: number;
   /** Serializes count-and-create per identity across replicas (without it the limit is per request). */
@@ -123,7 +138,30 @@ export function externalCluster(kube: KubeClient, flags: { externalAddress?: str
   return { server, caData, tlsServerName: flags.externalServerName, insecureSkipTlsVerify: own.skipTLSVerify || undefined };
 }
 
-export function renderKubeconfig(ext: ExternalCluster, namespace: string, token: string): string {
+/** Default maximum life of a consumer credential: 30 days. */
+export const DEFAULT_CREDENTIAL_MAX_LIFE_SECONDS = 30 * 24 * 3600;
+/** The shortest token the TokenRequest API issues (expirationSeconds minimum). */
+export const MIN_TOKEN_SECONDS = 600;
+
+/** Validates a credential maximum life (seconds) against the token TTL; returns it. */
+export function validateCredentialMaxLife(maxLife: number, tokenTtl: number, field = '--credential-max-life'): number {
+  if (!Number.isInteger(maxLife) || maxLife < MIN_TOKEN_SECONDS) {
+    fail(field, maxLife, `must be a whole number of seconds >= ${MIN_TOKEN_SECONDS} (10m, the shortest token Kubernetes issues)`);
+  }
+  if (maxLife < tokenTtl) fail(field, maxLife, `is shorter than --token-ttl (${tokenTtl}s); raise it or lower --token-ttl`);
+  return maxLife;
+}
+
+/** A credential: the Secret its tokens are bound to, its end, and the rotation key its kubeconfigs carry. */
+export interface Credential {
+  readonly name: string;
+  readonly uid: string;
+  /** End of the maximum life, epoch ms. */
+  readonly expiresAt: number;
+  readonly rotationKey: Buffer;
+}
+
+export function renderKubeconfig(ext: ExternalCluster, namespace: string, token: string, rotationKey?: Buffer): string {
   const cluster: Record<string, unknown> = { server: ext.server };
   if (ext.caData) cluster['certificate-authority-data'] = ext.caData;
   if (ext.tlsServerName) cluster['tls-server-name'] = ext.tlsServerName;
@@ -135,6 +173,8 @@ export function renderKubeconfig(ext: ExternalCluster, namespace: string, token:
     users: [{ name: BINDER_SA, user: { token } }],
     contexts: [{ name: 'default', context: { cluster: 'provider', user: BINDER_SA, namespace } }],
     'current-context': 'default',
+    // the rotation key: never sent to the API server; opens the sealed rotated kubeconfig (contract/credential.ts)
+    ...(rotationKey ? { extensions: [rotationKeyExtension(rotationKey)] } : {}),
   });
 }
 
@@ -163,6 +203,11 @@ export class Binder {
     readonly opts: BinderOptions,
   ) {
     validateNamespacePrefix(opts.namespacePrefix);
+    validateCredentialMaxLife(this.maxLifeSeconds, opts.tokenTtlSeconds, 'BinderOptions.credentialMaxLifeSeconds');
+  }
+
+  private get maxLifeSeconds(): number {
+    return this.opts.credentialMaxLifeSeconds ?? DEFAULT_CREDENTIAL_MAX_LIFE_SECONDS;
   }
 
   /** Finds the consumer's cluster namespace by its identity label (verified against the annotations). */
@@ -244,8 +289,15 @@ export class Binder {
     );
   }
 
-  /** Issues a fresh token for the cluster namespace's ServiceAccount. */
-  async issueToken(namespace: string): Promise<{ token: string; expirationTimestamp: string }> {
+  /**
+   * Issues a token for the cluster namespace's ServiceAccount, bound to the credential Secret (deleting
+   * it invalidates the token) and ending at the credential's end at the latest.
+   */
+  async issueToken(namespace: string, cred: Credential, now = Date.now()): Promise<{ token: string; expirationTimestamp: string }> {
+    const left = Math.floor((cred.expiresAt - now) / 1000);
+    if (left < MIN_TOKEN_SECONDS) {
+      throw new Error(`credential ${namespace}/${cred.name} ends in ${left}s, less than the shortest token (${MIN_TOKEN_SECONDS}s); the consumer binds again`);
+    }
     const tr = await this.kube.request<{ status: { token: string; expirationTimestamp: string } }>(
       'POST',
       `/api/v1/namespaces/${encodeURIComponent(namespace)}/serviceaccounts/${BINDER_SA}/token`,
@@ -253,17 +305,58 @@ export class Binder {
         body: {
           apiVersion: 'authentication.k8s.io/v1',
           kind: 'TokenRequest',
-          spec: { expirationSeconds: this.opts.tokenTtlSeconds },
+          spec: {
+            expirationSeconds: Math.min(this.opts.tokenTtlSeconds, left),
+            boundObjectRef: { kind: 'Secret', apiVersion: 'v1', name: cred.name, uid: cred.uid },
+          },
         },
       },
     );
     return tr.status;
   }
 
-  /** Writes the kubeconfig Secret with a freshly issued token. */
-  async writeKubeconfig(namespace: string): Promise<{ kubeconfig: string; expirationTimestamp: string }> {
-    const { token, expirationTimestamp } = await this.issueToken(namespace);
-    const kubeconfig = renderKubeconfig(this.opts.external, namespace, token);
+  /**
+   * A new credential for the cluster namespace: the credential Secret is deleted (every token of the
+   * previous bind is invalid from then on) and created again, with a new rotation key and its maximum life.
+   */
+  async replaceCredential(namespace: string): Promise<Credential> {
+    await this.kube.delete(R.secrets, namespace, CREDENTIAL_SECRET, { ignoreNotFound: true });
+    const expiresAt = Date.now() + this.maxLifeSeconds * 1000;
+    const body: KubeObject = {
+      metadata: {
+        name: CREDENTIAL_SECRET,
+        namespace,
+        labels: { [MANAGED_BY_LABEL]: MANAGED_BY },
+        annotations: { [CREDENTIAL_EXPIRY_ANNOTATION]: new Date(expiresAt).toISOString() },
+      },
+      type: 'Opaque',
+    } as KubeObject;
+    let created: KubeObject;
+    try {
+      created = await this.kube.create(R.secrets, body);
+    } catch (e) {
+      // a concurrent bind of the same consumer made one a moment ago: share it
+      if (!isAlreadyExists(e)) throw e;
+      created = await this.kube.get(R.secrets, namespace, CREDENTIAL_SECRET);
+    }
+    const at = Date.parse(created.metadata.annotations?.[CREDENTIAL_EXPIRY_ANNOTATION] ?? '');
+    return { name: CREDENTIAL_SECRET, uid: created.metadata.uid!, expiresAt: Number.isNaN(at) ? expiresAt : at, rotationKey: newRotationKey() };
+  }
+
+  /**
+   * Writes a freshly issued token of `cred`: sealed into the ClusterBinding's annotation (what the
+   * konnector reads; first, so that a failure below is retried with a new token rather than leaving the
+   * konnector without one), then into the kubeconfig Secret (which only the backend reads).
+   */
+  async writeKubeconfig(namespace: string, cred: Credential): Promise<{ kubeconfig: string; expirationTimestamp: string }> {
+    const { token, expirationTimestamp } = await this.issueToken(namespace, cred);
+    const kubeconfig = renderKubeconfig(this.opts.external, namespace, token, cred.rotationKey);
+    const ends = new Date(cred.expiresAt).toISOString();
+    await this.kube.mergePatch(R.clusterBindings, namespace, CLUSTER_BINDING_NAME, {
+      metadata: {
+        annotations: { [SEALED_KUBECONFIG_ANNOTATION]: sealKubeconfig(cred.rotationKey, namespace, kubeconfig), [CREDENTIAL_EXPIRY_ANNOTATION]: ends },
+      },
+    });
     await this.kube.apply(
       R.secrets,
       {
@@ -271,7 +364,11 @@ export class Binder {
           name: KUBECONFIG_SECRET,
           namespace,
           labels: { [MANAGED_BY_LABEL]: MANAGED_BY },
-          annotations: { [TOKEN_EXPIRY_ANNOTATION]: expirationTimestamp, [TOKEN_ISSUED_ANNOTATION]: new Date().toISOString() },
+          annotations: {
+            [TOKEN_EXPIRY_ANNOTATION]: expirationTimestamp,
+            [TOKEN_ISSUED_ANNOTATION]: new Date().toISOString(),
+            [CREDENTIAL_EXPIRY_ANNOTATION]: ends,
+          },
         },
         type: 'Opaque',
         data: { kubeconfig: Buffer.from(kubeconfig).toString('base64') },
@@ -305,15 +402,15 @@ export class Binder {
       FIELD_MANAGER,
       { force: true },
     );
-    const { kubeconfig, expirationTimestamp } = await this.writeKubeconfig(ns);
+    const { kubeconfig, expirationTimestamp } = await this.writeKubeconfig(ns, await this.replaceCredential(ns));
     return { namespace: ns, kubeconfig, tokenExpiration: expirationTimestamp, namespaceCreated: created };
   }
 }
 
 /** The ClusterRole `klutch-binder` every consumer's ServiceAccount gets in its cluster namespace. */
-export function binderClusterRole(): KubeObject {
+export function binderClusterRole(opts: { klutchKonnectorCompat?: boolean } = {}): KubeObject {
   return {
     metadata: { name: BINDER_CLUSTER_ROLE, labels: { [MANAGED_BY_LABEL]: MANAGED_BY } },
-    rules: binderPolicyRules(),
+    rules: binderPolicyRules(opts),
   };
 }

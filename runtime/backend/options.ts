@@ -32,6 +32,10 @@ export interface BackendOptions {
   cookieEncryptionKey?: string;
   /** seconds */
   tokenTtl: number;
+  /** seconds: maximum life of one consumer credential (one bind), however often its token is rotated. @default 2592000 (30 days) */
+  credentialMaxLife?: number;
+  /** Let consumer credentials read their cluster namespace's Secrets, as Klutch's Go konnector needs. @default false */
+  klutchKonnectorCompat?: boolean;
   sessionTtl: number;
   stateTtl: number;
   exportRequestGrace: number;
@@ -131,6 +135,17 @@ export function backendCommand(): Command {
     .option('--cookie-encryption-key <base64>', 'AES key for state and session cookies, 16, 24 or 32 bytes (or env COOKIE_ENCRYPTION_KEY); derived if unset')
     .option('--cookie-encryption-key-file <file>', 'file holding --cookie-encryption-key')
     .option('--token-ttl <duration>', 'lifetime of ServiceAccount tokens handed to consumers (rotated at 2/3)', dur('--token-ttl', 600), 86400)
+    .option(
+      '--credential-max-life <duration>',
+      'maximum life of a consumer credential (one bind): rotation never extends it; then every token of it is revoked and the consumer binds again',
+      dur('--credential-max-life', 600),
+      30 * 24 * 3600,
+    )
+    .option(
+      '--klutch-konnector-compat',
+      "let consumer credentials read their cluster namespace's Secrets, which Klutch's Go konnector needs; a leaked token can then follow its rotations",
+      false,
+    )
     .option('--session-ttl <duration>', 'lifetime of the browser session after login', dur('--session-ttl', 60), 3600)
     .option('--state-ttl <duration>', 'lifetime of an OIDC login attempt', dur('--state-ttl', 30), 600)
     .option('--export-request-grace <duration>', 'how long an export request may wait for its CRD before it fails', dur('--export-request-grace', 0), 60)
@@ -242,6 +257,11 @@ export function parseBackendOptions(
   const clientSecret = fromFile('--oidc-issuer-client-secret', o.oidcIssuerClientSecret, o.oidcIssuerClientSecretFile);
   const signingKey = fromFile('--cookie-signing-key', o.cookieSigningKey, o.cookieSigningKeyFile);
   const encryptionKey = fromFile('--cookie-encryption-key', o.cookieEncryptionKey, o.cookieEncryptionKeyFile);
+  if ((o.credentialMaxLife as number) < (o.tokenTtl as number)) {
+    throw new Error(
+      `--credential-max-life: ${String(o.credentialMaxLife)}s is shorter than --token-ttl (${String(o.tokenTtl)}s); raise --credential-max-life or lower --token-ttl`,
+    );
+  }
   if ((o.apiQps as number) > 0 && (o.apiBurst as number) < 1) throw new Error(`--api-burst: ${String(o.apiBurst)} must be at least 1 when --api-qps is set`);
   if (Boolean(o.tlsCertFile) !== Boolean(o.tlsKeyFile)) {
     throw new Error('--tls-cert-file and --tls-key-file: set both or neither');
@@ -277,6 +297,8 @@ export function parseBackendOptions(
     cookieSigningKey: signingKey ?? env.COOKIE_SIGNING_KEY,
     cookieEncryptionKey: encryptionKey ?? env.COOKIE_ENCRYPTION_KEY,
     tokenTtl: o.tokenTtl as number,
+    credentialMaxLife: o.credentialMaxLife as number,
+    klutchKonnectorCompat: o.klutchKonnectorCompat as boolean,
     sessionTtl: o.sessionTtl as number,
     stateTtl: o.stateTtl as number,
     exportRequestGrace: o.exportRequestGrace as number,

@@ -36,6 +36,7 @@ import { KONNECTOR_VERSION, klutchKonnectorVersion } from './version.js';
 import { RESOURCES_ALLOWED_CONDITION, ResourceGate } from './resource-gate.js';
 import { DEFAULT_BURST, DEFAULT_QPS, DEFAULT_WORKERS } from './defaults.js';
 import { MetadataKeyPolicy, type AllowedMetadataKeys } from '../../contract/metadata-keys.js';
+import { isDnsLabel } from '../../contract/_names.js';
 
 export { BINDING_FINALIZER };
 
@@ -46,6 +47,15 @@ export interface KonnectorOptions {
   bindingKubeConfig?: KubeConfig | ClusterAccess;
   /** Watch APIServiceBindings only in this namespace. @default all namespaces */
   bindingNamespace?: string;
+  /**
+   * The one namespace whose APIServiceBindings the konnector acts on (a binding makes it install a
+   * cluster-scoped CRD and connect to a provider: a cluster admin's decision, so this namespace must be
+   * writable by cluster admins only). A binding elsewhere is refused: `SecretValid=False` reason
+   * `BindingNamespaceNotAllowed`, its Secret is never read, no CRD is made. Each binding's kubeconfig
+   * Secret must be in the binding's own namespace.
+   * @default bindingNamespace, else `klutch-bind` (where kubectl-bind creates bindings)
+   */
+  bindingAdminNamespace?: string;
   /** Control-plane mode: no credential rotation, no CRD install in the binding cluster. @default false */
   controlPlaneMode?: boolean;
   /** Install/upgrade the apiservicebindings CRD in the binding cluster at start. @default !controlPlaneMode */
@@ -113,6 +123,52 @@ function validate(o: KonnectorOptions): void {
   pos('namespaceLingerMs', o.namespaceLingerMs, 0);
   pos('maxProviderObjectsPerNamespace', o.maxProviderObjectsPerNamespace, 1);
   if (o.workers !== undefined && !Number.isInteger(o.workers)) throw new Error(`KonnectorOptions.workers: ${o.workers} must be an integer`);
+  if (o.bindingAdminNamespace !== undefined && !isDnsLabel(o.bindingAdminNamespace)) {
+    throw new Error(`KonnectorOptions.bindingAdminNamespace: "${o.bindingAdminNamespace}" is not a namespace name (a DNS label)`);
+  }
+  if (o.bindingNamespace && o.bindingAdminNamespace && o.bindingNamespace !== o.bindingAdminNamespace) {
+    throw new Error(
+      `KonnectorOptions.bindingAdminNamespace: "${o.bindingAdminNamespace}" differs from bindingNamespace "${o.bindingNamespace}"; the konnector would watch bindings it refuses all of; set one of them`,
+    );
+  }
+}
+
+/** Where kubectl-bind creates APIServiceBindings and their kubeconfig Secrets. */
+export const DEFAULT_BINDING_ADMIN_NAMESPACE = 'klutch-bind';
+
+/**
+ * Whether the konnector may act on binding `b` with `adminNamespace` its admin namespace: the binding
+ * must be in that namespace and its kubeconfig Secret in the binding's own namespace. Returns the
+ * refusing SecretValid condition, or undefined when the binding may be served.
+ *
+ * Why: APIServiceBindings are namespaced here (Klutch's are cluster-scoped), while what the konnector
+ * does for one is cluster-wide (a CRD, a provider connection, its ServiceAccount reading the Secret).
+ * Without this, whoever may write bindings in any namespace could make the konnector read another
+ * namespace's kubeconfig Secret (a credential they cannot read themselves) or act as a provider of
+ * their own choosing.
+ */
+export function bindingScopeRefusal(b: APIServiceBinding, adminNamespace: string): Omit<Condition, 'lastTransitionTime'> | undefined {
+  const ns = b.metadata.namespace ?? '';
+  if (ns !== adminNamespace) {
+    return {
+      type: ConditionType.SecretValid,
+      status: 'False',
+      severity: 'Error',
+      reason: 'BindingNamespaceNotAllowed',
+      message: `APIServiceBindings are served only in namespace ${adminNamespace} (the konnector's --binding-admin-namespace), not in ${ns}: a binding makes the konnector install cluster-scoped CRDs, which only cluster admins may decide; ask a cluster admin to create it in ${adminNamespace}`,
+    };
+  }
+  const ref = b.spec?.kubeconfigSecretRef;
+  if (ref?.namespace && ref.namespace !== ns) {
+    return {
+      type: ConditionType.SecretValid,
+      status: 'False',
+      severity: 'Error',
+      reason: 'KubeconfigSecretOutsideNamespace',
+      message: `spec.kubeconfigSecretRef.namespace is "${ref.namespace}"; the kubeconfig Secret must be in the binding's own namespace ${ns}; the konnector did not read Secret ${ref.namespace}/${ref.name}`,
+    };
+  }
+  return undefined;
 }
 
 const BINDING_CONDITIONS = [
@@ -145,12 +201,14 @@ export class Konnector {
   private readonly claimConflicts: ClaimConflicts;
   private started = false;
   private stopping = false;
+  private readonly adminNamespace: string;
   private readonly resourceGate: ResourceGate;
 
   constructor(private readonly opts: KonnectorOptions) {
     validate(opts);
     const metadataKeys = MetadataKeyPolicy.create(opts.allowedMetadataKeys, 'KonnectorOptions.allowedMetadataKeys');
     this.resourceGate = ResourceGate.from('KonnectorOptions.allowedResources', opts.allowedResources);
+    this.adminNamespace = opts.bindingAdminNamespace ?? opts.bindingNamespace ?? DEFAULT_BINDING_ADMIN_NAMESPACE;
     const qps = opts.qps ?? DEFAULT_QPS;
     const burst = opts.burst ?? DEFAULT_BURST;
     this.registry = opts.registry ?? new Registry();
@@ -372,6 +430,8 @@ export class Konnector {
 
   /** Reads and validates the binding's kubeconfig Secret: the provider access, or the SecretValid condition saying what is wrong. */
   private async kubeconfigFor(b: APIServiceBinding): Promise<{ parsed?: ParsedKubeconfig; cond: Omit<Condition, 'lastTransitionTime'> }> {
+    const refused = bindingScopeRefusal(b, this.adminNamespace);
+    if (refused) return { cond: refused };
     const ref = b.spec?.kubeconfigSecretRef;
     if (!ref?.namespace || !ref.name) {
       return {
@@ -502,7 +562,8 @@ export class Konnector {
     if (this.stopping) return;
     const b = this.bindings.get(key);
     if (!b || isDeleting(b)) return this.unbind(key, b);
-    if (this.opts.bindingFinalizer ?? true) {
+    // A refused binding (see bindingScopeRefusal) gets no finalizer: the konnector makes nothing for it.
+    if ((this.opts.bindingFinalizer ?? true) && !bindingScopeRefusal(b, this.adminNamespace)) {
       if (!(b.metadata.finalizers ?? []).includes(BINDING_FINALIZER)) {
         await setFinalizer(this.bindingClient, BindResources.apiServiceBindings, b, BINDING_FINALIZER, true);
         return; // the update event brings us back

@@ -108,6 +108,10 @@ export function buildCommand(): Command {
       [],
     )
     .option('--binding-namespace <ns>', 'watch APIServiceBindings only in this namespace')
+    .option(
+      '--binding-admin-namespace <ns>',
+      'act only on APIServiceBindings in this namespace (writable by cluster admins only); bindings elsewhere are refused with a condition (default: --binding-namespace, else klutch-bind)',
+    )
     .option('--control-plane-mode', 'run on the control plane for one app cluster (see --app-cluster-kubeconfig-secret-*)', false)
     .option('--app-cluster-kubeconfig-secret-name <name>', 'control-plane mode: Secret with the app cluster kubeconfig')
     .option('--app-cluster-kubeconfig-secret-namespace <ns>', 'control-plane mode: namespace of that Secret')
@@ -174,6 +178,7 @@ export async function main(argv = process.argv): Promise<void> {
         appKubeConfig,
         bindingKubeConfig: o.controlPlaneMode ? local : undefined,
         bindingNamespace,
+        bindingAdminNamespace: o.controlPlaneMode ? undefined : o.bindingAdminNamespace,
         controlPlaneMode: o.controlPlaneMode,
         qps: o.qps,
         burst: o.burst,

@@ -7,6 +7,8 @@ import type { Logger } from 'pino';
 import { CoreResources, type KubeClient } from '../core/client.js';
 import { recordEvent } from '../core/events.js';
 import { KubeconfigError, parseKubeconfigSecret } from './kubeconfig.js';
+import { CREDENTIAL_EXPIRY_ANNOTATION, CredentialSealError, SEALED_KUBECONFIG_ANNOTATION, unsealKubeconfig } from '../../contract/credential.js';
+import { ApiError } from '../core/client.js';
 import type { Reconciler, ReconcileResult } from '../core/controller.js';
 import type { KonnectorMetrics } from './metrics.js';
 import { sameState, type AttachedBindings, type ConditionState } from './provider-state.js';
@@ -26,6 +28,9 @@ export function goDuration(ms: number): string {
 
 /** How far in the future a ClusterBinding's lastHeartbeatTime may be and still count as this konnector's (clock skew). */
 export const FUTURE_SKEW_MS = 60_000;
+
+/** How long before the credential's maximum life ends the Heartbeating message says so. */
+export const ENDING_SOON_MS = 7 * 24 * 3600_000;
 
 /** Relative jitter of the heartbeat requeue: interval/2 × (1 ± 0.1). */
 export const HEARTBEAT_JITTER = 0.1;
@@ -63,6 +68,8 @@ export interface HeartbeatDeps {
   readonly version: string;
   /** Control-plane mode: no credential rotation. */
   readonly controlPlaneMode: boolean;
+  /** The rotation key of the current provider kubeconfig (contract/credential.ts), if it has one. */
+  readonly rotationKey?: Buffer;
   /** Called when the heartbeat state or the provider's pretty name changed. */
   changed(): void;
   /** Source of the requeue jitter, uniform in [0, 1). @default Math.random */
@@ -154,11 +161,20 @@ export class HeartbeatReconciler implements Reconciler {
         );
       } catch (e) {
         d.metrics.heartbeats.inc({ ...m, result: 'error' });
-        this.setState({
-          status: 'False',
-          reason: 'ClusterBindingUpdateFailed',
-          message: `could not write the heartbeat into ClusterBinding ${d.clusterNamespace}/${CLUSTER_BINDING_NAME}: ${(e as Error).message}; check that the provider credentials may patch clusterbindings/status`,
-        });
+        const revoked = e instanceof ApiError && e.code === 401;
+        this.setState(
+          revoked
+            ? {
+                status: 'False',
+                reason: 'CredentialRejected',
+                message: `the provider rejected this binding's credential (401 Unauthorized): it was revoked (kubectl bind revoke), replaced by a newer bind of this app cluster, or reached its maximum life${this.endNote(cb)}; run kubectl bind again`,
+              }
+            : {
+                status: 'False',
+                reason: 'ClusterBindingUpdateFailed',
+                message: `could not write the heartbeat into ClusterBinding ${d.clusterNamespace}/${CLUSTER_BINDING_NAME}: ${(e as Error).message}; check that the provider credentials may patch clusterbindings/status`,
+              },
+        );
         throw e;
       }
       this.last = now;
@@ -172,7 +188,7 @@ export class HeartbeatReconciler implements Reconciler {
     this.setState({
       status: 'True',
       reason: 'HeartbeatSent',
-      message: `heartbeat every ${goDuration(interval / 2)} (±${HEARTBEAT_JITTER * 100} % jitter)${rotationNote}`,
+      message: `heartbeat every ${goDuration(interval / 2)} (±${HEARTBEAT_JITTER * 100} % jitter)${rotationNote}${this.endingNote(cb)}`,
     });
     return requeue;
   }
@@ -200,23 +216,45 @@ export class HeartbeatReconciler implements Reconciler {
       return '';
     }
     const key = ref.key ?? 'kubeconfig';
+    const sealed = cb.metadata.annotations?.[SEALED_KUBECONFIG_ANNOTATION];
     const targets = new Map<string, { namespace: string; name: string; key: string; binding: APIServiceBinding }>();
     for (const k of d.bindings.keys()) {
       const b = d.getBinding(k);
       const r = b?.spec.kubeconfigSecretRef;
       if (b && r) targets.set(`${r.namespace}/${r.name}/${r.key}`, { ...r, binding: b });
     }
-    const what = [`${ref.name}/${key}`, ...[...targets.keys()].sort()].join(' ');
+    const what = [sealed === undefined ? `${ref.name}/${key}` : `sealed:${sealed.slice(-24)}`, ...[...targets.keys()].sort()].join(' ');
     const at = this.now();
     const prev = this.rotation;
     if (!writesHeartbeat && prev?.what === what && at >= prev.at && at - prev.at < interval / 4) return prev.note;
     this.rotation = undefined;
     let src: Secret | undefined;
-    try {
-      src = await d.provider.getOrNull<Secret>(CoreResources.secrets, d.clusterNamespace, ref.name);
-    } catch (e) {
-      d.log.warn({ err: (e as Error).message }, 'cannot read the provider kubeconfig Secret for credential rotation');
-      return `; credential rotation unavailable: cannot read Secret ${d.clusterNamespace}/${ref.name} on the provider`;
+    if (sealed !== undefined) {
+      // klutch-backend seals the rotated kubeconfig into the ClusterBinding (contract/credential.ts): the
+      // consumer credential cannot read the Secret, so a leaked token cannot fetch its successor
+      if (!d.rotationKey) {
+        const note = `; credential rotation unavailable: this binding's kubeconfig has no rotation key (bound by an older klutch-kit); run kubectl bind again before the token expires`;
+        this.rotation = { at, what, note };
+        return note;
+      }
+      try {
+        const text = unsealKubeconfig(d.rotationKey, d.clusterNamespace, sealed);
+        src = { metadata: { name: ref.name, namespace: d.clusterNamespace }, data: { [key]: Buffer.from(text).toString('base64') } };
+      } catch (e) {
+        if (!(e instanceof CredentialSealError)) throw e;
+        d.log.warn({ err: e.message }, 'refused the sealed provider kubeconfig for credential rotation');
+        const note = `; credential rotation refused: ClusterBinding ${d.clusterNamespace}/${CLUSTER_BINDING_NAME}: ${e.message}; run kubectl bind again`;
+        this.rotation = { at, what, note };
+        return note;
+      }
+    } else {
+      try {
+        // Klutch's backend (and older klutch-kit): the kubeconfig Secret itself
+        src = await d.provider.getOrNull<Secret>(CoreResources.secrets, d.clusterNamespace, ref.name);
+      } catch (e) {
+        d.log.warn({ err: (e as Error).message }, 'cannot read the provider kubeconfig Secret for credential rotation');
+        return `; credential rotation unavailable: cannot read Secret ${d.clusterNamespace}/${ref.name} on the provider`;
+      }
     }
     const value = src?.data?.[key];
     if (!value) {
@@ -255,6 +293,21 @@ export class HeartbeatReconciler implements Reconciler {
     }
     this.rotation = { at, what, note: '' };
     return '';
+  }
+
+  /** A warning when the credential's maximum life ends within {@link ENDING_SOON_MS} (stable: names the end, not the time left). */
+  private endingNote(cb: ClusterBinding): string {
+    const end = cb.metadata.annotations?.[CREDENTIAL_EXPIRY_ANNOTATION];
+    const t = Date.parse(end ?? '');
+    if (Number.isNaN(t) || t - this.now() > ENDING_SOON_MS) return '';
+    return `; the provider credential reaches its maximum life at ${end}: run kubectl bind again before then`;
+  }
+
+  /** ` (its maximum life ended at …)` when the ClusterBinding named an end that has passed. */
+  private endNote(cb: ClusterBinding): string {
+    const end = cb.metadata.annotations?.[CREDENTIAL_EXPIRY_ANNOTATION];
+    const t = Date.parse(end ?? '');
+    return !Number.isNaN(t) && t <= this.now() ? ` (its maximum life ended at ${end})` : '';
   }
 
   /** A rotation that moves a binding to another API server is logged and shown as an Event on the binding. */

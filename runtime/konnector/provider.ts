@@ -27,6 +27,7 @@ import { CrdReconciler } from './provider-crds.js';
 import { ResourceGate } from './resource-gate.js';
 import { ExportReconciler } from './provider-exports.js';
 import { HeartbeatReconciler } from './provider-heartbeat.js';
+import { rotationKeyOf } from '../../contract/credential.js';
 import { ConsumerNamespaces } from './consumer-namespaces.js';
 import { ProviderInformers } from './provider-informers.js';
 import { NamespaceReconciler } from './provider-namespaces.js';
@@ -177,6 +178,7 @@ export class ProviderConnection implements SyncContext {
       heartbeatIntervalMs: shared.heartbeatIntervalMs,
       version: shared.version,
       controlPlaneMode: shared.controlPlaneMode,
+      rotationKey: rotationKeyOf(kubeconfig.text),
       changed: () => this.notifyBindings(),
     });
     this.crdReconciler = new CrdReconciler({

@@ -9,6 +9,7 @@ import type { KubeObject } from '../core/index.js';
 import type { IO } from './apiservice.js';
 import { packageVersion } from '../core/version.js';
 import { BIND_NAMESPACE, CliError, Exit } from './exit.js';
+import { revokeCommand } from './revoke.js';
 
 /** Optional peer dependencies of the runtime (package.json `peerDependenciesMeta`). */
 export const RUNTIME_PEERS = ['@kubernetes/client-node', 'openid-client', 'jose', 'pino', 'prom-client'] as const;
@@ -194,6 +195,7 @@ export function program(io: IO, env: NodeJS.ProcessEnv = process.env): Command {
     }
   });
   root.addCommand(apiservice);
+  root.addCommand(revokeCommand(io, load));
   return root;
 }
 

@@ -1,4 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
+import { Duration } from 'cdk8s';
 import { BackendHttpRouteProps, BackendIngressProps, BindBackend, BindBackendProps, DEFAULT_IMAGES } from '../../constructs/runtime/index.js';
 import { all, chart, expectHardened, expectNoWildcards, find, rulesFor, synth } from './_helpers.js';
 
@@ -24,6 +25,22 @@ function backend(props: Partial<BindBackendProps> = {}, expose: (b: BindBackend)
 }
 
 describe('BindBackend', () => {
+  test('credentialMaxLife: passed as --credential-max-life, checked against the minimum token and --token-ttl', () => {
+    const args = (p: Partial<BindBackendProps>) => find(backend(p).objs, 'Deployment', 'klutch-backend').spec.template.spec.containers[0].args as string[];
+    expect(args({}).some((a) => a.startsWith('--credential-max-life'))).toBe(false); // the backend's default: 30 days
+    expect(args({ credentialMaxLife: Duration.days(7) })).toContain('--credential-max-life=604800s');
+    expect(args({ credentialMaxLife: Duration.hours(2), extraArgs: ['--token-ttl=1h'] })).toContain('--credential-max-life=7200s');
+    expect(() => backend({ credentialMaxLife: Duration.minutes(5) })).toThrow(
+      'BindBackendProps.credentialMaxLife: "300s" must be whole seconds, at least 10 minutes (the shortest token Kubernetes issues)',
+    );
+    expect(() => backend({ credentialMaxLife: Duration.millis(600_500) })).toThrow(/BindBackendProps.credentialMaxLife: "600.5s" must be whole seconds/);
+    expect(() => backend({ credentialMaxLife: Duration.hours(2) })).toThrow(/is shorter than the backend's default --token-ttl \(24h\)/);
+    expect(() => backend({ credentialMaxLife: Duration.days(7), extraArgs: ['--credential-max-life=1h'] })).toThrow(
+      /extraArgs\[0\]: "--credential-max-life=1h" sets --credential-max-life, which BindBackendProps.credentialMaxLife sets too/,
+    );
+    expect(() => backend({ credentialMaxLife: 86400 as never })).toThrow(/must be a cdk8s Duration/);
+  });
+
   test('flags compatible with Klutch, secrets only by reference', () => {
     const { objs } = backend();
     const dep = find(objs, 'Deployment', 'klutch-backend');
@@ -194,6 +211,21 @@ describe('BindBackend', () => {
     expect(b.binderRules).toBe(BINDER_RULES);
     expect(find(objs, 'ClusterRole', 'klutch-binder').rules).toEqual(binderPolicyRules());
     expect(find(objs, 'ClusterRole', 'klutch-binder').rules).toEqual(binderClusterRole().rules);
+  });
+
+  test("klutchKonnectorCompat: the Secret read Klutch's konnector needs, in the role and as the backend's flag", async () => {
+    const { binderPolicyRules } = await import('../../contract/binder-rbac.js');
+    const { binderClusterRole } = await import('../../runtime/backend/binder.js');
+    const { objs } = backend({ klutchKonnectorCompat: true });
+    const rules = find(objs, 'ClusterRole', 'klutch-binder').rules;
+    expect(rules).toEqual(binderPolicyRules({ klutchKonnectorCompat: true }));
+    expect(rules).toEqual(binderClusterRole({ klutchKonnectorCompat: true }).rules);
+    expect(rules).toContainEqual({ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] });
+    expect(find(objs, 'Deployment', 'klutch-backend').spec.template.spec.containers[0].args).toContain('--klutch-konnector-compat');
+    // by default the consumer reads no Secret
+    const plain = find(backend().objs, 'ClusterRole', 'klutch-binder').rules as Array<{ resources: string[]; verbs: string[] }>;
+    expect(plain.filter((r) => r.resources.includes('secrets')).flatMap((r) => r.verbs)).toEqual(['delete']);
+    expect(() => backend({ klutchKonnectorCompat: 'yes' as never })).toThrow('BindBackendProps.klutchKonnectorCompat: "yes" must be true or false');
   });
 
   test('binder roles: aggregated exports role with one role per exported API plus claims', () => {

@@ -4,6 +4,8 @@ import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient } from '../../../runtime/core/index.js';
+import { parseKubeconfig } from '../../../runtime/core/kubeconfig.js';
+import { eventually } from '../../realinfra/util.js';
 import { responseKubeconfig, responseRequests } from '../../../contract/wire.js';
 import { FetchBrowser } from '../../support/oidc-provider.js';
 import { chromium } from 'playwright-core';
@@ -92,11 +94,13 @@ describe('browser flow over HTTP', () => {
     const cb = await env.kube.get({ group: 'klutch.anynines.com', version: 'v1alpha1', plural: 'clusterbindings', namespaced: true }, clusterNs, 'cluster');
     expect(cb.spec).toEqual({ kubeconfigSecretRef: { name: 'kubeconfig', key: 'kubeconfig' }, providerPrettyName: 'Test Provider' });
     await env.kube.get({ group: '', version: 'v1', plural: 'serviceaccounts', namespaced: true }, clusterNs, 'klutch-binder');
-    // no legacy token Secret; the kubeconfig Secret carries a TokenRequest token with an expiry
+    // no legacy token Secret; the kubeconfig Secret carries a TokenRequest token with an expiry, bound
+    // to the credential Secret (deleting it revokes the token)
     const secretList = await env.kube.list(secrets, clusterNs);
-    expect(secretList.items.map((x) => x.metadata.name).sort()).toEqual(['kubeconfig']);
-    expect(secretList.items[0].type).toBe('Opaque');
-    const exp = Date.parse(secretList.items[0].metadata.annotations!['klutch.anynines.com/token-expiration']);
+    expect(secretList.items.map((x) => x.metadata.name).sort()).toEqual(['credential', 'kubeconfig']);
+    const kubeconfigSecret = secretList.items.find((x) => x.metadata.name === 'kubeconfig')!;
+    expect(kubeconfigSecret.type).toBe('Opaque');
+    const exp = Date.parse(kubeconfigSecret.metadata.annotations!['klutch.anynines.com/token-expiration']);
     expect(exp - Date.now()).toBeGreaterThan(23 * 3600_000);
     const token = kc.getCurrentUser()!.token!;
     const claims = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()) as { exp: number; sub: string };
@@ -126,6 +130,25 @@ describe('browser flow over HTTP', () => {
     const ns2 = /namespace: (\S+)/.exec(responseKubeconfig(r2))![1];
     expect(ns2).toBe(ns1);
     expect(responseKubeconfig(r2)).not.toBe(responseKubeconfig(r1)); // new token
+    // the re-bind revoked the first bind's token at once (within the API server's 10 s token cache); the new one works
+    const k1 = new KubeClient(parseKubeconfig(responseKubeconfig(r1)));
+    const k2 = new KubeClient(parseKubeconfig(responseKubeconfig(r2)));
+    const cbRef = { group: 'klutch.anynines.com', version: 'v1alpha1', plural: 'clusterbindings', namespaced: true };
+    try {
+      await eventually(
+        "the first bind's token refused (401)",
+        () =>
+          k1.get(cbRef, ns1, 'cluster').then(
+            () => false,
+            (e: { code?: number }) => e.code === 401,
+          ),
+        { timeoutMs: 30_000 },
+      );
+      expect((await k2.get(cbRef, ns1, 'cluster')).metadata.name).toBe('cluster');
+    } finally {
+      k1.close();
+      k2.close();
+    }
     const after = await clusterNamespaces(env.kube);
     expect(after.filter((n) => !before.includes(n))).toEqual([ns1]);
     // another cluster of the same user gets its own namespace
@@ -320,7 +343,6 @@ describe('RBAC between consumers (real API server)', () => {
         await k.create(reqs, { metadata: { name: 'mangodbs.mangodb.com', namespace: x.ns }, spec: responseRequests(x.r)[0].spec });
         await k.create(svcNs, { metadata: { name: 'default', namespace: x.ns } });
       }
-      const { eventually } = await import('../../realinfra/util.js');
       const provA = `${a.ns}-default`;
       const provB = `${b.ns}-default`;
       await eventually(

@@ -8,6 +8,20 @@ import { responseKubeconfig } from '../../../contract/wire.js';
 import { eventually } from '../../realinfra/util.js';
 import { CLIENT_ID, SECRETS_CLAIM, startProvider, template, widgetCrd, type ProviderEnv } from './_fixture.js';
 import { applyManifests } from '../../../runtime/realinfra/index.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { parseKubeconfig } from '../../../runtime/core/kubeconfig.js';
+import { run as kubectlBind } from '../../../runtime/kubectl-bind/main.js';
+import {
+  CREDENTIAL_EXPIRY_ANNOTATION,
+  CREDENTIAL_SECRET,
+  SEALED_KUBECONFIG_ANNOTATION,
+  newRotationKey,
+  rotationKeyOf,
+  unsealKubeconfig,
+} from '../../../contract/credential.js';
 
 jest.setTimeout(120_000);
 
@@ -202,6 +216,115 @@ describe('token rotation', () => {
       k.close();
     }
     const m = await (await fetch(`${env.backend.url}/metrics`)).text();
-    expect(m).toMatch(/klutch_backend_token_rotations_total 1/);
+    expect(m).toMatch(/klutch_backend_token_rotations_total [1-9]/);
+  });
+
+  /** A bind of its own (a fresh app cluster id): the tests below revoke what they bind. */
+  async function bindFresh(sub: string): Promise<{ text: string; ns: string; client: KubeClient }> {
+    const now = Math.floor(Date.now() / 1000);
+    const tok = await env.op.signAsIssuer({ iss: env.op.issuer, sub, aud: CLIENT_ID, iat: now, exp: now + 300 });
+    const res = await fetch(`${env.backend.url}/bind`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${tok}` },
+      body: JSON.stringify({ group: 'example.klutch.test', resource: 'widgets', clusterID: 'leak-' + randomBytes(3).toString('hex') }),
+    });
+    expect(res.status).toBe(200);
+    const text = responseKubeconfig((await res.json()) as never);
+    const access = parseKubeconfig(text);
+    return { text, ns: access.namespace!, client: new KubeClient(access) };
+  }
+  const tokenOf = (kubeconfig: string) => parseKubeconfig(kubeconfig).token!;
+  const withToken = (kubeconfig: string, token: string) => new KubeClient({ ...parseKubeconfig(kubeconfig), token });
+  /** Whether a token is refused (401) on its own ClusterBinding; anything else but 200 is an error. */
+  const refused = async (k: KubeClient, ns: string) =>
+    k.get(CB, ns, 'cluster').then(
+      () => false,
+      (e: { code?: number }) => {
+        if (e.code === 401) return true;
+        throw e;
+      },
+    );
+
+  it('a leaked token cannot fetch its successor, and kubectl bind revoke ends the old and the rotated token at once', async () => {
+    const b = await bindFresh('leak-user');
+    const leaked = b.client; // a copy of the token alone (from a log, a proxy, a debugging session)
+    const dir = mkdtempSync(join(tmpdir(), 'revoke-'));
+    let successor: KubeClient | undefined;
+    try {
+      // the token reads its own binding objects, but not the Secret that holds the current token
+      expect((await leaked.get(CB, b.ns, 'cluster')).metadata.name).toBe('cluster');
+      await expect(leaked.get(SECRET, b.ns, 'kubeconfig')).rejects.toMatchObject({ code: 403 });
+      await expect(leaked.list(SECRET, b.ns)).rejects.toMatchObject({ code: 403 });
+      // rotation (2/3 of the lifetime "passed")
+      const s = (await env.kube.get(SECRET, b.ns, 'kubeconfig')) as Obj;
+      const exp = Date.parse(s.metadata.annotations!['klutch.anynines.com/token-expiration']);
+      await env.kube.mergePatch(SECRET, b.ns, 'kubeconfig', {
+        metadata: { annotations: { 'klutch.anynines.com/token-issued': new Date(exp - 86400_000 * 30).toISOString() } },
+      });
+      const rotated = await eventually('rotated kubeconfig', async () => {
+        const x = (await env.kube.get(SECRET, b.ns, 'kubeconfig')) as Obj;
+        const k = Buffer.from(x.data.kubeconfig, 'base64').toString();
+        return tokenOf(k) !== tokenOf(b.text) ? k : undefined;
+      });
+      const next = tokenOf(rotated);
+      // after the rotation the leaked token still cannot read the Secret with its successor …
+      await expect(leaked.get(SECRET, b.ns, 'kubeconfig')).rejects.toMatchObject({ code: 403 });
+      await expect(leaked.list(SECRET, b.ns)).rejects.toMatchObject({ code: 403 });
+      // … and what it can read (the ClusterBinding) carries the successor sealed: only the rotation key
+      // inside the whole kubeconfig (the konnector's copy) opens it
+      const cb = await leaked.get(CB, b.ns, 'cluster');
+      const sealed = cb.metadata.annotations![SEALED_KUBECONFIG_ANNOTATION]!;
+      expect(sealed).not.toContain(next);
+      expect(() => unsealKubeconfig(newRotationKey(), b.ns, sealed)).toThrow();
+      expect(tokenOf(unsealKubeconfig(rotationKeyOf(b.text)!, b.ns, sealed))).toBe(next);
+      expect(Date.parse(cb.metadata.annotations![CREDENTIAL_EXPIRY_ANNOTATION]!)).toBeGreaterThan(Date.now() + 29 * 86400_000);
+      successor = withToken(b.text, next);
+      expect((await successor.get(CB, b.ns, 'cluster')).metadata.name).toBe('cluster');
+
+      // explicit revoke with the CLI, holding the rotated kubeconfig: both tokens end
+      const file = join(dir, 'provider.kubeconfig');
+      writeFileSync(file, rotated);
+      const out = new PassThrough();
+      const err = new PassThrough();
+      let printed = '';
+      out.on('data', (d: Buffer) => (printed += d.toString()));
+      err.on('data', (d: Buffer) => (printed += d.toString()));
+      expect(await kubectlBind(['revoke', '--remote-kubeconfig', file], { out, err, in: new PassThrough() })).toBe(0);
+      expect(printed).toContain(`Revoked the credential of ${file} (cluster namespace ${b.ns}`);
+      expect(await env.kube.getOrNull(SECRET, b.ns, CREDENTIAL_SECRET)).toBeUndefined();
+      // the API server caches a successful token review for up to 10 s
+      await eventually('the leaked and the rotated token refused (401)', async () => (await refused(leaked, b.ns)) && (await refused(successor!, b.ns)), {
+        timeoutMs: 30_000,
+      });
+    } finally {
+      leaked.close();
+      successor?.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('ends every token of a credential at its maximum life: the backend deletes the credential Secret', async () => {
+    const b = await bindFresh('maxlife-user');
+    try {
+      const cred = (await env.kube.get(SECRET, b.ns, CREDENTIAL_SECRET)) as Obj;
+      // the default maximum life: 30 days from the bind, also on the kubeconfig Secret and the ClusterBinding
+      const end = Date.parse(cred.metadata.annotations![CREDENTIAL_EXPIRY_ANNOTATION]!);
+      expect(end).toBeGreaterThan(Date.now() + 29 * 86400_000);
+      expect(end).toBeLessThan(Date.now() + 31 * 86400_000);
+      // the token is bound to the credential Secret
+      const claims = JSON.parse(Buffer.from(tokenOf(b.text).split('.')[1]!, 'base64url').toString()) as {
+        'kubernetes.io': { secret?: { name: string; uid: string } };
+      };
+      expect(claims['kubernetes.io'].secret).toEqual({ name: CREDENTIAL_SECRET, uid: cred.metadata.uid });
+      // the end has come (as if 30 days had passed): the next reconcile revokes the credential
+      await env.kube.mergePatch(SECRET, b.ns, CREDENTIAL_SECRET, {
+        metadata: { annotations: { [CREDENTIAL_EXPIRY_ANNOTATION]: new Date(Date.now() - 1000).toISOString() } },
+      });
+      await env.kube.mergePatch(SECRET, b.ns, 'kubeconfig', { metadata: { annotations: { 'klutch.anynines.com/poke': String(Date.now()) } } });
+      await eventually('the credential Secret deleted', async () => !(await env.kube.getOrNull(SECRET, b.ns, CREDENTIAL_SECRET)));
+      await eventually('the token refused (401)', () => refused(b.client, b.ns), { timeoutMs: 30_000 });
+    } finally {
+      b.client.close();
+    }
   });
 });

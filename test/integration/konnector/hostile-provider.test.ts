@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { responseKubeconfig, responseRequests } from '../../../contract/wire.js';
 import { CoreResources, KubeClient, parseKubeconfig, type KubeObject } from '../../../runtime/core/index.js';
+import { loadKubeconfigFile } from '../../../runtime/core/kubeconfig.js';
 import { createLogger } from '../../../runtime/core/logger.js';
 import { Konnector } from '../../../runtime/konnector/konnector.js';
 import { EVENTS } from '../../../runtime/core/events.js';
@@ -24,6 +25,7 @@ import {
   SOURCE_UID_ANNOTATION,
 } from '../../../runtime/konnector/types.js';
 import { bindApiService, type ExportRequestDoc } from '../../../runtime/kubectl-bind/apiservice.js';
+import { SEALED_KUBECONFIG_ANNOTATION, rotationKeyOf, sealKubeconfig } from '../../../contract/credential.js';
 import { startCluster, type RealCluster } from '../../../runtime/realinfra/index.js';
 import { CLIENT_ID, startProvider, type ProviderEnv } from '../backend/_fixture.js';
 import {
@@ -57,7 +59,6 @@ let konnector: Konnector;
 const BINDING = 'mangodbs.mangodb.com';
 const LIMIT = 5;
 
-const b64 = (s: string) => Buffer.from(s).toString('base64');
 const kubeconfig = (server: string, user: Record<string, unknown>, namespace: string) =>
   JSON.stringify({
     apiVersion: 'v1',
@@ -146,16 +147,19 @@ describe('a hostile provider', () => {
     const bindingSecretBefore = await appKubeconfigSecret();
     let restore: (() => Promise<unknown>) | undefined;
     try {
-      const cb = await env.kube.get<KubeObject & { spec: { kubeconfigSecretRef: { name: string; key: string } } }>(
-        BindResources.clusterBindings,
-        clusterNs,
-        'cluster',
-      );
-      const ref = cb.spec.kubeconfigSecretRef;
-      const original = (await env.kube.get<Secret>(CoreResources.secrets, clusterNs, ref.name)).data![ref.key]!;
-      restore = () => env.kube.mergePatch(CoreResources.secrets, clusterNs, ref.name, { data: { [ref.key]: original } });
+      // The backend hands rotated kubeconfigs to the konnector sealed in the ClusterBinding, under the
+      // rotation key inside the kubeconfig it handed out at bind time (contract/credential.ts): the
+      // provider knows that key, so it can seal whatever it likes.
+      const cb = await env.kube.get(BindResources.clusterBindings, clusterNs, 'cluster');
+      const original = cb.metadata.annotations![SEALED_KUBECONFIG_ANNOTATION]!;
+      restore = () =>
+        env.kube.mergePatch(BindResources.clusterBindings, clusterNs, 'cluster', { metadata: { annotations: { [SEALED_KUBECONFIG_ANNOTATION]: original } } });
+      const key = rotationKeyOf(Buffer.from(bindingSecretBefore!, 'base64').toString('utf8'))!;
       const url = `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
-      await env.kube.mergePatch(CoreResources.secrets, clusterNs, ref.name, { data: { [ref.key]: b64(kubeconfig(url, { tokenFile }, clusterNs)) } });
+      const hostile = sealKubeconfig(key, clusterNs, kubeconfig(url, { tokenFile }, clusterNs));
+      await env.kube.mergePatch(BindResources.clusterBindings, clusterNs, 'cluster', {
+        metadata: { annotations: { [SEALED_KUBECONFIG_ANNOTATION]: hostile } },
+      });
       const stolen = () => seen.filter((a) => a.includes(marker));
       const refused = async () => {
         const b = await ac.get<Binding>(BindResources.apiServiceBindings, 'klutch-bind', BINDING);
@@ -335,6 +339,68 @@ describe('a second provider bound into the same app cluster', () => {
     );
     expect(await untouched()).toBe(true);
     await never("provider A's copy deleted or written", async () => !(await untouched()), 2000);
+  });
+});
+
+describe('a tenant of the app cluster with rights in its own namespace only', () => {
+  it("cannot make the konnector load another namespace's kubeconfig Secret, nor act on a binding outside klutch-bind", async () => {
+    // The tenant: may write APIServiceBindings in tenant-x, nothing else (no Secrets anywhere).
+    const NS = 'tenant-x';
+    await ac.create(CoreResources.namespaces, { metadata: { name: NS } });
+    await ac.create(CoreResources.serviceaccounts, { metadata: { name: 'tenant', namespace: NS } });
+    const rbac = (plural: string, kind: string) => ({ group: 'rbac.authorization.k8s.io', version: 'v1', plural, namespaced: true, kind });
+    await ac.create(rbac('roles', 'Role'), {
+      metadata: { name: 'bindings', namespace: NS },
+      rules: [{ apiGroups: ['klutch.anynines.com'], resources: ['apiservicebindings'], verbs: ['create', 'get', 'list', 'watch'] }],
+    });
+    await ac.create(rbac('rolebindings', 'RoleBinding'), {
+      metadata: { name: 'tenant-bindings', namespace: NS },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'bindings' },
+      subjects: [{ kind: 'ServiceAccount', name: 'tenant', namespace: NS }],
+    });
+    const tr = await ac.request<{ status: { token: string } }>('POST', `/api/v1/namespaces/${NS}/serviceaccounts/tenant/token`, {
+      body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 600 } },
+    });
+    const own = loadKubeconfigFile(app.kubeconfigPath);
+    const tenant = new KubeClient({ server: own.server, caData: own.caData, token: tr.status.token });
+    try {
+      const real = await ac.get<KubeObject & { spec: { kubeconfigSecretRef: { namespace: string; name: string; key: string } } }>(
+        BindResources.apiServiceBindings,
+        'klutch-bind',
+        BINDING,
+      );
+      const ref = real.spec.kubeconfigSecretRef;
+      // the premise: the tenant cannot read the provider kubeconfig itself
+      await expect(tenant.get(CoreResources.secrets, ref.namespace, ref.name)).rejects.toMatchObject({ code: 403 });
+      const connections = konnector.providerConnections().length;
+      // a binding in its own namespace, pointing at klutch-bind's kubeconfig Secret
+      await tenant.create(BindResources.apiServiceBindings, {
+        metadata: { name: 'gadgets.evil.example.com', namespace: NS },
+        spec: { kubeconfigSecretRef: { namespace: ref.namespace, name: ref.name, key: 'kubeconfig' } },
+      });
+      const secretValid = async (ns: string, name: string) =>
+        (await ac.get<Binding>(BindResources.apiServiceBindings, ns, name)).status?.conditions?.find((c) => c.type === 'SecretValid');
+      const refusedCond = await eventually('SecretValid on the tenant binding', () => secretValid(NS, 'gadgets.evil.example.com'));
+      expect(refusedCond).toMatchObject({ status: 'False', reason: 'BindingNamespaceNotAllowed' });
+      expect(refusedCond.message).toContain('served only in namespace klutch-bind');
+      expect(refusedCond.message).not.toContain('kubeconfig for');
+      const b = await ac.get<Binding>(BindResources.apiServiceBindings, NS, 'gadgets.evil.example.com');
+      expect(b.metadata.finalizers ?? []).toEqual([]);
+      expect(konnector.providerConnections()).toHaveLength(connections);
+
+      // in klutch-bind (an admin's binding), the kubeconfig Secret must be beside the binding too
+      await ac.create(CoreResources.secrets, { metadata: { name: 'elsewhere', namespace: NS }, data: { kubeconfig: (await appKubeconfigSecret())! } });
+      await ac.create(BindResources.apiServiceBindings, {
+        metadata: { name: 'gadgets.other.example.com', namespace: 'klutch-bind' },
+        spec: { kubeconfigSecretRef: { namespace: NS, name: 'elsewhere', key: 'kubeconfig' } },
+      });
+      const outside = await eventually('SecretValid on the binding with a Secret elsewhere', () => secretValid('klutch-bind', 'gadgets.other.example.com'));
+      expect(outside).toMatchObject({ status: 'False', reason: 'KubeconfigSecretOutsideNamespace' });
+      expect(konnector.providerConnections()).toHaveLength(connections);
+      await ac.delete(BindResources.apiServiceBindings, 'klutch-bind', 'gadgets.other.example.com');
+    } finally {
+      tenant.close();
+    }
   });
 });
 

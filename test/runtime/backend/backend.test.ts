@@ -149,6 +149,18 @@ describe('klutch-backend flags', () => {
     expect(() => parseBackendOptions([...base, '--tls-cert-file', 'a.pem'], {})).toThrow(/set both or neither/);
     expect(() => parseBackendOptions([...base, '--state-ttl', 'soon'], {})).toThrow(/--state-ttl: "soon" is not a duration/);
   });
+  it('--credential-max-life: 30 days by default, at least 10m and not below --token-ttl; --klutch-konnector-compat off by default', () => {
+    expect(parseBackendOptions(base, {})).toMatchObject({ credentialMaxLife: 30 * 86400, klutchKonnectorCompat: false });
+    expect(parseBackendOptions([...base, '--credential-max-life', '168h', '--klutch-konnector-compat'], {})).toMatchObject({
+      credentialMaxLife: 7 * 86400,
+      klutchKonnectorCompat: true,
+    });
+    expect(() => parseBackendOptions([...base, '--credential-max-life', '5m'], {})).toThrow(/--credential-max-life: "5m" is shorter than the minimum of 600s/);
+    expect(() => parseBackendOptions([...base, '--credential-max-life', '2h'], {})).toThrow(
+      '--credential-max-life: 7200s is shorter than --token-ttl (86400s); raise --credential-max-life or lower --token-ttl',
+    );
+    expect(parseBackendOptions([...base, '--credential-max-life', '2h', '--token-ttl', '1h'], {}).credentialMaxLife).toBe(7200);
+  });
   it('durations', () => {
     expect(parseDuration('x', '90s')).toBe(90);
     expect(parseDuration('x', '1h30m')).toBe(5400);

@@ -11,6 +11,8 @@ import { HeartbeatReconciler, goDuration, heartbeatRequeueMs } from '../../../ru
 import { NamespaceReconciler } from '../../../runtime/konnector/provider-namespaces.js';
 import type { AttachedBindings } from '../../../runtime/konnector/provider-state.js';
 import type { APIServiceBinding, APIServiceNamespace, ClusterBinding } from '../../../runtime/konnector/types.js';
+import { ApiError } from '../../../runtime/core/client.js';
+import { CREDENTIAL_EXPIRY_ANNOTATION, SEALED_KUBECONFIG_ANNOTATION, sealKubeconfig } from '../../../contract/credential.js';
 
 interface Call {
   verb: string;
@@ -77,6 +79,7 @@ function heartbeat(o: {
   intervalMs?: number;
   random?: () => number;
   now?: () => number;
+  rotationKey?: Buffer;
 }) {
   const provider = o.provider ?? fakeClient();
   const consumer = o.consumer ?? fakeClient();
@@ -93,6 +96,7 @@ function heartbeat(o: {
     heartbeatIntervalMs: o.intervalMs ?? 300_000,
     version: 'v1.2.3',
     controlPlaneMode: o.controlPlaneMode ?? false,
+    rotationKey: o.rotationKey,
     changed: () => void changes++,
     random: o.random ?? (() => 0.5),
     now: o.now,
@@ -210,6 +214,90 @@ describe('HeartbeatReconciler', () => {
     const t2 = heartbeat({ cb: skewed, controlPlaneMode: true, now: () => now });
     await t2.r.reconcile();
     expect(t2.provider.calls.filter((x) => x.verb === 'patch')).toEqual([]);
+  });
+
+  describe('a sealed rotation (klutch-backend: the consumer credential cannot read the kubeconfig Secret)', () => {
+    const KEY = Buffer.alloc(32, 1);
+    const sealedCb = (sealed: string, extra: Record<string, string> = {}) => {
+      const c = cb({}, { kubeconfigSecretRef: { name: 'kc', key: 'kubeconfig' } });
+      c.metadata.annotations = { [SEALED_KUBECONFIG_ANNOTATION]: sealed, ...extra };
+      return c;
+    };
+    const run = async (
+      sealed: string,
+      o: { rotationKey?: Buffer; extra?: Record<string, string>; now?: () => number; provider?: ReturnType<typeof fakeClient> } = {},
+    ) => {
+      const provider =
+        o.provider ?? fakeClient({ 'secrets/cluster-a/kc': { metadata: { name: 'kc' }, data: { kubeconfig: kc({ token: 'from-secret' }) } } as KubeObject });
+      const consumer = fakeClient({ 'secrets/klutch-bind/kubeconfig-x': { metadata: { name: 'kubeconfig-x' }, data: { kubeconfig: OLD } } as KubeObject });
+      const binding = {
+        metadata: { name: 'pgs.a.com', namespace: 'klutch-bind' },
+        spec: { kubeconfigSecretRef: { namespace: 'klutch-bind', name: 'kubeconfig-x', key: 'kubeconfig' } },
+      } as APIServiceBinding;
+      const t = heartbeat({
+        cb: sealedCb(sealed, o.extra),
+        provider,
+        consumer,
+        bindings: { 'klutch-bind/pgs.a.com': binding },
+        rotationKey: 'rotationKey' in o ? o.rotationKey : KEY,
+        now: o.now,
+      });
+      await t.r.reconcile().catch(() => undefined);
+      return { t, provider, consumer, patches: consumer.calls.filter((c) => c.verb === 'patch') };
+    };
+    const open = (b64: string) => Buffer.from(b64, 'base64').toString('utf8');
+
+    it('opens the ClusterBinding annotation with the rotation key and never reads the provider Secret', async () => {
+      const { provider, patches, t } = await run(sealKubeconfig(KEY, 'cluster-a', open(NEW)));
+      expect(patches).toEqual([{ verb: 'patch', resource: 'secrets', namespace: 'klutch-bind', name: 'kubeconfig-x', body: { data: { kubeconfig: NEW } } }]);
+      expect(provider.calls.filter((c) => c.resource === 'secrets')).toEqual([]);
+      expect(t.r.state.message).toBe('heartbeat every 2m30s (±10 % jitter)');
+    });
+
+    it('refuses a seal of another key or another cluster namespace, and a kubeconfig without a rotation key, keeping the working one', async () => {
+      const other = await run(sealKubeconfig(Buffer.alloc(32, 2), 'cluster-a', open(NEW)));
+      expect(other.patches).toEqual([]);
+      expect(other.t.r.state.message).toContain('credential rotation refused: ClusterBinding cluster-a/cluster: annotation');
+      const otherNs = await run(sealKubeconfig(KEY, 'cluster-b', open(NEW)));
+      expect(otherNs.patches).toEqual([]);
+      const noKey = await run(sealKubeconfig(KEY, 'cluster-a', open(NEW)), { rotationKey: undefined });
+      expect(noKey.patches).toEqual([]);
+      expect(noKey.t.r.state.message).toContain("credential rotation unavailable: this binding's kubeconfig has no rotation key");
+    });
+
+    it('checks an opened kubeconfig as strictly as a Secret (no token file)', async () => {
+      const bad = open(kc({ user: JSON.stringify({ tokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token' }) }));
+      const { patches, t } = await run(sealKubeconfig(KEY, 'cluster-a', bad));
+      expect(patches).toEqual([]);
+      expect(t.r.state.message).toContain('credential rotation refused');
+    });
+
+    it('says when the maximum life ends within a week, and why a 401 came after it', async () => {
+      const now = Date.parse('2030-01-10T00:00:00Z');
+      const soon = await run(sealKubeconfig(KEY, 'cluster-a', open(OLD)), {
+        extra: { [CREDENTIAL_EXPIRY_ANNOTATION]: '2030-01-12T00:00:00.000Z' },
+        now: () => now,
+      });
+      expect(soon.t.r.state.message).toBe(
+        'heartbeat every 2m30s (±10 % jitter); the provider credential reaches its maximum life at 2030-01-12T00:00:00.000Z: run kubectl bind again before then',
+      );
+      const far = await run(sealKubeconfig(KEY, 'cluster-a', open(OLD)), {
+        extra: { [CREDENTIAL_EXPIRY_ANNOTATION]: '2030-02-12T00:00:00.000Z' },
+        now: () => now,
+      });
+      expect(far.t.r.state.message).toBe('heartbeat every 2m30s (±10 % jitter)');
+      const unauthorized = new ApiError(401, 'Unauthorized', 'Unauthorized', 'PATCH', '/x');
+      const ended = await run(sealKubeconfig(KEY, 'cluster-a', open(OLD)), {
+        extra: { [CREDENTIAL_EXPIRY_ANNOTATION]: '2030-01-09T00:00:00.000Z' },
+        now: () => now,
+        provider: fakeClient({}, { 'patch clusterbindings': unauthorized }),
+      });
+      expect(ended.t.r.state).toMatchObject({
+        status: 'False',
+        reason: 'CredentialRejected',
+        message: expect.stringContaining('(its maximum life ended at 2030-01-09T00:00:00.000Z); run kubectl bind again'),
+      });
+    });
   });
 
   describe('a hostile provider kubeconfig in the rotation', () => {
