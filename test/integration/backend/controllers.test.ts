@@ -296,6 +296,10 @@ describe('token rotation', () => {
       await eventually('the leaked and the rotated token refused (401)', async () => (await refused(leaked, b.ns)) && (await refused(successor!, b.ns)), {
         timeoutMs: 30_000,
       });
+      // revoking again: the credential is already invalid, which is what was asked
+      printed = '';
+      expect(await kubectlBind(['revoke', '--remote-kubeconfig', file], { out, err, in: new PassThrough() })).toBe(0);
+      expect(printed).toContain('is already invalid (revoked, replaced by a newer bind, or past its maximum life)');
     } finally {
       leaked.close();
       successor?.close();
