@@ -44,7 +44,7 @@ import { Controller } from '../core/controller.js';
 import { stripManagedFields } from '../core/informer.js';
 import { copyAnnotations, copyRecords, makerOf, ownership } from './claim-ownership.js';
 import type { SyncContext } from './context.js';
-import { claimMetadataFilters, cleanMeta, deepEqual, isDeleting, type MetadataFilter } from './metadata.js';
+import { claimMetadataFilters, cleanMeta, copyMetadataInSync, deepEqual, isDeleting, type MetadataFilter } from './metadata.js';
 import { MultiNamespaceInformer } from './multins-informer.js';
 import { ResourceGate } from './resource-gate.js';
 import { NamespaceBudget } from './namespace-budget.js';
@@ -356,10 +356,7 @@ export class ClaimSync {
     }
     if (isDeleting(target)) return;
     if (!replace) desired = applyPreserving(desired, target, this.opts.preserving, marks);
-    const same =
-      deepEqual(body(target), body(desired)) &&
-      deepEqual(target.metadata.labels ?? {}, desired.metadata.labels ?? {}) &&
-      Object.entries(desired.metadata.annotations ?? {}).every(([k, v]) => target.metadata.annotations?.[k] === v);
+    const same = deepEqual(body(target), body(desired)) && copyMetadataInSync(target.metadata, desired.metadata);
     if (same) return;
     const immutable = (target as { immutable?: boolean }).immutable === true || (target as { type?: string }).type !== (desired as { type?: string }).type;
     if (immutable || this.opts.alwaysRecreate) {

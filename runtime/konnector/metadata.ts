@@ -120,6 +120,21 @@ export function cleanMeta(
   return out;
 }
 
+/**
+ * Whether a copy's metadata already is what the konnector would write (`want`, from cleanMeta): the
+ * same labels, every wanted annotation with its value, and no annotation that never crosses (one an
+ * older konnector copied, or someone set on the copy later). Other annotations on the copy (set in its
+ * own cluster) are not a difference; they go with the copy's next update.
+ */
+export function copyMetadataInSync(have: ObjectMeta, want: ObjectMeta): boolean {
+  const ann = have.annotations ?? {};
+  return (
+    deepEqual(have.labels ?? {}, want.labels ?? {}) &&
+    Object.entries(want.annotations ?? {}).every(([k, v]) => ann[k] === v) &&
+    Object.keys(ann).every((k) => want.annotations?.[k] !== undefined || MetadataKeyPolicy.DEFAULT.verdict('annotation', k).reason !== 'never')
+  );
+}
+
 /** A shallow copy of an object without status and with the given metadata. */
 export function copyWithMeta(o: KubeObject, meta: ObjectMeta, opts: { keepStatus?: boolean } = {}): KubeObject {
   const { metadata: _m, status, ...rest } = o as KubeObject & { status?: unknown };

@@ -283,6 +283,14 @@ describe('permission-claim options on real clusters', () => {
       return x?.metadata.labels?.['example.com/tier'] === 'silver' ? x : undefined;
     });
     expect(updated.metadata.labels).toEqual({ 'app.kubernetes.io/name': 'pg', 'example.com/tier': 'silver' });
+    // a never-crossing annotation on the copy (as an older konnector left it) goes with the next reconcile
+    await patchDown('meta-down', { metadata: { annotations: { 'reflector.v1.k8s.emberstack.com/reflection-auto-enabled': 'true' } } });
+    const cleaned = await eventually('the stale reflector annotation removed', async () => {
+      const x = await getDown('meta-down');
+      return x && x.metadata.annotations?.['reflector.v1.k8s.emberstack.com/reflection-auto-enabled'] === undefined ? x : undefined;
+    });
+    expect(foreignKeys(cleaned.metadata.annotations)).toEqual(['example.com/rotated-at']);
+    expect(cleaned.metadata.uid).toBe(down.metadata.uid);
   });
 
   it('metadata up: app-side keys do not leak to the provider, neither of claimed Secrets nor of bound objects; allow-listed ones do', async () => {

@@ -3,7 +3,14 @@ import { MetadataKeyPolicy } from '../../../contract/metadata-keys.js';
 import type { ObjectMeta } from '../../../runtime/core/client.js';
 import { Konnector } from '../../../runtime/konnector/konnector.js';
 import { buildCommand } from '../../../runtime/konnector/main.js';
-import { claimMetadataFilters, cleanMeta, DEFAULT_METADATA_FILTER, policyFilter, type MetadataFilter } from '../../../runtime/konnector/metadata.js';
+import {
+  claimMetadataFilters,
+  cleanMeta,
+  copyMetadataInSync,
+  DEFAULT_METADATA_FILTER,
+  policyFilter,
+  type MetadataFilter,
+} from '../../../runtime/konnector/metadata.js';
 import { BOUND_ANNOTATION, RESOURCE_OWNER_ANNOTATION, SOURCE_UID_ANNOTATION } from '../../../runtime/konnector/types.js';
 
 /** A provider's Secret of a claim, as the probe set it up. */
@@ -86,6 +93,34 @@ describe('cleanMeta with the metadata filter', () => {
 
   it('no labels or annotations at all when none crosses', () => {
     expect(cleanMeta({ name: 'a', labels: { random: 'x' }, annotations: { random: 'y' } }, 'a', undefined)).toEqual({ name: 'a' });
+  });
+});
+
+describe('copyMetadataInSync: whether a copy needs an update for its metadata', () => {
+  const want = { name: 'x', labels: { 'app.kubernetes.io/name': 'pg' }, annotations: { ...marks, 'example.com/a': '1' } };
+
+  it('in sync: same labels and every wanted annotation; annotations set on the copy in its own cluster do not count', () => {
+    expect(copyMetadataInSync({ name: 'x', labels: { 'app.kubernetes.io/name': 'pg' }, annotations: { ...want.annotations, 'app-side': 'y' } }, want)).toBe(
+      true,
+    );
+  });
+
+  it('out of sync: a label differs or is extra, a wanted annotation differs or is missing', () => {
+    expect(copyMetadataInSync({ ...want, labels: { 'app.kubernetes.io/name': 'pg', extra: 'x' } }, want)).toBe(false);
+    expect(copyMetadataInSync({ ...want, labels: {} }, want)).toBe(false);
+    expect(copyMetadataInSync({ ...want, annotations: { ...want.annotations, 'example.com/a': '2' } }, want)).toBe(false);
+    expect(copyMetadataInSync({ ...want, annotations: marks }, want)).toBe(false);
+  });
+
+  it('out of sync: a never-crossing annotation on the copy (an older konnector copied it) is removed by the next update', () => {
+    for (const k of ['reflector.v1.k8s.emberstack.com/reflection-auto-enabled', 'replicator.v1.mittwald.de/replicate-to', 'kubed.appscode.com/sync']) {
+      expect(copyMetadataInSync({ ...want, annotations: { ...want.annotations, [k]: 'true' } }, want)).toBe(false);
+    }
+    // unless the copy keeps it on purpose (update.preserving put it into what is wanted)
+    const k = 'argocd.argoproj.io/tracking-id';
+    expect(
+      copyMetadataInSync({ ...want, annotations: { ...want.annotations, [k]: 'app' } }, { ...want, annotations: { ...want.annotations, [k]: 'app' } }),
+    ).toBe(true);
   });
 });
 
