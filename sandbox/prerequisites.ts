@@ -4,7 +4,7 @@
  * after the Go builds: openssl (cluster certificates, runtime/realinfra/pki.ts), Debian's PostgreSQL
  * server binaries (the local a8s operator, sandbox/a8s-operator/local-postgres.ts), `ip`, `unshare` and
  * `nsenter` and, for an ordinary user, user namespaces (the Crossplane harness's network namespaces,
- * runtime/realinfra/userns.ts), root for the flags that still need it (`--pods`, `--a9s`) and, while any
+ * runtime/realinfra/userns.ts), root for the flag that still needs it (`--pods`) and, while any
  * Go-built binary is not in the cache yet, Go >= 1.26 (runtime/realinfra/build.ts). The default sandbox needs no root.
  */
 import { execFileSync } from 'node:child_process';
@@ -62,10 +62,9 @@ export interface MissingPrerequisite {
 
 const APT = (pkg: string) => `apt-get install -y ${pkg}   (Debian/Ubuntu, as root; .ci/apt-packages.txt lists what CI installs)`;
 
-/** Why each flag that needs root needs it. */
-const ROOT_FOR: Readonly<Record<keyof PrerequisiteFlags, string>> = {
+/** Why each flag that needs root needs it (`--a9s` does not: provider-anynines runs in a user's namespace too). */
+const ROOT_FOR: Readonly<Partial<Record<keyof PrerequisiteFlags, string>>> = {
   pods: '--pods runs a real node: containerd, kubelet and kube-proxy change the host’s network (a CNI bridge, iptables rules) and cgroups',
-  a9s: '--a9s runs provider-anynines in a network namespace joined to the host by a veth pair (runtime/realinfra/anynines.ts)',
 };
 
 /** The missing prerequisites, in the order to install them (none: ready). */

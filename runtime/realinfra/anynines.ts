@@ -5,10 +5,11 @@
 // would — once its CRDs are established.
 //
 // It runs in a network namespace of its own (its controller-runtime metrics listener takes `:8080` with no
-// flag to move it, which provider-kubernetes already holds in the harness's namespace), joined to the host
-// by a veth pair. A forwarder on the host end of that pair passes the API server and the ports given in
-// `forwardPorts` (e.g. broker stand-ins on 127.0.0.1) through to 127.0.0.1: every listener stays on
-// loopback or on that link.
+// flag to move it, which provider-kubernetes already holds in the harness's namespace), made through a user
+// namespace as the Crossplane harness's are (userns.ts; no root). Two forwarders joined by unix sockets carry the
+// API server and the ports given in `forwardPorts` (e.g. broker stand-ins on the host's 127.0.0.1) to the same
+// ports on the namespace's 127.0.0.1, and its health port out to a loopback address of the host: every listener
+// stays on loopback.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { App, Chart } from 'cdk8s';
@@ -20,7 +21,7 @@ import { PROVIDER_ANYNINES_SOURCE, ensureComponent } from './build.js';
 import { ensureKlutchioSource } from './klutchio.js';
 import { CROSSPLANE_NAMESPACE, FORWARDER_JS, type CrossplaneHarness } from './crossplane.js';
 import { clientOf } from './client.js';
-import { type Netns, createNetns, deleteNetnsSync, netnsId } from './netns.js';
+import { UNIX_PATH_MAX, nsenterArgv, pickLoopbackAddress, unshareArgv, userNamespaceProblem } from './userns.js';
 import { probe } from './probe.js';
 import { killRegistered, registryDir, removeEntry, writeEntry, RUN_ID_ENV } from './registry.js';
 import { HarnessProcess } from './_process.js';
@@ -40,7 +41,7 @@ export interface ProviderAnyninesOptions {
   readonly binary?: string;
   /** The klutchio sources (package metadata and CRDs). @default ensureKlutchioSource() (fetched at the pinned commit, or KLUTCH_KIT_KLUTCHIO_SRC's mirror) */
   readonly klutchioDir?: string;
-  /** Ports on the host's 127.0.0.1 the provider must reach (broker stand-ins); it reaches them at `<hostIp>:<port>`. */
+  /** Ports on the host's 127.0.0.1 the provider must reach (broker stand-ins); it reaches them at `127.0.0.1:<port>` in its namespace. */
   readonly forwardPorts?: readonly number[];
   /** provider-anynines `--poll`. @default '5s' */
   readonly pollInterval?: string;
@@ -55,10 +56,11 @@ export interface ProviderAnyninesOptions {
 
 /** provider-anynines running on a harness cluster. */
 export interface ProviderAnyninesHarness {
-  /** The host end of the provider's veth pair: where it reaches `forwardPorts` (`http://<hostIp>:<port>`). */
+  /** Where the provider reaches `forwardPorts` (`http://<hostIp>:<port>`): `127.0.0.1` of its namespace, forwarded to the host's. */
   readonly hostIp: string;
-  /** The provider's own address (its health server: `http://<nsIp>:8081/healthz`, `/backend-health`). */
+  /** Where the host reaches the provider's health server (`http://<nsIp>:8081/healthz`, `/backend-health`): a loopback address of 127.231.0.0/16. */
   readonly nsIp: string;
+  /** Its network namespace, as the kernel names it (`net:[…]`); it ends with its processes. */
   readonly networkNamespace: string;
   readonly logFile: string;
   /** The klutchio release it was built from. */
@@ -94,9 +96,9 @@ class Harness implements ProviderAnyninesHarness {
   networkNamespace = '';
   readonly logFile: string;
   readonly version = PROVIDER_ANYNINES_SOURCE.version;
-  private ns: Netns | undefined;
   private provider: HarnessProcess<'provider-anynines'> | undefined;
   private forwarder: HarnessProcess<'forwarder'> | undefined;
+  private nsForwarder: HarnessProcess<'namespace-forwarder'> | undefined;
   private readonly dir: string;
   private readonly registryFile: string;
   private stopping: Promise<void> | undefined;
@@ -129,8 +131,8 @@ class Harness implements ProviderAnyninesHarness {
   }
 
   private register(): void {
-    const processes = [this.provider, this.forwarder]
-      .filter((p): p is HarnessProcess<'provider-anynines'> | HarnessProcess<'forwarder'> => p?.pid !== undefined)
+    const processes = ([this.provider, this.forwarder, this.nsForwarder] as Array<HarnessProcess<string> | undefined>)
+      .filter((p): p is HarnessProcess<string> => p?.pid !== undefined)
       .map((p) => ({ component: p.component, pid: p.pid!, binary: p.binary }));
     writeEntry(this.registryFile, {
       ownerPid: process.pid,
@@ -138,7 +140,6 @@ class Harness implements ProviderAnyninesHarness {
       name: `${this.cluster.name}-provider-anynines`,
       dir: this.dir,
       processes,
-      netns: this.ns ? [{ name: this.ns.name, hostIf: this.ns.hostIf }] : [],
     });
   }
 
@@ -181,49 +182,64 @@ class Harness implements ProviderAnyninesHarness {
     );
     this.log(`package ${PROVIDER_ANYNINES_PACKAGE} pushed (${rewritten}) and Provider applied (${el()})`);
 
-    // Its network namespace and the forwarder (API server and forwardPorts → 127.0.0.1).
-    const id = netnsId();
-    this.ns = await createNetns(`kkt-${id}-a9`, {
-      veth: `kkt${id}`,
-      hosts: ({ hostIp }) => `127.0.0.1 localhost\n${hostIp} kubernetes.default.svc kubernetes.default kubernetes\n`,
-    });
-    this.networkNamespace = this.ns.name;
-    this.hostIp = this.ns.hostIp!;
-    this.nsIp = this.ns.nsIp!;
-    this.register();
+    // Its namespace, held by the namespace forwarder (the API server and forwardPorts on its 127.0.0.1 → unix sockets
+    // → the host forwarder → the host's 127.0.0.1; its health port the other way, to nsIp on the host).
     const apiPort = Number(new URL(this.cluster.server).port);
-    const routes = [apiPort, ...(this.opts.forwardPorts ?? [])].map((p) => ({ lh: this.hostIp, lp: p, th: '127.0.0.1', tp: p }));
+    const sockDir = path.join(this.dir, 's');
+    fs.mkdirSync(sockDir, { recursive: true, mode: 0o700 });
+    const sock = (port: number) => {
+      const p = path.join(sockDir, String(port));
+      if (Buffer.byteLength(p) > UNIX_PATH_MAX)
+        throw new Error(`startProviderAnynines: the socket path ${p} is longer than ${UNIX_PATH_MAX} bytes; start the cluster in a shorter folder`);
+      return p;
+    };
+    const inward = [apiPort, ...(this.opts.forwardPorts ?? [])];
+    this.nsIp = await pickLoopbackAddress([HEALTH_PORT]);
+    this.hostIp = '127.0.0.1';
+    const nsRoutes = [...inward.map((p) => ({ lh: '127.0.0.1', lp: p, tpath: sock(p) })), { lpath: sock(HEALTH_PORT), th: '127.0.0.1', tp: HEALTH_PORT }];
+    const hostRoutes = [...inward.map((p) => ({ lpath: sock(p), th: '127.0.0.1', tp: p })), { lh: this.nsIp, lp: HEALTH_PORT, tpath: sock(HEALTH_PORT) }];
+    const nsFwd = unshareArgv([process.execPath, '-e', FORWARDER_JS, JSON.stringify(nsRoutes)], { loopback: true });
+    const nsFwdLog = path.join(this.dir, 'namespace-forwarder.log');
+    this.nsForwarder = new HarnessProcess({
+      component: 'namespace-forwarder',
+      binary: process.execPath,
+      command: nsFwd.command,
+      args: nsFwd.args,
+      logFile: nsFwdLog,
+      cwd: this.dir,
+    });
     const fwdLog = path.join(this.dir, 'forwarder.log');
     this.forwarder = new HarnessProcess({
       component: 'forwarder',
       binary: process.execPath,
-      args: ['-e', FORWARDER_JS, JSON.stringify(routes)],
+      args: ['-e', FORWARDER_JS, JSON.stringify(hostRoutes)],
       logFile: fwdLog,
       cwd: this.dir,
     });
     this.register();
+    await this.until('the namespace forwarder to listen', async () => /^ready$/m.test(fs.readFileSync(nsFwdLog, 'utf8')), 30_000, this.nsForwarder);
     await this.until('the forwarder to listen', async () => /^ready$/m.test(fs.readFileSync(fwdLog, 'utf8')), 30_000, this.forwarder);
+    this.networkNamespace = fs.readlinkSync(`/proc/${this.nsForwarder.pid}/ns/net`);
 
     // Crossplane installs the package once the runtime named the revision's TLS Secret (2.x); its CRDs get established.
     await this.markRevision(xp.version !== '1.20', false);
     await waitForCrdsEstablished(this.cluster.kubeConfig, [READY_CRD, 'providerconfigs.dataservices.anynines.com'], timeoutMs);
 
-    // The provider process, as admin through the harness's namespace kubeconfig (kubernetes.default.svc → the forwarder).
-    const kubeconfig = path.join(xp.dir, 'kubeconfig-netns');
+    // The provider process, as admin through the harness's namespace kubeconfig (the API server on the namespace's
+    // 127.0.0.1, the namespace forwarder), joined to the namespace by the namespace forwarder's PID.
+    const kubeconfig = path.join(xp.dir, 'kubeconfig-ns');
     if (!fs.existsSync(kubeconfig)) throw new Error(`startProviderAnynines: the Crossplane harness's namespace kubeconfig ${kubeconfig} is missing`);
+    const argv = nsenterArgv(this.nsForwarder.pid!, [
+      binary,
+      `--poll=${this.opts.pollInterval ?? '5s'}`,
+      `--health-probe-bind-address=127.0.0.1:${HEALTH_PORT}`,
+      ...(this.opts.args ?? []),
+    ]);
     this.provider = new HarnessProcess({
       component: 'provider-anynines',
       binary,
-      command: 'ip',
-      args: [
-        'netns',
-        'exec',
-        this.ns.name,
-        binary,
-        `--poll=${this.opts.pollInterval ?? '5s'}`,
-        `--health-probe-bind-address=${this.nsIp}:${HEALTH_PORT}`,
-        ...(this.opts.args ?? []),
-      ],
+      command: argv.command,
+      args: argv.args,
       logFile: this.logFile,
       env: { ...process.env, KUBECONFIG: kubeconfig, POD_NAMESPACE: CROSSPLANE_NAMESPACE },
       cwd: this.dir,
@@ -237,7 +253,9 @@ class Harness implements ProviderAnyninesHarness {
     );
     await this.markRevision(xp.version !== '1.20', true);
     await xp.waitForPackage('Provider', 'provider-anynines', timeoutMs);
-    this.log(`${this.version} (klutchio ${PROVIDER_ANYNINES_SOURCE.commit}) running in ${this.ns.name}, healthz on ${this.nsIp}:${HEALTH_PORT} (${el()})`);
+    this.log(
+      `${this.version} (klutchio ${PROVIDER_ANYNINES_SOURCE.commit}) running in ${this.networkNamespace}, healthz on ${this.nsIp}:${HEALTH_PORT} (${el()})`,
+    );
   }
 
   /** What the package runtime reports on 2.x: the revision's TLS Secret name, then (the process running) RuntimeHealthy. */
@@ -310,18 +328,16 @@ class Harness implements ProviderAnyninesHarness {
 
   private async doStop(): Promise<void> {
     await this.provider?.stop(5000);
-    await this.forwarder?.stop(5000);
-    if (this.ns) deleteNetnsSync(this.ns);
+    await Promise.all([this.forwarder?.stop(5000), this.nsForwarder?.stop(5000)]);
     removeEntry(this.registryFile);
     live.delete(this);
   }
 
   killSync(): void {
-    for (const p of [this.provider, this.forwarder]) {
+    for (const p of [this.provider, this.forwarder, this.nsForwarder] as Array<HarnessProcess<string> | undefined>) {
       p?.killSync();
       if (p?.child.pid !== undefined) killRegistered({ component: p.component, pid: p.child.pid, binary: p.binary });
     }
-    if (this.ns) deleteNetnsSync(this.ns);
     removeEntry(this.registryFile);
     live.delete(this);
   }
@@ -344,9 +360,9 @@ let exitHook = false;
  * the cluster (`await a9s.stop(); await cluster.stop()`); on failure everything started is stopped.
  */
 export async function startProviderAnynines(cluster: RealCluster, opts: ProviderAnyninesOptions = {}): Promise<ProviderAnyninesHarness> {
-  if (typeof process.getuid === 'function' && process.getuid() !== 0) {
-    throw new Error('startProviderAnynines: needs root (it makes a network namespace and a veth pair to keep every listener on loopback)');
-  }
+  // No root needed: its namespace is an ordinary user's (userns.ts), where the kernel lets users make them.
+  const problem = userNamespaceProblem();
+  if (problem) throw new Error(`startProviderAnynines: provider-anynines runs in a network namespace of its own: ${problem}`);
   for (const p of opts.forwardPorts ?? []) {
     if (!Number.isInteger(p) || p < 1 || p > 65535) throw new Error(`ProviderAnyninesOptions.forwardPorts: ${JSON.stringify(p)} is not a port`);
   }

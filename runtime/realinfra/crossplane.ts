@@ -165,7 +165,7 @@ export interface CrossplaneHarness {
   installDefaultPackages(): Promise<void>;
   /** Waits until the package (`Function`, `Provider` or `Configuration`) is Installed and Healthy; errors name what is missing. */
   waitForPackage(kind: 'Function' | 'Provider' | 'Configuration', name: string, timeoutMs?: number): Promise<void>;
-  /** Ends every process, removes the network namespaces and the veth pair. Idempotent. */
+  /** Ends every process (the namespaces end with them). Idempotent. */
   stop(): Promise<void>;
   /** Synchronous last resort (process exit). */
   killSync(): void;
@@ -671,24 +671,22 @@ class Harness implements CrossplaneHarness {
   }
 
   /**
-   * The admin kubeconfigs of processes in namespaces: `kubeconfig-ns` for Crossplane's (the API server on the
-   * namespace's 127.0.0.1, the namespace forwarder) and `kubeconfig-netns` for provider-anynines' (anynines.ts: its
-   * `kubernetes.default.svc` resolves to its veth's host end).
+   * The admin kubeconfig of processes in the harness's namespaces (`kubeconfig-ns`; provider-anynines' too, anynines.ts):
+   * the API server on the namespace's 127.0.0.1, the namespace forwarder (the API server's certificate covers 127.0.0.1).
    */
   private writeNsKubeconfig(apiPort: number): void {
     const b64 = (s: string) => Buffer.from(s).toString('base64');
     const admin = this.kc.getCurrentUser();
-    const doc = (server: string) => ({
+    const doc = {
       apiVersion: 'v1',
       kind: 'Config',
       'current-context': 'crossplane',
-      clusters: [{ name: 'harness', cluster: { server, 'certificate-authority-data': b64(this.cluster.caPem) } }],
+      clusters: [{ name: 'harness', cluster: { server: `https://127.0.0.1:${apiPort}`, 'certificate-authority-data': b64(this.cluster.caPem) } }],
       users: [{ name: 'admin', user: { 'client-certificate-data': admin?.certData, 'client-key-data': admin?.keyData } }],
       contexts: [{ name: 'crossplane', context: { cluster: 'harness', user: 'admin' } }],
-    });
+    };
     this.nsKubeconfig = path.join(this.dir, 'kubeconfig-ns');
-    fs.writeFileSync(this.nsKubeconfig, toYaml(doc(`https://127.0.0.1:${apiPort}`)), { mode: 0o600 });
-    fs.writeFileSync(path.join(this.dir, 'kubeconfig-netns'), toYaml(doc(`https://kubernetes.default.svc:${apiPort}`)), { mode: 0o600 });
+    fs.writeFileSync(this.nsKubeconfig, toYaml(doc), { mode: 0o600 });
   }
 
   private async applyPrerequisites(crdDir: string): Promise<void> {

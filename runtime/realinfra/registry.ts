@@ -9,7 +9,6 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { restoreNodeOf } from './host.js';
-import { deleteNetnsSync } from './netns.js';
 
 /** Env var naming the current test run; set by the jest globalSetup and inherited by workers. */
 export const RUN_ID_ENV = 'KLUTCH_KIT_REALINFRA_RUN_ID';
@@ -26,8 +25,6 @@ export interface RegistryEntry {
   readonly name: string;
   readonly dir: string;
   readonly processes: RegisteredProcess[];
-  /** Network namespaces (and host-side veth interfaces) to remove with the processes (Crossplane harness). */
-  readonly netns?: ReadonlyArray<{ readonly name: string; readonly hostIf?: string }>;
   /** The entry of a real node (node.ts): once its processes are ended, the host is restored from the node lock's record. */
   readonly node?: boolean;
 }
@@ -120,7 +117,6 @@ export function killLeftovers(opts: KillLeftoversOptions = {}): KilledLeftover[]
     const sameRun = runId !== undefined && entry.runId === runId;
     if (opts.scope !== 'all' && !ownerGone && !sameRun) continue;
     const killed = entry.processes.filter((p) => killRegistered(p));
-    for (const ns of entry.netns ?? []) deleteNetnsSync(ns);
     // A node's pods, mounts, iptables chains, bridge, cgroups and sysctls (needs its processes ended first).
     if (entry.node) restoreNodeOf(entry.ownerPid);
     try {

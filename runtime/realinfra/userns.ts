@@ -3,7 +3,7 @@
 // one of those ports. Inside a network namespace of their own, "all interfaces" is that namespace's loopback only.
 // An ordinary user may make one: `unshare --user --map-root-user --net` creates a user namespace (in which the user is
 // root, and which owns the new network namespace), so no privilege of the host is needed — unlike `ip netns add` and
-// a veth pair (netns.ts), which need root. Processes started later join it with `nsenter --target <pid> --user --net`.
+// a veth pair, which need root. Processes started later join it with `nsenter --target <pid> --user --net`.
 //
 // Traffic crosses between the host's loopback and the namespace's through path-based unix sockets (a socket file
 // works across network namespaces): a forwarder on each side (FORWARDER_JS of crossplane.ts, one on the host and one

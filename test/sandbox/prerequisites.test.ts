@@ -80,24 +80,23 @@ describe('sandbox prerequisites', () => {
     expect(missingPrerequisites(machine({ openssl: '', ...NS }, true, [], { uid: 0, userns: reason }), {})).toEqual([]);
   });
 
-  it('--pods and --a9s still need root: said up front with why, the command as root, and that the default needs none', () => {
-    const both = missingPrerequisites(machine({ openssl: '', ...NS }, true, [], { uid: 1000 }), {}, { pods: true, a9s: true });
-    expect(both).toHaveLength(1);
-    expect(both[0]!.what).toBe('root (--pods, --a9s)');
-    expect(both[0]!.why).toContain('--pods runs a real node: containerd, kubelet and kube-proxy change the host’s network');
-    expect(both[0]!.why).toContain('--a9s runs provider-anynines in a network namespace joined to the host by a veth pair');
-    expect(both[0]!.install).toBe('run it as root (sudo npm run sandbox -- --pods --a9s), or leave those flags out: the default sandbox needs no root');
+  it('--pods still needs root: said up front with why, the command as root, and that the default needs none; --a9s does not', () => {
     const pods = missingPrerequisites(machine({ openssl: '', ...NS }, true, [], { uid: 1000 }), {}, { pods: true });
-    expect(pods.map((m) => [m.what, m.install])).toEqual([
-      ['root (--pods)', 'run it as root (sudo npm run sandbox -- --pods), or leave the flag out: the default sandbox needs no root'],
+    expect(pods).toEqual([
+      {
+        what: 'root (--pods)',
+        why: '--pods runs a real node: containerd, kubelet and kube-proxy change the host’s network (a CNI bridge, iptables rules) and cgroups',
+        install: 'run it as root (sudo npm run sandbox -- --pods), or leave the flag out: the default sandbox needs no root',
+      },
     ]);
-    expect(missingPrerequisites(machine({ openssl: '', ...NS }, true, [], { uid: 0 }), {}, { pods: true, a9s: true })).toEqual([]);
+    expect(missingPrerequisites(machine({ openssl: '', ...NS }, true, [], { uid: 0 }), {}, { pods: true })).toEqual([]);
+    expect(missingPrerequisites(machine({ openssl: '', ...NS }, true, [], { uid: 1000 }), {}, { a9s: true })).toEqual([]);
   });
 
   it('root first, then every other missing piece, before any build', () => {
-    const missing = missingPrerequisites(machine({}, false, ['etcd'], { uid: 1000 }), {}, { a9s: true });
+    const missing = missingPrerequisites(machine({}, false, ['etcd'], { uid: 1000 }), {}, { pods: true });
     expect(missing.map((m) => m.what)).toEqual([
-      'root (--a9s)',
+      'root (--pods)',
       'openssl',
       'PostgreSQL server (postgres, initdb under /usr/lib/postgresql/<major>/bin)',
       'ip (iproute2)',
