@@ -27,7 +27,11 @@ export interface ApiServiceBindingProps {
   readonly kubeconfigSecretRef: KubeconfigSecretRef;
   /** Claims accepted or rejected by the consumer. @default [] */
   readonly permissionClaims?: AcceptablePermissionClaim[];
-  /** Namespace of the binding. @default "klutch-bind" */
+  /**
+   * Namespace of the binding (and of its kubeconfig Secret). The konnector acts only on bindings in its
+   * admin namespace (`--binding-admin-namespace`, default its own namespace, else `klutch-bind`).
+   * @default "klutch-bind"
+   */
   readonly namespace?: string;
 }
 
@@ -51,6 +55,13 @@ export class ApiServiceBinding extends Construct {
     }
     const secretName = checkDnsSubdomain('ApiServiceBindingProps.kubeconfigSecretRef.name', ref.name);
     const secretNamespace = checkDnsLabel('ApiServiceBindingProps.kubeconfigSecretRef.namespace', ref.namespace ?? namespace);
+    if (secretNamespace !== namespace) {
+      fail(
+        'ApiServiceBindingProps.kubeconfigSecretRef.namespace',
+        secretNamespace,
+        `must be the binding's namespace "${namespace}" (ApiServiceBindingProps.namespace): the konnector reads a kubeconfig Secret only beside its binding`,
+      );
+    }
     const claims = (props.permissionClaims ?? []).map((c, i) => renderPermissionClaim(`ApiServiceBindingProps.permissionClaims[${i}]`, c, true));
     const spec = {
       kubeconfigSecretRef: { name: secretName, namespace: secretNamespace, key: 'kubeconfig' },

@@ -110,7 +110,7 @@ export function buildCommand(): Command {
     .option('--binding-namespace <ns>', 'watch APIServiceBindings only in this namespace')
     .option(
       '--binding-admin-namespace <ns>',
-      'act only on APIServiceBindings in this namespace (writable by cluster admins only); bindings elsewhere are refused with a condition (default: --binding-namespace, else klutch-bind)',
+      'act only on APIServiceBindings in this namespace (writable by cluster admins only); bindings elsewhere are refused with a condition (default: --binding-namespace, else $POD_NAMESPACE, else klutch-bind)',
     )
     .option('--control-plane-mode', 'run on the control plane for one app cluster (see --app-cluster-kubeconfig-secret-*)', false)
     .option('--app-cluster-kubeconfig-secret-name <name>', 'control-plane mode: Secret with the app cluster kubeconfig')
@@ -120,6 +120,15 @@ export function buildCommand(): Command {
     .option('--app-cluster-binding-controller', 'run the AppClusterBinding controller (on the control plane) instead of the konnector', false)
     .option('--konnector-image <image>', 'image of the konnector Deployments created for AppClusterBindings')
     .option('--log-level <level>', 'pino log level (trace, debug, info, warn, error)', process.env.LOG_LEVEL ?? 'info');
+}
+
+/**
+ * The konnector's admin namespace (KonnectorOptions.bindingAdminNamespace): the flag, else the watched
+ * `--binding-namespace`, else the konnector's own namespace ($POD_NAMESPACE: the Konnector construct
+ * and kubectl-bind put bindings beside it), else undefined (the Konnector default, `klutch-bind`).
+ */
+export function adminNamespace(flag: string | undefined, bindingNamespace: string | undefined, podNamespace: string | undefined): string | undefined {
+  return flag ?? (bindingNamespace ? undefined : podNamespace || undefined);
 }
 
 function loadKubeConfig(path: string | undefined, context: string | undefined): ClusterAccess {
@@ -178,7 +187,7 @@ export async function main(argv = process.argv): Promise<void> {
         appKubeConfig,
         bindingKubeConfig: o.controlPlaneMode ? local : undefined,
         bindingNamespace,
-        bindingAdminNamespace: o.controlPlaneMode ? undefined : o.bindingAdminNamespace,
+        bindingAdminNamespace: o.controlPlaneMode ? undefined : adminNamespace(o.bindingAdminNamespace, o.bindingNamespace, process.env.POD_NAMESPACE),
         controlPlaneMode: o.controlPlaneMode,
         qps: o.qps,
         burst: o.burst,

@@ -64,6 +64,10 @@ describe('ApiServiceBinding', () => {
       /permissionClaims\[0\]\.state: "Maybe"/,
     ],
     [{ group: 'anynines.com', resource: 'xs', kubeconfigSecretRef: { name: 'k', namespace: 'NS' } }, /kubeconfigSecretRef\.namespace: "NS"/],
+    [
+      { group: 'anynines.com', resource: 'xs', kubeconfigSecretRef: { name: 'k', namespace: 'other' } },
+      'ApiServiceBindingProps.kubeconfigSecretRef.namespace: "other" must be the binding\'s namespace "klutch-bind" (ApiServiceBindingProps.namespace): the konnector reads a kubeconfig Secret only beside its binding',
+    ],
   ])('bad props throw (%#)', (props, msg) => {
     expect(() => new ApiServiceBinding(chart(), 'B', props as any)).toThrow(msg);
   });

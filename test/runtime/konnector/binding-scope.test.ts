@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { Konnector, bindingScopeRefusal, DEFAULT_BINDING_ADMIN_NAMESPACE } from '../../../runtime/konnector/konnector.js';
 import type { APIServiceBinding } from '../../../runtime/konnector/types.js';
+import { adminNamespace } from '../../../runtime/konnector/main.js';
 
 const binding = (namespace: string, secretNamespace: string): APIServiceBinding =>
   ({
@@ -42,5 +43,13 @@ describe('binding scope (the namespaced binding as a confused deputy)', () => {
     expect(() => new Konnector({ appKubeConfig: app, bindingNamespace: 'a', bindingAdminNamespace: 'b' })).toThrow(
       /KonnectorOptions.bindingAdminNamespace: "b" differs from bindingNamespace "a"/,
     );
+  });
+
+  it("klutch-konnector's admin namespace: the flag, else --binding-namespace, else its own namespace, else klutch-bind", () => {
+    expect(adminNamespace('admins', undefined, 'klutch-bind')).toBe('admins');
+    expect(adminNamespace(undefined, 'watched', 'klutch-bind')).toBeUndefined(); // KonnectorOptions takes bindingNamespace
+    expect(adminNamespace(undefined, undefined, 'klutch-system')).toBe('klutch-system');
+    expect(adminNamespace(undefined, undefined, undefined)).toBeUndefined(); // KonnectorOptions' default: klutch-bind
+    expect(adminNamespace(undefined, undefined, '')).toBeUndefined();
   });
 });
