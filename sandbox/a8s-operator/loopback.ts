@@ -34,7 +34,9 @@ const reserved = new Set<string>();
 /**
  * Host-wide reservations: a file per `address-port` naming the reserving process's pid, so that two processes
  * (two test lanes, a sandbox beside a test) never pick the same address either. A file whose process is gone is
- * stale and taken over. `KLUTCH_KIT_LOOPBACK_DIR` moves the folder (tests).
+ * stale and taken over. `KLUTCH_KIT_LOOPBACK_DIR` moves the folder (tests). The folder is shared by every user of the
+ * host (mode 1777, as /tmp: anyone may add a reservation, only its owner remove it), so that a root sandbox and an
+ * ordinary user's do not pick the same address either.
  */
 const lockDir = () => process.env.KLUTCH_KIT_LOOPBACK_DIR ?? path.join(os.tmpdir(), 'klutch-kit-loopback');
 const lockFile = (key: string) => path.join(lockDir(), key.replace(':', '-'));
@@ -47,8 +49,18 @@ const alive = (pid: number) => {
   }
 };
 
-function lockHostWide(key: string): boolean {
+function ensureLockDir(): void {
+  if (fs.existsSync(lockDir())) return;
   fs.mkdirSync(lockDir(), { recursive: true });
+  try {
+    fs.chmodSync(lockDir(), 0o1777); // mkdir's mode is cut by the umask
+  } catch {
+    // made by another user at the same moment
+  }
+}
+
+function lockHostWide(key: string): boolean {
+  ensureLockDir();
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       fs.writeFileSync(lockFile(key), String(process.pid), { flag: 'wx' });
@@ -58,7 +70,11 @@ function lockHostWide(key: string): boolean {
     }
     const pid = Number(fs.readFileSync(lockFile(key), 'utf8'));
     if (pid === process.pid || (Number.isInteger(pid) && pid > 0 && alive(pid))) return false;
-    fs.rmSync(lockFile(key), { force: true }); // stale: its process is gone
+    try {
+      fs.rmSync(lockFile(key), { force: true }); // stale: its process is gone
+    } catch {
+      return false; // another user's stale reservation (the sticky folder keeps it): try another address
+    }
   }
   return false;
 }

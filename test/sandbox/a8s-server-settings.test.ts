@@ -144,6 +144,21 @@ describe('instanceKeyOf / loopbackAddresses', () => {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('the reservations folder it makes is every user’s (mode 1777, as /tmp): a root sandbox and a user’s share it', async () => {
+    const parent = fs.mkdtempSync(path.join(os.tmpdir(), 'klutch-kit-loopback-test-'));
+    const before = process.env.KLUTCH_KIT_LOOPBACK_DIR;
+    process.env.KLUTCH_KIT_LOOPBACK_DIR = path.join(parent, 'reservations');
+    try {
+      const a = await freeLoopbackAddress(0, new Set());
+      expect(fs.statSync(process.env.KLUTCH_KIT_LOOPBACK_DIR).mode & 0o7777).toBe(0o1777);
+      releaseLoopbackAddress(a, 0);
+    } finally {
+      if (before === undefined) delete process.env.KLUTCH_KIT_LOOPBACK_DIR;
+      else process.env.KLUTCH_KIT_LOOPBACK_DIR = before;
+      fs.rmSync(parent, { recursive: true, force: true });
+    }
+  });
 });
 
 function* take<T>(g: Iterable<T>, n: number): Generator<T> {
