@@ -277,6 +277,11 @@ export class MetadataKeyPolicy {
     return this.verdict(kind, key).crosses;
   }
 
+  /** Whether a key is on the never-crossing list (whatever an allow-list says). */
+  static isNeverCrossing(key: string): boolean {
+    return NEVER_CROSSING.some((r) => ruleMatches(r, key));
+  }
+
   /** Whether a key is one of the konnector's own (set by the konnector only). */
   static isKonnectorKey(key: string): boolean {
     return KONNECTOR_KEYS.some((r) => ruleMatches(r, key));

@@ -131,7 +131,7 @@ export function copyMetadataInSync(have: ObjectMeta, want: ObjectMeta): boolean 
   return (
     deepEqual(have.labels ?? {}, want.labels ?? {}) &&
     Object.entries(want.annotations ?? {}).every(([k, v]) => ann[k] === v) &&
-    Object.keys(ann).every((k) => want.annotations?.[k] !== undefined || MetadataKeyPolicy.DEFAULT.verdict('annotation', k).reason !== 'never')
+    Object.keys(ann).every((k) => want.annotations?.[k] !== undefined || !MetadataKeyPolicy.isNeverCrossing(k))
   );
 }
 

@@ -69,6 +69,7 @@ describe('MetadataKeyPolicy', () => {
       for (const kind of ['label', 'annotation'] as const) {
         expect(p.crosses(kind, key)).toBe(false);
         expect(p.verdict(kind, key)).toMatchObject({ crosses: false, reason: 'never' });
+        expect(MetadataKeyPolicy.isNeverCrossing(key)).toBe(true);
       }
     }
   });
@@ -97,6 +98,7 @@ describe('MetadataKeyPolicy', () => {
       expect(p.crosses('annotation', k)).toBe(false);
     }
     for (const k of ['team', 'example.com/team', 'app', 'description']) {
+      expect(MetadataKeyPolicy.isNeverCrossing(k)).toBe(false);
       expect(p.verdict('label', k)).toEqual({ crosses: false, reason: 'not-allowed' });
       expect(p.verdict('annotation', k)).toEqual({ crosses: false, reason: 'not-allowed' });
     }
