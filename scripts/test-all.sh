@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `npm run test:all`: every check CI runs, on a machine set up by `npm run setup`. The phases and their
+# `npm run test:all`: every check CI runs (package.json runs scripts/bootstrap.mjs first: the Debian packages of
+# .ci/apt-packages.txt and `npm ci` when needed; the realinfra phase builds the Go binaries). The phases and their
 # commands are listed once, in .ci/phases; .ci/run installs (apt, npm ci) and then runs this script, so
 # the two cannot differ. Prints each phase's time, stops at the first failing phase, and ends with one
 # line summing jest's "Tests:" lines of all phases.
