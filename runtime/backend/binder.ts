@@ -138,6 +138,8 @@ export function externalCluster(kube: KubeClient, flags: { externalAddress?: str
   return { server, caData, tlsServerName: flags.externalServerName, insecureSkipTlsVerify: own.skipTLSVerify || undefined };
 }
 
+/** Key of the credential Secret's data holding the credential's rotation key. */
+export const ROTATION_KEY_DATA = 'rotation-key';
 /** Default maximum life of a consumer credential: 30 days. */
 export const DEFAULT_CREDENTIAL_MAX_LIFE_SECONDS = 30 * 24 * 3600;
 /** The shortest token the TokenRequest API issues (expirationSeconds minimum). */
@@ -322,6 +324,7 @@ export class Binder {
   async replaceCredential(namespace: string): Promise<Credential> {
     await this.kube.delete(R.secrets, namespace, CREDENTIAL_SECRET, { ignoreNotFound: true });
     const expiresAt = Date.now() + this.maxLifeSeconds * 1000;
+    const key = newRotationKey();
     const body: KubeObject = {
       metadata: {
         name: CREDENTIAL_SECRET,
@@ -330,6 +333,8 @@ export class Binder {
         annotations: { [CREDENTIAL_EXPIRY_ANNOTATION]: new Date(expiresAt).toISOString() },
       },
       type: 'Opaque',
+      // the rotation key, for a concurrent bind that shares this credential (only the backend reads Secrets here)
+      data: { [ROTATION_KEY_DATA]: key.toString('base64') },
     } as KubeObject;
     let created: KubeObject;
     try {
@@ -340,7 +345,13 @@ export class Binder {
       created = await this.kube.get(R.secrets, namespace, CREDENTIAL_SECRET);
     }
     const at = Date.parse(created.metadata.annotations?.[CREDENTIAL_EXPIRY_ANNOTATION] ?? '');
-    return { name: CREDENTIAL_SECRET, uid: created.metadata.uid!, expiresAt: Number.isNaN(at) ? expiresAt : at, rotationKey: newRotationKey() };
+    const stored = Buffer.from((created as KubeObject & { data?: Record<string, string> }).data?.[ROTATION_KEY_DATA] ?? '', 'base64');
+    return {
+      name: CREDENTIAL_SECRET,
+      uid: created.metadata.uid!,
+      expiresAt: Number.isNaN(at) ? expiresAt : at,
+      rotationKey: stored.length === 32 ? stored : key,
+    };
   }
 
   /**
