@@ -342,6 +342,30 @@ describe('a second provider bound into the same app cluster', () => {
   });
 });
 
+describe('credential rotation through the sealed ClusterBinding annotation', () => {
+  it('brings the rotated token into the app cluster although the consumer credential cannot read the kubeconfig Secret', async () => {
+    const tokenOf = (b64kc: string) => parseKubeconfig(Buffer.from(b64kc, 'base64').toString('utf8')).token;
+    const before = tokenOf((await appKubeconfigSecret())!);
+    await expect(consumer.get(CoreResources.secrets, clusterNs, 'kubeconfig')).rejects.toMatchObject({ code: 403 });
+    // the backend rotates (2/3 of the token's life "passed")
+    const s = await env.kube.get<Secret>(CoreResources.secrets, clusterNs, 'kubeconfig');
+    const exp = Date.parse(s.metadata.annotations!['klutch.anynines.com/token-expiration']!);
+    await env.kube.mergePatch(CoreResources.secrets, clusterNs, 'kubeconfig', {
+      metadata: { annotations: { 'klutch.anynines.com/token-issued': new Date(exp - 86400_000 * 30).toISOString() } },
+    });
+    const rotated = await eventually('the rotated token on the provider', async () => {
+      const t = tokenOf((await env.kube.get<Secret>(CoreResources.secrets, clusterNs, 'kubeconfig')).data!.kubeconfig!);
+      return t !== before ? t : undefined;
+    });
+    // the konnector opens the ClusterBinding's sealed kubeconfig and writes it into the app cluster
+    await eventually('the rotated token in the app cluster', async () => tokenOf((await appKubeconfigSecret())!) === rotated);
+    await eventually('the binding Ready on the rotated credential', async () => {
+      const b = await ac.get<Binding>(BindResources.apiServiceBindings, 'klutch-bind', BINDING);
+      return b.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+    });
+  });
+});
+
 describe('a tenant of the app cluster with rights in its own namespace only', () => {
   it("cannot make the konnector load another namespace's kubeconfig Secret, nor act on a binding outside klutch-bind", async () => {
     // The tenant: may write APIServiceBindings in tenant-x, nothing else (no Secrets anywhere).
