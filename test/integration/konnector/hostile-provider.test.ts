@@ -250,6 +250,56 @@ describe('a provider that floods a bound namespace', () => {
   });
 });
 
+describe('a provider claiming a resource outside the allow-list', () => {
+  // What an old kubectl-bind wrote for a hostile backend: an accepted claim on daemonsets.apps (with
+  // create.replaceExisting) on the binding; the provider lets the consumer credential read its DaemonSets.
+  const DAEMONSETS = { group: 'apps', version: 'v1', plural: 'daemonsets', namespaced: true, kind: 'DaemonSet' };
+  const RBAC = (plural: string, kind: string) => ({ group: 'rbac.authorization.k8s.io', version: 'v1', plural, namespaced: false, kind });
+  const CLAIM = { group: 'apps', resource: 'daemonsets', version: 'v1', selector: { owner: 'Provider' }, create: { replaceExisting: true }, state: 'Accepted' };
+
+  it('gets no DaemonSet into a bound namespace; the binding says ResourcesAllowed=False naming it and the flag', async () => {
+    const teamNs = await boundNamespace('team-ds');
+    await env.kube.create(RBAC('clusterroles', 'ClusterRole'), {
+      metadata: { name: 'hostile-daemonsets' },
+      rules: [{ apiGroups: ['apps'], resources: ['daemonsets'], verbs: ['get', 'list', 'watch'] }],
+    } as KubeObject);
+    await env.kube.create(RBAC('clusterrolebindings', 'ClusterRoleBinding'), {
+      metadata: { name: 'hostile-daemonsets' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'hostile-daemonsets' },
+      subjects: [{ kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name: `system:serviceaccounts:${clusterNs}` }],
+    } as KubeObject);
+    await env.kube.create(DAEMONSETS, {
+      metadata: { name: 'node-agent', namespace: teamNs },
+      spec: {
+        selector: { matchLabels: { app: 'node-agent' } },
+        template: { metadata: { labels: { app: 'node-agent' } }, spec: { hostPID: true, containers: [{ name: 'a', image: 'registry.example/agent:1' }] } },
+      },
+    } as KubeObject);
+    const before = await ac.get<KubeObject & { spec: { permissionClaims?: unknown[] } }>(BindResources.apiServiceBindings, 'klutch-bind', BINDING);
+    const claims = before.spec.permissionClaims ?? [];
+    await ac.mergePatch(BindResources.apiServiceBindings, 'klutch-bind', BINDING, { spec: { permissionClaims: [...claims, CLAIM] } });
+    try {
+      const cond = await eventually('ResourcesAllowed=False on the binding', async () =>
+        (await ac.get<Binding>(BindResources.apiServiceBindings, 'klutch-bind', BINDING)).status?.conditions?.find(
+          (c) => c.type === 'ResourcesAllowed' && c.status === 'False',
+        ),
+      );
+      expect(cond.reason).toBe('ResourceNotAllowed');
+      expect(cond.message).toMatch(
+        /the permission claim on daemonsets\.apps is outside the allow-list: workloads .*--allow-resource=daemonsets\.apps on the konnector/,
+      );
+      // the barrier: the binding's Secret claim still syncs into that namespace
+      await env.kube.create(CoreResources.secrets, { metadata: { name: 'db-creds', namespace: teamNs }, stringData: { password: 'legit' } });
+      await eventually('the credentials Secret in team-ds', () => ac.getOrNull(CoreResources.secrets, 'team-ds', 'db-creds'));
+      await never("the provider's DaemonSet in team-ds", () => ac.getOrNull(DAEMONSETS, 'team-ds', 'node-agent'), 3000);
+    } finally {
+      await ac.mergePatch(BindResources.apiServiceBindings, 'klutch-bind', BINDING, { spec: { permissionClaims: claims } });
+      await env.kube.delete(RBAC('clusterrolebindings', 'ClusterRoleBinding'), undefined, 'hostile-daemonsets').catch(() => undefined);
+      await env.kube.delete(RBAC('clusterroles', 'ClusterRole'), undefined, 'hostile-daemonsets').catch(() => undefined);
+    }
+  });
+});
+
 describe('a second provider bound into the same app cluster', () => {
   // Provider B: its own control plane (the mini backend assigns provider namespaces) and a binding whose
   // claim selects every Secret it creates, so its names overlap with what provider A copies.
