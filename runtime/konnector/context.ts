@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { KubeClient } from '../core/client.js';
 import type { MetadataKeyPolicy } from '../../contract/metadata-keys.js';
+import type { DeletionTimeoutSink } from './deletion-timeouts.js';
 import type { ClaimConflictSink } from './claim-conflicts.js';
 import type { KonnectorMetrics } from './metrics.js';
 import type { ResourceGate } from './resource-gate.js';
@@ -26,6 +27,10 @@ export interface SyncContext {
   readonly maxProviderObjectsPerNamespace: number;
   /** The label and annotation keys that cross between the clusters (contract/metadata-keys.ts). */
   readonly metadataKeys: MetadataKeyPolicy;
+  /** How long a provider may keep an upstream copy terminating before its app-cluster object is released (export-spec.ts). */
+  readonly upstreamDeletionTimeoutMs: number;
+  /** Where released app-cluster objects are recorded for their binding's condition (deletion-timeouts.ts). */
+  readonly deletionTimeouts: DeletionTimeoutSink;
   /** What the app cluster's admin lets a provider export or claim (resource-gate.ts). @default ResourceGate.DEFAULT */
   readonly resourceGate?: ResourceGate;
   /**

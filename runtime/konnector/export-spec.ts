@@ -7,7 +7,8 @@
  * labels and annotations `metadata` lets cross, set at creation); then
  * server-side apply of `spec` with the konnector's field manager and force, so provider-side changes
  * of fields the consumer sets are reverted; downstream delete → upstream delete → (once upstream is
- * gone) finalizer removed. Fields the provider adds to `spec` that the consumer never set (e.g.
+ * gone, or when the provider kept it terminating longer than `deletionTimeoutMs`: then reported for the
+ * binding's `ProviderDeletionTimedOut` condition) finalizer removed. Fields the provider adds to `spec` that the consumer never set (e.g.
  * Crossplane's `spec.resourceRef`) are left alone.
  */
 import type { Logger } from 'pino';
@@ -16,6 +17,7 @@ import { RequeueError } from '../core/controller.js';
 import { locKey, type IsolationStrategy, type Loc } from './export-isolation.js';
 import { cleanMeta, copyWithMeta, hasFinalizer, hashOf, isDeleting, isSubset, setFinalizer, type MetadataFilter } from './metadata.js';
 import { BOUND_ANNOTATION, FIELD_MANAGER, SPEC_HASH_ANNOTATION, SYNCER_FINALIZER } from './types.js';
+import { DEFAULT_UPSTREAM_DELETION_TIMEOUT_MS, type TimedOutDeletion } from './deletion-timeouts.js';
 
 /** How long an upstream create waits for its informer event before a reconcile may apply it again. */
 export const APPLIED_TTL_MS = 30_000;
@@ -40,6 +42,13 @@ export interface SpecUpDeps {
   isReservedNamespace(namespace: string): boolean;
   /** The consumer object's label and annotation keys that go onto its upstream copy. */
   readonly metadata: MetadataFilter;
+  /**
+   * How long the provider may keep an upstream copy terminating (its finalizers) before the deleted
+   * app-cluster object is released anyway. @default DEFAULT_UPSTREAM_DELETION_TIMEOUT_MS (10 min)
+   */
+  readonly deletionTimeoutMs?: number;
+  /** Told about app-cluster objects released that way, and when their upstream copy is gone (deletion-timeouts.ts). */
+  readonly deletionTimeouts?: { report(d: TimedOutDeletion): void; resolve(upstream: string): void };
   readonly log: Logger;
   /** Monotonic milliseconds. @default performance.now */
   readonly now?: () => number;
@@ -65,6 +74,8 @@ export class SpecUpReconciler {
   private readonly updatedDown = new Map<string, { staleRV: string | undefined; obj: KubeObject }>();
   /** Reserved namespaces already warned about (one log line each). */
   private readonly reservedWarned = new Set<string>();
+  /** Upstream copies seen terminating while their app-cluster object waits: provider location → first seen (monotonic ms). */
+  private readonly terminatingSince = new Map<string, number>();
   private readonly now: () => number;
 
   constructor(private readonly d: SpecUpDeps) {
@@ -85,6 +96,13 @@ export class SpecUpReconciler {
   /** The provider informer delivered an event of the upstream object at `key`. */
   providerEvent(key: string): void {
     this.appliedUp.delete(key);
+  }
+
+  /** The provider informer delivered the delete of the upstream object at `key`. */
+  providerGone(key: string): void {
+    this.appliedUp.delete(key);
+    this.terminatingSince.delete(key);
+    this.d.deletionTimeouts?.resolve(key);
   }
 
   async reconcile(key: string): Promise<SpecUpResult> {
@@ -138,14 +156,46 @@ export class SpecUpReconciler {
         await d.provider.delete(d.providerResource, loc.namespace, loc.name, { uid: up.metadata.uid, propagationPolicy: 'Background' });
         return 'delete';
       }
-      return undefined; // upstream is terminating; its delete event requeues us
+      return this.whileTerminating(down, up, loc); // its delete event requeues us, the timeout at the latest
     }
     // The cache says gone; confirm with a live read before letting the downstream object go.
     const live = await d.provider.getOrNull(d.providerResource, loc.namespace, loc.name);
     if (live) {
-      if (!isDeleting(live)) await d.provider.delete(d.providerResource, loc.namespace, loc.name, { uid: live.metadata.uid });
-      throw new RequeueError('waiting for the upstream object to be deleted', 1000);
+      if (!isDeleting(live)) {
+        await d.provider.delete(d.providerResource, loc.namespace, loc.name, { uid: live.metadata.uid });
+        throw new RequeueError('waiting for the upstream object to be deleted', 1000);
+      }
+      return this.whileTerminating(down, live, loc);
     }
+    this.terminatingSince.delete(locKey(loc));
+    return (await this.removeFinalizer(down)) ? 'finalizer-removed' : undefined;
+  }
+
+  /**
+   * The upstream copy is terminating (the provider's finalizers hold it): wait for it, but no longer
+   * than `deletionTimeoutMs` from the moment this reconciler first saw it so; then release the
+   * app-cluster object and report it (the binding's `ProviderDeletionTimedOut` condition).
+   */
+  private async whileTerminating(down: KubeObject, up: KubeObject, loc: Loc): Promise<SpecUpResult> {
+    const d = this.d;
+    const lk = locKey(loc);
+    const now = this.now();
+    let since = this.terminatingSince.get(lk);
+    if (since === undefined) {
+      if (this.terminatingSince.size > IN_FLIGHT_MAX) this.terminatingSince.clear();
+      this.terminatingSince.set(lk, (since = now));
+    }
+    const timeoutMs = d.deletionTimeoutMs ?? DEFAULT_UPSTREAM_DELETION_TIMEOUT_MS;
+    const left = since + timeoutMs - now;
+    const finalizers = up.metadata.finalizers ?? [];
+    if (left > 0) throw new RequeueError(`waiting for the provider to delete ${lk} (finalizers: ${finalizers.join(', ') || 'none'})`, left);
+    const consumer = down.metadata.namespace ? `${down.metadata.namespace}/${down.metadata.name}` : down.metadata.name!;
+    d.log.warn(
+      { upstream: lk, consumer, finalizers, timeoutMs },
+      'the provider did not delete the upstream copy in time; releasing the app-cluster object (the copy stays on the provider)',
+    );
+    d.deletionTimeouts?.report({ upstream: lk, consumer, finalizers });
+    this.terminatingSince.delete(lk);
     return (await this.removeFinalizer(down)) ? 'finalizer-removed' : undefined;
   }
 

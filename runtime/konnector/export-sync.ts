@@ -99,7 +99,10 @@ export class ExportSync {
     this.providerInformer.addEventHandler({
       onAdd: (o) => this.onProviderEvent(o),
       onUpdate: (_, o) => this.onProviderEvent(o),
-      onDelete: (o) => this.onProviderEvent(o),
+      onDelete: (o) => {
+        this.specUp.providerGone(keyOf(o));
+        this.onProviderEvent(o);
+      },
     });
     this.unsubscribe = ctx.onNamespacesChanged((consumerNamespaces) => void this.namespacesChanged(consumerNamespaces));
   }
@@ -123,6 +126,11 @@ export class ExportSync {
       ensureAPIServiceNamespace: (ns) => ctx.ensureAPIServiceNamespace(ns),
       isReservedNamespace: (ns) => ctx.isReservedNamespace(ns),
       metadata: policyFilter(ctx.metadataKeys),
+      deletionTimeoutMs: ctx.upstreamDeletionTimeoutMs,
+      deletionTimeouts: {
+        report: (d) => ctx.deletionTimeouts.report(this.exportObj.metadata.name!, d),
+        resolve: (upstream) => ctx.deletionTimeouts.resolve(this.exportObj.metadata.name!, upstream),
+      },
       log: this.log,
     });
   }

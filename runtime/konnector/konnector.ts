@@ -16,6 +16,7 @@ import { silentLogger } from '../core/logger.js';
 import { recordEvent } from '../core/events.js';
 import { apiServiceBindingKind, BIND_GROUP } from '../../contract/index.js';
 import { ClaimConflicts, claimConflictCondition } from './claim-conflicts.js';
+import { DEFAULT_UPSTREAM_DELETION_TIMEOUT_MS, DELETION_TIMED_OUT_CONDITION, DeletionTimeouts, deletionTimedOutCondition } from './deletion-timeouts.js';
 import { controllerOf, isOwnedBy, type CRD } from './crd.js';
 import { KubeconfigError, parseKubeconfigSecret, type ParsedKubeconfig } from './kubeconfig.js';
 import { isDeleting, setFinalizer } from './metadata.js';
@@ -83,6 +84,13 @@ export interface KonnectorOptions {
    */
   maxProviderObjectsPerNamespace?: number;
   /**
+   * How long a provider may keep an upstream copy terminating (a finalizer it does not remove) after
+   * the app-cluster object was deleted; then the app-cluster object is released anyway and its binding
+   * gets condition `ProviderDeletionTimedOut` (deletion-timeouts.ts). Without it a provider could keep
+   * the app's objects, and an unbind, Terminating for ever. @default 600000 (10 minutes)
+   */
+  upstreamDeletionTimeoutMs?: number;
+  /**
    * Label and annotation key patterns that cross between the clusters besides the documented
    * defaults of contract/metadata-keys.ts (`*` matches any run of characters). The konnector's own
    * keys and the never-crossing list (Argo CD, Flux, Helm, replicator, reflector, kubed, Grafana
@@ -122,6 +130,7 @@ function validate(o: KonnectorOptions): void {
   pos('providerSyncTimeoutMs', o.providerSyncTimeoutMs, 100);
   pos('namespaceLingerMs', o.namespaceLingerMs, 0);
   pos('maxProviderObjectsPerNamespace', o.maxProviderObjectsPerNamespace, 1);
+  pos('upstreamDeletionTimeoutMs', o.upstreamDeletionTimeoutMs, 0);
   if (o.workers !== undefined && !Number.isInteger(o.workers)) throw new Error(`KonnectorOptions.workers: ${o.workers} must be an integer`);
   if (o.bindingAdminNamespace !== undefined && !isDnsLabel(o.bindingAdminNamespace)) {
     throw new Error(`KonnectorOptions.bindingAdminNamespace: "${o.bindingAdminNamespace}" is not a namespace name (a DNS label)`);
@@ -199,6 +208,8 @@ export class Konnector {
   private readonly shared: KonnectorShared;
   /** Claim conflicts between bindings, for the ClaimConflict condition and Events (claim-conflicts.ts). */
   private readonly claimConflicts: ClaimConflicts;
+  /** App-cluster objects released while their provider kept the upstream copy, for the ProviderDeletionTimedOut condition. */
+  private readonly deletionTimeouts: DeletionTimeouts;
   private started = false;
   private stopping = false;
   private readonly adminNamespace: string;
@@ -237,6 +248,9 @@ export class Konnector {
       reconciler: (k) => this.reconcile(k),
     });
 
+    this.deletionTimeouts = new DeletionTimeouts((name) => {
+      for (const b of this.bindings.list()) if (b.metadata.name === name) this.controller.enqueue(keyOf(b));
+    });
     this.claimConflicts = new ClaimConflicts({
       binding: (uid) => this.bindingByUid(uid),
       changed: (uids) => {
@@ -290,6 +304,8 @@ export class Konnector {
       version: klutchKonnectorVersion(opts.version ?? KONNECTOR_VERSION),
       controlPlaneMode: opts.controlPlaneMode ?? false,
       claimConflicts: this.claimConflicts,
+      upstreamDeletionTimeoutMs: opts.upstreamDeletionTimeoutMs,
+      deletionTimeouts: this.deletionTimeouts,
     };
 
     this.bindings.addEventHandler({
@@ -622,6 +638,12 @@ export class Konnector {
     const uid = b.metadata.uid ?? '';
     const conflict = claimConflictCondition(uid, this.claimConflicts.of(uid), (u) => this.bindingByUid(u));
     conds = conflict ? setCondition(conds, conflict) : removeCondition(conds, CLAIM_CONFLICT_CONDITION);
+    // Not part of Ready either: the provider kept copies the app cluster deleted (deletion-timeouts.ts).
+    const timedOut = deletionTimedOutCondition(
+      this.deletionTimeouts.of(b.metadata.name ?? ''),
+      this.opts.upstreamDeletionTimeoutMs ?? DEFAULT_UPSTREAM_DELETION_TIMEOUT_MS,
+    );
+    conds = timedOut ? setCondition(conds, timedOut) : removeCondition(conds, DELETION_TIMED_OUT_CONDITION);
     conds = setSummary(conds, BINDING_CONDITIONS);
     if (conditionsEqual(conds, b.status?.conditions as Condition[] | undefined) && pretty === b.status?.providerPrettyName) return;
     const { namespace, name } = splitKey(key);

@@ -22,6 +22,7 @@ import { AppClusterBindingController } from './appclusterbinding.js';
 import { DEFAULT_NAMESPACE_LINGER_MS } from './consumer-namespaces.js';
 import { Konnector } from './konnector.js';
 import { checkAllowedKeyPattern } from '../../contract/metadata-keys.js';
+import { DEFAULT_UPSTREAM_DELETION_TIMEOUT_MS } from './deletion-timeouts.js';
 import { parseAllowedResource } from '../../contract/resource-policy.js';
 import { DEFAULT_MAX_PROVIDER_OBJECTS_PER_NAMESPACE } from './provider.js';
 import { KONNECTOR_VERSION } from './version.js';
@@ -83,17 +84,10 @@ export function buildCommand(): Command {
       DEFAULT_MAX_PROVIDER_OBJECTS_PER_NAMESPACE,
     )
     .option(
-      '--allow-resource <plural.group>',
-      'a resource providers may export or claim besides the default allow-list (their own APIs, claimed Secrets and ConfigMaps), e.g. daemonsets.apps; repeatable; see docs/bind.md',
-      (v: string, prev: string[]) => {
-        try {
-          parseAllowedResource('--allow-resource', v);
-        } catch (e) {
-          throw new InvalidArgumentError((e as Error).message);
-        }
-        return [...prev, v];
-      },
-      [] as string[],
+      '--upstream-deletion-timeout <duration>',
+      'how long a provider may keep an upstream copy terminating before the deleted app-cluster object is released (condition ProviderDeletionTimedOut)',
+      duration('--upstream-deletion-timeout'),
+      DEFAULT_UPSTREAM_DELETION_TIMEOUT_MS,
     )
     .option(
       '--allow-label-key <pattern>',
@@ -106,6 +100,19 @@ export function buildCommand(): Command {
       'an annotation key pattern that crosses between the clusters (none by default; repeatable or comma-separated)',
       keyPatterns('--allow-annotation-key'),
       [],
+    )
+    .option(
+      '--allow-resource <plural.group>',
+      'a resource providers may export or claim besides the default allow-list (their own APIs, claimed Secrets and ConfigMaps), e.g. daemonsets.apps; repeatable; see docs/bind.md',
+      (v: string, prev: string[]) => {
+        try {
+          parseAllowedResource('--allow-resource', v);
+        } catch (e) {
+          throw new InvalidArgumentError((e as Error).message);
+        }
+        return [...prev, v];
+      },
+      [] as string[],
     )
     .option('--binding-namespace <ns>', 'watch APIServiceBindings only in this namespace')
     .option(
@@ -197,6 +204,7 @@ export async function main(argv = process.argv): Promise<void> {
         namespaceLingerMs: o.namespaceLinger,
         maxProviderObjectsPerNamespace: o.maxProviderObjectsPerNamespace,
         allowedMetadataKeys: { labels: o.allowLabelKey, annotations: o.allowAnnotationKey },
+        upstreamDeletionTimeoutMs: o.upstreamDeletionTimeout,
         allowedResources: o.allowResource,
         registry,
         logger: log,

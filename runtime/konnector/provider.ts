@@ -19,6 +19,7 @@ import type { Informer } from '../core/informer.js';
 import type { ClaimConflictSink } from './claim-conflicts.js';
 import type { SyncContext } from './context.js';
 import { MetadataKeyPolicy } from '../../contract/metadata-keys.js';
+import { DEFAULT_UPSTREAM_DELETION_TIMEOUT_MS, type DeletionTimeoutSink } from './deletion-timeouts.js';
 import type { CRD } from './crd.js';
 import type { ExportSync } from './export-sync.js';
 import type { ParsedKubeconfig } from './kubeconfig.js';
@@ -64,6 +65,10 @@ export interface KonnectorShared {
   maxProviderObjectsPerNamespace?: number;
   /** See SyncContext.metadataKeys. @default MetadataKeyPolicy.DEFAULT */
   metadataKeys?: MetadataKeyPolicy;
+  /** See SyncContext.upstreamDeletionTimeoutMs. @default DEFAULT_UPSTREAM_DELETION_TIMEOUT_MS (10 min) */
+  upstreamDeletionTimeoutMs?: number;
+  /** See SyncContext.deletionTimeouts (one record for every provider connection of the konnector). */
+  deletionTimeouts: DeletionTimeoutSink;
   /** See SyncContext.resourceGate. @default ResourceGate.DEFAULT */
   resourceGate?: ResourceGate;
   version: string;
@@ -113,6 +118,8 @@ export class ProviderConnection implements SyncContext {
   readonly resyncMs: number;
   readonly maxProviderObjectsPerNamespace: number;
   readonly metadataKeys: MetadataKeyPolicy;
+  readonly upstreamDeletionTimeoutMs: number;
+  readonly deletionTimeouts: DeletionTimeoutSink;
   readonly resourceGate: ResourceGate;
   readonly claimConflicts: ClaimConflictSink;
   private readonly bindings = new BindingKeys();
@@ -145,8 +152,10 @@ export class ProviderConnection implements SyncContext {
     this.workers = shared.workers;
     this.resyncMs = shared.resyncMs;
     this.maxProviderObjectsPerNamespace = shared.maxProviderObjectsPerNamespace ?? DEFAULT_MAX_PROVIDER_OBJECTS_PER_NAMESPACE;
-    this.metadataKeys = shared.metadataKeys ?? MetadataKeyPolicy.DEFAULT;
     this.claimConflicts = shared.claimConflicts;
+    this.metadataKeys = shared.metadataKeys ?? MetadataKeyPolicy.DEFAULT;
+    this.upstreamDeletionTimeoutMs = shared.upstreamDeletionTimeoutMs ?? DEFAULT_UPSTREAM_DELETION_TIMEOUT_MS;
+    this.deletionTimeouts = shared.deletionTimeouts;
     this.resourceGate = shared.resourceGate ?? ResourceGate.DEFAULT;
     // Set before the informers exist; they only call `admits` once started.
     this.consumerNamespaces = new ConsumerNamespaces({

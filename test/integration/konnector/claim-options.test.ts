@@ -10,7 +10,7 @@ import {
   SOURCE_UID_ANNOTATION,
   type Secret,
 } from '../../../runtime/konnector/types.js';
-import { ensure, eventually, never, startBoundPair, WIDGETS, type BoundPair } from './fixture.js';
+import { ensure, eventually, never, startBoundPair, WIDGETS, WIDGETS_NAME, type BoundPair } from './fixture.js';
 
 jest.setTimeout(180_000);
 
@@ -68,6 +68,10 @@ const HOSTILE_ANNOTATIONS = {
 /** The keys of a copy that are not the konnector's own. */
 const foreignKeys = (m: Record<string, string> | undefined) => Object.keys(m ?? {}).filter((k) => !k.startsWith('klutch.anynines.com/'));
 
+/** The konnector's --upstream-deletion-timeout in this suite. */
+const DELETION_TIMEOUT_MS = 3000;
+type Binding = KubeObject & { status?: { conditions?: Array<{ type: string; status: string; reason?: string; message?: string }> } };
+
 const dec = (s: Secret | undefined, k: string): string | undefined => (s?.data?.[k] === undefined ? undefined : Buffer.from(s.data[k], 'base64').toString());
 const getDown = (name: string) => ac.getOrNull<Secret>(CoreResources.secrets, CNS, name);
 const getUp = (name: string) => cpc.getOrNull<Secret>(CoreResources.secrets, PNS, name);
@@ -81,7 +85,11 @@ const patchDown = (name: string, patch: Record<string, unknown>) => ac.mergePatc
 let pair: BoundPair | undefined;
 
 beforeAll(async () => {
-  pair = await startBoundPair('clo', { clusterNamespace: 'cluster-co', claims: CLAIMS, konnector: { allowedMetadataKeys: ALLOWED } });
+  pair = await startBoundPair('clo', {
+    clusterNamespace: 'cluster-co',
+    claims: CLAIMS,
+    konnector: { allowedMetadataKeys: ALLOWED, upstreamDeletionTimeoutMs: DELETION_TIMEOUT_MS },
+  });
   ({ cpc, ac } = pair);
   // A bound object makes team-a a bound namespace (APIServiceNamespace → provider namespace).
   await ensure(ac, CoreResources.namespaces, { metadata: { name: CNS } });
@@ -328,5 +336,30 @@ describe('permission-claim options on real clusters', () => {
     const adopted = await eventually('meta-adopted adopted', () => ac.getOrNull(WIDGETS, CNS, 'meta-adopted'));
     expect(adopted.metadata.labels).toEqual({ 'example.com/tier': 'gold' });
     expect(foreignKeys(adopted.metadata.annotations)).toEqual([]);
+  });
+});
+
+describe('a provider that keeps its copy of a deleted object (a finalizer it never removes)', () => {
+  it('holds the app-cluster object only until the deletion timeout; the binding says so until the provider lets go', async () => {
+    const widget = { apiVersion: `${WIDGETS.group}/${WIDGETS.version}`, kind: 'Widget', metadata: { name: 'held', namespace: CNS }, spec: { size: 1 } };
+    await ac.create(WIDGETS, widget);
+    await eventually('held upstream', () => cpc.getOrNull(WIDGETS, PNS, 'held'));
+    await cpc.mergePatch(WIDGETS, PNS, 'held', { metadata: { finalizers: ['provider.example.com/keep'] } });
+    await ac.delete(WIDGETS, CNS, 'held');
+    // released after the timeout (3 s), though the provider still has its copy
+    await eventually('held released in the app cluster', async () => !(await ac.getOrNull(WIDGETS, CNS, 'held')), 60_000);
+    const up = await cpc.getOrNull(WIDGETS, PNS, 'held');
+    expect(up?.metadata.deletionTimestamp).toBeDefined();
+    const timedOut = async () => {
+      const b = await ac.get<Binding>(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME);
+      return b.status?.conditions?.find((c) => c.type === 'ProviderDeletionTimedOut');
+    };
+    const cond = await eventually('the ProviderDeletionTimedOut condition', timedOut);
+    expect(cond).toMatchObject({ status: 'True', reason: 'ProviderFinalizers' });
+    expect(cond.message).toContain(`${CNS}/held (upstream ${PNS}/held, finalizers provider.example.com/keep)`);
+    // the provider lets go: the copy goes, and so does the condition
+    await cpc.mergePatch(WIDGETS, PNS, 'held', { metadata: { finalizers: null } });
+    await eventually('the condition removed', async () => (await timedOut()) === undefined);
+    expect(await cpc.getOrNull(WIDGETS, PNS, 'held')).toBeUndefined();
   });
 });

@@ -88,6 +88,8 @@ describe('ClaimSync and a namespace bound after it started', () => {
       resyncMs: 3_600_000, // no resync within the test: only the fix brings the Secret down
       maxProviderObjectsPerNamespace: 100,
       claimConflicts: { report: () => false, resolve: () => undefined, resolveAll: () => undefined },
+      upstreamDeletionTimeoutMs: 60_000,
+      deletionTimeouts: { report: () => undefined, resolve: () => undefined },
       metadataKeys: MetadataKeyPolicy.DEFAULT,
       providerNamespaceFor: (c) => bound.find((b) => b.consumer === c)?.provider,
       consumerNamespaceFor: (p) => bound.find((b) => b.provider === p)?.consumer,

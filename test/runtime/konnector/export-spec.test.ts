@@ -4,6 +4,7 @@ import { RequeueError } from '../../../runtime/core/controller.js';
 import { silentLogger } from '../../../runtime/core/logger.js';
 import { isolationFor } from '../../../runtime/konnector/export-isolation.js';
 import { APPLIED_TTL_MS, SpecUpReconciler } from '../../../runtime/konnector/export-spec.js';
+import { DEFAULT_UPSTREAM_DELETION_TIMEOUT_MS, type TimedOutDeletion } from '../../../runtime/konnector/deletion-timeouts.js';
 import { DEFAULT_METADATA_FILTER, hashOf } from '../../../runtime/konnector/metadata.js';
 import { BOUND_ANNOTATION, CLUSTER_NAMESPACE_ANNOTATION, FIELD_MANAGER, SPEC_HASH_ANNOTATION, SYNCER_FINALIZER } from '../../../runtime/konnector/types.js';
 import { FakeCache, FakeKube, GADGETS, widget, WIDGETS } from './_export-fakes.js';
@@ -15,13 +16,17 @@ const ctx = {
 };
 const DELETING = { deletionTimestamp: '2026-01-01T00:00:00Z' as never };
 
-function setup(opts: { down?: KubeObject[]; up?: KubeObject[]; cluster?: 'Prefixed' | 'None' | 'Namespaced'; assign?: string; reserved?: string[] } = {}) {
+function setup(
+  opts: { down?: KubeObject[]; up?: KubeObject[]; cluster?: 'Prefixed' | 'None' | 'Namespaced'; assign?: string; reserved?: string[]; timeoutMs?: number } = {},
+) {
   const app = new FakeKube();
   const provider = new FakeKube();
   const consumers = new FakeCache(...(opts.down ?? []));
   const providers = new FakeCache(...(opts.up ?? []));
   const ensured: string[] = [];
   const warnings: unknown[] = [];
+  const reported: TimedOutDeletion[] = [];
+  const resolved: string[] = [];
   let t = 1_000;
   const namespaced = opts.cluster === undefined;
   const isolation = isolationFor(namespaced, opts.cluster, ctx);
@@ -40,10 +45,12 @@ function setup(opts: { down?: KubeObject[]; up?: KubeObject[]; cluster?: 'Prefix
     },
     isReservedNamespace: (ns) => (opts.reserved ?? []).includes(ns),
     metadata: DEFAULT_METADATA_FILTER,
+    deletionTimeoutMs: opts.timeoutMs,
+    deletionTimeouts: { report: (d) => reported.push(d), resolve: (u) => resolved.push(u) },
     log: { ...silentLogger, warn: (...a: unknown[]) => warnings.push(a) } as never,
     now: () => t,
   });
-  return { app, provider, consumers, providers, ensured, warnings, r, advance: (ms: number) => (t += ms) };
+  return { app, provider, consumers, providers, ensured, warnings, reported, resolved, r, advance: (ms: number) => (t += ms) };
 }
 
 const withFinalizer = (o: KubeObject): KubeObject => ({ ...o, metadata: { ...o.metadata, finalizers: [SYNCER_FINALIZER] } });
@@ -204,8 +211,11 @@ describe('SpecUpReconciler', () => {
     ]);
     expect(present.app.writes()).toEqual([]);
 
+    // terminating upstream: wait (its delete event requeues us; at the latest when the timeout is up)
     const terminating = setup({ down: [down], up: [widget('cluster-a-shop', 'db', { metadata: DELETING })] });
-    await expect(terminating.r.reconcile('shop/db')).resolves.toBeUndefined();
+    const waiting = await terminating.r.reconcile('shop/db').catch((e: unknown) => e);
+    expect(waiting).toBeInstanceOf(RequeueError);
+    expect((waiting as RequeueError).afterMs).toBe(DEFAULT_UPSTREAM_DELETION_TIMEOUT_MS);
     expect([...terminating.app.writes(), ...terminating.provider.writes()]).toEqual([]);
 
     // the cache says gone but a live read finds it: delete and wait
@@ -229,6 +239,40 @@ describe('SpecUpReconciler', () => {
         ],
       },
     ]);
+  });
+
+  it('a provider that keeps the upstream copy terminating holds the app-cluster object only until the deletion timeout', async () => {
+    const down = withFinalizer(widget('shop', 'db', { metadata: DELETING }));
+    const held = widget('cluster-a-shop', 'db', { metadata: { ...DELETING, finalizers: ['provider.example.com/never'] } });
+    const t = setup({ down: [down], up: [held], timeoutMs: 60_000 });
+    const first = await t.r.reconcile('shop/db').catch((e: unknown) => e);
+    expect((first as RequeueError).afterMs).toBe(60_000);
+    expect((first as RequeueError).message).toBe('waiting for the provider to delete cluster-a-shop/db (finalizers: provider.example.com/never)');
+    t.advance(59_000);
+    expect(((await t.r.reconcile('shop/db').catch((e: unknown) => e)) as RequeueError).afterMs).toBe(1_000);
+    expect([...t.app.writes(), ...t.provider.writes(), ...t.reported]).toEqual([]);
+    t.advance(1_000);
+    await expect(t.r.reconcile('shop/db')).resolves.toBe('finalizer-removed');
+    expect(t.app.writes().map((c) => c.verb)).toEqual(['jsonPatch']);
+    expect(t.provider.writes()).toEqual([]); // the copy stays on the provider
+    expect(t.reported).toEqual([{ upstream: 'cluster-a-shop/db', consumer: 'shop/db', finalizers: ['provider.example.com/never'] }]);
+    expect(t.warnings).toHaveLength(1);
+    // once the provider lets it go, the record goes too
+    t.r.providerGone('cluster-a-shop/db');
+    expect(t.resolved).toEqual(['cluster-a-shop/db']);
+  });
+
+  it('the deletion timeout also applies when only a live read finds the terminating upstream copy, and restarts for a new deletion', async () => {
+    const down = withFinalizer(widget('shop', 'db', { metadata: DELETING }));
+    const t = setup({ down: [down], timeoutMs: 10_000 });
+    t.provider.live.set('cluster-a-shop/db', widget('cluster-a-shop', 'db', { metadata: { ...DELETING, finalizers: ['x/y'] } }));
+    expect(((await t.r.reconcile('shop/db').catch((e: unknown) => e)) as RequeueError).afterMs).toBe(10_000);
+    t.advance(10_000);
+    await expect(t.r.reconcile('shop/db')).resolves.toBe('finalizer-removed');
+    expect(t.reported).toEqual([{ upstream: 'cluster-a-shop/db', consumer: 'shop/db', finalizers: ['x/y'] }]);
+    // a later deletion of an object of the same name waits the whole timeout again
+    t.advance(5_000);
+    expect(((await t.r.reconcile('shop/db').catch((e: unknown) => e)) as RequeueError).afterMs).toBe(10_000);
   });
 
   it('a deleted consumer object that never got a provider namespace is released without asking for one', async () => {
