@@ -10,10 +10,11 @@ import { packageCommand } from './package.js';
 import { graphCommand } from './graph.js';
 import { imageCommand } from './image.js';
 import { initCommand } from './init.js';
+import { migrateCommand } from './migrate.js';
 import { validateCommand } from './validate.js';
 
 /** Factories of the subcommands, in `--help` order. Add a command here. */
-const COMMANDS: ReadonlyArray<() => Command> = [initCommand, clusterCommand, graphCommand, validateCommand, packageCommand, imageCommand];
+const COMMANDS: ReadonlyArray<() => Command> = [initCommand, clusterCommand, graphCommand, validateCommand, packageCommand, imageCommand, migrateCommand];
 
 function packageVersion(): string {
   let dir = path.dirname(fileURLToPath(import.meta.url));

@@ -9,9 +9,10 @@
  * claims; the minimal backend of the konnector tests assigns provider namespaces. A PostgresqlInstance
  * and a ServiceBinding created there (naming their backends in `spec.compositionRef`) are Ready and a row
  * is written with the binding's credentials as they came down; then the documented steps: 1. stop the
- * konnector; 2.–6. on the control plane: orphan the composed Objects, delete the claims, replace the
- * claim catalogue (its Configuration) by the ApiStyle.NAMESPACED_XR catalogue, re-create the claims as
- * namespaced XRs; 7. bind again (the backend deletes an export whose CRD is gone and exports the new CRD
+ * konnector; 2.–4. `klutch-kit migrate release-claims` (save the claims, pause their XRs, orphan and delete
+ * the composed Objects, delete the claims, let the XRs go); 5. replace the claim catalogue (its
+ * Configuration) by the ApiStyle.NAMESPACED_XR catalogue; 6. `klutch-kit migrate create-xrs` (the claims
+ * as namespaced XRs); 7. bind again (the backend deletes an export whose CRD is gone and exports the new CRD
  * with the new template's claims on the next bind: done here as the backend does it, with the
  * minimal backend standing in for it), start the konnector, re-apply the app's objects with
  * `spec.crossplane.compositionRef`. The a8s objects are adopted (same uid), the server is the same
@@ -23,6 +24,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import pg from 'pg';
+import { parse } from 'yaml';
+import { main } from '../../../runtime/cli/main.js';
 import type { Catalogue } from '../../../constructs/catalogue/index.js';
 import { ApiStyle } from '../../../constructs/dataservice/index.js';
 import type { Crd } from '../../../runtime/backend/catalog.js';
@@ -150,6 +153,16 @@ afterAll(async () => {
   await Promise.all([env?.cluster.stop(), app?.stop()]);
 }, 180_000);
 
+/** Runs `klutch-kit <args>` in-process: its exit code and what it wrote to stderr. */
+async function cli(args: readonly string[]): Promise<{ code: number; err: string }> {
+  let err = '';
+  const before = process.exitCode;
+  await main(['node', 'klutch-kit', ...args], { write: (s: string) => (err += s) });
+  const code = Number(process.exitCode ?? 0);
+  process.exitCode = before;
+  return { code, err };
+}
+
 const decode = (s: Obj): Record<string, string> =>
   Object.fromEntries(Object.entries((s as { data?: Record<string, string> }).data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
 
@@ -210,36 +223,26 @@ describe('claims → namespaced XRs without losing the database', () => {
     await konnector!.stop();
     konnector = undefined;
 
-    // 2. Save the claims.
-    const saved = [(await api.get(GROUP, 'PostgresqlInstance', 'orders', NS))!, (await api.get(GROUP, 'ServiceBinding', 'shop', NS))!];
-
-    // 3. Orphan what they composed.
+    // 2.–4. `klutch-kit migrate release-claims`: saves the claims, pauses their XRs, orphans and deletes the
+    //    composed Objects, deletes the claims and lets the XRs go. The a8s objects stay.
+    const savedFile = path.join(tmp, 'claims.yaml');
     const composedObjects: Obj[] = [];
-    for (const c of saved) {
-      const { resources } = await composed(api, c.kind!, c.metadata!.name!, 1, NS);
-      for (const r of resources) {
-        await api.apply(
-          { apiVersion: r.apiVersion, kind: r.kind, metadata: { name: r.metadata!.name }, spec: { deletionPolicy: 'Orphan' } } as Obj,
-          'migration',
-        );
-        composedObjects.push(r);
-      }
-    }
+    for (const [kind, name] of [
+      ['PostgresqlInstance', 'orders'],
+      ['ServiceBinding', 'shop'],
+    ] as const)
+      composedObjects.push(...(await composed(api, kind, name, 1, NS)).resources);
     expect(composedObjects.map((o) => o.apiVersion)).toEqual(['kubernetes.crossplane.io/v1alpha1', 'kubernetes.crossplane.io/v1alpha1']);
-
-    // 4. Delete the claims; XRs and Objects go, the a8s objects stay.
-    for (const c of saved) await api.delete(GROUP, c.kind!, c.metadata!.name!, NS);
-    await waitFor(
-      'claims, XRs and Objects gone',
-      async () => {
-        for (const c of saved) if (await api.get(GROUP, c.kind!, c.metadata!.name!, NS)) return undefined;
-        for (const o of composedObjects) if (await api.get(o.apiVersion!, o.kind!, o.metadata!.name!)) return undefined;
-        return true;
-      },
-      180_000,
-    );
+    expect(await cli(['migrate', 'release-claims', '--kubeconfig', env.cluster.kubeconfigPath, '--save', savedFile, '--quiet'])).toEqual({ code: 0, err: '' });
+    for (const kind of ['PostgresqlInstance', 'ServiceBinding']) expect(await api.list(GROUP, kind, NS)).toEqual([]);
+    for (const o of composedObjects) expect(await api.get(o.apiVersion!, o.kind!, o.metadata!.name!)).toBeUndefined();
     expect((await api.get(PG[0], PG[1], 'orders', NS))?.metadata!.uid).toBe(pgBefore.metadata!.uid);
     expect((await api.get(SB[0], SB[1], 'shop', NS))?.metadata!.uid).toBe(sbBefore.metadata!.uid);
+    const saved = (parse(fs.readFileSync(savedFile, 'utf8')) as { items: Obj[] }).items;
+    expect(saved.map((c) => [c.kind, c.metadata!.name, c.spec!.compositionRef])).toEqual([
+      ['PostgresqlInstance', 'orders', { name: 'a8s-postgresql' }],
+      ['ServiceBinding', 'shop', { name: 'a8s-servicebinding' }],
+    ]);
 
     // 5. Replace the catalogue: the claim XRDs (and with them the claim CRDs) go, the namespaced ones come.
     await api.delete('pkg.crossplane.io/v1', 'Configuration', 'klutch-catalogue');
@@ -256,29 +259,11 @@ describe('claims → namespaced XRs without losing the database', () => {
     });
     expect(ns.xrds.map((x) => x.apiVersion)).toEqual(['apiextensions.crossplane.io/v2', 'apiextensions.crossplane.io/v2']);
 
-    // 6. Re-create each claim as a namespaced XR: same name, namespace and spec (compositionRef moves under spec.crossplane).
-    expect(saved.map((c) => c.spec!.compositionRef)).toEqual([{ name: 'a8s-postgresql' }, { name: 'a8s-servicebinding' }]);
-    for (const c of saved) {
-      const { compositionRef, resourceRef, writeConnectionSecretToRef, compositeDeletePolicy, compositionUpdatePolicy, ...spec } = c.spec as Record<
-        string,
-        unknown
-      >;
-      void resourceRef;
-      void writeConnectionSecretToRef;
-      void compositeDeletePolicy;
-      void compositionUpdatePolicy;
-      await api.create({
-        apiVersion: c.apiVersion,
-        kind: c.kind,
-        metadata: { name: c.metadata!.name, namespace: NS },
-        spec: { ...spec, ...(compositionRef ? { crossplane: { compositionRef } } : {}) },
-      });
-    }
-    await waitFor(
-      'namespaced XRs Ready',
-      async () => ((await readyOf('PostgresqlInstance', 'orders')) && (await readyOf('ServiceBinding', 'shop')) ? true : undefined),
-      240_000,
-    );
+    // 6. `klutch-kit migrate create-xrs`: each claim as a namespaced XR, same name, namespace and spec
+    //    (compositionRef under spec.crossplane), Ready.
+    expect(await cli(['migrate', 'create-xrs', '--kubeconfig', env.cluster.kubeconfigPath, '--from', savedFile, '--quiet'])).toEqual({ code: 0, err: '' });
+    expect(await readyOf('PostgresqlInstance', 'orders')).toBe(true);
+    expect(await readyOf('ServiceBinding', 'shop')).toBe(true);
 
     // Adopted, not re-created: same a8s objects, same server process, same data.
     const pgAfter = (await api.get(PG[0], PG[1], 'orders', NS))!;
