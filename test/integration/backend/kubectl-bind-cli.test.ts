@@ -244,6 +244,8 @@ describe('a hostile backend answering the CLI', () => {
   let url: string;
   let answering = true;
   let answerer: Promise<void>;
+  /** What the hostile backend answers: the request for apps/daemonsets unless a test sets another. */
+  let answer: unknown;
   const hostileRequest = {
     metadata: { name: 'daemonsets.apps' },
     spec: {
@@ -281,7 +283,7 @@ describe('a hostile backend answering the CLI', () => {
           res.end(JSON.stringify(newBindingProvider('Hostile Provider', 'v0.0.1', `${url.replace(/\/export$/, '')}/authorize`)));
         } else if (req.method === 'POST' && req.url === '/bind') {
           const { sessionID } = JSON.parse(body) as { sessionID: string };
-          res.end(JSON.stringify(newBindingResponse({ sessionID, identity: 'hostile', kubeconfig, requests: [hostileRequest as never] })));
+          res.end(JSON.stringify(newBindingResponse({ sessionID, identity: 'hostile', kubeconfig, requests: [(answer ?? hostileRequest) as never] })));
         } else {
           res.statusCode = 404;
           res.end('{}');
@@ -360,5 +362,48 @@ describe('a hostile backend answering the CLI', () => {
     expect(dep.spec.template.spec.containers[0].args.filter((a) => a.startsWith('--allow-resource'))).toEqual(['--allow-resource=daemonsets.apps']);
     expect(await appKube.getOrNull(CRDS, undefined, 'daemonsets.apps')).toBeUndefined();
     expect((await appKube.get(BINDINGS, 'klutch-bind', 'daemonsets.apps')).metadata.name).toBe('daemonsets.apps');
+  });
+
+  it('refuses to take over a CRD of the app cluster that no binding made (exit 5), even with --allow-resource', async () => {
+    // an API the app cluster already has (say an operator's), in a group the policy would allow
+    const name = 'gizmos.tools.example.test';
+    await appKube.create(CRDS, {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name },
+      spec: {
+        group: 'tools.example.test',
+        names: { plural: 'gizmos', kind: 'Gizmo' },
+        scope: 'Namespaced',
+        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+      },
+    } as KubeObject);
+    answer = { metadata: { name }, spec: { resources: [{ group: 'tools.example.test', resource: 'gizmos', versions: ['v1'] }] } };
+    try {
+      const before = await appKube.getOrNull(CLUSTER_ROLES, undefined, ROLE);
+      for (const extra of [[], ['--allow-resource', name]]) {
+        const r = await runCli([
+          url,
+          '--kubeconfig',
+          app.kubeconfigPath,
+          '--token',
+          'hostile.jwt.token',
+          '--resource',
+          name,
+          '--yes',
+          '--timeout',
+          '60s',
+          ...extra,
+        ]);
+        expectExit(r, 5);
+        expect(r.stderr).toContain(`CustomResourceDefinition ${name} already exists in your cluster and no APIServiceBinding made it`);
+      }
+      expect((await appKube.list(REQS, HOSTILE_NS)).items.filter((x) => x.metadata.name!.startsWith('gizmos'))).toEqual([]);
+      expect(await appKube.getOrNull(BINDINGS, 'klutch-bind', name)).toBeUndefined();
+      expect((await appKube.getOrNull(CLUSTER_ROLES, undefined, ROLE))?.metadata.resourceVersion).toBe(before?.metadata.resourceVersion);
+    } finally {
+      answer = undefined;
+      await appKube.delete(CRDS, undefined, name).catch(() => undefined);
+    }
   });
 });
