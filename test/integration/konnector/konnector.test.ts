@@ -194,7 +194,10 @@ describe('konnector on real clusters', () => {
   it('spec up: a downstream object appears upstream in the assigned provider namespace, with finalizer and bound annotation', async () => {
     await app1Ready();
     await ensure(a1, CoreResources.namespaces, { metadata: { name: 'team-a' } });
-    await a1.create(WIDGETS, { metadata: { name: 'w1', namespace: 'team-a', labels: { app: 'shop' } }, spec: { size: 3, color: 'red', tags: ['a'] } });
+    await a1.create(WIDGETS, {
+      metadata: { name: 'w1', namespace: 'team-a', labels: { 'app.kubernetes.io/name': 'shop', app: 'shop' } },
+      spec: { size: 3, color: 'red', tags: ['a'] },
+    });
     const ans = await eventually('APIServiceNamespace team-a', async () => {
       const o = await cpc.getOrNull<KubeObject & { status?: { namespace?: string } }>(BindResources.apiServiceNamespaces, 'cluster-app1', 'team-a');
       return o?.status?.namespace ? o : undefined;
@@ -203,7 +206,7 @@ describe('konnector on real clusters', () => {
     const up = await eventually('upstream w1', () => cpc.getOrNull<Widget>(WIDGETS, 'cluster-app1-team-a', 'w1'));
     expect(up.spec).toEqual({ size: 3, color: 'red', tags: ['a'] });
     expect(up.metadata.annotations?.[BOUND_ANNOTATION]).toBe('true');
-    expect(up.metadata.labels).toEqual({ app: 'shop' });
+    expect(up.metadata.labels).toEqual({ 'app.kubernetes.io/name': 'shop' }); // only allow-listed keys go up (contract/metadata-keys.ts)
     expect(up.metadata.ownerReferences).toBeUndefined();
     expect(up.metadata.finalizers).toBeUndefined();
     const down = await a1.get<Widget>(WIDGETS, 'team-a', 'w1');
