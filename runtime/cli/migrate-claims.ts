@@ -442,7 +442,7 @@ export async function createXrs(deps: MigrateDeps, claims: readonly unknown[], o
     const claimXrd = xrds.find((x) => x.spec.group === group && x.spec.claimNames?.kind === c.kind);
     if (claimXrd || !xrd || xrd.spec.scope !== 'Namespaced')
       problems.push(
-        `${c.kind} (${c.apiVersion}) is ${claimXrd ? `still a claim of XRD ${claimXrd.metadata.name}` : xrd ? `an XR of scope ${JSON.stringify(xrd.spec.scope ?? 'LegacyCluster')}` : 'served by no XRD'}: replace the catalogue by the ApiStyle.NAMESPACED_XR one first (docs/dataservice.md, step 5)`,
+        `${c.kind} (${c.apiVersion}) is ${claimXrd ? `still a claim of XRD ${claimXrd.metadata.name}` : xrd ? `an XR of scope ${JSON.stringify(xrd.spec.scope ?? 'LegacyCluster')}` : 'served by no XRD'}: replace the catalogue by the ApiStyle.NAMESPACED_XR one first (docs/dataservice.md, migration step 3)`,
       );
     else refs.set(key, await resourceOf(paths, c.apiVersion!, c.kind!));
   }

@@ -9,10 +9,10 @@
  * claims; the minimal backend of the konnector tests assigns provider namespaces. A PostgresqlInstance
  * and a ServiceBinding created there (naming their backends in `spec.compositionRef`) are Ready and a row
  * is written with the binding's credentials as they came down; then the documented steps: 1. stop the
- * konnector; 2.–4. `klutch-kit migrate release-claims` (save the claims, pause their XRs, orphan and delete
- * the composed Objects, delete the claims, let the XRs go); 5. replace the claim catalogue (its
- * Configuration) by the ApiStyle.NAMESPACED_XR catalogue; 6. `klutch-kit migrate create-xrs` (the claims
- * as namespaced XRs); 7. bind again (the backend deletes an export whose CRD is gone and exports the new CRD
+ * konnector; 2. `klutch-kit migrate release-claims` (save the claims, pause their XRs, orphan and delete
+ * the composed Objects, delete the claims, let the XRs go); 3. replace the claim catalogue (its
+ * Configuration) by the ApiStyle.NAMESPACED_XR catalogue; 4. `klutch-kit migrate create-xrs` (the claims
+ * as namespaced XRs); 5. bind again (the backend deletes an export whose CRD is gone and exports the new CRD
  * with the new template's claims on the next bind: done here as the backend does it, with the
  * minimal backend standing in for it), start the konnector, re-apply the app's objects with
  * `spec.crossplane.compositionRef`. The a8s objects are adopted (same uid), the server is the same
@@ -223,7 +223,7 @@ describe('claims → namespaced XRs without losing the database', () => {
     await konnector!.stop();
     konnector = undefined;
 
-    // 2.–4. `klutch-kit migrate release-claims`: saves the claims, pauses their XRs, orphans and deletes the
+    // 2. `klutch-kit migrate release-claims`: saves the claims, pauses their XRs, orphans and deletes the
     //    composed Objects, deletes the claims and lets the XRs go. The a8s objects stay.
     const savedFile = path.join(tmp, 'claims.yaml');
     const composedObjects: Obj[] = [];
@@ -244,7 +244,7 @@ describe('claims → namespaced XRs without losing the database', () => {
       ['ServiceBinding', 'shop', { name: 'a8s-servicebinding' }],
     ]);
 
-    // 5. Replace the catalogue: the claim XRDs (and with them the claim CRDs) go, the namespaced ones come.
+    // 3. Replace the catalogue: the claim XRDs (and with them the claim CRDs) go, the namespaced ones come.
     await api.delete('pkg.crossplane.io/v1', 'Configuration', 'klutch-catalogue');
     await waitFor(
       'claim XRDs and CRDs gone',
@@ -259,7 +259,7 @@ describe('claims → namespaced XRs without losing the database', () => {
     });
     expect(ns.xrds.map((x) => x.apiVersion)).toEqual(['apiextensions.crossplane.io/v2', 'apiextensions.crossplane.io/v2']);
 
-    // 6. `klutch-kit migrate create-xrs`: each claim as a namespaced XR, same name, namespace and spec
+    // 4. `klutch-kit migrate create-xrs`: each claim as a namespaced XR, same name, namespace and spec
     //    (compositionRef under spec.crossplane), Ready.
     expect(await cli(['migrate', 'create-xrs', '--kubeconfig', env.cluster.kubeconfigPath, '--from', savedFile, '--quiet'])).toEqual({ code: 0, err: '' });
     expect(await readyOf('PostgresqlInstance', 'orders')).toBe(true);
@@ -279,7 +279,7 @@ describe('claims → namespaced XRs without losing the database', () => {
     const rows = await session(creds, async (db) => (await db.query('SELECT item FROM orders ORDER BY id')).rows);
     expect(rows).toEqual([{ item: 'from the claim era' }]);
 
-    // 7. Bind again: the backend deletes an export whose CRD is gone (runtime/backend/reconcilers/export.ts) and,
+    // 5. Bind again: the backend deletes an export whose CRD is gone (runtime/backend/reconcilers/export.ts) and,
     //    on the next `kubectl bind`, exports the new CRD with the namespaced template's permission claims; the
     //    consumer accepts them. Done here as the backend and kubectl bind do it.
     for (const n of APIS) await client.delete(BindResources.apiServiceExports, CLUSTER_NS, n);
