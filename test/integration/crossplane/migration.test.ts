@@ -238,6 +238,10 @@ describe('claims → namespaced XRs without losing the database', () => {
     for (const o of composedObjects) expect(await api.get(o.apiVersion!, o.kind!, o.metadata!.name!)).toBeUndefined();
     expect((await api.get(PG[0], PG[1], 'orders', NS))?.metadata!.uid).toBe(pgBefore.metadata!.uid);
     expect((await api.get(SB[0], SB[1], 'shop', NS))?.metadata!.uid).toBe(sbBefore.metadata!.uid);
+    // Run again (as after an interruption): nothing left to release, nothing changed.
+    const again = path.join(tmp, 'claims-again.yaml');
+    expect(await cli(['migrate', 'release-claims', '--kubeconfig', env.cluster.kubeconfigPath, '--save', again, '--quiet'])).toEqual({ code: 0, err: '' });
+    expect((parse(fs.readFileSync(again, 'utf8')) as { items: Obj[] }).items).toEqual([]);
     const saved = (parse(fs.readFileSync(savedFile, 'utf8')) as { items: Obj[] }).items;
     expect(saved.map((c) => [c.kind, c.metadata!.name, c.spec!.compositionRef])).toEqual([
       ['PostgresqlInstance', 'orders', { name: 'a8s-postgresql' }],
