@@ -23,3 +23,4 @@ export * from './binder-rbac.js';
 export * from './resources.js';
 export * from './resource-policy.js';
 export * from './metadata-keys.js';
+export * from './secret-types.js';

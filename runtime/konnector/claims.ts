@@ -16,6 +16,11 @@
  * namespace are a conflict, shown on both bindings (claim-conflicts.ts), not a write loop. Only
  * namespaces the konnector bound are synced (consumer-namespaces.ts).
  *
+ * A claimed Secret crosses (either way) only if its `type` is on the Secret type allow-list
+ * (contract/secret-types.ts): never `kubernetes.io/service-account-token`, whose copy would make the
+ * app cluster's token controller mint a ServiceAccount token. A refused one is not written at all (an
+ * existing copy is left as it is) and shown on the binding (claim-refusals.ts).
+ *
  * Only objects the claim's whole selector matches are touched (names, namespaces, label selectors,
  * field selectors, owner); a claim never touches an object whose name it does not select (so several
  * claims of one resource with disjoint `names` do not fight over each other's copies). Informers are
@@ -49,6 +54,7 @@ import { MultiNamespaceInformer } from './multins-informer.js';
 import { ResourceGate } from './resource-gate.js';
 import { NamespaceBudget } from './namespace-budget.js';
 import { ownerAllowed, selects, type Owner } from './selector.js';
+import { SecretTypePolicy, secretTypeOf } from '../../contract/secret-types.js';
 import { applyPreserving, claimOptions, sourceStamp, type ClaimOptions } from './_claim-options.js';
 import {
   BINDING_UID_ANNOTATION,
@@ -57,6 +63,10 @@ import {
   SOURCE_UID_ANNOTATION,
   type AcceptablePermissionClaim,
 } from './types.js';
+
+/** The Secret type the token controller fills with a ServiceAccount token, and the annotation naming that ServiceAccount. */
+const SERVICE_ACCOUNT_TOKEN_TYPE = 'kubernetes.io/service-account-token';
+const SERVICE_ACCOUNT_NAME_ANNOTATION = 'kubernetes.io/service-account.name';
 
 /** Resources whose claims the konnector syncs (namespaced, no status). */
 const KINDS: Record<string, string> = { secrets: 'Secret', configmaps: 'ConfigMap', serviceaccounts: 'ServiceAccount' };
@@ -108,6 +118,8 @@ export class ClaimSync {
   private readonly reporter: string;
   /** Consumer keys this syncer reported a conflict for. */
   private readonly conflicted = new Set<string>();
+  /** Consumer keys whose copy this syncer refused for its Secret type (refuseType). */
+  private readonly refused = new Set<string>();
 
   constructor(
     private readonly ctx: SyncContext,
@@ -161,6 +173,7 @@ export class ClaimSync {
     const bound = new Set(pairs.map((p) => p.consumer));
     for (const k of [...this.consumerDeleted.keys()]) if (!bound.has(splitKey(k).namespace ?? '')) this.consumerDeleted.delete(k);
     for (const k of [...this.conflicted]) if (!bound.has(splitKey(k).namespace ?? '')) this.resolveConflict(k);
+    for (const k of [...this.refused]) if (!bound.has(splitKey(k).namespace ?? '')) this.resolveRefusal(k);
     const newPairs = pairs.filter((p) => !this.consumer.namespaces.includes(p.consumer) || !this.providerInf.namespaces.includes(p.provider));
     await Promise.all([this.consumer.setNamespaces(pairs.map((p) => p.consumer)), this.providerInf.setNamespaces(pairs.map((p) => p.provider))]);
     // New namespaces: their informers enqueue everything on their initial list, but a key is dropped while the
@@ -192,6 +205,8 @@ export class ClaimSync {
     await Promise.all([this.consumer.stop(), this.providerInf.stop()]);
     this.conflicted.clear();
     this.ctx.claimConflicts.resolveAll(this.reporter);
+    this.refused.clear();
+    this.ctx.claimRefusals?.resolveAll(this.reporter);
   }
 
   private isCopy(o: KubeObject, owner: Owner): boolean {
@@ -236,12 +251,19 @@ export class ClaimSync {
   }
 
   private async reconcile(key: string): Promise<void> {
+    // A refusal stays recorded only while the object the claim would copy is still refused.
+    const refused = await this.sync(key);
+    if (!refused) this.resolveRefusal(key);
+  }
+
+  /** Syncs the object at `key` (consumer namespace/name); true when its copy was refused (refuseType). */
+  private async sync(key: string): Promise<boolean> {
     const { namespace: cns, name } = splitKey(key);
-    if (!cns) return;
+    if (!cns) return false;
     // Names never change: an object whose name the claim does not select is another claim's business.
-    if (!selects({ names: this.claim.selector?.names }, { metadata: { name } }, undefined)) return;
+    if (!selects({ names: this.claim.selector?.names }, { metadata: { name } }, undefined)) return false;
     const pns = this.ctx.providerNamespaceFor(cns);
-    if (!pns || !this.consumer.hasSynced(cns) || !this.providerInf.hasSynced(pns)) return; // namespace not bound (yet)
+    if (!pns || !this.consumer.hasSynced(cns) || !this.providerInf.hasSynced(pns)) return false; // namespace not bound (yet)
     const up = this.providerInf.get(pns, name);
     const down = this.consumer.get(cns, name);
     if (!up) this.consumerDeleted.delete(key);
@@ -253,40 +275,39 @@ export class ClaimSync {
       const wanted = !!c && !isDeleting(c) && ownerAllowed(sel, own.direction === 'down' ? 'Provider' : 'Consumer') && selects(sel, c, cns);
       if (wanted) this.reportConflict(key, cns, name, own.heldBy);
       else this.resolveConflict(key);
-      return;
+      return false;
     }
     this.resolveConflict(key);
     const owner = own.owner;
     if (!owner) {
       if (up && down) this.log.debug({ key }, 'object exists on both sides without an owner annotation; leaving it alone');
-      return;
+      return false;
     }
-    if (!ownerAllowed(sel, owner)) return;
+    if (!ownerAllowed(sel, owner)) return false;
     if (owner === 'Provider') {
       const source = up && !isDeleting(up) && selects(sel, up, cns) ? up : undefined;
       if (source && down && !isDeleting(down) && !this.isCopy(down, 'Provider')) {
         // A consumer object of the same name that we did not create.
         if (!this.opts.replaceExisting) {
           this.log.debug({ key }, 'a consumer object of the same name exists and create.replaceExisting is not set; leaving it alone');
-          return;
+          return false;
         }
-        await this.mirror(source, down, cns, 'Provider', 'down', true);
-        return;
+        return this.mirror(source, down, cns, 'Provider', 'down', true);
       }
       if (source && !down) {
         const deleted = this.consumerDeleted.get(key);
         if (deleted !== undefined) {
           if (!this.opts.recreateWhenConsumerSideDeleted && deleted === sourceStamp(source.metadata.uid, source.metadata.resourceVersion)) {
             this.log.debug({ key }, 'the consumer deleted the copy and the provider object is unchanged; not recreating it');
-            return;
+            return false;
           }
           this.consumerDeleted.delete(key);
         }
       }
-      await this.mirror(source, down, cns, 'Provider', 'down');
+      return this.mirror(source, down, cns, 'Provider', 'down');
     } else {
       const source = down && !isDeleting(down) && selects(sel, down, cns) ? down : undefined;
-      await this.mirror(source, up, pns, 'Consumer', 'up');
+      return this.mirror(source, up, pns, 'Consumer', 'up');
     }
   }
 
@@ -319,7 +340,7 @@ export class ClaimSync {
     owner: Owner,
     dir: 'up' | 'down',
     replace = false,
-  ): Promise<void> {
+  ): Promise<boolean> {
     const client = dir === 'down' ? this.ctx.app : this.ctx.provider;
     const t0 = performance.now();
     if (!source) {
@@ -328,8 +349,9 @@ export class ClaimSync {
         await this.deleteCopy(client, targetNs, target);
         this.done(dir, 'delete', t0);
       }
-      return;
+      return false;
     }
+    if (this.refuseType(source, dir, dir === 'down' ? targetNs : source.metadata.namespace!)) return true;
     const marks = copyRecords(source, dir, this.binding.uid);
     // The konnector's records come from the konnector only: whatever the source carries under those keys is dropped.
     const meta = cleanMeta(
@@ -342,7 +364,7 @@ export class ClaimSync {
     let desired: KubeObject = { apiVersion: source.apiVersion, kind: source.kind ?? this.resource.kind, metadata: meta, ...body(source) };
     if (!target) {
       const name = desired.metadata.name!;
-      if (dir === 'down' && this.atLimit(targetNs, name)) return;
+      if (dir === 'down' && this.atLimit(targetNs, name)) return false;
       try {
         await client.create(this.resource, desired);
         this.done(dir, 'create', t0);
@@ -352,12 +374,12 @@ export class ClaimSync {
           throw e;
         }
       }
-      return;
+      return false;
     }
-    if (isDeleting(target)) return;
+    if (isDeleting(target)) return false;
     if (!replace) desired = applyPreserving(desired, target, this.opts.preserving, marks);
     const same = deepEqual(body(target), body(desired)) && copyMetadataInSync(target.metadata, desired.metadata);
-    if (same) return;
+    if (same) return false;
     const immutable = (target as { immutable?: boolean }).immutable === true || (target as { type?: string }).type !== (desired as { type?: string }).type;
     if (immutable || this.opts.alwaysRecreate) {
       await this.deleteCopy(client, targetNs, target);
@@ -367,7 +389,7 @@ export class ClaimSync {
         if (!isAlreadyExists(e)) throw e;
       }
       this.done(dir, replace ? 'replace' : 'recreate', t0);
-      return;
+      return false;
     }
     try {
       await client.update(this.resource, { ...desired, metadata: { ...desired.metadata, resourceVersion: target.metadata.resourceVersion } });
@@ -375,6 +397,42 @@ export class ClaimSync {
     } catch (e) {
       if (!isNotFound(e)) throw e;
     }
+    return false;
+  }
+
+  /**
+   * Whether `source` (a claimed Secret about to be copied `dir`) has a type outside the Secret type
+   * allow-list (contract/secret-types.ts): then nothing is written (no copy, no update of an existing
+   * one) and the refusal is reported on the binding (claim-refusals.ts). `appNs`: its app-cluster namespace.
+   */
+  private refuseType(source: KubeObject, dir: 'up' | 'down', appNs: string): boolean {
+    if (this.resource.group !== '' || this.resource.plural !== 'secrets') return false;
+    const type = secretTypeOf(source as { type?: unknown });
+    const verdict = (this.ctx.secretTypes ?? SecretTypePolicy.DEFAULT).decide(type);
+    if (verdict.allowed) return false;
+    const name = source.metadata.name!;
+    const key = `${appNs}/${name}`;
+    const sa = type === SERVICE_ACCOUNT_TOKEN_TYPE ? (source.metadata.annotations?.[SERVICE_ACCOUNT_NAME_ANNOTATION] ?? '') : undefined;
+    this.refused.add(key);
+    this.ctx.metrics.syncErrors.inc({ direction: dir, resource: this.label });
+    const isNew = this.ctx.claimRefusals?.report(this.reporter, {
+      binding: this.binding.uid,
+      resource: this.label,
+      namespace: appNs,
+      name,
+      direction: dir,
+      type,
+      serviceAccount: sa,
+      why: verdict.why,
+    });
+    if (isNew !== false) this.log.warn({ key, type, direction: dir, serviceAccount: sa }, `claimed Secret not copied: its type is refused (${verdict.why})`);
+    return true;
+  }
+
+  private resolveRefusal(key: string): void {
+    if (!this.refused.delete(key)) return;
+    const { namespace, name } = splitKey(key);
+    this.ctx.claimRefusals?.resolve(this.reporter, namespace ?? '', name);
   }
 
   /**

@@ -5,6 +5,8 @@ import type { KubeClient } from '../core/client.js';
 import type { MetadataKeyPolicy } from '../../contract/metadata-keys.js';
 import type { DeletionTimeoutSink } from './deletion-timeouts.js';
 import type { ClaimConflictSink } from './claim-conflicts.js';
+import type { ClaimRefusalSink } from './claim-refusals.js';
+import type { SecretTypePolicy } from '../../contract/secret-types.js';
 import type { KonnectorMetrics } from './metrics.js';
 import type { ResourceGate } from './resource-gate.js';
 
@@ -38,6 +40,13 @@ export interface SyncContext {
    * select one name in one app-cluster namespace): shown on both bindings (claim-conflicts.ts).
    */
   readonly claimConflicts: ClaimConflictSink;
+  /** Which Secret types a claimed Secret may have to be copied, either way (contract/secret-types.ts). @default SecretTypePolicy.DEFAULT */
+  readonly secretTypes?: SecretTypePolicy;
+  /**
+   * Konnector-wide record of claimed objects refused for their Secret type, shown on the binding
+   * (claim-refusals.ts). Without it a refusal is only logged and counted.
+   */
+  readonly claimRefusals?: ClaimRefusalSink;
   /** Provider namespace bound to a consumer namespace (APIServiceNamespace status), if assigned. */
   providerNamespaceFor(consumerNamespace: string): string | undefined;
   /** Consumer namespace of a provider namespace, if it is one of this consumer's. */

@@ -13,9 +13,11 @@ import { conditionsEqual, removeCondition, setCondition, setSummary, type Condit
 import { Controller } from '../core/controller.js';
 import { Informer, stripManagedFields } from '../core/informer.js';
 import { silentLogger } from '../core/logger.js';
-import { recordEvent } from '../core/events.js';
+import { recordEvent, type RecordedEvent } from '../core/events.js';
 import { apiServiceBindingKind, BIND_GROUP } from '../../contract/index.js';
 import { ClaimConflicts, claimConflictCondition } from './claim-conflicts.js';
+import { CLAIM_REFUSED_CONDITION, ClaimRefusals, claimRefusalCondition } from './claim-refusals.js';
+import { SecretTypePolicy } from '../../contract/secret-types.js';
 import { DEFAULT_UPSTREAM_DELETION_TIMEOUT_MS, DELETION_TIMED_OUT_CONDITION, DeletionTimeouts, deletionTimedOutCondition } from './deletion-timeouts.js';
 import { controllerOf, isOwnedBy, type CRD } from './crd.js';
 import { KubeconfigError, parseKubeconfigSecret, type ParsedKubeconfig } from './kubeconfig.js';
@@ -107,6 +109,14 @@ export interface KonnectorOptions {
    * @default [] (the default allow-list only)
    */
   allowedResources?: readonly string[];
+  /**
+   * Secret types a claimed Secret may have besides the defaults of contract/secret-types.ts (Opaque,
+   * Crossplane connection Secrets, `servicebinding.io/*`, basic-auth, ssh-auth, tls), exact names; a
+   * claimed Secret of another type is not copied either way and its binding shows
+   * `ClaimedObjectsRefused` (claim-refusals.ts). `kubernetes.io/service-account-token` and
+   * `bootstrap.kubernetes.io/token` can never be allowed. @default [] (the defaults only)
+   */
+  allowedSecretTypes?: readonly string[];
   /**
    * Put the finalizer `klutch.anynines.com/konnector` on each binding, so that a binding deleted while
    * the konnector is down is cleaned up (CRD, objects on both sides) when it comes back. @default true
@@ -208,6 +218,8 @@ export class Konnector {
   private readonly shared: KonnectorShared;
   /** Claim conflicts between bindings, for the ClaimConflict condition and Events (claim-conflicts.ts). */
   private readonly claimConflicts: ClaimConflicts;
+  /** Claimed objects refused for their Secret type, for the ClaimedObjectsRefused condition and Events (claim-refusals.ts). */
+  private readonly claimRefusals: ClaimRefusals;
   /** App-cluster objects released while their provider kept the upstream copy, for the ProviderDeletionTimedOut condition. */
   private readonly deletionTimeouts: DeletionTimeouts;
   private started = false;
@@ -218,6 +230,7 @@ export class Konnector {
   constructor(private readonly opts: KonnectorOptions) {
     validate(opts);
     const metadataKeys = MetadataKeyPolicy.create(opts.allowedMetadataKeys, 'KonnectorOptions.allowedMetadataKeys');
+    const secretTypes = SecretTypePolicy.create(opts.allowedSecretTypes, 'KonnectorOptions.allowedSecretTypes');
     this.resourceGate = ResourceGate.from('KonnectorOptions.allowedResources', opts.allowedResources);
     this.adminNamespace = opts.bindingAdminNamespace ?? opts.bindingNamespace ?? DEFAULT_BINDING_ADMIN_NAMESPACE;
     const qps = opts.qps ?? DEFAULT_QPS;
@@ -251,28 +264,29 @@ export class Konnector {
     this.deletionTimeouts = new DeletionTimeouts((name) => {
       for (const b of this.bindings.list()) if (b.metadata.name === name) this.controller.enqueue(keyOf(b));
     });
+    const bindingEvent = (b: APIServiceBinding, e: RecordedEvent): void =>
+      void recordEvent(
+        this.bindingClient,
+        {
+          apiVersion: b.apiVersion ?? BIND_GROUP_VERSION,
+          kind: 'APIServiceBinding',
+          name: b.metadata.name!,
+          namespace: b.metadata.namespace!,
+          uid: b.metadata.uid,
+        },
+        e,
+        { component: 'konnector', onError: (err) => this.log.warn({ binding: keyOf(b), reason: e.reason, err: err.message }, 'cannot record event') },
+      );
+    const enqueueUid = (uid: string): void => {
+      const b = this.bindingByUid(uid);
+      if (b) this.controller.enqueue(keyOf(b));
+    };
     this.claimConflicts = new ClaimConflicts({
       binding: (uid) => this.bindingByUid(uid),
-      changed: (uids) => {
-        for (const uid of uids) {
-          const b = this.bindingByUid(uid);
-          if (b) this.controller.enqueue(keyOf(b));
-        }
-      },
-      event: (b, e) =>
-        void recordEvent(
-          this.bindingClient,
-          {
-            apiVersion: b.apiVersion ?? BIND_GROUP_VERSION,
-            kind: 'APIServiceBinding',
-            name: b.metadata.name!,
-            namespace: b.metadata.namespace!,
-            uid: b.metadata.uid,
-          },
-          e,
-          { component: 'konnector', onError: (err) => this.log.warn({ binding: keyOf(b), reason: e.reason, err: err.message }, 'cannot record event') },
-        ),
+      changed: (uids) => uids.forEach(enqueueUid),
+      event: bindingEvent,
     });
+    this.claimRefusals = new ClaimRefusals({ binding: (uid) => this.bindingByUid(uid), changed: enqueueUid, event: bindingEvent });
     this.shared = {
       app: this.app,
       bindingClient: this.bindingClient,
@@ -304,6 +318,8 @@ export class Konnector {
       version: klutchKonnectorVersion(opts.version ?? KONNECTOR_VERSION),
       controlPlaneMode: opts.controlPlaneMode ?? false,
       claimConflicts: this.claimConflicts,
+      secretTypes,
+      claimRefusals: this.claimRefusals,
       upstreamDeletionTimeoutMs: opts.upstreamDeletionTimeoutMs,
       deletionTimeouts: this.deletionTimeouts,
     };
@@ -638,6 +654,9 @@ export class Konnector {
     const uid = b.metadata.uid ?? '';
     const conflict = claimConflictCondition(uid, this.claimConflicts.of(uid), (u) => this.bindingByUid(u));
     conds = conflict ? setCondition(conds, conflict) : removeCondition(conds, CLAIM_CONFLICT_CONDITION);
+    // Not part of Ready: the binding's other objects keep syncing (claim-refusals.ts).
+    const refusal = claimRefusalCondition(this.claimRefusals.of(uid));
+    conds = refusal ? setCondition(conds, refusal) : removeCondition(conds, CLAIM_REFUSED_CONDITION);
     // Not part of Ready either: the provider kept copies the app cluster deleted (deletion-timeouts.ts).
     const timedOut = deletionTimedOutCondition(
       this.deletionTimeouts.of(b.metadata.name ?? ''),

@@ -24,6 +24,7 @@ import { Konnector } from './konnector.js';
 import { checkAllowedKeyPattern } from '../../contract/metadata-keys.js';
 import { DEFAULT_UPSTREAM_DELETION_TIMEOUT_MS } from './deletion-timeouts.js';
 import { parseAllowedResource } from '../../contract/resource-policy.js';
+import { checkAllowedSecretType } from '../../contract/secret-types.js';
 import { DEFAULT_MAX_PROVIDER_OBJECTS_PER_NAMESPACE } from './provider.js';
 import { KONNECTOR_VERSION } from './version.js';
 import { DEFAULT_BURST, DEFAULT_QPS, DEFAULT_WORKERS } from './defaults.js';
@@ -107,6 +108,19 @@ export function buildCommand(): Command {
       (v: string, prev: string[]) => {
         try {
           parseAllowedResource('--allow-resource', v);
+        } catch (e) {
+          throw new InvalidArgumentError((e as Error).message);
+        }
+        return [...prev, v];
+      },
+      [] as string[],
+    )
+    .option(
+      '--allow-secret-type <type>',
+      'a Secret type claimed Secrets may have besides the defaults (Opaque, connection.crossplane.io/v1alpha1, servicebinding.io/*, kubernetes.io/basic-auth, ssh-auth, tls), e.g. kubernetes.io/dockerconfigjson; repeatable; never kubernetes.io/service-account-token',
+      (v: string, prev: string[]) => {
+        try {
+          checkAllowedSecretType('--allow-secret-type', v);
         } catch (e) {
           throw new InvalidArgumentError((e as Error).message);
         }
@@ -206,6 +220,7 @@ export async function main(argv = process.argv): Promise<void> {
         allowedMetadataKeys: { labels: o.allowLabelKey, annotations: o.allowAnnotationKey },
         upstreamDeletionTimeoutMs: o.upstreamDeletionTimeout,
         allowedResources: o.allowResource,
+        allowedSecretTypes: o.allowSecretType,
         registry,
         logger: log,
       });

@@ -17,6 +17,8 @@ import { keyOf, type KubeClient } from '../core/client.js';
 import { Controller } from '../core/controller.js';
 import type { Informer } from '../core/informer.js';
 import type { ClaimConflictSink } from './claim-conflicts.js';
+import type { ClaimRefusalSink } from './claim-refusals.js';
+import { SecretTypePolicy } from '../../contract/secret-types.js';
 import type { SyncContext } from './context.js';
 import { MetadataKeyPolicy } from '../../contract/metadata-keys.js';
 import { DEFAULT_UPSTREAM_DELETION_TIMEOUT_MS, type DeletionTimeoutSink } from './deletion-timeouts.js';
@@ -75,6 +77,10 @@ export interface KonnectorShared {
   controlPlaneMode: boolean;
   /** See SyncContext.claimConflicts (one record for every provider connection of the konnector). */
   claimConflicts: ClaimConflictSink;
+  /** See SyncContext.secretTypes. @default SecretTypePolicy.DEFAULT */
+  secretTypes?: SecretTypePolicy;
+  /** See SyncContext.claimRefusals (one record for every provider connection of the konnector). */
+  claimRefusals?: ClaimRefusalSink;
 }
 
 /** @default of KonnectorShared.maxProviderObjectsPerNamespace. */
@@ -122,6 +128,8 @@ export class ProviderConnection implements SyncContext {
   readonly deletionTimeouts: DeletionTimeoutSink;
   readonly resourceGate: ResourceGate;
   readonly claimConflicts: ClaimConflictSink;
+  readonly secretTypes: SecretTypePolicy;
+  readonly claimRefusals?: ClaimRefusalSink;
   private readonly bindings = new BindingKeys();
   private readonly informers: ProviderInformers;
   private readonly consumerNamespaces: ConsumerNamespaces;
@@ -153,6 +161,8 @@ export class ProviderConnection implements SyncContext {
     this.resyncMs = shared.resyncMs;
     this.maxProviderObjectsPerNamespace = shared.maxProviderObjectsPerNamespace ?? DEFAULT_MAX_PROVIDER_OBJECTS_PER_NAMESPACE;
     this.claimConflicts = shared.claimConflicts;
+    this.secretTypes = shared.secretTypes ?? SecretTypePolicy.DEFAULT;
+    this.claimRefusals = shared.claimRefusals;
     this.metadataKeys = shared.metadataKeys ?? MetadataKeyPolicy.DEFAULT;
     this.upstreamDeletionTimeoutMs = shared.upstreamDeletionTimeoutMs ?? DEFAULT_UPSTREAM_DELETION_TIMEOUT_MS;
     this.deletionTimeouts = shared.deletionTimeouts;

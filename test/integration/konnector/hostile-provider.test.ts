@@ -17,6 +17,7 @@ import { loadKubeconfigFile } from '../../../runtime/core/kubeconfig.js';
 import { createLogger } from '../../../runtime/core/logger.js';
 import { Konnector } from '../../../runtime/konnector/konnector.js';
 import { EVENTS } from '../../../runtime/core/events.js';
+import { CLAIM_REFUSED_CONDITION } from '../../../runtime/konnector/claim-refusals.js';
 import {
   BINDING_UID_ANNOTATION,
   BindResources,
@@ -297,6 +298,50 @@ describe('a provider claiming a resource outside the allow-list', () => {
       await env.kube.delete(RBAC('clusterrolebindings', 'ClusterRoleBinding'), undefined, 'hostile-daemonsets').catch(() => undefined);
       await env.kube.delete(RBAC('clusterroles', 'ClusterRole'), undefined, 'hostile-daemonsets').catch(() => undefined);
     }
+  });
+});
+
+describe('a provider offering a ServiceAccount token Secret', () => {
+  // A Secret of type kubernetes.io/service-account-token in the app cluster makes its token controller
+  // mint a token of the ServiceAccount the annotation names (here the app's deployer in the bound
+  // namespace) into it: the provider would have a Secret of its making turned into a credential of the app cluster.
+  const SERVICEACCOUNTS = { group: '', version: 'v1', plural: 'serviceaccounts', namespaced: true, kind: 'ServiceAccount' };
+  const binding = () => ac.get<Binding>(BindResources.apiServiceBindings, 'klutch-bind', BINDING);
+  const refusedOn = async () => (await binding()).status?.conditions?.find((c) => c.type === CLAIM_REFUSED_CONDITION);
+
+  it('is not copied down; the binding names it (condition ClaimedObjectsRefused and a Warning Event) until the provider deletes it', async () => {
+    const teamNs = await boundNamespace('team-sa');
+    await ac.create(SERVICEACCOUNTS, { metadata: { name: 'deployer', namespace: 'team-sa' } });
+    await env.kube.create(SERVICEACCOUNTS, { metadata: { name: 'deployer', namespace: teamNs } });
+    await env.kube.create(CoreResources.secrets, {
+      metadata: { name: 'deployer-token', namespace: teamNs, annotations: { 'kubernetes.io/service-account.name': 'deployer' } },
+      type: 'kubernetes.io/service-account-token',
+    } as KubeObject);
+    // the barrier: an ordinary credentials Secret of the same claim arrives
+    await env.kube.create(CoreResources.secrets, { metadata: { name: 'db-creds', namespace: teamNs }, stringData: { password: 'legit' } });
+    await eventually('the credentials Secret in team-sa', () => ac.getOrNull(CoreResources.secrets, 'team-sa', 'db-creds'));
+    const cond = await eventually('ClaimedObjectsRefused on the binding', refusedOn);
+    expect(cond).toMatchObject({ status: 'True', reason: 'SecretTypeNotAllowed' });
+    expect(cond.message).toContain(
+      `the provider's Secret team-sa/deployer-token (type kubernetes.io/service-account-token, for ServiceAccount "deployer"): the token controller mints a token`,
+    );
+    const b = await binding();
+    const ev = await eventually('a SecretTypeRefused Event on the binding', async () =>
+      (
+        await ac.list<KubeObject & { reason?: string; message?: string; type?: string }>(EVENTS, 'klutch-bind', {
+          fieldSelector: `involvedObject.uid=${b.metadata.uid}`,
+        })
+      ).items.find((e) => e.reason === 'SecretTypeRefused' && e.message?.includes('team-sa/deployer-token')),
+    );
+    expect(ev.type).toBe('Warning');
+    await never('a token Secret in team-sa', () => ac.getOrNull(CoreResources.secrets, 'team-sa', 'deployer-token'), 2000);
+    expect(
+      (await ac.list(CoreResources.secrets, 'team-sa')).items.filter((s) => (s as { type?: string }).type === 'kubernetes.io/service-account-token'),
+    ).toEqual([]);
+
+    // The provider deletes it: the refusal goes from the binding.
+    await env.kube.delete(CoreResources.secrets, teamNs, 'deployer-token');
+    await eventually('ClaimedObjectsRefused gone', async () => !(await refusedOn()));
   });
 });
 
