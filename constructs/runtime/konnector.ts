@@ -17,6 +17,10 @@
  *   such as RBAC, never), so the rendered RBAC never covers workloads, RBAC or Kubernetes APIs the
  *   app cluster's admin did not allow; the same list goes to the konnector (`--allow-resource`),
  *   which refuses to serve anything else.
+ * - a ValidatingAdmissionPolicy on the konnector's ServiceAccount ({@link konnectorWritePolicy}) takes
+ *   out of the Secret/ConfigMap write what the konnector never needs, for whoever holds its token: no
+ *   write in kube-system, kube-public, kube-node-lease, no Secret of a type outside
+ *   `contract/secret-types.ts` (never `kubernetes.io/service-account-token`: no minting of tokens).
  * - APIServiceBindings (+ status): read and update conditions; it never creates bindings.
  * - namespaces: read (namespace deletion deletes the APIServiceNamespace upstream).
  * - events: create/patch.
@@ -44,6 +48,7 @@ import { DocumentedRule, READ, READ_WRITE, toPolicyRules } from './_rbac.js';
 import { bindClusterRole, bindRole } from './_role-binding.js';
 import { checkGroup, checkResource } from './permission-claim.js';
 import { checkAllowedKeyPattern, type AllowedMetadataKeys } from '../../contract/metadata-keys.js';
+import { SecretTypePolicy } from '../../contract/secret-types.js';
 import { decideResource, parseAllowedResource, refusalMessage, resourceName, type AllowedResource, type ResourceUse } from '../../contract/resource-policy.js';
 
 /** An API the konnector serves on this app cluster. */
@@ -97,6 +102,15 @@ export interface KonnectorProps {
    * @default {} (the defaults only)
    */
   readonly allowedMetadataKeys?: AllowedMetadataKeys;
+  /**
+   * Secret types claimed Secrets may have besides the defaults of `contract/secret-types.ts` (Opaque,
+   * Crossplane connection Secrets, `servicebinding.io/*`, basic-auth, ssh-auth, tls), exact names, e.g.
+   * `["kubernetes.io/dockerconfigjson"]`. Passed to the konnector as `--allow-secret-type` and added to
+   * the Secret admission policy (below). `kubernetes.io/service-account-token` and
+   * `bootstrap.kubernetes.io/token` are refused.
+   * @default [] (the defaults only)
+   */
+  readonly allowedSecretTypes?: string[];
   /** CPU/memory. @default 50m/500m CPU, 128Mi/512Mi memory */
   readonly resources?: ResourceSpec;
   /** Extra command-line flags. @default [] */
@@ -115,6 +129,11 @@ export class Konnector extends Construct {
   /** The RBAC the konnector gets, with reasons. */
   public readonly rules: readonly DocumentedRule[];
   public readonly leaseRules: readonly DocumentedRule[];
+  /**
+   * The ValidatingAdmissionPolicy that bounds the konnector's Secret and ConfigMap writes whatever its
+   * RBAC (see {@link konnectorWritePolicy}); with its binding.
+   */
+  public readonly writePolicy: ApiObject;
 
   constructor(scope: Construct, id: string, props: KonnectorProps = {}) {
     super(scope, id);
@@ -135,6 +154,7 @@ export class Konnector extends Construct {
     this.rules = konnectorRules(o.bound, o.claimed);
     this.leaseRules = leaseRules(o.leaseName);
     this.clusterRole = this.addRbac(o.ns, labels);
+    this.writePolicy = this.addWritePolicy(o, labels);
     this.deployment = this.addDeployment(o, labels, selector);
     this.addAvailability(o, labels, selector);
   }
@@ -169,6 +189,13 @@ export class Konnector extends Construct {
       if (a === '--allow-resource' || a.startsWith('--allow-resource=')) {
         fail(`KonnectorProps.extraArgs[${i}]`, a, 'sets the allow-list; use KonnectorProps.allowedResources, which also caps the RBAC');
       }
+      if (a === '--allow-secret-type' || a.startsWith('--allow-secret-type=')) {
+        fail(
+          `KonnectorProps.extraArgs[${i}]`,
+          a,
+          'sets the Secret type allow-list; use KonnectorProps.allowedSecretTypes, which also extends the admission policy',
+        );
+      }
     }
     if (props.allowedResources !== undefined && !Array.isArray(props.allowedResources)) {
       fail('KonnectorProps.allowedResources', props.allowedResources, 'must be a list of "<plural>.<group>"');
@@ -194,9 +221,30 @@ export class Konnector extends Construct {
       bound,
       claimed,
       metadataKeys: checkMetadataKeys(props.allowedMetadataKeys),
+      secretTypes: SecretTypePolicy.create(props.allowedSecretTypes ?? [], 'KonnectorProps.allowedSecretTypes'),
+      addedSecretTypes: [...new Set(props.allowedSecretTypes ?? [])],
       allowed,
       extraArgs: props.extraArgs ?? [],
     };
+  }
+
+  /** The konnector's write policy and its binding (cluster-scoped, named after the konnector's namespace). */
+  private addWritePolicy(o: CheckedProps, labels: Record<string, string>): ApiObject {
+    const name = `klutch-${NAME}-${o.ns}-writes`;
+    const spec = konnectorWritePolicy(o.ns, o.secretTypes);
+    const policy = new ApiObject(this, 'WritePolicy', {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name, labels },
+      spec,
+    });
+    new ApiObject(this, 'WritePolicyBinding', {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicyBinding',
+      metadata: { name, labels },
+      spec: { policyName: name, validationActions: ['Deny'] },
+    });
+    return policy;
   }
 
   /** The konnector's cluster-wide ClusterRole (+ binding) and its leader-election Role (+ binding). */
@@ -257,6 +305,7 @@ export class Konnector extends Construct {
                   `--health-address=0.0.0.0:${PORTS.konnectorHealth}`,
                   ...o.allowed.map((a) => `--allow-resource=${resourceName(a)}`),
                   ...metadataKeyArgs(o.metadataKeys),
+                  ...o.addedSecretTypes.map((t) => `--allow-secret-type=${t}`),
                   ...o.extraArgs,
                 ],
                 env: podIdentityEnv(),
@@ -317,6 +366,9 @@ interface CheckedProps {
   readonly allowed: readonly AllowedResource[];
   /** `allowedMetadataKeys`, checked. */
   readonly metadataKeys: { labels: string[]; annotations: string[] };
+  /** The Secret types the konnector copies (defaults + `allowedSecretTypes`, checked), and the additions. */
+  readonly secretTypes: SecretTypePolicy;
+  readonly addedSecretTypes: readonly string[];
   readonly extraArgs: readonly string[];
 }
 
@@ -390,6 +442,49 @@ function konnectorRules(bound: CheckedProps['bound'], claimed: ClaimedResource[]
   ];
 }
 
+/** Namespaces the konnector never writes Secrets or ConfigMaps in (the app cluster's own; its bound namespaces never include them). */
+export const KONNECTOR_NO_WRITE_NAMESPACES = ['kube-system', 'kube-public', 'kube-node-lease'] as const;
+
+const celString = (v: string) => `'${v.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+
+/**
+ * The spec of the ValidatingAdmissionPolicy that the API server applies to every Secret and ConfigMap
+ * write (create, update, delete) of the konnector's ServiceAccount `system:serviceaccount:<ns>:konnector`,
+ * so that it holds for whoever holds that account's token, not only for the konnector's code. The RBAC
+ * grants Secret/ConfigMap write cluster-wide (bound namespaces are chosen by app developers, at run
+ * time); this policy takes out of it:
+ * - any write in kube-system, kube-public and kube-node-lease (a Secret of type
+ *   `bootstrap.kubernetes.io/token` there joins nodes; the konnector never binds these namespaces);
+ * - a Secret of a type outside the konnector's Secret type allow-list (contract/secret-types.ts), above
+ *   all `kubernetes.io/service-account-token`, with which the token controller would mint a token of any
+ *   ServiceAccount of the namespace into a Secret the konnector's token can read.
+ * Reads are not admission requests: Secret read stays cluster-wide (docs/bind.md, threat model).
+ */
+export function konnectorWritePolicy(ns: string, types: SecretTypePolicy): Record<string, unknown> {
+  const exact = types.rules.filter((r) => !r.type.endsWith('*')).map((r) => celString(r.type));
+  const prefixes = types.rules.filter((r) => r.type.endsWith('*')).map((r) => `object.type.startsWith(${celString(r.type.slice(0, -1))})`);
+  const typeOk = [`!has(object.type)`, `object.type in [${exact.join(', ')}]`, ...prefixes].join(' || ');
+  return {
+    failurePolicy: 'Fail',
+    matchConstraints: {
+      resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], resources: ['secrets', 'configmaps'], operations: ['CREATE', 'UPDATE', 'DELETE'] }],
+    },
+    matchConditions: [{ name: 'konnector-service-account', expression: `request.userInfo.username == ${celString(`system:serviceaccount:${ns}:${NAME}`)}` }],
+    validations: [
+      {
+        expression: `!(request.namespace in [${KONNECTOR_NO_WRITE_NAMESPACES.map(celString).join(', ')}])`,
+        reason: 'Forbidden',
+        message: `the konnector never writes Secrets or ConfigMaps in ${KONNECTOR_NO_WRITE_NAMESPACES.join(', ')} (policy of the Konnector construct)`,
+      },
+      {
+        expression: `request.resource.resource != 'secrets' || request.operation == 'DELETE' || ${typeOk}`,
+        reason: 'Forbidden',
+        message: `the konnector writes only Secrets of the types ${types.rules.map((r) => r.type).join(', ')} (contract/secret-types.ts; more with KonnectorProps.allowedSecretTypes); never kubernetes.io/service-account-token or bootstrap.kubernetes.io/token`,
+      },
+    ],
+  };
+}
+
 /** The rules of the leader-election Role. */
 function leaseRules(leaseName: string): DocumentedRule[] {
   return [
@@ -422,6 +517,18 @@ export function konnectorManifests(options: KonnectorProps = {}): Record<string,
   const app = new App({ outdir: '/nonexistent-never-written' });
   const chart = new Chart(app, 'konnector');
   new Konnector(chart, 'Konnector', options);
-  const order = ['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'Service', 'Deployment', 'PodDisruptionBudget'];
+  const order = [
+    'Namespace',
+    'ServiceAccount',
+    'ClusterRole',
+    'ClusterRoleBinding',
+    'Role',
+    'RoleBinding',
+    'ValidatingAdmissionPolicy',
+    'ValidatingAdmissionPolicyBinding',
+    'Service',
+    'Deployment',
+    'PodDisruptionBudget',
+  ];
   return chart.toJson().sort((a: any, b: any) => order.indexOf(a.kind) - order.indexOf(b.kind));
 }

@@ -11,6 +11,7 @@ import { apiServiceBindingKind, BINDING_RESOURCES, bindingCrds } from '../../con
 import { ApiError, isAlreadyExists, isNotFound, parseKubeconfig, type KubeClient, type KubeObject, type ResourceRef } from '../core/index.js';
 import { BIND_API_VERSION, type PermissionClaim } from '../../contract/wire.js';
 import { decideResource, parseAllowedResource, resourceName, type AllowedResource } from '../../contract/resource-policy.js';
+import { checkAllowedSecretType } from '../../contract/secret-types.js';
 import { EXPORTED_LABEL } from '../../contract/api/constants.js';
 import { ALLOW_FLAG, allowedByNameWarning, checkRequest, claimDetails, describeClaim } from './consent.js';
 import {
@@ -265,6 +266,24 @@ export function installedAllowances(args: readonly string[] | undefined, warn: (
   return out;
 }
 
+/**
+ * The Secret types the installed konnector was allowed beyond the defaults (its `--allow-secret-type`
+ * flags): kept by a later `kubectl bind`, which re-renders the konnector and its admission policy. A
+ * flag the contract refuses is dropped with a warning.
+ */
+export function installedSecretTypes(args: readonly string[] | undefined, warn: (msg: string) => void): string[] {
+  const out = new Set<string>();
+  for (const a of args ?? []) {
+    if (!a.startsWith('--allow-secret-type=')) continue;
+    try {
+      out.add(checkAllowedSecretType("the konnector's --allow-secret-type", a.slice('--allow-secret-type='.length)));
+    } catch (e) {
+      warn(`⚠️  ignoring the installed konnector's ${a}: ${(e as Error).message}\n`);
+    }
+  }
+  return [...out].sort();
+}
+
 /** What the konnector serves: every bound API (group + plural) and every accepted claim. */
 export interface KonnectorScope {
   bound: Array<{ group: string; resource: string }>;
@@ -360,14 +379,28 @@ async function installKonnector(consumer: KubeClient, scope: KonnectorScope, o: 
     allowed.set(resourceName(a), a);
   }
   const { boundApis, claimedResources } = konnectorGrants(scope, [...allowed.values()], warn);
-  const manifests = konnectorManifests({ image, boundApis, claimedResources, allowedResources: [...allowed.keys()].sort() }) as KubeObject[];
+  const allowedSecretTypes = installedSecretTypes(existing?.spec?.template?.spec?.containers?.[0]?.args, warn);
+  const manifests = konnectorManifests({
+    image,
+    boundApis,
+    claimedResources,
+    allowedResources: [...allowed.keys()].sort(),
+    allowedSecretTypes,
+  }) as KubeObject[];
   for (const m of manifests) {
     const [g, v] = (m.apiVersion as string).includes('/') ? (m.apiVersion as string).split('/') : ['', m.apiVersion as string];
     const ref: ResourceRef = {
       group: g,
       version: v,
       plural: pluralOf(m.kind as string),
-      namespaced: !['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition'].includes(m.kind as string),
+      namespaced: ![
+        'Namespace',
+        'ClusterRole',
+        'ClusterRoleBinding',
+        'CustomResourceDefinition',
+        'ValidatingAdmissionPolicy',
+        'ValidatingAdmissionPolicyBinding',
+      ].includes(m.kind as string),
       kind: m.kind as string,
     };
     await consumer.apply(ref, m, FIELD_MANAGER, { force: true });

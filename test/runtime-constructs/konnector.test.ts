@@ -210,3 +210,50 @@ describe('Konnector: the resource policy caps the RBAC', () => {
     expect(some.role.rules.filter((r: any) => r.apiGroups.includes('apps'))).toHaveLength(1);
   });
 });
+
+describe('Konnector write policy (ValidatingAdmissionPolicy on its ServiceAccount)', () => {
+  test("bounds the konnector's Secret/ConfigMap writes: no system namespace, only allow-listed Secret types", () => {
+    const c = chart();
+    new Konnector(c, 'K', { boundApis: bound });
+    const objs = synth(c);
+    const policy = find(objs, 'ValidatingAdmissionPolicy');
+    const binding = find(objs, 'ValidatingAdmissionPolicyBinding');
+    expect(policy.apiVersion).toBe('admissionregistration.k8s.io/v1');
+    expect(policy.metadata.name).toBe('klutch-konnector-klutch-bind-writes');
+    expect(binding.spec).toEqual({ policyName: policy.metadata.name, validationActions: ['Deny'] });
+    expect(policy.spec.failurePolicy).toBe('Fail');
+    expect(policy.spec.matchConstraints.resourceRules).toEqual([
+      { apiGroups: [''], apiVersions: ['v1'], resources: ['secrets', 'configmaps'], operations: ['CREATE', 'UPDATE', 'DELETE'] },
+    ]);
+    expect(policy.spec.matchConditions).toEqual([
+      { name: 'konnector-service-account', expression: "request.userInfo.username == 'system:serviceaccount:klutch-bind:konnector'" },
+    ]);
+    const [ns, types] = policy.spec.validations;
+    expect(ns.expression).toBe("!(request.namespace in ['kube-system', 'kube-public', 'kube-node-lease'])");
+    expect(types.expression).toContain(
+      "object.type in ['Opaque', 'connection.crossplane.io/v1alpha1', 'kubernetes.io/basic-auth', 'kubernetes.io/ssh-auth', 'kubernetes.io/tls']",
+    );
+    expect(types.expression).toContain("object.type.startsWith('servicebinding.io/')");
+    expect(types.expression).not.toContain('service-account-token');
+    expect(types.message).toContain('never kubernetes.io/service-account-token');
+  });
+
+  test('allowedSecretTypes: the konnector flag and the policy both get it; token types and bad values are refused', () => {
+    const m = konnectorManifests({ boundApis: bound, namespace: 'kb2', allowedSecretTypes: ['kubernetes.io/dockerconfigjson'] });
+    const policy = m.find((o) => o.kind === 'ValidatingAdmissionPolicy')!;
+    expect(policy.spec.validations[1].expression).toContain("'kubernetes.io/tls', 'kubernetes.io/dockerconfigjson']");
+    expect(policy.spec.matchConditions[0].expression).toContain("'system:serviceaccount:kb2:konnector'");
+    const kinds = m.map((o) => o.kind);
+    expect(kinds.indexOf('ValidatingAdmissionPolicy')).toBeLessThan(kinds.indexOf('ValidatingAdmissionPolicyBinding'));
+    expect(kinds.indexOf('ValidatingAdmissionPolicyBinding')).toBeLessThan(kinds.indexOf('Deployment'));
+    const dep = m.find((o) => o.kind === 'Deployment')!;
+    expect(dep.spec.template.spec.containers[0].args).toContain('--allow-secret-type=kubernetes.io/dockerconfigjson');
+    expect(() => konnectorManifests({ allowedSecretTypes: ['kubernetes.io/service-account-token'] })).toThrow(
+      'KonnectorProps.allowedSecretTypes[0]: "kubernetes.io/service-account-token" is never copied',
+    );
+    expect(() => konnectorManifests({ allowedSecretTypes: ["x'y"] })).toThrow(`KonnectorProps.allowedSecretTypes[0]: "x'y" must be a Secret type`);
+    expect(() => konnectorManifests({ extraArgs: ['--allow-secret-type=kubernetes.io/dockercfg'] })).toThrow(
+      'KonnectorProps.extraArgs[0]: "--allow-secret-type=kubernetes.io/dockercfg" sets the Secret type allow-list; use KonnectorProps.allowedSecretTypes',
+    );
+  });
+});

@@ -130,7 +130,8 @@ describe('topology manifests', () => {
   });
 
   it('never deploys a CRD after an object that needs it: every custom kind of a cluster is defined in its foundation or installed by Crossplane', () => {
-    const builtin = /^(v1|apps\/v1|rbac\.authorization\.k8s\.io\/v1|policy\/v1|networking\.k8s\.io\/v1|coordination\.k8s\.io\/v1)$/;
+    const builtin =
+      /^(v1|apps\/v1|rbac\.authorization\.k8s\.io\/v1|policy\/v1|networking\.k8s\.io\/v1|coordination\.k8s\.io\/v1|admissionregistration\.k8s\.io\/v1)$/;
     const byPlatform = /^(pkg|apiextensions)\.crossplane\.io\/|^kubernetes\.crossplane\.io\/|^dataservices\.anynines\.com\//;
     for (const cluster of ['control-plane', 'app-shop']) {
       const defined = stacks.definedKinds(objs(`${cluster}-foundation`));

@@ -191,7 +191,7 @@ describe('ordering', () => {
 
   it('only uses custom kinds in the objects groups that a foundation CRD of the same cluster defines', () => {
     const builtin =
-      /^(v1|apps\/v1|rbac\.authorization\.k8s\.io\/v1|policy\/v1|networking\.k8s\.io\/v1|coordination\.k8s\.io\/v1|flowcontrol\.apiserver\.k8s\.io\/v1)$/;
+      /^(v1|apps\/v1|rbac\.authorization\.k8s\.io\/v1|policy\/v1|networking\.k8s\.io\/v1|coordination\.k8s\.io\/v1|flowcontrol\.apiserver\.k8s\.io\/v1|admissionregistration\.k8s\.io\/v1)$/;
     for (const cluster of ['cp', 'app-1']) {
       const defined = stacks.definedKinds(byName(`${cluster}-foundation`).inputs['objs']);
       for (const o of byName(`${cluster}-objects`).inputs['objs'] as StacksModule.KubeObject[]) {

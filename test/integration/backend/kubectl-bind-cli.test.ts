@@ -7,6 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { KubeClient, type KubeObject } from '../../../runtime/core/index.js';
 import { startCluster, applyManifests, type RealCluster } from '../../../runtime/realinfra/index.js';
 import { FetchBrowser } from '../../support/oidc-provider.js';
+import { eventually } from '../konnector/fixture.js';
 import { BACKEND_RESOURCE, MACHINE_ID, MACHINE_SECRET, SECRETS_CLAIM, USERS, clickBind, startProvider, template, type ProviderEnv } from './_fixture.js';
 
 jest.setTimeout(180_000);
@@ -19,6 +20,13 @@ let app: RealCluster;
 let appKube: KubeClient;
 
 const SECRETS = { group: '', version: 'v1', plural: 'secrets', namespaced: true, kind: 'Secret' };
+const WRITE_POLICY_BINDINGS = {
+  group: 'admissionregistration.k8s.io',
+  version: 'v1',
+  plural: 'validatingadmissionpolicybindings',
+  namespaced: false,
+  kind: 'ValidatingAdmissionPolicyBinding',
+};
 const BINDINGS = { group: 'klutch.anynines.com', version: 'v1alpha1', plural: 'apiservicebindings', namespaced: true, kind: 'APIServiceBinding' };
 const REQS = { group: 'klutch.anynines.com', version: 'v1alpha1', plural: 'apiserviceexportrequests', namespaced: true, kind: 'APIServiceExportRequest' };
 const EXPORTS = { group: 'klutch.anynines.com', version: 'v1alpha1', plural: 'apiserviceexports', namespaced: true, kind: 'APIServiceExport' };
@@ -117,6 +125,8 @@ describe('kubectl bind <url>', () => {
       spec: { template: { spec: { containers: Array<{ image: string }> } } };
     };
     expect(dep.spec.template.spec.containers[0].image).toMatch(/konnector:/);
+    // …with the admission policy bounding its Secret/ConfigMap writes (tested below)
+    expect((await appKube.get(WRITE_POLICY_BINDINGS, undefined, 'klutch-konnector-klutch-bind-writes')).metadata.name).toBeDefined();
     // provider: the request succeeded and the export exists in the consumer's cluster namespace
     const kubeconfig = Buffer.from((secrets[0] as KubeObject & { data: { kubeconfig: string } }).data.kubeconfig, 'base64').toString();
     const clusterNs = /namespace: (\S+)/.exec(kubeconfig)![1];
@@ -227,6 +237,93 @@ describe('kubectl bind apiservice', () => {
     expect({ code: b.code, stderr: b.stderr }).toEqual({ code: 2, stderr: expect.stringMatching(/--context: "nope" is not a context/) });
     const c = await runCli(['--kubeconfig', app.kubeconfigPath, 'http://127.0.0.1:1/export']);
     expect({ code: c.code, stderr: c.stderr }).toEqual({ code: 1, stderr: expect.stringMatching(/cannot reach http:\/\/127\.0\.0\.1:1\/export/) });
+  });
+});
+
+// Whoever holds the konnector's ServiceAccount token (a compromised konnector, a leaked token): its RBAC
+// writes Secrets cluster-wide (bound namespaces are chosen at run time), the Konnector construct's
+// ValidatingAdmissionPolicy takes out what the konnector never does. Its own namespace and objects: no leftovers.
+describe("the konnector's write policy, against a stolen konnector token", () => {
+  const NS = 'konnector-w';
+  const TEAM = 'konnector-w-team';
+  const CONFIGMAPS = { group: '', version: 'v1', plural: 'configmaps', namespaced: true, kind: 'ConfigMap' };
+  const SERVICEACCOUNTS = { group: '', version: 'v1', plural: 'serviceaccounts', namespaced: true, kind: 'ServiceAccount' };
+
+  it('cannot mint a ServiceAccount token or write in kube-system; an ordinary Secret in an app namespace it can', async () => {
+    const { konnectorManifests } = await import('../../../constructs/runtime/index.js');
+    const { loadKubeconfigFile } = await import('../../../runtime/core/kubeconfig.js');
+    const kinds = ['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'];
+    const objs = konnectorManifests({ namespace: NS }).filter((o) => kinds.includes(o.kind));
+    await applyManifests(app.kubeConfig, [...objs, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: TEAM } }] as never[]);
+    const access = loadKubeconfigFile(app.kubeconfigPath);
+    let stolen: KubeClient | undefined;
+    try {
+      await appKube.create(SERVICEACCOUNTS, { metadata: { name: 'deployer', namespace: TEAM } });
+      const tr = await appKube.request<{ status: { token: string } }>('POST', `/api/v1/namespaces/${NS}/serviceaccounts/konnector/token`, {
+        body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 600 } },
+      });
+      stolen = new KubeClient({
+        server: access.server,
+        caData: access.caData,
+        tlsServerName: access.tlsServerName,
+        skipTLSVerify: access.skipTLSVerify,
+        token: tr.status.token,
+      });
+      const s = stolen;
+      // The API server loads policies asynchronously: wait until a harmless write it forbids is refused.
+      const refusal = (e: unknown) => (e as { code?: number; message?: string }) ?? {};
+      await eventually('the write policy in force', async () => {
+        try {
+          await s.create(CONFIGMAPS, { metadata: { name: 'probe', namespace: 'kube-public' } });
+          await appKube.delete(CONFIGMAPS, 'kube-public', 'probe');
+          return false;
+        } catch (e) {
+          return refusal(e).code === 403 && /never writes Secrets or ConfigMaps in kube-system/.test(refusal(e).message ?? '');
+        }
+      });
+      // a token of the app's deployer ServiceAccount: refused, in a namespace RBAC lets it write
+      const mint = s.create(SECRETS, {
+        metadata: { name: 'deployer-token', namespace: TEAM, annotations: { 'kubernetes.io/service-account.name': 'deployer' } },
+        type: 'kubernetes.io/service-account-token',
+      } as KubeObject);
+      await expect(mint).rejects.toMatchObject({ code: 403 });
+      await mint.catch((e: Error) => expect(e.message).toContain('never kubernetes.io/service-account-token'));
+      expect(await appKube.getOrNull(SECRETS, TEAM, 'deployer-token')).toBeUndefined();
+      // a bootstrap token in kube-system (a node-join credential): refused
+      await expect(
+        s.create(SECRETS, {
+          metadata: { name: 'bootstrap-token-abcdef', namespace: 'kube-system' },
+          type: 'bootstrap.kubernetes.io/token',
+          stringData: { 'token-id': 'abcdef', 'token-secret': '0123456789abcdef', 'usage-bootstrap-authentication': 'true' },
+        } as KubeObject),
+      ).rejects.toMatchObject({ code: 403 });
+      // an Opaque Secret in kube-system: refused too
+      await expect(s.create(SECRETS, { metadata: { name: 'planted', namespace: 'kube-system' }, stringData: { k: 'v' } } as KubeObject)).rejects.toMatchObject({
+        code: 403,
+      });
+      // the barrier: what the konnector does (a claimed credentials Secret in an app namespace) still works
+      await s.create(SECRETS, {
+        metadata: { name: 'db-creds', namespace: TEAM },
+        type: 'connection.crossplane.io/v1alpha1',
+        stringData: { password: 'p' },
+      } as KubeObject);
+      await s.delete(SECRETS, TEAM, 'db-creds');
+    } finally {
+      stolen?.close();
+      const rbac = (plural: string, kind: string) => ({ group: 'rbac.authorization.k8s.io', version: 'v1', plural, namespaced: false, kind });
+      const vap = { ...WRITE_POLICY_BINDINGS, plural: 'validatingadmissionpolicies', kind: 'ValidatingAdmissionPolicy' };
+      const ns = { group: '', version: 'v1', plural: 'namespaces', namespaced: false, kind: 'Namespace' };
+      for (const [ref, name] of [
+        [WRITE_POLICY_BINDINGS, `klutch-konnector-${NS}-writes`],
+        [vap, `klutch-konnector-${NS}-writes`],
+        [rbac('clusterrolebindings', 'ClusterRoleBinding'), `klutch-konnector-${NS}`],
+        [rbac('clusterroles', 'ClusterRole'), `klutch-konnector-${NS}`],
+        [ns, NS],
+        [ns, TEAM],
+      ] as const) {
+        await appKube.delete(ref, undefined, name).catch(() => undefined);
+      }
+    }
   });
 });
 
