@@ -113,7 +113,8 @@ describe('tools on PATH', () => {
     const pinned = kubeRelease();
     const m = /^v(\d+)\.(\d+)\./.exec(pinned)!;
     const onPath = machine({ kubectl: { path: '/usr/local/bin/kubectl', out: kubectlOut(`v${m[1]}.${Number(m[2]) - 1}.3`) } });
-    const noGo = { cacheRoot, goBinary: '/nonexistent/go', lookup: onPath };
+    // pathTools: true, not the environment's KLUTCH_KIT_USE_PATH_TOOLS (.ci/run sets 0)
+    const noGo = { cacheRoot, goBinary: '/nonexistent/go', lookup: onPath, pathTools: true };
     expect(await resolveKubectl(noGo)).toEqual({ path: '/usr/local/bin/kubectl', version: `v${m[1]}.${Number(m[2]) - 1}.3`, from: 'path' });
     expect(pathKubectl({ ...noGo, pathTools: false })).toBeUndefined();
     await expect(resolveKubectl({ ...noGo, pathTools: false })).rejects.toThrow(/the go command "\/nonexistent\/go" was not found/);
@@ -136,7 +137,7 @@ describe('tools on PATH', () => {
     const bin = '/home/u/.pulumi/bin';
     const onPath = machine({ pulumi: { path: `${bin}/pulumi`, out: `${cliVersion}\n` } }, [`${bin}/pulumi-language-nodejs`]);
     const lines: string[] = [];
-    const bins = await ensurePulumiBinaries({ cacheRoot, goBinary: '/nonexistent/go', lookup: onPath, log: (l) => lines.push(l) });
+    const bins = await ensurePulumiBinaries({ cacheRoot, goBinary: '/nonexistent/go', lookup: onPath, pathTools: true, log: (l) => lines.push(l) });
     expect(bins).toEqual({
       pulumiRoot: '/home/u/.pulumi',
       pulumi: `${bin}/pulumi`,
