@@ -1,16 +1,21 @@
-// `klutch-kit init [dir] [--layout esm|cjs]`: the smallest project that synthesizes a Klutch topology
-// with klutch-kit — package.json (klutch-kit, its cdk8s peers, TypeScript and @types/node), tsconfig.json
-// and main.ts; `--layout cjs` is the layout of `cdk8s init typescript-app` (CommonJS, ts-node,
-// cdk8s.yaml). README.md "Start a project" shows these files byte for byte (test/runtime/cli/init.test.ts
-// and `npm run test:package` compare them, and the package test installs and runs both layouts).
+// `klutch-kit init [dir] [--layout esm|cjs | --pulumi]`: the smallest project that synthesizes a Klutch
+// topology with klutch-kit — package.json (klutch-kit, its cdk8s peers, TypeScript and @types/node),
+// tsconfig.json and main.ts; `--layout cjs` is the layout of `cdk8s init typescript-app` (CommonJS, ts-node,
+// cdk8s.yaml). `--pulumi` writes a Pulumi TypeScript project instead (Pulumi.yaml, CommonJS under ts-node as
+// Pulumi's template is) whose index.ts deploys the topology with klutch-kit/stacks' Topology component.
+// README.md "Start a project" shows these files byte for byte (test/runtime/cli/init.test.ts and
+// `npm run test:package` compare them, and the package test installs and runs every layout).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, Option } from 'commander';
 import { UsageError } from './errors.js';
 
-export type InitLayout = 'esm' | 'cjs';
-export const INIT_LAYOUTS: readonly InitLayout[] = ['esm', 'cjs'];
+export type InitLayout = 'esm' | 'cjs' | 'pulumi';
+/** The cdk8s layouts, `--layout`'s choices. */
+export const CDK8S_LAYOUTS: readonly InitLayout[] = ['esm', 'cjs'];
+/** Every layout: the cdk8s ones and `pulumi` (`--pulumi`). */
+export const INIT_LAYOUTS: readonly InitLayout[] = [...CDK8S_LAYOUTS, 'pulumi'];
 
 /** One file `init` writes. */
 export interface InitFile {
@@ -28,8 +33,12 @@ export interface InitVersions {
   readonly '@types/node': string;
   /** `cjs` only. */
   readonly 'cdk8s-cli': string;
-  /** `cjs` only. */
+  /** `cjs` and `pulumi`. */
   readonly 'ts-node': string;
+  /** `pulumi` only. */
+  readonly '@pulumi/pulumi': string;
+  /** `pulumi` only. */
+  readonly '@pulumi/kubernetes': string;
 }
 
 interface OwnPackage {
@@ -55,8 +64,8 @@ function ownPackage(): OwnPackage {
 }
 
 /**
- * The ranges of this klutch-kit: itself (`^<version>`), its peers as it declares them, and the TypeScript,
- * @types/node, cdk8s-cli and ts-node it is built and tested with.
+ * The ranges of this klutch-kit: itself (`^<version>`), its peers as it declares them (cdk8s and the Pulumi SDKs),
+ * and the TypeScript, @types/node, cdk8s-cli and ts-node it is built and tested with.
  */
 export function initVersions(pkg: OwnPackage = ownPackage()): InitVersions {
   const pick = (from: Record<string, string> | undefined, name: string, field: string): string => {
@@ -73,6 +82,8 @@ export function initVersions(pkg: OwnPackage = ownPackage()): InitVersions {
     '@types/node': pick(pkg.devDependencies, '@types/node', 'devDependencies'),
     'cdk8s-cli': pick(pkg.devDependencies, 'cdk8s-cli', 'devDependencies'),
     'ts-node': pick(pkg.devDependencies, 'ts-node', 'devDependencies'),
+    '@pulumi/pulumi': pick(pkg.peerDependencies, '@pulumi/pulumi', 'peerDependencies'),
+    '@pulumi/kubernetes': pick(pkg.peerDependencies, '@pulumi/kubernetes', 'peerDependencies'),
   };
 }
 
@@ -128,6 +139,69 @@ synthTopology(app).then(
 );
 `;
 
+/** Pulumi.yaml of the `pulumi` layout: no default kubernetes provider, so nothing lands on the ambient kubectl context. */
+const pulumiYaml = (name: string) => `name: ${name}
+description: A Klutch control plane and an app cluster bound to it, deployed by klutch-kit's Topology component
+runtime:
+  name: nodejs
+  options:
+    packagemanager: npm
+config:
+  # Every resource uses its cluster's own provider (from the kubeconfig-<cluster> secrets), never the kubectl context.
+  pulumi:disable-default-providers:
+    value:
+      - kubernetes
+`;
+
+/** index.ts of the `pulumi` layout: CommonJS under ts-node, as Pulumi's TypeScript template. */
+const INDEX_TS = `// klutch-kit's Topology component deploys a Klutch control plane (Crossplane, the catalogue, the bind backend,
+// Dex) and an app cluster bound to it (the konnector) into two clusters you have. Stack config, each set with
+// \`pulumi config set [--secret] <key> <value>\` (every key: docs/pulumi.md in klutch-kit's repository):
+//   kubeconfig-control-plane, kubeconfig-app-shop  secret: the clusters' kubeconfigs (\`--secret … < file\`)
+//   oidcClientSecret, cookieSigningKey             secret: the bind backend's (\`openssl rand -base64 32\`)
+//   oidc or dexConnectors                          who logs in: your issuer (\`--path oidc.issuerUrl https://…\`),
+//                                                  or Dex on the control plane with these connectors
+//   images                                         klutch-kit's default images are not published: set
+//                                                  \`--path images.registry <registry>/<prefix>\` (built, pushed
+//                                                  there) or images.backend/konnector (\`klutch-kit image build --push\`)
+//   manifests, skipAwait                           \`runtime\`: the binding runtime only, for clusters without Crossplane
+import * as pulumi from '@pulumi/pulumi';
+import { StackConfigError, Topology, buildRuntimeImages, parseStackConfig, readStackSecrets, type ClusterConnection } from 'klutch-kit/stacks';
+
+const cfg = new pulumi.Config();
+
+async function program() {
+  let config = parseStackConfig({
+    controlPlane: { name: 'control-plane' },
+    appClusters: [{ name: 'app-shop' }],
+    backend: { url: 'https://bind.example.com' },
+    oidc: cfg.getObject('oidc'),
+    dexConnectors: cfg.getObject('dexConnectors'),
+    images: cfg.getObject('images'),
+    manifests: cfg.get('manifests'),
+    skipAwait: cfg.get('skipAwait'),
+  });
+  // images.registry: build the backend and konnector images (no Docker), push them, deploy them by digest.
+  const built = config.images.registry ? await buildRuntimeImages(config.images.registry, config.images.base ? { base: config.images.base } : {}) : undefined;
+  if (built) config = { ...config, images: { ...config.images, ...built.refs } };
+  const connections: Record<string, ClusterConnection> = {};
+  for (const c of [config.controlPlane, ...config.appClusters]) connections[c.name] = { kubeconfig: cfg.requireSecret(\`kubeconfig-\${c.name}\`) };
+  const topology = new Topology('klutch', {
+    config,
+    connections,
+    secrets: readStackSecrets(cfg),
+    ...(built ? { imageBuilds: [built.component] } : {}),
+  });
+  return { backendUrl: topology.backendUrl, bindCommands: topology.bindCommands };
+}
+
+// A bad config value stops the preview with one line naming the key and the value, not a stack trace.
+export = () =>
+  program().catch((e: unknown) => {
+    throw e instanceof StackConfigError ? new pulumi.RunError(e.message) : e;
+  });
+`;
+
 const VALIDATE = 'klutch-kit validate dist/control-plane && klutch-kit validate dist/app-shop --schemas dist/control-plane';
 
 const json = (v: unknown) => `${JSON.stringify(v, null, 2)}\n`;
@@ -136,6 +210,39 @@ const json = (v: unknown) => `${JSON.stringify(v, null, 2)}\n`;
 export function initFiles(layout: InitLayout, name: string, v: InitVersions = initVersions()): InitFile[] {
   if (!INIT_LAYOUTS.includes(layout)) throw new UsageError(`init: --layout ${JSON.stringify(layout)} is not one of ${INIT_LAYOUTS.join(', ')}`);
   const deps = { cdk8s: v.cdk8s, 'cdk8s-plus-28': v['cdk8s-plus-28'], constructs: v.constructs, 'klutch-kit': v['klutch-kit'] };
+  if (layout === 'pulumi') {
+    return [
+      { path: 'Pulumi.yaml', content: pulumiYaml(name) },
+      {
+        path: 'package.json',
+        content: json({
+          name,
+          version: '0.1.0',
+          private: true,
+          main: 'index.ts',
+          scripts: { typecheck: 'tsc --noEmit', preview: 'pulumi preview', up: 'pulumi up' },
+          dependencies: { '@pulumi/kubernetes': v['@pulumi/kubernetes'], '@pulumi/pulumi': v['@pulumi/pulumi'], ...deps },
+          devDependencies: { '@types/node': v['@types/node'], 'ts-node': v['ts-node'], typescript: v.typescript },
+        }),
+      },
+      {
+        path: 'tsconfig.json',
+        content: json({
+          compilerOptions: {
+            target: 'ES2022',
+            module: 'CommonJS',
+            moduleResolution: 'node10',
+            lib: ['ES2023'],
+            types: ['node'],
+            strict: true,
+            outDir: 'bin',
+          },
+          files: ['index.ts'],
+        }),
+      },
+      { path: 'index.ts', content: INDEX_TS },
+    ];
+  }
   if (layout === 'esm') {
     return [
       {
@@ -216,21 +323,30 @@ export function initProject(dir: string, layout: InitLayout, versions?: InitVers
 }
 
 export function initCommand(): Command {
-  return new Command('init')
-    .description('create a minimal project that synthesizes a Klutch topology (package.json, tsconfig.json, main.ts)')
+  const cmd = new Command('init')
+    .description('create a minimal project that synthesizes a Klutch topology (package.json, tsconfig.json, main.ts), or with --pulumi one that deploys it')
     .argument('[dir]', 'the project folder (default: the current folder)')
     .addOption(
       new Option('--layout <layout>', 'esm: an ES module project (tsc, node); cjs: the cdk8s init typescript-app layout (CommonJS, ts-node, cdk8s synth)')
-        .choices([...INIT_LAYOUTS])
+        .choices([...CDK8S_LAYOUTS])
         .default('esm'),
     )
-    .action((dir: string | undefined, opts: { layout: InitLayout }) => {
-      const target = dir ?? '.';
-      const files = initProject(target, opts.layout);
-      const cd = dir ? `cd ${dir} && ` : '';
-      process.stdout.write(
-        `wrote ${files.map((f) => path.join(target, f.path)).join(', ')} (${opts.layout} layout)\n` +
-          `next: ${cd}npm install && npm run synth && npm run validate\n`,
+    .option('--pulumi', "a Pulumi TypeScript project instead (Pulumi.yaml, index.ts): klutch-kit/stacks' Topology component, pulumi preview / up", false);
+  return cmd.action((dir: string | undefined, opts: { layout: InitLayout; pulumi: boolean }) => {
+    if (opts.pulumi && cmd.getOptionValueSource('layout') === 'cli') {
+      throw new UsageError(
+        `init: --pulumi and --layout ${opts.layout} exclude each other: --layout chooses a cdk8s project, --pulumi a Pulumi project; drop one of them`,
       );
-    });
+    }
+    const layout: InitLayout = opts.pulumi ? 'pulumi' : opts.layout;
+    const target = dir ?? '.';
+    const files = initProject(target, layout);
+    const cd = dir ? `cd ${dir} && ` : '';
+    process.stdout.write(
+      `wrote ${files.map((f) => path.join(target, f.path)).join(', ')} (${layout} layout)\n` +
+        (layout === 'pulumi'
+          ? `next: ${cd}npm install && npm run typecheck, then set the stack config index.ts names and run pulumi preview\n`
+          : `next: ${cd}npm install && npm run synth && npm run validate\n`),
+    );
+  });
 }

@@ -5,6 +5,8 @@
  * and as CommonJS (the `cdk8s init typescript-app` layout), with `klutch-kit/<subpath>` resolved to the
  * source file its package.json `exports` entry is built from. A block that imports from klutch-kit must
  * carry the marker, so a new one cannot skip the check; a snippet that stops compiling fails here.
+ * `<!-- snippet: typecheck-cjs -->` marks a CommonJS-only program (the `export =` of a Pulumi program,
+ * `klutch-kit init --pulumi`'s index.ts), compiled as CommonJS only.
  */
 import { describe, expect, it } from '@jest/globals';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -13,6 +15,7 @@ import ts from 'typescript';
 
 const ROOT = process.cwd();
 const MARKER = '<!-- snippet: typecheck -->';
+const MARKER_CJS = '<!-- snippet: typecheck-cjs -->';
 const FILES = [
   'README.md',
   ...readdirSync(join(ROOT, 'docs'))
@@ -27,6 +30,8 @@ interface Snippet {
   readonly line: number;
   readonly code: string;
   readonly marked: boolean;
+  /** Marked CommonJS only. */
+  readonly cjsOnly: boolean;
 }
 
 /** The ```ts blocks of a Markdown file. */
@@ -39,7 +44,14 @@ function tsBlocks(file: string, text: string): Snippet[] {
     if (end < 0) throw new Error(`${file}:${i + 1}: a \`\`\`ts block that does not end`);
     let prev = i - 1;
     while (prev >= 0 && lines[prev].trim() === '') prev--;
-    out.push({ file, line: i + 1, code: lines.slice(i + 1, end).join('\n') + '\n', marked: prev >= 0 && lines[prev].trim() === MARKER });
+    const marker = prev >= 0 ? lines[prev].trim() : '';
+    out.push({
+      file,
+      line: i + 1,
+      code: lines.slice(i + 1, end).join('\n') + '\n',
+      marked: marker === MARKER || marker === MARKER_CJS,
+      cjsOnly: marker === MARKER_CJS,
+    });
     i = end;
   }
   return out;
@@ -113,13 +125,13 @@ describe('documented TypeScript snippets', () => {
     types: ['node'],
     paths: packagePaths(),
   };
-  const snippets = new Map(marked.map((s) => [virtual(s), s.code]));
   const name = new Map(marked.map((s) => [virtual(s), `${s.file}:${s.line}`]));
 
   it.each([
-    ['an ES module (NodeNext)', { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext }],
-    ['CommonJS (cdk8s init)', { module: ts.ModuleKind.CommonJS, moduleResolution: ts.ModuleResolutionKind.Node10 }],
-  ])('type-check as %s', (_, mode) => {
+    ['an ES module (NodeNext)', false, { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext }],
+    ['CommonJS (cdk8s init, Pulumi)', true, { module: ts.ModuleKind.CommonJS, moduleResolution: ts.ModuleResolutionKind.Node10 }],
+  ])('type-check as %s', (_, cjs, mode) => {
+    const snippets = new Map(marked.filter((s) => cjs || !s.cjsOnly).map((s) => [virtual(s), s.code]));
     const errors = typeErrors(snippets, { ...base, ...mode });
     const report = Object.fromEntries([...errors].filter(([, e]) => e.length > 0).map(([f, e]) => [name.get(f), e]));
     expect(report).toEqual({});
