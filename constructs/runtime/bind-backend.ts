@@ -31,6 +31,7 @@ import { ApiObject, Duration, Lazy } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
 import { binderRules } from '../../contract/binder-rbac.js';
+import { consumerIsolationPolicy, consumerIsolationPolicyName } from '../../contract/consumer-isolation.js';
 import { fail } from '../_errors.js';
 import { isDnsLabel } from '../_names.js';
 import {
@@ -213,6 +214,11 @@ export class BindBackend extends Construct {
   public readonly podDisruptionBudget?: k8s.KubePodDisruptionBudget;
   /** The backend's cluster-wide rules, with reasons. */
   public readonly rules: readonly DocumentedRule[];
+  /**
+   * With `consumerScope: 'Cluster'`: the ValidatingAdmissionPolicy (and binding) that keeps each consumer's
+   * writes to its own cluster-scoped objects (contract/consumer-isolation.ts).
+   */
+  public readonly consumerIsolation?: ApiObject;
   /** Rules of the shared `klutch-binder` ClusterRole (bound in each cluster namespace). */
   public readonly binderRules: readonly DocumentedRule[];
   private readonly props: BindBackendProps;
@@ -244,6 +250,7 @@ export class BindBackend extends Construct {
     this.rules = backendRules(this.settings.consumerScope);
     this.binderRules = binderRules({ klutchKonnectorCompat: props.klutchKonnectorCompat });
     this.clusterRole = this.createRbac();
+    if (this.settings.consumerScope === 'Cluster') this.consumerIsolation = this.createConsumerIsolation();
     this.deployment = this.createDeployment();
     if (this.settings.replicas > 1 && props.podDisruptionBudget !== false) {
       this.podDisruptionBudget = new k8s.KubePodDisruptionBudget(this, 'PodDisruptionBudget', {
@@ -531,6 +538,23 @@ export class BindBackend extends Construct {
    * The backend's ClusterRole and Lease Role with their bindings, the shared binder roles handed to
    * consumers, and the aggregated exports role the backend holds (see the class doc).
    */
+  private createConsumerIsolation(): ApiObject {
+    const name = consumerIsolationPolicyName(this.settings.prefix);
+    const policy = new ApiObject(this, 'ConsumerIsolationPolicy', {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name, labels: this.labels },
+      spec: consumerIsolationPolicy(this.settings.prefix),
+    });
+    new ApiObject(this, 'ConsumerIsolationPolicyBinding', {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicyBinding',
+      metadata: { name, labels: this.labels },
+      spec: { policyName: name, validationActions: ['Deny'] },
+    });
+    return policy;
+  }
+
   private createRbac(): k8s.KubeClusterRole {
     const { name, namespace: ns, labels } = this;
     const clusterRole = new k8s.KubeClusterRole(this, 'ClusterRole', {

@@ -326,3 +326,27 @@ describe('BindBackend', () => {
     expect(() => backend({}, expose)).toThrow(msg);
   });
 });
+
+describe('BindBackend consumer isolation (consumerScope Cluster)', () => {
+  test('renders a ValidatingAdmissionPolicy keeping each binder credential to its own cluster-scoped objects; none for Namespaced', () => {
+    expect(backend().objs.filter((o) => o.kind.startsWith('ValidatingAdmissionPolicy'))).toEqual([]);
+    const { b, objs } = backend({ consumerScope: 'Cluster', namespacePrefix: 'tenant' });
+    const policy = find(objs, 'ValidatingAdmissionPolicy', 'klutch-binder-tenant-cluster-scoped-isolation');
+    expect(b.consumerIsolation).toBeDefined();
+    expect(find(objs, 'ValidatingAdmissionPolicyBinding', policy.metadata.name).spec).toEqual({
+      policyName: policy.metadata.name,
+      validationActions: ['Deny'],
+    });
+    expect(policy.spec.matchConstraints.resourceRules).toEqual([
+      { apiGroups: ['*'], apiVersions: ['*'], resources: ['*'], operations: ['CREATE', 'UPDATE', 'DELETE'], scope: 'Cluster' },
+    ]);
+    expect(policy.spec.matchConditions[0].expression).toBe(
+      "request.userInfo.username.startsWith('system:serviceaccount:tenant-') && request.userInfo.username.endsWith(':klutch-binder')",
+    );
+    expect(policy.spec.variables).toEqual([{ name: 'ns', expression: "request.userInfo.username.split(':')[2]" }]);
+    const exprs = policy.spec.validations.map((v: { expression: string }) => v.expression);
+    expect(exprs[0]).toContain("oldObject.metadata.annotations['klutch.anynines.com/cluster-namespace'] == variables.ns");
+    expect(exprs[1]).toContain("object.metadata.annotations['klutch.anynines.com/cluster-namespace'] == variables.ns");
+    expect(exprs[2]).toBe("request.operation != 'CREATE' || object.metadata.name.startsWith(variables.ns + '-')");
+  });
+});

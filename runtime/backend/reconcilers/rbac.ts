@@ -3,7 +3,9 @@
  * exported and claimed resources (owned by the cluster Namespace, so it goes with it), bound by
  * RoleBindings only in that consumer's provider namespaces. With --consumer-scope=Cluster and
  * cluster-scoped exports, ClusterRole `klutch-binder-<clusterNs>-cluster` (those resources only)
- * bound by a per-consumer ClusterRoleBinding — never a shared binding whose subjects flip.
+ * bound by a per-consumer ClusterRoleBinding — never a shared binding whose subjects flip. That
+ * role reaches every consumer's objects of those resources; the BindBackend construct's admission
+ * policy (contract/consumer-isolation.ts) keeps each consumer's writes to its own.
  */
 import { isNotFound, type Reconciler } from '../../core/index.js';
 import { FIELD_MANAGER } from '../binder.js';

@@ -7,6 +7,7 @@ import { responseKubeconfig, type BindingResponse } from '../../../contract/wire
 import { eventually } from '../../realinfra/util.js';
 import { CLIENT_ID, startProvider, template, type ProviderEnv } from './_fixture.js';
 import { applyManifests, waitForCrdsEstablished } from '../../../runtime/realinfra/index.js';
+import { consumerIsolationPolicyName } from '../../../contract/consumer-isolation.js';
 
 jest.setTimeout(120_000);
 
@@ -51,6 +52,26 @@ async function bind(sub: string): Promise<{ ns: string; client: KubeClient }> {
   const kc = new KubeConfig();
   kc.loadFromString(responseKubeconfig((await res.json()) as BindingResponse));
   return { ns: kc.getContextObject(kc.getCurrentContext())!.namespace!, client: new KubeClient(kc) };
+}
+
+/** The BindBackend construct's objects for a backend like this one (consumer scope Cluster, the default prefix). */
+async function backendManifests(): Promise<Array<KubeObject & { kind: string }>> {
+  const { App, Chart } = await import('cdk8s');
+  const { BindBackend } = await import('../../../constructs/runtime/index.js');
+  const chart = new Chart(new App({ outdir: '/nonexistent-never-written' }), 'backend');
+  new BindBackend(chart, 'B', {
+    consumerScope: 'Cluster',
+    oidc: {
+      issuerUrl: 'https://bind.example.com/dex',
+      clientId: 'klutch-backend',
+      clientSecret: { name: 'oidc', key: 'client-secret' },
+      callbackUrl: 'https://bind.example.com/callback',
+    },
+    cookies: { signingKey: { name: 'cookies', key: 'signing' }, encryptionKey: { name: 'cookies', key: 'encryption' } },
+    externalAddress: 'https://api.control-plane.example.com:6443',
+    externalCa: { name: 'external-ca', key: 'ca.crt' },
+  });
+  return chart.toJson() as Array<KubeObject & { kind: string }>;
 }
 
 describe('--consumer-scope=Cluster', () => {
@@ -100,6 +121,81 @@ describe('--consumer-scope=Cluster', () => {
       await expect(a.client.list({ group: '', version: 'v1', plural: 'secrets', namespaced: true }, b.ns)).rejects.toMatchObject({ code: 403 });
       await expect(a.client.list({ group: 'mangodb.com', version: 'v1alpha1', plural: 'mangodbs', namespaced: true })).rejects.toMatchObject({ code: 403 });
     } finally {
+      a.client.close();
+      b.client.close();
+    }
+  });
+
+  it("a consumer cannot update, delete or squat another consumer's cluster-scoped objects (the BindBackend's admission policy)", async () => {
+    const GADGETS = { group: 'example.klutch.test', version: 'v1', plural: 'gadgets', namespaced: false, kind: 'Gadget' };
+    const VAP = {
+      group: 'admissionregistration.k8s.io',
+      version: 'v1',
+      plural: 'validatingadmissionpolicies',
+      namespaced: false,
+      kind: 'ValidatingAdmissionPolicy',
+    };
+    const VAPB = { ...VAP, plural: 'validatingadmissionpolicybindings', kind: 'ValidatingAdmissionPolicyBinding' };
+    const name = consumerIsolationPolicyName('cluster');
+    const a = await bind('iso-a');
+    const b = await bind('iso-b');
+    const gadget = (n: string, owner: string) => ({
+      apiVersion: 'example.klutch.test/v1',
+      kind: 'Gadget',
+      metadata: { name: n, annotations: { 'klutch.anynines.com/cluster-namespace': owner } },
+    });
+    const created: string[] = [];
+    try {
+      // the policy as the BindBackend construct renders it for this backend (--consumer-scope=Cluster, prefix "cluster")
+      await applyManifests(env.cluster.kubeConfig, (await backendManifests()).filter((o) => o.kind.startsWith('ValidatingAdmissionPolicy')) as never[]);
+      for (const x of [a, b])
+        await x.client.create(REQ, {
+          metadata: { name: 'gadgets', namespace: x.ns },
+          spec: { resources: [{ group: 'example.klutch.test', resource: 'gadgets' }] },
+        });
+      for (const x of [a, b]) await eventually(`gadget rights of ${x.ns}`, () => env.kube.getOrNull(CRB, undefined, `klutch-binder-${x.ns}`));
+      // the policy in force (the API server loads it asynchronously): B's squat of A's name prefix is refused
+      await eventually('the isolation policy in force', async () => {
+        try {
+          await b.client.create(GADGETS, gadget(`${a.ns}-probe`, b.ns) as KubeObject);
+          await env.kube.delete(GADGETS, undefined, `${a.ns}-probe`);
+          return false;
+        } catch (e) {
+          return (e as { code?: number }).code === 403 && (e as Error).message.includes(`must be named ${b.ns}-<name>`);
+        }
+      });
+      // A's own object (named and annotated as the konnector writes it)
+      await eventually("A's gadget", () => a.client.create(GADGETS, gadget(`${a.ns}-db`, a.ns) as KubeObject));
+      created.push(`${a.ns}-db`);
+      const own = await env.kube.get(GADGETS, undefined, `${a.ns}-db`);
+      // B: update, patch, relabel as its own, delete — all refused, naming the owner rule
+      const refusedB = async (p: Promise<unknown>) => {
+        await expect(p).rejects.toMatchObject({ code: 403 });
+        await p.catch((e: Error) =>
+          expect(e.message).toContain(`belongs to another consumer: only objects annotated klutch.anynines.com/cluster-namespace=${b.ns}`),
+        );
+      };
+      await refusedB(b.client.mergePatch(GADGETS, undefined, `${a.ns}-db`, { spec: { owner: 'b' } }));
+      await refusedB(b.client.mergePatch(GADGETS, undefined, `${a.ns}-db`, { metadata: { annotations: { 'klutch.anynines.com/cluster-namespace': b.ns } } }));
+      await refusedB(b.client.delete(GADGETS, undefined, `${a.ns}-db`));
+      // B's create with its name prefix but A's annotation: refused
+      await expect(b.client.create(GADGETS, gadget(`${b.ns}-x`, a.ns) as KubeObject)).rejects.toMatchObject({ code: 403 });
+      // A cannot give its object away either
+      await expect(
+        a.client.mergePatch(GADGETS, undefined, `${a.ns}-db`, { metadata: { annotations: { 'klutch.anynines.com/cluster-namespace': b.ns } } }),
+      ).rejects.toMatchObject({
+        code: 403,
+      });
+      expect((await env.kube.get(GADGETS, undefined, `${a.ns}-db`)).metadata.resourceVersion).toBe(own.metadata.resourceVersion);
+      // the barrier: B's own object goes in, and B may change and delete it
+      await b.client.create(GADGETS, gadget(`${b.ns}-db`, b.ns) as KubeObject);
+      created.push(`${b.ns}-db`);
+      await b.client.mergePatch(GADGETS, undefined, `${b.ns}-db`, { spec: { size: 2 } });
+      await b.client.delete(GADGETS, undefined, `${b.ns}-db`);
+    } finally {
+      for (const n of created) await env.kube.delete(GADGETS, undefined, n).catch(() => undefined);
+      await env.kube.delete(VAPB, undefined, name).catch(() => undefined);
+      await env.kube.delete(VAP, undefined, name).catch(() => undefined);
       a.client.close();
       b.client.close();
     }
