@@ -150,7 +150,11 @@ export interface BindBackendProps {
   readonly namespacePrefix?: string;
   /** `--pretty-name`. @default "klutch-kit" */
   readonly prettyName?: string;
-  /** `--consumer-scope`. @default "Namespaced" */
+  /**
+   * `--consumer-scope`. With `Cluster`, also a ValidatingAdmissionPolicy that keeps each consumer's writes
+   * to its own cluster-scoped objects (contract/consumer-isolation.ts; Kubernetes 1.30+ on the control plane).
+   * @default "Namespaced"
+   */
   readonly consumerScope?: 'Namespaced' | 'Cluster';
   /** `--external-address`: API server URL written into consumers' kubeconfigs (https). @default - the backend's own API server address */
   readonly externalAddress?: string;
