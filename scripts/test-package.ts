@@ -14,6 +14,10 @@
  *   init-esm,     README's "Start a project" as written: `klutch-kit init my-topology [--layout cjs]`
  *   init-cjs      from the tarball, the files compared with the README's blocks byte for byte, then
  *                 `npm run synth` and `npm run validate` in the new project
+ *   init-pulumi   `klutch-kit init my-topology --pulumi` from the tarball, the files compared with the README's
+ *                 blocks, `npm run typecheck` (tsc --noEmit), then a real `pulumi preview` of the project against
+ *                 two harness clusters (runtime/realinfra startCluster; the Pulumi CLI and kubernetes provider of
+ *                 ensurePulumiBinaries, a local file backend, passphrase secrets, no plugin downloads)
  *
  * It also checks that the links of the tarball's README resolve on npm (scripts/_readme-links.ts).
  *
@@ -22,7 +26,8 @@
  * repository's node_modules — one copy of cdk8s, and nothing the project does not list (a
  * construct-only project has no Pulumi and no runtime libraries).
  *
- * Options: --keep (leave the temporary folder), --only <project>, --tarball <file> (skip npm pack).
+ * Options: --keep (leave the temporary folder), --only <project>, --tarball <file> (skip npm pack),
+ * --no-preview (init-pulumi: type-check only, no harness clusters and no Pulumi binaries).
  */
 import { execFileSync, type ExecFileSyncOptions } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -31,6 +36,9 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import type { InitLayout } from '../runtime/cli/init.js';
+import { startCluster, type RealCluster } from '../runtime/realinfra/index.js';
+import { ensurePulumiBinaries, pulumiEnv } from '../runtime/realinfra/pulumi-build.js';
+import { generateStackSecrets } from '../stacks/secrets.js';
 import { readmeInitFiles } from './_init-blocks.js';
 import { brokenReadmeLinks } from './_readme-links.js';
 
@@ -39,6 +47,7 @@ const NODE_MODULES = join(ROOT, 'node_modules');
 const args = process.argv.slice(2);
 const only = args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined;
 const keep = args.includes('--keep');
+const preview = !args.includes('--no-preview');
 const givenTarball = args.includes('--tarball') ? resolve(args[args.indexOf('--tarball') + 1]!) : undefined;
 
 type Pkg = {
@@ -59,6 +68,13 @@ function step<T>(name: string, fn: () => T): T {
   const t = Date.now();
   process.stdout.write(`▶ ${name}\n`);
   const r = fn();
+  times.push(`${name}: ${((Date.now() - t) / 1000).toFixed(1)} s`);
+  return r;
+}
+async function stepAsync<T>(name: string, fn: () => Promise<T>): Promise<T> {
+  const t = Date.now();
+  process.stdout.write(`▶ ${name}\n`);
+  const r = await fn();
   times.push(`${name}: ${((Date.now() - t) / 1000).toFixed(1)} s`);
   return r;
 }
@@ -273,29 +289,35 @@ try {
       process.stdout.write(`  ${out.trim()}\n`);
     });
   }
+  /**
+   * As README says: `npx klutch-kit init my-topology <flags>` in an empty folder, the files compared with the
+   * README's blocks of the layout byte for byte; then the project installed. npx installs klutch-kit with its
+   * dependencies and (npm >= 7) its required peers into a folder of its own, then runs the bin from there.
+   */
+  function initFromTarball(layout: InitLayout, flags: string[]): string {
+    const parent = join(work, `init-${layout}`);
+    mkdirSync(parent);
+    const npxHome = join(work, `npx-${layout}`);
+    mkdirSync(npxHome);
+    const peers = Object.keys(pkg.peerDependencies ?? {}).filter((n) => !pkg.peerDependenciesMeta?.[n]?.optional);
+    writeFileSync(join(npxHome, 'package.json'), JSON.stringify({ dependencies: Object.fromEntries(['klutch-kit', ...peers].map((n) => [n, '*'])) }));
+    install(npxHome, `npx-${layout}`);
+    const out = run(bin(npxHome, 'klutch-kit'), ['init', 'my-topology', ...flags], { cwd: parent, env });
+    console.log(`  ${out.trim().split('\n')[0]}`);
+    const dir = join(parent, 'my-topology');
+    const shown = readmeInitFiles(readFileSync(join(unpacked, 'package', 'README.md'), 'utf8'), layout);
+    const written = readdirSync(dir).sort();
+    check(
+      JSON.stringify(written) === JSON.stringify([...shown.keys()].sort()),
+      `init ${flags.join(' ')} wrote ${written.join(', ')}; README shows ${[...shown.keys()].join(', ')}`,
+    );
+    for (const f of written) check(readFileSync(join(dir, f), 'utf8') === shown.get(f), `init ${flags.join(' ')}: ${f} differs from README's block`);
+    return install(dir, `init-${layout}/my-topology`);
+  }
   for (const layout of ['esm', 'cjs'] as const satisfies readonly InitLayout[]) {
     if (only && only !== `init-${layout}`) continue;
     step(`init-${layout}: klutch-kit init my-topology --layout ${layout}, README's files, npm run synth, npm run validate`, () => {
-      const parent = join(work, `init-${layout}`);
-      mkdirSync(parent);
-      // as README says: `npx klutch-kit init my-topology` in an empty folder. npx installs klutch-kit with its
-      // dependencies and (npm >= 7) its required peers into a folder of its own, then runs the bin from there.
-      const npxHome = join(work, `npx-${layout}`);
-      mkdirSync(npxHome);
-      const peers = Object.keys(pkg.peerDependencies ?? {}).filter((n) => !pkg.peerDependenciesMeta?.[n]?.optional);
-      writeFileSync(join(npxHome, 'package.json'), JSON.stringify({ dependencies: Object.fromEntries(['klutch-kit', ...peers].map((n) => [n, '*'])) }));
-      install(npxHome, `npx-${layout}`);
-      const out = run(bin(npxHome, 'klutch-kit'), ['init', 'my-topology', '--layout', layout], { cwd: parent, env });
-      console.log(`  ${out.trim().split('\n')[0]}`);
-      const dir = join(parent, 'my-topology');
-      const shown = readmeInitFiles(readFileSync(join(unpacked, 'package', 'README.md'), 'utf8'), layout);
-      const written = readdirSync(dir).sort();
-      check(
-        JSON.stringify(written) === JSON.stringify([...shown.keys()].sort()),
-        `init --layout ${layout} wrote ${written.join(', ')}; README shows ${[...shown.keys()].join(', ')}`,
-      );
-      for (const f of written) check(readFileSync(join(dir, f), 'utf8') === shown.get(f), `init --layout ${layout}: ${f} differs from README's block`);
-      install(dir, `init-${layout}/my-topology`);
+      const dir = initFromTarball(layout, ['--layout', layout]);
       // npm run puts node_modules/.bin on PATH, as for a user; cdk8s-cli must not ask the registry for upgrades
       const synth = run('npm', ['run', '--silent', 'synth'], { cwd: dir, env: { ...env, CDK8S_CHECK_UPGRADE: 'false' } });
       const objs = outputOf(join(dir, 'dist'));
@@ -313,6 +335,77 @@ try {
       const validate = run('npm', ['run', '--silent', 'validate'], { cwd: dir, env });
       console.log(`  npm run validate: ${validate.trim().split('\n').pop()}`);
     });
+  }
+  if (!only || only === 'init-pulumi') {
+    await stepAsync(
+      `init-pulumi: klutch-kit init my-topology --pulumi, README's files, npm run typecheck${preview ? ', pulumi preview on two harness clusters' : ''}`,
+      async () => {
+        const dir = initFromTarball('pulumi', ['--pulumi']);
+        run('npm', ['run', '--silent', 'typecheck'], { cwd: dir, env });
+        console.log('  npm run typecheck (tsc --noEmit, CommonJS): passed');
+        if (!preview) return;
+        const log = (line: string) => process.stdout.write(`  [pulumi] ${line}\n`);
+        const bins = await ensurePulumiBinaries({ log });
+        const clusters: RealCluster[] = [];
+        try {
+          const [cp, app] = await Promise.all([startCluster({ name: 'package-cp' }), startCluster({ name: 'package-app' })]);
+          clusters.push(cp!, app!);
+          const state = join(work, 'pulumi-state');
+          const home = join(work, 'pulumi-home');
+          mkdirSync(state);
+          mkdirSync(home);
+          // README's steps with the harness' kubeconfigs; Dex with a mockCallback connector logs users in; the
+          // binding runtime only (`manifests: runtime`: no Crossplane runs here) and no workload awaits (no kubelet).
+          const penv = { ...env, ...pulumiEnv(bins, { home, backendDir: state, passphrase: 'test-package' }) };
+          const pulumi = (argv: string[], input?: string) =>
+            run(bins.pulumi, ['--non-interactive', ...argv], {
+              cwd: dir,
+              env: penv,
+              ...(input !== undefined ? { input, stdio: ['pipe', 'pipe', 'pipe'] } : {}),
+            });
+          pulumi(['stack', 'init', 'dev', '--secrets-provider', 'passphrase']);
+          const secrets = generateStackSecrets();
+          for (const [key, value] of [
+            ['kubeconfig-control-plane', readFileSync(cp!.kubeconfigPath, 'utf8')],
+            ['kubeconfig-app-shop', readFileSync(app!.kubeconfigPath, 'utf8')],
+            ['oidcClientSecret', secrets.oidcClientSecret],
+            ['cookieSigningKey', secrets.cookieSigningKey],
+          ] as const)
+            pulumi(['config', 'set', '--secret', key], value); // from stdin, as `< file`: no secret on a command line
+          pulumi(['config', 'set', 'dexConnectors', JSON.stringify([{ type: 'mockCallback', id: 'mock', name: 'Mock' }])]);
+          pulumi(['config', 'set', 'manifests', 'runtime']);
+          pulumi(['config', 'set', 'skipAwait', 'true']);
+          const out = pulumi(['preview', '--json']);
+          const steps = (JSON.parse(out.slice(out.indexOf('{'))) as { steps?: Array<{ op: string; urn: string; newState?: { type?: string } }> }).steps ?? [];
+          const typeOf = (urn: string) => urn.split('::')[2]!.split('$').pop()!;
+          const nameOf = (urn: string) => urn.split('::')[3]!;
+          const creates = steps.filter((s) => s.op === 'create');
+          const has = (type: string, name: string) => creates.some((s) => typeOf(s.urn) === type && nameOf(s.urn) === name);
+          for (const [type, name] of [
+            ['klutch-kit:stacks:Topology', 'klutch'],
+            ['klutch-kit:stacks:ControlPlane', 'control-plane'],
+            ['klutch-kit:stacks:AppCluster', 'app-shop'],
+            ['pulumi:providers:kubernetes', 'control-plane'],
+            ['pulumi:providers:kubernetes', 'app-shop'],
+          ])
+            check(has(type!, name!), `init-pulumi: pulumi preview does not create ${type} ${name}; it creates ${creates.map((s) => typeOf(s.urn)).join(', ')}`);
+          const objects = creates.filter((s) => typeOf(s.urn).startsWith('kubernetes:') && !typeOf(s.urn).startsWith('kubernetes:yaml'));
+          check(
+            objects.some((s) => typeOf(s.urn) === 'kubernetes:apps/v1:Deployment' && /klutch-backend/.test(nameOf(s.urn))),
+            `init-pulumi: pulumi preview creates no bind backend Deployment among ${objects.length} objects`,
+          );
+          check(
+            steps.every((s) => s.op === 'create' || s.op === 'same'),
+            `init-pulumi: pulumi preview of a new stack has steps ${[...new Set(steps.map((s) => s.op))].join(', ')}`,
+          );
+          console.log(
+            `  pulumi preview (${bins.cliVersion}, ${bins.cliFrom}): ${creates.length} to create, ${objects.length} of them Kubernetes objects in 2 clusters`,
+          );
+        } finally {
+          await Promise.all(clusters.map((c) => c.stop()));
+        }
+      },
+    );
   }
 } catch (e) {
   failed = true;
