@@ -42,7 +42,9 @@ export function anchorsOf(markdown: string): Set<string> {
 
 /**
  * The README's links that would not resolve on npm, each with the reason: `repository` is not a GitHub URL,
- * a relative link names no file of the repository, or an anchor names no heading.
+ * a relative link names no file of the repository, or an anchor names no heading. Absolute links into the
+ * repository itself (`https://github.com/<owner>/<repo>/blob/main/<file>#anchor`, `…/<repo>#anchor` for its
+ * README) are checked the same way: the npm README (docs/npm-readme.md) links to docs/ with them.
  */
 export function brokenReadmeLinks(readme: string, pkg: { repository?: string | { url?: string } }, repoFile: (path: string) => string | undefined): string[] {
   const repo = typeof pkg.repository === 'string' ? pkg.repository : pkg.repository?.url;
@@ -51,6 +53,17 @@ export function brokenReadmeLinks(readme: string, pkg: { repository?: string | {
   if (relative.some((l) => !l.startsWith('#')) && !/github\.com[/:][\w.-]+\/[\w.-]+/.test(repo ?? ''))
     broken.push(`package.json "repository" (${JSON.stringify(repo)}) is not a GitHub repository, so npm cannot resolve relative links`);
   const self = anchorsOf(readme);
+  const slug = /github\.com[/:]([\w.-]+\/[\w.-]+?)(?:\.git)?$/.exec(repo ?? '')?.[1];
+  if (slug) {
+    const own = new RegExp(`^https://github\\.com/${slug.replace(/[.]/g, '\\.')}(?:/(?:blob|tree)/main/([^#]*))?(?:#(.*))?$`, 'i');
+    for (const link of markdownLinks(readme)) {
+      const m = own.exec(link);
+      if (!m) continue;
+      const [, file, anchor] = m;
+      if (file) relative.push(`${file}${anchor !== undefined ? `#${anchor}` : ''}`);
+      else if (anchor !== undefined && anchor !== 'readme') relative.push(`README.md#${anchor}`);
+    }
+  }
   for (const link of relative) {
     const [file, anchor] = link.split('#', 2) as [string, string | undefined];
     if (file === '') {

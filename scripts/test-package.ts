@@ -19,7 +19,9 @@
  *                 two harness clusters (runtime/realinfra startCluster; the Pulumi CLI and kubernetes provider of
  *                 ensurePulumiBinaries, a local file backend, passphrase secrets, no plugin downloads)
  *
- * It also checks that the links of the tarball's README resolve on npm (scripts/_readme-links.ts).
+ * It also checks that the tarball's README is the npm one (docs/npm-readme.md, swapped in at `prepack` by
+ * scripts/npm-readme.mjs; the repository's README.md is back after the pack) and that its links resolve on npm
+ * (scripts/_readme-links.ts).
  *
  * Offline: the tarball is unpacked into `<project>/node_modules/klutch-kit`, and every other package
  * the project or klutch-kit names (dependencies, the peers the project lists) is linked from this
@@ -109,12 +111,14 @@ let failed = false;
 try {
   const tarball =
     givenTarball ??
-    step('npm pack (prepack: build lib/)', () => {
+    step('npm pack (prepack: build lib/, the npm README)', () => {
+      const repoReadme = readFileSync(join(ROOT, 'README.md'), 'utf8');
       const out = run('npm', ['pack', '--json', '--pack-destination', work], { cwd: ROOT, env: { npm_config_loglevel: 'error' } });
       const info = JSON.parse(out.slice(out.indexOf('['))) as Array<{ filename: string; size: number; unpackedSize: number; entryCount: number }>;
       console.log(
         `  ${info[0]!.filename}: ${info[0]!.entryCount} files, ${(info[0]!.size / 1024).toFixed(0)} kB packed, ${(info[0]!.unpackedSize / 1024 / 1024).toFixed(1)} MB unpacked`,
       );
+      check(readFileSync(join(ROOT, 'README.md'), 'utf8') === repoReadme, "README.md differs after npm pack: postpack did not restore the repository's README");
       return join(work, info[0]!.filename);
     });
 
@@ -142,6 +146,10 @@ try {
     for (const f of ['LICENSE', 'CHANGELOG.md', 'README.md', 'imports/schema-bundle.json', 'bin/kubectl-bind.js', 'cjs/_node.cjs'])
       check(files.includes(f), `${f} is not in the tarball`);
     check(readFileSync(join(dir, 'LICENSE'), 'utf8').includes('Apache License'), 'LICENSE is not the Apache-2.0 text');
+    check(
+      readFileSync(join(dir, 'README.md'), 'utf8') === readFileSync(join(ROOT, 'docs', 'npm-readme.md'), 'utf8'),
+      "the tarball's README.md is not docs/npm-readme.md (package.json prepack: node scripts/npm-readme.mjs swap)",
+    );
     // npm shows this README and resolves its relative links against `repository`: each must name a file of the repository.
     const broken = brokenReadmeLinks(readFileSync(join(dir, 'README.md'), 'utf8'), p as Pkg & { repository?: { url?: string } }, (f) => {
       const abs = join(ROOT, f);
@@ -305,7 +313,7 @@ try {
     const out = run(bin(npxHome, 'klutch-kit'), ['init', 'my-topology', ...flags], { cwd: parent, env });
     console.log(`  ${out.trim().split('\n')[0]}`);
     const dir = join(parent, 'my-topology');
-    const shown = readmeInitFiles(readFileSync(join(unpacked, 'package', 'README.md'), 'utf8'), layout);
+    const shown = readmeInitFiles(readFileSync(join(ROOT, 'README.md'), 'utf8'), layout);
     const written = readdirSync(dir).sort();
     check(
       JSON.stringify(written) === JSON.stringify([...shown.keys()].sort()),
@@ -411,6 +419,8 @@ try {
   failed = true;
   console.error(`test:package: ${e instanceof Error ? e.message : String(e)}`);
 } finally {
+  // a pack that died between prepack and postpack leaves the npm README in place of the repository's
+  if (!givenTarball) execFileSync(process.execPath, [join(ROOT, 'scripts', 'npm-readme.mjs'), 'restore']);
   console.log(times.map((t) => `  ${t}`).join('\n'));
   if (keep) console.log(`kept ${work}`);
   else rmSync(work, { recursive: true, force: true });

@@ -1,7 +1,9 @@
 /**
  * The links of README.md resolve on npmjs.com (scripts/_readme-links.ts): `repository` is the GitHub
  * repository relative links resolve against, every linked file is in the repository and every anchor
- * names a heading. `npm run test:package` runs the same check on the README inside the tarball.
+ * names a heading. `npm run test:package` runs the same check on the README inside the tarball, which is
+ * docs/npm-readme.md (swapped in by scripts/npm-readme.mjs at `prepack`): its links are absolute GitHub
+ * URLs into the repository, checked the same way.
  */
 import { describe, expect, it } from '@jest/globals';
 import { existsSync, readFileSync, statSync } from 'node:fs';
@@ -33,5 +35,26 @@ describe("the package README's links", () => {
     ]);
     expect(headingAnchor('The catalogue as a Crossplane `Configuration` package')).toBe('the-catalogue-as-a-crossplane-configuration-package');
     expect(anchorsOf('```\n# not\n```\n# Yes\n').has('not')).toBe(false);
+  });
+
+  it('of docs/npm-readme.md (the README npm shows) resolve: absolute GitHub URLs into the repository', () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { repository?: { url?: string } };
+    const npmReadme = readFileSync(join(ROOT, 'docs', 'npm-readme.md'), 'utf8');
+    expect(markdownLinks(npmReadme).filter((l) => !/^https:\/\//.test(l))).toEqual([]);
+    expect(markdownLinks(npmReadme).filter((l) => l.startsWith('https://github.com/anynines/klutch-kit/')).length).toBeGreaterThan(3);
+    expect(brokenReadmeLinks(npmReadme, pkg, repoFile)).toEqual([]);
+  });
+
+  it('reports an absolute link into the repository that names no file or no heading (the check can fail)', () => {
+    const pkg = { repository: { url: 'git+https://github.com/anynines/klutch-kit.git' } };
+    const readme =
+      '[a](https://github.com/anynines/klutch-kit/blob/main/docs/none.md) [b](https://github.com/anynines/klutch-kit#no-such-heading) ' +
+      '[c](https://github.com/anynines/klutch-kit/blob/main/docs/pulumi.md#nope) [d](https://github.com/anynines/klutch-kit#readme) ' +
+      '[e](https://github.com/anynines/klutch-kit/blob/main/docs/pulumi.md#runtime-images) [f](https://github.com/other/repo/blob/main/x.md)\n';
+    expect(brokenReadmeLinks(readme, pkg, repoFile)).toEqual([
+      'docs/none.md: docs/none.md is not in the repository',
+      'README.md#no-such-heading: no heading "no-such-heading" in README.md',
+      'docs/pulumi.md#nope: no heading "nope" in docs/pulumi.md',
+    ]);
   });
 });
