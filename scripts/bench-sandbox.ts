@@ -38,7 +38,7 @@ import {
   type BenchVariant,
 } from './_bench-sandbox.js';
 import { docFiles, loadFigures, renderMarks, type Figures } from './_doc-figures.js';
-import { STATE_FILE } from '../sandbox/state.js';
+import { STATE_FILE, type SandboxState } from '../sandbox/state.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const RECORDS = path.join(root, 'docs', 'bench', 'sandbox.json');
@@ -60,6 +60,18 @@ async function down(): Promise<void> {
 interface RunResult {
   times: Map<string, number>;
   error?: string;
+}
+
+/** The pid of a sandbox that is running now (one per state folder), or undefined. */
+function runningSandbox(): number | undefined {
+  if (!fs.existsSync(STATE_FILE)) return undefined;
+  const { supervisorPid } = JSON.parse(fs.readFileSync(STATE_FILE, 'utf8')) as SandboxState;
+  try {
+    process.kill(supervisorPid, 0);
+    return supervisorPid;
+  } catch {
+    return undefined;
+  }
 }
 
 /** One run: the sandbox up to its "up" line (bounded), then down, and its process gone. */
@@ -139,6 +151,12 @@ async function main(): Promise<number> {
     const ok: Array<Map<string, number>> = [];
     const loads: number[] = [];
     for (let i = 1; i <= args.runs; i++) {
+      // never bring down a sandbox this bench did not start
+      const other = runningSandbox();
+      if (other !== undefined) {
+        process.stderr.write(`bench:sandbox: a sandbox is already running (pid ${other}); stop it (npm run sandbox -- --down) and run the bench again\n`);
+        return 1;
+      }
       const label = `${variant} ${i}/${args.runs}`;
       const before = load1();
       const r = await run(variant, label, args.timeoutMs);

@@ -19,6 +19,7 @@ import {
   summarize,
   type BenchRecord,
 } from '../../scripts/_bench-sandbox.js';
+import { figureEntryProblems, renderMarks } from '../../scripts/_doc-figures.js';
 
 // A real default run's output (paths, ports and the password shortened)
 const OUTPUT = `klutch-kit sandbox: state under /root/.cache/klutch-kit/sandbox
@@ -184,6 +185,13 @@ describe('the records', () => {
     expect(fig).toMatchObject({ kind: 'measured', value: '41.0 s', date: '2026-11-29', load: 'load average 1.0–2.0', home: 'docs/sandbox.md' });
     expect(fig.note).toContain('Median of 3 runs (40.0–44.0 s), warm. Step medians: clusters 6.0 s.');
     expect(psqlFigure(rec, rows.slice(0, 1), 'docs/sandbox.md')).toBeUndefined();
+    // an entry docs:figures accepts, and the marks show it
+    expect(figureEntryProblems({ 'sandbox-psql': fig }, ['docs/sandbox.md'])).toEqual([]);
+    expect(
+      renderMarks('after <!-- figure:sandbox-psql -->65.3–66.2 s<!-- /figure --> on <!-- figure:sandbox-psql.date -->2026-11-28<!-- /figure -->', {
+        'sandbox-psql': fig,
+      }),
+    ).toBe('after <!-- figure:sandbox-psql -->41.0 s<!-- /figure --> on <!-- figure:sandbox-psql.date -->2026-11-29<!-- /figure -->');
   });
 });
 
