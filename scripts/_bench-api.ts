@@ -1,11 +1,17 @@
 /**
  * The data-service API the benchmarks bind through the real backend: a namespaced claim CRD with a
  * status subresource, and the APIServiceExportTemplate that offers it with a claim on the credential
- * Secrets labelled `klutch.anynines.com/credentials=true` (what a provider writes for each claim).
+ * Secrets labelled `app.kubernetes.io/component=credentials` (what a provider writes for each claim).
  */
 import type { KubeObject, ResourceRef } from '../runtime/core/client.js';
 
-export const CREDS_LABEL = 'klutch.anynines.com/credentials';
+/**
+ * The label of the credential Secrets, and its value. A key that crosses to the app cluster by default
+ * (contract/metadata-keys.ts): the soak and scale benches find the downstream copies by it, and a
+ * `klutch.anynines.com/*` key is the konnector's own and never copied.
+ */
+export const CREDS_LABEL = 'app.kubernetes.io/component';
+export const CREDS_LABEL_VALUE = 'credentials';
 
 type Props = Record<string, Record<string, unknown>>;
 
@@ -43,7 +49,9 @@ export function credentialsExportTemplate(r: ResourceRef): KubeObject {
     metadata: { name: r.plural, namespace: 'crossplane-system' },
     spec: {
       APIServiceSelector: { group: r.group, resource: r.plural },
-      permissionClaims: [{ group: '', resource: 'secrets', version: 'v1', selector: { labelSelectors: [{ [CREDS_LABEL]: 'true' }], owner: 'Provider' } }],
+      permissionClaims: [
+        { group: '', resource: 'secrets', version: 'v1', selector: { labelSelectors: [{ [CREDS_LABEL]: CREDS_LABEL_VALUE }], owner: 'Provider' } },
+      ],
     },
   } as KubeObject;
 }

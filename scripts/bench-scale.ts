@@ -62,7 +62,7 @@ import { bind } from '../runtime/kubectl-bind/bind.js';
 import { applyManifests, ensureBinaries, startCluster, waitForCrdsEstablished, type RealCluster } from '../runtime/realinfra/index.js';
 import { OidcTestProvider } from '../test/support/oidc-provider.js';
 import { startAppServers, type AppServers } from './_scale-apps.js';
-import { claimCrd, credentialsExportTemplate, CREDS_LABEL } from './_bench-api.js';
+import { claimCrd, credentialsExportTemplate, CREDS_LABEL, CREDS_LABEL_VALUE } from './_bench-api.js';
 import { bundleProgram, cpuSeconds, repo, rssMb } from './_bench-procs.js';
 
 const opts = new Command('bench-scale')
@@ -571,7 +571,7 @@ async function runK(K: number): Promise<Result> {
           if (!secretCreated.has(name)) {
             try {
               await provider.create(CoreResources.secrets, {
-                metadata: { name: `${name}-creds`, namespace: ns, labels: { [CREDS_LABEL]: 'true' } },
+                metadata: { name: `${name}-creds`, namespace: ns, labels: { [CREDS_LABEL]: CREDS_LABEL_VALUE } },
                 type: 'Opaque',
                 data: { password: Buffer.from(randomBytes(12).toString('hex')).toString('base64') },
               });
@@ -694,7 +694,7 @@ async function runK(K: number): Promise<Result> {
       inst.addEventHandler({ onAdd: onInst, onUpdate: (_, o) => onInst(o) });
       const sec = new Informer(c, CoreResources.secrets, {
         namespace: WORK_NS,
-        labelSelector: `${CREDS_LABEL}=true`,
+        labelSelector: `${CREDS_LABEL}=${CREDS_LABEL_VALUE}`,
         name: `observer ${appList[i]!.name} secrets`,
       });
       sec.addEventHandler({

@@ -41,7 +41,7 @@ import { BindResources } from '../runtime/konnector/types.js';
 import { OidcTestProvider } from '../test/support/oidc-provider.js';
 import { RoundRobinProxy } from '../test/support/round-robin-proxy.js';
 import { canonical, compareSoak, type ClaimView, type ClusterState, type Difference, type SecretView } from './_soak-converge.js';
-import { claimCrd, credentialsExportTemplate, CREDS_LABEL } from './_bench-api.js';
+import { claimCrd, credentialsExportTemplate, CREDS_LABEL, CREDS_LABEL_VALUE } from './_bench-api.js';
 import { bundleProgram, cpuSeconds, freePort, repo } from './_bench-procs.js';
 import { RssSampler, rssChecks, rssGrowthProblems } from './_soak-rss.js';
 import { leaseSanity, restartTarget, restartTicks, type LeaseView, type ReplicaView } from './_soak-restarts.js';
@@ -405,7 +405,7 @@ class ProviderStandIn {
       metadata: {
         name: secretName(name),
         namespace: ns,
-        labels: { [CREDS_LABEL]: 'true' },
+        labels: { [CREDS_LABEL]: CREDS_LABEL_VALUE },
         ownerReferences: [{ apiVersion: `${GROUP}/v1`, kind: 'SoakDB', name, uid: o.metadata.uid! }],
       },
       type: 'Opaque',
@@ -549,7 +549,7 @@ interface Snapshot {
 }
 
 async function snapshot(cpc: KubeClient, apps: AppCluster[]): Promise<Snapshot> {
-  const creds = { labelSelector: `${CREDS_LABEL}=true` };
+  const creds = { labelSelector: `${CREDS_LABEL}=${CREDS_LABEL_VALUE}` };
   const [up, upSecrets, clusters] = await Promise.all([
     cpc.list<Obj>(SOAKDBS),
     cpc.list<Obj>(SECRETS, undefined, creds),
