@@ -42,17 +42,24 @@ const duration = (name: string) => (v: string) => {
 };
 
 /** A repeatable flag of comma-separated label/annotation key patterns, each checked. */
-const keyPatterns = (flag: string) => (v: string, prev: string[]) => {
-  const add = v.split(',').map((p) => p.trim());
-  for (const p of add) {
-    try {
-      checkAllowedKeyPattern(flag, p);
-    } catch (e) {
-      throw new InvalidArgumentError((e as Error).message);
+/**
+ * A repeatable option whose values `check` validates (throwing an error that names the flag and value); with
+ * `commaSeparated`, one occurrence may carry several values.
+ */
+const repeatable =
+  (flag: string, check: (flag: string, value: string) => void, commaSeparated = false) =>
+  (v: string, prev: string[]) => {
+    const add = commaSeparated ? v.split(',').map((p) => p.trim()) : [v];
+    for (const p of add) {
+      try {
+        check(flag, p);
+      } catch (e) {
+        throw new InvalidArgumentError((e as Error).message);
+      }
     }
-  }
-  return [...prev, ...add];
-};
+    return [...prev, ...add];
+  };
+const keyPatterns = (flag: string) => repeatable(flag, checkAllowedKeyPattern, true);
 
 export function buildCommand(): Command {
   return new Command('klutch-konnector')
@@ -105,27 +112,13 @@ export function buildCommand(): Command {
     .option(
       '--allow-resource <plural.group>',
       'a resource providers may export or claim besides the default allow-list (their own APIs, claimed Secrets and ConfigMaps), e.g. daemonsets.apps; repeatable; see docs/bind.md',
-      (v: string, prev: string[]) => {
-        try {
-          parseAllowedResource('--allow-resource', v);
-        } catch (e) {
-          throw new InvalidArgumentError((e as Error).message);
-        }
-        return [...prev, v];
-      },
+      repeatable('--allow-resource', parseAllowedResource),
       [] as string[],
     )
     .option(
       '--allow-secret-type <type>',
       'a Secret type claimed Secrets may have besides the defaults (Opaque, connection.crossplane.io/v1alpha1, servicebinding.io/*, kubernetes.io/basic-auth, ssh-auth, tls), e.g. kubernetes.io/dockerconfigjson; repeatable; never kubernetes.io/service-account-token',
-      (v: string, prev: string[]) => {
-        try {
-          checkAllowedSecretType('--allow-secret-type', v);
-        } catch (e) {
-          throw new InvalidArgumentError((e as Error).message);
-        }
-        return [...prev, v];
-      },
+      repeatable('--allow-secret-type', checkAllowedSecretType),
       [] as string[],
     )
     .option('--binding-namespace <ns>', 'watch APIServiceBindings only in this namespace')
