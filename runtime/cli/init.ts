@@ -207,6 +207,17 @@ const VALIDATE = 'klutch-kit validate dist/control-plane && klutch-kit validate 
 const json = (v: unknown) => `${JSON.stringify(v, null, 2)}\n`;
 
 /** The files of a new project, in the order README.md shows them. */
+/** The compiler options of the CommonJS layouts (cdk8s `cjs` and Pulumi), which differ only in their output folder. */
+const cjsCompilerOptions = (outDir: string) => ({
+  target: 'ES2022',
+  module: 'CommonJS',
+  moduleResolution: 'node10',
+  lib: ['ES2023'],
+  types: ['node'],
+  strict: true,
+  outDir,
+});
+
 export function initFiles(layout: InitLayout, name: string, v: InitVersions = initVersions()): InitFile[] {
   if (!INIT_LAYOUTS.includes(layout)) throw new UsageError(`init: --layout ${JSON.stringify(layout)} is not one of ${INIT_LAYOUTS.join(', ')}`);
   const deps = { cdk8s: v.cdk8s, 'cdk8s-plus-28': v['cdk8s-plus-28'], constructs: v.constructs, 'klutch-kit': v['klutch-kit'] };
@@ -227,18 +238,7 @@ export function initFiles(layout: InitLayout, name: string, v: InitVersions = in
       },
       {
         path: 'tsconfig.json',
-        content: json({
-          compilerOptions: {
-            target: 'ES2022',
-            module: 'CommonJS',
-            moduleResolution: 'node10',
-            lib: ['ES2023'],
-            types: ['node'],
-            strict: true,
-            outDir: 'bin',
-          },
-          files: ['index.ts'],
-        }),
+        content: json({ compilerOptions: cjsCompilerOptions('bin'), files: ['index.ts'] }),
       },
       { path: 'index.ts', content: INDEX_TS },
     ];
@@ -294,18 +294,7 @@ export function initFiles(layout: InitLayout, name: string, v: InitVersions = in
     },
     {
       path: 'tsconfig.json',
-      content: json({
-        compilerOptions: {
-          target: 'ES2022',
-          module: 'CommonJS',
-          moduleResolution: 'node10',
-          lib: ['ES2023'],
-          types: ['node'],
-          strict: true,
-          outDir: 'build',
-        },
-        include: ['*.ts'],
-      }),
+      content: json({ compilerOptions: cjsCompilerOptions('build'), include: ['*.ts'] }),
     },
     { path: 'main.ts', content: MAIN_TS },
     { path: 'cdk8s.yaml', content: 'language: typescript\napp: npx ts-node main.ts\n' },
