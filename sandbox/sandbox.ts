@@ -199,9 +199,8 @@ export function apiStyleName(style: ApiStyle): 'claims' | 'namespaced' {
   return style.namespaced ? 'namespaced' : 'claims';
 }
 
-export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> {
-  const started = Date.now();
-  const apiStyle = opts.apiStyle ?? ApiStyle.CLAIMS;
+/** Checks the options' combinations before anything starts; the message names the option and the value. */
+function checkOptions(opts: SandboxOptions, apiStyle: ApiStyle): void {
   if (!Object.values(API_STYLE_NAMES).includes(apiStyle)) throw new Error(`SandboxOptions.apiStyle: ${String(apiStyle)} is not an ApiStyle`);
   if (opts.a9s && apiStyle.namespaced) {
     throw new Error(
@@ -216,54 +215,121 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   if (opts.pods && apiStyle.namespaced) {
     throw new Error('SandboxOptions.pods: true runs the claims API style only (apiStyle namespaced was given); drop --pods or --api-style namespaced');
   }
-  const pods = opts.pods ?? false;
-  const say = opts.log ?? ((l: string) => process.stdout.write(`${l}\n`));
-  fs.mkdirSync(SANDBOX_DIR, { recursive: true });
-  const dir = opts.dir ?? fs.mkdtempSync(path.join(SANDBOX_DIR, 'run-'));
-  fs.mkdirSync(path.join(dir, 'logs'), { recursive: true });
-  const timings: Record<string, number> = {};
-  const stops: Array<() => Promise<void>> = [];
-  const processes: Array<{ name: string; child: ChildProcess; log: string }> = [];
-  const clusters: RealCluster[] = [];
-  const bindOutput: Record<string, string> = {};
-  const a8sDataDir = sandboxA8sDataDir(dir);
-  // unique: a8sDataDir falls back to a fixed name under the temporary folder, which runs side by side would share
-  const a9sDataDir = `${a8sDataDir}-a9s-${randomBytes(4).toString('hex')}`;
-  let a9sStarting: Promise<SandboxA9s> | undefined;
-  let a9sPart: SandboxA9s | undefined;
-  let a8sOperator: SandboxA8sOperator | undefined;
-  let crossplane: CrossplaneHarness | undefined;
-  let crossplaneStarting: Promise<CrossplaneHarness> | undefined;
-  const forwarders = new TcpForwarders();
-  stops.push(() => forwarders.stop());
-  let n = 0;
-  const step = async <T>(what: string, fn: () => Promise<T>, detail?: (v: T) => string): Promise<T> => {
+}
+
+/** Starts the sandbox (`SandboxRun`'s steps, one after the other); on a failure stops what it started. */
+export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> {
+  return new SandboxRun(opts).start();
+}
+
+/**
+ * One start of the sandbox, as named steps that hand their results on in fields: `startClusters` → `startIssuer` →
+ * `startCrossplane` → `pulumiUp` → `startBackend` → `bindApps` (the last two as local processes, or as pods with
+ * `pods`). Everything a step starts is registered for `stop()` as it starts, so a failure anywhere stops it all.
+ */
+export class SandboxRun {
+  private readonly started = Date.now();
+  private readonly apiStyle: ApiStyle;
+  private readonly pods: boolean;
+  private readonly say: (line: string) => void;
+  private readonly dir: string;
+  private readonly a8sDataDir: string;
+  private readonly a9sDataDir: string;
+  private readonly timings: Record<string, number> = {};
+  private readonly stops: Array<() => Promise<void>> = [];
+  private readonly processes: Array<{ name: string; child: ChildProcess; log: string }> = [];
+  private readonly clusters: RealCluster[] = [];
+  private readonly bindOutput: Record<string, string> = {};
+  private readonly forwarders = new TcpForwarders();
+  private readonly clientSecret = randomBytes(18).toString('base64url');
+  private steps = 0;
+  // filled by the steps, in this order
+  private bins?: PulumiBinaries;
+  private dexBinary = '';
+  private cp?: RealCluster;
+  private apps?: readonly [RealCluster, RealCluster];
+  private machine: Array<{ id: string; secret: string }> = [];
+  private op?: OidcTestProvider;
+  private dex?: PreparedDex;
+  private backendPort = 0;
+  private backendUrl = '';
+  private issuer = '';
+  private crossplane?: CrossplaneHarness;
+  private crossplaneStarting?: Promise<CrossplaneHarness>;
+  private a8sOperator?: SandboxA8sOperator;
+  private a9sStarting?: Promise<SandboxA9s>;
+  private a9sPart?: SandboxA9s;
+  private pushed?: Awaited<ReturnType<typeof pushCatalogue>>;
+  private stack?: Stack;
+  private catalogue?: InstalledCatalogue;
+
+  constructor(private readonly opts: SandboxOptions = {}) {
+    this.apiStyle = opts.apiStyle ?? ApiStyle.CLAIMS;
+    checkOptions(opts, this.apiStyle);
+    this.pods = opts.pods ?? false;
+    this.say = opts.log ?? ((l: string) => process.stdout.write(`${l}\n`));
+    fs.mkdirSync(SANDBOX_DIR, { recursive: true });
+    this.dir = opts.dir ?? fs.mkdtempSync(path.join(SANDBOX_DIR, 'run-'));
+    fs.mkdirSync(path.join(this.dir, 'logs'), { recursive: true });
+    this.a8sDataDir = sandboxA8sDataDir(this.dir);
+    // unique: a8sDataDir falls back to a fixed name under the temporary folder, which runs side by side would share
+    this.a9sDataDir = `${this.a8sDataDir}-a9s-${randomBytes(4).toString('hex')}`;
+    this.stops.push(() => this.forwarders.stop());
+  }
+
+  /** Runs every step; on a failure stops what was started and rethrows. */
+  async start(): Promise<Sandbox> {
+    try {
+      await this.startClusters();
+      await this.startIssuer();
+      this.writeState();
+      await this.startCrossplane();
+      await this.pulumiUp();
+      await this.startBackend();
+      await this.bindApps();
+      return this.sandbox();
+    } catch (e) {
+      this.say(`sandbox: failed: ${(e as Error).message}`);
+      for (const p of this.processes) this.say(`  ${p.name} log: ${p.log}`);
+      await this.stop();
+      throw e;
+    }
+  }
+
+  /** Stops everything in the reverse order of its start, then removes the run's folder (unless it was given). */
+  async stop(): Promise<void> {
+    await this.crossplaneStarting?.catch(() => undefined);
+    for (const p of this.processes) await stopChild(p.child).catch(() => undefined);
+    for (const s of this.stops.reverse()) await s().catch(() => undefined);
+    await Promise.all(this.clusters.map((c) => c.stop().catch(() => undefined)));
+    if (this.opts.writeState) fs.rmSync(STATE_FILE, { force: true });
+    if (!this.opts.dir) fs.rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  /** One numbered step: its time into `timings`, a line with the time since start and the step's details. */
+  private async step<T>(what: string, fn: () => Promise<T>, detail?: (v: T) => string): Promise<T> {
     const t = Date.now();
     const v = await fn();
-    timings[what] = (Date.now() - t) / 1000;
-    n++;
-    say(
-      `[${n}/${SANDBOX_STEPS}] ${what} … done in ${timings[what]!.toFixed(1)} s (+${((Date.now() - started) / 1000).toFixed(1)} s)${detail ? `\n      ${detail(v).split('\n').join('\n      ')}` : ''}`,
+    this.timings[what] = (Date.now() - t) / 1000;
+    this.steps++;
+    const details = detail ? `\n      ${detail(v).split('\n').join('\n      ')}` : '';
+    this.say(
+      `[${this.steps}/${SANDBOX_STEPS}] ${what} … done in ${this.timings[what]!.toFixed(1)} s (+${((Date.now() - this.started) / 1000).toFixed(1)} s)${details}`,
     );
     return v;
-  };
-  const stopAll = async () => {
-    await crossplaneStarting?.catch(() => undefined);
-    for (const p of processes) await stopChild(p.child).catch(() => undefined);
-    for (const s of stops.reverse()) await s().catch(() => undefined);
-    await Promise.all(clusters.map((c) => c.stop().catch(() => undefined)));
-    if (opts.writeState) fs.rmSync(STATE_FILE, { force: true });
-    if (!opts.dir) fs.rmSync(dir, { recursive: true, force: true });
-  };
-  const writeState = (backendUrl: string, issuer: string) => {
-    if (!opts.writeState) return;
+  }
+
+  /** The state file `npm run sandbox -- --down` reads (with `writeState`): every pid and folder started so far. */
+  private writeState(): void {
+    if (!this.opts.writeState) return;
+    const { clusters, crossplane, a9sPart } = this;
     const state: SandboxState = {
       supervisorPid: process.pid,
-      dir,
-      a8sDataDir,
-      ...(opts.a9s ? { a9sDataDir } : {}),
-      backendUrl,
-      issuer,
+      dir: this.dir,
+      a8sDataDir: this.a8sDataDir,
+      ...(this.opts.a9s ? { a9sDataDir: this.a9sDataDir } : {}),
+      backendUrl: this.backendUrl,
+      issuer: this.issuer,
       clusters: clusters.map((c) => ({
         name: c.name,
         server: c.server,
@@ -271,32 +337,36 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
         dir: c.dir,
         pids: [...clusterPids(c), ...(c === clusters[0] && crossplane ? harnessPids(crossplane) : []), ...(c === clusters[0] && a9sPart ? a9sPart.pids() : [])],
       })),
-      processes: processes.map((p) => ({ name: p.name, pid: p.child.pid!, log: p.log })),
+      processes: this.processes.map((p) => ({ name: p.name, pid: p.child.pid!, log: p.log })),
     };
     fs.writeFileSync(STATE_FILE, JSON.stringify(state, null, 2));
-  };
-  const spawnLocal = (name: string, file: string, args: string[]) => {
-    const log = path.join(dir, 'logs', `${name}.log`);
+  }
+
+  /** A program of the repository as a local process (tsx), its output in `logs/<name>.log`. */
+  private spawnLocal(name: string, file: string, args: string[]): ChildProcess {
+    const log = path.join(this.dir, 'logs', `${name}.log`);
     const fd = fs.openSync(log, 'a');
     const child = spawn(process.execPath, [TSX_CLI, file, ...args], { cwd: REPO_ROOT, env: { ...process.env, KUBECONFIG: '' }, stdio: ['ignore', fd, fd] });
     fs.closeSync(fd);
-    processes.push({ name, child, log });
+    this.processes.push({ name, child, log });
     return child;
-  };
+  }
 
-  try {
-    // 1. clusters (and the Pulumi toolchain, warm: a few stat calls)
-    let dexBinary = '';
-    const [bins, cp, app1, app2] = await step(
+  /** 1. clusters (and the Pulumi toolchain, warm: a few stat calls; with pods Dex's binary). */
+  private async startClusters(): Promise<void> {
+    const pods = this.pods;
+    const [bins, cp, app1, app2] = await this.step(
       pods
         ? 'clusters: control plane with a real node + 2 app clusters (real kube-apiserver, etcd, kube-controller-manager; kubelet, containerd)'
         : 'clusters: control plane + 2 app clusters (real kube-apiserver, etcd, kube-controller-manager)',
       async () => {
         const bins = ensurePulumiBinaries({});
-        const dex = pods ? ensureDexBinary({}).then((b) => (dexBinary = b)) : undefined;
+        const dex = pods ? ensureDexBinary({}).then((b) => (this.dexBinary = b)) : undefined;
         // with pods: the node, with the cluster DNS the Crossplane pods need (their function endpoint is a Service name)
         const node = (name: string) => (pods && name === 'sandbox-cp' ? { nodes: 1 as const, node: { kubeletConfig: clusterDnsKubeletConfig() } } : {});
-        const cs = ['sandbox-cp', 'sandbox-app-1', 'sandbox-app-2'].map((name) => startCluster({ name, ...node(name) }).then((c) => (clusters.push(c), c)));
+        const cs = ['sandbox-cp', 'sandbox-app-1', 'sandbox-app-2'].map((name) =>
+          startCluster({ name, ...node(name) }).then((c) => (this.clusters.push(c), c)),
+        );
         const started = [await bins, ...(await Promise.all(cs))] as const;
         await dex;
         return started;
@@ -307,327 +377,362 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
           pulumiChoice(v[0] as PulumiBinaries),
         ].join('\n'),
     );
-    const apps = [app1, app2] as const;
+    this.bins = bins;
+    this.cp = cp;
+    this.apps = [app1, app2];
+    this.machine = this.apps.map((a) => ({ id: `sandbox-${a.name.replace(/^sandbox-/, '')}`, secret: randomBytes(18).toString('base64url') }));
+  }
 
-    // 2. the OIDC provider (listening; clients registered once the backend URL is known, right below); with pods, Dex
-    //    (a pod once pulumi up ran): its image, TLS and issuer, and the backend URL, a loopback forwarder to its Service
-    const clientSecret = randomBytes(18).toString('base64url');
-    const machine = apps.map((a) => ({ id: `sandbox-${a.name.replace(/^sandbox-/, '')}`, secret: randomBytes(18).toString('base64url') }));
-    let op: OidcTestProvider | undefined;
-    let dex: PreparedDex | undefined;
-    let backendPort = 0;
-    let backendUrl = '';
-    let issuer = '';
-    if (pods) {
-      dex = await step(
+  /**
+   * 2. the OIDC provider (listening; clients registered once the backend URL is known, right below); with pods, Dex
+   * (a pod once pulumi up ran): its image, TLS and issuer, and the backend URL, a loopback forwarder to its Service.
+   */
+  private async startIssuer(): Promise<void> {
+    const cp = this.cp!;
+    if (this.pods) {
+      this.dex = await this.step(
         'Dex: image from the harness binary pushed to the node registry, its TLS, the issuer on the node IP',
         async () => {
-          const d = await prepareDex(cp, dexBinary, dir, forwarders, 'klutch-kit sandbox CA');
-          backendPort = await forwarders.listen('127.0.0.1', () => serviceAddress(cp.kubeConfig, PODS_NAMESPACE, 'klutch-backend', 'http'));
+          const d = await prepareDex(cp, this.dexBinary, this.dir, this.forwarders, 'klutch-kit sandbox CA');
+          this.backendPort = await this.forwarders.listen('127.0.0.1', () => serviceAddress(cp.kubeConfig, PODS_NAMESPACE, 'klutch-backend', 'http'));
           return d;
         },
         (d) => `issuer ${d.issuer}, image ${d.image}`,
       );
-      backendUrl = `http://127.0.0.1:${backendPort}`;
-      issuer = dex.issuer;
-    } else {
-      backendPort = await freePort();
-      backendUrl = `http://127.0.0.1:${backendPort}`;
-      const o = await step(
-        'OIDC provider (oidc-provider, in this process)',
-        async () => {
-          const op = await OidcTestProvider.listen([
-            { username: 'dev', password: randomBytes(9).toString('base64url'), sub: 'sandbox-dev', email: 'dev@sandbox.test' },
-          ]);
-          stops.push(() => op.stop());
-          op.start(
-            [
-              { client_id: BACKEND_CLIENT_ID, client_secret: clientSecret, redirect_uris: [`${backendUrl}/callback`] },
-              ...machine.map((m) => ({ client_id: m.id, client_secret: m.secret, grant_types: ['client_credentials'], response_types: [], redirect_uris: [] })),
-            ],
-            { [BACKEND_RESOURCE]: { audience: BACKEND_RESOURCE, scope: 'bind' } },
-          );
-          return op;
-        },
-        (op) => `issuer ${op.issuer}`,
-      );
-      op = o;
-      issuer = o.issuer;
+      this.backendUrl = `http://127.0.0.1:${this.backendPort}`;
+      this.issuer = this.dex.issuer;
+      return;
     }
-    writeState(backendUrl, issuer);
+    this.backendPort = await freePort();
+    this.backendUrl = `http://127.0.0.1:${this.backendPort}`;
+    this.op = await this.step(
+      'OIDC provider (oidc-provider, in this process)',
+      async () => {
+        const op = await OidcTestProvider.listen([
+          { username: 'dev', password: randomBytes(9).toString('base64url'), sub: 'sandbox-dev', email: 'dev@sandbox.test' },
+        ]);
+        this.stops.push(() => op.stop());
+        op.start(
+          [
+            { client_id: BACKEND_CLIENT_ID, client_secret: this.clientSecret, redirect_uris: [`${this.backendUrl}/callback`] },
+            ...this.machine.map((m) => ({
+              client_id: m.id,
+              client_secret: m.secret,
+              grant_types: ['client_credentials'],
+              response_types: [],
+              redirect_uris: [],
+            })),
+          ],
+          { [BACKEND_RESOURCE]: { audience: BACKEND_RESOURCE, scope: 'bind' } },
+        );
+        return op;
+      },
+      (op) => `issuer ${op.issuer}`,
+    );
+    this.issuer = this.op.issuer;
+  }
 
-    // 3. real Crossplane on the control plane (its packages left to pulumi up), the catalogue package pushed to its
-    //    registry, the local a8s operator
-    const pushed = await step(
+  /**
+   * 3. real Crossplane on the control plane (its packages left to pulumi up), the catalogue package pushed to its
+   * registry, the local a8s operator; with a9s, provider-anynines starting beside pulumi up.
+   */
+  private async startCrossplane(): Promise<void> {
+    const cp = this.cp!;
+    const { pods, apiStyle } = this;
+    this.pushed = await this.step(
       `Crossplane ${SANDBOX_CROSSPLANE} on the control plane${pods ? ' (as pods, starting beside pulumi up)' : ''}, catalogue package pushed to its registry, local a8s operator`,
       async () => {
         // provider-kubernetes re-reads the a8s objects every 3 s (the harness's default is 10 s): status comes back sooner;
         // install: false — the Function, Provider and ProviderConfig come from pulumi up (klutch-kit:catalogue)
         const starting = startCrossplane(cp, { version: SANDBOX_CROSSPLANE, providerPollInterval: '3s', install: false, ...(pods ? { runtime: 'pods' } : {}) });
         starting.catch(() => undefined);
-        crossplaneStarting = starting.then((xp) => {
-          crossplane = xp;
-          stops.push(() => xp.stop());
+        this.crossplaneStarting = starting.then((xp) => {
+          this.crossplane = xp;
+          this.stops.push(() => xp.stop());
           return xp;
         });
-        crossplaneStarting.catch(() => undefined);
+        this.crossplaneStarting.catch(() => undefined);
         // Crossplane as pods starts beside pulumi up's image build (step 4 waits for it): the stack applies nothing
         // before its images are pushed, by when Crossplane's CRDs exist. The package goes to the registry address the
         // Crossplane pods pull from.
-        const pushed = await pushCatalogue(cp, pods ? { registry: podsRegistry(cp) } : await crossplaneStarting, { apiStyle });
+        const pushed = await pushCatalogue(cp, pods ? { registry: podsRegistry(cp) } : await this.crossplaneStarting, { apiStyle });
         // the backend pods' ServiceAccount hands out only what the control plane's binder roles grant
         if (pods) await applyManifests(cp.kubeConfig, binderExportRoles(pushed.packageRef), { continueOnError: false });
-        const a8s = new SandboxA8sOperator({ client: new KubeClient(cp.kubeConfig), dataDir: a8sDataDir });
-        await a8s.start();
-        stops.push(async () => {
-          await a8s.stop();
-          fs.rmSync(a8sDataDir, { recursive: true, force: true });
-        });
-        a8sOperator = a8s;
-        if (opts.a9s) {
+        await this.startA8sOperator();
+        if (this.opts.a9s) {
           // provider-anynines installs while pulumi up runs (step 4 waits for it)
-          const starting = startSandboxA9s(cp, crossplane!, { dataDir: a9sDataDir });
+          const starting = startSandboxA9s(cp, this.crossplane!, { dataDir: this.a9sDataDir });
           starting.catch(() => undefined);
-          a9sStarting = starting;
-          stops.push(async () => (await starting.catch(() => undefined))?.stop());
+          this.a9sStarting = starting;
+          this.stops.push(async () => (await starting.catch(() => undefined))?.stop());
         }
         return pushed;
       },
       (c) =>
-        `${crossplane ? `Crossplane ${crossplane.versions.crossplane}, registry ${crossplane.registry}` : `Crossplane ${SANDBOX_CROSSPLANE} starting as pods on the node`}\npackage ${c.packageRef} (${c.digest.slice(0, 19)}…): ${c.xrds.length} XRDs, API style ${apiStyleName(apiStyle)}\nlocal a8s operator: PostgreSQL ${a8sOperator!.instances.binaries.major} servers on 127.0.0.2+ port 5432, data under ${a8sDataDir}`,
+        `${this.crossplane ? `Crossplane ${this.crossplane.versions.crossplane}, registry ${this.crossplane.registry}` : `Crossplane ${SANDBOX_CROSSPLANE} starting as pods on the node`}\npackage ${c.packageRef} (${c.digest.slice(0, 19)}…): ${c.xrds.length} XRDs, API style ${apiStyleName(apiStyle)}\nlocal a8s operator: PostgreSQL ${this.a8sOperator!.instances.binaries.major} servers on 127.0.0.2+ port 5432, data under ${this.a8sDataDir}`,
     );
+  }
 
-    // 4. pulumi up of the stack program, runtime manifests mode plus the catalogue package (klutch-kit:catalogue):
-    //    binding CRDs, backend and konnector objects, and the Configuration, Function, provider-kubernetes and its
-    //    ProviderConfig, which real Crossplane installs
-    let catalogue: InstalledCatalogue | undefined;
-    const stack = await step(
-      pods
+  /** The local a8s operator (a real PostgreSQL server per a8s Postgresql), its data removed on stop. */
+  private async startA8sOperator(): Promise<void> {
+    const a8s = new SandboxA8sOperator({ client: new KubeClient(this.cp!.kubeConfig), dataDir: this.a8sDataDir });
+    await a8s.start();
+    this.stops.push(async () => {
+      await a8s.stop();
+      fs.rmSync(this.a8sDataDir, { recursive: true, force: true });
+    });
+    this.a8sOperator = a8s;
+  }
+
+  /**
+   * 4. pulumi up of the stack program, runtime manifests mode plus the catalogue package (klutch-kit:catalogue):
+   * binding CRDs, backend and konnector objects, and the Configuration, Function, provider-kubernetes and its
+   * ProviderConfig, which real Crossplane installs.
+   */
+  private async pulumiUp(): Promise<void> {
+    const cp = this.cp!;
+    const dir = this.dir;
+    this.stack = await this.step(
+      this.pods
         ? 'pulumi up (stacks/main.ts, manifests: runtime, images built and pushed to the node, catalogue: Configuration package); Crossplane (pods) installed the packages'
         : 'pulumi up (stacks/main.ts, manifests: runtime, catalogue: Configuration package); Crossplane installed the packages',
       async () => {
-        const stack = await createLocalStack(path.join(dir, 'pulumi'), bins, 'sandbox', 'klutch-kit sandbox');
-        const secrets = generateStackSecrets();
-        const kc = (c: RealCluster) => fs.readFileSync(c.kubeconfigPath, 'utf8');
-        await stack.setAllConfig(
-          pods
-            ? podsStackConfig({
-                controlPlane: { name: 'control-plane', cluster: cp },
-                appClusters: [
-                  { name: 'app-1', cluster: app1 },
-                  { name: 'app-2', cluster: app2 },
-                ],
-                backend: { url: backendUrl, prettyName: 'Klutch sandbox', replicas: 2 },
-                dex: dex!,
-                catalogue: { package: pushed.packageRef, apiStyle: apiStyleName(apiStyle) },
-                secrets,
-              })
-            : {
-                'klutch-kit:controlPlane': { value: JSON.stringify({ name: 'control-plane', access: { kind: 'kubeconfig' } }) },
-                'klutch-kit:appClusters': {
-                  value: JSON.stringify([
-                    { name: 'app-1', access: { kind: 'kubeconfig' } },
-                    { name: 'app-2', access: { kind: 'kubeconfig' } },
-                  ]),
-                },
-                'klutch-kit:backend': { value: JSON.stringify({ url: backendUrl, prettyName: 'Klutch sandbox' }) },
-                'klutch-kit:oidc': { value: JSON.stringify({ issuerUrl: issuer, clientId: BACKEND_CLIENT_ID }) },
-                'klutch-kit:skipAwait': { value: 'true' },
-                'klutch-kit:manifests': { value: 'runtime' },
-                'klutch-kit:catalogue': {
-                  value: JSON.stringify({ install: 'ConfigurationPackage', package: pushed.packageRef, apiStyle: apiStyleName(apiStyle) }),
-                },
-                'klutch-kit:kubeconfig-control-plane': { value: kc(cp), secret: true },
-                'klutch-kit:kubeconfig-app-1': { value: kc(app1), secret: true },
-                'klutch-kit:kubeconfig-app-2': { value: kc(app2), secret: true },
-                'klutch-kit:oidcClientSecret': { value: clientSecret, secret: true },
-                'klutch-kit:cookieSigningKey': { value: secrets['cookieSigningKey']!, secret: true },
-                'klutch-kit:cookieEncryptionKey': { value: secrets['cookieEncryptionKey']!, secret: true },
-              },
-        );
+        const stack = await createLocalStack(path.join(dir, 'pulumi'), this.bins!, 'sandbox', 'klutch-kit sandbox');
+        await stack.setAllConfig(this.stackConfig());
         const out = fs.openSync(path.join(dir, 'logs', 'pulumi-up.log'), 'a');
         try {
-          const [res] = await Promise.all([stack.up({ color: 'never', onOutput: (s) => fs.writeSync(out, s) }), crossplaneStarting]);
+          const [res] = await Promise.all([stack.up({ color: 'never', onOutput: (s) => fs.writeSync(out, s) }), this.crossplaneStarting]);
           if (res.summary.result !== 'succeeded') throw new Error(`pulumi up: ${res.summary.result}`);
           (stack as Stack & { upSummary?: unknown }).upSummary = res.summary.resourceChanges;
         } finally {
           fs.closeSync(out);
         }
-        catalogue = await awaitCatalogue(cp, crossplane!, pushed);
-        if (a9sStarting) {
-          a9sPart = await a9sStarting;
-          say(
-            `      a9s: provider-anynines ${a9sPart.provider.version} (network namespace ${a9sPart.provider.networkNamespace}), broker stand-in ${a9sPart.broker.url}; ProviderConfigs ${a9sPart.providerConfigs.map((p) => p.metadata.name).join(', ')} healthy`,
+        this.catalogue = await awaitCatalogue(cp, this.crossplane!, this.pushed!);
+        if (this.a9sStarting) {
+          const a9s = (this.a9sPart = await this.a9sStarting);
+          this.say(
+            `      a9s: provider-anynines ${a9s.provider.version} (network namespace ${a9s.provider.networkNamespace}), broker stand-in ${a9s.broker.url}; ProviderConfigs ${a9s.providerConfigs.map((p) => p.metadata.name).join(', ')} healthy`,
           );
         }
         return stack;
       },
       (s) =>
-        `resources: ${JSON.stringify((s as Stack & { upSummary?: unknown }).upSummary)}  (log ${path.join(dir, 'logs', 'pulumi-up.log')})\ncatalogue ${catalogue!.packageRef} installed by Crossplane: ${catalogue!.xrds.length} XRDs; ${apiStyle.namespaced ? 'namespaced XR' : 'claim'} APIs ${catalogue!.claimCrds.join(', ')}`,
+        `resources: ${JSON.stringify((s as Stack & { upSummary?: unknown }).upSummary)}  (log ${path.join(dir, 'logs', 'pulumi-up.log')})\ncatalogue ${this.catalogue!.packageRef} installed by Crossplane: ${this.catalogue!.xrds.length} XRDs; ${this.apiStyle.namespaced ? 'namespaced XR' : 'claim'} APIs ${this.catalogue!.claimCrds.join(', ')}`,
     );
+  }
 
-    // the bound CRDs in both app clusters (what the konnectors install)
-    const boundCrds = async () => {
-      const appKube = apps.map((a) => new KubeClient(a.kubeConfig));
-      try {
-        for (const [i, a] of apps.entries()) {
-          for (const api of BIND_APIS) await eventually(`CRD ${api} on ${a.name}`, () => appKube[i]!.getOrNull(CoreResources.crds, undefined, api), 60_000);
-        }
-      } finally {
-        appKube.forEach((k) => k.close());
-      }
+  /** The stack's configuration: the pods topology (podsStackConfig), or runtime manifests with kubeconfig access. */
+  private stackConfig(): Parameters<Stack['setAllConfig']>[0] {
+    const [cp, apps, pushed] = [this.cp!, this.apps!, this.pushed!];
+    const secrets = generateStackSecrets();
+    const style = apiStyleName(this.apiStyle);
+    if (this.pods) {
+      return podsStackConfig({
+        controlPlane: { name: 'control-plane', cluster: cp },
+        appClusters: [
+          { name: 'app-1', cluster: apps[0] },
+          { name: 'app-2', cluster: apps[1] },
+        ],
+        backend: { url: this.backendUrl, prettyName: 'Klutch sandbox', replicas: 2 },
+        dex: this.dex!,
+        catalogue: { package: pushed.packageRef, apiStyle: style },
+        secrets,
+      });
+    }
+    const kc = (c: RealCluster) => fs.readFileSync(c.kubeconfigPath, 'utf8');
+    return {
+      'klutch-kit:controlPlane': { value: JSON.stringify({ name: 'control-plane', access: { kind: 'kubeconfig' } }) },
+      'klutch-kit:appClusters': {
+        value: JSON.stringify([
+          { name: 'app-1', access: { kind: 'kubeconfig' } },
+          { name: 'app-2', access: { kind: 'kubeconfig' } },
+        ]),
+      },
+      'klutch-kit:backend': { value: JSON.stringify({ url: this.backendUrl, prettyName: 'Klutch sandbox' }) },
+      'klutch-kit:oidc': { value: JSON.stringify({ issuerUrl: this.issuer, clientId: BACKEND_CLIENT_ID }) },
+      'klutch-kit:skipAwait': { value: 'true' },
+      'klutch-kit:manifests': { value: 'runtime' },
+      'klutch-kit:catalogue': { value: JSON.stringify({ install: 'ConfigurationPackage', package: pushed.packageRef, apiStyle: style }) },
+      'klutch-kit:kubeconfig-control-plane': { value: kc(cp), secret: true },
+      'klutch-kit:kubeconfig-app-1': { value: kc(apps[0]), secret: true },
+      'klutch-kit:kubeconfig-app-2': { value: kc(apps[1]), secret: true },
+      'klutch-kit:oidcClientSecret': { value: this.clientSecret, secret: true },
+      'klutch-kit:cookieSigningKey': { value: secrets['cookieSigningKey']!, secret: true },
+      'klutch-kit:cookieEncryptionKey': { value: secrets['cookieEncryptionKey']!, secret: true },
     };
+  }
 
-    if (pods) {
-      // 5. the backend and Dex as pods, from the images pulumi up built and pushed
-      await step(
+  /** 5. the backend: with pods its 2 pods and Dex Ready on the node; else the backend and 2 konnectors as local processes. */
+  private async startBackend(): Promise<void> {
+    if (this.pods)
+      await this.step(
         'backend (2 pods) + Dex (a pod) Ready on the node',
-        async () => {
-          await Promise.all([
-            deploymentReady(cp.kubeConfig, PODS_NAMESPACE, 'klutch-backend', 2, 180_000),
-            deploymentReady(cp.kubeConfig, PODS_NAMESPACE, 'dex', 1, 180_000),
-          ]);
-          // the host reaches both through their Services (the forwarders): kube-proxy programs them a moment after Ready
-          await cp.node!.waitForService(PODS_NAMESPACE, 'dex', { port: 'http' });
-          await eventually('backend /readyz through its Service', async () => (await fetch(`${backendUrl}/readyz`)).ok, 60_000);
-        },
-        () => `backend ${backendUrl} (a loopback forwarder to its Service), Dex ${issuer} (a forwarder on the node IP to its Service)`,
+        () => this.podsReady(),
+        () => `backend ${this.backendUrl} (a loopback forwarder to its Service), Dex ${this.issuer} (a forwarder on the node IP to its Service)`,
       );
+    else
+      await this.step(
+        'backend + 2 konnectors as local processes (tsx)',
+        () => this.startLocalProcesses(),
+        () => this.processes.map((p) => `${p.name}: pid ${p.child.pid}  log ${p.log}`).join('\n'),
+      );
+  }
 
-      // 6. kubectl bind (in-process), the login at Dex through the backend's OIDC flow; a konnector pod per app cluster
-      await step(
+  /** The backend and Dex as pods, from the images pulumi up built and pushed, reachable from the host. */
+  private async podsReady(): Promise<void> {
+    const cp = this.cp!;
+    await Promise.all([
+      deploymentReady(cp.kubeConfig, PODS_NAMESPACE, 'klutch-backend', 2, 180_000),
+      deploymentReady(cp.kubeConfig, PODS_NAMESPACE, 'dex', 1, 180_000),
+    ]);
+    // the host reaches both through their Services (the forwarders): kube-proxy programs them a moment after Ready
+    await cp.node!.waitForService(PODS_NAMESPACE, 'dex', { port: 'http' });
+    await eventually('backend /readyz through its Service', async () => (await fetch(`${this.backendUrl}/readyz`)).ok, 60_000);
+  }
+
+  /** The backend and a konnector per app cluster as local processes (tsx), until the backend is ready. */
+  private async startLocalProcesses(): Promise<void> {
+    const backend = this.spawnLocal('klutch-backend', path.join(REPO_ROOT, 'runtime', 'backend', 'main.ts'), [
+      '--kubeconfig',
+      this.cp!.kubeconfigPath,
+      `--listen-address=127.0.0.1:${this.backendPort}`,
+      `--oidc-issuer-url=${this.issuer}`,
+      `--oidc-issuer-client-id=${BACKEND_CLIENT_ID}`,
+      `--oidc-issuer-client-secret=${this.clientSecret}`,
+      '--oidc-bearer-audience',
+      BACKEND_CLIENT_ID,
+      BACKEND_RESOURCE,
+      `--cookie-signing-key=${randomBytes(32).toString('base64')}`,
+      '--no-leader-elect',
+      '--pretty-name=Klutch sandbox',
+    ]);
+    for (const a of this.apps!) {
+      this.spawnLocal(`konnector-${a.name}`, path.join(REPO_ROOT, 'runtime', 'konnector', 'main.ts'), [
+        '--kubeconfig',
+        a.kubeconfigPath,
+        '--no-leader-elect',
+        `--health-address=127.0.0.1:${await freePort()}`,
+        '--heartbeat-interval=10s',
+      ]);
+    }
+    this.writeState();
+    await eventually(
+      'backend /readyz',
+      async () => {
+        if (backend.exitCode !== null) throw new Error(`klutch-backend exited with ${backend.exitCode}; see ${this.processes[0]!.log}`);
+        return (await fetch(`${this.backendUrl}/readyz`)).ok;
+      },
+      90_000,
+    );
+  }
+
+  /** 6. both app clusters bound: kubectl bind logging in at Dex with pods (and a konnector pod each), else kubectl-bind with `--token`. */
+  private async bindApps(): Promise<void> {
+    const bound = () =>
+      Object.entries(this.bindOutput)
+        .map(([k, v]) => `${k}: ${v.split('\n').slice(-1)[0]}`)
+        .join('\n');
+    const apps = this.apps!;
+    if (this.pods) {
+      await this.step(
         'kubectl bind (login at Dex): both app clusters bound (postgresqlinstances, servicebindings); a konnector pod each',
-        async () => {
-          for (const a of apps) {
-            // the image the stack built and put into the app cluster's konnector Deployment: kubectl bind keeps it
-            const installed = await clientOf(a.kubeConfig).request<{ spec: { template: { spec: { containers: Array<{ image: string }> } } } }>(
-              'GET',
-              '/apis/apps/v1/namespaces/klutch-bind/deployments/konnector',
-            );
-            const konnectorImage = installed.spec.template.spec.containers[0]!.image;
-            for (const api of BIND_APIS) {
-              const [plural, ...group] = api.split('.');
-              const r = await bindThroughDex({
-                app: a,
-                backendUrl,
-                caPem: dex!.caPem,
-                group: group.join('.'),
-                plural: plural!,
-                konnectorImage,
-                timeoutMs: 90_000,
-              });
-              bindOutput[`${a.name} ${api}`] = r.said.trim();
-            }
-            await runKonnectorOnNode(cp, a, forwarders, { namespace: `konnector-${a.name}`, timeoutMs: 180_000 });
-          }
-          await boundCrds();
-        },
-        () =>
-          Object.entries(bindOutput)
-            .map(([k, v]) => `${k}: ${v.split('\n').slice(-1)[0]}`)
-            .join('\n') + `\nkonnectors: Deployments konnector-${apps[0].name}/konnector, konnector-${apps[1].name}/konnector on the control plane's node`,
+        () => this.bindThroughDex(),
+        () => bound() + `\nkonnectors: Deployments konnector-${apps[0].name}/konnector, konnector-${apps[1].name}/konnector on the control plane's node`,
       );
     } else {
-      // 5. backend + konnectors as local processes
-      await step(
-        'backend + 2 konnectors as local processes (tsx)',
-        async () => {
-          const backend = spawnLocal('klutch-backend', path.join(REPO_ROOT, 'runtime', 'backend', 'main.ts'), [
-            '--kubeconfig',
-            cp.kubeconfigPath,
-            `--listen-address=127.0.0.1:${backendPort}`,
-            `--oidc-issuer-url=${issuer}`,
-            `--oidc-issuer-client-id=${BACKEND_CLIENT_ID}`,
-            `--oidc-issuer-client-secret=${clientSecret}`,
-            '--oidc-bearer-audience',
-            BACKEND_CLIENT_ID,
-            BACKEND_RESOURCE,
-            `--cookie-signing-key=${randomBytes(32).toString('base64')}`,
-            '--no-leader-elect',
-            '--pretty-name=Klutch sandbox',
-          ]);
-          for (const a of apps) {
-            spawnLocal(`konnector-${a.name}`, path.join(REPO_ROOT, 'runtime', 'konnector', 'main.ts'), [
-              '--kubeconfig',
-              a.kubeconfigPath,
-              '--no-leader-elect',
-              `--health-address=127.0.0.1:${await freePort()}`,
-              '--heartbeat-interval=10s',
-            ]);
-          }
-          writeState(backendUrl, issuer);
-          await eventually(
-            'backend /readyz',
-            async () => {
-              if (backend.exitCode !== null) throw new Error(`klutch-backend exited with ${backend.exitCode}; see ${processes[0]!.log}`);
-              return (await fetch(`${backendUrl}/readyz`)).ok;
-            },
-            90_000,
-          );
-        },
-        () => processes.map((p) => `${p.name}: pid ${p.child.pid}  log ${p.log}`).join('\n'),
-      );
-
-      // 6. kubectl-bind, non-interactive (--token from a client-credentials grant)
-      await step(
-        'kubectl-bind: both app clusters bound (postgresqlinstances, servicebindings)',
-        async () => {
-          await Promise.all(
-            apps.map(async (a, i) => {
-              const { access_token } = await op!.clientCredentials(machine[i]!.id, machine[i]!.secret, { resource: BACKEND_RESOURCE, scope: 'bind' });
-              for (const api of BIND_APIS) {
-                const r = await run([
-                  path.join(REPO_ROOT, 'bin', 'kubectl-bind.js'),
-                  `${backendUrl}/export`,
-                  '--kubeconfig',
-                  a.kubeconfigPath,
-                  '--resource',
-                  api,
-                  '--token',
-                  access_token,
-                  '--yes',
-                  '--skip-konnector',
-                  '--timeout',
-                  '90s',
-                ]);
-                if (r.code !== 0) throw new Error(`kubectl-bind ${api} on ${a.name}: exit ${r.code}\n${r.stderr}\n${r.stdout}`);
-                bindOutput[`${a.name} ${api}`] = r.stdout.trim();
-              }
-            }),
-          );
-          await boundCrds();
-        },
-        () =>
-          Object.entries(bindOutput)
-            .map(([k, v]) => `${k}: ${v.split('\n').slice(-1)[0]}`)
-            .join('\n'),
-      );
+      await this.step('kubectl-bind: both app clusters bound (postgresqlinstances, servicebindings)', () => this.bindWithToken(), bound);
     }
+  }
 
+  /** kubectl bind (in-process), the login at Dex through the backend's OIDC flow; a konnector pod per app cluster. */
+  private async bindThroughDex(): Promise<void> {
+    for (const a of this.apps!) {
+      // the image the stack built and put into the app cluster's konnector Deployment: kubectl bind keeps it
+      const installed = await clientOf(a.kubeConfig).request<{ spec: { template: { spec: { containers: Array<{ image: string }> } } } }>(
+        'GET',
+        '/apis/apps/v1/namespaces/klutch-bind/deployments/konnector',
+      );
+      const konnectorImage = installed.spec.template.spec.containers[0]!.image;
+      for (const api of BIND_APIS) {
+        const [plural, ...group] = api.split('.');
+        const r = await bindThroughDex({
+          app: a,
+          backendUrl: this.backendUrl,
+          caPem: this.dex!.caPem,
+          group: group.join('.'),
+          plural: plural!,
+          konnectorImage,
+          timeoutMs: 90_000,
+        });
+        this.bindOutput[`${a.name} ${api}`] = r.said.trim();
+      }
+      await runKonnectorOnNode(this.cp!, a, this.forwarders, { namespace: `konnector-${a.name}`, timeoutMs: 180_000 });
+    }
+    await this.boundCrds();
+  }
+
+  /** kubectl-bind, non-interactive (`--token` from a client-credentials grant), both app clusters side by side. */
+  private async bindWithToken(): Promise<void> {
+    await Promise.all(
+      this.apps!.map(async (a, i) => {
+        const { access_token } = await this.op!.clientCredentials(this.machine[i]!.id, this.machine[i]!.secret, { resource: BACKEND_RESOURCE, scope: 'bind' });
+        for (const api of BIND_APIS) {
+          const r = await run([
+            path.join(REPO_ROOT, 'bin', 'kubectl-bind.js'),
+            `${this.backendUrl}/export`,
+            '--kubeconfig',
+            a.kubeconfigPath,
+            '--resource',
+            api,
+            '--token',
+            access_token,
+            '--yes',
+            '--skip-konnector',
+            '--timeout',
+            '90s',
+          ]);
+          if (r.code !== 0) throw new Error(`kubectl-bind ${api} on ${a.name}: exit ${r.code}\n${r.stderr}\n${r.stdout}`);
+          this.bindOutput[`${a.name} ${api}`] = r.stdout.trim();
+        }
+      }),
+    );
+    await this.boundCrds();
+  }
+
+  /** The bound CRDs in both app clusters (what the konnectors install). */
+  private async boundCrds(): Promise<void> {
+    const apps = this.apps!;
+    const appKube = apps.map((a) => new KubeClient(a.kubeConfig));
+    try {
+      for (const [i, a] of apps.entries()) {
+        for (const api of BIND_APIS) await eventually(`CRD ${api} on ${a.name}`, () => appKube[i]!.getOrNull(CoreResources.crds, undefined, api), 60_000);
+      }
+    } finally {
+      appKube.forEach((k) => k.close());
+    }
+  }
+
+  /** The running sandbox, as the steps left it. */
+  private sandbox(): Sandbox {
     return {
-      controlPlane: cp,
-      apps,
-      backendUrl,
-      issuer,
-      ...(op ? { op } : {}),
-      pods,
-      stack,
-      crossplane: crossplane!,
-      catalogue: catalogue!,
-      a8s: a8sOperator!,
-      ...(a9sPart ? { a9s: a9sPart } : {}),
-      apiStyle,
-      processes,
-      timings,
-      bindOutput,
-      dir,
-      stop: stopAll,
+      controlPlane: this.cp!,
+      apps: this.apps!,
+      backendUrl: this.backendUrl,
+      issuer: this.issuer,
+      ...(this.op ? { op: this.op } : {}),
+      pods: this.pods,
+      stack: this.stack!,
+      crossplane: this.crossplane!,
+      catalogue: this.catalogue!,
+      a8s: this.a8sOperator!,
+      ...(this.a9sPart ? { a9s: this.a9sPart } : {}),
+      apiStyle: this.apiStyle,
+      processes: this.processes,
+      timings: this.timings,
+      bindOutput: this.bindOutput,
+      dir: this.dir,
+      stop: () => this.stop(),
     };
-  } catch (e) {
-    say(`sandbox: failed: ${(e as Error).message}`);
-    for (const p of processes) say(`  ${p.name} log: ${p.log}`);
-    await stopAll();
-    throw e;
   }
 }
 
