@@ -14,7 +14,7 @@ export interface FunctionProps extends RuntimePackageProps {}
  * The function-patch-and-transform version klutch-kit pins by default: the one the real-Crossplane harness
  * builds (tools/crossplane/function-patch-and-transform/go.mod).
  */
-export const PATCH_AND_TRANSFORM_PACKAGE = 'xpkg.crossplane.io/crossplane-contrib/function-patch-and-transform:v0.10.7';
+export const PATCH_AND_TRANSFORM_PACKAGE = 'xpkg.crossplane.io/crossplane-contrib/function-patch-and-transform:v0.10.8';
 /** The function-auto-ready version klutch-kit pins by default. */
 export const AUTO_READY_PACKAGE = 'xpkg.crossplane.io/crossplane-contrib/function-auto-ready:v0.7.0';
 

@@ -93,7 +93,7 @@ export function crossplaneCoreImage(opts: CrossplaneCoreImageOptions): ImageInde
 export interface PackageRuntimeImageOptions {
   /** Image label `org.opencontainers.image.title`, e.g. `function-patch-and-transform`. */
   readonly title: string;
-  /** The release, e.g. `v0.10.7`. */
+  /** The release, e.g. `v0.10.8`. */
   readonly version: string;
   /** The package's `package.yaml` (`crossplane.yaml` followed by its objects). */
   readonly packageYaml: string;

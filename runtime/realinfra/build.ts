@@ -84,6 +84,15 @@ export const PODS_COMPONENTS: readonly PodsComponentName[] = ['helm', 'coredns']
  */
 export const DEX_SOURCE = { version: 'v2.45.1', pseudoVersion: 'v0.0.0-20260303133905-11d2eeb52b42' } as const;
 
+/**
+ * The function-patch-and-transform release `tools/crossplane/function-patch-and-transform` builds. v0.10.8 changed
+ * only go.mod and go.sum against v0.10.7 (dependency updates: grpc, otel, golang.org/x); the Go module proxy serves
+ * v0.10.7 and refuses v0.10.8, so the wrapper requires v0.10.7 (`module`) with v0.10.8's dependency versions, which
+ * links the same program from the same sources. The harness names it by its release (`version`): the package tag it
+ * pushes and reports, the one the constructs' default Function package names.
+ */
+export const PATCH_AND_TRANSFORM_SOURCE = { version: 'v0.10.8', module: 'v0.10.7' } as const;
+
 /** Every component `npm run realinfra` builds, in build order. */
 export const ALL_COMPONENTS: readonly ComponentName[] = [
   ...COMPONENTS,
@@ -249,6 +258,8 @@ interface ComponentSpec {
   readonly upstream?: string;
   /** -ldflags, derived from the pinned version in go.mod. */
   ldflags(goMod: string): string;
+  /** The release the module version in go.mod builds, when they differ. @default the module version */
+  release?(moduleVersion: string): string;
 }
 
 const KUBE_VERSION_PKGS = ['k8s.io/component-base/version', 'k8s.io/client-go/pkg/version'];
@@ -322,6 +333,15 @@ const SPECS: Record<ComponentName, ComponentSpec> = {
     pkg: PAT,
     upstream: PAT,
     ldflags: () => '-s -w',
+    release(v) {
+      if (v !== PATCH_AND_TRANSFORM_SOURCE.module) {
+        throw new Error(
+          `tools/crossplane/function-patch-and-transform/go.mod: ${PAT} is ${v}, expected ${PATCH_AND_TRANSFORM_SOURCE.module} ` +
+            `(release ${PATCH_AND_TRANSFORM_SOURCE.version}); update PATCH_AND_TRANSFORM_SOURCE with the module`,
+        );
+      }
+      return PATCH_AND_TRANSFORM_SOURCE.version;
+    },
   },
   'provider-kubernetes': {
     name: 'provider-kubernetes',
@@ -837,6 +857,7 @@ export async function ensureCrossplaneBinaries(version: CrossplaneVersion, opts:
 /** The upstream module a component is built from and the folder of its source in the Go module cache. */
 export interface UpstreamSource {
   readonly module: string;
+  /** The release the wrapper builds (for function-patch-and-transform see PATCH_AND_TRANSFORM_SOURCE). */
   readonly version: string;
   /** Read-only folder in GOMODCACHE, e.g. `…/github.com/crossplane/crossplane/v2@v2.3.4`. */
   readonly dir: string;
@@ -852,8 +873,9 @@ export async function upstreamSource(name: ComponentName, opts: { toolsDir?: str
   const spec = SPECS[name];
   if (!spec?.upstream) throw new Error(`realinfra: component "${String(name)}" has no upstream module source`);
   const moduleDir = path.join(opts.toolsDir ?? defaultToolsDir(), spec.module);
-  const version = requiredVersion(fs.readFileSync(path.join(moduleDir, 'go.mod'), 'utf8'), spec.upstream, `${moduleDir}/go.mod`);
-  const id = `${spec.upstream}@${version}`;
+  const moduleVersion = requiredVersion(fs.readFileSync(path.join(moduleDir, 'go.mod'), 'utf8'), spec.upstream, `${moduleDir}/go.mod`);
+  const version = spec.release?.(moduleVersion) ?? moduleVersion;
+  const id = `${spec.upstream}@${moduleVersion}`;
   const hit = sourceCache.get(id);
   if (hit && fs.existsSync(hit.dir)) return hit;
   const goBinary = opts.goBinary ?? process.env['KLUTCH_KIT_GO'] ?? 'go';

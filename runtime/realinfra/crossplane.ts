@@ -127,7 +127,7 @@ export interface CrossplaneHarness {
   readonly runtime: CrossplaneRuntime;
   /** The release line (`2.3` or `1.20`). */
   readonly version: CrossplaneVersion;
-  /** The exact versions running, e.g. `{ crossplane: 'v2.3.4', functionPatchAndTransform: 'v0.10.7', … }`. */
+  /** The exact versions running, e.g. `{ crossplane: 'v2.3.4', functionPatchAndTransform: 'v0.10.8', … }`. */
   readonly versions: Readonly<Record<'crossplane' | 'functionPatchAndTransform' | 'providerKubernetes', string>>;
   /** `127.0.0.1:<port>`: the OCI registry, the same address from the host and from Crossplane. Plain HTTP. */
   readonly registry: string;

@@ -1,10 +1,13 @@
 // Wrapper module for function-patch-and-transform (module root is the main package).
-// v0.10.7 is the newest version the Go module proxy serves here (v0.10.8 is refused); the constructs'
-// default Function package (PATCH_AND_TRANSFORM_PACKAGE) names the same version.
+// Builds release v0.10.8: upstream v0.10.8 changed only go.mod and go.sum against v0.10.7 (go 1.25.12, otel
+// v1.43.0, golang.org/x, genproto, grpc v1.82.1). The Go module proxy serves v0.10.7 and refuses v0.10.8, so this
+// module requires v0.10.7 at v0.10.8's dependency versions: the same sources and the same linked modules
+// (PATCH_AND_TRANSFORM_SOURCE in runtime/realinfra/build.ts). The constructs' default Function package
+// (PATCH_AND_TRANSFORM_PACKAGE) names v0.10.8.
 // Build: runtime/realinfra/build.ts (npm run realinfra).
 module klutch-kit.invalid/tools/crossplane/function-patch-and-transform
 
-go 1.25.11
+go 1.25.12
 
 require (
 	dario.cat/mergo v1.0.2 // indirect
@@ -50,28 +53,29 @@ require (
 	github.com/prometheus/client_model v0.6.1 // indirect
 	github.com/prometheus/common v0.62.0 // indirect
 	github.com/prometheus/procfs v0.15.1 // indirect
+	github.com/rogpeppe/go-internal v1.14.1 // indirect
 	github.com/spf13/afero v1.12.0 // indirect
 	github.com/spf13/cobra v1.10.1 // indirect
 	github.com/spf13/pflag v1.0.10 // indirect
 	github.com/x448/float16 v0.8.4 // indirect
-	go.opentelemetry.io/otel v1.41.0 // indirect
-	go.opentelemetry.io/otel/trace v1.41.0 // indirect
+	go.opentelemetry.io/otel v1.43.0 // indirect
+	go.opentelemetry.io/otel/trace v1.43.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
 	go.uber.org/zap v1.27.0 // indirect
 	go.yaml.in/yaml/v2 v2.4.2 // indirect
 	go.yaml.in/yaml/v3 v3.0.4 // indirect
-	golang.org/x/mod v0.35.0 // indirect
-	golang.org/x/net v0.55.0 // indirect
-	golang.org/x/oauth2 v0.34.0 // indirect
-	golang.org/x/sync v0.20.0 // indirect
-	golang.org/x/sys v0.45.0 // indirect
-	golang.org/x/term v0.43.0 // indirect
-	golang.org/x/text v0.37.0 // indirect
+	golang.org/x/mod v0.37.0 // indirect
+	golang.org/x/net v0.56.0 // indirect
+	golang.org/x/oauth2 v0.36.0 // indirect
+	golang.org/x/sync v0.21.0 // indirect
+	golang.org/x/sys v0.46.0 // indirect
+	golang.org/x/term v0.44.0 // indirect
+	golang.org/x/text v0.39.0 // indirect
 	golang.org/x/time v0.11.0 // indirect
-	golang.org/x/tools v0.44.0 // indirect
+	golang.org/x/tools v0.47.0 // indirect
 	gomodules.xyz/jsonpatch/v2 v2.4.0 // indirect
-	google.golang.org/genproto/googleapis/rpc v0.0.0-20251202230838-ff82c1b0f217 // indirect
-	google.golang.org/grpc v1.79.3 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20260414002931-afd174a4e478 // indirect
+	google.golang.org/grpc v1.82.1 // indirect
 	google.golang.org/protobuf v1.36.11 // indirect
 	gopkg.in/evanphx/json-patch.v4 v4.12.0 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
