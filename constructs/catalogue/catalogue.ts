@@ -3,7 +3,7 @@ import type { CrossplaneVersion } from '../crossplane/index.js';
 import { A9sBackend, ApiStyle, checkApiStyle, DataService, DataServiceProps } from '../dataservice/index.js';
 import { keyvalue, logme2, mariadb, messaging, mongodb, prometheus, search } from './a9s-instances.js';
 import { InstanceOperation, InstanceOperationProps } from './instance-operation.js';
-import { backup, INSTANCE_TYPES, restore, serviceBinding } from './operations.js';
+import { backup, checkCredentialsSecretSuffix, INSTANCE_TYPES, restore, serviceBinding, type ServiceBindingOptions } from './operations.js';
 import { postgresql } from './postgresql.js';
 import { checkCatalogueProviderConfigs, type ICatalogueProviderConfigs, KLUTCH_PROVIDER_CONFIG_NAMES } from './provider-configs.js';
 
@@ -29,7 +29,11 @@ const BUILDERS: Record<CatalogueService, (pcs: ICatalogueProviderConfigs) => Dat
   logme2,
   prometheus,
 };
-const OPERATIONS: Record<CatalogueOperation, (types: readonly string[]) => InstanceOperationProps> = { servicebinding: serviceBinding, backup, restore };
+const OPERATIONS: Record<CatalogueOperation, (types: readonly string[], options: ServiceBindingOptions) => InstanceOperationProps> = {
+  servicebinding: serviceBinding,
+  backup: (types) => backup(types),
+  restore: (types) => restore(types),
+};
 
 export interface CatalogueProps {
   /** Instance data services to add. @default - all of CATALOGUE_SERVICES */
@@ -52,6 +56,15 @@ export interface CatalogueProps {
    * cluster, which emits each one asked for. @default KLUTCH_PROVIDER_CONFIG_NAMES - made elsewhere, Klutch's names
    */
   readonly providerConfigs?: ICatalogueProviderConfigs;
+  /**
+   * The end of a ServiceBinding's credentials Secret name, `<binding><suffix>`, in both API styles: the Secret the a9s
+   * ServiceBinding writes and, with namespaced XRs, the one the a8s Composition composes; the ServiceBinding export
+   * claims `*<suffix>` Secrets, and a namespaced binding's own `spec.writeConnectionSecretToRef.name` must end in it.
+   * (The claims style's a8s Secret keeps the a8s operator's name, `<binding>-service-binding`.) `-` followed by
+   * lowercase letters, digits and `-`.
+   * @default '-creds' (Klutch's name)
+   */
+  readonly credentialsSecretSuffix?: string;
 }
 
 /** ProviderConfig names the catalogue's Compositions reference (what it asked `CatalogueProps.providerConfigs` for). */
@@ -94,6 +107,10 @@ export class Catalogue extends Construct {
     const styleProps = { apiStyle: style, crossplaneVersion: version };
     const chosen = pick('CatalogueProps.services', props.services, CATALOGUE_SERVICES);
     const ops = pick('CatalogueProps.operations', props.operations, CATALOGUE_OPERATIONS);
+    const bindingOptions: ServiceBindingOptions =
+      props.credentialsSecretSuffix === undefined
+        ? {}
+        : { credentialsSecretSuffix: checkCredentialsSecretSuffix('CatalogueProps.credentialsSecretSuffix', props.credentialsSecretSuffix) };
     const autos = pick('CatalogueProps.automations', props.automations, CATALOGUE_AUTOMATIONS);
     if (chosen.length === 0 && ops.length > 0) throw new Error(`CatalogueProps.operations: ${JSON.stringify(ops)} need at least one service`);
     const given =
@@ -142,7 +159,7 @@ export class Catalogue extends Construct {
     const operations = new Map<CatalogueOperation, InstanceOperation>();
     const managers: string[] = [];
     for (const op of ops) {
-      const p = OPERATIONS[op](types);
+      const p = OPERATIONS[op](types, bindingOptions);
       const backends = p.backends.filter((b) => {
         if (!(autos as string[]).includes(b.automation)) return false;
         // An operation backend is kept only if some chosen service has a backend of the same automation for its types.

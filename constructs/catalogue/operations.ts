@@ -10,6 +10,7 @@ import {
   KUBERNETES_PROVIDER_CONFIG,
   OBJECT_OBSERVED_STATUS,
 } from '../dataservice/index.js';
+import { fail } from '../_errors.js';
 import type { InstanceOperationProps, OperationBackend } from './instance-operation.js';
 
 /** Every instance type of the Klutch catalogue, in Klutch's order. */
@@ -64,54 +65,82 @@ export const A9S_BINDING_SECRET_SUFFIX = '-creds';
 /** Name of the composed credentials Secret's resource in the a8s ServiceBinding Composition (namespaced XRs). */
 export const A8S_CREDENTIALS_RESOURCE = 'credentials';
 
+/** What `credentialsSecretSuffix` (CatalogueProps, ServiceBindingOptions) accepts: `-` then a DNS-1123 label's characters. */
+const SUFFIX = /^-[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/**
+ * Checks a credentials Secret suffix: `-` followed by lowercase letters, digits and `-`, ending in a letter or digit,
+ * at most 63 characters (so `<binding><suffix>` is a Secret name).
+ */
+export function checkCredentialsSecretSuffix(prop: string, v: unknown): string {
+  if (typeof v !== 'string' || v.length > 63 || !SUFFIX.test(v)) {
+    fail(
+      prop,
+      v,
+      'is not a Secret name suffix: use "-" followed by lowercase letters, digits and "-", ending in a letter or digit (at most 63 characters), e.g. "-creds"',
+    );
+  }
+  return v;
+}
+
 /**
  * Names a namespaced ServiceBinding's credentials Secret may have (`spec.writeConnectionSecretToRef.name`): a
- * DNS-1123 subdomain ending in `-creds`, so that the export's one narrow permission claim (`*-creds` Secrets of
- * type connection.crossplane.io/v1alpha1) brings exactly the credentials to the app cluster.
+ * DNS-1123 subdomain ending in the suffix (`-creds` by default), so that the export's one narrow permission claim
+ * (`*-creds` Secrets of type connection.crossplane.io/v1alpha1) brings exactly the credentials to the app cluster.
  */
-export const CREDENTIALS_SECRET_NAME_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*-creds$';
+export function credentialsSecretNamePattern(suffix: string = A9S_BINDING_SECRET_SUFFIX): string {
+  return `^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*${suffix}$`;
+}
+
+/** credentialsSecretNamePattern() of the default suffix `-creds`. */
+export const CREDENTIALS_SECRET_NAME_PATTERN = credentialsSecretNamePattern();
 
 /**
  * The namespaced ServiceBinding's `spec.writeConnectionSecretToRef` (Klutch v2 has the same field): the name of
- * the credentials Secret in the binding's namespace, `<binding>-creds` when unset. Validated by
- * CREDENTIALS_SECRET_NAME_PATTERN (at most 253 characters) and immutable: set, changed or removed after
+ * the credentials Secret in the binding's namespace, `<binding><suffix>` when unset. Validated by
+ * credentialsSecretNamePattern(suffix) (at most 253 characters) and immutable: set, changed or removed after
  * creation it is rejected (the Secret would be left behind under its old name).
  */
-export const CREDENTIALS_SECRET_REF = {
-  properties: {
-    writeConnectionSecretToRef: {
-      type: 'object',
-      description: "The credentials Secret in the ServiceBinding's namespace. Default: <name>-creds.",
-      properties: {
-        name: {
-          type: 'string',
-          maxLength: 253,
-          pattern: CREDENTIALS_SECRET_NAME_PATTERN,
-          description: 'Name of the credentials Secret: a DNS-1123 subdomain ending in -creds (the app cluster receives *-creds Secrets only).',
+export function credentialsSecretRef(suffix: string = A9S_BINDING_SECRET_SUFFIX) {
+  return {
+    properties: {
+      writeConnectionSecretToRef: {
+        type: 'object',
+        description: `The credentials Secret in the ServiceBinding's namespace. Default: <name>${suffix}.`,
+        properties: {
+          name: {
+            type: 'string',
+            maxLength: 253,
+            pattern: credentialsSecretNamePattern(suffix),
+            description: `Name of the credentials Secret: a DNS-1123 subdomain ending in ${suffix} (the app cluster receives *${suffix} Secrets only).`,
+          },
         },
+        required: ['name'],
       },
-      required: ['name'],
     },
-  },
-  rules: [
-    {
-      rule:
-        "(has(self.writeConnectionSecretToRef) ? self.writeConnectionSecretToRef.name : '') == " +
-        "(has(oldSelf.writeConnectionSecretToRef) ? oldSelf.writeConnectionSecretToRef.name : '')",
-      message: 'spec.writeConnectionSecretToRef.name is immutable',
-    },
-  ],
-} as const;
+    rules: [
+      {
+        rule:
+          "(has(self.writeConnectionSecretToRef) ? self.writeConnectionSecretToRef.name : '') == " +
+          "(has(oldSelf.writeConnectionSecretToRef) ? oldSelf.writeConnectionSecretToRef.name : '')",
+        message: 'spec.writeConnectionSecretToRef.name is immutable',
+      },
+    ],
+  } as const;
+}
+
+/** credentialsSecretRef() of the default suffix `-creds`. */
+export const CREDENTIALS_SECRET_REF = credentialsSecretRef();
 
 /**
  * Namespaced XRs have no connection details: the a8s ServiceBinding Composition composes the
- * credentials Secret itself, `<binding>-creds` of type `connection.crossplane.io/v1alpha1` in the
+ * credentials Secret itself, `<binding><suffix>` (`<binding>-creds` by default) of type `connection.crossplane.io/v1alpha1` in the
  * XR's namespace — a provider-kubernetes `Object` wrapping the Secret whose `data` is patched (by
  * provider-kubernetes' `references[].patchesFrom`) from the Secret the a8s service-binding controller
  * writes (`<binding>-service-binding`). The keys are the a8s ones (username, password, database,
  * instance_service). Ready once provider-kubernetes has read the a8s Secret and applied the copy.
  */
-function composeCredentialsSecret(step: PatchAndTransformStep): void {
+function composeCredentialsSecret(step: PatchAndTransformStep, suffix: string): void {
   const style = ApiStyle.NAMESPACED_XR;
   step.addResource(A8S_CREDENTIALS_RESOURCE, {
     base: {
@@ -127,9 +156,9 @@ function composeCredentialsSecret(step: PatchAndTransformStep): void {
     patches: [
       Patch.fromCompositeFieldPath(style.namespacePath, 'spec.forProvider.manifest.metadata.namespace'),
       Patch.fromCompositeFieldPath(style.namePath, 'spec.forProvider.manifest.metadata.name', {
-        transforms: [Transform.stringFormat(`%s${A9S_BINDING_SECRET_SUFFIX}`)],
+        transforms: [Transform.stringFormat(`%s${suffix}`)],
       }),
-      // a name of the user's choice replaces `<binding>-creds` (unset: the patch is skipped)
+      // a name of the user's choice replaces `<binding><suffix>` (unset: the patch is skipped)
       Patch.fromCompositeFieldPath('spec.writeConnectionSecretToRef.name', 'spec.forProvider.manifest.metadata.name'),
       Patch.fromCompositeFieldPath(style.namespacePath, 'spec.references[0].patchesFrom.namespace'),
       Patch.fromCompositeFieldPath(style.namePath, 'spec.references[0].patchesFrom.name', {
@@ -139,14 +168,32 @@ function composeCredentialsSecret(step: PatchAndTransformStep): void {
   });
 }
 
+/** Options of serviceBinding(). */
+export interface ServiceBindingOptions {
+  /**
+   * The end of the credentials Secret's name, `<binding><suffix>`: the Secret the a9s ServiceBinding writes (both API
+   * styles) and the one the a8s Composition composes (namespaced XRs); the export claims `*<suffix>` Secrets of type
+   * connection.crossplane.io/v1alpha1, and a namespaced binding's own `writeConnectionSecretToRef.name` must end in
+   * it. Not the a8s Secret of the claims style, which the a8s operator names `<binding>-service-binding`.
+   * @default '-creds' (A9S_BINDING_SECRET_SUFFIX, Klutch's name)
+   */
+  readonly credentialsSecretSuffix?: string;
+}
+
 /**
  * ServiceBinding: credentials for an instance, each backend's Secret claimed exactly for the app
  * cluster: a8s's service-binding controller writes `<claim>-service-binding` (type Opaque), the a9s
  * ServiceBinding writes the connection Secret `<claim>-creds` (type connection.crossplane.io/v1alpha1),
  * both in the claim's namespace. With namespaced XRs both backends give `<binding>-creds` (type
- * connection.crossplane.io/v1alpha1): a8s composes it (see composeCredentialsSecret).
+ * connection.crossplane.io/v1alpha1): a8s composes it (see composeCredentialsSecret). `-creds` is
+ * `options.credentialsSecretSuffix`.
  */
-export function serviceBinding(types: readonly string[] = INSTANCE_TYPES): InstanceOperationProps {
+export function serviceBinding(types: readonly string[] = INSTANCE_TYPES, options: ServiceBindingOptions = {}): InstanceOperationProps {
+  const suffix =
+    options.credentialsSecretSuffix === undefined
+      ? A9S_BINDING_SECRET_SUFFIX
+      : checkCredentialsSecretSuffix('ServiceBindingOptions.credentialsSecretSuffix', options.credentialsSecretSuffix);
+  const credentialsClaim = () => credentialsSecretClaim({ names: [`*${suffix}`] });
   return {
     kind: 'XServiceBinding',
     claimKind: 'ServiceBinding',
@@ -158,7 +205,7 @@ export function serviceBinding(types: readonly string[] = INSTANCE_TYPES): Insta
       { name: 'region', type: 'string', enum: ['eu-central-1', 'us-east-1'], description: 'Unused; kept for compatibility with Klutch.' },
       { name: 'policy', type: 'string', description: 'Unused; kept for compatibility with Klutch.' },
     ],
-    namespacedSpec: CREDENTIALS_SECRET_REF,
+    namespacedSpec: credentialsSecretRef(suffix),
     backends: [
       a8s(
         'a8s-servicebinding',
@@ -180,14 +227,14 @@ export function serviceBinding(types: readonly string[] = INSTANCE_TYPES): Insta
               ...toStatus('status.atProvider.manifest.status.', ['implemented', 'secret.name', 'secret.namespace']),
             ],
           });
-          if (style.namespaced) composeCredentialsSecret(step);
+          if (style.namespaced) composeCredentialsSecret(step, suffix);
         },
-        { permissionClaims: [a8sBindingSecretClaim()], namespacedPermissionClaims: [credentialsSecretClaim({ names: [`*${A9S_BINDING_SECRET_SUFFIX}`] })] },
+        { permissionClaims: [a8sBindingSecretClaim()], namespacedPermissionClaims: [credentialsClaim()] },
       ),
       {
         name: 'a9s-servicebinding',
         automation: 'a9s',
-        permissionClaims: [credentialsSecretClaim({ names: [`*${A9S_BINDING_SECRET_SUFFIX}`] })],
+        permissionClaims: [credentialsClaim()],
         compose: (step, _types, style) => {
           step.addResource('a9s-servicebinding', {
             base: { apiVersion: A9S_API_VERSION, kind: 'ServiceBinding', spec: { forProvider: { acceptsIncomplete: true } } },
@@ -201,9 +248,9 @@ export function serviceBinding(types: readonly string[] = INSTANCE_TYPES): Insta
               }),
               Patch.fromCompositeFieldPath(style.namespacePath, 'spec.writeConnectionSecretToRef.namespace'),
               Patch.fromCompositeFieldPath(style.namePath, 'spec.writeConnectionSecretToRef.name', {
-                transforms: [Transform.stringFormat(`%s${A9S_BINDING_SECRET_SUFFIX}`)],
+                transforms: [Transform.stringFormat(`%s${suffix}`)],
               }),
-              // namespaced XRs: a name of the user's choice (CREDENTIALS_SECRET_REF) replaces `<binding>-creds`
+              // namespaced XRs: a name of the user's choice (credentialsSecretRef) replaces `<binding><suffix>`
               ...(style.namespaced ? [Patch.fromCompositeFieldPath('spec.writeConnectionSecretToRef.name', 'spec.writeConnectionSecretToRef.name')] : []),
               ...toStatus('status.atProvider.', ['serviceBindingID', 'state']),
               Patch.toCompositeFieldPath('status.conditions', 'status.managed.conditions'),
