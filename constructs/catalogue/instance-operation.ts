@@ -1,7 +1,8 @@
 import { Construct } from 'constructs';
 import { CompositeResourceDefinition, Composition, CrossplaneVersion, PatchAndTransformStep, XrdScope } from '../crossplane/index.js';
 import { ApiStyle, checkApiStyle, Parameter, ParameterLocation, ParameterProps, DEFAULT_EXPORT_TEMPLATE_NAMESPACE } from '../dataservice/index.js';
-import { ApiServiceExportTemplate, type IApiExport, type PermissionClaim } from '../runtime/index.js';
+import { ApiServiceExportTemplate, type IApiExport } from '../runtime/api-service-export-template.js';
+import type { PermissionClaim } from '../runtime/permission-claim.js';
 import { OFFERING_ANNOTATION, type Offering } from '../../contract/api/offering.js';
 import { ANYNINES_GROUP } from './_common.js';
 

@@ -1,4 +1,4 @@
-import { clusterRegistryOf } from '../_cluster-registry.js';
+import { ClusterRegistry } from '../_cluster-registry.js';
 import { ApiObject, Lazy } from 'cdk8s';
 import { Construct } from 'constructs';
 import { checkDnsLabel, checkDnsSubdomain, checkNonEmpty, compact, copyJson, fail, isPlainObject, show } from './_util.js';
@@ -329,7 +329,11 @@ export class CompositeResourceDefinition extends Construct implements IComposite
       spec: Lazy.any({ produce: () => this.renderSpec() }),
     });
     // A control plane offers the claim APIs of the XRDs created in it; a package source below it carries the object.
-    clusterRegistryOf(this)?.registerClaimApi(this);
+    const claimKind = this.claimKind ?? (this.scope === XrdScope.NAMESPACED ? this.kind : undefined);
+    const claimPlural = this.claimPlural ?? (this.scope === XrdScope.NAMESPACED ? this.plural : undefined);
+    if (claimKind !== undefined && claimPlural !== undefined) {
+      ClusterRegistry.of(this).registerClaimApi({ group: this.group, version: this.referenceableVersion, kind: claimKind, plural: claimPlural });
+    }
     ConfigurationPackageSource.enclosing(this)?.addObject(this.apiObject);
   }
 

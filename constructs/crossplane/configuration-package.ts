@@ -2,6 +2,7 @@ import { ApiObject } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import { parsePackageRef } from './_package.js';
 import { checkDnsLabel, checkNonEmpty, fail, isPlainObject } from './_util.js';
+import { Slot } from '../_cluster-registry.js';
 import { EnumLike, enumMembers } from '../_enum-like.js';
 
 /** What a Configuration package depends on (enum-like: static instances). */
@@ -66,7 +67,7 @@ export interface ConfigurationPackageSourceProps {
 const PACKAGED = new Set(['apiextensions.crossplane.io/CompositeResourceDefinition', 'apiextensions.crossplane.io/Composition']);
 const SOURCE_SYMBOL = Symbol.for('klutch-kit.ConfigurationPackageSource');
 /** The package an object was added to (one at most), kept on the object (across copies of this library). */
-const PACKAGE_OF = Symbol.for('klutch-kit.ConfigurationPackageSource.packageOf');
+const PACKAGE_OF = new Slot<ConfigurationPackageSource>('klutch-kit.ConfigurationPackageSource.packageOf');
 
 /**
  * The source of a Crossplane Configuration package: the XRDs and Compositions added to it go into
@@ -92,7 +93,7 @@ export class ConfigurationPackageSource extends Construct {
 
   /** The package source an object was added to (see addObject), if any. */
   public static packageOf(obj: IConstruct): ConfigurationPackageSource | undefined {
-    return (obj as unknown as Record<symbol, ConfigurationPackageSource | undefined>)[PACKAGE_OF];
+    return PACKAGE_OF.get(obj);
   }
 
   /** Kinds a Configuration package carries: XRDs and Compositions. */
@@ -146,7 +147,7 @@ export class ConfigurationPackageSource extends Construct {
     if (other === this) return;
     if (other) fail(at, obj.node.path, `is already in package "${other.packageName}" (${other.node.path})`);
     if (!obj.node.scopes.includes(this)) fail(at, obj.node.path, `is not below this package source (${this.node.path}); create the object in its scope`);
-    Object.defineProperty(obj, PACKAGE_OF, { value: this });
+    PACKAGE_OF.set(obj, this);
     this.added.push(obj);
   }
 

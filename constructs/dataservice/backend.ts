@@ -1,4 +1,4 @@
-import type { PermissionClaim } from '../runtime/index.js';
+import type { PermissionClaim } from '../runtime/permission-claim.js';
 import { type IProviderConfig, Patch, PatchAndTransformStep } from '../crossplane/index.js';
 import type { ApiStyle } from './api-style.js';
 import { Parameter } from './parameter.js';

@@ -1,4 +1,4 @@
-import type { PermissionClaim, PermissionClaimSelector } from '../runtime/index.js';
+import type { PermissionClaim, PermissionClaimSelector } from '../runtime/permission-claim.js';
 
 /** Secret type crossplane-runtime gives the connection Secrets managed resources write. */
 export const CONNECTION_SECRET_TYPE = 'connection.crossplane.io/v1alpha1';

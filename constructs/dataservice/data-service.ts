@@ -1,6 +1,7 @@
-import { clusterRegistryOf } from '../_cluster-registry.js';
+import { ClusterRegistry } from '../_cluster-registry.js';
 import { Construct } from 'constructs';
-import { ApiServiceExportTemplate, type IApiExport, type PermissionClaim } from '../runtime/index.js';
+import { ApiServiceExportTemplate, type IApiExport } from '../runtime/api-service-export-template.js';
+import type { PermissionClaim } from '../runtime/permission-claim.js';
 import { OFFERING_ANNOTATION, type Offering } from '../../contract/api/offering.js';
 import { CompositeDeletePolicy, CompositeResourceDefinition, Composition, CrossplaneVersion, PatchAndTransformStep, XrdScope } from '../crossplane/index.js';
 import { ApiStyle, checkApiStyle } from './api-style.js';
@@ -10,7 +11,6 @@ import { Plan, PlanSet } from './plan.js';
 import { PlanChange, TopologyChange } from './topology.js';
 import { planRules, RulePolicy, serviceRules, specRules } from './_rules.js';
 import { checkDnsLabel, checkStringList, copyJson, fail, isDnsSubdomain, isPlainObject, show } from './_util.js';
-import { registerDataService } from './_conflicts.js';
 
 /** The default size order (smallest first) used to derive upgrade paths. */
 export const DEFAULT_SIZE_ORDER: readonly string[] = ['nano', 'small', 'medium', 'big'];
@@ -193,18 +193,17 @@ export class DataService extends Construct implements IDataService {
     });
 
     // Unique in the cluster: kinds, resources, backends' Compositions, the export template.
-    registerDataService(this, {
+    // and the ProviderConfigs its backends use, which a control plane emits or checks.
+    ClusterRegistry.of(this).registerDataService({
       path: this.node.path,
       group: props.group,
       kind,
       plural: style.namespaced ? claimPlural : plural,
       claimKind: props.claimKind,
       claimPlural,
-      backends: this.backends.map((b) => b.name),
+      backends: this.backends.map((b) => ({ name: b.name, automation: `${b.automation}`, providerConfigs: b.providerConfigs(this.model) })),
       exportTemplate: { namespace: props.exportTemplateNamespace ?? DEFAULT_EXPORT_TEMPLATE_NAMESPACE, name: claimPlural },
     });
-    // A control plane emits or checks the ProviderConfigs of the data services created in it.
-    clusterRegistryOf(this)?.registerDataService(this);
   }
 
   /** The XRD: claims (or namespaced XRs) with the given `spec` schema and the managed-state column. */

@@ -7,7 +7,7 @@ import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
 import { fail } from '../_errors.js';
 import { checkDnsLabel } from '../runtime/_pod.js';
-import { standardLabels } from '../runtime/index.js';
+import { standardLabels } from '../runtime/_defaults.js';
 import { klutchDashboard, type DashboardModel, type DashboardOptions } from './dashboard.js';
 
 /** The Grafana sidecar's default label: every ConfigMap carrying it is loaded as dashboards. */

@@ -3,7 +3,7 @@ import { Construct } from 'constructs';
 import { PrometheusRule, PrometheusRuleSpecGroupsRulesExpr } from '../../imports/prometheus-operator-monitoring.coreos.com.js';
 import { fail } from '../_errors.js';
 import { checkDnsLabel } from '../runtime/_pod.js';
-import { standardLabels } from '../runtime/index.js';
+import { standardLabels } from '../runtime/_defaults.js';
 import { klutchAlertRules, type AlertGroup, type AlertOptions } from './alert-rules.js';
 
 export interface KlutchAlertsProps extends AlertOptions {

@@ -6,7 +6,8 @@
  */
 import { Construct } from 'constructs';
 import { fail } from '../_errors.js';
-import type { BindBackend, Konnector } from '../runtime/index.js';
+import type { BindBackend } from '../runtime/bind-backend.js';
+import type { Konnector } from '../runtime/konnector.js';
 import { GrafanaDashboard } from './grafana-dashboard.js';
 import { KlutchAlerts } from './klutch-alerts.js';
 import { MetricsScrape } from './metrics-scrape.js';

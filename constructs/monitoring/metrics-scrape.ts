@@ -8,7 +8,7 @@ import { Construct } from 'constructs';
 import { PodMonitor, ServiceMonitor } from '../../imports/prometheus-operator-monitoring.coreos.com.js';
 import { fail } from '../_errors.js';
 import { checkDnsLabel } from '../runtime/_pod.js';
-import { standardLabels } from '../runtime/index.js';
+import { standardLabels } from '../runtime/_defaults.js';
 import { MetricsTarget } from './metrics-target.js';
 import { ScrapeKind } from './scrape-kind.js';
 

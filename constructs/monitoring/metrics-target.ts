@@ -4,7 +4,9 @@
  */
 import { fail } from '../_errors.js';
 import { checkDnsLabel } from '../runtime/_pod.js';
-import { BACKEND_NAMESPACE, KONNECTOR_NAMESPACE, type BindBackend, type Konnector } from '../runtime/index.js';
+import { BACKEND_NAMESPACE, KONNECTOR_NAMESPACE } from '../runtime/_defaults.js';
+import type { BindBackend } from '../runtime/bind-backend.js';
+import type { Konnector } from '../runtime/konnector.js';
 import { EnumLike, enumMembers } from '../_enum-like.js';
 
 /** The runtime component a target belongs to (it decides which dashboard rows and alerts apply) (enum-like: static instances). */

@@ -5,7 +5,7 @@
  */
 import { ApiObject } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
-import { clusterRegistryOf } from '../_cluster-registry.js';
+import { ClusterRegistry } from '../_cluster-registry.js';
 import { fail } from '../_errors.js';
 import { apiServiceExportTemplateKind, type APIServiceExportTemplateSpec } from '../../contract/api/index.js';
 import { checkDnsLabel, checkDnsSubdomain } from './_pod.js';
@@ -85,7 +85,7 @@ export class ApiServiceExportTemplate extends Construct implements IApiExport {
       ...rest,
     });
     // What a control plane exports is what is created in it.
-    clusterRegistryOf(this)?.registerExport(this);
+    ClusterRegistry.of(this).registerExport({ source: this, group: this.group, resource: this.resource, permissionClaims: this.renderedPermissionClaims });
   }
 
   /** This template ({@link IApiExport}: a template offers its own API). */

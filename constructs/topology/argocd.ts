@@ -8,7 +8,7 @@
  * in `argocd-cm`; docs/topology.md). The files are not listed in `<cluster>/kustomization.yaml`.
  */
 import { dirname } from 'node:path';
-import type { RenderedCluster } from './synth.js';
+import type { RenderedCluster } from './rendered.js';
 
 /** Where Argo CD finds the synthesized folders and where it applies them. */
 export interface ArgoCdOptions {

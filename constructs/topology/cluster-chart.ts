@@ -4,6 +4,7 @@
  */
 import { Chart } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
+import { Slot } from '../_cluster-registry.js';
 import { EnumLike, enumMembers } from '../_enum-like.js';
 import { fail } from '../_errors.js';
 import { isDnsLabel } from '../_names.js';
@@ -34,7 +35,7 @@ export interface ClusterChartProps {
 
 const CLUSTER_CHART = Symbol.for('klutch-kit.topology.ClusterChart');
 /** The cluster charts created in an app, kept on its root construct. */
-const CLUSTERS = Symbol.for('klutch-kit.topology.clusters');
+const CLUSTERS = new Slot<ClusterChart[]>('klutch-kit.topology.clusters');
 
 export abstract class ClusterChart extends Chart {
   /** True for every ClusterChart, across module copies. */
@@ -44,7 +45,7 @@ export abstract class ClusterChart extends Chart {
 
   /** The cluster charts created in the app (construct tree) of `c`, in the order they were created. */
   public static clustersOf(c: IConstruct): readonly ClusterChart[] {
-    return [...((c.node.root as unknown as Record<symbol, ClusterChart[] | undefined>)[CLUSTERS] ?? [])];
+    return [...(CLUSTERS.get(c.node.root) ?? [])];
   }
 
   public readonly clusterName: string;
@@ -58,8 +59,6 @@ export abstract class ClusterChart extends Chart {
     Object.defineProperty(this, CLUSTER_CHART, { value: true });
     this.clusterName = props.clusterName;
     // The chart registers itself with its app: synthTopology renders the clusters created in it.
-    const root = this.node.root as unknown as Record<symbol, ClusterChart[] | undefined>;
-    if (!root[CLUSTERS]) Object.defineProperty(root, CLUSTERS, { value: [] });
-    root[CLUSTERS]!.push(this);
+    CLUSTERS.getOrInit(this.node.root, () => []).push(this);
   }
 }

@@ -14,7 +14,7 @@
 import { ApiObject, Chart } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
-import { defineClusterRegistry } from '../_cluster-registry.js';
+import { ClusterRegistry, type DataServiceRecord, type ExportRecord } from '../_cluster-registry.js';
 import { fail } from '../_errors.js';
 import { isDnsSubdomain } from '../_names.js';
 import { bindingCrds } from '../../contract/api/index.js';
@@ -23,9 +23,7 @@ import {
   AnyninesProviderConfig,
   AnyninesServiceType,
   type AnyninesTls,
-  CompositeResourceDefinition,
   type IProviderConfig,
-  XrdScope,
   CrossplaneInstall,
   CrossplaneInstallProps,
   DeploymentRuntimeConfig,
@@ -43,7 +41,6 @@ import {
   CONTROL_PLANE_KUBERNETES_PROVIDER_CONFIG,
   DataService,
   DataServiceProps,
-  type IDataService,
   KUBERNETES_PROVIDER_CONFIG,
 } from '../dataservice/index.js';
 import { KlutchMonitoring, type MonitoringOptions } from '../monitoring/index.js';
@@ -188,11 +185,8 @@ export class ControlPlaneCluster extends ClusterChart {
   private readonly anynines?: AnyninesEndpoints;
   /** The ProviderConfigs this cluster emitted, by kind and name. */
   private readonly providerConfigs = new Map<string, IProviderConfig>();
-  /** Export templates created in this cluster, in creation order (registered by themselves). */
-  private readonly exportTemplates: ApiServiceExportTemplate[] = [];
-  /** Claim APIs of the XRDs created in this cluster (registered by themselves). */
-  private readonly claimApiList: ClaimApiInfo[] = [];
-  private readonly claimApisByKind = new Map<string, ClaimApiInfo[]>();
+  /** What the constructs created in this cluster registered: exports, claim APIs, data services. */
+  private readonly registry: ClusterRegistry;
   /** What the catalogue's Compositions reference: this cluster's ProviderConfigs, emitted when asked for. */
   private readonly catalogueProviderConfigs: ICatalogueProviderConfigs = {
     serviceBroker: (service) => this.addProviderConfig(`${service}-service-broker`, AnyninesServiceType.SERVICE_BROKER),
@@ -205,13 +199,10 @@ export class ControlPlaneCluster extends ClusterChart {
     if (!props || typeof props !== 'object') fail(P, props, 'must be an object with host and dex');
     super(scope, id, { clusterName: props.clusterName ?? 'control-plane' }, P);
     // Constructs created below this chart tell it what they export, offer and reference.
-    defineClusterRegistry(this, {
-      registerExport: (t) => {
-        this.exportTemplates.push(t);
-        this.backend?.grantExport(t); // undefined only while the constructor has not made it yet (see below)
-      },
-      registerClaimApi: (xrd) => this.addClaimApi(xrd),
-      registerDataService: (ds) => this.checkProviderConfigsOf(ds),
+    this.registry = ClusterRegistry.ofChart(this);
+    this.registry.listen({
+      onExport: (e) => this.backend?.grantExport(e.source as ApiServiceExportTemplate), // no backend only while the constructor has not made it yet (see below)
+      onDataService: (d) => this.checkProviderConfigsOf(d),
     });
     const checked = ControlPlaneCluster.checkProps(props);
     this.host = checked.host;
@@ -327,7 +318,7 @@ export class ControlPlaneCluster extends ClusterChart {
       },
     });
     // Export templates created before the backend (by a subclass) are granted now.
-    for (const t of this.exportTemplates) backend.grantExport(t);
+    for (const e of this.registry.exports) backend.grantExport(e.source as ApiServiceExportTemplate);
     if (access.route) backend.exposeViaHttpRoute(access.route);
     else backend.exposeViaIngress({ host: this.host, className: props.ingressClassName, tlsSecretName: props.tlsSecretName });
     return backend;
@@ -522,9 +513,9 @@ export class ControlPlaneCluster extends ClusterChart {
    * emitted by another cluster is an error naming the data service, the backend and both clusters;
    * one made elsewhere (`ProviderConfig.fromName`) is the user's to create.
    */
-  private checkProviderConfigsOf(ds: IDataService): void {
+  private checkProviderConfigsOf(ds: DataServiceRecord): void {
     for (const b of ds.backends) {
-      for (const pc of b.providerConfigs(ds.model)) {
+      for (const pc of b.providerConfigs) {
         if (pc === CONTROL_PLANE_KUBERNETES_PROVIDER_CONFIG) continue; // emitted by the constructor
         if (pc === CONTROL_PLANE_KUBERNETES_CLUSTER_PROVIDER_CONFIG) {
           this.addClusterProviderConfig(pc.name);
@@ -535,7 +526,7 @@ export class ControlPlaneCluster extends ClusterChart {
         if (owner !== this) {
           const where = ClusterChart.isClusterChart(owner) ? `cluster "${owner.clusterName}"` : `chart ${owner.node.path}`;
           throw new Error(
-            `DataService ${ds.node.path}: backend "${b.name}" (${b.automation}) references ${pc.kind} "${pc.name}" of ${where}, ` +
+            `DataService ${ds.path}: backend "${b.name}" (${b.automation}) references ${pc.kind} "${pc.name}" of ${where}, ` +
               `not of control plane "${this.clusterName}"; use cp.addProviderConfig("${pc.name}") of this cluster, or ProviderConfig.fromName() for one made elsewhere`,
           );
         }
@@ -543,40 +534,31 @@ export class ControlPlaneCluster extends ClusterChart {
     }
   }
 
-  /** An XRD created in this cluster: its claims (or namespaced XRs) are what app clusters create. */
-  private addClaimApi(xrd: CompositeResourceDefinition): void {
-    const kind = xrd.claimKind ?? (xrd.scope === XrdScope.NAMESPACED ? xrd.kind : undefined);
-    const plural = xrd.claimPlural ?? (xrd.scope === XrdScope.NAMESPACED ? xrd.plural : undefined);
-    if (kind === undefined || plural === undefined) return;
-    const info: ClaimApiInfo = { group: xrd.group, version: xrd.referenceableVersion, kind, plural };
-    this.claimApiList.push(info);
-    this.claimApisByKind.set(kind, [...(this.claimApisByKind.get(kind) ?? []), info]);
-  }
-
   /** The APIs app clusters can bind: every APIServiceExportTemplate created in this cluster (of a DataService, an operation, or by hand), by name. */
   public get exports(): ExportedApiInfo[] {
-    return this.exportTemplates.map(exportInfo).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return this.registry.exports.map(exportInfo).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
   /** The export of `api` (a DataService, a catalogue operation, an export template) when it was created in this cluster, else undefined. */
   public exportOf(api: IApiExport): ExportedApiInfo | undefined {
-    return this.exportTemplates.includes(api.exportTemplate) ? exportInfo(api.exportTemplate) : undefined;
+    const e = this.registry.exports.find((x) => x.source === api.exportTemplate);
+    return e ? exportInfo(e) : undefined;
   }
 
   /** Claim APIs (kind, plural, group, referenceable version) of the XRDs created in this cluster. */
   public get claimApis(): ClaimApiInfo[] {
-    return [...this.claimApiList];
+    return [...this.registry.claimApis];
   }
 
   /** Claim APIs of a kind. */
   public claimApisOfKind(kind: string): readonly ClaimApiInfo[] {
-    return this.claimApisByKind.get(kind) ?? [];
+    return this.registry.claimApis.filter((a) => a.kind === kind);
   }
 }
 
 /** provider-kubernetes' ServiceAccount (named by its DeploymentRuntimeConfig). */
 const PROVIDER_KUBERNETES_SA = { name: 'provider-kubernetes', namespace: CROSSPLANE_NAMESPACE };
 
-function exportInfo(t: ApiServiceExportTemplate): ExportedApiInfo {
-  return { group: t.group, resource: t.resource, name: `${t.resource}.${t.group}`, permissionClaims: [...t.renderedPermissionClaims] };
+function exportInfo(e: ExportRecord): ExportedApiInfo {
+  return { group: e.group, resource: e.resource, name: `${e.resource}.${e.group}`, permissionClaims: [...e.permissionClaims] as PermissionClaim[] };
 }

@@ -32,32 +32,8 @@ export const PACKAGE_META_FILE = 'crossplane.yaml';
 export const SYNC_WAVE_ANNOTATION = 'argocd.argoproj.io/sync-wave';
 export const SYNC_OPTIONS_ANNOTATION = 'argocd.argoproj.io/sync-options';
 
-/** One rendered object and the file it goes to (relative to the cluster folder). */
-export interface RenderedFile {
-  readonly path: string;
-  readonly object: Record<string, any>;
-  /** Construct path, or `(synth)` for objects the synth adds (missing Namespaces). */
-  readonly source: string;
-}
-
-/** A Crossplane Configuration package source (see ConfigurationPackageSource). */
-export interface RenderedPackage {
-  /** Package name (`crossplane.yaml` metadata.name). */
-  readonly name: string;
-  /** The `crossplane.yaml` object. */
-  readonly meta: Record<string, any>;
-  /** The packaged objects (XRDs, then Compositions), with their file names. */
-  readonly files: readonly RenderedFile[];
-}
-
-export interface RenderedCluster {
-  readonly name: string;
-  readonly role: string;
-  /** In apply order. */
-  readonly files: readonly RenderedFile[];
-  /** Configuration package sources of this cluster (written to `<cluster>.packages/<name>/`). @default - none */
-  readonly packages?: readonly RenderedPackage[];
-}
+import type { RenderedCluster, RenderedFile } from './rendered.js';
+export type { RenderedCluster, RenderedFile, RenderedPackage } from './rendered.js';
 
 export interface RenderOptions {
   /** Add Namespace objects for namespaces used but not declared. @default true */
