@@ -24,3 +24,4 @@ export * from './resources.js';
 export * from './resource-policy.js';
 export * from './metadata-keys.js';
 export * from './secret-types.js';
+export * from './allowed-namespaces.js';

@@ -48,3 +48,22 @@ export function bindRole(
 function subject(scope: Construct, sa: ServiceAccountRef): kplus.IServiceAccount {
   return kplus.ServiceAccount.fromServiceAccountName(scope, 'Subject', sa.name, { namespaceName: sa.namespace });
 }
+
+/**
+ * Binds a ClusterRole (an L1 `KubeClusterRole` of this app) to a ServiceAccount in one namespace only: the
+ * rules apply there and nowhere else. L1, because cdk8s-plus-28's imported ClusterRole is no `IRole`; the
+ * subject is written as the API server stores it (no `apiGroup`).
+ */
+export function bindClusterRoleInNamespace(
+  scope: Construct,
+  id: string,
+  role: kplus.k8s.KubeClusterRole,
+  serviceAccount: ServiceAccountRef,
+  metadata: ApiObjectMetadata & { namespace: string },
+): kplus.k8s.KubeRoleBinding {
+  return new kplus.k8s.KubeRoleBinding(scope, id, {
+    metadata,
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role.name },
+    subjects: [{ kind: 'ServiceAccount', name: serviceAccount.name, namespace: serviceAccount.namespace }],
+  });
+}

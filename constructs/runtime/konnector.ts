@@ -10,8 +10,10 @@
  *   `apiservicebindings` CRD it installs at start-up.
  * - the bound resources and their `/status`: read/write (spec goes up, status comes down,
  *   provider-created objects are adopted downstream, finalizer `klutch.anynines.com/syncer`).
- * - claimed resources (Secrets/ConfigMaps by default): read/write cluster-wide, because consumer
- *   namespaces are chosen by app developers; this is the residual privilege of the design.
+ * - claimed resources (Secrets/ConfigMaps by default): with `allowedNamespaces`, read/write only in
+ *   those namespaces (a ClusterRole `klutch-konnector-<ns>-claims` bound by a RoleBinding in each) plus
+ *   the konnector's own namespace (its kubeconfig Secrets, a Role); without it read/write cluster-wide,
+ *   because consumer namespaces are then chosen by app developers at run time.
  * - both capped by the resource policy of the contract (`contract/resource-policy.ts`): a bound API
  *   or claimed resource outside it is refused here unless named in `allowedResources` (and some,
  *   such as RBAC, never), so the rendered RBAC never covers workloads, RBAC or Kubernetes APIs the
@@ -45,7 +47,8 @@ import {
   TMP_VOLUME,
 } from './_pod.js';
 import { DocumentedRule, READ, READ_WRITE, toPolicyRules } from './_rbac.js';
-import { bindClusterRole, bindRole } from './_role-binding.js';
+import { bindClusterRole, bindClusterRoleInNamespace, bindRole } from './_role-binding.js';
+import { checkAllowedNamespace } from '../../contract/allowed-namespaces.js';
 import { checkGroup, checkResource } from './permission-claim.js';
 import { checkAllowedKeyPattern, type AllowedMetadataKeys } from '../../contract/metadata-keys.js';
 import { SecretTypePolicy } from '../../contract/secret-types.js';
@@ -111,6 +114,23 @@ export interface KonnectorProps {
    * @default [] (the defaults only)
    */
   readonly allowedSecretTypes?: string[];
+  /**
+   * The app-cluster namespaces bindings may use, declared up front (the namespace allow-list). With it,
+   * the konnector's Secret and ConfigMap (claimed resources) rights exist only in these namespaces — a
+   * RoleBinding `klutch-konnector-claims` in each, to the ClusterRole `klutch-konnector-<namespace>-claims`
+   * — and in its own namespace (its kubeconfig Secrets: read and update, a Role); it gets
+   * `--allow-namespace` for each and syncs nothing elsewhere (a binding with objects elsewhere shows
+   * `NamespaceNotAllowed` naming the namespace). The namespaces must exist before the RoleBindings are
+   * applied. Never a system namespace or the konnector's own.
+   * @default undefined: every namespace, with Secret and ConfigMap rights cluster-wide
+   */
+  readonly allowedNamespaces?: string[];
+  /**
+   * Most provider objects the konnector caches for one binding; past it the binding's informers freeze
+   * (condition `CacheLimitReached`). Passed as `--max-cached-objects-per-binding`.
+   * @default 20000 (the konnector's default)
+   */
+  readonly maxCachedObjectsPerBinding?: number;
   /** CPU/memory. @default 50m/500m CPU, 128Mi/512Mi memory */
   readonly resources?: ResourceSpec;
   /** Extra command-line flags. @default [] */
@@ -129,6 +149,12 @@ export class Konnector extends Construct {
   /** The RBAC the konnector gets, with reasons. */
   public readonly rules: readonly DocumentedRule[];
   public readonly leaseRules: readonly DocumentedRule[];
+  /**
+   * With `allowedNamespaces`: the rules granted in each of them (claimed resources) and in the
+   * konnector's own namespace (its kubeconfig Secrets); empty without it (they are then in {@link rules}).
+   */
+  public readonly namespacedRules: readonly DocumentedRule[];
+  public readonly ownNamespaceRules: readonly DocumentedRule[];
   /**
    * The ValidatingAdmissionPolicy that bounds the konnector's Secret and ConfigMap writes whatever its
    * RBAC (see {@link konnectorWritePolicy}); with its binding.
@@ -151,9 +177,13 @@ export class Konnector extends Construct {
       metadata: { name: NAME, namespace: o.ns, labels },
       automountServiceAccountToken: true,
     });
-    this.rules = konnectorRules(o.bound, o.claimed);
+    const narrowed = o.namespaces !== undefined;
+    this.rules = konnectorRules(o.bound, narrowed ? [] : o.claimed);
+    this.namespacedRules = narrowed ? claimRules(o.claimed) : [];
+    this.ownNamespaceRules = narrowed ? kubeconfigSecretRules() : [];
     this.leaseRules = leaseRules(o.leaseName);
     this.clusterRole = this.addRbac(o.ns, labels);
+    if (o.namespaces) this.addNamespacedRbac(o.ns, o.namespaces, labels);
     this.writePolicy = this.addWritePolicy(o, labels);
     this.deployment = this.addDeployment(o, labels, selector);
     this.addAvailability(o, labels, selector);
@@ -201,6 +231,20 @@ export class Konnector extends Construct {
       fail('KonnectorProps.allowedResources', props.allowedResources, 'must be a list of "<plural>.<group>"');
     }
     const allowed = (props.allowedResources ?? []).map((a, i) => parseAllowedResource(`KonnectorProps.allowedResources[${i}]`, a));
+    if (props.allowedNamespaces !== undefined && (!Array.isArray(props.allowedNamespaces) || props.allowedNamespaces.length === 0)) {
+      fail('KonnectorProps.allowedNamespaces', props.allowedNamespaces, 'must list at least one namespace; leave it unset for every namespace');
+    }
+    const namespaces = props.allowedNamespaces?.map((n, i) => {
+      const v = checkAllowedNamespace(`KonnectorProps.allowedNamespaces[${i}]`, n);
+      if (v === ns) fail(`KonnectorProps.allowedNamespaces[${i}]`, n, "is the konnector's own namespace, where it never syncs claimed objects: remove it");
+      return v;
+    });
+    if (props.maxCachedObjectsPerBinding !== undefined) checkInt('KonnectorProps.maxCachedObjectsPerBinding', props.maxCachedObjectsPerBinding, 1, 10_000_000);
+    for (const [i, a] of (props.extraArgs ?? []).entries()) {
+      if (a === '--allow-namespace' || a.startsWith('--allow-namespace=')) {
+        fail(`KonnectorProps.extraArgs[${i}]`, a, 'sets the namespace allow-list; use KonnectorProps.allowedNamespaces, which also narrows the RBAC');
+      }
+    }
     const capped = (prop: string, r: { group: string; resource: string }, use: ResourceUse) => {
       const d = decideResource(r, use, allowed);
       if (!d.allowed)
@@ -224,6 +268,8 @@ export class Konnector extends Construct {
       secretTypes: SecretTypePolicy.create(props.allowedSecretTypes ?? [], 'KonnectorProps.allowedSecretTypes'),
       addedSecretTypes: [...new Set(props.allowedSecretTypes ?? [])],
       allowed,
+      namespaces: namespaces ? [...new Set(namespaces)].sort() : undefined,
+      maxCachedObjectsPerBinding: props.maxCachedObjectsPerBinding,
       extraArgs: props.extraArgs ?? [],
     };
   }
@@ -262,6 +308,24 @@ export class Konnector extends Construct {
     });
     bindRole(this, 'LeaseRoleBinding', leaseRole, sa, { name: `${NAME}-leader-election`, namespace: ns, labels });
     return clusterRole;
+  }
+
+  /**
+   * With `allowedNamespaces`: the claimed-resource rules as a ClusterRole bound in each allowed namespace
+   * only, and the kubeconfig Secret rules as a Role in the konnector's own namespace.
+   */
+  private addNamespacedRbac(ns: string, namespaces: readonly string[], labels: Record<string, string>): void {
+    const sa = { name: NAME, namespace: ns };
+    const claims = new k8s.KubeClusterRole(this, 'ClaimsClusterRole', {
+      metadata: { name: `klutch-${NAME}-${ns}-claims`, labels },
+      rules: toPolicyRules('Konnector.namespacedRules', this.namespacedRules),
+    });
+    for (const n of namespaces) bindClusterRoleInNamespace(this, `ClaimsRoleBinding-${n}`, claims, sa, { name: `klutch-${NAME}-claims`, namespace: n, labels });
+    const own = new k8s.KubeRole(this, 'KubeconfigSecretsRole', {
+      metadata: { name: `${NAME}-kubeconfig-secrets`, namespace: ns, labels },
+      rules: toPolicyRules('Konnector.ownNamespaceRules', this.ownNamespaceRules),
+    });
+    bindRole(this, 'KubeconfigSecretsRoleBinding', own, sa, { name: `${NAME}-kubeconfig-secrets`, namespace: ns, labels });
   }
 
   /** The Deployment: hardened pods spread over nodes, health and metrics on one port. */
@@ -306,6 +370,8 @@ export class Konnector extends Construct {
                   ...o.allowed.map((a) => `--allow-resource=${resourceName(a)}`),
                   ...metadataKeyArgs(o.metadataKeys),
                   ...o.addedSecretTypes.map((t) => `--allow-secret-type=${t}`),
+                  ...(o.namespaces ?? []).map((n) => `--allow-namespace=${n}`),
+                  ...(o.maxCachedObjectsPerBinding !== undefined ? [`--max-cached-objects-per-binding=${o.maxCachedObjectsPerBinding}`] : []),
                   ...o.extraArgs,
                 ],
                 env: podIdentityEnv(),
@@ -369,6 +435,9 @@ interface CheckedProps {
   /** The Secret types the konnector copies (defaults + `allowedSecretTypes`, checked), and the additions. */
   readonly secretTypes: SecretTypePolicy;
   readonly addedSecretTypes: readonly string[];
+  /** `allowedNamespaces`, checked, sorted; undefined: every namespace. */
+  readonly namespaces?: readonly string[];
+  readonly maxCachedObjectsPerBinding?: number;
   readonly extraArgs: readonly string[];
 }
 
@@ -435,10 +504,32 @@ function konnectorRules(bound: CheckedProps['bound'], claimed: ClaimedResource[]
       apiGroups: [c.group],
       resources: c.resources,
       verbs: READ_WRITE,
-      why: 'copy claimed objects (service-binding credentials) between provider and consumer namespaces chosen by app developers',
+      why: 'copy claimed objects (service-binding credentials) between provider and consumer namespaces chosen by app developers (no allowedNamespaces: cluster-wide)',
     })),
     { apiGroups: [''], resources: ['namespaces'], verbs: READ, why: 'a deleted consumer namespace deletes its APIServiceNamespace upstream' },
     { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'], why: 'record events on bindings and synced objects' },
+  ];
+}
+
+/** With allowedNamespaces: the rules bound in each allowed namespace (claimed resources only). */
+function claimRules(claimed: ClaimedResource[]): DocumentedRule[] {
+  return groupClaims(claimed).map((c) => ({
+    apiGroups: [c.group],
+    resources: c.resources,
+    verbs: READ_WRITE,
+    why: 'copy claimed objects (service-binding credentials) between the provider and this allowed namespace (KonnectorProps.allowedNamespaces)',
+  }));
+}
+
+/** With allowedNamespaces: the konnector's own namespace, where the provider kubeconfig Secrets of its bindings live. */
+function kubeconfigSecretRules(): DocumentedRule[] {
+  return [
+    {
+      apiGroups: [''],
+      resources: ['secrets'],
+      verbs: ['get', 'list', 'watch', 'update', 'patch'],
+      why: "read the bindings' provider kubeconfig Secrets; write the rotated credential into them (heartbeat)",
+    },
   ];
 }
 

@@ -33,6 +33,21 @@ export interface InformerOptions {
    * controller-runtime's cache transforms do). It may modify the object in place.
    */
   transform?: (obj: KubeObject) => KubeObject;
+  /**
+   * Decides whether an object the cache does not hold yet may enter it (a cap on what one informer, or
+   * several sharing one admission, may hold): a refused object is neither cached nor handed to handlers;
+   * it is asked about again with its next event. Objects already cached are always kept in sync.
+   * `forget` is called for every object that leaves the cache (deleted, gone on relist, informer stopped).
+   */
+  admission?: InformerAdmission<KubeObject>;
+}
+
+/** See InformerOptions.admission. */
+export interface InformerAdmission<T extends KubeObject = KubeObject> {
+  /** Whether `obj`, not cached yet, may be; called again for an object already admitted. */
+  admit(obj: T): boolean;
+  /** `obj` left the cache. */
+  forget(obj: T): void;
 }
 
 /**
@@ -164,6 +179,9 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.wake?.();
     for (const w of this.syncWaiters.splice(0)) w();
     await this.loop;
+    // The cache stays readable after stop (callers list what was left); it no longer counts as held.
+    const adm = this.opts.admission;
+    if (adm) for (const o of this.store.values()) adm.forget(o);
   }
 
   /** Re-deliver every cached object as an update (periodic resync). */
@@ -243,7 +261,10 @@ export class Informer<T extends KubeObject = KubeObject> {
       for (const it of page.items) {
         if (!it.apiVersion) it.apiVersion = this.resource.group ? `${this.resource.group}/${this.resource.version}` : this.resource.version;
         if (!it.kind && this.resource.kind) it.kind = this.resource.kind;
-        items.push(this.opts.transform ? (this.opts.transform(it) as T) : it);
+        const o = this.opts.transform ? (this.opts.transform(it) as T) : it;
+        // A refused object is dropped page by page: a capped informer never holds more, even while listing.
+        if (this.opts.admission && !this.store.has(keyOf(o)) && !this.opts.admission.admit(o)) continue;
+        items.push(o);
       }
       cont = page.metadata.continue || undefined;
       rv = page.metadata.resourceVersion;
@@ -298,8 +319,9 @@ export class Informer<T extends KubeObject = KubeObject> {
             const o = ev.object;
             const k = keyOf(o);
             const old = this.store.get(k);
-            this.put(k, o);
             this.resourceVersion = o.metadata.resourceVersion;
+            if (!old && this.opts.admission && !this.opts.admission.admit(o)) break;
+            this.put(k, o);
             if (old) this.emit('update', o, old);
             else this.emit('add', o);
             break;
@@ -345,6 +367,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     if (!old) return;
     this.unindex(k, old);
     this.store.delete(k);
+    this.opts.admission?.forget(old);
   }
 
   private unindex(k: string, o: T): void {

@@ -53,6 +53,7 @@ import { claimMetadataFilters, cleanMeta, copyMetadataInSync, deepEqual, isDelet
 import { MultiNamespaceInformer } from './multins-informer.js';
 import { ResourceGate } from './resource-gate.js';
 import { NamespaceBudget } from './namespace-budget.js';
+import { BindingGuard } from './binding-guard.js';
 import { ownerAllowed, selects, type Owner } from './selector.js';
 import { SecretTypePolicy, secretTypeOf } from '../../contract/secret-types.js';
 import { applyPreserving, claimOptions, sourceStamp, type ClaimOptions } from './_claim-options.js';
@@ -82,6 +83,8 @@ export interface ClaimBinding {
   readonly name: string;
   /** Its uid: recorded on every copy this syncer makes. */
   readonly uid: string;
+  /** The binding's limits (cache cap, write budget), shared with its export syncer. @default a guard of this syncer's own */
+  readonly guard?: BindingGuard;
 }
 
 let syncers = 0;
@@ -120,6 +123,8 @@ export class ClaimSync {
   private readonly conflicted = new Set<string>();
   /** Consumer keys whose copy this syncer refused for its Secret type (refuseType). */
   private readonly refused = new Set<string>();
+  /** The binding's limits: its provider informer counts against the binding's cache cap, its writes against the write budget. */
+  private readonly guard: BindingGuard;
 
   constructor(
     private readonly ctx: SyncContext,
@@ -136,9 +141,15 @@ export class ClaimSync {
     this.opts = claimOptions(claim);
     this.meta = claimMetadataFilters(ctx.metadataKeys, claim);
     this.budget = new NamespaceBudget(ctx.maxProviderObjectsPerNamespace);
+    this.guard = binding.guard ?? new BindingGuard(ctx, binding);
     if (this.opts.invalidPreserving.length) this.log.warn({ paths: this.opts.invalidPreserving }, 'ignoring invalid update.preserving paths');
     this.consumer = new MultiNamespaceInformer(ctx.app, this.resource, { resyncMs: ctx.resyncMs, logger: this.log, transform: stripManagedFields });
-    this.providerInf = new MultiNamespaceInformer(ctx.provider, this.resource, { resyncMs: ctx.resyncMs, logger: this.log, transform: stripManagedFields });
+    this.providerInf = new MultiNamespaceInformer(ctx.provider, this.resource, {
+      resyncMs: ctx.resyncMs,
+      logger: this.log,
+      transform: stripManagedFields,
+      admission: this.guard.admission(`claim ${this.label}`),
+    });
     this.controller = new Controller({
       name: `claim:${this.label}:${bindingName}:${ctx.clusterNamespace}`,
       registry: ctx.registry,
@@ -362,9 +373,11 @@ export class ClaimSync {
       this.meta[dir],
     );
     let desired: KubeObject = { apiVersion: source.apiVersion, kind: source.kind ?? this.resource.kind, metadata: meta, ...body(source) };
+    const what = `${this.label} ${targetNs}/${source.metadata.name}`;
     if (!target) {
       const name = desired.metadata.name!;
       if (dir === 'down' && this.atLimit(targetNs, name)) return false;
+      this.guard.write(dir, what); // a copy deleted and recreated over and over counts too
       try {
         await client.create(this.resource, desired);
         this.done(dir, 'create', t0);
@@ -379,7 +392,11 @@ export class ClaimSync {
     if (isDeleting(target)) return false;
     if (!replace) desired = applyPreserving(desired, target, this.opts.preserving, marks);
     const same = deepEqual(body(target), body(desired)) && copyMetadataInSync(target.metadata, desired.metadata);
-    if (same) return false;
+    if (same) {
+      this.guard.settled(dir, what);
+      return false;
+    }
+    this.guard.write(dir, what); // throws RequeueError once the copy's write budget is spent (a fight)
     const immutable = (target as { immutable?: boolean }).immutable === true || (target as { type?: string }).type !== (desired as { type?: string }).type;
     if (immutable || this.opts.alwaysRecreate) {
       await this.deleteCopy(client, targetNs, target);

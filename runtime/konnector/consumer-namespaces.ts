@@ -16,8 +16,10 @@
  * syncers' initial lists; only the linger of a namespace that emptied shortly before is lost.
  */
 
-/** Namespaces a konnector never syncs into or out of. */
-export const SYSTEM_NAMESPACES: readonly string[] = ['kube-system', 'kube-public', 'kube-node-lease'];
+import { SYSTEM_NAMESPACES } from '../../contract/allowed-namespaces.js';
+
+/** Namespaces a konnector never syncs into or out of (contract/allowed-namespaces.ts). */
+export { SYSTEM_NAMESPACES };
 
 /** @default linger of an emptied namespace: 10 minutes. */
 export const DEFAULT_NAMESPACE_LINGER_MS = 10 * 60_000;
@@ -25,6 +27,11 @@ export const DEFAULT_NAMESPACE_LINGER_MS = 10 * 60_000;
 export interface ConsumerNamespacesOptions {
   /** Namespaces never bound besides {@link SYSTEM_NAMESPACES} (the konnector's own). */
   readonly reserved?: () => Iterable<string>;
+  /**
+   * The konnector's namespace allow-list (`--allow-namespace`): a namespace outside it is never bound,
+   * whatever it holds. @default every namespace
+   */
+  readonly allowed?: (namespace: string) => boolean;
   /** How long a namespace stays bound after its last bound object went. @default 10 minutes */
   readonly lingerMs?: number;
   /** Called with the namespaces whose bound state changed. */
@@ -60,7 +67,7 @@ export class ConsumerNamespaces {
 
   /** Whether the connection may act in this app-cluster namespace. */
   isBound(namespace: string): boolean {
-    if (this.isReserved(namespace)) return false;
+    if (this.isReserved(namespace) || this.opts.allowed?.(namespace) === false) return false;
     return (this.objects.get(namespace)?.size ?? 0) > 0 || this.lingering.has(namespace);
   }
 

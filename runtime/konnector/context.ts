@@ -9,6 +9,8 @@ import type { ClaimRefusalSink } from './claim-refusals.js';
 import type { SecretTypePolicy } from '../../contract/secret-types.js';
 import type { KonnectorMetrics } from './metrics.js';
 import type { ResourceGate } from './resource-gate.js';
+import type { BindingLimitSink } from './binding-limits.js';
+import type { WriteBudgetOptions } from './write-budget.js';
 
 export interface SyncContext {
   /** The consumer's cluster namespace on the provider (current-context namespace of the kubeconfig). */
@@ -47,6 +49,23 @@ export interface SyncContext {
    * (claim-refusals.ts). Without it a refusal is only logged and counted.
    */
   readonly claimRefusals?: ClaimRefusalSink;
+  /**
+   * Konnector-wide record of the limits a binding hit (namespace allow-list, cache cap, write budget),
+   * shown on the binding (binding-limits.ts). Without it a limit is only logged.
+   */
+  readonly limits?: BindingLimitSink;
+  /**
+   * Most provider objects the konnector caches for one binding (its export's and its claims' provider
+   * informers together); past it they freeze (object-cap.ts). @default DEFAULT_MAX_CACHED_OBJECTS_PER_BINDING
+   */
+  readonly maxCachedObjectsPerBinding?: number;
+  /** Writes of one object per window before the konnector backs off (write-budget.ts). @default DEFAULT_WRITE_BUDGET */
+  readonly writeBudget?: WriteBudgetOptions;
+  /**
+   * Whether an app-cluster namespace is on the konnector's namespace allow-list (`--allow-namespace`):
+   * outside it nothing is synced and the konnector has no Secret rights. @default every namespace
+   */
+  isNamespaceAllowed?(consumerNamespace: string): boolean;
   /** Provider namespace bound to a consumer namespace (APIServiceNamespace status), if assigned. */
   providerNamespaceFor(consumerNamespace: string): string | undefined;
   /** Consumer namespace of a provider namespace, if it is one of this consumer's. */

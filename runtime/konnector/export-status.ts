@@ -11,6 +11,7 @@ import { RequeueError } from '../core/controller.js';
 import type { IsolationStrategy, Loc } from './export-isolation.js';
 import { deepEqual, isDeleting } from './metadata.js';
 import { BOUND_ANNOTATION } from './types.js';
+import type { BindingGuard } from './binding-guard.js';
 
 export interface StatusDownDeps {
   /** The bound resource on the app cluster. */
@@ -26,6 +27,8 @@ export interface StatusDownDeps {
   readonly provider: Pick<KubeClient, 'delete'>;
   /** Adoption of provider-created objects. */
   readonly adoption: { adopt(up: KubeObject, c: Loc): Promise<'adopt'> };
+  /** The binding's write budget per object (binding-guard.ts): a status fight backs off instead of writing for ever. */
+  readonly guard?: Pick<BindingGuard, 'write' | 'settled' | 'forget'>;
   readonly log: Logger;
 }
 
@@ -56,7 +59,12 @@ export class StatusDownReconciler {
     if (isDeleting(down)) return undefined;
     const upStatus = (up as { status?: unknown }).status;
     const downStatus = (down as { status?: unknown }).status;
-    if (upStatus === undefined || deepEqual(upStatus, downStatus)) return undefined;
+    const what = `status of ${d.resource.plural} ${c.namespace ? c.namespace + '/' : ''}${c.name}`;
+    if (upStatus === undefined || deepEqual(upStatus, downStatus)) {
+      d.guard?.settled('down', what);
+      return undefined;
+    }
+    d.guard?.write('down', what); // throws RequeueError once the object's write budget is spent
     try {
       await d.app.updateStatus(d.resource, { ...down, status: upStatus });
     } catch (e) {

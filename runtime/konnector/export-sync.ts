@@ -22,6 +22,7 @@ import { SpecUpReconciler } from './export-spec.js';
 import { policyFilter } from './metadata.js';
 import { StatusDownReconciler } from './export-status.js';
 import { MultiNamespaceInformer } from './multins-informer.js';
+import { BindingGuard } from './binding-guard.js';
 import { NamespaceBudget } from './namespace-budget.js';
 import type { APIServiceExport } from './types.js';
 
@@ -66,9 +67,14 @@ export class ExportSync {
   private readonly resLabel: string;
   private started = false;
 
+  /** Refused objects per app-cluster namespace outside the namespace allow-list (NamespaceNotAllowed). */
+  private readonly notAllowed = new Map<string, Set<string>>();
+
   constructor(
     private readonly ctx: SyncContext,
     readonly exportObj: APIServiceExport,
+    /** The binding's limits (cache cap, write budget), shared with its claim syncers. @default a guard of its own */
+    readonly guard: BindingGuard = new BindingGuard(ctx, { name: exportObj.metadata.name!, uid: exportObj.metadata.uid ?? '' }),
   ) {
     this.resource = resourceOfExport(exportObj);
     this.resLabel = `${this.resource.plural}.${this.resource.group}`;
@@ -88,6 +94,7 @@ export class ExportSync {
       resyncMs: ctx.resyncMs,
       logger: this.log,
       transform: stripManagedFields,
+      admission: guard.admission(`export ${this.resLabel}`),
     });
     this.specUp = this.newSpecUp();
     this.statusDown = this.newStatusDown();
@@ -124,7 +131,7 @@ export class ExportSync {
       app: ctx.app,
       provider: ctx.provider,
       ensureAPIServiceNamespace: (ns) => ctx.ensureAPIServiceNamespace(ns),
-      isReservedNamespace: (ns) => ctx.isReservedNamespace(ns),
+      isReservedNamespace: (ns) => ctx.isReservedNamespace(ns) || !this.namespaceAllowed(ns),
       metadata: policyFilter(ctx.metadataKeys),
       deletionTimeoutMs: ctx.upstreamDeletionTimeoutMs,
       deletionTimeouts: {
@@ -156,8 +163,39 @@ export class ExportSync {
       app: ctx.app,
       provider: ctx.provider,
       adoption,
+      guard: this.guard,
       log: this.log,
     });
+  }
+
+  /**
+   * Whether the app-cluster namespace is on the konnector's namespace allow-list; if not, the binding
+   * shows NamespaceNotAllowed naming it (until no object of this export is left there).
+   */
+  private namespaceAllowed(ns: string): boolean {
+    if (this.ctx.isNamespaceAllowed?.(ns) ?? true) return true;
+    const objects = this.consumerInformer.list(ns).map((o) => o.metadata.name!);
+    if (objects.length === 0) return false;
+    this.notAllowed.set(ns, new Set(objects));
+    const isNew = this.ctx.limits?.report({
+      binding: this.guard.binding.uid,
+      kind: 'NamespaceNotAllowed',
+      subject: ns,
+      message: `namespace ${ns} holds ${this.resLabel} ${objects.slice(0, 3).join(', ')}${objects.length > 3 ? ', …' : ''}, but it is not on the konnector's namespace allow-list: nothing is synced there and no Secret reaches it; add it with --allow-namespace=${ns} (KonnectorProps.allowedNamespaces)`,
+    });
+    if (isNew) {
+      this.ctx.limits?.count('NamespaceNotAllowed');
+      this.log.warn({ namespace: ns }, 'not syncing objects in a namespace outside --allow-namespace');
+    }
+    return false;
+  }
+
+  /** A consumer object left `ns`: the NamespaceNotAllowed report goes with the last one. */
+  private consumerLeft(ns: string, name: string): void {
+    const left = this.notAllowed.get(ns);
+    if (!left?.delete(name) || left.size > 0) return;
+    this.notAllowed.delete(ns);
+    this.ctx.limits?.resolve(this.guard.binding.uid, 'NamespaceNotAllowed', ns);
   }
 
   private watchConsumers(): void {
@@ -181,6 +219,7 @@ export class ExportSync {
       },
       onDelete: (o) => {
         note(o, false);
+        if (o.metadata.namespace) this.consumerLeft(o.metadata.namespace, o.metadata.name!);
         this.specUp.consumerGone(keyOf(o));
         this.enqueueUp(keyOf(o));
         const p = this.toProvider(o.metadata.namespace, o.metadata.name!);
@@ -248,6 +287,8 @@ export class ExportSync {
     this.unsubscribe();
     await Promise.all([this.spec.stop(), this.status.stop()]);
     await Promise.all([this.consumerInformer.stop(), this.providerInformer.stop()]);
+    for (const ns of [...this.notAllowed.keys()]) this.ctx.limits?.resolve(this.guard.binding.uid, 'NamespaceNotAllowed', ns);
+    this.notAllowed.clear();
     for (const o of this.consumerInformer.list())
       if (o.metadata.namespace) this.ctx.noteConsumerObject(this.exportObj.metadata.name!, o.metadata.namespace, o.metadata.name!, false);
   }

@@ -40,6 +40,9 @@ import { RESOURCES_ALLOWED_CONDITION, ResourceGate } from './resource-gate.js';
 import { DEFAULT_BURST, DEFAULT_QPS, DEFAULT_WORKERS } from './defaults.js';
 import { MetadataKeyPolicy, type AllowedMetadataKeys } from '../../contract/metadata-keys.js';
 import { isDnsLabel } from '../../contract/_names.js';
+import { checkAllowedNamespace } from '../../contract/allowed-namespaces.js';
+import { BindingLimits, LIMIT_KINDS, limitCondition } from './binding-limits.js';
+import { DEFAULT_WRITE_BUDGET } from './write-budget.js';
 
 export { BINDING_FINALIZER };
 
@@ -118,6 +121,28 @@ export interface KonnectorOptions {
    */
   allowedSecretTypes?: readonly string[];
   /**
+   * The app-cluster namespaces bindings may use (the namespace allow-list, `--allow-namespace`). An
+   * object of a bound API in another namespace is not synced and its binding shows
+   * `NamespaceNotAllowed` naming the namespace (binding-limits.ts); no claimed Secret or ConfigMap is
+   * read or written there. With it, the `Konnector` construct grants Secret and ConfigMap rights only in
+   * these namespaces (a RoleBinding each) instead of cluster-wide. Never a system namespace or the
+   * konnector's own. @default every namespace (and cluster-wide Secret rights in the construct)
+   */
+  allowedNamespaces?: readonly string[];
+  /**
+   * Most provider objects the konnector caches for one binding (its export's and claims' provider
+   * informers together); past it the binding's informers freeze and it shows `CacheLimitReached`
+   * (object-cap.ts). @default DEFAULT_MAX_CACHED_OBJECTS_PER_BINDING (20000)
+   */
+  maxCachedObjectsPerBinding?: number;
+  /**
+   * Writes of one object (per binding and direction) the konnector makes in `writeBudgetWindowMs`
+   * before it backs off and the binding shows `WriteBudgetExhausted` (write-budget.ts). @default 20
+   */
+  writeBudget?: number;
+  /** The window of `writeBudget`, ms. @default 60000 */
+  writeBudgetWindowMs?: number;
+  /**
    * Put the finalizer `klutch.anynines.com/konnector` on each binding, so that a binding deleted while
    * the konnector is down is cleaned up (CRD, objects on both sides) when it comes back. @default true
    */
@@ -141,6 +166,14 @@ function validate(o: KonnectorOptions): void {
   pos('namespaceLingerMs', o.namespaceLingerMs, 0);
   pos('maxProviderObjectsPerNamespace', o.maxProviderObjectsPerNamespace, 1);
   pos('upstreamDeletionTimeoutMs', o.upstreamDeletionTimeoutMs, 0);
+  pos('maxCachedObjectsPerBinding', o.maxCachedObjectsPerBinding, 1);
+  pos('writeBudget', o.writeBudget, 1);
+  pos('writeBudgetWindowMs', o.writeBudgetWindowMs, 1);
+  if (o.maxCachedObjectsPerBinding !== undefined && !Number.isInteger(o.maxCachedObjectsPerBinding)) {
+    throw new Error(`KonnectorOptions.maxCachedObjectsPerBinding: ${o.maxCachedObjectsPerBinding} must be an integer`);
+  }
+  if (o.writeBudget !== undefined && !Number.isInteger(o.writeBudget)) throw new Error(`KonnectorOptions.writeBudget: ${o.writeBudget} must be an integer`);
+  for (const [i, ns] of (o.allowedNamespaces ?? []).entries()) checkAllowedNamespace(`KonnectorOptions.allowedNamespaces[${i}]`, ns);
   if (o.workers !== undefined && !Number.isInteger(o.workers)) throw new Error(`KonnectorOptions.workers: ${o.workers} must be an integer`);
   if (o.bindingAdminNamespace !== undefined && !isDnsLabel(o.bindingAdminNamespace)) {
     throw new Error(`KonnectorOptions.bindingAdminNamespace: "${o.bindingAdminNamespace}" is not a namespace name (a DNS label)`);
@@ -222,6 +255,8 @@ export class Konnector {
   private readonly claimRefusals: ClaimRefusals;
   /** App-cluster objects released while their provider kept the upstream copy, for the ProviderDeletionTimedOut condition. */
   private readonly deletionTimeouts: DeletionTimeouts;
+  /** Limits bindings hit (namespace allow-list, cache cap, write budget), for their conditions and Events (binding-limits.ts). */
+  private readonly limits: BindingLimits;
   private started = false;
   private stopping = false;
   private readonly adminNamespace: string;
@@ -287,6 +322,7 @@ export class Konnector {
       event: bindingEvent,
     });
     this.claimRefusals = new ClaimRefusals({ binding: (uid) => this.bindingByUid(uid), changed: enqueueUid, event: bindingEvent });
+    this.limits = new BindingLimits({ binding: (uid) => this.bindingByUid(uid), changed: enqueueUid, event: bindingEvent, registry: this.registry });
     this.shared = {
       app: this.app,
       bindingClient: this.bindingClient,
@@ -320,6 +356,10 @@ export class Konnector {
       claimConflicts: this.claimConflicts,
       secretTypes,
       claimRefusals: this.claimRefusals,
+      limits: this.limits,
+      maxCachedObjectsPerBinding: opts.maxCachedObjectsPerBinding,
+      writeBudget: { writes: opts.writeBudget ?? DEFAULT_WRITE_BUDGET.writes, windowMs: opts.writeBudgetWindowMs ?? DEFAULT_WRITE_BUDGET.windowMs },
+      allowedNamespaces: opts.allowedNamespaces ? new Set(opts.allowedNamespaces) : undefined,
       upstreamDeletionTimeoutMs: opts.upstreamDeletionTimeoutMs,
       deletionTimeouts: this.deletionTimeouts,
     };
@@ -663,6 +703,11 @@ export class Konnector {
       this.opts.upstreamDeletionTimeoutMs ?? DEFAULT_UPSTREAM_DELETION_TIMEOUT_MS,
     );
     conds = timedOut ? setCondition(conds, timedOut) : removeCondition(conds, DELETION_TIMED_OUT_CONDITION);
+    // Not part of Ready: what stays within the limits keeps syncing (binding-limits.ts).
+    for (const kind of LIMIT_KINDS) {
+      const limit = limitCondition(kind, this.limits.of(uid, kind));
+      conds = limit ? setCondition(conds, limit) : removeCondition(conds, kind);
+    }
     conds = setSummary(conds, BINDING_CONDITIONS);
     if (conditionsEqual(conds, b.status?.conditions as Condition[] | undefined) && pretty === b.status?.providerPrettyName) return;
     const { namespace, name } = splitKey(key);

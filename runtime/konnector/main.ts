@@ -25,6 +25,9 @@ import { checkAllowedKeyPattern } from '../../contract/metadata-keys.js';
 import { DEFAULT_UPSTREAM_DELETION_TIMEOUT_MS } from './deletion-timeouts.js';
 import { parseAllowedResource } from '../../contract/resource-policy.js';
 import { checkAllowedSecretType } from '../../contract/secret-types.js';
+import { checkAllowedNamespace } from '../../contract/allowed-namespaces.js';
+import { DEFAULT_MAX_CACHED_OBJECTS_PER_BINDING } from './object-cap.js';
+import { DEFAULT_WRITE_BUDGET } from './write-budget.js';
 import { DEFAULT_MAX_PROVIDER_OBJECTS_PER_NAMESPACE } from './provider.js';
 import { KONNECTOR_VERSION } from './version.js';
 import { DEFAULT_BURST, DEFAULT_QPS, DEFAULT_WORKERS } from './defaults.js';
@@ -121,6 +124,25 @@ export function buildCommand(): Command {
       repeatable('--allow-secret-type', checkAllowedSecretType),
       [] as string[],
     )
+    .option(
+      '--allow-namespace <ns>',
+      'an app-cluster namespace bindings may use (repeatable or comma-separated); when given, nothing is synced in any other namespace (condition NamespaceNotAllowed) and the Konnector construct grants Secret rights only in these; default: every namespace',
+      repeatable('--allow-namespace', checkAllowedNamespace, true),
+      [] as string[],
+    )
+    .option(
+      '--max-cached-objects-per-binding <n>',
+      'most provider objects cached for one binding; past it its informers freeze (condition CacheLimitReached)',
+      int('--max-cached-objects-per-binding', 1),
+      DEFAULT_MAX_CACHED_OBJECTS_PER_BINDING,
+    )
+    .option(
+      '--write-budget <n>',
+      'writes of one object per --write-budget-window before the konnector backs off (condition WriteBudgetExhausted)',
+      int('--write-budget', 1),
+      DEFAULT_WRITE_BUDGET.writes,
+    )
+    .option('--write-budget-window <duration>', 'the window of --write-budget', duration('--write-budget-window'), DEFAULT_WRITE_BUDGET.windowMs)
     .option('--binding-namespace <ns>', 'watch APIServiceBindings only in this namespace')
     .option(
       '--binding-admin-namespace <ns>',
@@ -214,6 +236,10 @@ export async function main(argv = process.argv): Promise<void> {
         upstreamDeletionTimeoutMs: o.upstreamDeletionTimeout,
         allowedResources: o.allowResource,
         allowedSecretTypes: o.allowSecretType,
+        allowedNamespaces: o.allowNamespace.length > 0 ? o.allowNamespace : undefined,
+        maxCachedObjectsPerBinding: o.maxCachedObjectsPerBinding,
+        writeBudget: o.writeBudget,
+        writeBudgetWindowMs: o.writeBudgetWindow,
         registry,
         logger: log,
       });

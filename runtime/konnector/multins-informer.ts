@@ -16,7 +16,15 @@ export class MultiNamespaceInformer<T extends KubeObject = KubeObject> {
   constructor(
     readonly client: KubeClient,
     readonly resource: ResourceRef,
-    private readonly opts: { resyncMs?: number; logger?: Logger; labelSelector?: string; cluster?: boolean; transform?: InformerOptions['transform'] } = {},
+    private readonly opts: {
+      resyncMs?: number;
+      logger?: Logger;
+      labelSelector?: string;
+      cluster?: boolean;
+      transform?: InformerOptions['transform'];
+      /** Shared by the informers of every namespace (InformerOptions.admission). */
+      admission?: InformerOptions['admission'];
+    } = {},
   ) {
     if (opts.cluster) this.ensure('');
   }
@@ -34,6 +42,7 @@ export class MultiNamespaceInformer<T extends KubeObject = KubeObject> {
       logger: this.opts.logger,
       labelSelector: this.opts.labelSelector,
       transform: this.opts.transform,
+      admission: this.opts.admission,
     });
     for (const h of this.handlers) inf.addEventHandler(h);
     this.informers.set(ns, inf);

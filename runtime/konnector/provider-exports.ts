@@ -11,6 +11,7 @@ import { ClaimSync } from './claims.js';
 import type { SyncContext } from './context.js';
 import { crdEstablished, isOwnedBy, type CRD } from './crd.js';
 import { ExportSync } from './export-sync.js';
+import { BindingGuard } from './binding-guard.js';
 import { hashOf, isDeleting } from './metadata.js';
 import { exportOfBinding, ResourceGate } from './resource-gate.js';
 import type { AttachedBindings, ConditionState } from './provider-state.js';
@@ -156,8 +157,10 @@ export class ExportReconciler implements Reconciler {
       this.syncers.delete(name);
       await this.stopSyncers(cur);
     }
-    const exportSync = new ExportSync(d.syncContext, exp);
-    const claims = accepted.map((c) => new ClaimSync(d.syncContext, c, { name, uid: b.metadata.uid! }));
+    // One guard per binding: its export's and its claims' provider informers share one cache cap (binding-guard.ts).
+    const guard = new BindingGuard(d.syncContext, { name, uid: b.metadata.uid! });
+    const exportSync = new ExportSync(d.syncContext, exp, guard);
+    const claims = accepted.map((c) => new ClaimSync(d.syncContext, c, { name, uid: b.metadata.uid!, guard }));
     const s: Syncers = { sig, exportSync, claims };
     this.syncers.set(name, s);
     try {

@@ -18,6 +18,8 @@ import { Controller } from '../core/controller.js';
 import type { Informer } from '../core/informer.js';
 import type { ClaimConflictSink } from './claim-conflicts.js';
 import type { ClaimRefusalSink } from './claim-refusals.js';
+import type { BindingLimitSink } from './binding-limits.js';
+import type { WriteBudgetOptions } from './write-budget.js';
 import { SecretTypePolicy } from '../../contract/secret-types.js';
 import type { SyncContext } from './context.js';
 import { MetadataKeyPolicy } from '../../contract/metadata-keys.js';
@@ -81,6 +83,14 @@ export interface KonnectorShared {
   secretTypes?: SecretTypePolicy;
   /** See SyncContext.claimRefusals (one record for every provider connection of the konnector). */
   claimRefusals?: ClaimRefusalSink;
+  /** See SyncContext.limits (one record for every provider connection of the konnector). */
+  limits?: BindingLimitSink;
+  /** See SyncContext.maxCachedObjectsPerBinding. */
+  maxCachedObjectsPerBinding?: number;
+  /** See SyncContext.writeBudget. */
+  writeBudget?: WriteBudgetOptions;
+  /** The konnector's namespace allow-list (`--allow-namespace`); undefined: every namespace. */
+  allowedNamespaces?: ReadonlySet<string>;
 }
 
 /** @default of KonnectorShared.maxProviderObjectsPerNamespace. */
@@ -130,6 +140,9 @@ export class ProviderConnection implements SyncContext {
   readonly claimConflicts: ClaimConflictSink;
   readonly secretTypes: SecretTypePolicy;
   readonly claimRefusals?: ClaimRefusalSink;
+  readonly limits?: BindingLimitSink;
+  readonly maxCachedObjectsPerBinding?: number;
+  readonly writeBudget?: WriteBudgetOptions;
   private readonly bindings = new BindingKeys();
   private readonly informers: ProviderInformers;
   private readonly consumerNamespaces: ConsumerNamespaces;
@@ -163,6 +176,9 @@ export class ProviderConnection implements SyncContext {
     this.claimConflicts = shared.claimConflicts;
     this.secretTypes = shared.secretTypes ?? SecretTypePolicy.DEFAULT;
     this.claimRefusals = shared.claimRefusals;
+    this.limits = shared.limits;
+    this.maxCachedObjectsPerBinding = shared.maxCachedObjectsPerBinding;
+    this.writeBudget = shared.writeBudget;
     this.metadataKeys = shared.metadataKeys ?? MetadataKeyPolicy.DEFAULT;
     this.upstreamDeletionTimeoutMs = shared.upstreamDeletionTimeoutMs ?? DEFAULT_UPSTREAM_DELETION_TIMEOUT_MS;
     this.deletionTimeouts = shared.deletionTimeouts;
@@ -170,6 +186,7 @@ export class ProviderConnection implements SyncContext {
     // Set before the informers exist; they only call `admits` once started.
     this.consumerNamespaces = new ConsumerNamespaces({
       reserved: () => this.reservedNamespaces(),
+      allowed: (n) => this.isNamespaceAllowed(n),
       lingerMs: shared.namespaceLingerMs,
       changed: () => this.informers.mappingMayHaveChanged(),
     });
@@ -408,6 +425,10 @@ export class ProviderConnection implements SyncContext {
 
   noteConsumerObject(source: string, namespace: string, name: string, present: boolean): void {
     this.consumerNamespaces.note(source, namespace, name, present);
+  }
+
+  isNamespaceAllowed(consumerNamespace: string): boolean {
+    return this.shared.allowedNamespaces?.has(consumerNamespace) ?? true;
   }
 
   isReservedNamespace(consumerNamespace: string): boolean {

@@ -257,3 +257,55 @@ describe('Konnector write policy (ValidatingAdmissionPolicy on its ServiceAccoun
     );
   });
 });
+
+describe('Konnector: allowedNamespaces narrows the Secret rights to the bound namespaces', () => {
+  test('no cluster-wide Secret or ConfigMap rule; a RoleBinding in each allowed namespace, a Role for its kubeconfig Secrets', () => {
+    const c = chart();
+    const k = new Konnector(c, 'K', { boundApis: bound, allowedNamespaces: ['team-b', 'team-a'] });
+    const objs = synth(c);
+    const clusterRoles = all(objs, 'ClusterRole');
+    const main = clusterRoles.find((r: any) => r.metadata.name === 'klutch-konnector-klutch-bind');
+    expect(main.rules.some((r: any) => r.apiGroups.includes('') && (r.resources.includes('secrets') || r.resources.includes('configmaps')))).toBe(false);
+    const claims = clusterRoles.find((r: any) => r.metadata.name === 'klutch-konnector-klutch-bind-claims');
+    expect(claims.rules).toEqual([
+      { apiGroups: [''], resources: ['configmaps', 'secrets'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
+    ]);
+    // bound by ClusterRoleBinding? never: only RoleBindings, one per allowed namespace
+    expect(all(objs, 'ClusterRoleBinding').map((b: any) => b.roleRef.name)).toEqual(['klutch-konnector-klutch-bind']);
+    const rbs = all(objs, 'RoleBinding').filter((b: any) => b.roleRef.name === 'klutch-konnector-klutch-bind-claims');
+    expect(rbs.map((b: any) => b.metadata.namespace).sort()).toEqual(['team-a', 'team-b']);
+    for (const b of rbs) {
+      expect(b.roleRef.kind).toBe('ClusterRole');
+      expect(b.subjects).toEqual([{ kind: 'ServiceAccount', name: 'konnector', namespace: 'klutch-bind' }]);
+    }
+    const own = all(objs, 'Role').find((r: any) => r.metadata.name === 'konnector-kubeconfig-secrets');
+    expect(own.metadata.namespace).toBe('klutch-bind');
+    expect(own.rules).toEqual([{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'update', 'patch'] }]);
+    expect(all(objs, 'RoleBinding').some((b: any) => b.roleRef.name === 'konnector-kubeconfig-secrets' && b.metadata.namespace === 'klutch-bind')).toBe(true);
+    for (const r of [...k.namespacedRules, ...k.ownNamespaceRules]) expect(r.why).toMatch(/\w/);
+    const args = find(objs, 'Deployment').spec.template.spec.containers[0].args;
+    expect(args).toEqual(expect.arrayContaining(['--allow-namespace=team-a', '--allow-namespace=team-b']));
+  });
+
+  test('without it the Secret rights stay cluster-wide (every namespace) and no flag is passed', () => {
+    const c = chart();
+    const k = new Konnector(c, 'K', { boundApis: bound });
+    expect(k.rules.some((r) => r.resources.includes('secrets'))).toBe(true);
+    expect(k.namespacedRules).toEqual([]);
+    const args = find(synth(c), 'Deployment').spec.template.spec.containers[0].args;
+    expect(args.some((a: string) => a.startsWith('--allow-namespace'))).toBe(false);
+  });
+
+  test.each([
+    [['kube-system'], 'KonnectorProps.allowedNamespaces[0]: "kube-system" is a system namespace'],
+    [['Team_A'], 'KonnectorProps.allowedNamespaces[0]: "Team_A" is not a namespace name'],
+    [['klutch-bind'], 'KonnectorProps.allowedNamespaces[0]: "klutch-bind" is the konnector\'s own namespace'],
+    [[], 'KonnectorProps.allowedNamespaces: [] must list at least one namespace'],
+  ])('refuses allowedNamespaces %j naming the field and the value', (v, msg) => {
+    expect(() => new Konnector(chart(), 'K', { allowedNamespaces: v })).toThrow(msg);
+  });
+
+  test('refuses --allow-namespace in extraArgs (it would not narrow the RBAC)', () => {
+    expect(() => new Konnector(chart(), 'K', { extraArgs: ['--allow-namespace=team-a'] })).toThrow('use KonnectorProps.allowedNamespaces');
+  });
+});

@@ -66,3 +66,15 @@ describe('ConsumerNamespaces: the namespaces a konnector bound, from the app clu
     expect(changes).toEqual([]);
   });
 });
+
+describe('ConsumerNamespaces: the namespace allow-list', () => {
+  it('never binds a namespace outside --allow-namespace, whatever it holds', () => {
+    const changes: string[][] = [];
+    const ns = new ConsumerNamespaces({ allowed: (n) => n === 'team-a', lingerMs: 0, changed: (n) => changes.push(n) });
+    ns.note('mangodbs.mangodb.com', 'team-a', 'db', true);
+    ns.note('mangodbs.mangodb.com', 'team-x', 'db', true);
+    expect(ns.isBound('team-a')).toBe(true);
+    expect(ns.isBound('team-x')).toBe(false);
+    expect(changes).toEqual([['team-a']]);
+  });
+});
