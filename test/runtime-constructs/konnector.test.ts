@@ -264,9 +264,9 @@ describe('Konnector: allowedNamespaces narrows the Secret rights to the bound na
     const k = new Konnector(c, 'K', { boundApis: bound, allowedNamespaces: ['team-b', 'team-a'] });
     const objs = synth(c);
     const clusterRoles = all(objs, 'ClusterRole');
-    const main = clusterRoles.find((r: any) => r.metadata.name === 'klutch-konnector-klutch-bind');
+    const main = clusterRoles.find((r: any) => r.metadata.name === 'klutch-konnector-klutch-bind')!;
     expect(main.rules.some((r: any) => r.apiGroups.includes('') && (r.resources.includes('secrets') || r.resources.includes('configmaps')))).toBe(false);
-    const claims = clusterRoles.find((r: any) => r.metadata.name === 'klutch-konnector-klutch-bind-claims');
+    const claims = clusterRoles.find((r: any) => r.metadata.name === 'klutch-konnector-klutch-bind-claims')!;
     expect(claims.rules).toEqual([
       { apiGroups: [''], resources: ['configmaps', 'secrets'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
     ]);
@@ -278,7 +278,7 @@ describe('Konnector: allowedNamespaces narrows the Secret rights to the bound na
       expect(b.roleRef.kind).toBe('ClusterRole');
       expect(b.subjects).toEqual([{ kind: 'ServiceAccount', name: 'konnector', namespace: 'klutch-bind' }]);
     }
-    const own = all(objs, 'Role').find((r: any) => r.metadata.name === 'konnector-kubeconfig-secrets');
+    const own = all(objs, 'Role').find((r: any) => r.metadata.name === 'konnector-kubeconfig-secrets')!;
     expect(own.metadata.namespace).toBe('klutch-bind');
     expect(own.rules).toEqual([{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'update', 'patch'] }]);
     expect(all(objs, 'RoleBinding').some((b: any) => b.roleRef.name === 'konnector-kubeconfig-secrets' && b.metadata.namespace === 'klutch-bind')).toBe(true);
