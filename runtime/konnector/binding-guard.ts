@@ -61,9 +61,10 @@ export class BindingGuard {
       binding: this.binding.uid,
       kind: 'WriteBudgetExhausted',
       subject: `${dir} ${what}`,
-      message: `${what} (${dir === 'down' ? 'to the app cluster' : 'to the provider'}) was rewritten on the other side more than ${describeBudget(b)}: the konnector backs off (next write in ${Math.ceil(wait / 1000)} s or less); find what keeps rewriting it, or raise --write-budget / --write-budget-window`,
+      message: `the konnector spent its write budget (${describeBudget(b)}) on ${what} (${dir === 'down' ? 'to the app cluster' : 'to the provider'}): something keeps rewriting it (a fight); it backs off until the window allows the next write; find what rewrites it, or raise --write-budget / --write-budget-window`,
     });
-    if (isNew !== false) this.ctx.log.warn({ binding: this.binding.name, object: what, direction: dir }, 'write budget of the object exhausted; backing off');
+    if (isNew !== false)
+      this.ctx.log.warn({ binding: this.binding.name, object: what, direction: dir, retryInMs: wait }, 'write budget of the object exhausted; backing off');
     throw new RequeueError(`write budget of ${what} exhausted`, wait);
   }
 

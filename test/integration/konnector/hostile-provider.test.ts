@@ -27,7 +27,8 @@ import {
 } from '../../../runtime/konnector/types.js';
 import { bindApiService, type ExportRequestDoc } from '../../../runtime/kubectl-bind/apiservice.js';
 import { SEALED_KUBECONFIG_ANNOTATION, rotationKeyOf, sealKubeconfig } from '../../../contract/credential.js';
-import { startCluster, type RealCluster } from '../../../runtime/realinfra/index.js';
+import { applyManifests, startCluster, type RealCluster } from '../../../runtime/realinfra/index.js';
+import { konnectorManifests } from '../../../constructs/runtime/konnector.js';
 import { CLIENT_ID, startProvider, type ProviderEnv } from '../backend/_fixture.js';
 import {
   admin,
@@ -38,6 +39,7 @@ import {
   MiniBackend,
   never,
   setUpConsumerOnProvider,
+  tokenFor,
   widgetCRD,
   WIDGETS,
   WIDGETS_NAME,
@@ -59,6 +61,9 @@ let clusterNs: string;
 let konnector: Konnector;
 const BINDING = 'mangodbs.mangodb.com';
 const LIMIT = 5;
+/** The per-binding cache cap and write budget of the suite's konnector (low, so that a test reaches them). */
+const CACHE_CAP = 60;
+const WRITE_BUDGET = 5;
 
 const kubeconfig = (server: string, user: Record<string, unknown>, namespace: string) =>
   JSON.stringify({
@@ -101,16 +106,7 @@ beforeAll(async () => {
     timeoutMs: 60_000,
     io: { out: sink, err: sink, in: new PassThrough() },
   });
-  konnector = new Konnector({
-    appKubeConfig: app.kubeConfig,
-    heartbeatIntervalMs: 2000,
-    providerSyncTimeoutMs: 10_000,
-    resyncMs: 0,
-    namespaceLingerMs: 0,
-    maxProviderObjectsPerNamespace: LIMIT,
-    logger: createLogger('konnector-hostile', process.env.KONNECTOR_TEST_LOG ?? 'silent'),
-  });
-  await konnector.start();
+  konnector = await startKonnector();
   await eventually('the bound CRD on the app cluster', () => ac.getOrNull(CoreResources.crds, undefined, BINDING), 120_000);
 }, 300_000);
 
@@ -121,6 +117,39 @@ afterAll(async () => {
   await app?.stop();
   await env?.stop();
 });
+
+/** The suite's konnector (admin credentials unless `opts` say otherwise). */
+async function startKonnector(opts: Partial<ConstructorParameters<typeof Konnector>[0]> = {}): Promise<Konnector> {
+  const k = new Konnector({
+    appKubeConfig: app.kubeConfig,
+    heartbeatIntervalMs: 2000,
+    providerSyncTimeoutMs: 10_000,
+    resyncMs: 0,
+    namespaceLingerMs: 0,
+    maxProviderObjectsPerNamespace: LIMIT,
+    maxCachedObjectsPerBinding: CACHE_CAP,
+    writeBudget: WRITE_BUDGET,
+    writeBudgetWindowMs: 10 * 60_000,
+    logger: createLogger('konnector-hostile', process.env.KONNECTOR_TEST_LOG ?? 'silent'),
+    ...opts,
+  });
+  await k.start();
+  return k;
+}
+
+const bindingNamed = (name: string) => ac.get<Binding>(BindResources.apiServiceBindings, 'klutch-bind', name);
+const conditionOf = async (name: string, type: string) => (await bindingNamed(name)).status?.conditions?.find((c) => c.type === type);
+const bindingEvents = async (name: string) => {
+  const b = await bindingNamed(name);
+  return (
+    await ac.list<KubeObject & { reason?: string; message?: string; type?: string }>(EVENTS, 'klutch-bind', {
+      fieldSelector: `involvedObject.uid=${b.metadata.uid}`,
+    })
+  ).items;
+};
+/** The value of a konnector metric with these labels (0 when absent). */
+const metricValue = async (k: Konnector, name: string, labels: Record<string, string>) =>
+  ((await k.registry.getSingleMetric(name)?.get())?.values ?? []).find((v) => Object.entries(labels).every(([l, x]) => v.labels[l] === x))?.value ?? 0;
 
 /** A namespace of the app cluster with a claim in it: bound by the app developer. */
 async function boundNamespace(name: string): Promise<string> {
@@ -435,6 +464,63 @@ describe('a second provider bound into the same app cluster', () => {
     expect(await untouched()).toBe(true);
     await never("provider A's copy deleted or written", async () => !(await untouched()), 2000);
   });
+
+  it(`freezes the second binding's cache at ${CACHE_CAP} provider objects when its provider floods it: what it holds keeps syncing, the binding says so`, async () => {
+    const widget = (ns: string) => ({
+      apiVersion: `${WIDGETS.group}/${WIDGETS.version}`,
+      kind: 'Widget',
+      metadata: { name: 'w', namespace: ns },
+      spec: { size: 1 },
+    });
+    const providerNs = (ns: string) =>
+      eventually(`provider B namespace of ${ns}`, async () => {
+        const ans = await cpc2.getOrNull<KubeObject & { status?: { namespace?: string } }>(BindResources.apiServiceNamespaces, p2.clusterNs, ns);
+        return ans?.status?.namespace;
+      });
+    const data = async (ns: string, name: string) => {
+      const s = await ac.getOrNull<Secret>(CoreResources.secrets, ns, name);
+      return s?.data?.v ? Buffer.from(s.data.v, 'base64').toString() : undefined;
+    };
+    await ac.create(CoreResources.namespaces, { metadata: { name: 'team-flood' } });
+    await ac.create(WIDGETS, widget('team-flood'));
+    const bNs = await providerNs('team-flood');
+    await cpc2.create(CoreResources.secrets, { metadata: { name: 'held', namespace: bNs }, stringData: { v: '1' } });
+    await eventually('the copy of a Secret the binding holds', async () => (await data('team-flood', 'held')) === '1');
+    expect(await conditionOf(B_BINDING, 'CacheLimitReached')).toBeUndefined();
+
+    // The flood: more objects than the cap in the namespaces the binding watches.
+    const flood = Array.from({ length: CACHE_CAP + 10 }, (_, i) => `flood-${i}`);
+    for (const name of flood) await cpc2.create(CoreResources.secrets, { metadata: { name, namespace: bNs }, stringData: { v: 'x' } });
+    const cond = await eventually('CacheLimitReached on the flooded binding', () => conditionOf(B_BINDING, 'CacheLimitReached'));
+    expect(cond).toMatchObject({ status: 'True', reason: 'CacheLimitReached' });
+    expect(cond.message).toContain(`more than ${CACHE_CAP} objects`);
+    expect(cond.message).toContain('--max-cached-objects-per-binding');
+    const ev = await eventually('a CacheLimitReached Event on the flooded binding', async () =>
+      (await bindingEvents(B_BINDING)).find((e) => e.reason === 'CacheLimitReached'),
+    );
+    expect(ev.type).toBe('Warning');
+    expect(await metricValue(konnector, 'klutch_konnector_limited_total', { limit: 'CacheLimitReached' })).toBeGreaterThan(0);
+    expect(await metricValue(konnector, 'klutch_konnector_bindings_limited', { limit: 'CacheLimitReached' })).toBe(1);
+    // the other binding is not frozen
+    expect(await conditionOf(BINDING, 'CacheLimitReached')).toBeUndefined();
+
+    // What the frozen cache holds keeps syncing …
+    await cpc2.mergePatch(CoreResources.secrets, bNs, 'held', { stringData: { v: '2' } });
+    await eventually('an update of a held object still comes down', async () => (await data('team-flood', 'held')) === '2');
+    // … a new object is not admitted: a Secret in a namespace bound after the freeze does not come down.
+    await ac.create(CoreResources.namespaces, { metadata: { name: 'team-flood-late' } });
+    await ac.create(WIDGETS, widget('team-flood-late'));
+    const lateNs = await providerNs('team-flood-late');
+    await cpc2.create(CoreResources.secrets, { metadata: { name: 'late', namespace: lateNs }, stringData: { v: '1' } });
+    await never('a Secret the frozen cache did not admit reaches the app cluster', () => data('team-flood-late', 'late'), 3000);
+
+    // The provider cleans up: below the cap the condition goes, and the refused Secret enters with its next change.
+    for (const name of flood) await cpc2.delete(CoreResources.secrets, bNs, name);
+    await eventually('CacheLimitReached gone', async () => !(await conditionOf(B_BINDING, 'CacheLimitReached')));
+    await eventually('a CacheLimitReachedResolved Event', async () => (await bindingEvents(B_BINDING)).find((e) => e.reason === 'CacheLimitReachedResolved'));
+    await cpc2.mergePatch(CoreResources.secrets, lateNs, 'late', { stringData: { v: '2' } });
+    await eventually('the late Secret comes down once admitted', async () => (await data('team-flood-late', 'late')) === '2');
+  });
 });
 
 describe('credential rotation through the sealed ClusterBinding annotation', () => {
@@ -533,3 +619,110 @@ async function appKubeconfigSecret(): Promise<string | undefined> {
   const r = b.spec.kubeconfigSecretRef;
   return (await ac.get<Secret>(CoreResources.secrets, r.namespace, r.name)).data?.[r.key];
 }
+
+describe('a status fight over a bound object', () => {
+  /** Writes the app-cluster copy's status, as something in the app cluster fighting the provider would (retried on 409). */
+  const writeDownStatus = async (phase: string) => {
+    for (;;) {
+      const down = await ac.get<KubeObject & { status?: { phase?: string } }>(MANGO, 'team-fight', 'db');
+      try {
+        await ac.updateStatus(MANGO, { ...down, status: { phase } });
+        return;
+      } catch (e) {
+        if ((e as { code?: number }).code !== 409) throw e;
+      }
+    }
+  };
+  const phase = async () => (await ac.get<KubeObject & { status?: { phase?: string } }>(MANGO, 'team-fight', 'db')).status?.phase;
+
+  it(`costs the konnector at most ${WRITE_BUDGET} writes of the object per window; then it backs off and the binding says so until the fight ends`, async () => {
+    const teamNs = await boundNamespace('team-fight');
+    const up = await eventually('the upstream copy', () => env.kube.getOrNull(MANGO, teamNs, 'db'));
+    await env.kube.updateStatus(MANGO, { ...up, status: { phase: 'Ready' } });
+    await eventually('the status down', async () => (await phase()) === 'Ready');
+    // The app side keeps rewriting the status the provider owns; each time the konnector writes it back,
+    // until the object's write budget is spent.
+    let rewrites = 0;
+    while (!(await conditionOf(BINDING, 'WriteBudgetExhausted')) && rewrites < 3 * WRITE_BUDGET) {
+      await writeDownStatus(`fight-${rewrites}`);
+      rewrites++;
+      await eventually('written back, or the budget spent', async () => (await phase()) === 'Ready' || !!(await conditionOf(BINDING, 'WriteBudgetExhausted')));
+    }
+    // one write brought the status down, so the budget ran out at the WRITE_BUDGET-th rewrite (one earlier
+    // if a write of the konnector met a 409 from a rewrite racing it: an attempt counts)
+    expect(rewrites).toBeGreaterThanOrEqual(WRITE_BUDGET - 1);
+    expect(rewrites).toBeLessThanOrEqual(WRITE_BUDGET);
+    const cond = (await conditionOf(BINDING, 'WriteBudgetExhausted'))!;
+    expect(cond).toMatchObject({ status: 'True', reason: 'WriteBudgetExhausted' });
+    expect(cond.message).toContain('status of mangodbs team-fight/db');
+    expect(cond.message).toContain('--write-budget');
+    // it backs off: the rewritten status stays
+    const last = await phase();
+    expect(last).toBe(`fight-${rewrites - 1}`);
+    await never('the konnector writes the status again within the window', async () => (await phase()) !== last, 3000);
+    const ev = await eventually('a WriteBudgetExhausted Event', async () => (await bindingEvents(BINDING)).find((e) => e.reason === 'WriteBudgetExhausted'));
+    expect(ev.message).toContain('team-fight/db');
+    expect(await metricValue(konnector, 'klutch_konnector_limited_total', { limit: 'WriteBudgetExhausted' })).toBeGreaterThan(0);
+    // The fight ends (the app side stops rewriting and puts the provider's status back): the condition goes.
+    await writeDownStatus('Ready');
+    await eventually('WriteBudgetExhausted gone', async () => !(await conditionOf(BINDING, 'WriteBudgetExhausted')));
+  });
+});
+
+describe('a konnector with a namespace allow-list, on the RBAC the Konnector construct renders', () => {
+  const ALLOWED = 'team-allowed';
+  const DENIED = 'team-denied';
+
+  it('has Secret rights only in the allowed namespace (and its own); an object elsewhere syncs nothing and the binding names the namespace and the flag', async () => {
+    for (const n of [ALLOWED, DENIED]) await ac.create(CoreResources.namespaces, { metadata: { name: n } });
+    const kinds = ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'];
+    const rbac = konnectorManifests({ boundApis: [{ group: 'mangodb.com', resources: ['mangodbs'] }], allowedNamespaces: [ALLOWED] }).filter((o) =>
+      kinds.includes(o.kind),
+    );
+    await applyManifests(app.kubeConfig, rbac as never[]);
+    const access = loadKubeconfigFile(app.kubeconfigPath);
+    const saAccess = {
+      server: access.server,
+      caData: access.caData,
+      tlsServerName: access.tlsServerName,
+      skipTLSVerify: access.skipTLSVerify,
+      token: await tokenFor(ac, 'klutch-bind', 'konnector', 600),
+    };
+    const sa = new KubeClient(saAccess);
+    let narrowed: Konnector | undefined;
+    await konnector.stop();
+    try {
+      await eventually('the RBAC in force', async () => !!(await sa.list(CoreResources.secrets, ALLOWED).catch(() => undefined)));
+      // What the konnector's own token may do: Secrets in the allowed namespace and in its own, nowhere else.
+      await sa.list(CoreResources.secrets, 'klutch-bind');
+      await expect(sa.list(CoreResources.secrets, DENIED)).rejects.toMatchObject({ code: 403 });
+      await expect(sa.list(CoreResources.secrets)).rejects.toMatchObject({ code: 403 });
+      await expect(sa.create(CoreResources.configmaps, { metadata: { name: 'probe', namespace: DENIED } })).rejects.toMatchObject({ code: 403 });
+
+      narrowed = await startKonnector({ appKubeConfig: saAccess, allowedNamespaces: [ALLOWED] });
+      // The allowed namespace syncs as before: its object goes up, the provider's credentials come down.
+      await ac.create(MANGO, { apiVersion: 'mangodb.com/v1alpha1', kind: 'MangoDB', metadata: { name: 'db', namespace: ALLOWED }, spec: { tier: 'Shared' } });
+      const pns = await eventually(`provider namespace of ${ALLOWED}`, async () => {
+        const ans = await consumer.getOrNull<KubeObject & { status?: { namespace?: string } }>(BindResources.apiServiceNamespaces, clusterNs, ALLOWED);
+        return ans?.status?.namespace;
+      });
+      await env.kube.create(CoreResources.secrets, { metadata: { name: 'db-creds', namespace: pns }, stringData: { password: 'ok' } });
+      await eventually(`the credentials Secret in ${ALLOWED}`, () => ac.getOrNull(CoreResources.secrets, ALLOWED, 'db-creds'));
+
+      // An object in another namespace: nothing goes up, the binding names the namespace and the flag.
+      await ac.create(MANGO, { apiVersion: 'mangodb.com/v1alpha1', kind: 'MangoDB', metadata: { name: 'db', namespace: DENIED }, spec: { tier: 'Shared' } });
+      const cond = await eventually('NamespaceNotAllowed on the binding', () => conditionOf(BINDING, 'NamespaceNotAllowed'));
+      expect(cond).toMatchObject({ status: 'True', reason: 'NamespaceNotAllowed' });
+      const ev = await eventually(`a NamespaceNotAllowed Event naming ${DENIED}`, async () =>
+        (await bindingEvents(BINDING)).find((e) => e.reason === 'NamespaceNotAllowed' && e.message?.includes(`namespace ${DENIED} `)),
+      );
+      expect(ev.message).toContain(`--allow-namespace=${DENIED}`);
+      expect(await metricValue(narrowed, 'klutch_konnector_limited_total', { limit: 'NamespaceNotAllowed' })).toBeGreaterThan(0);
+      await never(`an APIServiceNamespace for ${DENIED}`, () => consumer.getOrNull(BindResources.apiServiceNamespaces, clusterNs, DENIED), 3000);
+    } finally {
+      sa.close();
+      await narrowed?.stop();
+      konnector = await startKonnector();
+    }
+  });
+});
