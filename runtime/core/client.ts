@@ -8,13 +8,14 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-import { createInterface } from 'node:readline';
 import { readFileSync } from 'node:fs';
+import { urlToHttpOptions } from 'node:url';
 // Type only: the runtime never loads @kubernetes/client-node (~80 MB RSS); see kubeconfig.ts.
 import type { KubeConfig } from '@kubernetes/client-node';
 import { parseKubeconfig, type ClusterAccess } from './kubeconfig.js';
 import type { ExecCredentialPlugin, ExecCredentialStatus } from './exec-credential.js';
 import { TokenBucket } from './ratelimit.js';
+import { LineSplitter } from './watch-lines.js';
 import { setTimeout as delay } from 'node:timers/promises';
 
 export interface ObjectMeta {
@@ -189,6 +190,9 @@ interface Prepared {
   watchAgent: http.Agent;
   headers: Record<string, string>;
   base: URL;
+  /** `base`'s path without its trailing slash, and its protocol, host, port and credentials as request options. */
+  basePath: string;
+  target: http.RequestOptions;
   /** The exec plugin's client certificate the agents were built with. */
   certFrom?: string;
 }
@@ -203,6 +207,28 @@ interface Auth {
 export interface ClientStats {
   requests: number;
   throttledMs: number;
+}
+
+/**
+ * A path that parsing as a URL would leave as it is: only characters the URL path keeps unencoded, and no
+ * dot segment (which a URL would resolve). Anything else goes through a URL as before.
+ */
+const PLAIN_PATH = /^\/[A-Za-z0-9\-._~%!$&'()*+,;=:@/]*$/;
+const DOT_SEGMENT = /(^|\/)(\.|%2e){1,2}(\/|$)/i;
+const isPlainPath = (path: string): boolean => PLAIN_PATH.test(path) && !DOT_SEGMENT.test(path);
+
+/**
+ * A keep-alive agent for the one API server of a client, with one TLS configuration. node:https keys its
+ * socket pool by a name built per request from the host, the port and every TLS option, the CA,
+ * certificate and key PEMs included: several KB of string built and hashed per request, the same for
+ * every request here. So the name is computed once (a measurable share of the konnector's CPU per synced
+ * object in bench:konnector).
+ */
+class OneServerAgent extends https.Agent {
+  private poolName: string | undefined;
+  override getName(options?: https.RequestOptions): string {
+    return (this.poolName ??= super.getName(options));
+  }
 }
 
 export class KubeClient {
@@ -361,10 +387,12 @@ export class KubeClient {
         // An agent's `timeout` is the socket timeout outside requests (each request sets its own): a pooled
         // socket that stays idle that long is destroyed by the agent.
         const idle = this.idleSocketTimeoutMs > 0 ? { timeout: this.idleSocketTimeoutMs } : {};
-        const agent = https_ ? new https.Agent({ ...agentOpts, ...idle }) : new http.Agent({ keepAlive: true, maxSockets: agentOpts.maxSockets, ...idle });
+        const agent = https_ ? new OneServerAgent({ ...agentOpts, ...idle }) : new http.Agent({ keepAlive: true, maxSockets: agentOpts.maxSockets, ...idle });
         const watchOpts = { ...agentOpts, maxSockets: Infinity };
-        const watchAgent = https_ ? new https.Agent(watchOpts) : new http.Agent({ keepAlive: true });
-        return { agent, watchAgent, headers, base, certFrom };
+        const watchAgent = https_ ? new OneServerAgent(watchOpts) : new http.Agent({ keepAlive: true });
+        const { protocol, hostname, port, auth } = urlToHttpOptions(base);
+        const target = { protocol, hostname, ...(port !== undefined ? { port } : {}), ...(auth !== undefined ? { auth } : {}) };
+        return { agent, watchAgent, headers, base, basePath: base.pathname.replace(/\/$/, ''), target, certFrom };
       })();
     }
     return this.prepared;
@@ -382,6 +410,26 @@ export class KubeClient {
     const u = new URL(base.pathname.replace(/\/$/, '') + path, base);
     for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) u.searchParams.set(k, String(v));
     return u;
+  }
+
+  /**
+   * The request options of `path` and `query`: the same path and query string as {@link url}, built
+   * without a URL object for an ordinary API path (one URL parse and its conversion back to options
+   * per request were a measurable part of the konnector's CPU per synced object, bench:konnector).
+   */
+  private target(p: Prepared, path: string, query?: Record<string, string | number | boolean | undefined>): http.RequestOptions {
+    if (!isPlainPath(path)) {
+      const u = this.url(p.base, path, query);
+      return { ...p.target, path: u.pathname + u.search };
+    }
+    let search = '';
+    if (query) {
+      const q = new URLSearchParams();
+      for (const k in query) if (query[k] !== undefined) q.set(k, String(query[k]));
+      const s = q.toString();
+      if (s) search = '?' + s;
+    }
+    return { ...p.target, path: p.basePath + path + search };
   }
 
   /**
@@ -447,7 +495,7 @@ export class KubeClient {
       this.stats.throttledMs += performance.now() - t0;
     }
     this.stats.requests++;
-    const u = this.url(p.base, path, opts.query);
+    const target = this.target(p, path, opts.query);
     const payload = opts.body === undefined ? undefined : Buffer.from(JSON.stringify(opts.body));
     const headers: Record<string, string> = { ...p.headers };
     if (authorization.header) headers.Authorization = authorization.header;
@@ -456,9 +504,9 @@ export class KubeClient {
       headers['Content-Type'] = opts.contentType ?? 'application/json';
       headers['Content-Length'] = String(payload.length);
     }
-    const mod = u.protocol === 'https:' ? https : http;
+    const mod = target.protocol === 'https:' ? https : http;
     return new Promise<T>((resolve, reject) => {
-      const req = mod.request(u, { method, headers, agent: p.agent, timeout: this.timeoutMs, signal: opts.signal }, (res) => {
+      const req = mod.request({ ...target, method, headers, agent: p.agent, timeout: this.timeoutMs, signal: opts.signal }, (res) => {
         const chunks: Buffer[] = [];
         let size = 0;
         res.on('data', (c: Buffer) => {
@@ -469,7 +517,7 @@ export class KubeClient {
               new ApiError(
                 0,
                 'ResponseTooLarge',
-                `the response of ${method} ${path} from ${u.host} exceeded ${this.maxResponseBytes} bytes (ClientOptions.maxResponseBytes); it was cut off`,
+                `the response of ${method} ${path} from ${p.base.host} exceeded ${this.maxResponseBytes} bytes (ClientOptions.maxResponseBytes); it was cut off`,
                 method,
                 path,
               ),
@@ -658,17 +706,8 @@ export class KubeClient {
           return;
         }
         resolveOpen({ done, abort: () => ac.abort() });
-        const rl = createInterface({ input: res, crlfDelay: Infinity });
-        // readline buffers a line without bound: count the bytes since the last newline and close the
-        // stream past the limit (the informer then lists again).
-        let pending = 0;
-        const maxLine = this.maxWatchLineBytes;
-        res.on('data', (c: Buffer) => {
-          const nl = c.lastIndexOf(10);
-          pending = nl < 0 ? pending + c.length : c.length - nl - 1;
-          if (pending > maxLine) res.destroy();
-        });
-        rl.on('line', (line) => {
+        // Past maxWatchLineBytes without a newline, the stream is closed (the informer then lists again).
+        const lines = new LineSplitter((line) => {
           if (!line.trim()) return;
           let ev: WatchEvent<T>;
           try {
@@ -677,10 +716,12 @@ export class KubeClient {
             return;
           }
           onEvent(ev);
+        }, this.maxWatchLineBytes);
+        res.on('data', (c: Buffer) => {
+          if (!lines.push(c)) res.destroy();
         });
         const end = () => resolveDone();
-        rl.on('error', end);
-        rl.on('close', end);
+        res.on('end', () => lines.end());
         res.on('error', end);
         res.on('close', end);
       });
