@@ -56,16 +56,25 @@ export interface ProviderAnyninesOptions {
 
 /** provider-anynines running on a harness cluster. */
 export interface ProviderAnyninesHarness {
-  /** Where the provider reaches `forwardPorts` (`http://<hostIp>:<port>`): `127.0.0.1` of its namespace, forwarded to the host's. */
+  /**
+   * Where the provider reaches `forwardPorts` (`http://<hostIp>:<port>`): `127.0.0.1` of its namespace, forwarded to the
+   * host's; as a pod, the node IP (a forwarder of the harness there).
+   */
   readonly hostIp: string;
-  /** Where the host reaches the provider's health server (`http://<nsIp>:8081/healthz`, `/backend-health`): a loopback address of 127.231.0.0/16. */
+  /**
+   * Where the host reaches the provider's health server (`http://<nsIp>:8081/healthz`, `/backend-health`): a loopback
+   * address of 127.231.0.0/16. Empty as a pod.
+   */
   readonly nsIp: string;
-  /** Its network namespace, as the kernel names it (`net:[…]`); it ends with its processes. */
+  /** Its network namespace, as the kernel names it (`net:[…]`); it ends with its processes. Empty as a pod. */
   readonly networkNamespace: string;
   readonly logFile: string;
   /** The klutchio release it was built from. */
   readonly version: string;
+  /** The provider's process (undefined as a pod: Crossplane's package runtime runs it). */
   readonly pid: number | undefined;
+  /** The host processes of the harness: the provider and its forwarders, or as a pod only its forwarder. */
+  pids(): number[];
   /** `http://<hostIp>:<port>`: a host port on 127.0.0.1 as the provider reaches it (must be in `forwardPorts`). */
   urlFor(port: number): string;
   stop(): Promise<void>;
@@ -115,6 +124,10 @@ class Harness implements ProviderAnyninesHarness {
 
   get pid(): number | undefined {
     return this.provider?.pid;
+  }
+
+  pids(): number[] {
+    return [this.provider?.pid, this.forwarder?.pid, this.nsForwarder?.pid].filter((p): p is number => p !== undefined);
   }
 
   urlFor(port: number): string {
@@ -355,11 +368,15 @@ const live = new Set<Harness>();
 let exitHook = false;
 
 /**
- * Installs provider-anynines on a harness cluster with Crossplane (see the file comment) and resolves once
+ * Installs provider-anynines on a harness cluster with Crossplane (see the file comment; with Crossplane as pods,
+ * anynines-pods.ts: Crossplane's package runtime runs it as a pod) and resolves once
  * the Provider is Installed (and, on 2.x, Healthy) and the process answers its health check. Stop it before
  * the cluster (`await a9s.stop(); await cluster.stop()`); on failure everything started is stopped.
  */
 export async function startProviderAnynines(cluster: RealCluster, opts: ProviderAnyninesOptions = {}): Promise<ProviderAnyninesHarness> {
+  // Crossplane as pods: its package runtime runs the provider as a pod (anynines-pods.ts)
+  const xp = opts.crossplane ?? cluster.crossplane;
+  if (xp?.runtime === 'pods') return (await import('./anynines-pods.js')).startProviderAnyninesPods(cluster, xp, opts);
   // No root needed: its namespace is an ordinary user's (userns.ts), where the kernel lets users make them.
   const problem = userNamespaceProblem();
   if (problem) throw new Error(`startProviderAnynines: provider-anynines runs in a network namespace of its own: ${problem}`);
