@@ -55,7 +55,7 @@ export interface SandboxA9s {
   readonly providerConfigs: readonly Obj[];
   /** The stand-in's PostgreSQL data (one folder per instance, each with data/postmaster.pid). */
   readonly dataDir: string;
-  /** provider-anynines' processes (the provider and its forwarder). */
+  /** provider-anynines' host processes (the provider and its forwarders; with Crossplane as pods its forwarder only). */
   pids(): number[];
   stop(): Promise<void>;
 }
@@ -161,7 +161,7 @@ export async function startSandboxA9s(
       kube.close();
     }
     const p = provider;
-    return { broker, provider: p, providerConfigs, dataDir: opts.dataDir, pids: () => [p.pid].filter((x): x is number => x !== undefined), stop };
+    return { broker, provider: p, providerConfigs, dataDir: opts.dataDir, pids: () => p.pids(), stop };
   } catch (e) {
     await stop();
     throw e;

@@ -55,13 +55,5 @@ export function parseSandboxArgs(argv: readonly string[]): SandboxArgs {
       '--a9s needs the claims API style (--api-style namespaced was given): provider-anynines’ resources are cluster-scoped; drop --a9s or --api-style namespaced',
     );
   }
-  if (pods && a9s) {
-    throw new SandboxArgsError(
-      '--pods and --a9s cannot be combined: provider-anynines and the a9s broker stand-in run only beside the host-process Crossplane; drop --pods or --a9s',
-    );
-  }
-  if (pods && apiStyle === 'namespaced') {
-    throw new SandboxArgsError('--pods runs the claims API style only (--api-style namespaced was given); drop --pods or --api-style namespaced');
-  }
   return { command: flags.has('--down') ? 'down' : 'up', demo: !flags.has('--no-demo'), apiStyle: apiStyle ?? 'claims', a9s, pods };
 }

@@ -64,8 +64,8 @@ export function synthSandboxControlPlane(packageRef: string, a9sUrls?: Record<st
  * The ClusterRoles the control plane aggregates into the binder's role for the sandbox's exports: what a backend with
  * its own ServiceAccount (a pod) may hand out to the konnectors. A backend with the admin kubeconfig needs none.
  */
-export function binderExportRoles(packageRef: string): Obj[] {
-  return synthSandboxControlPlane(packageRef)
+export function binderExportRoles(packageRef: string, apiStyle: ApiStyle = ApiStyle.CLAIMS): Obj[] {
+  return synthSandboxControlPlane(packageRef, undefined, apiStyle)
     .cluster.files.map((f) => f.object as Obj)
     .filter((o) => o.kind === 'ClusterRole' && o.metadata?.labels?.[BINDER_EXPORTS_AGGREGATION_LABEL] === 'true');
 }

@@ -109,8 +109,8 @@ export interface SandboxOptions {
   /**
    * `--pods`: the control plane gets a real node (root, one per host: it waits for the host-wide node lock); Crossplane,
    * the backend (2 replicas), Dex as the OIDC provider and a konnector per app cluster run there as pods, from images
-   * built without Docker (`pulumi up` builds and pushes the runtime images); kubectl bind logs in at Dex. Claims style
-   * only, no a9s (sandbox/pods.ts). @default false
+   * built without Docker (`pulumi up` builds and pushes the runtime images); kubectl bind logs in at Dex; with `a9s`,
+   * provider-anynines is a pod too (sandbox/pods.ts). @default false
    */
   pods?: boolean;
 }
@@ -206,14 +206,6 @@ function checkOptions(opts: SandboxOptions, apiStyle: ApiStyle): void {
     throw new Error(
       'SandboxOptions.a9s: true needs the claims API style (apiStyle namespaced was given): provider-anynines’ resources are cluster-scoped, so namespaced a9s XRs have nothing to compose; drop --a9s or --api-style namespaced',
     );
-  }
-  if (opts.pods && opts.a9s) {
-    throw new Error(
-      'SandboxOptions.pods: true cannot be combined with a9s: true: provider-anynines and the a9s broker stand-in run only beside the host-process Crossplane; drop --pods or --a9s',
-    );
-  }
-  if (opts.pods && apiStyle.namespaced) {
-    throw new Error('SandboxOptions.pods: true runs the claims API style only (apiStyle namespaced was given); drop --pods or --api-style namespaced');
   }
 }
 
@@ -457,14 +449,18 @@ export class SandboxRun {
         // Crossplane pods pull from.
         const pushed = await pushCatalogue(cp, pods ? { registry: podsRegistry(cp) } : await this.crossplaneStarting, { apiStyle });
         // the backend pods' ServiceAccount hands out only what the control plane's binder roles grant
-        if (pods) await applyManifests(cp.kubeConfig, binderExportRoles(pushed.packageRef), { continueOnError: false });
+        if (pods) await applyManifests(cp.kubeConfig, binderExportRoles(pushed.packageRef, this.apiStyle), { continueOnError: false });
         await this.startA8sOperator();
         if (this.opts.a9s) {
-          // provider-anynines installs while pulumi up runs (step 4 waits for it)
-          const starting = startSandboxA9s(cp, this.crossplane!, { dataDir: this.a9sDataDir });
+          // provider-anynines installs while pulumi up runs (step 4 waits for it); with pods once Crossplane is up, and
+          // stopped before it (registered after Crossplane's stop)
+          const starting = this.crossplaneStarting!.then((xp) => {
+            const a9s = startSandboxA9s(cp, xp, { dataDir: this.a9sDataDir });
+            this.stops.push(async () => (await a9s.catch(() => undefined))?.stop());
+            return a9s;
+          });
           starting.catch(() => undefined);
           this.a9sStarting = starting;
-          this.stops.push(async () => (await starting.catch(() => undefined))?.stop());
         }
         return pushed;
       },
@@ -511,7 +507,7 @@ export class SandboxRun {
         if (this.a9sStarting) {
           const a9s = (this.a9sPart = await this.a9sStarting);
           this.say(
-            `      a9s: provider-anynines ${a9s.provider.version} (network namespace ${a9s.provider.networkNamespace}), broker stand-in ${a9s.broker.url}; ProviderConfigs ${a9s.providerConfigs.map((p) => p.metadata.name).join(', ')} healthy`,
+            `      a9s: provider-anynines ${a9s.provider.version} (${this.pods ? 'a pod' : `network namespace ${a9s.provider.networkNamespace}`}), broker stand-in ${a9s.broker.url}; ProviderConfigs ${a9s.providerConfigs.map((p) => p.metadata.name).join(', ')} healthy`,
           );
         }
         return stack;

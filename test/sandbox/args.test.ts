@@ -16,11 +16,14 @@ describe('npm run sandbox: the command line', () => {
     expect(parseSandboxArgs(['--down'])).toEqual({ command: 'down', demo: true, apiStyle: 'claims', a9s: false, pods: false });
   });
 
+  it('combines --pods with --a9s and with --api-style namespaced', () => {
+    expect(parseSandboxArgs(['--pods', '--a9s'])).toEqual({ command: 'up', demo: true, apiStyle: 'claims', a9s: true, pods: true });
+    expect(parseSandboxArgs(['--a9s', '--pods', '--no-demo'])).toEqual({ command: 'up', demo: false, apiStyle: 'claims', a9s: true, pods: true });
+    expect(parseSandboxArgs(['--pods', '--api-style', 'namespaced'])).toEqual({ command: 'up', demo: true, apiStyle: 'namespaced', a9s: false, pods: true });
+    expect(parseSandboxArgs(['--api-style=namespaced', '--pods'])).toEqual({ command: 'up', demo: true, apiStyle: 'namespaced', a9s: false, pods: true });
+  });
+
   it.each([
-    [['--pods', '--a9s'], 'sandbox: --pods and --a9s cannot be combined'],
-    [['--a9s', '--pods', '--no-demo'], 'sandbox: --pods and --a9s cannot be combined'],
-    [['--pods', '--api-style', 'namespaced'], 'sandbox: --pods runs the claims API style only (--api-style namespaced was given)'],
-    [['--api-style=namespaced', '--pods'], 'sandbox: --pods runs the claims API style only (--api-style namespaced was given)'],
     [['--a9s', '--api-style', 'namespaced'], 'sandbox: --a9s needs the claims API style (--api-style namespaced was given)'],
     [['--down', '--pods'], 'sandbox: --down stops the running sandbox and takes no other flag (got --pods)'],
     [['--api-style'], 'sandbox: --api-style needs a value: claims or namespaced'],
