@@ -17,12 +17,12 @@ import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_pr
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import pg from 'pg';
 import { ensureBinaries, ensureCrossplaneBinaries, isCached, planComponent, type ComponentName } from '../../../runtime/realinfra/build.js';
 import { ensurePulumiBinaries, isPulumiCached, planPulumiComponent, type PulumiComponentName } from '../../../runtime/realinfra/pulumi-build.js';
 import { SANDBOX_GO_COMPONENTS } from '../../../sandbox/prerequisites.js';
 import { REPO_ROOT, eventually } from '../../../sandbox/sandbox.js';
 import type { SandboxState } from '../../../sandbox/state.js';
+import { psqlLines, writeAndRead } from './_cli.js';
 
 jest.setTimeout(1_200_000);
 
@@ -179,18 +179,8 @@ describe('an ordinary user, a fresh clone: npm run sandbox', () => {
     // the bootstrap installed node_modules (nothing did before), and nothing asked for root
     expect(out).toContain('[bootstrap] node_modules is missing (no node_modules/.package-lock.json): npm ci');
     expect(out).not.toMatch(/needs root|prerequisite\(s\) missing/);
-    const psql = /^ {2}PGPASSWORD='([^']+)' psql -h (127\.\d+\.\d+\.\d+) -p (\d+) -U (\S+) (\S+)$/m.exec(out);
-    if (!psql) throw new Error(`no psql line in the output:\n${out}`);
-    const db = new pg.Client({ password: psql[1]!, host: psql[2]!, port: Number(psql[3]), user: psql[4]!, database: psql[5]!, connectionTimeoutMillis: 5_000 });
-    db.on('error', () => undefined);
-    await db.connect();
-    try {
-      await db.query('CREATE TABLE visits (id int PRIMARY KEY, who text)');
-      await db.query("INSERT INTO visits VALUES (1, 'newcomer')");
-      expect((await db.query('SELECT who, current_user AS u FROM visits')).rows).toEqual([{ who: 'newcomer', u: psql[4] }]);
-    } finally {
-      await db.end();
-    }
+    const { a8s } = psqlLines(out);
+    expect(await writeAndRead(a8s, 'visits', 'newcomer')).toEqual([{ item: 'newcomer', u: a8s.user }]);
 
     // everything runs as the user; Crossplane in a network namespace of its own
     const stateFile = path.join(env.HOME!, '.cache', 'klutch-kit', 'sandbox', 'state.json');

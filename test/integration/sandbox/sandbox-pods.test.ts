@@ -1,19 +1,19 @@
 /**
- * `npm run sandbox -- --pods` as docs/sandbox.md documents it, run as written: the CLI (scripts/sandbox.ts) comes up
- * on the harness's real node with every klutch-kit component a pod — the backend (2 replicas), Dex, a konnector per
- * app cluster, Crossplane core with its function and provider — prints a `psql` line whose credentials open a real
- * PostgreSQL session, records no klutch-kit host process, and `npm run sandbox -- --down` ends it all: no recorded
- * process, no process of the node's containerd, no PostgreSQL server, no data folder, and the host's node lock is
- * given back (its state restored).
+ * The full product as docs/sandbox.md documents it, run as written: `npm run sandbox -- --pods --a9s --api-style
+ * namespaced` (scripts/sandbox.ts) comes up on the harness's real node with every klutch-kit component a pod — the
+ * backend (2 replicas), Dex, a konnector per app cluster, Crossplane core with its function and providers, among them
+ * provider-anynines — and the catalogue as namespaced XRs (no claim CRD on the control plane); it prints a `psql` line
+ * for a8s and one for a9s whose credentials each write and read a row, records no klutch-kit host process, and
+ * `npm run sandbox -- --down` ends it all: no recorded process, no process of the node's containerd, no PostgreSQL
+ * server, no data folder, and the host's node lock is given back (its state restored).
  *
- * topology-pods.test.ts asserts each step of the same flow (sandbox/pods.ts) in detail; this suite proves the
- * documented command itself.
+ * topology-pods.test.ts asserts each step of the pods flow (sandbox/pods.ts) in detail; this suite proves the
+ * documented command itself, with every flag at once.
  */
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import pg from 'pg';
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient, type KubeObject } from '../../../runtime/core/client.js';
 import { ensureDexBinary, ensureNodeBinaries, ensurePodsBinaries } from '../../../runtime/realinfra/build.js';
@@ -22,12 +22,12 @@ import { ensurePulumiBinaries } from '../../../runtime/realinfra/pulumi-build.js
 import { PODS_NAMESPACE } from '../../../sandbox/pods.js';
 import { eventually } from '../../../sandbox/sandbox.js';
 import type { SandboxState } from '../../../sandbox/state.js';
-import { alive, sandboxDown, startSandboxCli, type SandboxCli } from './_cli.js';
+import { alive, psqlLines, sandboxDown, startSandboxCli, writeAndRead, type SandboxCli } from './_cli.js';
 
 jest.setTimeout(900_000);
 
 const started = Date.now();
-const log = (line: string) => process.stderr.write(`[sandbox --pods +${((Date.now() - started) / 1000).toFixed(1)}s] ${line}\n`);
+const log = (line: string) => process.stderr.write(`[sandbox --pods --a9s --api-style namespaced +${((Date.now() - started) / 1000).toFixed(1)}s] ${line}\n`);
 
 let tmp: string;
 let up: SandboxCli | undefined;
@@ -53,16 +53,22 @@ afterAll(async () => {
 interface Pod extends KubeObject {
   status?: { phase?: string; conditions?: Array<{ type: string; status: string }> };
 }
+interface Xrd extends KubeObject {
+  spec: { group: string; scope?: string; names: { plural: string }; claimNames?: unknown };
+}
 
-describe('the CLI: npm run sandbox -- --pods, then npm run sandbox -- --down', () => {
-  it('comes up with every klutch-kit component a pod and a psql line that connects; --down leaves nothing and gives the node back', async () => {
+/** The flags of the full product: every klutch-kit component a pod, a9s beside a8s, namespaced XRs without claims. */
+const ARGS = ['--pods', '--a9s', '--api-style', 'namespaced'] as const;
+
+describe(`the CLI: npm run sandbox -- ${ARGS.join(' ')}, then npm run sandbox -- --down`, () => {
+  it('comes up with every klutch-kit component a pod, no claim CRD, and an a8s and an a9s psql line that write and read; --down leaves nothing and gives the node back', async () => {
     const dir = path.join(tmp, 'cli');
     const env = { ...process.env, KLUTCH_SANDBOX_DIR: dir, KUBECONFIG: '' };
     const t0 = Date.now();
-    up = startSandboxCli(['--pods'], env);
+    up = startSandboxCli(ARGS, env);
     const cli = up;
     await eventually(
-      'the CLI sandbox up with --pods',
+      `the CLI sandbox up with ${ARGS.join(' ')}`,
       async () => {
         if (cli.child.exitCode !== null) throw new Error(`exited ${cli.child.exitCode}: ${cli.output()}`);
         return cli.output().includes('Klutch sandbox is up.');
@@ -70,21 +76,15 @@ describe('the CLI: npm run sandbox -- --pods, then npm run sandbox -- --down', (
       840_000,
     );
     const out = cli.output();
-    log(`up with --pods in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    log(`up with ${ARGS.join(' ')} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     expect(out).toMatch(/OIDC issuer {7}https:\/\/\S+ \(Dex, a pod\)/);
-    const psql = /^ {2}PGPASSWORD='([^']+)' psql -h (127\.\d+\.\d+\.\d+) -p (\d+) -U (\S+) (\S+)$/m.exec(out);
-    if (!psql) throw new Error(`no psql line in the output:\n${out}`);
-    // the printed command's credentials open a session that writes and reads
-    const db = new pg.Client({ password: psql[1]!, host: psql[2]!, port: Number(psql[3]), user: psql[4]!, database: psql[5]!, connectionTimeoutMillis: 5_000 });
-    db.on('error', () => undefined);
-    await db.connect();
-    try {
-      await db.query('CREATE TABLE orders (id int PRIMARY KEY, item text)');
-      await db.query("INSERT INTO orders VALUES (1, 'cortado')");
-      expect((await db.query('SELECT item, current_user AS u FROM orders')).rows).toEqual([{ item: 'cortado', u: psql[4] }]);
-    } finally {
-      await db.end();
-    }
+    expect(out).toContain('XRDs, API style namespaced');
+    expect(out).toMatch(/a9s: provider-anynines \S+ \(a pod\)/);
+    // each printed command's credentials open a session that writes and reads
+    const { a8s, a9s } = psqlLines(out);
+    expect(await writeAndRead(a8s, 'orders', 'cortado')).toEqual([{ item: 'cortado', u: a8s.user }]);
+    if (!a9s) throw new Error(`no a9s psql line in the output:\n${out}`);
+    expect(await writeAndRead(a9s, 'orders', 'flat white')).toEqual([{ item: 'flat white', u: a9s.user }]);
 
     const state = JSON.parse(fs.readFileSync(path.join(dir, 'state.json'), 'utf8')) as SandboxState;
     // no klutch-kit component is a host process: the sandbox records none besides its clusters
@@ -108,9 +108,18 @@ describe('the CLI: npm run sandbox -- --pods, then npm run sandbox -- --down', (
       const apps = state.clusters.filter((c) => c !== cpState).map((c) => c.name);
       expect(apps).toHaveLength(2);
       for (const a of apps) expect((await ready(`konnector-${a}`)).length).toBeGreaterThanOrEqual(1);
-      // Crossplane core, its RBAC manager, the function and the provider: pods too
+      // Crossplane core, its RBAC manager, the function and both providers: pods too
       const crossplane = await ready('crossplane-system');
-      expect(crossplane.length).toBeGreaterThanOrEqual(4);
+      expect(crossplane.length).toBeGreaterThanOrEqual(5);
+      expect(crossplane.some((d) => d.startsWith('provider-anynines-'))).toBe(true);
+      // namespaced XRs and no claims: no XRD offers a claim, and the only CRDs the XRDs own are their XR CRDs
+      const xrds = (await cp.request<{ items: Xrd[] }>('GET', '/apis/apiextensions.crossplane.io/v2/compositeresourcedefinitions')).items;
+      expect(xrds.length).toBeGreaterThan(0);
+      expect(xrds.filter((x) => x.spec.claimNames !== undefined || x.spec.scope !== 'Namespaced').map((x) => x.metadata.name)).toEqual([]);
+      const owned = (await cp.request<{ items: KubeObject[] }>('GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions')).items.filter((c) =>
+        c.metadata.ownerReferences?.some((o) => o.kind === 'CompositeResourceDefinition'),
+      );
+      expect(owned.map((c) => c.metadata.name).sort()).toEqual(xrds.map((x) => `${x.spec.names.plural}.${x.spec.group}`).sort());
     } finally {
       cp.close();
     }
@@ -127,7 +136,8 @@ describe('the CLI: npm run sandbox -- --pods, then npm run sandbox -- --down', (
     expect(nodeProcesses(lock)).toEqual([]);
     expect(fs.existsSync(nodeLockFile())).toBe(false);
     expect(fs.existsSync(path.join(dir, 'state.json'))).toBe(false);
-    if (state.a8sDataDir) expect(fs.existsSync(state.a8sDataDir)).toBe(false);
+    for (const d of [state.a8sDataDir, state.a9sDataDir]) if (d) expect(fs.existsSync(d)).toBe(false);
+    expect(state.a9sDataDir).toBeDefined();
     expect(state.clusters.map((c) => c.dir).filter((d) => fs.existsSync(d))).toEqual([]);
   });
 });
