@@ -277,6 +277,8 @@ export class SandboxRun {
       this.writeState();
       await this.startCrossplane();
       await this.pulumiUp();
+      // the harness's and provider-anynines' host processes (forwarders), known now, for a --down after a killed supervisor
+      this.writeState();
       await this.startBackend();
       await this.bindApps();
       return this.sandbox();
