@@ -144,7 +144,7 @@ class PodsProviderHarness implements ProviderAnyninesHarness {
     try {
       await this.xp.waitForPackage('Provider', 'provider-anynines', this.opts.readyTimeoutMs ?? 180_000);
     } catch (e) {
-      throw new Error(`${(e as Error).message}\n--- provider-anynines pod ---\n${await this.podLog(40)}`);
+      throw new Error(`${(e as Error).message}\n--- provider-anynines pod ---\n${await this.podLog(40)}`, { cause: e });
     }
     this.log(`${this.version} (klutchio ${PROVIDER_ANYNINES_SOURCE.commit}) Healthy as a pod (${el()})`);
   }
