@@ -28,7 +28,7 @@ import { alive, psqlLines, sandboxDown, startSandboxCli, writeAndRead, type Sand
 jest.setTimeout(900_000);
 
 const started = Date.now();
-const log = (line: string) => process.stderr.write(`[sandbox --pods --a9s --api-style namespaced +${((Date.now() - started) / 1000).toFixed(1)}s] ${line}\n`);
+const log = (line: string) => process.stderr.write(`[sandbox ${ARGS.join(' ')} +${((Date.now() - started) / 1000).toFixed(1)}s] ${line}\n`);
 
 let tmp: string;
 let up: SandboxCli | undefined;
@@ -66,7 +66,7 @@ const ARGS: readonly string[] = ['--pods', '--a9s'];
 const NAMESPACED = ARGS.includes('namespaced');
 
 describe(`the CLI: npm run sandbox -- ${ARGS.join(' ')}, then npm run sandbox -- --down`, () => {
-  it('comes up with every klutch-kit component a pod, no claim CRD, and an a8s and an a9s psql line that write and read; --down leaves nothing and gives the node back', async () => {
+  it('comes up with every klutch-kit component a pod, the CRDs of its API style, and an a8s and an a9s psql line that write and read; --down leaves nothing and gives the node back', async () => {
     const dir = path.join(tmp, 'cli');
     const env = { ...process.env, KLUTCH_SANDBOX_DIR: dir, KUBECONFIG: '' };
     const t0 = Date.now();
