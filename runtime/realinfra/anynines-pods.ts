@@ -26,8 +26,14 @@ import { clientOf } from './client.js';
 import type { RealCluster } from './cluster.js';
 import { CROSSPLANE_NAMESPACE, FORWARDER_JS, type CrossplaneHarness } from './crossplane.js';
 import { ensureKlutchioSource } from './klutchio.js';
-import { killRegistered, registryDir, removeEntry, RUN_ID_ENV, writeEntry } from './registry.js';
-import { PROVIDER_ANYNINES_PREFIX, providerAnyninesPackageYaml, type ProviderAnyninesHarness, type ProviderAnyninesOptions } from './anynines.js';
+import { killRegistered, removeEntry, RUN_ID_ENV, writeEntry } from './registry.js';
+import {
+  PROVIDER_ANYNINES_PREFIX,
+  ProviderAnyninesBase,
+  providerAnyninesPackageYaml,
+  type ProviderAnyninesHarness,
+  type ProviderAnyninesOptions,
+} from './anynines.js';
 
 /** The DeploymentRuntimeConfig of provider-anynines as pods (its flags). */
 export const PROVIDER_ANYNINES_RUNTIME = 'provider-anynines';
@@ -48,40 +54,24 @@ export function providerAnyninesPodsObjects(args: readonly string[]): Kubernetes
   return chart.toJson() as KubernetesObject[];
 }
 
-class PodsProviderHarness implements ProviderAnyninesHarness {
-  hostIp = '';
+/** provider-anynines run by Crossplane's package runtime (startProviderAnynines() with a pods harness makes it). */
+export class PodsProviderHarness extends ProviderAnyninesBase implements ProviderAnyninesHarness {
   readonly nsIp = '';
   readonly networkNamespace = '';
-  readonly logFile: string;
-  readonly version = PROVIDER_ANYNINES_SOURCE.version;
   readonly pid = undefined;
   private forwarder: HarnessProcess<'forwarder'> | undefined;
-  private readonly dir: string;
-  private readonly registryFile: string;
   private stopping: Promise<void> | undefined;
 
   constructor(
-    private readonly cluster: RealCluster,
+    cluster: RealCluster,
     private readonly xp: CrossplaneHarness,
-    private readonly opts: ProviderAnyninesOptions,
+    opts: ProviderAnyninesOptions,
   ) {
-    this.dir = path.join(cluster.dir, 'provider-anynines');
-    fs.mkdirSync(this.dir, { recursive: true });
-    this.logFile = path.join(this.dir, 'provider-anynines.log');
-    this.registryFile = path.join(registryDir(), `${process.pid}-${path.basename(cluster.dir)}-provider-anynines.json`);
+    super(cluster, opts);
   }
 
   pids(): number[] {
     return [this.forwarder?.pid].filter((p): p is number => p !== undefined);
-  }
-
-  urlFor(port: number): string {
-    if (!(this.opts.forwardPorts ?? []).includes(port)) {
-      throw new Error(
-        `ProviderAnyninesHarness.urlFor: port ${port} is not forwarded; pass it in forwardPorts (${JSON.stringify(this.opts.forwardPorts ?? [])})`,
-      );
-    }
-    return `http://${this.hostIp}:${port}`;
   }
 
   private log(line: string): void {
@@ -182,45 +172,13 @@ class PodsProviderHarness implements ProviderAnyninesHarness {
     await c.request('DELETE', `/apis/pkg.crossplane.io/v1beta1/deploymentruntimeconfigs/${PROVIDER_ANYNINES_RUNTIME}`).catch(() => undefined);
     await this.forwarder?.stop(5000);
     removeEntry(this.registryFile);
-    live.delete(this);
+    this.forget();
   }
 
   killSync(): void {
     this.forwarder?.killSync();
     if (this.forwarder?.child.pid !== undefined) killRegistered({ component: 'forwarder', pid: this.forwarder.child.pid, binary: process.execPath });
     removeEntry(this.registryFile);
-    live.delete(this);
-  }
-}
-
-const live = new Set<PodsProviderHarness>();
-let exitHook = false;
-
-/**
- * provider-anynines run by Crossplane's default package runtime on a pods harness (see the file comment); resolves once
- * the Provider is Installed and Healthy. On failure everything started is stopped.
- */
-export async function startProviderAnyninesPods(cluster: RealCluster, xp: CrossplaneHarness, opts: ProviderAnyninesOptions): Promise<ProviderAnyninesHarness> {
-  if (!cluster.node || xp.runtime !== 'pods')
-    throw new Error(
-      `startProviderAnynines: provider-anynines as a pod needs Crossplane with runtime "pods" on a cluster with a node (cluster ${cluster.name})`,
-    );
-  for (const p of opts.forwardPorts ?? []) {
-    if (!Number.isInteger(p) || p < 1 || p > 65535) throw new Error(`ProviderAnyninesOptions.forwardPorts: ${JSON.stringify(p)} is not a port`);
-  }
-  if (!exitHook) {
-    exitHook = true;
-    process.on('exit', () => {
-      for (const h of live) h.killSync();
-    });
-  }
-  const h = new PodsProviderHarness(cluster, xp, opts);
-  live.add(h);
-  try {
-    await h.start();
-    return h;
-  } catch (e) {
-    await h.stop();
-    throw e;
+    this.forget();
   }
 }

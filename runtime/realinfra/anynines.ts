@@ -99,35 +99,22 @@ export function providerAnyninesPackageYaml(klutchioDir: string): string {
   return docs.map((d) => d.replace(/^---\s*\n/, '').replace(/\s+$/, '')).join('\n---\n') + '\n';
 }
 
-class Harness implements ProviderAnyninesHarness {
+/** What both ways of running provider-anynines share (a process here, a pod in anynines-pods.ts): its folder, log, registry entry, URLs. */
+export abstract class ProviderAnyninesBase {
   hostIp = '';
-  nsIp = '';
-  networkNamespace = '';
   readonly logFile: string;
   readonly version = PROVIDER_ANYNINES_SOURCE.version;
-  private provider: HarnessProcess<'provider-anynines'> | undefined;
-  private forwarder: HarnessProcess<'forwarder'> | undefined;
-  private nsForwarder: HarnessProcess<'namespace-forwarder'> | undefined;
-  private readonly dir: string;
-  private readonly registryFile: string;
-  private stopping: Promise<void> | undefined;
+  protected readonly dir: string;
+  protected readonly registryFile: string;
 
   constructor(
-    private readonly cluster: RealCluster,
-    private readonly opts: ProviderAnyninesOptions,
+    protected readonly cluster: RealCluster,
+    protected readonly opts: ProviderAnyninesOptions,
   ) {
     this.dir = path.join(cluster.dir, 'provider-anynines');
     fs.mkdirSync(this.dir, { recursive: true });
     this.logFile = path.join(this.dir, 'provider-anynines.log');
     this.registryFile = path.join(registryDir(), `${process.pid}-${path.basename(cluster.dir)}-provider-anynines.json`);
-  }
-
-  get pid(): number | undefined {
-    return this.provider?.pid;
-  }
-
-  pids(): number[] {
-    return [this.provider?.pid, this.forwarder?.pid, this.nsForwarder?.pid].filter((p): p is number => p !== undefined);
   }
 
   urlFor(port: number): string {
@@ -137,6 +124,32 @@ class Harness implements ProviderAnyninesHarness {
       );
     }
     return `http://${this.hostIp}:${port}`;
+  }
+
+  /** Out of the set the exit hook kills (once stopped). */
+  protected forget(): void {
+    live.delete(this);
+  }
+
+  abstract start(): Promise<void>;
+  abstract stop(): Promise<void>;
+  abstract killSync(): void;
+}
+
+class Harness extends ProviderAnyninesBase implements ProviderAnyninesHarness {
+  nsIp = '';
+  networkNamespace = '';
+  private provider: HarnessProcess<'provider-anynines'> | undefined;
+  private forwarder: HarnessProcess<'forwarder'> | undefined;
+  private nsForwarder: HarnessProcess<'namespace-forwarder'> | undefined;
+  private stopping: Promise<void> | undefined;
+
+  get pid(): number | undefined {
+    return this.provider?.pid;
+  }
+
+  pids(): number[] {
+    return [this.provider?.pid, this.forwarder?.pid, this.nsForwarder?.pid].filter((p): p is number => p !== undefined);
   }
 
   private log(line: string): void {
@@ -364,7 +377,7 @@ function tail(file: string, lines = 30): string {
   }
 }
 
-const live = new Set<Harness>();
+const live = new Set<ProviderAnyninesBase>();
 let exitHook = false;
 
 /**
@@ -376,9 +389,13 @@ let exitHook = false;
 export async function startProviderAnynines(cluster: RealCluster, opts: ProviderAnyninesOptions = {}): Promise<ProviderAnyninesHarness> {
   // Crossplane as pods: its package runtime runs the provider as a pod (anynines-pods.ts)
   const xp = opts.crossplane ?? cluster.crossplane;
-  if (xp?.runtime === 'pods') return (await import('./anynines-pods.js')).startProviderAnyninesPods(cluster, xp, opts);
+  const pods = xp?.runtime === 'pods';
+  if (pods && !cluster.node)
+    throw new Error(
+      `startProviderAnynines: provider-anynines as a pod needs Crossplane with runtime "pods" on a cluster with a node (cluster ${cluster.name})`,
+    );
   // No root needed: its namespace is an ordinary user's (userns.ts), where the kernel lets users make them.
-  const problem = userNamespaceProblem();
+  const problem = pods ? undefined : userNamespaceProblem();
   if (problem) throw new Error(`startProviderAnynines: provider-anynines runs in a network namespace of its own: ${problem}`);
   for (const p of opts.forwardPorts ?? []) {
     if (!Number.isInteger(p) || p < 1 || p > 65535) throw new Error(`ProviderAnyninesOptions.forwardPorts: ${JSON.stringify(p)} is not a port`);
@@ -389,7 +406,7 @@ export async function startProviderAnynines(cluster: RealCluster, opts: Provider
       for (const h of live) h.killSync();
     });
   }
-  const h = new Harness(cluster, opts);
+  const h = pods ? new (await import('./anynines-pods.js')).PodsProviderHarness(cluster, xp!, opts) : new Harness(cluster, opts);
   live.add(h);
   try {
     await h.start();
