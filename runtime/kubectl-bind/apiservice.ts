@@ -12,6 +12,7 @@ import { ApiError, isAlreadyExists, isNotFound, parseKubeconfig, type KubeClient
 import { BIND_API_VERSION, type PermissionClaim } from '../../contract/wire.js';
 import { decideResource, parseAllowedResource, resourceName, type AllowedResource } from '../../contract/resource-policy.js';
 import { checkAllowedSecretType } from '../../contract/secret-types.js';
+import { checkAllowedNamespace } from '../../contract/allowed-namespaces.js';
 import { EXPORTED_LABEL } from '../../contract/api/constants.js';
 import { ALLOW_FLAG, allowedByNameWarning, checkRequest, claimDetails, describeClaim } from './consent.js';
 import {
@@ -267,21 +268,39 @@ export function installedAllowances(args: readonly string[] | undefined, warn: (
 }
 
 /**
- * The Secret types the installed konnector was allowed beyond the defaults (its `--allow-secret-type`
- * flags): kept by a later `kubectl bind`, which re-renders the konnector and its admission policy. A
- * flag the contract refuses is dropped with a warning.
+ * The values of one repeatable `<flag>=<value>` argument of the installed konnector, each checked by
+ * `check` (a value it refuses is dropped with a warning), sorted, without repeats: what a later
+ * `kubectl bind`, which re-renders the konnector, keeps of the app cluster admin's choices.
  */
-export function installedSecretTypes(args: readonly string[] | undefined, warn: (msg: string) => void): string[] {
+function installedFlagValues(args: readonly string[] | undefined, flag: string, check: (field: string, v: string) => string, warn: (msg: string) => void) {
   const out = new Set<string>();
   for (const a of args ?? []) {
-    if (!a.startsWith('--allow-secret-type=')) continue;
+    if (!a.startsWith(`${flag}=`)) continue;
     try {
-      out.add(checkAllowedSecretType("the konnector's --allow-secret-type", a.slice('--allow-secret-type='.length)));
+      out.add(check(`the konnector's ${flag}`, a.slice(flag.length + 1)));
     } catch (e) {
       warn(`⚠️  ignoring the installed konnector's ${a}: ${(e as Error).message}\n`);
     }
   }
   return [...out].sort();
+}
+
+/**
+ * The Secret types the installed konnector was allowed beyond the defaults (its `--allow-secret-type`
+ * flags): kept by a later `kubectl bind`, which re-renders the konnector and its admission policy. A
+ * flag the contract refuses is dropped with a warning.
+ */
+export function installedSecretTypes(args: readonly string[] | undefined, warn: (msg: string) => void): string[] {
+  return installedFlagValues(args, '--allow-secret-type', checkAllowedSecretType, warn);
+}
+
+/**
+ * The installed konnector's namespace allow-list (its `--allow-namespace` flags, as the `Konnector`
+ * construct's `allowedNamespaces` renders them): kept by a later `kubectl bind`, so that re-rendering the
+ * konnector keeps its Secret rights in those namespaces only instead of widening them to the cluster.
+ */
+export function installedNamespaces(args: readonly string[] | undefined, warn: (msg: string) => void): string[] {
+  return installedFlagValues(args, '--allow-namespace', checkAllowedNamespace, warn);
 }
 
 /** What the konnector serves: every bound API (group + plural) and every accepted claim. */
@@ -379,13 +398,16 @@ async function installKonnector(consumer: KubeClient, scope: KonnectorScope, o: 
     allowed.set(resourceName(a), a);
   }
   const { boundApis, claimedResources } = konnectorGrants(scope, [...allowed.values()], warn);
-  const allowedSecretTypes = installedSecretTypes(existing?.spec?.template?.spec?.containers?.[0]?.args, warn);
+  const installedArgs = existing?.spec?.template?.spec?.containers?.[0]?.args;
+  const allowedSecretTypes = installedSecretTypes(installedArgs, warn);
+  const allowedNamespaces = installedNamespaces(installedArgs, warn);
   const manifests = konnectorManifests({
     image,
     boundApis,
     claimedResources,
     allowedResources: [...allowed.keys()].sort(),
     allowedSecretTypes,
+    ...(allowedNamespaces.length > 0 ? { allowedNamespaces } : {}),
   }) as KubeObject[];
   for (const m of manifests) {
     const [g, v] = (m.apiVersion as string).includes('/') ? (m.apiVersion as string).split('/') : ['', m.apiVersion as string];
