@@ -1,7 +1,7 @@
 /** Shared by the cluster components: one provider per cluster, and the two ordered ConfigGroups. */
 import * as k8s from '@pulumi/kubernetes';
 import * as pulumi from '@pulumi/pulumi';
-import { type KubeObject, splitForDeploy } from './manifests.js';
+import { definedKinds, type KubeObject, splitForDeploy } from './manifests.js';
 
 /** One `k8s.Provider` per cluster, parented to the cluster's component. */
 export function clusterProvider(cluster: string, conn: { kubeconfig: pulumi.Input<string>; context?: string }, parent: pulumi.Resource): k8s.Provider {
@@ -30,6 +30,18 @@ export interface DeployedObjects {
   readonly objects?: k8s.yaml.v2.ConfigGroup;
 }
 
+/** Crossplane's own API groups (its CRDs come with Crossplane, not with a package). */
+const CROSSPLANE_CORE = /^(pkg|apiextensions|ops|protection)\.crossplane\.io\//;
+
+/** `group/Kind` of an object, as {@link definedKinds} names them. */
+const groupKind = (o: KubeObject) => `${o.apiVersion.includes('/') ? o.apiVersion.split('/')[0] : ''}/${o.kind}`;
+
+/** A kind every API server serves: the core group, a group without a dot, or one under `k8s.io`. */
+const isBuiltIn = (o: KubeObject) => {
+  const group = o.apiVersion.includes('/') ? o.apiVersion.split('/')[0]! : '';
+  return !group.includes('.') || group === 'k8s.io' || group.endsWith('.k8s.io');
+};
+
 /** Crossplane package kinds that report a `Healthy` condition. */
 const PACKAGE_KINDS = new Set(['Provider', 'Function', 'Configuration']);
 
@@ -39,8 +51,12 @@ const PACKAGE_KINDS = new Set(['Provider', 'Function', 'Configuration']);
  * 1. `<cluster>-foundation`: CRDs, then Namespaces (awaited, so CRDs are established before anything uses them);
  * 2. `platform(foundation)`: e.g. the Crossplane Helm chart (optional);
  * 3. `<cluster>-packages`: Crossplane Providers/Functions/Configurations, annotated `pulumi.com/waitFor: condition=Healthy`
- *    so the CRDs they install exist before their ProviderConfigs (unless `skipAwait` without `awaitPackages`);
- * 4. `<cluster>-objects`: everything else, also after `after(foundation)` (e.g. the Secrets the workloads reference).
+ *    so the CRDs they install exist before their ProviderConfigs (unless `skipAwait` without `awaitPackages`); after
+ *    the platform, and after the foundation only when there is a platform or a package object needs the foundation
+ *    (a kind or a namespace of it): with Crossplane already running they install beside the foundation;
+ * 4. `<cluster>-objects`: everything else, also after `after(foundation)` (e.g. the Secrets the workloads reference),
+ *    and after the packages only when one of its objects uses a kind a package installs (or the packages are not
+ *    awaited): the packages' install, the longest wait, overlaps the rest.
  *
  * Workload awaits of stage 4 are skipped when `skipAwait` is set.
  */
@@ -68,6 +84,10 @@ export function deployObjects(
   // a ConfigGroup must resolve every kind when it registers, which races the CRDs a just-Healthy Provider installs.
   const late = opts.awaitPackages ? split.objects.filter((o) => o.kind === 'ProviderConfig' && !o.apiVersion.startsWith('pkg.crossplane.io/')) : [];
   const rest = split.objects.filter((o) => !o.apiVersion.startsWith('pkg.crossplane.io/') && !late.includes(o));
+  const defined = definedKinds(split.foundation);
+  // a package object uses a kind of the foundation (e.g. Crossplane's own CRDs) or one of its namespaces
+  const foundationNamespaces = new Set(split.foundation.filter((o) => o.kind === 'Namespace').map((o) => o.metadata.name));
+  const packagesNeedFoundation = pkgObjs.some((o) => defined.has(groupKind(o)) || foundationNamespaces.has(o.metadata.namespace ?? ''));
   const packages =
     pkgObjs.length > 0
       ? new k8s.yaml.v2.ConfigGroup(
@@ -88,7 +108,8 @@ export function deployObjects(
                 ),
             skipAwait: skipPackageAwait,
           },
-          { ...ro, dependsOn: before },
+          // without a platform nor a kind of the foundation to wait for, the packages install beside the foundation
+          { ...ro, dependsOn: platform || packagesNeedFoundation ? before : [] },
         )
       : undefined;
   const providerConfigs = late.map(
@@ -99,13 +120,18 @@ export function deployObjects(
         { ...ro, dependsOn: [...before, ...(packages ? [packages] : [])] },
       ),
   );
+  const usesPackageKind = (o: KubeObject) => !isBuiltIn(o) && !defined.has(groupKind(o)) && !CROSSPLANE_CORE.test(o.apiVersion);
   const after = opts.after ? opts.after(foundation) : [];
   const objects =
     rest.length > 0
       ? new k8s.yaml.v2.ConfigGroup(
           `${cluster}-objects`,
           { objs: rest, skipAwait: opts.skipAwait },
-          { ...ro, dependsOn: [...before, ...(packages ? [packages] : []), ...providerConfigs, ...after] },
+          {
+            ...ro,
+            // only what uses a kind a package installs waits for the packages (awaited Healthy, they take the longest)
+            dependsOn: [...before, ...(packages && (skipPackageAwait || rest.some(usesPackageKind)) ? [packages, ...providerConfigs] : []), ...after],
+          },
         )
       : undefined;
   return {

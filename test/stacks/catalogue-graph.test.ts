@@ -67,8 +67,10 @@ beforeAll(async () => {
 }, 120_000);
 
 describe('runtime manifests with klutch-kit:catalogue', () => {
-  it('awaits the packages Healthy despite skipAwait; the ProviderConfig follows them; the rest follows both', () => {
+  it('awaits the packages Healthy despite skipAwait; the ProviderConfig follows them; the rest does not wait for them', () => {
     const packages = byName('control-plane-packages');
+    // Crossplane runs already (no platform) and no package object needs the binding CRDs: the packages install beside them
+    expect(packages.dependencies).not.toContain(byName('control-plane-foundation').urn);
     expect(packages.raw['skipAwait']).toBe(false);
     const pkgs = packages.raw['objs'] as StacksModule.KubeObject[];
     expect(pkgs.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual([
@@ -89,7 +91,10 @@ describe('runtime manifests with klutch-kit:catalogue', () => {
     expect(pc.type).toBe('kubernetes:kubernetes.crossplane.io/v1alpha1:ProviderConfig');
     expect(pc.dependencies).toContain(packages.urn);
     const objects = byName('control-plane-objects');
-    expect(objects.dependencies).toEqual(expect.arrayContaining([packages.urn, pc.urn]));
+    // nothing in the rest uses a kind a package installs: it follows the foundation and the Secrets, not the packages' install
+    expect(objects.dependencies).toEqual(expect.arrayContaining([byName('control-plane-foundation').urn, byName('control-plane-klutch-backend-oidc').urn]));
+    expect(objects.dependencies).not.toContain(packages.urn);
+    expect(objects.dependencies).not.toContain(pc.urn);
     expect((objects.raw['objs'] as StacksModule.KubeObject[]).filter((o) => o.kind === 'ProviderConfig')).toEqual([]);
     expect(objects.raw['skipAwait']).toBe(true);
   });
