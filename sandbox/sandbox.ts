@@ -31,7 +31,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import type { Stack } from '@pulumi/pulumi/automation/index.js';
+import type { EngineEvent, Stack, UpResult } from '@pulumi/pulumi/automation/index.js';
 import { CoreResources, isAlreadyExists, KubeClient, type KubeObject, type ResourceRef } from '../runtime/core/client.js';
 import { getCondition, type Condition } from '../runtime/core/conditions.js';
 import { freePort, startCluster, startCrossplane, type CrossplaneHarness, type RealCluster } from '../runtime/realinfra/index.js';
@@ -73,6 +73,11 @@ export const BACKEND_RESOURCE = 'urn:klutch:backend';
 export const BIND_APIS = ['postgresqlinstances.anynines.com', 'servicebindings.anynines.com'] as const;
 /** Steps printed by startSandbox (6), provisionDemo (the 7th) and changeDemoPlan (the 8th). */
 export const SANDBOX_STEPS = 8;
+/**
+ * `pulumi up --parallel`: the CLI's default is 4 per core, 8 here, and the three Crossplane packages awaited Healthy
+ * hold three of those slots for most of the update; the other steps wait on API servers, not on this machine's cores.
+ */
+export const SANDBOX_PULUMI_PARALLEL = 64;
 /** The Crossplane release line the sandbox's control plane runs. */
 export const SANDBOX_CROSSPLANE = '2.3';
 /** The demo's plans: provisioned with the first, changed to the second. */
@@ -254,6 +259,11 @@ export class SandboxRun {
   private pushed?: Awaited<ReturnType<typeof pushCatalogue>>;
   private stack?: Stack;
   private catalogue?: InstalledCatalogue;
+  /** Per stack cluster name (`control-plane`, `app-1`, …): resolved once pulumi up created its foundation (CRDs, Namespaces). */
+  private readonly foundations = new Map<string, { done: Promise<void>; resolve: () => void }>();
+  /** The backend and konnectors (not with pods): the konnectors start beside pulumi up once their clusters' foundations exist. */
+  private localProcesses?: Promise<void>;
+  private stopping = false;
 
   constructor(private readonly opts: SandboxOptions = {}) {
     this.apiStyle = opts.apiStyle ?? ApiStyle.CLAIMS;
@@ -292,6 +302,7 @@ export class SandboxRun {
 
   /** Stops everything in the reverse order of its start, then removes the run's folder (unless it was given). */
   async stop(): Promise<void> {
+    this.stopping = true;
     await this.crossplaneStarting?.catch(() => undefined);
     for (const p of this.processes) await stopChild(p.child).catch(() => undefined);
     for (const s of this.stops.reverse()) await s().catch(() => undefined);
@@ -338,6 +349,7 @@ export class SandboxRun {
 
   /** A program of the repository as a local process (tsx), its output in `logs/<name>.log`. */
   private spawnLocal(name: string, file: string, args: string[]): ChildProcess {
+    if (this.stopping) throw new Error(`sandbox: stopping, ${name} not started`);
     const log = path.join(this.dir, 'logs', `${name}.log`);
     const fd = fs.openSync(log, 'a');
     const child = spawn(process.execPath, [TSX_CLI, file, ...args], { cwd: REPO_ROOT, env: { ...process.env, KUBECONFIG: '' }, stdio: ['ignore', fd, fd] });
@@ -436,9 +448,9 @@ export class SandboxRun {
     this.pushed = await this.step(
       `Crossplane ${SANDBOX_CROSSPLANE} on the control plane${pods ? ' (as pods, starting beside pulumi up)' : ''}, catalogue package pushed to its registry, local a8s operator`,
       async () => {
-        // provider-kubernetes re-reads the a8s objects every 3 s (the harness's default is 10 s): status comes back sooner;
+        // provider-kubernetes re-reads the a8s objects every second (the harness's default is 10 s): status comes back sooner;
         // install: false — the Function, Provider and ProviderConfig come from pulumi up (klutch-kit:catalogue)
-        const starting = startCrossplane(cp, { version: SANDBOX_CROSSPLANE, providerPollInterval: '3s', install: false, ...(pods ? { runtime: 'pods' } : {}) });
+        const starting = startCrossplane(cp, { version: SANDBOX_CROSSPLANE, providerPollInterval: '1s', install: false, ...(pods ? { runtime: 'pods' } : {}) });
         starting.catch(() => undefined);
         this.crossplaneStarting = starting.then((xp) => {
           this.crossplane = xp;
@@ -490,33 +502,87 @@ export class SandboxRun {
   private async pulumiUp(): Promise<void> {
     const cp = this.cp!;
     const dir = this.dir;
-    this.stack = await this.step(
+    const up = await this.step(
       this.pods
         ? 'pulumi up (stacks/main.ts, manifests: runtime, images built and pushed to the node, catalogue: Configuration package); Crossplane (pods) installed the packages'
         : 'pulumi up (stacks/main.ts, manifests: runtime, catalogue: Configuration package); Crossplane installed the packages',
       async () => {
+        const t = Date.now();
         const stack = await createLocalStack(path.join(dir, 'pulumi'), this.bins!, 'sandbox', 'klutch-kit sandbox');
         await stack.setAllConfig(this.stackConfig());
-        const out = fs.openSync(path.join(dir, 'logs', 'pulumi-up.log'), 'a');
-        try {
-          const [res] = await Promise.all([stack.up({ color: 'never', onOutput: (s) => fs.writeSync(out, s) }), this.crossplaneStarting]);
-          if (res.summary.result !== 'succeeded') throw new Error(`pulumi up: ${res.summary.result}`);
-          (stack as Stack & { upSummary?: unknown }).upSummary = res.summary.resourceChanges;
-        } finally {
-          fs.closeSync(out);
+        const split = { setUp: (Date.now() - t) / 1000, up: 0, packages: 0 };
+        if (!this.pods) {
+          this.localProcesses = this.startLocalProcesses();
+          this.localProcesses.catch(() => undefined);
         }
+        const res = await this.up(stack);
+        split.up = (Date.now() - t) / 1000 - split.setUp;
         this.catalogue = await awaitCatalogue(cp, this.crossplane!, this.pushed!);
+        split.packages = (Date.now() - t) / 1000 - split.setUp - split.up;
         if (this.a9sStarting) {
           const a9s = (this.a9sPart = await this.a9sStarting);
           this.say(
             `      a9s: provider-anynines ${a9s.provider.version} (${this.pods ? 'a pod' : `network namespace ${a9s.provider.networkNamespace}`}), broker stand-in ${a9s.broker.url}; ProviderConfigs ${a9s.providerConfigs.map((p) => p.metadata.name).join(', ')} healthy`,
           );
         }
-        return stack;
+        return { stack, res, split };
       },
-      (s) =>
-        `resources: ${JSON.stringify((s as Stack & { upSummary?: unknown }).upSummary)}  (log ${path.join(dir, 'logs', 'pulumi-up.log')})\ncatalogue ${this.catalogue!.packageRef} installed by Crossplane: ${this.catalogue!.xrds.length} XRDs; ${this.apiStyle.namespaced ? 'namespaced XR' : 'claim'} APIs ${this.catalogue!.claimCrds.join(', ')}`,
+      ({ res, split }) =>
+        [
+          `resources: ${JSON.stringify(res.summary.resourceChanges)}  (log ${path.join(dir, 'logs', 'pulumi-up.log')}, per resource ${path.join(dir, 'logs', 'pulumi-timeline.log')})`,
+          `stack set-up ${split.setUp.toFixed(1)} s, pulumi up ${split.up.toFixed(1)} s, then the packages Healthy and the export templates ${split.packages.toFixed(1)} s`,
+          `catalogue ${this.catalogue!.packageRef} installed by Crossplane: ${this.catalogue!.xrds.length} XRDs; ${this.apiStyle.namespaced ? 'namespaced XR' : 'claim'} APIs ${this.catalogue!.claimCrds.join(', ')}`,
+        ].join('\n'),
     );
+    this.stack = up.stack;
+  }
+
+  /** `pulumi up` beside the Crossplane start, its output in `logs/pulumi-up.log`, each resource's start and end in `logs/pulumi-timeline.log`. */
+  private async up(stack: Stack): Promise<UpResult> {
+    const out = fs.openSync(path.join(this.dir, 'logs', 'pulumi-up.log'), 'a');
+    const timelineFd = fs.openSync(path.join(this.dir, 'logs', 'pulumi-timeline.log'), 'a');
+    const timeline = resourceTimeline(timelineFd, Date.now());
+    try {
+      const [res] = await Promise.all([
+        stack.up({
+          color: 'never',
+          parallel: SANDBOX_PULUMI_PARALLEL,
+          onOutput: (s) => fs.writeSync(out, s),
+          onEvent: (e) => {
+            timeline(e);
+            // a component reports no end of its own: an app cluster's foundation is done when `<cluster>-objects`, which
+            // waits for it, starts
+            const started = e.resourcePreEvent?.metadata;
+            const cluster =
+              started?.type === 'kubernetes:yaml/v2:ConfigGroup' && started.urn.endsWith('-objects') ? started.urn.split('::').pop()!.slice(0, -8) : '';
+            if (cluster.startsWith('app-')) this.foundation(cluster).resolve();
+          },
+        }),
+        this.crossplaneStarting,
+      ]);
+      if (res.summary.result !== 'succeeded') throw new Error(`pulumi up: ${res.summary.result}`);
+      // every foundation exists now, whether or not its event was seen
+      for (const name of ['control-plane', 'app-1', 'app-2']) this.foundation(name).resolve();
+      return res;
+    } finally {
+      fs.closeSync(out);
+      fs.closeSync(timelineFd);
+    }
+  }
+
+  /**
+   * The gate of a stack cluster's foundation (`app-1`, `app-2`: resolved when pulumi up created it), or of the whole
+   * update (`control-plane`: resolved when pulumi up is through).
+   */
+  private foundation(cluster: string): { done: Promise<void>; resolve: () => void } {
+    let gate = this.foundations.get(cluster);
+    if (!gate) {
+      let resolve = () => {};
+      const done = new Promise<void>((r) => (resolve = r));
+      gate = { done, resolve };
+      this.foundations.set(cluster, gate);
+    }
+    return gate;
   }
 
   /** The stack's configuration: the pods topology (podsStackConfig), or runtime manifests with kubeconfig access. */
@@ -570,8 +636,8 @@ export class SandboxRun {
       );
     else
       await this.step(
-        'backend + 2 konnectors as local processes (tsx)',
-        () => this.startLocalProcesses(),
+        'backend + 2 konnectors as local processes (tsx; the konnectors started during pulumi up)',
+        () => this.localProcesses!,
         () => this.processes.map((p) => `${p.name}: pid ${p.child.pid}  log ${p.log}`).join('\n'),
       );
   }
@@ -590,6 +656,22 @@ export class SandboxRun {
 
   /** The backend and a konnector per app cluster as local processes (tsx), until the backend is ready. */
   private async startLocalProcesses(): Promise<void> {
+    // a konnector as soon as pulumi up created what it lists and watches, its cluster's binding CRDs; the backend once
+    // pulumi up is through: it writes the binder ClusterRoles the stack creates (a server-side apply conflict otherwise)
+    const konnectors = Promise.all(
+      this.apps!.map(async (a, i) => {
+        const port = await freePort();
+        await this.foundation(`app-${i + 1}`).done;
+        this.spawnLocal(`konnector-${a.name}`, path.join(REPO_ROOT, 'runtime', 'konnector', 'main.ts'), [
+          '--kubeconfig',
+          a.kubeconfigPath,
+          '--no-leader-elect',
+          `--health-address=127.0.0.1:${port}`,
+          '--heartbeat-interval=10s',
+        ]);
+      }),
+    );
+    await this.foundation('control-plane').done;
     const backend = this.spawnLocal('klutch-backend', path.join(REPO_ROOT, 'runtime', 'backend', 'main.ts'), [
       '--kubeconfig',
       this.cp!.kubeconfigPath,
@@ -604,15 +686,7 @@ export class SandboxRun {
       '--no-leader-elect',
       '--pretty-name=Klutch sandbox',
     ]);
-    for (const a of this.apps!) {
-      this.spawnLocal(`konnector-${a.name}`, path.join(REPO_ROOT, 'runtime', 'konnector', 'main.ts'), [
-        '--kubeconfig',
-        a.kubeconfigPath,
-        '--no-leader-elect',
-        `--health-address=127.0.0.1:${await freePort()}`,
-        '--heartbeat-interval=10s',
-      ]);
-    }
+    await konnectors;
     this.writeState();
     await eventually(
       'backend /readyz',
@@ -732,6 +806,19 @@ export class SandboxRun {
       stop: () => this.stop(),
     };
   }
+}
+
+/**
+ * An `onEvent` of `pulumi up` that writes a line per resource step to `fd`: the milliseconds since `t0`, `start` or
+ * `done`, the operation and the resource's type and name, so that the update's critical path can be read off.
+ */
+export function resourceTimeline(fd: number, t0: number): (e: EngineEvent) => void {
+  return (e) => {
+    const [what, m] = e.resourcePreEvent ? ['start', e.resourcePreEvent.metadata] : e.resOutputsEvent ? ['done ', e.resOutputsEvent.metadata] : [];
+    if (!what || !m) return;
+    const [, , type, name] = m.urn.split('::');
+    fs.writeSync(fd, `${String(Date.now() - t0).padStart(7)} ms  ${what}  ${m.op.padEnd(7)}  ${type?.split('$').pop()}  ${name}\n`);
+  };
 }
 
 /** The PIDs of a cluster's processes. */
