@@ -77,6 +77,11 @@ export class SpecUpReconciler {
   /** Upstream copies seen terminating while their app-cluster object waits: provider location → first seen (monotonic ms). */
   private readonly terminatingSince = new Map<string, number>();
   private readonly now: () => number;
+  /**
+   * Spec hashes by spec object: the informers hand out the same (never modified) object for every
+   * reconcile until the next event, and an object is reconciled about three times while it syncs.
+   */
+  private readonly specHashes = new WeakMap<object, string>();
 
   constructor(private readonly d: SpecUpDeps) {
     this.now = d.now ?? (() => performance.now());
@@ -141,10 +146,17 @@ export class SpecUpReconciler {
     if (!hasFinalizer(down, SYNCER_FINALIZER)) down = await this.addFinalizer(key, down);
 
     const spec = (down as { spec?: unknown }).spec;
-    const specHash = hashOf(spec ?? null);
+    const specHash = this.specHash(spec);
     if (up && isDeleting(up)) return undefined; // provider deleted it; recreate once it is gone (delete event)
     if (!up) return this.createUpstream(down, loc, specHash);
     return this.applySpec(down, up, loc, specHash);
+  }
+
+  private specHash(spec: unknown): string {
+    if (spec === null || typeof spec !== 'object') return hashOf(spec ?? null);
+    let h = this.specHashes.get(spec);
+    if (h === undefined) this.specHashes.set(spec, (h = hashOf(spec)));
+    return h;
   }
 
   /** Downstream is being deleted: delete upstream, then release the downstream object. */
