@@ -29,6 +29,7 @@ export const COLD_SECONDS: Readonly<Record<string, number>> = {
   'crossplane-2.3': 135,
   'crossplane-1.20': 110,
   'provider-anynines': 150,
+  'provider-anynines-v2': 150,
   dex: 90,
   helm: 60,
   coredns: 130,

@@ -5,12 +5,15 @@
 // `-- --kube` builds only the Kubernetes control plane, `-- --node` only the real node's binaries (kubelet,
 // kube-scheduler, kube-proxy, pause, pod-probe), `-- --crossplane` only the Crossplane harness, `-- --dex` only Dex
 // (the pod topology's OIDC provider, tools/dex), `-- --pods` only helm and CoreDNS (Crossplane as pods), `-- --a9s` only
-// provider-anynines (from the klutchio sources: fetched at the pinned commit into the cache, or KLUTCH_KIT_KLUTCHIO_SRC's mirror).
+// provider-anynines and provider-anynines-v2 (from the klutchio sources: fetched at the pinned commits into the cache, or the
+// mirrors of KLUTCH_KIT_KLUTCHIO_SRC and KLUTCH_KIT_KLUTCHIO_V2_SRC).
 // `-- --early` builds what every integration suite may need (the control plane, kubectl, crane), `-- --mid` what the
 // Crossplane 2.3 suites need beyond it, `-- --late` the rest (what only the late suites need). CI builds the early
 // components first and the others in the background while the checks and the suites run (scripts/_lanes.ts stages).
 import {
   A9S_COMPONENTS,
+  KLUTCHIO_PINS,
+  isA9sComponent,
   ALL_COMPONENTS,
   COMPONENTS,
   CROSSPLANE_COMPONENTS,
@@ -59,7 +62,7 @@ const components: readonly ComponentName[] = requested.length > 0 ? (requested a
 
 try {
   // provider-anynines is built from the klutchio sources: fetched first (git, once), so that its cache key can be planned
-  if (components.some((c) => (A9S_COMPONENTS as readonly string[]).includes(c))) await ensureKlutchioSource({ log });
+  for (const c of components) if (isA9sComponent(c)) await ensureKlutchioSource({ log, pin: KLUTCHIO_PINS[c] });
   for (const c of components) {
     const plan = planComponent(c);
     log(`${c}: ${isCached(plan) ? 'cached' : 'not cached'} (${plan.dir})`);

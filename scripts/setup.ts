@@ -8,7 +8,7 @@
  * per component with the estimate of what is left. Ends with the kubectl to use.
  */
 import { execFileSync } from 'node:child_process';
-import { A9S_COMPONENTS, ALL_COMPONENTS, isCached, pathKubectl, planComponent } from '../runtime/realinfra/build.js';
+import { A9S_COMPONENTS, ALL_COMPONENTS, KLUTCHIO_PINS, isCached, pathKubectl, planComponent } from '../runtime/realinfra/build.js';
 import { ensureKlutchioSource } from '../runtime/realinfra/klutchio.js';
 import { PULUMI_COMPONENTS, isPulumiCached, pathPulumi, planPulumiComponent } from '../runtime/realinfra/pulumi-build.js';
 import { MIN_GO } from '../sandbox/prerequisites.js';
@@ -38,11 +38,13 @@ let items: Item[] = [
   ...ALL_COMPONENTS.map((name) => ({ name, pulumi: false as const })),
   ...PULUMI_COMPONENTS.map((name) => ({ name, pulumi: true as const })),
 ];
-try {
-  await ensureKlutchioSource({ log });
-} catch (e) {
-  log(`provider-anynines: not built (${(e as Error).message}); only the a9s test suites need it`);
-  items = items.filter((i) => !(A9S_COMPONENTS as readonly string[]).includes(i.name));
+for (const c of A9S_COMPONENTS) {
+  try {
+    await ensureKlutchioSource({ log, pin: KLUTCHIO_PINS[c] });
+  } catch (e) {
+    log(`${c}: not built (${(e as Error).message}); only the a9s test suites need it`);
+    items = items.filter((i) => i.name !== c);
+  }
 }
 // A compatible kubectl or Pulumi CLI on PATH is used instead of a build (KLUTCH_KIT_USE_PATH_TOOLS=0: always build).
 const kubectlOnPath = pathKubectl({ log });

@@ -4,7 +4,7 @@
 //
 //  - Its package image is its own runtime image (runtime/image/crossplane.ts `packageRuntimeImage`: `package.yaml` of
 //    the klutchio sources + the static binary at upstream's `/usr/local/bin/provider`), pushed to the node's registry
-//    under the name the constructs' Provider uses (PROVIDER_ANYNINES_PACKAGE, rewritten by an ImageConfig).
+//    under the name the constructs' Provider uses (the flavour's default package, rewritten by an ImageConfig).
 //  - The `Provider` our constructs emit, with a DeploymentRuntimeConfig `provider-anynines` carrying `--poll` and the
 //    extra args; Crossplane creates its Deployment, ServiceAccount, RBAC and TLS Secrets.
 //  - `forwardPorts` (e.g. a broker stand-in on the host's 127.0.0.1): a forwarder of the harness on the node IP, same
@@ -14,26 +14,19 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { App, Chart } from 'cdk8s';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { DeploymentRuntimeConfig, Provider } from '../../constructs/crossplane/index.js';
-import { PROVIDER_ANYNINES_PACKAGE } from '../../constructs/topology/control-plane-cluster.js';
+import { AnyninesProviderFlavour, DeploymentRuntimeConfig, Provider } from '../../constructs/crossplane/index.js';
 import { packageRuntimeImage } from '../image/crossplane.js';
 import { writeLayout } from '../image/oci.js';
 import { pushLayoutImage } from '../image/registry.js';
 import { HarnessProcess } from './_process.js';
 import { applyManifests } from './apply.js';
-import { PROVIDER_ANYNINES_SOURCE, ensureComponent } from './build.js';
+import { ensureComponent } from './build.js';
 import { clientOf } from './client.js';
 import type { RealCluster } from './cluster.js';
 import { CROSSPLANE_NAMESPACE, FORWARDER_JS, type CrossplaneHarness } from './crossplane.js';
 import { ensureKlutchioSource } from './klutchio.js';
 import { killRegistered, removeEntry, RUN_ID_ENV, writeEntry } from './registry.js';
-import {
-  PROVIDER_ANYNINES_PREFIX,
-  ProviderAnyninesBase,
-  providerAnyninesPackageYaml,
-  type ProviderAnyninesHarness,
-  type ProviderAnyninesOptions,
-} from './anynines.js';
+import { ProviderAnyninesBase, providerAnyninesPackageYaml, type ProviderAnyninesHarness, type ProviderAnyninesOptions } from './anynines.js';
 
 /** The DeploymentRuntimeConfig of provider-anynines as pods (its flags). */
 export const PROVIDER_ANYNINES_RUNTIME = 'provider-anynines';
@@ -43,11 +36,14 @@ const POD_SELECTOR = 'pkg.crossplane.io/provider=provider-anynines';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-/** The `Provider` our constructs emit for provider-anynines, with a DeploymentRuntimeConfig carrying `args`. */
-export function providerAnyninesPodsObjects(args: readonly string[]): KubernetesObject[] {
+/** The `Provider` our constructs emit for provider-anynines of a flavour, with a DeploymentRuntimeConfig carrying `args`. */
+export function providerAnyninesPodsObjects(
+  args: readonly string[],
+  flavour: AnyninesProviderFlavour = AnyninesProviderFlavour.CLUSTER_SCOPED,
+): KubernetesObject[] {
   const chart = new Chart(new App(), 'harness-a9s-pods');
   new Provider(chart, 'ProviderAnynines', {
-    package: PROVIDER_ANYNINES_PACKAGE,
+    package: flavour.defaultPackage,
     name: 'provider-anynines',
     runtimeConfig: new DeploymentRuntimeConfig(chart, 'Runtime', { name: PROVIDER_ANYNINES_RUNTIME, args: [...args] }),
   });
@@ -82,11 +78,12 @@ export class PodsProviderHarness extends ProviderAnyninesBase implements Provide
     const node = this.cluster.node!;
     const t0 = Date.now();
     const el = () => `${((Date.now() - t0) / 1000).toFixed(1)} s`;
-    const tag = PROVIDER_ANYNINES_PACKAGE.slice(PROVIDER_ANYNINES_PACKAGE.lastIndexOf(':') + 1);
-    const src = this.opts.klutchioDir ?? (await ensureKlutchioSource({ log: this.opts.log }));
-    const binary = this.opts.binary ?? (await ensureComponent('provider-anynines', { log: this.opts.log, klutchioDir: src }));
+    const { component, pin, package: pkg, prefix } = this.build;
+    const tag = pkg.slice(pkg.lastIndexOf(':') + 1);
+    const src = this.opts.klutchioDir ?? (await ensureKlutchioSource({ log: this.opts.log, pin }));
+    const binary = this.opts.binary ?? (await ensureComponent(component, { log: this.opts.log, klutchioDir: src }));
     // The package image under the constructs' name (an ImageConfig rewrites it to the registry the pods pull from).
-    const rewritten = await this.xp.rewriteImages(PROVIDER_ANYNINES_PREFIX);
+    const rewritten = await this.xp.rewriteImages(prefix);
     const repoTag = `${rewritten.slice(rewritten.indexOf('/') + 1)}/provider-anynines:${tag}`;
     const image = packageRuntimeImage({
       title: 'provider-anynines',
@@ -129,14 +126,17 @@ export class PodsProviderHarness extends ProviderAnyninesBase implements Provide
       }
     }
     const args = [`--poll=${this.opts.pollInterval ?? '5s'}`, ...(this.opts.args ?? [])];
-    await applyManifests(this.cluster.kubeConfig, providerAnyninesPodsObjects(args), { fieldManager: 'klutch-kit-harness', continueOnError: false });
+    await applyManifests(this.cluster.kubeConfig, providerAnyninesPodsObjects(args, this.flavour), {
+      fieldManager: 'klutch-kit-harness',
+      continueOnError: false,
+    });
     this.log(`package image ${rewritten}/provider-anynines:${tag} pushed, Provider applied with ${args.join(' ')} (${el()})`);
     try {
       await this.xp.waitForPackage('Provider', 'provider-anynines', this.opts.readyTimeoutMs ?? 180_000);
     } catch (e) {
       throw new Error(`${(e as Error).message}\n--- provider-anynines pod ---\n${await this.podLog(40)}`, { cause: e });
     }
-    this.log(`${this.version} (klutchio ${PROVIDER_ANYNINES_SOURCE.commit}) Healthy as a pod (${el()})`);
+    this.log(`${component} ${this.version} (klutchio ${pin.commit}) Healthy as a pod (${el()})`);
   }
 
   /** The last lines of the provider pod's log (also written to `logFile`). */

@@ -1,8 +1,10 @@
 // provider-anynines on the Crossplane harness: built from the klutchio sources (build.ts), its package image
 // (`package/crossplane.yaml` + CRDs of those sources) pushed to the harness registry under the name the
-// constructs' Provider uses (PROVIDER_ANYNINES_PACKAGE, rewritten by an ImageConfig), installed by
+// constructs' Provider uses (the flavour's default package, rewritten by an ImageConfig), installed by
 // Crossplane's package manager from the `Provider` our constructs emit, and run — as the package runtime
-// would — once its CRDs are established.
+// would — once its CRDs are established. Either flavour (AnyninesProviderFlavour): the cluster-scoped one of
+// Klutch's release (`provider-anynines`), or the namespaced one of Klutch's Crossplane v2 branch
+// (`provider-anynines-v2`, for namespaced XRs on Crossplane 2.x).
 //
 // It runs in a network namespace of its own (its controller-runtime metrics listener takes `:8080` with no
 // flag to move it, which provider-kubernetes already holds in the harness's namespace), made through a user
@@ -14,10 +16,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { App, Chart } from 'cdk8s';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { Provider } from '../../constructs/crossplane/index.js';
+import { AnyninesProviderFlavour, Provider } from '../../constructs/crossplane/index.js';
 import { PROVIDER_ANYNINES_PACKAGE } from '../../constructs/topology/control-plane-cluster.js';
 import { applyManifests, waitForCrdsEstablished } from './apply.js';
-import { PROVIDER_ANYNINES_SOURCE, ensureComponent } from './build.js';
+import { type A9sComponentName, KLUTCHIO_PINS, ensureComponent } from './build.js';
+import type { KlutchioPin } from './klutchio.js';
 import { ensureKlutchioSource } from './klutchio.js';
 import { CROSSPLANE_NAMESPACE, FORWARDER_JS, type CrossplaneHarness } from './crossplane.js';
 import { clientOf } from './client.js';
@@ -32,14 +35,33 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** The registry prefix of PROVIDER_ANYNINES_PACKAGE that the harness rewrites to its registry. */
 export const PROVIDER_ANYNINES_PREFIX = PROVIDER_ANYNINES_PACKAGE.slice(0, PROVIDER_ANYNINES_PACKAGE.lastIndexOf('/'));
+
+/** What the harness builds and installs for a flavour: the component (and so the klutchio pin) and the package the constructs name. */
+export function providerAnyninesBuild(flavour: AnyninesProviderFlavour = AnyninesProviderFlavour.CLUSTER_SCOPED): {
+  readonly component: A9sComponentName;
+  readonly pin: KlutchioPin;
+  readonly package: string;
+  /** The registry prefix of `package` the harness rewrites to its registry. */
+  readonly prefix: string;
+} {
+  const component: A9sComponentName = flavour === AnyninesProviderFlavour.NAMESPACED ? 'provider-anynines-v2' : 'provider-anynines';
+  const pkg = flavour.defaultPackage;
+  return { component, pin: KLUTCHIO_PINS[component], package: pkg, prefix: pkg.slice(0, pkg.lastIndexOf('/')) };
+}
 /** The CRD whose establishment starts the provider. */
 const READY_CRD = 'serviceinstances.dataservices.anynines.com';
 const HEALTH_PORT = 8081;
 
 export interface ProviderAnyninesOptions {
-  /** The provider binary. @default ensureComponent('provider-anynines') (builds it from the klutchio sources on a cold cache) */
+  /**
+   * Which provider-anynines: cluster-scoped managed resources (Klutch 1.5.0, for claims) or namespaced ones (Klutch's
+   * Crossplane v2 branch, for namespaced XRs; Crossplane 2.x only). Pass the catalogue's `apiStyle.anyninesProvider`.
+   * @default AnyninesProviderFlavour.CLUSTER_SCOPED
+   */
+  readonly flavour?: AnyninesProviderFlavour;
+  /** The provider binary. @default ensureComponent() of the flavour's component (built from its klutchio sources on a cold cache) */
   readonly binary?: string;
-  /** The klutchio sources (package metadata and CRDs). @default ensureKlutchioSource() (fetched at the pinned commit, or KLUTCH_KIT_KLUTCHIO_SRC's mirror) */
+  /** The klutchio sources (package metadata and CRDs). @default ensureKlutchioSource() of the flavour's pin (fetched at the pinned commit, or its variable's mirror) */
   readonly klutchioDir?: string;
   /** Ports on the host's 127.0.0.1 the provider must reach (broker stand-ins); it reaches them at `127.0.0.1:<port>` in its namespace. */
   readonly forwardPorts?: readonly number[];
@@ -69,8 +91,10 @@ export interface ProviderAnyninesHarness {
   /** Its network namespace, as the kernel names it (`net:[…]`); it ends with its processes. Empty as a pod. */
   readonly networkNamespace: string;
   readonly logFile: string;
-  /** The klutchio release it was built from. */
+  /** The klutchio release (the package tag) it was built from. */
   readonly version: string;
+  /** Which provider-anynines runs. */
+  readonly flavour: AnyninesProviderFlavour;
   /** The provider's process (undefined as a pod: Crossplane's package runtime runs it). */
   readonly pid: number | undefined;
   /** The host processes of the harness: the provider and its forwarders, or as a pod only its forwarder. */
@@ -83,10 +107,10 @@ export interface ProviderAnyninesHarness {
 
 type Obj = KubernetesObject & { spec?: Record<string, unknown>; status?: Record<string, unknown> & { conditions?: Array<Record<string, string>> } };
 
-/** The `Provider` our constructs emit for provider-anynines (the control plane's, unchanged). */
-export function providerAnyninesObject(): Obj {
+/** The `Provider` our constructs emit for provider-anynines of a flavour (the control plane's, unchanged). */
+export function providerAnyninesObject(flavour: AnyninesProviderFlavour = AnyninesProviderFlavour.CLUSTER_SCOPED): Obj {
   const chart = new Chart(new App(), 'harness-a9s');
-  new Provider(chart, 'ProviderAnynines', { package: PROVIDER_ANYNINES_PACKAGE, name: 'provider-anynines' });
+  new Provider(chart, 'ProviderAnynines', { package: flavour.defaultPackage, name: 'provider-anynines' });
   return (chart.toJson() as Obj[])[0]!;
 }
 
@@ -103,7 +127,10 @@ export function providerAnyninesPackageYaml(klutchioDir: string): string {
 export abstract class ProviderAnyninesBase {
   hostIp = '';
   readonly logFile: string;
-  readonly version = PROVIDER_ANYNINES_SOURCE.version;
+  readonly flavour: AnyninesProviderFlavour;
+  readonly version: string;
+  /** What runs: the flavour's component, klutchio pin and package. */
+  protected readonly build: ReturnType<typeof providerAnyninesBuild>;
   protected readonly dir: string;
   protected readonly registryFile: string;
 
@@ -111,6 +138,9 @@ export abstract class ProviderAnyninesBase {
     protected readonly cluster: RealCluster,
     protected readonly opts: ProviderAnyninesOptions,
   ) {
+    this.flavour = opts.flavour ?? AnyninesProviderFlavour.CLUSTER_SCOPED;
+    this.build = providerAnyninesBuild(this.flavour);
+    this.version = this.build.pin.version;
     this.dir = path.join(cluster.dir, 'provider-anynines');
     fs.mkdirSync(this.dir, { recursive: true });
     this.logFile = path.join(this.dir, 'provider-anynines.log');
@@ -175,17 +205,21 @@ class Harness extends ProviderAnyninesBase implements ProviderAnyninesHarness {
     const timeoutMs = this.opts.readyTimeoutMs ?? 180_000;
     const t0 = Date.now();
     const el = () => `${((Date.now() - t0) / 1000).toFixed(1)} s`;
-    const tag = PROVIDER_ANYNINES_PACKAGE.slice(PROVIDER_ANYNINES_PACKAGE.lastIndexOf(':') + 1);
-    if (tag !== PROVIDER_ANYNINES_SOURCE.version) {
+    const { component, pin, package: pkg, prefix } = this.build;
+    if (this.flavour === AnyninesProviderFlavour.NAMESPACED && xp.version === '1.20') {
       throw new Error(
-        `realinfra: provider-anynines: the constructs' default package ${PROVIDER_ANYNINES_PACKAGE} is not the version the harness builds (${PROVIDER_ANYNINES_SOURCE.version})`,
+        `startProviderAnynines: ${this.flavour.describe()} needs Crossplane 2.x (namespaced managed resources of namespaced XRs); the cluster runs Crossplane 1.20`,
       );
     }
-    const src = this.opts.klutchioDir ?? (await ensureKlutchioSource({ log: this.opts.log }));
-    const binary = this.opts.binary ?? (await ensureComponent('provider-anynines', { log: this.opts.log, klutchioDir: src }));
+    const tag = pkg.slice(pkg.lastIndexOf(':') + 1);
+    if (tag !== pin.version) {
+      throw new Error(`realinfra: ${component}: the constructs' default package ${pkg} is not the version the harness builds (${pin.version})`);
+    }
+    const src = this.opts.klutchioDir ?? (await ensureKlutchioSource({ log: this.opts.log, pin }));
+    const binary = this.opts.binary ?? (await ensureComponent(component, { log: this.opts.log, klutchioDir: src }));
 
     // The package image under the constructs' name, through an ImageConfig rewrite.
-    const rewritten = await xp.rewriteImages(PROVIDER_ANYNINES_PREFIX);
+    const rewritten = await xp.rewriteImages(prefix);
     await xp.pushPackage(`${rewritten}/provider-anynines:${tag}`, { packageYaml: providerAnyninesPackageYaml(src) });
     // What the package runtime would need: the TLS server Secret Crossplane 2.x names in the revision.
     const k8sTls = await clientOf(this.cluster.kubeConfig).request<{ data: Record<string, string> }>(
@@ -202,11 +236,11 @@ class Harness extends ProviderAnyninesBase implements ProviderAnyninesHarness {
           metadata: { name: 'provider-anynines-tls-server', namespace: CROSSPLANE_NAMESPACE },
           data: k8sTls.data,
         } as KubernetesObject,
-        providerAnyninesObject(),
+        providerAnyninesObject(this.flavour),
       ],
       { fieldManager: 'klutch-kit-harness', continueOnError: false },
     );
-    this.log(`package ${PROVIDER_ANYNINES_PACKAGE} pushed (${rewritten}) and Provider applied (${el()})`);
+    this.log(`package ${pkg} pushed (${rewritten}) and Provider applied (${el()})`);
 
     // Its namespace, held by the namespace forwarder (the API server and forwardPorts on its 127.0.0.1 → unix sockets
     // → the host forwarder → the host's 127.0.0.1; its health port the other way, to nsIp on the host).
@@ -279,9 +313,7 @@ class Harness extends ProviderAnyninesBase implements ProviderAnyninesHarness {
     );
     await this.markRevision(xp.version !== '1.20', true);
     await xp.waitForPackage('Provider', 'provider-anynines', timeoutMs);
-    this.log(
-      `${this.version} (klutchio ${PROVIDER_ANYNINES_SOURCE.commit}) running in ${this.networkNamespace}, healthz on ${this.nsIp}:${HEALTH_PORT} (${el()})`,
-    );
+    this.log(`${component} ${this.version} (klutchio ${pin.commit}) running in ${this.networkNamespace}, healthz on ${this.nsIp}:${HEALTH_PORT} (${el()})`);
   }
 
   /** What the package runtime reports on 2.x: the revision's TLS Secret name, then (the process running) RuntimeHealthy. */

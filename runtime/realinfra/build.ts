@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { KLUTCHIO_SOURCE_ENV, ensureKlutchioSource, klutchioCheckoutDir, klutchioSourceKind } from './klutchio.js';
+import { type KlutchioPin, ensureKlutchioSource, klutchioCheckoutDir, klutchioSourceKind } from './klutchio.js';
 import { KUBECTL_TOOL, type PathTool, type ToolLookup, findPathTool, pathToolsEnabled, systemToolLookup } from './path-tools.js';
 
 /** A Kubernetes control-plane binary this package builds from a Go wrapper module under `tools/`. */
@@ -27,9 +27,11 @@ export type CrossplaneComponentName = 'crossplane-2.3' | 'crossplane-1.20' | 'fu
 
 /**
  * A binary built from sources outside the repository: provider-anynines from the klutchio sources, fetched at the
- * pinned commit into the cache or taken from a mirror (`KLUTCH_KIT_KLUTCHIO_SRC`; klutchio.ts).
+ * pinned commit into the cache or taken from a mirror (klutchio.ts): `provider-anynines` from klutchio's release
+ * (cluster-scoped managed resources; mirror `KLUTCH_KIT_KLUTCHIO_SRC`), `provider-anynines-v2` from Klutch's
+ * Crossplane v2 branch (namespaced managed resources; mirror `KLUTCH_KIT_KLUTCHIO_V2_SRC`).
  */
-export type A9sComponentName = 'provider-anynines';
+export type A9sComponentName = 'provider-anynines' | 'provider-anynines-v2';
 
 /**
  * A client built from the same wrapper module (and so the same Kubernetes release) as kube-apiserver: kubectl,
@@ -70,7 +72,12 @@ export const CROSSPLANE_COMPONENTS: readonly CrossplaneComponentName[] = [
 ];
 
 /** The a9s harness's binaries (built from the klutchio sources, not from a wrapper module). */
-export const A9S_COMPONENTS: readonly A9sComponentName[] = ['provider-anynines'];
+export const A9S_COMPONENTS: readonly A9sComponentName[] = ['provider-anynines', 'provider-anynines-v2'];
+
+/** True for the components built from klutchio sources (A9S_COMPONENTS). */
+export function isA9sComponent(name: string): name is A9sComponentName {
+  return (A9S_COMPONENTS as readonly string[]).includes(name);
+}
 
 /** The OIDC provider of the pod topology. */
 export const DEX_COMPONENTS: readonly DexComponentName[] = ['dex'];
@@ -143,10 +150,13 @@ export function assertNotBuiltLater(name: string, env: NodeJS.ProcessEnv = proce
  * klutchio's public repository (fetched and checked by klutchio.ts; a plain folder of them is checked against the
  * trees: `git rev-parse <commit>:<folder>`), and the constructs' `PROVIDER_ANYNINES_PACKAGE` carries this version
  * (a unit test ties the two). `provider-anynines/build` is a submodule (crossplane/build, its Makefile's harness)
- * the Go build does not read.
+ * the Go build does not read. Its managed resources are cluster-scoped (`AnyninesProviderFlavour.CLUSTER_SCOPED`).
  */
-export const PROVIDER_ANYNINES_SOURCE = {
+export const PROVIDER_ANYNINES_SOURCE: KlutchioPin = {
+  component: 'provider-anynines',
+  label: 'v1.5.0',
   version: 'v1.5.0',
+  env: 'KLUTCH_KIT_KLUTCHIO_SRC',
   repository: 'https://github.com/anynines/klutchio.git',
   commit: '0b4539e812e01710b8fd0ef20db347d230b1dbbb',
   trees: {
@@ -155,26 +165,56 @@ export const PROVIDER_ANYNINES_SOURCE = {
     'clients/a9s-backup-manager': 'c99d7281001e4b735611a4f7c887938bd6adb6a4',
   },
   submodules: { 'provider-anynines/build': '3cf6663fafcf22f5cb3e7b90cf21d981faa52230' },
-} as const;
+};
+
+/**
+ * provider-anynines from Klutch's Crossplane v2 branch (`migration-crossplane-v2`, tip 51671bc, unreleased): the same
+ * group, its ServiceInstance, ServiceBinding, Backup and Restore namespaced (`AnyninesProviderFlavour.NAMESPACED`),
+ * the ServiceBinding's connection Secret in the managed resource's namespace. Pinned and checked like
+ * PROVIDER_ANYNINES_SOURCE; `version` is the tag of the package Klutch's branch installs (the constructs'
+ * `PROVIDER_ANYNINES_NAMESPACED_PACKAGE`, a unit test ties the two).
+ */
+export const PROVIDER_ANYNINES_V2_SOURCE: KlutchioPin = {
+  component: 'provider-anynines-v2',
+  label: 'branch migration-crossplane-v2',
+  version: 'KLT-877',
+  env: 'KLUTCH_KIT_KLUTCHIO_V2_SRC',
+  repository: 'https://github.com/anynines/klutchio.git',
+  commit: '51671bc5753c8ad246a22969d67419dda9646a02',
+  trees: {
+    'provider-anynines': '24499cc2f0cf0935d7b3fa7247ba61f96f2f23ff',
+    'clients/a9s-open-service-broker': '6efb4e7c3acd9aeb589b9b04bead0646e69e6d6b',
+    'clients/a9s-backup-manager': 'c99d7281001e4b735611a4f7c887938bd6adb6a4',
+  },
+  submodules: { 'provider-anynines/build': '3cf6663fafcf22f5cb3e7b90cf21d981faa52230' },
+};
+
+/** The klutchio sources each a9s component is built from. */
+export const KLUTCHIO_PINS: Readonly<Record<A9sComponentName, KlutchioPin>> = {
+  'provider-anynines': PROVIDER_ANYNINES_SOURCE,
+  'provider-anynines-v2': PROVIDER_ANYNINES_V2_SOURCE,
+};
 
 /** The folders of the klutchio sources provider-anynines is built from (its go.mod replaces the two clients). */
 export const KLUTCHIO_SOURCE_FOLDERS: readonly string[] = ['provider-anynines', 'clients/a9s-open-service-broker', 'clients/a9s-backup-manager'];
 
 /**
- * Where the klutchio sources are (or will be, once `ensureKlutchioSource()` of klutchio.ts fetched them): the plain
- * folder `KLUTCH_KIT_KLUTCHIO_SRC` names, else the pinned commit's checkout in the cache, `<cache>/klutchio/<commit>`.
+ * Where the klutchio sources of a pin are (or will be, once `ensureKlutchioSource()` of klutchio.ts fetched them): the
+ * plain folder its variable (`KLUTCH_KIT_KLUTCHIO_SRC`, `KLUTCH_KIT_KLUTCHIO_V2_SRC`) names, else the pinned commit's
+ * checkout in the cache, `<cache>/klutchio/<commit>`.
  */
-export function klutchioSourceDir(opts: { cacheRoot?: string } = {}): string {
-  const env = process.env[KLUTCHIO_SOURCE_ENV];
+export function klutchioSourceDir(opts: { cacheRoot?: string; pin?: KlutchioPin } = {}): string {
+  const pin = opts.pin ?? PROVIDER_ANYNINES_SOURCE;
+  const env = process.env[pin.env];
   if (env && env.trim() !== '') {
-    const kind = klutchioSourceKind(env.trim());
+    const kind = klutchioSourceKind(env.trim(), pin);
     if (kind.kind === 'folder') return kind.dir;
   }
-  return klutchioCheckoutDir(opts);
+  return klutchioCheckoutDir({ cacheRoot: opts.cacheRoot, pin });
 }
 
-/** Throws an error naming every missing part of the klutchio sources in `dir`. */
-export function checkKlutchioSource(dir: string): void {
+/** Throws an error naming every missing part of the klutchio sources of `pin` in `dir`. */
+export function checkKlutchioSource(dir: string, pin: KlutchioPin = PROVIDER_ANYNINES_SOURCE): void {
   const missing = [
     ...KLUTCHIO_SOURCE_FOLDERS.flatMap((f) => ['go.mod', 'go.sum'].map((g) => path.join(dir, f, g))),
     path.join(dir, 'provider-anynines', 'cmd', 'provider', 'main.go'),
@@ -182,9 +222,9 @@ export function checkKlutchioSource(dir: string): void {
   ].filter((f) => !fs.existsSync(f));
   if (missing.length > 0) {
     throw new Error(
-      `realinfra: provider-anynines: the klutchio sources are incomplete or absent in ${dir}; missing: ${missing.join(', ')}. ` +
-        `ensureComponent('provider-anynines') fetches klutchio ${PROVIDER_ANYNINES_SOURCE.version} (commit ${PROVIDER_ANYNINES_SOURCE.commit}) from ` +
-        `${PROVIDER_ANYNINES_SOURCE.repository} into the cache, or set ${KLUTCHIO_SOURCE_ENV} to a mirror: a git repository that holds the commit, or a folder ` +
+      `realinfra: ${pin.component}: the klutchio sources are incomplete or absent in ${dir}; missing: ${missing.join(', ')}. ` +
+        `ensureComponent('${pin.component}') fetches klutchio ${pin.label} (commit ${pin.commit}) from ` +
+        `${pin.repository} into the cache, or set ${pin.env} to a mirror: a git repository that holds the commit, or a folder ` +
         `of its provider-anynines/, clients/a9s-open-service-broker/ and clients/a9s-backup-manager/`,
     );
   }
@@ -245,7 +285,7 @@ export interface EnsureBinariesOptions {
   readonly goBinary?: string;
   /** Seconds between "still building" progress lines. @default 30 */
   readonly heartbeatSeconds?: number;
-  /** The klutchio sources (provider-anynines only). @default ensureKlutchioSource() of klutchio.ts (fetched into the cache, or the mirror of KLUTCH_KIT_KLUTCHIO_SRC) */
+  /** The klutchio sources (provider-anynines and provider-anynines-v2 only). @default ensureKlutchioSource() of klutchio.ts with the component's pin (fetched into the cache, or the mirror of its variable) */
   readonly klutchioDir?: string;
 }
 
@@ -357,6 +397,12 @@ const SPECS: Record<ComponentName, ComponentSpec> = {
     pkg: './cmd/provider',
     ldflags: () => '-s -w',
   },
+  'provider-anynines-v2': {
+    name: 'provider-anynines-v2',
+    module: '',
+    pkg: './cmd/provider',
+    ldflags: () => '-s -w',
+  },
   dex: {
     name: 'dex',
     module: 'dex',
@@ -457,7 +503,7 @@ export function planComponent(
 ): ComponentPlan {
   const spec = SPECS[name];
   if (!spec) throw new Error(`realinfra: unknown component "${String(name)}"; expected one of ${ALL_COMPONENTS.join(', ')}`);
-  if (name === 'provider-anynines') return planKlutchioComponent(name, opts);
+  if (isA9sComponent(name)) return planKlutchioComponent(name, opts);
   const toolsDir = opts.toolsDir ?? defaultToolsDir();
   const moduleDir = path.join(toolsDir, spec.module);
   const goModPath = path.join(moduleDir, 'go.mod');
@@ -479,15 +525,16 @@ export function planComponent(
 }
 
 /**
- * provider-anynines: `go build ./cmd/provider` in `<klutchio>/provider-anynines` (read-only is fine: the
+ * provider-anynines (either pin): `go build ./cmd/provider` in `<klutchio>/provider-anynines` (read-only is fine: the
  * binary goes to the cache). Key: every file of the three source folders, the go version, the flags.
  */
 function planKlutchioComponent(
   name: A9sComponentName,
   opts: { cacheRoot?: string; toolsDir?: string; klutchioDir?: string; goBinary?: string },
 ): ComponentPlan {
-  const src = opts.klutchioDir ?? klutchioSourceDir({ cacheRoot: opts.cacheRoot });
-  checkKlutchioSource(src);
+  const pin = KLUTCHIO_PINS[name];
+  const src = opts.klutchioDir ?? klutchioSourceDir({ cacheRoot: opts.cacheRoot, pin });
+  checkKlutchioSource(src, pin);
   const spec = SPECS[name];
   const args = ['build', ...GO_BUILD_FLAGS, '-ldflags', spec.ldflags(''), '-o', name, spec.pkg];
   const hash = createHash('sha256');
@@ -691,8 +738,8 @@ async function runGoBuild(
 export async function ensureComponent(name: ComponentName, opts: EnsureBinariesOptions = {}): Promise<string> {
   const log = opts.log ?? (() => {});
   assertNotBuiltLater(name);
-  if (name === 'provider-anynines' && opts.klutchioDir === undefined)
-    opts = { ...opts, klutchioDir: await ensureKlutchioSource({ cacheRoot: opts.cacheRoot, log }) };
+  if (isA9sComponent(name) && opts.klutchioDir === undefined)
+    opts = { ...opts, klutchioDir: await ensureKlutchioSource({ cacheRoot: opts.cacheRoot, log, pin: KLUTCHIO_PINS[name] }) };
   const plan = planComponent(name, opts);
   if (isCached(plan)) return plan.binary;
   return withLock(`${plan.dir}.lock`, log, name, async () => {

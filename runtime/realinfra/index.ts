@@ -84,18 +84,19 @@ export { CLUSTER_DNS, clusterDnsKubeletConfig, clusterDnsObjects, startClusterDn
 export { clientOf } from './client.js';
 export { type ProbeResult, probe } from './probe.js';
 // provider-anynines on a harness cluster with Crossplane, built from the klutchio sources (fetched at the pinned commit, or the
-// mirror of `KLUTCH_KIT_KLUTCHIO_SRC`):
+// mirror of `KLUTCH_KIT_KLUTCHIO_SRC`; the namespaced flavour of Klutch's Crossplane v2 branch: `KLUTCH_KIT_KLUTCHIO_V2_SRC`):
 // for users who prove their own a9s-backed Compositions against the real provider, as test/integration/a9s/ does.
 export {
   type ProviderAnyninesHarness,
   type ProviderAnyninesOptions,
   PROVIDER_ANYNINES_PREFIX,
+  providerAnyninesBuild,
   providerAnyninesObject,
   providerAnyninesPackageYaml,
   startProviderAnynines,
 } from './anynines.js';
-export { PROVIDER_ANYNINES_SOURCE, klutchioSourceDir } from './build.js';
-export { KLUTCHIO_SOURCE_ENV, type KlutchioPin, type KlutchioSourceOptions, ensureKlutchioSource } from './klutchio.js';
+export { PROVIDER_ANYNINES_SOURCE, PROVIDER_ANYNINES_V2_SOURCE, klutchioSourceDir } from './build.js';
+export { KLUTCHIO_SOURCE_ENV, KLUTCHIO_V2_SOURCE_ENV, type KlutchioPin, type KlutchioSourceOptions, ensureKlutchioSource } from './klutchio.js';
 // The process supervisor the harness uses for its components (start, log file, exit, stop), for
 // scripts that start further processes from the same binaries (scripts/_scale-apps.ts).
 export { HarnessProcess, type HarnessProcessOptions } from './_process.js';

@@ -1,8 +1,9 @@
 // The klutchio sources provider-anynines is built from (build.ts), pinned to one commit of klutchio's public
-// repository (PROVIDER_ANYNINES_SOURCE): fetched with the git command into the cache, <cache>/klutchio/<commit>/,
-// and checked against that commit id. Without network access, KLUTCH_KIT_KLUTCHIO_SRC names a mirror instead: a
-// git repository that holds the commit (fetched and checked the same way) or a plain folder of the sources, which
-// is checked against the git tree ids of the three folders at the pinned commit (computed here, no git needed).
+// repository (PROVIDER_ANYNINES_SOURCE; PROVIDER_ANYNINES_V2_SOURCE for Klutch's Crossplane v2 branch): fetched with
+// the git command into the cache, <cache>/klutchio/<commit>/, and checked against that commit id. Without network
+// access, the pin's variable (KLUTCH_KIT_KLUTCHIO_SRC, KLUTCH_KIT_KLUTCHIO_V2_SRC) names a mirror instead: a git
+// repository that holds the commit (fetched and checked the same way) or a plain folder of the sources, which is
+// checked against the git tree ids of the three folders at the pinned commit (computed here, no git needed).
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -11,9 +12,19 @@ import { KLUTCHIO_SOURCE_FOLDERS, PROVIDER_ANYNINES_SOURCE, checkKlutchioSource,
 
 /** The environment variable naming an offline mirror of klutchio: a git repository (URL or folder) or a plain folder of the sources. */
 export const KLUTCHIO_SOURCE_ENV = 'KLUTCH_KIT_KLUTCHIO_SRC';
+/** The same for the sources of Klutch's Crossplane v2 branch (provider-anynines with namespaced managed resources). */
+export const KLUTCHIO_V2_SOURCE_ENV = 'KLUTCH_KIT_KLUTCHIO_V2_SRC';
 
 /** What the sources must be: a commit of a repository, and the git tree ids of the folders the build reads at that commit. */
 export interface KlutchioPin {
+  /** The component built from them (build.ts). */
+  readonly component: 'provider-anynines' | 'provider-anynines-v2';
+  /** What the commit is, for messages (`v1.5.0`, `branch migration-crossplane-v2`). */
+  readonly label: string;
+  /** The tag of the provider package the constructs name for this build. */
+  readonly version: string;
+  /** The environment variable naming a mirror of these sources. */
+  readonly env: string;
   /** The repository fetched when no mirror is set. */
   readonly repository: string;
   /** The full commit id (40 hex digits). */
@@ -46,8 +57,8 @@ export interface KlutchioSourceOptions {
 /** Where a source is: a git repository to fetch the commit from, or a plain folder to check in place. */
 export type KlutchioSourceKind = { readonly kind: 'git'; readonly url: string } | { readonly kind: 'folder'; readonly dir: string };
 
-const envSource = (): string | undefined => {
-  const v = process.env[KLUTCHIO_SOURCE_ENV];
+const envSource = (pin: KlutchioPin): string | undefined => {
+  const v = process.env[pin.env];
   return v && v.trim() !== '' ? v.trim() : undefined;
 };
 
@@ -55,13 +66,13 @@ const envSource = (): string | undefined => {
  * A URL (`https://…`, `file://…`, `ssh://…`, `git@host:path`) or the folder of a git repository (a work tree with
  * `.git`, or a bare repository) is fetched from; any other existing folder is a plain copy of the sources.
  */
-export function klutchioSourceKind(source: string): KlutchioSourceKind {
+export function klutchioSourceKind(source: string, pin: KlutchioPin = PROVIDER_ANYNINES_SOURCE): KlutchioSourceKind {
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(source) || /^[^/\s]+@[^/\s:]+:/.test(source)) return { kind: 'git', url: source };
   const dir = path.resolve(source);
   if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {
     throw new Error(
-      `realinfra: provider-anynines: ${KLUTCHIO_SOURCE_ENV}=${source}: ${dir} is not a folder. Set it to a git repository that holds klutchio ` +
-        `commit ${PROVIDER_ANYNINES_SOURCE.commit} (a URL or a folder) or to a folder of the sources at that commit, or unset it to fetch ${PROVIDER_ANYNINES_SOURCE.repository}`,
+      `realinfra: ${pin.component}: ${pin.env}=${source}: ${dir} is not a folder. Set it to a git repository that holds klutchio ` +
+        `commit ${pin.commit} (a URL or a folder) or to a folder of the sources at that commit, or unset it to fetch ${pin.repository}`,
     );
   }
   const gitRepo = fs.existsSync(path.join(dir, '.git')) || (fs.existsSync(path.join(dir, 'HEAD')) && fs.existsSync(path.join(dir, 'objects')));
@@ -117,16 +128,16 @@ function gitObjectId(type: 'blob' | 'tree', content: Buffer): string {
  * that differs with both ids. `what` says where the sources came from.
  */
 export function checkKlutchioTrees(dir: string, pin: KlutchioPin, what: string): void {
-  checkKlutchioSource(dir);
+  checkKlutchioSource(dir, pin);
   const wrong = KLUTCHIO_SOURCE_FOLDERS.map((f) => ({ f, want: pin.trees[f], got: gitTreeId(dir, f, pin.submodules) ?? '(empty)' })).filter(
     (t) => t.got !== t.want,
   );
   if (wrong.length > 0) {
     throw new Error(
-      `realinfra: provider-anynines: the klutchio sources in ${dir} (${what}) are not commit ${pin.commit}: ` +
+      `realinfra: ${pin.component}: the klutchio sources in ${dir} (${what}) are not commit ${pin.commit}: ` +
         wrong.map((t) => `${t.f}/ has tree ${t.got}, expected ${t.want}`).join('; ') +
         `. Put an unmodified copy of that commit there (git -C <klutchio clone> archive ${pin.commit} ${KLUTCHIO_SOURCE_FOLDERS.join(' ')} | tar -x -C <folder>), ` +
-        `or point ${KLUTCHIO_SOURCE_ENV} at a git repository that holds the commit`,
+        `or point ${pin.env} at a git repository that holds the commit`,
     );
   }
 }
@@ -143,12 +154,12 @@ const checkedFolders = new Set<string>();
 export async function ensureKlutchioSource(opts: KlutchioSourceOptions = {}): Promise<string> {
   const pin = opts.pin ?? PROVIDER_ANYNINES_SOURCE;
   const log = opts.log ?? (() => {});
-  const fromEnv = opts.source === undefined ? envSource() : undefined;
+  const fromEnv = opts.source === undefined ? envSource(pin) : undefined;
   const source = opts.source ?? fromEnv ?? pin.repository;
-  const kind = klutchioSourceKind(source);
+  const kind = klutchioSourceKind(source, pin);
   if (kind.kind === 'folder') {
     if (!checkedFolders.has(`${kind.dir}\0${pin.commit}`)) {
-      checkKlutchioTrees(kind.dir, pin, fromEnv !== undefined ? `${KLUTCHIO_SOURCE_ENV}` : 'the folder given');
+      checkKlutchioTrees(kind.dir, pin, fromEnv !== undefined ? `${pin.env}` : 'the folder given');
       checkedFolders.add(`${kind.dir}\0${pin.commit}`);
       log(`klutchio: ${kind.dir} holds the trees of commit ${pin.commit}`);
     }
@@ -165,23 +176,23 @@ export async function ensureKlutchioSource(opts: KlutchioSourceOptions = {}): Pr
     const started = Date.now();
     const hint =
       kind.url === pin.repository
-        ? `Without network access, set ${KLUTCHIO_SOURCE_ENV} to a mirror: a git repository that holds the commit (a URL or a folder) or a folder of the sources at that commit`
-        : `Check ${KLUTCHIO_SOURCE_ENV}=${kind.url}: it must be a git repository that holds the commit, or unset it to fetch ${pin.repository}`;
+        ? `Without network access, set ${pin.env} to a mirror: a git repository that holds the commit (a URL or a folder) or a folder of the sources at that commit`
+        : `Check ${pin.env}=${kind.url}: it must be a git repository that holds the commit, or unset it to fetch ${pin.repository}`;
     try {
       log(`klutchio: fetching commit ${pin.commit} from ${kind.url} into ${dir} …`);
-      await runGit(git, ['init', '-q'], tmp, log, opts.heartbeatSeconds);
+      await runGit(git, ['init', '-q'], tmp, log, pin, opts.heartbeatSeconds);
       try {
-        await runGit(git, ['fetch', '-q', '--depth', '1', kind.url, pin.commit], tmp, log, opts.heartbeatSeconds, 'still fetching');
+        await runGit(git, ['fetch', '-q', '--depth', '1', kind.url, pin.commit], tmp, log, pin, opts.heartbeatSeconds, 'still fetching');
       } catch (e) {
         if (e instanceof GitNotFoundError) throw e;
-        throw new Error(`realinfra: provider-anynines: cannot fetch klutchio commit ${pin.commit} from ${kind.url}: ${(e as Error).message}. ${hint}`, {
+        throw new Error(`realinfra: ${pin.component}: cannot fetch klutchio commit ${pin.commit} from ${kind.url}: ${(e as Error).message}. ${hint}`, {
           cause: e,
         });
       }
-      await runGit(git, ['-c', 'advice.detachedHead=false', 'checkout', '-q', 'FETCH_HEAD'], tmp, log, opts.heartbeatSeconds);
-      const head = (await runGit(git, ['rev-parse', 'HEAD'], tmp, log, opts.heartbeatSeconds)).trim();
+      await runGit(git, ['-c', 'advice.detachedHead=false', 'checkout', '-q', 'FETCH_HEAD'], tmp, log, pin, opts.heartbeatSeconds);
+      const head = (await runGit(git, ['rev-parse', 'HEAD'], tmp, log, pin, opts.heartbeatSeconds)).trim();
       if (head !== pin.commit) {
-        throw new Error(`realinfra: provider-anynines: ${kind.url} gave commit ${head} where ${pin.commit} was asked for; the sources are not used. ${hint}`);
+        throw new Error(`realinfra: ${pin.component}: ${kind.url} gave commit ${head} where ${pin.commit} was asked for; the sources are not used. ${hint}`);
       }
       checkKlutchioTrees(tmp, pin, `fetched from ${kind.url}`);
       fs.rmSync(dir, { recursive: true, force: true });
@@ -197,16 +208,24 @@ export async function ensureKlutchioSource(opts: KlutchioSourceOptions = {}): Pr
 
 /** Thrown when the git command does not run: says what needs it and how to do without. */
 export class GitNotFoundError extends Error {
-  constructor(git: string) {
+  constructor(git: string, pin: KlutchioPin = PROVIDER_ANYNINES_SOURCE) {
     super(
-      `realinfra: provider-anynines: the git command "${git}" was not found; it fetches the klutchio sources once. ` +
-        `Install git (Debian: apt-get install git), or set ${KLUTCHIO_SOURCE_ENV} to a folder of the sources at commit ${PROVIDER_ANYNINES_SOURCE.commit}`,
+      `realinfra: ${pin.component}: the git command "${git}" was not found; it fetches the klutchio sources once. ` +
+        `Install git (Debian: apt-get install git), or set ${pin.env} to a folder of the sources at commit ${pin.commit}`,
     );
     this.name = 'GitNotFoundError';
   }
 }
 
-async function runGit(git: string, args: readonly string[], cwd: string, log: (l: string) => void, heartbeatSeconds = 30, still?: string): Promise<string> {
+async function runGit(
+  git: string,
+  args: readonly string[],
+  cwd: string,
+  log: (l: string) => void,
+  pin: KlutchioPin,
+  heartbeatSeconds = 30,
+  still?: string,
+): Promise<string> {
   const started = Date.now();
   const child = spawn(git, args, { cwd, env: { ...process.env, GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
@@ -219,7 +238,7 @@ async function runGit(git: string, args: readonly string[], cwd: string, log: (l
   timer?.unref();
   try {
     const code = await new Promise<number | null>((resolve, reject) => {
-      child.on('error', (e: NodeJS.ErrnoException) => reject(e.code === 'ENOENT' ? new GitNotFoundError(git) : e));
+      child.on('error', (e: NodeJS.ErrnoException) => reject(e.code === 'ENOENT' ? new GitNotFoundError(git, pin) : e));
       child.on('close', (c) => resolve(c));
     });
     if (code !== 0) {

@@ -68,7 +68,16 @@ function standIn(): { repo: string; pin: KlutchioPin } {
   git(repo, 'commit', '-q', '-m', 'sources');
   const commit = git(repo, 'rev-parse', 'HEAD');
   const trees = Object.fromEntries(KLUTCHIO_SOURCE_FOLDERS.map((f) => [f, git(repo, 'rev-parse', `HEAD:${f}`)]));
-  return { repo, pin: { repository: `file://${path.join(repo, 'no-such-repository.git')}`, commit, trees, submodules: { [SUBMODULE]: SUBMODULE_COMMIT } } };
+  return {
+    repo,
+    pin: {
+      ...PROVIDER_ANYNINES_SOURCE,
+      repository: `file://${path.join(repo, 'no-such-repository.git')}`,
+      commit,
+      trees,
+      submodules: { [SUBMODULE]: SUBMODULE_COMMIT },
+    },
+  };
 }
 
 // One stand-in for every test, only read (each test fetches into a cache folder of its own).

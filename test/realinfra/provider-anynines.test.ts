@@ -5,26 +5,33 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { PROVIDER_ANYNINES_PACKAGE } from '../../constructs/topology/index.js';
+import { AnyninesProviderFlavour } from '../../constructs/crossplane/index.js';
+import { ApiStyle } from '../../constructs/dataservice/index.js';
+import { PROVIDER_ANYNINES_NAMESPACED_PACKAGE, PROVIDER_ANYNINES_PACKAGE } from '../../constructs/topology/index.js';
 import {
   A9S_COMPONENTS,
   ALL_COMPONENTS,
   KLUTCHIO_SOURCE_FOLDERS,
+  LATE_COMPONENTS,
   PROVIDER_ANYNINES_SOURCE,
+  PROVIDER_ANYNINES_V2_SOURCE,
   checkKlutchioSource,
   klutchioSourceDir,
   planComponent,
 } from '../../runtime/realinfra/build.js';
-import { PROVIDER_ANYNINES_PREFIX, providerAnyninesObject, providerAnyninesPackageYaml } from '../../runtime/realinfra/anynines.js';
+import { PROVIDER_ANYNINES_PREFIX, providerAnyninesBuild, providerAnyninesObject, providerAnyninesPackageYaml } from '../../runtime/realinfra/anynines.js';
 
 const tag = (ref: string) => ref.slice(ref.lastIndexOf(':') + 1);
 const tmp: string[] = [];
-const saved = process.env['KLUTCH_KIT_KLUTCHIO_SRC'];
+const ENVS = ['KLUTCH_KIT_KLUTCHIO_SRC', 'KLUTCH_KIT_KLUTCHIO_V2_SRC'];
+const saved = ENVS.map((e) => process.env[e]);
 
 afterEach(() => {
   for (const d of tmp.splice(0)) fs.rmSync(d, { recursive: true, force: true });
-  if (saved === undefined) delete process.env['KLUTCH_KIT_KLUTCHIO_SRC'];
-  else process.env['KLUTCH_KIT_KLUTCHIO_SRC'] = saved;
+  ENVS.forEach((e, i) => {
+    if (saved[i] === undefined) delete process.env[e];
+    else process.env[e] = saved[i];
+  });
 });
 
 /** A minimal klutchio-shaped tree (what planComponent reads; nothing is built). */
@@ -57,9 +64,64 @@ describe('provider-anynines in the harness', () => {
     });
   });
 
-  it('is built by `npm run realinfra` (the last component)', () => {
-    expect(A9S_COMPONENTS).toEqual(['provider-anynines']);
-    expect(ALL_COMPONENTS[ALL_COMPONENTS.length - 1]).toBe('provider-anynines');
+  it('is built by `npm run realinfra` (the last components, both flavours, in the late stage)', () => {
+    expect(A9S_COMPONENTS).toEqual(['provider-anynines', 'provider-anynines-v2']);
+    expect(ALL_COMPONENTS.slice(-2)).toEqual(['provider-anynines', 'provider-anynines-v2']);
+    expect(LATE_COMPONENTS).toEqual(expect.arrayContaining(['provider-anynines', 'provider-anynines-v2']));
+  });
+
+  it('the API style picks the provider flavour, and the flavour the build and package: namespaced XRs → Klutch’s v2 branch (commit 51671bc)', () => {
+    expect(ApiStyle.CLAIMS.anyninesProvider).toBe(AnyninesProviderFlavour.CLUSTER_SCOPED);
+    expect(ApiStyle.NAMESPACED_XR.anyninesProvider).toBe(AnyninesProviderFlavour.NAMESPACED);
+    expect(providerAnyninesBuild(ApiStyle.CLAIMS.anyninesProvider)).toEqual({
+      component: 'provider-anynines',
+      pin: PROVIDER_ANYNINES_SOURCE,
+      package: PROVIDER_ANYNINES_PACKAGE,
+      prefix: PROVIDER_ANYNINES_PREFIX,
+    });
+    const v2 = providerAnyninesBuild(ApiStyle.NAMESPACED_XR.anyninesProvider);
+    expect(v2).toEqual({
+      component: 'provider-anynines-v2',
+      pin: PROVIDER_ANYNINES_V2_SOURCE,
+      package: PROVIDER_ANYNINES_NAMESPACED_PACKAGE,
+      prefix: 'public.ecr.aws/h6x7g6i7/klutch',
+    });
+    expect(tag(PROVIDER_ANYNINES_NAMESPACED_PACKAGE)).toBe(PROVIDER_ANYNINES_V2_SOURCE.version);
+    expect(PROVIDER_ANYNINES_V2_SOURCE).toMatchObject({
+      commit: '51671bc5753c8ad246a22969d67419dda9646a02',
+      env: 'KLUTCH_KIT_KLUTCHIO_V2_SRC',
+      trees: { 'provider-anynines': '24499cc2f0cf0935d7b3fa7247ba61f96f2f23ff' },
+    });
+    // the clients are the same trees as the release's: only provider-anynines differs
+    for (const f of KLUTCHIO_SOURCE_FOLDERS.filter((x) => x !== 'provider-anynines'))
+      expect(PROVIDER_ANYNINES_V2_SOURCE.trees[f]).toBe(PROVIDER_ANYNINES_SOURCE.trees[f]);
+    expect(providerAnyninesObject(AnyninesProviderFlavour.NAMESPACED)).toMatchObject({ spec: { package: PROVIDER_ANYNINES_NAMESPACED_PACKAGE } });
+  });
+
+  it('provider-anynines-v2: its sources in the plain folder KLUTCH_KIT_KLUTCHIO_V2_SRC names (not the release’s variable), its own cache folder and key', () => {
+    const cacheRoot = path.join('/c', 'cache');
+    delete process.env['KLUTCH_KIT_KLUTCHIO_V2_SRC'];
+    const release = fakeKlutchio();
+    process.env['KLUTCH_KIT_KLUTCHIO_SRC'] = release;
+    expect(klutchioSourceDir({ cacheRoot, pin: PROVIDER_ANYNINES_V2_SOURCE })).toBe(path.join(cacheRoot, 'klutchio', PROVIDER_ANYNINES_V2_SOURCE.commit));
+    const v2 = fakeKlutchio();
+    process.env['KLUTCH_KIT_KLUTCHIO_V2_SRC'] = v2;
+    expect(klutchioSourceDir({ cacheRoot, pin: PROVIDER_ANYNINES_V2_SOURCE })).toBe(v2);
+    expect(klutchioSourceDir({ cacheRoot })).toBe(release);
+    const a = planComponent('provider-anynines', { klutchioDir: release, cacheRoot, goBinary: '/nonexistent/go' });
+    const b = planComponent('provider-anynines-v2', { klutchioDir: v2, cacheRoot, goBinary: '/nonexistent/go' });
+    expect(path.basename(b.binary)).toBe('provider-anynines-v2');
+    expect(path.basename(b.dir)).toMatch(/^provider-anynines-v2-[0-9a-f]{64}$/);
+    expect(b.key).not.toBe(a.key);
+    // missing sources: the error names the v2 component, its commit and its variable
+    const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'klutchio-empty-'));
+    tmp.push(empty);
+    expect(() => planComponent('provider-anynines-v2', { klutchioDir: empty })).toThrow(
+      new RegExp(
+        `^realinfra: provider-anynines-v2: the klutchio sources are incomplete or absent in ${empty}; missing: .*go\\.mod.*` +
+          `klutchio branch migration-crossplane-v2 \\(commit ${PROVIDER_ANYNINES_V2_SOURCE.commit}\\).*set KLUTCH_KIT_KLUTCHIO_V2_SRC to a mirror`,
+      ),
+    );
   });
 
   it('finds the sources in the plain folder KLUTCH_KIT_KLUTCHIO_SRC names, else in the cache at the pinned commit', () => {
