@@ -89,6 +89,8 @@ export interface DataServiceRecord {
   /** The backends (each a cluster-scoped Composition of its name) and the ProviderConfigs each uses. */
   readonly backends: ReadonlyArray<{ readonly name: string; readonly automation: string; readonly providerConfigs: readonly ProviderConfigRecord[] }>;
   readonly exportTemplate: { readonly namespace: string; readonly name: string };
+  /** The `value` of its API style (`Claims`, `NamespacedXR`): which provider-anynines its a9s backends compose for. */
+  readonly apiStyle: string;
 }
 
 /** What a cluster does when something is registered with it (every member optional). */

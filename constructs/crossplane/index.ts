@@ -15,6 +15,7 @@ export * from './secret-key-ref.js';
 export * from './provider-config.js';
 export * from './kubernetes-provider-config.js';
 export * from './anynines-provider-config.js';
+export * from './anynines-provider-flavour.js';
 export * from './crossplane-version.js';
 export * from './crossplane-install.js';
 export * from './configuration-package.js';

@@ -1,5 +1,5 @@
 import { EnumLike, enumMembers } from '../_enum-like.js';
-import { CrossplaneVersion } from '../crossplane/index.js';
+import { AnyninesProviderFlavour, CrossplaneVersion } from '../crossplane/index.js';
 import { celString, fail } from './_util.js';
 
 /** API version of provider-kubernetes' cluster-scoped `Object` (Crossplane 1.20 and 2.x). */
@@ -16,7 +16,8 @@ export const PROVIDER_KUBERNETES_NAMESPACED_OBJECT_API_VERSION = 'kubernetes.m.c
  *   the composite resource itself is the bound kind (`PostgresqlInstance`); Crossplane's fields are
  *   under `spec.crossplane`; Compositions compose namespaced resources (provider-kubernetes'
  *   `kubernetes.m.crossplane.io` `Object` with a `ClusterProviderConfig`) and credentials as a
- *   composed Secret. Needs Crossplane 2.x.
+ *   composed Secret. Needs Crossplane 2.x. Its a9s Compositions compose the namespaced managed resources of
+ *   provider-anynines from Klutch's Crossplane v2 branch (`anyninesProvider`).
  */
 export class ApiStyle extends EnumLike {
   /** XRD with claims (the default while Klutch's `main` is claim-based). */
@@ -49,6 +50,15 @@ export class ApiStyle extends EnumLike {
   /** True for namespaced XRs. */
   public get namespaced(): boolean {
     return this === ApiStyle.NAMESPACED_XR;
+  }
+
+  /**
+   * The provider-anynines this style's a9s Compositions compose for: the cluster-scoped one (Klutch 1.5.0) for
+   * claims, the namespaced one (Klutch's Crossplane v2 branch) for namespaced XRs, which compose only namespaced
+   * resources. The one place that ties an API style to a provider; `ControlPlaneCluster` installs what it says.
+   */
+  public get anyninesProvider(): AnyninesProviderFlavour {
+    return this.namespaced ? AnyninesProviderFlavour.NAMESPACED : AnyninesProviderFlavour.CLUSTER_SCOPED;
   }
 
   /**

@@ -203,6 +203,7 @@ export class DataService extends Construct implements IDataService {
       claimPlural,
       backends: this.backends.map((b) => ({ name: b.name, automation: `${b.automation}`, providerConfigs: b.providerConfigs(this.model) })),
       exportTemplate: { namespace: props.exportTemplateNamespace ?? DEFAULT_EXPORT_TEMPLATE_NAMESPACE, name: claimPlural },
+      apiStyle: style.value,
     });
   }
 

@@ -21,6 +21,7 @@ import { bindingCrds } from '../../contract/api/index.js';
 import { Catalogue, CatalogueProps, type ICatalogueProviderConfigs } from '../catalogue/index.js';
 import {
   AnyninesProviderConfig,
+  AnyninesProviderFlavour,
   AnyninesServiceType,
   type AnyninesTls,
   type IProviderConfig,
@@ -37,6 +38,7 @@ import {
   PackageDependencyKind,
 } from '../crossplane/index.js';
 import {
+  ApiStyle,
   CONTROL_PLANE_KUBERNETES_CLUSTER_PROVIDER_CONFIG,
   CONTROL_PLANE_KUBERNETES_PROVIDER_CONFIG,
   DataService,
@@ -60,8 +62,10 @@ import { bindClusterRole } from '../runtime/_role-binding.js';
 import { CatalogueInstall } from './catalogue-install.js';
 import { ClusterChart, ClusterRole } from './cluster-chart.js';
 
-/** provider-anynines as released with Klutch 1.5.0. */
-export const PROVIDER_ANYNINES_PACKAGE = 'public.ecr.aws/w5n9a2g2/klutch/provider-anynines:v1.5.0';
+/** provider-anynines as released with Klutch 1.5.0 (cluster-scoped managed resources, for claims). */
+export const PROVIDER_ANYNINES_PACKAGE = AnyninesProviderFlavour.CLUSTER_SCOPED.defaultPackage;
+/** provider-anynines of Klutch's Crossplane v2 branch (namespaced managed resources, for namespaced XRs; unreleased). */
+export const PROVIDER_ANYNINES_NAMESPACED_PACKAGE = AnyninesProviderFlavour.NAMESPACED.defaultPackage;
 /** Namespace of Crossplane and of the APIServiceExportTemplates. */
 export const CROSSPLANE_NAMESPACE = 'crossplane-system';
 
@@ -108,6 +112,25 @@ export interface ControlPlaneBackendProps extends Partial<BindBackendProps> {
   readonly httpRoute?: BackendHttpRouteProps;
 }
 
+/** The Crossplane packages of a {@link ControlPlaneCluster}. */
+export interface ControlPlanePackages {
+  /** @default PROVIDER_KUBERNETES_PACKAGE */
+  readonly providerKubernetes?: string;
+  /**
+   * provider-anynines. @default - the package of `providerAnyninesFlavour`: PROVIDER_ANYNINES_PACKAGE for claims,
+   * PROVIDER_ANYNINES_NAMESPACED_PACKAGE for the namespaced API style
+   */
+  readonly providerAnynines?: string;
+  /**
+   * Which provider-anynines `providerAnynines` is: the scope of its managed resources. The a9s data services of this
+   * cluster must compose for it (`ApiStyle.anyninesProvider`), else the synth fails naming both.
+   * @default - the flavour of `providerAnynines` when it is one of klutch-kit's defaults, else the one the catalogue's API style needs
+   */
+  readonly providerAnyninesFlavour?: AnyninesProviderFlavour;
+  /** @default function-patch-and-transform of klutch-kit's pin */
+  readonly patchAndTransform?: string;
+}
+
 export interface ControlPlaneClusterProps {
   /** Cluster name and output folder. @default "control-plane" */
   readonly clusterName?: string;
@@ -138,7 +161,7 @@ export interface ControlPlaneClusterProps {
   /** The Crossplane install (version, install method, args). @default - Crossplane 2.x as an Argo CD Application */
   readonly crossplane?: CrossplaneInstallProps;
   /** Package references. @default - klutch-kit's pinned versions */
-  readonly packages?: { readonly providerKubernetes?: string; readonly providerAnynines?: string; readonly patchAndTransform?: string };
+  readonly packages?: ControlPlanePackages;
   /** Ingress class for backend and Dex. @default - cluster default */
   readonly ingressClassName?: string;
   /** TLS Secret for the host. @default - none */
@@ -177,6 +200,8 @@ export class ControlPlaneCluster extends ClusterChart {
   public readonly crossplane: CrossplaneInstall;
   public readonly providerKubernetes: Provider;
   public readonly providerAnynines: Provider;
+  /** Which provider-anynines `providerAnynines` is (cluster-scoped or namespaced managed resources). */
+  public readonly anyninesProvider: AnyninesProviderFlavour;
   public readonly patchAndTransform: XpFunction;
   /** The backend's monitoring, when `monitoring` is set. */
   public readonly monitoring?: KlutchMonitoring;
@@ -214,6 +239,7 @@ export class ControlPlaneCluster extends ClusterChart {
     this.crossplane = xp.install;
     this.providerKubernetes = xp.providerKubernetes;
     this.providerAnynines = xp.providerAnynines;
+    this.anyninesProvider = xp.anyninesProvider;
     this.patchAndTransform = xp.patchAndTransform;
     this.kubernetesProviderConfig = this.addProviderConfig(KUBERNETES_PROVIDER_CONFIG);
 
@@ -253,6 +279,7 @@ export class ControlPlaneCluster extends ClusterChart {
     install: CrossplaneInstall;
     providerKubernetes: Provider;
     providerAnynines: Provider;
+    anyninesProvider: AnyninesProviderFlavour;
     patchAndTransform: XpFunction;
   } {
     const install = new CrossplaneInstall(this, 'Crossplane', { namespace: CROSSPLANE_NAMESPACE, ...props.crossplane });
@@ -261,8 +288,9 @@ export class ControlPlaneCluster extends ClusterChart {
       name: 'provider-kubernetes',
       runtimeConfig: new DeploymentRuntimeConfig(this, 'ProviderKubernetesRuntime', { name: 'provider-kubernetes', serviceAccountName: 'provider-kubernetes' }),
     });
+    const anyninesProvider = ControlPlaneCluster.anyninesProviderOf(props);
     const providerAnynines = new Provider(this, 'ProviderAnynines', {
-      package: props.packages?.providerAnynines ?? PROVIDER_ANYNINES_PACKAGE,
+      package: props.packages?.providerAnynines ?? anyninesProvider.defaultPackage,
       name: 'provider-anynines',
     });
     const patchAndTransform = XpFunction.patchAndTransform(this, 'FunctionPatchAndTransform', {
@@ -282,7 +310,26 @@ export class ControlPlaneCluster extends ClusterChart {
         name: 'klutch-provider-kubernetes-a8s',
       },
     );
-    return { install, providerKubernetes, providerAnynines, patchAndTransform };
+    return { install, providerKubernetes, providerAnynines, anyninesProvider, patchAndTransform };
+  }
+
+  /**
+   * The provider-anynines flavour to install: `packages.providerAnyninesFlavour`, else that of a default package given,
+   * else the one the catalogue's API style composes for (claims when there is no catalogue).
+   */
+  private static anyninesProviderOf(props: ControlPlaneClusterProps): AnyninesProviderFlavour {
+    const P = 'ControlPlaneClusterProps.packages';
+    const given = props.packages?.providerAnyninesFlavour;
+    if (given !== undefined && !(given instanceof AnyninesProviderFlavour)) {
+      fail(`${P}.providerAnyninesFlavour`, given, 'must be AnyninesProviderFlavour.CLUSTER_SCOPED or AnyninesProviderFlavour.NAMESPACED');
+    }
+    const pkg = props.packages?.providerAnynines;
+    const known = pkg === undefined ? undefined : AnyninesProviderFlavour.ofPackage(pkg);
+    if (given && known && given !== known) {
+      fail(`${P}.providerAnyninesFlavour`, given.value, `contradicts ${P}.providerAnynines ${pkg}, which is ${known.describe()}`);
+    }
+    const style = props.catalogue ? props.catalogue.apiStyle : undefined;
+    return given ?? known ?? (style instanceof ApiStyle ? style : ApiStyle.CLAIMS).anyninesProvider;
   }
 
   /** Where the backend and Dex run and how the backend signs users in (an error when `dex: false` leaves no issuer). */
@@ -399,7 +446,8 @@ export class ControlPlaneCluster extends ClusterChart {
       // The package needs what its Compositions use; the chart installs them too.
       pkg.addDependency(dependencyOn(PackageDependencyKind.FUNCTION, this.patchAndTransform.packageRef));
       if (c.providerConfigs.kubernetes.length > 0) pkg.addDependency(dependencyOn(PackageDependencyKind.PROVIDER, this.providerKubernetes.packageRef));
-      if (c.providerConfigs.serviceBrokers.length + c.providerConfigs.backupManagers.length > 0) {
+      // A tag that is no version (the v2 branch's KLT-877) cannot be a dependency's semver constraint: the Provider object installs it.
+      if (c.providerConfigs.serviceBrokers.length + c.providerConfigs.backupManagers.length > 0 && isVersionTagged(this.providerAnynines.packageRef)) {
         pkg.addDependency(dependencyOn(PackageDependencyKind.PROVIDER, this.providerAnynines.packageRef));
       }
     }
@@ -514,6 +562,18 @@ export class ControlPlaneCluster extends ClusterChart {
    * one made elsewhere (`ProviderConfig.fromName`) is the user's to create.
    */
   private checkProviderConfigsOf(ds: DataServiceRecord): void {
+    const a9s = ds.backends.find((b) => b.automation === 'a9s');
+    const style = ApiStyle.all.find((s) => s.value === ds.apiStyle) ?? ApiStyle.CLAIMS;
+    const needed = style.anyninesProvider;
+    if (a9s && needed !== this.anyninesProvider) {
+      throw new Error(
+        `DataService ${ds.path}: its a9s backend "${a9s.name}" (API style ${style.value}) composes the managed resources of ` +
+          `${needed.describe()}, but control plane "${this.clusterName}" installs ${this.anyninesProvider.describe(this.providerAnynines.packageRef)}; ` +
+          `${needed.value === 'Namespaced' ? 'namespaced composite resources compose only namespaced resources' : 'claims compose its cluster-scoped resources'}. ` +
+          `Give the a9s data services one API style, and set ControlPlaneClusterProps.packages.providerAnynines (and providerAnyninesFlavour: ` +
+          `AnyninesProviderFlavour.${needed === AnyninesProviderFlavour.NAMESPACED ? 'NAMESPACED' : 'CLUSTER_SCOPED'}) to a package of that provider, or leave them unset`,
+      );
+    }
     for (const b of ds.backends) {
       for (const pc of b.providerConfigs) {
         if (pc === CONTROL_PLANE_KUBERNETES_PROVIDER_CONFIG) continue; // emitted by the constructor
@@ -554,6 +614,12 @@ export class ControlPlaneCluster extends ClusterChart {
   public claimApisOfKind(kind: string): readonly ClaimApiInfo[] {
     return this.registry.claimApis.filter((a) => a.kind === kind);
   }
+}
+
+/** True when a package reference's tag is a semantic version (`…:v1.5.0`), which a dependency constraint can name. */
+function isVersionTagged(ref: string): boolean {
+  const tag = /:([^/:@]+)$/.exec(ref)?.[1];
+  return tag === undefined || /^v?\d+\.\d+\.\d+([-+].*)?$/.test(tag);
 }
 
 /** provider-kubernetes' ServiceAccount (named by its DeploymentRuntimeConfig). */
