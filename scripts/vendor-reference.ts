@@ -1,7 +1,9 @@
 /**
  * Copies the reference CRDs klutch-kit builds on from the shared reference folder
  * (`../shared/reference`, or $KLUTCH_REFERENCE) into `imports/crds/`, byte for byte, and writes
- * `imports/crds/SOURCES.md` (origin file, upstream repository, tag, commit, sha256).
+ * `imports/crds/SOURCES.md` (origin file, upstream repository, tag, commit, sha256). A group whose release the
+ * reference does not hold is read from its Go module instead (`goModule`: `go mod download`, checked against
+ * the checksum database, into the Go module cache).
  *
  *   npx tsx scripts/vendor-reference.ts            # copy + write SOURCES.md
  *   npx tsx scripts/vendor-reference.ts --check    # fail when imports/crds differs from the reference
@@ -9,6 +11,7 @@
  * Run it only when the reference changes; `npm run import` then works offline from imports/crds.
  */
 import { createHash } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,8 +23,10 @@ const out = join(root, 'imports', 'crds');
 interface Group {
   /** Folder under imports/crds. */
   dir: string;
-  /** Folder under the reference. */
+  /** Folder under the reference, or under the Go module's root with `goModule`. */
   from: string;
+  /** `module@version` to read `from` in, instead of the reference folder. */
+  goModule?: string;
   files: string[];
   origin: string;
 }
@@ -47,9 +52,11 @@ const VENDORED: Group[] = [
   },
   {
     dir: 'crossplane/v1.20',
-    from: 'crossplane/v1.20',
+    from: 'cluster/crds',
+    goModule: 'github.com/crossplane/crossplane@v1.20.13',
     files: XP_FILES,
-    origin: '`github.com/crossplane/crossplane` tag `v1.20.11`, commit `7e2a292f1493b86504ede4db22bff2a78608157c`, `cluster/crds/`',
+    origin:
+      '`github.com/crossplane/crossplane` tag `v1.20.13`, commit `c562034c1158e7050813f36aa3bd2529bf44d10f`, `cluster/crds/` (from its Go module: the reference folder holds v1.20.11)',
   },
   {
     dir: 'provider-kubernetes',
@@ -117,6 +124,25 @@ function sha256(b: Buffer): string {
   return createHash('sha256').update(b).digest('hex');
 }
 
+const moduleDirs = new Map<string, string>();
+/** The folder of `module@version` in the Go module cache (`go mod download`, verified against the checksum database). */
+function moduleDir(id: string): string {
+  let dir = moduleDirs.get(id);
+  if (!dir) {
+    const info = JSON.parse(execFileSync(process.env.KLUTCH_KIT_GO ?? 'go', ['mod', 'download', '-json', id], { cwd: root, encoding: 'utf8' })) as {
+      Dir?: string;
+      Error?: string;
+    };
+    if (!info.Dir) {
+      console.error(`vendor-reference: go mod download ${id}: ${info.Error ?? 'no Dir in the output'}`);
+      process.exit(2);
+    }
+    dir = info.Dir;
+    moduleDirs.set(id, dir);
+  }
+  return dir;
+}
+
 function main(): void {
   const check = process.argv.includes('--check');
   if (!existsSync(reference)) {
@@ -128,9 +154,9 @@ function main(): void {
   for (const g of VENDORED) {
     mkdirSync(join(out, g.dir), { recursive: true });
     for (const f of g.files) {
-      const src = join(reference, g.from, f);
+      const src = g.goModule ? join(moduleDir(g.goModule), g.from, f) : join(reference, g.from, f);
       if (!existsSync(src)) {
-        console.error(`vendor-reference: ${src} is missing from the reference`);
+        console.error(`vendor-reference: ${src} is missing from ${g.goModule ?? 'the reference'}`);
         process.exit(2);
       }
       const data = readFileSync(src);
@@ -138,7 +164,7 @@ function main(): void {
       if (check) {
         if (!existsSync(dst) || !readFileSync(dst).equals(data)) differ.push(`imports/crds/${g.dir}/${f}`);
       } else writeFileSync(dst, data);
-      rows.push(`| \`${g.dir}/${f}\` | \`${g.from}/${f}\` | \`${sha256(data).slice(0, 16)}\` |`);
+      rows.push(`| \`${g.dir}/${f}\` | \`${g.goModule ? `${g.goModule}/` : ''}${g.from}/${f}\` | \`${sha256(data).slice(0, 16)}\` |`);
     }
   }
   const md = [
@@ -158,7 +184,7 @@ function main(): void {
     '',
     '## Files',
     '',
-    '| file here | file in the reference folder | sha256 (first 16 hex) |',
+    '| file here | file in the reference folder (or the Go module) | sha256 (first 16 hex) |',
     '| --- | --- | --- |',
     ...rows,
     '',

@@ -1,6 +1,6 @@
 /**
  * Flags of `crossplane core start` per minor version, read from `cmd/crossplane/core/core.go`
- * (startCommand, including aliases) and the global `--debug` at tags v1.20.11, v2.0.8, v2.1.8,
+ * (startCommand, including aliases) and the global `--debug` at tags v1.20.11 (unchanged in v1.20.13), v2.0.8, v2.1.8,
  * v2.2.4 and v2.3.4 of crossplane/crossplane. `removed` are hidden v1 flags that 2.x keeps only
  * to fail on start-up with an explanation.
  * @internal

@@ -145,7 +145,7 @@ export class CrossplaneInstall extends Construct {
     super(scope, id);
     const p = 'CrossplaneInstallProps';
     if (props.version !== undefined && !(props.version instanceof CrossplaneVersion)) {
-      fail(`${p}.version`, props.version, 'must be a CrossplaneVersion (e.g. CrossplaneVersion.V2_3 or CrossplaneVersion.of("1.20.11"))');
+      fail(`${p}.version`, props.version, 'must be a CrossplaneVersion (e.g. CrossplaneVersion.V2_3 or CrossplaneVersion.of("1.20.13"))');
     }
     this.version = props.version ?? CrossplaneVersion.V2_3;
     this.namespace = checkDnsLabel(`${p}.namespace`, props.namespace ?? 'crossplane-system');

@@ -13,8 +13,8 @@ export class CrossplaneVersion {
   public static readonly V2_1 = new CrossplaneVersion('2.1.8');
   /** Crossplane 2.0.8. */
   public static readonly V2_0 = new CrossplaneVersion('2.0.8');
-  /** Crossplane 1.20.11, the final v1 minor (what Klutch runs). */
-  public static readonly V1_20 = new CrossplaneVersion('1.20.11');
+  /** Crossplane 1.20.13, the final v1 minor (what Klutch runs). */
+  public static readonly V1_20 = new CrossplaneVersion('1.20.13');
 
   /** Any supported release, e.g. `CrossplaneVersion.of('2.3.2')` or `'v1.20.0'`. */
   public static of(version: string): CrossplaneVersion {

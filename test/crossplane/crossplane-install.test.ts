@@ -37,7 +37,7 @@ describe('CrossplaneInstall', () => {
   it('on 1.20 adds --enable-ssa-claims automatically (the konnector server-side-applies claims)', () => {
     const { install, out } = synth({ version: CrossplaneVersion.V1_20, args: ['--debug'] });
     expect(install.args).toEqual(['--debug', SSA_CLAIMS_FLAG]);
-    expect(out[1].spec.source.targetRevision).toBe('1.20.11');
+    expect(out[1].spec.source.targetRevision).toBe('1.20.13');
     expect(out[1].spec.source.helm.valuesObject).toEqual({ args: ['--debug', '--enable-ssa-claims'] });
     expect(synth({ version: CrossplaneVersion.V1_20, args: ['--enable-ssa-claims'] }).install.args).toEqual(['--enable-ssa-claims']);
     expect(synth({ version: CrossplaneVersion.V2_3 }).install.args).not.toContain(SSA_CLAIMS_FLAG);
@@ -87,7 +87,7 @@ describe('CrossplaneInstall', () => {
     expect(rel.metadata).toEqual({ name: 'crossplane', namespace: 'flux-system' });
     expect(rel.spec.chart.spec).toEqual({
       chart: 'crossplane',
-      version: '1.20.11',
+      version: '1.20.13',
       sourceRef: { kind: 'HelmRepository', name: 'crossplane-stable', namespace: 'flux-system' },
     });
     expect(rel.spec.targetNamespace).toBe('crossplane-system');
@@ -117,7 +117,7 @@ describe('CrossplaneInstall', () => {
 
   describe('version-specific args', () => {
     it.each([
-      ['--enable-operations', CrossplaneVersion.V1_20, 'only exists in Crossplane 2.x, not in 1.20.11'],
+      ['--enable-operations', CrossplaneVersion.V1_20, 'only exists in Crossplane 2.x, not in 1.20.13'],
       ['--enable-custom-to-managed-resource-conversion', CrossplaneVersion.V1_20, 'only exists in Crossplane 2.x'],
       ['--enable-composition-functions', CrossplaneVersion.V2_3, 'is a Crossplane 1.x flag that Crossplane 2.3.4 no longer has'],
       ['--enable-environment-configs', CrossplaneVersion.V2_0, 'is a Crossplane 1.x flag that Crossplane 2.0.8 no longer has'],
@@ -187,7 +187,7 @@ describe('CrossplaneInstall', () => {
       chmodSync(fakeHelm, 0o755);
       chartDir = path.join(dir, 'crossplane');
       mkdirSync(chartDir);
-      writeFileSync(path.join(chartDir, 'Chart.yaml'), 'apiVersion: v1\nname: crossplane\nversion: 1.20.11\nappVersion: 1.20.11\n');
+      writeFileSync(path.join(chartDir, 'Chart.yaml'), 'apiVersion: v1\nname: crossplane\nversion: 1.20.13\nappVersion: 1.20.13\n');
     });
     afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -207,13 +207,13 @@ describe('CrossplaneInstall', () => {
     });
 
     it('reads the version of a packaged chart (.tgz) and rejects a mismatch', () => {
-      const tgz = path.join(dir, 'crossplane-1.20.11.tgz');
+      const tgz = path.join(dir, 'crossplane-1.20.13.tgz');
       execFileSync('tar', ['czf', tgz, '-C', dir, 'crossplane']);
       expect(synth({ version: CrossplaneVersion.V1_20, installMethod: InstallMethod.helmTemplate({ chart: tgz, helmExecutable: fakeHelm }) }).out).toHaveLength(
         2,
       );
       expect(() => synth({ version: CrossplaneVersion.V2_3, installMethod: InstallMethod.helmTemplate({ chart: tgz, helmExecutable: fakeHelm }) })).toThrow(
-        `InstallMethod.helmTemplate(options).chart: ${JSON.stringify(tgz)} is chart version "1.20.11" but CrossplaneInstallProps.version is "2.3.4"`,
+        `InstallMethod.helmTemplate(options).chart: ${JSON.stringify(tgz)} is chart version "1.20.13" but CrossplaneInstallProps.version is "2.3.4"`,
       );
     });
 

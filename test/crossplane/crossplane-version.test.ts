@@ -6,7 +6,7 @@ describe('CrossplaneVersion', () => {
     expect(CrossplaneVersion.V2_3.chartVersion).toBe('2.3.4');
     expect(CrossplaneVersion.V2_3.imageTag).toBe('v2.3.4');
     expect(CrossplaneVersion.V2_3.isV1).toBe(false);
-    expect(CrossplaneVersion.V1_20.chartVersion).toBe('1.20.11');
+    expect(CrossplaneVersion.V1_20.chartVersion).toBe('1.20.13');
     expect(CrossplaneVersion.V1_20.isV1).toBe(true);
     expect(CrossplaneVersion.V1_20.minorLine).toBe('1.20');
     expect([CrossplaneVersion.V2_0, CrossplaneVersion.V2_1, CrossplaneVersion.V2_2].map(String)).toEqual(['2.0.8', '2.1.8', '2.2.4']);

@@ -170,7 +170,7 @@ function netNamespacesInUse(): Set<string> {
 
 describe.each<[CrossplaneVersion, string]>([
   ['2.3', 'v2.3.4'],
-  ['1.20', 'v1.20.11'],
+  ['1.20', 'v1.20.13'],
 ])('real Crossplane %s on the harness', (version, exact) => {
   let cluster: RealCluster;
   const name = uniqueName(`xp${version.replace('.', '')}`);
