@@ -12,6 +12,7 @@
  * Crossplane's `spec.resourceRef`) are left alone.
  */
 import type { Logger } from 'pino';
+import type { BindingGuard } from './binding-guard.js';
 import { splitKey, type KubeClient, type KubeObject, type ResourceRef } from '../core/client.js';
 import { RequeueError } from '../core/controller.js';
 import { locKey, type IsolationStrategy, type Loc } from './export-isolation.js';
@@ -47,6 +48,8 @@ export interface SpecUpDeps {
    * app-cluster object is released anyway. @default DEFAULT_UPSTREAM_DELETION_TIMEOUT_MS (10 min)
    */
   readonly deletionTimeoutMs?: number;
+  /** The binding's write budget per object (binding-guard.ts): a spec fight with the provider backs off instead of re-applying for ever. */
+  readonly guard?: Pick<BindingGuard, 'write' | 'settled'>;
   /** Told about app-cluster objects released that way, and when their upstream copy is gone (deletion-timeouts.ts). */
   readonly deletionTimeouts?: { report(d: TimedOutDeletion): void; resolve(upstream: string): void };
   readonly log: Logger;
@@ -254,7 +257,12 @@ export class SpecUpReconciler {
     const upSpec = (up as { spec?: unknown }).spec;
     const inSync =
       isSubset(spec, upSpec) && up.metadata.annotations?.[SPEC_HASH_ANNOTATION] === specHash && up.metadata.annotations?.[BOUND_ANNOTATION] === 'true';
-    if (inSync) return undefined;
+    const what = `spec of ${d.resource.plural} ${down.metadata.namespace ? down.metadata.namespace + '/' : ''}${down.metadata.name}`;
+    if (inSync) {
+      d.guard?.settled('up', what);
+      return undefined;
+    }
+    d.guard?.write('up', what); // a provider that keeps rewriting the spec: backs off once the budget is spent
     const applied: KubeObject = {
       apiVersion: down.apiVersion,
       kind: down.kind,

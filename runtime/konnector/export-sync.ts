@@ -134,6 +134,7 @@ export class ExportSync {
       isReservedNamespace: (ns) => ctx.isReservedNamespace(ns) || !this.namespaceAllowed(ns),
       metadata: policyFilter(ctx.metadataKeys),
       deletionTimeoutMs: ctx.upstreamDeletionTimeoutMs,
+      guard: this.guard,
       deletionTimeouts: {
         report: (d) => ctx.deletionTimeouts.report(this.exportObj.metadata.name!, d),
         resolve: (upstream) => ctx.deletionTimeouts.resolve(this.exportObj.metadata.name!, upstream),

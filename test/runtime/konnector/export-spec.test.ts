@@ -8,6 +8,7 @@ import { DEFAULT_UPSTREAM_DELETION_TIMEOUT_MS, type TimedOutDeletion } from '../
 import { DEFAULT_METADATA_FILTER, hashOf } from '../../../runtime/konnector/metadata.js';
 import { BOUND_ANNOTATION, CLUSTER_NAMESPACE_ANNOTATION, FIELD_MANAGER, SPEC_HASH_ANNOTATION, SYNCER_FINALIZER } from '../../../runtime/konnector/types.js';
 import { FakeCache, FakeKube, GADGETS, widget, WIDGETS } from './_export-fakes.js';
+import { BindingGuard } from '../../../runtime/konnector/binding-guard.js';
 
 const ctx = {
   clusterNamespace: 'cluster-a',
@@ -17,7 +18,15 @@ const ctx = {
 const DELETING = { deletionTimestamp: '2026-01-01T00:00:00Z' as never };
 
 function setup(
-  opts: { down?: KubeObject[]; up?: KubeObject[]; cluster?: 'Prefixed' | 'None' | 'Namespaced'; assign?: string; reserved?: string[]; timeoutMs?: number } = {},
+  opts: {
+    down?: KubeObject[];
+    up?: KubeObject[];
+    cluster?: 'Prefixed' | 'None' | 'Namespaced';
+    assign?: string;
+    reserved?: string[];
+    timeoutMs?: number;
+    guard?: BindingGuard;
+  } = {},
 ) {
   const app = new FakeKube();
   const provider = new FakeKube();
@@ -47,6 +56,7 @@ function setup(
     metadata: DEFAULT_METADATA_FILTER,
     deletionTimeoutMs: opts.timeoutMs,
     deletionTimeouts: { report: (d) => reported.push(d), resolve: (u) => resolved.push(u) },
+    guard: opts.guard,
     log: { ...silentLogger, warn: (...a: unknown[]) => warnings.push(a) } as never,
     now: () => t,
   });
@@ -185,6 +195,28 @@ describe('SpecUpReconciler', () => {
         opts: { fieldManager: FIELD_MANAGER, force: true },
       },
     ]);
+  });
+
+  it('a provider that keeps rewriting the spec gets it applied back at most the write budget, then the konnector backs off until it stops', async () => {
+    const down = withFinalizer(widget('shop', 'db', { spec: { size: 2 } }));
+    const ann = { [BOUND_ANNOTATION]: 'true', [SPEC_HASH_ANNOTATION]: hashOf({ size: 2 }) };
+    const reports: string[] = [];
+    const limits = {
+      report: (r: { subject: string }) => (reports.push(r.subject), true),
+      resolve: (_: string, __: string, subject: string) => void reports.splice(reports.indexOf(subject), 1),
+      count: () => undefined,
+    };
+    const guard = new BindingGuard({ limits, writeBudget: { writes: 2, windowMs: 60_000 }, log: silentLogger }, { name: 'widgets', uid: 'u1' }, () => 0);
+    const drifted = setup({ down: [down], up: [widget('cluster-a-shop', 'db', { metadata: { annotations: ann }, spec: { size: 5 } })], guard });
+    await expect(drifted.r.reconcile('shop/db')).resolves.toBe('apply');
+    await expect(drifted.r.reconcile('shop/db')).resolves.toBe('apply');
+    await expect(drifted.r.reconcile('shop/db')).rejects.toBeInstanceOf(RequeueError);
+    expect(drifted.provider.writes().filter((w) => w.verb === 'apply')).toHaveLength(2);
+    expect(reports).toEqual(['up spec of widgets shop/db']);
+    // the provider stopped: a reconcile finds the copy in sync, and the report goes
+    const inSync = setup({ down: [down], up: [widget('cluster-a-shop', 'db', { metadata: { annotations: ann }, spec: { size: 2 } })], guard });
+    await expect(inSync.r.reconcile('shop/db')).resolves.toBeUndefined();
+    expect(reports).toEqual([]);
   });
 
   it('cluster-scoped (Prefixed): the copy is prefixed and annotated, and another consumer’s object is never taken over', async () => {
