@@ -377,7 +377,12 @@ export class ClaimSync {
     if (!target) {
       const name = desired.metadata.name!;
       if (dir === 'down' && this.atLimit(targetNs, name)) return false;
-      this.guard.write(dir, what); // a copy deleted and recreated over and over counts too
+      try {
+        this.guard.write(dir, what); // a copy deleted and recreated over and over counts too
+      } catch (e) {
+        if (dir === 'down') this.budget.release(targetNs, name); // nothing was created: the slot goes back
+        throw e;
+      }
       try {
         await client.create(this.resource, desired);
         this.done(dir, 'create', t0);
