@@ -68,3 +68,26 @@ export function percentile(xs: readonly number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
 }
+
+/** A konnector's CPU for one phase of N objects, per object, in milliseconds. */
+export interface CpuPerObject {
+  /** From the baseline taken with the konnector started and idle (informers synced), before the objects. */
+  readonly fromIdleMs: number;
+  /** The same with the konnector's start-up CPU (process start until idle) added: what one run of N costs. */
+  readonly withStartUpMs: number;
+}
+
+/**
+ * Per-object CPU of a phase: `phaseSeconds` is the konnector's CPU during the phase (from its idle
+ * baseline), `startUpSeconds` its CPU from process start until idle, `n` the objects synced.
+ */
+export function cpuPerObject(phaseSeconds: number, startUpSeconds: number, n: number): CpuPerObject {
+  if (!Number.isInteger(n) || n < 1) throw new Error(`cpuPerObject: n is ${n}; pass the number of objects synced (an integer >= 1)`);
+  for (const [name, v] of [
+    ['phaseSeconds', phaseSeconds],
+    ['startUpSeconds', startUpSeconds],
+  ] as const) {
+    if (!Number.isFinite(v) || v < 0) throw new Error(`cpuPerObject: ${name} is ${v}; pass CPU seconds >= 0 (a difference of two readings)`);
+  }
+  return { fromIdleMs: (1000 * phaseSeconds) / n, withStartUpMs: (1000 * (phaseSeconds + startUpSeconds)) / n };
+}

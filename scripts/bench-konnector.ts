@@ -11,6 +11,9 @@
  *     the table shows what the settings under test (the defaults unless --qps/--workers) cost
  *     (`--no-ceiling` skips it). The zero-cost ceiling of step 1 (create + update + apply as if the
  *     konnector and the watches used no CPU) is printed too; no konnector can reach it on shared cores.
+ * The konnector's CPU of the up phase is printed per object twice, labelled: from a baseline taken
+ * once it is started and idle (informers synced, before the N objects), and with its start-up CPU
+ * (process start until idle) added; the start-up CPU itself too.
  * Prints a table; figures go into docs/konnector.md.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -21,7 +24,7 @@ import { CoreResources, KubeClient, type KubeObject } from '../runtime/core/clie
 import { Informer } from '../runtime/core/informer.js';
 import { startCluster, type RealCluster } from '../runtime/realinfra/index.js';
 import { svgChart } from './_svg-chart.js';
-import { bundleProgram, cpuSeconds, freePort, metricSum, peakRssMb, percentile, repo, rssMb } from './_bench-procs.js';
+import { bundleProgram, cpuPerObject, cpuSeconds, freePort, metricSum, peakRssMb, percentile, repo, rssMb } from './_bench-procs.js';
 import { DEFAULT_QPS, DEFAULT_WORKERS } from '../runtime/konnector/defaults.js';
 import {
   bindOnApp,
@@ -172,6 +175,12 @@ interface Row {
   rssMb: number;
   peakRssMb: number;
   cpuSeconds: number;
+  /** The konnector's CPU of the up phase from its idle baseline (informers synced, before the N objects), seconds. */
+  upCpuSeconds: number;
+  /** The konnector's CPU from its process start until idle, seconds (the process this round ran on). */
+  startUpCpuSeconds: number;
+  /** Whether the konnector process was started for this round (else reused from an earlier one). */
+  freshKonnector: boolean;
   /** Time the konnector's requests waited for its client-side rate limit during this N (up and down). */
   throttledSeconds: number;
 }
@@ -243,6 +252,9 @@ async function main(): Promise<void> {
     const tested: Profile = { label: `QPS ${opts.qps}, ${opts.workers} workers`, qps: Number(opts.qps), workers: Number(opts.workers) };
     const unthrottled: Profile = { label: 'unthrottled (QPS 0, 32 workers)', qps: 0, workers: 32 };
     let running: Profile | undefined;
+    /** CPU of the running konnector from its process start until idle, and whether the next round is its first. */
+    let startUpCpu = 0;
+    let fresh = false;
     /** Runs `profile`'s konnector, restarting it for a new profile; returns once it is idle (its start-up re-list done). */
     const use = async (profile: Profile): Promise<ChildProcess> => {
       if (running === profile && konnector) return konnector;
@@ -268,6 +280,8 @@ async function main(): Promise<void> {
         300_000,
         0,
       );
+      startUpCpu = cpuSeconds(pid);
+      fresh = true;
       return konnector;
     };
 
@@ -279,6 +293,8 @@ async function main(): Promise<void> {
     );
     for (const { n, k, profile } of rounds) {
       konnector = await use(profile);
+      const freshKonnector = fresh;
+      fresh = false;
       const ns = `bench-${profile === tested ? 't' : 'u'}-${n}-${k}`;
       const pns = `cluster-bench-${ns}`;
       await ensure(ac, CoreResources.namespaces, { metadata: { name: ns } });
@@ -350,9 +366,18 @@ async function main(): Promise<void> {
         rssMb: rssMb(konnector.pid!),
         peakRssMb: peakRssMb(konnector.pid!),
         cpuSeconds: cpuSeconds(konnector.pid!) - cpu0,
+        upCpuSeconds: allUp.konnector! - all0.konnector!,
+        startUpCpuSeconds: startUpCpu,
+        freshKonnector,
         throttledSeconds: (await throttledSeconds()) - throttled0,
       };
       rows.push(row);
+      const perObj = cpuPerObject(row.upCpuSeconds, row.startUpCpuSeconds, n);
+      log(
+        `${profile.label}, N=${n}: konnector CPU up ${perObj.fromIdleMs.toFixed(2)} ms/object from idle (${row.upCpuSeconds.toFixed(2)} s), ` +
+          `${perObj.withStartUpMs.toFixed(2)} ms/object with its start-up (${row.startUpCpuSeconds.toFixed(2)} s from process start to idle, ` +
+          `${freshKonnector ? 'started for this round' : 'process reused from an earlier round'})`,
+      );
       log(
         `${profile.label}, N=${n}: up ${row.upSeconds.toFixed(1)} s (CPU s: ${cpuDelta(all0, allUp)}), down ${row.downSeconds.toFixed(1)} s (CPU s: ${cpuDelta(allDown0, cpuSnapshot(cp, app, konnector.pid))})`,
       );
@@ -364,12 +389,16 @@ async function main(): Promise<void> {
       `raw create rate (plain client, ${concurrency} parallel, control plane): ${f(rawRate, 0)} objects/s; update ${f(updateRate, 0)}/s; server-side-apply create ${f(applyRate, 0)}/s`,
       `zero-cost ceiling on these shared cores (1 / (1/create + 1/update + 1/apply)): ${f(pipelineRate, 0)} objects/s = ${f((100 * pipelineRate) / rawRate, 0)}% of raw`,
       '',
-      '| konnector | N | all upstream (s) | throughput (obj/s) | % of raw | % of zero-cost ceiling | up p50 (s) | up p99 (s) | all status down (s) | down p50 (s) | down p99 (s) | RSS (MB) | peak RSS (MB) | konnector CPU (s) | waited for QPS limit (s) |',
-      '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+      '| konnector | N | all upstream (s) | throughput (obj/s) | % of raw | % of zero-cost ceiling | up p50 (s) | up p99 (s) | all status down (s) | down p50 (s) | down p99 (s) | RSS (MB) | peak RSS (MB) | konnector CPU (s) | konnector CPU up from idle (ms/obj) | konnector start-up CPU (s) | CPU up with start-up (ms/obj) | waited for QPS limit (s) |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
       ...rows.map(
         (r) =>
-          `| ${r.profile} | ${r.n} | ${f(r.upSeconds, 1)} | ${f(r.upThroughput, 0)} | ${f((100 * r.upThroughput) / rawRate, 0)}% | ${f((100 * r.upThroughput) / pipelineRate, 0)}% | ${f(r.upP50)} | ${f(r.upP99)} | ${f(r.downSeconds, 1)} | ${f(r.downP50)} | ${f(r.downP99)} | ${f(r.rssMb, 0)} | ${f(r.peakRssMb, 0)} | ${f(r.cpuSeconds, 1)} | ${f(r.throttledSeconds, 2)} |`,
+          `| ${r.profile} | ${r.n} | ${f(r.upSeconds, 1)} | ${f(r.upThroughput, 0)} | ${f((100 * r.upThroughput) / rawRate, 0)}% | ${f((100 * r.upThroughput) / pipelineRate, 0)}% | ${f(r.upP50)} | ${f(r.upP99)} | ${f(r.downSeconds, 1)} | ${f(r.downP50)} | ${f(r.downP99)} | ${f(r.rssMb, 0)} | ${f(r.peakRssMb, 0)} | ${f(r.cpuSeconds, 1)} | ${f(cpuPerObject(r.upCpuSeconds, r.startUpCpuSeconds, r.n).fromIdleMs)} | ${f(r.startUpCpuSeconds)}${r.freshKonnector ? '' : ' (reused)'} | ${f(cpuPerObject(r.upCpuSeconds, r.startUpCpuSeconds, r.n).withStartUpMs)} | ${f(r.throttledSeconds, 2)} |`,
       ),
+      '',
+      'konnector CPU up from idle: its CPU from the baseline taken once it is started and idle (informers synced), before the N objects, to all N upstream, over N.',
+      'konnector start-up CPU: its CPU from process start until idle; CPU up with start-up adds it to the up phase, over N (what one fresh konnector syncing N objects costs).',
+      'konnector CPU (s): the whole round from the idle baseline, up and status down.',
     ];
     // The settings against the same pipeline without client-side limits, N by N: what the limits cost.
     for (const r of rows.filter((x) => x.profile === tested.label)) {
@@ -381,6 +410,12 @@ async function main(): Promise<void> {
     const median = (xs: number[]) => percentile(xs, 50);
     for (const n of sizes) {
       const t = rows.filter((r) => r.n === n && r.profile === tested.label);
+      if (t.length > 0) {
+        const per = t.map((r) => cpuPerObject(r.upCpuSeconds, r.startUpCpuSeconds, n));
+        lines.push(
+          `N=${n}${repeat > 1 ? ` (medians of ${repeat})` : ''}: ${tested.label}: konnector CPU up ${f(median(per.map((x) => x.fromIdleMs)))} ms/object from idle, ${f(median(per.map((x) => x.withStartUpMs)))} ms/object with its start-up (start-up ${f(median(t.map((r) => r.startUpCpuSeconds)))} s)`,
+        );
+      }
       const u = rows.filter((r) => r.n === n && r.profile === unthrottled.label);
       if (t.length > 0 && u.length > 0) {
         const [tUp, uUp] = [median(t.map((r) => r.upThroughput)), median(u.map((r) => r.upThroughput))];
