@@ -23,7 +23,7 @@ import * as path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
-import { LocalWorkspace, PulumiCommand, Stack, type ConfigMap } from '@pulumi/pulumi/automation/index.js';
+import type { ConfigMap, Stack } from '@pulumi/pulumi/automation/index.js';
 import { KubeClient } from '../runtime/core/index.js';
 import { buildDexImage, DEX_IMAGE_NAME } from '../runtime/image/dex.js';
 import { pushLayoutImage } from '../runtime/image/registry.js';
@@ -175,6 +175,16 @@ export async function prepareDex(cp: RealCluster, dexBinary: string, dir: string
  * A stack `name` of a Pulumi project in `dir/project` whose program is stacks/main.ts (run with tsx), on the Go-built
  * Pulumi CLI (`bins`), with its home and a local file backend under `dir`.
  */
+/**
+ * The Pulumi automation API (seconds of module loading on a busy machine): imported on first use, once; the sandbox
+ * starts the import beside its clusters' start, so that step 4 finds it loaded.
+ */
+export function loadPulumiAutomation(): Promise<typeof import('@pulumi/pulumi/automation/index.js')> {
+  automation ??= import('@pulumi/pulumi/automation/index.js');
+  return automation;
+}
+let automation: Promise<typeof import('@pulumi/pulumi/automation/index.js')> | undefined;
+
 export async function createLocalStack(dir: string, bins: PulumiBinaries, name: string, passphrase: string): Promise<Stack> {
   const projectDir = path.join(dir, 'project');
   const home = path.join(dir, 'home');
@@ -189,6 +199,8 @@ export async function createLocalStack(dir: string, bins: PulumiBinaries, name: 
       .replace(/^(\s*nodeargs:) .*$/m, `$1 --import ${tsx} --no-warnings`),
   );
   const env = pulumiEnv(bins, { home, backendDir: state, passphrase });
+  // loaded here, not with this module: the sandbox loads it while its clusters start ({@link loadPulumiAutomation})
+  const { LocalWorkspace, PulumiCommand, Stack } = await loadPulumiAutomation();
   const ws = await LocalWorkspace.create({
     workDir: projectDir,
     pulumiHome: env['PULUMI_HOME']!,

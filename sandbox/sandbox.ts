@@ -53,6 +53,7 @@ import {
   bindThroughDex,
   createLocalStack,
   deploymentReady,
+  loadPulumiAutomation,
   PODS_NAMESPACE,
   podsStackConfig,
   prepareDex,
@@ -367,6 +368,8 @@ export class SandboxRun {
         : 'clusters: control plane + 2 app clusters (real kube-apiserver, etcd, kube-controller-manager)',
       async () => {
         const bins = ensurePulumiBinaries({});
+        // the automation API loads while the clusters start (step 4 needs it)
+        loadPulumiAutomation().catch(() => undefined);
         const dex = pods ? ensureDexBinary({}).then((b) => (this.dexBinary = b)) : undefined;
         // with pods: the node, with the cluster DNS the Crossplane pods need (their function endpoint is a Service name)
         const node = (name: string) => (pods && name === 'sandbox-cp' ? { nodes: 1 as const, node: { kubeletConfig: clusterDnsKubeletConfig() } } : {});
