@@ -448,7 +448,8 @@ describe('npm run sandbox, end to end', () => {
     expect(a9sServers).toHaveLength(1);
     pids.push(...a9sServers);
     const dirs = [sb!.controlPlane, ...sb!.apps].map((c) => c.dir);
-    expect(pids.length).toBe(3 + 9 + Object.keys(sb!.crossplane.pids()).length + 1 + 1);
+    // processes, clusters, Crossplane, provider-anynines with its two forwarders, the a9s server
+    expect(pids.length).toBe(3 + 9 + Object.keys(sb!.crossplane.pids()).length + 3 + 1);
     cp.close();
     apps.forEach((a) => a.close());
     await sb!.stop();
