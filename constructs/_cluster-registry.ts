@@ -50,10 +50,8 @@ export interface ClaimedResourceRecord {
   readonly resource: string;
 }
 
-/** An API app clusters can bind, as its APIServiceExportTemplate names it. */
+/** An API app clusters can bind, as its APIServiceExportTemplate names it (one object per export: compared by identity). */
 export interface ExportRecord {
-  /** The construct that made the export (the template): what `ControlPlaneCluster.exportOf` compares. */
-  readonly source: IConstruct;
   readonly group: string;
   /** The resource (plural). */
   readonly resource: string;

@@ -1,7 +1,7 @@
 import { Construct } from 'constructs';
 import { CompositeResourceDefinition, Composition, CrossplaneVersion, PatchAndTransformStep, XrdScope } from '../crossplane/index.js';
 import { ApiStyle, checkApiStyle, Parameter, ParameterLocation, ParameterProps, DEFAULT_EXPORT_TEMPLATE_NAMESPACE } from '../dataservice/index.js';
-import { ApiServiceExportTemplate, type IApiExport } from '../runtime/api-service-export-template.js';
+import { ApiServiceExportTemplate, type BindableApi, type IApiExport, type IBindGrantee } from '../runtime/api-service-export-template.js';
 import type { PermissionClaim } from '../runtime/permission-claim.js';
 import { OFFERING_ANNOTATION, type Offering } from '../../contract/api/offering.js';
 import { ANYNINES_GROUP } from './_common.js';
@@ -93,6 +93,16 @@ export class InstanceOperation extends Construct implements IApiExport {
     this.xrd = this.addXrd(props, spec, def);
     this.compositions = this.addCompositions(props.backends);
     this.exportTemplate = this.addExportTemplate(props, claimPlural, def);
+  }
+
+  /** The API this operation exports (its template's). */
+  public get bindableApi(): BindableApi {
+    return this.exportTemplate.bindableApi;
+  }
+
+  /** Lets `grantee` (a `BindBackend`) hand this API and its permission claims out to consumers. */
+  public grantBind(grantee: IBindGrantee): void {
+    this.exportTemplate.grantBind(grantee);
   }
 
   /** The claim's `spec` schema: the fields, the instance type, and CEL rules for what each backend requires and supports. */

@@ -1,6 +1,6 @@
 import { ClusterRegistry } from '../_cluster-registry.js';
 import { Construct } from 'constructs';
-import { ApiServiceExportTemplate, type IApiExport } from '../runtime/api-service-export-template.js';
+import { ApiServiceExportTemplate, type BindableApi, type IApiExport, type IBindGrantee } from '../runtime/api-service-export-template.js';
 import type { PermissionClaim } from '../runtime/permission-claim.js';
 import { OFFERING_ANNOTATION, type Offering } from '../../contract/api/offering.js';
 import { CompositeDeletePolicy, CompositeResourceDefinition, Composition, CrossplaneVersion, PatchAndTransformStep, XrdScope } from '../crossplane/index.js';
@@ -250,6 +250,16 @@ export class DataService extends Construct implements IDataService {
       compositions.set(b.name, new Composition(this, `Composition-${b.name}`, { name: b.name, compositeTypeRef: this.xrd, pipeline: [step] }));
     }
     return compositions;
+  }
+
+  /** The API this data service exports (its template's). */
+  public get bindableApi(): BindableApi {
+    return this.exportTemplate.bindableApi;
+  }
+
+  /** Lets `grantee` (a `BindBackend`) hand this API and its permission claims out to consumers. */
+  public grantBind(grantee: IBindGrantee): void {
+    this.exportTemplate.grantBind(grantee);
   }
 
   /** The Composition of a backend. */

@@ -28,23 +28,78 @@ export interface ApiServiceExportTemplateProps {
   readonly annotations?: Record<string, string>;
 }
 
+/** An exported API as a grant hands it on: its group, resource (plural) and permission claims. */
+export interface BindableApi {
+  readonly group: string;
+  /** The resource (plural), e.g. `postgresqlinstances`. */
+  readonly resource: string;
+  /** The permission claims each binding of the API carries (as the template writes them). */
+  readonly permissionClaims: readonly PermissionClaim[];
+}
+
+/** What an export can be granted to: a program that hands the API out to consumers (a `BindBackend`). */
+export interface IBindGrantee extends IConstruct {
+  /**
+   * Lets this grantee hand `api` out to consumers; called by {@link IApiExport.grantBind}.
+   * `by` names the grant in error messages.
+   */
+  addBindableApi(api: BindableApi, by?: string): void;
+}
+
 /**
  * A construct that offers an API to app clusters through an APIServiceExportTemplate:
- * `DataService`, the catalogue's `InstanceOperation`, and the template itself. The template
- * registers itself with the `ControlPlaneCluster` it is created in, which grants it to its bind
- * backend (`BindBackend.grantExport`: one binder ClusterRole each).
+ * `DataService`, the catalogue's `InstanceOperation`, the template itself, or an export made
+ * elsewhere (`ApiServiceExportTemplate.fromBindableApi`). A template registers itself with the
+ * `ControlPlaneCluster` it is created in, which grants it to its bind backend
+ * (`api.grantBind(backend)`: one binder ClusterRole each).
  */
 export interface IApiExport extends IConstruct {
-  /** The template that offers the API. */
-  readonly exportTemplate: ApiServiceExportTemplate;
+  /** The API exported (one object per export: compared by identity). */
+  readonly bindableApi: BindableApi;
+  /** Lets `grantee` hand this API (and its permission claims) out to consumers. */
+  grantBind(grantee: IBindGrantee): void;
 }
 
 /** Whether `x` is an {@link IApiExport}. */
 export function isApiExport(x: unknown): x is IApiExport {
-  return x instanceof Construct && (x as { exportTemplate?: unknown }).exportTemplate instanceof ApiServiceExportTemplate;
+  return (
+    x instanceof Construct &&
+    typeof (x as Partial<IApiExport>).grantBind === 'function' &&
+    typeof (x as Partial<IApiExport>).bindableApi === 'object' &&
+    (x as Partial<IApiExport>).bindableApi !== null
+  );
+}
+
+/** An export made elsewhere (another app or chart), imported by its API: see `ApiServiceExportTemplate.fromBindableApi`. */
+class ImportedApiExport extends Construct implements IApiExport {
+  public readonly bindableApi: BindableApi;
+
+  constructor(scope: Construct, id: string, api: BindableApi, at: string) {
+    super(scope, id);
+    if (!api || typeof api !== 'object') fail(at, api, 'must be { group, resource, permissionClaims? } of an export made elsewhere');
+    const permissionClaims = (api.permissionClaims ?? []).map((c, i) => renderPermissionClaim(`${at}.permissionClaims[${i}]`, c) as unknown as PermissionClaim);
+    this.bindableApi = { group: checkGroup(`${at}.group`, api.group), resource: checkResource(`${at}.resource`, api.resource), permissionClaims };
+  }
+
+  public grantBind(grantee: IBindGrantee): void {
+    grantee.addBindableApi(this.bindableApi, `${this.node.path}.grantBind()`);
+  }
 }
 
 export class ApiServiceExportTemplate extends Construct implements IApiExport {
+  /**
+   * An export made elsewhere (by another app, a Helm chart, by hand), by its API: grant it to a
+   * backend of this app (`ApiServiceExportTemplate.fromBindableApi(this, 'Pg', { group, resource }).grantBind(backend)`).
+   * Nothing is emitted.
+   */
+  public static fromBindableApi(
+    scope: Construct,
+    id: string,
+    api: Omit<BindableApi, 'permissionClaims'> & Partial<Pick<BindableApi, 'permissionClaims'>>,
+  ): IApiExport {
+    return new ImportedApiExport(scope, id, { ...api, permissionClaims: api?.permissionClaims ?? [] }, 'ApiServiceExportTemplate.fromBindableApi(api)');
+  }
+
   /** The L1 object. */
   public readonly apiObject: ApiObject;
   public readonly group: string;
@@ -52,6 +107,7 @@ export class ApiServiceExportTemplate extends Construct implements IApiExport {
   public readonly permissionClaims: readonly PermissionClaim[];
   /** The permission claims as written into the template (defaults filled in). */
   public readonly renderedPermissionClaims: readonly PermissionClaim[];
+  public readonly bindableApi: BindableApi;
 
   constructor(scope: Construct, id: string, props: ApiServiceExportTemplateProps) {
     super(scope, id);
@@ -84,11 +140,19 @@ export class ApiServiceExportTemplate extends Construct implements IApiExport {
       metadata: { name: metadata.name!, namespace: metadata.namespace, ...annotations },
       ...rest,
     });
+    this.bindableApi = { group: this.group, resource: this.resource, permissionClaims: this.renderedPermissionClaims };
     // What a control plane exports is what is created in it.
-    ClusterRegistry.of(this).registerExport({ source: this, group: this.group, resource: this.resource, permissionClaims: this.renderedPermissionClaims });
+    ClusterRegistry.of(this).registerExport(this.bindableApi);
   }
 
-  /** This template ({@link IApiExport}: a template offers its own API). */
+  public grantBind(grantee: IBindGrantee): void {
+    grantee.addBindableApi(this.bindableApi, `${this.node.path}.grantBind()`);
+  }
+
+  /**
+   * This template.
+   * @deprecated an export is an {@link IApiExport}: use `bindableApi` or `grantBind()`.
+   */
   public get exportTemplate(): ApiServiceExportTemplate {
     return this;
   }

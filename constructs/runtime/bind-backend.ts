@@ -19,8 +19,8 @@
  * `bind`/`escalate` could not be scoped by `resourceNames` — they would amount to cluster-admin over
  * RBAC. Instead the backend **holds exactly what it hands out**: a ClusterRoleBinding to the
  * aggregated ClusterRole `klutch-binder-exports`, fed by one ClusterRole per exported API
- * ({@link BindBackend.addExportedApi}, done by ControlPlaneCluster for every export template) and one
- * for the claimed resources (Secrets, ConfigMaps). An API exported at run time without its ClusterRole
+ * (`api.grantBind(backend)`, done by ControlPlaneCluster for every export template) and one for the
+ * claimed resources (Secrets, ConfigMaps and the granted exports' permission claims). An API exported at run time without its ClusterRole
  * is refused by the API server (forbidden), never silently granted.
  *
  * Residual privileges of the design, stated plainly: Secrets (kubeconfig Secrets in cluster
@@ -68,7 +68,7 @@ import { DocumentedRule, READ, READ_WRITE, toPolicyRules } from './_rbac.js';
 import { bindClusterRole, bindRole } from './_role-binding.js';
 import { ClaimedResource } from './konnector.js';
 import { checkGroup, checkResource } from './permission-claim.js';
-import type { IApiExport } from './api-service-export-template.js';
+import type { BindableApi, IApiExport, IBindGrantee } from './api-service-export-template.js';
 
 /** OIDC settings; the client secret is a Secret reference. */
 export interface BackendOidcProps {
@@ -206,7 +206,7 @@ interface BackendSettings {
 
 const P = 'BindBackendProps';
 
-export class BindBackend extends Construct {
+export class BindBackend extends Construct implements IBindGrantee {
   public readonly namespace: string;
   public readonly name: string;
   public readonly deployment: k8s.KubeDeployment;
@@ -229,6 +229,8 @@ export class BindBackend extends Construct {
   private readonly settings: BackendSettings;
   private readonly labels: Record<string, string>;
   private readonly exported = new Map<string, ExportedApi>();
+  /** The permission claims of the granted exports: the claims role holds them (with `claimedResources`' default). */
+  private readonly grantedClaims: ClaimedResource[] = [];
   private _ingress?: k8s.KubeIngress;
   private _httpRoute?: ApiObject;
   /** Host of the first exposure: the default callback URL is `https://<host>/callback`. */
@@ -385,19 +387,30 @@ export class BindBackend extends Construct {
   }
 
   /**
-   * Adds an exported API: a ClusterRole aggregated into `klutch-binder-exports` with read/write on
-   * `<resource>` and `<resource>/status` of `<group>`, which the backend binds in consumer namespaces.
-   * Adding the same API twice is a no-op.
+   * Lets this backend hand `api` out to consumers (what {@link IApiExport.grantBind} calls): a
+   * ClusterRole aggregated into `klutch-binder-exports` with read/write on `<resource>` and
+   * `<resource>/status` of `<group>`, which the backend binds in consumer namespaces; the API's
+   * permission claims join the claims role (unless `claimedResources` is given). Granting the same
+   * API twice is a no-op.
    */
-  /**
-   * Grants this backend an export: it may hand the exported API (and its permission claims) out to
-   * consumers. A `ControlPlaneCluster` grants every export created in it.
-   */
-  public grantExport(api: IApiExport): void {
-    const t = api.exportTemplate;
-    this.exportApi({ group: t.group, resource: t.resource }, `BindBackend.grantExport(${t.node.path})`);
+  public addBindableApi(api: BindableApi, by = 'BindBackend.addBindableApi(api)'): void {
+    if (!api || typeof api !== 'object') fail(by, api, 'must be { group, resource, permissionClaims }');
+    this.exportApi(api, by);
+    for (const c of api.permissionClaims ?? []) this.grantedClaims.push({ group: c.group ?? '', resource: c.resource });
   }
 
+  /**
+   * Grants this backend an export.
+   * @deprecated the export grants: `api.grantBind(backend)`.
+   */
+  public grantExport(api: IApiExport): void {
+    api.grantBind(this);
+  }
+
+  /**
+   * Adds an exported API by group and resource, without permission claims.
+   * @deprecated import the export and grant it: `ApiServiceExportTemplate.fromBindableApi(scope, id, api).grantBind(backend)`.
+   */
   public addExportedApi(api: ExportedApi): void {
     this.exportApi(api, 'BindBackend.addExportedApi');
   }
@@ -584,18 +597,20 @@ export class BindBackend extends Construct {
     });
     // The backend holds what it hands out (see the class doc): exported + claimed resources.
     bindClusterRole(this, 'ExportsClusterRoleBinding', exportsRole, sa, { name: `${name}-exports`, labels });
-    const claimRules: DocumentedRule[] = groupByApiGroup(this.settings.claimed).map((c) => ({
-      apiGroups: [c.group],
-      resources: c.resources,
-      verbs: READ_WRITE,
-      why: "claimed objects (service-binding credentials) in the consumer's provider namespaces",
-    }));
+    // Derived at synth: the exports granted after this constructor add their permission claims.
+    const claimRules = (): DocumentedRule[] =>
+      groupByApiGroup([...this.settings.claimed, ...(this.props.claimedResources ? [] : this.grantedClaims)]).map((c) => ({
+        apiGroups: [c.group],
+        resources: c.resources,
+        verbs: READ_WRITE,
+        why: "claimed objects (service-binding credentials) in the consumer's provider namespaces",
+      }));
     new k8s.KubeClusterRole(this, 'BinderClaimsClusterRole', {
       metadata: {
         name: `${BINDER_EXPORTS_CLUSTER_ROLE}-claims`,
         labels: { ...standardLabels(BINDER_EXPORTS_CLUSTER_ROLE, 'bind-backend'), [BINDER_EXPORTS_AGGREGATION_LABEL]: 'true' },
       },
-      rules: toPolicyRules('BindBackend.claimedResources', claimRules),
+      rules: Lazy.any({ produce: () => toPolicyRules('BindBackend.claimedResources', claimRules()) }) as never,
     });
     return clusterRole;
   }

@@ -28,7 +28,7 @@
  * - events: create/patch.
  * - Lease `<leaseName>` in its own namespace: leader election (Role, not ClusterRole).
  */
-import { ApiObject, App, Chart } from 'cdk8s';
+import { ApiObject, App, Chart, Lazy } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
 import { fail } from '../_errors.js';
@@ -146,14 +146,12 @@ export class Konnector extends Construct {
   public readonly serviceAccount: k8s.KubeServiceAccount;
   public readonly clusterRole: k8s.KubeClusterRole;
   public readonly namespaceObject?: k8s.KubeNamespace;
-  /** The RBAC the konnector gets, with reasons. */
-  public readonly rules: readonly DocumentedRule[];
+  private readonly checked: CheckedProps;
   public readonly leaseRules: readonly DocumentedRule[];
   /**
    * With `allowedNamespaces`: the rules granted in each of them (claimed resources) and in the
    * konnector's own namespace (its kubeconfig Secrets); empty without it (they are then in {@link rules}).
    */
-  public readonly namespacedRules: readonly DocumentedRule[];
   public readonly ownNamespaceRules: readonly DocumentedRule[];
   /**
    * The ValidatingAdmissionPolicy that bounds the konnector's Secret and ConfigMap writes whatever its
@@ -164,6 +162,7 @@ export class Konnector extends Construct {
   constructor(scope: Construct, id: string, props: KonnectorProps = {}) {
     super(scope, id);
     const o = Konnector.checkProps(props);
+    this.checked = o;
     this.namespace = o.ns;
     const labels = standardLabels(NAME, 'konnector');
     const selector = { 'app.kubernetes.io/name': NAME, 'app.kubernetes.io/instance': `${NAME}-${o.ns}` };
@@ -177,16 +176,49 @@ export class Konnector extends Construct {
       metadata: { name: NAME, namespace: o.ns, labels },
       automountServiceAccountToken: true,
     });
-    const narrowed = o.namespaces !== undefined;
-    this.rules = konnectorRules(o.bound, narrowed ? [] : o.claimed);
-    this.namespacedRules = narrowed ? claimRules(o.claimed) : [];
-    this.ownNamespaceRules = narrowed ? kubeconfigSecretRules() : [];
+    this.ownNamespaceRules = o.namespaces !== undefined ? kubeconfigSecretRules() : [];
     this.leaseRules = leaseRules(o.leaseName);
     this.clusterRole = this.addRbac(o.ns, labels);
     if (o.namespaces) this.addNamespacedRbac(o.ns, o.namespaces, labels);
     this.writePolicy = this.addWritePolicy(o, labels);
     this.deployment = this.addDeployment(o, labels, selector);
     this.addAvailability(o, labels, selector);
+  }
+
+  /** The RBAC the konnector gets, with reasons: the bound APIs and (without `allowedNamespaces`) the claimed resources so far. */
+  public get rules(): readonly DocumentedRule[] {
+    return konnectorRules(this.checked.bound, this.checked.namespaces !== undefined ? [] : this.checked.claimed);
+  }
+
+  /**
+   * With `allowedNamespaces`: the rules granted in each of them (claimed resources); empty without it
+   * (they are then in {@link rules}).
+   */
+  public get namespacedRules(): readonly DocumentedRule[] {
+    return this.checked.namespaces !== undefined ? claimRules(this.checked.claimed) : [];
+  }
+
+  /**
+   * Binds one more API on this cluster (as `boundApis` does): the RBAC, rendered at synth, covers it.
+   * What an `AppCluster` calls for an export added to its control plane after it.
+   */
+  public addBoundApi(api: BoundApi): void {
+    const at = 'Konnector.addBoundApi(api)';
+    if (!api || typeof api !== 'object') fail(at, api, 'must be { group, resources }');
+    const b = checkBoundApi(at, api);
+    b.resources.forEach((r, j) => capResource(`${at}.resources[${j}]`, { group: b.group, resource: r }, 'export', this.checked.allowed));
+    const had = this.checked.bound.find((x) => x.group === b.group);
+    if (had) had.resources = [...new Set([...had.resources, ...b.resources])].sort();
+    else this.checked.bound.push(b);
+  }
+
+  /** Claims one more resource (as `claimedResources` does); one already claimed is a no-op. */
+  public addClaimedResource(c: ClaimedResource): void {
+    const at = 'Konnector.addClaimedResource(c)';
+    if (!c || typeof c !== 'object') fail(at, c, 'must be { group, resource }');
+    const r = { group: checkGroup(`${at}.group`, c.group), resource: checkResource(`${at}.resource`, c.resource) };
+    capResource(at, r, 'claim', this.checked.allowed);
+    if (!this.checked.claimed.some((x) => x.group === r.group && x.resource === r.resource)) this.checked.claimed.push(r);
   }
 
   /** Checks the props; the values the manifests are made of. */
@@ -196,15 +228,7 @@ export class Konnector extends Construct {
     const replicas = checkInt('KonnectorProps.replicas', props.replicas ?? 2, 1, 10);
     const leaseName = checkDnsLabel('KonnectorProps.leaseName', props.leaseName ?? 'klutch-bind');
     const resources = checkResources('KonnectorProps.resources', props.resources ?? DEFAULT_RESOURCES);
-    const bound = (props.boundApis ?? []).map((b, i) => {
-      const group = checkGroup(`KonnectorProps.boundApis[${i}].group`, b.group);
-      if (group === '') throw new Error(`KonnectorProps.boundApis[${i}].group: "" (core group) cannot be bound`);
-      if (!Array.isArray(b.resources) || b.resources.length === 0) {
-        fail(`KonnectorProps.boundApis[${i}].resources`, b.resources, 'must list at least one plural resource');
-      }
-      b.resources.forEach((r, j) => checkResource(`KonnectorProps.boundApis[${i}].resources[${j}]`, r));
-      return { group, resources: [...new Set(b.resources)].sort() };
-    });
+    const bound = (props.boundApis ?? []).map((b, i) => checkBoundApi(`KonnectorProps.boundApis[${i}]`, b));
     const claimed = (
       props.claimedResources ?? [
         { group: '', resource: 'secrets' },
@@ -245,17 +269,10 @@ export class Konnector extends Construct {
         fail(`KonnectorProps.extraArgs[${i}]`, a, 'sets the namespace allow-list; use KonnectorProps.allowedNamespaces, which also narrows the RBAC');
       }
     }
-    const capped = (prop: string, r: { group: string; resource: string }, use: ResourceUse) => {
-      const d = decideResource(r, use, allowed);
-      if (!d.allowed)
-        fail(
-          prop,
-          resourceName(r),
-          refusalMessage(d, (n) => `KonnectorProps.allowedResources: ["${n}"]`),
-        );
-    };
-    bound.forEach((b, i) => b.resources.forEach((r, j) => capped(`KonnectorProps.boundApis[${i}].resources[${j}]`, { group: b.group, resource: r }, 'export')));
-    claimed.forEach((c, i) => capped(`KonnectorProps.claimedResources[${i}]`, c, 'claim'));
+    bound.forEach((b, i) =>
+      b.resources.forEach((r, j) => capResource(`KonnectorProps.boundApis[${i}].resources[${j}]`, { group: b.group, resource: r }, 'export', allowed)),
+    );
+    claimed.forEach((c, i) => capResource(`KonnectorProps.claimedResources[${i}]`, c, 'claim', allowed));
     return {
       ns,
       image,
@@ -298,7 +315,7 @@ export class Konnector extends Construct {
     const roleName = `klutch-${NAME}-${ns}`;
     const clusterRole = new k8s.KubeClusterRole(this, 'ClusterRole', {
       metadata: { name: roleName, labels },
-      rules: toPolicyRules('Konnector.rules', this.rules),
+      rules: Lazy.any({ produce: () => toPolicyRules('Konnector.rules', this.rules) }) as never,
     });
     const sa = { name: NAME, namespace: ns };
     bindClusterRole(this, 'ClusterRoleBinding', clusterRole, sa, { name: roleName, labels });
@@ -318,7 +335,7 @@ export class Konnector extends Construct {
     const sa = { name: NAME, namespace: ns };
     const claims = new k8s.KubeClusterRole(this, 'ClaimsClusterRole', {
       metadata: { name: `klutch-${NAME}-${ns}-claims`, labels },
-      rules: toPolicyRules('Konnector.namespacedRules', this.namespacedRules),
+      rules: Lazy.any({ produce: () => toPolicyRules('Konnector.namespacedRules', this.namespacedRules) }) as never,
     });
     for (const n of namespaces) bindClusterRoleInNamespace(this, `ClaimsRoleBinding-${n}`, claims, sa, { name: `klutch-${NAME}-claims`, namespace: n, labels });
     const own = new k8s.KubeRole(this, 'KubeconfigSecretsRole', {
@@ -458,6 +475,28 @@ const metadataKeyArgs = (m: CheckedProps['metadataKeys']): string[] => [
   ...m.labels.map((p) => `--allow-label-key=${p}`),
   ...m.annotations.map((p) => `--allow-annotation-key=${p}`),
 ];
+
+/** One bound API, checked (`at` names it in errors): a named group and at least one resource, sorted. */
+function checkBoundApi(at: string, b: BoundApi): { group: string; resources: string[] } {
+  const group = checkGroup(`${at}.group`, b.group);
+  if (group === '') throw new Error(`${at}.group: "" (core group) cannot be bound`);
+  if (!Array.isArray(b.resources) || b.resources.length === 0) {
+    fail(`${at}.resources`, b.resources, 'must list at least one plural resource');
+  }
+  b.resources.forEach((r, j) => checkResource(`${at}.resources[${j}]`, r));
+  return { group, resources: [...new Set(b.resources)].sort() };
+}
+
+/** Fails when the allow-list (`KonnectorProps.allowedResources`) or the contract's resource policy refuses `r`. */
+function capResource(prop: string, r: { group: string; resource: string }, use: ResourceUse, allowed: readonly AllowedResource[]): void {
+  const d = decideResource(r, use, allowed);
+  if (!d.allowed)
+    fail(
+      prop,
+      resourceName(r),
+      refusalMessage(d, (n) => `KonnectorProps.allowedResources: ["${n}"]`),
+    );
+}
 
 /** The konnector's cluster-wide rules, with reasons: exactly the bound APIs and the claimed resources. */
 function konnectorRules(bound: CheckedProps['bound'], claimed: ClaimedResource[]): DocumentedRule[] {

@@ -69,12 +69,15 @@ export class AppCluster extends ClusterChart {
   public readonly clusterRole = ClusterRole.APP;
   public readonly controlPlane: ControlPlaneCluster;
   public readonly konnector: Konnector;
-  /** Bindings by name (`<plural>.<group>`). */
+  /** Bindings by name (`<plural>.<group>`); with the default `bind`, an export added to the control plane later is added here. */
   public readonly bindings: ReadonlyMap<string, ApiServiceBinding>;
-  public readonly boundApis: readonly ExportedApiInfo[];
   /** The konnector's monitoring, when `monitoring` is set. */
   public readonly monitoring?: KlutchMonitoring;
   private readonly claimNames = new Set<string>();
+  private readonly bound: ExportedApiInfo[] = [];
+  private readonly bindingMap = new Map<string, ApiServiceBinding>();
+  private readonly kubeconfigSecretName: string;
+  private readonly props: AppClusterProps;
 
   constructor(scope: Construct, id: string, props: AppClusterProps) {
     const P = 'AppClusterProps';
@@ -87,32 +90,10 @@ export class AppCluster extends ClusterChart {
       throw new Error(`${P}.clusterName: "${props.clusterName}" is the control plane's name; each cluster needs its own folder`);
     }
     this.controlPlane = props.controlPlane;
-    const exports = props.controlPlane.exports;
-    if (exports.length === 0)
-      throw new Error(`${P}.controlPlane: control plane "${props.controlPlane.clusterName}" exports no API yet; add data services before app clusters`);
-    let chosen = exports;
-    if (props.bind !== undefined) {
-      if (!Array.isArray(props.bind) || props.bind.length === 0)
-        fail(`${P}.bind`, props.bind, 'must list at least one API (a data service or "<plural>.<group>")');
-      chosen = props.bind.map((b, i) => {
-        if (isApiExport(b)) {
-          const e = props.controlPlane.exportOf(b);
-          if (!e) {
-            fail(
-              `${P}.bind[${i}]`,
-              b.node.path,
-              `is not exported by "${props.controlPlane.clusterName}": it was created outside that control plane; pass a data service, operation or export template created in it`,
-            );
-          }
-          return e;
-        }
-        const e = exports.find((x) => x.name === b);
-        if (!e) fail(`${P}.bind[${i}]`, b, `is not exported by "${props.controlPlane.clusterName}"; exports: ${exports.map((x) => x.name).join(', ')}`);
-        return e;
-      });
-    }
-    this.boundApis = chosen;
-    const secretName = props.kubeconfigSecretName ?? `kubeconfig-${props.controlPlane.clusterName}`;
+    this.props = props;
+    this.bindings = this.bindingMap;
+    const chosen = props.bind === undefined ? props.controlPlane.exports : AppCluster.chosenExports(props);
+    this.kubeconfigSecretName = props.kubeconfigSecretName ?? `kubeconfig-${props.controlPlane.clusterName}`;
 
     // The binding CRD, before the konnector replaces it with its embedded copy.
     const crd = apiServiceBindingKind.crd();
@@ -128,21 +109,68 @@ export class AppCluster extends ClusterChart {
       ...(claimed.size > 0 ? { claimedResources: [...claimed.values()] } : {}),
     });
     if (props.monitoring) this.monitoring = new KlutchMonitoring(this, 'Monitoring', { ...props.monitoring, konnector: this.konnector });
-    const accept = props.acceptPermissionClaims ?? true;
-    const bindings = new Map<string, ApiServiceBinding>();
-    for (const e of chosen) {
-      bindings.set(
-        e.name,
-        new ApiServiceBinding(this, `Binding-${e.name}`, {
-          group: e.group,
-          resource: e.resource,
-          namespace: props.konnector?.namespace ?? KONNECTOR_NAMESPACE,
-          kubeconfigSecretRef: { name: secretName },
-          permissionClaims: e.permissionClaims.map((c) => ({ ...c, state: accept ? 'Accepted' : 'Rejected' }) as AcceptablePermissionClaim),
-        }),
-      );
+    for (const e of chosen) this.addBinding(e);
+    if (props.bind === undefined) {
+      // Every export, whenever it is made: one added to the control plane after this cluster is bound too.
+      props.controlPlane.onExport((e) => {
+        this.konnector.addBoundApi({ group: e.group, resources: [e.resource] });
+        for (const c of e.permissionClaims) this.konnector.addClaimedResource({ group: c.group ?? '', resource: c.resource });
+        this.addBinding(e);
+      });
+      this.node.addValidation({
+        validate: () =>
+          this.bound.length > 0
+            ? []
+            : [
+                `AppClusterProps.controlPlane: control plane "${props.controlPlane.clusterName}" exports no API; add a data service (or an export template) to it`,
+              ],
+      });
     }
-    this.bindings = bindings;
+  }
+
+  /** The APIs bound on this cluster (`<plural>.<group>` each), in the order they were bound. */
+  public get boundApis(): readonly ExportedApiInfo[] {
+    return [...this.bound];
+  }
+
+  /** The exports named by `bind` (data services, operations, templates, or `<plural>.<group>`), each checked to be the control plane's. */
+  private static chosenExports(props: AppClusterProps): ExportedApiInfo[] {
+    const P = 'AppClusterProps';
+    const exports = props.controlPlane.exports;
+    if (!Array.isArray(props.bind) || props.bind.length === 0)
+      fail(`${P}.bind`, props.bind, 'must list at least one API (a data service or "<plural>.<group>")');
+    return props.bind.map((b, i) => {
+      if (isApiExport(b)) {
+        const e = props.controlPlane.exportOf(b);
+        if (!e) {
+          fail(
+            `${P}.bind[${i}]`,
+            b.node.path,
+            `is not exported by "${props.controlPlane.clusterName}": it was created outside that control plane; pass a data service, operation or export template created in it`,
+          );
+        }
+        return e;
+      }
+      const e = exports.find((x) => x.name === b);
+      if (!e) fail(`${P}.bind[${i}]`, b, `is not exported by "${props.controlPlane.clusterName}"; exports: ${exports.map((x) => x.name).join(', ')}`);
+      return e;
+    });
+  }
+
+  /** The APIServiceBinding of one export (its permission claims accepted or rejected as `acceptPermissionClaims` says). */
+  private addBinding(e: ExportedApiInfo): void {
+    const accept = this.props.acceptPermissionClaims ?? true;
+    this.bound.push(e);
+    this.bindingMap.set(
+      e.name,
+      new ApiServiceBinding(this, `Binding-${e.name}`, {
+        group: e.group,
+        resource: e.resource,
+        namespace: this.props.konnector?.namespace ?? KONNECTOR_NAMESPACE,
+        kubeconfigSecretRef: { name: this.kubeconfigSecretName },
+        permissionClaims: e.permissionClaims.map((c) => ({ ...c, state: accept ? 'Accepted' : 'Rejected' }) as AcceptablePermissionClaim),
+      }),
+    );
   }
 
   /** Adds a claim of a bound API (the konnector syncs it to the control plane). */

@@ -6,10 +6,10 @@
  * What the cluster exports is what is created in it: an `ApiServiceExportTemplate` (of a
  * `DataService`, a catalogue operation, or made by hand) with the cluster as its scope (at any depth)
  * registers itself when it is constructed, and the cluster grants it to its bind backend
- * (`BindBackend.grantExport`: one binder ClusterRole each); an XRD registers its claim API; a
+ * (`template.grantBind(backend)`: one binder ClusterRole each); an XRD registers its claim API; a
  * `DataService` registers its backends' ProviderConfigs ({@link IProviderConfig} references, checked
  * to be this cluster's, the control plane's provider-kubernetes one emitted on demand). Nothing is
- * searched for in the tree. Add data services before creating the AppClusters that bind them.
+ * searched for in the tree. An AppCluster binding every export also binds one made after it.
  */
 import { ApiObject, Chart } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-28';
@@ -47,13 +47,13 @@ import {
 } from '../dataservice/index.js';
 import { KlutchMonitoring, type MonitoringOptions } from '../monitoring/index.js';
 import {
-  ApiServiceExportTemplate,
   BackendHttpRouteProps,
   BindBackend,
   BindBackendProps,
   Dex,
   DexConnector,
   DexProps,
+  type BindableApi,
   type IApiExport,
   PermissionClaim,
   SecretKeyRef,
@@ -226,7 +226,7 @@ export class ControlPlaneCluster extends ClusterChart {
     // Constructs created below this chart tell it what they export, offer and reference.
     this.registry = ClusterRegistry.ofChart(this);
     this.registry.listen({
-      onExport: (e) => this.backend?.grantExport(e.source as ApiServiceExportTemplate), // no backend only while the constructor has not made it yet (see below)
+      onExport: (e) => this.backend?.addBindableApi(e as BindableApi), // no backend only while the constructor has not made it yet (see below)
       onDataService: (d) => this.checkProviderConfigsOf(d),
     });
     const checked = ControlPlaneCluster.checkProps(props);
@@ -365,7 +365,7 @@ export class ControlPlaneCluster extends ClusterChart {
       },
     });
     // Export templates created before the backend (by a subclass) are granted now.
-    for (const e of this.registry.exports) backend.grantExport(e.source as ApiServiceExportTemplate);
+    for (const e of this.registry.exports) backend.addBindableApi(e as BindableApi);
     if (access.route) backend.exposeViaHttpRoute(access.route);
     else backend.exposeViaIngress({ host: this.host, className: props.ingressClassName, tlsSecretName: props.tlsSecretName });
     return backend;
@@ -599,9 +599,14 @@ export class ControlPlaneCluster extends ClusterChart {
     return this.registry.exports.map(exportInfo).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
+  /** Calls `f` for every export made in this cluster from now on (an `AppCluster` binding every export). */
+  public onExport(f: (e: ExportedApiInfo) => void): void {
+    this.registry.listen({ onExport: (e) => f(exportInfo(e)) });
+  }
+
   /** The export of `api` (a DataService, a catalogue operation, an export template) when it was created in this cluster, else undefined. */
   public exportOf(api: IApiExport): ExportedApiInfo | undefined {
-    const e = this.registry.exports.find((x) => x.source === api.exportTemplate);
+    const e = this.registry.exports.find((x) => x === api.bindableApi);
     return e ? exportInfo(e) : undefined;
   }
 

@@ -1,6 +1,13 @@
 import { describe, expect, test } from '@jest/globals';
 import { Duration } from 'cdk8s';
-import { BackendHttpRouteProps, BackendIngressProps, BindBackend, BindBackendProps, DEFAULT_IMAGES } from '../../constructs/runtime/index.js';
+import {
+  ApiServiceExportTemplate,
+  BackendHttpRouteProps,
+  BackendIngressProps,
+  BindBackend,
+  BindBackendProps,
+  DEFAULT_IMAGES,
+} from '../../constructs/runtime/index.js';
 import { all, chart, expectHardened, expectNoWildcards, find, rulesFor, synth } from './_helpers.js';
 
 const base: BindBackendProps = {
@@ -244,6 +251,42 @@ describe('BindBackend', () => {
     const pg = find(objs2, 'ClusterRole', 'klutch-binder-exports-postgresqlinstances.anynines.com');
     expect(pg.rules[0].resources).toEqual(['postgresqlinstances', 'postgresqlinstances/status']);
     expect(b.exportedApis).toHaveLength(2);
+  });
+
+  test('the export grants: api.grantBind(backend), an export made elsewhere imported by its API; the claims role from its claims', () => {
+    const c = chart();
+    const b = new BindBackend(c, 'B', base);
+    b.exposeViaIngress(ingress);
+    const made = new ApiServiceExportTemplate(c, 'Pg', { group: 'anynines.com', resource: 'postgresqlinstances' });
+    made.grantBind(b);
+    // made by another app: only its API is known here; granted after the backend, its claim still reaches the claims role
+    const elsewhere = ApiServiceExportTemplate.fromBindableApi(c, 'Widgets', {
+      group: 'widgets.example.com',
+      resource: 'widgets',
+      permissionClaims: [{ group: 'example.com', resource: 'tokens', version: 'v1' }],
+    });
+    elsewhere.grantBind(b);
+    expect(b.exportedApis).toEqual([
+      { group: 'anynines.com', resource: 'postgresqlinstances' },
+      { group: 'widgets.example.com', resource: 'widgets' },
+    ]);
+    const objs = synth(c);
+    expect(objs.filter((o) => o.kind === 'APIServiceExportTemplate').map((o) => o.metadata.name)).toEqual(['postgresqlinstances']); // the import emits nothing
+    expect(find(objs, 'ClusterRole', 'klutch-binder-exports-widgets.widgets.example.com').rules[0].resources).toEqual(['widgets', 'widgets/status']);
+    const claims = find(objs, 'ClusterRole', 'klutch-binder-exports-claims').rules as Array<{ apiGroups: string[]; resources: string[] }>;
+    expect(claims.map((r) => [r.apiGroups[0], r.resources])).toEqual([
+      ['', ['configmaps', 'secrets']],
+      ['example.com', ['tokens']],
+    ]);
+    // claimedResources given: exactly those, whatever the exports claim
+    const c2 = chart();
+    const b2 = new BindBackend(c2, 'B', { ...base, claimedResources: [{ group: '', resource: 'secrets' }] });
+    b2.exposeViaIngress(ingress);
+    elsewhere.grantBind(b2);
+    expect(find(synth(c2), 'ClusterRole', 'klutch-binder-exports-claims').rules.map((r: { resources: string[] }) => r.resources)).toEqual([['secrets']]);
+    expect(() => ApiServiceExportTemplate.fromBindableApi(c, 'Bad', { group: 'Bad_Group', resource: 'widgets' })).toThrow(
+      /ApiServiceExportTemplate\.fromBindableApi\(api\)\.group: "Bad_Group"/,
+    );
   });
 
   test('consumer scope Cluster lets the backend manage per-consumer ClusterRoleBindings', () => {

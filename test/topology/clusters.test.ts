@@ -216,14 +216,19 @@ describe('ControlPlaneCluster (example)', () => {
 
   test('any IApiExport in the chart is an export, once however many constructs name its template', async () => {
     const { ApiServiceExportTemplate, isApiExport } = await import('../../constructs/runtime/index.js');
+    type IBindGrantee = import('../../constructs/runtime/index.js').IBindGrantee;
     const { Construct } = await import('constructs');
-    /** An L3 of the user's own that offers an API (as DataService does). */
+    /** An L3 of the user's own that offers an API (as DataService does), by delegating to its template. */
     class Gadgets extends Construct {
       public readonly exportTemplate = new ApiServiceExportTemplate(this, 'T', {
         group: 'gadgets.example.com',
         resource: 'gadgets',
         permissionClaims: [{ resource: 'secrets', version: 'v1' }],
       });
+      public readonly bindableApi = this.exportTemplate.bindableApi;
+      public grantBind(grantee: IBindGrantee): void {
+        this.exportTemplate.grantBind(grantee);
+      }
     }
     const app = new App({ outdir: '/nonexistent' });
     const cp = new ControlPlaneCluster(app, 'CP', { host: 'bind.example.com', dex: dexProps, catalogue: false });
@@ -244,6 +249,48 @@ describe('ControlPlaneCluster (example)', () => {
     const { Chart } = await import('cdk8s');
     new Gadgets(new Chart(app, 'Plain'), 'Gadgets');
     expect(cp.exports.map((e) => e.name)).toEqual(['gadgets.gadgets.example.com']);
+  });
+
+  test('an app cluster binds a data service added to its control plane after it (order does not matter)', async () => {
+    const { A8sBackend, DataService, OperatorProfile, Plan, Topology } = await import('../../constructs/dataservice/index.js');
+    const { renderTopology } = await import('../../constructs/topology/index.js');
+    const app = new App({ outdir: '/nonexistent' });
+    const cp = new ControlPlaneCluster(app, 'CP', {
+      host: 'bind.example.com',
+      dex: dexProps,
+      catalogue: { services: ['postgresql'], operations: [], automations: ['a8s'] },
+    });
+    const early = new AppCluster(app, 'A', { clusterName: 'app-1', controlPlane: cp });
+    // A data service made after the app cluster.
+    new DataService(cp, 'Late', {
+      group: 'late.example.com',
+      kind: 'XLateInstance',
+      claimKind: 'LateInstance',
+      plans: [new Plan({ name: 'single-small', topology: Topology.SINGLE, size: { name: 'small', cpu: '1', memory: '1Gi', storage: '5Gi' } })],
+      services: [{ name: 'a9s-postgresql14' }],
+      backends: [new A8sBackend({ name: 'late-k8s', profile: OperatorProfile.A8S_POSTGRESQL })],
+    });
+    expect([...early.bindings.keys()]).toEqual(['postgresqlinstances.anynines.com', 'lateinstances.late.example.com']);
+    const rendered = renderTopology(app);
+    const appObjs = rendered.find((c) => c.name === 'app-1')!.files.map((f) => f.object);
+    expect(
+      appObjs
+        .filter((o) => o.kind === 'APIServiceBinding')
+        .map((o) => o.metadata.name)
+        .sort(),
+    ).toEqual(['lateinstances.late.example.com', 'postgresqlinstances.anynines.com']);
+    const role = find(appObjs, 'ClusterRole', 'klutch-konnector-klutch-bind');
+    expect(role.rules.find((r: any) => r.apiGroups.includes('late.example.com'))?.resources).toEqual(['lateinstances', 'lateinstances/status']);
+    const cpObjs = rendered.find((c) => c.name === 'control-plane')!.files.map((f) => f.object);
+    expect(cpObjs.some((o) => o.kind === 'ClusterRole' && o.metadata.name === 'klutch-binder-exports-lateinstances.late.example.com')).toBe(true);
+  });
+
+  test('an app cluster of a control plane without exports fails at synth, naming the control plane', async () => {
+    const { renderTopology } = await import('../../constructs/topology/index.js');
+    const app = new App({ outdir: '/nonexistent' });
+    const cp = new ControlPlaneCluster(app, 'CP', { host: 'bind.example.com', dex: dexProps, catalogue: false });
+    new AppCluster(app, 'A', { clusterName: 'app-1', controlPlane: cp });
+    expect(() => renderTopology(app)).toThrow(/AppClusterProps\.controlPlane: control plane "control-plane" exports no API; add a data service/);
   });
 
   test('a data service that is not in the catalogue becomes bindable', () => {
