@@ -23,7 +23,11 @@ function timeoutMs(value: string): number {
 
 /** The control plane's client (loaded when a command runs: the runtime peers are optional for the other commands). */
 async function clientOf(o: CommonOptions) {
-  const [{ KubeClient }, { loadKubeconfigFile, loadDefaultKubeconfig }] = await Promise.all([import('../core/client.js'), import('../core/kubeconfig.js')]);
+  const [{ KubeClient }, { loadKubeconfigFile }, { loadDefaultKubeconfig }] = await Promise.all([
+    import('../core/client.js'),
+    import('../core/kubeconfig.js'),
+    import('../core/kubeconfig-default.js'),
+  ]);
   if (o.kubeconfig !== undefined && !fs.existsSync(o.kubeconfig))
     throw new UsageError(`--kubeconfig: ${o.kubeconfig} does not exist; give the control plane's kubeconfig`);
   const access = o.kubeconfig ? loadKubeconfigFile(o.kubeconfig, o.context) : loadDefaultKubeconfig(o.context);

@@ -9,4 +9,5 @@ export * from './server.js';
 export * from './metrics.js';
 export * from './logger.js';
 export * from './kubeconfig.js';
+export * from './kubeconfig-default.js';
 export * from './exec-credential.js';

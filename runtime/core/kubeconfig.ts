@@ -6,11 +6,9 @@
  * models), more than the konnector's whole cache at 5,000 objects.
  */
 import { readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
 import { parse } from 'yaml';
 import { ExecCredentialError, ExecCredentialPlugin, parseExecConfig } from './exec-credential.js';
-import { kubeconfigPaths, loadKubeconfigFiles } from './kubeconfig-merge.js';
 
 /** Everything needed to reach one API server as one user. */
 export interface ClusterAccess {
@@ -198,31 +196,6 @@ export function loadKubeconfigFile(path: string, context?: string, opts: { execT
     allowExec: true,
     allowFiles: true,
   });
-}
-
-const SA_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
-
-/** In-cluster service account when running in a pod, else $KUBECONFIG (its files merged as kubectl does), else ~/.kube/config. */
-export function loadDefaultKubeconfig(context?: string): ClusterAccess {
-  const host = process.env.KUBERNETES_SERVICE_HOST;
-  const port = process.env.KUBERNETES_SERVICE_PORT;
-  if (host && port && !context) {
-    let namespace: string | undefined;
-    try {
-      namespace = readFileSync(join(SA_DIR, 'namespace'), 'utf8').trim();
-    } catch {
-      namespace = undefined;
-    }
-    return {
-      server: `https://${host.includes(':') ? `[${host}]` : host}:${port}`,
-      caData: readFileSync(join(SA_DIR, 'ca.crt')),
-      tokenFile: join(SA_DIR, 'token'),
-      namespace,
-      context: 'in-cluster',
-    };
-  }
-  const env = process.env.KUBECONFIG?.split(':').find(Boolean);
-  return env ? loadKubeconfigFiles(kubeconfigPaths(process.env.KUBECONFIG), context) : loadKubeconfigFile(join(homedir(), '.kube', 'config'), context);
 }
 
 /** Renders a ClusterAccess as kubeconfig YAML-compatible JSON (for Secrets). */

@@ -5,7 +5,8 @@ import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import YAML from 'yaml';
 import { KubeClient, type KubeObject } from '../core/index.js';
-import { KubeconfigLoadError, loadDefaultKubeconfig, loadKubeconfigFile, parseKubeconfig, type ClusterAccess } from '../core/kubeconfig.js';
+import { KubeconfigLoadError, loadKubeconfigFile, parseKubeconfig, type ClusterAccess } from '../core/kubeconfig.js';
+import { loadDefaultKubeconfig } from '../core/kubeconfig-default.js';
 import { kubeconfigContextNames, kubeconfigPaths, loadKubeconfigFiles } from '../core/kubeconfig-merge.js';
 import { CliError, Exit } from './exit.js';
 

@@ -8,7 +8,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { KubeconfigLoadError, loadDefaultKubeconfig } from '../../../runtime/core/kubeconfig.js';
+import { KubeconfigLoadError } from '../../../runtime/core/kubeconfig.js';
+import { loadDefaultKubeconfig } from '../../../runtime/core/kubeconfig-default.js';
 import { kubeconfigContextNames, kubeconfigPaths, loadKubeconfigFiles, mergeKubeconfigs } from '../../../runtime/core/kubeconfig-merge.js';
 import { loadKubeConfig } from '../../../runtime/kubectl-bind/util.js';
 
