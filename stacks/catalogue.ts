@@ -12,7 +12,8 @@ import { App } from 'cdk8s';
 import { apiStyleNamed } from '../constructs/dataservice/index.js';
 import { CatalogueInstall, ControlPlaneCluster } from '../constructs/topology/index.js';
 import type { CatalogueConfig, StackConfig } from './config.js';
-import { type KubeObject, STACK_SECRETS } from './manifests.js';
+import type { KubeObject } from './manifests.js';
+import { STACK_SECRETS } from './secret-names.js';
 
 /** The `CatalogueInstall` a `klutch-kit:catalogue` config selects. */
 export function catalogueInstallOf(c: CatalogueConfig): CatalogueInstall {

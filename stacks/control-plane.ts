@@ -2,7 +2,8 @@
 import * as k8s from '@pulumi/kubernetes';
 import * as pulumi from '@pulumi/pulumi';
 import { clusterProvider, deployObjects } from './_deploy.js';
-import { type KubeObject, STACK_SECRETS } from './manifests.js';
+import type { KubeObject } from './manifests.js';
+import { STACK_SECRETS } from './secret-names.js';
 import type { CrossplaneRelease } from './topology-source.js';
 
 export interface ControlPlaneSecrets {

@@ -8,10 +8,11 @@
  */
 import { App, Chart } from 'cdk8s';
 import { appClusterBindingKind, bindingCrds, KUBECONFIG_SECRET_KEY } from '../contract/index.js';
-import { BACKEND_NAMESPACE, BindBackend, Dex, type DexConnector, Konnector, KonnectorFlowControl } from '../constructs/runtime/index.js';
+import { BindBackend, Dex, type DexConnector, Konnector, KonnectorFlowControl } from '../constructs/runtime/index.js';
 import { KlutchMonitoring, ScrapeKind, type MonitoringOptions } from '../constructs/monitoring/index.js';
 import { cataloguePackageObjects } from './catalogue.js';
 import type { AppClusterConfig, MonitoringConfig, StackConfig } from './config.js';
+import { STACK_SECRETS } from './secret-names.js';
 
 /** The stack's `monitoring` config as the options of constructs/monitoring (also used by the topology source). */
 export function monitoringOptions(m: MonitoringConfig): MonitoringOptions {
@@ -33,12 +34,7 @@ export interface KubeObject {
   readonly [k: string]: unknown;
 }
 
-/** Names of the Secrets the stack creates from config secrets (the manifests only reference them). */
-export const STACK_SECRETS = {
-  namespace: BACKEND_NAMESPACE,
-  oidc: { name: 'klutch-backend-oidc', clientSecretKey: 'client-secret' },
-  cookies: { name: 'klutch-backend-cookies', signingKey: 'signing-key', encryptionKey: 'encryption-key' },
-} as const;
+export { STACK_SECRETS };
 
 /** Namespace on the control plane holding the AppClusterBindings and app-cluster kubeconfig Secrets. */
 export const APP_CLUSTER_BINDING_NAMESPACE = 'klutch-app-clusters';

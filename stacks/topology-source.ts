@@ -13,14 +13,8 @@ import { App } from 'cdk8s';
 import { CROSSPLANE_CHART, CROSSPLANE_CHART_REPO } from '../constructs/crossplane/index.js';
 import { AppCluster as AppClusterChart, type AnyninesEndpoints, ControlPlaneCluster, PHASES, phaseOf } from '../constructs/topology/index.js';
 import type { StackConfig } from './config.js';
-import {
-  type AppClusterManifestInput,
-  type ControlPlaneManifestInput,
-  type KubeObject,
-  type ManifestSource,
-  monitoringOptions,
-  STACK_SECRETS,
-} from './manifests.js';
+import { type AppClusterManifestInput, type ControlPlaneManifestInput, type KubeObject, type ManifestSource, monitoringOptions } from './manifests.js';
+import { STACK_SECRETS } from './secret-names.js';
 
 /** What the control plane component needs to install Crossplane with Helm. */
 export interface CrossplaneRelease {
