@@ -22,7 +22,8 @@ import { applyManifests, waitForCrdsEstablished } from './apply.js';
 import { type A9sComponentName, KLUTCHIO_PINS, ensureComponent } from './build.js';
 import type { KlutchioPin } from './klutchio.js';
 import { ensureKlutchioSource } from './klutchio.js';
-import { CROSSPLANE_NAMESPACE, FORWARDER_JS, type CrossplaneHarness } from './crossplane.js';
+import { CROSSPLANE_NAMESPACE, type CrossplaneHarness } from './crossplane.js';
+import { FORWARDER_JS, logTail, sleep } from './_harness.js';
 import { clientOf } from './client.js';
 import { UNIX_PATH_MAX, nsenterArgv, pickLoopbackAddress, unshareArgv, userNamespaceProblem } from './userns.js';
 import { probe } from './probe.js';
@@ -30,8 +31,6 @@ import { killRegistered, registryDir, removeEntry, writeEntry, RUN_ID_ENV } from
 import { HarnessProcess } from './_process.js';
 import { isConflict, isNotFound } from '../core/client.js';
 import type { RealCluster } from './cluster.js';
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** The registry prefix of PROVIDER_ANYNINES_PACKAGE that the harness rewrites to its registry. */
 export const PROVIDER_ANYNINES_PREFIX = PROVIDER_ANYNINES_PACKAGE.slice(0, PROVIDER_ANYNINES_PACKAGE.lastIndexOf('/'));
@@ -401,13 +400,7 @@ class Harness extends ProviderAnyninesBase implements ProviderAnyninesHarness {
   }
 }
 
-function tail(file: string, lines = 30): string {
-  try {
-    return fs.readFileSync(file, 'utf8').replace(/\s+$/, '').split('\n').slice(-lines).join('\n');
-  } catch {
-    return '(no log output)';
-  }
-}
+const tail = (file: string) => logTail(file, 30);
 
 const live = new Set<ProviderAnyninesBase>();
 let exitHook = false;

@@ -6,10 +6,20 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type KlutchioPin, ensureKlutchioSource, klutchioCheckoutDir, klutchioSourceKind } from './klutchio.js';
+import {
+  KLUTCHIO_SOURCE_FOLDERS,
+  type KlutchioPin,
+  PROVIDER_ANYNINES_SOURCE,
+  PROVIDER_ANYNINES_V2_SOURCE,
+  checkKlutchioSource,
+  ensureKlutchioSource,
+  klutchioSourceDir,
+} from './klutchio.js';
+import { defaultCacheRoot, withLock } from './_cache.js';
+export { KLUTCHIO_SOURCE_FOLDERS, PROVIDER_ANYNINES_SOURCE, PROVIDER_ANYNINES_V2_SOURCE, checkKlutchioSource, klutchioSourceDir } from './klutchio.js';
+export { defaultCacheRoot, withLock } from './_cache.js';
 import { KUBECTL_TOOL, type PathTool, type ToolLookup, findPathTool, pathToolsEnabled, systemToolLookup } from './path-tools.js';
 
 /** A Kubernetes control-plane binary this package builds from a Go wrapper module under `tools/`. */
@@ -145,90 +155,11 @@ export function assertNotBuiltLater(name: string, env: NodeJS.ProcessEnv = proce
   );
 }
 
-/**
- * The klutchio release whose provider-anynines the harness builds, pinned once: the sources are this commit of
- * klutchio's public repository (fetched and checked by klutchio.ts; a plain folder of them is checked against the
- * trees: `git rev-parse <commit>:<folder>`), and the constructs' `PROVIDER_ANYNINES_PACKAGE` carries this version
- * (a unit test ties the two). `provider-anynines/build` is a submodule (crossplane/build, its Makefile's harness)
- * the Go build does not read. Its managed resources are cluster-scoped (`AnyninesProviderFlavour.CLUSTER_SCOPED`).
- */
-export const PROVIDER_ANYNINES_SOURCE: KlutchioPin = {
-  component: 'provider-anynines',
-  label: 'v1.5.0',
-  version: 'v1.5.0',
-  env: 'KLUTCH_KIT_KLUTCHIO_SRC',
-  repository: 'https://github.com/anynines/klutchio.git',
-  commit: '0b4539e812e01710b8fd0ef20db347d230b1dbbb',
-  trees: {
-    'provider-anynines': 'a8cad59287925352b81a8fa534b8dfd15a399dda',
-    'clients/a9s-open-service-broker': '6efb4e7c3acd9aeb589b9b04bead0646e69e6d6b',
-    'clients/a9s-backup-manager': 'c99d7281001e4b735611a4f7c887938bd6adb6a4',
-  },
-  submodules: { 'provider-anynines/build': '3cf6663fafcf22f5cb3e7b90cf21d981faa52230' },
-};
-
-/**
- * provider-anynines from Klutch's Crossplane v2 branch (`migration-crossplane-v2`, tip 51671bc, unreleased): the same
- * group, its ServiceInstance, ServiceBinding, Backup and Restore namespaced (`AnyninesProviderFlavour.NAMESPACED`),
- * the ServiceBinding's connection Secret in the managed resource's namespace. Pinned and checked like
- * PROVIDER_ANYNINES_SOURCE; `version` is the tag of the package Klutch's branch installs (the constructs'
- * `PROVIDER_ANYNINES_NAMESPACED_PACKAGE`, a unit test ties the two).
- */
-export const PROVIDER_ANYNINES_V2_SOURCE: KlutchioPin = {
-  component: 'provider-anynines-v2',
-  label: 'branch migration-crossplane-v2',
-  version: 'KLT-877',
-  env: 'KLUTCH_KIT_KLUTCHIO_V2_SRC',
-  repository: 'https://github.com/anynines/klutchio.git',
-  commit: '51671bc5753c8ad246a22969d67419dda9646a02',
-  trees: {
-    'provider-anynines': '24499cc2f0cf0935d7b3fa7247ba61f96f2f23ff',
-    'clients/a9s-open-service-broker': '6efb4e7c3acd9aeb589b9b04bead0646e69e6d6b',
-    'clients/a9s-backup-manager': 'c99d7281001e4b735611a4f7c887938bd6adb6a4',
-  },
-  submodules: { 'provider-anynines/build': '3cf6663fafcf22f5cb3e7b90cf21d981faa52230' },
-};
-
 /** The klutchio sources each a9s component is built from. */
 export const KLUTCHIO_PINS: Readonly<Record<A9sComponentName, KlutchioPin>> = {
   'provider-anynines': PROVIDER_ANYNINES_SOURCE,
   'provider-anynines-v2': PROVIDER_ANYNINES_V2_SOURCE,
 };
-
-/** The folders of the klutchio sources provider-anynines is built from (its go.mod replaces the two clients). */
-export const KLUTCHIO_SOURCE_FOLDERS: readonly string[] = ['provider-anynines', 'clients/a9s-open-service-broker', 'clients/a9s-backup-manager'];
-
-/**
- * Where the klutchio sources of a pin are (or will be, once `ensureKlutchioSource()` of klutchio.ts fetched them): the
- * plain folder its variable (`KLUTCH_KIT_KLUTCHIO_SRC`, `KLUTCH_KIT_KLUTCHIO_V2_SRC`) names, else the pinned commit's
- * checkout in the cache, `<cache>/klutchio/<commit>`.
- */
-export function klutchioSourceDir(opts: { cacheRoot?: string; pin?: KlutchioPin } = {}): string {
-  const pin = opts.pin ?? PROVIDER_ANYNINES_SOURCE;
-  const env = process.env[pin.env];
-  if (env && env.trim() !== '') {
-    const kind = klutchioSourceKind(env.trim(), pin);
-    if (kind.kind === 'folder') return kind.dir;
-  }
-  return klutchioCheckoutDir({ cacheRoot: opts.cacheRoot, pin });
-}
-
-/** Throws an error naming every missing part of the klutchio sources of `pin` in `dir`. */
-export function checkKlutchioSource(dir: string, pin: KlutchioPin = PROVIDER_ANYNINES_SOURCE): void {
-  const missing = [
-    ...KLUTCHIO_SOURCE_FOLDERS.flatMap((f) => ['go.mod', 'go.sum'].map((g) => path.join(dir, f, g))),
-    path.join(dir, 'provider-anynines', 'cmd', 'provider', 'main.go'),
-    path.join(dir, 'provider-anynines', 'package', 'crossplane.yaml'),
-  ].filter((f) => !fs.existsSync(f));
-  if (missing.length > 0) {
-    throw new Error(
-      `realinfra: ${pin.component}: the klutchio sources are incomplete or absent in ${dir}; missing: ${missing.join(', ')}. ` +
-        `ensureComponent('${pin.component}') fetches klutchio ${pin.label} (commit ${pin.commit}) from ` +
-        `${pin.repository} into the cache, or set ${pin.env} to a mirror: a git repository that holds the commit, or a folder ` +
-        `of its provider-anynines/, clients/a9s-open-service-broker/ and clients/a9s-backup-manager/`,
-    );
-  }
-}
 
 /** sha256 over every file (relative path + content) of the klutchio source folders, in path order. */
 function hashKlutchioSource(dir: string, hash: ReturnType<typeof createHash>): void {
@@ -451,14 +382,6 @@ export function requiredVersion(goMod: string, modulePath: string, file = 'go.mo
   return m[1]!;
 }
 
-/** The cache root: `KLUTCH_KIT_CACHE`, else `$XDG_CACHE_HOME/klutch-kit`, else `~/.cache/klutch-kit`. */
-export function defaultCacheRoot(): string {
-  const env = process.env['KLUTCH_KIT_CACHE'];
-  if (env && env.trim() !== '') return path.resolve(env);
-  const xdg = process.env['XDG_CACHE_HOME'];
-  return path.join(xdg && xdg.trim() !== '' ? xdg : path.join(os.homedir(), '.cache'), 'klutch-kit');
-}
-
 /** The `tools/` folder of this package (found by walking up from this file, so it works from lib/ too). */
 export function defaultToolsDir(): string {
   let dir = path.dirname(fileURLToPath(import.meta.url));
@@ -579,62 +502,6 @@ function fmtSeconds(ms: number): string {
 function tailLines(text: string, n: number): string {
   const lines = text.replace(/\s+$/, '').split('\n');
   return lines.slice(-n).join('\n');
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-/**
- * Takes an exclusive lock (a directory) so that two processes (two test runs, a test run and the CLI)
- * never build the same component at once. A lock whose owner died is taken over. Shared with
- * pulumi-build.ts.
- */
-export async function withLock<T>(lockDir: string, log: (l: string) => void, what: string, fn: () => Promise<T>): Promise<T> {
-  fs.mkdirSync(path.dirname(lockDir), { recursive: true });
-  let announced = false;
-  for (;;) {
-    try {
-      fs.mkdirSync(lockDir);
-      fs.writeFileSync(path.join(lockDir, 'owner'), String(process.pid));
-      break;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-      let owner = NaN;
-      try {
-        owner = Number(fs.readFileSync(path.join(lockDir, 'owner'), 'utf8'));
-      } catch {
-        // owner file not written yet: treat as alive for a moment
-      }
-      const stat = fs.statSync(lockDir, { throwIfNoEntry: false });
-      const young = stat !== undefined && Date.now() - stat.mtimeMs < 5000;
-      if (Number.isFinite(owner) && !pidAlive(owner)) {
-        fs.rmSync(lockDir, { recursive: true, force: true });
-        continue;
-      }
-      if (!Number.isFinite(owner) && !young) {
-        fs.rmSync(lockDir, { recursive: true, force: true });
-        continue;
-      }
-      if (!announced) {
-        log(`${what}: another process (pid ${Number.isFinite(owner) ? owner : '?'}) is building it; waiting`);
-        announced = true;
-      }
-      await sleep(1000);
-    }
-  }
-  try {
-    return await fn();
-  } finally {
-    fs.rmSync(lockDir, { recursive: true, force: true });
-  }
 }
 
 /**

@@ -3,7 +3,6 @@
 // temporary folder, with TLS, RBAC, an admin client certificate and service-account tokens.
 import * as fs from 'node:fs';
 import type * as https from 'node:https';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -16,6 +15,9 @@ import { type CrossplaneHarness, type CrossplaneOptions, startCrossplane } from 
 import { RUN_ID_ENV, type RegisteredProcess, type RegistryEntry, killRegistered, registryDir, removeEntry, writeEntry } from './registry.js';
 import { HarnessProcess } from './_process.js';
 import { NODE_CONTROLLERS, type NodeOptions, type RealNode, startNode } from './node.js';
+import { freePort, logTail, sleep } from './_harness.js';
+
+export { freePort, logTail };
 
 /** Flags for a component, merged over the defaults by flag name (without `--`); `null` removes a default flag. */
 export type ComponentArgs = Readonly<Record<string, string | null>>;
@@ -121,53 +123,6 @@ export class ClusterStartError extends Error {
 }
 
 const NAME_RE = /^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$/;
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-// ---------------------------------------------------------------------------------------------
-// ports
-
-const handedOut = new Set<number>();
-
-/** A free TCP port on 127.0.0.1 not handed out before by this process. */
-export async function freePort(): Promise<number> {
-  for (let i = 0; i < 50; i++) {
-    const port = await new Promise<number>((resolve, reject) => {
-      const srv = net.createServer();
-      srv.unref();
-      srv.on('error', reject);
-      srv.listen(0, '127.0.0.1', () => {
-        const addr = srv.address() as net.AddressInfo;
-        srv.close(() => resolve(addr.port));
-      });
-    });
-    if (!handedOut.has(port)) {
-      handedOut.add(port);
-      return port;
-    }
-  }
-  throw new Error('realinfra: could not find a free port on 127.0.0.1');
-}
-
-// ---------------------------------------------------------------------------------------------
-// processes
-
-/** Last `lines` lines of a log file ('' when missing). */
-export function logTail(file: string, lines = 40): string {
-  try {
-    const fd = fs.openSync(file, 'r');
-    try {
-      const size = fs.fstatSync(fd).size;
-      const len = Math.min(size, 64 * 1024);
-      const buf = Buffer.alloc(len);
-      fs.readSync(fd, buf, 0, len, size - len);
-      return buf.toString('utf8').replace(/\s+$/, '').split('\n').slice(-lines).join('\n');
-    } finally {
-      fs.closeSync(fd);
-    }
-  } catch {
-    return '(no log output)';
-  }
-}
 
 type ComponentName = 'etcd' | 'kube-apiserver' | 'kube-controller-manager';
 type Proc = HarnessProcess<ComponentName>;

@@ -48,10 +48,10 @@ import {
   type CrossplaneHarness,
   type CrossplaneOptions,
   CrossplaneStartError,
-  FORWARDER_JS,
   type PackageSource,
   REWRITTEN_PREFIXES,
-} from './crossplane.js';
+} from './crossplane-harness.js';
+import { FORWARDER_JS, sleep } from './_harness.js';
 import { RUN_ID_ENV, type RegisteredProcess, killRegistered, registryDir, removeEntry, writeEntry } from './registry.js';
 import { packageYamlFromDir, pushPackageYaml, pushXpkgFile } from './xpkg.js';
 
@@ -89,7 +89,6 @@ export interface CrossplanePodsHarness extends CrossplaneHarness {
   podsOf(component: 'crossplane' | 'function-patch-and-transform' | 'provider-kubernetes'): Promise<Obj[]>;
 }
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const cond = (o: Obj | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
 const tagOf = (ref: string) => ref.slice(ref.lastIndexOf(':') + 1);
 

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { KLUTCHIO_SOURCE_FOLDERS, PROVIDER_ANYNINES_SOURCE, checkKlutchioSource, defaultCacheRoot, withLock } from './build.js';
+import { defaultCacheRoot, withLock } from './_cache.js';
 
 /** The environment variable naming an offline mirror of klutchio: a git repository (URL or folder) or a plain folder of the sources. */
 export const KLUTCHIO_SOURCE_ENV = 'KLUTCH_KIT_KLUTCHIO_SRC';
@@ -38,11 +38,90 @@ export interface KlutchioPin {
   readonly submodules: Readonly<Record<string, string>>;
 }
 
+/**
+ * The klutchio release whose provider-anynines the harness builds, pinned once: the sources are this commit of
+ * klutchio's public repository (fetched and checked by klutchio.ts; a plain folder of them is checked against the
+ * trees: `git rev-parse <commit>:<folder>`), and the constructs' `PROVIDER_ANYNINES_PACKAGE` carries this version
+ * (a unit test ties the two). `provider-anynines/build` is a submodule (crossplane/build, its Makefile's harness)
+ * the Go build does not read. Its managed resources are cluster-scoped (`AnyninesProviderFlavour.CLUSTER_SCOPED`).
+ */
+export const PROVIDER_ANYNINES_SOURCE: KlutchioPin = {
+  component: 'provider-anynines',
+  label: 'v1.5.0',
+  version: 'v1.5.0',
+  env: 'KLUTCH_KIT_KLUTCHIO_SRC',
+  repository: 'https://github.com/anynines/klutchio.git',
+  commit: '0b4539e812e01710b8fd0ef20db347d230b1dbbb',
+  trees: {
+    'provider-anynines': 'a8cad59287925352b81a8fa534b8dfd15a399dda',
+    'clients/a9s-open-service-broker': '6efb4e7c3acd9aeb589b9b04bead0646e69e6d6b',
+    'clients/a9s-backup-manager': 'c99d7281001e4b735611a4f7c887938bd6adb6a4',
+  },
+  submodules: { 'provider-anynines/build': '3cf6663fafcf22f5cb3e7b90cf21d981faa52230' },
+};
+
+/**
+ * provider-anynines from Klutch's Crossplane v2 branch (`migration-crossplane-v2`, tip 51671bc, unreleased): the same
+ * group, its ServiceInstance, ServiceBinding, Backup and Restore namespaced (`AnyninesProviderFlavour.NAMESPACED`),
+ * the ServiceBinding's connection Secret in the managed resource's namespace. Pinned and checked like
+ * PROVIDER_ANYNINES_SOURCE; `version` is the tag of the package Klutch's branch installs (the constructs'
+ * `PROVIDER_ANYNINES_NAMESPACED_PACKAGE`, a unit test ties the two).
+ */
+export const PROVIDER_ANYNINES_V2_SOURCE: KlutchioPin = {
+  component: 'provider-anynines-v2',
+  label: 'branch migration-crossplane-v2',
+  version: 'KLT-877',
+  env: 'KLUTCH_KIT_KLUTCHIO_V2_SRC',
+  repository: 'https://github.com/anynines/klutchio.git',
+  commit: '51671bc5753c8ad246a22969d67419dda9646a02',
+  trees: {
+    'provider-anynines': '24499cc2f0cf0935d7b3fa7247ba61f96f2f23ff',
+    'clients/a9s-open-service-broker': '6efb4e7c3acd9aeb589b9b04bead0646e69e6d6b',
+    'clients/a9s-backup-manager': 'c99d7281001e4b735611a4f7c887938bd6adb6a4',
+  },
+  submodules: { 'provider-anynines/build': '3cf6663fafcf22f5cb3e7b90cf21d981faa52230' },
+};
+
+/** The folders of the klutchio sources provider-anynines is built from (its go.mod replaces the two clients). */
+export const KLUTCHIO_SOURCE_FOLDERS: readonly string[] = ['provider-anynines', 'clients/a9s-open-service-broker', 'clients/a9s-backup-manager'];
+
+/**
+ * Where the klutchio sources of a pin are (or will be, once `ensureKlutchioSource()` of klutchio.ts fetched them): the
+ * plain folder its variable (`KLUTCH_KIT_KLUTCHIO_SRC`, `KLUTCH_KIT_KLUTCHIO_V2_SRC`) names, else the pinned commit's
+ * checkout in the cache, `<cache>/klutchio/<commit>`.
+ */
+export function klutchioSourceDir(opts: { cacheRoot?: string; pin?: KlutchioPin } = {}): string {
+  const pin = opts.pin ?? PROVIDER_ANYNINES_SOURCE;
+  const env = process.env[pin.env];
+  if (env && env.trim() !== '') {
+    const kind = klutchioSourceKind(env.trim(), pin);
+    if (kind.kind === 'folder') return kind.dir;
+  }
+  return klutchioCheckoutDir({ cacheRoot: opts.cacheRoot, pin });
+}
+
+/** Throws an error naming every missing part of the klutchio sources of `pin` in `dir`. */
+export function checkKlutchioSource(dir: string, pin: KlutchioPin = PROVIDER_ANYNINES_SOURCE): void {
+  const missing = [
+    ...KLUTCHIO_SOURCE_FOLDERS.flatMap((f) => ['go.mod', 'go.sum'].map((g) => path.join(dir, f, g))),
+    path.join(dir, 'provider-anynines', 'cmd', 'provider', 'main.go'),
+    path.join(dir, 'provider-anynines', 'package', 'crossplane.yaml'),
+  ].filter((f) => !fs.existsSync(f));
+  if (missing.length > 0) {
+    throw new Error(
+      `realinfra: ${pin.component}: the klutchio sources are incomplete or absent in ${dir}; missing: ${missing.join(', ')}. ` +
+        `ensureComponent('${pin.component}') fetches klutchio ${pin.label} (commit ${pin.commit}) from ` +
+        `${pin.repository} into the cache, or set ${pin.env} to a mirror: a git repository that holds the commit, or a folder ` +
+        `of its provider-anynines/, clients/a9s-open-service-broker/ and clients/a9s-backup-manager/`,
+    );
+  }
+}
+
 /** How the klutchio sources are found: the git command, the cache, progress. */
 export interface KlutchioSourceOptions {
   /** The mirror (a git URL, a git repository's folder or a plain folder of the sources). @default $KLUTCH_KIT_KLUTCHIO_SRC, else pin.repository */
   readonly source?: string;
-  /** @default defaultCacheRoot() of ./build.ts */
+  /** @default defaultCacheRoot() of ./_cache.ts */
   readonly cacheRoot?: string;
   /** The git command. @default `git` from PATH */
   readonly git?: string;

@@ -18,7 +18,7 @@ import { stringify as toYaml } from 'yaml';
 import { HarnessProcess } from './_process.js';
 import { type NodeBinaries, ensureComponent, ensureNodeBinaries } from './build.js';
 import { clientOf } from './client.js';
-import { FORWARDER_JS } from './crossplane.js';
+import { FORWARDER_JS, freePort, logTail, sleep } from './_harness.js';
 import { type HostRecord, NodeLockError, acquireNodeLock, captureHostRecord, restoreHost } from './host.js';
 import { type ClusterPki, createClientCertificate } from './pki.js';
 import { probe } from './probe.js';
@@ -129,15 +129,7 @@ export interface NodeClusterContext {
   readonly readyTimeoutMs: number;
 }
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-function tail(file: string, lines = 40): string {
-  try {
-    return fs.readFileSync(file, 'utf8').replace(/\s+$/, '').split('\n').slice(-lines).join('\n');
-  } catch {
-    return '(no log output)';
-  }
-}
+const tail = logTail;
 
 /** Opens a TCP connection and closes it: '' when it opened, else why not. */
 function tcpConnect(host: string, port: number, timeoutMs = 3000): Promise<string> {
@@ -318,7 +310,6 @@ class NodeImpl implements RealNode {
     }
     this.log(`host lock taken (${el()})`);
 
-    const { freePort } = await import('./cluster.js');
     const apiPort = Number(new URL(this.ctx.server).port);
 
     // Bridge first: its host address is the node IP kubelet needs before any pod exists.

@@ -53,7 +53,7 @@ export interface PulumiBinaries {
 }
 
 export interface EnsurePulumiOptions {
-  /** @default defaultCacheRoot() of ./build.ts */
+  /** @default defaultCacheRoot() of ./_cache.ts */
   readonly cacheRoot?: string;
   /** @default the `tools/` folder of this package */
   readonly toolsDir?: string;

@@ -9,6 +9,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { restoreNodeOf } from './host.js';
+import { pidAlive } from './_harness.js';
 
 /** Env var naming the current test run; set by the jest globalSetup and inherited by workers. */
 export const RUN_ID_ENV = 'KLUTCH_KIT_REALINFRA_RUN_ID';
@@ -45,14 +46,7 @@ export function removeEntry(file: string): void {
   fs.rmSync(file, { force: true });
 }
 
-export function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+export { pidAlive };
 
 /**
  * True when `pid` is alive and still runs `binary` (guards against PID reuse). Where /proc is not

@@ -10,6 +10,7 @@ import { parse, parseAllDocuments } from 'yaml';
 import { apiErrorDetails, objectRef, waitForCrdsEstablished } from './apply.js';
 import { isKindNotServed, type ObjectIdentity, ResourcePaths } from '../core/discovery.js';
 import { clientOf } from './client.js';
+import { sleep } from './_harness.js';
 
 /** One object of a synthesized cluster folder. */
 export interface FolderObject {
@@ -69,8 +70,6 @@ export interface OrderedApplyOptions {
   /** How long to retry when a kind is not (yet) in discovery right after its CRD was established. @default 10000 */
   readonly discoveryGraceMs?: number;
 }
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /**
  * Server-side applies `objects` one by one in the given order (no re-sorting: the order is what is
