@@ -28,7 +28,7 @@ export interface Allowed {
 }
 
 const parsed = new WeakMap<SourceFile, ts.SourceFile>();
-function parse(f: SourceFile): ts.SourceFile {
+export function parse(f: SourceFile): ts.SourceFile {
   let sf = parsed.get(f);
   if (!sf) parsed.set(f, (sf = ts.createSourceFile(f.path, f.text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS)));
   return sf;
@@ -40,19 +40,42 @@ function walk(node: ts.Node, visit: (n: ts.Node) => void): void {
   ts.forEachChild(node, (c) => walk(c, visit));
 }
 
+/** One module specifier of a source and whether it brings in types only (no value, so no load at run time). */
+export interface Specifier {
+  readonly spec: string;
+  readonly line: number;
+  readonly typeOnly: boolean;
+}
+
+/** `import type …`, `export type … from`, or named imports/exports that are all `type`: erased when compiled. */
+function isTypeOnly(n: ts.ImportDeclaration | ts.ExportDeclaration): boolean {
+  if (ts.isExportDeclaration(n)) {
+    if (n.isTypeOnly) return true;
+    return !!n.exportClause && ts.isNamedExports(n.exportClause) && n.exportClause.elements.length > 0 && n.exportClause.elements.every((e) => e.isTypeOnly);
+  }
+  const clause = n.importClause;
+  if (!clause) return false; // `import './x.js'` runs x
+  if (clause.isTypeOnly) return true;
+  const named = clause.namedBindings;
+  return !clause.name && !!named && ts.isNamedImports(named) && named.elements.length > 0 && named.elements.every((e) => e.isTypeOnly);
+}
+
 /** Every module specifier of `f`: imports, `export … from`, `import()`, `require()`, `import x = require()`. */
-function specifiers(sf: ts.SourceFile): Array<{ spec: string; line: number }> {
-  const out: Array<{ spec: string; line: number }> = [];
+export function specifiers(sf: ts.SourceFile): Specifier[] {
+  const out: Specifier[] = [];
   walk(sf, (n) => {
     let s: ts.Expression | undefined;
-    if ((ts.isImportDeclaration(n) || ts.isExportDeclaration(n)) && n.moduleSpecifier) s = n.moduleSpecifier;
-    else if (
+    let typeOnly = false;
+    if ((ts.isImportDeclaration(n) || ts.isExportDeclaration(n)) && n.moduleSpecifier) {
+      s = n.moduleSpecifier;
+      typeOnly = isTypeOnly(n);
+    } else if (
       ts.isCallExpression(n) &&
       (n.expression.kind === ts.SyntaxKind.ImportKeyword || (ts.isIdentifier(n.expression) && n.expression.text === 'require'))
     )
       s = n.arguments[0];
     else if (ts.isExternalModuleReference(n)) s = n.expression;
-    if (s && ts.isStringLiteralLike(s)) out.push({ spec: s.text, line: lineOf(sf, s) });
+    if (s && ts.isStringLiteralLike(s)) out.push({ spec: s.text, line: lineOf(sf, s), typeOnly });
   });
   return out;
 }
