@@ -26,7 +26,7 @@ import type { RealCluster } from './cluster.js';
 import { CROSSPLANE_NAMESPACE, FORWARDER_JS, type CrossplaneHarness } from './crossplane.js';
 import { ensureKlutchioSource } from './klutchio.js';
 import { killRegistered, removeEntry, RUN_ID_ENV, writeEntry } from './registry.js';
-import { ProviderAnyninesBase, providerAnyninesPackageYaml, type ProviderAnyninesHarness, type ProviderAnyninesOptions } from './anynines.js';
+import { ProviderAnyninesBase, providerAnyninesPackageYaml, type ProviderAnyninesHarness, type ProviderAnyninesOptions } from './anynines-harness.js';
 
 /** The DeploymentRuntimeConfig of provider-anynines as pods (its flags). */
 export const PROVIDER_ANYNINES_RUNTIME = 'provider-anynines';
