@@ -19,9 +19,9 @@
  * what stays within the limits keeps syncing. Reports are keyed by binding uid, kind and subject.
  * Dependencies are injected.
  */
-import { Counter, Gauge, type Registry } from 'prom-client';
 import type { ConditionInput } from '../core/conditions.js';
 import type { RecordedEvent } from '../core/events.js';
+import type { KonnectorMetrics } from './metrics.js';
 import type { APIServiceBinding } from './types.js';
 
 /** The limits, each its condition type, Event reason and metric label. */
@@ -57,42 +57,14 @@ export interface BindingLimitsDeps {
   changed(bindingUid: string): void;
   /** Writes an Event about a binding (best effort). */
   event(binding: APIServiceBinding, e: RecordedEvent): void;
-  /** Where the two metrics live. */
-  registry?: Registry;
-}
-
-const metricCache = new WeakMap<Registry, { limited: Counter<'limit'>; bindings: Gauge<'limit'> }>();
-
-function limitMetrics(registry: Registry) {
-  let m = metricCache.get(registry);
-  if (!m) {
-    m = {
-      limited: new Counter({
-        name: 'klutch_konnector_limited_total',
-        help: 'Objects, writes or namespaces the konnector refused because a binding hit a limit (NamespaceNotAllowed, CacheLimitReached, WriteBudgetExhausted)',
-        labelNames: ['limit'],
-        registers: [registry],
-      }),
-      bindings: new Gauge({
-        name: 'klutch_konnector_bindings_limited',
-        help: 'Bindings that show the condition of a limit (NamespaceNotAllowed, CacheLimitReached, WriteBudgetExhausted)',
-        labelNames: ['limit'],
-        registers: [registry],
-      }),
-    };
-    metricCache.set(registry, m);
-  }
-  return m;
+  /** The two metrics (metrics.ts). */
+  metrics?: Pick<KonnectorMetrics, 'limited' | 'bindingsLimited'>;
 }
 
 export class BindingLimits implements BindingLimitSink {
   /** `<uid>\0<kind>` → subject → report. */
   private readonly reports = new Map<string, Map<string, LimitReport>>();
-  private readonly metrics?: ReturnType<typeof limitMetrics>;
-
-  constructor(private readonly deps: BindingLimitsDeps) {
-    if (deps.registry) this.metrics = limitMetrics(deps.registry);
-  }
+  constructor(private readonly deps: BindingLimitsDeps) {}
 
   report(r: LimitReport): boolean {
     const k = `${r.binding}\0${r.kind}`;
@@ -126,7 +98,7 @@ export class BindingLimits implements BindingLimitSink {
   }
 
   count(kind: LimitKind): void {
-    this.metrics?.limited.inc({ limit: kind });
+    this.deps.metrics?.limited.inc({ limit: kind });
   }
 
   /** The reports of binding `uid` of one kind, in the order they came. */
@@ -135,9 +107,9 @@ export class BindingLimits implements BindingLimitSink {
   }
 
   private gauge(kind: LimitKind): void {
-    if (!this.metrics) return;
+    if (!this.deps.metrics) return;
     const n = [...this.reports.keys()].filter((k) => k.endsWith(`\0${kind}`)).length;
-    this.metrics.bindings.set({ limit: kind }, n);
+    this.deps.metrics.bindingsLimited.set({ limit: kind }, n);
   }
 }
 

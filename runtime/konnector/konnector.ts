@@ -322,7 +322,7 @@ export class Konnector {
       event: bindingEvent,
     });
     this.claimRefusals = new ClaimRefusals({ binding: (uid) => this.bindingByUid(uid), changed: enqueueUid, event: bindingEvent });
-    this.limits = new BindingLimits({ binding: (uid) => this.bindingByUid(uid), changed: enqueueUid, event: bindingEvent, registry: this.registry });
+    this.limits = new BindingLimits({ binding: (uid) => this.bindingByUid(uid), changed: enqueueUid, event: bindingEvent, metrics: this.metrics });
     this.shared = {
       app: this.app,
       bindingClient: this.bindingClient,

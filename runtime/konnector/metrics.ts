@@ -9,6 +9,10 @@ export interface KonnectorMetrics {
   heartbeats: Counter<'cluster_namespace' | 'result'>;
   lastHeartbeat: Gauge<'cluster_namespace'>;
   heartbeatInterval: Gauge<'cluster_namespace'>;
+  /** Objects, writes or namespaces refused because a binding hit a limit (binding-limits.ts). */
+  limited: Counter<'limit'>;
+  /** Bindings that show the condition of a limit (binding-limits.ts). */
+  bindingsLimited: Gauge<'limit'>;
   /** Shared by the konnector's clients of each side, read by the two client metrics on every scrape. */
   clientStats: { app: ClientStats; provider: ClientStats };
 }
@@ -70,6 +74,18 @@ export function konnectorMetrics(registry: Registry): KonnectorMetrics {
       name: 'klutch_konnector_last_heartbeat_timestamp_seconds',
       help: 'Unix time of the last heartbeat in the ClusterBinding on the provider, by cluster namespace',
       labelNames: ['cluster_namespace'],
+      registers: [registry],
+    }),
+    limited: new Counter({
+      name: 'klutch_konnector_limited_total',
+      help: 'Objects, writes or namespaces the konnector refused because a binding hit a limit (NamespaceNotAllowed, CacheLimitReached, WriteBudgetExhausted)',
+      labelNames: ['limit'],
+      registers: [registry],
+    }),
+    bindingsLimited: new Gauge({
+      name: 'klutch_konnector_bindings_limited',
+      help: 'Bindings that show the condition of a limit (NamespaceNotAllowed, CacheLimitReached, WriteBudgetExhausted)',
+      labelNames: ['limit'],
       registers: [registry],
     }),
     heartbeatInterval: new Gauge({

@@ -7,6 +7,7 @@ import type { RecordedEvent } from '../../../runtime/core/events.js';
 import { BindingGuard } from '../../../runtime/konnector/binding-guard.js';
 import { BindingLimits, limitCondition } from '../../../runtime/konnector/binding-limits.js';
 import { ObjectCap } from '../../../runtime/konnector/object-cap.js';
+import { konnectorMetrics } from '../../../runtime/konnector/metrics.js';
 import { WriteBudget } from '../../../runtime/konnector/write-budget.js';
 import type { APIServiceBinding } from '../../../runtime/konnector/types.js';
 
@@ -21,7 +22,7 @@ function limits() {
     binding: (uid) => (uid === 'uid-1' ? binding : undefined),
     changed: (u) => changed.push(u),
     event: (_, e) => events.push(e),
-    registry,
+    metrics: konnectorMetrics(registry),
   });
   const metric = async (name: string, limit: string) => (await registry.getSingleMetric(name)!.get()).values.find((v) => v.labels.limit === limit)?.value ?? 0;
   return { l, events, changed, metric };
