@@ -14,6 +14,14 @@ export interface EventHandler<T> {
   onDelete?(obj: T): void;
 }
 
+/**
+ * A handler that calls `fn` with the object of every event alike (added, updated: the new object,
+ * deleted): for the reconcilers that only need to know that something changed.
+ */
+export function onAny<T>(fn: (obj: T) => void): EventHandler<T> {
+  return { onAdd: fn, onUpdate: (_old, obj) => fn(obj), onDelete: fn };
+}
+
 export interface InformerOptions {
   /** Restrict to one namespace (namespaced resources). */
   namespace?: string;

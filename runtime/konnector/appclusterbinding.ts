@@ -20,7 +20,7 @@ import type { Registry } from 'prom-client';
 import { CoreResources, isNotFound, keyOf, splitKey, type KubeClient, type KubeObject, type ResourceRef } from '../core/client.js';
 import { conditionsEqual, setCondition, setSummary, type Condition } from '../core/conditions.js';
 import { Controller } from '../core/controller.js';
-import { Informer } from '../core/informer.js';
+import { Informer, onAny } from '../core/informer.js';
 import { silentLogger } from '../core/logger.js';
 import { KubeconfigError, parseKubeconfigSecret } from './kubeconfig.js';
 import { setFinalizer } from './metadata.js';
@@ -91,8 +91,7 @@ export class AppClusterBindingController {
       backoffMaxMs: 30_000,
       reconciler: (k) => this.reconcile(k),
     });
-    const enq = (o: KubeObject) => this.controller.enqueue(keyOf(o));
-    this.informer.addEventHandler({ onAdd: enq, onUpdate: (_, o) => enq(o), onDelete: enq });
+    this.informer.addEventHandler(onAny((o) => this.controller.enqueue(keyOf(o))));
   }
 
   async start(timeoutMs = 60_000): Promise<void> {

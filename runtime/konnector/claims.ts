@@ -46,7 +46,7 @@
 import type { Logger } from 'pino';
 import { isAlreadyExists, isNotFound, keyOf, splitKey, type KubeClient, type KubeObject, type ResourceRef } from '../core/client.js';
 import { Controller } from '../core/controller.js';
-import { stripManagedFields } from '../core/informer.js';
+import { onAny, stripManagedFields } from '../core/informer.js';
 import { copyAnnotations, copyRecords, makerOf, ownership } from './claim-ownership.js';
 import type { SyncContext } from './context.js';
 import { claimMetadataFilters, cleanMeta, copyMetadataInSync, deepEqual, isDeleting, type MetadataFilter } from './metadata.js';
@@ -170,7 +170,7 @@ export class ClaimSync {
       const c = o.metadata.namespace ? ctx.consumerNamespaceFor(o.metadata.namespace) : undefined;
       if (c) this.controller.enqueue(`${c}/${o.metadata.name}`);
     };
-    this.providerInf.addEventHandler({ onAdd: fromProvider, onUpdate: (_, o) => fromProvider(o), onDelete: fromProvider });
+    this.providerInf.addEventHandler(onAny(fromProvider));
     this.unsubscribe = ctx.onNamespacesChanged(() => void this.refreshNamespaces());
   }
 

@@ -11,7 +11,7 @@ import { Registry } from 'prom-client';
 import { CoreResources, isAlreadyExists, isNotFound, keyOf, splitKey, KubeClient, type KubeObject } from '../core/client.js';
 import { conditionsEqual, removeCondition, setCondition, setSummary, type Condition } from '../core/conditions.js';
 import { Controller } from '../core/controller.js';
-import { Informer, stripManagedFields } from '../core/informer.js';
+import { Informer, onAny, stripManagedFields } from '../core/informer.js';
 import { silentLogger } from '../core/logger.js';
 import { recordEvent, type RecordedEvent } from '../core/events.js';
 import { apiServiceBindingKind, BIND_GROUP } from '../../contract/index.js';
@@ -364,16 +364,8 @@ export class Konnector {
       deletionTimeouts: this.deletionTimeouts,
     };
 
-    this.bindings.addEventHandler({
-      onAdd: (b) => this.controller.enqueue(keyOf(b)),
-      onUpdate: (_, b) => this.controller.enqueue(keyOf(b)),
-      onDelete: (b) => this.controller.enqueue(keyOf(b)),
-    });
-    this.crds.addEventHandler({
-      onAdd: (c) => this.forProviders((p) => p.crdChanged(c.metadata.name!)),
-      onUpdate: (_, c) => this.forProviders((p) => p.crdChanged(c.metadata.name!)),
-      onDelete: (c) => this.forProviders((p) => p.crdChanged(c.metadata.name!)),
-    });
+    this.bindings.addEventHandler(onAny((b) => this.controller.enqueue(keyOf(b))));
+    this.crds.addEventHandler(onAny((c) => this.forProviders((p) => p.crdChanged(c.metadata.name!))));
     this.namespaces.addEventHandler({
       onDelete: (n) => this.forProviders((p) => p.namespaceChanged(n.metadata.name!)),
       onAdd: (n) => this.forProviders((p) => p.namespaceChanged(n.metadata.name!)),
@@ -460,11 +452,7 @@ export class Konnector {
         logger: this.log,
         resyncMs: this.shared.resyncMs,
       });
-      inf.addEventHandler({
-        onAdd: () => this.enqueueBindingsUsing(namespace, name),
-        onUpdate: () => this.enqueueBindingsUsing(namespace, name),
-        onDelete: () => this.enqueueBindingsUsing(namespace, name),
-      });
+      inf.addEventHandler(onAny(() => this.enqueueBindingsUsing(namespace, name)));
       this.secretInformers.set(k, inf);
       inf.start();
     }

@@ -5,7 +5,7 @@
  */
 import type { Logger } from 'pino';
 import { isAlreadyExists, type KubeClient } from '../core/client.js';
-import { Informer } from '../core/informer.js';
+import { Informer, onAny } from '../core/informer.js';
 import { isDeleting } from './metadata.js';
 import { BindResources, type APIServiceExport, type APIServiceNamespace, type ClusterBinding } from './types.js';
 
@@ -45,8 +45,7 @@ export class ProviderInformers {
     this.apiNamespaces = new Informer<APIServiceNamespace>(opts.provider, BindResources.apiServiceNamespaces, iopts);
     this.clusterBindings = new Informer<ClusterBinding>(opts.provider, BindResources.clusterBindings, iopts);
     this.apiNamespaces.addIndex('providerNamespace', (o) => (o.status?.namespace ? [o.status.namespace] : []));
-    const onNs = () => this.mappingMayHaveChanged();
-    this.apiNamespaces.addEventHandler({ onAdd: onNs, onUpdate: onNs, onDelete: onNs });
+    this.apiNamespaces.addEventHandler(onAny(() => this.mappingMayHaveChanged()));
   }
 
   private get all(): Array<Informer<APIServiceExport> | Informer<APIServiceNamespace> | Informer<ClusterBinding>> {

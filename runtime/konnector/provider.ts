@@ -15,7 +15,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { keyOf, type KubeClient } from '../core/client.js';
 import { Controller } from '../core/controller.js';
-import type { Informer } from '../core/informer.js';
+import { type Informer, onAny } from '../core/informer.js';
 import type { ClaimConflictSink } from './claim-conflicts.js';
 import type { ClaimRefusalSink } from './claim-refusals.js';
 import type { BindingLimitSink } from './binding-limits.js';
@@ -249,25 +249,13 @@ export class ProviderConnection implements SyncContext {
     this.exportsCtl = new Controller({ ...c, name: `exports:${ns}`, workers: 2, reconciler: this.exportReconciler });
     this.nsDeletion = new Controller({ ...c, name: `namespaces:${ns}`, workers: 1, reconciler: namespaceReconciler });
 
-    informers.clusterBindings.addEventHandler({
-      onAdd: () => this.heartbeat.enqueue('cluster'),
-      onUpdate: () => this.heartbeat.enqueue('cluster'),
-      onDelete: () => this.heartbeat.enqueue('cluster'),
-    });
+    informers.clusterBindings.addEventHandler(onAny(() => this.heartbeat.enqueue('cluster')));
     const onExport = (name: string) => {
       for (const b of this.bindings.named(name)) this.crd.enqueue(b);
       this.exportsCtl.enqueue(name);
     };
-    informers.exports.addEventHandler({
-      onAdd: (o) => onExport(o.metadata.name!),
-      onUpdate: (_, o) => onExport(o.metadata.name!),
-      onDelete: (o) => onExport(o.metadata.name!),
-    });
-    informers.apiNamespaces.addEventHandler({
-      onAdd: (o) => this.nsDeletion.enqueue(o.metadata.name!),
-      onUpdate: (_, o) => this.nsDeletion.enqueue(o.metadata.name!),
-      onDelete: (o) => this.nsDeletion.enqueue(o.metadata.name!),
-    });
+    informers.exports.addEventHandler(onAny((o) => onExport(o.metadata.name!)));
+    informers.apiNamespaces.addEventHandler(onAny((o) => this.nsDeletion.enqueue(o.metadata.name!)));
   }
 
   // ------------------------------------------------------------------ state the konnector reads
