@@ -23,7 +23,7 @@
  */
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { Controller, Informer, keyOf, type KubeClient, type KubeObject, type ReconcileResult } from '../core/index.js';
+import { Controller, Informer, keyOf, onAny, type KubeClient, type KubeObject, type ReconcileResult } from '../core/index.js';
 import type { Binder } from './binder.js';
 import type { Crd, ExportTemplate } from './catalog.js';
 import type { BackendMetrics } from './metrics.js';
@@ -102,6 +102,45 @@ export function clusterBindingEvents(enqueue: { clusterBinding(key: string): voi
 /** How often every ClusterBinding is re-delivered, re-applying its consumer's RBAC (drift repair). */
 export const CLUSTER_BINDING_RESYNC_MS = 10 * 60_000;
 
+/** The backend's shared informers: one per resource its reconcilers read. */
+function backendInformers(kube: KubeClient, logger: Logger) {
+  return {
+    requests: new Informer<ExportRequest>(kube, R.exportRequests, { logger }),
+    exports: new Informer<ExportObj>(kube, R.exports, { logger }),
+    crds: new Informer<Crd>(kube, R.crds, { logger }),
+    templates: new Informer<ExportTemplate>(kube, R.templates, { logger }),
+    serviceNamespaces: new Informer<ServiceNamespace>(kube, R.serviceNamespaces, { logger }),
+    clusterBindings: new Informer<ClusterBindingObj>(kube, R.clusterBindings, { logger, resyncMs: CLUSTER_BINDING_RESYNC_MS }),
+    kubeconfigSecrets: new Informer(kube, R.secrets, {
+      logger,
+      labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}`,
+      fieldSelector: `metadata.name=${KUBECONFIG_SECRET}`,
+    }),
+    clusterNamespaces: new Informer(kube, R.namespaces, { logger, labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}` }),
+  };
+}
+
+/** Makes the Controller of one reconciler: named `backend-<name>`, counting its results, reporting its bugs. */
+function controllerFactory(o: BackendControllersOptions): (name: string, fn: (key: string) => Promise<ReconcileResult | void>) => Controller {
+  return (name, fn) =>
+    new Controller({
+      name: `backend-${name}`,
+      logger: o.logger,
+      registry: o.registry,
+      reconciler: async (key) => {
+        try {
+          const r = await fn(key);
+          o.metrics.reconciles.inc({ controller: name, result: 'ok' });
+          return r;
+        } catch (e) {
+          o.metrics.reconciles.inc({ controller: name, result: 'error' });
+          throw e;
+        }
+      },
+      ...(o.unexpected ? { onUnexpectedError: (e: Error, key: string) => o.unexpected!.record(`controller/${name}`, e, { key }) } : {}),
+    });
+}
+
 export class BackendControllers {
   readonly requests: Informer<ExportRequest>;
   readonly exports: Informer<ExportObj>;
@@ -131,24 +170,38 @@ export class BackendControllers {
   private started = false;
 
   constructor(o: BackendControllersOptions) {
-    const kube = o.kube;
-    const log = o.logger;
-    this.requests = new Informer<ExportRequest>(kube, R.exportRequests, { logger: log });
-    this.exports = new Informer<ExportObj>(kube, R.exports, { logger: log });
-    this.crds = new Informer<Crd>(kube, R.crds, { logger: log });
-    this.templates = new Informer<ExportTemplate>(kube, R.templates, { logger: log });
-    this.serviceNamespaces = new Informer<ServiceNamespace>(kube, R.serviceNamespaces, { logger: log });
-    this.clusterBindings = new Informer<ClusterBindingObj>(kube, R.clusterBindings, { logger: log, resyncMs: CLUSTER_BINDING_RESYNC_MS });
-    this.kubeconfigSecrets = new Informer(kube, R.secrets, {
-      logger: log,
-      labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}`,
-      fieldSelector: `metadata.name=${KUBECONFIG_SECRET}`,
-    });
+    const informers = backendInformers(o.kube, o.logger);
+    this.requests = informers.requests;
+    this.exports = informers.exports;
+    this.crds = informers.crds;
+    this.templates = informers.templates;
+    this.serviceNamespaces = informers.serviceNamespaces;
+    this.clusterBindings = informers.clusterBindings;
+    this.kubeconfigSecrets = informers.kubeconfigSecrets;
+    this.clusterNamespaces = informers.clusterNamespaces;
+    this.sweeper = this.newSweeper(o);
+    this.reconcilers = this.newReconcilers(o);
 
-    this.clusterNamespaces = new Informer(kube, R.namespaces, { logger: log, labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}` });
-    this.sweeper = new ClusterSweeper({
-      kube,
-      logger: log.child({ controller: 'sweeper' }),
+    const mk = controllerFactory(o);
+    const r = this.reconcilers;
+    this.exportRequest = mk('exportrequest', (k) => r.exportRequest.reconcile(k));
+    this.exportSync = mk('export', (k) => r.export.reconcile(k));
+    this.serviceNamespace = mk('servicenamespace', (k) => r.serviceNamespace.reconcile(k));
+    this.rbac = mk('rbac', (k) => r.rbac.reconcile(k));
+    this.clusterBinding = mk('clusterbinding', (k) => r.clusterBinding.reconcile(k));
+    this.tokenRotation = mk('tokenrotation', (k) => r.tokenRotation.reconcile(k));
+    this.sweep = mk('sweeper', (k) => this.sweeper.reconcile(k));
+    this.controllers = [this.exportRequest, this.exportSync, this.serviceNamespace, this.rbac, this.clusterBinding, this.tokenRotation, this.sweep];
+
+    this.addIndexes();
+    this.wireEvents();
+  }
+
+  /** The sweeper of cluster namespaces, reading the informers' caches. */
+  private newSweeper(o: BackendControllersOptions): ClusterSweeper {
+    return new ClusterSweeper({
+      kube: o.kube,
+      logger: o.logger.child({ controller: 'sweeper' }),
       metrics: o.metrics,
       orphanGraceMs: 600_000,
       staleAfterMs: 0,
@@ -162,7 +215,12 @@ export class BackendControllers {
         kubeconfigSecret: (n) => this.kubeconfigSecrets.getByName(n, KUBECONFIG_SECRET),
       },
     });
-    this.reconcilers = {
+  }
+
+  /** One reconciler per concern, each given the caches it reads and the calls it makes. */
+  private newReconcilers(o: BackendControllersOptions): BackendControllers['reconcilers'] {
+    const { kube, logger: log } = o;
+    return {
       exportRequest: new ExportRequestReconciler({
         kube,
         requests: this.requests,
@@ -189,56 +247,39 @@ export class BackendControllers {
       clusterBinding: new ClusterBindingReconciler({ kube, clusterBindings: this.clusterBindings, heartbeatTimeoutMs: o.heartbeatTimeoutMs }),
       tokenRotation: new TokenRotationReconciler({ kube, kubeconfigSecrets: this.kubeconfigSecrets, binder: o.binder, metrics: o.metrics, logger: log }),
     };
+  }
 
-    const mk = (name: string, fn: (key: string) => Promise<ReconcileResult | void>) =>
-      new Controller({
-        name: `backend-${name}`,
-        logger: log,
-        registry: o.registry,
-        reconciler: async (key) => {
-          try {
-            const r = await fn(key);
-            o.metrics.reconciles.inc({ controller: name, result: 'ok' });
-            return r;
-          } catch (e) {
-            o.metrics.reconciles.inc({ controller: name, result: 'error' });
-            throw e;
-          }
-        },
-        ...(o.unexpected ? { onUnexpectedError: (e: Error, key: string) => o.unexpected!.record(`controller/${name}`, e, { key }) } : {}),
-      });
-    const r = this.reconcilers;
-    this.exportRequest = mk('exportrequest', (k) => r.exportRequest.reconcile(k));
-    this.exportSync = mk('export', (k) => r.export.reconcile(k));
-    this.serviceNamespace = mk('servicenamespace', (k) => r.serviceNamespace.reconcile(k));
-    this.rbac = mk('rbac', (k) => r.rbac.reconcile(k));
-    this.clusterBinding = mk('clusterbinding', (k) => r.clusterBinding.reconcile(k));
-    this.tokenRotation = mk('tokenrotation', (k) => r.tokenRotation.reconcile(k));
-    this.sweep = mk('sweeper', (k) => this.sweeper.reconcile(k));
-    this.controllers = [this.exportRequest, this.exportSync, this.serviceNamespace, this.rbac, this.clusterBinding, this.tokenRotation, this.sweep];
-
-    // indexes
+  private addIndexes(): void {
     this.exports.addIndex('name', (e) => [e.metadata.name!]);
     this.requests.addIndex('crd', (r) => (r.spec?.resources ?? []).map((x) => `${x.resource}.${x.group ?? ''}`));
+  }
 
-    // wiring
-    const on = <T extends KubeObject>(inf: Informer<T>, fn: (o: T) => void) => inf.addEventHandler({ onAdd: fn, onUpdate: (_a, b) => fn(b), onDelete: fn });
-    on(this.requests, (r) => this.exportRequest.enqueue(keyOf(r)));
-    on(this.exports, (e) => {
-      this.exportSync.enqueue(keyOf(e));
-      this.rbac.enqueue(e.metadata.namespace!);
-    });
-    on(this.crds, (c) => {
-      for (const e of this.exports.byIndex('name', c.metadata.name!)) this.exportSync.enqueue(keyOf(e));
-      for (const r of this.requests.byIndex('crd', c.metadata.name!)) this.exportRequest.enqueue(keyOf(r));
-    });
-    on(this.templates, () => {
-      for (const r of this.requests.list()) if ((r.status?.phase ?? 'Pending') === 'Pending') this.exportRequest.enqueue(keyOf(r));
-    });
-    on(this.serviceNamespaces, (s) => {
-      this.serviceNamespace.enqueue(keyOf(s));
-      this.rbac.enqueue(s.metadata.namespace!);
-    });
+  /** Which controllers each informer's events enqueue. */
+  private wireEvents(): void {
+    this.requests.addEventHandler(onAny((r) => this.exportRequest.enqueue(keyOf(r))));
+    this.exports.addEventHandler(
+      onAny((e) => {
+        this.exportSync.enqueue(keyOf(e));
+        this.rbac.enqueue(e.metadata.namespace!);
+      }),
+    );
+    this.crds.addEventHandler(
+      onAny((c) => {
+        for (const e of this.exports.byIndex('name', c.metadata.name!)) this.exportSync.enqueue(keyOf(e));
+        for (const r of this.requests.byIndex('crd', c.metadata.name!)) this.exportRequest.enqueue(keyOf(r));
+      }),
+    );
+    this.templates.addEventHandler(
+      onAny(() => {
+        for (const r of this.requests.list()) if ((r.status?.phase ?? 'Pending') === 'Pending') this.exportRequest.enqueue(keyOf(r));
+      }),
+    );
+    this.serviceNamespaces.addEventHandler(
+      onAny((s) => {
+        this.serviceNamespace.enqueue(keyOf(s));
+        this.rbac.enqueue(s.metadata.namespace!);
+      }),
+    );
     this.clusterBindings.addEventHandler(
       clusterBindingEvents({
         clusterBinding: (k) => this.clusterBinding.enqueue(k),
@@ -246,11 +287,13 @@ export class BackendControllers {
         sweep: (ns) => this.sweep.enqueue(ns),
       }),
     );
-    on(this.kubeconfigSecrets, (s) => {
-      this.tokenRotation.enqueue(s.metadata.namespace!);
-      this.sweep.enqueue(s.metadata.namespace!);
-    });
-    on(this.clusterNamespaces, (n) => this.sweep.enqueue(n.metadata.name!));
+    this.kubeconfigSecrets.addEventHandler(
+      onAny((s) => {
+        this.tokenRotation.enqueue(s.metadata.namespace!);
+        this.sweep.enqueue(s.metadata.namespace!);
+      }),
+    );
+    this.clusterNamespaces.addEventHandler(onAny((n) => this.sweep.enqueue(n.metadata.name!)));
   }
 
   private get informers(): Informer<KubeObject>[] {
