@@ -1,3 +1,8 @@
+/**
+ * The a9s instance data services of the Klutch catalogue besides PostgreSQL (KeyValue, LogMe2, MariaDB,
+ * Messaging, MongoDB, Search, Prometheus): each a function returning the `DataServiceProps` of Klutch's
+ * XRD and a9s Compositions, with the ProviderConfigs the catalogue is given.
+ */
 import { A9sBackend, DataServiceProps, ParameterProps, PlanChange, TopologyChange } from './_deps.js';
 import { ANYNINES_GROUP, plans } from './_common.js';
 import type { Plan } from '../dataservice/index.js';

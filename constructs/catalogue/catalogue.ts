@@ -1,3 +1,8 @@
+/**
+ * `Catalogue`: the Klutch catalogue as one construct — the instance data services and the instance
+ * operations (ServiceBinding, Backup, Restore) chosen by props, each a `DataService` or
+ * `InstanceOperation` created in it, with the ProviderConfigs its cluster provides.
+ */
 import { Construct } from 'constructs';
 import type { CrossplaneVersion } from '../crossplane/index.js';
 import { A9sBackend, ApiStyle, checkApiStyle, DataService, DataServiceProps } from '../dataservice/index.js';

@@ -1,3 +1,8 @@
+/**
+ * `InstanceOperation`: an operation on data-service instances (ServiceBinding, Backup, Restore) — its XRD,
+ * one Composition per backend (a8s, a9s) selected by the instance type, and the APIServiceExportTemplate
+ * that makes it bindable (an `IApiExport`).
+ */
 import { Construct } from 'constructs';
 import { CompositeResourceDefinition, Composition, CrossplaneVersion, PatchAndTransformStep, XrdScope } from '../crossplane/index.js';
 import { ApiStyle, checkApiStyle, Parameter, ParameterLocation, ParameterProps, DEFAULT_EXPORT_TEMPLATE_NAMESPACE } from '../dataservice/index.js';

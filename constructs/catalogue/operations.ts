@@ -1,3 +1,7 @@
+/**
+ * The instance operations of the Klutch catalogue (ServiceBinding, Backup, Restore): their kinds, the
+ * instance types they apply to, and the a8s and a9s backends that compose them.
+ */
 import { Patch, PatchAndTransformStep, ReadinessCheck, Transform } from '../crossplane/index.js';
 import {
   a8sBindingSecretClaim,

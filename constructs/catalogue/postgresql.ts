@@ -1,3 +1,7 @@
+/**
+ * The PostgreSQL data service of the Klutch catalogue: its plans, parameters and the a8s and a9s
+ * backends (Composition names `a8s-postgresql`, `a9s-postgresql`), as `DataServiceProps`.
+ */
 import { A8sBackend, A9sBackend, DataServiceProps, OperatorProfile, ParameterProps } from './_deps.js';
 import { A8S_SIZES, ANYNINES_GROUP, names, plans } from './_common.js';
 import { type ICatalogueProviderConfigs, KLUTCH_PROVIDER_CONFIG_NAMES } from './provider-configs.js';

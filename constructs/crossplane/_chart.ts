@@ -1,3 +1,6 @@
+/**
+ * Reads a Helm chart's name and version from its folder or packaged `.tgz` (internal to `CrossplaneInstall`).
+ */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { gunzipSync } from 'node:zlib';

@@ -1,3 +1,6 @@
+/**
+ * Parses and checks fully qualified OCI package references of Crossplane packages (internal).
+ */
 import { fail } from './_util.js';
 
 /**

@@ -1,3 +1,6 @@
+/**
+ * Checks a Secret key reference given to a ProviderConfig (internal).
+ */
 import type { SecretKeyRef } from './secret-key-ref.js';
 import { checkDnsLabel, checkDnsSubdomain, fail, isPlainObject } from './_util.js';
 

@@ -1,3 +1,7 @@
+/**
+ * `AnyninesProviderConfig`: the provider-anynines ProviderConfig of one a9s service broker or backup
+ * manager endpoint (URL, credentials Secret, TLS), referenced by the a9s backends' managed resources.
+ */
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
 import { checkSecretKeyRef } from './_secret-ref.js';

@@ -1,3 +1,7 @@
+/**
+ * `AnyninesProviderFlavour`: which provider-anynines a control plane runs (Klutch's released, cluster-scoped
+ * one, or its Crossplane v2 branch with namespaced managed resources) and the package of each.
+ */
 import { EnumLike, enumMembers } from '../_enum-like.js';
 
 /** provider-anynines as released with Klutch 1.5.0: cluster-scoped managed resources. */

@@ -1,3 +1,8 @@
+/**
+ * `CompositeResourceDefinition`: a typed Crossplane XRD (v1 with claims, or v2 with namespaced composite
+ * resources) — versions and their schemas, claim names, connection secret keys, policies — which registers
+ * its claim API with the cluster it is created in and goes into an enclosing Configuration package.
+ */
 import { ClusterRegistry } from '../_cluster-registry.js';
 import { ApiObject, Lazy } from 'cdk8s';
 import { Construct } from 'constructs';

@@ -1,3 +1,7 @@
+/**
+ * `Composition`: a Crossplane Composition in pipeline mode over function steps, typed by the XRD (or
+ * composite type) it composes; it goes into an enclosing Configuration package.
+ */
 import { ApiObject, Lazy } from 'cdk8s';
 import { Construct } from 'constructs';
 import { checkDnsLabel, checkDnsSubdomain, compact, fail, show } from './_util.js';

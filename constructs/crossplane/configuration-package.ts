@@ -1,3 +1,8 @@
+/**
+ * `ConfigurationPackageSource`: the source of a Crossplane Configuration package (`crossplane.yaml` and
+ * the XRDs and Compositions added to it) that the synth writes beside the cluster's manifests, and the
+ * package's dependencies (`dependencyOn`).
+ */
 import { ApiObject } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import { parsePackageRef } from './_package.js';

@@ -1,3 +1,6 @@
+/**
+ * `Configuration`: installs a Crossplane Configuration package (`pkg.crossplane.io/v1`).
+ */
 import { Construct } from 'constructs';
 import { PackageBase, PackageProps } from './package-base.js';
 

@@ -1,3 +1,7 @@
+/**
+ * `ConnectionDetail`: what function-patch-and-transform copies from a composed resource into the
+ * composite resource's connection Secret.
+ */
 import { checkFieldPath, fail } from './_util.js';
 
 const SECRET_KEY = /^[-._a-zA-Z0-9]+$/;

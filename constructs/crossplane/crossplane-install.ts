@@ -1,3 +1,7 @@
+/**
+ * `CrossplaneInstall`: Crossplane itself from its Helm chart (as an Argo CD Application, a Flux HelmRelease
+ * or rendered objects), with the feature flags of the chosen Crossplane version.
+ */
 import { spawnSync } from 'node:child_process';
 import { ApiObject, Helm } from 'cdk8s';
 import { Construct } from 'constructs';

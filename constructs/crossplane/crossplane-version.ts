@@ -1,3 +1,6 @@
+/**
+ * `CrossplaneVersion`: the Crossplane releases klutch-kit supports (1.20 and 2.x), pinned to a patch version.
+ */
 import { fail, SEMVER } from './_util.js';
 
 /**

@@ -1,3 +1,7 @@
+/**
+ * `DeploymentRuntimeConfig`: how Crossplane runs a provider or function package (ServiceAccount name,
+ * container resources, arguments).
+ */
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
 import { checkDnsSubdomain, checkInteger, checkNonEmpty, compact, copyJson, fail, isPlainObject } from './_util.js';

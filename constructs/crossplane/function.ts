@@ -1,3 +1,7 @@
+/**
+ * `Function`: installs a Crossplane composition function package (`function-patch-and-transform` by
+ * `Function.patchAndTransform`); `IFunction` names one a pipeline step references.
+ */
 import { Construct } from 'constructs';
 import { checkDnsSubdomain } from './_util.js';
 import { PackageBase, RuntimePackageProps } from './package-base.js';

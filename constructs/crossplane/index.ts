@@ -1,3 +1,7 @@
+/**
+ * The typed Crossplane constructs: XRD, Composition and its pipeline, packages, ProviderConfigs,
+ * `CrossplaneInstall` (the barrel of constructs/crossplane/).
+ */
 export * from './composite-resource-definition.js';
 export * from './composition.js';
 export * from './pipeline-step.js';

@@ -1,3 +1,7 @@
+/**
+ * `KubernetesProviderConfig`: a provider-kubernetes ProviderConfig (or ClusterProviderConfig for namespaced
+ * `Object`s) and how it authenticates to its target cluster.
+ */
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
 import { checkSecretKeyRef } from './_secret-ref.js';

@@ -1,3 +1,7 @@
+/**
+ * The base of the Crossplane package constructs (Provider, Function, Configuration): package reference,
+ * pull and revision policies, runtime config.
+ */
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
 import { parsePackageRef, ParsedPackage } from './_package.js';

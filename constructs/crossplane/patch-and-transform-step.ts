@@ -1,3 +1,7 @@
+/**
+ * `PatchAndTransformStep`: a function-patch-and-transform pipeline step — its composed resource templates,
+ * patches, connection details and readiness checks.
+ */
 import { checkDnsLabel, checkNonEmpty, copyJson, fail, isPlainObject, show } from './_util.js';
 import { ConnectionDetail } from './connection-detail.js';
 import { Function, IFunction } from './function.js';

@@ -1,3 +1,7 @@
+/**
+ * `Patch`: the patches of function-patch-and-transform (from/to composite field paths, combines, patch
+ * sets) and their policies, as values that render to the step's input.
+ */
 import { checkDnsLabel, checkFieldPath, checkNonEmpty, fail } from './_util.js';
 import { Transform } from './transform.js';
 

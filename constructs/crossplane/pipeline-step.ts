@@ -1,3 +1,6 @@
+/**
+ * `PipelineStep`: one step of a Composition's function pipeline (function reference, input, credentials).
+ */
 import { checkDnsLabel, checkDnsSubdomain, copyJson, fail, isPlainObject } from './_util.js';
 import { IFunction } from './function.js';
 

@@ -1,3 +1,7 @@
+/**
+ * `IProviderConfig` and `ProviderConfig.fromName`: the ProviderConfig references backends compose with,
+ * whether this app emits them or they are made elsewhere.
+ */
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
 import { checkDnsSubdomain, fail } from './_util.js';

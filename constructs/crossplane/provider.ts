@@ -1,3 +1,6 @@
+/**
+ * `Provider`: installs a Crossplane provider package; the pinned provider-kubernetes package.
+ */
 import { Construct } from 'constructs';
 import { PackageBase, RuntimePackageProps } from './package-base.js';
 

@@ -1,3 +1,6 @@
+/**
+ * `ReadinessCheck`: when function-patch-and-transform counts a composed resource as ready.
+ */
 import { checkFieldPath, checkInteger, checkNonEmpty, fail } from './_util.js';
 
 /** A P&T readiness check: when the composed resource counts as ready. */

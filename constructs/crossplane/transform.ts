@@ -1,3 +1,7 @@
+/**
+ * `Transform`: the transforms of function-patch-and-transform (map, match, math, string, convert) as
+ * values built by static factories.
+ */
 import { checkInteger, checkNonEmpty, copyJson, fail, isPlainObject } from './_util.js';
 import { EnumLike, enumMembers } from '../_enum-like.js';
 

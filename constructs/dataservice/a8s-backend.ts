@@ -1,3 +1,7 @@
+/**
+ * `A8sBackend`: the backend that composes a data service with an a8s operator's custom resources through
+ * provider-kubernetes `Object`s, laid out by an `OperatorProfile`.
+ */
 import { checkProviderConfig, ConvertType, type IProviderConfig, Patch, PatchAndTransformStep, ReadinessCheck, Transform } from '../crossplane/index.js';
 import { Backend, BackendProps, DataServiceModel, statusPatches } from './backend.js';
 import { objectProviderConfig, objectProviderConfigRef } from './control-plane-provider-config.js';

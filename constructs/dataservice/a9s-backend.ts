@@ -1,3 +1,7 @@
+/**
+ * `A9sBackend`: the backend that composes a data service with provider-anynines managed resources (an a9s
+ * service broker's instances).
+ */
 import { checkProviderConfig, type IProviderConfig, Patch, PatchAndTransformStep, ReadinessCheck } from '../crossplane/index.js';
 import { Backend, BackendProps, claimLabelPatches, DataServiceModel, statusPatches } from './backend.js';
 import { ParameterLocation } from './parameter.js';

@@ -1,3 +1,7 @@
+/**
+ * `ApiStyle`: how app clusters create instances — Crossplane claims, or namespaced composite resources
+ * (Crossplane 2.x) — and what each style means for the XRD and the composed objects.
+ */
 import { EnumLike, enumMembers } from '../_enum-like.js';
 import { AnyninesProviderFlavour, CrossplaneVersion } from '../crossplane/index.js';
 import { celString, fail } from './_util.js';

@@ -1,3 +1,7 @@
+/**
+ * `Backend`: what an automation backend of a `DataService` is (it composes one Composition and names the
+ * ProviderConfigs it uses), and the `DataServiceModel` the backends compose from.
+ */
 import type { PermissionClaim } from '../runtime/permission-claim.js';
 import { type IProviderConfig, Patch, PatchAndTransformStep } from '../crossplane/index.js';
 import type { ApiStyle } from './api-style.js';

@@ -1,3 +1,7 @@
+/**
+ * Where a data service's credentials land: the Secret names and types of bindings, and the permission
+ * claims that let the konnector copy them to app clusters.
+ */
 import type { PermissionClaim, PermissionClaimSelector } from '../runtime/permission-claim.js';
 
 /** Secret type crossplane-runtime gives the connection Secrets managed resources write. */

@@ -1,3 +1,8 @@
+/**
+ * `DataService`: the way to add a data service — its XRD (plans, services, parameters, CEL rules), one
+ * Composition per backend and the APIServiceExportTemplate that makes its claims bindable; it registers
+ * its names and ProviderConfigs with the cluster it is created in.
+ */
 import { ClusterRegistry } from '../_cluster-registry.js';
 import { Construct } from 'constructs';
 import { ApiServiceExportTemplate, type BindableApi, type IApiExport, type IBindGrantee } from '../runtime/api-service-export-template.js';

@@ -1,3 +1,7 @@
+/**
+ * `OperatorProfile`: how an operator's custom resource is laid out (kind, spec fields, status fields,
+ * readiness), which `A8sBackend` composes from.
+ */
 import { ConvertType, ReadinessCheck, StringConversion, Transform } from '../crossplane/index.js';
 import { checkString, copyJson, fail, isPlainObject } from './_util.js';
 

@@ -1,3 +1,7 @@
+/**
+ * `Parameter`: a user-settable field of a data service's claim spec — its type, limits, validation rules
+ * and where each backend puts it.
+ */
 import { RESERVED_SPEC_FIELDS } from '../crossplane/index.js';
 import { checkStringList, copyJson, fail, isPlainObject, show } from './_util.js';
 import { EnumLike, enumMembers } from '../_enum-like.js';

@@ -1,3 +1,6 @@
+/**
+ * `Plan`: a data-service plan (topology and size), the plan sets of a data service and their upgrade paths.
+ */
 import { Topology } from './topology.js';
 import { checkDnsLabel, checkStringList, fail, isPlainObject, show } from './_util.js';
 

@@ -1,3 +1,7 @@
+/**
+ * `Topology`: how the instances of a plan are laid out (single node, replicas, cluster), and which plan or
+ * topology changes a data service allows.
+ */
 import { checkDnsLabel, fail } from './_util.js';
 import { EnumLike, enumMembers } from '../_enum-like.js';
 

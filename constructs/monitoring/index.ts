@@ -1,3 +1,7 @@
+/**
+ * Monitoring of the bind backend and the konnector: scrape targets, alert rules, the Grafana dashboard
+ * (the barrel of constructs/monitoring/).
+ */
 export * from './metrics-target.js';
 export * from './scrape-kind.js';
 export * from './metrics-scrape.js';

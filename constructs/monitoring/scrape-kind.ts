@@ -1,3 +1,6 @@
+/**
+ * `ScrapeKind`: how Prometheus finds the metrics endpoints (ServiceMonitor or PodMonitor).
+ */
 import { EnumLike, enumMembers } from '../_enum-like.js';
 
 /** How Prometheus (through the Prometheus Operator) finds the metrics endpoints (enum-like: static instances). */

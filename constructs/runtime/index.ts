@@ -1,3 +1,7 @@
+/**
+ * The deployment constructs of the runtime — BindBackend, Dex, Konnector, APIServiceBinding and
+ * APIServiceExportTemplate — and their shared defaults (the barrel of constructs/runtime/).
+ */
 export * from './_defaults.js';
 export type { ResourceSpec, SecretKeyRef } from './_pod.js';
 export type { DocumentedRule } from './_rbac.js';

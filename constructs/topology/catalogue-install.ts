@@ -1,3 +1,7 @@
+/**
+ * `CatalogueInstall`: how a control plane's catalogue reaches Crossplane — as objects, or as a
+ * Configuration package it installs.
+ */
 import { parsePackageRef } from '../crossplane/_package.js';
 
 /** Props of installing the catalogue as a Crossplane Configuration package. */

@@ -1,3 +1,7 @@
+/**
+ * Clusters as charts — `ControlPlaneCluster`, `AppCluster` — their ordered synth into `dist/<cluster>/`,
+ * GitOps output and the topology graph (the barrel of constructs/topology/).
+ */
 export * from './cluster-chart.js';
 export * from './layout.js';
 export * from './synth.js';

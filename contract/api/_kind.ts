@@ -1,3 +1,7 @@
+/**
+ * The object metadata types and the kind helper every binding API kind is declared with (its schema,
+ * CRD and constructors), shared by the files of contract/api/.
+ */
 import { obj, str, sortKeys, type CelRule, type JSONSchemaProps, type Schema, type TypeOf } from './_schema.js';
 
 /** An owner reference (`metadata.ownerReferences[]`). */

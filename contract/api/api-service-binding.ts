@@ -1,3 +1,7 @@
+/**
+ * `APIServiceBinding` (`klutch.anynines.com/v1alpha1`): an app cluster's binding of one exported API, with
+ * the permission claims the consumer accepted.
+ */
 import { arr, obj, str, type TypeOf } from './_schema.js';
 import { defineKind, type ObjectOf } from './_kind.js';
 import { acceptablePermissionClaimSchema, conditionsField, namespacedKubeconfigSecretRefSchema } from './common.js';

@@ -1,3 +1,7 @@
+/**
+ * `APIServiceExportRequest` (`klutch.anynines.com/v1alpha1`): a consumer's request to export resources,
+ * which the backend turns into APIServiceExports.
+ */
 import { arr, obj, preserve, str, type TypeOf } from './_schema.js';
 import { defineKind, type ObjectOf } from './_kind.js';
 import { conditionsField, groupField, permissionClaimSchema, resourceField } from './common.js';

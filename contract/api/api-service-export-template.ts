@@ -1,3 +1,7 @@
+/**
+ * `APIServiceExportTemplate` (`example-backend.klutch.anynines.com/v1alpha1`): what the control plane may
+ * export (a CRD by group and resource) and the permission claims that go with it.
+ */
 import { arr, emptyObj, obj, str, type TypeOf } from './_schema.js';
 import { defineKind, type ObjectOf } from './_kind.js';
 import { groupField, permissionClaimSchema, resourceField } from './common.js';

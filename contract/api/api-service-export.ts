@@ -1,3 +1,7 @@
+/**
+ * `APIServiceExport` (`klutch.anynines.com/v1alpha1`): an API exported to one consumer — the CRD's names,
+ * versions and schemas the konnector creates on the app cluster.
+ */
 import { arr, bool, emptyObj, int, obj, preserve, str, type TypeOf } from './_schema.js';
 import { defineKind, type ObjectOf } from './_kind.js';
 import { conditionsField, permissionClaimSchema } from './common.js';

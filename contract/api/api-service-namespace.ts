@@ -1,3 +1,7 @@
+/**
+ * `APIServiceNamespace` (`klutch.anynines.com/v1alpha1`): a consumer namespace's counterpart on the
+ * control plane.
+ */
 import { emptyObj, obj, str, type TypeOf } from './_schema.js';
 import { defineKind, type ObjectOf } from './_kind.js';
 import { BIND_GROUP, BIND_VERSION, KUBE_BINDINGS_CATEGORY } from './constants.js';

@@ -1,3 +1,7 @@
+/**
+ * `AppClusterBinding` (`klutch.anynines.com/v1alpha1`): the APIs to bind into an app cluster (one APIServiceBinding
+ * each) and whether the backend deploys its konnector on the control plane.
+ */
 import { arr, bool, obj, type TypeOf } from './_schema.js';
 import { defineKind, type ObjectOf } from './_kind.js';
 import { containerOverridesSchema } from './_container.js';

@@ -1,3 +1,7 @@
+/**
+ * `ClusterBinding` (`klutch.anynines.com/v1alpha1`): one consumer cluster's binding to the control plane
+ * (its kubeconfig Secret, konnector version and heartbeat).
+ */
 import { obj, preserve, str, type TypeOf } from './_schema.js';
 import { defineKind, type ObjectOf } from './_kind.js';
 import { conditionsField, localKubeconfigSecretRefSchema } from './common.js';
