@@ -622,7 +622,9 @@ class Harness implements CrossplaneHarness {
   }
 
   async pushPackage(ref: string, source: PackageSource): Promise<string> {
-    if (typeof ref !== 'string' || !/^[a-z0-9._/:-]+(@sha256:[a-f0-9]{64})?$/.test(ref) || !ref.includes(':')) {
+    // a tag may have capitals (OCI: [A-Za-z0-9_][A-Za-z0-9_.-]*; Klutch's v2 branch tags provider-anynines KLT-877)
+    const ok = /^[a-z0-9._/:-]+(@sha256:[a-f0-9]{64})?$/.test(ref) || /^[a-z0-9._/:-]+:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/.test(ref);
+    if (typeof ref !== 'string' || !ok || !ref.includes(':')) {
       throw new Error(
         `CrossplaneHarness.pushPackage: ref ${JSON.stringify(ref)} must be "<repository>:<tag>" (e.g. "klutch/catalogue:v0.1.0") or "${this.registry}/<repository>:<tag>"`,
       );

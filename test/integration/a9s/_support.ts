@@ -13,7 +13,7 @@ import amqp from 'amqplib';
 import { App } from 'cdk8s';
 import { CatalogueInstall, ControlPlaneCluster, renderTopology, synthTopology } from '../../../constructs/topology/index.js';
 import type { Catalogue } from '../../../constructs/catalogue/index.js';
-import type { A9sBackend } from '../../../constructs/dataservice/index.js';
+import { ApiStyle, type A9sBackend } from '../../../constructs/dataservice/index.js';
 import type { AnyninesTls } from '../../../constructs/crossplane/index.js';
 import { applyManifests, startCluster, type RealCluster } from '../../../runtime/realinfra/index.js';
 import { startProviderAnynines, type ProviderAnyninesHarness } from '../../../runtime/realinfra/anynines.js';
@@ -153,10 +153,11 @@ export function a9sServicesOf(catalogue: Catalogue): A9sService[] {
   return out;
 }
 
-function controlPlane(packageRef: string, urls?: Record<string, string>, tls?: AnyninesTls): { app: App; cp: ControlPlaneCluster } {
+function controlPlane(packageRef: string, apiStyle: ApiStyle, urls?: Record<string, string>, tls?: AnyninesTls): { app: App; cp: ControlPlaneCluster } {
   const app = new App({ outdir: '/nonexistent' });
   const cp = new ControlPlaneCluster(app, 'CP', {
     host: 'bind.example.com',
+    catalogue: { apiStyle },
     dex: { connectors: [{ type: 'mockCallback', id: 'mock', name: 'Mock', config: {} }] } as never,
     anynines: { baseDomain: 'a9s.example.com', ...(urls ? { urls } : {}), ...(tls ? { tls } : {}) },
     catalogueInstall: CatalogueInstall.configurationPackage({ package: packageRef, skipDependencyResolution: true }),
@@ -175,10 +176,13 @@ export async function startA9sCluster(
   opts: {
     failPlans?: Partial<Record<A9sDataService, string[]>>;
     instanceLimits?: Partial<Record<A9sDataService, Record<string, number>>>;
+    /** The catalogue's API style; it picks the provider-anynines the cluster runs (ApiStyle.anyninesProvider). @default ApiStyle.CLAIMS */
+    apiStyle?: ApiStyle;
     log?: (l: string) => void;
   } = {},
 ): Promise<A9sCluster> {
-  const probe = controlPlane('xpkg.example.com/klutch/catalogue:v0.1.0');
+  const apiStyle = opts.apiStyle ?? ApiStyle.CLAIMS;
+  const probe = controlPlane('xpkg.example.com/klutch/catalogue:v0.1.0', apiStyle);
   const services = a9sServicesOf(probe.cp.catalogue!);
   const dataDir = mkdtempSync(join(tmpdir(), 'klutch-a9s-standin-'));
   chmodSync(dataDir, 0o711); // the PostgreSQL servers run as user postgres
@@ -212,7 +216,11 @@ export async function startA9sCluster(
       brokers.set(s.ds, b);
     }
     cluster = await startCluster({ name, crossplane: { version, providerPollInterval: '3s' }, ...(opts.log ? { log: opts.log } : {}) });
-    a9s = await startProviderAnynines(cluster, { forwardPorts: [...brokers.values()].map((b) => b.port), ...(opts.log ? { log: opts.log } : {}) });
+    a9s = await startProviderAnynines(cluster, {
+      flavour: probe.cp.anyninesProvider,
+      forwardPorts: [...brokers.values()].map((b) => b.port),
+      ...(opts.log ? { log: opts.log } : {}),
+    });
     const xp = cluster.crossplane!;
     const api = new Api(cluster.kubeConfig);
     // The control plane with the a9s endpoints at the stand-ins (as the provider reaches them).
@@ -226,7 +234,7 @@ export async function startA9sCluster(
       urls[`${s.ds}-backup-manager`] = `${url}/backup-manager`;
     }
     const packageRef = `${xp.registry}/${CATALOGUE_PACKAGE_REPOSITORY}:v0.1.0`;
-    const { app, cp } = controlPlane(packageRef, urls, { caBundleSecretRef: CA_SECRET });
+    const { app, cp } = controlPlane(packageRef, apiStyle, urls, { caBundleSecretRef: CA_SECRET });
     const [rendered] = renderTopology(app);
     const outdir = mkdtempSync(join(tmpdir(), 'klutch-a9s-synth-'));
     try {
