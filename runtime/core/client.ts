@@ -217,6 +217,16 @@ const PLAIN_PATH = /^\/[A-Za-z0-9\-._~%!$&'()*+,;=:@/]*$/;
 const DOT_SEGMENT = /(^|\/)(\.|%2e){1,2}(\/|$)/i;
 const isPlainPath = (path: string): boolean => PLAIN_PATH.test(path) && !DOT_SEGMENT.test(path);
 
+/** Options of {@link KubeClient.apply}. */
+export interface ApplyOptions {
+  /** Take over fields other managers own. @default false */
+  readonly force?: boolean;
+  /** Apply to this subresource (e.g. `status`). @default the object itself */
+  readonly subresource?: string;
+  /** `false`: don't parse the applied object the API server returns; the call resolves with undefined. @default true */
+  readonly result?: boolean;
+}
+
 /**
  * A keep-alive agent for the one API server of a client, with one TLS configuration. node:https keys its
  * socket pool by a name built per request from the host, the port and every TLS option, the CA,
@@ -448,6 +458,8 @@ export class KubeClient {
       accept?: string;
       query?: Record<string, string | number | boolean | undefined>;
       signal?: AbortSignal;
+      /** Resolve with undefined instead of parsing a successful response's body (error bodies are still read). */
+      discardBody?: boolean;
     } = {},
   ): Promise<T> {
     for (let attempt = 0; ; attempt++) {
@@ -484,6 +496,7 @@ export class KubeClient {
       accept?: string;
       query?: Record<string, string | number | boolean | undefined>;
       signal?: AbortSignal;
+      discardBody?: boolean;
     },
     authorization: Auth,
   ): Promise<T> {
@@ -508,6 +521,7 @@ export class KubeClient {
     return new Promise<T>((resolve, reject) => {
       const req = mod.request({ ...target, method, headers, agent: p.agent, timeout: this.timeoutMs, signal: opts.signal }, (res) => {
         const chunks: Buffer[] = [];
+        const discard = opts.discardBody === true && (res.statusCode ?? 0) < 400;
         let size = 0;
         res.on('data', (c: Buffer) => {
           size += c.length;
@@ -524,10 +538,15 @@ export class KubeClient {
             );
             return;
           }
-          chunks.push(c);
+          if (!discard) chunks.push(c);
         });
         res.on('error', (e) => reject(new ApiError(0, 'TransportError', e.message, method, path)));
         res.on('end', () => {
+          const code = res.statusCode ?? 0;
+          if (discard) {
+            resolve(undefined as T);
+            return;
+          }
           const text = Buffer.concat(chunks).toString('utf8');
           let body: unknown;
           try {
@@ -535,7 +554,6 @@ export class KubeClient {
           } catch {
             body = text;
           }
-          const code = res.statusCode ?? 0;
           if (code >= 400) {
             const st = (body && typeof body === 'object' ? body : {}) as {
               reason?: string;
@@ -619,17 +637,18 @@ export class KubeClient {
     });
   }
 
-  /** Server-side apply with a field manager. */
-  apply<T extends KubeObject = KubeObject>(
-    r: ResourceRef,
-    obj: KubeObject,
-    fieldManager: string,
-    opts: { force?: boolean; subresource?: string } = {},
-  ): Promise<T> {
+  /**
+   * Server-side apply with a field manager. With `result: false` the API server's answer is not
+   * parsed (a caller that never reads the applied object saves its JSON decoding); errors still are.
+   */
+  apply(r: ResourceRef, obj: KubeObject, fieldManager: string, opts: ApplyOptions & { readonly result: false }): Promise<void>;
+  apply<T extends KubeObject = KubeObject>(r: ResourceRef, obj: KubeObject, fieldManager: string, opts?: ApplyOptions): Promise<T>;
+  apply<T extends KubeObject = KubeObject>(r: ResourceRef, obj: KubeObject, fieldManager: string, opts: ApplyOptions = {}): Promise<T | undefined> {
     return this.request<T>('PATCH', resourcePath(r, obj.metadata.namespace, obj.metadata.name, opts.subresource), {
       body: withTypeMeta(r, obj),
       contentType: 'application/apply-patch+yaml',
       query: { fieldManager, force: opts.force ? 'true' : undefined },
+      ...(opts.result === false ? { discardBody: true } : {}),
     });
   }
 

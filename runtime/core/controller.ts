@@ -84,11 +84,11 @@ export class Controller {
       requeue: { controller: this.name, result: 'requeue' },
       error: { controller: this.name, result: 'error' },
     };
-    const gauge = this.metrics.queueDepth.labels(this.name);
     this.queue = new WorkQueue<string>({
       rateLimiter: new ExponentialBackoff<string>(opts.backoffBaseMs ?? 5, opts.backoffMaxMs ?? 60_000),
-      onDepth: (d) => gauge.set(d),
     });
+    const queue = this.queue;
+    this.metrics.queueDepths.set(this.name, () => queue.depth); // read on scrape
   }
 
   enqueue(key: string): void {

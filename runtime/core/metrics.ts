@@ -6,7 +6,10 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 
 export interface ControllerMetrics {
   registry: Registry;
+  /** Set on scrape from {@link ControllerMetrics.queueDepths}, not on every queue change. */
   queueDepth: Gauge<'controller'>;
+  /** Each controller's queue depth by controller name, read when the registry is scraped. */
+  queueDepths: Map<string, () => number>;
   reconcileDuration: Histogram<'controller' | 'result'>;
   reconcileErrors: Counter<'controller'>;
   reconcileTotal: Counter<'controller' | 'result'>;
@@ -21,9 +24,19 @@ const cache = new WeakMap<Registry, ControllerMetrics>();
 export function controllerMetrics(registry: Registry): ControllerMetrics {
   let m = cache.get(registry);
   if (m) return m;
+  const queueDepths = new Map<string, () => number>();
   m = {
     registry,
-    queueDepth: new Gauge({ name: 'klutch_workqueue_depth', help: 'Keys waiting in the work queue', labelNames: ['controller'], registers: [registry] }),
+    queueDepths,
+    queueDepth: new Gauge({
+      name: 'klutch_workqueue_depth',
+      help: 'Keys waiting in the work queue',
+      labelNames: ['controller'],
+      registers: [registry],
+      collect() {
+        for (const [controller, depth] of queueDepths) this.set({ controller }, depth());
+      },
+    }),
     reconcileDuration: new Histogram({
       name: 'klutch_reconcile_duration_seconds',
       help: 'Time spent in one reconcile',

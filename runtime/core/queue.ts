@@ -68,6 +68,11 @@ export class WorkQueue<K = string> {
   readonly rateLimiter: RateLimiter<K>;
   private readonly onDepth?: (depth: number) => void;
 
+  /** Keys waiting (not counting the ones being processed or delayed). */
+  get depth(): number {
+    return this.queue.length;
+  }
+
   constructor(opts: WorkQueueOptions<K> = {}) {
     this.rateLimiter = opts.rateLimiter ?? new ExponentialBackoff<K>();
     this.onDepth = opts.onDepth;

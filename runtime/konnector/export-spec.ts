@@ -243,7 +243,7 @@ export class SpecUpReconciler {
     // Created by server-side apply (not POST) so that the konnector's field manager owns every field
     // it wrote, and later removals of consumer fields are removed upstream too.
     const copy = copyWithMeta(down, cleanMeta(down.metadata, loc.name, loc.namespace, this.annotations(specHash), d.metadata));
-    await d.provider.apply(d.providerResource, copy, FIELD_MANAGER, { force: true });
+    await d.provider.apply(d.providerResource, copy, FIELD_MANAGER, { force: true, result: false });
     if (this.appliedUp.size > IN_FLIGHT_MAX) this.appliedUp.clear();
     this.appliedUp.set(lk, { specHash, at: this.now() });
     return 'create';
@@ -269,7 +269,7 @@ export class SpecUpReconciler {
       metadata: { name: loc.name, ...(loc.namespace ? { namespace: loc.namespace } : {}), annotations: this.annotations(specHash) },
     };
     if (spec !== undefined) applied.spec = spec;
-    await d.provider.apply(d.providerResource, applied, FIELD_MANAGER, { force: true });
+    await d.provider.apply(d.providerResource, applied, FIELD_MANAGER, { force: true, result: false });
     return 'apply';
   }
 

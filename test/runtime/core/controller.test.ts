@@ -13,6 +13,24 @@ const until = async (f: () => boolean, ms = 3000) => {
 };
 
 describe('Controller', () => {
+  it('reports each queue depth when the registry is scraped', async () => {
+    const registry = new Registry();
+    const a = new Controller({ name: 'a', registry, reconciler: async () => undefined });
+    const b = new Controller({ name: 'b', registry, reconciler: async () => undefined });
+    for (const k of ['x', 'y', 'z']) a.enqueue(k);
+    b.enqueue('x');
+    b.enqueue('x'); // deduplicated
+    let text = await registry.metrics();
+    expect(text).toMatch(/klutch_workqueue_depth\{controller="a"\} 3/);
+    expect(text).toMatch(/klutch_workqueue_depth\{controller="b"\} 1/);
+    a.enqueue('w');
+    text = await registry.metrics();
+    expect(text).toMatch(/klutch_workqueue_depth\{controller="a"\} 4/);
+    await Promise.all([a.stop(), b.stop()]);
+    text = await registry.metrics();
+    expect(text).toMatch(/klutch_workqueue_depth\{controller="a"\} 0/);
+  });
+
   it('counts a reconcile that fails with a programming error as unexpected, and an ordinary failure not', async () => {
     const registry = new Registry();
     const seen: string[] = [];

@@ -110,7 +110,7 @@ describe('SpecUpReconciler', () => {
           metadata: { name: 'db', namespace: 'cluster-a-shop', annotations: { [BOUND_ANNOTATION]: 'true', [SPEC_HASH_ANNOTATION]: hashOf({ size: 1 }) } },
           spec: { size: 1 },
         },
-        opts: { fieldManager: FIELD_MANAGER, force: true },
+        opts: { fieldManager: FIELD_MANAGER, force: true, result: false },
       },
     ]);
   });
@@ -192,7 +192,7 @@ describe('SpecUpReconciler', () => {
         namespace: 'cluster-a-shop',
         name: 'db',
         body: { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'db', namespace: 'cluster-a-shop', annotations: ann }, spec: { size: 2 } },
-        opts: { fieldManager: FIELD_MANAGER, force: true },
+        opts: { fieldManager: FIELD_MANAGER, force: true, result: false },
       },
     ]);
   });
