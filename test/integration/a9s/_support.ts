@@ -178,6 +178,8 @@ export async function startA9sCluster(
     instanceLimits?: Partial<Record<A9sDataService, Record<string, number>>>;
     /** The catalogue's API style; it picks the provider-anynines the cluster runs (ApiStyle.anyninesProvider). @default ApiStyle.CLAIMS */
     apiStyle?: ApiStyle;
+    /** The klutchio sources provider-anynines is built from. @default ensureKlutchioSource() of the flavour's pin */
+    klutchioDir?: string;
     log?: (l: string) => void;
   } = {},
 ): Promise<A9sCluster> {
@@ -219,6 +221,7 @@ export async function startA9sCluster(
     a9s = await startProviderAnynines(cluster, {
       flavour: probe.cp.anyninesProvider,
       forwardPorts: [...brokers.values()].map((b) => b.port),
+      ...(opts.klutchioDir ? { klutchioDir: opts.klutchioDir } : {}),
       ...(opts.log ? { log: opts.log } : {}),
     });
     const xp = cluster.crossplane!;

@@ -2,23 +2,36 @@
 /**
  * The a9s PostgreSQL path of provider-anynines.test.ts on Crossplane 1.20: provider-anynines installed by the
  * 1.20 package manager, the constructs' ProviderConfig healthy, claim → broker provision → Ready, binding →
- * a real login, deletion → unbind and deprovision.
+ * a real login, deletion → unbind and deprovision. provider-anynines is built from klutchio sources fetched with git
+ * (a local stand-in of klutchio's public repository, _klutchio-git.ts), the path a user's machine takes, not from the
+ * mirror folder CI names in KLUTCH_KIT_KLUTCHIO_SRC.
  */
+import { execFileSync } from 'node:child_process';
 import pg from 'pg';
 import { NS, claimOf, condition, waitFor } from '../crossplane/_support.js';
 import { type A9sCluster, bindingSecret, startA9sCluster } from './_support.js';
+import { type KlutchioFromGit, klutchioFromGitStandIn } from './_klutchio-git.js';
 
 const GROUP = 'anynines.com/v1';
 const A9S = 'dataservices.anynines.com/v1';
 let env: A9sCluster;
+let klutchio: KlutchioFromGit;
 
 beforeAll(async () => {
-  env = await startA9sCluster('a9s-120', '1.20');
+  klutchio = await klutchioFromGitStandIn();
+  env = await startA9sCluster('a9s-120', '1.20', { klutchioDir: klutchio.dir });
 }, 900_000);
 
 afterAll(async () => {
   await env?.stop();
+  klutchio?.cleanup();
 }, 120_000);
+
+it('the klutchio sources came through the git path: a checkout of the stand-in commit, not the mirror', () => {
+  expect(klutchio.dir).not.toBe(process.env['KLUTCH_KIT_KLUTCHIO_SRC']);
+  expect(execFileSync('git', ['rev-parse', 'HEAD'], { cwd: klutchio.dir, encoding: 'utf8' }).trim()).toBe(klutchio.pin.commit);
+  expect(klutchio.pin.repository).toMatch(/^file:\/\//);
+});
 
 it('Crossplane 1.20: provider-anynines installed; a9s PostgreSQL claim → Ready → binding → a real login → deletion, nothing left', async () => {
   expect(condition(await env.api.get('pkg.crossplane.io/v1', 'Provider', 'provider-anynines'), 'Installed')?.status).toBe('True');
