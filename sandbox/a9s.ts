@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import pg from 'pg';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import type { A9sBackend } from '../constructs/dataservice/index.js';
+import { ApiStyle, type A9sBackend } from '../constructs/dataservice/index.js';
 import { A9S_BINDING_SECRET_SUFFIX } from '../constructs/catalogue/operations.js';
 import { CoreResources, KubeClient, type KubeObject, type ResourceRef } from '../runtime/core/client.js';
 import { getCondition, type Condition } from '../runtime/core/conditions.js';
@@ -33,13 +33,25 @@ export const A9S_DEMO = {
 export const A9S_PROVIDER_CONFIGS = ['postgresql-service-broker', 'postgresql-backup-manager'] as const;
 export const A9S_BROKER_USER = 'a9s-broker-admin';
 
+/** provider-anynines' resources as built from klutchio main (the claims style): cluster-scoped managed resources. */
 export const A9S_RESOURCES = {
   providerConfigs: { group: 'dataservices.anynines.com', version: 'v1', plural: 'providerconfigs', kind: 'ProviderConfig', namespaced: false },
   serviceInstances: { group: 'dataservices.anynines.com', version: 'v1', plural: 'serviceinstances', kind: 'ServiceInstance', namespaced: false },
   serviceBindings: { group: 'dataservices.anynines.com', version: 'v1', plural: 'servicebindings', kind: 'ServiceBinding', namespaced: false },
 } as const satisfies Record<string, ResourceRef>;
 
-const CLAIMS = {
+/**
+ * provider-anynines of Klutch's v2 branch (ApiStyle.NAMESPACED_XR): the same group and kinds, its managed resources
+ * namespaced (in the XR's namespace); its ProviderConfig stays cluster-scoped.
+ */
+export const A9S_RESOURCES_NAMESPACED = {
+  providerConfigs: A9S_RESOURCES.providerConfigs,
+  serviceInstances: { ...A9S_RESOURCES.serviceInstances, namespaced: true },
+  serviceBindings: { ...A9S_RESOURCES.serviceBindings, namespaced: true },
+} as const satisfies Record<string, ResourceRef>;
+
+/** The demo's kinds in app-1 and on the control plane: the claims, or with ApiStyle.NAMESPACED_XR the namespaced XRs (same group, kinds and plurals). */
+const BOUND = {
   postgresqlInstances: { group: 'anynines.com', version: 'v1', plural: 'postgresqlinstances', kind: 'PostgresqlInstance', namespaced: true },
   serviceBindings: { group: 'anynines.com', version: 'v1', plural: 'servicebindings', kind: 'ServiceBinding', namespaced: true },
 } as const satisfies Record<string, ResourceRef>;
@@ -49,6 +61,8 @@ type Secret = KubeObject & { type?: string; data?: Record<string, string> };
 
 /** The sandbox's a9s part: the broker stand-in and provider-anynines on the control plane. */
 export interface SandboxA9s {
+  /** The catalogue's API style, which picked provider-anynines' flavour (`ApiStyle.anyninesProvider`). */
+  readonly apiStyle: ApiStyle;
   readonly broker: SandboxA9sServiceBroker;
   readonly provider: ProviderAnyninesHarness;
   /** The a9s ProviderConfigs as applied (the constructs' output). */
@@ -89,15 +103,17 @@ export function a9sPostgresqlServices(): Array<{ name: string; plans: string[] }
 }
 
 /**
- * Starts the broker stand-in (PostgreSQL), provider-anynines on the control plane's Crossplane, and applies the
- * ControlPlaneCluster's `postgresql` a9s ProviderConfigs (URLs at the stand-in) with their credentials Secrets;
- * resolves once both ProviderConfigs report a healthy endpoint.
+ * Starts the broker stand-in (PostgreSQL), provider-anynines on the control plane's Crossplane in the flavour of
+ * `opts.apiStyle` (`ApiStyle.anyninesProvider`; @default ApiStyle.CLAIMS), and applies the ControlPlaneCluster's
+ * `postgresql` a9s ProviderConfigs (URLs at the stand-in) with their credentials Secrets; resolves once both
+ * ProviderConfigs report a healthy endpoint.
  */
 export async function startSandboxA9s(
   cp: RealCluster,
   xp: CrossplaneHarness,
-  opts: { dataDir: string; logDir?: string; log?: (line: string) => void },
+  opts: { dataDir: string; logDir?: string; log?: (line: string) => void; apiStyle?: ApiStyle },
 ): Promise<SandboxA9s> {
+  const apiStyle = opts.apiStyle ?? ApiStyle.CLAIMS;
   fs.mkdirSync(opts.dataDir, { recursive: true });
   const password = randomBytes(18).toString('base64url');
   const broker = new SandboxA9sServiceBroker({
@@ -116,12 +132,21 @@ export async function startSandboxA9s(
   };
   try {
     await broker.start();
-    provider = await startProviderAnynines(cp, { crossplane: xp, forwardPorts: [broker.port], ...(opts.log ? { log: opts.log } : {}) });
-    const url = provider.urlFor(broker.port);
-    const { cluster } = synthSandboxControlPlane('sandbox.invalid/klutch/catalogue:v0.1.0', {
-      'postgresql-service-broker': url,
-      'postgresql-backup-manager': `${url}/backup-manager`,
+    provider = await startProviderAnynines(cp, {
+      crossplane: xp,
+      flavour: apiStyle.anyninesProvider,
+      forwardPorts: [broker.port],
+      ...(opts.log ? { log: opts.log } : {}),
     });
+    const url = provider.urlFor(broker.port);
+    const { cluster } = synthSandboxControlPlane(
+      'sandbox.invalid/klutch/catalogue:v0.1.0',
+      {
+        'postgresql-service-broker': url,
+        'postgresql-backup-manager': `${url}/backup-manager`,
+      },
+      apiStyle,
+    );
     const providerConfigs = cluster.files
       .map((f) => f.object as Obj)
       .filter(
@@ -161,7 +186,7 @@ export async function startSandboxA9s(
       kube.close();
     }
     const p = provider;
-    return { broker, provider: p, providerConfigs, dataDir: opts.dataDir, pids: () => p.pids(), stop };
+    return { apiStyle, broker, provider: p, providerConfigs, dataDir: opts.dataDir, pids: () => p.pids(), stop };
   } catch (e) {
     await stop();
     throw e;
@@ -170,9 +195,9 @@ export async function startSandboxA9s(
 
 /** The a9s demo followed through the control plane and back down to app-1. */
 export interface A9sDemoResult {
-  /** The provider namespace on the control plane the claims were synced to. */
+  /** The provider namespace on the control plane the claims (or namespaced XRs) were synced to. */
   upstreamNamespace: string;
-  /** The provider-anynines ServiceInstance composed for the claim. */
+  /** The provider-anynines ServiceInstance composed for the claim or XR (namespaced, in upstreamNamespace, with the v2 provider). */
   serviceInstance: Obj;
   /** The instance as the broker stand-in keeps it. */
   brokerInstance: StandInInstance;
@@ -193,10 +218,69 @@ export interface A9sDemoResult {
 const ready = (c: Obj | undefined) => getCondition(c?.status?.conditions, 'Ready')?.status === 'True';
 const shellQuote = (v: string) => `'${v.replace(/'/g, `'\\''`)}'`;
 
+/** Creates the demo in `app`: claims with `spec.compositionRef`, or namespaced XRs with `spec.crossplane.compositionRef`. */
+async function createA9sDemo(app: KubeClient, style: ApiStyle): Promise<void> {
+  const { namespace: ns, instance, binding } = A9S_DEMO;
+  const composition = (name: string) => (style.namespaced ? { crossplane: { compositionRef: { name } } } : { compositionRef: { name } });
+  if (!(await app.getOrNull(CoreResources.namespaces, undefined, ns))) {
+    await app.create(CoreResources.namespaces, { metadata: { name: ns } }).catch((e: unknown) => {
+      if (!/already exists/i.test((e as Error).message)) throw e;
+    });
+  }
+  await app.create(BOUND.postgresqlInstances, {
+    metadata: { name: instance, namespace: ns },
+    spec: { service: A9S_DEMO.service, plan: A9S_DEMO.plan, ...composition(A9S_DEMO.compositions.instance) },
+  });
+  await app.create(BOUND.serviceBindings, {
+    metadata: { name: binding, namespace: ns },
+    spec: { instanceRef: instance, serviceInstanceType: 'postgresql', ...composition(A9S_DEMO.compositions.binding) },
+  });
+}
+
 /**
- * Claims an a9s PostgreSQL and a ServiceBinding in `app` and follows every hop: the claims up on the control plane,
- * the provider-anynines ServiceInstance, the broker's provision (a real PostgreSQL server), Ready down in `app`, the
- * credentials Secret `<binding>-creds` down through the konnector, and a first connection with it.
+ * Follows the demo up to the control plane and to its provider-anynines ServiceInstance with a broker instance id:
+ * a claim's (cluster-scoped, labelled with the claim) or a namespaced XR's (in the XR's namespace, labelled
+ * `crossplane.io/composite`).
+ */
+async function followA9sDemoUp(cp: KubeClient, style: ApiStyle, mark: (hop: string) => void): Promise<{ up: string; si: Obj; id: string }> {
+  const { instance, binding } = A9S_DEMO;
+  const what = style.namespaced ? 'namespaced XRs' : 'claims';
+  const up = await until(
+    `the a9s ${what} on the control plane`,
+    async () => {
+      const i = (await cp.list<Obj>(BOUND.postgresqlInstances)).items.find((o) => o.metadata.name === instance);
+      const b = (await cp.list<Obj>(BOUND.serviceBindings)).items.find((o) => o.metadata.name === binding);
+      return i && b ? i.metadata.namespace! : undefined;
+    },
+    60_000,
+  );
+  mark(`${what} synced to the control plane (namespace ${up})`);
+  const resources = style.namespaced ? A9S_RESOURCES_NAMESPACED : A9S_RESOURCES;
+  const siNs = style.namespaced ? up : undefined;
+  const composedFrom = style.namespaced
+    ? { labelSelector: `crossplane.io/composite=${instance}` }
+    : { labelSelector: `crossplane.io/claim-name=${instance},crossplane.io/claim-namespace=${up}` };
+  const si = await until(
+    'the provider-anynines ServiceInstance with a broker instance id',
+    async () => (await cp.list<Obj>(resources.serviceInstances, siNs, composedFrom)).items.find((o) => o.status?.['atProvider']),
+    120_000,
+  );
+  const id = await until(
+    'the broker instance id in the ServiceInstance status',
+    async () => {
+      const live = await cp.get<Obj>(resources.serviceInstances, siNs, si.metadata.name!);
+      return (live.status?.['atProvider'] as { instanceId?: string } | undefined)?.instanceId;
+    },
+    120_000,
+  );
+  return { up, si, id };
+}
+
+/**
+ * Creates an a9s PostgreSQL and a ServiceBinding in `app` (claims, or namespaced XRs in the namespaced API style) and
+ * follows every hop: up on the control plane, the provider-anynines ServiceInstance, the broker's provision (a real
+ * PostgreSQL server), Ready down in `app`, the credentials Secret `<binding>-creds` down through the konnector, and a
+ * first connection with it.
  */
 export async function provisionA9sDemo(
   a9s: SandboxA9s,
@@ -213,46 +297,11 @@ export async function provisionA9sDemo(
     say(`      ${hops[hop]!.toFixed(1).padStart(5)} s  a9s: ${hop}`);
   };
   try {
-    if (!(await app.getOrNull(CoreResources.namespaces, undefined, ns))) {
-      await app.create(CoreResources.namespaces, { metadata: { name: ns } }).catch((e: unknown) => {
-        if (!/already exists/i.test((e as Error).message)) throw e;
-      });
-    }
-    await app.create(CLAIMS.postgresqlInstances, {
-      metadata: { name: instance, namespace: ns },
-      spec: { service: A9S_DEMO.service, plan: A9S_DEMO.plan, compositionRef: { name: A9S_DEMO.compositions.instance } },
-    });
-    await app.create(CLAIMS.serviceBindings, {
-      metadata: { name: binding, namespace: ns },
-      spec: { instanceRef: instance, serviceInstanceType: 'postgresql', compositionRef: { name: A9S_DEMO.compositions.binding } },
-    });
+    await createA9sDemo(app, a9s.apiStyle);
     say(
-      `      created in ${clusters.app.name}: PostgresqlInstance ${ns}/${instance} (${A9S_DEMO.service}, plan ${A9S_DEMO.plan}, compositionRef ${A9S_DEMO.compositions.instance}), ServiceBinding ${ns}/${binding}`,
+      `      created in ${clusters.app.name}: PostgresqlInstance ${ns}/${instance} (${A9S_DEMO.service}, plan ${A9S_DEMO.plan}, compositionRef ${A9S_DEMO.compositions.instance}), ServiceBinding ${ns}/${binding}${a9s.apiStyle.namespaced ? ' (namespaced XRs)' : ''}`,
     );
-    const up = await until(
-      'the a9s claims on the control plane',
-      async () => {
-        const i = (await cp.list<Obj>(CLAIMS.postgresqlInstances)).items.find((o) => o.metadata.name === instance);
-        const b = (await cp.list<Obj>(CLAIMS.serviceBindings)).items.find((o) => o.metadata.name === binding);
-        return i && b ? i.metadata.namespace! : undefined;
-      },
-      60_000,
-    );
-    mark(`claims synced to the control plane (namespace ${up})`);
-    const claimed = (name: string) => ({ labelSelector: `crossplane.io/claim-name=${name},crossplane.io/claim-namespace=${up}` });
-    const si = await until(
-      'the provider-anynines ServiceInstance with a broker instance id',
-      async () => (await cp.list<Obj>(A9S_RESOURCES.serviceInstances, undefined, claimed(instance))).items.find((o) => o.status?.['atProvider']),
-      120_000,
-    );
-    const id = await until(
-      'the broker instance id in the ServiceInstance status',
-      async () => {
-        const live = await cp.get<Obj>(A9S_RESOURCES.serviceInstances, undefined, si.metadata.name!);
-        return (live.status?.['atProvider'] as { instanceId?: string } | undefined)?.instanceId;
-      },
-      120_000,
-    );
+    const { up, si, id } = await followA9sDemoUp(cp, a9s.apiStyle, mark);
     mark(`provider-anynines ServiceInstance ${si.metadata.name} → broker instance ${id}`);
     const brokerInstance = await until(
       'the broker provision to succeed',
@@ -267,7 +316,7 @@ export async function provisionA9sDemo(
     const instanceDown = await until(
       'the a9s PostgresqlInstance Ready in app-1',
       async () => {
-        const c = await app.get<Obj>(CLAIMS.postgresqlInstances, ns, instance);
+        const c = await app.get<Obj>(BOUND.postgresqlInstances, ns, instance);
         return ready(c) ? c : undefined;
       },
       240_000,
@@ -286,7 +335,7 @@ export async function provisionA9sDemo(
     const bindingDown = await until(
       'the a9s ServiceBinding Ready in app-1',
       async () => {
-        const c = await app.get<Obj>(CLAIMS.serviceBindings, ns, binding);
+        const c = await app.get<Obj>(BOUND.serviceBindings, ns, binding);
         return ready(c) ? c : undefined;
       },
       180_000,

@@ -1,6 +1,6 @@
 /**
  * The command line of `npm run sandbox` (scripts/sandbox.ts): parsed without side effects, so that a unit test covers
- * every flag, value and refused combination.
+ * every flag, value and refused command line.
  */
 
 /** The API styles `--api-style` takes. */
@@ -49,11 +49,6 @@ export function parseSandboxArgs(argv: readonly string[]): SandboxArgs {
   if (flags.has('--down') && (flags.size > 1 || apiStyle !== undefined)) {
     const others = [...flags].filter((f) => f !== '--down').concat(apiStyle !== undefined ? [`--api-style ${apiStyle}`] : []);
     throw new SandboxArgsError(`--down stops the running sandbox and takes no other flag (got ${others.join(', ')})`);
-  }
-  if (a9s && apiStyle === 'namespaced') {
-    throw new SandboxArgsError(
-      '--a9s needs the claims API style (--api-style namespaced was given): provider-anynines’ resources are cluster-scoped; drop --a9s or --api-style namespaced',
-    );
   }
   return { command: flags.has('--down') ? 'down' : 'up', demo: !flags.has('--no-demo'), apiStyle: apiStyle ?? 'claims', a9s, pods };
 }

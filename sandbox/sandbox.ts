@@ -208,11 +208,6 @@ export function apiStyleName(style: ApiStyle): 'claims' | 'namespaced' {
 /** Checks the options' combinations before anything starts; the message names the option and the value. */
 function checkOptions(opts: SandboxOptions, apiStyle: ApiStyle): void {
   if (!Object.values(API_STYLE_NAMES).includes(apiStyle)) throw new Error(`SandboxOptions.apiStyle: ${String(apiStyle)} is not an ApiStyle`);
-  if (opts.a9s && apiStyle.namespaced) {
-    throw new Error(
-      'SandboxOptions.a9s: true needs the claims API style (apiStyle namespaced was given): provider-anynines’ resources are cluster-scoped, so namespaced a9s XRs have nothing to compose; drop --a9s or --api-style namespaced',
-    );
-  }
 }
 
 /** Starts the sandbox (`SandboxRun`'s steps, one after the other); on a failure stops what it started. */
@@ -472,7 +467,7 @@ export class SandboxRun {
           // provider-anynines installs while pulumi up runs (step 4 waits for it); with pods once Crossplane is up, and
           // stopped before it (registered after Crossplane's stop)
           const starting = this.crossplaneStarting!.then((xp) => {
-            const a9s = startSandboxA9s(cp, xp, { dataDir: this.a9sDataDir });
+            const a9s = startSandboxA9s(cp, xp, { dataDir: this.a9sDataDir, apiStyle: this.apiStyle });
             this.stops.push(async () => (await a9s.catch(() => undefined))?.stop());
             return a9s;
           });

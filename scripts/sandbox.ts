@@ -9,8 +9,7 @@
  *   npm run sandbox -- --api-style namespaced   # the catalogue as namespaced XRs, bound without claims
  *                                               # (Crossplane v2 style; default: claims)
  *   npm run sandbox -- --pods       # a real node: backend, Dex, konnectors and Crossplane as pods (root, one per host)
- *   npm run sandbox -- --pods --a9s # the flags combine (docs/sandbox.md has the table); --a9s with --api-style
- *                                   # namespaced is refused before any build
+ *   npm run sandbox -- --pods --a9s --api-style namespaced   # the flags combine freely (docs/sandbox.md has the table)
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';

@@ -27,7 +27,6 @@ const EXCEPTIONS: Record<string, string> = {
   'runtime/backend/app.ts#startBackend': 'the backend program: options to servers; to be split into named steps',
   'runtime/konnector/main.ts#main': 'the konnector program: flags to controllers; other changes are editing it now',
   'runtime/kubectl-bind/main.ts#program': 'the command line declared as one commander program (options, help), not logic',
-  'sandbox/a9s.ts#provisionA9sDemo': 'the a9s demo provisioning, being changed by the sandbox flag combinations',
 };
 
 describe('no function over 120 lines', () => {
