@@ -14,7 +14,7 @@ import { decideResource, parseAllowedResource, resourceName, type AllowedResourc
 import { checkAllowedSecretType } from '../../contract/secret-types.js';
 import { checkAllowedNamespace } from '../../contract/allowed-namespaces.js';
 import { EXPORTED_LABEL } from '../../contract/api/constants.js';
-import { ALLOW_FLAG, allowedByNameWarning, checkRequest, claimDetails, describeClaim } from './consent.js';
+import { ALLOW_FLAG, ALLOW_NAMESPACE_FLAG, allowedByNameWarning, checkRequest, claimDetails, describeClaim, namespaceScopeLine } from './consent.js';
 import {
   BIND_NAMESPACE,
   CliError,
@@ -75,6 +75,12 @@ export interface ApiServiceOptions {
    * they are added to the konnector's allow-list (`--allow-resource` flags of its Deployment).
    */
   allowResources?: readonly AllowedResource[];
+  /**
+   * Namespaces the konnector's Secret and ConfigMap rights are narrowed to (`--allow-namespace`, checked
+   * by `parseAllowNamespaces`), merged with the installed konnector's: a re-render never drops one.
+   * @default none: the installed konnector's, or cluster-wide when it has none
+   */
+  allowNamespaces?: readonly string[];
   io: IO;
 }
 
@@ -369,14 +375,33 @@ async function checkNoForeignCrds(consumer: KubeClient, request: ExportRequestDo
   }
 }
 
+type KonnectorDeployment = KubeObject & { spec?: { template?: { spec?: { containers?: Array<{ image?: string; args?: string[] }> } } } };
+const DEPLOYMENTS: ResourceRef = { group: 'apps', version: 'v1', plural: 'deployments', namespaced: true, kind: 'Deployment' };
+
+/**
+ * The namespaces the konnector will have Secret and ConfigMap rights in after this run: the installed
+ * konnector's `--allow-namespace` flags and this run's, sorted; empty means cluster-wide. Each must exist
+ * (its RoleBinding is applied there): a missing one is refused before anything is written.
+ */
+export async function konnectorNamespaces(consumer: KubeClient, existing: KonnectorDeployment | undefined, o: ApiServiceOptions): Promise<string[]> {
+  const installed = installedNamespaces(existing?.spec?.template?.spec?.containers?.[0]?.args, (m) => o.io.err.write(m));
+  const merged = [...new Set([...installed, ...(o.allowNamespaces ?? [])])].sort();
+  for (const ns of o.allowNamespaces ?? []) {
+    if (!(await consumer.getOrNull(NAMESPACES, undefined, ns))) {
+      throw new CliError(`${ALLOW_NAMESPACE_FLAG}: namespace "${ns}" does not exist in this cluster; create it first (its RoleBinding goes there)`, Exit.USAGE);
+    }
+  }
+  return merged;
+}
+
 /** Installs or upgrades the konnector (SSA of the Konnector construct's manifests), covering every bound API. */
-async function installKonnector(consumer: KubeClient, scope: KonnectorScope, o: ApiServiceOptions): Promise<void> {
-  const deployments: ResourceRef = { group: 'apps', version: 'v1', plural: 'deployments', namespaced: true, kind: 'Deployment' };
-  const existing = await consumer.getOrNull<KubeObject & { spec?: { template?: { spec?: { containers?: Array<{ image?: string; args?: string[] }> } } } }>(
-    deployments,
-    BIND_NAMESPACE,
-    'konnector',
-  );
+async function installKonnector(
+  consumer: KubeClient,
+  scope: KonnectorScope,
+  o: ApiServiceOptions,
+  existing: KonnectorDeployment | undefined,
+  allowedNamespaces: readonly string[],
+): Promise<void> {
   const installedImage = existing?.spec?.template?.spec?.containers?.[0]?.image;
   // loaded on demand: cdk8s is heavy and only needed here
   const { DEFAULT_IMAGES, konnectorManifests } = await import('../../constructs/runtime/index.js');
@@ -400,14 +425,13 @@ async function installKonnector(consumer: KubeClient, scope: KonnectorScope, o: 
   const { boundApis, claimedResources } = konnectorGrants(scope, [...allowed.values()], warn);
   const installedArgs = existing?.spec?.template?.spec?.containers?.[0]?.args;
   const allowedSecretTypes = installedSecretTypes(installedArgs, warn);
-  const allowedNamespaces = installedNamespaces(installedArgs, warn);
   const manifests = konnectorManifests({
     image,
     boundApis,
     claimedResources,
     allowedResources: [...allowed.keys()].sort(),
     allowedSecretTypes,
-    ...(allowedNamespaces.length > 0 ? { allowedNamespaces } : {}),
+    ...(allowedNamespaces.length > 0 ? { allowedNamespaces: [...allowedNamespaces] } : {}),
   }) as KubeObject[];
   for (const m of manifests) {
     const [g, v] = (m.apiVersion as string).includes('/') ? (m.apiVersion as string).split('/') : ['', m.apiVersion as string];
@@ -508,6 +532,13 @@ export async function bindApiService(request: ExportRequestDoc, o: ApiServiceOpt
   // the resource policy, then consent: nothing is created when a resource or claim is refused
   const policy = checkRequest(request, o.allowResources ?? []);
   for (const d of policy.filter((x) => x.allowedByName)) o.io.err.write(`${allowedByNameWarning(d)}\n`);
+  // where the konnector may touch Secrets: said before the claims are asked
+  if (o.skipKonnector && o.allowNamespaces?.length) {
+    throw new CliError(`${ALLOW_NAMESPACE_FLAG} narrows the konnector this command installs; drop --skip-konnector or the flag`, Exit.USAGE);
+  }
+  const konnector = o.skipKonnector ? undefined : await o.consumer.getOrNull<KonnectorDeployment>(DEPLOYMENTS, BIND_NAMESPACE, 'konnector');
+  const namespaces = o.skipKonnector ? [] : await konnectorNamespaces(o.consumer, konnector, o);
+  if (!o.skipKonnector) o.io.err.write(`${namespaceScopeLine(namespaces)}\n`);
   const decisions = new Map<number, Array<PermissionClaim & { state: 'Accepted' | 'Rejected' }>>();
   for (const [i, r] of request.spec.resources.entries()) {
     decisions.set(i, await askConsent(r.permissionClaims ?? [], o, `${r.resource}.${r.group ?? ''}`));
@@ -577,7 +608,7 @@ export async function bindApiService(request: ExportRequestDoc, o: ApiServiceOpt
         ...[...decisions.values()].flat().filter((c) => c.state === 'Accepted'),
       ].map((c) => ({ group: c.group ?? '', resource: c.resource })),
     };
-    if (!o.skipKonnector) await installKonnector(o.consumer, scope, o);
+    if (!o.skipKonnector) await installKonnector(o.consumer, scope, o, konnector, namespaces);
 
     const out: KubeObject[] = [];
     for (const b of bindings) {

@@ -36,6 +36,8 @@ export interface BindOptions {
   resource?: string;
   /** `--allow-resource`: resources outside the default allow-list the user allows. */
   allowResources?: readonly AllowedResource[];
+  /** `--allow-namespace`: namespaces the konnector's Secret and ConfigMap rights are narrowed to. */
+  allowNamespaces?: readonly string[];
   io: IO;
 }
 
@@ -214,6 +216,7 @@ export async function bind(o: BindOptions): Promise<void> {
       output: o.output,
       timeoutMs: o.timeoutMs,
       allowResources: o.allowResources,
+      allowNamespaces: o.allowNamespaces,
       io: o.io,
     });
     all.push(...bindings);

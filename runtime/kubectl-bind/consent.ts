@@ -14,7 +14,8 @@ import {
   type ResourceUse,
 } from '../../contract/resource-policy.js';
 import type { PermissionClaim } from '../../contract/wire.js';
-import { CliError, Exit } from './exit.js';
+import { checkAllowedNamespace } from '../../contract/allowed-namespaces.js';
+import { BIND_NAMESPACE, CliError, Exit } from './exit.js';
 
 /** The flag that allows a resource outside the default allow-list. */
 export const ALLOW_FLAG = '--allow-resource';
@@ -29,6 +30,36 @@ export function parseAllowResources(values: readonly string[] | undefined): Allo
       throw new CliError((e as Error).message, Exit.USAGE);
     }
   });
+}
+
+/** The flag that narrows the konnector's Secret and ConfigMap rights to namespaces (repeatable). */
+export const ALLOW_NAMESPACE_FLAG = '--allow-namespace';
+
+/**
+ * Parses the values of `--allow-namespace` (repeatable) as the konnector checks its own flag (a DNS-1123
+ * label, no system namespace), and not the konnector's namespace; sorted, without repeats.
+ */
+export function parseAllowNamespaces(values: readonly string[] | undefined): string[] {
+  const out = new Set<string>();
+  for (const v of values ?? []) {
+    try {
+      checkAllowedNamespace(ALLOW_NAMESPACE_FLAG, v);
+    } catch (e) {
+      throw new CliError((e as Error).message, Exit.USAGE);
+    }
+    if (v === BIND_NAMESPACE) {
+      throw new CliError(`${ALLOW_NAMESPACE_FLAG}: "${v}" is the konnector's own namespace, where it never syncs claimed objects; remove it`, Exit.USAGE);
+    }
+    out.add(v);
+  }
+  return [...out].sort();
+}
+
+/** The consent line saying where the konnector may touch Secrets and ConfigMaps. */
+export function namespaceScopeLine(namespaces: readonly string[]): string {
+  return namespaces.length
+    ? `🔒 the konnector may read and write Secrets and ConfigMaps only in namespace${namespaces.length === 1 ? '' : 's'} ${namespaces.join(', ')} (${ALLOW_NAMESPACE_FLAG}) and its own, ${BIND_NAMESPACE}; it syncs nothing elsewhere`
+    : `⚠️  the konnector may read and write Secrets and ConfigMaps cluster-wide (no ${ALLOW_NAMESPACE_FLAG} declared); narrow it with ${ALLOW_NAMESPACE_FLAG} <namespace>`;
 }
 
 interface RequestLike {

@@ -35,7 +35,14 @@ async function loadRuntime() {
       import('./util.js'),
       import('./consent.js'),
     ]);
-    return { ApiError: core.ApiError, ...apiservice, ...binding, ...util, parseAllowResources: consent.parseAllowResources };
+    return {
+      ApiError: core.ApiError,
+      ...apiservice,
+      ...binding,
+      ...util,
+      parseAllowResources: consent.parseAllowResources,
+      parseAllowNamespaces: consent.parseAllowNamespaces,
+    };
   } catch (e) {
     const pkg = missingPeer(e);
     if (pkg)
@@ -56,6 +63,12 @@ const kubeFlags = (c: Command) =>
     .option(
       '--allow-resource <plural.group>',
       "let the provider export or claim this resource outside the default allow-list (its own APIs, claimed Secrets and ConfigMaps), e.g. daemonsets.apps; repeatable; added to the konnector's allow-list",
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
+    )
+    .option(
+      '--allow-namespace <namespace>',
+      "narrow the konnector's Secret and ConfigMap rights to this namespace (a RoleBinding there instead of cluster-wide rights); it syncs nothing elsewhere; repeatable; added to the installed konnector's, never dropped; the namespace must exist",
       (v: string, prev: string[]) => [...prev, v],
       [] as string[],
     )
@@ -87,10 +100,11 @@ export function program(io: IO, env: NodeJS.ProcessEnv = process.env): Command {
     if (!url) throw new CliError("missing <url>: pass the backend's export URL, e.g. kubectl bind https://bind.example.com/export", Exit.USAGE);
     const token = (o.token as string | undefined) ?? env.KLUTCH_BIND_TOKEN;
     if (o.resource && !token) throw new CliError('--resource is only used with --token (non-interactive binding)', Exit.USAGE);
-    const { bind, checkSecureUrl, clientFor, loadKubeConfig, parseAllowResources, parseOutput, parseTimeout, safeClose } = await load();
+    const { bind, checkSecureUrl, clientFor, loadKubeConfig, parseAllowNamespaces, parseAllowResources, parseOutput, parseTimeout, safeClose } = await load();
     checkSecureUrl('the export URL', url);
     const output = parseOutput(o.output as string | undefined);
     const allowResources = parseAllowResources(o.allowResource as string[]);
+    const allowNamespaces = parseAllowNamespaces(o.allowNamespace as string[]);
     const timeoutMs = parseTimeout('--timeout', o.timeout as string);
     const consumer = clientFor(loadKubeConfig({ kubeconfig: o.kubeconfig as string, context: o.context as string }));
     try {
@@ -107,6 +121,7 @@ export function program(io: IO, env: NodeJS.ProcessEnv = process.env): Command {
         token,
         resource: o.resource as string | undefined,
         allowResources,
+        allowNamespaces,
         io,
       });
     } finally {
@@ -138,6 +153,7 @@ export function program(io: IO, env: NodeJS.ProcessEnv = process.env): Command {
       bindApiService,
       clientFor,
       loadKubeConfig,
+      parseAllowNamespaces,
       parseAllowResources,
       parseExportRequest,
       parseOutput,
@@ -148,6 +164,7 @@ export function program(io: IO, env: NodeJS.ProcessEnv = process.env): Command {
     } = await load();
     const output = parseOutput(o.output as string | undefined);
     const allowResources = parseAllowResources(o.allowResource as string[]);
+    const allowNamespaces = parseAllowNamespaces(o.allowNamespace as string[]);
     const timeoutMs = parseTimeout('--timeout', o.timeout as string);
     const request = parseExportRequest(await readRequestSource(file, io.in), file === '-' ? 'stdin' : file);
     const consumer = clientFor(loadKubeConfig({ kubeconfig: o.kubeconfig as string, context: o.context as string }));
@@ -187,6 +204,7 @@ export function program(io: IO, env: NodeJS.ProcessEnv = process.env): Command {
         output,
         timeoutMs,
         allowResources,
+        allowNamespaces,
         io,
       });
       if (!o.dryRun) printBindings(bindings, output, io);
