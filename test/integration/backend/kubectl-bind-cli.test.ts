@@ -232,6 +232,74 @@ describe('kubectl bind apiservice', () => {
     expect((await env.kube.list(REQS, clusterNs)).items.length).toBe(before);
   });
 
+  it('--allow-namespace: the konnector gets Secret and ConfigMap rights by a RoleBinding in that namespace only', async () => {
+    const TEAM = 'cli-team';
+    const rbac = (plural: string, kind: string, namespaced: boolean) => ({ group: 'rbac.authorization.k8s.io', version: 'v1', plural, namespaced, kind });
+    const NAMESPACES = { group: '', version: 'v1', plural: 'namespaces', namespaced: false, kind: 'Namespace' };
+    const req = JSON.stringify({
+      apiVersion: 'klutch.anynines.com/v1alpha1',
+      kind: 'APIServiceExportRequest',
+      metadata: { name: 'mangodbs.mangodb.com' },
+      spec: { resources: [{ group: 'mangodb.com', resource: 'mangodbs', permissionClaims: [SECRETS_CLAIM] }] },
+    });
+    const file = `${app.dir}/req-allow-namespace.json`;
+    writeFileSync(file, req);
+    const bindWith = (ns: string) =>
+      runCli([
+        'apiservice',
+        '-f',
+        file,
+        '--remote-kubeconfig',
+        remoteKubeconfigFile,
+        '--kubeconfig',
+        app.kubeconfigPath,
+        '--yes',
+        '--allow-namespace',
+        ns,
+        '--timeout',
+        '60s',
+      ]);
+    try {
+      // a namespace that does not exist: refused before anything is written
+      const before = (await env.kube.list(REQS, clusterNs)).items.length;
+      const missing = await bindWith(TEAM);
+      expectExit(missing, 2);
+      expect(missing.stderr).toContain(`--allow-namespace: namespace "${TEAM}" does not exist in this cluster; create it first`);
+      expect((await env.kube.list(REQS, clusterNs)).items.length).toBe(before);
+
+      await appKube.create(NAMESPACES, { metadata: { name: TEAM } });
+      const r = await bindWith(TEAM);
+      expectExit(r, 0);
+      expect(r.stderr).toContain(`🔒 the konnector may read and write Secrets and ConfigMaps only in namespace ${TEAM} (--allow-namespace)`);
+      const dep = (await appKube.get(DEPLOYMENTS, 'klutch-bind', 'konnector')) as KubeObject & {
+        spec: { template: { spec: { containers: Array<{ args: string[] }> } } };
+      };
+      expect(dep.spec.template.spec.containers[0].args.filter((a) => a.startsWith('--allow-namespace'))).toEqual([`--allow-namespace=${TEAM}`]);
+      // the claimed Secrets' rules: bound in the team's namespace only, none in the cluster-wide ClusterRole
+      const rb = (await appKube.get(rbac('rolebindings', 'RoleBinding', true), TEAM, 'klutch-konnector-claims')) as KubeObject & {
+        roleRef: { name: string };
+        subjects: Array<{ name: string; namespace: string }>;
+      };
+      expect(rb.roleRef.name).toBe('klutch-konnector-klutch-bind-claims');
+      expect(rb.subjects).toEqual([expect.objectContaining({ name: 'konnector', namespace: 'klutch-bind' })]);
+      const claimBindings = (await appKube.list(rbac('rolebindings', 'RoleBinding', true))).items.filter(
+        (b) => (b as KubeObject & { roleRef: { name: string } }).roleRef.name === 'klutch-konnector-klutch-bind-claims',
+      );
+      expect(claimBindings.map((b) => b.metadata.namespace)).toEqual([TEAM]);
+      const role = (await appKube.get(rbac('clusterroles', 'ClusterRole', false), undefined, 'klutch-konnector-klutch-bind')) as KubeObject & {
+        rules: Array<{ resources: string[] }>;
+      };
+      expect(role.rules.filter((x) => x.resources.includes('secrets') || x.resources.includes('configmaps'))).toEqual([]);
+    } finally {
+      // back to the cluster-wide konnector the other tests bind: the next bind installs it again
+      await appKube.delete(DEPLOYMENTS, 'klutch-bind', 'konnector').catch(() => undefined);
+      await appKube.delete(rbac('clusterroles', 'ClusterRole', false), undefined, 'klutch-konnector-klutch-bind-claims').catch(() => undefined);
+      await appKube.delete(rbac('rolebindings', 'RoleBinding', true), 'klutch-bind', 'konnector-kubeconfig-secrets').catch(() => undefined);
+      await appKube.delete(rbac('roles', 'Role', true), 'klutch-bind', 'konnector-kubeconfig-secrets').catch(() => undefined);
+      await appKube.delete(NAMESPACES, undefined, TEAM).catch(() => undefined);
+    }
+  });
+
   it('usage errors: exit code 2 with what to do; an unreachable backend: 1', async () => {
     const b = await runCli(['--kubeconfig', app.kubeconfigPath, '--context', 'nope', `${env.backend.url}/export`]);
     expect({ code: b.code, stderr: b.stderr }).toEqual({ code: 2, stderr: expect.stringMatching(/--context: "nope" is not a context/) });

@@ -2,21 +2,11 @@
 // rights to the namespaces it binds, at bind time. Checked as the konnector checks its own flag, merged
 // with the installed konnector's (never dropped), said on the consent screen.
 import { describe, expect, it } from '@jest/globals';
-import { PassThrough } from 'node:stream';
 import type { KubeClient, KubeObject, ResourceRef } from '../../../runtime/core/index.js';
 import { bindApiService, konnectorNamespaces, type ApiServiceOptions } from '../../../runtime/kubectl-bind/apiservice.js';
 import { namespaceScopeLine, parseAllowNamespaces } from '../../../runtime/kubectl-bind/consent.js';
 import { run } from '../../../runtime/kubectl-bind/main.js';
-
-const io = () => {
-  const out = new PassThrough();
-  const err = new PassThrough();
-  const inp = Object.assign(new PassThrough(), { isTTY: false });
-  inp.end('');
-  let e = '';
-  err.on('data', (d) => (e += d));
-  return { io: { out, err, in: inp }, err: () => e };
-};
+import { io } from './_io.js';
 
 /** A consumer cluster that has the namespaces `have`, and records every call. */
 function consumerWith(have: string[]) {

@@ -2,24 +2,14 @@
 // export request, the consent text of each claim, the konnector's RBAC capped to the allow-list, and
 // the URLs it sends a login or token over / opens in a browser.
 import { describe, expect, it } from '@jest/globals';
-import { PassThrough } from 'node:stream';
 import type { PermissionClaim } from '../../../contract/wire.js';
 import { askConsent, installedAllowances, konnectorGrants } from '../../../runtime/kubectl-bind/apiservice.js';
 import { browserCommand, fetchProvider, authorizeUrl } from '../../../runtime/kubectl-bind/bind.js';
 import { checkRequest, claimDetails, describeClaim, parseAllowResources } from '../../../runtime/kubectl-bind/consent.js';
 import { checkSecureUrl, parseRemoteKubeconfig } from '../../../runtime/kubectl-bind/util.js';
 import { run } from '../../../runtime/kubectl-bind/main.js';
+import { io } from './_io.js';
 import { konnectorManifests } from '../../../constructs/runtime/index.js';
-
-const io = () => {
-  const out = new PassThrough();
-  const err = new PassThrough();
-  const inp = Object.assign(new PassThrough(), { isTTY: false });
-  inp.end('');
-  let e = '';
-  err.on('data', (d) => (e += d));
-  return { io: { out, err, in: inp }, err: () => e };
-};
 
 const DAEMONSETS_CLAIM: PermissionClaim = {
   group: 'apps',
