@@ -68,10 +68,10 @@ interface Xrd extends KubeObject {
 }
 
 /**
- * The flags of the full product: every klutch-kit component a pod, a9s beside a8s; `--api-style namespaced` joins
- * once namespaced a9s runs (refused before any build until then, docs/sandbox.md).
+ * The flags of the full product: every klutch-kit component a pod, a9s beside a8s, the catalogue as namespaced XRs
+ * (no claims; a9s by the namespaced provider-anynines of Klutch's v2 branch).
  */
-const ARGS: readonly string[] = ['--pods', '--a9s'];
+const ARGS: readonly string[] = ['--pods', '--a9s', '--api-style', 'namespaced'];
 const NAMESPACED = ARGS.includes('namespaced');
 
 describe(`the CLI: npm run sandbox -- ${ARGS.join(' ')}, then npm run sandbox -- --down`, () => {
@@ -126,6 +126,14 @@ describe(`the CLI: npm run sandbox -- ${ARGS.join(' ')}, then npm run sandbox --
       const crossplane = await ready('crossplane-system');
       expect(crossplane.length).toBeGreaterThanOrEqual(5);
       expect(crossplane.some((d) => d.startsWith('provider-anynines-'))).toBe(true);
+      // the provider-anynines flavour of the API style: its managed resources namespaced with namespaced XRs
+      for (const r of ['serviceinstances', 'servicebindings']) {
+        const crd = await cp.request<{ spec: { scope: string } }>(
+          'GET',
+          `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${r}.dataservices.anynines.com`,
+        );
+        expect([r, crd.spec.scope]).toEqual([r, NAMESPACED ? 'Namespaced' : 'Cluster']);
+      }
       // the CRDs the XRDs own: with namespaced XRs only the XR CRDs (no XRD offers a claim), with claims also a claim CRD each
       const xrds = (await cp.request<{ items: Xrd[] }>('GET', '/apis/apiextensions.crossplane.io/v2/compositeresourcedefinitions')).items;
       expect(xrds.length).toBeGreaterThan(0);
