@@ -11,6 +11,7 @@ import { fail } from './_util.js';
 const PACKAGE_REF =
   /^((?:[a-zA-Z0-9-]+\.)+[a-zA-Z0-9-]+(?::[0-9]+)?|localhost(?::[0-9]+)?|[a-zA-Z0-9-]+:[0-9]+)\/([a-z0-9]+(?:[._-][a-z0-9]+)*(?:\/[a-z0-9]+(?:[._-][a-z0-9]+)*)*)(?::([\w][\w.-]{0,127}))?(?:@(sha256:[a-f0-9]{64}))?$/;
 
+/** A Crossplane package reference split into its parts (`parsePackageRef`). */
 export interface ParsedPackage {
   readonly registry: string;
   readonly repository: string;

@@ -23,3 +23,4 @@ export * from './anynines-provider-flavour.js';
 export * from './crossplane-version.js';
 export * from './crossplane-install.js';
 export * from './configuration-package.js';
+export type { ParsedPackage } from './_package.js';

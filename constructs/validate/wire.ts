@@ -21,7 +21,8 @@ const schemas = {
 
 export type WireKind = keyof typeof schemas;
 
-interface WireTypes {
+/** The object type `parseWire` returns for each wire kind. */
+export interface WireTypes {
   BindingProvider: BindingProvider;
   BindingResponse: BindingResponse;
   APIServiceExportRequestResponse: APIServiceExportRequestResponse;

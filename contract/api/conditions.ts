@@ -2,7 +2,8 @@
 import type { Condition } from './common.js';
 import { ConditionType } from './constants.js';
 
-interface WithConditions {
+/** Any object whose status carries a conditions list (the binding APIs, Crossplane claims). */
+export interface WithConditions {
   status?: { conditions?: Condition[] };
 }
 

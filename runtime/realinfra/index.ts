@@ -4,6 +4,7 @@
 export {
   ALL_COMPONENTS,
   CLIENT_COMPONENTS,
+  type A9sComponentName,
   type ClientComponentName,
   COMPONENTS,
   CROSSPLANE_COMPONENTS,
@@ -12,6 +13,7 @@ export {
   type CrossplaneBinaries,
   type CrossplaneComponentName,
   type CrossplaneVersion,
+  type DexComponentName,
   type KubeComponentName,
   type UpstreamSource,
   ensureCrossplaneBinaries,
@@ -20,6 +22,7 @@ export {
   ensurePodsBinaries,
   PODS_COMPONENTS,
   type PodsBinaries,
+  type PodsComponentName,
   NODE_COMPONENTS,
   type NodeBinaries,
   type NodeComponentName,
@@ -76,7 +79,7 @@ export {
   sortForApply,
   waitForCrdsEstablished,
 } from './apply.js';
-export { type KilledLeftover, type KillLeftoversOptions, RUN_ID_ENV, killLeftovers, registryDir } from './registry.js';
+export { type KilledLeftover, type KillLeftoversOptions, type RegisteredProcess, RUN_ID_ENV, killLeftovers, registryDir } from './registry.js';
 export { NODE_CONTROLLERS, NODE_NETWORK, type NodeComponent, type NodeOptions, NodeStartError, type RealNode, type ServiceAddress } from './node.js';
 export { type HostRecord, NODE_HOST_PATHS, NODE_SYSCTLS, NodeLockError, nodeLockFile, restoreAbandonedNode, restoreHost } from './host.js';
 export { type CrossplanePodsFigures, type CrossplanePodsHarness, PROVIDER_KUBERNETES_RUNTIME, podsPackageObjects } from './crossplane-pods.js';
