@@ -394,14 +394,12 @@ export async function konnectorNamespaces(consumer: KubeClient, existing: Konnec
   return merged;
 }
 
-/** Installs or upgrades the konnector (SSA of the Konnector construct's manifests), covering every bound API. */
-async function installKonnector(
-  consumer: KubeClient,
-  scope: KonnectorScope,
-  o: ApiServiceOptions,
-  existing: KonnectorDeployment | undefined,
-  allowedNamespaces: readonly string[],
-): Promise<void> {
+/**
+ * Installs or upgrades the konnector (SSA of the Konnector construct's manifests), covering every bound
+ * API, narrowed to `namespaces` (those consented to) plus any the Deployment gained since they were read.
+ */
+async function installKonnector(consumer: KubeClient, scope: KonnectorScope, o: ApiServiceOptions, namespaces: readonly string[]): Promise<void> {
+  const existing = await consumer.getOrNull<KonnectorDeployment>(DEPLOYMENTS, BIND_NAMESPACE, 'konnector');
   const installedImage = existing?.spec?.template?.spec?.containers?.[0]?.image;
   // loaded on demand: cdk8s is heavy and only needed here
   const { DEFAULT_IMAGES, konnectorManifests } = await import('../../constructs/runtime/index.js');
@@ -425,13 +423,14 @@ async function installKonnector(
   const { boundApis, claimedResources } = konnectorGrants(scope, [...allowed.values()], warn);
   const installedArgs = existing?.spec?.template?.spec?.containers?.[0]?.args;
   const allowedSecretTypes = installedSecretTypes(installedArgs, warn);
+  const allowedNamespaces = [...new Set([...namespaces, ...installedNamespaces(installedArgs, warn)])].sort();
   const manifests = konnectorManifests({
     image,
     boundApis,
     claimedResources,
     allowedResources: [...allowed.keys()].sort(),
     allowedSecretTypes,
-    ...(allowedNamespaces.length > 0 ? { allowedNamespaces: [...allowedNamespaces] } : {}),
+    ...(allowedNamespaces.length > 0 ? { allowedNamespaces } : {}),
   }) as KubeObject[];
   for (const m of manifests) {
     const [g, v] = (m.apiVersion as string).includes('/') ? (m.apiVersion as string).split('/') : ['', m.apiVersion as string];
@@ -608,7 +607,7 @@ export async function bindApiService(request: ExportRequestDoc, o: ApiServiceOpt
         ...[...decisions.values()].flat().filter((c) => c.state === 'Accepted'),
       ].map((c) => ({ group: c.group ?? '', resource: c.resource })),
     };
-    if (!o.skipKonnector) await installKonnector(o.consumer, scope, o, konnector, namespaces);
+    if (!o.skipKonnector) await installKonnector(o.consumer, scope, o, namespaces);
 
     const out: KubeObject[] = [];
     for (const b of bindings) {

@@ -244,13 +244,15 @@ describe('kubectl bind apiservice', () => {
     });
     const file = `${app.dir}/req-allow-namespace.json`;
     writeFileSync(file, req);
+    // the provider credential the first test bound mangodbs with (there may be others: --token binds another identity)
+    const bound = (await appKube.get(BINDINGS, 'klutch-bind', 'mangodbs.mangodb.com')) as KubeObject & { spec: { kubeconfigSecretRef: { name: string } } };
     const bindWith = (ns: string) =>
       runCli([
         'apiservice',
         '-f',
         file,
-        '--remote-kubeconfig',
-        remoteKubeconfigFile,
+        '--remote-kubeconfig-name',
+        bound.spec.kubeconfigSecretRef.name,
         '--kubeconfig',
         app.kubeconfigPath,
         '--yes',
@@ -261,11 +263,11 @@ describe('kubectl bind apiservice', () => {
       ]);
     try {
       // a namespace that does not exist: refused before anything is written
-      const before = (await env.kube.list(REQS, clusterNs)).items.length;
+      const before = (await env.kube.list(REQS)).items.length;
       const missing = await bindWith(TEAM);
       expectExit(missing, 2);
       expect(missing.stderr).toContain(`--allow-namespace: namespace "${TEAM}" does not exist in this cluster; create it first`);
-      expect((await env.kube.list(REQS, clusterNs)).items.length).toBe(before);
+      expect((await env.kube.list(REQS)).items.length).toBe(before);
 
       await appKube.create(NAMESPACES, { metadata: { name: TEAM } });
       const r = await bindWith(TEAM);
