@@ -522,6 +522,34 @@ export async function whileForbidden<T>(
   }
 }
 
+/** Creates this request's APIServiceBindings, or updates the claims of those that exist for the same provider Secret. */
+async function applyBindings(o: ApiServiceOptions, bindings: KubeObject[], existingBindings: KubeObject[], secretName: string): Promise<KubeObject[]> {
+  const out: KubeObject[] = [];
+  for (const b of bindings) {
+    const spec = (b as KubeObject & { spec: { kubeconfigSecretRef: { name: string } } }).spec;
+    spec.kubeconfigSecretRef.name = secretName;
+    const name = b.metadata.name!;
+    const have = existingBindings.find((x) => x.metadata.name === name) as (KubeObject & { spec?: { kubeconfigSecretRef?: { name?: string } } }) | undefined;
+    if (have) {
+      if (have.spec?.kubeconfigSecretRef?.name !== secretName) {
+        throw new CliError(
+          `APIServiceBinding ${name} already exists for another provider (Secret ${BIND_NAMESPACE}/${have.spec?.kubeconfigSecretRef?.name}); delete it first if you want to rebind`,
+          Exit.FAILED,
+        );
+      }
+      await o.consumer.mergePatch(BINDINGS, BIND_NAMESPACE, name, {
+        spec: { permissionClaims: (b as KubeObject & { spec: { permissionClaims?: unknown } }).spec.permissionClaims ?? null },
+      });
+      o.io.err.write(`🔗 APIServiceBinding ${name} already existed; claims updated\n`);
+      out.push(await o.consumer.get(BINDINGS, BIND_NAMESPACE, name));
+    } else {
+      out.push(await o.consumer.create(BINDINGS, b));
+      o.io.err.write(`🔗 Created APIServiceBinding ${name}\n`);
+    }
+  }
+  return out;
+}
+
 /** The whole `apiservice` flow. Returns the APIServiceBindings it created or found. */
 export async function bindApiService(request: ExportRequestDoc, o: ApiServiceOptions): Promise<KubeObject[]> {
   const remoteInfo = parseRemoteKubeconfig(o.remoteKubeconfig);
@@ -609,30 +637,7 @@ export async function bindApiService(request: ExportRequestDoc, o: ApiServiceOpt
     };
     if (!o.skipKonnector) await installKonnector(o.consumer, scope, o, namespaces);
 
-    const out: KubeObject[] = [];
-    for (const b of bindings) {
-      const spec = (b as KubeObject & { spec: { kubeconfigSecretRef: { name: string } } }).spec;
-      spec.kubeconfigSecretRef.name = secret.name;
-      const name = b.metadata.name!;
-      const have = existingBindings.find((x) => x.metadata.name === name) as (KubeObject & { spec?: { kubeconfigSecretRef?: { name?: string } } }) | undefined;
-      if (have) {
-        if (have.spec?.kubeconfigSecretRef?.name !== secret.name) {
-          throw new CliError(
-            `APIServiceBinding ${name} already exists for another provider (Secret ${BIND_NAMESPACE}/${have.spec?.kubeconfigSecretRef?.name}); delete it first if you want to rebind`,
-            Exit.FAILED,
-          );
-        }
-        await o.consumer.mergePatch(BINDINGS, BIND_NAMESPACE, name, {
-          spec: { permissionClaims: (b as KubeObject & { spec: { permissionClaims?: unknown } }).spec.permissionClaims ?? null },
-        });
-        o.io.err.write(`🔗 APIServiceBinding ${name} already existed; claims updated\n`);
-        out.push(await o.consumer.get(BINDINGS, BIND_NAMESPACE, name));
-      } else {
-        out.push(await o.consumer.create(BINDINGS, b));
-        o.io.err.write(`🔗 Created APIServiceBinding ${name}\n`);
-      }
-    }
-    return out;
+    return await applyBindings(o, bindings, existingBindings, secret.name);
   } catch (e) {
     if (e instanceof ApiError && e.code === 403) {
       throw new CliError(`${e.message}\nThe provider kubeconfig is not allowed to do this; bind again with "kubectl bind <url>" to refresh it`, Exit.FAILED);
