@@ -196,6 +196,7 @@ class NodeImpl implements RealNode {
   private stopping: Promise<void> | undefined;
   private bins!: NodeBinaries;
   private crane = '';
+  private t0 = Date.now();
 
   constructor(
     private readonly ctx: NodeClusterContext,
@@ -276,9 +277,33 @@ class NodeImpl implements RealNode {
     }
   }
 
+  /**
+   * Starts the node, one named step after the other: the host checked and locked, the bridge, the registry with
+   * the node's images, containerd, the API server's in-cluster address, then kubelet, kube-proxy and kube-scheduler
+   * with identities of their own, until the Node is Ready.
+   */
   async start(): Promise<void> {
-    const t0 = Date.now();
-    const el = () => `${((Date.now() - t0) / 1000).toFixed(1)} s`;
+    this.t0 = Date.now();
+    await this.checkHost();
+    await this.takeHostLock();
+    await this.setUpBridge();
+    const regPort = await this.startRegistry();
+    await this.startContainerd(regPort);
+    const apiPort = Number(new URL(this.ctx.server).port);
+    await this.startApiForwarder(apiPort);
+    const kubeconfigs = await this.writeKubeconfigs();
+    await this.startKubelet(kubeconfigs.kubelet);
+    await this.startProxyAndScheduler(kubeconfigs);
+    await this.waitUntilReady();
+  }
+
+  /** Seconds since start(), for the progress lines. */
+  private el(): string {
+    return `${((Date.now() - this.t0) / 1000).toFixed(1)} s`;
+  }
+
+  /** The host commands and root the node needs, then its binaries (built on a cold cache). */
+  private async checkHost(): Promise<void> {
     const missing = HOST_COMMANDS.filter(([c]) => !findCommand(c));
     if (missing.length > 0) {
       throw new NodeStartError(
@@ -291,15 +316,17 @@ class NodeImpl implements RealNode {
       throw new NodeStartError('host', '', 'needs root (kubelet, containerd and the CNI bridge change host networking and cgroups)');
     this.bins = this.opts.binaries ?? (await ensureNodeBinaries({ log: this.ctx.log }));
     this.crane = await ensureComponent('crane', { log: this.ctx.log });
+  }
 
-    // The host-wide lock, with the state found before anything changes.
+  /** The host-wide lock, with the state found before anything changes (from here on stop() restores the host). */
+  private async takeHostLock(): Promise<void> {
     const lockDeadline = Date.now() + (this.opts.lockTimeoutMs ?? 900_000);
     for (let announced = false; ;) {
       // Captured right before each attempt: the state after the previous holder restored the host.
       const record = captureHostRecord({ cluster: this.ctx.name, dir: this.dir, bridge: NODE_NETWORK.bridge, containerdSocket: this.containerdSocket });
       try {
         acquireNodeLock(record, this.log);
-        this.record = record; // from here on stop() restores the host
+        this.record = record;
         break;
       } catch (e) {
         if (!(e instanceof NodeLockError) || Date.now() >= lockDeadline) throw e;
@@ -308,11 +335,11 @@ class NodeImpl implements RealNode {
         await sleep(2000);
       }
     }
-    this.log(`host lock taken (${el()})`);
+    this.log(`host lock taken (${this.el()})`);
+  }
 
-    const apiPort = Number(new URL(this.ctx.server).port);
-
-    // Bridge first: its host address is the node IP kubelet needs before any pod exists.
+  /** The bridge first: its host address is the node IP kubelet needs before any pod exists. */
+  private async setUpBridge(): Promise<void> {
     const br = NODE_NETWORK.bridge;
     try {
       await sh('ip', ['link', 'add', br, 'type', 'bridge'], 'bridge');
@@ -323,8 +350,10 @@ class NodeImpl implements RealNode {
     } catch (e) {
       throw new NodeStartError('host', '', `could not set up the bridge ${br}: ${(e as Error).message}`);
     }
+  }
 
-    // Registry and images.
+  /** The registry containerd pulls from, with the pause and pod-probe images in it; resolves to its port. */
+  private async startRegistry(): Promise<number> {
     const regPort = await freePort();
     this.registry = `127.0.0.1:${regPort}`;
     fs.mkdirSync(path.join(this.dir, 'registry'), { recursive: true });
@@ -338,9 +367,11 @@ class NodeImpl implements RealNode {
     } catch (e) {
       throw new NodeStartError('images', tail(this.logs.registry), `could not be pushed: ${(e as Error).message}`);
     }
-    this.log(`registry ${this.registry} with ${this.pauseImage} and ${this.probeImage} (${el()})`);
+    this.log(`registry ${this.registry} with ${this.pauseImage} and ${this.probeImage} (${this.el()})`);
+    return regPort;
+  }
 
-    // containerd
+  private async startContainerd(regPort: number): Promise<void> {
     const cdDir = path.join(this.dir, 'containerd');
     this.writeContainerdConfig(cdDir, regPort);
     this.spawn('containerd', resolveCommand('containerd'), ['--config', path.join(cdDir, 'config.toml')]);
@@ -349,14 +380,18 @@ class NodeImpl implements RealNode {
       await sh('ctr', ['-a', this.containerdSocket, 'version'], 'containerd');
       return true;
     });
-    this.log(`containerd ready on ${this.containerdSocket} (${el()})`);
+    this.log(`containerd ready on ${this.containerdSocket} (${this.el()})`);
+  }
 
-    // In-cluster address of the API server: the `kubernetes` Service's endpoint is a forwarder on the node IP.
+  /** The in-cluster address of the API server: the `kubernetes` Service's endpoint is a forwarder on the node IP. */
+  private async startApiForwarder(apiPort: number): Promise<void> {
     this.spawn('forwarder', process.execPath, ['-e', FORWARDER_JS, JSON.stringify([{ lh: this.ip, lp: apiPort, th: '127.0.0.1', tp: apiPort }])]);
     await this.waitFor('forwarder', 'its "ready" line', async () => /^ready$/m.test(fs.readFileSync(this.logs.forwarder, 'utf8')));
     await this.writeKubernetesEndpoints(apiPort);
+  }
 
-    // Identities and kubeconfigs.
+  /** The identities of kubelet (`system:node:<name>`), kube-proxy and kube-scheduler, each in a kubeconfig of its own. */
+  private async writeKubeconfigs(): Promise<NodeKubeconfigs> {
     const pki = this.ctx.pki;
     const [nodeCert, proxyCert, schedCert] = await Promise.all([
       createClientCertificate(pki, 'node', `/O=system:nodes/CN=system:node:${this.name}`),
@@ -380,8 +415,10 @@ class NodeImpl implements RealNode {
       );
       return file;
     };
+    return { kubelet: kubeconfig('kubelet', nodeCert), proxy: kubeconfig('kube-proxy', proxyCert), scheduler: kubeconfig('kube-scheduler', schedCert) };
+  }
 
-    // kubelet
+  private async startKubelet(kubeconfig: string): Promise<void> {
     const [kubeletPort, kubeletHealthz] = [await freePort(), await freePort()];
     const kubeletRoot = path.join(this.dir, 'kubelet');
     fs.mkdirSync(kubeletRoot, { recursive: true });
@@ -396,7 +433,7 @@ class NodeImpl implements RealNode {
         readOnlyPort: 0,
         healthzBindAddress: '127.0.0.1',
         healthzPort: kubeletHealthz,
-        authentication: { anonymous: { enabled: false }, webhook: { enabled: true }, x509: { clientCAFile: pki.caCert } },
+        authentication: { anonymous: { enabled: false }, webhook: { enabled: true }, x509: { clientCAFile: this.ctx.pki.caCert } },
         authorization: { mode: 'Webhook' },
         containerRuntimeEndpoint: `unix://${this.containerdSocket}`,
         cgroupDriver: 'cgroupfs',
@@ -417,7 +454,7 @@ class NodeImpl implements RealNode {
     );
     this.spawn('kubelet', this.bins.kubelet, [
       `--config=${kubeletConfig}`,
-      `--kubeconfig=${kubeconfig('kubelet', nodeCert)}`,
+      `--kubeconfig=${kubeconfig}`,
       `--root-dir=${kubeletRoot}`,
       `--cert-dir=${path.join(this.dir, 'kubelet-pki')}`,
       `--hostname-override=${this.name}`,
@@ -429,9 +466,11 @@ class NodeImpl implements RealNode {
       `GET http://127.0.0.1:${kubeletHealthz}/healthz`,
       async () => (await probe(`http://127.0.0.1:${kubeletHealthz}/healthz`)).status === 200,
     );
-    this.log(`kubelet healthy (${el()})`);
+    this.log(`kubelet healthy (${this.el()})`);
+  }
 
-    // kube-proxy (iptables mode) and kube-scheduler, next to each other.
+  /** kube-proxy (iptables mode) and kube-scheduler, next to each other. */
+  private async startProxyAndScheduler(kubeconfigs: NodeKubeconfigs): Promise<void> {
     const [proxyHealthz, proxyMetrics, schedPort] = [await freePort(), await freePort(), await freePort()];
     const proxyConfig = path.join(this.dir, 'kube-proxy-config.yaml');
     fs.writeFileSync(
@@ -439,7 +478,7 @@ class NodeImpl implements RealNode {
       toYaml({
         apiVersion: 'kubeproxy.config.k8s.io/v1alpha1',
         kind: 'KubeProxyConfiguration',
-        clientConnection: { kubeconfig: kubeconfig('kube-proxy', proxyCert) },
+        clientConnection: { kubeconfig: kubeconfigs.proxy },
         mode: 'iptables',
         hostnameOverride: this.name,
         bindAddress: this.ip,
@@ -455,7 +494,7 @@ class NodeImpl implements RealNode {
       }),
     );
     this.spawn('kube-proxy', this.bins.kubeProxy, [`--config=${proxyConfig}`, '--v=1']);
-    const schedKubeconfig = kubeconfig('kube-scheduler', schedCert);
+    const schedKubeconfig = kubeconfigs.scheduler;
     this.spawn('kube-scheduler', this.bins.kubeScheduler, [
       `--kubeconfig=${schedKubeconfig}`,
       `--authentication-kubeconfig=${schedKubeconfig}`,
@@ -477,16 +516,18 @@ class NodeImpl implements RealNode {
         async () => (await probe(`https://127.0.0.1:${schedPort}/healthz`, { rejectUnauthorized: false })).status === 200,
       ),
     ]);
-    this.log(`kube-proxy and kube-scheduler healthy (${el()})`);
+    this.log(`kube-proxy and kube-scheduler healthy (${this.el()})`);
+  }
 
-    // Ready, without the not-ready taint (removed by the node-lifecycle controller).
+  /** Ready, without the not-ready taint (removed by the node-lifecycle controller). */
+  private async waitUntilReady(): Promise<void> {
     await this.waitFor('node', `Node "${this.name}" Ready without the node.kubernetes.io/not-ready taint`, async () => {
       const n = await clientOf(this.ctx.kubeConfig).request<NodeObject>('GET', `/api/v1/nodes/${this.name}`);
       const ready = n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
       const tainted = n.spec?.taints?.some((t) => t.key.startsWith('node.kubernetes.io/'));
       return Boolean(ready) && !tainted;
     });
-    this.log(`Node "${this.name}" Ready at ${this.ip} (${el()})`);
+    this.log(`Node "${this.name}" Ready at ${this.ip} (${this.el()})`);
   }
 
   private writeContainerdConfig(cdDir: string, regPort: number): void {
@@ -754,6 +795,13 @@ class NodeImpl implements RealNode {
 interface NodeObject {
   spec?: { taints?: Array<{ key: string; effect: string }> };
   status?: { conditions?: Array<{ type: string; status: string }> };
+}
+
+/** The kubeconfig files of the node's components (writeKubeconfigs). */
+interface NodeKubeconfigs {
+  readonly kubelet: string;
+  readonly proxy: string;
+  readonly scheduler: string;
 }
 
 interface PodObject {
