@@ -264,20 +264,18 @@ export class Konnector {
 
   constructor(private readonly opts: KonnectorOptions) {
     validate(opts);
-    const metadataKeys = MetadataKeyPolicy.create(opts.allowedMetadataKeys, 'KonnectorOptions.allowedMetadataKeys');
-    const secretTypes = SecretTypePolicy.create(opts.allowedSecretTypes, 'KonnectorOptions.allowedSecretTypes');
+    const policies = {
+      metadataKeys: MetadataKeyPolicy.create(opts.allowedMetadataKeys, 'KonnectorOptions.allowedMetadataKeys'),
+      secretTypes: SecretTypePolicy.create(opts.allowedSecretTypes, 'KonnectorOptions.allowedSecretTypes'),
+    };
     this.resourceGate = ResourceGate.from('KonnectorOptions.allowedResources', opts.allowedResources);
     this.adminNamespace = opts.bindingAdminNamespace ?? opts.bindingNamespace ?? DEFAULT_BINDING_ADMIN_NAMESPACE;
-    const qps = opts.qps ?? DEFAULT_QPS;
-    const burst = opts.burst ?? DEFAULT_BURST;
     this.registry = opts.registry ?? new Registry();
     this.metrics = konnectorMetrics(this.registry);
     this.log = opts.logger ?? silentLogger;
-    const { clientStats } = this.metrics;
-    this.app = new KubeClient(opts.appKubeConfig, { qps, burst, userAgent: 'klutch-konnector', stats: clientStats.app });
-    this.bindingClient = opts.bindingKubeConfig
-      ? new KubeClient(opts.bindingKubeConfig, { qps, burst, userAgent: 'klutch-konnector', stats: clientStats.app })
-      : this.app;
+    this.app = this.newClient(opts.appKubeConfig);
+    this.bindingClient = opts.bindingKubeConfig ? this.newClient(opts.bindingKubeConfig) : this.app;
+
     const resyncMs = opts.resyncMs ?? 600_000;
     this.bindings = new Informer<APIServiceBinding>(this.bindingClient, BindResources.apiServiceBindings, {
       namespace: opts.bindingNamespace,
@@ -296,50 +294,78 @@ export class Konnector {
       reconciler: (k) => this.reconcile(k),
     });
 
-    this.deletionTimeouts = new DeletionTimeouts((name) => {
-      for (const b of this.bindings.list()) if (b.metadata.name === name) this.controller.enqueue(keyOf(b));
-    });
-    const bindingEvent = (b: APIServiceBinding, e: RecordedEvent): void =>
-      void recordEvent(
-        this.bindingClient,
-        {
-          apiVersion: b.apiVersion ?? BIND_GROUP_VERSION,
-          kind: 'APIServiceBinding',
-          name: b.metadata.name!,
-          namespace: b.metadata.namespace!,
-          uid: b.metadata.uid,
-        },
-        e,
-        { component: 'konnector', onError: (err) => this.log.warn({ binding: keyOf(b), reason: e.reason, err: err.message }, 'cannot record event') },
-      );
+    const records = this.newBindingRecords();
+    this.deletionTimeouts = records.deletionTimeouts;
+    this.claimConflicts = records.claimConflicts;
+    this.claimRefusals = records.claimRefusals;
+    this.limits = records.limits;
+    this.shared = this.sharedWithProviders(resyncMs, policies);
+    this.wireEvents();
+  }
+
+  /** A client of the app (or binding) cluster with the konnector's rate limits, counted as `app` requests. */
+  private newClient(config: KubeConfig | ClusterAccess): KubeClient {
+    const qps = this.opts.qps ?? DEFAULT_QPS;
+    const burst = this.opts.burst ?? DEFAULT_BURST;
+    return new KubeClient(config, { qps, burst, userAgent: 'klutch-konnector', stats: this.metrics.clientStats.app });
+  }
+
+  /**
+   * The konnector-wide records of what bindings ran into (claim conflicts, refused claims, deletions
+   * that timed out, limits hit), each turned into its binding's condition and Events.
+   */
+  private newBindingRecords(): {
+    deletionTimeouts: DeletionTimeouts;
+    claimConflicts: ClaimConflicts;
+    claimRefusals: ClaimRefusals;
+    limits: BindingLimits;
+  } {
+    const binding = (uid: string) => this.bindingByUid(uid);
     const enqueueUid = (uid: string): void => {
       const b = this.bindingByUid(uid);
       if (b) this.controller.enqueue(keyOf(b));
     };
-    this.claimConflicts = new ClaimConflicts({
-      binding: (uid) => this.bindingByUid(uid),
-      changed: (uids) => uids.forEach(enqueueUid),
-      event: bindingEvent,
-    });
-    this.claimRefusals = new ClaimRefusals({ binding: (uid) => this.bindingByUid(uid), changed: enqueueUid, event: bindingEvent });
-    this.limits = new BindingLimits({ binding: (uid) => this.bindingByUid(uid), changed: enqueueUid, event: bindingEvent, metrics: this.metrics });
-    this.shared = {
+    const event = (b: APIServiceBinding, e: RecordedEvent) => this.bindingEvent(b, e);
+    return {
+      deletionTimeouts: new DeletionTimeouts((name) => {
+        for (const b of this.bindings.list()) if (b.metadata.name === name) this.controller.enqueue(keyOf(b));
+      }),
+      claimConflicts: new ClaimConflicts({ binding, changed: (uids) => uids.forEach(enqueueUid), event }),
+      claimRefusals: new ClaimRefusals({ binding, changed: enqueueUid, event }),
+      limits: new BindingLimits({ binding, changed: enqueueUid, event, metrics: this.metrics }),
+    };
+  }
+
+  /** Records a Kubernetes Event on binding `b` (best effort: a failure is logged). */
+  private bindingEvent(b: APIServiceBinding, e: RecordedEvent): void {
+    void recordEvent(
+      this.bindingClient,
+      {
+        apiVersion: b.apiVersion ?? BIND_GROUP_VERSION,
+        kind: 'APIServiceBinding',
+        name: b.metadata.name!,
+        namespace: b.metadata.namespace!,
+        uid: b.metadata.uid,
+      },
+      e,
+      { component: 'konnector', onError: (err) => this.log.warn({ binding: keyOf(b), reason: e.reason, err: err.message }, 'cannot record event') },
+    );
+  }
+
+  /** What every provider connection is given: the app side, the konnector's records and its settings. */
+  private sharedWithProviders(resyncMs: number, policies: { metadataKeys: MetadataKeyPolicy; secretTypes: SecretTypePolicy }): KonnectorShared {
+    const opts = this.opts;
+    const qps = opts.qps ?? DEFAULT_QPS;
+    const burst = opts.burst ?? DEFAULT_BURST;
+    return {
       app: this.app,
       bindingClient: this.bindingClient,
       crds: this.crds,
       namespaces: this.namespaces,
       getBinding: (k) => this.bindings.get(k) ?? this.unbinding.get(k),
-      ownerBindingGone: (crd) => {
-        const owner = controllerOf(crd);
-        if (!owner || owner.kind !== 'APIServiceBinding' || !owner.apiVersion.startsWith(`${BIND_GROUP}/`)) return false;
-        // A konnector watching one namespace cannot tell whether a binding elsewhere owns the CRD.
-        if (opts.bindingNamespace && !opts.controlPlaneMode) return false;
-        if (!this.bindings.hasSynced()) return false;
-        const all = [...this.bindings.list(), ...this.unbinding.values(), ...this.lastSeen.values()];
-        return !all.some((b) => b.metadata.uid === owner.uid);
-      },
+      ownerBindingGone: (crd) => this.ownerBindingGone(crd),
       bindingChanged: (k) => this.controller.enqueue(k),
-      clientFor: (p: ParsedKubeconfig) => new KubeClient(p.access, { qps, burst, userAgent: 'klutch-konnector', stats: clientStats.provider }),
+      clientFor: (p: ParsedKubeconfig) => new KubeClient(p.access, { qps, burst, userAgent: 'klutch-konnector', stats: this.metrics.clientStats.provider }),
       log: this.log,
       registry: this.registry,
       metrics: this.metrics,
@@ -349,12 +375,12 @@ export class Konnector {
       providerSyncTimeoutMs: opts.providerSyncTimeoutMs ?? 30_000,
       namespaceLingerMs: opts.namespaceLingerMs,
       maxProviderObjectsPerNamespace: opts.maxProviderObjectsPerNamespace,
-      metadataKeys,
+      metadataKeys: policies.metadataKeys,
       resourceGate: this.resourceGate,
       version: klutchKonnectorVersion(opts.version ?? KONNECTOR_VERSION),
       controlPlaneMode: opts.controlPlaneMode ?? false,
       claimConflicts: this.claimConflicts,
-      secretTypes,
+      secretTypes: policies.secretTypes,
       claimRefusals: this.claimRefusals,
       limits: this.limits,
       maxCachedObjectsPerBinding: opts.maxCachedObjectsPerBinding,
@@ -363,7 +389,24 @@ export class Konnector {
       upstreamDeletionTimeoutMs: opts.upstreamDeletionTimeoutMs,
       deletionTimeouts: this.deletionTimeouts,
     };
+  }
 
+  /**
+   * Whether the CRD's controller is an APIServiceBinding that certainly no longer exists (none with its
+   * uid among the bindings the konnector can see, and it sees all the bindings that could own it).
+   */
+  private ownerBindingGone(crd: CRD): boolean {
+    const owner = controllerOf(crd);
+    if (!owner || owner.kind !== 'APIServiceBinding' || !owner.apiVersion.startsWith(`${BIND_GROUP}/`)) return false;
+    // A konnector watching one namespace cannot tell whether a binding elsewhere owns the CRD.
+    if (this.opts.bindingNamespace && !this.opts.controlPlaneMode) return false;
+    if (!this.bindings.hasSynced()) return false;
+    const all = [...this.bindings.list(), ...this.unbinding.values(), ...this.lastSeen.values()];
+    return !all.some((b) => b.metadata.uid === owner.uid);
+  }
+
+  /** Which work each app-cluster informer's events make. */
+  private wireEvents(): void {
     this.bindings.addEventHandler(onAny((b) => this.controller.enqueue(keyOf(b))));
     this.crds.addEventHandler(onAny((c) => this.forProviders((p) => p.crdChanged(c.metadata.name!))));
     this.namespaces.addEventHandler({

@@ -183,30 +183,55 @@ export class ProviderConnection implements SyncContext {
     this.upstreamDeletionTimeoutMs = shared.upstreamDeletionTimeoutMs ?? DEFAULT_UPSTREAM_DELETION_TIMEOUT_MS;
     this.deletionTimeouts = shared.deletionTimeouts;
     this.resourceGate = shared.resourceGate ?? ResourceGate.DEFAULT;
-    // Set before the informers exist; they only call `admits` once started.
-    this.consumerNamespaces = new ConsumerNamespaces({
+    this.consumerNamespaces = this.newConsumerNamespaces();
+    this.informers = this.newInformers();
+
+    const r = this.newReconcilers();
+    this.heartbeatReconciler = r.heartbeat;
+    this.crdReconciler = r.crd;
+    this.exportReconciler = r.exports;
+    const c = { registry: shared.registry, logger: this.log, backoffMaxMs: 30_000 };
+    this.heartbeat = new Controller({ ...c, name: `heartbeat:${ns}`, workers: 1, reconciler: r.heartbeat });
+    this.crd = new Controller({ ...c, name: `crd:${ns}`, workers: 2, reconciler: r.crd });
+    this.exportsCtl = new Controller({ ...c, name: `exports:${ns}`, workers: 2, reconciler: r.exports });
+    this.nsDeletion = new Controller({ ...c, name: `namespaces:${ns}`, workers: 1, reconciler: r.namespaces });
+
+    this.wireEvents();
+  }
+
+  /** The consumer namespaces this connection acts in (consumer-namespaces.ts). */
+  private newConsumerNamespaces(): ConsumerNamespaces {
+    // Made before the informers exist; they only call `admits` (and it `changed`) once started.
+    return new ConsumerNamespaces({
       reserved: () => this.reservedNamespaces(),
       allowed: (n) => this.isNamespaceAllowed(n),
-      lingerMs: shared.namespaceLingerMs,
+      lingerMs: this.shared.namespaceLingerMs,
       changed: () => this.informers.mappingMayHaveChanged(),
     });
-    const informers = new ProviderInformers({
+  }
+
+  /** The informers on the consumer's cluster namespace on the provider. */
+  private newInformers(): ProviderInformers {
+    return new ProviderInformers({
       provider: this.provider,
-      clusterNamespace: ns,
-      resyncMs: shared.resyncMs,
+      clusterNamespace: this.clusterNamespace,
+      resyncMs: this.shared.resyncMs,
       log: this.log,
       admits: (consumerNs) => this.consumerNamespaces.isBound(consumerNs),
     });
-    this.informers = informers;
+  }
 
+  /** One reconciler per concern, each given the caches it reads and the calls it makes. */
+  private newReconcilers(): { heartbeat: HeartbeatReconciler; crd: CrdReconciler; exports: ExportReconciler; namespaces: NamespaceReconciler } {
+    const { shared, informers } = this;
     const common = {
       provider: this.provider,
-      clusterNamespace: ns,
+      clusterNamespace: this.clusterNamespace,
       bindings: this.bindings as AttachedBindings,
       getBinding: shared.getBinding,
       log: this.log,
     };
-    this.heartbeatReconciler = new HeartbeatReconciler({
+    const heartbeat = new HeartbeatReconciler({
       ...common,
       bindingClient: shared.bindingClient,
       clusterBindings: informers.clusterBindings,
@@ -214,10 +239,10 @@ export class ProviderConnection implements SyncContext {
       heartbeatIntervalMs: shared.heartbeatIntervalMs,
       version: shared.version,
       controlPlaneMode: shared.controlPlaneMode,
-      rotationKey: rotationKeyOf(kubeconfig.text),
+      rotationKey: rotationKeyOf(this.kubeconfig.text),
       changed: () => this.notifyBindings(),
     });
-    this.crdReconciler = new CrdReconciler({
+    const crd = new CrdReconciler({
       resourceGate: this.resourceGate,
       ...common,
       app: shared.app,
@@ -229,32 +254,28 @@ export class ProviderConnection implements SyncContext {
         this.exportsCtl.enqueue(nameOf(key));
       },
     });
-    this.exportReconciler = new ExportReconciler({
+    const exports = new ExportReconciler({
       ...common,
       exports: informers.exports,
       crds: shared.crds,
-      crdState: (key) => this.crdReconciler.state(key),
+      crdState: (key) => crd.state(key),
       syncContext: this,
       providerSyncTimeoutMs: shared.providerSyncTimeoutMs,
     });
-    const namespaceReconciler = new NamespaceReconciler({
-      ...common,
-      apiNamespaces: informers.apiNamespaces,
-      appNamespaces: shared.namespaces,
-    });
+    const namespaces = new NamespaceReconciler({ ...common, apiNamespaces: informers.apiNamespaces, appNamespaces: shared.namespaces });
+    return { heartbeat, crd, exports, namespaces };
+  }
 
-    const c = { registry: shared.registry, logger: this.log, backoffMaxMs: 30_000 };
-    this.heartbeat = new Controller({ ...c, name: `heartbeat:${ns}`, workers: 1, reconciler: this.heartbeatReconciler });
-    this.crd = new Controller({ ...c, name: `crd:${ns}`, workers: 2, reconciler: this.crdReconciler });
-    this.exportsCtl = new Controller({ ...c, name: `exports:${ns}`, workers: 2, reconciler: this.exportReconciler });
-    this.nsDeletion = new Controller({ ...c, name: `namespaces:${ns}`, workers: 1, reconciler: namespaceReconciler });
-
+  /** Which controllers each provider informer's events enqueue. */
+  private wireEvents(): void {
+    const { informers } = this;
     informers.clusterBindings.addEventHandler(onAny(() => this.heartbeat.enqueue('cluster')));
-    const onExport = (name: string) => {
-      for (const b of this.bindings.named(name)) this.crd.enqueue(b);
-      this.exportsCtl.enqueue(name);
-    };
-    informers.exports.addEventHandler(onAny((o) => onExport(o.metadata.name!)));
+    informers.exports.addEventHandler(
+      onAny((o) => {
+        for (const b of this.bindings.named(o.metadata.name!)) this.crd.enqueue(b);
+        this.exportsCtl.enqueue(o.metadata.name!);
+      }),
+    );
     informers.apiNamespaces.addEventHandler(onAny((o) => this.nsDeletion.enqueue(o.metadata.name!)));
   }
 
