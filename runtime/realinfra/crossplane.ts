@@ -29,9 +29,11 @@ import { type CrossplaneBinaries, type CrossplaneVersion, CROSSPLANE_VERSIONS, e
 import { UNIX_PATH_MAX, nsenterArgv, pickLoopbackAddress, unshareArgv, userNamespaceProblem } from './userns.js';
 import { type RegisteredProcess, killRegistered, registryDir, removeEntry, writeEntry, RUN_ID_ENV } from './registry.js';
 import { HarnessProcess } from './_process.js';
-import { isConflict, isNotFound } from '../core/client.js';
+import { isConflict, isNotFound, type ResourceRef } from '../core/client.js';
+import { Informer, onAny } from '../core/informer.js';
 import { clientOf } from './client.js';
 import { probe } from './probe.js';
+import { installedCrds, revisionInstalled, ServeLoop } from './package-runtime.js';
 import { packageYamlFromDir, pushPackageYaml, pushXpkgFile } from './xpkg.js';
 import type { RealCluster } from './cluster.js';
 import { FORWARDER_JS, freePort, logTail, sleep } from './_harness.js';
@@ -256,7 +258,8 @@ class Harness implements CrossplaneHarness {
   private saDir = '';
   private fnSocket = '';
   private runtimeTimer: NodeJS.Timeout | undefined;
-  private runtimeBusy = false;
+  private serveLoop: ServeLoop | undefined;
+  private readonly revisionInformers: Informer[] = [];
   private runtimeError = '';
   private providerStarting: Promise<void> | undefined;
   private stopping: Promise<void> | undefined;
@@ -526,10 +529,7 @@ class Harness implements CrossplaneHarness {
     );
     this.log(`crossplane ${coreSrc.version} ready (${el()})`);
 
-    // The package runtime: endpoint, TLS secret name and runtime health in revision status; provider process.
-    this.runtimeTimer = setInterval(() => void this.runtimeTick(), 1000);
-    this.runtimeTimer.unref();
-    void this.runtimeTick();
+    this.startPackageRuntime();
 
     if (this.opts.install ?? true) {
       await this.installDefaultPackages();
@@ -645,18 +645,34 @@ class Harness implements CrossplaneHarness {
 
   // ---- the package runtime ------------------------------------------------------------------
 
-  private async runtimeTick(): Promise<void> {
-    if (this.runtimeBusy || this.stopping) return;
-    this.runtimeBusy = true;
-    try {
-      await this.serveRevisions('functionrevisions');
-      await this.serveRevisions('providerrevisions');
-      this.runtimeError = '';
-    } catch (e) {
-      this.runtimeError = e instanceof Error ? e.message : String(e);
-    } finally {
-      this.runtimeBusy = false;
+  /**
+   * The package runtime (endpoint, TLS secret name and runtime health in the revisions' status; the provider process):
+   * served on every change of a function or provider revision (watched), and every second for what is not watched
+   * (the CRDs a provider revision installed becoming Established).
+   */
+  private startPackageRuntime(): void {
+    const runtime = new ServeLoop(
+      async () => {
+        if (this.stopping) return;
+        await this.serveRevisions('functionrevisions');
+        await this.serveRevisions('providerrevisions');
+      },
+      (e) => (this.runtimeError = e instanceof Error ? e.message : String(e)),
+      () => (this.runtimeError = ''),
+    );
+    this.serveLoop = runtime;
+    for (const [plural, kind] of [
+      ['functionrevisions', 'FunctionRevision'],
+      ['providerrevisions', 'ProviderRevision'],
+    ] as const) {
+      const ref: ResourceRef = { group: 'pkg.crossplane.io', version: 'v1', plural, kind, namespaced: false };
+      const informer = new Informer(clientOf(this.kc), ref, { name: `harness ${plural}` });
+      informer.addEventHandler(onAny(() => runtime.kick()));
+      this.revisionInformers.push(informer.start());
     }
+    this.runtimeTimer = setInterval(() => runtime.kick(), 1000);
+    this.runtimeTimer.unref();
+    runtime.kick();
   }
 
   private async serveRevisions(plural: 'functionrevisions' | 'providerrevisions'): Promise<void> {
@@ -678,7 +694,9 @@ class Harness implements CrossplaneHarness {
       if (plural === 'providerrevisions' && base === 'provider-kubernetes') {
         if (this.v2)
           await this.patchRevisionStatus(plural, rev, { tlsServerSecretName: `${pkg}-tls-server` }, this.procs['provider-kubernetes']?.pid !== undefined);
-        if (!this.providerStarting && (await this.providerCrdsEstablished())) {
+        // as Crossplane's Deployment runtime: once the revision installed the package's objects (provider-kubernetes
+        // starts the controllers of its managed resources when their CRDs appear: SafeStart, package-runtime.ts)
+        if (!this.providerStarting && revisionInstalled(rev, this.v2) && (await this.crdsEstablished(installedCrds(rev)))) {
           this.providerStarting = this.startProvider().catch((e: unknown) => {
             this.runtimeError = e instanceof Error ? e.message : String(e);
           });
@@ -687,9 +705,12 @@ class Harness implements CrossplaneHarness {
     }
   }
 
-  private async providerCrdsEstablished(): Promise<boolean> {
-    const crd = await this.get('/apis/apiextensions.k8s.io/v1/customresourcedefinitions/objects.kubernetes.crossplane.io');
-    return conditionOf(crd ?? {}, 'Established')?.status === 'True';
+  private async crdsEstablished(names: readonly string[]): Promise<boolean> {
+    for (const name of names) {
+      const crd = await this.get(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${encodeURIComponent(name)}`);
+      if (conditionOf(crd ?? {}, 'Established')?.status !== 'True') return false;
+    }
+    return true;
   }
 
   private async patchRevisionStatus(plural: string, rev: Obj, fields: Record<string, string>, runtimeHealthy: boolean): Promise<void> {
@@ -721,7 +742,7 @@ class Harness implements CrossplaneHarness {
     }
   }
 
-  /** Starts provider-kubernetes once its CRDs exist (as Crossplane's Deployment runtime would). */
+  /** Starts provider-kubernetes once its revision installed the package (as Crossplane's Deployment runtime would). */
   private async startProvider(): Promise<void> {
     const t0 = Date.now();
     // InjectedIdentity outside a pod: a private mount namespace gets a tmpfs on /run with the service
@@ -752,12 +773,16 @@ class Harness implements CrossplaneHarness {
       },
       this.saDir,
     );
+    // the process runs: its revision's RuntimeHealthy now, not at the next tick (a Deployment without probes is Available)
+    this.serveLoop?.kick();
     await this.waitFor(
       'provider-kubernetes',
       `GET http://${this.namespaceAddress}:8081/readyz`,
       async () => (await probe(`http://${this.namespaceAddress}:8081/readyz`, {}, 3000)).status === 200,
     );
-    this.log(`provider-kubernetes ${this.versions.providerKubernetes} ready (${((Date.now() - t0) / 1000).toFixed(1)} s after its CRDs)`);
+    this.log(
+      `provider-kubernetes ${this.versions.providerKubernetes} ready (${((Date.now() - t0) / 1000).toFixed(1)} s after its revision installed the package)`,
+    );
   }
 
   async installDefaultPackages(): Promise<void> {
@@ -831,6 +856,7 @@ class Harness implements CrossplaneHarness {
 
   private async doStop(): Promise<void> {
     if (this.runtimeTimer) clearInterval(this.runtimeTimer);
+    await Promise.all([this.serveLoop?.stop(), ...this.revisionInformers.map((i) => i.stop())]);
     const grace = 5000;
     await Promise.all([
       this.procs['provider-kubernetes']?.stop(grace),
@@ -846,6 +872,7 @@ class Harness implements CrossplaneHarness {
 
   killSync(): void {
     if (this.runtimeTimer) clearInterval(this.runtimeTimer);
+    for (const i of this.revisionInformers) void i.stop();
     for (const p of Object.values(this.procs)) p?.killSync();
     for (const p of Object.values(this.procs)) {
       if (p?.child.pid !== undefined) killRegistered({ component: p.component, pid: p.child.pid, binary: p.binary });
