@@ -249,6 +249,10 @@ export class SandboxRun {
   private issuer = '';
   private crossplane?: CrossplaneHarness;
   private crossplaneStarting?: Promise<CrossplaneHarness>;
+  /** The Pulumi stack, created (`pulumi stack init`) while the clusters start. */
+  private stackCreating?: Promise<Stack>;
+  /** Every cluster start, so that stop() stops a cluster whose start ended after a failure elsewhere. */
+  private readonly clusterStarts: Array<Promise<unknown>> = [];
   private a8sOperator?: SandboxA8sOperator;
   private a9sStarting?: Promise<SandboxA9s>;
   private a9sPart?: SandboxA9s;
@@ -299,7 +303,9 @@ export class SandboxRun {
   /** Stops everything in the reverse order of its start, then removes the run's folder (unless it was given). */
   async stop(): Promise<void> {
     this.stopping = true;
+    await Promise.allSettled(this.clusterStarts);
     await this.crossplaneStarting?.catch(() => undefined);
+    await this.stackCreating?.catch(() => undefined);
     for (const p of this.processes) await stopChild(p.child).catch(() => undefined);
     for (const s of this.stops.reverse()) await s().catch(() => undefined);
     await Promise.all(this.clusters.map((c) => c.stop().catch(() => undefined)));
@@ -354,7 +360,10 @@ export class SandboxRun {
     return child;
   }
 
-  /** 1. clusters (and the Pulumi toolchain, warm: a few stat calls; with pods Dex's binary). */
+  /**
+   * 1. clusters (and the Pulumi toolchain, warm: a few stat calls, and its stack; with pods Dex's binary); without pods,
+   * Crossplane starts on the control plane as soon as that is up, beside the app clusters' start (step 3 waits for it).
+   */
   private async startClusters(): Promise<void> {
     const pods = this.pods;
     const [bins, cp, app1, app2] = await this.step(
@@ -363,14 +372,22 @@ export class SandboxRun {
         : 'clusters: control plane + 2 app clusters (real kube-apiserver, etcd, kube-controller-manager)',
       async () => {
         const bins = ensurePulumiBinaries({});
-        // the automation API loads while the clusters start (step 4 needs it)
+        // the automation API loads and the stack is created while the clusters start (step 4 needs them)
         loadPulumiAutomation().catch(() => undefined);
+        this.stackCreating = bins.then((b) => createLocalStack(path.join(this.dir, 'pulumi'), b, 'sandbox', 'klutch-kit sandbox'));
+        this.stackCreating.catch(() => undefined);
         const dex = pods ? ensureDexBinary({}).then((b) => (this.dexBinary = b)) : undefined;
         // with pods: the node, with the cluster DNS the Crossplane pods need (their function endpoint is a Service name)
         const node = (name: string) => (pods && name === 'sandbox-cp' ? { nodes: 1 as const, node: { kubeletConfig: clusterDnsKubeletConfig() } } : {});
         const cs = ['sandbox-cp', 'sandbox-app-1', 'sandbox-app-2'].map((name) =>
-          startCluster({ name, ...node(name) }).then((c) => (this.clusters.push(c), c)),
+          startCluster({ name, ...node(name) }).then((c) => {
+            this.clusters.push(c);
+            // stop() waits for every cluster start, then stops them all
+            if (name === 'sandbox-cp' && !pods && !this.stopping) this.beginCrossplane(c);
+            return c;
+          }),
         );
+        this.clusterStarts.push(...cs);
         const started = [await bins, ...(await Promise.all(cs))] as const;
         await dex;
         return started;
@@ -446,20 +463,12 @@ export class SandboxRun {
     this.pushed = await this.step(
       `Crossplane ${SANDBOX_CROSSPLANE} on the control plane${pods ? ' (as pods, starting beside pulumi up)' : ''}, catalogue package pushed to its registry, local a8s operator`,
       async () => {
-        // provider-kubernetes re-reads the a8s objects every second (the harness's default is 10 s): status comes back sooner;
-        // install: false — the Function, Provider and ProviderConfig come from pulumi up (klutch-kit:catalogue)
-        const starting = startCrossplane(cp, { version: SANDBOX_CROSSPLANE, providerPollInterval: '1s', install: false, ...(pods ? { runtime: 'pods' } : {}) });
-        starting.catch(() => undefined);
-        this.crossplaneStarting = starting.then((xp) => {
-          this.crossplane = xp;
-          this.stops.push(() => xp.stop());
-          return xp;
-        });
-        this.crossplaneStarting.catch(() => undefined);
+        // without pods begun in step 1 once the control plane was up (a no-op here); with pods now
+        this.beginCrossplane(cp);
         // Crossplane as pods starts beside pulumi up's image build (step 4 waits for it): the stack applies nothing
         // before its images are pushed, by when Crossplane's CRDs exist. The package goes to the registry address the
         // Crossplane pods pull from.
-        const pushed = await pushCatalogue(cp, pods ? { registry: podsRegistry(cp) } : await this.crossplaneStarting, { apiStyle });
+        const pushed = await pushCatalogue(cp, pods ? { registry: podsRegistry(cp) } : await this.crossplaneStarting!, { apiStyle });
         // the backend pods' ServiceAccount hands out only what the control plane's binder roles grant
         if (pods) await applyManifests(cp.kubeConfig, binderExportRoles(pushed.packageRef, this.apiStyle), { continueOnError: false });
         await this.startA8sOperator();
@@ -479,6 +488,28 @@ export class SandboxRun {
       (c) =>
         `${this.crossplane ? `Crossplane ${this.crossplane.versions.crossplane}, registry ${this.crossplane.registry}` : `Crossplane ${SANDBOX_CROSSPLANE} starting as pods on the node`}\npackage ${c.packageRef} (${c.digest.slice(0, 19)}…): ${c.xrds.length} XRDs, API style ${apiStyleName(apiStyle)}\nlocal a8s operator: PostgreSQL ${this.a8sOperator!.instances.binaries.major} servers on 127.0.0.2+ port 5432, data under ${this.a8sDataDir}`,
     );
+  }
+
+  /**
+   * Starts Crossplane on the control plane (once): provider-kubernetes re-reads the a8s objects every second (the
+   * harness's default is 10 s), so status comes back sooner; `install: false`, the Function, Provider and ProviderConfig
+   * come from pulumi up (klutch-kit:catalogue).
+   */
+  private beginCrossplane(cp: RealCluster): void {
+    if (this.crossplaneStarting) return;
+    const starting = startCrossplane(cp, {
+      version: SANDBOX_CROSSPLANE,
+      providerPollInterval: '1s',
+      install: false,
+      ...(this.pods ? { runtime: 'pods' } : {}),
+    });
+    starting.catch(() => undefined);
+    this.crossplaneStarting = starting.then((xp) => {
+      this.crossplane = xp;
+      this.stops.push(() => xp.stop());
+      return xp;
+    });
+    this.crossplaneStarting.catch(() => undefined);
   }
 
   /** The local a8s operator (a real PostgreSQL server per a8s Postgresql), its data removed on stop. */
@@ -506,7 +537,7 @@ export class SandboxRun {
         : 'pulumi up (stacks/main.ts, manifests: runtime, catalogue: Configuration package); Crossplane installed the packages',
       async () => {
         const t = Date.now();
-        const stack = await createLocalStack(path.join(dir, 'pulumi'), this.bins!, 'sandbox', 'klutch-kit sandbox');
+        const stack = await (this.stackCreating ?? createLocalStack(path.join(dir, 'pulumi'), this.bins!, 'sandbox', 'klutch-kit sandbox'));
         await stack.setAllConfig(this.stackConfig());
         const split = { setUp: (Date.now() - t) / 1000, up: 0, packages: 0 };
         if (!this.pods) {
