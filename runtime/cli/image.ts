@@ -25,6 +25,8 @@ export interface ImageBuildCliOptions {
   readonly push?: string;
   readonly cache?: string;
   readonly nodePath?: string;
+  /** Build from scratch: neither reuse a cached build of the same inputs nor store this one. */
+  readonly rebuild?: boolean;
 }
 
 /**
@@ -80,9 +82,12 @@ export async function runImageBuild(opts: ImageBuildCliOptions = {}, io: ImageIo
     ...(platforms ? { platforms } : {}),
     ...(opts.cache ? { cacheDir: resolve(opts.cache) } : {}),
     ...(opts.nodePath ? { nodePath: opts.nodePath } : {}),
+    ...(opts.rebuild ? { reuse: false } : {}),
     log: (l) => io.err(l),
   });
-  io.out(`image build: ${r.layout} (klutch-kit ${r.version}, base ${r.base}, ${((Date.now() - t) / 1000).toFixed(1)} s)`);
+  io.out(
+    `image build: ${r.layout} (klutch-kit ${r.version}, base ${r.base}, ${((Date.now() - t) / 1000).toFixed(1)} s${r.reused ? ', reused from the cache' : ''})`,
+  );
   for (const [name, img] of Object.entries(r.images)) {
     io.out(`  ${name} ${img.digest}  ${img.platforms.map((p) => `${p.platform} ${(p.compressedSize / 1e6).toFixed(1)} MB`).join(', ')}`);
   }
@@ -113,7 +118,8 @@ export function imageCommand(): Command {
       '--push <target>',
       'push as <target>/backend:<tag> and <target>/konnector:<tag>; target "<registry>/<prefix>[:<tag>]", tag default the package version',
     )
-    .option('--cache <dir>', 'download and layer cache (default: ~/.cache/klutch-kit/image)')
+    .option('--cache <dir>', 'downloads, layers, packed packages and built images (default: ~/.cache/klutch-kit/image)')
+    .option('--rebuild', 'build from scratch: do not reuse a cached build of the same inputs, and do not store this one')
     .option('--node-path <path>', 'node inside the base (default: the base entrypoint, else /nodejs/bin/node)')
     .action(async (opts: ImageBuildCliOptions) => {
       await runImageBuild(opts);

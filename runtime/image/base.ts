@@ -161,13 +161,24 @@ async function localBaseEntries(i: LocalInputs): Promise<TarEntry[]> {
   return entries;
 }
 
-/** The local base for one platform: one layer (cached by the digests of its inputs) and its config. */
-export async function localBase(platform: Platform, o: LocalBaseOptions): Promise<BaseImage> {
-  const inputs = await localInputs(platform.architecture, o);
-  const key = createHash('sha256')
+const localKey = (platform: Platform, inputs: LocalInputs) =>
+  createHash('sha256')
     .update(JSON.stringify([LOCAL_BASE_FORMAT, platform, inputs.inputs]))
     .digest('hex')
     .slice(0, 32);
+
+/**
+ * The key of the local base for one platform: the digests of its downloaded inputs (fetched first when missing) and
+ * the layout's format; the same inputs give the same layer.
+ */
+export async function localBaseKey(platform: Platform, o: LocalBaseOptions): Promise<string> {
+  return localKey(platform, await localInputs(platform.architecture, o));
+}
+
+/** The local base for one platform: one layer (cached by the digests of its inputs) and its config. */
+export async function localBase(platform: Platform, o: LocalBaseOptions): Promise<BaseImage> {
+  const inputs = await localInputs(platform.architecture, o);
+  const key = localKey(platform, inputs);
   const dir = join(o.cacheDir, 'layers');
   const blobFile = join(dir, `local-base-${platform.architecture}-${key}.tar.gz`);
   const metaFile = `${blobFile}.json`;

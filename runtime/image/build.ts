@@ -14,7 +14,8 @@
  *
  * Reproducible: tar entries sorted with mtime 0 and uid/gid 0, gzip without a timestamp, JSON in a
  * fixed key order, `created` the epoch. The same package tarball, the same resolved npm packages and
- * the same base give the same digests (with the same Node.js zlib; see docs/images.md).
+ * the same base give the same digests (with the same Node.js zlib; see docs/images.md). So a build is kept in the
+ * cache under a key of exactly those inputs (./build-cache.ts) and the next build of the same inputs copies it.
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -38,7 +39,8 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { gunzipSync } from 'node:zlib';
-import { NODE_PATH, NONROOT_UID, localBase } from './base.js';
+import { NODE_PATH, NONROOT_UID, localBase, localBaseKey } from './base.js';
+import { fileSha256, imageBuildKey, restoreBuilt, storeBuilt, type ImageBuildInputs } from './build-cache.js';
 import {
   compressedSize,
   imageIndex,
@@ -85,6 +87,12 @@ export interface ImageBuildOptions {
   readonly platforms?: readonly Platform[];
   /** Downloads and cached layers. @default <klutch-kit cache>/image */
   readonly cacheDir?: string;
+  /**
+   * Reuse a build of the same inputs from `<cacheDir>/built/` (runtime/image/build-cache.ts), and keep this one there.
+   * `false` builds from scratch and stores nothing (e.g. to check that two builds give the same digests).
+   * @default true
+   */
+  readonly reuse?: boolean;
   /** Path of node in the base. @default the base's entrypoint when it is a node binary, else /nodejs/bin/node */
   readonly nodePath?: string;
   readonly log?: (line: string) => void;
@@ -104,6 +112,8 @@ export interface ImageBuildResult {
   readonly appLayer: { readonly digest: string; readonly size: number };
   /** The peer versions installed (`name@version`). */
   readonly peers: readonly string[];
+  /** True when the layout was copied from an earlier build of the same inputs (`<cacheDir>/built/<key>`). */
+  readonly reused: boolean;
 }
 
 /** The cache root: `KLUTCH_KIT_CACHE`, else `$XDG_CACHE_HOME/klutch-kit`, else `~/.cache/klutch-kit` (as runtime/realinfra). */
@@ -272,12 +282,18 @@ export function walk(dir: string, prefix: string): TarEntry[] {
   return out;
 }
 
-/** The app layer: `/app` with klutch-kit and the runtime peers installed from the tarball. */
-async function appLayer(tarball: string, root: string, work: string, log?: (l: string) => void): Promise<{ layer: Layer; pkg: PackageJson; peers: string[] }> {
+/** The package.json inside a klutch-kit tarball; throws naming the file when it is not one. */
+function packedPackageJson(tarball: string): PackageJson {
   const packed = readTar(gunzipSync(readFileSync(tarball)), tarball).find((e) => e.path === 'package/package.json');
   if (!packed || packed.type !== 'file') throw new Error(`image build: ${tarball} is not an npm package tarball (no package/package.json)`);
   const pkg = JSON.parse(packed.data.toString('utf8')) as PackageJson;
   if (pkg.name !== 'klutch-kit') throw new Error(`image build: ${tarball} is the package ${JSON.stringify(pkg.name)}, not klutch-kit`);
+  return pkg;
+}
+
+/** The app layer: `/app` with klutch-kit and the runtime peers installed from the tarball. */
+async function appLayer(tarball: string, root: string, work: string, log?: (l: string) => void): Promise<{ layer: Layer; pkg: PackageJson; peers: string[] }> {
+  const pkg = packedPackageJson(tarball);
   const file = `klutch-kit-${pkg.version}.tgz`;
   if (resolve(tarball) !== join(work, file)) copyFileSync(tarball, join(work, file));
   const peers = RUNTIME_PEERS.map((p) => `${p}@${peerSpec(root, pkg, p)}`);
@@ -310,7 +326,40 @@ function nodeIn(base: BaseImage, given?: string): string {
   return ep && /\/node$/.test(ep) ? ep : NODE_PATH;
 }
 
-/** Builds both runtime images into an OCI layout. */
+/**
+ * What decides the bytes of a build from `tarball` ({@link ImageBuildInputs}): read from the tarball, the package's
+ * node_modules and lock file, and for the `local` base its downloaded inputs (fetched when missing).
+ */
+export async function imageBuildInputs(
+  tarball: string,
+  root: string,
+  o: {
+    readonly base: string;
+    readonly platforms: readonly Platform[];
+    readonly nodePath?: string;
+    readonly cacheDir: string;
+    readonly log?: (l: string) => void;
+  },
+): Promise<ImageBuildInputs> {
+  const pkg = packedPackageJson(tarball);
+  const lock = join(root, 'package-lock.json');
+  const localKeys =
+    o.base === 'local' ? await Promise.all(o.platforms.map((p) => localBaseKey(p, { cacheDir: o.cacheDir, ...(o.log ? { log: o.log } : {}) }))) : [];
+  return {
+    packageSha256: fileSha256(tarball),
+    peers: RUNTIME_PEERS.map((p) => `${p}@${peerSpec(root, pkg, p)}`),
+    lockSha256: existsSync(lock) ? fileSha256(lock) : null,
+    base: o.base === 'local' ? ['local', ...localKeys].join(' ') : o.base,
+    platforms: o.platforms.map(platformName),
+    nodePath: o.nodePath ?? null,
+    zlib: process.versions.zlib ?? '',
+  };
+}
+
+/**
+ * Builds both runtime images into an OCI layout; with `reuse` (the default) a build of the same inputs
+ * ({@link imageBuildInputs}) is copied from the cache instead, and a new build is stored there.
+ */
 export async function buildRuntimeImages(opts: ImageBuildOptions): Promise<ImageBuildResult> {
   const log = opts.log;
   const platforms = opts.platforms ?? PLATFORMS;
@@ -318,67 +367,98 @@ export async function buildRuntimeImages(opts: ImageBuildOptions): Promise<Image
   const baseRef = opts.base ?? DEFAULT_BASE;
   const cacheDir = opts.cacheDir ?? defaultImageCache();
   const root = opts.packageRoot ?? findPackageRoot();
+  const output = resolve(opts.output);
   const work = mkdtempSync(join(tmpdir(), 'klutch-image-'));
   try {
     const tarball = opts.packageTarball ? resolve(opts.packageTarball) : await packPackage(root, work, log, cacheDir);
-    const bases = new Map<string, BaseImage>();
-    if (baseRef === 'local') for (const p of platforms) bases.set(p.architecture, await localBase(p, { cacheDir, ...(log ? { log } : {}) }));
-    else for (const [k, v] of await pullBase(baseRef, platforms, { cacheDir: join(cacheDir, 'blobs'), ...(log ? { log } : {}) })) bases.set(k, v);
-    const { layer, pkg, peers } = await appLayer(tarball, root, work, log);
-    log?.(`image build: app layer ${layer.descriptor.digest} (${layer.descriptor.size} bytes)`);
-    const indexes = {} as Record<RuntimeImageName, ImageIndex>;
-    for (const [name, entry] of Object.entries(RUNTIME_ENTRIES) as Array<[RuntimeImageName, string]>) {
-      const images = platforms.map((p) => {
-        const base = bases.get(p.architecture)!;
-        const env = (base.config.config.Env ?? []).filter((e) => !e.startsWith('NODE_ENV='));
-        const labels: Record<string, string> = {
-          ...(base.config.config.Labels ?? {}),
-          'org.opencontainers.image.title': `klutch-kit ${name}`,
-          'org.opencontainers.image.version': pkg.version,
-          'org.opencontainers.image.licenses': 'Apache-2.0',
-          'dev.klutch-kit.peers': peers.join(' '),
-          ...(baseRef === 'local'
-            ? {}
-            : { 'org.opencontainers.image.base.name': baseRef.replace(/@sha256:.*$/, ''), 'org.opencontainers.image.base.digest': base.manifestDigest }),
-        };
-        const history = [
-          ...(base.config.history ?? base.layers.map(() => ({ created: '1970-01-01T00:00:00Z', created_by: `base ${baseRef}` }))),
-          { created: '1970-01-01T00:00:00Z', created_by: `klutch-kit image build: ${APP_DIR} (klutch-kit@${pkg.version} ${peers.join(' ')})` },
-        ];
-        return platformImage(
-          p,
-          [...base.layers, layer],
-          {
-            User: `${NONROOT_UID}:${NONROOT_UID}`,
-            Env: [...env, 'NODE_ENV=production'],
-            Entrypoint: [nodeIn(base, opts.nodePath), `${PACKAGE_DIR}/${entry}`],
-            WorkingDir: APP_DIR,
-            Labels: labels,
-          },
-          history,
-        );
-      });
-      indexes[name] = imageIndex(images);
+    if (opts.reuse === false) return await buildLayout(tarball, root, work, output, { ...opts, platforms, base: baseRef, cacheDir });
+    const key = imageBuildKey(
+      await imageBuildInputs(tarball, root, {
+        base: baseRef,
+        platforms,
+        cacheDir,
+        ...(opts.nodePath ? { nodePath: opts.nodePath } : {}),
+        ...(log ? { log } : {}),
+      }),
+    );
+    const cached = restoreBuilt<ImageBuildResult>(cacheDir, key, output);
+    if (cached) {
+      log?.(`image build: the images of these inputs are cached (${join(cacheDir, 'built', key)}); copied to ${output}`);
+      return { ...cached, reused: true };
     }
-    writeLayout(resolve(opts.output), indexes);
-    const images = Object.fromEntries(
-      Object.entries(indexes).map(([name, idx]) => [
-        name,
-        {
-          digest: idx.descriptor.digest,
-          platforms: idx.images.map((i) => ({ platform: platformName(i.platform), digest: i.descriptor.digest, compressedSize: compressedSize(i) })),
-        },
-      ]),
-    ) as unknown as Record<RuntimeImageName, BuiltImage>;
-    return {
-      layout: resolve(opts.output),
-      version: pkg.version,
-      base: baseRef,
-      images,
-      appLayer: { digest: layer.descriptor.digest, size: layer.descriptor.size },
-      peers,
-    };
+    const built = await buildLayout(tarball, root, work, output, { ...opts, platforms, base: baseRef, cacheDir });
+    storeBuilt(cacheDir, key, output, built);
+    return built;
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
+}
+
+/** The build itself: bases, the app layer, both images for every platform, written to `output`. */
+async function buildLayout(
+  tarball: string,
+  root: string,
+  work: string,
+  output: string,
+  opts: ImageBuildOptions & { readonly platforms: readonly Platform[]; readonly base: string; readonly cacheDir: string },
+): Promise<ImageBuildResult> {
+  const { log, platforms, base: baseRef, cacheDir } = opts;
+  const bases = new Map<string, BaseImage>();
+  if (baseRef === 'local') for (const p of platforms) bases.set(p.architecture, await localBase(p, { cacheDir, ...(log ? { log } : {}) }));
+  else for (const [k, v] of await pullBase(baseRef, platforms, { cacheDir: join(cacheDir, 'blobs'), ...(log ? { log } : {}) })) bases.set(k, v);
+  const { layer, pkg, peers } = await appLayer(tarball, root, work, log);
+  log?.(`image build: app layer ${layer.descriptor.digest} (${layer.descriptor.size} bytes)`);
+  const indexes = {} as Record<RuntimeImageName, ImageIndex>;
+  for (const [name, entry] of Object.entries(RUNTIME_ENTRIES) as Array<[RuntimeImageName, string]>) {
+    const images = platforms.map((p) => {
+      const base = bases.get(p.architecture)!;
+      const env = (base.config.config.Env ?? []).filter((e) => !e.startsWith('NODE_ENV='));
+      const labels: Record<string, string> = {
+        ...(base.config.config.Labels ?? {}),
+        'org.opencontainers.image.title': `klutch-kit ${name}`,
+        'org.opencontainers.image.version': pkg.version,
+        'org.opencontainers.image.licenses': 'Apache-2.0',
+        'dev.klutch-kit.peers': peers.join(' '),
+        ...(baseRef === 'local'
+          ? {}
+          : { 'org.opencontainers.image.base.name': baseRef.replace(/@sha256:.*$/, ''), 'org.opencontainers.image.base.digest': base.manifestDigest }),
+      };
+      const history = [
+        ...(base.config.history ?? base.layers.map(() => ({ created: '1970-01-01T00:00:00Z', created_by: `base ${baseRef}` }))),
+        { created: '1970-01-01T00:00:00Z', created_by: `klutch-kit image build: ${APP_DIR} (klutch-kit@${pkg.version} ${peers.join(' ')})` },
+      ];
+      return platformImage(
+        p,
+        [...base.layers, layer],
+        {
+          User: `${NONROOT_UID}:${NONROOT_UID}`,
+          Env: [...env, 'NODE_ENV=production'],
+          Entrypoint: [nodeIn(base, opts.nodePath), `${PACKAGE_DIR}/${entry}`],
+          WorkingDir: APP_DIR,
+          Labels: labels,
+        },
+        history,
+      );
+    });
+    indexes[name] = imageIndex(images);
+  }
+  writeLayout(output, indexes);
+  const images = Object.fromEntries(
+    Object.entries(indexes).map(([name, idx]) => [
+      name,
+      {
+        digest: idx.descriptor.digest,
+        platforms: idx.images.map((i) => ({ platform: platformName(i.platform), digest: i.descriptor.digest, compressedSize: compressedSize(i) })),
+      },
+    ]),
+  ) as unknown as Record<RuntimeImageName, BuiltImage>;
+  return {
+    layout: output,
+    version: pkg.version,
+    base: baseRef,
+    images,
+    appLayer: { digest: layer.descriptor.digest, size: layer.descriptor.size },
+    peers,
+    reused: false,
+  };
 }

@@ -86,14 +86,16 @@ function spawnSyncChroot(fs: string, user: string, argv: string[], env: Record<s
 
 beforeAll(async () => {
   const tarball = await packPackage(ROOT, work, log);
-  first = await buildRuntimeImages({ output: layout, packageTarball: tarball, base: 'local', packageRoot: ROOT, log });
-  second = await buildRuntimeImages({ output: join(work, 'layout-2'), packageTarball: tarball, base: 'local', packageRoot: ROOT, log });
+  // reuse: false — both build for real (a cached build of the same inputs would make the second a copy of the first)
+  first = await buildRuntimeImages({ output: layout, packageTarball: tarball, base: 'local', packageRoot: ROOT, log, reuse: false });
+  second = await buildRuntimeImages({ output: join(work, 'layout-2'), packageTarball: tarball, base: 'local', packageRoot: ROOT, log, reuse: false });
 }, 1_200_000);
 
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 describe('klutch-kit image build --base local', () => {
   it('is reproducible: a second build from the same tarball gives the same digests', () => {
+    expect([first.reused, second.reused]).toEqual([false, false]);
     expect(first.images.backend.digest).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect(second.images).toEqual(first.images);
     expect(second.appLayer).toEqual(first.appLayer);
