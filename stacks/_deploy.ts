@@ -30,6 +30,35 @@ export interface DeployedObjects {
   readonly objects?: k8s.yaml.v2.ConfigGroup;
 }
 
+/**
+ * Image references the objects name before the images exist (`<registry>/<image>:<tag>`, from {@link RuntimeImages}
+ * of stacks/images.ts) and the pinned references (`…@sha256:…`) they become once the images are pushed.
+ */
+export interface ImagePins {
+  /** The references as the objects hold them. */
+  readonly refs: readonly string[];
+  /** Each of `refs` → its pinned reference; rejects when the images could not be built or pushed. */
+  readonly pinned: pulumi.Output<Readonly<Record<string, string>>>;
+  /** The resource that builds and pushes them (a group that names one depends on it). */
+  readonly build: pulumi.Resource;
+}
+
+/** `o` with every string equal to a key of `pins` replaced by its value. */
+export function pinImages<T>(o: T, pins: Readonly<Record<string, string>>): T {
+  if (typeof o === 'string') return (Object.hasOwn(pins, o) ? pins[o] : o) as T;
+  if (Array.isArray(o)) return o.map((v: unknown) => pinImages(v, pins)) as T;
+  if (typeof o === 'object' && o !== null) return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, pinImages(v, pins)])) as T;
+  return o;
+}
+
+/** Does `o` hold one of `refs` as a string value? */
+const namesImage = (o: unknown, refs: readonly string[]): boolean =>
+  typeof o === 'string'
+    ? refs.includes(o)
+    : Array.isArray(o)
+      ? o.some((v) => namesImage(v, refs))
+      : typeof o === 'object' && o !== null && Object.values(o).some((v) => namesImage(v, refs));
+
 /** Crossplane's own API groups (its CRDs come with Crossplane, not with a package). */
 const CROSSPLANE_CORE = /^(pkg|apiextensions|ops|protection)\.crossplane\.io\//;
 
@@ -58,7 +87,9 @@ const PACKAGE_KINDS = new Set(['Provider', 'Function', 'Configuration']);
  *    and after the packages only when one of its objects uses a kind a package installs (or the packages are not
  *    awaited): the packages' install, the longest wait, overlaps the rest.
  *
- * Workload awaits of stage 4 are skipped when `skipAwait` is set.
+ * Workload awaits of stage 4 are skipped when `skipAwait` is set. With `imagePins`, a group whose objects name one of
+ * its references gets the pinned references once the images are pushed, and waits for that alone: the other groups
+ * are applied while the images build.
  */
 export function deployObjects(
   cluster: string,
@@ -71,11 +102,23 @@ export function deployObjects(
     awaitPackages?: boolean;
     after?: (foundation?: pulumi.Resource) => pulumi.Resource[];
     platform?: (foundation?: pulumi.Resource) => pulumi.Resource | undefined;
+    /** Image references to pin once the images are pushed (stacks/images.ts). @default none */
+    imagePins?: ImagePins;
   },
 ): DeployedObjects {
   const split = splitForDeploy(cluster, objs);
   const ro = { parent: opts.parent, provider: opts.provider };
-  const foundation = split.foundation.length > 0 ? new k8s.yaml.v2.ConfigGroup(`${cluster}-foundation`, { objs: split.foundation }, ro) : undefined;
+  const pins = opts.imagePins;
+  // the objects of a group, pinned when they name an image to pin, and what the group then waits for
+  const pinned = (list: readonly KubeObject[]): { objs: pulumi.Input<KubeObject[]>; waits: pulumi.Resource[] } =>
+    pins && list.some((o) => namesImage(o, pins.refs))
+      ? { objs: pins.pinned.apply((m) => list.map((o) => pinImages(o, m))), waits: [pins.build] }
+      : { objs: [...list], waits: [] };
+  const f = pinned(split.foundation);
+  const foundation =
+    split.foundation.length > 0
+      ? new k8s.yaml.v2.ConfigGroup(`${cluster}-foundation`, { objs: f.objs }, f.waits.length > 0 ? { ...ro, dependsOn: f.waits } : ro)
+      : undefined;
   const platform = opts.platform?.(foundation);
   const before = [...(foundation ? [foundation] : []), ...(platform ? [platform] : [])];
   const pkgObjs = split.objects.filter((o) => o.apiVersion.startsWith('pkg.crossplane.io/'));
@@ -88,28 +131,28 @@ export function deployObjects(
   // a package object uses a kind of the foundation (e.g. Crossplane's own CRDs) or one of its namespaces
   const foundationNamespaces = new Set(split.foundation.filter((o) => o.kind === 'Namespace').map((o) => o.metadata.name));
   const packagesNeedFoundation = pkgObjs.some((o) => defined.has(groupKind(o)) || foundationNamespaces.has(o.metadata.namespace ?? ''));
+  const p = pinned(
+    skipPackageAwait
+      ? pkgObjs
+      : pkgObjs.map((o) =>
+          PACKAGE_KINDS.has(o.kind)
+            ? {
+                ...o,
+                metadata: {
+                  ...o.metadata,
+                  annotations: { ...((o.metadata['annotations'] as Record<string, string>) ?? {}), 'pulumi.com/waitFor': 'condition=Healthy' },
+                },
+              }
+            : o,
+        ),
+  );
   const packages =
     pkgObjs.length > 0
       ? new k8s.yaml.v2.ConfigGroup(
           `${cluster}-packages`,
-          {
-            objs: skipPackageAwait
-              ? pkgObjs
-              : pkgObjs.map((o) =>
-                  PACKAGE_KINDS.has(o.kind)
-                    ? {
-                        ...o,
-                        metadata: {
-                          ...o.metadata,
-                          annotations: { ...((o.metadata['annotations'] as Record<string, string>) ?? {}), 'pulumi.com/waitFor': 'condition=Healthy' },
-                        },
-                      }
-                    : o,
-                ),
-            skipAwait: skipPackageAwait,
-          },
+          { objs: p.objs, skipAwait: skipPackageAwait },
           // without a platform nor a kind of the foundation to wait for, the packages install beside the foundation
-          { ...ro, dependsOn: platform || packagesNeedFoundation ? before : [] },
+          { ...ro, dependsOn: [...(platform || packagesNeedFoundation ? before : []), ...p.waits] },
         )
       : undefined;
   const providerConfigs = late.map(
@@ -122,15 +165,21 @@ export function deployObjects(
   );
   const usesPackageKind = (o: KubeObject) => !isBuiltIn(o) && !defined.has(groupKind(o)) && !CROSSPLANE_CORE.test(o.apiVersion);
   const after = opts.after ? opts.after(foundation) : [];
+  const o = pinned(rest);
   const objects =
     rest.length > 0
       ? new k8s.yaml.v2.ConfigGroup(
           `${cluster}-objects`,
-          { objs: rest, skipAwait: opts.skipAwait },
+          { objs: o.objs, skipAwait: opts.skipAwait },
           {
             ...ro,
             // only what uses a kind a package installs waits for the packages (awaited Healthy, they take the longest)
-            dependsOn: [...before, ...(packages && (skipPackageAwait || rest.some(usesPackageKind)) ? [packages, ...providerConfigs] : []), ...after],
+            dependsOn: [
+              ...before,
+              ...(packages && (skipPackageAwait || rest.some(usesPackageKind)) ? [packages, ...providerConfigs] : []),
+              ...after,
+              ...o.waits,
+            ],
           },
         )
       : undefined;

@@ -7,7 +7,7 @@ import * as pulumi from '@pulumi/pulumi';
 import { KUBECONFIG_SECRET_KEY } from '../contract/index.js';
 import type { BindingMode } from './config.js';
 import type { ControlPlane } from './control-plane.js';
-import { clusterProvider, deployObjects } from './_deploy.js';
+import { clusterProvider, deployObjects, type ImagePins } from './_deploy.js';
 import { APP_CLUSTER_BINDING_NAMESPACE, appClusterBinding, type KubeObject } from './manifests.js';
 
 export interface AppClusterArgs {
@@ -27,6 +27,8 @@ export interface AppClusterArgs {
   readonly skipAwait?: boolean;
   /** Resources the cluster's objects group waits for (e.g. the image builds). */
   readonly dependsOn?: readonly pulumi.Resource[];
+  /** Image references the objects name before the images are pushed, pinned once they are (stacks/images.ts). @default none */
+  readonly imagePins?: ImagePins;
 }
 
 export class AppCluster extends pulumi.ComponentResource {
@@ -55,6 +57,7 @@ export class AppCluster extends pulumi.ComponentResource {
       provider: this.provider,
       skipAwait: args.skipAwait ?? false,
       after: () => [...(args.dependsOn ?? [])],
+      ...(args.imagePins ? { imagePins: args.imagePins } : {}),
     });
     if (deployed.foundation) this.foundation = deployed.foundation;
     if (deployed.objects) this.objects = deployed.objects;

@@ -97,7 +97,17 @@ export interface ImagesConfig {
   readonly registry?: string;
   /** Base of the built images: `local` or `<registry>/<repository>@sha256:<hex>`. @default a distroless Node.js 22, by digest */
   readonly base?: string;
+  /**
+   * Platforms of the built images, e.g. `["linux/amd64"]` for a local cluster of the host's platform (half the build
+   * and push); only with `registry`. @default both, `linux/amd64` and `linux/arm64`, in one index
+   */
+  readonly platforms?: readonly ImagePlatform[];
 }
+
+/** A platform the stack builds images for (`images.platforms`). */
+export type ImagePlatform = 'linux/amd64' | 'linux/arm64';
+/** Every {@link ImagePlatform}. */
+export const IMAGE_PLATFORMS: readonly ImagePlatform[] = ['linux/amd64', 'linux/arm64'];
 
 /** The validated, non-secret part of the stack config. */
 export interface StackConfig {
@@ -229,6 +239,16 @@ function optString(key: string, v: unknown): string | undefined {
   if (v === undefined || v === null) return undefined;
   if (typeof v !== 'string' || v.trim() === '') fail(key, v, 'a non-empty string');
   return v;
+}
+
+/** `images.platforms`: a non-empty list of distinct {@link IMAGE_PLATFORMS}, only beside `images.registry`. */
+function imagePlatforms(v: unknown, registry: string | undefined): ImagePlatform[] | undefined {
+  if (v === undefined || v === null) return undefined;
+  const expected = `a non-empty list of distinct platforms out of ${IMAGE_PLATFORMS.map((p) => JSON.stringify(p)).join(', ')}`;
+  if (!Array.isArray(v) || v.length === 0 || new Set(v).size !== v.length) fail('images.platforms', v, expected);
+  for (const [i, p] of v.entries()) if (!IMAGE_PLATFORMS.includes(p as ImagePlatform)) fail(`images.platforms[${i}]`, p, expected);
+  if (!registry) fail('images.platforms', v, 'images.registry beside it (images.platforms are those of the images the stack builds)');
+  return v as ImagePlatform[];
 }
 
 function checkUrl(key: string, v: unknown): string {
@@ -392,8 +412,8 @@ export function parseStackConfig(raw: RawStackConfig): StackConfig {
 
   let images: ImagesConfig = {};
   if (raw.images !== undefined && raw.images !== null) {
-    if (!isObject(raw.images)) fail('images', raw.images, 'an object { backend, konnector, dex, registry, base }');
-    checkKeys('images', raw.images, ['backend', 'konnector', 'dex', 'registry', 'base']);
+    if (!isObject(raw.images)) fail('images', raw.images, 'an object { backend, konnector, dex, registry, base, platforms }');
+    checkKeys('images', raw.images, ['backend', 'konnector', 'dex', 'registry', 'base', 'platforms']);
     const ref = (k: string) => {
       const s = optString(`images.${k}`, raw.images && (raw.images as Record<string, unknown>)[k]);
       if (s !== undefined && (/\s/.test(s) || s.endsWith(':latest'))) fail(`images.${k}`, s, 'a pinned image reference (no whitespace, not :latest)');
@@ -408,12 +428,14 @@ export function parseStackConfig(raw: RawStackConfig): StackConfig {
       fail('images.base', base, '"local" or a base image pinned by digest, "<registry>/<repository>@sha256:<64 hex>"');
     }
     if (base !== undefined && !registry) fail('images.base', base, 'images.registry beside it (images.base is the base of the images the stack builds)');
+    const platforms = imagePlatforms(raw.images['platforms'], registry);
     images = {
       ...(backendImage ? { backend: backendImage } : {}),
       ...(konnector ? { konnector } : {}),
       ...(dex ? { dex } : {}),
       ...(registry ? { registry } : {}),
       ...(base ? { base } : {}),
+      ...(platforms ? { platforms } : {}),
     };
   }
 

@@ -1,7 +1,7 @@
 /** The control-plane cluster: binding API CRDs, the bind backend (and Dex), and the Secrets they read. */
 import * as k8s from '@pulumi/kubernetes';
 import * as pulumi from '@pulumi/pulumi';
-import { clusterProvider, deployObjects } from './_deploy.js';
+import { clusterProvider, deployObjects, type ImagePins } from './_deploy.js';
 import type { KubeObject } from './manifests.js';
 import { STACK_SECRETS } from './secret-names.js';
 import type { CrossplaneRelease } from './topology-source.js';
@@ -36,6 +36,8 @@ export interface ControlPlaneArgs {
   readonly crossplane?: CrossplaneRelease;
   /** Resources the cluster's objects group waits for (e.g. the image builds). */
   readonly dependsOn?: readonly pulumi.Resource[];
+  /** Image references the objects name before the images are pushed, pinned once they are (stacks/images.ts). @default none */
+  readonly imagePins?: ImagePins;
 }
 
 export class ControlPlane extends pulumi.ComponentResource {
@@ -65,6 +67,7 @@ export class ControlPlane extends pulumi.ComponentResource {
       provider: this.provider,
       skipAwait: args.skipAwait ?? false,
       awaitPackages: args.awaitPackages ?? false,
+      ...(args.imagePins ? { imagePins: args.imagePins } : {}),
       platform: (foundation) =>
         args.crossplane
           ? new k8s.helm.v4.Chart(

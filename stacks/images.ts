@@ -3,7 +3,9 @@
  * konnector images with `klutch-kit image build` (runtime/image: from the packed package, without Docker) and pushes
  * them with the OCI distribution API. Builds are reproducible, so the digests are known before the push: a preview
  * builds (no push) and shows the exact references an `up` deploys; an `up` pushes, then the manifests use
- * `<registry>/<image>:<version>@<digest>`.
+ * `<registry>/<image>:<version>@<digest>`. The manifests are made before the build with the tag references
+ * ({@link RuntimeImages.tags}); only the groups of objects that name one wait for the push ({@link RuntimeImages.pins}),
+ * so everything else (CRDs, namespaces, Crossplane packages) is applied while the images build.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,8 +13,10 @@ import { join } from 'node:path';
 import * as pulumi from '@pulumi/pulumi';
 import { KLUTCH_KIT_VERSION } from '../constructs/runtime/index.js';
 import { buildRuntimeImages as buildImageLayout } from '../runtime/image/build.js';
+import { parsePlatform } from '../runtime/image/oci.js';
 import { pushLayoutImage } from '../runtime/image/registry.js';
-import { CONFIG_NAMESPACE, StackConfigError } from './config.js';
+import type { ImagePins } from './_deploy.js';
+import { CONFIG_NAMESPACE, type ImagePlatform, StackConfigError } from './config.js';
 
 /** The built images. */
 export const RUNTIME_IMAGES = ['backend', 'konnector'] as const;
@@ -38,6 +42,8 @@ export interface RuntimeImageBuilder {
   build(opts: {
     readonly output: string;
     readonly base?: string;
+    /** @default both, linux/amd64 and linux/arm64 */
+    readonly platforms?: readonly ImagePlatform[];
     readonly log: (line: string) => void;
   }): Promise<Record<RuntimeImage, { readonly digest: string }>>;
   /** Pushes image `name` of the layout as `ref` (`<registry>/<repository>:<tag>`); returns the index digest. */
@@ -45,7 +51,8 @@ export interface RuntimeImageBuilder {
 }
 
 export const defaultImageBuilder: RuntimeImageBuilder = {
-  build: async ({ output, base, log }) => (await buildImageLayout({ output, ...(base ? { base } : {}), log })).images,
+  build: async ({ output, base, platforms, log }) =>
+    (await buildImageLayout({ output, ...(base ? { base } : {}), ...(platforms ? { platforms: platforms.map(parsePlatform) } : {}), log })).images,
   push: (layout, name, ref, log) => pushLayoutImage(layout, name, ref, { log }),
 };
 
@@ -56,6 +63,8 @@ export interface RuntimeImagesArgs {
   readonly tag?: string;
   /** `images.base`: `local` or `<registry>/<repository>@sha256:<hex>`. @default the distroless Node.js 22 of runtime/image/build.ts */
   readonly base?: string;
+  /** `images.platforms`: e.g. only the platform of a local cluster. @default both, linux/amd64 and linux/arm64 */
+  readonly platforms?: readonly ImagePlatform[];
   /** @default defaultImageBuilder */
   readonly builder?: RuntimeImageBuilder;
 }
@@ -68,12 +77,14 @@ export class RuntimeImages extends pulumi.ComponentResource {
   public static readonly TYPE = 'klutch-kit:stacks:RuntimeImages';
   /** Image → pinned reference, after the push (in a preview: after the build). */
   public readonly refs: Promise<Record<RuntimeImage, string>>;
+  /** Image → `<registry>/<image>:<tag>`, known at once: what the manifests name until {@link pins} pins them. */
+  public readonly tags: Record<RuntimeImage, string>;
   public readonly backend: pulumi.Output<string>;
   public readonly konnector: pulumi.Output<string>;
 
   constructor(name: string, args: RuntimeImagesArgs, opts?: pulumi.ComponentResourceOptions) {
     super(RuntimeImages.TYPE, name, {}, opts);
-    const tags = runtimeImageRefs(args.registry, args.tag);
+    const tags = (this.tags = runtimeImageRefs(args.registry, args.tag));
     const builder = args.builder ?? defaultImageBuilder;
     const log = (line: string) => void pulumi.log.info(line, this);
     const preview = pulumi.runtime.isDryRun();
@@ -81,7 +92,7 @@ export class RuntimeImages extends pulumi.ComponentResource {
       const dir = mkdtempSync(join(tmpdir(), 'klutch-stack-images-'));
       try {
         const output = join(dir, 'layout');
-        const built = await builder.build({ output, ...(args.base ? { base: args.base } : {}), log });
+        const built = await builder.build({ output, ...(args.base ? { base: args.base } : {}), ...(args.platforms ? { platforms: args.platforms } : {}), log });
         const refs = {} as Record<RuntimeImage, string>;
         for (const image of RUNTIME_IMAGES) {
           let digest = built[image].digest;
@@ -106,6 +117,18 @@ export class RuntimeImages extends pulumi.ComponentResource {
     this.backend = pulumi.output(settled.then((r) => r?.backend ?? ''));
     this.konnector = pulumi.output(settled.then((r) => r?.konnector ?? ''));
     this.registerOutputs({ backend: this.backend, konnector: this.konnector });
+  }
+
+  /**
+   * The tag references and the pinned ones they become (for the cluster components' `imagePins`): a group of objects
+   * naming a tag waits for the push; a failed build fails that group (and `refs`, which the program awaits).
+   */
+  public pins(): ImagePins {
+    return {
+      refs: RUNTIME_IMAGES.map((i) => this.tags[i]),
+      build: this,
+      pinned: pulumi.output(this.refs.then((r) => Object.fromEntries(RUNTIME_IMAGES.map((i) => [this.tags[i], r[i]])))),
+    };
   }
 }
 

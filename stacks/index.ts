@@ -13,4 +13,4 @@ export * from './topology-source.js';
 export * from './catalogue.js';
 export * from './secrets.js';
 export * from './program.js';
-export { clusterProvider, deployObjects, type DeployedObjects } from './_deploy.js';
+export { clusterProvider, deployObjects, pinImages, type DeployedObjects, type ImagePins } from './_deploy.js';

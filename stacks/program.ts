@@ -6,7 +6,7 @@ import * as pulumi from '@pulumi/pulumi';
 import { CONFIG_NAMESPACE, parseStackConfig, type StackConfig, StackConfigError } from './config.js';
 import { type ClusterConnection, connectCluster } from './cluster.js';
 import type { ManifestSource } from './manifests.js';
-import { buildRuntimeImages, type RuntimeImageBuilder } from './images.js';
+import { RuntimeImages, type RuntimeImageBuilder } from './images.js';
 import type { Importer } from './optional.js';
 import { readStackSecrets } from './secrets.js';
 import { Topology } from './topology.js';
@@ -72,14 +72,18 @@ export async function klutchProgram(options: ProgramOptions = {}): Promise<Stack
 async function program(options: ProgramOptions): Promise<StackOutputs> {
   const cfg = new pulumi.Config(CONFIG_NAMESPACE);
   let config = readStackConfig(cfg);
-  // images.registry: build (runtime/image, no Docker) and push both runtime images; the manifests use them by digest.
-  const built = config.images.registry
-    ? await buildRuntimeImages(config.images.registry, {
+  // images.registry: build (runtime/image, no Docker) and push both runtime images. The manifests name them by tag and
+  // get them pinned by digest once pushed; only the objects that name one wait for it (imagePins), the rest is applied
+  // while they build.
+  const images = config.images.registry
+    ? new RuntimeImages('klutch-runtime-images', {
+        registry: config.images.registry,
         ...(config.images.base ? { base: config.images.base } : {}),
+        ...(config.images.platforms ? { platforms: config.images.platforms } : {}),
         ...(options.imageBuilder ? { builder: options.imageBuilder } : {}),
       })
     : undefined;
-  if (built) config = { ...config, images: { ...config.images, ...built.refs } };
+  if (images) config = { ...config, images: { ...config.images, ...images.tags } };
   const connections: Record<string, ClusterConnection> = {
     [config.controlPlane.name]: await connectCluster(config.controlPlane, 'controlPlane', cfg, options.importer),
   };
@@ -91,7 +95,10 @@ async function program(options: ProgramOptions): Promise<StackOutputs> {
     connections,
     secrets: readStackSecrets(cfg),
     ...(options.manifests ? { manifests: options.manifests } : {}),
+    ...(images ? { imagePins: images.pins() } : {}),
   });
+  // a failed build or push fails the program with its own message (the groups waiting for the images fail too)
+  if (images) await images.refs;
   return {
     backendUrl: topology.backendUrl,
     kubeconfigs: topology.kubeconfigs,

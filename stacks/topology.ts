@@ -4,6 +4,7 @@ import { DEFAULT_IMAGES } from '../constructs/runtime/index.js';
 import { AppCluster } from './app-cluster.js';
 import type { StackConfig } from './config.js';
 import type { ClusterConnection } from './cluster.js';
+import type { ImagePins } from './_deploy.js';
 import { ControlPlane, type ControlPlaneSecrets } from './control-plane.js';
 import { defaultManifestSource, type ManifestSource } from './manifests.js';
 import { type CrossplaneRelease, topologyManifestSource } from './topology-source.js';
@@ -20,6 +21,11 @@ export interface TopologyArgs {
   readonly manifests?: ManifestSource;
   /** Image builds (images.registry); every cluster's objects group depends on them. */
   readonly imageBuilds?: readonly pulumi.Resource[];
+  /**
+   * Image references the manifests name before the images are pushed (`RuntimeImages.pins()`): only the groups naming
+   * one wait for the push, and get the pinned references. @default none
+   */
+  readonly imagePins?: ImagePins;
 }
 
 export class Topology extends pulumi.ComponentResource {
@@ -72,6 +78,7 @@ export class Topology extends pulumi.ComponentResource {
         awaitPackages: config.catalogue !== undefined,
         ...(crossplane ? { crossplane } : {}),
         ...(args.imageBuilds ? { dependsOn: args.imageBuilds } : {}),
+        ...(args.imagePins ? { imagePins: args.imagePins } : {}),
       },
       { parent: this },
     );
@@ -88,6 +95,7 @@ export class Topology extends pulumi.ComponentResource {
           binding: a.binding,
           skipAwait: config.skipAwait,
           ...(args.imageBuilds ? { dependsOn: args.imageBuilds } : {}),
+          ...(args.imagePins ? { imagePins: args.imagePins } : {}),
         },
         { parent: this },
       );

@@ -69,6 +69,21 @@ describe('parseStackConfig', () => {
     expect(err({ ...base, images: { base: 'local' } })).toBe(
       'klutch-kit:images.base: expected images.registry beside it (images.base is the base of the images the stack builds), got "local"',
     );
+    const platformsExpected = 'a non-empty list of distinct platforms out of "linux/amd64", "linux/arm64"';
+    expect(err({ ...base, images: { registry: 'ghcr.io/x', platforms: ['linux/s390x'] } })).toBe(
+      `klutch-kit:images.platforms[0]: expected ${platformsExpected}, got "linux/s390x"`,
+    );
+    expect(err({ ...base, images: { registry: 'ghcr.io/x', platforms: [] } })).toBe(`klutch-kit:images.platforms: expected ${platformsExpected}, got []`);
+    expect(err({ ...base, images: { registry: 'ghcr.io/x', platforms: 'linux/amd64' } })).toBe(
+      `klutch-kit:images.platforms: expected ${platformsExpected}, got "linux/amd64"`,
+    );
+    expect(err({ ...base, images: { platforms: ['linux/amd64'] } })).toBe(
+      'klutch-kit:images.platforms: expected images.registry beside it (images.platforms are those of the images the stack builds), got ["linux/amd64"]',
+    );
+    expect(parseStackConfig({ ...base, images: { registry: 'ghcr.io/x', platforms: ['linux/arm64'] } }).images).toEqual({
+      registry: 'ghcr.io/x',
+      platforms: ['linux/arm64'],
+    });
     expect(err({ ...base, skipAwait: 'yes' })).toBe('klutch-kit:skipAwait: expected true or false, got "yes"');
     expect(err({ ...base, oidc: undefined })).toMatch(
       /^klutch-kit:dexConnectors: without klutch-kit:oidc the stack deploys Dex, which needs at least one connector; got undefined/,

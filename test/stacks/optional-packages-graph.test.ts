@@ -3,8 +3,9 @@
  * `importer` (the real packages are not installed): the wiring when they are present — the EKS cluster gets the mapped
  * options and the aws provider of its region and feeds the cluster's k8s provider. With `images.registry`, the
  * RuntimeImages component builds and pushes both images through a recording builder (the real build and push are
- * tested in test/integration/image/), the manifests use the pushed references pinned by digest, and every cluster's
- * objects depend on the component. Nothing is built or created for real here.
+ * tested in test/integration/image/), the objects that name an image get the pushed reference pinned by digest and
+ * depend on the component, and the groups that name none (the CRDs) are registered while the images still build.
+ * Nothing is built or created for real here.
  */
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import * as pulumi from '@pulumi/pulumi';
@@ -53,9 +54,21 @@ const DIGEST = { backend: `sha256:${'b'.repeat(64)}`, konnector: `sha256:${'c'.r
 const imageCalls: string[] = [];
 /** How many resources were registered when each image was pushed. */
 const pushedAt: number[] = [];
+/** Resolved when the control plane's CRD group is registered: the build below waits for it. */
+let foundationRegistered: () => void;
+const foundationSeen = new Promise<void>((r) => (foundationRegistered = r));
 const imageBuilder: StacksModule.RuntimeImageBuilder = {
-  build: async ({ output, base }) => {
-    imageCalls.push(`build ${output.endsWith('/layout')} ${base ?? 'default'}`);
+  build: async ({ output, base, platforms }) => {
+    imageCalls.push(`build ${output.endsWith('/layout')} ${base ?? 'default'} ${platforms?.join(',') ?? 'all'}`);
+    // the build ends only once a group that names no image is registered: were every group to wait for the images,
+    // this would never happen (the guard turns that into a failure naming it)
+    let guard: NodeJS.Timeout | undefined;
+    await Promise.race([
+      foundationSeen,
+      new Promise((_, reject) => {
+        guard = setTimeout(() => reject(new Error('cp-foundation was not registered while the images were building')), 30_000);
+      }),
+    ]).finally(() => clearTimeout(guard));
     return { backend: { digest: DIGEST.backend }, konnector: { digest: DIGEST.konnector } };
   },
   push: async (_layout, name, ref) => {
@@ -87,6 +100,7 @@ beforeAll(async () => {
   monitor.registerResource = (req: any, cb: any) => {
     const raw = (req.getObject()?.toJavaScript() ?? {}) as Record<string, unknown>;
     original(req, (err: unknown, resp: any) => {
+      if (!err && req.getName() === 'cp-foundation') foundationRegistered();
       if (!err)
         registrations.push({
           type: req.getType(),
@@ -105,7 +119,7 @@ beforeAll(async () => {
       'klutch-kit:appClusters': JSON.stringify([{ name: 'app-1', access: { kind: 'eks', region: 'eu-central-1', desiredCapacity: 3 } }]),
       'klutch-kit:backend': JSON.stringify({ url: 'https://bind.example.com' }),
       'klutch-kit:oidc': JSON.stringify({ issuerUrl: 'https://issuer.example.com' }),
-      'klutch-kit:images': JSON.stringify({ registry: 'registry.example.com/klutch', base: 'local' }),
+      'klutch-kit:images': JSON.stringify({ registry: 'registry.example.com/klutch', base: 'local', platforms: ['linux/arm64'] }),
       'klutch-kit:skipAwait': 'true',
       'klutch-kit:manifests': 'runtime',
       'klutch-kit:kubeconfig-cp': KUBECONFIG('https://127.0.0.1:6441'),
@@ -149,16 +163,16 @@ describe('EKS with @pulumi/eks present', () => {
 });
 
 describe('runtime images (images.registry)', () => {
-  it('builds once onto images.base and pushes both images under the registry with the klutch-kit version', () => {
+  it('builds once onto images.base for images.platforms and pushes both images under the registry with the klutch-kit version', () => {
     expect(imageCalls).toEqual([
-      'build true local',
+      'build true local linux/arm64',
       expect.stringMatching(/^push backend registry\.example\.com\/klutch\/backend:\d+\.\d+\.\d+/),
       expect.stringMatching(/^push konnector registry\.example\.com\/klutch\/konnector:\d+\.\d+\.\d+/),
     ]);
     expect(byName('klutch-runtime-images').type).toBe('klutch-kit:stacks:RuntimeImages');
   });
 
-  it('uses the pushed references, pinned by digest, in the manifests; no cluster object is registered before the push', () => {
+  it('uses the pushed references, pinned by digest, in the manifests; only the groups naming an image wait for the push', () => {
     const images = (group: string) =>
       (byName(group).raw['objs'] as StacksModule.KubeObject[])
         .filter((o) => o.kind === 'Deployment')
@@ -167,9 +181,10 @@ describe('runtime images (images.registry)', () => {
     expect(images('app-1-objects')).toContainEqual(
       expect.stringMatching(new RegExp(`^registry\\.example\\.com/klutch/konnector:[\\w.-]+@${DIGEST.konnector}$`)),
     );
-    const firstClusterObject = registrations.findIndex((r) => r.type.startsWith('kubernetes:'));
-    expect(firstClusterObject).toBeGreaterThan(0);
     expect(pushedAt).toHaveLength(2);
-    for (const n of pushedAt) expect(n).toBeLessThanOrEqual(firstClusterObject);
+    const at = (name: string) => registrations.findIndex((r) => r.name === name);
+    for (const group of ['cp-objects', 'app-1-objects']) for (const n of pushedAt) expect(n).toBeLessThanOrEqual(at(group));
+    // the CRDs name no image: registered before the push
+    for (const n of pushedAt) expect(at('cp-foundation')).toBeLessThan(n);
   });
 });

@@ -22,5 +22,13 @@ describe('RuntimeImages in a preview', () => {
     });
     expect(calls).toEqual(['build local']);
     expect(await new Promise((r) => images.konnector.apply(r))).toBe(`registry.example.com/klutch/konnector:1.2.3@${digest('2')}`);
+    // the tags are known before the build; pins() maps each to its pinned reference
+    expect(images.tags).toEqual({ backend: 'registry.example.com/klutch/backend:1.2.3', konnector: 'registry.example.com/klutch/konnector:1.2.3' });
+    const pins = images.pins();
+    expect(pins.refs).toEqual(['registry.example.com/klutch/backend:1.2.3', 'registry.example.com/klutch/konnector:1.2.3']);
+    expect(await new Promise((r) => pins.pinned.apply(r))).toEqual({
+      'registry.example.com/klutch/backend:1.2.3': `registry.example.com/klutch/backend:1.2.3@${digest('1')}`,
+      'registry.example.com/klutch/konnector:1.2.3': `registry.example.com/klutch/konnector:1.2.3@${digest('2')}`,
+    });
   });
 });
