@@ -26,6 +26,7 @@ import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { ConfigMap, Stack } from '@pulumi/pulumi/automation/index.js';
 import { KubeClient } from '../runtime/core/index.js';
 import { buildDexImage, DEX_IMAGE_NAME } from '../runtime/image/dex.js';
+import { hostPlatform, platformName } from '../runtime/image/oci.js';
 import { pushLayoutImage } from '../runtime/image/registry.js';
 import { bind } from '../runtime/kubectl-bind/bind.js';
 import { applyManifests } from '../runtime/realinfra/apply.js';
@@ -226,7 +227,8 @@ export interface PodsStackOptions {
 
 /**
  * The stack config of the pods shape: `manifests: runtime` with the catalogue package; `images.registry` the node's
- * registry (the stack builds and pushes the backend and konnector images, `images.base: local`) and `images.dex`;
+ * registry (the stack builds and pushes the backend and konnector images, `images.base: local`, for the host's
+ * platform only: the node's) and `images.dex`;
  * Dex as the OIDC provider (mockCallback connector) serving TLS with the prepared certificate; `skipAwait` (the app
  * clusters have no node: their konnector cannot become Ready there).
  */
@@ -245,7 +247,9 @@ export function podsStackConfig(o: PodsStackOptions): ConfigMap {
     'klutch-kit:backend': { value: JSON.stringify(o.backend) },
     'klutch-kit:dex': { value: JSON.stringify(o.dex.config) },
     'klutch-kit:dexConnectors': { value: JSON.stringify([{ type: 'mockCallback', id: 'mock', name: 'Mock' }]) },
-    'klutch-kit:images': { value: JSON.stringify({ registry: `${node.registry}/klutch-kit`, base: 'local', dex: o.dex.image }) },
+    'klutch-kit:images': {
+      value: JSON.stringify({ registry: `${node.registry}/klutch-kit`, base: 'local', platforms: [platformName(hostPlatform())], dex: o.dex.image }),
+    },
     'klutch-kit:skipAwait': { value: 'true' },
     'klutch-kit:manifests': { value: 'runtime' },
     'klutch-kit:catalogue': {

@@ -465,9 +465,9 @@ export class SandboxRun {
       async () => {
         // without pods begun in step 1 once the control plane was up (a no-op here); with pods now
         this.beginCrossplane(cp);
-        // Crossplane as pods starts beside pulumi up's image build (step 4 waits for it): the stack applies nothing
-        // before its images are pushed, by when Crossplane's CRDs exist. The package goes to the registry address the
-        // Crossplane pods pull from.
+        // Crossplane as pods starts beside the catalogue push and the a8s operator; step 4 starts pulumi up once it is
+        // Available (its packages need Crossplane's CRDs and image rewrites). The package goes to the registry address
+        // the Crossplane pods pull from.
         const pushed = await pushCatalogue(cp, pods ? { registry: podsRegistry(cp) } : await this.crossplaneStarting!, { apiStyle });
         // the backend pods' ServiceAccount hands out only what the control plane's binder roles grant
         if (pods) await applyManifests(cp.kubeConfig, binderExportRoles(pushed.packageRef, this.apiStyle), { continueOnError: false });
@@ -566,8 +566,15 @@ export class SandboxRun {
     this.stack = up.stack;
   }
 
-  /** `pulumi up` beside the Crossplane start, its output in `logs/pulumi-up.log`, each resource's start and end in `logs/pulumi-timeline.log`. */
+  /**
+   * `pulumi up` beside the Crossplane start (with pods: once Crossplane is Available), its output in
+   * `logs/pulumi-up.log`, each resource's start and end in `logs/pulumi-timeline.log`.
+   */
   private async up(stack: Stack): Promise<UpResult> {
+    // With pods, the packages pulumi applies at once need Crossplane's CRDs and the ImageConfigs that send its package
+    // pulls to the node registry, both there once Crossplane is Available; the images build inside pulumi up beside
+    // the packages' install, and only the objects naming them wait for their push (stacks/_deploy.ts).
+    if (this.pods) await this.crossplaneStarting;
     const out = fs.openSync(path.join(this.dir, 'logs', 'pulumi-up.log'), 'a');
     const timelineFd = fs.openSync(path.join(this.dir, 'logs', 'pulumi-timeline.log'), 'a');
     const timeline = resourceTimeline(timelineFd, Date.now());

@@ -36,6 +36,13 @@ export const PLATFORMS: readonly Platform[] = [
 ];
 export const platformName = (p: Platform) => `${p.os}/${p.architecture}`;
 
+/** The platform of this host (a local cluster's node runs it); throws naming the architecture when it is neither. */
+export function hostPlatform(arch: string = process.arch): Platform {
+  if (arch === 'x64') return { os: 'linux', architecture: 'amd64' };
+  if (arch === 'arm64') return { os: 'linux', architecture: 'arm64' };
+  throw new Error(`this host's architecture ${JSON.stringify(arch)} is not one the images are built for (${PLATFORMS.map(platformName).join(', ')})`);
+}
+
 /** `linux/amd64` → Platform; throws naming the value. */
 export function parsePlatform(s: string): Platform {
   const m = /^linux\/(amd64|arm64)$/.exec(s.trim());

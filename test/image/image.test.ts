@@ -13,6 +13,7 @@ import { walk } from '../../runtime/image/build.js';
 import { pushRefs, runImageBuild } from '../../runtime/cli/image.js';
 import { UsageError } from '../../runtime/cli/errors.js';
 import {
+  hostPlatform,
   imageIndex,
   layerFromEntries,
   layoutIndex,
@@ -173,6 +174,12 @@ describe('references', () => {
     expect(() => parseDigestRef('gcr.io/distroless/nodejs22-debian12:nonroot')).toThrow('crane digest');
     expect(parsePlatform('linux/arm64')).toEqual({ os: 'linux', architecture: 'arm64' });
     expect(() => parsePlatform('linux/s390x')).toThrow('platform "linux/s390x" is not one of linux/amd64, linux/arm64');
+  });
+
+  it("the host's platform is Node.js' architecture in OCI's words; another architecture is named in the error", () => {
+    expect(hostPlatform('x64')).toEqual({ os: 'linux', architecture: 'amd64' });
+    expect(hostPlatform('arm64')).toEqual({ os: 'linux', architecture: 'arm64' });
+    expect(() => hostPlatform('s390x')).toThrow(`this host's architecture "s390x" is not one the images are built for (linux/amd64, linux/arm64)`);
   });
 });
 

@@ -172,12 +172,12 @@ beforeAll(async () => {
   app = c2;
 
   // Crossplane as pods (core from CrossplaneInstall; the packages are pulumi up's: klutch-kit:catalogue). It starts
-  // while Dex's image is written and pulumi up builds the runtime images: the stack applies nothing before its images
-  // are pushed, by when Crossplane's CRDs exist.
+  // while Dex's image is written and the catalogue is pushed; pulumi up starts once it is Available (the packages it
+  // applies at once need Crossplane's CRDs and its image rewrites), and builds the runtime images beside their install.
   const tXp = Date.now();
   xpStarting = startCrossplane(cp, { version: '2.3', runtime: 'pods', providerPollInterval: '3s', install: false, log }).then((h) => {
     xp = h as CrossplanePodsHarness;
-    figures['Crossplane as pods: core Available (beside the image builds)'] = secs(tXp);
+    figures['Crossplane as pods: core Available (beside the Dex image and the catalogue push)'] = secs(tXp);
     return xp;
   });
   xpStarting.catch(() => undefined);
@@ -220,7 +220,8 @@ beforeAll(async () => {
   const out = fs.openSync(upLog, 'a');
   const tUp = Date.now();
   try {
-    [upResult] = await Promise.all([stack.up({ color: 'never', onOutput: (s) => fs.writeSync(out, s) }), xpStarting]);
+    await xpStarting;
+    upResult = await stack.up({ color: 'never', onOutput: (s) => fs.writeSync(out, s) });
   } catch (e) {
     throw new Error(`pulumi up (or Crossplane's start beside it) failed: ${(e as Error).message}\n${fs.readFileSync(upLog, 'utf8').slice(-4000)}`, {
       cause: e,
@@ -231,7 +232,8 @@ beforeAll(async () => {
   figures['pulumi up (image build + push + deploy)'] = secs(tUp);
   // one build for both runtime images and both platforms (pulumi repeats its info lines under "Diagnostics:")
   const progress = fs.readFileSync(upLog, 'utf8').split(/^Diagnostics:/m)[0]!;
-  figures['runtime image builds in pulumi up'] = String((progress.match(/image build: npm pack /g) ?? []).length);
+  figures['runtime image builds in pulumi up'] =
+    `${(progress.match(/image build: npm install /g) ?? []).length} built, ${(progress.match(/image build: the images of these inputs are cached/g) ?? []).length} reused from the cache`;
   const tCat = Date.now();
   await awaitCatalogue(cp, xp!, pushed);
   figures['pulumi up done → catalogue installed by Crossplane'] = secs(tCat);
