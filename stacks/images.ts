@@ -139,13 +139,18 @@ export interface BuiltImages {
 }
 
 /**
- * Builds and pushes both runtime images (images.registry); resolves when they are in the registry, so the program
- * registers no cluster object before the images it names exist.
+ * Builds and pushes both runtime images (images.registry); resolves when they are in the registry, so a program that
+ * awaits it registers no cluster object before the images exist. Faster: a {@link RuntimeImages} whose `tags` the
+ * manifests name and whose `pins()` go to the Topology (`imagePins`), so only the objects naming an image wait for it.
  */
-export async function buildRuntimeImages(registry: string, options: { base?: string; builder?: RuntimeImageBuilder } = {}): Promise<BuiltImages> {
+export async function buildRuntimeImages(
+  registry: string,
+  options: { base?: string; platforms?: readonly ImagePlatform[]; builder?: RuntimeImageBuilder } = {},
+): Promise<BuiltImages> {
   const images = new RuntimeImages('klutch-runtime-images', {
     registry,
     ...(options.base ? { base: options.base } : {}),
+    ...(options.platforms ? { platforms: options.platforms } : {}),
     ...(options.builder ? { builder: options.builder } : {}),
   });
   return { refs: await images.refs, component: images };

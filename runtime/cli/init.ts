@@ -166,7 +166,7 @@ const INDEX_TS = `// klutch-kit's Topology component deploys a Klutch control pl
 //                                                  there) or images.backend/konnector (\`klutch-kit image build --push\`)
 //   manifests, skipAwait                           \`runtime\`: the binding runtime only, for clusters without Crossplane
 import * as pulumi from '@pulumi/pulumi';
-import { StackConfigError, Topology, buildRuntimeImages, parseStackConfig, readStackSecrets, type ClusterConnection } from 'klutch-kit/stacks';
+import { RuntimeImages, StackConfigError, Topology, parseStackConfig, readStackSecrets, type ClusterConnection } from 'klutch-kit/stacks';
 
 const cfg = new pulumi.Config();
 
@@ -181,17 +181,20 @@ async function program() {
     manifests: cfg.get('manifests'),
     skipAwait: cfg.get('skipAwait'),
   });
-  // images.registry: build the backend and konnector images (no Docker), push them, deploy them by digest.
-  const built = config.images.registry ? await buildRuntimeImages(config.images.registry, config.images.base ? { base: config.images.base } : {}) : undefined;
-  if (built) config = { ...config, images: { ...config.images, ...built.refs } };
+  // images.registry: build the backend and konnector images (no Docker), push them, deploy them by digest; only the
+  // objects naming them wait for the push (imagePins)
+  const { registry, base, platforms } = config.images;
+  const images = registry ? new RuntimeImages('klutch-runtime-images', { registry, ...(base ? { base } : {}), ...(platforms ? { platforms } : {}) }) : undefined;
+  if (images) config = { ...config, images: { ...config.images, ...images.tags } };
   const connections: Record<string, ClusterConnection> = {};
   for (const c of [config.controlPlane, ...config.appClusters]) connections[c.name] = { kubeconfig: cfg.requireSecret(\`kubeconfig-\${c.name}\`) };
   const topology = new Topology('klutch', {
     config,
     connections,
     secrets: readStackSecrets(cfg),
-    ...(built ? { imageBuilds: [built.component] } : {}),
+    ...(images ? { imagePins: images.pins() } : {}),
   });
+  if (images) await images.refs; // a failed build fails the program with its message
   return { backendUrl: topology.backendUrl, bindCommands: topology.bindCommands };
 }
 
