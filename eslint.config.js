@@ -6,7 +6,7 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   {
-    ignores: ['node_modules/', 'lib/', 'docs/api/', 'dist/', 'coverage/', 'cjs/', 'imports/**/*.ts', 'tools/', '**/.pulumi-state/'],
+    ignores: ['node_modules/', '.cache/', 'lib/', 'docs/api/', 'dist/', 'coverage/', 'cjs/', 'imports/**/*.ts', 'tools/', '**/.pulumi-state/'],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,

@@ -3,17 +3,26 @@
  * runtime entry point (one ESM file with the packages external, as a container image ships it, so RSS
  * is the program's and not the TypeScript loader's), and /proc readings of CPU time and memory.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const repo = fileURLToPath(new URL('../', import.meta.url));
 
-/** Bundles `entry` (a path relative to the repo, e.g. `runtime/konnector/main.ts`) to node_modules/.cache/klutch-kit/`outName`. */
-export async function bundleProgram(entry: string, outName: string): Promise<string> {
+/**
+ * Bundles `entry` (a path relative to a checkout, e.g. `runtime/konnector/main.ts`) of the checkout `from`
+ * (default: this one) to `.cache/bench/outName` of this checkout (git-ignored): per checkout, so two
+ * worktrees sharing one node_modules (a symlink) never overwrite each other's bundle. The packages stay
+ * external and resolve from this checkout's node_modules, so another checkout's sources (an earlier
+ * commit, for a before/after in one run) run on the same packages.
+ */
+export async function bundleProgram(entry: string, outName: string, from: string = repo): Promise<string> {
   const { build } = await import('esbuild');
-  const outfile = `${repo}node_modules/.cache/klutch-kit/${outName}`;
-  await build({ entryPoints: [`${repo}${entry}`], bundle: true, platform: 'node', format: 'esm', packages: 'external', outfile, logLevel: 'warning' });
+  const source = resolve(from, entry);
+  if (!existsSync(source)) throw new Error(`bundleProgram: ${source} does not exist; pass a checkout of klutch-kit (a folder with ${entry})`);
+  const outfile = join(repo, '.cache', 'bench', outName);
+  await build({ entryPoints: [source], bundle: true, platform: 'node', format: 'esm', packages: 'external', outfile, logLevel: 'warning' });
   return outfile;
 }
 

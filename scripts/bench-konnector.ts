@@ -11,13 +11,16 @@
  *     the table shows what the settings under test (the defaults unless --qps/--workers) cost
  *     (`--no-ceiling` skips it). The zero-cost ceiling of step 1 (create + update + apply as if the
  *     konnector and the watches used no CPU) is printed too; no konnector can reach it on shared cores.
+ * With --konnector-from <dir>, the konnector of another checkout (an earlier commit) runs too, with the
+ * settings under test, round by round beside this checkout's: before/after figures from one run.
  * The konnector's CPU of the up phase is printed per object twice, labelled: from a baseline taken
  * once it is started and idle (informers synced, before the N objects), and with its start-up CPU
  * (process start until idle) added; the start-up CPU itself too.
  * Prints a table; figures go into docs/konnector.md.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { cpus, loadavg } from 'node:os';
 import { Command } from 'commander';
 import { CoreResources, KubeClient, type KubeObject } from '../runtime/core/client.js';
@@ -50,6 +53,10 @@ const opts = new Command('bench-konnector')
   .option('--workers <n>', "konnector workers per sync controller; default: the konnector's", String(DEFAULT_WORKERS))
   .option('--repeat <k>', 'run each N this many times per konnector setting, alternating the settings, and compare medians (damps a busy machine)', '1')
   .option('--no-ceiling', 'skip the unthrottled konnector (--qps 0, 32 workers) run after each N that the table compares the settings with')
+  .option(
+    '--konnector-from <dir>',
+    "also run another checkout's konnector (e.g. `git worktree add /tmp/before main`) with the settings under test, alternating with this one's: before/after in one run",
+  )
   .option('--node-args <args>', 'extra Node.js flags for the konnector process, space-separated (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof")', '')
   .option('--konnector-log-level <level>', 'log level of the konnector process (its JSON logs go to stderr)', 'warn')
   .option('--runner <kind>', 'bundle: run an esbuild bundle with plain node (as deployed); tsx: run the sources under tsx', 'bundle')
@@ -107,16 +114,30 @@ const showCounts = (a: Record<string, number>, b: Record<string, number>): strin
     .map(([k, v]) => `${k} ${v}`)
     .join(', ') || 'none';
 
-async function konnectorEntry(): Promise<string[]> {
-  if (opts.runner === 'tsx') return ['--import', 'tsx', 'runtime/konnector/main.ts'];
-  return [await bundleProgram('runtime/konnector/main.ts', 'klutch-konnector.mjs')];
+/** The checkout whose konnector --konnector-from compares with this one's (absolute), if any. */
+const fromDir = opts.konnectorFrom === undefined ? undefined : resolve(String(opts.konnectorFrom));
+if (fromDir !== undefined && !existsSync(join(fromDir, 'runtime/konnector/main.ts'))) {
+  throw new Error(`--konnector-from: ${opts.konnectorFrom} has no runtime/konnector/main.ts; pass a klutch-kit checkout (e.g. made by git worktree add)`);
 }
 
-/** A konnector setting the bench runs: the one under test, and the unthrottled one that gives the pipeline ceiling. */
+/** The command line of the konnector of checkout `from` (this one when undefined). */
+async function konnectorEntry(from: string | undefined): Promise<string[]> {
+  if (opts.runner === 'tsx') return ['--import', 'tsx', join(from ?? repo, 'runtime/konnector/main.ts')];
+  return [await bundleProgram('runtime/konnector/main.ts', from === undefined ? 'klutch-konnector.mjs' : 'klutch-konnector-from.mjs', from)];
+}
+
+/**
+ * A konnector setting the bench runs: the one under test, the same from --konnector-from's checkout,
+ * and the unthrottled one that gives the pipeline ceiling.
+ */
 interface Profile {
   label: string;
+  /** The namespace tag of its rounds. */
+  tag: string;
   qps: number;
   workers: number;
+  /** The checkout its konnector comes from; undefined: this one. */
+  from?: string;
 }
 
 /** The konnector's /metrics port (its --health-address), for the time its client limiter made requests wait. */
@@ -127,7 +148,7 @@ async function throttledSeconds(): Promise<number> {
 }
 
 async function startKonnector(app: RealCluster, profile: Profile): Promise<ChildProcess> {
-  const entry = await konnectorEntry();
+  const entry = await konnectorEntry(profile.from);
   healthPort = await freePort();
   return spawn(
     process.execPath,
@@ -249,8 +270,11 @@ async function main(): Promise<void> {
       `zero-cost ceiling (create + finalizer update + apply create on shared cores, no konnector or watch cost): ${pipelineRate.toFixed(0)} objects/s = ${((100 * pipelineRate) / rawRate).toFixed(0)}% of the raw create rate`,
     );
 
-    const tested: Profile = { label: `QPS ${opts.qps}, ${opts.workers} workers`, qps: Number(opts.qps), workers: Number(opts.workers) };
-    const unthrottled: Profile = { label: 'unthrottled (QPS 0, 32 workers)', qps: 0, workers: 32 };
+    const setting = `QPS ${opts.qps}, ${opts.workers} workers`;
+    const tested: Profile = { label: fromDir ? `${setting}, this checkout` : setting, tag: 't', qps: Number(opts.qps), workers: Number(opts.workers) };
+    const before: Profile | undefined = fromDir ? { ...tested, label: `${setting}, ${fromDir}`, tag: 'b', from: fromDir } : undefined;
+    const unthrottled: Profile = { label: 'unthrottled (QPS 0, 32 workers)', tag: 'u', qps: 0, workers: 32 };
+    const compared = before ? [before, tested] : [tested];
     let running: Profile | undefined;
     /** CPU of the running konnector from its process start until idle, and whether the next round is its first. */
     let startUpCpu = 0;
@@ -289,13 +313,13 @@ async function main(): Promise<void> {
     const repeat = Number(opts.repeat);
     if (!Number.isInteger(repeat) || repeat < 1) throw new Error(`--repeat: ${opts.repeat} must be an integer >= 1`);
     const rounds = sizes.flatMap((n) =>
-      Array.from({ length: repeat }, (_, k) => (opts.ceiling ? [tested, unthrottled] : [tested]).map((profile) => ({ n, k, profile }))).flat(),
+      Array.from({ length: repeat }, (_, k) => [...compared, ...(opts.ceiling ? [unthrottled] : [])].map((profile) => ({ n, k, profile }))).flat(),
     );
     for (const { n, k, profile } of rounds) {
       konnector = await use(profile);
       const freshKonnector = fresh;
       fresh = false;
-      const ns = `bench-${profile === tested ? 't' : 'u'}-${n}-${k}`;
+      const ns = `bench-${profile.tag}-${n}-${k}`;
       const pns = `cluster-bench-${ns}`;
       await ensure(ac, CoreResources.namespaces, { metadata: { name: ns } });
       // Warm-up object: the first one waits for the APIServiceNamespace to be assigned.
@@ -329,7 +353,7 @@ async function main(): Promise<void> {
 
       const allUp = cpuSnapshot(cp, app, konnector.pid);
       const [cpReqUp, appReqUp] = await Promise.all([requestCounts(cpc, 'widgets'), requestCounts(ac, 'widgets')]);
-      log(`N=${n} up: widget requests on the app cluster: ${showCounts(appReq0, appReqUp)}; on the control plane: ${showCounts(cpReq0, cpReqUp)}`);
+      log(`${profile.label}, N=${n} up: widget requests on the app cluster: ${showCounts(appReq0, appReqUp)}; on the control plane: ${showCounts(cpReq0, cpReqUp)}`);
       // Each observer only watches during its own phase, so it does not load the API servers otherwise.
       await upInf.stop();
       const statusPatched = new Map<string, number>();
@@ -401,30 +425,32 @@ async function main(): Promise<void> {
       'konnector CPU (s): the whole round from the idle baseline, up and status down.',
     ];
     // The settings against the same pipeline without client-side limits, N by N: what the limits cost.
-    for (const r of rows.filter((x) => x.profile === tested.label)) {
+    for (const r of rows.filter((x) => compared.some((p) => p.label === x.profile))) {
       lines.push(
-        `N=${r.n}: ${tested.label}: requests waited ${f(r.throttledSeconds, 2)} s in all for the client-side limit, over ${f(r.upSeconds + r.downSeconds, 1)} s of syncing`,
+        `N=${r.n}: ${r.profile}: requests waited ${f(r.throttledSeconds, 2)} s in all for the client-side limit, over ${f(r.upSeconds + r.downSeconds, 1)} s of syncing`,
       );
     }
     // Medians over the repeats (with --repeat 1: the one run).
     const median = (xs: number[]) => percentile(xs, 50);
     for (const n of sizes) {
-      const t = rows.filter((r) => r.n === n && r.profile === tested.label);
-      if (t.length > 0) {
-        const per = t.map((r) => cpuPerObject(r.upCpuSeconds, r.startUpCpuSeconds, n));
-        lines.push(
-          `N=${n}${repeat > 1 ? ` (medians of ${repeat})` : ''}: ${tested.label}: konnector CPU up ${f(median(per.map((x) => x.fromIdleMs)))} ms/object from idle, ${f(median(per.map((x) => x.withStartUpMs)))} ms/object with its start-up (start-up ${f(median(t.map((r) => r.startUpCpuSeconds)))} s)`,
-        );
-      }
       const u = rows.filter((r) => r.n === n && r.profile === unthrottled.label);
-      if (t.length > 0 && u.length > 0) {
+      for (const p of compared) {
+        const t = rows.filter((r) => r.n === n && r.profile === p.label);
+        if (t.length === 0) continue;
+        const per = t.map((r) => cpuPerObject(r.upCpuSeconds, r.startUpCpuSeconds, n));
+        const head = `N=${n}${repeat > 1 ? ` (medians of ${repeat})` : ''}: ${p.label}`;
+        lines.push(
+          `${head}: konnector CPU up ${f(median(per.map((x) => x.fromIdleMs)))} ms/object from idle, ${f(median(per.map((x) => x.withStartUpMs)))} ms/object with its start-up (start-up ${f(median(t.map((r) => r.startUpCpuSeconds)))} s)`,
+        );
+        if (u.length === 0) continue;
         const [tUp, uUp] = [median(t.map((r) => r.upThroughput)), median(u.map((r) => r.upThroughput))];
         const [tDown, uDown] = [median(t.map((r) => n / r.downSeconds)), median(u.map((r) => n / r.downSeconds))];
         lines.push(
-          `N=${n}${repeat > 1 ? ` (medians of ${repeat})` : ''}: ${tested.label} syncs ${f(tUp, 0)} obj/s up = ${f((100 * tUp) / uUp, 0)}% of the pipeline ceiling (the unthrottled konnector: ${f(uUp, 0)} obj/s); down ${f(tDown, 0)} obj/s = ${f((100 * tDown) / uDown, 0)}% (${f(uDown, 0)} obj/s)`,
+          `${head} syncs ${f(tUp, 0)} obj/s up = ${f((100 * tUp) / uUp, 0)}% of the pipeline ceiling (the unthrottled konnector: ${f(uUp, 0)} obj/s); down ${f(tDown, 0)} obj/s = ${f((100 * tDown) / uDown, 0)}% (${f(uDown, 0)} obj/s)`,
         );
       }
     }
+    lines.push(`machine: ${cpus().length} cores, load average at the end ${loadavg().map((x) => x.toFixed(2)).join(' ')} (1, 5, 15 min)`);
     process.stdout.write(lines.join('\n') + '\n');
     if (opts.chart && rows.length > 0) {
       writeFileSync(
