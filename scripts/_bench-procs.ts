@@ -28,13 +28,25 @@ export async function bundleProgram(entry: string, outName: string, from: string
 
 /** CPU seconds (user + system) a process has used so far; NaN once it is gone. */
 export function cpuSeconds(pid: number): number {
+  return cpuSecondsOf(`/proc/${pid}/stat`);
+}
+
+function cpuSecondsOf(statFile: string): number {
   try {
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = readFileSync(statFile, 'utf8');
     const fields = f.slice(f.lastIndexOf(')') + 2).split(' ');
     return (Number(fields[11]) + Number(fields[12])) / 100;
   } catch {
     return NaN;
   }
+}
+
+/**
+ * CPU seconds of a process's main thread (its JavaScript, the event loop), the rest of its CPU being its
+ * other threads' (V8's optimizing compiler and GC helpers, libuv's pool); NaN once it is gone.
+ */
+export function mainThreadCpuSeconds(pid: number): number {
+  return cpuSecondsOf(`/proc/${pid}/task/${pid}/stat`);
 }
 
 function statusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {

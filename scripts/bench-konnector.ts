@@ -27,7 +27,7 @@ import { CoreResources, KubeClient, type KubeObject } from '../runtime/core/clie
 import { Informer } from '../runtime/core/informer.js';
 import { startCluster, type RealCluster } from '../runtime/realinfra/index.js';
 import { svgChart } from './_svg-chart.js';
-import { bundleProgram, cpuPerObject, cpuSeconds, freePort, metricSum, peakRssMb, percentile, repo, rssMb } from './_bench-procs.js';
+import { bundleProgram, cpuPerObject, cpuSeconds, freePort, mainThreadCpuSeconds, metricSum, peakRssMb, percentile, repo, rssMb } from './_bench-procs.js';
 import { DEFAULT_QPS, DEFAULT_WORKERS } from '../runtime/konnector/defaults.js';
 import {
   bindOnApp,
@@ -144,7 +144,11 @@ interface Profile {
 let healthPort = 0;
 /** Seconds the running konnector's requests have waited for its client-side rate limit so far (both clusters). */
 async function throttledSeconds(): Promise<number> {
-  return metricSum(await (await fetch(`http://127.0.0.1:${healthPort}/metrics`)).text(), 'klutch_konnector_client_throttled_seconds_total');
+  return konnectorMetric('klutch_konnector_client_throttled_seconds_total');
+}
+/** The sum of one metric of the running konnector (all label sets). */
+async function konnectorMetric(name: string): Promise<number> {
+  return metricSum(await (await fetch(`http://127.0.0.1:${healthPort}/metrics`)).text(), name);
 }
 
 async function startKonnector(app: RealCluster, profile: Profile): Promise<ChildProcess> {
@@ -312,8 +316,12 @@ async function main(): Promise<void> {
     const rows: Row[] = [];
     const repeat = Number(opts.repeat);
     if (!Number.isInteger(repeat) || repeat < 1) throw new Error(`--repeat: ${opts.repeat} must be an integer >= 1`);
+    // With --konnector-from the two konnectors take turns at going first: the one started second lists the
+    // objects of the rounds before it at its start-up and holds them in its caches.
     const rounds = sizes.flatMap((n) =>
-      Array.from({ length: repeat }, (_, k) => [...compared, ...(opts.ceiling ? [unthrottled] : [])].map((profile) => ({ n, k, profile }))).flat(),
+      Array.from({ length: repeat }, (_, k) =>
+        [...(k % 2 === 0 ? compared : [...compared].reverse()), ...(opts.ceiling ? [unthrottled] : [])].map((profile) => ({ n, k, profile })),
+      ).flat(),
     );
     for (const { n, k, profile } of rounds) {
       konnector = await use(profile);
@@ -340,6 +348,8 @@ async function main(): Promise<void> {
       const list = Array.from({ length: n }, (_, i) => `w-${i}`);
       const cpu0 = cpuSeconds(konnector.pid!);
       const throttled0 = await throttledSeconds();
+      const reconciles0 = await konnectorMetric('klutch_reconcile_total');
+      const main0 = mainThreadCpuSeconds(konnector.pid!);
       const all0 = cpuSnapshot(cp, app, konnector.pid);
       const [cpReq0, appReq0] = await Promise.all([requestCounts(cpc, 'widgets'), requestCounts(ac, 'widgets')]);
       const start = performance.now();
@@ -352,8 +362,12 @@ async function main(): Promise<void> {
       const upLat = list.map((x) => (seenUp.get(x)! - created.get(x)!) / 1000);
 
       const allUp = cpuSnapshot(cp, app, konnector.pid);
+      const mainUp = mainThreadCpuSeconds(konnector.pid!) - main0;
+      const reconcilesUp = (await konnectorMetric('klutch_reconcile_total')) - reconciles0;
       const [cpReqUp, appReqUp] = await Promise.all([requestCounts(cpc, 'widgets'), requestCounts(ac, 'widgets')]);
-      log(`${profile.label}, N=${n} up: widget requests on the app cluster: ${showCounts(appReq0, appReqUp)}; on the control plane: ${showCounts(cpReq0, cpReqUp)}`);
+      log(
+        `${profile.label}, N=${n} up: widget requests on the app cluster: ${showCounts(appReq0, appReqUp)}; on the control plane: ${showCounts(cpReq0, cpReqUp)}`,
+      );
       // Each observer only watches during its own phase, so it does not load the API servers otherwise.
       await upInf.stop();
       const statusPatched = new Map<string, number>();
@@ -403,6 +417,10 @@ async function main(): Promise<void> {
           `${freshKonnector ? 'started for this round' : 'process reused from an earlier round'})`,
       );
       log(
+        `${profile.label}, N=${n}: of the CPU up, main thread ${mainUp.toFixed(2)} s, other threads (V8's compiler, GC helpers) ${(row.upCpuSeconds - mainUp).toFixed(2)} s; ` +
+          `${(reconcilesUp / n).toFixed(2)} reconciles per object`,
+      );
+      log(
         `${profile.label}, N=${n}: up ${row.upSeconds.toFixed(1)} s (CPU s: ${cpuDelta(all0, allUp)}), down ${row.downSeconds.toFixed(1)} s (CPU s: ${cpuDelta(allDown0, cpuSnapshot(cp, app, konnector.pid))})`,
       );
     }
@@ -450,7 +468,11 @@ async function main(): Promise<void> {
         );
       }
     }
-    lines.push(`machine: ${cpus().length} cores, load average at the end ${loadavg().map((x) => x.toFixed(2)).join(' ')} (1, 5, 15 min)`);
+    lines.push(
+      `machine: ${cpus().length} cores, load average at the end ${loadavg()
+        .map((x) => x.toFixed(2))
+        .join(' ')} (1, 5, 15 min)`,
+    );
     process.stdout.write(lines.join('\n') + '\n');
     if (opts.chart && rows.length > 0) {
       writeFileSync(
