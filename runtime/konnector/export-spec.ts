@@ -15,6 +15,7 @@ import type { Logger } from 'pino';
 import type { BindingGuard } from './binding-guard.js';
 import { splitKey, type KubeClient, type KubeObject, type ResourceRef } from '../core/client.js';
 import { RequeueError } from '../core/controller.js';
+import { specMayDiffer } from './export-events.js';
 import { locKey, type IsolationStrategy, type Loc } from './export-isolation.js';
 import { cleanMeta, copyWithMeta, hasFinalizer, hashOf, isDeleting, isSubset, setFinalizer, type MetadataFilter } from './metadata.js';
 import { BOUND_ANNOTATION, FIELD_MANAGER, SPEC_HASH_ANNOTATION, SYNCER_FINALIZER } from './types.js';
@@ -90,10 +91,19 @@ export class SpecUpReconciler {
     this.now = d.now ?? (() => performance.now());
   }
 
-  /** The consumer informer delivered `o` (added or modified): a newer object than an in-flight update's. */
-  consumerEvent(key: string, o: KubeObject): void {
+  /**
+   * The consumer informer delivered `o` (added, or modified from `prev`): a newer object than an in-flight
+   * update's. When `o`'s spec cannot differ from `prev`'s (the same generation), `prev`'s spec hash is
+   * `o`'s too and is not computed again.
+   */
+  consumerEvent(key: string, o: KubeObject, prev?: KubeObject): void {
     const u = this.updatedDown.get(key);
     if (u && u.staleRV !== o.metadata.resourceVersion) this.updatedDown.delete(key);
+    if (prev === undefined || specMayDiffer(prev, o)) return;
+    const [before, after] = [(prev as { spec?: unknown }).spec, (o as { spec?: unknown }).spec];
+    if (before === null || typeof before !== 'object' || after === null || typeof after !== 'object') return;
+    const h = this.specHashes.get(before);
+    if (h !== undefined) this.specHashes.set(after, h);
   }
 
   /** The consumer informer delivered the delete of `key`. */

@@ -17,6 +17,7 @@ import { Controller, RequeueError } from '../core/controller.js';
 import { Informer, stripManagedFields } from '../core/informer.js';
 import type { SyncContext } from './context.js';
 import { AdoptionReconciler } from './export-adoption.js';
+import { consumerUpdateConcerns } from './export-events.js';
 import { isolationFor, locKey, type IsolationStrategy, type Loc } from './export-isolation.js';
 import { SpecUpReconciler } from './export-spec.js';
 import { policyFilter } from './metadata.js';
@@ -211,9 +212,13 @@ export class ExportSync {
         this.specUp.consumerEvent(keyOf(o), o);
         this.enqueueUp(keyOf(o));
       },
-      onUpdate: (_, o) => {
-        this.specUp.consumerEvent(keyOf(o), o);
-        this.enqueueUp(keyOf(o));
+      onUpdate: (prev, o) => {
+        const key = keyOf(o);
+        this.specUp.consumerEvent(key, o, prev);
+        // Only the sides the update can concern (export-events.ts): the konnector's own finalizer update concerns neither.
+        const concerns = consumerUpdateConcerns(prev, o);
+        if (concerns.up) this.enqueueUp(key);
+        if (!concerns.down) return;
         // Downstream status is the provider's: a change made on the app cluster is overwritten again.
         const p = this.toProvider(o.metadata.namespace, o.metadata.name!);
         if (p) this.enqueueDown(locKey(p));
