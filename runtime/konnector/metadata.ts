@@ -4,20 +4,32 @@ import { isNotFound, type KubeClient, type KubeObject, type ObjectMeta, type Res
 import { keyPatternMatches, MetadataKeyPolicy } from '../../contract/metadata-keys.js';
 import type { AcceptablePermissionClaim } from './types.js';
 
-/** Deep equality for JSON values. */
+// The three helpers below run several times per synced object (bench:konnector): plain loops, no
+// closures or intermediate arrays, so they cost little to run and little for V8 to optimize.
+
+/** Deep equality for JSON values (a key whose value is undefined counts as absent). */
 export function deepEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== typeof b || a === null || b === null || typeof a !== 'object') return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (Array.isArray(a)) {
-    const bb = b as unknown[];
-    return a.length === bb.length && a.every((x, i) => deepEqual(x, bb[i]));
+  const aa = Array.isArray(a);
+  if (aa !== Array.isArray(b)) return false;
+  if (aa) {
+    const x = a as unknown[];
+    const y = b as unknown[];
+    if (x.length !== y.length) return false;
+    for (let i = 0; i < x.length; i++) if (!deepEqual(x[i], y[i])) return false;
+    return true;
   }
   const ao = a as Record<string, unknown>;
   const bo = b as Record<string, unknown>;
-  const ak = Object.keys(ao).filter((k) => ao[k] !== undefined);
-  const bk = Object.keys(bo).filter((k) => bo[k] !== undefined);
-  return ak.length === bk.length && ak.every((k) => deepEqual(ao[k], bo[k]));
+  let n = 0;
+  for (const k in ao) {
+    if (ao[k] === undefined) continue;
+    if (!Object.prototype.hasOwnProperty.call(bo, k) || !deepEqual(ao[k], bo[k])) return false;
+    n++;
+  }
+  for (const k in bo) if (bo[k] !== undefined) n--;
+  return n === 0;
 }
 
 /**
@@ -29,24 +41,30 @@ export function isSubset(want: unknown, have: unknown): boolean {
   if (want === undefined) return true;
   if (want === null || typeof want !== 'object' || Array.isArray(want)) return deepEqual(want, have);
   if (have === null || typeof have !== 'object' || Array.isArray(have)) return false;
+  const w = want as Record<string, unknown>;
   const h = have as Record<string, unknown>;
-  return Object.entries(want as Record<string, unknown>).every(([k, v]) => isSubset(v, h[k]));
+  for (const k in w) if (!isSubset(w[k], Object.prototype.hasOwnProperty.call(h, k) ? h[k] : undefined)) return false;
+  return true;
 }
 
-/** Stable JSON (sorted keys). */
+/** Stable JSON (sorted keys; a key whose value is undefined is left out, as JSON.stringify does). */
 export function stableStringify(v: unknown): string {
   if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
-  if (Array.isArray(v)) return '[' + v.map(stableStringify).join(',') + ']';
+  if (Array.isArray(v)) {
+    let out = '[';
+    for (let i = 0; i < v.length; i++) out += (i > 0 ? ',' : '') + stableStringify(v[i]);
+    return out + ']';
+  }
   const o = v as Record<string, unknown>;
-  return (
-    '{' +
-    Object.keys(o)
-      .filter((k) => o[k] !== undefined)
-      .sort()
-      .map((k) => JSON.stringify(k) + ':' + stableStringify(o[k]))
-      .join(',') +
-    '}'
-  );
+  const keys = Object.keys(o).sort();
+  let out = '{';
+  let first = true;
+  for (const k of keys) {
+    if (o[k] === undefined) continue;
+    out += (first ? '' : ',') + JSON.stringify(k) + ':' + stableStringify(o[k]);
+    first = false;
+  }
+  return out + '}';
 }
 
 export const hashOf = (v: unknown): string => createHash('sha256').update(stableStringify(v)).digest('hex').slice(0, 32);

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { KubeConfig } from '@kubernetes/client-node';
 import { crdNeedsUpdate, exportToCRD, isOwnedBy } from '../../../runtime/konnector/crd.js';
 import { KubeconfigError, parseKubeconfigSecret } from '../../../runtime/konnector/kubeconfig.js';
-import { cleanMeta, deepEqual, hashOf, isSubset, policyFilter } from '../../../runtime/konnector/metadata.js';
+import { cleanMeta, deepEqual, hashOf, isSubset, policyFilter, stableStringify } from '../../../runtime/konnector/metadata.js';
 import { MetadataKeyPolicy } from '../../../contract/metadata-keys.js';
 import { goDuration } from '../../../runtime/konnector/provider.js';
 import { matchesFields, matchesLabels, ownerAllowed, parseFieldSelector, selects } from '../../../runtime/konnector/selector.js';
@@ -69,6 +69,19 @@ describe('metadata helpers', () => {
     expect(deepEqual({ a: 1, b: [1, { c: 2 }] }, { b: [1, { c: 2 }], a: 1 })).toBe(true);
     expect(hashOf({ a: 1, b: 2 })).toBe(hashOf({ b: 2, a: 1 }));
     expect(hashOf({ a: 1 })).not.toBe(hashOf({ a: 2 }));
+  });
+  it('hashOf stays the value earlier konnectors wrote into the spec-hash annotation (a change would re-apply every copy once)', () => {
+    const spec = { d: 'x', b: [1, { c: 2 }, undefined], a: 1, u: undefined };
+    expect(stableStringify(spec)).toBe('{"a":1,"b":[1,{"c":2},null],"d":"x"}');
+    expect(hashOf(spec)).toBe('f704269cd1901063495e02e440bb0239');
+  });
+  it('deepEqual counts a key whose value is undefined as absent', () => {
+    expect(deepEqual({ a: 1, b: undefined }, { a: 1 })).toBe(true);
+    expect(deepEqual({ a: 1 }, { a: 1, b: 2 })).toBe(false);
+    expect(deepEqual({ a: 1, b: 2 }, { a: 1, c: 2 })).toBe(false);
+    expect(deepEqual([1, 2], [1, 2, 3])).toBe(false);
+    expect(deepEqual({ constructor: 1 }, {})).toBe(false);
+    expect(isSubset({ constructor: 1 }, {})).toBe(false);
   });
   it('cleanMeta keeps the labels/annotations the filter lets through and drops server-managed fields', () => {
     const m = cleanMeta(
