@@ -8,6 +8,7 @@
  */
 import http from 'node:http';
 import https from 'node:https';
+import tls from 'node:tls';
 import { readFileSync } from 'node:fs';
 import { urlToHttpOptions } from 'node:url';
 // Type only: the runtime never loads @kubernetes/client-node (~80 MB RSS); see kubeconfig.ts.
@@ -384,16 +385,17 @@ export class KubeClient {
         if (opts.auth) headers.Authorization = 'Basic ' + Buffer.from(opts.auth).toString('base64');
         headers['User-Agent'] = this.userAgent;
         headers.Accept = 'application/json';
+        const https_ = base.protocol === 'https:';
         const agentOpts = {
           keepAlive: true,
           maxSockets: 64,
           ca: opts.ca,
           cert: opts.cert,
           key: opts.key,
+          secureContext: https_ ? sharedSecureContext(opts) : undefined,
           rejectUnauthorized: opts.rejectUnauthorized,
           servername: opts.servername,
         };
-        const https_ = base.protocol === 'https:';
         // An agent's `timeout` is the socket timeout outside requests (each request sets its own): a pooled
         // socket that stays idle that long is destroyed by the agent.
         const idle = this.idleSocketTimeoutMs > 0 ? { timeout: this.idleSocketTimeoutMs } : {};
@@ -578,8 +580,7 @@ export class KubeClient {
       });
       req.on('timeout', () => req.destroy(new Error(`request timed out after ${this.timeoutMs} ms`)));
       req.on('error', (e) => reject(e instanceof ApiError ? e : new ApiError(0, 'TransportError', e.message, method, path)));
-      if (payload) req.write(payload);
-      req.end();
+      req.end(payload);
     });
   }
 
@@ -750,6 +751,20 @@ export class KubeClient {
       });
       req.end();
     });
+  }
+}
+
+/**
+ * One TLS context (the CA, the client certificate and its key, parsed) for every connection of a
+ * client's pools. Without it node:tls parses the PEMs again for each new connection: a konnector opens
+ * a connection per worker after every idle spell (bench:konnector). Undefined when they do not parse:
+ * each connection then fails with the TLS error as it would without a shared context.
+ */
+function sharedSecureContext(opts: Pick<https.RequestOptions, 'ca' | 'cert' | 'key'>): tls.SecureContext | undefined {
+  try {
+    return tls.createSecureContext({ ca: opts.ca, cert: opts.cert, key: opts.key });
+  } catch {
+    return undefined;
   }
 }
 
