@@ -8,6 +8,7 @@
  */
 import http from 'node:http';
 import https from 'node:https';
+import { isIP } from 'node:net';
 import tls from 'node:tls';
 import { readFileSync } from 'node:fs';
 import { urlToHttpOptions } from 'node:url';
@@ -394,7 +395,7 @@ export class KubeClient {
           key: opts.key,
           secureContext: https_ ? sharedSecureContext(opts) : undefined,
           rejectUnauthorized: opts.rejectUnauthorized,
-          servername: opts.servername,
+          servername: opts.servername ?? serverNameOf(base),
         };
         // An agent's `timeout` is the socket timeout outside requests (each request sets its own): a pooled
         // socket that stays idle that long is destroyed by the agent.
@@ -511,13 +512,15 @@ export class KubeClient {
     }
     this.stats.requests++;
     const target = this.target(p, path, opts.query);
-    const payload = opts.body === undefined ? undefined : Buffer.from(JSON.stringify(opts.body));
+    // The body as a string: node:http then sends it in one write with the head, where a Buffer takes a
+    // write of two parts (and its own copy of the JSON).
+    const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
     const headers: Record<string, string> = { ...p.headers };
     if (authorization.header) headers.Authorization = authorization.header;
     if (opts.accept) headers.Accept = opts.accept;
     if (payload) {
       headers['Content-Type'] = opts.contentType ?? 'application/json';
-      headers['Content-Length'] = String(payload.length);
+      headers['Content-Length'] = String(Buffer.byteLength(payload));
     }
     const mod = target.protocol === 'https:' ? https : http;
     return new Promise<T>((resolve, reject) => {
@@ -549,7 +552,7 @@ export class KubeClient {
             resolve(undefined as T);
             return;
           }
-          const text = Buffer.concat(chunks).toString('utf8');
+          const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
           let body: unknown;
           try {
             body = text ? JSON.parse(text) : undefined;
@@ -766,6 +769,16 @@ function sharedSecureContext(opts: Pick<https.RequestOptions, 'ca' | 'cert' | 'k
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The TLS server name (SNI, and the name the certificate is checked against) of `base` as node:https
+ * derives it from a request's host: the host name, or '' for an IP address. Given to the agents up front,
+ * it is not derived again for every request.
+ */
+export function serverNameOf(base: URL): string {
+  const host = base.hostname.startsWith('[') ? base.hostname.slice(1, -1) : base.hostname;
+  return isIP(host) ? '' : host;
 }
 
 function isKubeConfig(s: ClusterAccess | KubeConfig): s is KubeConfig {
