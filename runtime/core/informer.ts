@@ -125,6 +125,17 @@ export class Informer<T extends KubeObject = KubeObject> {
     return [...(idx.get(value) ?? [])].map((k) => this.store.get(k)!).filter(Boolean);
   }
 
+  /** The first object of an index value that `pred` accepts, without building the list {@link byIndex} returns. */
+  findByIndex(name: string, value: string, pred: (o: T) => boolean): T | undefined {
+    const idx = this.indices.get(name);
+    if (!idx) throw new Error(`Informer ${this.name}: no index "${name}"; call addIndex first`);
+    for (const k of idx.get(value) ?? []) {
+      const o = this.store.get(k);
+      if (o && pred(o)) return o;
+    }
+    return undefined;
+  }
+
   get(key: string): T | undefined {
     return this.store.get(key);
   }
@@ -391,13 +402,16 @@ export class Informer<T extends KubeObject = KubeObject> {
     }
   }
 
+  // Once per event and handler: no closure per call, unlike call().
   private emit(kind: 'add' | 'update' | 'delete', o: T, old?: T): void {
     for (const h of this.handlers) {
-      this.call(() => {
+      try {
         if (kind === 'add') h.onAdd?.(o);
         else if (kind === 'update') h.onUpdate?.(old!, o);
         else h.onDelete?.(o);
-      });
+      } catch (e) {
+        this.handlerThrew(e);
+      }
     }
   }
 
@@ -405,8 +419,12 @@ export class Informer<T extends KubeObject = KubeObject> {
     try {
       f();
     } catch (e) {
-      this.opts.logger?.error({ informer: this.name, err: (e as Error).message }, 'event handler threw');
+      this.handlerThrew(e);
     }
+  }
+
+  private handlerThrew(e: unknown): void {
+    this.opts.logger?.error({ informer: this.name, err: (e as Error).message }, 'event handler threw');
   }
 }
 

@@ -84,7 +84,7 @@ export class ProviderInformers {
   }
 
   consumerNamespaceFor(providerNamespace: string): string | undefined {
-    const o = this.apiNamespaces.byIndex('providerNamespace', providerNamespace).find((x) => !isDeleting(x) && this.admits(x.metadata.name!));
+    const o = this.apiNamespaces.findByIndex('providerNamespace', providerNamespace, (x) => !isDeleting(x) && this.admits(x.metadata.name!));
     return o?.metadata.name;
   }
 
