@@ -90,3 +90,28 @@ export function pidAlive(pid: number): boolean {
     return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
+
+/** What the exit hook ends: a harness part with a synchronous last resort. */
+export interface KilledAtExit {
+  killSync(): void;
+}
+
+/** The harness parts started and not stopped yet, killed when the process exits. */
+const live = new Set<KilledAtExit>();
+let exitHook = false;
+
+/** Has `part` killed (`killSync()`) when the process exits before it is stopped (then: `forgetAtExit`). */
+export function killAtExit(part: KilledAtExit): void {
+  if (!exitHook) {
+    exitHook = true;
+    process.on('exit', () => {
+      for (const p of live) p.killSync();
+    });
+  }
+  live.add(part);
+}
+
+/** Out of the set the exit hook kills (once stopped). */
+export function forgetAtExit(part: KilledAtExit): void {
+  live.delete(part);
+}

@@ -11,8 +11,9 @@ import { AnyninesProviderFlavour, Provider } from '../../constructs/crossplane/i
 import { PROVIDER_ANYNINES_PACKAGE } from '../../constructs/topology/control-plane-cluster.js';
 import { type A9sComponentName, KLUTCHIO_PINS } from './build.js';
 import type { KlutchioPin } from './klutchio.js';
-import type { CrossplaneHarness } from './crossplane.js';
+import type { CrossplaneHarness } from './crossplane-harness.js';
 import { registryDir } from './registry.js';
+import { forgetAtExit } from './_harness.js';
 import type { RealCluster } from './cluster.js';
 
 /** The registry prefix of PROVIDER_ANYNINES_PACKAGE that the harness rewrites to its registry. */
@@ -140,25 +141,10 @@ export abstract class ProviderAnyninesBase {
 
   /** Out of the set the exit hook kills (once stopped). */
   protected forget(): void {
-    live.delete(this);
+    forgetAtExit(this);
   }
 
   abstract start(): Promise<void>;
   abstract stop(): Promise<void>;
   abstract killSync(): void;
-}
-
-/** The harnesses not stopped yet, killed when the process exits. */
-const live = new Set<ProviderAnyninesBase>();
-let exitHook = false;
-
-/** Has `h` killed when the process exits before it is stopped. */
-export function killAtExit(h: ProviderAnyninesBase): void {
-  if (!exitHook) {
-    exitHook = true;
-    process.on('exit', () => {
-      for (const x of live) x.killSync();
-    });
-  }
-  live.add(h);
 }

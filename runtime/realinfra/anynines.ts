@@ -19,8 +19,8 @@ import { AnyninesProviderFlavour } from '../../constructs/crossplane/index.js';
 import { applyManifests, waitForCrdsEstablished } from './apply.js';
 import { ensureComponent } from './build.js';
 import { ensureKlutchioSource } from './klutchio.js';
-import { CROSSPLANE_NAMESPACE } from './crossplane.js';
-import { FORWARDER_JS, logTail, sleep } from './_harness.js';
+import { CROSSPLANE_NAMESPACE } from './crossplane-harness.js';
+import { FORWARDER_JS, killAtExit, logTail, sleep } from './_harness.js';
 import { clientOf } from './client.js';
 import { UNIX_PATH_MAX, nsenterArgv, pickLoopbackAddress, unshareArgv, userNamespaceProblem } from './userns.js';
 import { probe } from './probe.js';
@@ -35,7 +35,6 @@ import {
   type ProviderAnyninesHarness,
   type ProviderAnyninesOptions,
   READY_CRD,
-  killAtExit,
   providerAnyninesObject,
   providerAnyninesPackageYaml,
 } from './anynines-harness.js';
