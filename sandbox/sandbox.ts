@@ -40,7 +40,7 @@ import { ensureDexBinary } from '../runtime/realinfra/build.js';
 import { applyManifests } from '../runtime/realinfra/apply.js';
 import { clientOf } from '../runtime/realinfra/client.js';
 import { clusterDnsKubeletConfig } from '../runtime/realinfra/cluster-dns.js';
-import { podsRegistry } from '../runtime/realinfra/crossplane-pods.js';
+import { podsRegistry } from '../runtime/realinfra/crossplane-start.js';
 import { A9S_BINDING_SECRET_SUFFIX } from '../constructs/catalogue/index.js';
 import { API_STYLE_NAMES, ApiStyle } from '../constructs/dataservice/index.js';
 import { generateStackSecrets } from '../stacks/secrets.js';

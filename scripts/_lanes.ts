@@ -67,10 +67,7 @@ export function needsPulumi(text: string): boolean {
 
 /** A suite runs Crossplane 2.3 when it starts the harness's Crossplane (directly or through a catalogue or a9s helper), or says so with an `@realinfra crossplane` tag. */
 export function startsCrossplane(text: string): boolean {
-  return (
-    /\b(startCrossplane|startCrossplanePods|ensureCrossplaneBinaries|startCatalogueCluster|startA9sCluster)\(/.test(text) ||
-    /@realinfra\s+crossplane\b/.test(text)
-  );
+  return /\b(startCrossplane|ensureCrossplaneBinaries|startCatalogueCluster|startA9sCluster)\(/.test(text) || /@realinfra\s+crossplane\b/.test(text);
 }
 
 /**

@@ -1,5 +1,6 @@
-// Crossplane as pods on the harness's real node (`startCrossplane(cluster, { version, runtime: 'pods' })`): the
-// production shape, where the host-process harness (crossplane.ts) plays the package runtime itself.
+// Crossplane as pods on the harness's real node, the `runtime: 'pods'` strategy of startCrossplane() (crossplane-start.ts,
+// `startCrossplane(cluster, { version, runtime: 'pods' })`): the production shape, where the host-process harness
+// (crossplane.ts) plays the package runtime itself.
 //
 //  - Images, written without Docker from the binaries the harness builds (runtime/image/crossplane.ts): Crossplane
 //    core (binary, CRDs, webhook configurations), and function-patch-and-transform and provider-kubernetes as
@@ -28,17 +29,15 @@ import {
   Function as XpFunction,
   InstallMethod,
   KubernetesProviderConfig,
-  PATCH_AND_TRANSFORM_PACKAGE,
   PROVIDER_KUBERNETES_PACKAGE,
   Provider,
 } from '../../constructs/crossplane/index.js';
 import { crossplaneCoreImage, packageRuntimeImage, pullSize } from '../image/crossplane.js';
 import { type ImageIndex, writeLayout } from '../image/oci.js';
 import { pushLayoutImage } from '../image/registry.js';
-import { isNotFound } from '../core/client.js';
 import { HarnessProcess } from './_process.js';
 import { applyManifests, waitForCrdsEstablished } from './apply.js';
-import { type CrossplaneBinaries, type CrossplaneVersion, type PodsBinaries, ensureCrossplaneBinaries, ensurePodsBinaries, upstreamSource } from './build.js';
+import { type CrossplaneBinaries, type CrossplaneVersion, type PodsBinaries, ensureCrossplaneBinaries, ensurePodsBinaries } from './build.js';
 import { clientOf } from './client.js';
 import type { RealCluster } from './cluster.js';
 import { CLUSTER_DNS, clusterDnsKubeletConfig, nodeHasClusterDns, startClusterDns } from './cluster-dns.js';
@@ -46,19 +45,21 @@ import {
   CROSSPLANE_NAMESPACE,
   type CrossplaneComponent,
   type CrossplaneHarness,
+  CrossplaneHarnessBase,
   type CrossplaneOptions,
+  type CrossplaneSources,
   CrossplaneStartError,
-  type PackageSource,
+  type CrossplaneStrategy,
+  type PackageKind,
   REWRITTEN_PREFIXES,
+  type XpObject,
+  conditionOf,
 } from './crossplane-harness.js';
 import { FORWARDER_JS, sleep } from './_harness.js';
-import { RUN_ID_ENV, type RegisteredProcess, killRegistered, registryDir, removeEntry, writeEntry } from './registry.js';
-import { packageYamlFromDir, pushPackageYaml, pushXpkgFile } from './xpkg.js';
+import { type RegisteredProcess, killRegistered } from './registry.js';
+import { packageYamlFromDir } from './xpkg.js';
 
-type Obj = KubernetesObject & {
-  spec?: Record<string, unknown>;
-  status?: Record<string, unknown> & { conditions?: Array<{ type: string; status: string; reason?: string; message?: string }> };
-};
+type Obj = XpObject;
 
 /** Where the runtime binary is in each package image (upstream's paths: function SDK images and provider images). */
 const FUNCTION_BINARY_PATH = '/function';
@@ -89,8 +90,7 @@ export interface CrossplanePodsHarness extends CrossplaneHarness {
   podsOf(component: 'crossplane' | 'function-patch-and-transform' | 'provider-kubernetes'): Promise<Obj[]>;
 }
 
-const cond = (o: Obj | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
-const tagOf = (ref: string) => ref.slice(ref.lastIndexOf(':') + 1);
+const cond = conditionOf;
 
 /** Label selectors of each component's pods. */
 const SELECTORS: Record<'crossplane' | 'function-patch-and-transform' | 'provider-kubernetes', string> = {
@@ -126,15 +126,9 @@ export function podsRegistry(cluster: RealCluster): string {
   return `${cluster.node.ip}:${Number(cluster.node.registry.split(':')[1])}`;
 }
 
-class PodsHarness implements CrossplanePodsHarness {
+/** Crossplane as pods: the strategy of `runtime: 'pods'` (see the header). */
+class PodsHarness extends CrossplaneHarnessBase<CrossplaneBinaries & PodsBinaries> implements CrossplanePodsHarness {
   readonly runtime = 'pods' as const;
-  readonly namespace = CROSSPLANE_NAMESPACE;
-  readonly dir: string;
-  readonly logs: Record<CrossplaneComponent, string>;
-  readonly networkNamespaces: readonly string[] = [];
-  readonly namespaceAddress = '';
-  registry = '';
-  versions: CrossplaneHarness['versions'] = { crossplane: '', functionPatchAndTransform: '', providerKubernetes: '' };
   images: CrossplanePodsHarness['images'] = { crossplane: '', 'function-patch-and-transform': '', 'provider-kubernetes': '', coredns: '' };
   installObjects: KubernetesObject[] = [];
   figures: CrossplanePodsFigures = {
@@ -147,49 +141,12 @@ class PodsHarness implements CrossplanePodsHarness {
     crossplaneAvailableMs: 0,
   };
   private forwarder: HarnessProcess<CrossplaneComponent> | undefined;
-  private readonly registryFile: string;
   private hostsDir = '';
-  private stopping: Promise<void> | undefined;
-  private stopped = false;
   /** With `install: false`: true once provider-kubernetes' args are on its DeploymentRuntimeConfig. */
   private providerArgsApplied: Promise<boolean> | undefined;
-  private readonly t0 = Date.now();
 
-  constructor(
-    private readonly cluster: RealCluster,
-    readonly version: CrossplaneVersion,
-    private readonly bins: CrossplaneBinaries & PodsBinaries,
-    private readonly opts: CrossplaneOptions,
-  ) {
-    this.dir = path.join(cluster.dir, 'crossplane');
-    const logDir = path.join(this.dir, 'logs');
-    fs.mkdirSync(logDir, { recursive: true });
-    const l = (c: string) => path.join(logDir, `${c}.log`);
-    this.logs = {
-      forwarder: l('forwarder'),
-      'namespace-forwarder': l('namespace-forwarder'),
-      registry: cluster.node!.logs.registry,
-      crossplane: l('crossplane'),
-      'function-patch-and-transform': l('function-patch-and-transform'),
-      'provider-kubernetes': l('provider-kubernetes'),
-    };
-    this.registryFile = path.join(registryDir(), `${process.pid}-${path.basename(cluster.dir)}-crossplane.json`);
-  }
-
-  private log(line: string): void {
-    this.opts.log?.(`${this.cluster.name}: crossplane (pods): ${line}`);
-  }
-
-  private get el(): string {
-    return `${((Date.now() - this.t0) / 1000).toFixed(1)} s`;
-  }
-
-  private get timeoutMs(): number {
-    return this.opts.readyTimeoutMs ?? 180_000;
-  }
-
-  private get kc() {
-    return this.cluster.kubeConfig;
+  constructor(cluster: RealCluster, version: CrossplaneVersion, bins: CrossplaneBinaries & PodsBinaries, opts: CrossplaneOptions) {
+    super(cluster, version, bins, opts, cluster.node!.logs.registry);
   }
 
   /** Host PIDs are not the harness's: the components run as containers under the node's containerd. */
@@ -204,13 +161,23 @@ class PodsHarness implements CrossplanePodsHarness {
     };
   }
 
-  private async get(p: string): Promise<Obj | undefined> {
-    try {
-      return await clientOf(this.kc).request<Obj>('GET', p);
-    } catch (e) {
-      if (isNotFound(e)) return undefined;
-      throw e;
-    }
+  protected registeredProcesses(): RegisteredProcess[] {
+    return this.forwarder?.pid !== undefined ? [{ component: 'forwarder', pid: this.forwarder.pid, binary: process.execPath }] : [];
+  }
+
+  /** Pushes go through the node registry's loopback address; pods pull from the node IP (`registry`). */
+  protected pushAddress(repoTag: string): string {
+    return `${this.cluster.node!.registry}/${repoTag}`;
+  }
+
+  protected exitedBefore(_component: CrossplaneComponent | 'packages', what: string): CrossplaneStartError | undefined {
+    return this.forwarder?.exit ? new CrossplaneStartError('forwarder', '', `${this.forwarder.describeExit()} before ${what}`) : undefined;
+  }
+
+  protected async logTailOf(component: CrossplaneComponent | 'packages'): Promise<string> {
+    return component === 'packages' || component === 'forwarder' || component === 'namespace-forwarder' || component === 'registry'
+      ? ''
+      : await this.podLogTail(component);
   }
 
   async podsOf(component: 'crossplane' | 'function-patch-and-transform' | 'provider-kubernetes'): Promise<Obj[]> {
@@ -239,72 +206,38 @@ class PodsHarness implements CrossplanePodsHarness {
     }
   }
 
-  private async waitFor(component: CrossplaneComponent | 'packages', what: string, check: () => Promise<boolean>, timeoutMs = this.timeoutMs): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    let last = '';
-    for (;;) {
-      if (this.forwarder?.exit) throw new CrossplaneStartError('forwarder', '', `${this.forwarder.describeExit()} before ${what}`);
-      try {
-        if (await check()) return;
-      } catch (e) {
-        last = e instanceof Error ? e.message : String(e);
-      }
-      if (Date.now() > deadline) {
-        const logTail =
-          component === 'packages' || component === 'forwarder' || component === 'namespace-forwarder' || component === 'registry'
-            ? ''
-            : await this.podLogTail(component);
-        throw new CrossplaneStartError(
-          component,
-          logTail,
-          `did not get ready within ${timeoutMs / 1000} s (waiting for ${what}${last ? `; last error: ${last}` : ''})`,
-        );
-      }
-      await sleep(500);
-    }
-  }
-
-  private register(): void {
-    const processes: RegisteredProcess[] =
-      this.forwarder?.pid !== undefined ? [{ component: 'forwarder', pid: this.forwarder.pid, binary: process.execPath }] : [];
-    writeEntry(this.registryFile, {
-      ownerPid: process.pid,
-      runId: process.env[RUN_ID_ENV],
-      name: `${this.cluster.name}-crossplane`,
-      dir: this.dir,
-      processes,
-    });
-  }
-
   /** Writes an image into a throwaway layout and pushes it through the node registry's loopback address. */
   private async push(name: string, idx: ImageIndex, repoTag: string): Promise<string> {
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'klutch-kit-xp-image-'));
     const layout = path.join(tmp, 'layout');
     try {
       writeLayout(layout, { [name]: idx });
-      const r = await pushLayoutImage(layout, name, `${this.cluster.node!.registry}/${repoTag}`);
+      const r = await pushLayoutImage(layout, name, this.pushAddress(repoTag));
       return `${this.registry}/${repoTag}@${r.digest}`;
     } finally {
       fs.rmSync(tmp, { recursive: true, force: true });
     }
   }
 
-  async start(): Promise<void> {
-    const node = this.cluster.node!;
-    const [coreSrc, fnSrc, pkSrc] = await Promise.all([
-      upstreamSource(`crossplane-${this.version}`),
-      upstreamSource('function-patch-and-transform'),
-      upstreamSource('provider-kubernetes'),
-    ]);
-    this.versions = { crossplane: coreSrc.version, functionPatchAndTransform: fnSrc.version, providerKubernetes: pkSrc.version };
-    if (tagOf(PATCH_AND_TRANSFORM_PACKAGE) !== fnSrc.version || tagOf(PROVIDER_KUBERNETES_PACKAGE) !== pkSrc.version) {
-      throw new Error(
-        `realinfra: crossplane: the constructs' default packages (${PATCH_AND_TRANSFORM_PACKAGE}, ${PROVIDER_KUBERNETES_PACKAGE}) ` +
-          `are not the versions the harness builds (${fnSrc.version}, ${pkSrc.version})`,
-      );
-    }
+  // ---- the start, in steps ------------------------------------------------------------------
 
-    // The registry at the node IP: a forwarder to the node's registry on loopback, and containerd told it is plain HTTP.
+  /**
+   * The registry at the node IP, the cluster DNS (while the images are written), the images, Crossplane core from the
+   * CrossplaneInstall construct until it is Available, then the ImageConfigs.
+   */
+  protected async startCrossplane(src: CrossplaneSources): Promise<void> {
+    await this.startRegistryForwarder();
+    const dns = this.startDns();
+    const refs = await this.buildAndPushImages(src);
+    this.images = { ...refs, coredns: '' };
+    await this.installCore(src.core);
+    this.images = { ...this.images, coredns: (await dns).image };
+    for (const prefix of REWRITTEN_PREFIXES) await this.rewriteImages(prefix);
+  }
+
+  /** The registry at the node IP: a forwarder to the node's registry on loopback, and containerd told it is plain HTTP. */
+  private async startRegistryForwarder(): Promise<void> {
+    const node = this.cluster.node!;
     const regPort = Number(node.registry.split(':')[1]);
     this.registry = podsRegistry(this.cluster);
     this.forwarder = new HarnessProcess<CrossplaneComponent>({
@@ -322,16 +255,22 @@ class PodsHarness implements CrossplanePodsHarness {
       path.join(this.hostsDir, 'hosts.toml'),
       [`server = "http://${this.registry}"`, `[host."http://${this.registry}"]`, '  capabilities = ["pull", "resolve"]', '  skip_verify = true', ''].join('\n'),
     );
-    this.log(`registry ${this.registry} (forwarder to ${node.registry}) (${this.el})`);
+    this.log(`registry ${this.registry} (forwarder to ${node.registry}) (${this.el()})`);
+  }
 
-    // Cluster DNS, while the images are written.
+  /** The cluster DNS (CoreDNS), started now and awaited once Crossplane is Available. */
+  private startDns(): Promise<{ image: string }> {
     const dns = startClusterDns(this.cluster, this.bins.coredns, { timeoutMs: this.timeoutMs }).then((r) => {
       this.figures = { ...this.figures, clusterDnsReadyMs: Date.now() - this.t0 };
-      this.log(`cluster DNS (CoreDNS) Ready at ${CLUSTER_DNS.ip} (${this.el})`);
+      this.log(`cluster DNS (CoreDNS) Ready at ${CLUSTER_DNS.ip} (${this.el()})`);
       return r;
     });
     dns.catch(() => undefined);
+    return dns;
+  }
 
+  /** Crossplane core's image and the two package images that are their own runtime image, written and pushed. */
+  private async buildAndPushImages(src: CrossplaneSources): Promise<Record<'crossplane' | 'function-patch-and-transform' | 'provider-kubernetes', string>> {
     const timed = (f: () => ImageIndex) => {
       const t = Date.now();
       const idx = f();
@@ -340,16 +279,16 @@ class PodsHarness implements CrossplanePodsHarness {
     const core = timed(() =>
       crossplaneCoreImage({
         binary: this.bins.crossplane,
-        crdsDir: path.join(coreSrc.dir, 'cluster', 'crds'),
-        webhookConfigurationsDir: path.join(coreSrc.dir, 'cluster', 'webhookconfigurations'),
-        version: coreSrc.version,
+        crdsDir: path.join(src.core.dir, 'cluster', 'crds'),
+        webhookConfigurationsDir: path.join(src.core.dir, 'cluster', 'webhookconfigurations'),
+        version: src.core.version,
       }),
     );
     const fn = timed(() =>
       packageRuntimeImage({
         title: 'function-patch-and-transform',
-        version: fnSrc.version,
-        packageYaml: packageYamlFromDir(path.join(fnSrc.dir, 'package')),
+        version: src.fn.version,
+        packageYaml: packageYamlFromDir(path.join(src.fn.dir, 'package')),
         binary: this.bins.functionPatchAndTransform,
         binaryPath: FUNCTION_BINARY_PATH,
       }),
@@ -357,8 +296,8 @@ class PodsHarness implements CrossplanePodsHarness {
     const pk = timed(() =>
       packageRuntimeImage({
         title: 'provider-kubernetes',
-        version: pkSrc.version,
-        packageYaml: packageYamlFromDir(path.join(pkSrc.dir, 'package')),
+        version: src.pk.version,
+        packageYaml: packageYamlFromDir(path.join(src.pk.dir, 'package')),
         binary: this.bins.providerKubernetes,
         binaryPath: PROVIDER_BINARY_PATH,
       }),
@@ -372,17 +311,20 @@ class PodsHarness implements CrossplanePodsHarness {
       },
     };
     const [coreRef, fnRef, pkRef] = await Promise.all([
-      this.push('crossplane', core.idx, `crossplane/crossplane:${coreSrc.version}`),
-      this.push('function-patch-and-transform', fn.idx, `crossplane-contrib/function-patch-and-transform:${fnSrc.version}`),
-      this.push('provider-kubernetes', pk.idx, `crossplane-contrib/provider-kubernetes:${pkSrc.version}`),
+      this.push('crossplane', core.idx, `crossplane/crossplane:${src.core.version}`),
+      this.push('function-patch-and-transform', fn.idx, `crossplane-contrib/function-patch-and-transform:${src.fn.version}`),
+      this.push('provider-kubernetes', pk.idx, `crossplane-contrib/provider-kubernetes:${src.pk.version}`),
     ]);
     const mb = (n: number) => `${(n / 1e6).toFixed(1)} MB`;
     this.log(
-      `images written and pushed (${this.el}): crossplane ${mb(pullSize(core.idx))} in ${core.ms} ms, ` +
+      `images written and pushed (${this.el()}): crossplane ${mb(pullSize(core.idx))} in ${core.ms} ms, ` +
         `function-patch-and-transform ${mb(pullSize(fn.idx))} in ${fn.ms} ms, provider-kubernetes ${mb(pullSize(pk.idx))} in ${pk.ms} ms`,
     );
+    return { crossplane: coreRef, 'function-patch-and-transform': fnRef, 'provider-kubernetes': pkRef };
+  }
 
-    // Crossplane core from the CrossplaneInstall construct: Crossplane's chart at the release's version.
+  /** Crossplane core from the CrossplaneInstall construct (Crossplane's chart at the release's version), until Available. */
+  private async installCore(coreSrc: CrossplaneSources['core']): Promise<void> {
     const chartDir = path.join(this.dir, 'chart', 'crossplane');
     fs.rmSync(path.dirname(chartDir), { recursive: true, force: true });
     fs.cpSync(path.join(coreSrc.dir, 'cluster', 'charts', 'crossplane'), chartDir, { recursive: true });
@@ -402,9 +344,8 @@ class PodsHarness implements CrossplanePodsHarness {
       values: { image: { repository: `${this.registry}/crossplane/crossplane` } },
     });
     this.installObjects = chart.toJson() as KubernetesObject[];
-    this.images = { crossplane: coreRef, 'function-patch-and-transform': fnRef, 'provider-kubernetes': pkRef, coredns: '' };
     await applyManifests(this.kc, this.installObjects, { fieldManager: 'klutch-kit-harness', continueOnError: false });
-    this.log(`CrossplaneInstall (${install.installMethod.kind}) applied: ${this.installObjects.length} objects (${this.el})`);
+    this.log(`CrossplaneInstall (${install.installMethod.kind}) applied: ${this.installObjects.length} objects (${this.el()})`);
     await this.waitFor('crossplane', 'the crossplane and crossplane-rbac-manager Deployments Available', async () => {
       for (const d of ['crossplane', 'crossplane-rbac-manager']) {
         const o = await this.get(`/apis/apps/v1/namespaces/${CROSSPLANE_NAMESPACE}/deployments/${d}`);
@@ -413,17 +354,15 @@ class PodsHarness implements CrossplanePodsHarness {
       return true;
     });
     this.figures = { ...this.figures, crossplaneAvailableMs: Date.now() - this.t0 };
-    this.log(`crossplane ${coreSrc.version} Available (${this.el})`);
-    this.images = { ...this.images, coredns: (await dns).image };
+    this.log(`crossplane ${coreSrc.version} Available (${this.el()})`);
+  }
 
-    for (const prefix of REWRITTEN_PREFIXES) await this.rewriteImages(prefix);
-    if (this.opts.install ?? true) {
-      await this.installDefaultPackages();
-      this.figures = { ...this.figures, packagesHealthyMs: Date.now() - this.t0 };
-      this.log(`Function, Provider and ProviderConfig installed and healthy (${this.el})`);
-    } else {
-      this.providerArgsWhenRuntimeConfigAppears();
-    }
+  protected onPackagesHealthy(): void {
+    this.figures = { ...this.figures, packagesHealthyMs: Date.now() - this.t0 };
+  }
+
+  protected withoutDefaultPackages(): void {
+    this.providerArgsWhenRuntimeConfigAppears();
   }
 
   /** provider-kubernetes' flags (`--poll`, providerArgs) as the DeploymentRuntimeConfig's container args. */
@@ -441,7 +380,7 @@ class PodsHarness implements CrossplanePodsHarness {
     const path_ = `/apis/pkg.crossplane.io/v1beta1/deploymentruntimeconfigs/${PROVIDER_KUBERNETES_RUNTIME}`;
     const args = this.providerRuntimeArgs();
     this.providerArgsApplied = (async () => {
-      while (!this.stopped) {
+      while (!this.stopRequested) {
         if (await this.get(path_).catch(() => undefined)) {
           await applyManifests(
             this.kc,
@@ -455,7 +394,7 @@ class PodsHarness implements CrossplanePodsHarness {
             ],
             { fieldManager: 'klutch-kit-harness', continueOnError: false },
           );
-          this.log(`provider-kubernetes args ${args.join(' ')} applied to DeploymentRuntimeConfig ${PROVIDER_KUBERNETES_RUNTIME} (${this.el})`);
+          this.log(`provider-kubernetes args ${args.join(' ')} applied to DeploymentRuntimeConfig ${PROVIDER_KUBERNETES_RUNTIME} (${this.el()})`);
           return true;
         }
         await sleep(500);
@@ -467,48 +406,6 @@ class PodsHarness implements CrossplanePodsHarness {
     });
   }
 
-  async rewriteImages(prefix: string): Promise<string> {
-    if (typeof prefix !== 'string' || !/^[a-z0-9.-]+(:\d+)?(\/[a-z0-9._-]+)+$/.test(prefix)) {
-      throw new Error(`CrossplaneHarness.rewriteImages: prefix ${JSON.stringify(prefix)} must be "<registry host>/<path>", e.g. "xpkg.example.com/klutch"`);
-    }
-    const rewritten = `${this.registry}${prefix.slice(prefix.indexOf('/'))}`;
-    const name = `klutch-kit-harness-${prefix.replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '')}`.slice(0, 63).replace(/-$/, '');
-    await applyManifests(
-      this.kc,
-      [
-        {
-          apiVersion: 'pkg.crossplane.io/v1beta1',
-          kind: 'ImageConfig',
-          metadata: { name },
-          spec: { matchImages: [{ type: 'Prefix', prefix }], rewriteImage: { prefix: rewritten } },
-        } as KubernetesObject,
-      ],
-      { fieldManager: 'klutch-kit-harness', continueOnError: false },
-    );
-    return rewritten;
-  }
-
-  async pushPackage(ref: string, source: PackageSource): Promise<string> {
-    if (typeof ref !== 'string' || !/^[a-z0-9._/:-]+(@sha256:[a-f0-9]{64})?$/.test(ref) || !ref.includes(':')) {
-      throw new Error(
-        `CrossplaneHarness.pushPackage: ref ${JSON.stringify(ref)} must be "<repository>:<tag>" (e.g. "klutch/catalogue:v0.1.0") or "${this.registry}/<repository>:<tag>"`,
-      );
-    }
-    const repoTag = ref.startsWith(`${this.registry}/`) ? ref.slice(this.registry.length + 1) : ref;
-    const viaLoopback = `${this.cluster.node!.registry}/${repoTag}`;
-    if (!source || typeof source !== 'object')
-      throw new Error(`CrossplaneHarness.pushPackage: source ${JSON.stringify(source)} must be { packageYaml }, { dir } or { xpkgFile }`);
-    if ('xpkgFile' in source) {
-      await pushXpkgFile(this.bins.crane, viaLoopback, source.xpkgFile);
-      return `${this.registry}/${repoTag}`;
-    }
-    const yaml = 'packageYaml' in source ? source.packageYaml : 'dir' in source ? packageYamlFromDir(source.dir) : undefined;
-    if (typeof yaml !== 'string' || yaml.trim() === '')
-      throw new Error(`CrossplaneHarness.pushPackage: source ${JSON.stringify(source)} must be { packageYaml }, { dir } or { xpkgFile }`);
-    await pushPackageYaml(this.bins.crane, viaLoopback, yaml, path.join(this.dir, 'images'));
-    return `${this.registry}/${repoTag}`;
-  }
-
   async installDefaultPackages(): Promise<void> {
     const { packages, providerConfig } = podsPackageObjects({ providerArgs: this.providerRuntimeArgs() });
     await applyManifests(this.kc, packages, { fieldManager: 'klutch-kit-harness', continueOnError: false });
@@ -517,55 +414,18 @@ class PodsHarness implements CrossplanePodsHarness {
     await applyManifests(this.kc, [providerConfig], { fieldManager: 'klutch-kit-harness', continueOnError: false });
   }
 
-  async waitForPackage(kind: 'Function' | 'Provider' | 'Configuration', name: string, timeoutMs = this.timeoutMs): Promise<void> {
-    const plural = { Function: 'functions', Provider: 'providers', Configuration: 'configurations' }[kind];
-    if (!plural) throw new Error(`CrossplaneHarness.waitForPackage: kind ${JSON.stringify(kind)} must be Function, Provider or Configuration`);
-    const component: CrossplaneComponent | 'packages' =
-      kind === 'Configuration'
-        ? 'packages'
-        : name === 'function-patch-and-transform'
-          ? 'function-patch-and-transform'
-          : name === 'provider-kubernetes'
-            ? 'provider-kubernetes'
-            : 'packages';
-    let last = 'not found';
-    try {
-      await this.waitFor(
-        'packages',
-        `${kind} ${name} Installed and Healthy`,
-        async () => {
-          const o = await this.get(`/apis/pkg.crossplane.io/v1/${plural}/${encodeURIComponent(name)}`);
-          const installed = cond(o, 'Installed');
-          const healthy = cond(o, 'Healthy');
-          last = o
-            ? `Installed=${installed?.status ?? '?'}${installed?.message ? ` (${installed.message})` : ''}, Healthy=${healthy?.status ?? '?'}${healthy?.message ? ` (${healthy.message})` : ''}`
-            : 'not found';
-          return installed?.status === 'True' && healthy?.status === 'True';
-        },
-        timeoutMs,
-      );
-    } catch (e) {
-      if (!(e instanceof CrossplaneStartError)) throw e;
-      const logTail = component === 'packages' ? await this.podLogTail('crossplane') : await this.podLogTail(component);
-      throw new CrossplaneStartError(component, logTail, `${kind} ${name} did not become Installed and Healthy within ${timeoutMs / 1000} s: ${last}`);
-    }
-    // with install: false, the provider's flags are on its runtime config (if it has the one the control plane ships)
+  /** With install: false, the provider's flags are on its runtime config (if it has the one the control plane ships). */
+  protected async afterPackageReady(kind: PackageKind, name: string): Promise<void> {
     if (kind === 'Provider' && name === 'provider-kubernetes' && this.providerArgsApplied) {
       if (await this.get(`/apis/pkg.crossplane.io/v1beta1/deploymentruntimeconfigs/${PROVIDER_KUBERNETES_RUNTIME}`)) await this.providerArgsApplied;
     }
-  }
-
-  stop(): Promise<void> {
-    this.stopping ??= this.doStop();
-    return this.stopping;
   }
 
   /**
    * Removes what the harness deployed, so the node runs none of it: Crossplane core first (so nothing re-creates the
    * package Deployments), then every Deployment in crossplane-system and the cluster DNS; waits until their pods are gone.
    */
-  private async doStop(): Promise<void> {
-    this.stopped = true;
+  protected async stopAll(): Promise<void> {
     await this.providerArgsApplied;
     const client = clientOf(this.kc);
     const del = (p: string) => client.request('DELETE', p, { query: { propagationPolicy: 'Foreground', gracePeriodSeconds: 1 } }).catch(() => undefined);
@@ -593,57 +453,38 @@ class PodsHarness implements CrossplanePodsHarness {
     }
     await this.forwarder?.stop(5000);
     if (this.hostsDir) fs.rmSync(this.hostsDir, { recursive: true, force: true });
-    live.delete(this);
-    removeEntry(this.registryFile);
-    this.log('stopped');
   }
 
-  killSync(): void {
+  protected killAll(): void {
     this.forwarder?.killSync();
     if (this.forwarder?.child.pid !== undefined) killRegistered({ component: 'forwarder', pid: this.forwarder.child.pid, binary: process.execPath });
     if (this.hostsDir) fs.rmSync(this.hostsDir, { recursive: true, force: true });
-    removeEntry(this.registryFile);
-    live.delete(this);
   }
 }
-
-const live = new Set<PodsHarness>();
-let exitHookInstalled = false;
 
 /**
- * Starts Crossplane as pods on a cluster with a node (see the header). Resolves when Crossplane is Available and
- * (with `install`) the Function, Provider and ProviderConfig are healthy; on failure everything started is removed.
+ * Crossplane as pods (`runtime: 'pods'`) on a cluster with a node (see the header); refuses a cluster without a node, or
+ * whose kubelet does not point pods at the cluster DNS, before it builds anything.
  */
-export async function startCrossplanePods(cluster: RealCluster, opts: CrossplaneOptions): Promise<CrossplanePodsHarness> {
-  if (!cluster?.node) {
-    throw new Error(
-      `startCrossplane: runtime "pods" needs a cluster with a node: startCluster({ nodes: 1, node: { kubeletConfig: clusterDnsKubeletConfig() } })`,
-    );
-  }
-  if (!nodeHasClusterDns(cluster.node.dir)) {
-    throw new Error(
-      `startCrossplane: runtime "pods" needs the node's kubelet to point pods at the cluster DNS (${CLUSTER_DNS.ip}): ` +
-        `start the cluster with startCluster({ nodes: 1, node: { kubeletConfig: ${JSON.stringify(clusterDnsKubeletConfig())} } }) (clusterDnsKubeletConfig())`,
-    );
-  }
-  const xpBins = opts.binaries ?? (await ensureCrossplaneBinaries(opts.version, { log: opts.log }));
-  const podBins = await ensurePodsBinaries({ log: opts.log });
-  for (const [k, v] of Object.entries({ ...xpBins, ...podBins })) {
-    if (!fs.existsSync(v)) throw new Error(`startCrossplane: binary ${k} not found at ${v}; run \`npm run realinfra -- --crossplane --pods\``);
-  }
-  if (!exitHookInstalled) {
-    exitHookInstalled = true;
-    process.on('exit', () => {
-      for (const h of live) h.killSync();
-    });
-  }
-  const h = new PodsHarness(cluster, opts.version, { ...xpBins, ...podBins }, opts);
-  live.add(h);
-  try {
-    await h.start();
-    return h;
-  } catch (e) {
-    await h.stop();
-    throw e;
-  }
-}
+export const crossplaneAsPods: CrossplaneStrategy = {
+  runtime: 'pods',
+  async prepare(cluster: RealCluster, opts: CrossplaneOptions): Promise<CrossplaneHarnessBase> {
+    if (!cluster?.node) {
+      throw new Error(
+        `startCrossplane: runtime "pods" needs a cluster with a node: startCluster({ nodes: 1, node: { kubeletConfig: clusterDnsKubeletConfig() } })`,
+      );
+    }
+    if (!nodeHasClusterDns(cluster.node.dir)) {
+      throw new Error(
+        `startCrossplane: runtime "pods" needs the node's kubelet to point pods at the cluster DNS (${CLUSTER_DNS.ip}): ` +
+          `start the cluster with startCluster({ nodes: 1, node: { kubeletConfig: ${JSON.stringify(clusterDnsKubeletConfig())} } }) (clusterDnsKubeletConfig())`,
+      );
+    }
+    const xpBins = opts.binaries ?? (await ensureCrossplaneBinaries(opts.version, { log: opts.log }));
+    const podBins = await ensurePodsBinaries({ log: opts.log });
+    for (const [k, v] of Object.entries({ ...xpBins, ...podBins })) {
+      if (!fs.existsSync(v)) throw new Error(`startCrossplane: binary ${k} not found at ${v}; run \`npm run realinfra -- --crossplane --pods\``);
+    }
+    return new PodsHarness(cluster, opts.version, { ...xpBins, ...podBins }, opts);
+  },
+};

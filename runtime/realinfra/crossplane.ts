@@ -1,4 +1,5 @@
-// startCrossplane(): real Crossplane on top of a harness cluster — Crossplane core (2.3 or 1.20) with the
+// Crossplane as processes, the `runtime: 'processes'` strategy of startCrossplane() (crossplane-start.ts): real
+// Crossplane on top of a harness cluster — Crossplane core (2.3 or 1.20) with the
 // `External` package runtime, function-patch-and-transform (mTLS over a unix socket) and provider-kubernetes
 // as local processes, plus an OCI registry (crane) for the package images the harness builds from the
 // upstream module sources. Crossplane's package manager installs the Function and Provider objects our
@@ -17,47 +18,32 @@ import { promisify } from 'node:util';
 import { App, Chart } from 'cdk8s';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { stringify as toYaml } from 'yaml';
-import {
-  Function as XpFunction,
-  KubernetesProviderConfig,
-  PATCH_AND_TRANSFORM_PACKAGE,
-  PROVIDER_KUBERNETES_PACKAGE,
-  Provider,
-} from '../../constructs/crossplane/index.js';
+import { Function as XpFunction, KubernetesProviderConfig, PROVIDER_KUBERNETES_PACKAGE, Provider } from '../../constructs/crossplane/index.js';
 import { applyManifests, readManifests, waitForCrdsEstablished } from './apply.js';
-import { type CrossplaneBinaries, type CrossplaneVersion, CROSSPLANE_VERSIONS, ensureCrossplaneBinaries, upstreamSource } from './build.js';
+import { ensureCrossplaneBinaries } from './build.js';
 import { UNIX_PATH_MAX, nsenterArgv, pickLoopbackAddress, unshareArgv, userNamespaceProblem } from './userns.js';
-import { type RegisteredProcess, killRegistered, registryDir, removeEntry, writeEntry, RUN_ID_ENV } from './registry.js';
+import { type RegisteredProcess, killRegistered } from './registry.js';
 import { HarnessProcess } from './_process.js';
-import { isConflict, isNotFound, type ResourceRef } from '../core/client.js';
+import { isConflict, type ResourceRef } from '../core/client.js';
 import { Informer, onAny } from '../core/informer.js';
 import { clientOf } from './client.js';
 import { probe } from './probe.js';
 import { installedCrds, revisionInstalled, ServeLoop } from './package-runtime.js';
-import { packageYamlFromDir, pushPackageYaml, pushXpkgFile } from './xpkg.js';
 import type { RealCluster } from './cluster.js';
-import { FORWARDER_JS, freePort, logTail, sleep } from './_harness.js';
+import { FORWARDER_JS, freePort, logTail } from './_harness.js';
 import {
   CROSSPLANE_NAMESPACE,
   type CrossplaneComponent,
   type CrossplaneHarness,
+  CrossplaneHarnessBase,
   type CrossplaneOptions,
+  type CrossplaneSources,
   CrossplaneStartError,
-  type PackageSource,
+  type CrossplaneStrategy,
+  type PackageKind,
   REWRITTEN_PREFIXES,
-} from './crossplane-harness.js';
-import { startCrossplanePods } from './crossplane-pods.js';
-
-export { FORWARDER_JS };
-export {
-  CROSSPLANE_NAMESPACE,
-  type CrossplaneComponent,
-  type CrossplaneHarness,
-  type CrossplaneOptions,
-  type CrossplaneRuntime,
-  CrossplaneStartError,
-  type PackageSource,
-  REWRITTEN_PREFIXES,
+  type XpObject,
+  conditionOf,
 } from './crossplane-harness.js';
 
 const execFileAsync = promisify(execFile);
@@ -185,21 +171,9 @@ async function createPki(dir: string): Promise<{ caPem: string; crossplane: TlsD
 }
 
 // ---------------------------------------------------------------------------------------------
-// processes
-
-type XpProc = HarnessProcess<CrossplaneComponent>;
-
-// ---------------------------------------------------------------------------------------------
 // objects
 
-type Obj = KubernetesObject & { spec?: Record<string, unknown>; status?: Record<string, unknown> & { conditions?: Condition[] } };
-interface Condition {
-  type: string;
-  status: string;
-  reason?: string;
-  message?: string;
-  lastTransitionTime?: string;
-}
+type Obj = XpObject;
 
 /** The Function, Provider and ProviderConfig our constructs synthesize (what a control plane ships). */
 export function defaultPackageObjects(): { fn: Obj; provider: Obj; providerConfig: Obj } {
@@ -216,8 +190,6 @@ export function defaultPackageObjects(): { fn: Obj; provider: Obj; providerConfi
   return { fn: find('Function'), provider: find('Provider'), providerConfig: find('ProviderConfig') };
 }
 
-const tagOf = (ref: string) => ref.slice(ref.lastIndexOf(':') + 1);
-
 /** `registry/repo/name:tag` or `@digest` → `name` (the last path segment without tag or digest). */
 function imageBasename(image: string): string {
   const noDigest = image.split('@')[0]!;
@@ -225,34 +197,15 @@ function imageBasename(image: string): string {
   return last.split(':')[0]!;
 }
 
-function conditionOf(o: Obj, type: string): Condition | undefined {
-  return o.status?.conditions?.find((c) => c.type === type);
-}
-
 // ---------------------------------------------------------------------------------------------
 // the harness
 
-const live = new Set<Harness>();
-let exitHookInstalled = false;
-function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.on('exit', () => {
-    for (const h of live) h.killSync();
-  });
-}
+type XpProc = HarnessProcess<CrossplaneComponent>;
 
-class Harness implements CrossplaneHarness {
+/** Crossplane as processes: the strategy of `runtime: 'processes'` (see the header). */
+class ProcessesHarness extends CrossplaneHarnessBase {
   readonly runtime = 'processes' as const;
-  readonly namespace = CROSSPLANE_NAMESPACE;
-  readonly dir: string;
-  readonly logs: Record<CrossplaneComponent, string>;
-  registry = '';
-  versions: CrossplaneHarness['versions'] = { crossplane: '', functionPatchAndTransform: '', providerKubernetes: '' };
-  namespaceAddress = '';
-  networkNamespaces: readonly string[] = [];
   private readonly procs: Partial<Record<CrossplaneComponent, XpProc>> = {};
-  private readonly registryFile: string;
   private pki!: Awaited<ReturnType<typeof createPki>>;
   private nsKubeconfig = '';
   private saDir = '';
@@ -262,36 +215,6 @@ class Harness implements CrossplaneHarness {
   private readonly revisionInformers: Informer[] = [];
   private runtimeError = '';
   private providerStarting: Promise<void> | undefined;
-  private stopping: Promise<void> | undefined;
-  private rewrites = new Set<string>();
-
-  constructor(
-    private readonly cluster: RealCluster,
-    readonly version: CrossplaneVersion,
-    private readonly bins: CrossplaneBinaries,
-    private readonly opts: CrossplaneOptions,
-  ) {
-    this.dir = path.join(cluster.dir, 'crossplane');
-    const logDir = path.join(this.dir, 'logs');
-    fs.mkdirSync(logDir, { recursive: true });
-    this.logs = {
-      forwarder: path.join(logDir, 'forwarder.log'),
-      'namespace-forwarder': path.join(logDir, 'namespace-forwarder.log'),
-      registry: path.join(logDir, 'registry.log'),
-      crossplane: path.join(logDir, 'crossplane.log'),
-      'function-patch-and-transform': path.join(logDir, 'function-patch-and-transform.log'),
-      'provider-kubernetes': path.join(logDir, 'provider-kubernetes.log'),
-    };
-    this.registryFile = path.join(registryDir(), `${process.pid}-${path.basename(cluster.dir)}-crossplane.json`);
-  }
-
-  private log(line: string): void {
-    this.opts.log?.(`${this.cluster.name}: crossplane: ${line}`);
-  }
-
-  private get timeoutMs(): number {
-    return this.opts.readyTimeoutMs ?? 180_000;
-  }
 
   private get v2(): boolean {
     return this.version !== '1.20';
@@ -308,17 +231,46 @@ class Harness implements CrossplaneHarness {
     };
   }
 
-  private register(): void {
-    const processes: RegisteredProcess[] = Object.values(this.procs)
+  protected registeredProcesses(): RegisteredProcess[] {
+    return Object.values(this.procs)
       .filter((p): p is XpProc => p !== undefined && p.pid !== undefined)
       .map((p) => ({ component: p.component, pid: p.pid!, binary: p.binary }));
-    writeEntry(this.registryFile, {
-      ownerPid: process.pid,
-      runId: process.env[RUN_ID_ENV],
-      name: `${this.cluster.name}-crossplane`,
-      dir: this.dir,
-      processes,
-    });
+  }
+
+  protected pushAddress(repoTag: string): string {
+    return `${this.registry}/${repoTag}`;
+  }
+
+  protected exitedBefore(component: CrossplaneComponent | 'packages', what: string): CrossplaneStartError | undefined {
+    const p = component === 'packages' ? undefined : this.procs[component];
+    return p?.exit ? new CrossplaneStartError(component, tail(p.logFile), `${p.describeExit()} before ${what}`) : undefined;
+  }
+
+  /** The component's log, or core's while the component has no process yet. */
+  protected async logTailOf(component: CrossplaneComponent | 'packages'): Promise<string> {
+    const p = component === 'packages' ? undefined : (this.procs[component] ?? this.procs.crossplane);
+    return p ? tail(p.logFile) : '';
+  }
+
+  protected runtimeProblem(): string {
+    return this.runtimeError ? `; package runtime: ${this.runtimeError}` : '';
+  }
+
+  /** On 1.20 with the External runtime nothing sets the runtime's health: Installed is what counts. */
+  protected get runtimeReportsHealth(): boolean {
+    return this.v2;
+  }
+
+  /** A function is usable once its active revision has an endpoint (what the runtime publishes). */
+  protected async notServedYet(kind: PackageKind, name: string): Promise<string> {
+    if (kind !== 'Function') return '';
+    const revs = await clientOf(this.kc).request<{ items: Obj[] }>(
+      'GET',
+      `/apis/pkg.crossplane.io/v1/functionrevisions?labelSelector=${encodeURIComponent(`pkg.crossplane.io/package=${name}`)}`,
+    );
+    const active = revs.items.find((r) => r.spec?.['desiredState'] === 'Active');
+    const endpoint = active?.status?.['endpoint'];
+    return typeof endpoint === 'string' && endpoint !== '' ? '' : `Installed=True, active revision endpoint=${String(endpoint ?? '(none)')}`;
   }
 
   /**
@@ -352,65 +304,32 @@ class Harness implements CrossplaneHarness {
     return p;
   }
 
-  private async waitFor(component: CrossplaneComponent | 'packages', what: string, check: () => Promise<boolean>, timeoutMs = this.timeoutMs): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    let lastError = '';
-    const p = component === 'packages' ? undefined : this.procs[component];
-    for (;;) {
-      if (p?.exit) throw new CrossplaneStartError(component, tail(p.logFile), `${p.describeExit()} before ${what}`);
-      try {
-        if (await check()) return;
-      } catch (e) {
-        lastError = e instanceof Error ? e.message : String(e);
-      }
-      if (Date.now() > deadline) {
-        throw new CrossplaneStartError(
-          component,
-          p ? tail(p.logFile) : '',
-          `did not get ready within ${timeoutMs / 1000} s (waiting for ${what}${lastError ? `; last error: ${lastError}` : ''}${this.runtimeError ? `; package runtime: ${this.runtimeError}` : ''})`,
-        );
-      }
-      await sleep(500);
-    }
-  }
+  // ---- the start, in steps ------------------------------------------------------------------
 
-  private get kc() {
-    return this.cluster.kubeConfig;
-  }
-
-  private async get(pathName: string): Promise<Obj | undefined> {
-    try {
-      return await clientOf(this.kc).request<Obj>('GET', pathName);
-    } catch (e) {
-      if (isNotFound(e)) return undefined;
-      throw e;
-    }
-  }
-
-  async start(): Promise<void> {
-    const t0 = Date.now();
-    const el = () => `${((Date.now() - t0) / 1000).toFixed(1)} s`;
-    installExitHook();
-    live.add(this);
-    const [coreSrc, fnSrc, pkSrc] = await Promise.all([
-      upstreamSource(`crossplane-${this.version}`),
-      upstreamSource('function-patch-and-transform'),
-      upstreamSource('provider-kubernetes'),
-    ]);
-    this.versions = { crossplane: coreSrc.version, functionPatchAndTransform: fnSrc.version, providerKubernetes: pkSrc.version };
-    if (tagOf(PATCH_AND_TRANSFORM_PACKAGE) !== fnSrc.version || tagOf(PROVIDER_KUBERNETES_PACKAGE) !== pkSrc.version) {
-      throw new Error(
-        `realinfra: crossplane: the constructs' default packages (${PATCH_AND_TRANSFORM_PACKAGE}, ${PROVIDER_KUBERNETES_PACKAGE}) ` +
-          `are not the versions the harness builds (${fnSrc.version}, ${pkSrc.version})`,
-      );
-    }
-
-    // Crossplane's namespace ("xp": core and provider) and the two forwarders. The namespace forwarder, started in a new
-    // user + network namespace, holds it (the others join it by its PID); inside it listens on 127.0.0.1 for the API
-    // server and the registry (→ unix sockets → the host forwarder → the host's 127.0.0.1) and serves the namespace's
-    // own ports on unix sockets; the host forwarder offers those on the harness's loopback address.
+  /**
+   * The namespace with its forwarders, the certificates, the registry with the package images and what `crossplane
+   * core init` would create, the function, core, then the package runtime the harness plays.
+   */
+  protected async startCrossplane(src: CrossplaneSources): Promise<void> {
     const apiPort = Number(new URL(this.cluster.server).port);
     const regPort = await freePort();
+    await this.startNamespace(apiPort, regPort);
+    this.pki = await createPki(path.join(this.dir, 'pki'));
+    this.writeNsKubeconfig(apiPort);
+    await this.startRegistry(regPort);
+    await this.pushImagesAndApplyPrerequisites(src);
+    await this.startFunction(src.fn.version);
+    await this.startCore(src.core.version);
+    this.startPackageRuntime();
+  }
+
+  /**
+   * Crossplane's namespace ("xp": core and provider) and the two forwarders. The namespace forwarder, started in a new
+   * user + network namespace, holds it (the others join it by its PID); inside it listens on 127.0.0.1 for the API
+   * server and the registry (→ unix sockets → the host forwarder → the host's 127.0.0.1) and serves the namespace's
+   * own ports on unix sockets; the host forwarder offers those on the harness's loopback address.
+   */
+  private async startNamespace(apiPort: number, regPort: number): Promise<void> {
     const sockDir = path.join(this.dir, 's');
     fs.mkdirSync(sockDir, { recursive: true, mode: 0o700 });
     const sock = (name: string | number) => {
@@ -456,12 +375,11 @@ class Harness implements CrossplaneHarness {
       this.waitFor('forwarder', 'its "ready" line', ready('forwarder'), 30_000),
     ]);
     this.networkNamespaces = [fs.readlinkSync(`/proc/${this.procs['namespace-forwarder'].pid}/ns/net`)];
-    this.log(`namespace ${this.networkNamespaces[0]}, its ports on ${this.namespaceAddress} (${el()})`);
+    this.log(`namespace ${this.networkNamespaces[0]}, its ports on ${this.namespaceAddress} (${this.el()})`);
+  }
 
-    this.pki = await createPki(path.join(this.dir, 'pki'));
-    this.writeNsKubeconfig(apiPort);
-
-    // Registry: crane on the host's 127.0.0.1 (Crossplane in its namespace reaches it there too, through the forwarders).
+  /** The registry: crane on the host's 127.0.0.1 (Crossplane in its namespace reaches it there too, through the forwarders). */
+  private async startRegistry(regPort: number): Promise<void> {
     this.procs.registry = new HarnessProcess<CrossplaneComponent>({
       component: 'registry',
       binary: this.bins.crane,
@@ -472,22 +390,24 @@ class Harness implements CrossplaneHarness {
     this.register();
     this.registry = `127.0.0.1:${regPort}`;
     await this.waitFor('registry', `GET http://${this.registry}/v2/`, async () => (await probe(`http://${this.registry}/v2/`, {}, 3000)).status === 200);
-    this.log(`registry ready on ${this.registry} (${el()})`);
+    this.log(`registry ready on ${this.registry} (${this.el()})`);
+  }
 
-    // Package images from the upstream module sources, pushed under the names the constructs use.
+  /** Package images from the upstream module sources, pushed under the names the constructs use, while what `crossplane core init` / the Helm chart would create is applied. */
+  private async pushImagesAndApplyPrerequisites(src: CrossplaneSources): Promise<void> {
     const pushes = Promise.all([
-      this.pushPackage(`crossplane-contrib/function-patch-and-transform:${fnSrc.version}`, { dir: path.join(fnSrc.dir, 'package') }),
-      this.pushPackage(`crossplane-contrib/provider-kubernetes:${pkSrc.version}`, { dir: path.join(pkSrc.dir, 'package') }),
+      this.pushPackage(`crossplane-contrib/function-patch-and-transform:${src.fn.version}`, { dir: path.join(src.fn.dir, 'package') }),
+      this.pushPackage(`crossplane-contrib/provider-kubernetes:${src.pk.version}`, { dir: path.join(src.pk.dir, 'package') }),
     ]);
-
-    // What `crossplane core init` / the Helm chart would create.
-    await this.applyPrerequisites(path.join(coreSrc.dir, 'cluster', 'crds'));
+    await this.applyPrerequisites(path.join(src.core.dir, 'cluster', 'crds'));
     await pushes.catch((e: unknown) => {
       throw new CrossplaneStartError('registry', tail(this.logs.registry), `did not take the package images: ${e instanceof Error ? e.message : String(e)}`);
     });
-    this.log(`CRDs, namespace, Lock, TLS Secrets, ImageConfigs applied; package images pushed (${el()})`);
+    this.log(`CRDs, namespace, Lock, TLS Secrets, ImageConfigs applied; package images pushed (${this.el()})`);
+  }
 
-    // function-patch-and-transform: mTLS on a unix socket (path-based sockets work across network namespaces).
+  /** function-patch-and-transform: mTLS on a unix socket (path-based sockets work across network namespaces). */
+  private async startFunction(version: string): Promise<void> {
     this.fnSocket = path.join(this.dir, 'fn.sock');
     this.spawnNs(
       'function-patch-and-transform',
@@ -498,9 +418,11 @@ class Harness implements CrossplaneHarness {
     );
     await this.waitFor('function-patch-and-transform', `its socket ${this.fnSocket}`, async () => fs.existsSync(this.fnSocket));
     this.networkNamespaces = [...this.networkNamespaces, fs.readlinkSync(`/proc/${this.procs['function-patch-and-transform']!.pid}/ns/net`)];
-    this.log(`function-patch-and-transform ${fnSrc.version} listening on unix://${this.fnSocket} (${el()})`);
+    this.log(`function-patch-and-transform ${version} listening on unix://${this.fnSocket} (${this.el()})`);
+  }
 
-    // Crossplane core.
+  /** Crossplane core with the `External` package runtime, in Crossplane's namespace. */
+  private async startCore(version: string): Promise<void> {
     fs.mkdirSync(path.join(this.dir, 'cache', 'xpkg'), { recursive: true });
     fs.mkdirSync(path.join(this.dir, 'cache', 'xfn'), { recursive: true });
     this.spawnNs(
@@ -527,14 +449,37 @@ class Harness implements CrossplaneHarness {
       `GET http://${this.namespaceAddress}:8091/readyz`,
       async () => (await probe(`http://${this.namespaceAddress}:8091/readyz`, {}, 3000)).status === 200,
     );
-    this.log(`crossplane ${coreSrc.version} ready (${el()})`);
+    this.log(`crossplane ${version} ready (${this.el()})`);
+  }
 
-    this.startPackageRuntime();
-
-    if (this.opts.install ?? true) {
-      await this.installDefaultPackages();
-      this.log(`Function, Provider and ProviderConfig installed and healthy (${el()})`);
+  /**
+   * The package runtime (endpoint, TLS secret name and runtime health in the revisions' status; the provider process):
+   * served on every change of a function or provider revision (watched), and every second for what is not watched
+   * (the CRDs a provider revision installed becoming Established).
+   */
+  private startPackageRuntime(): void {
+    const runtime = new ServeLoop(
+      async () => {
+        if (this.stopRequested) return;
+        await this.serveRevisions('functionrevisions');
+        await this.serveRevisions('providerrevisions');
+      },
+      (e) => (this.runtimeError = e instanceof Error ? e.message : String(e)),
+      () => (this.runtimeError = ''),
+    );
+    this.serveLoop = runtime;
+    for (const [plural, kind] of [
+      ['functionrevisions', 'FunctionRevision'],
+      ['providerrevisions', 'ProviderRevision'],
+    ] as const) {
+      const ref: ResourceRef = { group: 'pkg.crossplane.io', version: 'v1', plural, kind, namespaced: false };
+      const informer = new Informer(clientOf(this.kc), ref, { name: `harness ${plural}` });
+      informer.addEventHandler(onAny(() => runtime.kick()));
+      this.revisionInformers.push(informer.start());
     }
+    this.runtimeTimer = setInterval(() => runtime.kick(), 1000);
+    this.runtimeTimer.unref();
+    runtime.kick();
   }
 
   /**
@@ -599,81 +544,7 @@ class Harness implements CrossplaneHarness {
     for (const prefix of REWRITTEN_PREFIXES) await this.rewriteImages(prefix);
   }
 
-  async rewriteImages(prefix: string): Promise<string> {
-    if (typeof prefix !== 'string' || !/^[a-z0-9.-]+(:\d+)?(\/[a-z0-9._-]+)+$/.test(prefix)) {
-      throw new Error(`CrossplaneHarness.rewriteImages: prefix ${JSON.stringify(prefix)} must be "<registry host>/<path>", e.g. "xpkg.example.com/klutch"`);
-    }
-    const rewritten = `${this.registry}${prefix.slice(prefix.indexOf('/'))}`;
-    const name = `klutch-kit-harness-${prefix.replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '')}`.slice(0, 63).replace(/-$/, '');
-    await applyManifests(
-      this.kc,
-      [
-        {
-          apiVersion: 'pkg.crossplane.io/v1beta1',
-          kind: 'ImageConfig',
-          metadata: { name },
-          spec: { matchImages: [{ type: 'Prefix', prefix }], rewriteImage: { prefix: rewritten } },
-        } as KubernetesObject,
-      ],
-      { fieldManager: 'klutch-kit-harness', continueOnError: false },
-    );
-    this.rewrites.add(prefix);
-    return rewritten;
-  }
-
-  async pushPackage(ref: string, source: PackageSource): Promise<string> {
-    // a tag may have capitals (OCI: [A-Za-z0-9_][A-Za-z0-9_.-]*; Klutch's v2 branch tags provider-anynines KLT-877)
-    const ok = /^[a-z0-9._/:-]+(@sha256:[a-f0-9]{64})?$/.test(ref) || /^[a-z0-9._/:-]+:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/.test(ref);
-    if (typeof ref !== 'string' || !ok || !ref.includes(':')) {
-      throw new Error(
-        `CrossplaneHarness.pushPackage: ref ${JSON.stringify(ref)} must be "<repository>:<tag>" (e.g. "klutch/catalogue:v0.1.0") or "${this.registry}/<repository>:<tag>"`,
-      );
-    }
-    const full = ref.startsWith(`${this.registry}/`) ? ref : `${this.registry}/${ref}`;
-    if (!source || typeof source !== 'object')
-      throw new Error(`CrossplaneHarness.pushPackage: source ${JSON.stringify(source)} must be { packageYaml }, { dir } or { xpkgFile }`);
-    if ('xpkgFile' in source) {
-      await pushXpkgFile(this.bins.crane, full, source.xpkgFile);
-      return full;
-    }
-    const yaml = 'packageYaml' in source ? source.packageYaml : 'dir' in source ? packageYamlFromDir(source.dir) : undefined;
-    if (typeof yaml !== 'string' || yaml.trim() === '')
-      throw new Error(`CrossplaneHarness.pushPackage: source ${JSON.stringify(source)} must be { packageYaml }, { dir } or { xpkgFile }`);
-    await pushPackageYaml(this.bins.crane, full, yaml, path.join(this.dir, 'images'));
-    return full;
-  }
-
   // ---- the package runtime ------------------------------------------------------------------
-
-  /**
-   * The package runtime (endpoint, TLS secret name and runtime health in the revisions' status; the provider process):
-   * served on every change of a function or provider revision (watched), and every second for what is not watched
-   * (the CRDs a provider revision installed becoming Established).
-   */
-  private startPackageRuntime(): void {
-    const runtime = new ServeLoop(
-      async () => {
-        if (this.stopping) return;
-        await this.serveRevisions('functionrevisions');
-        await this.serveRevisions('providerrevisions');
-      },
-      (e) => (this.runtimeError = e instanceof Error ? e.message : String(e)),
-      () => (this.runtimeError = ''),
-    );
-    this.serveLoop = runtime;
-    for (const [plural, kind] of [
-      ['functionrevisions', 'FunctionRevision'],
-      ['providerrevisions', 'ProviderRevision'],
-    ] as const) {
-      const ref: ResourceRef = { group: 'pkg.crossplane.io', version: 'v1', plural, kind, namespaced: false };
-      const informer = new Informer(clientOf(this.kc), ref, { name: `harness ${plural}` });
-      informer.addEventHandler(onAny(() => runtime.kick()));
-      this.revisionInformers.push(informer.start());
-    }
-    this.runtimeTimer = setInterval(() => runtime.kick(), 1000);
-    this.runtimeTimer.unref();
-    runtime.kick();
-  }
 
   private async serveRevisions(plural: 'functionrevisions' | 'providerrevisions'): Promise<void> {
     const list = await clientOf(this.kc).request<{ items: Obj[] }>('GET', `/apis/pkg.crossplane.io/v1/${plural}`);
@@ -803,58 +674,7 @@ class Harness implements CrossplaneHarness {
     await applyManifests(this.kc, [providerConfig], { continueOnError: false });
   }
 
-  async waitForPackage(kind: 'Function' | 'Provider' | 'Configuration', name: string, timeoutMs = this.timeoutMs): Promise<void> {
-    const plural = { Function: 'functions', Provider: 'providers', Configuration: 'configurations' }[kind];
-    if (!plural) throw new Error(`CrossplaneHarness.waitForPackage: kind ${JSON.stringify(kind)} must be Function, Provider or Configuration`);
-    const component: CrossplaneComponent | 'packages' =
-      kind === 'Function' ? 'function-patch-and-transform' : kind === 'Provider' ? 'provider-kubernetes' : 'packages';
-    let last = 'not found';
-    try {
-      await this.waitFor(
-        'packages',
-        `${kind} ${name} Installed and Healthy`,
-        async () => {
-          const o = await this.get(`/apis/pkg.crossplane.io/v1/${plural}/${encodeURIComponent(name)}`);
-          if (!o) {
-            last = 'not found';
-            return false;
-          }
-          const installed = conditionOf(o, 'Installed');
-          const healthy = conditionOf(o, 'Healthy');
-          last = `Installed=${installed?.status ?? '?'}${installed?.message ? ` (${installed.message})` : ''}, Healthy=${healthy?.status ?? '?'}${healthy?.message ? ` (${healthy.message})` : ''}`;
-          // On 1.20 with the External runtime nothing sets the runtime's health: Installed is what counts.
-          if (installed?.status !== 'True' || (this.v2 && healthy?.status !== 'True')) return false;
-          if (kind !== 'Function') return true;
-          // A function is usable once its active revision has an endpoint (what the runtime publishes).
-          const revs = await clientOf(this.kc).request<{ items: Obj[] }>(
-            'GET',
-            `/apis/pkg.crossplane.io/v1/functionrevisions?labelSelector=${encodeURIComponent(`pkg.crossplane.io/package=${name}`)}`,
-          );
-          const active = revs.items.find((r) => r.spec?.['desiredState'] === 'Active');
-          last = `Installed=True, active revision endpoint=${String(active?.status?.['endpoint'] ?? '(none)')}`;
-          return typeof active?.status?.['endpoint'] === 'string' && active.status['endpoint'] !== '';
-        },
-        timeoutMs,
-      );
-    } catch (e) {
-      if (e instanceof CrossplaneStartError) {
-        const p = component === 'packages' ? this.procs.crossplane : this.procs[component];
-        throw new CrossplaneStartError(
-          component,
-          tail((p ?? this.procs.crossplane)!.logFile),
-          `${kind} ${name} did not become Installed and Healthy within ${timeoutMs / 1000} s: ${last}${this.runtimeError ? `; package runtime: ${this.runtimeError}` : ''}`,
-        );
-      }
-      throw e;
-    }
-  }
-
-  stop(): Promise<void> {
-    if (!this.stopping) this.stopping = this.doStop();
-    return this.stopping;
-  }
-
-  private async doStop(): Promise<void> {
+  protected async stopAll(): Promise<void> {
     if (this.runtimeTimer) clearInterval(this.runtimeTimer);
     await Promise.all([this.serveLoop?.stop(), ...this.revisionInformers.map((i) => i.stop())]);
     const grace = 5000;
@@ -865,52 +685,28 @@ class Harness implements CrossplaneHarness {
     ]);
     await this.procs.registry?.stop(grace);
     await Promise.all([this.procs.forwarder?.stop(grace), this.procs['namespace-forwarder']?.stop(grace)]);
-    live.delete(this);
-    removeEntry(this.registryFile);
-    this.log('stopped');
   }
 
-  killSync(): void {
+  protected killAll(): void {
     if (this.runtimeTimer) clearInterval(this.runtimeTimer);
     for (const i of this.revisionInformers) void i.stop();
     for (const p of Object.values(this.procs)) p?.killSync();
     for (const p of Object.values(this.procs)) {
       if (p?.child.pid !== undefined) killRegistered({ component: p.component, pid: p.child.pid, binary: p.binary });
     }
-    removeEntry(this.registryFile);
-    live.delete(this);
   }
 }
 
-/**
- * Starts Crossplane (and its registry, function and provider) on a running harness cluster (with `runtime: 'pods'`,
- * as pods on the cluster's node: crossplane-pods.ts); resolves when
- * everything is ready (with `install`, when the Function, Provider and ProviderConfig are healthy).
- * On failure everything started is stopped and the error names the component.
- */
-export async function startCrossplane(cluster: RealCluster, opts: CrossplaneOptions): Promise<CrossplaneHarness> {
-  if (!opts || !CROSSPLANE_VERSIONS.includes(opts.version)) {
-    throw new Error(`startCrossplane: version ${JSON.stringify(opts?.version)} must be one of ${CROSSPLANE_VERSIONS.map((v) => `"${v}"`).join(', ')}`);
-  }
-  if (opts.runtime !== undefined && opts.runtime !== 'processes' && opts.runtime !== 'pods') {
-    throw new Error(`startCrossplane: runtime ${JSON.stringify(opts.runtime)} must be "processes" or "pods"`);
-  }
-  if (opts.runtime === 'pods') {
-    return startCrossplanePods(cluster, opts);
-  }
-  // No root needed: the namespaces are an ordinary user's (userns.ts), where the kernel lets users make them.
-  const problem = userNamespaceProblem();
-  if (problem) throw new Error(`startCrossplane: the Crossplane harness runs its processes in network namespaces of their own: ${problem}`);
-  const bins = opts.binaries ?? (await ensureCrossplaneBinaries(opts.version, { log: opts.log }));
-  for (const [k, v] of Object.entries(bins)) {
-    if (!fs.existsSync(v)) throw new Error(`startCrossplane: binary ${k} not found at ${v}; run \`npm run realinfra -- --crossplane\``);
-  }
-  const h = new Harness(cluster, opts.version, bins, opts);
-  try {
-    await h.start();
-    return h;
-  } catch (e) {
-    await h.stop();
-    throw e;
-  }
-}
+/** Crossplane as processes (`runtime: 'processes'`): no root needed; the namespaces are an ordinary user's (userns.ts). */
+export const crossplaneAsProcesses: CrossplaneStrategy = {
+  runtime: 'processes',
+  async prepare(cluster: RealCluster, opts: CrossplaneOptions): Promise<CrossplaneHarnessBase> {
+    const problem = userNamespaceProblem();
+    if (problem) throw new Error(`startCrossplane: the Crossplane harness runs its processes in network namespaces of their own: ${problem}`);
+    const bins = opts.binaries ?? (await ensureCrossplaneBinaries(opts.version, { log: opts.log }));
+    for (const [k, v] of Object.entries(bins)) {
+      if (!fs.existsSync(v)) throw new Error(`startCrossplane: binary ${k} not found at ${v}; run \`npm run realinfra -- --crossplane\``);
+    }
+    return new ProcessesHarness(cluster, opts.version, bins, opts);
+  },
+};

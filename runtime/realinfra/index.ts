@@ -62,11 +62,14 @@ export {
   type CrossplaneOptions,
   type CrossplaneRuntime,
   CrossplaneStartError,
+  type PackageKind,
   type PackageSource,
   REWRITTEN_PREFIXES,
-  defaultPackageObjects,
-  startCrossplane,
-} from './crossplane.js';
+  type XpCondition,
+  type XpObject,
+} from './crossplane-harness.js';
+export { defaultPackageObjects } from './crossplane.js';
+export { startCrossplane } from './crossplane-start.js';
 export {
   APPLY_ORDER,
   ApplyError,

@@ -6,7 +6,7 @@
 // a veth pair, which need root. Processes started later join it with `nsenter --target <pid> --user --net`.
 //
 // Traffic crosses between the host's loopback and the namespace's through path-based unix sockets (a socket file
-// works across network namespaces): a forwarder on each side (FORWARDER_JS of crossplane.ts, one on the host and one
+// works across network namespaces): a forwarder on each side (FORWARDER_JS of _harness.ts, one on the host and one
 // inside the namespace, the latter also keeping the namespace alive) turns TCP on one side into a unix socket and back
 // into TCP on the other. The namespaces end with their last process: nothing to clean up on the host.
 import { execFileSync } from 'node:child_process';
