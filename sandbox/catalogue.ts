@@ -16,6 +16,7 @@ import { buildPackageImage, joinPackageYaml } from '../runtime/xpkg/image.js';
 import { isLoopbackRegistry, pushPackageImage } from '../runtime/xpkg/push.js';
 import { BINDER_EXPORTS_AGGREGATION_LABEL } from '../constructs/runtime/_defaults.js';
 import { a8sCrds } from './a8s-operator/index.js';
+import { apiServiceExportTemplateKind } from '../contract/api/api-service-export-template.js';
 
 export const CATALOGUE_REPOSITORY = 'klutch/catalogue';
 export const CATALOGUE_TAG = 'v0.1.0';
@@ -106,7 +107,7 @@ export async function pushCatalogue(cp: RealCluster, xp: Pick<CrossplaneHarness,
   );
   const templates = cluster.files
     .map((f) => f.object as Obj)
-    .filter((o) => o.kind === 'APIServiceExportTemplate' && (SANDBOX_APIS as readonly string[]).includes(o.metadata!.name!));
+    .filter((o) => o.kind === apiServiceExportTemplateKind.kind && (SANDBOX_APIS as readonly string[]).includes(o.metadata!.name!));
   if (templates.length !== SANDBOX_APIS.length)
     throw new Error(
       `sandbox: expected export templates ${SANDBOX_APIS.join(', ')} from the control plane, got ${templates.map((t) => t.metadata!.name).join(', ') || 'none'}`,

@@ -36,6 +36,7 @@ import type { RealCluster } from '../runtime/realinfra/cluster.js';
 import { pulumiEnv, type PulumiBinaries } from '../runtime/realinfra/pulumi-build.js';
 import { FetchBrowser } from '../test/support/oidc-provider.js';
 import { fetchTrusting, makeTls } from '../test/support/tls.js';
+import { KONNECTOR_NAMESPACE } from '../contract/api/constants.js';
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -282,12 +283,12 @@ export async function runKonnectorOnNode(
   const node = cp.node;
   if (!node) throw new Error(`runKonnectorOnNode: cluster ${cp.name} has no node`);
   const appApi = clientOf(app.kubeConfig);
-  const dep = '/apis/apps/v1/namespaces/klutch-bind/deployments/konnector';
+  const dep = `/apis/apps/v1/namespaces/${KONNECTOR_NAMESPACE}/deployments/konnector`;
   await appApi.request('PATCH', dep, { body: { spec: { replicas: 0 } }, contentType: 'application/merge-patch+json' });
   const installed = await appApi.request<Obj & { metadata: { namespace?: string; labels?: Record<string, string> } }>('GET', dep);
   const appPort = Number(new URL(app.server).port);
   const fwd = await forwarders.listen(node.ip, async () => ({ host: '127.0.0.1', port: appPort }));
-  const token = await appApi.request<Obj>('POST', '/api/v1/namespaces/klutch-bind/serviceaccounts/konnector/token', {
+  const token = await appApi.request<Obj>('POST', `/api/v1/namespaces/${KONNECTOR_NAMESPACE}/serviceaccounts/konnector/token`, {
     body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 7200 } },
   });
   const kubeconfig = [
@@ -304,7 +305,7 @@ export async function runKonnectorOnNode(
   container['args'] = [...(container['args'] as string[]), '--kubeconfig=/etc/klutch/app/kubeconfig'];
   // its lease is in the app cluster, in the namespace the Deployment was installed to there (not the one it runs in here)
   container['env'] = ((container['env'] as Array<{ name: string }>) ?? []).map((e) =>
-    e.name === 'POD_NAMESPACE' ? { name: 'POD_NAMESPACE', value: installed.metadata.namespace ?? 'klutch-bind' } : e,
+    e.name === 'POD_NAMESPACE' ? { name: 'POD_NAMESPACE', value: installed.metadata.namespace ?? KONNECTOR_NAMESPACE } : e,
   );
   container['volumeMounts'] = [...((container['volumeMounts'] as unknown[]) ?? []), { name: 'app-kubeconfig', mountPath: '/etc/klutch/app', readOnly: true }];
   tpl.spec.volumes = [...(tpl.spec.volumes ?? []), { name: 'app-kubeconfig', secret: { secretName: 'app-kubeconfig' } }];

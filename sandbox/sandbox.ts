@@ -63,6 +63,7 @@ import {
   TcpForwarders,
 } from './pods.js';
 import { SANDBOX_DIR, STATE_FILE, type SandboxState } from './state.js';
+import { KONNECTOR_NAMESPACE } from '../contract/api/constants.js';
 
 export { SANDBOX_DIR, STATE_FILE, type SandboxState };
 
@@ -758,7 +759,7 @@ export class SandboxRun {
       // the image the stack built and put into the app cluster's konnector Deployment: kubectl bind keeps it
       const installed = await clientOf(a.kubeConfig).request<{ spec: { template: { spec: { containers: Array<{ image: string }> } } } }>(
         'GET',
-        '/apis/apps/v1/namespaces/klutch-bind/deployments/konnector',
+        `/apis/apps/v1/namespaces/${KONNECTOR_NAMESPACE}/deployments/konnector`,
       );
       const konnectorImage = installed.spec.template.spec.containers[0]!.image;
       for (const api of BIND_APIS) {

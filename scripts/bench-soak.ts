@@ -37,7 +37,7 @@ import { Controller } from '../runtime/core/controller.js';
 import { Informer } from '../runtime/core/informer.js';
 import { silentLogger } from '../runtime/core/logger.js';
 import { applyManifests, probe, startCluster, waitForCrdsEstablished, type RealCluster } from '../runtime/realinfra/index.js';
-import { BindResources } from '../runtime/konnector/types.js';
+import { BINDING_RESOURCES } from '../contract/index.js';
 import { OidcTestProvider } from '../test/support/oidc-provider.js';
 import { RoundRobinProxy } from '../test/support/round-robin-proxy.js';
 import { canonical, compareSoak, type ClaimView, type ClusterState, type Difference, type SecretView } from './_soak-converge.js';
@@ -558,7 +558,7 @@ async function snapshot(cpc: KubeClient, apps: AppCluster[]): Promise<Snapshot> 
         const [down, downSecrets, asns] = await Promise.all([
           a.client.list<Obj>(SOAKDBS),
           a.client.list<Obj>(SECRETS, undefined, creds),
-          cpc.list<KubeObject & { status?: { namespace?: string } }>(BindResources.apiServiceNamespaces, a.clusterNs),
+          cpc.list<KubeObject & { status?: { namespace?: string } }>(BINDING_RESOURCES.apiServiceNamespaces, a.clusterNs),
         ]);
         const namespaces: Record<string, string> = {};
         for (const x of asns.items) if (x.status?.namespace) namespaces[x.metadata.name!] = x.status.namespace;

@@ -52,7 +52,7 @@ describe('layers over the repository', () => {
     expect(unusedAllowed).toEqual([]);
   });
 
-  it('no contract name (binder role, binding API groups) is spelled out as a literal outside contract/', () => {
+  it('no contract name (binder role, API groups, kinds, keys, condition types, …) is spelled out as a literal outside contract/, and no binding-group key twice', () => {
     expect(contractLiteralsOutside(PRODUCT)).toEqual([]);
   });
 });
@@ -107,7 +107,42 @@ describe('the checks fail on planted violations', () => {
       'runtime/backend/roles.ts:3: "klutch-binder-"',
       'runtime/backend/roles.ts:4: "klutch.anynines.com"',
       'runtime/backend/roles.ts:5: "example-backend.klutch.anynines.com"',
+      'runtime/backend/roles.ts:6: "klutch.anynines.com/bound"',
       'runtime/backend/roles.ts:8: "klutch.anynines.com/v1alpha1"',
+    ]);
+  });
+
+  it('every name the contract exports counts (kinds, plurals, condition types, the konnector namespace), but not its generic words nor a reason', () => {
+    const files: SourceFile[] = [
+      {
+        path: 'runtime/konnector/x.ts',
+        text: [
+          "export const ns = 'klutch-bind';",
+          "export const isBinding = (o: { kind: string }) => o.kind === 'APIServiceBinding';",
+          "export const rule = { resources: ['apiserviceexports'] };",
+          "export const cond = { type: 'ExportsReady', status: 'True', reason: 'Heartbeating' };",
+          "export const generic = { type: 'Ready', phase: 'Pending', name: 'cluster', key: 'kubeconfig' };",
+          "export const crd = 'clusterbindings.klutch.anynines.com';",
+        ].join('\n'),
+      },
+    ];
+    expect(contractLiteralsOutside(files)).toEqual([
+      'runtime/konnector/x.ts:1: "klutch-bind"',
+      'runtime/konnector/x.ts:2: "APIServiceBinding"',
+      'runtime/konnector/x.ts:3: "apiserviceexports"',
+      'runtime/konnector/x.ts:4: "ExportsReady"',
+      'runtime/konnector/x.ts:6: "clusterbindings.klutch.anynines.com"',
+    ]);
+  });
+
+  it('a key under the binding groups that is not the contract’s is declared once: a second spelling is reported with the first', () => {
+    const files: SourceFile[] = [
+      { path: 'runtime/kubectl-bind/a.ts', text: "export const LABEL = 'klutch.anynines.com/provider-kubeconfig';\n" },
+      { path: 'runtime/kubectl-bind/b.ts', text: "\nconst sel = { labelSelector: 'klutch.anynines.com/provider-kubeconfig' };\n" },
+      { path: 'runtime/backend/c.ts', text: "export const ISSUER = 'example-backend.klutch.anynines.com/issuer';\n" },
+    ];
+    expect(contractLiteralsOutside(files)).toEqual([
+      'runtime/kubectl-bind/b.ts:2: "klutch.anynines.com/provider-kubeconfig" (declared at runtime/kubectl-bind/a.ts:1)',
     ]);
   });
 

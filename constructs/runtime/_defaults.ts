@@ -25,24 +25,44 @@ export const DEFAULT_IMAGES = {
   dex: 'ghcr.io/dexidp/dex:v2.45.1-distroless',
 } as const;
 
-/** Namespace the konnector and the APIServiceBindings live in on an app cluster (Klutch ≥ 1.3). */
-export const KONNECTOR_NAMESPACE = 'klutch-bind';
+/** Namespace the konnector and the APIServiceBindings live in on an app cluster (Klutch ≥ 1.3): the contract's. */
+export { KONNECTOR_NAMESPACE } from '../../contract/api/constants.js';
 /** Default namespace of the bind backend and Dex on the control plane (Klutch's `bind`). */
 export const BACKEND_NAMESPACE = 'klutch-system';
-/** Name of the ServiceAccount the backend creates in every cluster namespace (Klutch: `klutch-binder`; the contract's name). */
-export const BINDER_SERVICE_ACCOUNT = BINDER_NAME;
-/** Shared ClusterRole bound (by RoleBinding) in each consumer's cluster namespace. */
-export const BINDER_CLUSTER_ROLE = BINDER_NAME;
 /** Aggregated ClusterRole for the exported and claimed resources, bound in each provider namespace. */
 export { BINDER_EXPORTS_CLUSTER_ROLE } from '../../contract/binder-rbac.js';
 /** Label that aggregates a per-export ClusterRole into {@link BINDER_EXPORTS_CLUSTER_ROLE}. */
 export const BINDER_EXPORTS_AGGREGATION_LABEL = 'klutch.anynines.com/aggregate-to-binder-exports';
 
-/** The binding API group and version (wire-compatible with Klutch; the contract's names). */
+/**
+ * Name of the ServiceAccount the backend creates in every cluster namespace.
+ * @deprecated Use the contract's name, `BINDER_NAME` of `klutch-kit/contract`.
+ */
+export const BINDER_SERVICE_ACCOUNT = BINDER_NAME;
+/**
+ * Shared ClusterRole bound (by RoleBinding) in each consumer's cluster namespace.
+ * @deprecated Use the contract's name, `BINDER_NAME` of `klutch-kit/contract`.
+ */
+export const BINDER_CLUSTER_ROLE = BINDER_NAME;
+/**
+ * The binding API group.
+ * @deprecated Use the contract's name, `BIND_GROUP` of `klutch-kit/contract`.
+ */
 export const BINDING_GROUP = BIND_GROUP;
+/**
+ * The binding API version (`klutch.anynines.com/v1alpha1`).
+ * @deprecated Use the contract's name, `BIND_API_VERSION` of `klutch-kit/contract`.
+ */
 export const BINDING_API_VERSION = BIND_API_VERSION;
-/** The backend's catalogue API (APIServiceExportTemplate). */
+/**
+ * The backend's catalogue API group (APIServiceExportTemplate).
+ * @deprecated Use the contract's name, `EXAMPLE_BACKEND_GROUP` of `klutch-kit/contract`.
+ */
 export const TEMPLATE_GROUP = EXAMPLE_BACKEND_GROUP;
+/**
+ * The backend's catalogue API version.
+ * @deprecated Use the contract's name, `EXAMPLE_BACKEND_API_VERSION` of `klutch-kit/contract`.
+ */
 export const TEMPLATE_API_VERSION = EXAMPLE_BACKEND_API_VERSION;
 
 /** Ports. */

@@ -30,22 +30,12 @@
 import { ApiObject, Duration, Lazy } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
-import { binderRules } from '../../contract/binder-rbac.js';
+import { BIND_GROUP, EXAMPLE_BACKEND_GROUP } from '../../contract/api/constants.js';
+import { BINDER_EXPORTS_CLUSTER_ROLE, BINDER_NAME, binderRules } from '../../contract/binder-rbac.js';
 import { consumerIsolationPolicy, consumerIsolationPolicyName } from '../../contract/consumer-isolation.js';
 import { fail } from '../_errors.js';
 import { isDnsLabel } from '../_names.js';
-import {
-  BACKEND_NAMESPACE,
-  BINDER_CLUSTER_ROLE,
-  BINDER_EXPORTS_AGGREGATION_LABEL,
-  BINDER_EXPORTS_CLUSTER_ROLE,
-  BINDER_SERVICE_ACCOUNT,
-  BINDING_GROUP,
-  DEFAULT_IMAGES,
-  PORTS,
-  standardLabels,
-  TEMPLATE_GROUP,
-} from './_defaults.js';
+import { BACKEND_NAMESPACE, BINDER_EXPORTS_AGGREGATION_LABEL, DEFAULT_IMAGES, PORTS, standardLabels } from './_defaults.js';
 import {
   checkDnsLabel,
   checkDnsSubdomain,
@@ -69,6 +59,7 @@ import { bindClusterRole, bindRole } from './_role-binding.js';
 import { ClaimedResource } from './konnector.js';
 import { checkGroup, checkResource } from './permission-claim.js';
 import type { BindableApi, IApiExport, IBindGrantee } from './api-service-export-template.js';
+import { BINDING_RESOURCES } from '../../contract/resources.js';
 
 /** OIDC settings; the client secret is a Secret reference. */
 export interface BackendOidcProps {
@@ -588,7 +579,7 @@ export class BindBackend extends Construct implements IBindGrantee {
 
     // The binder roles handed to consumers (bound by the backend with RoleBindings only).
     new k8s.KubeClusterRole(this, 'BinderClusterRole', {
-      metadata: { name: BINDER_CLUSTER_ROLE, labels: standardLabels(BINDER_CLUSTER_ROLE, 'bind-backend') },
+      metadata: { name: BINDER_NAME, labels: standardLabels(BINDER_NAME, 'bind-backend') },
       rules: toPolicyRules('BindBackend.binderRules', this.binderRules),
     });
     const exportsRole = new k8s.KubeClusterRole(this, 'BinderExportsClusterRole', {
@@ -685,7 +676,8 @@ export class BindBackend extends Construct implements IBindGrantee {
   }
 }
 
-const K = BINDING_GROUP;
+const K = BIND_GROUP;
+const R = BINDING_RESOURCES;
 
 /** The backend's own cluster-wide rules, with reasons. */
 function backendRules(consumerScope: 'Namespaced' | 'Cluster'): DocumentedRule[] {
@@ -697,23 +689,23 @@ function backendRules(consumerScope: 'Namespaced' | 'Cluster'): DocumentedRule[]
       why: 'read the CRDs matched by templates to build APIServiceExports (snapshot of served versions, schema, columns)',
     },
     {
-      apiGroups: [TEMPLATE_GROUP],
-      resources: ['apiserviceexporttemplates'],
+      apiGroups: [EXAMPLE_BACKEND_GROUP],
+      resources: [R.apiServiceExportTemplates.plural],
       verbs: READ,
       why: 'the catalogue of bindable APIs, in all namespaces',
     },
     {
       apiGroups: [K],
-      resources: ['apiserviceexportrequests'],
+      resources: [R.apiServiceExportRequests.plural],
       verbs: READ_WRITE,
       why: 'turn requests into exports, delete old ones; create is held because klutch-binder grants it',
     },
-    { apiGroups: [K], resources: ['apiserviceexports'], verbs: READ_WRITE, why: 'create exports and keep them in sync with their CRD' },
-    { apiGroups: [K], resources: ['apiservicenamespaces'], verbs: READ_WRITE, why: 'map consumer namespaces to provider namespaces' },
-    { apiGroups: [K], resources: ['clusterbindings'], verbs: READ_WRITE, why: 'create ClusterBinding "cluster" per consumer, judge heartbeats' },
+    { apiGroups: [K], resources: [R.apiServiceExports.plural], verbs: READ_WRITE, why: 'create exports and keep them in sync with their CRD' },
+    { apiGroups: [K], resources: [R.apiServiceNamespaces.plural], verbs: READ_WRITE, why: 'map consumer namespaces to provider namespaces' },
+    { apiGroups: [K], resources: [R.clusterBindings.plural], verbs: READ_WRITE, why: 'create ClusterBinding "cluster" per consumer, judge heartbeats' },
     {
       apiGroups: [K],
-      resources: ['apiserviceexportrequests/status', 'apiserviceexports/status', 'apiservicenamespaces/status', 'clusterbindings/status'],
+      resources: [R.apiServiceExportRequests, R.apiServiceExports, R.apiServiceNamespaces, R.clusterBindings].map((r) => `${r.plural}/status`),
       verbs: ['get', 'update', 'patch'],
       why: 'phases and conditions',
     },
@@ -723,12 +715,12 @@ function backendRules(consumerScope: 'Namespaced' | 'Cluster'): DocumentedRule[]
       verbs: READ_WRITE,
       why: 'create and delete cluster namespaces and provider namespaces <clusterNs>-<consumerNs> (RBAC cannot limit delete to namespaces it created)',
     },
-    { apiGroups: [''], resources: ['serviceaccounts'], verbs: READ_WRITE, why: `the ServiceAccount "${BINDER_SERVICE_ACCOUNT}" in each cluster namespace` },
+    { apiGroups: [''], resources: ['serviceaccounts'], verbs: READ_WRITE, why: `the ServiceAccount "${BINDER_NAME}" in each cluster namespace` },
     {
       apiGroups: [''],
       resources: ['serviceaccounts/token'],
       verbs: ['create'],
-      resourceNames: [BINDER_SERVICE_ACCOUNT],
+      resourceNames: [BINDER_NAME],
       why: 'TokenRequest for the binder ServiceAccount only (no legacy token Secrets)',
     },
     {

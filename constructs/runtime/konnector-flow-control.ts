@@ -19,7 +19,8 @@ import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
 import { fail } from '../_errors.js';
 import { checkDnsLabel, checkDnsSubdomain } from '../_names.js';
-import { BACKEND_NAMESPACE, BINDING_GROUP, standardLabels } from './_defaults.js';
+import { BIND_GROUP } from '../../contract/api/constants.js';
+import { BACKEND_NAMESPACE, standardLabels } from './_defaults.js';
 import { checkInt } from './_pod.js';
 
 export interface KonnectorFlowControlProps {
@@ -65,7 +66,7 @@ export class KonnectorFlowControl extends Construct {
     const groups = props.exportedApiGroups ?? [];
     if (!Array.isArray(groups)) fail(`${P}.exportedApiGroups`, groups, 'must be a list of API groups');
     groups.forEach((g, i) => checkDnsSubdomain(`${P}.exportedApiGroups[${i}]`, g));
-    if (groups.includes(BINDING_GROUP)) fail(`${P}.exportedApiGroups`, groups, `must not repeat ${BINDING_GROUP} (always included)`);
+    if (groups.includes(BIND_GROUP)) fail(`${P}.exportedApiGroups`, groups, `must not repeat ${BIND_GROUP} (always included)`);
     const cpNamespaces = props.controlPlaneNamespaces ?? [BACKEND_NAMESPACE, 'crossplane-system'];
     if (!Array.isArray(cpNamespaces) || cpNamespaces.length === 0) fail(`${P}.controlPlaneNamespaces`, cpNamespaces, 'must list at least one namespace');
     cpNamespaces.forEach((n, i) => checkDnsLabel(`${P}.controlPlaneNamespaces[${i}]`, n));
@@ -113,7 +114,7 @@ export class KonnectorFlowControl extends Construct {
         rules: [
           {
             subjects: [{ kind: 'Group', group: { name: 'system:serviceaccounts' } }],
-            resourceRules: [{ verbs: ['*'], apiGroups: [BINDING_GROUP, ...groups], resources: ['*'], namespaces: ['*'], clusterScope: true }],
+            resourceRules: [{ verbs: ['*'], apiGroups: [BIND_GROUP, ...groups], resources: ['*'], namespaces: ['*'], clusterScope: true }],
           },
         ],
       },

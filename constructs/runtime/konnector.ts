@@ -32,7 +32,7 @@ import { ApiObject, App, Chart, Lazy } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
 import { fail } from '../_errors.js';
-import { BINDING_GROUP, DEFAULT_IMAGES, KONNECTOR_NAMESPACE, PORTS, standardLabels } from './_defaults.js';
+import { DEFAULT_IMAGES, PORTS, standardLabels } from './_defaults.js';
 import {
   checkDnsLabel,
   checkImage,
@@ -49,6 +49,8 @@ import {
 import { DocumentedRule, READ, READ_WRITE, toPolicyRules } from './_rbac.js';
 import { bindClusterRole, bindClusterRoleInNamespace, bindRole } from './_role-binding.js';
 import { checkAllowedNamespace } from '../../contract/allowed-namespaces.js';
+import { apiServiceBindingKind } from '../../contract/api/api-service-binding.js';
+import { BIND_GROUP, KONNECTOR_LEASE_NAME, KONNECTOR_NAMESPACE } from '../../contract/api/constants.js';
 import { checkGroup, checkResource } from './permission-claim.js';
 import { checkAllowedKeyPattern, type AllowedMetadataKeys } from '../../contract/metadata-keys.js';
 import { SecretTypePolicy } from '../../contract/secret-types.js';
@@ -226,7 +228,7 @@ export class Konnector extends Construct {
     const ns = checkDnsLabel('KonnectorProps.namespace', props.namespace ?? KONNECTOR_NAMESPACE);
     const image = checkImage('KonnectorProps.image', props.image ?? DEFAULT_IMAGES.konnector);
     const replicas = checkInt('KonnectorProps.replicas', props.replicas ?? 2, 1, 10);
-    const leaseName = checkDnsLabel('KonnectorProps.leaseName', props.leaseName ?? 'klutch-bind');
+    const leaseName = checkDnsLabel('KonnectorProps.leaseName', props.leaseName ?? KONNECTOR_LEASE_NAME);
     const resources = checkResources('KonnectorProps.resources', props.resources ?? DEFAULT_RESOURCES);
     const bound = (props.boundApis ?? []).map((b, i) => checkBoundApi(`KonnectorProps.boundApis[${i}]`, b));
     const claimed = (
@@ -500,7 +502,7 @@ function capResource(prop: string, r: { group: string; resource: string }, use: 
 
 /** The konnector's cluster-wide rules, with reasons: exactly the bound APIs and the claimed resources. */
 function konnectorRules(bound: CheckedProps['bound'], claimed: ClaimedResource[]): DocumentedRule[] {
-  const crdNames = ['apiservicebindings.klutch.anynines.com', ...bound.flatMap((b) => b.resources.map((r) => `${r}.${b.group}`))];
+  const crdNames = [apiServiceBindingKind.crdName, ...bound.flatMap((b) => b.resources.map((r) => `${r}.${b.group}`))];
   return [
     {
       apiGroups: ['apiextensions.k8s.io'],
@@ -522,14 +524,14 @@ function konnectorRules(bound: CheckedProps['bound'], claimed: ClaimedResource[]
       why: 'keep only the bound CRDs (and the apiservicebindings CRD) in sync with the provider',
     },
     {
-      apiGroups: [BINDING_GROUP],
-      resources: ['apiservicebindings'],
+      apiGroups: [BIND_GROUP],
+      resources: [apiServiceBindingKind.plural],
       verbs: ['get', 'list', 'watch', 'update', 'patch'],
       why: 'read bindings, put finalizers on them',
     },
     {
-      apiGroups: [BINDING_GROUP],
-      resources: ['apiservicebindings/status'],
+      apiGroups: [BIND_GROUP],
+      resources: [`${apiServiceBindingKind.plural}/status`],
       verbs: ['get', 'update', 'patch'],
       why: 'report SecretValid/Connected/Heartbeating/Ready',
     },

@@ -8,6 +8,8 @@
 import type { App } from 'cdk8s';
 import { renderTopology } from './synth.js';
 import { EnumLike, enumMembers } from '../_enum-like.js';
+import { apiServiceBindingKind } from '../../contract/api/api-service-binding.js';
+import { apiServiceExportTemplateKind } from '../../contract/api/api-service-export-template.js';
 
 type Obj = { apiVersion?: string; kind?: string; metadata?: { name?: string; namespace?: string; labels?: Record<string, string> }; spec?: any };
 
@@ -109,14 +111,14 @@ export function topologyGraph(inputs: readonly GraphInput[]): TopologyGraph {
   const apiByKind = new Map<string, { id: string; compositions: Map<string, string> }>();
   const sorted = [...inputs].sort((a, b) => a.name.localeCompare(b.name));
   const roleOf = (c: GraphInput) =>
-    c.role ?? (c.objects.some((o) => o.kind === 'CompositeResourceDefinition' || o.kind === 'APIServiceExportTemplate') ? 'control-plane' : 'app');
+    c.role ?? (c.objects.some((o) => o.kind === 'CompositeResourceDefinition' || o.kind === apiServiceExportTemplateKind.kind) ? 'control-plane' : 'app');
 
   for (const c of sorted.filter((x) => roleOf(x) === 'control-plane')) {
     const cid = id('c', c.name);
     const nodes: GraphNode[] = [];
     const exported = new Set(
       c.objects
-        .filter((o) => o.kind === 'APIServiceExportTemplate')
+        .filter((o) => o.kind === apiServiceExportTemplateKind.kind)
         .map((o) => {
           const s = o.spec?.APIServiceSelector ?? {};
           return `${s.resource}.${s.group}`;
@@ -164,10 +166,10 @@ export function topologyGraph(inputs: readonly GraphInput[]): TopologyGraph {
     const nodes: GraphNode[] = [];
     const konnectors = c.objects.filter((o) => o.kind === 'Deployment' && o.metadata?.labels?.['app.kubernetes.io/component'] === 'konnector');
     const kid = id(cid, 'konnector');
-    if (konnectors.length > 0 || c.objects.some((o) => o.kind === 'APIServiceBinding'))
+    if (konnectors.length > 0 || c.objects.some((o) => o.kind === apiServiceBindingKind.kind))
       nodes.push({ id: kid, kind: GraphNodeKind.KONNECTOR, label: ['konnector'] });
     const bindings = c.objects
-      .filter((o) => o.kind === 'APIServiceBinding' && o.metadata?.name)
+      .filter((o) => o.kind === apiServiceBindingKind.kind && o.metadata?.name)
       .map((o) => o.metadata!.name!)
       .sort();
     for (const b of bindings) {

@@ -15,6 +15,14 @@ export const EXAMPLE_BACKEND_GROUP = 'example-backend.klutch.anynines.com';
 /** `example-backend.klutch.anynines.com/v1alpha1`. */
 export const EXAMPLE_BACKEND_API_VERSION = `${EXAMPLE_BACKEND_GROUP}/${BIND_VERSION}` as const;
 
+/**
+ * Namespace, on an app cluster, of the konnector, of the APIServiceBindings kubectl-bind creates and of
+ * their kubeconfig Secrets (Klutch ≥ 1.3's `klutch-bind`).
+ */
+export const KONNECTOR_NAMESPACE = 'klutch-bind';
+/** Name of the konnector's leader-election Lease (Klutch's: the namespace's name). */
+export const KONNECTOR_LEASE_NAME = KONNECTOR_NAMESPACE;
+
 /** CRD category of every binding-API CRD (`kubectl get kube-bindings`). */
 export const KUBE_BINDINGS_CATEGORY = 'kube-bindings';
 

@@ -14,8 +14,6 @@ import { fail } from '../../contract/_errors.js';
 import { isDnsLabel } from '../../contract/_names.js';
 import { ApiError, isAlreadyExists, type KubeClient, type KubeObject } from '../core/client.js';
 import {
-  BINDER_CLUSTER_ROLE,
-  BINDER_SA,
   CLUSTER_BINDING_NAME,
   IDENTITY_ANNOTATION,
   IDENTITY_HASH_LABEL,
@@ -28,6 +26,7 @@ import {
   TOKEN_EXPIRY_ANNOTATION,
   TOKEN_ISSUED_ANNOTATION,
 } from './refs.js';
+import { BINDER_NAME, apiServiceExportRequestKind } from '../../contract/index.js';
 import { binderPolicyRules } from '../../contract/binder-rbac.js';
 import { BIND_API_VERSION, type APIServiceExportRequestResponse } from '../../contract/wire.js';
 import {
@@ -172,8 +171,8 @@ export function renderKubeconfig(ext: ExternalCluster, namespace: string, token:
     apiVersion: 'v1',
     kind: 'Config',
     clusters: [{ name: 'provider', cluster }],
-    users: [{ name: BINDER_SA, user: { token } }],
-    contexts: [{ name: 'default', context: { cluster: 'provider', user: BINDER_SA, namespace } }],
+    users: [{ name: BINDER_NAME, user: { token } }],
+    contexts: [{ name: 'default', context: { cluster: 'provider', user: BINDER_NAME, namespace } }],
     'current-context': 'default',
     // the rotation key: never sent to the API server; opens the sealed rotated kubeconfig (contract/credential.ts)
     ...(rotationKey ? { extensions: [rotationKeyExtension(rotationKey)] } : {}),
@@ -184,7 +183,7 @@ export function renderKubeconfig(ext: ExternalCluster, namespace: string, token:
 export function exportRequestFor(api: BindableApi): APIServiceExportRequestResponse {
   return {
     apiVersion: BIND_API_VERSION,
-    kind: 'APIServiceExportRequest',
+    kind: apiServiceExportRequestKind.kind,
     metadata: { name: `${api.resource}.${api.group}` },
     spec: {
       resources: [
@@ -302,7 +301,7 @@ export class Binder {
     }
     const tr = await this.kube.request<{ status: { token: string; expirationTimestamp: string } }>(
       'POST',
-      `/api/v1/namespaces/${encodeURIComponent(namespace)}/serviceaccounts/${BINDER_SA}/token`,
+      `/api/v1/namespaces/${encodeURIComponent(namespace)}/serviceaccounts/${BINDER_NAME}/token`,
       {
         body: {
           apiVersion: 'authentication.k8s.io/v1',
@@ -393,13 +392,13 @@ export class Binder {
   async bind(id: ConsumerIdentity): Promise<BindResult> {
     const { name: ns, created } = await this.ensureNamespace(id);
     const labels = { [MANAGED_BY_LABEL]: MANAGED_BY };
-    await this.kube.apply(R.serviceAccounts, { metadata: { name: BINDER_SA, namespace: ns, labels } }, FIELD_MANAGER, { force: true });
+    await this.kube.apply(R.serviceAccounts, { metadata: { name: BINDER_NAME, namespace: ns, labels } }, FIELD_MANAGER, { force: true });
     await this.kube.apply(
       R.roleBindings,
       {
-        metadata: { name: BINDER_SA, namespace: ns, labels },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: BINDER_CLUSTER_ROLE },
-        subjects: [{ kind: 'ServiceAccount', name: BINDER_SA, namespace: ns }],
+        metadata: { name: BINDER_NAME, namespace: ns, labels },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: BINDER_NAME },
+        subjects: [{ kind: 'ServiceAccount', name: BINDER_NAME, namespace: ns }],
       },
       FIELD_MANAGER,
       { force: true },
@@ -421,7 +420,7 @@ export class Binder {
 /** The ClusterRole `klutch-binder` every consumer's ServiceAccount gets in its cluster namespace. */
 export function binderClusterRole(opts: { klutchKonnectorCompat?: boolean } = {}): KubeObject {
   return {
-    metadata: { name: BINDER_CLUSTER_ROLE, labels: { [MANAGED_BY_LABEL]: MANAGED_BY } },
+    metadata: { name: BINDER_NAME, labels: { [MANAGED_BY_LABEL]: MANAGED_BY } },
     rules: binderPolicyRules(opts),
   };
 }

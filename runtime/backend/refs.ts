@@ -1,11 +1,6 @@
 /** Resources the backend reads and writes, and its well-known names. */
 import type { ResourceRef } from '../core/client.js';
-import { BINDER_NAME } from '../../contract/binder-rbac.js';
 import { BINDING_RESOURCES } from '../../contract/resources.js';
-import { BIND_VERSION, EXAMPLE_BACKEND_GROUP } from '../../contract/api/constants.js';
-
-export const TEMPLATE_GROUP = EXAMPLE_BACKEND_GROUP;
-export const TEMPLATE_VERSION = BIND_VERSION;
 
 const core = (plural: string, kind: string, namespaced = true): ResourceRef => ({ group: '', version: 'v1', plural, kind, namespaced });
 const rbac = (plural: string, kind: string, namespaced: boolean): ResourceRef => ({
@@ -46,8 +41,7 @@ export const ISSUER_ANNOTATION = 'example-backend.klutch.anynines.com/issuer';
 export const IDENTITY_HASH_LABEL = 'example-backend.klutch.anynines.com/identity-hash';
 /** Label on a cluster namespace: hash of issuer + subject (all app clusters of one identity), for the per-identity limit. */
 export const SUBJECT_HASH_LABEL = 'example-backend.klutch.anynines.com/subject-hash';
-/** Annotation on provider namespaces created for an APIServiceNamespace: `<clusterNs>/<name>`. */
-export { API_SERVICE_NAMESPACE_ANNOTATION as SERVICE_NAMESPACE_ANNOTATION, SOURCE_SPEC_HASH_ANNOTATION } from '../../contract/api/constants.js';
+export { SOURCE_SPEC_HASH_ANNOTATION } from '../../contract/api/constants.js';
 /** Annotation on the kubeconfig Secret: when its token expires (RFC 3339). */
 export const TOKEN_EXPIRY_ANNOTATION = 'klutch.anynines.com/token-expiration';
 /** Annotation on the kubeconfig Secret: when its token was issued (RFC 3339). */
@@ -55,8 +49,5 @@ export const TOKEN_ISSUED_ANNOTATION = 'klutch.anynines.com/token-issued';
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 export const MANAGED_BY = 'klutch-backend';
 
-export const BINDER_SA = BINDER_NAME;
-export const BINDER_CLUSTER_ROLE = BINDER_NAME;
 export const KUBECONFIG_SECRET = 'kubeconfig';
 export { CLUSTER_BINDING_NAME } from '../../contract/api/constants.js';
-export { perConsumerRoleName as perClusterRoleName } from '../../contract/binder-rbac.js';

@@ -831,6 +831,7 @@ export const CoreResources = {
 /** `namespace/name` (or `name` for cluster-scoped objects). */
 export const keyOf = (o: { metadata: ObjectMeta }): string => (o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : `${o.metadata.name}`);
 
+/** The parts of a {@link keyOf} key: `namespace/name`, or `name` alone (no namespace) for a cluster-scoped object. */
 export const splitKey = (key: string): { namespace?: string; name: string } => {
   const i = key.indexOf('/');
   return i < 0 ? { name: key } : { namespace: key.slice(0, i), name: key.slice(i + 1) };

@@ -29,7 +29,6 @@ import {
   BINDING_FINALIZER,
   APP_CLUSTER_BINDING_NAME_LABEL,
   APP_CLUSTER_BINDING_NAMESPACE_LABEL,
-  BindResources,
   CLUSTER_BINDING_NAME,
   ConditionType,
   type AppClusterBinding,
@@ -37,12 +36,11 @@ import {
   type Secret,
 } from './types.js';
 import { KONNECTOR_VERSION } from './version.js';
-import { BIND_GROUP, BINDER_NAME } from '../../contract/index.js';
+import { BIND_GROUP, BINDER_NAME, BINDING_RESOURCES } from '../../contract/index.js';
 
 const MANAGER = 'klutch.anynines.com/appclusterbinding';
 const DEPLOYMENTS: ResourceRef = { group: 'apps', version: 'v1', plural: 'deployments', namespaced: true, kind: 'Deployment' };
 export const APP_KUBECONFIG_SECRET = 'app-cluster-kubeconfig';
-export const BINDER_SA = BINDER_NAME;
 
 /** `klutch-bind-<namespace>-<name>`, shortened with a hash when longer than a DNS label. */
 export function bindingRootNamespace(namespace: string, name: string): string {
@@ -82,9 +80,9 @@ export class AppClusterBindingController {
       throw new Error(`AppClusterBindingControllerOptions.bindingCleanupGraceMs: ${opts.bindingCleanupGraceMs} must be a number >= 0`);
     }
     this.log = opts.logger ?? silentLogger;
-    this.informer = new Informer<AppClusterBinding>(this.c, BindResources.appClusterBindings, { logger: this.log });
+    this.informer = new Informer<AppClusterBinding>(this.c, BINDING_RESOURCES.appClusterBindings, { logger: this.log });
     this.controller = new Controller({
-      name: 'appclusterbindings',
+      name: BINDING_RESOURCES.appClusterBindings.plural,
       workers: opts.workers ?? 2,
       registry: opts.registry,
       logger: this.log,
@@ -112,7 +110,7 @@ export class AppClusterBindingController {
   private async reconcile(key: string): Promise<{ requeueAfterMs: number } | void> {
     const acb = this.informer.get(key);
     if (!acb) return;
-    const { namespace, name } = splitKey(key) as { namespace: string; name: string };
+    const { namespace = '', name } = splitKey(key);
     const root = bindingRootNamespace(namespace, name);
     const labels = { [APP_CLUSTER_BINDING_NAME_LABEL]: name, [APP_CLUSTER_BINDING_NAMESPACE_LABEL]: namespace };
 
@@ -121,7 +119,7 @@ export class AppClusterBindingController {
       if (wait !== undefined) return { requeueAfterMs: wait };
       const fin = (acb.metadata.finalizers ?? []).filter((f) => f !== APP_CLUSTER_BINDING_FINALIZER);
       if (fin.length !== (acb.metadata.finalizers ?? []).length) {
-        await this.c.update(BindResources.appClusterBindings, { ...acb, metadata: { ...acb.metadata, finalizers: fin } }).catch((e) => {
+        await this.c.update(BINDING_RESOURCES.appClusterBindings, { ...acb, metadata: { ...acb.metadata, finalizers: fin } }).catch((e) => {
           if (!isNotFound(e)) throw e;
         });
       }
@@ -129,7 +127,7 @@ export class AppClusterBindingController {
       return;
     }
     if (!(acb.metadata.finalizers ?? []).includes(APP_CLUSTER_BINDING_FINALIZER)) {
-      await this.c.update(BindResources.appClusterBindings, {
+      await this.c.update(BINDING_RESOURCES.appClusterBindings, {
         ...acb,
         metadata: { ...acb.metadata, finalizers: [...(acb.metadata.finalizers ?? []), APP_CLUSTER_BINDING_FINALIZER] },
       });
@@ -162,9 +160,9 @@ export class AppClusterBindingController {
 
     if (kubeconfigB64) {
       await this.apply(CoreResources.namespaces, { metadata: { name: root, labels } });
-      await this.apply(CoreResources.serviceaccounts, { metadata: { name: BINDER_SA, namespace: root, labels } });
+      await this.apply(CoreResources.serviceaccounts, { metadata: { name: BINDER_NAME, namespace: root, labels } });
       await this.apply(CoreResources.secrets, { metadata: { name: APP_KUBECONFIG_SECRET, namespace: root, labels }, data: { kubeconfig: kubeconfigB64 } });
-      await this.apply(BindResources.clusterBindings, {
+      await this.apply(BINDING_RESOURCES.clusterBindings, {
         metadata: { name: CLUSTER_BINDING_NAME, namespace: root, labels },
         spec: { kubeconfigSecretRef: { name: APP_KUBECONFIG_SECRET, key: 'kubeconfig' }, providerPrettyName: name },
       });
@@ -173,12 +171,20 @@ export class AppClusterBindingController {
         rules: [
           {
             apiGroups: [BIND_GROUP],
-            resources: ['apiservicebindings', 'apiservicebindings/status'],
+            resources: [BINDING_RESOURCES.apiServiceBindings.plural, `${BINDING_RESOURCES.apiServiceBindings.plural}/status`],
             verbs: ['get', 'list', 'watch', 'update', 'patch'],
           },
-          { apiGroups: [BIND_GROUP], resources: ['clusterbindings', 'apiserviceexports'], verbs: ['get', 'list', 'watch'] },
-          { apiGroups: [BIND_GROUP], resources: ['clusterbindings/status', 'apiserviceexports/status'], verbs: ['get', 'patch', 'update'] },
-          { apiGroups: [BIND_GROUP], resources: ['apiservicenamespaces'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
+          {
+            apiGroups: [BIND_GROUP],
+            resources: [BINDING_RESOURCES.clusterBindings.plural, BINDING_RESOURCES.apiServiceExports.plural],
+            verbs: ['get', 'list', 'watch'],
+          },
+          {
+            apiGroups: [BIND_GROUP],
+            resources: [`${BINDING_RESOURCES.clusterBindings.plural}/status`, `${BINDING_RESOURCES.apiServiceExports.plural}/status`],
+            verbs: ['get', 'patch', 'update'],
+          },
+          { apiGroups: [BIND_GROUP], resources: [BINDING_RESOURCES.apiServiceNamespaces.plural], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
           { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] },
           { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
         ],
@@ -186,14 +192,14 @@ export class AppClusterBindingController {
       await this.apply(CoreResources.rolebindings, {
         metadata: { name: 'control-plane-connector', namespace: root, labels },
         roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'control-plane-connector' },
-        subjects: [{ kind: 'ServiceAccount', name: BINDER_SA, namespace: root }],
+        subjects: [{ kind: 'ServiceAccount', name: BINDER_NAME, namespace: root }],
       });
       await this.applyBindings(acb, root, labels);
       conds = await this.applyDeployment(acb, root, labels, conds);
     }
     conds = setSummary(conds, [ConditionType.SecretValid, ConditionType.KonnectorDeployed]);
     if (!conditionsEqual(conds, acb.status?.conditions as Condition[] | undefined)) {
-      await this.c.mergePatch(BindResources.appClusterBindings, namespace, name, { status: { conditions: conds } }, 'status');
+      await this.c.mergePatch(BINDING_RESOURCES.appClusterBindings, namespace, name, { status: { conditions: conds } }, 'status');
     }
     // Exports appear later (the backend processes export requests): pick up their claims.
     return { requeueAfterMs: 30_000 };
@@ -204,17 +210,17 @@ export class AppClusterBindingController {
     for (const e of acb.spec.apiExports ?? []) {
       const bname = `${e.resource}.${e.group ?? ''}`.replace(/\.$/, '');
       want.add(bname);
-      const exp = await this.c.getOrNull<APIServiceExport>(BindResources.apiServiceExports, root, bname);
+      const exp = await this.c.getOrNull<APIServiceExport>(BINDING_RESOURCES.apiServiceExports, root, bname);
       const spec: Record<string, unknown> = { kubeconfigSecretRef: { namespace: root, name: APP_KUBECONFIG_SECRET, key: 'kubeconfig' } };
       if (exp?.spec.permissionClaims?.length) spec.permissionClaims = exp.spec.permissionClaims.map((c) => ({ ...c, state: 'Accepted' }));
-      await this.apply(BindResources.apiServiceBindings, { metadata: { name: bname, namespace: root, labels }, spec });
+      await this.apply(BINDING_RESOURCES.apiServiceBindings, { metadata: { name: bname, namespace: root, labels }, spec });
     }
     const selector = Object.entries(labels)
       .map(([k, v]) => `${k}=${v}`)
       .join(',');
-    const existing = await this.c.list(BindResources.apiServiceBindings, root, { labelSelector: selector });
+    const existing = await this.c.list(BINDING_RESOURCES.apiServiceBindings, root, { labelSelector: selector });
     for (const b of existing.items) {
-      if (!want.has(b.metadata.name!)) await this.c.delete(BindResources.apiServiceBindings, root, b.metadata.name!);
+      if (!want.has(b.metadata.name!)) await this.c.delete(BINDING_RESOURCES.apiServiceBindings, root, b.metadata.name!);
     }
   }
 
@@ -256,7 +262,7 @@ export class AppClusterBindingController {
         spec: {
           replicas: 2,
           selector: { matchLabels: { app: 'konnector', [APP_CLUSTER_BINDING_NAME_LABEL]: labels[APP_CLUSTER_BINDING_NAME_LABEL] } },
-          template: { metadata: { labels: podLabels }, spec: { serviceAccountName: BINDER_SA, containers: [container] } },
+          template: { metadata: { labels: podLabels }, spec: { serviceAccountName: BINDER_NAME, containers: [container] } },
         },
       });
     } catch (e) {
@@ -286,14 +292,14 @@ export class AppClusterBindingController {
     const selector = Object.entries(labels)
       .map(([k, v]) => `${k}=${v}`)
       .join(',');
-    const bindings = await this.c.list(BindResources.apiServiceBindings, root, { labelSelector: selector }).catch((e) => {
+    const bindings = await this.c.list(BINDING_RESOURCES.apiServiceBindings, root, { labelSelector: selector }).catch((e) => {
       if (isNotFound(e)) return { items: [] as KubeObject[], metadata: {} };
       throw e;
     });
     const waiting = bindings.items.filter((b) => (b.metadata.finalizers ?? []).includes(BINDING_FINALIZER));
     for (const b of bindings.items) {
       if (!b.metadata.deletionTimestamp)
-        await this.c.delete(BindResources.apiServiceBindings, root, b.metadata.name!).catch((e) => {
+        await this.c.delete(BINDING_RESOURCES.apiServiceBindings, root, b.metadata.name!).catch((e) => {
           if (!isNotFound(e)) throw e;
         });
     }
@@ -305,7 +311,7 @@ export class AppClusterBindingController {
           { binding: `${root}/${b.metadata.name}` },
           'the konnector did not unbind in time: removing its finalizer; objects of this binding may remain on the app cluster',
         );
-        await setFinalizer(this.c, BindResources.apiServiceBindings, b, BINDING_FINALIZER, false);
+        await setFinalizer(this.c, BINDING_RESOURCES.apiServiceBindings, b, BINDING_FINALIZER, false);
       }
       return 200;
     }

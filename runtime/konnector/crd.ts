@@ -1,7 +1,8 @@
 /** APIServiceExport → CustomResourceDefinition, and who owns a CRD. */
 import type { KubeObject, OwnerReference } from '../core/client.js';
 import { deepEqual, isSubset } from './metadata.js';
-import { BIND_GROUP_VERSION, EXPORTED_LABEL, type APIServiceBinding, type APIServiceExport } from './types.js';
+import { EXPORTED_LABEL, type APIServiceBinding, type APIServiceExport } from './types.js';
+import { BIND_API_VERSION, apiServiceBindingKind } from '../../contract/index.js';
 
 export type CRD = KubeObject & {
   spec: {
@@ -16,8 +17,8 @@ export type CRD = KubeObject & {
 
 export function bindingOwnerRef(b: APIServiceBinding): OwnerReference {
   return {
-    apiVersion: BIND_GROUP_VERSION,
-    kind: 'APIServiceBinding',
+    apiVersion: BIND_API_VERSION,
+    kind: apiServiceBindingKind.kind,
     name: b.metadata.name!,
     uid: b.metadata.uid!,
     controller: true,
@@ -60,7 +61,7 @@ export const controllerOf = (o: KubeObject): OwnerReference | undefined => o.met
 
 export function isOwnedBy(o: KubeObject, b: APIServiceBinding): boolean {
   const c = controllerOf(o);
-  return !!c && c.kind === 'APIServiceBinding' && c.uid === b.metadata.uid;
+  return !!c && c.kind === apiServiceBindingKind.kind && c.uid === b.metadata.uid;
 }
 
 /** Whether the live CRD needs an update to match `want` (compares the fields we set; the API server adds defaults). */

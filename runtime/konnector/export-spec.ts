@@ -18,7 +18,8 @@ import { RequeueError } from '../core/controller.js';
 import { specMayDiffer } from './export-events.js';
 import { locKey, type IsolationStrategy, type Loc } from './export-isolation.js';
 import { cleanMeta, copyWithMeta, hasFinalizer, hashOf, isDeleting, isSubset, setFinalizer, type MetadataFilter } from './metadata.js';
-import { BOUND_ANNOTATION, FIELD_MANAGER, SPEC_HASH_ANNOTATION, SYNCER_FINALIZER } from './types.js';
+import { BOUND_ANNOTATION, SPEC_HASH_ANNOTATION, SYNCER_FINALIZER } from './types.js';
+import { KONNECTOR_FIELD_MANAGER } from '../../contract/index.js';
 import { DEFAULT_UPSTREAM_DELETION_TIMEOUT_MS, type TimedOutDeletion } from './deletion-timeouts.js';
 
 /** How long an upstream create waits for its informer event before a reconcile may apply it again. */
@@ -253,7 +254,7 @@ export class SpecUpReconciler {
     // Created by server-side apply (not POST) so that the konnector's field manager owns every field
     // it wrote, and later removals of consumer fields are removed upstream too.
     const copy = copyWithMeta(down, cleanMeta(down.metadata, loc.name, loc.namespace, this.annotations(specHash), d.metadata));
-    await d.provider.apply(d.providerResource, copy, FIELD_MANAGER, { force: true, result: false });
+    await d.provider.apply(d.providerResource, copy, KONNECTOR_FIELD_MANAGER, { force: true, result: false });
     if (this.appliedUp.size > IN_FLIGHT_MAX) this.appliedUp.clear();
     this.appliedUp.set(lk, { specHash, at: this.now() });
     return 'create';
@@ -279,7 +280,7 @@ export class SpecUpReconciler {
       metadata: { name: loc.name, ...(loc.namespace ? { namespace: loc.namespace } : {}), annotations: this.annotations(specHash) },
     };
     if (spec !== undefined) applied.spec = spec;
-    await d.provider.apply(d.providerResource, applied, FIELD_MANAGER, { force: true, result: false });
+    await d.provider.apply(d.providerResource, applied, KONNECTOR_FIELD_MANAGER, { force: true, result: false });
     return 'apply';
   }
 

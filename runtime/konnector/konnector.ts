@@ -14,7 +14,7 @@ import { Controller } from '../core/controller.js';
 import { Informer, onAny, stripManagedFields } from '../core/informer.js';
 import { silentLogger } from '../core/logger.js';
 import { recordEvent, type RecordedEvent } from '../core/events.js';
-import { apiServiceBindingKind, BIND_GROUP } from '../../contract/index.js';
+import { apiServiceBindingKind, BIND_GROUP, BINDING_RESOURCES, BIND_API_VERSION, KONNECTOR_NAMESPACE } from '../../contract/index.js';
 import { ClaimConflicts, claimConflictCondition } from './claim-conflicts.js';
 import { CLAIM_REFUSED_CONDITION, ClaimRefusals, claimRefusalCondition } from './claim-refusals.js';
 import { SecretTypePolicy } from '../../contract/secret-types.js';
@@ -25,16 +25,7 @@ import { isDeleting, setFinalizer } from './metadata.js';
 import { konnectorMetrics, type KonnectorMetrics } from './metrics.js';
 import { ProviderConnection, type KonnectorShared } from './provider.js';
 import { resourceOfExport } from './export-sync.js';
-import {
-  BIND_GROUP_VERSION,
-  BINDING_FINALIZER,
-  BindResources,
-  CLAIM_CONFLICT_CONDITION,
-  ConditionType,
-  SYNCER_FINALIZER,
-  type APIServiceBinding,
-  type Secret,
-} from './types.js';
+import { BINDING_FINALIZER, CLAIM_CONFLICT_CONDITION, ConditionType, SYNCER_FINALIZER, type APIServiceBinding, type Secret } from './types.js';
 import { KONNECTOR_VERSION, klutchKonnectorVersion } from './version.js';
 import { RESOURCES_ALLOWED_CONDITION, ResourceGate } from './resource-gate.js';
 import { DEFAULT_BURST, DEFAULT_QPS, DEFAULT_WORKERS } from './defaults.js';
@@ -185,9 +176,6 @@ function validate(o: KonnectorOptions): void {
   }
 }
 
-/** Where kubectl-bind creates APIServiceBindings and their kubeconfig Secrets. */
-export const DEFAULT_BINDING_ADMIN_NAMESPACE = 'klutch-bind';
-
 /**
  * Whether the konnector may act on binding `b` with `adminNamespace` its admin namespace: the binding
  * must be in that namespace and its kubeconfig Secret in the binding's own namespace. Returns the
@@ -269,7 +257,7 @@ export class Konnector {
       secretTypes: SecretTypePolicy.create(opts.allowedSecretTypes, 'KonnectorOptions.allowedSecretTypes'),
     };
     this.resourceGate = ResourceGate.from('KonnectorOptions.allowedResources', opts.allowedResources);
-    this.adminNamespace = opts.bindingAdminNamespace ?? opts.bindingNamespace ?? DEFAULT_BINDING_ADMIN_NAMESPACE;
+    this.adminNamespace = opts.bindingAdminNamespace ?? opts.bindingNamespace ?? KONNECTOR_NAMESPACE;
     this.registry = opts.registry ?? new Registry();
     this.metrics = konnectorMetrics(this.registry);
     this.log = opts.logger ?? silentLogger;
@@ -277,7 +265,7 @@ export class Konnector {
     this.bindingClient = opts.bindingKubeConfig ? this.newClient(opts.bindingKubeConfig) : this.app;
 
     const resyncMs = opts.resyncMs ?? 600_000;
-    this.bindings = new Informer<APIServiceBinding>(this.bindingClient, BindResources.apiServiceBindings, {
+    this.bindings = new Informer<APIServiceBinding>(this.bindingClient, BINDING_RESOURCES.apiServiceBindings, {
       namespace: opts.bindingNamespace,
       resyncMs,
       logger: this.log,
@@ -341,8 +329,8 @@ export class Konnector {
     void recordEvent(
       this.bindingClient,
       {
-        apiVersion: b.apiVersion ?? BIND_GROUP_VERSION,
-        kind: 'APIServiceBinding',
+        apiVersion: b.apiVersion ?? BIND_API_VERSION,
+        kind: apiServiceBindingKind.kind,
         name: b.metadata.name!,
         namespace: b.metadata.namespace!,
         uid: b.metadata.uid,
@@ -397,7 +385,7 @@ export class Konnector {
    */
   private ownerBindingGone(crd: CRD): boolean {
     const owner = controllerOf(crd);
-    if (!owner || owner.kind !== 'APIServiceBinding' || !owner.apiVersion.startsWith(`${BIND_GROUP}/`)) return false;
+    if (!owner || owner.kind !== apiServiceBindingKind.kind || !owner.apiVersion.startsWith(`${BIND_GROUP}/`)) return false;
     // A konnector watching one namespace cannot tell whether a binding elsewhere owns the CRD.
     if (this.opts.bindingNamespace && !this.opts.controlPlaneMode) return false;
     if (!this.bindings.hasSynced()) return false;
@@ -646,7 +634,7 @@ export class Konnector {
     this.lastSeen.delete(key);
     await this.detach(key);
     await this.gcSecretInformers();
-    if (b) await setFinalizer(this.bindingClient, BindResources.apiServiceBindings, b, BINDING_FINALIZER, false);
+    if (b) await setFinalizer(this.bindingClient, BINDING_RESOURCES.apiServiceBindings, b, BINDING_FINALIZER, false);
   }
 
   /** Removes the syncer finalizer from every object of a bound CRD; returns how many were released. */
@@ -668,7 +656,7 @@ export class Konnector {
     // A refused binding (see bindingScopeRefusal) gets no finalizer: the konnector makes nothing for it.
     if ((this.opts.bindingFinalizer ?? true) && !bindingScopeRefusal(b, this.adminNamespace)) {
       if (!(b.metadata.finalizers ?? []).includes(BINDING_FINALIZER)) {
-        await setFinalizer(this.bindingClient, BindResources.apiServiceBindings, b, BINDING_FINALIZER, true);
+        await setFinalizer(this.bindingClient, BINDING_RESOURCES.apiServiceBindings, b, BINDING_FINALIZER, true);
         return; // the update event brings us back
       }
     }
@@ -743,7 +731,7 @@ export class Konnector {
     if (conditionsEqual(conds, b.status?.conditions as Condition[] | undefined) && pretty === b.status?.providerPrettyName) return;
     const { namespace, name } = splitKey(key);
     await this.bindingClient.mergePatch(
-      BindResources.apiServiceBindings,
+      BINDING_RESOURCES.apiServiceBindings,
       namespace,
       name,
       { metadata: { resourceVersion: b.metadata.resourceVersion }, status: { conditions: conds, ...(pretty ? { providerPrettyName: pretty } : {}) } },

@@ -27,6 +27,7 @@ import { DEFAULT_UPSTREAM_DELETION_TIMEOUT_MS } from './deletion-timeouts.js';
 import { parseAllowedResource } from '../../contract/resource-policy.js';
 import { checkAllowedSecretType } from '../../contract/secret-types.js';
 import { checkAllowedNamespace } from '../../contract/allowed-namespaces.js';
+import { KONNECTOR_LEASE_NAME, KONNECTOR_NAMESPACE } from '../../contract/api/constants.js';
 import { DEFAULT_MAX_CACHED_OBJECTS_PER_BINDING } from './object-cap.js';
 import { DEFAULT_WRITE_BUDGET } from './write-budget.js';
 import { DEFAULT_MAX_PROVIDER_OBJECTS_PER_NAMESPACE } from './provider.js';
@@ -71,7 +72,7 @@ export function buildCommand(): Command {
     .version(KONNECTOR_VERSION)
     .option('--kubeconfig <path>', 'kubeconfig of the cluster the konnector runs against (default: in-cluster, then $KUBECONFIG)')
     .option('--context <name>', 'kubeconfig context to use')
-    .option('--lease-name <name>', 'name of the leader-election Lease', 'klutch-bind')
+    .option('--lease-name <name>', 'name of the leader-election Lease', KONNECTOR_LEASE_NAME)
     .option('--lease-namespace <ns>', 'namespace of the Lease (default: $POD_NAMESPACE, else kube-system)')
     .option('--no-leader-elect', 'run the controllers without leader election (single replica only)')
     .option('--leader-elect-lease-duration <duration>', 'Lease duration', duration('--leader-elect-lease-duration'), 15_000)
@@ -147,7 +148,7 @@ export function buildCommand(): Command {
     .option('--binding-namespace <ns>', 'watch APIServiceBindings only in this namespace')
     .option(
       '--binding-admin-namespace <ns>',
-      'act only on APIServiceBindings in this namespace (writable by cluster admins only); bindings elsewhere are refused with a condition (default: --binding-namespace, else $POD_NAMESPACE, else klutch-bind)',
+      `act only on APIServiceBindings in this namespace (writable by cluster admins only); bindings elsewhere are refused with a condition (default: --binding-namespace, else $POD_NAMESPACE, else ${KONNECTOR_NAMESPACE})`,
     )
     .option('--control-plane-mode', 'run on the control plane for one app cluster (see --app-cluster-kubeconfig-secret-*)', false)
     .option('--app-cluster-kubeconfig-secret-name <name>', 'control-plane mode: Secret with the app cluster kubeconfig')

@@ -15,7 +15,8 @@ import { BindingGuard } from './binding-guard.js';
 import { hashOf, isDeleting } from './metadata.js';
 import { exportOfBinding, ResourceGate } from './resource-gate.js';
 import type { AttachedBindings, ConditionState } from './provider-state.js';
-import { BindResources, type APIServiceBinding, type APIServiceExport } from './types.js';
+import { type APIServiceBinding, type APIServiceExport } from './types.js';
+import { BINDING_RESOURCES, ConditionType } from '../../contract/index.js';
 
 export interface ExportReconcilerDeps {
   readonly provider: KubeClient;
@@ -83,9 +84,9 @@ export class ExportReconciler implements Reconciler {
     conds = setCondition(
       conds,
       running
-        ? { type: 'Connected', status: 'True', reason: 'Syncing', message: 'the konnector syncs this resource' }
+        ? { type: ConditionType.Connected, status: 'True', reason: 'Syncing', message: 'the konnector syncs this resource' }
         : {
-            type: 'Connected',
+            type: ConditionType.Connected,
             status: 'False',
             severity: 'Warning',
             reason: crdState?.reason ?? 'NotSyncing',
@@ -95,9 +96,9 @@ export class ExportReconciler implements Reconciler {
     conds = setCondition(
       conds,
       crdState?.status === 'True'
-        ? { type: 'ConsumerInSync', status: 'True', reason: 'SchemaInSync', message: 'the app cluster CRD matches the export' }
+        ? { type: ConditionType.ConsumerInSync, status: 'True', reason: 'SchemaInSync', message: 'the app cluster CRD matches the export' }
         : {
-            type: 'ConsumerInSync',
+            type: ConditionType.ConsumerInSync,
             status: crdState ? 'False' : 'Unknown',
             reason: crdState?.reason ?? 'Pending',
             message: crdState?.message ?? 'not reconciled yet',
@@ -107,7 +108,7 @@ export class ExportReconciler implements Reconciler {
       const c = crd?.status?.conditions?.find((x) => x.type === t);
       if (c) conds = setCondition(conds, { type: t, status: c.status as Condition['status'], reason: c.reason, message: c.message });
     }
-    conds = setSummary(conds, ['Connected', 'ConsumerInSync', 'Established']);
+    conds = setSummary(conds, [ConditionType.Connected, ConditionType.ConsumerInSync, ConditionType.Established]);
     const status: Record<string, unknown> = { conditions: conds };
     if (crd?.status?.acceptedNames) status.acceptedNames = crd.status.acceptedNames;
     if (crd?.status?.storedVersions) status.storedVersions = crd.status.storedVersions;
@@ -117,7 +118,7 @@ export class ExportReconciler implements Reconciler {
       JSON.stringify(status.storedVersions ?? null) === JSON.stringify(exp.status?.storedVersions ?? null);
     if (same) return;
     try {
-      await d.provider.mergePatch(BindResources.apiServiceExports, d.clusterNamespace, name, { status }, 'status');
+      await d.provider.mergePatch(BINDING_RESOURCES.apiServiceExports, d.clusterNamespace, name, { status }, 'status');
     } catch (e) {
       d.log.warn(
         { export: name, err: (e as Error).message },

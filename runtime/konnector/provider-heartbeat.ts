@@ -12,7 +12,8 @@ import { ApiError } from '../core/client.js';
 import type { Reconciler, ReconcileResult } from '../core/controller.js';
 import type { KonnectorMetrics } from './metrics.js';
 import { sameState, type AttachedBindings, type ConditionState } from './provider-state.js';
-import { BIND_GROUP_VERSION, BindResources, CLUSTER_BINDING_NAME, type APIServiceBinding, type ClusterBinding, type Secret } from './types.js';
+import { CLUSTER_BINDING_NAME, type APIServiceBinding, type ClusterBinding, type Secret } from './types.js';
+import { BINDING_RESOURCES, BIND_API_VERSION, apiServiceBindingKind } from '../../contract/index.js';
 
 /** Go's time.Duration String() for whole seconds (e.g. 5m0s, 30s, 1h0m0s). */
 export function goDuration(ms: number): string {
@@ -151,7 +152,7 @@ export class HeartbeatReconciler implements Reconciler {
       const now = new Date(this.now());
       try {
         await d.provider.mergePatch(
-          BindResources.clusterBindings,
+          BINDING_RESOURCES.clusterBindings,
           d.clusterNamespace,
           CLUSTER_BINDING_NAME,
           {
@@ -318,8 +319,8 @@ export class HeartbeatReconciler implements Reconciler {
     await recordEvent(
       d.bindingClient,
       {
-        apiVersion: binding.apiVersion ?? BIND_GROUP_VERSION,
-        kind: 'APIServiceBinding',
+        apiVersion: binding.apiVersion ?? BIND_API_VERSION,
+        kind: apiServiceBindingKind.kind,
         name: binding.metadata.name!,
         namespace: binding.metadata.namespace ?? d.clusterNamespace,
         uid: binding.metadata.uid,

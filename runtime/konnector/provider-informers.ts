@@ -7,7 +7,8 @@ import type { Logger } from 'pino';
 import { isAlreadyExists, type KubeClient } from '../core/client.js';
 import { Informer, onAny } from '../core/informer.js';
 import { isDeleting } from './metadata.js';
-import { BindResources, type APIServiceExport, type APIServiceNamespace, type ClusterBinding } from './types.js';
+import { type APIServiceExport, type APIServiceNamespace, type ClusterBinding } from './types.js';
+import { BINDING_RESOURCES } from '../../contract/index.js';
 
 export interface ProviderInformersOptions {
   /** Client of the provider (control plane). */
@@ -41,9 +42,9 @@ export class ProviderInformers {
     this.log = opts.log;
     this.admits = opts.admits ?? (() => true);
     const iopts = { namespace: opts.clusterNamespace, resyncMs: opts.resyncMs, logger: opts.log };
-    this.exports = new Informer<APIServiceExport>(opts.provider, BindResources.apiServiceExports, iopts);
-    this.apiNamespaces = new Informer<APIServiceNamespace>(opts.provider, BindResources.apiServiceNamespaces, iopts);
-    this.clusterBindings = new Informer<ClusterBinding>(opts.provider, BindResources.clusterBindings, iopts);
+    this.exports = new Informer<APIServiceExport>(opts.provider, BINDING_RESOURCES.apiServiceExports, iopts);
+    this.apiNamespaces = new Informer<APIServiceNamespace>(opts.provider, BINDING_RESOURCES.apiServiceNamespaces, iopts);
+    this.clusterBindings = new Informer<ClusterBinding>(opts.provider, BINDING_RESOURCES.clusterBindings, iopts);
     this.apiNamespaces.addIndex('providerNamespace', (o) => (o.status?.namespace ? [o.status.namespace] : []));
     this.apiNamespaces.addEventHandler(onAny(() => this.mappingMayHaveChanged()));
   }
@@ -92,7 +93,7 @@ export class ProviderInformers {
     const existing = this.apiNamespaces.getByName(this.clusterNamespace, consumerNamespace);
     if (existing) return isDeleting(existing) ? undefined : existing.status?.namespace || undefined;
     try {
-      await this.provider.create(BindResources.apiServiceNamespaces, {
+      await this.provider.create(BINDING_RESOURCES.apiServiceNamespaces, {
         metadata: { name: consumerNamespace, namespace: this.clusterNamespace },
         spec: {},
       });

@@ -6,7 +6,8 @@ import type { Logger } from 'pino';
 import { isNotFound, type KubeClient, type KubeObject } from '../core/client.js';
 import type { Reconciler } from '../core/controller.js';
 import { isDeleting } from './metadata.js';
-import { BindResources, type APIServiceNamespace } from './types.js';
+import { type APIServiceNamespace } from './types.js';
+import { BINDING_RESOURCES } from '../../contract/index.js';
 
 export interface NamespaceReconcilerDeps {
   readonly provider: KubeClient;
@@ -27,7 +28,7 @@ export class NamespaceReconciler implements Reconciler {
     if (!ans || isDeleting(ans)) return;
     if (d.appNamespaces.getByName(undefined, name)) return;
     try {
-      await d.provider.delete(BindResources.apiServiceNamespaces, d.clusterNamespace, name, { uid: ans.metadata.uid });
+      await d.provider.delete(BINDING_RESOURCES.apiServiceNamespaces, d.clusterNamespace, name, { uid: ans.metadata.uid });
       d.log.info({ namespace: name }, 'app-cluster namespace is gone: deleted its APIServiceNamespace on the provider');
     } catch (e) {
       if (!isNotFound(e)) throw e;

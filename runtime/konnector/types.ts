@@ -38,18 +38,13 @@ export type ClusterBinding = KubeObject & { spec: ClusterBindingSpec; status?: C
 export type AppClusterBinding = KubeObject & { spec: AppClusterBindingSpec; status?: AppClusterBindingStatus };
 export type Secret = KubeObject & { type?: string; data?: Record<string, string>; stringData?: Record<string, string> };
 
-/** The binding API's resources, from the contract's one table. */
-export { BINDING_RESOURCES as BindResources } from '../../contract/index.js';
-
 /** Finalizer on each served APIServiceBinding: its CRD and objects are cleaned up (on both sides) before it goes. */
 export const BINDING_FINALIZER = 'klutch.anynines.com/konnector';
-/** Field manager of the konnector's server-side applies (Klutch's value). */
-export { KONNECTOR_FIELD_MANAGER as FIELD_MANAGER } from '../../contract/index.js';
 /** Annotation on upstream copies: hash of the consumer spec last applied (detects removed fields). */
 export const SPEC_HASH_ANNOTATION = 'klutch.anynines.com/consumer-spec-hash';
 /** Annotation on downstream copies of provider-created objects. */
 export const ADOPTED_ANNOTATION = 'klutch.anynines.com/adopted';
-export { EXPORTED_LABEL, BIND_API_VERSION as BIND_GROUP_VERSION } from '../../contract/index.js';
+export { EXPORTED_LABEL } from '../../contract/index.js';
 /**
  * Annotations on downstream copies of provider-owned claimed objects: uid and resourceVersion of the
  * provider object the copy was made from (`onConflict.recreateWhenConsumerSideDeleted: false` uses

@@ -7,28 +7,16 @@
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import YAML from 'yaml';
-import { apiServiceBindingKind, BINDING_RESOURCES, bindingCrds } from '../../contract/index.js';
+import { apiServiceBindingKind, BINDING_RESOURCES, bindingCrds, apiServiceExportRequestKind, ConditionType } from '../../contract/index.js';
 import { ApiError, isAlreadyExists, isNotFound, parseKubeconfig, type KubeClient, type KubeObject, type ResourceRef } from '../core/index.js';
 import { BIND_API_VERSION, type PermissionClaim } from '../../contract/wire.js';
 import { decideResource, parseAllowedResource, resourceName, type AllowedResource } from '../../contract/resource-policy.js';
 import { checkAllowedSecretType } from '../../contract/secret-types.js';
 import { checkAllowedNamespace } from '../../contract/allowed-namespaces.js';
-import { EXPORTED_LABEL } from '../../contract/api/constants.js';
+import { EXPORTED_LABEL, KONNECTOR_NAMESPACE } from '../../contract/api/constants.js';
 import { ALLOW_FLAG, ALLOW_NAMESPACE_FLAG, allowedByNameWarning, checkRequest, claimDetails, describeClaim, namespaceScopeLine } from './consent.js';
-import {
-  BIND_NAMESPACE,
-  CliError,
-  Exit,
-  Progress,
-  clean,
-  checkSecureUrl,
-  clientFor,
-  parseRemoteKubeconfig,
-  PROVIDER_KUBECONFIG_LABEL,
-  render,
-  safeClose,
-  type OutputFormat,
-} from './util.js';
+import { CliError, Exit, Progress, clean, checkSecureUrl, clientFor, parseRemoteKubeconfig, render, safeClose, type OutputFormat } from './util.js';
+import { PROVIDER_KUBECONFIG_LABEL } from './exit.js';
 
 /** The binding API resources kubectl-bind writes, from the contract's one table. */
 export const REQUESTS: ResourceRef = BINDING_RESOURCES.apiServiceExportRequests;
@@ -96,7 +84,7 @@ export function parseExportRequest(text: string, source: string): ExportRequestD
   }
   const d = doc as Partial<ExportRequestDoc> | null;
   if (!d || typeof d !== 'object') throw new CliError(`${source}: empty document; expected an APIServiceExportRequest`, Exit.USAGE);
-  if (d.apiVersion !== BIND_API_VERSION || d.kind !== 'APIServiceExportRequest') {
+  if (d.apiVersion !== BIND_API_VERSION || d.kind !== apiServiceExportRequestKind.kind) {
     throw new CliError(`${source}: is ${String(d.apiVersion)}/${String(d.kind)}, expected ${BIND_API_VERSION}/APIServiceExportRequest`, Exit.USAGE);
   }
   if (!Array.isArray(d.spec?.resources) || d.spec.resources.length === 0) {
@@ -115,7 +103,7 @@ export function parseExportRequest(text: string, source: string): ExportRequestD
  * name, or `<name>-` as generateName when that name is taken; the spec as the backend sent it).
  */
 export function exportRequestBody(request: ExportRequestDoc, namespace: string, meta: { name: string } | { generateName: string }): KubeObject {
-  return { apiVersion: BIND_API_VERSION, kind: 'APIServiceExportRequest', metadata: { ...meta, namespace }, spec: request.spec } as KubeObject;
+  return { apiVersion: BIND_API_VERSION, kind: apiServiceExportRequestKind.kind, metadata: { ...meta, namespace }, spec: request.spec } as KubeObject;
 }
 
 /** Reads `-f`: a file, an http(s) URL, or `-` for stdin. */
@@ -186,7 +174,7 @@ export async function askConsent(
 
 /** Finds the Secret in klutch-bind holding a kubeconfig for the same server and namespace. */
 export async function findKubeconfigSecret(consumer: KubeClient, remote: { server: string; namespace: string }): Promise<string | undefined> {
-  const list = await consumer.list(SECRETS, BIND_NAMESPACE);
+  const list = await consumer.list(SECRETS, KONNECTOR_NAMESPACE);
   for (const s of list.items) {
     const data = (s as KubeObject & { data?: Record<string, string> }).data?.kubeconfig;
     if (!data) continue;
@@ -205,30 +193,30 @@ export async function storeKubeconfigSecret(consumer: KubeClient, kubeconfig: st
   const data = { kubeconfig: Buffer.from(kubeconfig).toString('base64') };
   const labels = { [PROVIDER_KUBECONFIG_LABEL]: 'true' };
   if (name) {
-    const existing = await consumer.getOrNull(SECRETS, BIND_NAMESPACE, name);
+    const existing = await consumer.getOrNull(SECRETS, KONNECTOR_NAMESPACE, name);
     if (existing) {
       await consumer.update(SECRETS, { ...existing, metadata: { ...existing.metadata, labels: { ...existing.metadata.labels, ...labels } }, data });
       return { name, created: false };
     }
-    await consumer.create(SECRETS, { metadata: { name, namespace: BIND_NAMESPACE, labels }, type: 'Opaque', data });
+    await consumer.create(SECRETS, { metadata: { name, namespace: KONNECTOR_NAMESPACE, labels }, type: 'Opaque', data });
     return { name, created: true };
   }
-  const created = await consumer.create(SECRETS, { metadata: { generateName: 'kubeconfig-', namespace: BIND_NAMESPACE, labels }, type: 'Opaque', data });
+  const created = await consumer.create(SECRETS, { metadata: { generateName: 'kubeconfig-', namespace: KONNECTOR_NAMESPACE, labels }, type: 'Opaque', data });
   return { name: created.metadata.name!, created: true };
 }
 
 export async function ensureBindNamespace(consumer: KubeClient): Promise<KubeObject> {
   try {
-    return await consumer.create(NAMESPACES, { metadata: { name: BIND_NAMESPACE } });
+    return await consumer.create(NAMESPACES, { metadata: { name: KONNECTOR_NAMESPACE } });
   } catch (e) {
     if (!isAlreadyExists(e)) throw e;
-    return consumer.get(NAMESPACES, undefined, BIND_NAMESPACE);
+    return consumer.get(NAMESPACES, undefined, KONNECTOR_NAMESPACE);
   }
 }
 
 /** Installs the APIServiceBinding CRD if missing (the konnector keeps it up to date when it runs). */
 async function ensureBindingCrd(consumer: KubeClient, deadline: number): Promise<void> {
-  const crd = bindingCrds().find((c) => c.spec.names.plural === 'apiservicebindings')!;
+  const crd = bindingCrds().find((c) => c.spec.names.plural === apiServiceBindingKind.plural)!;
   try {
     await consumer.create(CRDS, crd as unknown as KubeObject);
   } catch (e) {
@@ -242,7 +230,7 @@ async function ensureBindingCrd(consumer: KubeClient, deadline: number): Promise
     if (est?.status === 'True') {
       // a just-established CRD can answer 404/429 ("storage is (re)initializing") for a moment
       try {
-        await consumer.list(BINDINGS, BIND_NAMESPACE, { limit: 1 });
+        await consumer.list(BINDINGS, KONNECTOR_NAMESPACE, { limit: 1 });
         return;
       } catch (e) {
         if (!(e instanceof ApiError && [404, 429, 503].includes(e.code)) || Date.now() > deadline) throw e;
@@ -365,7 +353,7 @@ async function checkNoForeignCrds(consumer: KubeClient, request: ExportRequestDo
     const crd = await consumer.getOrNull(CRDS, undefined, name);
     if (!crd) continue;
     const owner = crd.metadata.ownerReferences?.find((o) => o.controller);
-    const byBinding = crd.metadata.labels?.[EXPORTED_LABEL] === 'true' && owner?.kind === 'APIServiceBinding' && owner.name === name;
+    const byBinding = crd.metadata.labels?.[EXPORTED_LABEL] === 'true' && owner?.kind === apiServiceBindingKind.kind && owner.name === name;
     if (!byBinding) {
       throw new CliError(
         `the export of ${name}: CustomResourceDefinition ${name} already exists in your cluster and no APIServiceBinding made it; a provider may not take over an API of your cluster (the konnector would get read/write on all its objects). Nothing was created; ask the provider to export its own API group`,
@@ -399,7 +387,7 @@ export async function konnectorNamespaces(consumer: KubeClient, existing: Konnec
  * API, narrowed to `namespaces` (those consented to) plus any the Deployment gained since they were read.
  */
 async function installKonnector(consumer: KubeClient, scope: KonnectorScope, o: ApiServiceOptions, namespaces: readonly string[]): Promise<void> {
-  const existing = await consumer.getOrNull<KonnectorDeployment>(DEPLOYMENTS, BIND_NAMESPACE, 'konnector');
+  const existing = await consumer.getOrNull<KonnectorDeployment>(DEPLOYMENTS, KONNECTOR_NAMESPACE, 'konnector');
   const installedImage = existing?.spec?.template?.spec?.containers?.[0]?.image;
   // loaded on demand: cdk8s is heavy and only needed here
   const { DEFAULT_IMAGES, konnectorManifests } = await import('../../constructs/runtime/index.js');
@@ -451,7 +439,7 @@ async function installKonnector(consumer: KubeClient, scope: KonnectorScope, o: 
     await consumer.apply(ref, m, FIELD_MANAGER, { force: true });
   }
   o.io.err.write(
-    `${existing ? (installedImage === image ? '🔁 Updated' : '⬆️  Upgraded') : '🚀 Installed'} konnector ${image} in namespace ${BIND_NAMESPACE}\n`,
+    `${existing ? (installedImage === image ? '🔁 Updated' : '⬆️  Upgraded') : '🚀 Installed'} konnector ${image} in namespace ${KONNECTOR_NAMESPACE}\n`,
   );
 }
 
@@ -475,7 +463,7 @@ async function waitForRequest(remote: KubeClient, ns: string, name: string, o: A
     o.io.err,
     `Waiting for the provider to accept export request ${name}`,
     deadline,
-    () => last.conditions?.find((c) => c.type === 'ExportsReady')?.message ?? last.phase ?? 'Pending',
+    () => last.conditions?.find((c) => c.type === ConditionType.ExportsReady)?.message ?? last.phase ?? 'Pending',
   ).start();
   try {
     for (;;) {
@@ -533,15 +521,15 @@ async function applyBindings(o: ApiServiceOptions, bindings: KubeObject[], exist
     if (have) {
       if (have.spec?.kubeconfigSecretRef?.name !== secretName) {
         throw new CliError(
-          `APIServiceBinding ${name} already exists for another provider (Secret ${BIND_NAMESPACE}/${have.spec?.kubeconfigSecretRef?.name}); delete it first if you want to rebind`,
+          `APIServiceBinding ${name} already exists for another provider (Secret ${KONNECTOR_NAMESPACE}/${have.spec?.kubeconfigSecretRef?.name}); delete it first if you want to rebind`,
           Exit.FAILED,
         );
       }
-      await o.consumer.mergePatch(BINDINGS, BIND_NAMESPACE, name, {
+      await o.consumer.mergePatch(BINDINGS, KONNECTOR_NAMESPACE, name, {
         spec: { permissionClaims: (b as KubeObject & { spec: { permissionClaims?: unknown } }).spec.permissionClaims ?? null },
       });
       o.io.err.write(`🔗 APIServiceBinding ${name} already existed; claims updated\n`);
-      out.push(await o.consumer.get(BINDINGS, BIND_NAMESPACE, name));
+      out.push(await o.consumer.get(BINDINGS, KONNECTOR_NAMESPACE, name));
     } else {
       out.push(await o.consumer.create(BINDINGS, b));
       o.io.err.write(`🔗 Created APIServiceBinding ${name}\n`);
@@ -563,7 +551,7 @@ export async function bindApiService(request: ExportRequestDoc, o: ApiServiceOpt
   if (o.skipKonnector && o.allowNamespaces?.length) {
     throw new CliError(`${ALLOW_NAMESPACE_FLAG} narrows the konnector this command installs; drop --skip-konnector or the flag`, Exit.USAGE);
   }
-  const konnector = o.skipKonnector ? undefined : await o.consumer.getOrNull<KonnectorDeployment>(DEPLOYMENTS, BIND_NAMESPACE, 'konnector');
+  const konnector = o.skipKonnector ? undefined : await o.consumer.getOrNull<KonnectorDeployment>(DEPLOYMENTS, KONNECTOR_NAMESPACE, 'konnector');
   const namespaces = o.skipKonnector ? [] : await konnectorNamespaces(o.consumer, konnector, o);
   if (!o.skipKonnector) o.io.err.write(`${namespaceScopeLine(namespaces)}\n`);
   const decisions = new Map<number, Array<PermissionClaim & { state: 'Accepted' | 'Rejected' }>>();
@@ -575,14 +563,14 @@ export async function bindApiService(request: ExportRequestDoc, o: ApiServiceOpt
       apiServiceBindingKind.make(
         `${r.resource}.${r.group ?? ''}`,
         {
-          kubeconfigSecretRef: { namespace: BIND_NAMESPACE, name: o.secretName ?? '<created>', key: 'kubeconfig' },
+          kubeconfigSecretRef: { namespace: KONNECTOR_NAMESPACE, name: o.secretName ?? '<created>', key: 'kubeconfig' },
           ...(decisions.get(i)!.length ? { permissionClaims: decisions.get(i)! } : {}),
         } as never,
-        { namespace: BIND_NAMESPACE },
+        { namespace: KONNECTOR_NAMESPACE },
       ) as unknown as KubeObject,
   );
   if (o.dryRun) {
-    const req = { apiVersion: BIND_API_VERSION, kind: 'APIServiceExportRequest', metadata: { name: reqName, namespace: remoteNs }, spec: request.spec };
+    const req = { apiVersion: BIND_API_VERSION, kind: apiServiceExportRequestKind.kind, metadata: { name: reqName, namespace: remoteNs }, spec: request.spec };
     o.io.out.write(render([req, ...bindings], o.output ?? 'yaml'));
     o.io.err.write('🔎 dry run: nothing was created\n');
     return bindings;
@@ -619,7 +607,7 @@ export async function bindApiService(request: ExportRequestDoc, o: ApiServiceOpt
     const secret = await storeKubeconfigSecret(o.consumer, o.remoteKubeconfig, secretName);
     const deadline = Date.now() + o.timeoutMs;
     await ensureBindingCrd(o.consumer, deadline);
-    const existingBindings = (await o.consumer.list(BINDINGS, BIND_NAMESPACE)).items;
+    const existingBindings = (await o.consumer.list(BINDINGS, KONNECTOR_NAMESPACE)).items;
     // the konnector's scope: the other bindings as they are, this request's resources and accepted claims
     const rebound = new Set(bindings.map((b) => b.metadata.name));
     const others = existingBindings.filter((b) => !rebound.has(b.metadata.name)) as Array<
@@ -642,7 +630,7 @@ export async function bindApiService(request: ExportRequestDoc, o: ApiServiceOpt
     if (e instanceof ApiError && e.code === 403) {
       throw new CliError(`${e.message}\nThe provider kubeconfig is not allowed to do this; bind again with "kubectl bind <url>" to refresh it`, Exit.FAILED);
     }
-    if (e instanceof ApiError && isNotFound(e) && e.path.includes('apiserviceexportrequests')) {
+    if (e instanceof ApiError && isNotFound(e) && e.path.includes(apiServiceExportRequestKind.plural)) {
       throw new CliError(`${e.message}\nThe provider has no APIServiceExportRequest API; is the URL a klutch bind backend?`, Exit.FAILED);
     }
     throw e;

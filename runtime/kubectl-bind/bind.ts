@@ -21,6 +21,7 @@ import { CallbackServer } from './callback.js';
 import { bindApiService, ensureBindNamespace, type IO, type ExportRequestDoc } from './apiservice.js';
 import type { AllowedResource } from '../../contract/resource-policy.js';
 import { CliError, Exit, Progress, checkSecureUrl, clusterIdFor, newSessionId, parseRemoteKubeconfig, render, type OutputFormat } from './util.js';
+import { OAUTH2_CODE_GRANT } from '../../contract/api/constants.js';
 
 export interface BindOptions {
   url: string;
@@ -122,7 +123,7 @@ function openBrowser(url: string, io: IO): void {
 }
 
 async function browserLogin(provider: BindingProvider, sessionId: string, clusterId: string, o: BindOptions): Promise<BindingResponse> {
-  const method = provider.authenticationMethods.find((m) => m.method === 'OAuth2CodeGrant')?.oauth2CodeGrant?.authenticatedURL;
+  const method = provider.authenticationMethods.find((m) => m.method === OAUTH2_CODE_GRANT)?.oauth2CodeGrant?.authenticatedURL;
   if (!method) throw new CliError(`${o.url} offers no OAuth2CodeGrant login; this kubectl-bind cannot log in there`, Exit.FAILED);
   const cb = new CallbackServer(sessionId);
   await cb.start();
@@ -161,7 +162,7 @@ async function bearerBind(provider: BindingProvider, sessionId: string, clusterI
   const m = /^([a-z][-a-z0-9]*[a-z0-9])\.(.*)$/.exec(o.resource ?? '');
   if (!m)
     throw new CliError(`--resource: "${o.resource ?? ''}" is not <plural>.<group> (e.g. postgresqlinstances.anynines.com); required with --token`, Exit.USAGE);
-  const authorize = provider.authenticationMethods.find((x) => x.method === 'OAuth2CodeGrant')?.oauth2CodeGrant?.authenticatedURL;
+  const authorize = provider.authenticationMethods.find((x) => x.method === OAUTH2_CODE_GRANT)?.oauth2CodeGrant?.authenticatedURL;
   const bindUrl = checkSecureUrl('the bind URL (the token is sent there)', new URL('/bind', authorize ?? o.url).href);
   let res: Response;
   try {

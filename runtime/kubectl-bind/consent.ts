@@ -15,7 +15,8 @@ import {
 } from '../../contract/resource-policy.js';
 import type { PermissionClaim } from '../../contract/wire.js';
 import { checkAllowedNamespace } from '../../contract/allowed-namespaces.js';
-import { BIND_NAMESPACE, CliError, Exit } from './exit.js';
+import { CliError, Exit } from './exit.js';
+import { KONNECTOR_NAMESPACE } from '../../contract/api/constants.js';
 
 /** The flag that allows a resource outside the default allow-list. */
 export const ALLOW_FLAG = '--allow-resource';
@@ -47,7 +48,7 @@ export function parseAllowNamespaces(values: readonly string[] | undefined): str
     } catch (e) {
       throw new CliError((e as Error).message, Exit.USAGE);
     }
-    if (v === BIND_NAMESPACE) {
+    if (v === KONNECTOR_NAMESPACE) {
       throw new CliError(`${ALLOW_NAMESPACE_FLAG}: "${v}" is the konnector's own namespace, where it never syncs claimed objects; remove it`, Exit.USAGE);
     }
     out.add(v);
@@ -58,7 +59,7 @@ export function parseAllowNamespaces(values: readonly string[] | undefined): str
 /** The consent line saying where the konnector may touch Secrets and ConfigMaps. */
 export function namespaceScopeLine(namespaces: readonly string[]): string {
   return namespaces.length
-    ? `🔒 the konnector may read and write Secrets and ConfigMaps only in namespace${namespaces.length === 1 ? '' : 's'} ${namespaces.join(', ')} (${ALLOW_NAMESPACE_FLAG}) and its own, ${BIND_NAMESPACE}; it syncs nothing elsewhere`
+    ? `🔒 the konnector may read and write Secrets and ConfigMaps only in namespace${namespaces.length === 1 ? '' : 's'} ${namespaces.join(', ')} (${ALLOW_NAMESPACE_FLAG}) and its own, ${KONNECTOR_NAMESPACE}; it syncs nothing elsewhere`
     : `⚠️  the konnector may read and write Secrets and ConfigMaps cluster-wide (no ${ALLOW_NAMESPACE_FLAG} declared); narrow it with ${ALLOW_NAMESPACE_FLAG} <namespace>`;
 }
 

@@ -19,6 +19,9 @@ export const Exit = {
   CONSENT: 5,
 } as const;
 
+/** Label `"true"` on the app-cluster Secrets kubectl-bind writes the provider kubeconfig into. */
+export const PROVIDER_KUBECONFIG_LABEL = 'klutch.anynines.com/provider-kubeconfig';
+
 export class CliError extends Error {
   constructor(
     message: string,
@@ -28,5 +31,3 @@ export class CliError extends Error {
     this.name = 'CliError';
   }
 }
-
-export const BIND_NAMESPACE = 'klutch-bind';

@@ -8,7 +8,8 @@ import { Command, CommanderError, Option } from 'commander';
 import type { KubeObject } from '../core/index.js';
 import type { IO } from './apiservice.js';
 import { packageVersion } from '../core/version.js';
-import { BIND_NAMESPACE, CliError, Exit } from './exit.js';
+import { CliError, Exit } from './exit.js';
+import { KONNECTOR_NAMESPACE } from '../../contract/api/constants.js';
 import { revokeCommand } from './revoke.js';
 
 /** Optional peer dependencies of the runtime (package.json `peerDependenciesMeta`). */
@@ -134,7 +135,7 @@ export function program(io: IO, env: NodeJS.ProcessEnv = process.env): Command {
     .argument('[url]', 'the request as an http(s) URL (same as -f <url>)')
     .option('-f, --file <file>', 'the APIServiceExportRequest: a file, an http(s) URL, or - for stdin')
     .option('--remote-kubeconfig <file>', 'provider kubeconfig file')
-    .option('--remote-kubeconfig-namespace <ns>', `namespace of the Secret holding the provider kubeconfig (default ${BIND_NAMESPACE})`)
+    .option('--remote-kubeconfig-namespace <ns>', `namespace of the Secret holding the provider kubeconfig (default ${KONNECTOR_NAMESPACE})`)
     .option('--remote-kubeconfig-name <name>', 'name of the Secret holding the provider kubeconfig (key "kubeconfig")')
     .option('--remote-namespace <ns>', "provider namespace (default: the provider kubeconfig's context namespace)")
     .exitOverride()
@@ -179,9 +180,9 @@ export function program(io: IO, env: NodeJS.ProcessEnv = process.env): Command {
           throw new CliError(`--remote-kubeconfig: cannot read "${String(o.remoteKubeconfig)}": ${(e as Error).message}`, Exit.USAGE);
         }
       } else {
-        const ns = (o.remoteKubeconfigNamespace as string | undefined) ?? BIND_NAMESPACE;
-        if (ns !== BIND_NAMESPACE)
-          throw new CliError(`--remote-kubeconfig-namespace: "${ns}"; the konnector reads kubeconfig Secrets from ${BIND_NAMESPACE} only`, Exit.USAGE);
+        const ns = (o.remoteKubeconfigNamespace as string | undefined) ?? KONNECTOR_NAMESPACE;
+        if (ns !== KONNECTOR_NAMESPACE)
+          throw new CliError(`--remote-kubeconfig-namespace: "${ns}"; the konnector reads kubeconfig Secrets from ${KONNECTOR_NAMESPACE} only`, Exit.USAGE);
         secretName = o.remoteKubeconfigName as string;
         const s = await consumer.getOrNull<KubeObject & { data?: Record<string, string> }>(
           { group: '', version: 'v1', plural: 'secrets', namespaced: true, kind: 'Secret' },

@@ -9,11 +9,11 @@ import { Command } from 'commander';
 import type { KubeClient, KubeObject } from '../core/index.js';
 import type { ClusterAccess } from '../core/kubeconfig.js';
 import { CREDENTIAL_SECRET } from '../../contract/binder-rbac.js';
-import { BIND_NAMESPACE, CliError, Exit } from './exit.js';
+import { CliError, Exit, PROVIDER_KUBECONFIG_LABEL } from './exit.js';
+import { KONNECTOR_NAMESPACE } from '../../contract/api/constants.js';
 import type { IO } from './apiservice.js';
 
 const SECRETS = { group: '', version: 'v1', plural: 'secrets', namespaced: true, kind: 'Secret' } as const;
-const PROVIDER_KUBECONFIG_LABEL = 'klutch.anynines.com/provider-kubeconfig';
 
 export interface RevokeOptions {
   /** The provider kubeconfig text (from the app cluster's Secret or a file). */
@@ -64,29 +64,29 @@ export async function revokeCredential(o: RevokeOptions): Promise<void> {
 
 /** The one provider kubeconfig Secret in klutch-bind, or the named one; its text. */
 export async function kubeconfigFromSecret(consumer: KubeClient, name: string | undefined): Promise<{ text: string; source: string }> {
-  const get = (n: string) => consumer.getOrNull<KubeObject & { data?: Record<string, string> }>(SECRETS, BIND_NAMESPACE, n);
+  const get = (n: string) => consumer.getOrNull<KubeObject & { data?: Record<string, string> }>(SECRETS, KONNECTOR_NAMESPACE, n);
   let secret: (KubeObject & { data?: Record<string, string> }) | undefined;
   if (name) {
     secret = await get(name);
-    if (!secret) throw new CliError(`--remote-kubeconfig-name: Secret ${BIND_NAMESPACE}/${name} not found in the app cluster`, Exit.USAGE);
+    if (!secret) throw new CliError(`--remote-kubeconfig-name: Secret ${KONNECTOR_NAMESPACE}/${name} not found in the app cluster`, Exit.USAGE);
   } else {
-    const list = await consumer.list<KubeObject & { data?: Record<string, string> }>(SECRETS, BIND_NAMESPACE, {
+    const list = await consumer.list<KubeObject & { data?: Record<string, string> }>(SECRETS, KONNECTOR_NAMESPACE, {
       labelSelector: `${PROVIDER_KUBECONFIG_LABEL}=true`,
     });
     if (list.items.length !== 1) {
       const names = list.items.map((s) => s.metadata.name).join(', ');
       throw new CliError(
         list.items.length
-          ? `${list.items.length} provider kubeconfig Secrets in ${BIND_NAMESPACE} (${names}); pass --remote-kubeconfig-name <secret>`
-          : `no provider kubeconfig Secret in ${BIND_NAMESPACE}; pass --remote-kubeconfig-name <secret> or --remote-kubeconfig <file>`,
+          ? `${list.items.length} provider kubeconfig Secrets in ${KONNECTOR_NAMESPACE} (${names}); pass --remote-kubeconfig-name <secret>`
+          : `no provider kubeconfig Secret in ${KONNECTOR_NAMESPACE}; pass --remote-kubeconfig-name <secret> or --remote-kubeconfig <file>`,
         Exit.USAGE,
       );
     }
     secret = list.items[0];
   }
   const data = secret.data?.kubeconfig;
-  if (!data) throw new CliError(`Secret ${BIND_NAMESPACE}/${secret.metadata.name} has no key "kubeconfig"`, Exit.USAGE);
-  return { text: Buffer.from(data, 'base64').toString('utf8'), source: `Secret ${BIND_NAMESPACE}/${secret.metadata.name}` };
+  if (!data) throw new CliError(`Secret ${KONNECTOR_NAMESPACE}/${secret.metadata.name} has no key "kubeconfig"`, Exit.USAGE);
+  return { text: Buffer.from(data, 'base64').toString('utf8'), source: `Secret ${KONNECTOR_NAMESPACE}/${secret.metadata.name}` };
 }
 
 /** What the command needs of the runtime, loaded once the arguments are parsed (main.ts `load`). */
@@ -102,7 +102,7 @@ export function revokeCommand(io: IO, load: () => Promise<RevokeRuntime>): Comma
     .description('Revoke a provider credential at once: every token of it (and of its rotations) stops working. Bind again with "kubectl bind <url>".')
     .option('--kubeconfig <file>', 'kubeconfig of the app cluster (default $KUBECONFIG or ~/.kube/config)')
     .option('--context <name>', 'kubeconfig context of the app cluster')
-    .option('--remote-kubeconfig-name <name>', `the Secret in ${BIND_NAMESPACE} holding the provider kubeconfig (default: the only one there)`)
+    .option('--remote-kubeconfig-name <name>', `the Secret in ${KONNECTOR_NAMESPACE} holding the provider kubeconfig (default: the only one there)`)
     .option('--remote-kubeconfig <file>', 'a provider kubeconfig file instead of the Secret')
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out.write(s), writeErr: (s) => io.err.write(s) })

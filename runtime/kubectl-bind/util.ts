@@ -10,9 +10,7 @@ import { loadDefaultKubeconfig } from '../core/kubeconfig-default.js';
 import { kubeconfigContextNames, kubeconfigPaths, loadKubeconfigFiles } from '../core/kubeconfig-merge.js';
 import { CliError, Exit } from './exit.js';
 
-export { BIND_NAMESPACE, CliError, Exit } from './exit.js';
-
-export const PROVIDER_KUBECONFIG_LABEL = 'klutch.anynines.com/provider-kubeconfig';
+export { CliError, Exit } from './exit.js';
 
 export interface KubeFlags {
   kubeconfig?: string;

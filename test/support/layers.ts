@@ -5,14 +5,17 @@
  * - `runtimeImportsOfConstructs`: a module under runtime/ that imports (statically, by `export …
  *   from`, by dynamic `import()` or `require()`) anything under constructs/;
  * - `contractLiteralsOutside`: a string or template literal outside contract/ that spells a contract
- *   name (the binder role name, a name derived from it, the binding API groups and versions) instead
- *   of importing it from contract/.
+ *   name (every name the contract exports: the binder role and the names derived from it, the binding
+ *   API groups and versions, kinds, plurals, label and annotation keys, condition types, the
+ *   konnector's namespace) instead of importing it from contract/; and a key under the binding's
+ *   groups (`klutch.anynines.com/…`) that one module owns, spelled a second time.
  *
  * Sources are parsed with the TypeScript compiler, so comments and documentation never count.
  */
 import { dirname, posix } from 'node:path';
 import ts from 'typescript';
-import { BINDER_NAME, BIND_API_VERSION, BIND_GROUP, EXAMPLE_BACKEND_API_VERSION, EXAMPLE_BACKEND_GROUP } from '../../contract/index.js';
+import * as contract from '../../contract/index.js';
+import { BINDER_NAME, BIND_GROUP, BIND_VERSION } from '../../contract/index.js';
 
 export interface SourceFile {
   /** Path relative to the repository root, with `/` separators. */
@@ -103,28 +106,91 @@ export function runtimeImportsOfConstructs(files: readonly SourceFile[], allowed
   return { offenders, unusedAllowed: allowed.filter((a) => !used.has(a)).map((a) => a.path) };
 }
 
+/**
+ * Contract values that are also plain Kubernetes or Crossplane words, with another meaning outside the
+ * binding (a CRD's `Established`, a Pod's `Pending`, a kubeconfig's `cluster`): a literal equal to one
+ * does not count. Everything else the contract exports as a name is reported when spelled out.
+ */
+export const GENERIC_WORDS: ReadonlySet<string> = new Set([
+  'cluster', // CLUSTER_BINDING_NAME; also a kubeconfig's clusters, a Topology
+  'credential', // CREDENTIAL_SECRET
+  'kubeconfig', // KUBECONFIG_SECRET_KEY; the key of every kubeconfig Secret
+  BIND_VERSION, // v1alpha1, the version of many APIs
+  'Namespaced', // a CRD's scope
+  'Ready', // the summary condition of every kind, Kubernetes' and Crossplane's too
+  'Established', // a CRD's conditions
+  'NamesAccepted',
+  'Healthy', // also a Crossplane package's condition
+  'Pending', // ExportRequestPhase; also a Pod's phases
+  'Failed',
+  'Succeeded',
+]);
+
+/** A name-like string: no spaces, patterns or prose (the contract also exports CEL rules and messages). */
+const NAME = /^[A-Za-z][A-Za-z0-9./-]*$/;
+
+/**
+ * The names the contract exports (string constants, and the string fields of its exported objects:
+ * kinds, plurals, CRD names, condition types), except {@link GENERIC_WORDS} and the kinds' singular
+ * names (`clusterbinding` also names the backend's controller of them).
+ */
+export function contractNames(): Map<string, string> {
+  const names = new Map<string, string>();
+  const add = (value: unknown, name: string) => {
+    if (typeof value === 'string' && NAME.test(value) && !GENERIC_WORDS.has(value) && !names.has(value)) names.set(value, name);
+  };
+  for (const [k, v] of Object.entries(contract)) {
+    add(v, k);
+    if (v && typeof v === 'object' && !Array.isArray(v)) for (const [k2, v2] of Object.entries(v)) if (k2 !== 'singular') add(v2, `${k}.${k2}`);
+  }
+  return names;
+}
+
 /** The contract names no module outside contract/ may spell out; a literal equal to one, or starting with a `prefix`, counts. */
 export const CONTRACT_LITERALS = {
-  exact: [BINDER_NAME, BIND_GROUP, `${BIND_GROUP}/`, EXAMPLE_BACKEND_GROUP, BIND_API_VERSION, EXAMPLE_BACKEND_API_VERSION],
+  exact: [...contractNames().keys(), `${BIND_GROUP}/`],
   prefixes: [`${BINDER_NAME}-`],
 } as const;
 
-/** `path:line: 'literal'` of every string or template literal outside contract/ that spells a contract name. */
+/** A label, annotation or finalizer key under one of the binding's groups (`klutch.anynines.com/…`, `example-backend.klutch.anynines.com/…`). */
+const GROUP_KEY = /^([a-z0-9-]+\.)*klutch\.anynines\.com\/[A-Za-z0-9._-]+$/;
+
+/**
+ * Each string or template literal (and template head) of `f` with its line, except module specifiers
+ * (paths, not names) and a condition's `reason` (free text of the writer, which may repeat a condition type).
+ */
+function literals(f: SourceFile): Array<{ text: string; line: number }> {
+  const sf = parse(f);
+  const out: Array<{ text: string; line: number }> = [];
+  walk(sf, (n) => {
+    if (ts.isStringLiteral(n) && (ts.isImportDeclaration(n.parent) || ts.isExportDeclaration(n.parent))) return;
+    if (n.parent && ts.isPropertyAssignment(n.parent) && n.parent.initializer === n && ts.isIdentifier(n.parent.name) && n.parent.name.text === 'reason')
+      return;
+    if (ts.isStringLiteral(n) || ts.isNoSubstitutionTemplateLiteral(n) || ts.isTemplateHead(n)) out.push({ text: n.text, line: lineOf(sf, n) });
+  });
+  return out;
+}
+
+/**
+ * `path:line: 'literal'` of every string or template literal outside contract/ that spells a contract
+ * name, and of every second and further spelling of one key under the binding's groups (a label,
+ * annotation or finalizer one module owns is declared once, as a constant, and imported).
+ */
 export function contractLiteralsOutside(files: readonly SourceFile[]): string[] {
   const out: string[] = [];
   const exact = new Set<string>(CONTRACT_LITERALS.exact);
   const spells = (t: string) => exact.has(t) || CONTRACT_LITERALS.prefixes.some((p) => t.startsWith(p));
+  const keys = new Map<string, string>(); // group key → where it is declared
   for (const f of files) {
-    if (f.path.startsWith('contract/') || !CONTRACT_LITERALS.exact.some((l) => f.text.includes(l))) continue; // no need to parse the others
-    const sf = parse(f);
-    walk(sf, (n) => {
-      // Module specifiers are paths, not names.
-      if (ts.isStringLiteral(n) && (ts.isImportDeclaration(n.parent) || ts.isExportDeclaration(n.parent))) return;
-      let text: string | undefined;
-      if (ts.isStringLiteral(n) || ts.isNoSubstitutionTemplateLiteral(n)) text = n.text;
-      else if (ts.isTemplateHead(n)) text = n.text;
-      if (text !== undefined && spells(text)) out.push(`${f.path}:${lineOf(sf, n)}: ${JSON.stringify(text)}`);
-    });
+    if (f.path.startsWith('contract/')) continue;
+    for (const { text, line } of literals(f)) {
+      if (spells(text)) out.push(`${f.path}:${line}: ${JSON.stringify(text)}`);
+      else if (GROUP_KEY.test(text)) {
+        const first = keys.get(text);
+        if (first) out.push(`${f.path}:${line}: ${JSON.stringify(text)} (declared at ${first})`);
+        else keys.set(text, `${f.path}:${line}`);
+      }
+    }
   }
   return out;
 }

@@ -9,7 +9,9 @@ import type { Crd, ExportTemplate } from '../catalog.js';
 import { crdSpecHash, exportSpecFromCrd } from '../export.js';
 import { MANAGED_BY, MANAGED_BY_LABEL, R, SOURCE_SPEC_HASH_ANNOTATION } from '../refs.js';
 import type { PermissionClaim } from '../../../contract/wire.js';
-import { age, byAge, splitKey, type Cache, type ExportObj, type ExportRequest, type ReconcilerKube } from './types.js';
+import { age, byAge, type Cache, type ExportObj, type ExportRequest, type ReconcilerKube } from './types.js';
+import { splitKey } from '../../core/client.js';
+import { ConditionType } from '../../../contract/api/constants.js';
 
 export interface ExportRequestReconcilerDeps {
   readonly kube: ReconcilerKube;
@@ -56,8 +58,8 @@ export class ExportRequestReconciler implements Reconciler {
   }
 
   private async fail(req: ExportRequest, reason: string, message: string): Promise<ReconcileResult> {
-    let conds = setCondition(req.status?.conditions, { type: 'ExportsReady', status: 'False', severity: 'Error', reason, message });
-    conds = setSummary(conds, ['ExportsReady']);
+    let conds = setCondition(req.status?.conditions, { type: ConditionType.ExportsReady, status: 'False', severity: 'Error', reason, message });
+    conds = setSummary(conds, [ConditionType.ExportsReady]);
     await this.writeStatus(req, { ...req.status, phase: 'Failed', terminalMessage: message, conditions: conds });
     this.d.logger.warn({ request: keyOf(req), reason, message }, 'export request failed');
     return { requeueAfterMs: this.retention };
@@ -67,7 +69,7 @@ export class ExportRequestReconciler implements Reconciler {
     const d = this.d;
     const req = d.requests.get(key);
     if (!req || req.metadata.deletionTimestamp) return;
-    const [ns, name] = splitKey(key);
+    const { namespace: ns = '', name } = splitKey(key);
     const phase = req.status?.phase ?? 'Pending';
     const reqAge = age(req);
     if (phase === 'Succeeded' || phase === 'Failed') {
@@ -124,19 +126,25 @@ export class ExportRequestReconciler implements Reconciler {
           `${message} within ${Math.round(d.exportRequestGraceMs / 1000)}s; ask the provider to install it, then bind again`,
         );
       }
-      let conds = setCondition(req.status?.conditions, { type: 'ExportsReady', status: 'False', severity: 'Warning', reason: 'CRDNotFound', message });
-      conds = setSummary(conds, ['ExportsReady']);
+      let conds = setCondition(req.status?.conditions, {
+        type: ConditionType.ExportsReady,
+        status: 'False',
+        severity: 'Warning',
+        reason: 'CRDNotFound',
+        message,
+      });
+      conds = setSummary(conds, [ConditionType.ExportsReady]);
       await this.writeStatus(req, { ...req.status, phase: 'Pending', conditions: conds });
       return { requeueAfterMs: graceLeft + 50 };
     }
     for (const { crd, template } of planned) await this.ensureExport(ns, crd, template.spec.permissionClaims);
     let conds = setCondition(req.status?.conditions, {
-      type: 'ExportsReady',
+      type: ConditionType.ExportsReady,
       status: 'True',
       reason: 'ExportsCreated',
       message: `exported ${planned.map((p) => p.crd.metadata.name).join(', ')}`,
     });
-    conds = setSummary(conds, ['ExportsReady']);
+    conds = setSummary(conds, [ConditionType.ExportsReady]);
     await this.writeStatus(req, { ...req.status, phase: 'Succeeded', terminalMessage: undefined, conditions: conds });
     d.logger.info({ request: key, exports: planned.map((p) => p.crd.metadata.name) }, 'export request succeeded');
     return { requeueAfterMs: this.retention - reqAge + 100 };

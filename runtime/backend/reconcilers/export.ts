@@ -7,7 +7,9 @@ import { conditionsEqual, setCondition, type Reconciler } from '../../core/index
 import type { Crd } from '../catalog.js';
 import { crdSpecHash, exportSpecFromCrd } from '../export.js';
 import { R, SOURCE_SPEC_HASH_ANNOTATION } from '../refs.js';
-import { splitKey, type Cache, type ExportObj, type ReconcilerKube } from './types.js';
+import { type Cache, type ExportObj, type ReconcilerKube } from './types.js';
+import { splitKey } from '../../core/client.js';
+import { ConditionType } from '../../../contract/api/constants.js';
 
 export interface ExportReconcilerDeps {
   readonly kube: ReconcilerKube;
@@ -23,7 +25,7 @@ export class ExportReconciler implements Reconciler {
     const d = this.d;
     const exp = d.exports.get(key);
     if (!exp || exp.metadata.deletionTimestamp) return;
-    const [ns, name] = splitKey(key);
+    const { namespace: ns = '', name } = splitKey(key);
     const crd = d.crds.getByName(undefined, name);
     if (!crd) {
       d.logger.info({ export: key }, 'CRD of export is gone; deleting the export');
@@ -42,7 +44,7 @@ export class ExportReconciler implements Reconciler {
       return; // the update event reconciles the status
     }
     const conds = setCondition(exp.status?.conditions, {
-      type: 'ProviderInSync',
+      type: ConditionType.ProviderInSync,
       status: 'True',
       reason: 'InSync',
       message: `in sync with CustomResourceDefinition ${name}`,

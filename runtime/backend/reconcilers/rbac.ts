@@ -9,7 +9,8 @@
  */
 import { isNotFound, type Reconciler } from '../../core/index.js';
 import { FIELD_MANAGER } from '../binder.js';
-import { BINDER_SA, IDENTITY_ANNOTATION, MANAGED_BY, MANAGED_BY_LABEL, R, perClusterRoleName } from '../refs.js';
+import { IDENTITY_ANNOTATION, MANAGED_BY, MANAGED_BY_LABEL, R } from '../refs.js';
+import { BINDER_NAME, perConsumerRoleName } from '../../../contract/index.js';
 import type { Cache, ExportObj, ReconcilerKube, ServiceNamespace } from './types.js';
 import { exportedResourceRules, type PolicyRule } from '../../../contract/binder-rbac.js';
 
@@ -34,7 +35,7 @@ export class RbacReconciler implements Reconciler {
     const d = this.d;
     const ns = await d.kube.getOrNull(R.namespaces, undefined, clusterNs);
     if (!ns || ns.metadata.deletionTimestamp || !ns.metadata.annotations?.[IDENTITY_ANNOTATION]) return;
-    const roleName = perClusterRoleName(clusterNs);
+    const roleName = perConsumerRoleName(clusterNs);
     const labels = { [MANAGED_BY_LABEL]: MANAGED_BY };
     await d.kube.apply(
       R.clusterRoles,
@@ -49,7 +50,7 @@ export class RbacReconciler implements Reconciler {
       FIELD_MANAGER,
       { force: true },
     );
-    const subject = { kind: 'ServiceAccount', name: BINDER_SA, namespace: clusterNs };
+    const subject = { kind: 'ServiceAccount', name: BINDER_NAME, namespace: clusterNs };
     for (const sn of d.serviceNamespaces.list(clusterNs)) {
       const target = sn.status?.namespace;
       if (!target || sn.metadata.deletionTimestamp) continue;
@@ -57,7 +58,7 @@ export class RbacReconciler implements Reconciler {
         await d.kube.apply(
           R.roleBindings,
           {
-            metadata: { name: BINDER_SA, namespace: target, labels },
+            metadata: { name: BINDER_NAME, namespace: target, labels },
             roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: roleName },
             subjects: [subject],
           },

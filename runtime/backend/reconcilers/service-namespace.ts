@@ -4,8 +4,10 @@
  */
 import type { Logger } from 'pino';
 import { conditionsEqual, setCondition, RequeueError, type Reconciler } from '../../core/index.js';
-import { CLUSTER_BINDING_NAME, MANAGED_BY, MANAGED_BY_LABEL, R, SERVICE_NAMESPACE_ANNOTATION } from '../refs.js';
-import { byAge, splitKey, type Cache, type ClusterBindingObj, type ReconcilerKube, type ServiceNamespace } from './types.js';
+import { CLUSTER_BINDING_NAME, MANAGED_BY, MANAGED_BY_LABEL, R } from '../refs.js';
+import { API_SERVICE_NAMESPACE_ANNOTATION, apiServiceNamespaceKind } from '../../../contract/index.js';
+import { byAge, type Cache, type ClusterBindingObj, type ReconcilerKube, type ServiceNamespace } from './types.js';
+import { splitKey } from '../../core/client.js';
 
 export const SERVICE_NAMESPACE_FINALIZER = 'klutch.anynines.com/servicenamespace';
 /** Condition on the app cluster's ClusterBinding: False while it has more APIServiceNamespaces than allowed. */
@@ -36,12 +38,12 @@ export class ServiceNamespaceReconciler implements Reconciler {
     const d = this.d;
     const sn = d.serviceNamespaces.get(key);
     if (!sn) return;
-    const [clusterNs, name] = splitKey(key);
+    const { namespace: clusterNs = '', name } = splitKey(key);
     const target = `${clusterNs}-${name}`;
     const annotation = `${clusterNs}/${name}`;
     if (sn.metadata.deletionTimestamp) {
       const ns = await d.kube.getOrNull(R.namespaces, undefined, target);
-      if (ns && ns.metadata.annotations?.[SERVICE_NAMESPACE_ANNOTATION] === annotation && !ns.metadata.deletionTimestamp) {
+      if (ns && ns.metadata.annotations?.[API_SERVICE_NAMESPACE_ANNOTATION] === annotation && !ns.metadata.deletionTimestamp) {
         await d.kube.delete(R.namespaces, undefined, target, { uid: ns.metadata.uid });
         d.logger.info({ namespace: target }, 'deleted provider namespace of removed APIServiceNamespace');
       }
@@ -81,9 +83,9 @@ export class ServiceNamespaceReconciler implements Reconciler {
     const existing = await d.kube.getOrNull(R.namespaces, undefined, target);
     if (!existing) {
       await d.kube.create(R.namespaces, {
-        metadata: { name: target, annotations: { [SERVICE_NAMESPACE_ANNOTATION]: annotation }, labels: { [MANAGED_BY_LABEL]: MANAGED_BY } },
+        metadata: { name: target, annotations: { [API_SERVICE_NAMESPACE_ANNOTATION]: annotation }, labels: { [MANAGED_BY_LABEL]: MANAGED_BY } },
       });
-    } else if (existing.metadata.annotations?.[SERVICE_NAMESPACE_ANNOTATION] !== annotation) {
+    } else if (existing.metadata.annotations?.[API_SERVICE_NAMESPACE_ANNOTATION] !== annotation) {
       throw new RequeueError(`namespace ${target} exists and does not belong to APIServiceNamespace ${annotation}; not taking it over`, 60_000);
     } else if (existing.metadata.deletionTimestamp) {
       throw new RequeueError(`namespace ${target} is still terminating`, 2_000);
@@ -137,7 +139,7 @@ export class ServiceNamespaceReconciler implements Reconciler {
         metadata: { generateName: `${sn.metadata.name}.`, namespace: sn.metadata.namespace },
         involvedObject: {
           apiVersion: `${R.serviceNamespaces.group}/${R.serviceNamespaces.version}`,
-          kind: 'APIServiceNamespace',
+          kind: apiServiceNamespaceKind.kind,
           namespace: sn.metadata.namespace,
           name: sn.metadata.name,
           uid: sn.metadata.uid,

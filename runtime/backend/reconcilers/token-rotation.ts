@@ -8,7 +8,8 @@ import type { Logger } from 'pino';
 import type { KubeObject, ReconcileResult, Reconciler } from '../../core/index.js';
 import { CREDENTIAL_EXPIRY_ANNOTATION, CREDENTIAL_SECRET, rotationKeyOf } from '../../../contract/credential.js';
 import { MIN_TOKEN_SECONDS, type Binder } from '../binder.js';
-import { BINDER_SA, KUBECONFIG_SECRET, R, TOKEN_EXPIRY_ANNOTATION, TOKEN_ISSUED_ANNOTATION } from '../refs.js';
+import { KUBECONFIG_SECRET, R, TOKEN_EXPIRY_ANNOTATION, TOKEN_ISSUED_ANNOTATION } from '../refs.js';
+import { BINDER_NAME } from '../../../contract/index.js';
 import type { Cache, ReconcilerKube } from './types.js';
 
 export interface TokenRotationReconcilerDeps {
@@ -58,7 +59,7 @@ export class TokenRotationReconciler implements Reconciler {
     if (expires >= ends - LAST_TOKEN_SLACK_MS || ends - now < MIN_TOKEN_SECONDS * 1000) return untilEnd();
     const due = issued + ((expires - issued) * 2) / 3;
     if (now < due) return { requeueAfterMs: Math.min(due - now + 100, ends - now + 100, MAX_TIMER_MS) };
-    const sa = await d.kube.getOrNull(R.serviceAccounts, ns, BINDER_SA);
+    const sa = await d.kube.getOrNull(R.serviceAccounts, ns, BINDER_NAME);
     if (!sa) return;
     const key = rotationKeyOf(Buffer.from((s as KubeObject & { data?: Record<string, string> }).data?.kubeconfig ?? '', 'base64').toString('utf8'));
     if (!key) {

@@ -38,8 +38,3 @@ export const age = (o: KubeObject): number => Date.now() - Date.parse(o.metadata
 /** Oldest first (creationTimestamp, then name): the order in which per-cluster quotas admit objects. */
 export const byAge = (a: KubeObject, b: KubeObject): number =>
   (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') || (a.metadata.name ?? '').localeCompare(b.metadata.name ?? '');
-
-export const splitKey = (key: string): [string, string] => {
-  const i = key.indexOf('/');
-  return [key.slice(0, i), key.slice(i + 1)];
-};

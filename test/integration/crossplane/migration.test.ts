@@ -33,7 +33,7 @@ import { exportSpecFromCrd } from '../../../runtime/backend/export.js';
 import { CoreResources, KubeClient, type KubeObject, type ResourceRef } from '../../../runtime/core/client.js';
 import { createLogger } from '../../../runtime/core/logger.js';
 import { Konnector } from '../../../runtime/konnector/konnector.js';
-import { BindResources } from '../../../runtime/konnector/types.js';
+import { BINDING_RESOURCES } from '../../../contract/index.js';
 import { startCluster, type RealCluster } from '../../../runtime/realinfra/index.js';
 import { SandboxA8sOperator } from '../../../sandbox/a8s-operator/index.js';
 import { bindOnApp, type ConsumerOnProvider, ensure, installBindingCRDs, MiniBackend, setUpConsumerOnProvider } from '../konnector/fixture.js';
@@ -88,8 +88,8 @@ async function bindAll(exports: readonly KubeObject[]): Promise<void> {
       ...(c as object),
       state: 'Accepted',
     }));
-    const existing = await ac.getOrNull(BindResources.apiServiceBindings, 'klutch-bind', e.metadata.name!);
-    if (existing) await ac.mergePatch(BindResources.apiServiceBindings, 'klutch-bind', e.metadata.name!, { spec: { permissionClaims: claims } });
+    const existing = await ac.getOrNull(BINDING_RESOURCES.apiServiceBindings, 'klutch-bind', e.metadata.name!);
+    if (existing) await ac.mergePatch(BINDING_RESOURCES.apiServiceBindings, 'klutch-bind', e.metadata.name!, { spec: { permissionClaims: claims } });
     else await bindOnApp(app, consumer, { name: e.metadata.name!, claims });
   }
 }
@@ -286,9 +286,9 @@ describe('claims → namespaced XRs without losing the database', () => {
     // 5. Bind again: the backend deletes an export whose CRD is gone (runtime/backend/reconcilers/export.ts) and,
     //    on the next `kubectl bind`, exports the new CRD with the namespaced template's permission claims; the
     //    consumer accepts them. Done here as the backend and kubectl bind do it.
-    for (const n of APIS) await client.delete(BindResources.apiServiceExports, CLUSTER_NS, n);
+    for (const n of APIS) await client.delete(BINDING_RESOURCES.apiServiceExports, CLUSTER_NS, n);
     const newExports = await exportsOf(ns.catalogue);
-    for (const e of newExports) await client.create(BindResources.apiServiceExports, e);
+    for (const e of newExports) await client.create(BINDING_RESOURCES.apiServiceExports, e);
     await bindAll(newExports);
     //    Start the konnector: it installs the new CRD on the app cluster, which prunes spec.compositionRef …
     await startKonnector();

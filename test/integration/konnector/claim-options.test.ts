@@ -3,13 +3,8 @@
 // other's objects), so every option is exercised by one binding.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { CoreResources, KubeClient, type KubeObject } from '../../../runtime/core/client.js';
-import {
-  BindResources,
-  RESOURCE_OWNER_ANNOTATION,
-  SOURCE_RESOURCE_VERSION_ANNOTATION,
-  SOURCE_UID_ANNOTATION,
-  type Secret,
-} from '../../../runtime/konnector/types.js';
+import { RESOURCE_OWNER_ANNOTATION, SOURCE_RESOURCE_VERSION_ANNOTATION, SOURCE_UID_ANNOTATION, type Secret } from '../../../runtime/konnector/types.js';
+import { BINDING_RESOURCES } from '../../../contract/index.js';
 import { ensure, eventually, never, startBoundPair, WIDGETS, WIDGETS_NAME, type BoundPair } from './fixture.js';
 
 jest.setTimeout(180_000);
@@ -97,7 +92,7 @@ beforeAll(async () => {
   await eventually(
     'provider namespace bound',
     async () => {
-      const o = await cpc.getOrNull<KubeObject & { status?: { namespace?: string } }>(BindResources.apiServiceNamespaces, 'cluster-co', CNS);
+      const o = await cpc.getOrNull<KubeObject & { status?: { namespace?: string } }>(BINDING_RESOURCES.apiServiceNamespaces, 'cluster-co', CNS);
       return o?.status?.namespace === PNS && (await cpc.getOrNull(WIDGETS, PNS, 'w'));
     },
     120_000,
@@ -351,7 +346,7 @@ describe('a provider that keeps its copy of a deleted object (a finalizer it nev
     const up = await cpc.getOrNull(WIDGETS, PNS, 'held');
     expect(up?.metadata.deletionTimestamp).toBeDefined();
     const timedOut = async () => {
-      const b = await ac.get<Binding>(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME);
+      const b = await ac.get<Binding>(BINDING_RESOURCES.apiServiceBindings, 'klutch-bind', WIDGETS_NAME);
       return b.status?.conditions?.find((c) => c.type === 'ProviderDeletionTimedOut');
     };
     const cond = await eventually('the ProviderDeletionTimedOut condition', timedOut);

@@ -7,7 +7,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { CoreResources, type KubeClient, type KubeObject } from '../../../runtime/core/client.js';
 import { Informer } from '../../../runtime/core/informer.js';
-import { BindResources, SYNCER_FINALIZER } from '../../../runtime/konnector/types.js';
+import { SYNCER_FINALIZER } from '../../../runtime/konnector/types.js';
+import { BINDING_RESOURCES } from '../../../contract/index.js';
 import { startCluster, type RealCluster } from '../../../runtime/realinfra/index.js';
 import {
   admin,
@@ -171,7 +172,7 @@ describe('konnector faults', () => {
         'the binding is Ready',
         async () => {
           const b = await ac.getOrNull<KubeObject & { status?: { conditions?: Array<{ type: string; status: string }> } }>(
-            BindResources.apiServiceBindings,
+            BINDING_RESOURCES.apiServiceBindings,
             'klutch-bind',
             WIDGETS_NAME,
           );
@@ -341,7 +342,7 @@ describe('konnector faults', () => {
     );
     // The APIServiceBinding stayed healthy through all of it.
     const b = await ac.get<KubeObject & { status?: { conditions?: Array<{ type: string; status: string }> } }>(
-      BindResources.apiServiceBindings,
+      BINDING_RESOURCES.apiServiceBindings,
       'klutch-bind',
       WIDGETS_NAME,
     );

@@ -10,7 +10,8 @@ import { CoreResources, isAlreadyExists, isNotFound, KubeClient, type KubeObject
 import { Controller } from '../../../runtime/core/controller.js';
 import { Informer } from '../../../runtime/core/informer.js';
 import { bindingCrds } from '../../../contract/api/crds.js';
-import { BindResources, type APIServiceNamespace } from '../../../runtime/konnector/types.js';
+import { type APIServiceNamespace } from '../../../runtime/konnector/types.js';
+import { BINDING_RESOURCES } from '../../../contract/index.js';
 import { createLogger } from '../../../runtime/core/logger.js';
 import { Konnector, type KonnectorOptions } from '../../../runtime/konnector/konnector.js';
 import { startCluster, type RealCluster } from '../../../runtime/realinfra/index.js';
@@ -194,11 +195,11 @@ export async function setUpConsumerOnProvider(cp: RealCluster, clusterNs: string
     metadata: { name: 'kubeconfig', namespace: clusterNs },
     data: { kubeconfig: Buffer.from(kubeconfig).toString('base64') },
   });
-  await ensure(c, BindResources.clusterBindings, {
+  await ensure(c, BINDING_RESOURCES.clusterBindings, {
     metadata: { name: 'cluster', namespace: clusterNs },
     spec: { kubeconfigSecretRef: { name: 'kubeconfig', key: 'kubeconfig' }, providerPrettyName: 'Test Provider' },
   });
-  for (const e of opts.exports ?? [widgetExport(clusterNs)]) await ensure(c, BindResources.apiServiceExports, e);
+  for (const e of opts.exports ?? [widgetExport(clusterNs)]) await ensure(c, BINDING_RESOURCES.apiServiceExports, e);
   c.close();
   return { clusterNs, sa: 'konnector', kubeconfig };
 }
@@ -211,7 +212,7 @@ export async function bindOnApp(app: RealCluster, p: ConsumerOnProvider, opts: {
     metadata: { name: 'kubeconfig-provider', namespace: 'klutch-bind' },
     data: { kubeconfig: Buffer.from(p.kubeconfig).toString('base64') },
   });
-  await ensure(c, BindResources.apiServiceBindings, {
+  await ensure(c, BINDING_RESOURCES.apiServiceBindings, {
     metadata: { name: opts.name ?? WIDGETS_NAME, namespace: 'klutch-bind' },
     spec: {
       kubeconfigSecretRef: { namespace: 'klutch-bind', name: 'kubeconfig-provider', key: 'kubeconfig' },
@@ -233,7 +234,7 @@ export class MiniBackend {
 
   constructor(cp: RealCluster) {
     this.client = admin(cp);
-    this.informer = new Informer<APIServiceNamespace>(this.client, BindResources.apiServiceNamespaces, {});
+    this.informer = new Informer<APIServiceNamespace>(this.client, BINDING_RESOURCES.apiServiceNamespaces, {});
     this.ctl = new Controller({ name: 'mini-backend', workers: 2, backoffMaxMs: 2000, reconciler: (k) => this.reconcile(k) });
     this.informer.addEventHandler({
       onAdd: (o) => this.ctl.enqueue(`${o.metadata.namespace}/${o.metadata.name}`),
@@ -273,7 +274,7 @@ export class MiniBackend {
       subjects: [{ kind: 'ServiceAccount', name: 'konnector', namespace: clusterNs }],
     });
     try {
-      await this.client.mergePatch(BindResources.apiServiceNamespaces, clusterNs, name, { status: { namespace: providerNs } }, 'status');
+      await this.client.mergePatch(BINDING_RESOURCES.apiServiceNamespaces, clusterNs, name, { status: { namespace: providerNs } }, 'status');
     } catch (e) {
       if (!isNotFound(e)) throw e;
     }

@@ -18,13 +18,8 @@ import { createLogger } from '../../../runtime/core/logger.js';
 import { Konnector } from '../../../runtime/konnector/konnector.js';
 import { EVENTS } from '../../../runtime/core/events.js';
 import { CLAIM_REFUSED_CONDITION } from '../../../runtime/konnector/claim-refusals.js';
-import {
-  BINDING_UID_ANNOTATION,
-  BindResources,
-  CLAIM_CONFLICT_CONDITION,
-  RESOURCE_OWNER_ANNOTATION,
-  SOURCE_UID_ANNOTATION,
-} from '../../../runtime/konnector/types.js';
+import { BINDING_UID_ANNOTATION, CLAIM_CONFLICT_CONDITION, RESOURCE_OWNER_ANNOTATION, SOURCE_UID_ANNOTATION } from '../../../runtime/konnector/types.js';
+import { BINDING_RESOURCES } from '../../../contract/index.js';
 import { bindApiService, type ExportRequestDoc } from '../../../runtime/kubectl-bind/apiservice.js';
 import { SEALED_KUBECONFIG_ANNOTATION, rotationKeyOf, sealKubeconfig } from '../../../contract/credential.js';
 import { applyManifests, startCluster, type RealCluster } from '../../../runtime/realinfra/index.js';
@@ -137,7 +132,7 @@ async function startKonnector(opts: Partial<ConstructorParameters<typeof Konnect
   return k;
 }
 
-const bindingNamed = (name: string) => ac.get<Binding>(BindResources.apiServiceBindings, 'klutch-bind', name);
+const bindingNamed = (name: string) => ac.get<Binding>(BINDING_RESOURCES.apiServiceBindings, 'klutch-bind', name);
 const conditionOf = async (name: string, type: string) => (await bindingNamed(name)).status?.conditions?.find((c) => c.type === type);
 const bindingEvents = async (name: string) => {
   const b = await bindingNamed(name);
@@ -156,7 +151,7 @@ async function boundNamespace(name: string): Promise<string> {
   await ac.create(CoreResources.namespaces, { metadata: { name } });
   await ac.create(MANGO, { apiVersion: 'mangodb.com/v1alpha1', kind: 'MangoDB', metadata: { name: 'db', namespace: name }, spec: { tier: 'Shared' } });
   return eventually(`provider namespace of ${name}`, async () => {
-    const ans = await consumer.getOrNull<KubeObject & { status?: { namespace?: string } }>(BindResources.apiServiceNamespaces, clusterNs, name);
+    const ans = await consumer.getOrNull<KubeObject & { status?: { namespace?: string } }>(BINDING_RESOURCES.apiServiceNamespaces, clusterNs, name);
     return ans?.status?.namespace;
   });
 }
@@ -180,19 +175,21 @@ describe('a hostile provider', () => {
       // The backend hands rotated kubeconfigs to the konnector sealed in the ClusterBinding, under the
       // rotation key inside the kubeconfig it handed out at bind time (contract/credential.ts): the
       // provider knows that key, so it can seal whatever it likes.
-      const cb = await env.kube.get(BindResources.clusterBindings, clusterNs, 'cluster');
+      const cb = await env.kube.get(BINDING_RESOURCES.clusterBindings, clusterNs, 'cluster');
       const original = cb.metadata.annotations![SEALED_KUBECONFIG_ANNOTATION]!;
       restore = () =>
-        env.kube.mergePatch(BindResources.clusterBindings, clusterNs, 'cluster', { metadata: { annotations: { [SEALED_KUBECONFIG_ANNOTATION]: original } } });
+        env.kube.mergePatch(BINDING_RESOURCES.clusterBindings, clusterNs, 'cluster', {
+          metadata: { annotations: { [SEALED_KUBECONFIG_ANNOTATION]: original } },
+        });
       const key = rotationKeyOf(Buffer.from(bindingSecretBefore!, 'base64').toString('utf8'))!;
       const url = `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
       const hostile = sealKubeconfig(key, clusterNs, kubeconfig(url, { tokenFile }, clusterNs));
-      await env.kube.mergePatch(BindResources.clusterBindings, clusterNs, 'cluster', {
+      await env.kube.mergePatch(BINDING_RESOURCES.clusterBindings, clusterNs, 'cluster', {
         metadata: { annotations: { [SEALED_KUBECONFIG_ANNOTATION]: hostile } },
       });
       const stolen = () => seen.filter((a) => a.includes(marker));
       const refused = async () => {
-        const b = await ac.get<Binding>(BindResources.apiServiceBindings, 'klutch-bind', BINDING);
+        const b = await ac.get<Binding>(BINDING_RESOURCES.apiServiceBindings, 'klutch-bind', BINDING);
         return b.status?.conditions?.find((c) => c.type === 'Heartbeating' && c.message?.includes('credential rotation refused'));
       };
       // Whichever comes first: the konnector refuses the kubeconfig, or it sends the token file's content.
@@ -211,9 +208,9 @@ describe('a hostile provider', () => {
 
   it('cannot write into kube-system: an APIServiceNamespace the app cluster did not bind maps nothing', async () => {
     // With the consumer kubeconfig, announce the app cluster's kube-system; the backend assigns it a provider namespace.
-    await consumer.create(BindResources.apiServiceNamespaces, { metadata: { name: 'kube-system', namespace: clusterNs }, spec: {} });
+    await consumer.create(BINDING_RESOURCES.apiServiceNamespaces, { metadata: { name: 'kube-system', namespace: clusterNs }, spec: {} });
     const hostileNs = await eventually('a provider namespace for kube-system', async () => {
-      const ans = await consumer.getOrNull<KubeObject & { status?: { namespace?: string } }>(BindResources.apiServiceNamespaces, clusterNs, 'kube-system');
+      const ans = await consumer.getOrNull<KubeObject & { status?: { namespace?: string } }>(BINDING_RESOURCES.apiServiceNamespaces, clusterNs, 'kube-system');
       return ans?.status?.namespace;
     });
     await env.kube.create(CoreResources.secrets, { metadata: { name: 'y-service-binding', namespace: hostileNs }, stringData: { password: 'planted' } });
@@ -305,12 +302,12 @@ describe('a provider claiming a resource outside the allow-list', () => {
         template: { metadata: { labels: { app: 'node-agent' } }, spec: { hostPID: true, containers: [{ name: 'a', image: 'registry.example/agent:1' }] } },
       },
     } as KubeObject);
-    const before = await ac.get<KubeObject & { spec: { permissionClaims?: unknown[] } }>(BindResources.apiServiceBindings, 'klutch-bind', BINDING);
+    const before = await ac.get<KubeObject & { spec: { permissionClaims?: unknown[] } }>(BINDING_RESOURCES.apiServiceBindings, 'klutch-bind', BINDING);
     const claims = before.spec.permissionClaims ?? [];
-    await ac.mergePatch(BindResources.apiServiceBindings, 'klutch-bind', BINDING, { spec: { permissionClaims: [...claims, CLAIM] } });
+    await ac.mergePatch(BINDING_RESOURCES.apiServiceBindings, 'klutch-bind', BINDING, { spec: { permissionClaims: [...claims, CLAIM] } });
     try {
       const cond = await eventually('ResourcesAllowed=False on the binding', async () =>
-        (await ac.get<Binding>(BindResources.apiServiceBindings, 'klutch-bind', BINDING)).status?.conditions?.find(
+        (await ac.get<Binding>(BINDING_RESOURCES.apiServiceBindings, 'klutch-bind', BINDING)).status?.conditions?.find(
           (c) => c.type === 'ResourcesAllowed' && c.status === 'False',
         ),
       );
@@ -323,7 +320,7 @@ describe('a provider claiming a resource outside the allow-list', () => {
       await eventually('the credentials Secret in team-ds', () => ac.getOrNull(CoreResources.secrets, 'team-ds', 'db-creds'));
       await never("the provider's DaemonSet in team-ds", () => ac.getOrNull(DAEMONSETS, 'team-ds', 'node-agent'), 3000);
     } finally {
-      await ac.mergePatch(BindResources.apiServiceBindings, 'klutch-bind', BINDING, { spec: { permissionClaims: claims } });
+      await ac.mergePatch(BINDING_RESOURCES.apiServiceBindings, 'klutch-bind', BINDING, { spec: { permissionClaims: claims } });
       await env.kube.delete(RBAC('clusterrolebindings', 'ClusterRoleBinding'), undefined, 'hostile-daemonsets').catch(() => undefined);
       await env.kube.delete(RBAC('clusterroles', 'ClusterRole'), undefined, 'hostile-daemonsets').catch(() => undefined);
     }
@@ -335,7 +332,7 @@ describe('a provider offering a ServiceAccount token Secret', () => {
   // mint a token of the ServiceAccount the annotation names (here the app's deployer in the bound
   // namespace) into it: the provider would have a Secret of its making turned into a credential of the app cluster.
   const SERVICEACCOUNTS = { group: '', version: 'v1', plural: 'serviceaccounts', namespaced: true, kind: 'ServiceAccount' };
-  const binding = () => ac.get<Binding>(BindResources.apiServiceBindings, 'klutch-bind', BINDING);
+  const binding = () => ac.get<Binding>(BINDING_RESOURCES.apiServiceBindings, 'klutch-bind', BINDING);
   const refusedOn = async () => (await binding()).status?.conditions?.find((c) => c.type === CLAIM_REFUSED_CONDITION);
 
   it('is not copied down; the binding names it (condition ClaimedObjectsRefused and a Warning Event) until the provider deletes it', async () => {
@@ -400,7 +397,7 @@ describe('a second provider bound into the same app cluster', () => {
     await cp2?.stop();
   });
 
-  const binding = (name: string) => ac.get<Binding>(BindResources.apiServiceBindings, 'klutch-bind', name);
+  const binding = (name: string) => ac.get<Binding>(BINDING_RESOURCES.apiServiceBindings, 'klutch-bind', name);
   const conflictOn = async (name: string) => (await binding(name)).status?.conditions?.find((c) => c.type === CLAIM_CONFLICT_CONDITION);
   const eventsOf = async (b: Binding) =>
     (await ac.list<KubeObject & { reason?: string; message?: string }>(EVENTS, 'klutch-bind', { fieldSelector: `involvedObject.uid=${b.metadata.uid}` })).items;
@@ -415,7 +412,7 @@ describe('a second provider bound into the same app cluster', () => {
       spec: { size: 1 },
     });
     const bNs = await eventually('provider B namespace of team-d', async () => {
-      const ans = await cpc2.getOrNull<KubeObject & { status?: { namespace?: string } }>(BindResources.apiServiceNamespaces, p2.clusterNs, 'team-d');
+      const ans = await cpc2.getOrNull<KubeObject & { status?: { namespace?: string } }>(BINDING_RESOURCES.apiServiceNamespaces, p2.clusterNs, 'team-d');
       return ans?.status?.namespace;
     });
     const source = await env.kube.create<Secret>(CoreResources.secrets, { metadata: { name: NAME, namespace: aNs }, stringData: { password: 'from-A' } });
@@ -474,7 +471,7 @@ describe('a second provider bound into the same app cluster', () => {
     });
     const providerNs = (ns: string) =>
       eventually(`provider B namespace of ${ns}`, async () => {
-        const ans = await cpc2.getOrNull<KubeObject & { status?: { namespace?: string } }>(BindResources.apiServiceNamespaces, p2.clusterNs, ns);
+        const ans = await cpc2.getOrNull<KubeObject & { status?: { namespace?: string } }>(BINDING_RESOURCES.apiServiceNamespaces, p2.clusterNs, ns);
         return ans?.status?.namespace;
       });
     const data = async (ns: string, name: string) => {
@@ -541,7 +538,7 @@ describe('credential rotation through the sealed ClusterBinding annotation', () 
     // the konnector opens the ClusterBinding's sealed kubeconfig and writes it into the app cluster
     await eventually('the rotated token in the app cluster', async () => tokenOf((await appKubeconfigSecret())!) === rotated);
     await eventually('the binding Ready on the rotated credential', async () => {
-      const b = await ac.get<Binding>(BindResources.apiServiceBindings, 'klutch-bind', BINDING);
+      const b = await ac.get<Binding>(BINDING_RESOURCES.apiServiceBindings, 'klutch-bind', BINDING);
       return b.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
     });
   });
@@ -570,7 +567,7 @@ describe('a tenant of the app cluster with rights in its own namespace only', ()
     const tenant = new KubeClient({ server: own.server, caData: own.caData, token: tr.status.token });
     try {
       const real = await ac.get<KubeObject & { spec: { kubeconfigSecretRef: { namespace: string; name: string; key: string } } }>(
-        BindResources.apiServiceBindings,
+        BINDING_RESOURCES.apiServiceBindings,
         'klutch-bind',
         BINDING,
       );
@@ -579,30 +576,30 @@ describe('a tenant of the app cluster with rights in its own namespace only', ()
       await expect(tenant.get(CoreResources.secrets, ref.namespace, ref.name)).rejects.toMatchObject({ code: 403 });
       const connections = konnector.providerConnections().length;
       // a binding in its own namespace, pointing at klutch-bind's kubeconfig Secret
-      await tenant.create(BindResources.apiServiceBindings, {
+      await tenant.create(BINDING_RESOURCES.apiServiceBindings, {
         metadata: { name: 'gadgets.evil.example.com', namespace: NS },
         spec: { kubeconfigSecretRef: { namespace: ref.namespace, name: ref.name, key: 'kubeconfig' } },
       });
       const secretValid = async (ns: string, name: string) =>
-        (await ac.get<Binding>(BindResources.apiServiceBindings, ns, name)).status?.conditions?.find((c) => c.type === 'SecretValid');
+        (await ac.get<Binding>(BINDING_RESOURCES.apiServiceBindings, ns, name)).status?.conditions?.find((c) => c.type === 'SecretValid');
       const refusedCond = await eventually('SecretValid on the tenant binding', () => secretValid(NS, 'gadgets.evil.example.com'));
       expect(refusedCond).toMatchObject({ status: 'False', reason: 'BindingNamespaceNotAllowed' });
       expect(refusedCond.message).toContain('served only in namespace klutch-bind');
       expect(refusedCond.message).not.toContain('kubeconfig for');
-      const b = await ac.get<Binding>(BindResources.apiServiceBindings, NS, 'gadgets.evil.example.com');
+      const b = await ac.get<Binding>(BINDING_RESOURCES.apiServiceBindings, NS, 'gadgets.evil.example.com');
       expect(b.metadata.finalizers ?? []).toEqual([]);
       expect(konnector.providerConnections()).toHaveLength(connections);
 
       // in klutch-bind (an admin's binding), the kubeconfig Secret must be beside the binding too
       await ac.create(CoreResources.secrets, { metadata: { name: 'elsewhere', namespace: NS }, data: { kubeconfig: (await appKubeconfigSecret())! } });
-      await ac.create(BindResources.apiServiceBindings, {
+      await ac.create(BINDING_RESOURCES.apiServiceBindings, {
         metadata: { name: 'gadgets.other.example.com', namespace: 'klutch-bind' },
         spec: { kubeconfigSecretRef: { namespace: NS, name: 'elsewhere', key: 'kubeconfig' } },
       });
       const outside = await eventually('SecretValid on the binding with a Secret elsewhere', () => secretValid('klutch-bind', 'gadgets.other.example.com'));
       expect(outside).toMatchObject({ status: 'False', reason: 'KubeconfigSecretOutsideNamespace' });
       expect(konnector.providerConnections()).toHaveLength(connections);
-      await ac.delete(BindResources.apiServiceBindings, 'klutch-bind', 'gadgets.other.example.com');
+      await ac.delete(BINDING_RESOURCES.apiServiceBindings, 'klutch-bind', 'gadgets.other.example.com');
     } finally {
       tenant.close();
     }
@@ -612,7 +609,7 @@ describe('a tenant of the app cluster with rights in its own namespace only', ()
 /** The provider kubeconfig the app cluster holds (what the konnector uses). */
 async function appKubeconfigSecret(): Promise<string | undefined> {
   const b = await ac.get<KubeObject & { spec: { kubeconfigSecretRef: { namespace: string; name: string; key: string } } }>(
-    BindResources.apiServiceBindings,
+    BINDING_RESOURCES.apiServiceBindings,
     'klutch-bind',
     BINDING,
   );
@@ -703,7 +700,7 @@ describe('a konnector with a namespace allow-list, on the RBAC the Konnector con
       // The allowed namespace syncs as before: its object goes up, the provider's credentials come down.
       await ac.create(MANGO, { apiVersion: 'mangodb.com/v1alpha1', kind: 'MangoDB', metadata: { name: 'db', namespace: ALLOWED }, spec: { tier: 'Shared' } });
       const pns = await eventually(`provider namespace of ${ALLOWED}`, async () => {
-        const ans = await consumer.getOrNull<KubeObject & { status?: { namespace?: string } }>(BindResources.apiServiceNamespaces, clusterNs, ALLOWED);
+        const ans = await consumer.getOrNull<KubeObject & { status?: { namespace?: string } }>(BINDING_RESOURCES.apiServiceNamespaces, clusterNs, ALLOWED);
         return ans?.status?.namespace;
       });
       await env.kube.create(CoreResources.secrets, { metadata: { name: 'db-creds', namespace: pns }, stringData: { password: 'ok' } });
@@ -718,7 +715,7 @@ describe('a konnector with a namespace allow-list, on the RBAC the Konnector con
       );
       expect(ev.message).toContain(`--allow-namespace=${DENIED}`);
       expect(await metricValue(narrowed, 'klutch_konnector_limited_total', { limit: 'NamespaceNotAllowed' })).toBeGreaterThan(0);
-      await never(`an APIServiceNamespace for ${DENIED}`, () => consumer.getOrNull(BindResources.apiServiceNamespaces, clusterNs, DENIED), 3000);
+      await never(`an APIServiceNamespace for ${DENIED}`, () => consumer.getOrNull(BINDING_RESOURCES.apiServiceNamespaces, clusterNs, DENIED), 3000);
     } finally {
       sa.close();
       await narrowed?.stop();

@@ -7,7 +7,6 @@ import { createLogger } from '../../../runtime/core/logger.js';
 import { AppClusterBindingController, bindingRootNamespace } from '../../../runtime/konnector/appclusterbinding.js';
 import { BINDING_FINALIZER, Konnector } from '../../../runtime/konnector/konnector.js';
 import {
-  BindResources,
   BOUND_ANNOTATION,
   RESOURCE_OWNER_ANNOTATION,
   SYNCER_FINALIZER,
@@ -15,6 +14,7 @@ import {
   type ClusterBinding,
   type Secret,
 } from '../../../runtime/konnector/types.js';
+import { BINDING_RESOURCES } from '../../../contract/index.js';
 import { startCluster, type RealCluster } from '../../../runtime/realinfra/index.js';
 import {
   admin,
@@ -62,7 +62,7 @@ function startKonnector(app: RealCluster, name: string): Konnector {
 }
 
 const condition = async (c: KubeClient, name: string, type: string, ns = 'klutch-bind'): Promise<Condition | undefined> => {
-  const b = await c.getOrNull<APIServiceBinding>(BindResources.apiServiceBindings, ns, name);
+  const b = await c.getOrNull<APIServiceBinding>(BINDING_RESOURCES.apiServiceBindings, ns, name);
   return getCondition(b?.status?.conditions as Condition[] | undefined, type);
 };
 
@@ -74,7 +74,7 @@ async function appReady(app: RealCluster, p: ConsumerOnProvider, name: string, o
   const c = app === app1 ? a1 : a2;
   await eventually(
     'no binding left terminating',
-    async () => !(await c.getOrNull(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME))?.metadata.deletionTimestamp,
+    async () => !(await c.getOrNull(BINDING_RESOURCES.apiServiceBindings, 'klutch-bind', WIDGETS_NAME))?.metadata.deletionTimestamp,
     90_000,
   );
   await bindOnApp(app, p, opts);
@@ -128,7 +128,7 @@ describe('konnector on real clusters', () => {
   it('binds: the CRD appears on the app cluster, owned by the APIServiceBinding; the binding gets Ready; heartbeats reach the ClusterBinding', async () => {
     const k1 = await app1Ready();
     const crd = await eventually('CRD on app1', () => a1.getOrNull(CoreResources.crds, undefined, WIDGETS_NAME));
-    const binding = await a1.get<APIServiceBinding>(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME);
+    const binding = await a1.get<APIServiceBinding>(BINDING_RESOURCES.apiServiceBindings, 'klutch-bind', WIDGETS_NAME);
     expect(crd.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'APIServiceBinding', uid: binding.metadata.uid, controller: true })]);
     const spec = crd.spec as { group: string; scope: string; versions: Array<{ name: string; subresources?: unknown; additionalPrinterColumns?: unknown[] }> };
     expect(spec.group).toBe('test.klutch.anynines.com');
@@ -144,7 +144,7 @@ describe('konnector on real clusters', () => {
       return c?.status === 'True' ? c : undefined;
     });
     expect(ready.status).toBe('True');
-    const b = await a1.get<APIServiceBinding>(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME);
+    const b = await a1.get<APIServiceBinding>(BINDING_RESOURCES.apiServiceBindings, 'klutch-bind', WIDGETS_NAME);
     const types = Object.fromEntries((b.status?.conditions ?? []).map((c) => [c.type, c.status]));
     expect(types).toMatchObject({ SecretValid: 'True', InformersSynced: 'True', Heartbeating: 'True', Connected: 'True', Ready: 'True' });
     expect(b.status?.providerPrettyName).toBe('Test Provider');
@@ -153,7 +153,7 @@ describe('konnector on real clusters', () => {
     // The provider sees the consumer's state on the export.
     const exp = await eventually('export status', async () => {
       const x = await cpc.get<KubeObject & { status?: { conditions?: Condition[]; acceptedNames?: { kind?: string }; storedVersions?: string[] } }>(
-        BindResources.apiServiceExports,
+        BINDING_RESOURCES.apiServiceExports,
         'cluster-app1',
         WIDGETS_NAME,
       );
@@ -169,7 +169,7 @@ describe('konnector on real clusters', () => {
     expect(exp.status?.storedVersions).toEqual(['v1alpha1']);
 
     const cb = await eventually('heartbeat', async () => {
-      const x = await cpc.get<ClusterBinding>(BindResources.clusterBindings, 'cluster-app1', 'cluster');
+      const x = await cpc.get<ClusterBinding>(BINDING_RESOURCES.clusterBindings, 'cluster-app1', 'cluster');
       return x.status?.lastHeartbeatTime ? x : undefined;
     });
     expect(cb.status).toMatchObject({ heartbeatInterval: '4s', konnectorVersion: expect.stringMatching(/^v\d+\.\d+\.\d+/) });
@@ -177,7 +177,7 @@ describe('konnector on real clusters', () => {
     await eventually(
       'a later heartbeat',
       async () => {
-        const x = await cpc.get<ClusterBinding>(BindResources.clusterBindings, 'cluster-app1', 'cluster');
+        const x = await cpc.get<ClusterBinding>(BINDING_RESOURCES.clusterBindings, 'cluster-app1', 'cluster');
         return Date.parse(x.status!.lastHeartbeatTime!) > first;
       },
       15_000,
@@ -199,7 +199,7 @@ describe('konnector on real clusters', () => {
       spec: { size: 3, color: 'red', tags: ['a'] },
     });
     const ans = await eventually('APIServiceNamespace team-a', async () => {
-      const o = await cpc.getOrNull<KubeObject & { status?: { namespace?: string } }>(BindResources.apiServiceNamespaces, 'cluster-app1', 'team-a');
+      const o = await cpc.getOrNull<KubeObject & { status?: { namespace?: string } }>(BINDING_RESOURCES.apiServiceNamespaces, 'cluster-app1', 'team-a');
       return o?.status?.namespace ? o : undefined;
     });
     expect(ans.status!.namespace).toBe('cluster-app1-team-a');
@@ -366,7 +366,7 @@ describe('konnector on real clusters', () => {
       app2Creds.get(WIDGETS, 'cluster-app1-team-iso', 'twin'),
       app2Creds.list(WIDGETS, 'cluster-app1-team-iso'),
       app2Creds.list(CoreResources.secrets, 'cluster-app1-team-iso'),
-      app2Creds.list(BindResources.apiServiceNamespaces, 'cluster-app1'),
+      app2Creds.list(BINDING_RESOURCES.apiServiceNamespaces, 'cluster-app1'),
       app2Creds.mergePatch(WIDGETS, 'cluster-app1-team-iso', 'twin', { spec: { size: 0 } }),
     ]) {
       await expect(p).rejects.toMatchObject({ code: 403 });
@@ -392,7 +392,7 @@ describe('konnector on real clusters', () => {
   it('the CRD follows schema changes of the export', async () => {
     await app1Ready();
     await syncedWidget(a1, 'cluster-app1', 'team-a', 'w-zone', { size: 1 });
-    await cpc.mergePatch(BindResources.apiServiceExports, 'cluster-app1', WIDGETS_NAME, {
+    await cpc.mergePatch(BINDING_RESOURCES.apiServiceExports, 'cluster-app1', WIDGETS_NAME, {
       spec: { versions: (widgetExport('cluster-app1', { zone: { type: 'string' } }).spec as { versions: unknown[] }).versions },
     });
     await eventually('zone in local CRD schema', async () => {
@@ -422,13 +422,13 @@ describe('konnector on real clusters', () => {
     const spec = gadgets.spec as { names: Record<string, string>; group: string };
     spec.names = { plural: 'gadgets', singular: 'gadget', kind: 'Gadget', listKind: 'GadgetList' };
     gadgets.metadata.name = `gadgets.${spec.group}`;
-    await cpc.create(BindResources.apiServiceExports, gadgets);
+    await cpc.create(BINDING_RESOURCES.apiServiceExports, gadgets);
     const human: KubeObject = widgetCRD();
     human.metadata.name = `gadgets.${spec.group}`;
     (human.spec as { names: unknown }).names = { plural: 'gadgets', singular: 'gadget', kind: 'Gadget', listKind: 'GadgetList' };
     await createCRDs(a1, [human]);
     const before = await a1.get(CoreResources.crds, undefined, human.metadata.name!);
-    await a1.create(BindResources.apiServiceBindings, {
+    await a1.create(BINDING_RESOURCES.apiServiceBindings, {
       metadata: { name: human.metadata.name, namespace: 'klutch-bind' },
       spec: { kubeconfigSecretRef: { namespace: 'klutch-bind', name: 'kubeconfig-provider', key: 'kubeconfig' } },
     });
@@ -450,7 +450,7 @@ describe('konnector on real clusters', () => {
       metadata: { name: 'broken', namespace: 'klutch-bind' },
       stringData: { kubeconfig: 'apiVersion: v1\nkind: Config\n' },
     });
-    await a1.create(BindResources.apiServiceBindings, {
+    await a1.create(BINDING_RESOURCES.apiServiceBindings, {
       metadata: { name: 'things.example.com', namespace: 'klutch-bind' },
       spec: { kubeconfigSecretRef: { namespace: 'klutch-bind', name: 'broken', key: 'kubeconfig' } },
     });
@@ -461,7 +461,7 @@ describe('konnector on real clusters', () => {
     expect(c.reason).toBe('KubeconfigSecretInvalid');
     expect(c.message).toContain('klutch-bind/broken');
     expect(c.message).toContain('rerun `kubectl bind`');
-    await a1.create(BindResources.apiServiceBindings, {
+    await a1.create(BINDING_RESOURCES.apiServiceBindings, {
       metadata: { name: 'missing.example.com', namespace: 'klutch-bind' },
       spec: { kubeconfigSecretRef: { namespace: 'klutch-bind', name: 'nope', key: 'kubeconfig' } },
     });
@@ -517,14 +517,14 @@ describe('konnector on real clusters', () => {
       names: { plural: 'gizmos', singular: 'gizmo', kind: 'Gizmo', listKind: 'GizmoList' },
       permissionClaims: [],
     });
-    await cpc.create(BindResources.apiServiceExports, exp);
+    await cpc.create(BINDING_RESOURCES.apiServiceExports, exp);
     // Objects of another consumer and of the provider itself exist upstream before we bind.
     await cpc.create(GIZMOS, {
       metadata: { name: 'cluster-app2-g9', annotations: { 'klutch.anynines.com/cluster-namespace': 'cluster-app2' } },
       spec: { size: 9 },
     });
     await cpc.create(GIZMOS, { metadata: { name: 'provider-own' }, spec: { size: 8 } });
-    await a1.create(BindResources.apiServiceBindings, {
+    await a1.create(BINDING_RESOURCES.apiServiceBindings, {
       metadata: { name: 'gizmos.test.klutch.anynines.com', namespace: 'klutch-bind' },
       spec: { kubeconfigSecretRef: { namespace: 'klutch-bind', name: 'kubeconfig-provider', key: 'kubeconfig' } },
     });
@@ -562,7 +562,7 @@ describe('konnector on real clusters', () => {
     exp.metadata.name = 'gadgets.test.klutch.anynines.com';
     Object.assign(exp.spec as object, { names });
     await ensure(cpc, CoreResources.namespaces, { metadata: { name: root } });
-    await ensure(cpc, BindResources.apiServiceExports, exp);
+    await ensure(cpc, BINDING_RESOURCES.apiServiceExports, exp);
     // The platform operator: app cluster kubeconfig Secret + AppClusterBinding.
     await ensure(cpc, CoreResources.namespaces, { metadata: { name: 'platform' } });
     await cpc.create(CoreResources.secrets, {
@@ -572,7 +572,7 @@ describe('konnector on real clusters', () => {
     const acbCtl = new AppClusterBindingController({ client: cpc, konnectorImage: 'example.com/klutch-konnector:test', logger: log('acb') });
     await acbCtl.start();
     try {
-      await cpc.create(BindResources.appClusterBindings, {
+      await cpc.create(BINDING_RESOURCES.appClusterBindings, {
         metadata: { name: 'app2', namespace: 'platform' },
         spec: {
           kubeconfigSecretRef: { namespace: 'platform', name: 'app2-kubeconfig', key: 'kubeconfig' },
@@ -581,7 +581,7 @@ describe('konnector on real clusters', () => {
         },
       });
       const acb = await eventually('AppClusterBinding Ready', async () => {
-        const x = await cpc.get<KubeObject & { status?: { conditions?: Condition[] } }>(BindResources.appClusterBindings, 'platform', 'app2');
+        const x = await cpc.get<KubeObject & { status?: { conditions?: Condition[] } }>(BINDING_RESOURCES.appClusterBindings, 'platform', 'app2');
         return getCondition(x.status?.conditions, 'Ready')?.status === 'True' ? x : undefined;
       });
       expect(acb.metadata.finalizers).toContain('klutch.anynines.com/appclusterbinding-cleanup');
@@ -592,12 +592,12 @@ describe('konnector on real clusters', () => {
       });
       const mirrored = await cpc.get<Secret>(CoreResources.secrets, root, 'app-cluster-kubeconfig');
       expect(Buffer.from(mirrored.data!.kubeconfig!, 'base64').toString()).toBe(kubeconfigText(app2.kubeConfig));
-      expect((await cpc.get<ClusterBinding>(BindResources.clusterBindings, root, 'cluster')).spec).toMatchObject({
+      expect((await cpc.get<ClusterBinding>(BINDING_RESOURCES.clusterBindings, root, 'cluster')).spec).toMatchObject({
         providerPrettyName: 'app2',
         kubeconfigSecretRef: { name: 'app-cluster-kubeconfig' },
       });
       expect(await cpc.getOrNull(CoreResources.rolebindings, root, 'control-plane-connector')).toBeDefined();
-      const binding = await cpc.get<APIServiceBinding>(BindResources.apiServiceBindings, root, 'gadgets.test.klutch.anynines.com');
+      const binding = await cpc.get<APIServiceBinding>(BINDING_RESOURCES.apiServiceBindings, root, 'gadgets.test.klutch.anynines.com');
       expect(binding.spec.kubeconfigSecretRef).toEqual({ namespace: root, name: 'app-cluster-kubeconfig', key: 'kubeconfig' });
       // Unlike Klutch, the credentials claim of the export is on the binding, accepted.
       expect(binding.spec.permissionClaims).toEqual([
@@ -650,7 +650,7 @@ describe('konnector on real clusters', () => {
       });
       await eventually('credentials reach the app cluster in control-plane mode', () => a2.getOrNull(CoreResources.secrets, 'shop', 'gd1-creds'));
       const cb = await eventually('cp-mode heartbeat', async () => {
-        const x = await cpc.get<ClusterBinding>(BindResources.clusterBindings, root, 'cluster');
+        const x = await cpc.get<ClusterBinding>(BINDING_RESOURCES.clusterBindings, root, 'cluster');
         return x.status?.lastHeartbeatTime ? x : undefined;
       });
       expect(cb.status?.konnectorVersion).toMatch(/^v/);
@@ -658,10 +658,10 @@ describe('konnector on real clusters', () => {
       // Deleting the AppClusterBinding: the bindings go first and the running konnector unbinds them
       // (CRD deleted on the app cluster, objects deleted upstream, its finalizer released); then the
       // Deployment and the root namespace go and the AppClusterBinding is released.
-      await cpc.delete(BindResources.appClusterBindings, 'platform', 'app2');
-      await eventually('AppClusterBinding gone', async () => !(await cpc.getOrNull(BindResources.appClusterBindings, 'platform', 'app2')), 90_000);
+      await cpc.delete(BINDING_RESOURCES.appClusterBindings, 'platform', 'app2');
+      await eventually('AppClusterBinding gone', async () => !(await cpc.getOrNull(BINDING_RESOURCES.appClusterBindings, 'platform', 'app2')), 90_000);
       expect(await a2.getOrNull(CoreResources.crds, undefined, 'gadgets.test.klutch.anynines.com')).toBeUndefined();
-      expect(await cpc.getOrNull(BindResources.apiServiceBindings, root, 'gadgets.test.klutch.anynines.com')).toBeUndefined();
+      expect(await cpc.getOrNull(BINDING_RESOURCES.apiServiceBindings, root, 'gadgets.test.klutch.anynines.com')).toBeUndefined();
       const upAfter = await cpc.getOrNull(GADGETS, `${root}-shop`, 'gd1');
       expect(!upAfter || !!upAfter.metadata.deletionTimestamp).toBe(true);
       const ns = await cpc.getOrNull(CoreResources.namespaces, undefined, root);
@@ -682,7 +682,7 @@ describe('konnector on real clusters', () => {
     // The namespace controller deletes tmp; our finalizer waits for the upstream delete; then the namespace goes.
     await eventually(
       'APIServiceNamespace deleted',
-      async () => !(await cpc.getOrNull(BindResources.apiServiceNamespaces, 'cluster-app1', 'team-gone')),
+      async () => !(await cpc.getOrNull(BINDING_RESOURCES.apiServiceNamespaces, 'cluster-app1', 'team-gone')),
       90_000,
     );
     expect(await cpc.getOrNull(WIDGETS, 'cluster-app1-team-gone', 'tmp')).toBeUndefined();
@@ -694,15 +694,15 @@ describe('konnector on real clusters', () => {
       syncedWidget(a2, 'cluster-app2', 'team-a', 'w1', { size: 99, color: 'black' }),
       syncedWidget(a1, 'cluster-app1', 'team-unbind', 'w1', { size: 1 }),
     ]);
-    await a2.delete(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME);
+    await a2.delete(BINDING_RESOURCES.apiServiceBindings, 'klutch-bind', WIDGETS_NAME);
     await eventually('CRD deleted on app2', async () => !(await a2.getOrNull(CoreResources.crds, undefined, WIDGETS_NAME)), 90_000);
     expect(await cpc.getOrNull(WIDGETS, 'cluster-app2-team-a', 'w1')).toBeUndefined();
     // The konnector releases its finalizer once the CRD is gone; only then is the binding deleted.
-    await eventually('binding released', async () => !(await a2.getOrNull(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME)), 30_000);
+    await eventually('binding released', async () => !(await a2.getOrNull(BINDING_RESOURCES.apiServiceBindings, 'klutch-bind', WIDGETS_NAME)), 30_000);
     // app1 is untouched.
     expect(await cpc.getOrNull(WIDGETS, 'cluster-app1-team-unbind', 'w1')).toBeDefined();
     // Re-bind.
-    await a2.create(BindResources.apiServiceBindings, {
+    await a2.create(BINDING_RESOURCES.apiServiceBindings, {
       metadata: { name: WIDGETS_NAME, namespace: 'klutch-bind' },
       spec: { kubeconfigSecretRef: { namespace: 'klutch-bind', name: 'kubeconfig-provider', key: 'kubeconfig' }, permissionClaims: [] },
     });
@@ -725,18 +725,18 @@ describe('konnector on real clusters', () => {
     await k2.stop();
     konnectors.splice(konnectors.indexOf(k2), 1);
 
-    await a2.delete(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME);
+    await a2.delete(BINDING_RESOURCES.apiServiceBindings, 'klutch-bind', WIDGETS_NAME);
     // Nobody cleans up while the konnector is down: the binding waits, terminating, and the API stays.
     await never(
       'binding released without the konnector',
-      async () => !(await a2.getOrNull(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME)),
+      async () => !(await a2.getOrNull(BINDING_RESOURCES.apiServiceBindings, 'klutch-bind', WIDGETS_NAME)),
       2000,
     );
-    expect((await a2.get(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME)).metadata.deletionTimestamp).toBeDefined();
+    expect((await a2.get(BINDING_RESOURCES.apiServiceBindings, 'klutch-bind', WIDGETS_NAME)).metadata.deletionTimestamp).toBeDefined();
     expect(await a2.getOrNull(CoreResources.crds, undefined, WIDGETS_NAME)).toBeDefined();
 
     await startKonnector(app2, 'konnector-app2-restarted').start();
-    await eventually('binding released', async () => !(await a2.getOrNull(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME)), 90_000);
+    await eventually('binding released', async () => !(await a2.getOrNull(BINDING_RESOURCES.apiServiceBindings, 'klutch-bind', WIDGETS_NAME)), 90_000);
     await eventually('CRD deleted on app2', async () => !(await a2.getOrNull(CoreResources.crds, undefined, WIDGETS_NAME)), 90_000);
     for (const n of ['w2', 'w3']) expect(await cpc.getOrNull(WIDGETS, 'cluster-app2-team-a', n)).toBeUndefined();
     expect(await cpc.getOrNull(WIDGETS, 'cluster-app1-team-down', 'w1')).toBeDefined();
@@ -750,11 +750,11 @@ describe('konnector on real clusters', () => {
     await k2.stop();
     konnectors.splice(konnectors.indexOf(k2), 1);
 
-    await a2.delete(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME);
+    await a2.delete(BINDING_RESOURCES.apiServiceBindings, 'klutch-bind', WIDGETS_NAME);
     await a2.delete(CoreResources.secrets, 'klutch-bind', 'kubeconfig-provider');
     await startKonnector(app2, 'konnector-app2-fourth').start();
     // (The next test that needs app2 bound makes the kubeconfig Secret again: appReady → bindOnApp.)
-    await eventually('binding released', async () => !(await a2.getOrNull(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME)), 90_000);
+    await eventually('binding released', async () => !(await a2.getOrNull(BINDING_RESOURCES.apiServiceBindings, 'klutch-bind', WIDGETS_NAME)), 90_000);
     expect(await a2.getOrNull(CoreResources.crds, undefined, WIDGETS_NAME)).toBeUndefined();
     // The provider was unreachable, so its copy is still there (the provider cleans it up with the namespace).
     expect(await cpc.getOrNull(WIDGETS, 'cluster-app2-team-a', 'w4')).toBeDefined();
@@ -764,18 +764,18 @@ describe('konnector on real clusters', () => {
     const k1 = await app1Ready();
     await syncedWidget(a1, 'cluster-app1', 'team-adopt', 'w1', { size: 1 });
     const before = await a1.get(CoreResources.crds, undefined, WIDGETS_NAME);
-    const oldUid = (await a1.get(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME)).metadata.uid;
+    const oldUid = (await a1.get(BINDING_RESOURCES.apiServiceBindings, 'klutch-bind', WIDGETS_NAME)).metadata.uid;
     await k1.stop();
     konnectors.splice(konnectors.indexOf(k1), 1);
-    await a1.delete(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME);
+    await a1.delete(BINDING_RESOURCES.apiServiceBindings, 'klutch-bind', WIDGETS_NAME);
     // An administrator removes the konnector's finalizer by hand: the binding is gone, the CRD stays.
-    const b = await a1.get(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME);
-    await a1.jsonPatch(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME, [
+    const b = await a1.get(BINDING_RESOURCES.apiServiceBindings, 'klutch-bind', WIDGETS_NAME);
+    await a1.jsonPatch(BINDING_RESOURCES.apiServiceBindings, 'klutch-bind', WIDGETS_NAME, [
       { op: 'replace', path: '/metadata/finalizers', value: (b.metadata.finalizers ?? []).filter((f) => f !== BINDING_FINALIZER) },
     ]);
-    await eventually('binding gone', async () => !(await a1.getOrNull(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME)));
+    await eventually('binding gone', async () => !(await a1.getOrNull(BINDING_RESOURCES.apiServiceBindings, 'klutch-bind', WIDGETS_NAME)));
     await bindOnApp(app1, p1);
-    const newUid = (await a1.get(BindResources.apiServiceBindings, 'klutch-bind', WIDGETS_NAME)).metadata.uid;
+    const newUid = (await a1.get(BINDING_RESOURCES.apiServiceBindings, 'klutch-bind', WIDGETS_NAME)).metadata.uid;
     expect(newUid).not.toBe(oldUid);
 
     await startKonnector(app1, 'konnector-app1-restarted').start();

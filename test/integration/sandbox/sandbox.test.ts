@@ -35,7 +35,8 @@ import * as path from 'node:path';
 import { CoreResources, KubeClient, type KubeObject, resourcePath } from '../../../runtime/core/client.js';
 import { getCondition, type Condition } from '../../../runtime/core/conditions.js';
 import { KubeConfig } from '@kubernetes/client-node';
-import { BindResources, type APIServiceBinding, type ClusterBinding } from '../../../runtime/konnector/types.js';
+import { type APIServiceBinding, type ClusterBinding } from '../../../runtime/konnector/types.js';
+import { BINDING_RESOURCES } from '../../../contract/index.js';
 import pg from 'pg';
 import { A8S_RESOURCES } from '../../../sandbox/a8s-operator/index.js';
 import {
@@ -222,7 +223,7 @@ describe('npm run sandbox, end to end', () => {
       for (const api of BIND_APIS) {
         expect(sb!.bindOutput[`${sb!.apps[i]!.name} ${api}`]).toMatch(new RegExp(`^${api.replace(/\./g, '\\.')}\\tkubeconfig-\\w+\\t`, 'm'));
         const b = await eventually(`binding ${api} Ready on ${sb!.apps[i]!.name}`, async () => {
-          const x = await a.getOrNull<APIServiceBinding>(BindResources.apiServiceBindings, 'klutch-bind', api);
+          const x = await a.getOrNull<APIServiceBinding>(BINDING_RESOURCES.apiServiceBindings, 'klutch-bind', api);
           return getCondition(x?.status?.conditions as Condition[] | undefined, 'Ready')?.status === 'True' ? x : undefined;
         });
         expect(b.status?.providerPrettyName).toBe('Klutch sandbox');
@@ -230,7 +231,7 @@ describe('npm run sandbox, end to end', () => {
     }
     expect(sb!.bindOutput[`${sb!.apps[0]!.name} servicebindings.anynines.com`]).toContain('secrets:Accepted');
     const cbs = await eventually('2 ClusterBindings with heartbeats', async () => {
-      const l = (await cp.list<ClusterBinding>(BindResources.clusterBindings)).items;
+      const l = (await cp.list<ClusterBinding>(BINDING_RESOURCES.clusterBindings)).items;
       return l.length === 2 && l.every((c) => c.status?.lastHeartbeatTime) ? l : undefined;
     });
     expect(new Set(cbs.map((c) => c.metadata.namespace)).size).toBe(2);

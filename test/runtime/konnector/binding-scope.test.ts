@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { Konnector, bindingScopeRefusal, DEFAULT_BINDING_ADMIN_NAMESPACE } from '../../../runtime/konnector/konnector.js';
+import { Konnector, bindingScopeRefusal } from '../../../runtime/konnector/konnector.js';
+import { KONNECTOR_NAMESPACE } from '../../../contract/api/constants.js';
 import type { APIServiceBinding } from '../../../runtime/konnector/types.js';
 import { adminNamespace } from '../../../runtime/konnector/main.js';
 
@@ -11,7 +12,7 @@ const binding = (namespace: string, secretNamespace: string): APIServiceBinding 
 
 describe('binding scope (the namespaced binding as a confused deputy)', () => {
   it('serves a binding in the admin namespace whose Secret is beside it', () => {
-    expect(DEFAULT_BINDING_ADMIN_NAMESPACE).toBe('klutch-bind');
+    expect(KONNECTOR_NAMESPACE).toBe('klutch-bind');
     expect(bindingScopeRefusal(binding('klutch-bind', 'klutch-bind'), 'klutch-bind')).toBeUndefined();
   });
 

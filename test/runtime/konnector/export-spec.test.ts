@@ -6,7 +6,8 @@ import { isolationFor } from '../../../runtime/konnector/export-isolation.js';
 import { APPLIED_TTL_MS, SpecUpReconciler } from '../../../runtime/konnector/export-spec.js';
 import { DEFAULT_UPSTREAM_DELETION_TIMEOUT_MS, type TimedOutDeletion } from '../../../runtime/konnector/deletion-timeouts.js';
 import { DEFAULT_METADATA_FILTER, hashOf } from '../../../runtime/konnector/metadata.js';
-import { BOUND_ANNOTATION, CLUSTER_NAMESPACE_ANNOTATION, FIELD_MANAGER, SPEC_HASH_ANNOTATION, SYNCER_FINALIZER } from '../../../runtime/konnector/types.js';
+import { BOUND_ANNOTATION, CLUSTER_NAMESPACE_ANNOTATION, SPEC_HASH_ANNOTATION, SYNCER_FINALIZER } from '../../../runtime/konnector/types.js';
+import { KONNECTOR_FIELD_MANAGER } from '../../../contract/index.js';
 import { FakeCache, FakeKube, GADGETS, widget, WIDGETS } from './_export-fakes.js';
 import { BindingGuard } from '../../../runtime/konnector/binding-guard.js';
 
@@ -110,7 +111,7 @@ describe('SpecUpReconciler', () => {
           metadata: { name: 'db', namespace: 'cluster-a-shop', annotations: { [BOUND_ANNOTATION]: 'true', [SPEC_HASH_ANNOTATION]: hashOf({ size: 1 }) } },
           spec: { size: 1 },
         },
-        opts: { fieldManager: FIELD_MANAGER, force: true, result: false },
+        opts: { fieldManager: KONNECTOR_FIELD_MANAGER, force: true, result: false },
       },
     ]);
   });
@@ -215,7 +216,7 @@ describe('SpecUpReconciler', () => {
         namespace: 'cluster-a-shop',
         name: 'db',
         body: { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'db', namespace: 'cluster-a-shop', annotations: ann }, spec: { size: 2 } },
-        opts: { fieldManager: FIELD_MANAGER, force: true, result: false },
+        opts: { fieldManager: KONNECTOR_FIELD_MANAGER, force: true, result: false },
       },
     ]);
   });

@@ -1,7 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { RequeueError } from '../../../../runtime/core/index.js';
 import { silentLogger } from '../../../../runtime/core/logger.js';
-import { R, SERVICE_NAMESPACE_ANNOTATION } from '../../../../runtime/backend/refs.js';
+import { R } from '../../../../runtime/backend/refs.js';
+import { API_SERVICE_NAMESPACE_ANNOTATION } from '../../../../contract/index.js';
 import { SERVICE_NAMESPACE_FINALIZER, ServiceNamespaceReconciler } from '../../../../runtime/backend/reconcilers/service-namespace.js';
 import type { ServiceNamespace } from '../../../../runtime/backend/reconcilers/types.js';
 import { cacheOf, FakeKube } from './_fakes.js';
@@ -31,13 +32,13 @@ describe('ServiceNamespaceReconciler', () => {
     await t.reconcile();
     const [create, status] = t.kube.writes();
     expect(create).toMatchObject({ verb: 'create', resource: 'namespaces', name: 'cluster-a-default' });
-    expect(create.obj!.metadata.annotations).toEqual({ [SERVICE_NAMESPACE_ANNOTATION]: 'cluster-a/default' });
+    expect(create.obj!.metadata.annotations).toEqual({ [API_SERVICE_NAMESPACE_ANNOTATION]: 'cluster-a/default' });
     expect((status.obj as ServiceNamespace).status).toEqual({ namespace: 'cluster-a-default' });
     expect(t.rbac).toEqual(['cluster-a']);
   });
 
   it('does not take over a namespace that belongs to someone else', async () => {
-    const kube = new FakeKube().put(R.namespaces, { metadata: { name: 'cluster-a-default', annotations: { [SERVICE_NAMESPACE_ANNOTATION]: 'other/x' } } });
+    const kube = new FakeKube().put(R.namespaces, { metadata: { name: 'cluster-a-default', annotations: { [API_SERVICE_NAMESPACE_ANNOTATION]: 'other/x' } } });
     const t = setup(sn(), kube);
     await expect(t.reconcile()).rejects.toThrow(RequeueError);
     await expect(t.reconcile()).rejects.toThrow('namespace cluster-a-default exists and does not belong to APIServiceNamespace cluster-a/default');
@@ -46,7 +47,7 @@ describe('ServiceNamespaceReconciler', () => {
 
   it('on deletion deletes its own namespace and releases the finalizer', async () => {
     const kube = new FakeKube().put(R.namespaces, {
-      metadata: { name: 'cluster-a-default', uid: 'n1', annotations: { [SERVICE_NAMESPACE_ANNOTATION]: 'cluster-a/default' } },
+      metadata: { name: 'cluster-a-default', uid: 'n1', annotations: { [API_SERVICE_NAMESPACE_ANNOTATION]: 'cluster-a/default' } },
     });
     const t = setup(sn({ deletionTimestamp: new Date().toISOString() }), kube);
     await t.reconcile();
