@@ -374,7 +374,7 @@ const SPECS: Record<ComponentName, ComponentSpec> = {
   },
 };
 
-/** The version a go.mod requires for `modulePath`, e.g. "v1.35.4". */
+/** The version a go.mod requires for `modulePath`, e.g. "v1.35.8". */
 export function requiredVersion(goMod: string, modulePath: string, file = 'go.mod'): string {
   const esc = modulePath.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
   const m = new RegExp(`^\\s*(?:require\\s+)?${esc}\\s+(v[^\\s]+)`, 'm').exec(goMod);

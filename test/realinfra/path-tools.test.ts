@@ -43,9 +43,9 @@ describe('tools on PATH', () => {
     for (const v of ['v1.34.2', 'v1.35.0', 'v1.36.1']) {
       const m = machine({ kubectl: { path: '/usr/bin/kubectl', out: kubectlOut(v) } });
       const lines: string[] = [];
-      expect(findPathTool(KUBECTL_TOOL, 'v1.35.4', m, (l) => lines.push(l))).toEqual({ path: '/usr/bin/kubectl', version: v });
+      expect(findPathTool(KUBECTL_TOOL, 'v1.35.8', m, (l) => lines.push(l))).toEqual({ path: '/usr/bin/kubectl', version: v });
       expect(lines).toEqual([
-        `kubectl: using /usr/bin/kubectl (${v}; compatible with the pinned v1.35.4: 1.34–1.36; KLUTCH_KIT_USE_PATH_TOOLS=0 builds the pinned release instead)`,
+        `kubectl: using /usr/bin/kubectl (${v}; compatible with the pinned v1.35.8: 1.34–1.36; KLUTCH_KIT_USE_PATH_TOOLS=0 builds the pinned release instead)`,
       ]);
       expect(m.runs).toEqual(['/usr/bin/kubectl version --client -o json']);
     }
@@ -55,11 +55,11 @@ describe('tools on PATH', () => {
     const lines: string[] = [];
     for (const v of ['v1.32.4-dispatcher', 'v1.37.0', 'v2.35.0']) {
       expect(
-        findPathTool(KUBECTL_TOOL, 'v1.35.4', machine({ kubectl: { path: '/usr/bin/kubectl', out: kubectlOut(v) } }), (l) => lines.push(l)),
+        findPathTool(KUBECTL_TOOL, 'v1.35.8', machine({ kubectl: { path: '/usr/bin/kubectl', out: kubectlOut(v) } }), (l) => lines.push(l)),
       ).toBeUndefined();
     }
     expect(lines[0]).toBe(
-      "kubectl: /usr/bin/kubectl is v1.32.4-dispatcher, not within one minor release of the clusters' v1.35.4 (compatible: 1.34–1.36); ignored, building kubectl v1.35.4 (KLUTCH_KIT_USE_PATH_TOOLS=0 always builds it)",
+      "kubectl: /usr/bin/kubectl is v1.32.4-dispatcher, not within one minor release of the clusters' v1.35.8 (compatible: 1.34–1.36); ignored, building kubectl v1.35.8 (KLUTCH_KIT_USE_PATH_TOOLS=0 always builds it)",
     );
     expect(lines[1]).toMatch(/^kubectl: \/usr\/bin\/kubectl is v1\.37\.0, not within one minor release/);
     expect(lines[2]).toMatch(/^kubectl: \/usr\/bin\/kubectl is v2\.35\.0, not within one minor release/);
@@ -67,11 +67,11 @@ describe('tools on PATH', () => {
 
   it('kubectl: none on PATH, or one that does not tell its version, is built', () => {
     const lines: string[] = [];
-    expect(findPathTool(KUBECTL_TOOL, 'v1.35.4', machine({}), (l) => lines.push(l))).toBeUndefined();
-    expect(findPathTool(KUBECTL_TOOL, 'v1.35.4', machine({ kubectl: { path: '/opt/kubectl' } }), (l) => lines.push(l))).toBeUndefined();
+    expect(findPathTool(KUBECTL_TOOL, 'v1.35.8', machine({}), (l) => lines.push(l))).toBeUndefined();
+    expect(findPathTool(KUBECTL_TOOL, 'v1.35.8', machine({ kubectl: { path: '/opt/kubectl' } }), (l) => lines.push(l))).toBeUndefined();
     expect(lines).toEqual([
-      'kubectl: none on PATH; building kubectl v1.35.4 (KLUTCH_KIT_USE_PATH_TOOLS=0 always builds it)',
-      'kubectl: /opt/kubectl did not tell its version (kubectl version --client -o json); ignored, building kubectl v1.35.4 (KLUTCH_KIT_USE_PATH_TOOLS=0 always builds it)',
+      'kubectl: none on PATH; building kubectl v1.35.8 (KLUTCH_KIT_USE_PATH_TOOLS=0 always builds it)',
+      'kubectl: /opt/kubectl did not tell its version (kubectl version --client -o json); ignored, building kubectl v1.35.8 (KLUTCH_KIT_USE_PATH_TOOLS=0 always builds it)',
     ]);
   });
 
