@@ -31,7 +31,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import type { EngineEvent, Stack, UpResult } from '@pulumi/pulumi/automation/index.js';
+import type { EngineEvent, OpMap, Stack, UpResult } from '@pulumi/pulumi/automation/index.js';
 import { CoreResources, isAlreadyExists, KubeClient, type KubeObject, type ResourceRef } from '../runtime/core/client.js';
 import { getCondition, type Condition } from '../runtime/core/conditions.js';
 import { freePort, startCluster, startCrossplane, type CrossplaneHarness, type RealCluster } from '../runtime/realinfra/index.js';
@@ -48,7 +48,7 @@ import { generateStackSecrets } from '../stacks/secrets.js';
 import { OidcTestProvider } from '../test/support/oidc-provider.js';
 import { A8S_RESOURCES, assertReachable, SandboxA8sOperator, secretNameOf, serverUser, type Postgresql } from './a8s-operator/index.js';
 import { startSandboxA9s, type SandboxA9s } from './a9s.js';
-import { awaitCatalogue, binderExportRoles, pushCatalogue, type InstalledCatalogue } from './catalogue.js';
+import { awaitCatalogue, binderExportRoles, pushCatalogue, type InstalledCatalogue, type PushedCatalogue } from './catalogue.js';
 import {
   bindThroughDex,
   createLocalStack,
@@ -250,14 +250,18 @@ export class SandboxRun {
   private issuer = '';
   private crossplane?: CrossplaneHarness;
   private crossplaneStarting?: Promise<CrossplaneHarness>;
+  /** Without pods: the catalogue package, pushed by Crossplane's start before its core runs (CrossplaneOptions.beforeCore). */
+  private cataloguePushed?: Promise<PushedCatalogue>;
   /** The Pulumi stack, created (`pulumi stack init`) while the clusters start. */
   private stackCreating?: Promise<Stack>;
+  /** `stack.up()` to its end: the update, then the automation API's reads of the outputs and the history. */
+  private upFinishing?: Promise<UpResult>;
   /** Every cluster start, so that stop() stops a cluster whose start ended after a failure elsewhere. */
   private readonly clusterStarts: Array<Promise<unknown>> = [];
   private a8sOperator?: SandboxA8sOperator;
   private a9sStarting?: Promise<SandboxA9s>;
   private a9sPart?: SandboxA9s;
-  private pushed?: Awaited<ReturnType<typeof pushCatalogue>>;
+  private pushed?: PushedCatalogue;
   private stack?: Stack;
   private catalogue?: InstalledCatalogue;
   /** Per stack cluster name (`control-plane`, `app-1`, …): resolved once pulumi up created its foundation (CRDs, Namespaces). */
@@ -292,6 +296,8 @@ export class SandboxRun {
       this.writeState();
       await this.startBackend();
       await this.bindApps();
+      // the automation API's reads after the update (beside steps 5 and 6), and whether it succeeded
+      await this.upFinishing;
       return this.sandbox();
     } catch (e) {
       this.say(`sandbox: failed: ${(e as Error).message}`);
@@ -466,10 +472,13 @@ export class SandboxRun {
       async () => {
         // without pods begun in step 1 once the control plane was up (a no-op here); with pods now
         this.beginCrossplane(cp);
-        // Crossplane as pods starts beside the catalogue push and the a8s operator; step 4 starts pulumi up once it is
-        // Available (its packages need Crossplane's CRDs and image rewrites). The package goes to the registry address
-        // the Crossplane pods pull from.
-        const pushed = await pushCatalogue(cp, pods ? { registry: podsRegistry(cp) } : await this.crossplaneStarting!, { apiStyle });
+        // Without pods the package is pushed as soon as the registry serves, before Crossplane's core starts, and pulumi up
+        // starts beside the rest of Crossplane's start (it waits for it). Crossplane as pods starts beside the catalogue
+        // push and the a8s operator; step 4 starts pulumi up once it is Available (its packages need Crossplane's CRDs and
+        // image rewrites). The package goes to the registry address the Crossplane pods pull from.
+        const pushed = pods
+          ? await pushCatalogue(cp, { registry: podsRegistry(cp) }, { apiStyle })
+          : await Promise.race([this.cataloguePushed!, this.crossplaneStarting!.then(() => this.cataloguePushed!)]);
         // the backend pods' ServiceAccount hands out only what the control plane's binder roles grant
         if (pods) await applyManifests(cp.kubeConfig, binderExportRoles(pushed.packageRef, this.apiStyle), { continueOnError: false });
         await this.startA8sOperator();
@@ -487,7 +496,7 @@ export class SandboxRun {
         return pushed;
       },
       (c) =>
-        `${this.crossplane ? `Crossplane ${this.crossplane.versions.crossplane}, registry ${this.crossplane.registry}` : `Crossplane ${SANDBOX_CROSSPLANE} starting as pods on the node`}\npackage ${c.packageRef} (${c.digest.slice(0, 19)}…): ${c.xrds.length} XRDs, API style ${apiStyleName(apiStyle)}\nlocal a8s operator: PostgreSQL ${this.a8sOperator!.instances.binaries.major} servers on 127.0.0.2+ port 5432, data under ${this.a8sDataDir}`,
+        `${this.crossplane ? `Crossplane ${this.crossplane.versions.crossplane}` : `Crossplane ${SANDBOX_CROSSPLANE} starting${pods ? ' as pods on the node' : ' (pulumi up waits for it)'}`}, registry ${c.packageRef.split('/')[0]}\npackage ${c.packageRef} (${c.digest.slice(0, 19)}…): ${c.xrds.length} XRDs, API style ${apiStyleName(apiStyle)}\nlocal a8s operator: PostgreSQL ${this.a8sOperator!.instances.binaries.major} servers on 127.0.0.2+ port 5432, data under ${this.a8sDataDir}`,
     );
   }
 
@@ -498,11 +507,20 @@ export class SandboxRun {
    */
   private beginCrossplane(cp: RealCluster): void {
     if (this.crossplaneStarting) return;
+    let pushing: (p: Promise<PushedCatalogue>) => void = () => undefined;
+    this.cataloguePushed = new Promise<PushedCatalogue>((resolve) => (pushing = resolve));
+    this.cataloguePushed.catch(() => undefined);
+    // without pods: the catalogue goes to the registry before Crossplane's core starts (its failure fails the start)
+    const beforeCore = async ({ registry }: { registry: string }) => {
+      const push = pushCatalogue(cp, { registry }, { apiStyle: this.apiStyle });
+      pushing(push);
+      await push;
+    };
     const starting = startCrossplane(cp, {
       version: SANDBOX_CROSSPLANE,
       providerPollInterval: '1s',
       install: false,
-      ...(this.pods ? { runtime: 'pods' } : {}),
+      ...(this.pods ? { runtime: 'pods' as const } : { beforeCore }),
     });
     starting.catch(() => undefined);
     this.crossplaneStarting = starting.then((xp) => {
@@ -559,7 +577,7 @@ export class SandboxRun {
       },
       ({ res, split }) =>
         [
-          `resources: ${JSON.stringify(res.summary.resourceChanges)}  (log ${path.join(dir, 'logs', 'pulumi-up.log')}, per resource ${path.join(dir, 'logs', 'pulumi-timeline.log')})`,
+          `resources: ${JSON.stringify(res)}  (log ${path.join(dir, 'logs', 'pulumi-up.log')}, per resource ${path.join(dir, 'logs', 'pulumi-timeline.log')})`,
           `stack set-up ${split.setUp.toFixed(1)} s, pulumi up ${split.up.toFixed(1)} s, then the packages Healthy and the export templates ${split.packages.toFixed(1)} s`,
           `catalogue ${this.catalogue!.packageRef} installed by Crossplane: ${this.catalogue!.xrds.length} XRDs; ${this.apiStyle.namespaced ? 'namespaced XR' : 'claim'} APIs ${this.catalogue!.claimCrds.join(', ')}`,
         ].join('\n'),
@@ -569,9 +587,13 @@ export class SandboxRun {
 
   /**
    * `pulumi up` beside the Crossplane start (with pods: once Crossplane is Available), its output in
-   * `logs/pulumi-up.log`, each resource's start and end in `logs/pulumi-timeline.log`.
+   * `logs/pulumi-up.log`, each resource's start and end in `logs/pulumi-timeline.log`. Resolves with the update's
+   * resource changes as soon as the engine reports its summary with every step ended: what the stack applies exists
+   * then. The automation API's calls after the update (`pulumi stack output` twice, `pulumi stack history`) run on
+   * beside the next steps, in `upFinishing`, which start() awaits (and which fails the start if the update did not
+   * succeed).
    */
-  private async up(stack: Stack): Promise<UpResult> {
+  private async up(stack: Stack): Promise<OpMap> {
     // With pods, the packages pulumi applies at once need Crossplane's CRDs and the ImageConfigs that send its package
     // pulls to the node registry, both there once Crossplane is Available; the images build inside pulumi up beside
     // the packages' install, and only the objects naming them wait for their push (stacks/_deploy.ts).
@@ -579,32 +601,40 @@ export class SandboxRun {
     const out = fs.openSync(path.join(this.dir, 'logs', 'pulumi-up.log'), 'a');
     const timelineFd = fs.openSync(path.join(this.dir, 'logs', 'pulumi-timeline.log'), 'a');
     const timeline = resourceTimeline(timelineFd, Date.now());
-    try {
-      const [res] = await Promise.all([
-        stack.up({
-          color: 'never',
-          parallel: SANDBOX_PULUMI_PARALLEL,
-          onOutput: (s) => fs.writeSync(out, s),
-          onEvent: (e) => {
-            timeline(e);
-            // a component reports no end of its own: an app cluster's foundation is done when `<cluster>-objects`, which
-            // waits for it, starts
-            const started = e.resourcePreEvent?.metadata;
-            const cluster =
-              started?.type === 'kubernetes:yaml/v2:ConfigGroup' && started.urn.endsWith('-objects') ? started.urn.split('::').pop()!.slice(0, -8) : '';
-            if (cluster.startsWith('app-')) this.foundation(cluster).resolve();
-          },
-        }),
-        this.crossplaneStarting,
-      ]);
-      if (res.summary.result !== 'succeeded') throw new Error(`pulumi up: ${res.summary.result}`);
-      // every foundation exists now, whether or not its event was seen
-      for (const name of ['control-plane', 'app-1', 'app-2']) this.foundation(name).resolve();
-      return res;
-    } finally {
-      fs.closeSync(out);
-      fs.closeSync(timelineFd);
-    }
+    const steps = new UpSteps();
+    let summarized: (changes: OpMap) => void = () => undefined;
+    const summary = new Promise<OpMap>((resolve) => (summarized = resolve));
+    const full = stack
+      .up({
+        color: 'never',
+        parallel: SANDBOX_PULUMI_PARALLEL,
+        onOutput: (s) => fs.writeSync(out, s),
+        onEvent: (e) => {
+          timeline(e);
+          // a component reports no end of its own: an app cluster's foundation is done when `<cluster>-objects`, which
+          // waits for it, starts
+          const started = e.resourcePreEvent?.metadata;
+          const cluster =
+            started?.type === 'kubernetes:yaml/v2:ConfigGroup' && started.urn.endsWith('-objects') ? started.urn.split('::').pop()!.slice(0, -8) : '';
+          if (cluster.startsWith('app-')) this.foundation(cluster).resolve();
+          steps.see(e);
+          if (e.summaryEvent && steps.succeeded()) summarized(e.summaryEvent.resourceChanges);
+        },
+      })
+      .then((res) => {
+        if (res.summary.result !== 'succeeded') throw new Error(`pulumi up: ${res.summary.result}`);
+        return res;
+      })
+      .finally(() => {
+        fs.closeSync(out);
+        fs.closeSync(timelineFd);
+      });
+    full.catch(() => undefined);
+    this.upFinishing = full;
+    const [changes] = await Promise.all([Promise.race([summary, full.then((res) => res.summary.resourceChanges ?? {})]), this.crossplaneStarting]);
+    // every foundation exists now, whether or not its event was seen
+    for (const name of ['control-plane', 'app-1', 'app-2']) this.foundation(name).resolve();
+    return changes;
   }
 
   /**
@@ -842,6 +872,28 @@ export class SandboxRun {
       dir: this.dir,
       stop: () => this.stop(),
     };
+  }
+}
+
+/**
+ * Whether an update's engine events show every step it began ended with its outputs and none failed: a failed step
+ * has a `resOpFailedEvent` (and an error diagnostic) and no outputs event. Read when the summary event arrives, it says
+ * whether the update succeeded before the CLI and the automation API are through.
+ */
+export class UpSteps {
+  private readonly open = new Set<string>();
+  private failed = false;
+
+  see(e: EngineEvent): void {
+    const begun = e.resourcePreEvent?.metadata;
+    const ended = e.resOutputsEvent?.metadata;
+    if (begun) this.open.add(`${begun.op} ${begun.urn}`);
+    if (ended) this.open.delete(`${ended.op} ${ended.urn}`);
+    if (e.resOpFailedEvent || e.diagnosticEvent?.severity === 'error') this.failed = true;
+  }
+
+  succeeded(): boolean {
+    return !this.failed && this.open.size === 0;
   }
 }
 

@@ -59,6 +59,14 @@ export interface CrossplaneOptions {
   readonly binaries?: CrossplaneBinaries;
   /** Time allowed for each component to become ready. @default 180000 */
   readonly readyTimeoutMs?: number;
+  /**
+   * Called once the registry serves and Crossplane's CRDs, namespace and ImageConfigs are applied, before Crossplane
+   * core starts (which waits for it): the moment to push the packages Crossplane is to install and to apply objects of
+   * its kinds, beside the rest of the start (e.g. `pulumi up`). Its error fails the start. Only with `runtime:
+   * 'processes'` (with `'pods'` the registry address is known before the start: `podsRegistry(cluster)`).
+   * @default none
+   */
+  readonly beforeCore?: (prepared: { readonly registry: string }) => Promise<void>;
 }
 
 /** The kinds of Crossplane package. */

@@ -34,6 +34,11 @@ export async function startCrossplane(cluster: RealCluster, opts: CrossplaneOpti
         .join(' or ')}`,
     );
   }
+  if (opts.beforeCore !== undefined && (typeof opts.beforeCore !== 'function' || runtime === 'pods')) {
+    throw new Error(
+      `startCrossplane: beforeCore ${typeof opts.beforeCore === 'function' ? 'is only for runtime "processes"; with "pods" the registry is podsRegistry(cluster) before the start: push there first' : `must be a function, got ${typeof opts.beforeCore}`}`,
+    );
+  }
   const harness = await STRATEGIES[runtime].prepare(cluster, opts);
   killAtExit(harness);
   try {

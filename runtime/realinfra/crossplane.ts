@@ -308,7 +308,7 @@ class ProcessesHarness extends CrossplaneHarnessBase {
 
   /**
    * The namespace with its forwarders, the certificates, the registry with the package images and what `crossplane
-   * core init` would create, the function, core, then the package runtime the harness plays.
+   * core init` would create, CrossplaneOptions.beforeCore, the function, core, then the package runtime the harness plays.
    */
   protected async startCrossplane(src: CrossplaneSources): Promise<void> {
     const apiPort = Number(new URL(this.cluster.server).port);
@@ -318,6 +318,10 @@ class ProcessesHarness extends CrossplaneHarnessBase {
     this.writeNsKubeconfig(apiPort);
     await this.startRegistry(regPort);
     await this.pushImagesAndApplyPrerequisites(src);
+    if (this.opts.beforeCore) {
+      await this.opts.beforeCore({ registry: this.registry });
+      this.log(`CrossplaneOptions.beforeCore done (${this.el()})`);
+    }
     await this.startFunction(src.fn.version);
     await this.startCore(src.core.version);
     this.startPackageRuntime();

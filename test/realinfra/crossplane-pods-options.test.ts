@@ -1,5 +1,6 @@
 // startCrossplane({ runtime }) refuses what cannot work before it builds or starts anything: an unknown runtime,
-// `pods` on a cluster without a node, and `pods` on a node whose kubelet does not point pods at the cluster DNS.
+// `pods` on a cluster without a node, `pods` on a node whose kubelet does not point pods at the cluster DNS, and
+// `beforeCore` with `pods` or as something other than a function.
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,6 +20,15 @@ describe('startCrossplane runtime option', () => {
   it('names an unknown runtime', async () => {
     await expect(startCrossplane(clusterWithNode(undefined), { version: '2.3', runtime: 'containers' as never })).rejects.toThrow(
       'startCrossplane: runtime "containers" must be "processes" or "pods"',
+    );
+  });
+
+  it('refuses beforeCore with pods (the registry is known before the start there) and one that is no function', async () => {
+    await expect(startCrossplane(clusterWithNode(undefined), { version: '2.3', runtime: 'pods', beforeCore: async () => undefined })).rejects.toThrow(
+      'startCrossplane: beforeCore is only for runtime "processes"; with "pods" the registry is podsRegistry(cluster) before the start',
+    );
+    await expect(startCrossplane(clusterWithNode(undefined), { version: '2.3', beforeCore: 'push' as never })).rejects.toThrow(
+      'startCrossplane: beforeCore must be a function, got string',
     );
   });
 
