@@ -118,11 +118,15 @@ export async function startBackend(
       });
     controllers = newControllers();
     let fresh = true;
+    // read through `controllers` each time: each leadership term gets a new set
     catalog.cache = {
       synced: () => controllers!.hasSynced(),
-      templates: () => controllers!.templates.list(),
-      crds: () => controllers!.crds.list(),
-      crd: (name) => controllers!.crds.getByName(undefined, name),
+      get templates() {
+        return controllers!.templates;
+      },
+      get crds() {
+        return controllers!.crds;
+      },
     };
     if (opts.leaderElect) {
       // the elector has a client of its own: a flood of HTTP requests cannot spend its QPS budget or

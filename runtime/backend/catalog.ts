@@ -2,6 +2,7 @@
 import { stringify } from 'yaml';
 import { OFFERING_ANNOTATION, parseOffering, type Offering } from '../../contract/index.js';
 import type { KubeClient, KubeObject } from '../core/client.js';
+import type { ObjectCache } from '../core/object-cache.js';
 import { R } from './refs.js';
 import type { PermissionClaim } from '../../contract/wire.js';
 
@@ -191,9 +192,8 @@ export function exampleClaim(
 /** Informer caches the catalogue may read instead of the API server (when synced). */
 export interface CatalogCache {
   synced(): boolean;
-  templates(): ExportTemplate[];
-  crds(): Crd[];
-  crd(name: string): Crd | undefined;
+  readonly templates: ObjectCache<ExportTemplate>;
+  readonly crds: ObjectCache<Crd>;
 }
 
 /** How long a standby's lists of templates and CRDs serve /resources (see Catalog.fromApiServer). */
@@ -236,7 +236,7 @@ export class Catalog {
   }
 
   private async templates(): Promise<ExportTemplate[]> {
-    const items = this.cached?.templates() ?? (await this.fromApiServer()).templates;
+    const items = this.cached?.templates.list() ?? (await this.fromApiServer()).templates;
     return items.filter((t) => t.spec?.APIServiceSelector?.resource);
   }
 
@@ -268,7 +268,7 @@ export class Catalog {
 
   /** Every bindable API, sorted by CRD name. */
   async list(): Promise<BindableApi[]> {
-    const [templates, crds] = await Promise.all([this.templates(), this.cached ? this.cached.crds() : this.fromApiServer().then((l) => l.crds)]);
+    const [templates, crds] = await Promise.all([this.templates(), this.cached ? this.cached.crds.list() : this.fromApiServer().then((l) => l.crds)]);
     const byName = new Map(crds.map((c) => [c.metadata.name!, c]));
     const out = new Map<string, BindableApi>();
     for (const t of templates) {
@@ -291,7 +291,7 @@ export class Catalog {
       throw new CatalogError(`resource "${resource}" of group "${group}" is not offered by any APIServiceExportTemplate; pick one from /resources`);
     }
     const c = this.cached;
-    const crd = c ? c.crd(`${resource}.${group}`) : await this.kube.getOrNull<Crd>(R.crds, undefined, `${resource}.${group}`);
+    const crd = c ? c.crds.getByName(undefined, `${resource}.${group}`) : await this.kube.getOrNull<Crd>(R.crds, undefined, `${resource}.${group}`);
     if (!crd) {
       throw new CatalogError(
         `resource "${resource}.${group}" has a template but no CustomResourceDefinition on the provider yet; ask the provider to install it`,

@@ -36,7 +36,7 @@ import { TokenRotationReconciler } from './reconcilers/token-rotation.js';
 import type { ClusterBindingObj, ExportObj, ExportRequest, ServiceNamespace } from './reconcilers/types.js';
 import { ClusterSweeper } from './sweeper.js';
 import type { UnexpectedErrors } from './unexpected.js';
-import { CLUSTER_BINDING_NAME, KUBECONFIG_SECRET, MANAGED_BY, MANAGED_BY_LABEL, R } from './refs.js';
+import { KUBECONFIG_SECRET, MANAGED_BY, MANAGED_BY_LABEL, R } from './refs.js';
 
 export { parseGoDuration } from './reconcilers/cluster-binding.js';
 export { SERVICE_NAMESPACE_FINALIZER } from './reconcilers/service-namespace.js';
@@ -208,12 +208,7 @@ export class BackendControllers {
       noticeMs: 3600_000,
       dryRun: false,
       ...o.sweep,
-      cache: {
-        namespace: (n) => this.clusterNamespaces.getByName(undefined, n),
-        namespaces: () => this.clusterNamespaces.list(),
-        clusterBinding: (n) => this.clusterBindings.getByName(n, CLUSTER_BINDING_NAME),
-        kubeconfigSecret: (n) => this.kubeconfigSecrets.getByName(n, KUBECONFIG_SECRET),
-      },
+      cache: { namespaces: this.clusterNamespaces, clusterBindings: this.clusterBindings, kubeconfigSecrets: this.kubeconfigSecrets },
     });
   }
 

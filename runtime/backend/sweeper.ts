@@ -17,7 +17,16 @@
  */
 import type { Logger } from 'pino';
 import { EVENTS, eventObject } from '../core/events.js';
-import { getCondition, nowRfc3339, setCondition, type Condition, type KubeClient, type KubeObject, type ReconcileResult } from '../core/index.js';
+import {
+  getCondition,
+  nowRfc3339,
+  setCondition,
+  type Condition,
+  type KubeClient,
+  type KubeObject,
+  type ObjectCache,
+  type ReconcileResult,
+} from '../core/index.js';
 import type { BackendMetrics } from './metrics.js';
 import { heartbeatAge } from './reconcilers/cluster-binding.js';
 import { CLUSTER_BINDING_NAME, IDENTITY_ANNOTATION, KUBECONFIG_SECRET, R, SUBJECT_HASH_LABEL } from './refs.js';
@@ -28,17 +37,19 @@ interface ClusterBindingObj extends KubeObject {
   status?: { lastHeartbeatTime?: string; conditions?: Condition[]; [k: string]: unknown };
 }
 
-/** Read access to the informers' caches the sweeper needs (injected). */
-export interface SweeperCache {
-  namespace(name: string): KubeObject | undefined;
-  namespaces(): KubeObject[];
-  clusterBinding(namespace: string): ClusterBindingObj | undefined;
-  kubeconfigSecret(namespace: string): KubeObject | undefined;
+/** The informers' caches the sweeper reads (injected). */
+export interface SweeperCaches {
+  /** The cluster namespaces (the backend's, by its managed-by label). */
+  readonly namespaces: ObjectCache;
+  /** The ClusterBindings (`cluster` in each cluster namespace). */
+  readonly clusterBindings: ObjectCache<ClusterBindingObj>;
+  /** The kubeconfig Secrets of the cluster namespaces. */
+  readonly kubeconfigSecrets: ObjectCache;
 }
 
 export interface SweeperOptions {
   kube: KubeClient;
-  cache: SweeperCache;
+  cache: SweeperCaches;
   logger: Logger;
   metrics: BackendMetrics;
   /** A cluster namespace without ClusterBinding or kubeconfig Secret is deleted once this old. */
@@ -72,13 +83,23 @@ export class ClusterSweeper {
   }
 
   async reconcile(name: string): Promise<ReconcileResult | void> {
-    const ns = this.o.cache.namespace(name);
+    const ns = this.o.cache.namespaces.getByName(undefined, name);
     this.updateGauges();
     if (!ns || ns.metadata.deletionTimestamp || !ns.metadata.annotations?.[IDENTITY_ANNOTATION]) return;
-    const cb = this.o.cache.clusterBinding(name);
-    const secret = this.o.cache.kubeconfigSecret(name);
+    const cb = this.clusterBinding(name);
+    const secret = this.kubeconfigSecret(name);
     if (!cb || !secret) return this.incomplete(ns, !cb ? `ClusterBinding ${CLUSTER_BINDING_NAME}` : `Secret ${KUBECONFIG_SECRET}`);
     if (this.o.staleAfterMs > 0) return this.checkHeartbeat(ns, cb);
+  }
+
+  /** The ClusterBinding of cluster namespace `ns`, as cached. */
+  private clusterBinding(ns: string): ClusterBindingObj | undefined {
+    return this.o.cache.clusterBindings.getByName(ns, CLUSTER_BINDING_NAME);
+  }
+
+  /** The kubeconfig Secret of cluster namespace `ns`, as cached. */
+  private kubeconfigSecret(ns: string): KubeObject | undefined {
+    return this.o.cache.kubeconfigSecrets.getByName(ns, KUBECONFIG_SECRET);
   }
 
   private age(o: KubeObject): number {
@@ -168,11 +189,11 @@ export class ClusterSweeper {
     this.gaugesAt = this.now();
     const counts = { bound: 0, incomplete: 0, abandoned: 0 };
     const perSubject = new Map<string, number>();
-    for (const ns of this.o.cache.namespaces()) {
+    for (const ns of this.o.cache.namespaces.list()) {
       if (ns.metadata.deletionTimestamp || !ns.metadata.annotations?.[IDENTITY_ANNOTATION]) continue;
       const name = ns.metadata.name!;
-      const cb = this.o.cache.clusterBinding(name);
-      if (!cb || !this.o.cache.kubeconfigSecret(name)) counts.incomplete++;
+      const cb = this.clusterBinding(name);
+      if (!cb || !this.kubeconfigSecret(name)) counts.incomplete++;
       else if (getCondition(cb.status?.conditions, ABANDONED_CONDITION)?.status === 'True') counts.abandoned++;
       else counts.bound++;
       const subject = ns.metadata.labels?.[SUBJECT_HASH_LABEL];

@@ -1,6 +1,7 @@
 export * from './client.js';
 export * from './ratelimit.js';
 export * from './queue.js';
+export * from './object-cache.js';
 export * from './informer.js';
 export * from './controller.js';
 export * from './conditions.js';

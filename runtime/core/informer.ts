@@ -2,11 +2,13 @@
  * Shared informer: paged LIST, then WATCH from the list's resourceVersion with bookmarks; on
  * 410 Gone / "Expired" it relists and emits the difference (adds, updates and deletes) so no change
  * is lost; on other errors it retries with capped exponential backoff, resuming from the last seen
- * resourceVersion. A cache keyed by `namespace/name` with optional secondary indexes; event handlers;
- * periodic resync (re-delivers every cached object as an update).
+ * resourceVersion. Its cache (an ObjectStore, object-cache.ts: keyed by `namespace/name`, with optional
+ * secondary indexes) is read through ObjectCache; event handlers; periodic resync (re-delivers every
+ * cached object as an update).
  */
 import type { Logger } from 'pino';
 import { ApiError, isGone, keyOf, type KubeClient, type KubeObject, type ResourceRef, type WatchHandle } from './client.js';
+import { ObjectStore, type IndexFunc, type ObjectCache } from './object-cache.js';
 
 export interface EventHandler<T> {
   onAdd?(obj: T): void;
@@ -67,8 +69,6 @@ export function stripManagedFields<T extends KubeObject>(o: T): T {
   return o;
 }
 
-export type IndexFunc<T> = (obj: T) => string[];
-
 export interface InformerStats {
   lists: number;
   watches: number;
@@ -79,10 +79,8 @@ export interface InformerStats {
 /** A watch that ends cleanly sooner than this counts as a short one (see run()). */
 const SHORT_WATCH_MS = 1000;
 
-export class Informer<T extends KubeObject = KubeObject> {
-  private readonly store = new Map<string, T>();
-  private readonly indexers = new Map<string, IndexFunc<T>>();
-  private readonly indices = new Map<string, Map<string, Set<string>>>();
+export class Informer<T extends KubeObject = KubeObject> implements ObjectCache<T> {
+  private readonly store: ObjectStore<T>;
   private readonly handlers: EventHandler<T>[] = [];
   private resourceVersion: string | undefined;
   private synced = false;
@@ -104,6 +102,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     readonly opts: InformerOptions = {},
   ) {
     this.name = opts.name ?? `${resource.plural}${resource.group ? '.' + resource.group : ''}${opts.namespace ? ' in ' + opts.namespace : ''}`;
+    this.store = new ObjectStore<T>(`Informer ${this.name}`);
   }
 
   addEventHandler(h: EventHandler<T>): void {
@@ -112,42 +111,29 @@ export class Informer<T extends KubeObject = KubeObject> {
   }
 
   addIndex(name: string, fn: IndexFunc<T>): void {
-    if (this.indexers.has(name)) throw new Error(`Informer ${this.name}: index "${name}" already exists`);
-    this.indexers.set(name, fn);
-    const idx = new Map<string, Set<string>>();
-    this.indices.set(name, idx);
-    for (const [k, o] of this.store) for (const v of fn(o)) addTo(idx, v, k);
+    this.store.addIndex(name, fn);
   }
 
   byIndex(name: string, value: string): T[] {
-    const idx = this.indices.get(name);
-    if (!idx) throw new Error(`Informer ${this.name}: no index "${name}"; call addIndex first`);
-    return [...(idx.get(value) ?? [])].map((k) => this.store.get(k)!).filter(Boolean);
+    return this.store.byIndex(name, value);
   }
 
   /** The first object of an index value that `pred` accepts, without building the list {@link byIndex} returns. */
   findByIndex(name: string, value: string, pred: (o: T) => boolean): T | undefined {
-    const idx = this.indices.get(name);
-    if (!idx) throw new Error(`Informer ${this.name}: no index "${name}"; call addIndex first`);
-    for (const k of idx.get(value) ?? []) {
-      const o = this.store.get(k);
-      if (o && pred(o)) return o;
-    }
-    return undefined;
+    return this.store.findByIndex(name, value, pred);
   }
 
   get(key: string): T | undefined {
     return this.store.get(key);
   }
   getByName(namespace: string | undefined, name: string): T | undefined {
-    return this.store.get(namespace ? `${namespace}/${name}` : name);
+    return this.store.getByName(namespace, name);
   }
   list(namespace?: string): T[] {
-    const all = [...this.store.values()];
-    return namespace === undefined ? all : all.filter((o) => o.metadata.namespace === namespace);
+    return this.store.list(namespace);
   }
   keys(): string[] {
-    return [...this.store.keys()];
+    return this.store.keys();
   }
   get size(): number {
     return this.store.size;
@@ -308,7 +294,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       if (!old) this.emit('add', it);
       else if (old.metadata.resourceVersion !== it.metadata.resourceVersion) this.emit('update', it, old);
     }
-    for (const [k, old] of [...this.store]) {
+    for (const [k, old] of [...this.store.entries()]) {
       if (!seen.has(k)) {
         this.remove(k);
         this.emit('delete', old);
@@ -375,31 +361,12 @@ export class Informer<T extends KubeObject = KubeObject> {
   }
 
   private put(k: string, o: T): void {
-    const old = this.store.get(k);
-    if (old) this.unindex(k, old);
-    this.store.set(k, o);
-    for (const [name, fn] of this.indexers) for (const v of fn(o)) addTo(this.indices.get(name)!, v, k);
+    this.store.put(o, k);
   }
 
   private remove(k: string): void {
-    const old = this.store.get(k);
-    if (!old) return;
-    this.unindex(k, old);
-    this.store.delete(k);
-    this.opts.admission?.forget(old);
-  }
-
-  private unindex(k: string, o: T): void {
-    for (const [name, fn] of this.indexers) {
-      const idx = this.indices.get(name)!;
-      for (const v of fn(o)) {
-        const s = idx.get(v);
-        if (s) {
-          s.delete(k);
-          if (s.size === 0) idx.delete(v);
-        }
-      }
-    }
+    const old = this.store.delete(k);
+    if (old) this.opts.admission?.forget(old);
   }
 
   // Once per event and handler: no closure per call, unlike call().
@@ -426,10 +393,4 @@ export class Informer<T extends KubeObject = KubeObject> {
   private handlerThrew(e: unknown): void {
     this.opts.logger?.error({ informer: this.name, err: (e as Error).message }, 'event handler threw');
   }
-}
-
-function addTo(idx: Map<string, Set<string>>, v: string, k: string): void {
-  let s = idx.get(v);
-  if (!s) idx.set(v, (s = new Set()));
-  s.add(k);
 }

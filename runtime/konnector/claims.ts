@@ -240,7 +240,7 @@ export class ClaimSync {
     if (this.opts.recreateWhenConsumerSideDeleted || !this.isCopy(o, 'Provider') || !o.metadata.namespace) return;
     if (!selects({ names: this.claim.selector?.names }, o, undefined)) return;
     const pns = this.ctx.providerNamespaceFor(o.metadata.namespace);
-    const up = pns ? this.providerInf.get(pns, o.metadata.name!) : undefined;
+    const up = pns ? this.providerInf.getByName(pns, o.metadata.name!) : undefined;
     // Another binding's copy: its deletion is that binding's business.
     if (!makerOf(o, 'Provider', this.binding.uid, up)?.self) return;
     const ann = o.metadata.annotations ?? {};
@@ -275,8 +275,8 @@ export class ClaimSync {
     if (!selects({ names: this.claim.selector?.names }, { metadata: { name } }, undefined)) return false;
     const pns = this.ctx.providerNamespaceFor(cns);
     if (!pns || !this.consumer.hasSynced(cns) || !this.providerInf.hasSynced(pns)) return false; // namespace not bound (yet)
-    const up = this.providerInf.get(pns, name);
-    const down = this.consumer.get(cns, name);
+    const up = this.providerInf.getByName(pns, name);
+    const down = this.consumer.getByName(cns, name);
     if (!up) this.consumerDeleted.delete(key);
     const sel = this.claim.selector;
     const own = ownership({ up, down, binding: this.binding.uid, replaceExisting: this.opts.replaceExisting });

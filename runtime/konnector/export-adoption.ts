@@ -10,6 +10,7 @@
 import type { Logger } from 'pino';
 import { isAlreadyExists, keyOf, type KubeClient, type KubeObject, type ResourceRef } from '../core/client.js';
 import { RequeueError } from '../core/controller.js';
+import type { ObjectCache } from '../core/object-cache.js';
 import type { Loc } from './export-isolation.js';
 import { cleanMeta, copyWithMeta, type MetadataFilter } from './metadata.js';
 import type { NamespaceBudget } from './namespace-budget.js';
@@ -21,7 +22,7 @@ export interface AdoptionDeps {
   /** The same resource on the provider. */
   readonly providerResource: ResourceRef;
   /** The consumer objects (the app cluster's informer). */
-  readonly consumers: { list(namespace?: string): KubeObject[] };
+  readonly consumers: ObjectCache;
   readonly app: Pick<KubeClient, 'create'>;
   readonly provider: Pick<KubeClient, 'mergePatch'>;
   /** Provider-created objects the provider may make us adopt per app-cluster namespace. */

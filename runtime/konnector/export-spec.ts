@@ -16,6 +16,7 @@ import type { BindingGuard } from './binding-guard.js';
 import { splitKey, type KubeClient, type KubeObject, type ResourceRef } from '../core/client.js';
 import { RequeueError } from '../core/controller.js';
 import { specMayDiffer } from './export-events.js';
+import type { ObjectCache } from '../core/object-cache.js';
 import { locKey, type IsolationStrategy, type Loc } from './export-isolation.js';
 import { cleanMeta, copyWithMeta, hasFinalizer, hashOf, isDeleting, isSubset, setFinalizer, type MetadataFilter } from './metadata.js';
 import { BOUND_ANNOTATION, SPEC_HASH_ANNOTATION, SYNCER_FINALIZER } from './types.js';
@@ -34,9 +35,9 @@ export interface SpecUpDeps {
   readonly providerResource: ResourceRef;
   readonly isolation: IsolationStrategy;
   /** The consumer objects (the app cluster's informer). */
-  readonly consumers: { get(key: string): KubeObject | undefined };
+  readonly consumers: ObjectCache;
   /** The upstream copies (the provider's informer). */
-  readonly providers: { get(namespace: string | undefined, name: string): KubeObject | undefined };
+  readonly providers: ObjectCache;
   readonly app: Pick<KubeClient, 'update' | 'jsonPatch'>;
   readonly provider: Pick<KubeClient, 'delete' | 'getOrNull' | 'apply'>;
   /** Ensures the APIServiceNamespace of a consumer namespace; its provider namespace once assigned. */
@@ -153,7 +154,7 @@ export class SpecUpReconciler {
       loc = { namespace: p, name };
     }
     if (!loc) throw new Error(`cannot map ${key} to the provider`);
-    const up = d.providers.get(loc.namespace, loc.name);
+    const up = d.providers.getByName(loc.namespace, loc.name);
 
     if (isDeleting(down)) return this.deleteUpstream(down, up, loc);
 

@@ -8,6 +8,7 @@
 import type { Logger } from 'pino';
 import { isConflict, isNotFound, splitKey, type KubeClient, type KubeObject, type ResourceRef } from '../core/client.js';
 import { RequeueError } from '../core/controller.js';
+import type { ObjectCache } from '../core/object-cache.js';
 import type { IsolationStrategy, Loc } from './export-isolation.js';
 import { deepEqual, isDeleting } from './metadata.js';
 import { BOUND_ANNOTATION } from './types.js';
@@ -20,9 +21,9 @@ export interface StatusDownDeps {
   readonly providerResource: ResourceRef;
   readonly isolation: IsolationStrategy;
   /** The consumer objects (the app cluster's informer). */
-  readonly consumers: { getByName(namespace: string | undefined, name: string): KubeObject | undefined };
+  readonly consumers: ObjectCache;
   /** The upstream objects (the provider's informer). */
-  readonly providers: { get(namespace: string | undefined, name: string): KubeObject | undefined };
+  readonly providers: ObjectCache;
   readonly app: Pick<KubeClient, 'updateStatus'>;
   readonly provider: Pick<KubeClient, 'delete'>;
   /** Adoption of provider-created objects. */
@@ -41,7 +42,7 @@ export class StatusDownReconciler {
   async reconcile(key: string): Promise<StatusDownResult> {
     const d = this.d;
     const { namespace, name } = splitKey(key);
-    const up = d.providers.get(d.providerResource.namespaced ? namespace : undefined, name);
+    const up = d.providers.getByName(d.providerResource.namespaced ? namespace : undefined, name);
     if (!up) return undefined; // the spec side recreates it or releases the finalizer
     const c = d.isolation.toConsumer(up);
     if (!c) return undefined;

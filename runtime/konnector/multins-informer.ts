@@ -2,15 +2,17 @@
  * One informer per namespace of a changing set (Klutch's multi-namespace informer): used where the
  * credentials only allow access to some namespaces (the provider namespaces bound to this consumer)
  * or where caching a whole resource cluster-wide would be wasteful (claimed Secrets).
- * With `namespaces === 'all'` it is a single cluster-wide informer.
+ * With `cluster: true` it is a single cluster-wide informer. Read as one ObjectCache over all of them.
  */
 import type { Logger } from 'pino';
-import type { KubeClient, KubeObject, ResourceRef } from '../core/client.js';
+import { splitKey, type KubeClient, type KubeObject, type ResourceRef } from '../core/client.js';
 import { Informer, type EventHandler, type InformerOptions } from '../core/informer.js';
+import type { IndexFunc, ObjectCache } from '../core/object-cache.js';
 
-export class MultiNamespaceInformer<T extends KubeObject = KubeObject> {
+export class MultiNamespaceInformer<T extends KubeObject = KubeObject> implements ObjectCache<T> {
   private readonly informers = new Map<string, Informer<T>>();
   private readonly handlers: EventHandler<T>[] = [];
+  private readonly indexers = new Map<string, IndexFunc<T>>();
   private stopped = false;
 
   constructor(
@@ -34,6 +36,13 @@ export class MultiNamespaceInformer<T extends KubeObject = KubeObject> {
     for (const inf of this.informers.values()) inf.addEventHandler(h);
   }
 
+  /** Indexes the objects of every namespace's informer, present and future (see ObjectCache.byIndex). */
+  addIndex(name: string, fn: IndexFunc<T>): void {
+    if (this.indexers.has(name)) throw new Error(`MultiNamespaceInformer ${this.resource.plural}: index "${name}" already exists`);
+    this.indexers.set(name, fn);
+    for (const inf of this.informers.values()) inf.addIndex(name, fn);
+  }
+
   private ensure(ns: string): void {
     if (this.informers.has(ns) || this.stopped) return;
     const inf = new Informer<T>(this.client, this.resource, {
@@ -44,6 +53,7 @@ export class MultiNamespaceInformer<T extends KubeObject = KubeObject> {
       transform: this.opts.transform,
       admission: this.opts.admission,
     });
+    for (const [name, fn] of this.indexers) inf.addIndex(name, fn);
     for (const h of this.handlers) inf.addEventHandler(h);
     this.informers.set(ns, inf);
     inf.start();
@@ -68,7 +78,12 @@ export class MultiNamespaceInformer<T extends KubeObject = KubeObject> {
     return [...this.informers.keys()];
   }
 
-  get(namespace: string | undefined, name: string): T | undefined {
+  get(key: string): T | undefined {
+    const { namespace, name } = splitKey(key);
+    return this.getByName(namespace, name);
+  }
+
+  getByName(namespace: string | undefined, name: string): T | undefined {
     if (this.opts.cluster) return this.informers.get('')?.getByName(namespace, name);
     return namespace === undefined ? undefined : this.informers.get(namespace)?.getByName(namespace, name);
   }
@@ -77,6 +92,11 @@ export class MultiNamespaceInformer<T extends KubeObject = KubeObject> {
     if (this.opts.cluster) return this.informers.get('')?.list(namespace) ?? [];
     if (namespace !== undefined) return this.informers.get(namespace)?.list() ?? [];
     return [...this.informers.values()].flatMap((i) => i.list());
+  }
+
+  byIndex(index: string, value: string): T[] {
+    if (!this.indexers.has(index)) throw new Error(`MultiNamespaceInformer ${this.resource.plural}: no index "${index}"; call addIndex first`);
+    return [...this.informers.values()].flatMap((i) => i.byIndex(index, value));
   }
 
   /** Whether the informer of `namespace` (cluster mode: the one informer) has synced. */

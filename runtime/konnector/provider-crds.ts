@@ -6,6 +6,7 @@
 import type { Logger } from 'pino';
 import { CoreResources, isAlreadyExists, type KubeClient } from '../core/client.js';
 import type { Reconciler } from '../core/controller.js';
+import type { ObjectCache } from '../core/object-cache.js';
 import { bindingOwnerRef, controllerOf, crdEstablished, crdNeedsUpdate, exportToCRD, isOwnedBy, type CRD } from './crd.js';
 import { isDeleting } from './metadata.js';
 import { exportOfBinding, RESOURCE_NOT_ALLOWED_REASON, ResourceGate } from './resource-gate.js';
@@ -16,9 +17,9 @@ export interface CrdReconcilerDeps {
   /** The app cluster. */
   readonly app: KubeClient;
   readonly clusterNamespace: string;
-  readonly exports: { getByName(namespace: string, name: string): APIServiceExport | undefined };
+  readonly exports: ObjectCache<APIServiceExport>;
   /** The app cluster's CRDs. */
-  readonly crds: { getByName(namespace: undefined, name: string): CRD | undefined };
+  readonly crds: ObjectCache<CRD>;
   readonly bindings: AttachedBindings;
   getBinding(key: string): APIServiceBinding | undefined;
   /** Whether the CRD's controller is an APIServiceBinding that certainly no longer exists. */

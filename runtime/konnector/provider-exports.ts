@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { KubeClient } from '../core/client.js';
 import { conditionsEqual, setCondition, setSummary, type Condition } from '../core/conditions.js';
 import type { Reconciler } from '../core/controller.js';
+import type { ObjectCache } from '../core/object-cache.js';
 import { ClaimSync } from './claims.js';
 import type { SyncContext } from './context.js';
 import { crdEstablished, isOwnedBy, type CRD } from './crd.js';
@@ -21,9 +22,9 @@ import { BINDING_RESOURCES, ConditionType } from '../../contract/index.js';
 export interface ExportReconcilerDeps {
   readonly provider: KubeClient;
   readonly clusterNamespace: string;
-  readonly exports: { getByName(namespace: string, name: string): APIServiceExport | undefined };
+  readonly exports: ObjectCache<APIServiceExport>;
   /** The app cluster's CRDs. */
-  readonly crds: { getByName(namespace: undefined, name: string): CRD | undefined };
+  readonly crds: ObjectCache<CRD>;
   readonly bindings: AttachedBindings;
   getBinding(key: string): APIServiceBinding | undefined;
   /** The Connected state of an attached binding (from the CRD reconciler). */

@@ -10,6 +10,7 @@ import { KubeconfigError, parseKubeconfigSecret } from './kubeconfig.js';
 import { CREDENTIAL_EXPIRY_ANNOTATION, CredentialSealError, SEALED_KUBECONFIG_ANNOTATION, unsealKubeconfig } from '../../contract/credential.js';
 import { ApiError } from '../core/client.js';
 import type { Reconciler, ReconcileResult } from '../core/controller.js';
+import type { ObjectCache } from '../core/object-cache.js';
 import type { KonnectorMetrics } from './metrics.js';
 import { sameState, type AttachedBindings, type ConditionState } from './provider-state.js';
 import { CLUSTER_BINDING_NAME, type APIServiceBinding, type ClusterBinding, type Secret } from './types.js';
@@ -60,7 +61,7 @@ export interface HeartbeatDeps {
   /** Client of the cluster holding the APIServiceBindings and their kubeconfig Secrets. */
   readonly bindingClient: KubeClient;
   readonly clusterNamespace: string;
-  readonly clusterBindings: { getByName(namespace: string, name: string): ClusterBinding | undefined };
+  readonly clusterBindings: ObjectCache<ClusterBinding>;
   readonly bindings: AttachedBindings;
   getBinding(key: string): APIServiceBinding | undefined;
   readonly log: Logger;

@@ -3,8 +3,9 @@
  * cluster's Namespace is gone, deletes its APIServiceNamespace on the provider.
  */
 import type { Logger } from 'pino';
-import { isNotFound, type KubeClient, type KubeObject } from '../core/client.js';
+import { isNotFound, type KubeClient } from '../core/client.js';
 import type { Reconciler } from '../core/controller.js';
+import type { ObjectCache } from '../core/object-cache.js';
 import { isDeleting } from './metadata.js';
 import { type APIServiceNamespace } from './types.js';
 import { BINDING_RESOURCES } from '../../contract/index.js';
@@ -12,9 +13,9 @@ import { BINDING_RESOURCES } from '../../contract/index.js';
 export interface NamespaceReconcilerDeps {
   readonly provider: KubeClient;
   readonly clusterNamespace: string;
-  readonly apiNamespaces: { getByName(namespace: string, name: string): APIServiceNamespace | undefined };
+  readonly apiNamespaces: ObjectCache<APIServiceNamespace>;
   /** The app cluster's Namespaces. */
-  readonly appNamespaces: { hasSynced(): boolean; getByName(namespace: undefined, name: string): KubeObject | undefined };
+  readonly appNamespaces: ObjectCache & { hasSynced(): boolean };
   readonly log: Logger;
 }
 

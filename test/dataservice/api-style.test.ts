@@ -24,6 +24,7 @@ import { selects } from '../../runtime/konnector/selector.js';
 import { Catalog, type Crd, type ExportTemplate } from '../../runtime/backend/catalog.js';
 import { resourcesPage } from '../../runtime/backend/html.js';
 import type { KubeClient } from '../../runtime/core/client.js';
+import { ObjectStore } from '../../runtime/core/object-cache.js';
 import { defaultRegistry } from '../../constructs/validate/index.js';
 import { parse } from 'yaml';
 import { render } from './_render.js';
@@ -401,7 +402,7 @@ describe('Catalogue with ApiStyle.NAMESPACED_XR', () => {
     const templates = objects.filter((o) => o.kind === 'APIServiceExportTemplate') as ExportTemplate[];
     const crds = objects.filter((o) => o.kind === 'CompositeResourceDefinition').map((x) => deriveXrCrd(x as never) as unknown as Crd);
     const c = new Catalog({} as KubeClient, 'Namespaced');
-    c.cache = { synced: () => true, templates: () => templates, crds: () => crds, crd: (n) => crds.find((x) => x.metadata.name === n) };
+    c.cache = { synced: () => true, templates: ObjectStore.of(...templates), crds: ObjectStore.of(...crds) };
     const apis = await c.list();
     const pgApi = apis.find((a) => a.resource === 'postgresqlinstances')!;
     expect([pgApi.kind, pgApi.scope, pgApi.compositionRefField]).toEqual(['PostgresqlInstance', 'Namespaced', 'crossplane.compositionRef']);

@@ -4,21 +4,21 @@
  * fails after a grace period; finished requests are deleted after a retention period.
  */
 import type { Logger } from 'pino';
-import { conditionsEqual, keyOf, setCondition, setSummary, type ReconcileResult, type Reconciler } from '../../core/index.js';
+import { conditionsEqual, keyOf, setCondition, setSummary, type ObjectCache, type ReconcileResult, type Reconciler } from '../../core/index.js';
 import type { Crd, ExportTemplate } from '../catalog.js';
 import { crdSpecHash, exportSpecFromCrd } from '../export.js';
 import { MANAGED_BY, MANAGED_BY_LABEL, R, SOURCE_SPEC_HASH_ANNOTATION } from '../refs.js';
 import type { PermissionClaim } from '../../../contract/wire.js';
-import { age, byAge, type Cache, type ExportObj, type ExportRequest, type ReconcilerKube } from './types.js';
+import { age, byAge, type ExportObj, type ExportRequest, type ReconcilerKube } from './types.js';
 import { splitKey } from '../../core/client.js';
 import { ConditionType } from '../../../contract/api/constants.js';
 
 export interface ExportRequestReconcilerDeps {
   readonly kube: ReconcilerKube;
-  readonly requests: Cache<ExportRequest>;
-  readonly exports: Cache<ExportObj>;
-  readonly crds: Cache<Crd>;
-  readonly templates: Cache<ExportTemplate>;
+  readonly requests: ObjectCache<ExportRequest>;
+  readonly exports: ObjectCache<ExportObj>;
+  readonly crds: ObjectCache<Crd>;
+  readonly templates: ObjectCache<ExportTemplate>;
   readonly logger: Logger;
   readonly consumerScope: 'Namespaced' | 'Cluster';
   /** How long a request may wait for a missing CRD. */

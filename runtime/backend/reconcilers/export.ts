@@ -3,18 +3,18 @@
  * `ProviderInSync`; deletes the export when its CRD is gone.
  */
 import type { Logger } from 'pino';
-import { conditionsEqual, setCondition, type Reconciler } from '../../core/index.js';
+import { conditionsEqual, setCondition, type ObjectCache, type Reconciler } from '../../core/index.js';
 import type { Crd } from '../catalog.js';
 import { crdSpecHash, exportSpecFromCrd } from '../export.js';
 import { R, SOURCE_SPEC_HASH_ANNOTATION } from '../refs.js';
-import { type Cache, type ExportObj, type ReconcilerKube } from './types.js';
+import { type ExportObj, type ReconcilerKube } from './types.js';
 import { splitKey } from '../../core/client.js';
 import { ConditionType } from '../../../contract/api/constants.js';
 
 export interface ExportReconcilerDeps {
   readonly kube: ReconcilerKube;
-  readonly exports: Cache<ExportObj>;
-  readonly crds: Cache<Crd>;
+  readonly exports: ObjectCache<ExportObj>;
+  readonly crds: ObjectCache<Crd>;
   readonly logger: Logger;
 }
 

@@ -7,19 +7,19 @@
  * role reaches every consumer's objects of those resources; the BindBackend construct's admission
  * policy (contract/consumer-isolation.ts) keeps each consumer's writes to its own.
  */
-import { isNotFound, type Reconciler } from '../../core/index.js';
+import { isNotFound, type ObjectCache, type Reconciler } from '../../core/index.js';
 import { FIELD_MANAGER } from '../binder.js';
 import { IDENTITY_ANNOTATION, MANAGED_BY, MANAGED_BY_LABEL, R } from '../refs.js';
 import { BINDER_NAME, perConsumerRoleName } from '../../../contract/index.js';
-import type { Cache, ExportObj, ReconcilerKube, ServiceNamespace } from './types.js';
+import type { ExportObj, ReconcilerKube, ServiceNamespace } from './types.js';
 import { exportedResourceRules, type PolicyRule } from '../../../contract/binder-rbac.js';
 
 export { exportedResourceRules, type PolicyRule };
 
 export interface RbacReconcilerDeps {
   readonly kube: ReconcilerKube;
-  readonly exports: Cache<ExportObj>;
-  readonly serviceNamespaces: Cache<ServiceNamespace>;
+  readonly exports: ObjectCache<ExportObj>;
+  readonly serviceNamespaces: ObjectCache<ServiceNamespace>;
   readonly consumerScope: 'Namespaced' | 'Cluster';
 }
 

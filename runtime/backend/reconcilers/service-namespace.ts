@@ -3,10 +3,10 @@
  * `<clusterNs>-<name>` (annotated), `status.namespace`; a finalizer deletes the namespace with it.
  */
 import type { Logger } from 'pino';
-import { conditionsEqual, setCondition, RequeueError, type Reconciler } from '../../core/index.js';
+import { conditionsEqual, setCondition, RequeueError, type ObjectCache, type Reconciler } from '../../core/index.js';
 import { CLUSTER_BINDING_NAME, MANAGED_BY, MANAGED_BY_LABEL, R } from '../refs.js';
 import { API_SERVICE_NAMESPACE_ANNOTATION, apiServiceNamespaceKind } from '../../../contract/index.js';
-import { byAge, type Cache, type ClusterBindingObj, type ReconcilerKube, type ServiceNamespace } from './types.js';
+import { byAge, type ClusterBindingObj, type ReconcilerKube, type ServiceNamespace } from './types.js';
 import { splitKey } from '../../core/client.js';
 
 export const SERVICE_NAMESPACE_FINALIZER = 'klutch.anynines.com/servicenamespace';
@@ -16,7 +16,7 @@ const EVENTS = { group: '', version: 'v1', plural: 'events', namespaced: true, k
 
 export interface ServiceNamespaceReconcilerDeps {
   readonly kube: ReconcilerKube;
-  readonly serviceNamespaces: Cache<ServiceNamespace>;
+  readonly serviceNamespaces: ObjectCache<ServiceNamespace>;
   readonly logger: Logger;
   /** Called when the provider namespaces of a cluster namespace changed (its RoleBindings follow). */
   rbacChanged(clusterNs: string): void;
@@ -26,7 +26,7 @@ export interface ServiceNamespaceReconcilerDeps {
    */
   readonly maxPerCluster?: number;
   /** The ClusterBindings, for the quota condition the consumer reads. */
-  readonly clusterBindings?: Cache<ClusterBindingObj>;
+  readonly clusterBindings?: ObjectCache<ClusterBindingObj>;
   /** Reconcile this key again (a refused APIServiceNamespace, when another one is deleted). */
   requeue?(key: string): void;
 }

@@ -5,17 +5,17 @@
  * every token of the credential, and the consumer binds again (contract/credential.ts).
  */
 import type { Logger } from 'pino';
-import type { KubeObject, ReconcileResult, Reconciler } from '../../core/index.js';
+import type { KubeObject, ObjectCache, ReconcileResult, Reconciler } from '../../core/index.js';
 import { CREDENTIAL_EXPIRY_ANNOTATION, CREDENTIAL_SECRET, rotationKeyOf } from '../../../contract/credential.js';
 import { MIN_TOKEN_SECONDS, type Binder } from '../binder.js';
 import { KUBECONFIG_SECRET, R, TOKEN_EXPIRY_ANNOTATION, TOKEN_ISSUED_ANNOTATION } from '../refs.js';
 import { BINDER_NAME } from '../../../contract/index.js';
-import type { Cache, ReconcilerKube } from './types.js';
+import type { ReconcilerKube } from './types.js';
 
 export interface TokenRotationReconcilerDeps {
   readonly kube: Pick<ReconcilerKube, 'getOrNull' | 'delete'>;
   /** The backend's kubeconfig Secrets (one per cluster namespace). */
-  readonly kubeconfigSecrets: Cache<KubeObject>;
+  readonly kubeconfigSecrets: ObjectCache<KubeObject>;
   readonly binder: Pick<Binder, 'writeKubeconfig'>;
   readonly metrics: { readonly tokenRotations: { inc(): void } };
   readonly logger: Logger;

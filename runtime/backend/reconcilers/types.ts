@@ -1,6 +1,7 @@
 /**
- * What the backend's reconcilers are given: the objects they read, read-only caches of them (the
- * informers in production, a Map in unit tests) and the part of the API client they write with.
+ * What the backend's reconcilers are given: the objects they read (through the core's ObjectCache:
+ * the informers in production, an ObjectStore in unit tests) and the part of the API client they
+ * write with.
  */
 import type { Condition, KubeClient, KubeObject } from '../../core/index.js';
 import type { ExportSpec } from '../export.js';
@@ -20,14 +21,6 @@ export interface ServiceNamespace extends KubeObject {
 export interface ClusterBindingObj extends KubeObject {
   spec?: { kubeconfigSecretRef?: { name: string; key: string } };
   status?: { lastHeartbeatTime?: string; heartbeatInterval?: string; conditions?: Condition[]; [k: string]: unknown };
-}
-
-/** A read-only cache of objects (what an Informer offers). */
-export interface Cache<T extends KubeObject> {
-  /** By `namespace/name` (or `name` for cluster-scoped objects). */
-  get(key: string): T | undefined;
-  getByName(namespace: string | undefined, name: string): T | undefined;
-  list(namespace?: string): T[];
 }
 
 /** The API calls the reconcilers write with. */

@@ -10,7 +10,8 @@ import { ExportRequestReconciler } from '../../../runtime/backend/reconcilers/ex
 import type { ClusterBindingObj, ExportRequest, ServiceNamespace } from '../../../runtime/backend/reconcilers/types.js';
 import { parseBackendOptions } from '../../../runtime/backend/options.js';
 import { silentLogger } from '../../../runtime/core/index.js';
-import { FakeKube, cacheOf } from './reconcilers/_fakes.js';
+import { ObjectStore } from '../../../runtime/core/object-cache.js';
+import { FakeKube } from './reconcilers/_fakes.js';
 
 describe('auth failure labels', () => {
   it.each([
@@ -76,11 +77,11 @@ describe('APIServiceNamespace quota', () => {
     const requeued: string[] = [];
     const r = new ServiceNamespaceReconciler({
       kube,
-      serviceNamespaces: cacheOf(...objs),
+      serviceNamespaces: ObjectStore.of(...objs),
       logger: silentLogger,
       rbacChanged: () => undefined,
       maxPerCluster: 2,
-      clusterBindings: cacheOf(cb),
+      clusterBindings: ObjectStore.of(cb),
       requeue: (k) => requeued.push(k),
     });
     return { r, kube, requeued };
@@ -135,10 +136,10 @@ describe('export request quota', () => {
     const kube = new FakeKube();
     const r = new ExportRequestReconciler({
       kube,
-      requests: cacheOf(...reqs),
-      exports: cacheOf(),
-      crds: cacheOf(),
-      templates: cacheOf(),
+      requests: ObjectStore.of(...reqs),
+      exports: ObjectStore.of(),
+      crds: ObjectStore.of(),
+      templates: ObjectStore.of(),
       logger: silentLogger,
       consumerScope: 'Namespaced',
       exportRequestGraceMs: 60_000,

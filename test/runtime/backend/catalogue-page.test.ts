@@ -8,6 +8,7 @@ import { defaultRegistry } from '../../../constructs/validate/index.js';
 import { Catalog, exampleClaim, specParameters, type Crd, type ExportTemplate } from '../../../runtime/backend/catalog.js';
 import { matchesQuery, resourcesPage, RESOURCES_CSP } from '../../../runtime/backend/html.js';
 import type { KubeClient } from '../../../runtime/core/client.js';
+import { ObjectStore } from '../../../runtime/core/object-cache.js';
 
 /** The catalogue's objects as the backend reads them: the templates, and the claim CRDs Crossplane derives from the XRDs. */
 function provider(services: string[]) {
@@ -22,7 +23,7 @@ function provider(services: string[]) {
 function catalog(services: string[]): Catalog {
   const { templates, crds } = provider(services);
   const c = new Catalog({} as KubeClient, 'Namespaced');
-  c.cache = { synced: () => true, templates: () => templates, crds: () => crds, crd: (n) => crds.find((x) => x.metadata.name === n) };
+  c.cache = { synced: () => true, templates: ObjectStore.of(...templates), crds: ObjectStore.of(...crds) };
   return c;
 }
 

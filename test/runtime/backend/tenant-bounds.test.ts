@@ -2,7 +2,7 @@
 // unexpected errors on /readyz and in a metric, and the new flags.
 import { describe, expect, it } from '@jest/globals';
 import { BIND_RATE_LABEL, BIND_TOKENS_ANNOTATION, LeaseBindRateLimiter, LeaseIdentityLock, LimitError, refill } from '../../../runtime/backend/limits.js';
-import { ABANDONED_CONDITION, ClusterSweeper, type SweeperCache } from '../../../runtime/backend/sweeper.js';
+import { ABANDONED_CONDITION, ClusterSweeper } from '../../../runtime/backend/sweeper.js';
 import { BackendMetrics } from '../../../runtime/backend/metrics.js';
 import { BackendServer } from '../../../runtime/backend/server.js';
 import { UnexpectedErrors, isNetworkError, isProgrammingError } from '../../../runtime/backend/unexpected.js';
@@ -10,6 +10,7 @@ import { parseBackendOptions } from '../../../runtime/backend/options.js';
 import { BackendControllers } from '../../../runtime/backend/controllers.js';
 import { ApiServerReplayStore, ReplayStoreUnavailable, loginStateLeaseName } from '../../../runtime/backend/login-state.js';
 import { ApiError } from '../../../runtime/core/client.js';
+import { ObjectStore } from '../../../runtime/core/object-cache.js';
 import { silentLogger, type KubeClient, type KubeObject } from '../../../runtime/core/index.js';
 
 /**
@@ -131,7 +132,19 @@ const nsObj = (name: string, createdMsAgo: number, now: number): KubeObject => (
   },
 });
 
-function sweeper(cache: Partial<SweeperCache>, opts: { dryRun?: boolean; staleAfterMs?: number; now: () => number }) {
+/** The objects the sweeper's caches hold. */
+interface Cached {
+  namespaces?: KubeObject[];
+  clusterBindings?: KubeObject[];
+  kubeconfigSecrets?: KubeObject[];
+}
+
+function sweeper(cached: Cached, opts: { dryRun?: boolean; staleAfterMs?: number; now: () => number }) {
+  const cache = {
+    namespaces: ObjectStore.of(...(cached.namespaces ?? [])),
+    clusterBindings: ObjectStore.of(...(cached.clusterBindings ?? [])),
+    kubeconfigSecrets: ObjectStore.of(...(cached.kubeconfigSecrets ?? [])),
+  };
   const { kube, calls } = recorder();
   const metrics = new BackendMetrics();
   const s = new ClusterSweeper({
@@ -143,16 +156,16 @@ function sweeper(cache: Partial<SweeperCache>, opts: { dryRun?: boolean; staleAf
     noticeMs: 30_000,
     dryRun: opts.dryRun ?? false,
     now: opts.now,
-    cache: { namespace: () => undefined, namespaces: () => [], clusterBinding: () => undefined, kubeconfigSecret: () => undefined, ...cache },
+    cache,
   });
-  return { s, calls, metrics };
+  return { s, calls, metrics, cache };
 }
 
 describe('ClusterSweeper', () => {
   it('waits out the grace for a namespace without ClusterBinding, then records an event and deletes it', async () => {
     let now = T0;
     const ns = nsObj('cluster-a', 10_000, T0);
-    const { s, calls, metrics } = sweeper({ namespace: () => ns, namespaces: () => [ns] }, { now: () => now });
+    const { s, calls, metrics } = sweeper({ namespaces: [ns] }, { now: () => now });
     expect(await s.reconcile('cluster-a')).toEqual({ requeueAfterMs: 51_000 });
     expect(calls).toEqual([]);
     now = T0 + 50_000;
@@ -168,12 +181,13 @@ describe('ClusterSweeper', () => {
     const now = T0;
     const done = nsObj('cluster-done', 999_000, now);
     const cb = { metadata: { name: 'cluster', namespace: 'cluster-done' } } as KubeObject;
-    const ok = sweeper({ namespace: () => done, clusterBinding: () => cb, kubeconfigSecret: () => ({ metadata: { name: 'kubeconfig' } }) }, { now: () => now });
+    const secret = { metadata: { name: 'kubeconfig', namespace: 'cluster-done' } };
+    const ok = sweeper({ namespaces: [done], clusterBindings: [cb], kubeconfigSecrets: [secret] }, { now: () => now });
     expect(await ok.s.reconcile('cluster-done')).toBeUndefined();
     expect(ok.calls).toEqual([]);
 
     const orphan = nsObj('cluster-b', 999_000, now);
-    const dry = sweeper({ namespace: () => orphan }, { dryRun: true, now: () => now });
+    const dry = sweeper({ namespaces: [orphan] }, { dryRun: true, now: () => now });
     await dry.s.reconcile('cluster-b');
     await dry.s.reconcile('cluster-b');
     expect(dry.calls.map((c) => c.op)).toEqual(['create']);
@@ -187,8 +201,9 @@ describe('ClusterSweeper', () => {
       metadata: { name: 'cluster', namespace: 'cluster-c' },
       status: { lastHeartbeatTime: new Date(T0 - 200_000).toISOString() },
     };
-    const secret = { metadata: { name: 'kubeconfig' } };
-    const { s, calls } = sweeper({ namespace: () => ns, clusterBinding: () => cb, kubeconfigSecret: () => secret }, { staleAfterMs: 100_000, now: () => now });
+    const secret = { metadata: { name: 'kubeconfig', namespace: 'cluster-c' } };
+    const { s, calls, cache } = sweeper({ namespaces: [ns], clusterBindings: [cb], kubeconfigSecrets: [secret] }, { staleAfterMs: 100_000, now: () => now });
+    const cached = (o: typeof cb) => void cache.clusterBindings.put((cb = o));
     expect(await s.reconcile('cluster-c')).toEqual({ requeueAfterMs: 31_000 });
     expect(calls.map((c) => c.op)).toEqual(['status', 'create']);
     const cond = (calls[0].obj as unknown as { status: { conditions: Array<Record<string, string>> } }).status.conditions.find(
@@ -196,19 +211,19 @@ describe('ClusterSweeper', () => {
     )!;
     expect(cond).toMatchObject({ status: 'True', reason: 'KonnectorSilent' });
     expect(cond.message).toMatch(/last konnector heartbeat 200s ago \(limit 100s\); the cluster namespace will be deleted at 2026-01-01T00:00:30Z/);
-    cb = calls[0].obj as typeof cb;
+    cached(calls[0].obj as typeof cb);
     now = T0 + 10_000;
     expect(await s.reconcile('cluster-c')).toEqual({ requeueAfterMs: 21_000 });
     // a heartbeat in between cancels
-    cb = { ...cb, status: { ...cb.status, lastHeartbeatTime: new Date(now).toISOString() } };
+    cached({ ...cb, status: { ...cb.status, lastHeartbeatTime: new Date(now).toISOString() } });
     await s.reconcile('cluster-c');
     expect(calls.map((c) => c.op)).toEqual(['status', 'create', 'status', 'create']);
     expect((calls[3].obj as unknown as { reason: string }).reason).toBe('HeartbeatResumed');
     // silent again for longer than the limit plus the notice: deleted
     cb = calls[2].obj as typeof cb;
-    cb = { ...cb, status: { ...cb.status, lastHeartbeatTime: new Date(now - 150_000).toISOString() } };
+    cached({ ...cb, status: { ...cb.status, lastHeartbeatTime: new Date(now - 150_000).toISOString() } });
     await s.reconcile('cluster-c');
-    cb = calls[4].obj as typeof cb;
+    cached(calls[4].obj as typeof cb);
     now += 31_000;
     await s.reconcile('cluster-c');
     expect(calls.map((c) => c.op).slice(4)).toEqual(['status', 'create', 'create', 'delete']);

@@ -1,39 +1,11 @@
 /**
  * Fakes of the interfaces the export reconcilers are given (export-spec.ts, export-status.ts,
- * export-adoption.ts): a cache over a list of objects and an API client that records its calls and
+ * export-adoption.ts; their caches are real ObjectStores): an API client that records its calls and
  * answers from what the test planted. Only these injected interfaces are faked; the reconcilers'
  * real-cluster tests are test/integration/konnector/.
  */
 import type { KubeClient, KubeObject, ResourceRef } from '../../../runtime/core/client.js';
 import { ApiError } from '../../../runtime/core/client.js';
-
-const keyOf = (o: KubeObject) => (o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name!);
-
-/** A cache (what an Informer offers) over the given objects; `set` and `remove` change it. */
-export class FakeCache {
-  private readonly objs = new Map<string, KubeObject>();
-  constructor(...objs: KubeObject[]) {
-    for (const o of objs) this.set(o);
-  }
-  set(o: KubeObject): this {
-    this.objs.set(keyOf(o), o);
-    return this;
-  }
-  remove(key: string): void {
-    this.objs.delete(key);
-  }
-  get(a: string | undefined, name?: string): KubeObject | undefined {
-    // get(key) as the Informer, or get(namespace, name) as the MultiNamespaceInformer
-    if (name === undefined) return this.objs.get(a!);
-    return this.objs.get(a ? `${a}/${name}` : name);
-  }
-  getByName(namespace: string | undefined, name: string): KubeObject | undefined {
-    return this.objs.get(namespace ? `${namespace}/${name}` : name);
-  }
-  list(namespace?: string): KubeObject[] {
-    return [...this.objs.values()].filter((o) => namespace === undefined || o.metadata.namespace === namespace);
-  }
-}
 
 export interface Call {
   verb: string;

@@ -12,7 +12,8 @@ import {
   SPEC_HASH_ANNOTATION,
   SYNCER_FINALIZER,
 } from '../../../runtime/konnector/types.js';
-import { apiError, FakeCache, FakeKube, widget, WIDGETS } from './_export-fakes.js';
+import { ObjectStore } from '../../../runtime/core/object-cache.js';
+import { apiError, FakeKube, widget, WIDGETS } from './_export-fakes.js';
 
 function setup(max = 5, ...cached: ReturnType<typeof widget>[]) {
   const app = new FakeKube();
@@ -21,7 +22,7 @@ function setup(max = 5, ...cached: ReturnType<typeof widget>[]) {
   const r = new AdoptionReconciler({
     resource: WIDGETS,
     providerResource: WIDGETS,
-    consumers: new FakeCache(...cached),
+    consumers: ObjectStore.of(...cached),
     app,
     provider,
     budget,

@@ -8,7 +8,8 @@ import { DEFAULT_UPSTREAM_DELETION_TIMEOUT_MS, type TimedOutDeletion } from '../
 import { DEFAULT_METADATA_FILTER, hashOf } from '../../../runtime/konnector/metadata.js';
 import { BOUND_ANNOTATION, CLUSTER_NAMESPACE_ANNOTATION, SPEC_HASH_ANNOTATION, SYNCER_FINALIZER } from '../../../runtime/konnector/types.js';
 import { KONNECTOR_FIELD_MANAGER } from '../../../contract/index.js';
-import { FakeCache, FakeKube, GADGETS, widget, WIDGETS } from './_export-fakes.js';
+import { ObjectStore } from '../../../runtime/core/object-cache.js';
+import { FakeKube, GADGETS, widget, WIDGETS } from './_export-fakes.js';
 import { BindingGuard } from '../../../runtime/konnector/binding-guard.js';
 
 const ctx = {
@@ -31,8 +32,8 @@ function setup(
 ) {
   const app = new FakeKube();
   const provider = new FakeKube();
-  const consumers = new FakeCache(...(opts.down ?? []));
-  const providers = new FakeCache(...(opts.up ?? []));
+  const consumers = ObjectStore.of(...(opts.down ?? []));
+  const providers = ObjectStore.of(...(opts.up ?? []));
   const ensured: string[] = [];
   const warnings: unknown[] = [];
   const reported: TimedOutDeletion[] = [];
@@ -141,7 +142,7 @@ describe('SpecUpReconciler', () => {
     const { app, consumers, r } = setup({ down: [down] });
     await r.reconcile('shop/db');
     const newer = widget('shop', 'db', { metadata: { resourceVersion: '7' }, spec: { size: 2 } }); // finalizer removed by someone
-    consumers.set(newer);
+    consumers.put(newer);
     r.consumerEvent('shop/db', newer);
     await r.reconcile('shop/db');
     expect(app.writes().map((c) => (c.body as KubeObject).metadata.resourceVersion)).toEqual(['1', '7']);
@@ -154,7 +155,7 @@ describe('SpecUpReconciler', () => {
     // The same generation means the same spec: the reconciler trusts it, so a spec object that (impossibly)
     // differed would still carry the hash of the one before.
     const next = withFinalizer(widget('shop', 'db', { metadata: { generation: 3, resourceVersion: '2' }, spec: { size: 9 } }));
-    consumers.set(next);
+    consumers.put(next);
     r.consumerEvent('shop/db', next, prev);
     r.providerEvent('cluster-a-shop/db');
     await r.reconcile('shop/db');
@@ -163,7 +164,7 @@ describe('SpecUpReconciler', () => {
 
     // A new generation is hashed.
     const changed = withFinalizer(widget('shop', 'db', { metadata: { generation: 4, resourceVersion: '3' }, spec: { size: 9 } }));
-    consumers.set(changed);
+    consumers.put(changed);
     r.consumerEvent('shop/db', changed, next);
     r.providerEvent('cluster-a-shop/db');
     await r.reconcile('shop/db');

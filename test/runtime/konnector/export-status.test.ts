@@ -5,7 +5,8 @@ import { isolationFor, type Loc } from '../../../runtime/konnector/export-isolat
 import { StatusDownReconciler } from '../../../runtime/konnector/export-status.js';
 import { BOUND_ANNOTATION } from '../../../runtime/konnector/types.js';
 import type { KubeObject } from '../../../runtime/core/client.js';
-import { apiError, FakeCache, FakeKube, widget, WIDGETS } from './_export-fakes.js';
+import { ObjectStore } from '../../../runtime/core/object-cache.js';
+import { apiError, FakeKube, widget, WIDGETS } from './_export-fakes.js';
 
 const isolation = isolationFor(true, undefined, {
   clusterNamespace: 'cluster-a',
@@ -22,8 +23,8 @@ function setup(up: KubeObject[], down: KubeObject[]) {
     resource: WIDGETS,
     providerResource: WIDGETS,
     isolation,
-    consumers: new FakeCache(...down),
-    providers: new FakeCache(...up),
+    consumers: ObjectStore.of(...down),
+    providers: ObjectStore.of(...up),
     app,
     provider,
     adoption: {

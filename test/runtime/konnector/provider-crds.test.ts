@@ -2,6 +2,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { KubeClient, KubeObject, ResourceRef } from '../../../runtime/core/client.js';
 import { silentLogger } from '../../../runtime/core/logger.js';
+import { ObjectStore } from '../../../runtime/core/object-cache.js';
 import type { CRD } from '../../../runtime/konnector/crd.js';
 import { CrdReconciler } from '../../../runtime/konnector/provider-crds.js';
 import { EXPORTED_LABEL, type APIServiceBinding, type APIServiceExport } from '../../../runtime/konnector/types.js';
@@ -51,8 +52,8 @@ function setup(o: { exports?: APIServiceExport[]; crd?: CRD; ownerGone?: boolean
   const r = new CrdReconciler({
     app,
     clusterNamespace: 'cluster-a',
-    exports: { getByName: (_ns, n) => (o.exports ?? [exp]).find((e) => e.metadata.name === n) },
-    crds: { getByName: (_ns, n) => (o.crd && n === NAME ? o.crd : undefined) },
+    exports: ObjectStore.of(...(o.exports ?? [exp])),
+    crds: ObjectStore.of(...(o.crd ? [o.crd] : [])),
     bindings: { has: (k) => (o.attached ?? true) && k === KEY, keys: () => [KEY], named: (n) => (n === NAME ? [KEY] : []) },
     getBinding: (k) => (k === KEY ? binding : undefined),
     ownerBindingGone: () => o.ownerGone ?? false,

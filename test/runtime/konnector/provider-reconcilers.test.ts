@@ -6,6 +6,7 @@ import { describe, expect, it } from '@jest/globals';
 import { Registry } from 'prom-client';
 import type { KubeClient, KubeObject, ResourceRef } from '../../../runtime/core/client.js';
 import { silentLogger } from '../../../runtime/core/logger.js';
+import { ObjectStore } from '../../../runtime/core/object-cache.js';
 import { konnectorMetrics } from '../../../runtime/konnector/metrics.js';
 import { HeartbeatReconciler, goDuration, heartbeatRequeueMs } from '../../../runtime/konnector/provider-heartbeat.js';
 import { NamespaceReconciler } from '../../../runtime/konnector/provider-namespaces.js';
@@ -88,7 +89,7 @@ function heartbeat(o: {
     provider: provider.client,
     bindingClient: consumer.client,
     clusterNamespace: 'cluster-a',
-    clusterBindings: { getByName: (ns, name) => (o.cb && ns === 'cluster-a' && name === 'cluster' ? o.cb : undefined) },
+    clusterBindings: ObjectStore.of(...(o.cb ? [o.cb] : [])),
     bindings: attached(...Object.keys(o.bindings ?? {})),
     getBinding: (k) => o.bindings?.[k],
     log: silentLogger,
@@ -457,8 +458,8 @@ describe('NamespaceReconciler', () => {
     const r = new NamespaceReconciler({
       provider: provider.client,
       clusterNamespace: 'cluster-a',
-      apiNamespaces: { getByName: (_ns, name) => (o.ans?.metadata.name === name ? o.ans : undefined) },
-      appNamespaces: { hasSynced: () => o.synced ?? true, getByName: (_ns, name) => (o.appNamespaces?.includes(name) ? { metadata: { name } } : undefined) },
+      apiNamespaces: ObjectStore.of(...(o.ans ? [o.ans] : [])),
+      appNamespaces: Object.assign(ObjectStore.of(...(o.appNamespaces ?? []).map((name) => ({ metadata: { name } }))), { hasSynced: () => o.synced ?? true }),
       log: silentLogger,
     });
     return { r, calls: provider.calls };

@@ -3,6 +3,8 @@
 import { describe, expect, it } from '@jest/globals';
 import type { KubeClient, KubeObject, ResourceRef } from '../../../runtime/core/client.js';
 import { silentLogger } from '../../../runtime/core/logger.js';
+import { ObjectStore } from '../../../runtime/core/object-cache.js';
+import type { CRD } from '../../../runtime/konnector/crd.js';
 import { ClaimSync } from '../../../runtime/konnector/claims.js';
 import type { SyncContext } from '../../../runtime/konnector/context.js';
 import { CrdReconciler } from '../../../runtime/konnector/provider-crds.js';
@@ -76,8 +78,8 @@ describe('CrdReconciler with a resource gate', () => {
     const r = new CrdReconciler({
       app,
       clusterNamespace: 'cluster-a',
-      exports: { getByName: () => exp(g.join('.'), plural) },
-      crds: { getByName: () => undefined },
+      exports: ObjectStore.of(exp(g.join('.'), plural)),
+      crds: ObjectStore.of<CRD>(),
       bindings: { has: (k) => k === key, keys: () => [key], named: () => [key] },
       getBinding: () => binding(name),
       ownerBindingGone: () => false,

@@ -1,19 +1,10 @@
 /**
- * Fakes of the interfaces the backend's reconcilers are given (reconcilers/types.ts): a cache over a
- * list of objects and an API client that records its calls and answers from a map. Only these
+ * Fakes of the interfaces the backend's reconcilers are given (reconcilers/types.ts; their caches are
+ * real ObjectStores): an API client that records its calls and answers from a map. Only these
  * injected interfaces are faked; the reconcilers' real-cluster tests stay in test/integration/backend.
  */
 import type { KubeObject, ResourceRef } from '../../../../runtime/core/index.js';
-import type { Cache, ReconcilerKube } from '../../../../runtime/backend/reconcilers/types.js';
-
-export function cacheOf<T extends KubeObject>(...objs: T[]): Cache<T> {
-  const key = (o: KubeObject) => (o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name!);
-  return {
-    get: (k) => objs.find((o) => key(o) === k),
-    getByName: (ns, name) => objs.find((o) => (o.metadata.namespace ?? undefined) === ns && o.metadata.name === name),
-    list: (ns) => objs.filter((o) => ns === undefined || o.metadata.namespace === ns),
-  };
-}
+import type { ReconcilerKube } from '../../../../runtime/backend/reconcilers/types.js';
 
 export interface Call {
   verb: 'getOrNull' | 'create' | 'update' | 'updateStatus' | 'delete' | 'apply';

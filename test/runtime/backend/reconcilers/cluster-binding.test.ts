@@ -1,13 +1,14 @@
 import { describe, expect, it } from '@jest/globals';
 import { ClusterBindingReconciler, parseGoDuration } from '../../../../runtime/backend/reconcilers/cluster-binding.js';
 import type { ClusterBindingObj } from '../../../../runtime/backend/reconcilers/types.js';
-import { cacheOf, FakeKube, minutesAgo } from './_fakes.js';
+import { ObjectStore } from '../../../../runtime/core/object-cache.js';
+import { FakeKube, minutesAgo } from './_fakes.js';
 
 const cb = (status?: ClusterBindingObj['status']): ClusterBindingObj => ({ metadata: { name: 'cluster', namespace: 'cluster-a' }, status });
 
 async function healthy(obj: ClusterBindingObj, heartbeatTimeoutMs = 0) {
   const kube = new FakeKube();
-  const res = await new ClusterBindingReconciler({ kube, clusterBindings: cacheOf(obj), heartbeatTimeoutMs }).reconcile('cluster-a/cluster');
+  const res = await new ClusterBindingReconciler({ kube, clusterBindings: ObjectStore.of(obj), heartbeatTimeoutMs }).reconcile('cluster-a/cluster');
   const w = kube.writes();
   const cond = (w[0]?.obj as ClusterBindingObj | undefined)?.status?.conditions?.find((c) => c.type === 'Healthy');
   return { writes: w, cond, res };

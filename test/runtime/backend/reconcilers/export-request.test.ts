@@ -5,7 +5,8 @@ import { crdSpecHash } from '../../../../runtime/backend/export.js';
 import { SOURCE_SPEC_HASH_ANNOTATION } from '../../../../runtime/backend/refs.js';
 import { ExportRequestReconciler } from '../../../../runtime/backend/reconcilers/export-request.js';
 import type { ExportObj, ExportRequest } from '../../../../runtime/backend/reconcilers/types.js';
-import { cacheOf, FakeKube, minutesAgo } from './_fakes.js';
+import { ObjectStore } from '../../../../runtime/core/object-cache.js';
+import { FakeKube, minutesAgo } from './_fakes.js';
 
 const crd = (scope: 'Namespaced' | 'Cluster' = 'Namespaced'): Crd => ({
   metadata: { name: 'postgresqlinstances.anynines.com' },
@@ -37,10 +38,10 @@ function reconciler(o: {
   const kube = new FakeKube();
   const r = new ExportRequestReconciler({
     kube,
-    requests: cacheOf(o.req),
-    exports: cacheOf(...(o.exports ?? [])),
-    crds: cacheOf(...(o.crds ?? [crd()])),
-    templates: cacheOf(...(o.templates ?? [template])),
+    requests: ObjectStore.of(o.req),
+    exports: ObjectStore.of(...(o.exports ?? [])),
+    crds: ObjectStore.of(...(o.crds ?? [crd()])),
+    templates: ObjectStore.of(...(o.templates ?? [template])),
     logger: silentLogger,
     consumerScope: o.scope ?? 'Namespaced',
     exportRequestGraceMs: o.graceMs ?? 60_000,

@@ -5,7 +5,8 @@ import { crdSpecHash } from '../../../../runtime/backend/export.js';
 import { SOURCE_SPEC_HASH_ANNOTATION } from '../../../../runtime/backend/refs.js';
 import { ExportReconciler } from '../../../../runtime/backend/reconcilers/export.js';
 import type { ExportObj } from '../../../../runtime/backend/reconcilers/types.js';
-import { cacheOf, FakeKube } from './_fakes.js';
+import { ObjectStore } from '../../../../runtime/core/object-cache.js';
+import { FakeKube } from './_fakes.js';
 
 const crd = (description = 'v1'): Crd => ({
   metadata: { name: 'mangodbs.mangodb.com' },
@@ -22,7 +23,9 @@ const exportOf = (hash: string): ExportObj => ({
 });
 const run = async (exp: ExportObj, crds: Crd[]) => {
   const kube = new FakeKube();
-  await new ExportReconciler({ kube, exports: cacheOf(exp), crds: cacheOf(...crds), logger: silentLogger }).reconcile('cluster-a/mangodbs.mangodb.com');
+  await new ExportReconciler({ kube, exports: ObjectStore.of(exp), crds: ObjectStore.of(...crds), logger: silentLogger }).reconcile(
+    'cluster-a/mangodbs.mangodb.com',
+  );
   return kube.writes();
 };
 

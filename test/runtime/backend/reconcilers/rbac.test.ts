@@ -3,7 +3,8 @@ import { ApiError } from '../../../../runtime/core/index.js';
 import { IDENTITY_ANNOTATION, R } from '../../../../runtime/backend/refs.js';
 import { RbacReconciler, exportedResourceRules } from '../../../../runtime/backend/reconcilers/rbac.js';
 import type { ExportObj, ServiceNamespace } from '../../../../runtime/backend/reconcilers/types.js';
-import { cacheOf, FakeKube } from './_fakes.js';
+import { ObjectStore } from '../../../../runtime/core/object-cache.js';
+import { FakeKube } from './_fakes.js';
 
 const exp = (plural: string, group: string, scope: 'Namespaced' | 'Cluster' = 'Namespaced', claims: ExportObj['spec']['permissionClaims'] = []): ExportObj => ({
   metadata: { name: `${plural}.${group}`, namespace: 'cluster-a' },
@@ -34,7 +35,7 @@ describe('exportedResourceRules', () => {
 describe('RbacReconciler', () => {
   const setup = (scope: 'Namespaced' | 'Cluster', exports: ExportObj[], sns: ServiceNamespace[], kube = new FakeKube().put(R.namespaces, clusterNs)) => ({
     kube,
-    r: new RbacReconciler({ kube, exports: cacheOf(...exports), serviceNamespaces: cacheOf(...sns), consumerScope: scope }),
+    r: new RbacReconciler({ kube, exports: ObjectStore.of(...exports), serviceNamespaces: ObjectStore.of(...sns), consumerScope: scope }),
   });
 
   it('does nothing for a namespace without a consumer identity', async () => {

@@ -5,7 +5,8 @@ import { R } from '../../../../runtime/backend/refs.js';
 import { API_SERVICE_NAMESPACE_ANNOTATION } from '../../../../contract/index.js';
 import { SERVICE_NAMESPACE_FINALIZER, ServiceNamespaceReconciler } from '../../../../runtime/backend/reconcilers/service-namespace.js';
 import type { ServiceNamespace } from '../../../../runtime/backend/reconcilers/types.js';
-import { cacheOf, FakeKube } from './_fakes.js';
+import { ObjectStore } from '../../../../runtime/core/object-cache.js';
+import { FakeKube } from './_fakes.js';
 
 const sn = (extra: Partial<ServiceNamespace['metadata']> = {}, status?: ServiceNamespace['status']): ServiceNamespace => ({
   metadata: { name: 'default', namespace: 'cluster-a', finalizers: [SERVICE_NAMESPACE_FINALIZER], ...extra },
@@ -14,7 +15,7 @@ const sn = (extra: Partial<ServiceNamespace['metadata']> = {}, status?: ServiceN
 
 function setup(obj: ServiceNamespace, kube = new FakeKube()) {
   const rbac: string[] = [];
-  const r = new ServiceNamespaceReconciler({ kube, serviceNamespaces: cacheOf(obj), logger: silentLogger, rbacChanged: (ns) => rbac.push(ns) });
+  const r = new ServiceNamespaceReconciler({ kube, serviceNamespaces: ObjectStore.of(obj), logger: silentLogger, rbacChanged: (ns) => rbac.push(ns) });
   return { kube, rbac, reconcile: () => r.reconcile('cluster-a/default') };
 }
 
@@ -60,7 +61,7 @@ describe('ServiceNamespaceReconciler', () => {
   it('creates nothing when the namespace name would exceed 63 characters', async () => {
     const long = { ...sn(), metadata: { ...sn().metadata, name: 'x'.repeat(60) } };
     const kube = new FakeKube();
-    const r = new ServiceNamespaceReconciler({ kube, serviceNamespaces: cacheOf(long), logger: silentLogger, rbacChanged: () => undefined });
+    const r = new ServiceNamespaceReconciler({ kube, serviceNamespaces: ObjectStore.of(long), logger: silentLogger, rbacChanged: () => undefined });
     await r.reconcile(`cluster-a/${'x'.repeat(60)}`);
     expect(kube.calls).toEqual([]);
   });

@@ -5,7 +5,8 @@ import { renderKubeconfig, type Credential } from '../../../../runtime/backend/b
 import { R, TOKEN_EXPIRY_ANNOTATION, TOKEN_ISSUED_ANNOTATION } from '../../../../runtime/backend/refs.js';
 import { TokenRotationReconciler } from '../../../../runtime/backend/reconcilers/token-rotation.js';
 import { CREDENTIAL_EXPIRY_ANNOTATION, CREDENTIAL_SECRET } from '../../../../contract/credential.js';
-import { cacheOf, FakeKube, minutesAgo } from './_fakes.js';
+import { ObjectStore } from '../../../../runtime/core/object-cache.js';
+import { FakeKube, minutesAgo } from './_fakes.js';
 
 const KEY = Buffer.alloc(32, 7);
 const kubeconfig = (key?: Buffer) => Buffer.from(renderKubeconfig({ server: 'https://p.example' }, 'cluster-a', 'tok', key)).toString('base64');
@@ -36,7 +37,7 @@ function setup(s: KubeObject, opts: { cred?: KubeObject | null; sa?: boolean } =
   let rotations = 0;
   const r = new TokenRotationReconciler({
     kube,
-    kubeconfigSecrets: cacheOf(s),
+    kubeconfigSecrets: ObjectStore.of(s),
     binder: { writeKubeconfig: async (ns, cred) => (written.push({ ns, cred }), { kubeconfig: '', expirationTimestamp: 'later' }) },
     metrics: { tokenRotations: { inc: () => void rotations++ } },
     logger: silentLogger,
