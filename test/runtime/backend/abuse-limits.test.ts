@@ -10,8 +10,8 @@ import { ExportRequestReconciler } from '../../../runtime/backend/reconcilers/ex
 import type { ClusterBindingObj, ExportRequest, ServiceNamespace } from '../../../runtime/backend/reconcilers/types.js';
 import { parseBackendOptions } from '../../../runtime/backend/options.js';
 import { silentLogger } from '../../../runtime/core/index.js';
-import { ObjectStore } from '../../../runtime/core/object-cache.js';
-import { FakeKube } from './reconcilers/_fakes.js';
+import { R } from '../../../runtime/backend/refs.js';
+import { FakeApiServer } from '../../support/fake-api-server.js';
 
 describe('auth failure labels', () => {
   it.each([
@@ -73,15 +73,16 @@ const sn = (name: string, created: string, served = false): ServiceNamespace => 
 const cb: ClusterBindingObj = { metadata: { name: 'cluster', namespace: 'cluster-a', resourceVersion: '1' }, status: { conditions: [] } };
 
 describe('APIServiceNamespace quota', () => {
-  const make = (objs: ServiceNamespace[], kube = new FakeKube()) => {
+  const make = (objs: ServiceNamespace[]) => {
     const requeued: string[] = [];
+    const kube = new FakeApiServer().seed(R.serviceNamespaces, ...objs).seed(R.clusterBindings, cb);
     const r = new ServiceNamespaceReconciler({
-      kube,
-      serviceNamespaces: ObjectStore.of(...objs),
+      kube: kube.client,
+      serviceNamespaces: kube.cache(R.serviceNamespaces),
       logger: silentLogger,
       rbacChanged: () => undefined,
       maxPerCluster: 2,
-      clusterBindings: ObjectStore.of(cb),
+      clusterBindings: kube.cache(R.clusterBindings),
       requeue: (k) => requeued.push(k),
     });
     return { r, kube, requeued };
@@ -92,7 +93,7 @@ describe('APIServiceNamespace quota', () => {
     await r.reconcile('cluster-a/c');
     expect(kube.writes().filter((c) => c.resource === 'namespaces')).toEqual([]);
     const status = kube.writes().find((c) => c.verb === 'updateStatus' && c.resource === 'clusterbindings');
-    expect((status?.obj as ClusterBindingObj).status?.conditions).toEqual([
+    expect((status?.body as ClusterBindingObj).status?.conditions).toEqual([
       expect.objectContaining({
         type: 'ServiceNamespacesWithinQuota',
         status: 'False',
@@ -133,13 +134,13 @@ describe('export request quota', () => {
   it('the request past the quota fails with QuotaExceeded before anything is exported', async () => {
     const now = new Date().toISOString();
     const reqs = [req('r1', now), req('r2', now), req('r3', now)];
-    const kube = new FakeKube();
+    const kube = new FakeApiServer().seed(R.exportRequests, ...reqs);
     const r = new ExportRequestReconciler({
-      kube,
-      requests: ObjectStore.of(...reqs),
-      exports: ObjectStore.of(),
-      crds: ObjectStore.of(),
-      templates: ObjectStore.of(),
+      kube: kube.client,
+      requests: kube.cache(R.exportRequests),
+      exports: kube.cache(R.exports),
+      crds: kube.cache(R.crds),
+      templates: kube.cache(R.templates),
       logger: silentLogger,
       consumerScope: 'Namespaced',
       exportRequestGraceMs: 60_000,
@@ -148,7 +149,7 @@ describe('export request quota', () => {
     await r.reconcile('cluster-a/r3');
     const w = kube.writes();
     expect(w).toHaveLength(1);
-    expect((w[0].obj as ExportRequest).status).toMatchObject({
+    expect((w[0].body as ExportRequest).status).toMatchObject({
       phase: 'Failed',
       conditions: expect.arrayContaining([expect.objectContaining({ type: 'ExportsReady', reason: 'QuotaExceeded' })]),
     });

@@ -13,18 +13,19 @@ import {
   SYNCER_FINALIZER,
 } from '../../../runtime/konnector/types.js';
 import { ObjectStore } from '../../../runtime/core/object-cache.js';
-import { apiError, FakeKube, widget, WIDGETS } from './_export-fakes.js';
+import { FakeApiServer } from '../../support/fake-api-server.js';
+import { widget, WIDGETS } from './_export-fixtures.js';
 
 function setup(max = 5, ...cached: ReturnType<typeof widget>[]) {
-  const app = new FakeKube();
-  const provider = new FakeKube();
+  const app = new FakeApiServer();
+  const provider = new FakeApiServer().seed(WIDGETS, providerMade());
   const budget = new NamespaceBudget(max);
   const r = new AdoptionReconciler({
     resource: WIDGETS,
     providerResource: WIDGETS,
     consumers: ObjectStore.of(...cached),
-    app,
-    provider,
+    app: app.client,
+    provider: provider.client,
     budget,
     // the admin lets label `tier` and annotation `note` cross besides the defaults
     metadata: policyFilter(MetadataKeyPolicy.create({ labels: ['tier'], annotations: ['note'] })),
@@ -95,14 +96,14 @@ describe('AdoptionReconciler', () => {
 
   it('an object that already exists downstream still gets marked upstream', async () => {
     const { app, provider, r } = setup();
-    app.failures.set('create', apiError(409, 'AlreadyExists'));
+    app.seed(WIDGETS, widget('shop', 'db')); // created downstream meanwhile: 409 AlreadyExists
     await expect(r.adopt(providerMade(), { namespace: 'shop', name: 'db' })).resolves.toBe('adopt');
     expect(provider.writes().map((c) => c.verb)).toEqual(['mergePatch']);
   });
 
   it('a failed create gives the budget back and fails', async () => {
     const { app, provider, budget, r } = setup(1);
-    app.failures.set('create', apiError(500, 'InternalError'));
+    app.fail('create', FakeApiServer.error(500, 'InternalError'));
     await expect(r.adopt(providerMade(), { namespace: 'shop', name: 'db' })).rejects.toThrow('InternalError');
     expect(provider.writes()).toEqual([]);
     expect(budget.tryTake('shop', 'another', [])).toBe(true); // the failed one no longer counts

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import type { KubeObject } from '../../../runtime/core/client.js';
 import { consumerUpdateConcerns, specMayDiffer } from '../../../runtime/konnector/export-events.js';
 import { SYNCER_FINALIZER } from '../../../runtime/konnector/types.js';
-import { widget } from './_export-fakes.js';
+import { widget } from './_export-fixtures.js';
 
 const synced = (extra: Partial<KubeObject> & { spec?: unknown; status?: unknown } = {}): KubeObject =>
   widget('shop', 'db', { spec: { size: 1 }, ...extra, metadata: { generation: 1, finalizers: [SYNCER_FINALIZER], resourceVersion: '2', ...extra.metadata } });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { isolationFor, locKey, type IsolationContext } from '../../../runtime/konnector/export-isolation.js';
 import { CLUSTER_NAMESPACE_ANNOTATION } from '../../../runtime/konnector/types.js';
-import { widget } from './_export-fakes.js';
+import { widget } from './_export-fixtures.js';
 
 const ctx: IsolationContext = {
   clusterNamespace: 'cluster-a',

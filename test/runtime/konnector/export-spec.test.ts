@@ -9,7 +9,8 @@ import { DEFAULT_METADATA_FILTER, hashOf } from '../../../runtime/konnector/meta
 import { BOUND_ANNOTATION, CLUSTER_NAMESPACE_ANNOTATION, SPEC_HASH_ANNOTATION, SYNCER_FINALIZER } from '../../../runtime/konnector/types.js';
 import { KONNECTOR_FIELD_MANAGER } from '../../../contract/index.js';
 import { ObjectStore } from '../../../runtime/core/object-cache.js';
-import { FakeKube, GADGETS, widget, WIDGETS } from './_export-fakes.js';
+import { FakeApiServer } from '../../support/fake-api-server.js';
+import { GADGETS, widget, WIDGETS } from './_export-fixtures.js';
 import { BindingGuard } from '../../../runtime/konnector/binding-guard.js';
 
 const ctx = {
@@ -30,8 +31,6 @@ function setup(
     guard?: BindingGuard;
   } = {},
 ) {
-  const app = new FakeKube();
-  const provider = new FakeKube();
   const consumers = ObjectStore.of(...(opts.down ?? []));
   const providers = ObjectStore.of(...(opts.up ?? []));
   const ensured: string[] = [];
@@ -42,14 +41,16 @@ function setup(
   const namespaced = opts.cluster === undefined;
   const isolation = isolationFor(namespaced, opts.cluster, ctx);
   const resource = namespaced ? WIDGETS : GADGETS;
+  const app = new FakeApiServer().seed(resource, ...(opts.down ?? []));
+  const provider = new FakeApiServer().seed(resource, ...(opts.up ?? []));
   const r = new SpecUpReconciler({
     resource,
     providerResource: { ...resource, namespaced: isolation.providerNamespaced },
     isolation,
     consumers,
     providers,
-    app,
-    provider,
+    app: app.client,
+    provider: provider.client,
     ensureAPIServiceNamespace: async (ns) => {
       ensured.push(ns);
       return opts.assign;
@@ -143,6 +144,7 @@ describe('SpecUpReconciler', () => {
     await r.reconcile('shop/db');
     const newer = widget('shop', 'db', { metadata: { resourceVersion: '7' }, spec: { size: 2 } }); // finalizer removed by someone
     consumers.put(newer);
+    app.seed(WIDGETS, newer);
     r.consumerEvent('shop/db', newer);
     await r.reconcile('shop/db');
     expect(app.writes().map((c) => (c.body as KubeObject).metadata.resourceVersion)).toEqual(['1', '7']);
@@ -277,7 +279,7 @@ describe('SpecUpReconciler', () => {
 
     // the cache says gone but a live read finds it: delete and wait
     const stale = setup({ down: [down] });
-    stale.provider.live.set('cluster-a-shop/db', up);
+    stale.provider.seed(WIDGETS, up);
     await expect(stale.r.reconcile('shop/db')).rejects.toBeInstanceOf(RequeueError);
     expect(stale.provider.writes()).toEqual([{ verb: 'delete', resource: 'widgets', namespace: 'cluster-a-shop', name: 'db', opts: { uid: 'uid-db' } }]);
     expect(stale.app.writes()).toEqual([]);
@@ -322,7 +324,7 @@ describe('SpecUpReconciler', () => {
   it('the deletion timeout also applies when only a live read finds the terminating upstream copy, and restarts for a new deletion', async () => {
     const down = withFinalizer(widget('shop', 'db', { metadata: DELETING }));
     const t = setup({ down: [down], timeoutMs: 10_000 });
-    t.provider.live.set('cluster-a-shop/db', widget('cluster-a-shop', 'db', { metadata: { ...DELETING, finalizers: ['x/y'] } }));
+    t.provider.seed(WIDGETS, widget('cluster-a-shop', 'db', { metadata: { ...DELETING, finalizers: ['x/y'] } }));
     expect(((await t.r.reconcile('shop/db').catch((e: unknown) => e)) as RequeueError).afterMs).toBe(10_000);
     t.advance(10_000);
     await expect(t.r.reconcile('shop/db')).resolves.toBe('finalizer-removed');

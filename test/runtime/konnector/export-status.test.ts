@@ -6,7 +6,8 @@ import { StatusDownReconciler } from '../../../runtime/konnector/export-status.j
 import { BOUND_ANNOTATION } from '../../../runtime/konnector/types.js';
 import type { KubeObject } from '../../../runtime/core/client.js';
 import { ObjectStore } from '../../../runtime/core/object-cache.js';
-import { apiError, FakeKube, widget, WIDGETS } from './_export-fakes.js';
+import { FakeApiServer } from '../../support/fake-api-server.js';
+import { widget, WIDGETS } from './_export-fixtures.js';
 
 const isolation = isolationFor(true, undefined, {
   clusterNamespace: 'cluster-a',
@@ -16,8 +17,8 @@ const isolation = isolationFor(true, undefined, {
 const bound = { annotations: { [BOUND_ANNOTATION]: 'true' } };
 
 function setup(up: KubeObject[], down: KubeObject[]) {
-  const app = new FakeKube();
-  const provider = new FakeKube();
+  const app = new FakeApiServer().seed(WIDGETS, ...down);
+  const provider = new FakeApiServer().seed(WIDGETS, ...up);
   const adopted: Array<{ up: KubeObject; c: Loc }> = [];
   const r = new StatusDownReconciler({
     resource: WIDGETS,
@@ -25,8 +26,8 @@ function setup(up: KubeObject[], down: KubeObject[]) {
     isolation,
     consumers: ObjectStore.of(...down),
     providers: ObjectStore.of(...up),
-    app,
-    provider,
+    app: app.client,
+    provider: provider.client,
     adoption: {
       adopt: async (u, c) => {
         adopted.push({ up: u, c });
@@ -85,14 +86,16 @@ describe('StatusDownReconciler', () => {
 
   it('retries soon on a conflict, gives up quietly on a vanished object, fails on other errors', async () => {
     const up = widget('cluster-a-shop', 'db', { metadata: bound, status: { phase: 'Ready' } });
-    const { app, r } = setup([up], [widget('shop', 'db')]);
-    app.failures.set('updateStatus', apiError(409, 'Conflict'));
+    const down = widget('shop', 'db');
+    const { app, r } = setup([up], [down]);
+    app.seed(WIDGETS, widget('shop', 'db', { metadata: { resourceVersion: '2' } })); // changed since the cache saw it: 409 Conflict
     const err = await r.reconcile('cluster-a-shop/db').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RequeueError);
     expect((err as RequeueError).afterMs).toBe(50);
-    app.failures.set('updateStatus', apiError(404, 'NotFound'));
+    await app.client.delete(WIDGETS, 'shop', 'db'); // gone meanwhile: 404
     await expect(r.reconcile('cluster-a-shop/db')).resolves.toBeUndefined();
-    app.failures.set('updateStatus', apiError(500, 'InternalError'));
+    app.seed(WIDGETS, down).fail('updateStatus', FakeApiServer.error(500, 'InternalError'));
     await expect(r.reconcile('cluster-a-shop/db')).rejects.toThrow('InternalError');
+    expect(app.writes().map((c) => c.verb)).toEqual(['updateStatus', 'delete', 'updateStatus', 'updateStatus']);
   });
 });

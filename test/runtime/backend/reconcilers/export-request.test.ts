@@ -2,11 +2,11 @@ import { describe, expect, it } from '@jest/globals';
 import { silentLogger } from '../../../../runtime/core/logger.js';
 import type { Crd, ExportTemplate } from '../../../../runtime/backend/catalog.js';
 import { crdSpecHash } from '../../../../runtime/backend/export.js';
-import { SOURCE_SPEC_HASH_ANNOTATION } from '../../../../runtime/backend/refs.js';
+import { R, SOURCE_SPEC_HASH_ANNOTATION } from '../../../../runtime/backend/refs.js';
 import { ExportRequestReconciler } from '../../../../runtime/backend/reconcilers/export-request.js';
 import type { ExportObj, ExportRequest } from '../../../../runtime/backend/reconcilers/types.js';
-import { ObjectStore } from '../../../../runtime/core/object-cache.js';
-import { FakeKube, minutesAgo } from './_fakes.js';
+import { FakeApiServer } from '../../../support/fake-api-server.js';
+import { minutesAgo } from './_fixtures.js';
 
 const crd = (scope: 'Namespaced' | 'Cluster' = 'Namespaced'): Crd => ({
   metadata: { name: 'postgresqlinstances.anynines.com' },
@@ -35,13 +35,17 @@ function reconciler(o: {
   scope?: 'Namespaced' | 'Cluster';
   graceMs?: number;
 }) {
-  const kube = new FakeKube();
+  const kube = new FakeApiServer()
+    .seed(R.exportRequests, o.req)
+    .seed(R.exports, ...(o.exports ?? []))
+    .seed(R.crds, ...(o.crds ?? [crd()]))
+    .seed(R.templates, ...(o.templates ?? [template]));
   const r = new ExportRequestReconciler({
-    kube,
-    requests: ObjectStore.of(o.req),
-    exports: ObjectStore.of(...(o.exports ?? [])),
-    crds: ObjectStore.of(...(o.crds ?? [crd()])),
-    templates: ObjectStore.of(...(o.templates ?? [template])),
+    kube: kube.client,
+    requests: kube.cache(R.exportRequests),
+    exports: kube.cache(R.exports),
+    crds: kube.cache(R.crds),
+    templates: kube.cache(R.templates),
     logger: silentLogger,
     consumerScope: o.scope ?? 'Namespaced',
     exportRequestGraceMs: o.graceMs ?? 60_000,
@@ -55,14 +59,14 @@ describe('ExportRequestReconciler', () => {
     const res = await r.reconcile('cluster-a/req');
     const [create, status] = kube.writes();
     expect(create).toMatchObject({ verb: 'create', resource: 'apiserviceexports', namespace: 'cluster-a', name: 'postgresqlinstances.anynines.com' });
-    expect(create.obj!.metadata.annotations![SOURCE_SPEC_HASH_ANNOTATION]).toBe(crdSpecHash(crd()));
-    expect((create.obj as ExportObj).spec).toMatchObject({
+    expect((create.body as ExportObj).metadata.annotations![SOURCE_SPEC_HASH_ANNOTATION]).toBe(crdSpecHash(crd()));
+    expect((create.body as ExportObj).spec).toMatchObject({
       group: 'anynines.com',
       informerScope: 'Namespaced',
       permissionClaims: [{ group: '', resource: 'secrets' }],
     });
     expect(status).toMatchObject({ verb: 'updateStatus', resource: 'apiserviceexportrequests' });
-    expect((status.obj as ExportRequest).status).toMatchObject({ phase: 'Succeeded' });
+    expect((status.body as ExportRequest).status).toMatchObject({ phase: 'Succeeded' });
     expect(res?.requeueAfterMs).toBeGreaterThan(0);
   });
 
@@ -70,7 +74,7 @@ describe('ExportRequestReconciler', () => {
     const { kube, r } = reconciler({ req: request(), templates: [] });
     await r.reconcile('cluster-a/req');
     const [status] = kube.writes();
-    expect((status.obj as ExportRequest).status).toMatchObject({
+    expect((status.body as ExportRequest).status).toMatchObject({
       phase: 'Failed',
       terminalMessage: expect.stringContaining('resource postgresqlinstances.anynines.com is not offered'),
     });
@@ -79,7 +83,7 @@ describe('ExportRequestReconciler', () => {
   it('refuses a cluster-scoped CRD unless the consumer scope is Cluster', async () => {
     const { kube, r } = reconciler({ req: request(), crds: [crd('Cluster')] });
     await r.reconcile('cluster-a/req');
-    expect((kube.writes()[0].obj as ExportRequest).status?.terminalMessage).toContain('--consumer-scope=Namespaced');
+    expect((kube.writes()[0].body as ExportRequest).status?.terminalMessage).toContain('--consumer-scope=Namespaced');
     const ok = reconciler({ req: request(), crds: [crd('Cluster')], scope: 'Cluster' });
     await ok.r.reconcile('cluster-a/req');
     expect(ok.kube.writes()[0]).toMatchObject({ verb: 'create', resource: 'apiserviceexports' });
@@ -88,14 +92,14 @@ describe('ExportRequestReconciler', () => {
   it('waits Pending for a missing CRD within the grace period, then fails', async () => {
     const waiting = reconciler({ req: request(), crds: [], graceMs: 60_000 });
     const res = await waiting.r.reconcile('cluster-a/req');
-    expect((waiting.kube.writes()[0].obj as ExportRequest).status).toMatchObject({
+    expect((waiting.kube.writes()[0].body as ExportRequest).status).toMatchObject({
       phase: 'Pending',
       conditions: expect.arrayContaining([expect.objectContaining({ reason: 'CRDNotFound' })]),
     });
     expect(res?.requeueAfterMs).toBeGreaterThan(0);
     const late = reconciler({ req: request(minutesAgo(5)), crds: [], graceMs: 60_000 });
     await late.r.reconcile('cluster-a/req');
-    expect((late.kube.writes()[0].obj as ExportRequest).status).toMatchObject({ phase: 'Failed', terminalMessage: expect.stringContaining('within 60s') });
+    expect((late.kube.writes()[0].body as ExportRequest).status).toMatchObject({ phase: 'Failed', terminalMessage: expect.stringContaining('within 60s') });
   });
 
   it('deletes a finished request after the retention period, with its uid as precondition', async () => {

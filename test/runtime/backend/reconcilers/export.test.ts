@@ -2,11 +2,10 @@ import { describe, expect, it } from '@jest/globals';
 import { silentLogger } from '../../../../runtime/core/logger.js';
 import type { Crd } from '../../../../runtime/backend/catalog.js';
 import { crdSpecHash } from '../../../../runtime/backend/export.js';
-import { SOURCE_SPEC_HASH_ANNOTATION } from '../../../../runtime/backend/refs.js';
+import { R, SOURCE_SPEC_HASH_ANNOTATION } from '../../../../runtime/backend/refs.js';
 import { ExportReconciler } from '../../../../runtime/backend/reconcilers/export.js';
 import type { ExportObj } from '../../../../runtime/backend/reconcilers/types.js';
-import { ObjectStore } from '../../../../runtime/core/object-cache.js';
-import { FakeKube } from './_fakes.js';
+import { FakeApiServer } from '../../../support/fake-api-server.js';
 
 const crd = (description = 'v1'): Crd => ({
   metadata: { name: 'mangodbs.mangodb.com' },
@@ -22,11 +21,11 @@ const exportOf = (hash: string): ExportObj => ({
   spec: { group: 'mangodb.com', names: { plural: 'mangodbs', kind: 'MangoDB' }, scope: 'Namespaced', versions: [], informerScope: 'Namespaced' },
 });
 const run = async (exp: ExportObj, crds: Crd[]) => {
-  const kube = new FakeKube();
-  await new ExportReconciler({ kube, exports: ObjectStore.of(exp), crds: ObjectStore.of(...crds), logger: silentLogger }).reconcile(
+  const api = new FakeApiServer().seed(R.exports, exp).seed(R.crds, ...crds);
+  await new ExportReconciler({ kube: api.client, exports: api.cache(R.exports), crds: api.cache(R.crds), logger: silentLogger }).reconcile(
     'cluster-a/mangodbs.mangodb.com',
   );
-  return kube.writes();
+  return api.writes();
 };
 
 describe('ExportReconciler', () => {
@@ -39,14 +38,14 @@ describe('ExportReconciler', () => {
   it('updates the export spec and hash when the CRD changed', async () => {
     const [w] = await run(exportOf(crdSpecHash(crd('old'))), [crd('new')]);
     expect(w).toMatchObject({ verb: 'update', resource: 'apiserviceexports' });
-    expect(w.obj!.metadata.annotations![SOURCE_SPEC_HASH_ANNOTATION]).toBe(crdSpecHash(crd('new')));
-    expect(JSON.stringify((w.obj as ExportObj).spec.versions)).toContain('"new"');
+    expect((w.body as ExportObj).metadata.annotations![SOURCE_SPEC_HASH_ANNOTATION]).toBe(crdSpecHash(crd('new')));
+    expect(JSON.stringify((w.body as ExportObj).spec.versions)).toContain('"new"');
   });
 
   it('sets ProviderInSync once, then writes nothing', async () => {
     const [w] = await run(exportOf(crdSpecHash(crd())), [crd()]);
     expect(w.verb).toBe('updateStatus');
-    const synced = w.obj as ExportObj;
+    const synced = w.body as ExportObj;
     expect(synced.status?.conditions).toEqual([expect.objectContaining({ type: 'ProviderInSync', status: 'True', reason: 'InSync' })]);
     expect(await run(synced, [crd()])).toEqual([]);
   });

@@ -1,10 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
-import { ApiError } from '../../../../runtime/core/index.js';
+import { ApiError, type KubeObject } from '../../../../runtime/core/index.js';
 import { IDENTITY_ANNOTATION, R } from '../../../../runtime/backend/refs.js';
 import { RbacReconciler, exportedResourceRules } from '../../../../runtime/backend/reconcilers/rbac.js';
 import type { ExportObj, ServiceNamespace } from '../../../../runtime/backend/reconcilers/types.js';
-import { ObjectStore } from '../../../../runtime/core/object-cache.js';
-import { FakeKube } from './_fakes.js';
+import { FakeApiServer } from '../../../support/fake-api-server.js';
 
 const exp = (plural: string, group: string, scope: 'Namespaced' | 'Cluster' = 'Namespaced', claims: ExportObj['spec']['permissionClaims'] = []): ExportObj => ({
   metadata: { name: `${plural}.${group}`, namespace: 'cluster-a' },
@@ -33,13 +32,16 @@ describe('exportedResourceRules', () => {
 });
 
 describe('RbacReconciler', () => {
-  const setup = (scope: 'Namespaced' | 'Cluster', exports: ExportObj[], sns: ServiceNamespace[], kube = new FakeKube().put(R.namespaces, clusterNs)) => ({
-    kube,
-    r: new RbacReconciler({ kube, exports: ObjectStore.of(...exports), serviceNamespaces: ObjectStore.of(...sns), consumerScope: scope }),
-  });
+  const setup = (scope: 'Namespaced' | 'Cluster', exports: ExportObj[], sns: ServiceNamespace[], kube = new FakeApiServer().seed(R.namespaces, clusterNs)) => {
+    kube.seed(R.exports, ...exports).seed(R.serviceNamespaces, ...sns);
+    return {
+      kube,
+      r: new RbacReconciler({ kube: kube.client, exports: kube.cache(R.exports), serviceNamespaces: kube.cache(R.serviceNamespaces), consumerScope: scope }),
+    };
+  };
 
   it('does nothing for a namespace without a consumer identity', async () => {
-    const { kube, r } = setup('Namespaced', [exp('pgs', 'a.com')], [], new FakeKube().put(R.namespaces, { metadata: { name: 'cluster-a' } }));
+    const { kube, r } = setup('Namespaced', [exp('pgs', 'a.com')], [], new FakeApiServer().seed(R.namespaces, { metadata: { name: 'cluster-a' } }));
     await r.reconcile('cluster-a');
     expect(kube.writes()).toEqual([]);
   });
@@ -54,8 +56,8 @@ describe('RbacReconciler', () => {
       'delete clusterrolebindings /klutch-binder-cluster-a',
       'delete clusterroles /klutch-binder-cluster-a-cluster',
     ]);
-    expect(w[0].obj!.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'Namespace', name: 'cluster-a', uid: 'ns1' })]);
-    expect(w[1].obj).toMatchObject({ subjects: [{ kind: 'ServiceAccount', name: 'klutch-binder', namespace: 'cluster-a' }] });
+    expect((w[0].body as KubeObject).metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'Namespace', name: 'cluster-a', uid: 'ns1' })]);
+    expect(w[1].body).toMatchObject({ subjects: [{ kind: 'ServiceAccount', name: 'klutch-binder', namespace: 'cluster-a' }] });
   });
 
   it('with consumer scope Cluster, binds cluster-scoped exports through a per-consumer ClusterRoleBinding', async () => {
@@ -67,15 +69,17 @@ describe('RbacReconciler', () => {
       'apply clusterroles klutch-binder-cluster-a-cluster',
       'apply clusterrolebindings klutch-binder-cluster-a',
     ]);
-    expect(w[2].obj).toMatchObject({ roleRef: { name: 'klutch-binder-cluster-a-cluster' }, subjects: [{ namespace: 'cluster-a' }] });
+    expect(w[2].body).toMatchObject({ roleRef: { name: 'klutch-binder-cluster-a-cluster' }, subjects: [{ namespace: 'cluster-a' }] });
   });
 
   it('tolerates a provider namespace that is not there (yet); other errors fail the reconcile', async () => {
     const notFound = setup('Namespaced', [], [sn('default', 'cluster-a-default')]);
-    notFound.kube.failures.set('apply rolebindings', new ApiError(404, 'NotFound', 'namespaces "cluster-a-default" not found', 'PATCH', '/rolebindings'));
+    notFound.kube.fail('apply', new ApiError(404, 'NotFound', 'namespaces "cluster-a-default" not found', 'PATCH', '/rolebindings'), {
+      resource: 'rolebindings',
+    });
     await expect(notFound.r.reconcile('cluster-a')).resolves.toBeUndefined();
     const forbidden = setup('Namespaced', [], [sn('default', 'cluster-a-default')]);
-    forbidden.kube.failures.set('apply rolebindings', new ApiError(403, 'Forbidden', 'forbidden', 'PATCH', '/rolebindings'));
+    forbidden.kube.fail('apply', new ApiError(403, 'Forbidden', 'forbidden', 'PATCH', '/rolebindings'), { resource: 'rolebindings' });
     await expect(forbidden.r.reconcile('cluster-a')).rejects.toThrow('forbidden');
   });
 });

@@ -5,17 +5,22 @@ import { R } from '../../../../runtime/backend/refs.js';
 import { API_SERVICE_NAMESPACE_ANNOTATION } from '../../../../contract/index.js';
 import { SERVICE_NAMESPACE_FINALIZER, ServiceNamespaceReconciler } from '../../../../runtime/backend/reconcilers/service-namespace.js';
 import type { ServiceNamespace } from '../../../../runtime/backend/reconcilers/types.js';
-import { ObjectStore } from '../../../../runtime/core/object-cache.js';
-import { FakeKube } from './_fakes.js';
+import { FakeApiServer } from '../../../support/fake-api-server.js';
 
 const sn = (extra: Partial<ServiceNamespace['metadata']> = {}, status?: ServiceNamespace['status']): ServiceNamespace => ({
   metadata: { name: 'default', namespace: 'cluster-a', finalizers: [SERVICE_NAMESPACE_FINALIZER], ...extra },
   status,
 });
 
-function setup(obj: ServiceNamespace, kube = new FakeKube()) {
+function setup(obj: ServiceNamespace, kube = new FakeApiServer()) {
   const rbac: string[] = [];
-  const r = new ServiceNamespaceReconciler({ kube, serviceNamespaces: ObjectStore.of(obj), logger: silentLogger, rbacChanged: (ns) => rbac.push(ns) });
+  kube.seed(R.serviceNamespaces, obj);
+  const r = new ServiceNamespaceReconciler({
+    kube: kube.client,
+    serviceNamespaces: kube.cache(R.serviceNamespaces),
+    logger: silentLogger,
+    rbacChanged: (ns) => rbac.push(ns),
+  });
   return { kube, rbac, reconcile: () => r.reconcile('cluster-a/default') };
 }
 
@@ -24,7 +29,7 @@ describe('ServiceNamespaceReconciler', () => {
     const t = setup(sn({ finalizers: [] }));
     await t.reconcile();
     expect(t.kube.writes()).toEqual([expect.objectContaining({ verb: 'update', resource: 'apiservicenamespaces' })]);
-    expect(t.kube.writes()[0].obj!.metadata.finalizers).toEqual([SERVICE_NAMESPACE_FINALIZER]);
+    expect((t.kube.writes()[0].body as ServiceNamespace).metadata.finalizers).toEqual([SERVICE_NAMESPACE_FINALIZER]);
     expect(t.rbac).toEqual([]);
   });
 
@@ -33,13 +38,15 @@ describe('ServiceNamespaceReconciler', () => {
     await t.reconcile();
     const [create, status] = t.kube.writes();
     expect(create).toMatchObject({ verb: 'create', resource: 'namespaces', name: 'cluster-a-default' });
-    expect(create.obj!.metadata.annotations).toEqual({ [API_SERVICE_NAMESPACE_ANNOTATION]: 'cluster-a/default' });
-    expect((status.obj as ServiceNamespace).status).toEqual({ namespace: 'cluster-a-default' });
+    expect((create.body as ServiceNamespace).metadata.annotations).toEqual({ [API_SERVICE_NAMESPACE_ANNOTATION]: 'cluster-a/default' });
+    expect((status.body as ServiceNamespace).status).toEqual({ namespace: 'cluster-a-default' });
     expect(t.rbac).toEqual(['cluster-a']);
   });
 
   it('does not take over a namespace that belongs to someone else', async () => {
-    const kube = new FakeKube().put(R.namespaces, { metadata: { name: 'cluster-a-default', annotations: { [API_SERVICE_NAMESPACE_ANNOTATION]: 'other/x' } } });
+    const kube = new FakeApiServer().seed(R.namespaces, {
+      metadata: { name: 'cluster-a-default', annotations: { [API_SERVICE_NAMESPACE_ANNOTATION]: 'other/x' } },
+    });
     const t = setup(sn(), kube);
     await expect(t.reconcile()).rejects.toThrow(RequeueError);
     await expect(t.reconcile()).rejects.toThrow('namespace cluster-a-default exists and does not belong to APIServiceNamespace cluster-a/default');
@@ -47,21 +54,26 @@ describe('ServiceNamespaceReconciler', () => {
   });
 
   it('on deletion deletes its own namespace and releases the finalizer', async () => {
-    const kube = new FakeKube().put(R.namespaces, {
+    const kube = new FakeApiServer().seed(R.namespaces, {
       metadata: { name: 'cluster-a-default', uid: 'n1', annotations: { [API_SERVICE_NAMESPACE_ANNOTATION]: 'cluster-a/default' } },
     });
     const t = setup(sn({ deletionTimestamp: new Date().toISOString() }), kube);
     await t.reconcile();
     const [del, upd] = kube.writes();
     expect(del).toEqual({ verb: 'delete', resource: 'namespaces', namespace: undefined, name: 'cluster-a-default', opts: { uid: 'n1' } });
-    expect(upd.obj!.metadata.finalizers).toEqual([]);
+    expect((upd.body as ServiceNamespace).metadata.finalizers).toEqual([]);
     expect(t.rbac).toEqual(['cluster-a']);
   });
 
   it('creates nothing when the namespace name would exceed 63 characters', async () => {
     const long = { ...sn(), metadata: { ...sn().metadata, name: 'x'.repeat(60) } };
-    const kube = new FakeKube();
-    const r = new ServiceNamespaceReconciler({ kube, serviceNamespaces: ObjectStore.of(long), logger: silentLogger, rbacChanged: () => undefined });
+    const kube = new FakeApiServer().seed(R.serviceNamespaces, long);
+    const r = new ServiceNamespaceReconciler({
+      kube: kube.client,
+      serviceNamespaces: kube.cache(R.serviceNamespaces),
+      logger: silentLogger,
+      rbacChanged: () => undefined,
+    });
     await r.reconcile(`cluster-a/${'x'.repeat(60)}`);
     expect(kube.calls).toEqual([]);
   });

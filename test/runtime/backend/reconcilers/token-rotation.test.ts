@@ -5,8 +5,8 @@ import { renderKubeconfig, type Credential } from '../../../../runtime/backend/b
 import { R, TOKEN_EXPIRY_ANNOTATION, TOKEN_ISSUED_ANNOTATION } from '../../../../runtime/backend/refs.js';
 import { TokenRotationReconciler } from '../../../../runtime/backend/reconcilers/token-rotation.js';
 import { CREDENTIAL_EXPIRY_ANNOTATION, CREDENTIAL_SECRET } from '../../../../contract/credential.js';
-import { ObjectStore } from '../../../../runtime/core/object-cache.js';
-import { FakeKube, minutesAgo } from './_fakes.js';
+import { FakeApiServer } from '../../../support/fake-api-server.js';
+import { minutesAgo } from './_fixtures.js';
 
 const KEY = Buffer.alloc(32, 7);
 const kubeconfig = (key?: Buffer) => Buffer.from(renderKubeconfig({ server: 'https://p.example' }, 'cluster-a', 'tok', key)).toString('base64');
@@ -30,14 +30,14 @@ const credential = (endsInMinutes: number): KubeObject => ({
 });
 
 function setup(s: KubeObject, opts: { cred?: KubeObject | null; sa?: boolean } = {}) {
-  const kube = new FakeKube();
-  if (opts.sa !== false) kube.put(R.serviceAccounts, { metadata: { name: 'klutch-binder', namespace: 'cluster-a' } });
-  if (opts.cred !== null) kube.put(R.secrets, opts.cred ?? credential(30 * 24 * 60));
+  const kube = new FakeApiServer().seed(R.secrets, s);
+  if (opts.sa !== false) kube.seed(R.serviceAccounts, { metadata: { name: 'klutch-binder', namespace: 'cluster-a' } });
+  if (opts.cred !== null) kube.seed(R.secrets, opts.cred ?? credential(30 * 24 * 60));
   const written: Array<{ ns: string; cred: Credential }> = [];
   let rotations = 0;
   const r = new TokenRotationReconciler({
-    kube,
-    kubeconfigSecrets: ObjectStore.of(s),
+    kube: kube.client,
+    kubeconfigSecrets: kube.cache(R.secrets),
     binder: { writeKubeconfig: async (ns, cred) => (written.push({ ns, cred }), { kubeconfig: '', expirationTimestamp: 'later' }) },
     metrics: { tokenRotations: { inc: () => void rotations++ } },
     logger: silentLogger,
