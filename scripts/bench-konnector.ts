@@ -29,6 +29,7 @@ import { startCluster, type RealCluster } from '../runtime/realinfra/index.js';
 import { svgChart } from './_svg-chart.js';
 import { bundleProgram, cpuPerObject, cpuSeconds, freePort, mainThreadCpuSeconds, metricSum, peakRssMb, percentile, repo, rssMb } from './_bench-procs.js';
 import { DEFAULT_QPS, DEFAULT_WORKERS } from '../runtime/konnector/defaults.js';
+import { DEFAULT_MAX_CACHED_OBJECTS_PER_BINDING } from '../runtime/konnector/object-cap.js';
 import {
   bindOnApp,
   createCRDs,
@@ -140,6 +141,20 @@ interface Profile {
   from?: string;
 }
 
+/**
+ * The konnector's cap on the objects one binding may cache (--max-cached-objects-per-binding): every round
+ * adds its N objects (and a warm-up one) in a namespace of its own, and a konnector holds those of every
+ * round before it, so the cap is raised past what the whole run creates (a capped konnector stops syncing).
+ */
+let objectCap = DEFAULT_MAX_CACHED_OBJECTS_PER_BINDING;
+/** The konnector process running now, ended with the bench (also on a signal). */
+let liveKonnector: ChildProcess | undefined;
+process.on('exit', () => liveKonnector?.kill('SIGKILL'));
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  // exit() runs the exit hooks: this one, and the harness's that ends the clusters.
+  process.once(sig, () => process.exit(130));
+}
+
 /** The konnector's /metrics port (its --health-address), for the time its client limiter made requests wait. */
 let healthPort = 0;
 /** Seconds the running konnector's requests have waited for its client-side rate limit so far (both clusters). */
@@ -154,7 +169,7 @@ async function konnectorMetric(name: string): Promise<number> {
 async function startKonnector(app: RealCluster, profile: Profile): Promise<ChildProcess> {
   const entry = await konnectorEntry(profile.from);
   healthPort = await freePort();
-  return spawn(
+  return (liveKonnector = spawn(
     process.execPath,
     [
       ...String(opts.nodeArgs).split(' ').filter(Boolean),
@@ -172,9 +187,11 @@ async function startKonnector(app: RealCluster, profile: Profile): Promise<Child
       String(profile.workers),
       '--log-level',
       String(opts.konnectorLogLevel),
+      '--max-cached-objects-per-binding',
+      String(objectCap),
     ],
     { cwd: repo, stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, KLUTCH_KONNECTOR_VERSION: 'v0.1.0-bench' } },
-  );
+  ));
 }
 
 /** Waits for the konnector's graceful shutdown (and any --cpu-prof output); SIGKILL after 10 s. */
@@ -323,6 +340,7 @@ async function main(): Promise<void> {
         [...(k % 2 === 0 ? compared : [...compared].reverse()), ...(opts.ceiling ? [unthrottled] : [])].map((profile) => ({ n, k, profile })),
       ).flat(),
     );
+    objectCap = Math.max(DEFAULT_MAX_CACHED_OBJECTS_PER_BINDING, rounds.reduce((sum, r) => sum + r.n + 1, 0) + 1000);
     for (const { n, k, profile } of rounds) {
       konnector = await use(profile);
       const freshKonnector = fresh;
