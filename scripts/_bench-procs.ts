@@ -90,6 +90,14 @@ export function percentile(xs: readonly number[], p: number): number {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
 }
 
+/** The median of `xs` (the mean of the two middle values for an even count); NaN for none. */
+export function median(xs: readonly number[]): number {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
 /** A konnector's CPU for one phase of N objects, per object, in milliseconds. */
 export interface CpuPerObject {
   /** From the baseline taken with the konnector started and idle (informers synced), before the objects. */

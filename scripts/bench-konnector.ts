@@ -27,7 +27,19 @@ import { CoreResources, KubeClient, type KubeObject } from '../runtime/core/clie
 import { Informer } from '../runtime/core/informer.js';
 import { startCluster, type RealCluster } from '../runtime/realinfra/index.js';
 import { svgChart } from './_svg-chart.js';
-import { bundleProgram, cpuPerObject, cpuSeconds, freePort, mainThreadCpuSeconds, metricSum, peakRssMb, percentile, repo, rssMb } from './_bench-procs.js';
+import {
+  bundleProgram,
+  cpuPerObject,
+  cpuSeconds,
+  freePort,
+  mainThreadCpuSeconds,
+  median,
+  metricSum,
+  peakRssMb,
+  percentile,
+  repo,
+  rssMb,
+} from './_bench-procs.js';
 import { DEFAULT_QPS, DEFAULT_WORKERS } from '../runtime/konnector/defaults.js';
 import { DEFAULT_MAX_CACHED_OBJECTS_PER_BINDING } from '../runtime/konnector/object-cap.js';
 import {
@@ -467,7 +479,6 @@ async function main(): Promise<void> {
       );
     }
     // Medians over the repeats (with --repeat 1: the one run).
-    const median = (xs: number[]) => percentile(xs, 50);
     for (const n of sizes) {
       const u = rows.filter((r) => r.n === n && r.profile === unthrottled.label);
       for (const p of compared) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { cpuPerObject } from '../../scripts/_bench-procs.js';
+import { cpuPerObject, median } from '../../scripts/_bench-procs.js';
 
 describe('cpuPerObject', () => {
   it('divides the phase CPU by N, and adds the start-up CPU for the figure including it', () => {
@@ -19,5 +19,13 @@ describe('cpuPerObject', () => {
     expect(() => cpuPerObject(1, 0, 0)).toThrow(/n is 0/);
     expect(() => cpuPerObject(-0.1, 0, 10)).toThrow(/phaseSeconds is -0\.1/);
     expect(() => cpuPerObject(1, Number.NaN, 10)).toThrow(/startUpSeconds is NaN/);
+  });
+});
+
+describe('median', () => {
+  it('is the middle value, or the mean of the two middle ones for an even count', () => {
+    expect(median([3, 1, 2])).toBe(2);
+    expect(median([1.69, 1.54])).toBeCloseTo(1.615, 10);
+    expect(median([])).toBeNaN();
   });
 });
