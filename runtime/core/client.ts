@@ -512,8 +512,8 @@ export class KubeClient {
     }
     this.stats.requests++;
     const target = this.target(p, path, opts.query);
-    // The body as a string: node:http then sends it in one write with the head, where a Buffer takes a
-    // write of two parts (and its own copy of the JSON).
+    // The body as a string: node:http joins it to the head into one chunk, where a Buffer stays a chunk of
+    // its own (and a copy of the JSON).
     const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
     const headers: Record<string, string> = { ...p.headers };
     if (authorization.header) headers.Authorization = authorization.header;
