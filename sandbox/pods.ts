@@ -354,6 +354,8 @@ export async function bindThroughDex(o: {
   plural: string;
   konnectorImage: string;
   timeoutMs?: number;
+  /** The namespaces the konnector may bind (`--allow-namespace`; they must exist). @default ["default"] */
+  allowNamespaces?: readonly string[];
 }): Promise<DexBindResult> {
   const consumer = new KubeClient(o.app.kubeConfig);
   const err = new PassThrough();
@@ -373,6 +375,7 @@ export async function bindThroughDex(o: {
     yes: true,
     skipKonnector: false,
     konnectorImage: o.konnectorImage,
+    ...(o.allowNamespaces ? { allowNamespaces: o.allowNamespaces } : {}),
     output: 'yaml',
     timeoutMs: o.timeoutMs ?? 120_000,
     io: { out: new PassThrough(), err, in: new PassThrough() },

@@ -98,6 +98,14 @@ export const SANDBOX_CLAIMS = {
 };
 export const DEMO = { namespace: 'shop', instance: 'orders-db', binding: 'orders-db-binding' } as const;
 
+/** Creates the demo's namespace in an app cluster unless it exists (the a9s demo, beside this one, may create it at the same time). */
+async function ensureDemoNamespace(app: KubeClient): Promise<void> {
+  if (await app.getOrNull(CoreResources.namespaces, undefined, DEMO.namespace)) return;
+  await app.create(CoreResources.namespaces, { metadata: { name: DEMO.namespace } }).catch((e: unknown) => {
+    if (!isAlreadyExists(e)) throw e;
+  });
+}
+
 export interface SandboxOptions {
   /** A line per completed step (and a few details). */
   log?: (line: string) => void;
@@ -735,6 +743,8 @@ export class SandboxRun {
           '--no-leader-elect',
           `--health-address=127.0.0.1:${port}`,
           '--heartbeat-interval=10s',
+          // the demo's namespace (both demos'); a claim elsewhere shows NamespaceNotAllowed naming the flag
+          `--allow-namespace=${DEMO.namespace}`,
         ]);
       }),
     );
@@ -792,6 +802,9 @@ export class SandboxRun {
         `/apis/apps/v1/namespaces/${KONNECTOR_NAMESPACE}/deployments/konnector`,
       );
       const konnectorImage = installed.spec.template.spec.containers[0]!.image;
+      // the demo's namespace, where the konnector may bind (kubectl bind --allow-namespace: it must exist)
+      const app = new KubeClient(a.kubeConfig);
+      await ensureDemoNamespace(app).finally(() => app.close());
       for (const api of BIND_APIS) {
         const [plural, ...group] = api.split('.');
         const r = await bindThroughDex({
@@ -801,6 +814,7 @@ export class SandboxRun {
           group: group.join('.'),
           plural: plural!,
           konnectorImage,
+          allowNamespaces: [DEMO.namespace],
           timeoutMs: 90_000,
         });
         this.bindOutput[`${a.name} ${api}`] = r.said.trim();
@@ -1090,11 +1104,7 @@ export async function provisionDemo(sb: Sandbox, say: (l: string) => void = (l) 
     say(`      ${hops[hop]!.toFixed(1).padStart(5)} s  ${hop}`);
   };
   try {
-    // the a9s demo may create the same namespace at the same time (it runs beside this one)
-    if (!(await app.getOrNull(CoreResources.namespaces, undefined, ns)))
-      await app.create(CoreResources.namespaces, { metadata: { name: ns } }).catch((e: unknown) => {
-        if (!isAlreadyExists(e)) throw e;
-      });
+    await ensureDemoNamespace(app);
     say(`[7/${SANDBOX_STEPS}] PostgresqlInstance + ServiceBinding in ${sb.apps[0].name}: through real Crossplane to a local PostgreSQL, credentials back down`);
     // the backend's Composition: `spec.compositionRef` on a claim, `spec.crossplane.compositionRef` on a namespaced XR
     const composition = (name: string) => (sb.apiStyle.namespaced ? { crossplane: { compositionRef: { name } } } : { compositionRef: { name } });

@@ -107,6 +107,8 @@ function startKonnector(entry: string, app: RealCluster, profile: { qps: number;
       '--kubeconfig',
       app.kubeconfigPath,
       '--no-leader-elect',
+      // the bench's claims spread over many namespaces; its admin kubeconfig is cluster-wide anyway
+      '--all-namespaces',
       '--health-address',
       '127.0.0.1:0',
       '--qps',

@@ -189,6 +189,8 @@ async function startKonnector(app: RealCluster, profile: Profile): Promise<Child
       '--kubeconfig',
       app.kubeconfigPath,
       '--no-leader-elect',
+      // the bench's claims spread over many namespaces; its admin kubeconfig is cluster-wide anyway
+      '--all-namespaces',
       '--health-address',
       `127.0.0.1:${healthPort}`,
       '--qps',

@@ -741,6 +741,8 @@ async function main(): Promise<number> {
           '--kubeconfig',
           cluster.kubeconfigPath,
           '--no-leader-elect',
+          // the soak's claims spread over many namespaces; its admin kubeconfig is cluster-wide anyway
+          '--all-namespaces',
           '--health-address',
           `127.0.0.1:${healthPort}`,
           '--log-level',

@@ -9,6 +9,7 @@ export * from './permission-claim.js';
 export * from './api-service-export-template.js';
 export * from './api-service-binding.js';
 export * from './konnector.js';
+export * from './konnector-namespaces.js';
 export * from './bind-backend.js';
 export * from './dex.js';
 export * from './konnector-flow-control.js';

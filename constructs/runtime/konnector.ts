@@ -10,10 +10,11 @@
  *   `apiservicebindings` CRD it installs at start-up.
  * - the bound resources and their `/status`: read/write (spec goes up, status comes down,
  *   provider-created objects are adopted downstream, finalizer `klutch.anynines.com/syncer`).
- * - claimed resources (Secrets/ConfigMaps by default): with `allowedNamespaces`, read/write only in
- *   those namespaces (a ClusterRole `klutch-konnector-<ns>-claims` bound by a RoleBinding in each) plus
- *   the konnector's own namespace (its kubeconfig Secrets, a Role); without it read/write cluster-wide,
- *   because consumer namespaces are then chosen by app developers at run time.
+ * - claimed resources (Secrets/ConfigMaps by default): read/write only in the namespaces of
+ *   `namespaces` (a ClusterRole `klutch-konnector-<ns>-claims` bound by a RoleBinding in each; by default
+ *   `default`, or those added with {@link Konnector.addNamespace}) plus the konnector's own namespace
+ *   (its kubeconfig Secrets, a Role); cluster-wide only with `KonnectorNamespaces.all()`, the weaker
+ *   choice named as such.
  * - both capped by the resource policy of the contract (`contract/resource-policy.ts`): a bound API
  *   or claimed resource outside it is refused here unless named in `allowedResources` (and some,
  *   such as RBAC, never), so the rendered RBAC never covers workloads, RBAC or Kubernetes APIs the
@@ -51,6 +52,7 @@ import { bindClusterRole, bindClusterRoleInNamespace, bindRole } from './_role-b
 import { checkAllowedNamespace } from '../../contract/allowed-namespaces.js';
 import { apiServiceBindingKind } from '../../contract/api/api-service-binding.js';
 import { BIND_GROUP, KONNECTOR_LEASE_NAME, KONNECTOR_NAMESPACE } from '../../contract/api/constants.js';
+import { KonnectorNamespaces } from './konnector-namespaces.js';
 import { checkGroup, checkResource } from './permission-claim.js';
 import { checkAllowedKeyPattern, type AllowedMetadataKeys } from '../../contract/metadata-keys.js';
 import { SecretTypePolicy } from '../../contract/secret-types.js';
@@ -117,14 +119,22 @@ export interface KonnectorProps {
    */
   readonly allowedSecretTypes?: string[];
   /**
-   * The app-cluster namespaces bindings may use, declared up front (the namespace allow-list). With it,
-   * the konnector's Secret and ConfigMap (claimed resources) rights exist only in these namespaces — a
-   * RoleBinding `klutch-konnector-claims` in each, to the ClusterRole `klutch-konnector-<namespace>-claims`
-   * — and in its own namespace (its kubeconfig Secrets: read and update, a Role); it gets
-   * `--allow-namespace` for each and syncs nothing elsewhere (a binding with objects elsewhere shows
-   * `NamespaceNotAllowed` naming the namespace). The namespaces must exist before the RoleBindings are
-   * applied. Never a system namespace or the konnector's own.
-   * @default undefined: every namespace, with Secret and ConfigMap rights cluster-wide
+   * The app-cluster namespaces bindings may use (the namespace allow-list). With
+   * `KonnectorNamespaces.only(…)` the konnector's Secret and ConfigMap (claimed resources) rights exist
+   * only in these namespaces — a RoleBinding `klutch-konnector-claims` in each, to the ClusterRole
+   * `klutch-konnector-<namespace>-claims` — and in its own namespace (its kubeconfig Secrets: read and
+   * update, a Role); it gets `--allow-namespace` for each and syncs nothing elsewhere (a binding with
+   * objects elsewhere shows `NamespaceNotAllowed` naming the namespace). The namespaces must exist before
+   * the RoleBindings are applied. Never a system namespace or the konnector's own.
+   * `KonnectorNamespaces.all()` (`--all-namespaces`) grants Secret and ConfigMap read/write cluster-wide:
+   * the weaker choice, for clusters where app developers bind namespaces no admin names up front.
+   * @default KonnectorNamespaces.only('default'); once {@link Konnector.addNamespace} names a namespace
+   *   (an `AppCluster` does for each namespace of its claims), only the namespaces added
+   */
+  readonly namespaces?: KonnectorNamespaces;
+  /**
+   * @deprecated use `namespaces: KonnectorNamespaces.only(…)`; the same list (`[]` is refused).
+   * @default - see `namespaces`
    */
   readonly allowedNamespaces?: string[];
   /**
@@ -151,10 +161,12 @@ export class Konnector extends Construct {
   private readonly checked: CheckedProps;
   public readonly leaseRules: readonly DocumentedRule[];
   /**
-   * With `allowedNamespaces`: the rules granted in each of them (claimed resources) and in the
-   * konnector's own namespace (its kubeconfig Secrets); empty without it (they are then in {@link rules}).
+   * Unless the konnector is cluster-wide (`KonnectorNamespaces.all()`): the rules granted in its own
+   * namespace (its kubeconfig Secrets); empty when cluster-wide (they are then in {@link rules}).
    */
   public readonly ownNamespaceRules: readonly DocumentedRule[];
+  /** The ClusterRole of the claimed-resource rules bound in each allowed namespace; undefined when cluster-wide. */
+  private claimsRole?: k8s.KubeClusterRole;
   /**
    * The ValidatingAdmissionPolicy that bounds the konnector's Secret and ConfigMap writes whatever its
    * RBAC (see {@link konnectorWritePolicy}); with its binding.
@@ -181,23 +193,49 @@ export class Konnector extends Construct {
     this.ownNamespaceRules = o.namespaces !== undefined ? kubeconfigSecretRules() : [];
     this.leaseRules = leaseRules(o.leaseName);
     this.clusterRole = this.addRbac(o.ns, labels);
-    if (o.namespaces) this.addNamespacedRbac(o.ns, o.namespaces, labels);
+    if (o.namespaces) this.addNamespacedRbac(o.ns, labels);
     this.writePolicy = this.addWritePolicy(o, labels);
     this.deployment = this.addDeployment(o, labels, selector);
     this.addAvailability(o, labels, selector);
   }
 
-  /** The RBAC the konnector gets, with reasons: the bound APIs and (without `allowedNamespaces`) the claimed resources so far. */
+  /** The cluster-wide RBAC the konnector gets, with reasons: the bound APIs and (only with `KonnectorNamespaces.all()`) the claimed resources so far. */
   public get rules(): readonly DocumentedRule[] {
     return konnectorRules(this.checked.bound, this.checked.namespaces !== undefined ? [] : this.checked.claimed);
   }
 
   /**
-   * With `allowedNamespaces`: the rules granted in each of them (claimed resources); empty without it
-   * (they are then in {@link rules}).
+   * The rules granted in each allowed namespace (claimed resources); empty when cluster-wide
+   * (`KonnectorNamespaces.all()`: they are then in {@link rules}).
    */
   public get namespacedRules(): readonly DocumentedRule[] {
     return this.checked.namespaces !== undefined ? claimRules(this.checked.claimed) : [];
+  }
+
+  /** The namespaces the konnector may bind, sorted; undefined when cluster-wide (`KonnectorNamespaces.all()`). */
+  public get allowedNamespaces(): readonly string[] | undefined {
+    return this.checked.namespaces ? [...this.checked.namespaces] : undefined;
+  }
+
+  /**
+   * Lets the konnector bind one more namespace: a RoleBinding there and one more `--allow-namespace`.
+   * The first call replaces the default `default` (the props named no `namespaces`); with
+   * `KonnectorNamespaces.all()` it changes nothing. What an `AppCluster` calls for the namespace of a claim.
+   */
+  public addNamespace(namespace: string): void {
+    const at = 'Konnector.addNamespace(namespace)';
+    const n = checkAllowedNamespace(at, namespace);
+    if (n === this.namespace) fail(at, namespace, "is the konnector's own namespace, where it never syncs claimed objects");
+    const o = this.checked;
+    if (o.namespaces === undefined) return;
+    if (o.namespacesDefaulted) {
+      o.namespacesDefaulted = false;
+      for (const d of o.namespaces) this.node.tryRemoveChild(`ClaimsRoleBinding-${d}`);
+      o.namespaces = [];
+    }
+    if (o.namespaces.includes(n)) return;
+    o.namespaces = [...o.namespaces, n].sort();
+    this.bindClaims(n);
   }
 
   /**
@@ -257,18 +295,11 @@ export class Konnector extends Construct {
       fail('KonnectorProps.allowedResources', props.allowedResources, 'must be a list of "<plural>.<group>"');
     }
     const allowed = (props.allowedResources ?? []).map((a, i) => parseAllowedResource(`KonnectorProps.allowedResources[${i}]`, a));
-    if (props.allowedNamespaces !== undefined && (!Array.isArray(props.allowedNamespaces) || props.allowedNamespaces.length === 0)) {
-      fail('KonnectorProps.allowedNamespaces', props.allowedNamespaces, 'must list at least one namespace; leave it unset for every namespace');
-    }
-    const namespaces = props.allowedNamespaces?.map((n, i) => {
-      const v = checkAllowedNamespace(`KonnectorProps.allowedNamespaces[${i}]`, n);
-      if (v === ns) fail(`KonnectorProps.allowedNamespaces[${i}]`, n, "is the konnector's own namespace, where it never syncs claimed objects: remove it");
-      return v;
-    });
+    const reach = checkNamespaces(props, ns);
     if (props.maxCachedObjectsPerBinding !== undefined) checkInt('KonnectorProps.maxCachedObjectsPerBinding', props.maxCachedObjectsPerBinding, 1, 10_000_000);
     for (const [i, a] of (props.extraArgs ?? []).entries()) {
-      if (a === '--allow-namespace' || a.startsWith('--allow-namespace=')) {
-        fail(`KonnectorProps.extraArgs[${i}]`, a, 'sets the namespace allow-list; use KonnectorProps.allowedNamespaces, which also narrows the RBAC');
+      if (a === '--allow-namespace' || a.startsWith('--allow-namespace=') || a === '--all-namespaces' || a.startsWith('--all-namespaces=')) {
+        fail(`KonnectorProps.extraArgs[${i}]`, a, 'sets the namespace allow-list; use KonnectorProps.namespaces, which also narrows the RBAC');
       }
     }
     bound.forEach((b, i) =>
@@ -287,7 +318,8 @@ export class Konnector extends Construct {
       secretTypes: SecretTypePolicy.create(props.allowedSecretTypes ?? [], 'KonnectorProps.allowedSecretTypes'),
       addedSecretTypes: [...new Set(props.allowedSecretTypes ?? [])],
       allowed,
-      namespaces: namespaces ? [...new Set(namespaces)].sort() : undefined,
+      namespaces: reach.namespaces,
+      namespacesDefaulted: reach.defaulted,
       maxCachedObjectsPerBinding: props.maxCachedObjectsPerBinding,
       extraArgs: props.extraArgs ?? [],
     };
@@ -330,21 +362,33 @@ export class Konnector extends Construct {
   }
 
   /**
-   * With `allowedNamespaces`: the claimed-resource rules as a ClusterRole bound in each allowed namespace
+   * Unless cluster-wide: the claimed-resource rules as a ClusterRole bound in each allowed namespace
    * only, and the kubeconfig Secret rules as a Role in the konnector's own namespace.
    */
-  private addNamespacedRbac(ns: string, namespaces: readonly string[], labels: Record<string, string>): void {
+  private addNamespacedRbac(ns: string, labels: Record<string, string>): void {
     const sa = { name: NAME, namespace: ns };
-    const claims = new k8s.KubeClusterRole(this, 'ClaimsClusterRole', {
+    this.claimsRole = new k8s.KubeClusterRole(this, 'ClaimsClusterRole', {
       metadata: { name: `klutch-${NAME}-${ns}-claims`, labels },
       rules: Lazy.any({ produce: () => toPolicyRules('Konnector.namespacedRules', this.namespacedRules) }) as never,
     });
-    for (const n of namespaces) bindClusterRoleInNamespace(this, `ClaimsRoleBinding-${n}`, claims, sa, { name: `klutch-${NAME}-claims`, namespace: n, labels });
+    for (const n of this.checked.namespaces ?? []) this.bindClaims(n);
     const own = new k8s.KubeRole(this, 'KubeconfigSecretsRole', {
       metadata: { name: `${NAME}-kubeconfig-secrets`, namespace: ns, labels },
       rules: toPolicyRules('Konnector.ownNamespaceRules', this.ownNamespaceRules),
     });
     bindRole(this, 'KubeconfigSecretsRoleBinding', own, sa, { name: `${NAME}-kubeconfig-secrets`, namespace: ns, labels });
+  }
+
+  /** The RoleBinding of the claimed-resource rules in allowed namespace `n`. */
+  private bindClaims(n: string): void {
+    const labels = standardLabels(NAME, 'konnector');
+    bindClusterRoleInNamespace(
+      this,
+      `ClaimsRoleBinding-${n}`,
+      this.claimsRole!,
+      { name: NAME, namespace: this.namespace },
+      { name: `klutch-${NAME}-claims`, namespace: n, labels },
+    );
   }
 
   /** The Deployment: hardened pods spread over nodes, health and metrics on one port. */
@@ -382,17 +426,20 @@ export class Konnector extends Construct {
                 imagePullPolicy: 'IfNotPresent',
                 // The health address defaults to loopback in klutch-konnector; kubelet probes and
                 // Prometheus need it on the pod IP. /healthz, /readyz and /metrics share this port.
-                args: [
-                  `--lease-name=${leaseName}`,
-                  '--lease-namespace=$(POD_NAMESPACE)',
-                  `--health-address=0.0.0.0:${PORTS.konnectorHealth}`,
-                  ...o.allowed.map((a) => `--allow-resource=${resourceName(a)}`),
-                  ...metadataKeyArgs(o.metadataKeys),
-                  ...o.addedSecretTypes.map((t) => `--allow-secret-type=${t}`),
-                  ...(o.namespaces ?? []).map((n) => `--allow-namespace=${n}`),
-                  ...(o.maxCachedObjectsPerBinding !== undefined ? [`--max-cached-objects-per-binding=${o.maxCachedObjectsPerBinding}`] : []),
-                  ...o.extraArgs,
-                ],
+                // the namespace flags at synth: addNamespace() may add one after this
+                args: Lazy.any({
+                  produce: () => [
+                    `--lease-name=${leaseName}`,
+                    '--lease-namespace=$(POD_NAMESPACE)',
+                    `--health-address=0.0.0.0:${PORTS.konnectorHealth}`,
+                    ...o.allowed.map((a) => `--allow-resource=${resourceName(a)}`),
+                    ...metadataKeyArgs(o.metadataKeys),
+                    ...o.addedSecretTypes.map((t) => `--allow-secret-type=${t}`),
+                    ...(o.namespaces === undefined ? ['--all-namespaces'] : o.namespaces.map((n) => `--allow-namespace=${n}`)),
+                    ...(o.maxCachedObjectsPerBinding !== undefined ? [`--max-cached-objects-per-binding=${o.maxCachedObjectsPerBinding}`] : []),
+                    ...o.extraArgs,
+                  ],
+                }) as never,
                 env: podIdentityEnv(),
                 ports: [{ name: 'http', containerPort: PORTS.konnectorHealth, protocol: 'TCP' }],
                 livenessProbe: {
@@ -454,8 +501,10 @@ interface CheckedProps {
   /** The Secret types the konnector copies (defaults + `allowedSecretTypes`, checked), and the additions. */
   readonly secretTypes: SecretTypePolicy;
   readonly addedSecretTypes: readonly string[];
-  /** `allowedNamespaces`, checked, sorted; undefined: every namespace. */
-  readonly namespaces?: readonly string[];
+  /** `namespaces` (or the deprecated `allowedNamespaces`), checked, sorted; undefined: every namespace (`KonnectorNamespaces.all()`). */
+  namespaces?: readonly string[];
+  /** Whether `namespaces` is the default (`default`), replaced by the first {@link Konnector.addNamespace}. */
+  namespacesDefaulted: boolean;
   readonly maxCachedObjectsPerBinding?: number;
   readonly extraArgs: readonly string[];
 }
@@ -470,6 +519,30 @@ function checkMetadataKeys(v: AllowedMetadataKeys | undefined): CheckedProps['me
     return [...new Set((l ?? []).map((p, i) => checkAllowedKeyPattern(`${P}.${kind}[${i}]`, p)))];
   };
   return { labels: list('labels'), annotations: list('annotations') };
+}
+
+/**
+ * `KonnectorProps.namespaces` (or the deprecated `allowedNamespaces`), checked: the sorted namespaces
+ * (undefined for `KonnectorNamespaces.all()`), and whether they are the default.
+ */
+function checkNamespaces(props: KonnectorProps, ns: string): { namespaces?: readonly string[]; defaulted: boolean } {
+  const legacy = props.allowedNamespaces;
+  if (props.namespaces !== undefined && legacy !== undefined) {
+    fail('KonnectorProps.allowedNamespaces', legacy, 'is the deprecated form of KonnectorProps.namespaces; give only namespaces');
+  }
+  if (props.namespaces !== undefined && !(props.namespaces instanceof KonnectorNamespaces)) {
+    fail('KonnectorProps.namespaces', props.namespaces, "must be KonnectorNamespaces.only('team-a', …) or KonnectorNamespaces.all()");
+  }
+  if (legacy !== undefined && (!Array.isArray(legacy) || legacy.length === 0)) {
+    fail('KonnectorProps.allowedNamespaces', legacy, 'must list at least one namespace (deprecated: use KonnectorProps.namespaces)');
+  }
+  const field = legacy !== undefined ? 'KonnectorProps.allowedNamespaces' : 'KonnectorProps.namespaces';
+  const list = legacy?.map((n, i) => checkAllowedNamespace(`${field}[${i}]`, n)) ?? (props.namespaces ?? KonnectorNamespaces.only('default')).namespaces;
+  if (list === undefined) return { namespaces: undefined, defaulted: false };
+  list.forEach((n, i) => {
+    if (n === ns) fail(`${field}[${i}]`, n, "is the konnector's own namespace, where it never syncs claimed objects: remove it");
+  });
+  return { namespaces: [...new Set(list)].sort(), defaulted: props.namespaces === undefined && legacy === undefined };
 }
 
 /** The konnector flags of the checked allow-list. */
@@ -545,24 +618,24 @@ function konnectorRules(bound: CheckedProps['bound'], claimed: ClaimedResource[]
       apiGroups: [c.group],
       resources: c.resources,
       verbs: READ_WRITE,
-      why: 'copy claimed objects (service-binding credentials) between provider and consumer namespaces chosen by app developers (no allowedNamespaces: cluster-wide)',
+      why: 'copy claimed objects (service-binding credentials) between provider and consumer namespaces chosen by app developers (KonnectorNamespaces.all(): cluster-wide)',
     })),
     { apiGroups: [''], resources: ['namespaces'], verbs: READ, why: 'a deleted consumer namespace deletes its APIServiceNamespace upstream' },
     { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'], why: 'record events on bindings and synced objects' },
   ];
 }
 
-/** With allowedNamespaces: the rules bound in each allowed namespace (claimed resources only). */
+/** Unless cluster-wide: the rules bound in each allowed namespace (claimed resources only). */
 function claimRules(claimed: ClaimedResource[]): DocumentedRule[] {
   return groupClaims(claimed).map((c) => ({
     apiGroups: [c.group],
     resources: c.resources,
     verbs: READ_WRITE,
-    why: 'copy claimed objects (service-binding credentials) between the provider and this allowed namespace (KonnectorProps.allowedNamespaces)',
+    why: 'copy claimed objects (service-binding credentials) between the provider and this allowed namespace (KonnectorProps.namespaces)',
   }));
 }
 
-/** With allowedNamespaces: the konnector's own namespace, where the provider kubeconfig Secrets of its bindings live. */
+/** Unless cluster-wide: the konnector's own namespace, where the provider kubeconfig Secrets of its bindings live. */
 function kubeconfigSecretRules(): DocumentedRule[] {
   return [
     {
@@ -583,14 +656,14 @@ const celString = (v: string) => `'${v.replace(/\\/g, '\\\\').replace(/'/g, "\\'
  * The spec of the ValidatingAdmissionPolicy that the API server applies to every Secret and ConfigMap
  * write (create, update, delete) of the konnector's ServiceAccount `system:serviceaccount:<ns>:konnector`,
  * so that it holds for whoever holds that account's token, not only for the konnector's code. The RBAC
- * grants Secret/ConfigMap write cluster-wide (bound namespaces are chosen by app developers, at run
- * time); this policy takes out of it:
+ * grants Secret/ConfigMap write in the allowed namespaces (cluster-wide with `KonnectorNamespaces.all()`);
+ * this policy takes out of it, in either case:
  * - any write in kube-system, kube-public and kube-node-lease (a Secret of type
  *   `bootstrap.kubernetes.io/token` there joins nodes; the konnector never binds these namespaces);
  * - a Secret of a type outside the konnector's Secret type allow-list (contract/secret-types.ts), above
  *   all `kubernetes.io/service-account-token`, with which the token controller would mint a token of any
  *   ServiceAccount of the namespace into a Secret the konnector's token can read.
- * Reads are not admission requests: Secret read stays cluster-wide (docs/bind.md, threat model).
+ * Reads are not admission requests: only the RBAC bounds Secret read (docs/bind.md, threat model).
  */
 export function konnectorWritePolicy(ns: string, types: SecretTypePolicy): Record<string, unknown> {
   const exact = types.rules.filter((r) => !r.type.endsWith('*')).map((r) => celString(r.type));

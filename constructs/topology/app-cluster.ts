@@ -8,6 +8,7 @@ import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
 import { fail } from '../_errors.js';
 import { apiServiceBindingKind } from '../../contract/index.js';
+import { checkAllowedNamespace } from '../../contract/allowed-namespaces.js';
 import type { IDataService } from '../dataservice/index.js';
 import { KlutchMonitoring, type MonitoringOptions } from '../monitoring/index.js';
 import {
@@ -196,14 +197,33 @@ export class AppCluster extends ClusterChart {
     const namespace = props.namespace ?? 'default';
     const key = `${bindingName}/${namespace}/${props.name}`;
     if (this.claimNames.has(key)) fail(`${P}.name`, props.name, `is already a ${kind} in namespace ${namespace} of cluster "${this.clusterName}"`);
-    this.claimNames.add(key);
     if (!props.spec || typeof props.spec !== 'object') fail(`${P}.spec`, props.spec, 'must be an object');
+    this.allowClaimNamespace(`${P}.namespace`, namespace);
+    this.claimNames.add(key);
     return new ApiObject(this, `Claim ${bindingName} ${namespace} ${props.name}`, {
       apiVersion: `${api.group}/${api.version}`,
       kind: api.kind,
       metadata: { name: props.name, namespace, ...(props.labels ? { labels: { ...props.labels } } : {}) },
       spec: props.spec,
     });
+  }
+
+  /**
+   * The konnector may bind the namespace of a claim: added to its namespaces when the props chose none
+   * (the default `default` is replaced by the claims' namespaces), refused when the props named others.
+   */
+  private allowClaimNamespace(at: string, namespace: string): void {
+    checkAllowedNamespace(at, namespace);
+    const chosen = this.props.konnector?.namespaces ?? this.props.konnector?.allowedNamespaces;
+    const allowed = this.konnector.allowedNamespaces;
+    if (chosen !== undefined && allowed !== undefined && !allowed.includes(namespace)) {
+      fail(
+        at,
+        namespace,
+        `is not one of the konnector's namespaces (${allowed.join(', ')}): nothing would be synced there; add it to AppClusterProps.konnector.namespaces or put the claim in one of them`,
+      );
+    }
+    this.konnector.addNamespace(namespace);
   }
 
   /** The kind (and group) a claim is of: its data service's, checked to be of this cluster's control plane, or `kind` (and `group`). */

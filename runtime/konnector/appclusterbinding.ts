@@ -245,6 +245,9 @@ export class AppClusterBindingController {
         `--binding-root-namespace=${root}`,
         `--lease-namespace=${root}`,
         '--health-address=0.0.0.0:8080',
+        // the app cluster's admin bounds this konnector by the kubeconfig handed over (its RBAC there), not by a
+        // role we render; narrow what it syncs with spec.konnector.overrides.args (docs/konnector.md)
+        '--all-namespaces',
       ],
       env: [
         { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },

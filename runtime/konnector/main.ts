@@ -128,9 +128,14 @@ export function buildCommand(): Command {
     )
     .option(
       '--allow-namespace <ns>',
-      'an app-cluster namespace bindings may use (repeatable or comma-separated); when given, nothing is synced in any other namespace (condition NamespaceNotAllowed) and the Konnector construct grants Secret rights only in these; default: every namespace',
+      'an app-cluster namespace bindings may use (repeatable or comma-separated); nothing is synced in any other namespace (condition NamespaceNotAllowed) and the Konnector construct grants Secret rights only in these; this or --all-namespaces is required',
       repeatable('--allow-namespace', checkAllowedNamespace, true),
       [] as string[],
+    )
+    .option(
+      '--all-namespaces',
+      'sync in every namespace (the weaker choice: the Konnector construct then grants Secret and ConfigMap rights cluster-wide); this or --allow-namespace is required',
+      false,
     )
     .option(
       '--max-cached-objects-per-binding <n>',
@@ -186,10 +191,42 @@ function appClusterBindingRunner(client: KubeClient, image: string | undefined, 
   };
 }
 
+/** Flags that choose the konnector's namespace reach: one of them is required. */
+export const NAMESPACE_CHOICE_FLAGS = ['--allow-namespace', '--all-namespaces'] as const;
+
+/**
+ * The namespaces the konnector may bind (KonnectorOptions.allowedNamespaces): `--allow-namespace`'s
+ * values, or undefined for `--all-namespaces`. Neither or both is an error naming both flags: the
+ * deployers (Konnector construct, kubectl bind, AppClusterBinding) always pass one, so a konnector
+ * started without a choice is a mistake, never silently cluster-wide. The AppClusterBinding controller
+ * (`--app-cluster-binding-controller`) syncs nothing and needs neither.
+ */
+export function namespaceChoice(o: { allowNamespace: string[]; allNamespaces: boolean; appClusterBindingController?: boolean }): string[] | undefined {
+  if (o.appClusterBindingController) return undefined;
+  const [allow, all] = NAMESPACE_CHOICE_FLAGS;
+  if (o.allNamespaces && o.allowNamespace.length > 0) {
+    throw new Error(
+      `${all} and ${allow}=${o.allowNamespace.join(',')} contradict each other: pass ${allow} (only those namespaces) or ${all} (every namespace), not both`,
+    );
+  }
+  if (o.allNamespaces) return undefined;
+  if (o.allowNamespace.length === 0) {
+    throw new Error(
+      `no namespace choice: pass ${allow} <ns> (repeatable; the namespaces whose Secrets and ConfigMaps the konnector may sync) or ${all} (every namespace, the weaker choice); the Konnector construct and kubectl bind pass one`,
+    );
+  }
+  return o.allowNamespace;
+}
+
 export async function main(argv = process.argv): Promise<void> {
   const cmd = buildCommand();
   cmd.parse(argv);
   const o = cmd.opts();
+  const allowedNamespaces = namespaceChoice({
+    allowNamespace: o.allowNamespace,
+    allNamespaces: o.allNamespaces,
+    appClusterBindingController: o.appClusterBindingController,
+  });
   const log = createLogger('klutch-konnector', o.logLevel);
   const local = loadKubeConfig(o.kubeconfig, o.context);
   const leaseNamespace: string = o.leaseNamespace ?? process.env.POD_NAMESPACE ?? 'kube-system';
@@ -238,7 +275,7 @@ export async function main(argv = process.argv): Promise<void> {
         upstreamDeletionTimeoutMs: o.upstreamDeletionTimeout,
         allowedResources: o.allowResource,
         allowedSecretTypes: o.allowSecretType,
-        allowedNamespaces: o.allowNamespace.length > 0 ? o.allowNamespace : undefined,
+        allowedNamespaces,
         maxCachedObjectsPerBinding: o.maxCachedObjectsPerBinding,
         writeBudget: o.writeBudget,
         writeBudgetWindowMs: o.writeBudgetWindow,

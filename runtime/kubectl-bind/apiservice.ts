@@ -14,7 +14,17 @@ import { decideResource, parseAllowedResource, resourceName, type AllowedResourc
 import { checkAllowedSecretType } from '../../contract/secret-types.js';
 import { checkAllowedNamespace } from '../../contract/allowed-namespaces.js';
 import { EXPORTED_LABEL, KONNECTOR_NAMESPACE } from '../../contract/api/constants.js';
-import { ALLOW_FLAG, ALLOW_NAMESPACE_FLAG, allowedByNameWarning, checkRequest, claimDetails, describeClaim, namespaceScopeLine } from './consent.js';
+import {
+  ALL_NAMESPACES_FLAG,
+  ALLOW_FLAG,
+  ALLOW_NAMESPACE_FLAG,
+  allowedByNameWarning,
+  checkRequest,
+  claimDetails,
+  contextNamespace,
+  describeClaim,
+  namespaceScopeLine,
+} from './consent.js';
 import { CliError, Exit, Progress, clean, checkSecureUrl, clientFor, parseRemoteKubeconfig, render, safeClose, type OutputFormat } from './util.js';
 import { PROVIDER_KUBECONFIG_LABEL } from './exit.js';
 
@@ -66,9 +76,21 @@ export interface ApiServiceOptions {
   /**
    * Namespaces the konnector's Secret and ConfigMap rights are narrowed to (`--allow-namespace`, checked
    * by `parseAllowNamespaces`), merged with the installed konnector's: a re-render never drops one.
-   * @default none: the installed konnector's, or cluster-wide when it has none
+   * @default [contextNamespace]
    */
   allowNamespaces?: readonly string[];
+  /**
+   * `--all-namespaces`: Secret and ConfigMap rights in every namespace (the weaker choice, flagged in the
+   * consent text). Needed again on every bind to keep an installed cluster-wide konnector cluster-wide.
+   * @default false
+   */
+  allNamespaces?: boolean;
+  /**
+   * The namespace of the app cluster's kubeconfig context (checked by `contextNamespace()` of consent.ts):
+   * the konnector's namespace when neither `allowNamespaces` nor `allNamespaces` is given.
+   * @default "default"
+   */
+  contextNamespace?: string;
   io: IO;
 }
 
@@ -367,17 +389,38 @@ type KonnectorDeployment = KubeObject & { spec?: { template?: { spec?: { contain
 const DEPLOYMENTS: ResourceRef = { group: 'apps', version: 'v1', plural: 'deployments', namespaced: true, kind: 'Deployment' };
 
 /**
- * The namespaces the konnector will have Secret and ConfigMap rights in after this run: the installed
- * konnector's `--allow-namespace` flags and this run's, sorted; empty means cluster-wide. Each must exist
- * (its RoleBinding is applied there): a missing one is refused before anything is written.
+ * The namespaces the konnector will have Secret and ConfigMap rights in after this run, sorted, or
+ * undefined for every namespace (`--all-namespaces`, asked again on each run). Otherwise this run's
+ * `--allow-namespace` values, else the kubeconfig context's namespace (`default` when it names none),
+ * plus the installed konnector's `--allow-namespace` flags (never dropped). An installed konnector that
+ * is cluster-wide (`--all-namespaces`, or installed before the default was narrow: no namespace flag)
+ * is narrowed, with a warning saying so. Each namespace asked for must exist (its RoleBinding is applied
+ * there): a missing one is refused before anything is written.
  */
-export async function konnectorNamespaces(consumer: KubeClient, existing: KonnectorDeployment | undefined, o: ApiServiceOptions): Promise<string[]> {
-  const installed = installedNamespaces(existing?.spec?.template?.spec?.containers?.[0]?.args, (m) => o.io.err.write(m));
-  const merged = [...new Set([...installed, ...(o.allowNamespaces ?? [])])].sort();
-  for (const ns of o.allowNamespaces ?? []) {
+export async function konnectorNamespaces(
+  consumer: KubeClient,
+  existing: KonnectorDeployment | undefined,
+  o: ApiServiceOptions,
+): Promise<string[] | undefined> {
+  if (o.allNamespaces) return undefined;
+  const args = existing?.spec?.template?.spec?.containers?.[0]?.args;
+  const installed = installedNamespaces(args, (m) => o.io.err.write(m));
+  const fromFlag = (o.allowNamespaces?.length ?? 0) > 0;
+  const asked = fromFlag ? [...o.allowNamespaces!] : [contextNamespace(o.contextNamespace)];
+  for (const ns of asked) {
     if (!(await consumer.getOrNull(NAMESPACES, undefined, ns))) {
-      throw new CliError(`${ALLOW_NAMESPACE_FLAG}: namespace "${ns}" does not exist in this cluster; create it first (its RoleBinding goes there)`, Exit.USAGE);
+      const what = fromFlag ? `${ALLOW_NAMESPACE_FLAG}: namespace "${ns}"` : `namespace "${ns}" (the kubeconfig context's namespace, the konnector's default)`;
+      throw new CliError(
+        `${what} does not exist in this cluster; create it first (its RoleBinding goes there), or pass ${ALLOW_NAMESPACE_FLAG} <namespace>`,
+        Exit.USAGE,
+      );
     }
+  }
+  const merged = [...new Set([...installed, ...asked])].sort();
+  if (existing && (installed.length === 0 || args?.includes(ALL_NAMESPACES_FLAG))) {
+    o.io.err.write(
+      `⚠️  the installed konnector may read and write Secrets and ConfigMaps in every namespace; this bind narrows it to ${merged.join(', ')}: objects of bindings elsewhere stop syncing (condition NamespaceNotAllowed). To keep it cluster-wide, bind again with ${ALL_NAMESPACES_FLAG}\n`,
+    );
   }
   return merged;
 }
@@ -386,11 +429,11 @@ export async function konnectorNamespaces(consumer: KubeClient, existing: Konnec
  * Installs or upgrades the konnector (SSA of the Konnector construct's manifests), covering every bound
  * API, narrowed to `namespaces` (those consented to) plus any the Deployment gained since they were read.
  */
-async function installKonnector(consumer: KubeClient, scope: KonnectorScope, o: ApiServiceOptions, namespaces: readonly string[]): Promise<void> {
+async function installKonnector(consumer: KubeClient, scope: KonnectorScope, o: ApiServiceOptions, namespaces: readonly string[] | undefined): Promise<void> {
   const existing = await consumer.getOrNull<KonnectorDeployment>(DEPLOYMENTS, KONNECTOR_NAMESPACE, 'konnector');
   const installedImage = existing?.spec?.template?.spec?.containers?.[0]?.image;
   // loaded on demand: cdk8s is heavy and only needed here
-  const { DEFAULT_IMAGES, konnectorManifests } = await import('../../constructs/runtime/index.js');
+  const { DEFAULT_IMAGES, konnectorManifests, KonnectorNamespaces } = await import('../../constructs/runtime/index.js');
   let image = o.konnectorImage ?? DEFAULT_IMAGES.konnector;
   if (!o.konnectorImage && installedImage) {
     const have = semver(imageTag(installedImage));
@@ -411,14 +454,15 @@ async function installKonnector(consumer: KubeClient, scope: KonnectorScope, o: 
   const { boundApis, claimedResources } = konnectorGrants(scope, [...allowed.values()], warn);
   const installedArgs = existing?.spec?.template?.spec?.containers?.[0]?.args;
   const allowedSecretTypes = installedSecretTypes(installedArgs, warn);
-  const allowedNamespaces = [...new Set([...namespaces, ...installedNamespaces(installedArgs, warn)])].sort();
+  // every namespace only as consented this run; else those consented plus any the Deployment gained since
+  const reach = namespaces ? KonnectorNamespaces.only(...namespaces, ...installedNamespaces(installedArgs, warn)) : KonnectorNamespaces.all();
   const manifests = konnectorManifests({
     image,
     boundApis,
     claimedResources,
     allowedResources: [...allowed.keys()].sort(),
     allowedSecretTypes,
-    ...(allowedNamespaces.length > 0 ? { allowedNamespaces } : {}),
+    namespaces: reach,
   }) as KubeObject[];
   for (const m of manifests) {
     const [g, v] = (m.apiVersion as string).includes('/') ? (m.apiVersion as string).split('/') : ['', m.apiVersion as string];
@@ -548,12 +592,20 @@ export async function bindApiService(request: ExportRequestDoc, o: ApiServiceOpt
   const policy = checkRequest(request, o.allowResources ?? []);
   for (const d of policy.filter((x) => x.allowedByName)) o.io.err.write(`${allowedByNameWarning(d)}\n`);
   // where the konnector may touch Secrets: said before the claims are asked
-  if (o.skipKonnector && o.allowNamespaces?.length) {
-    throw new CliError(`${ALLOW_NAMESPACE_FLAG} narrows the konnector this command installs; drop --skip-konnector or the flag`, Exit.USAGE);
+  if (o.allNamespaces && o.allowNamespaces?.length) {
+    throw new CliError(`${ALL_NAMESPACES_FLAG} and ${ALLOW_NAMESPACE_FLAG} contradict each other: pass one of them`, Exit.USAGE);
+  }
+  if (o.skipKonnector && (o.allowNamespaces?.length || o.allNamespaces)) {
+    const flag = o.allNamespaces ? ALL_NAMESPACES_FLAG : ALLOW_NAMESPACE_FLAG;
+    throw new CliError(`${flag} sets the namespaces of the konnector this command installs; drop --skip-konnector or the flag`, Exit.USAGE);
   }
   const konnector = o.skipKonnector ? undefined : await o.consumer.getOrNull<KonnectorDeployment>(DEPLOYMENTS, KONNECTOR_NAMESPACE, 'konnector');
   const namespaces = o.skipKonnector ? [] : await konnectorNamespaces(o.consumer, konnector, o);
-  if (!o.skipKonnector) o.io.err.write(`${namespaceScopeLine(namespaces)}\n`);
+  if (!o.skipKonnector) {
+    const kept = installedNamespaces(konnector?.spec?.template?.spec?.containers?.[0]?.args, () => undefined).length > 0;
+    const from = `${o.allowNamespaces?.length ? ALLOW_NAMESPACE_FLAG : "the kubeconfig context's namespace"}${kept ? " + the installed konnector's" : ''}`;
+    o.io.err.write(`${namespaceScopeLine(namespaces, from)}\n`);
+  }
   const decisions = new Map<number, Array<PermissionClaim & { state: 'Accepted' | 'Rejected' }>>();
   for (const [i, r] of request.spec.resources.entries()) {
     decisions.set(i, await askConsent(r.permissionClaims ?? [], o, `${r.resource}.${r.group ?? ''}`));

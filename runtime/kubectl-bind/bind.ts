@@ -37,8 +37,12 @@ export interface BindOptions {
   resource?: string;
   /** `--allow-resource`: resources outside the default allow-list the user allows. */
   allowResources?: readonly AllowedResource[];
-  /** `--allow-namespace`: namespaces the konnector's Secret and ConfigMap rights are narrowed to. */
+  /** `--allow-namespace`: namespaces the konnector's Secret and ConfigMap rights are narrowed to. @default [contextNamespace] */
   allowNamespaces?: readonly string[];
+  /** `--all-namespaces`: Secret and ConfigMap rights in every namespace (the weaker choice). @default false */
+  allNamespaces?: boolean;
+  /** The namespace of the app cluster's kubeconfig context: the konnector's namespace without the two flags. @default "default" */
+  contextNamespace?: string;
   io: IO;
 }
 
@@ -218,6 +222,8 @@ export async function bind(o: BindOptions): Promise<void> {
       timeoutMs: o.timeoutMs,
       allowResources: o.allowResources,
       allowNamespaces: o.allowNamespaces,
+      allNamespaces: o.allNamespaces,
+      contextNamespace: o.contextNamespace,
       io: o.io,
     });
     all.push(...bindings);

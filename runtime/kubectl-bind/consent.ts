@@ -56,11 +56,37 @@ export function parseAllowNamespaces(values: readonly string[] | undefined): str
   return [...out].sort();
 }
 
-/** The consent line saying where the konnector may touch Secrets and ConfigMaps. */
-export function namespaceScopeLine(namespaces: readonly string[]): string {
-  return namespaces.length
-    ? `🔒 the konnector may read and write Secrets and ConfigMaps only in namespace${namespaces.length === 1 ? '' : 's'} ${namespaces.join(', ')} (${ALLOW_NAMESPACE_FLAG}) and its own, ${KONNECTOR_NAMESPACE}; it syncs nothing elsewhere`
-    : `⚠️  the konnector may read and write Secrets and ConfigMaps cluster-wide (no ${ALLOW_NAMESPACE_FLAG} declared); narrow it with ${ALLOW_NAMESPACE_FLAG} <namespace>`;
+/** The flag that gives the konnector Secret and ConfigMap rights in every namespace (the weaker choice). */
+export const ALL_NAMESPACES_FLAG = '--all-namespaces';
+
+/**
+ * The namespace of the app cluster's kubeconfig context, as kubectl takes it (`default` when the context
+ * names none), checked as `--allow-namespace` is: the konnector's default namespace.
+ */
+export function contextNamespace(ns: string | undefined): string {
+  const v = ns || 'default';
+  try {
+    checkAllowedNamespace("the kubeconfig context's namespace", v);
+  } catch (e) {
+    throw new CliError(`${(e as Error).message}; pass ${ALLOW_NAMESPACE_FLAG} <namespace> (or ${ALL_NAMESPACES_FLAG})`, Exit.USAGE);
+  }
+  if (v === KONNECTOR_NAMESPACE) {
+    throw new CliError(
+      `the kubeconfig context's namespace: "${v}" is the konnector's own namespace, where it never syncs claimed objects; pass ${ALLOW_NAMESPACE_FLAG} <namespace> (or ${ALL_NAMESPACES_FLAG})`,
+      Exit.USAGE,
+    );
+  }
+  return v;
+}
+
+/**
+ * The consent line saying where the konnector may touch Secrets and ConfigMaps: `namespaces` (from
+ * `--allow-namespace`, or `from` says where else), or every namespace (`undefined`, `--all-namespaces`).
+ */
+export function namespaceScopeLine(namespaces: readonly string[] | undefined, from: string = ALLOW_NAMESPACE_FLAG): string {
+  return namespaces
+    ? `🔒 the konnector may read and write Secrets and ConfigMaps only in namespace${namespaces.length === 1 ? '' : 's'} ${namespaces.join(', ')} (${from}) and its own, ${KONNECTOR_NAMESPACE}; it syncs nothing elsewhere (more with ${ALLOW_NAMESPACE_FLAG} <namespace>)`
+    : `⚠️  the konnector may read and write Secrets and ConfigMaps in EVERY namespace (${ALL_NAMESPACES_FLAG}): whoever holds its token reads every Secret of this cluster; without the flag it is narrowed to the context's namespace or ${ALLOW_NAMESPACE_FLAG}`;
 }
 
 interface RequestLike {

@@ -69,9 +69,14 @@ const kubeFlags = (c: Command) =>
     )
     .option(
       '--allow-namespace <namespace>',
-      "narrow the konnector's Secret and ConfigMap rights to this namespace (a RoleBinding there instead of cluster-wide rights); it syncs nothing elsewhere; repeatable; added to the installed konnector's, never dropped; the namespace must exist",
+      'a namespace where the konnector may read and write Secrets and ConfigMaps (a RoleBinding there); it syncs nothing elsewhere; repeatable; added to the installed konnector\'s, never dropped; must exist (default: the kubeconfig context\'s namespace, else "default")',
       (v: string, prev: string[]) => [...prev, v],
       [] as string[],
+    )
+    .option(
+      '--all-namespaces',
+      'give the konnector Secret and ConfigMap read/write in EVERY namespace (the weaker choice; needed again on each bind to keep an installed konnector cluster-wide)',
+      false,
     )
     .option('--skip-konnector', 'do not install or upgrade the konnector', false)
     .option('--konnector-image <image>', 'konnector image to install (default: the one matching this kubectl-bind)')
@@ -107,7 +112,8 @@ export function program(io: IO, env: NodeJS.ProcessEnv = process.env): Command {
     const allowResources = parseAllowResources(o.allowResource as string[]);
     const allowNamespaces = parseAllowNamespaces(o.allowNamespace as string[]);
     const timeoutMs = parseTimeout('--timeout', o.timeout as string);
-    const consumer = clientFor(loadKubeConfig({ kubeconfig: o.kubeconfig as string, context: o.context as string }));
+    const access = loadKubeConfig({ kubeconfig: o.kubeconfig as string, context: o.context as string });
+    const consumer = clientFor(access);
     try {
       await bind({
         url,
@@ -123,6 +129,8 @@ export function program(io: IO, env: NodeJS.ProcessEnv = process.env): Command {
         resource: o.resource as string | undefined,
         allowResources,
         allowNamespaces,
+        allNamespaces: o.allNamespaces as boolean,
+        contextNamespace: access.namespace,
         io,
       });
     } finally {
@@ -168,7 +176,8 @@ export function program(io: IO, env: NodeJS.ProcessEnv = process.env): Command {
     const allowNamespaces = parseAllowNamespaces(o.allowNamespace as string[]);
     const timeoutMs = parseTimeout('--timeout', o.timeout as string);
     const request = parseExportRequest(await readRequestSource(file, io.in), file === '-' ? 'stdin' : file);
-    const consumer = clientFor(loadKubeConfig({ kubeconfig: o.kubeconfig as string, context: o.context as string }));
+    const access = loadKubeConfig({ kubeconfig: o.kubeconfig as string, context: o.context as string });
+    const consumer = clientFor(access);
     try {
       let remoteKubeconfig: string;
       let secretName: string | undefined;
@@ -206,6 +215,8 @@ export function program(io: IO, env: NodeJS.ProcessEnv = process.env): Command {
         timeoutMs,
         allowResources,
         allowNamespaces,
+        allNamespaces: o.allNamespaces as boolean,
+        contextNamespace: access.namespace,
         io,
       });
       if (!o.dryRun) printBindings(bindings, output, io);

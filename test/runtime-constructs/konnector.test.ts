@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { DEFAULT_IMAGES, Konnector, konnectorManifests } from '../../constructs/runtime/index.js';
+import { DEFAULT_IMAGES, Konnector, konnectorManifests, KonnectorNamespaces } from '../../constructs/runtime/index.js';
 import { all, chart, expectHardened, expectNoWildcards, find, rulesFor, synth } from './_helpers.js';
 
 const bound = [{ group: 'anynines.com', resources: ['postgresqlinstances', 'servicebindings'] }];
@@ -37,7 +37,7 @@ describe('Konnector', () => {
 
   test('RBAC covers exactly the bound APIs, claimed secrets/configmaps, bindings and its own lease', () => {
     const c = chart();
-    new Konnector(c, 'K', { boundApis: bound });
+    new Konnector(c, 'K', { boundApis: bound, namespaces: KonnectorNamespaces.all() });
     const objs = synth(c);
     expectNoWildcards(objs);
     const role = find(objs, 'ClusterRole');
@@ -72,6 +72,7 @@ describe('Konnector', () => {
     const upd = leaseRole.rules.find((r: any) => r.verbs.includes('update'));
     expect(upd.resourceNames).toEqual(['klutch-bind']);
     expect(find(objs, 'RoleBinding').roleRef.name).toBe(leaseRole.metadata.name);
+    expect(find(objs, 'Deployment').spec.template.spec.containers[0].args).toContain('--all-namespaces');
   });
 
   test('no bound API → no data-service group in the RBAC', () => {
@@ -258,10 +259,10 @@ describe('Konnector write policy (ValidatingAdmissionPolicy on its ServiceAccoun
   });
 });
 
-describe('Konnector: allowedNamespaces narrows the Secret rights to the bound namespaces', () => {
+describe('Konnector: namespaces narrows the Secret rights to the bound namespaces', () => {
   test('no cluster-wide Secret or ConfigMap rule; a RoleBinding in each allowed namespace, a Role for its kubeconfig Secrets', () => {
     const c = chart();
-    const k = new Konnector(c, 'K', { boundApis: bound, allowedNamespaces: ['team-b', 'team-a'] });
+    const k = new Konnector(c, 'K', { boundApis: bound, namespaces: KonnectorNamespaces.only('team-b', 'team-a') });
     const objs = synth(c);
     const clusterRoles = all(objs, 'ClusterRole');
     const main = clusterRoles.find((r: any) => r.metadata.name === 'klutch-konnector-klutch-bind')!;
@@ -287,13 +288,77 @@ describe('Konnector: allowedNamespaces narrows the Secret rights to the bound na
     expect(args).toEqual(expect.arrayContaining(['--allow-namespace=team-a', '--allow-namespace=team-b']));
   });
 
-  test('without it the Secret rights stay cluster-wide (every namespace) and no flag is passed', () => {
+  test('by default: no cluster-wide Secret or ConfigMap rule at all, rights only in namespace default', () => {
     const c = chart();
     const k = new Konnector(c, 'K', { boundApis: bound });
+    const objs = synth(c);
+    for (const r of all(objs, 'ClusterRole')) {
+      const bindsClusterWide = all(objs, 'ClusterRoleBinding').some((b: any) => b.roleRef.name === r.metadata.name);
+      if (!bindsClusterWide) continue;
+      expect(r.rules.filter((x: any) => x.apiGroups.includes('') && (x.resources.includes('secrets') || x.resources.includes('configmaps')))).toEqual([]);
+    }
+    expect(k.allowedNamespaces).toEqual(['default']);
+    const rbs = all(objs, 'RoleBinding').filter((b: any) => b.roleRef.name === 'klutch-konnector-klutch-bind-claims');
+    expect(rbs.map((b: any) => b.metadata.namespace)).toEqual(['default']);
+    const args = find(objs, 'Deployment').spec.template.spec.containers[0].args;
+    expect(args.filter((a: string) => a.startsWith('--allow-namespace') || a.startsWith('--all-namespaces'))).toEqual(['--allow-namespace=default']);
+  });
+
+  test('addNamespace replaces the default namespace, then adds; with all() it changes nothing', () => {
+    const c = chart();
+    const k = new Konnector(c, 'K', { boundApis: bound });
+    k.addNamespace('shop');
+    k.addNamespace('team-a');
+    k.addNamespace('shop');
+    const objs = synth(c);
+    expect(k.allowedNamespaces).toEqual(['shop', 'team-a']);
+    const rbs = all(objs, 'RoleBinding').filter((b: any) => b.roleRef.name === 'klutch-konnector-klutch-bind-claims');
+    expect(rbs.map((b: any) => b.metadata.namespace).sort()).toEqual(['shop', 'team-a']);
+    const args = find(objs, 'Deployment').spec.template.spec.containers[0].args;
+    expect(args.filter((a: string) => a.startsWith('--allow-namespace'))).toEqual(['--allow-namespace=shop', '--allow-namespace=team-a']);
+    // an explicit list is added to, never replaced
+    const e = new Konnector(chart(), 'K', { namespaces: KonnectorNamespaces.only('default') });
+    e.addNamespace('shop');
+    expect(e.allowedNamespaces).toEqual(['default', 'shop']);
+    const wide = new Konnector(chart(), 'K', { namespaces: KonnectorNamespaces.all() });
+    wide.addNamespace('shop');
+    expect(wide.allowedNamespaces).toBeUndefined();
+    expect(wide.rules.some((r) => r.resources.includes('secrets'))).toBe(true);
+    expect(() => k.addNamespace('kube-system')).toThrow('Konnector.addNamespace(namespace): "kube-system" is a system namespace');
+    expect(() => k.addNamespace('klutch-bind')).toThrow('Konnector.addNamespace(namespace): "klutch-bind" is the konnector\'s own namespace');
+  });
+
+  test('KonnectorNamespaces.all() is the explicit cluster-wide choice: rules cluster-wide, --all-namespaces, no RoleBinding', () => {
+    const c = chart();
+    const k = new Konnector(c, 'K', { boundApis: bound, namespaces: KonnectorNamespaces.all() });
+    const objs = synth(c);
     expect(k.rules.some((r) => r.resources.includes('secrets'))).toBe(true);
     expect(k.namespacedRules).toEqual([]);
-    const args = find(synth(c), 'Deployment').spec.template.spec.containers[0].args;
-    expect(args.some((a: string) => a.startsWith('--allow-namespace'))).toBe(false);
+    expect(all(objs, 'RoleBinding').some((b: any) => b.roleRef.name.endsWith('-claims'))).toBe(false);
+    const args = find(objs, 'Deployment').spec.template.spec.containers[0].args;
+    expect(args.filter((a: string) => a.startsWith('--allow-namespace') || a.startsWith('--all-namespaces'))).toEqual(['--all-namespaces']);
+    expect(String(KonnectorNamespaces.all())).toBe('KonnectorNamespaces.all()');
+    expect(String(KonnectorNamespaces.only('b', 'a', 'b'))).toBe("KonnectorNamespaces.only('a', 'b')");
+  });
+
+  test('the deprecated allowedNamespaces is the same list', () => {
+    const k = new Konnector(chart(), 'K', { allowedNamespaces: ['team-b', 'team-a'] });
+    expect(k.allowedNamespaces).toEqual(['team-a', 'team-b']);
+    expect(() => new Konnector(chart(), 'K', { allowedNamespaces: ['team-a'], namespaces: KonnectorNamespaces.only('team-a') })).toThrow(
+      'KonnectorProps.allowedNamespaces: ["team-a"] is the deprecated form of KonnectorProps.namespaces; give only namespaces',
+    );
+  });
+
+  test.each([
+    [() => KonnectorNamespaces.only(), 'KonnectorNamespaces.only(namespaces): [] must name at least one namespace; use KonnectorNamespaces.all()'],
+    [() => KonnectorNamespaces.only('team-a', 'kube-system'), 'KonnectorNamespaces.only(namespaces[1]): "kube-system" is a system namespace'],
+    [
+      () => new Konnector(chart(), 'K', { namespaces: KonnectorNamespaces.only('klutch-bind') }),
+      'KonnectorProps.namespaces[0]: "klutch-bind" is the konnector\'s own namespace',
+    ],
+    [() => new Konnector(chart(), 'K', { namespaces: ['team-a'] as never }), 'KonnectorProps.namespaces: ["team-a"] must be KonnectorNamespaces.only('],
+  ])('refuses a bad namespaces value naming it (%#)', (f, msg) => {
+    expect(f).toThrow(msg);
   });
 
   test.each([
@@ -305,7 +370,10 @@ describe('Konnector: allowedNamespaces narrows the Secret rights to the bound na
     expect(() => new Konnector(chart(), 'K', { allowedNamespaces: v })).toThrow(msg);
   });
 
-  test('refuses --allow-namespace in extraArgs (it would not narrow the RBAC)', () => {
-    expect(() => new Konnector(chart(), 'K', { extraArgs: ['--allow-namespace=team-a'] })).toThrow('use KonnectorProps.allowedNamespaces');
+  test('refuses --allow-namespace and --all-namespaces in extraArgs (they would not set the RBAC)', () => {
+    expect(() => new Konnector(chart(), 'K', { extraArgs: ['--allow-namespace=team-a'] })).toThrow('use KonnectorProps.namespaces');
+    expect(() => new Konnector(chart(), 'K', { extraArgs: ['--all-namespaces'] })).toThrow(
+      'KonnectorProps.extraArgs[0]: "--all-namespaces" sets the namespace allow-list',
+    );
   });
 });

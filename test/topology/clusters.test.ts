@@ -2,6 +2,7 @@ import { describe, expect, test } from '@jest/globals';
 import { App } from 'cdk8s';
 import { CrossplaneVersion } from '../../constructs/crossplane/index.js';
 import type { IDataService } from '../../constructs/index.js'; // the root barrel names the reference type
+import { KonnectorNamespaces } from '../../constructs/runtime/index.js';
 import { AppCluster, ControlPlaneCluster, ControlPlaneClusterProps } from '../../constructs/topology/index.js';
 import { example, objects } from './_fixture.js';
 
@@ -332,15 +333,32 @@ describe('AppCluster (example)', () => {
   });
 
   test('konnector RBAC follows what the cluster binds', () => {
-    const role = find(objects('app-analytics'), 'ClusterRole');
+    const mainRole = (objs: any[]) => objs.find((o) => o.kind === 'ClusterRole' && o.metadata.name === 'klutch-konnector-klutch-bind');
+    const role = mainRole(objects('app-analytics'));
     const bound = role.rules
       .filter((r: any) => r.apiGroups.includes('anynines.com'))
       .flatMap((r: any) => r.resources)
       .filter((r: string) => !r.endsWith('/status'));
     expect(bound.sort()).toEqual(['backups', 'postgresqlinstances', 'servicebindings']);
-    const shopRole = find(objects('app-shop'), 'ClusterRole');
+    const shopRole = mainRole(objects('app-shop'));
     const shopBound = shopRole.rules.filter((r: any) => r.apiGroups.includes('anynines.com')).flatMap((r: any) => r.resources);
     expect(shopBound).toContain('keyvalueinstances');
+  });
+
+  test("the konnector's Secret rights: only in the namespaces of the cluster's claims, never cluster-wide", () => {
+    for (const [cluster, ns] of [
+      ['app-analytics', 'analytics'],
+      ['app-shop', 'shop'],
+    ]) {
+      const objs = objects(cluster);
+      const wide = objs.filter((o) => o.kind === 'ClusterRoleBinding').map((b) => b.roleRef.name);
+      const wideRules = objs.filter((o) => o.kind === 'ClusterRole' && wide.includes(o.metadata.name)).flatMap((r) => r.rules);
+      expect(wideRules.filter((r: any) => r.apiGroups.includes('') && r.resources.includes('secrets'))).toEqual([]);
+      const claims = objs.filter((o) => o.kind === 'RoleBinding' && o.roleRef.name === 'klutch-konnector-klutch-bind-claims');
+      expect(claims.map((b) => b.metadata.namespace)).toEqual([ns]);
+      const args = objs.find((o) => o.kind === 'Deployment' && o.metadata.name === 'konnector').spec.template.spec.containers[0].args;
+      expect(args.filter((a: string) => a.startsWith('--allow-namespace') || a === '--all-namespaces')).toEqual([`--allow-namespace=${ns}`]);
+    }
   });
 
   test("sample claims use bound claim kinds with the XRD's group and version", () => {
@@ -350,6 +368,34 @@ describe('AppCluster (example)', () => {
       'PostgresqlInstance/analytics/warehouse',
       'ServiceBinding/analytics/warehouse-creds',
     ]);
+  });
+
+  test('konnector namespaces: no claim → default; named namespaces refuse a claim elsewhere; all() takes any', () => {
+    const { controlPlane } = example().topo;
+    const app = new App({ outdir: '/nonexistent' });
+    const bare = new AppCluster(app, 'Bare', { clusterName: 'bare', controlPlane, bind: ['postgresqlinstances.anynines.com'] });
+    expect(bare.konnector.allowedNamespaces).toEqual(['default']);
+    const named = new AppCluster(app, 'Named', {
+      clusterName: 'named',
+      controlPlane,
+      bind: ['postgresqlinstances.anynines.com'],
+      konnector: { namespaces: KonnectorNamespaces.only('team-a') },
+    });
+    const claim = { kind: 'PostgresqlInstance', name: 'db', spec: {} };
+    expect(() => named.addClaim({ ...claim, namespace: 'team-b' })).toThrow(
+      'AppCluster.addClaim.namespace: "team-b" is not one of the konnector\'s namespaces (team-a): nothing would be synced there; add it to AppClusterProps.konnector.namespaces',
+    );
+    expect(() => named.addClaim({ ...claim, namespace: 'kube-system' })).toThrow('AppCluster.addClaim.namespace: "kube-system" is a system namespace');
+    named.addClaim({ ...claim, namespace: 'team-a' });
+    expect(named.konnector.allowedNamespaces).toEqual(['team-a']);
+    const wide = new AppCluster(app, 'Wide', {
+      clusterName: 'wide',
+      controlPlane,
+      bind: ['postgresqlinstances.anynines.com'],
+      konnector: { namespaces: KonnectorNamespaces.all() },
+    });
+    wide.addClaim({ ...claim, namespace: 'team-b' });
+    expect(wide.konnector.allowedNamespaces).toBeUndefined();
   });
 
   test('bind takes data services and operations by reference, as the same bindings their names give', () => {

@@ -67,6 +67,8 @@ function startReplica(identity: string, extra: string[] = []): Promise<Replica> 
       '3s',
       '--leader-elect-retry-period',
       '500ms',
+      // the namespaces this suite's objects live in (the program refuses to start without a namespace choice)
+      '--allow-namespace=bulk,restart,race',
       ...extra,
     ],
     { cwd: repo, env: { ...process.env, POD_NAME: identity, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] },

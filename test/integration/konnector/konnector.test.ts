@@ -614,7 +614,12 @@ describe('konnector on real clusters', () => {
       expect(dep.spec.template.spec.serviceAccountName).toBe('klutch-binder');
       expect(ctr.image).toBe('example.com/klutch-konnector:test');
       expect(ctr.args).toEqual(
-        expect.arrayContaining(['--control-plane-mode', `--binding-root-namespace=${root}`, '--app-cluster-kubeconfig-secret-name=app-cluster-kubeconfig']),
+        expect.arrayContaining([
+          '--control-plane-mode',
+          `--binding-root-namespace=${root}`,
+          '--app-cluster-kubeconfig-secret-name=app-cluster-kubeconfig',
+          '--all-namespaces',
+        ]),
       );
       expect(ctr.env.map((e) => e.name)).toEqual(['POD_NAME', 'POD_NAMESPACE', 'LOG_LEVEL']);
       expect(ctr.resources).toEqual({ limits: { memory: '256Mi' } });

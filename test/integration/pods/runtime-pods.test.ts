@@ -567,6 +567,8 @@ describe('the konnector as pods, installed as kubectl bind installs it', () => {
     const err = new PassThrough();
     let said = '';
     err.on('data', (d) => (said += String(d)));
+    // the namespace of this suite's claims: the konnector may bind it (--allow-namespace), so it exists first
+    await api().request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: appNs } } });
     const tKonnector = Date.now();
     try {
       await bindApiService(
@@ -583,6 +585,7 @@ describe('the konnector as pods, installed as kubectl bind installs it', () => {
           yes: true,
           skipKonnector: false,
           konnectorImage,
+          allowNamespaces: [appNs],
           output: undefined,
           timeoutMs: 120_000,
           io: { out: new PassThrough(), err, in: new PassThrough() },
@@ -595,7 +598,6 @@ describe('the konnector as pods, installed as kubectl bind installs it', () => {
     }
     await deploymentReady('klutch-bind', 'konnector', 2);
     figures['konnector Deployment applied → 2/2 Ready'] = `${((Date.now() - tKonnector) / 1000).toFixed(1)} s`;
-    await api().request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: appNs } } });
   }, 600_000);
 
   afterAll(async () => {

@@ -1,10 +1,11 @@
-// `kubectl bind --allow-namespace`: the app cluster's admin narrows the konnector's Secret and ConfigMap
-// rights to the namespaces it binds, at bind time. Checked as the konnector checks its own flag, merged
-// with the installed konnector's (never dropped), said on the consent screen.
+// `kubectl bind --allow-namespace` / `--all-namespaces`: where the konnector may touch Secrets and
+// ConfigMaps, decided at bind time. Narrow by default (the kubeconfig context's namespace, else
+// `default`); checked as the konnector checks its own flag, merged with the installed konnector's
+// (never dropped); cluster-wide only with the explicit flag, each time; said on the consent screen.
 import { describe, expect, it } from '@jest/globals';
 import type { KubeClient, KubeObject, ResourceRef } from '../../../runtime/core/index.js';
 import { bindApiService, konnectorNamespaces, type ApiServiceOptions } from '../../../runtime/kubectl-bind/apiservice.js';
-import { namespaceScopeLine, parseAllowNamespaces } from '../../../runtime/kubectl-bind/consent.js';
+import { contextNamespace, namespaceScopeLine, parseAllowNamespaces } from '../../../runtime/kubectl-bind/consent.js';
 import { run } from '../../../runtime/kubectl-bind/main.js';
 import { io } from './_io.js';
 
@@ -61,13 +62,42 @@ describe('--allow-namespace', () => {
   });
 
   it('is merged with the installed konnector’s namespaces, never dropping one', async () => {
-    const { kube } = consumerWith(['team-a', 'team-c']);
+    const { kube } = consumerWith(['default', 'team-a', 'team-c']);
     const o = options(kube, { allowNamespaces: ['team-c', 'team-a'] });
     expect(await konnectorNamespaces(kube, installed(['--allow-namespace=team-b', '--allow-namespace=team-a']), o)).toEqual(['team-a', 'team-b', 'team-c']);
-    // no flag this time: the installed ones stay
-    expect(await konnectorNamespaces(kube, installed(['--allow-namespace=team-b']), options(kube, {}))).toEqual(['team-b']);
-    // nothing anywhere: cluster-wide
-    expect(await konnectorNamespaces(kube, undefined, options(kube, {}))).toEqual([]);
+    // no flag this time: the installed ones stay, beside the context's namespace
+    expect(await konnectorNamespaces(kube, installed(['--allow-namespace=team-b']), options(kube, { contextNamespace: 'team-c' }))).toEqual([
+      'team-b',
+      'team-c',
+    ]);
+  });
+
+  it('without a flag: the kubeconfig context’s namespace, else "default" — never cluster-wide', async () => {
+    const { kube } = consumerWith(['default', 'team-a']);
+    expect(await konnectorNamespaces(kube, undefined, options(kube, { contextNamespace: 'team-a' }))).toEqual(['team-a']);
+    expect(await konnectorNamespaces(kube, undefined, options(kube, {}))).toEqual(['default']);
+    expect(contextNamespace(undefined)).toBe('default');
+    expect(contextNamespace('')).toBe('default');
+    expect(() => contextNamespace('kube-system')).toThrow(
+      /the kubeconfig context's namespace: "kube-system" is a system namespace .*; pass --allow-namespace <namespace> \(or --all-namespaces\)/,
+    );
+    expect(() => contextNamespace('klutch-bind')).toThrow('"klutch-bind" is the konnector\'s own namespace');
+    const { kube: empty } = consumerWith([]);
+    await expect(konnectorNamespaces(empty, undefined, options(empty, { contextNamespace: 'team-z' }))).rejects.toThrow(
+      'namespace "team-z" (the kubeconfig context\'s namespace, the konnector\'s default) does not exist in this cluster; create it first',
+    );
+  });
+
+  it('--all-namespaces: every namespace, only when asked for; an installed cluster-wide konnector is narrowed without it, with a warning', async () => {
+    const { kube } = consumerWith(['default']);
+    expect(await konnectorNamespaces(kube, installed(['--allow-namespace=team-b']), options(kube, { allNamespaces: true }))).toBeUndefined();
+    for (const args of [['--all-namespaces'], ['--lease-name=klutch-bind']]) {
+      const t = io();
+      expect(await konnectorNamespaces(kube, installed(args), options(kube, { io: t.io }))).toEqual(['default']);
+      expect(t.err()).toContain(
+        '⚠️  the installed konnector may read and write Secrets and ConfigMaps in every namespace; this bind narrows it to default: objects of bindings elsewhere stop syncing (condition NamespaceNotAllowed). To keep it cluster-wide, bind again with --all-namespaces',
+      );
+    }
   });
 
   it('refuses a namespace that does not exist (its RoleBinding goes there), naming the flag and the value', async () => {
@@ -77,13 +107,14 @@ describe('--allow-namespace', () => {
     );
   });
 
-  it('the consent screen says where the konnector may touch Secrets, or that it is cluster-wide', () => {
+  it('the consent screen says where the konnector may touch Secrets, or flags that it is cluster-wide', () => {
     expect(namespaceScopeLine(['team-a'])).toBe(
-      '🔒 the konnector may read and write Secrets and ConfigMaps only in namespace team-a (--allow-namespace) and its own, klutch-bind; it syncs nothing elsewhere',
+      '🔒 the konnector may read and write Secrets and ConfigMaps only in namespace team-a (--allow-namespace) and its own, klutch-bind; it syncs nothing elsewhere (more with --allow-namespace <namespace>)',
     );
     expect(namespaceScopeLine(['team-a', 'team-b'])).toContain('only in namespaces team-a, team-b');
-    expect(namespaceScopeLine([])).toBe(
-      '⚠️  the konnector may read and write Secrets and ConfigMaps cluster-wide (no --allow-namespace declared); narrow it with --allow-namespace <namespace>',
+    expect(namespaceScopeLine(['default'], "the kubeconfig context's namespace")).toContain("only in namespace default (the kubeconfig context's namespace)");
+    expect(namespaceScopeLine(undefined)).toBe(
+      "⚠️  the konnector may read and write Secrets and ConfigMaps in EVERY namespace (--all-namespaces): whoever holds its token reads every Secret of this cluster; without the flag it is narrowed to the context's namespace or --allow-namespace",
     );
   });
 
@@ -93,10 +124,19 @@ describe('--allow-namespace', () => {
     const t = io();
     await bindApiService(request as never, options(kube, { dryRun: true, allowNamespaces: ['team-a'], io: t.io, remoteKubeconfig: KUBECONFIG }));
     expect(t.err()).toContain('only in namespace team-a (--allow-namespace)');
+    const u = io();
+    await bindApiService(request as never, options(kube, { dryRun: true, allNamespaces: true, io: u.io, remoteKubeconfig: KUBECONFIG }));
+    expect(u.err()).toContain('⚠️  the konnector may read and write Secrets and ConfigMaps in EVERY namespace (--all-namespaces)');
     const { kube: untouched, calls } = consumerWith([]);
     await expect(
       bindApiService(request as never, options(untouched, { skipKonnector: true, allowNamespaces: ['team-a'], remoteKubeconfig: KUBECONFIG })),
-    ).rejects.toThrow('--allow-namespace narrows the konnector this command installs; drop --skip-konnector or the flag');
+    ).rejects.toThrow('--allow-namespace sets the namespaces of the konnector this command installs; drop --skip-konnector or the flag');
+    await expect(
+      bindApiService(request as never, options(untouched, { skipKonnector: true, allNamespaces: true, remoteKubeconfig: KUBECONFIG })),
+    ).rejects.toThrow('--all-namespaces sets the namespaces of the konnector this command installs; drop --skip-konnector or the flag');
+    await expect(
+      bindApiService(request as never, options(untouched, { allNamespaces: true, allowNamespaces: ['team-a'], remoteKubeconfig: KUBECONFIG })),
+    ).rejects.toThrow('--all-namespaces and --allow-namespace contradict each other: pass one of them');
     expect(calls).toEqual([]);
   });
 });

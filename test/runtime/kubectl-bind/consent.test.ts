@@ -144,8 +144,11 @@ describe("the konnector's RBAC", () => {
     ]);
     // with the allowance: exactly those rules more
     const allowed = konnectorGrants(scope, [{ group: 'apps', resource: 'daemonsets' }], () => undefined);
+    // the ClusterRoles: the cluster-wide one (bound APIs) and the one bound in each allowed namespace (claims)
     const role = (gr: typeof g, allowedResources: string[]) =>
-      konnectorManifests({ ...gr, allowedResources }).find((m) => m.kind === 'ClusterRole')!.rules as Array<{ apiGroups: string[]; resources: string[] }>;
+      konnectorManifests({ ...gr, allowedResources })
+        .filter((m) => m.kind === 'ClusterRole')
+        .flatMap((m) => m.rules) as Array<{ apiGroups: string[]; resources: string[] }>;
     const apps = role(allowed, ['daemonsets.apps']).filter((r) => r.apiGroups.includes('apps'));
     expect(apps.map((r) => r.resources)).toEqual([['daemonsets', 'daemonsets/status'], ['daemonsets']]);
     expect(role(g, []).some((r) => r.apiGroups.includes('apps'))).toBe(false);
