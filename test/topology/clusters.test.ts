@@ -356,7 +356,7 @@ describe('AppCluster (example)', () => {
       expect(wideRules.filter((r: any) => r.apiGroups.includes('') && r.resources.includes('secrets'))).toEqual([]);
       const claims = objs.filter((o) => o.kind === 'RoleBinding' && o.roleRef.name === 'klutch-konnector-klutch-bind-claims');
       expect(claims.map((b) => b.metadata.namespace)).toEqual([ns]);
-      const args = objs.find((o) => o.kind === 'Deployment' && o.metadata.name === 'konnector').spec.template.spec.containers[0].args;
+      const args = objs.find((o) => o.kind === 'Deployment' && o.metadata.name === 'konnector')!.spec.template.spec.containers[0].args;
       expect(args.filter((a: string) => a.startsWith('--allow-namespace') || a === '--all-namespaces')).toEqual([`--allow-namespace=${ns}`]);
     }
   });

@@ -232,10 +232,105 @@ describe('kubectl bind apiservice', () => {
     expect((await env.kube.list(REQS, clusterNs)).items.length).toBe(before);
   });
 
+  const rbac = (plural: string, kind: string, namespaced: boolean) => ({ group: 'rbac.authorization.k8s.io', version: 'v1', plural, namespaced, kind });
+  const NAMESPACES = { group: '', version: 'v1', plural: 'namespaces', namespaced: false, kind: 'Namespace' };
+  /** No konnector installed: its Deployment and its namespaced RBAC gone (the next bind installs them again). */
+  async function removeKonnector(): Promise<void> {
+    await appKube.delete(DEPLOYMENTS, 'klutch-bind', 'konnector').catch(() => undefined);
+    await appKube.delete(rbac('clusterroles', 'ClusterRole', false), undefined, 'klutch-konnector-klutch-bind-claims').catch(() => undefined);
+    for (const b of (await appKube.list(rbac('rolebindings', 'RoleBinding', true))).items.filter((x) => x.metadata.name === 'klutch-konnector-claims')) {
+      await appKube.delete(rbac('rolebindings', 'RoleBinding', true), b.metadata.namespace, b.metadata.name!).catch(() => undefined);
+    }
+    await appKube.delete(rbac('rolebindings', 'RoleBinding', true), 'klutch-bind', 'konnector-kubeconfig-secrets').catch(() => undefined);
+    await appKube.delete(rbac('roles', 'Role', true), 'klutch-bind', 'konnector-kubeconfig-secrets').catch(() => undefined);
+  }
+  /** The namespaces the installed konnector's claims RoleBindings are in, and its namespace flags. */
+  async function konnectorReach(): Promise<{ roleBindings: string[]; flags: string[]; clusterWideSecrets: boolean }> {
+    const dep = (await appKube.get(DEPLOYMENTS, 'klutch-bind', 'konnector')) as KubeObject & {
+      spec: { template: { spec: { containers: Array<{ args: string[] }> } } };
+    };
+    const roleBindings = (await appKube.list(rbac('rolebindings', 'RoleBinding', true))).items
+      .filter((b) => (b as KubeObject & { roleRef: { name: string } }).roleRef.name === 'klutch-konnector-klutch-bind-claims')
+      .map((b) => b.metadata.namespace!)
+      .sort();
+    const role = (await appKube.get(rbac('clusterroles', 'ClusterRole', false), undefined, 'klutch-konnector-klutch-bind')) as KubeObject & {
+      rules: Array<{ resources: string[] }>;
+    };
+    return {
+      roleBindings,
+      flags: dep.spec.template.spec.containers[0].args.filter((a) => a.startsWith('--allow-namespace') || a === '--all-namespaces'),
+      clusterWideSecrets: role.rules.some((x) => x.resources.includes('secrets') || x.resources.includes('configmaps')),
+    };
+  }
+
+  it("no namespace flag: the konnector gets Secret rights in the kubeconfig context's namespace only; --all-namespaces, flagged, cluster-wide", async () => {
+    const CONTEXT_NS = 'cli-context-ns';
+    const YAML = (await import('yaml')).default;
+    const { readFileSync } = await import('node:fs');
+    const kc = YAML.parse(readFileSync(app.kubeconfigPath, 'utf8'));
+    for (const c of kc.contexts) c.context.namespace = CONTEXT_NS;
+    const kubeconfig = `${app.dir}/kubeconfig-context-ns.yaml`;
+    writeFileSync(kubeconfig, YAML.stringify(kc));
+    const file = `${app.dir}/req-context-ns.json`;
+    writeFileSync(
+      file,
+      JSON.stringify({
+        apiVersion: 'klutch.anynines.com/v1alpha1',
+        kind: 'APIServiceExportRequest',
+        metadata: { name: 'mangodbs.mangodb.com' },
+        spec: { resources: [{ group: 'mangodb.com', resource: 'mangodbs', permissionClaims: [SECRETS_CLAIM] }] },
+      }),
+    );
+    const bound = (await appKube.get(BINDINGS, 'klutch-bind', 'mangodbs.mangodb.com')) as KubeObject & { spec: { kubeconfigSecretRef: { name: string } } };
+    const bindWith = (extra: string[]) =>
+      runCli([
+        'apiservice',
+        '-f',
+        file,
+        '--remote-kubeconfig-name',
+        bound.spec.kubeconfigSecretRef.name,
+        '--kubeconfig',
+        kubeconfig,
+        '--yes',
+        '--timeout',
+        '60s',
+        ...extra,
+      ]);
+    await removeKonnector();
+    try {
+      // the context's namespace must exist (its RoleBinding goes there)
+      const missing = await bindWith([]);
+      expectExit(missing, 2);
+      expect(missing.stderr).toContain(
+        `namespace "${CONTEXT_NS}" (the kubeconfig context's namespace, the konnector's default) does not exist in this cluster`,
+      );
+      await appKube.create(NAMESPACES, { metadata: { name: CONTEXT_NS } });
+      const r = await bindWith([]);
+      expectExit(r, 0);
+      expect(r.stderr).toContain(
+        `🔒 the konnector may read and write Secrets and ConfigMaps only in namespace ${CONTEXT_NS} (the kubeconfig context's namespace)`,
+      );
+      expect(await konnectorReach()).toEqual({ roleBindings: [CONTEXT_NS], flags: [`--allow-namespace=${CONTEXT_NS}`], clusterWideSecrets: false });
+      // the explicit cluster-wide choice: flagged in the consent text, rendered as such
+      const wide = await bindWith(['--all-namespaces']);
+      expectExit(wide, 0);
+      expect(wide.stderr).toContain('⚠️  the konnector may read and write Secrets and ConfigMaps in EVERY namespace (--all-namespaces)');
+      expect(await konnectorReach()).toMatchObject({ flags: ['--all-namespaces'], clusterWideSecrets: true });
+      // … and only as long as it is asked for: the next bind without it narrows, saying so first
+      const again = await bindWith([]);
+      expectExit(again, 0);
+      expect(again.stderr).toContain(
+        `⚠️  the installed konnector may read and write Secrets and ConfigMaps in every namespace; this bind narrows it to ${CONTEXT_NS}`,
+      );
+      expect(await konnectorReach()).toMatchObject({ flags: [`--allow-namespace=${CONTEXT_NS}`], clusterWideSecrets: false });
+    } finally {
+      await removeKonnector();
+      await appKube.delete(NAMESPACES, undefined, CONTEXT_NS).catch(() => undefined);
+    }
+  });
+
   it('--allow-namespace: the konnector gets Secret and ConfigMap rights by a RoleBinding in that namespace only', async () => {
     const TEAM = 'cli-team';
-    const rbac = (plural: string, kind: string, namespaced: boolean) => ({ group: 'rbac.authorization.k8s.io', version: 'v1', plural, namespaced, kind });
-    const NAMESPACES = { group: '', version: 'v1', plural: 'namespaces', namespaced: false, kind: 'Namespace' };
     const req = JSON.stringify({
       apiVersion: 'klutch.anynines.com/v1alpha1',
       kind: 'APIServiceExportRequest',
@@ -261,6 +356,7 @@ describe('kubectl bind apiservice', () => {
         '--timeout',
         '60s',
       ]);
+    await removeKonnector();
     try {
       // a namespace that does not exist: refused before anything is written
       const before = (await env.kube.list(REQS)).items.length;
@@ -293,11 +389,8 @@ describe('kubectl bind apiservice', () => {
       };
       expect(role.rules.filter((x) => x.resources.includes('secrets') || x.resources.includes('configmaps'))).toEqual([]);
     } finally {
-      // back to the cluster-wide konnector the other tests bind: the next bind installs it again
-      await appKube.delete(DEPLOYMENTS, 'klutch-bind', 'konnector').catch(() => undefined);
-      await appKube.delete(rbac('clusterroles', 'ClusterRole', false), undefined, 'klutch-konnector-klutch-bind-claims').catch(() => undefined);
-      await appKube.delete(rbac('rolebindings', 'RoleBinding', true), 'klutch-bind', 'konnector-kubeconfig-secrets').catch(() => undefined);
-      await appKube.delete(rbac('roles', 'Role', true), 'klutch-bind', 'konnector-kubeconfig-secrets').catch(() => undefined);
+      // no konnector left: the next bind installs it again
+      await removeKonnector();
       await appKube.delete(NAMESPACES, undefined, TEAM).catch(() => undefined);
     }
   });
@@ -310,20 +403,21 @@ describe('kubectl bind apiservice', () => {
   });
 });
 
-// Whoever holds the konnector's ServiceAccount token (a compromised konnector, a leaked token): its RBAC
-// writes Secrets cluster-wide (bound namespaces are chosen at run time), the Konnector construct's
-// ValidatingAdmissionPolicy takes out what the konnector never does. Its own namespace and objects: no leftovers.
-describe("the konnector's write policy, against a stolen konnector token", () => {
+// Whoever holds the konnector's ServiceAccount token (a compromised konnector, a leaked token): with
+// KonnectorNamespaces.all() (the explicit cluster-wide choice) its RBAC writes Secrets cluster-wide, and the
+// Konnector construct's ValidatingAdmissionPolicy takes out what the konnector never does. Its own namespace
+// and objects: no leftovers.
+describe("the konnector's write policy, against a stolen token of a cluster-wide konnector", () => {
   const NS = 'konnector-w';
   const TEAM = 'konnector-w-team';
   const CONFIGMAPS = { group: '', version: 'v1', plural: 'configmaps', namespaced: true, kind: 'ConfigMap' };
   const SERVICEACCOUNTS = { group: '', version: 'v1', plural: 'serviceaccounts', namespaced: true, kind: 'ServiceAccount' };
 
   it('cannot mint a ServiceAccount token or write in kube-system; an ordinary Secret in an app namespace it can', async () => {
-    const { konnectorManifests } = await import('../../../constructs/runtime/index.js');
+    const { konnectorManifests, KonnectorNamespaces } = await import('../../../constructs/runtime/index.js');
     const { loadKubeconfigFile } = await import('../../../runtime/core/kubeconfig.js');
     const kinds = ['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'];
-    const objs = konnectorManifests({ namespace: NS }).filter((o) => kinds.includes(o.kind));
+    const objs = konnectorManifests({ namespace: NS, namespaces: KonnectorNamespaces.all() }).filter((o) => kinds.includes(o.kind));
     await applyManifests(app.kubeConfig, [...objs, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: TEAM } }] as never[]);
     const access = loadKubeconfigFile(app.kubeconfigPath);
     let stolen: KubeClient | undefined;
@@ -513,12 +607,14 @@ describe('a hostile backend answering the CLI', () => {
     const role = (await appKube.get(CLUSTER_ROLES, undefined, ROLE)) as KubeObject & {
       rules: Array<{ apiGroups: string[]; resources: string[]; verbs: string[]; resourceNames?: string[] }>;
     };
+    const claims = (await appKube.get(CLUSTER_ROLES, undefined, `${ROLE}-claims`)) as typeof role;
     const rw = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'];
-    // the export (with its status) and the claim: nothing more on apps, nothing on other workload groups
+    // the export (with its status) cluster-wide and the claim in the allowed namespaces' role: nothing more on
+    // apps, nothing on other workload groups
     expect(role.rules.filter((x) => x.apiGroups.includes('apps'))).toEqual([
       { apiGroups: ['apps'], resources: ['daemonsets', 'daemonsets/status'], verbs: rw },
-      { apiGroups: ['apps'], resources: ['daemonsets'], verbs: rw },
     ]);
+    expect(claims.rules.filter((x) => x.apiGroups.includes('apps'))).toEqual([{ apiGroups: ['apps'], resources: ['daemonsets'], verbs: rw }]);
     expect(role.rules.flatMap((x) => x.apiGroups).filter((g) => ['batch', 'rbac.authorization.k8s.io', 'admissionregistration.k8s.io'].includes(g))).toEqual(
       [],
     );

@@ -24,6 +24,7 @@ import { bindApiService, type ExportRequestDoc } from '../../../runtime/kubectl-
 import { SEALED_KUBECONFIG_ANNOTATION, rotationKeyOf, sealKubeconfig } from '../../../contract/credential.js';
 import { applyManifests, startCluster, type RealCluster } from '../../../runtime/realinfra/index.js';
 import { konnectorManifests } from '../../../constructs/runtime/konnector.js';
+import { KonnectorNamespaces } from '../../../constructs/runtime/konnector-namespaces.js';
 import { CLIENT_ID, startProvider, type ProviderEnv } from '../backend/_fixture.js';
 import {
   admin,
@@ -666,6 +667,43 @@ describe('a status fight over a bound object', () => {
   });
 });
 
+/** The app cluster's API server, as the konnector's ServiceAccount (a TokenRequest token of `klutch-bind/konnector`). */
+async function konnectorTokenAccess() {
+  const access = loadKubeconfigFile(app.kubeconfigPath);
+  return {
+    server: access.server,
+    caData: access.caData,
+    tlsServerName: access.tlsServerName,
+    skipTLSVerify: access.skipTLSVerify,
+    token: await tokenFor(ac, 'klutch-bind', 'konnector', 600),
+  };
+}
+
+describe("the Konnector construct's defaults: no namespace named anywhere", () => {
+  it("renders --allow-namespace=default and Secret rights there only: its token gets 403 on another namespace's Secrets and cluster-wide", async () => {
+    const other = 'team-unnamed';
+    await ac.create(CoreResources.namespaces, { metadata: { name: other } });
+    await ac.create(CoreResources.secrets, { metadata: { name: 'db-password', namespace: other }, stringData: { password: 'not for the konnector' } });
+    const manifests = konnectorManifests({ boundApis: [{ group: 'mangodb.com', resources: ['mangodbs'] }] });
+    const deployment = manifests.find((o) => o.kind === 'Deployment')!;
+    const args: string[] = deployment.spec.template.spec.containers[0].args;
+    expect(args.filter((a) => a.startsWith('--allow-namespace') || a === '--all-namespaces')).toEqual(['--allow-namespace=default']);
+    const kinds = ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'];
+    await applyManifests(app.kubeConfig, manifests.filter((o) => kinds.includes(o.kind)) as never[]);
+    const sa = new KubeClient(await konnectorTokenAccess());
+    try {
+      await eventually('the RBAC in force', async () => !!(await sa.list(CoreResources.secrets, 'default').catch(() => undefined)));
+      await sa.list(CoreResources.secrets, 'klutch-bind');
+      await expect(sa.get(CoreResources.secrets, other, 'db-password')).rejects.toMatchObject({ code: 403 });
+      await expect(sa.list(CoreResources.secrets, other)).rejects.toMatchObject({ code: 403 });
+      await expect(sa.list(CoreResources.secrets)).rejects.toMatchObject({ code: 403 });
+      await expect(sa.list(CoreResources.configmaps)).rejects.toMatchObject({ code: 403 });
+    } finally {
+      sa.close();
+    }
+  });
+});
+
 describe('a konnector with a namespace allow-list, on the RBAC the Konnector construct renders', () => {
   const ALLOWED = 'team-allowed';
   const DENIED = 'team-denied';
@@ -673,18 +711,11 @@ describe('a konnector with a namespace allow-list, on the RBAC the Konnector con
   it('has Secret rights only in the allowed namespace (and its own); an object elsewhere syncs nothing and the binding names the namespace and the flag', async () => {
     for (const n of [ALLOWED, DENIED]) await ac.create(CoreResources.namespaces, { metadata: { name: n } });
     const kinds = ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'];
-    const rbac = konnectorManifests({ boundApis: [{ group: 'mangodb.com', resources: ['mangodbs'] }], allowedNamespaces: [ALLOWED] }).filter((o) =>
-      kinds.includes(o.kind),
+    const rbac = konnectorManifests({ boundApis: [{ group: 'mangodb.com', resources: ['mangodbs'] }], namespaces: KonnectorNamespaces.only(ALLOWED) }).filter(
+      (o) => kinds.includes(o.kind),
     );
     await applyManifests(app.kubeConfig, rbac as never[]);
-    const access = loadKubeconfigFile(app.kubeconfigPath);
-    const saAccess = {
-      server: access.server,
-      caData: access.caData,
-      tlsServerName: access.tlsServerName,
-      skipTLSVerify: access.skipTLSVerify,
-      token: await tokenFor(ac, 'klutch-bind', 'konnector', 600),
-    };
+    const saAccess = await konnectorTokenAccess();
     const sa = new KubeClient(saAccess);
     let narrowed: Konnector | undefined;
     await konnector.stop();
