@@ -19,7 +19,7 @@
  * Prints a table; figures go into docs/konnector.md.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { cpus, loadavg } from 'node:os';
 import { Command } from 'commander';
@@ -140,6 +140,15 @@ async function konnectorEntry(from: string | undefined): Promise<string[]> {
 }
 
 /**
+ * `--all-namespaces` for a konnector that requires a namespace choice (the bench's claims spread over many
+ * namespaces; its admin kubeconfig is cluster-wide anyway); nothing for a --konnector-from checkout older
+ * than that flag, which would refuse it as unknown.
+ */
+function namespaceChoiceArgs(from: string | undefined): string[] {
+  return readFileSync(join(from ?? repo, 'runtime/konnector/main.ts'), 'utf8').includes("'--all-namespaces'") ? ['--all-namespaces'] : [];
+}
+
+/**
  * A konnector setting the bench runs: the one under test, the same from --konnector-from's checkout,
  * and the unthrottled one that gives the pipeline ceiling.
  */
@@ -189,8 +198,7 @@ async function startKonnector(app: RealCluster, profile: Profile): Promise<Child
       '--kubeconfig',
       app.kubeconfigPath,
       '--no-leader-elect',
-      // the bench's claims spread over many namespaces; its admin kubeconfig is cluster-wide anyway
-      '--all-namespaces',
+      ...namespaceChoiceArgs(profile.from),
       '--health-address',
       `127.0.0.1:${healthPort}`,
       '--qps',
