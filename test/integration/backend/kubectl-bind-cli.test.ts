@@ -263,15 +263,12 @@ describe('kubectl bind apiservice', () => {
     };
   }
 
-  it("no namespace flag: the konnector gets Secret rights in the kubeconfig context's namespace only; --all-namespaces, flagged, cluster-wide", async () => {
-    const CONTEXT_NS = 'cli-context-ns';
-    const YAML = (await import('yaml')).default;
-    const { readFileSync } = await import('node:fs');
-    const kc = YAML.parse(readFileSync(app.kubeconfigPath, 'utf8'));
-    for (const c of kc.contexts) c.context.namespace = CONTEXT_NS;
-    const kubeconfig = `${app.dir}/kubeconfig-context-ns.yaml`;
-    writeFileSync(kubeconfig, YAML.stringify(kc));
-    const file = `${app.dir}/req-context-ns.json`;
+  /**
+   * `kubectl bind apiservice --yes` of mangodbs (with the secrets claim) into the app cluster with `kubeconfig`, with the
+   * provider credential the first test bound mangodbs with (there may be others: --token binds another identity).
+   */
+  async function mangodbsBinder(kubeconfig: string): Promise<(extra: string[]) => Promise<Run>> {
+    const file = `${app.dir}/req-mangodbs-secrets.json`;
     writeFileSync(
       file,
       JSON.stringify({
@@ -282,7 +279,7 @@ describe('kubectl bind apiservice', () => {
       }),
     );
     const bound = (await appKube.get(BINDINGS, 'klutch-bind', 'mangodbs.mangodb.com')) as KubeObject & { spec: { kubeconfigSecretRef: { name: string } } };
-    const bindWith = (extra: string[]) =>
+    return (extra) =>
       runCli([
         'apiservice',
         '-f',
@@ -296,6 +293,17 @@ describe('kubectl bind apiservice', () => {
         '60s',
         ...extra,
       ]);
+  }
+
+  it("no namespace flag: the konnector gets Secret rights in the kubeconfig context's namespace only; --all-namespaces, flagged, cluster-wide", async () => {
+    const CONTEXT_NS = 'cli-context-ns';
+    const YAML = (await import('yaml')).default;
+    const { readFileSync } = await import('node:fs');
+    const kc = YAML.parse(readFileSync(app.kubeconfigPath, 'utf8'));
+    for (const c of kc.contexts) c.context.namespace = CONTEXT_NS;
+    const kubeconfig = `${app.dir}/kubeconfig-context-ns.yaml`;
+    writeFileSync(kubeconfig, YAML.stringify(kc));
+    const bindWith = await mangodbsBinder(kubeconfig);
     await removeKonnector();
     try {
       // the context's namespace must exist (its RoleBinding goes there)
@@ -331,31 +339,7 @@ describe('kubectl bind apiservice', () => {
 
   it('--allow-namespace: the konnector gets Secret and ConfigMap rights by a RoleBinding in that namespace only', async () => {
     const TEAM = 'cli-team';
-    const req = JSON.stringify({
-      apiVersion: 'klutch.anynines.com/v1alpha1',
-      kind: 'APIServiceExportRequest',
-      metadata: { name: 'mangodbs.mangodb.com' },
-      spec: { resources: [{ group: 'mangodb.com', resource: 'mangodbs', permissionClaims: [SECRETS_CLAIM] }] },
-    });
-    const file = `${app.dir}/req-allow-namespace.json`;
-    writeFileSync(file, req);
-    // the provider credential the first test bound mangodbs with (there may be others: --token binds another identity)
-    const bound = (await appKube.get(BINDINGS, 'klutch-bind', 'mangodbs.mangodb.com')) as KubeObject & { spec: { kubeconfigSecretRef: { name: string } } };
-    const bindWith = (ns: string) =>
-      runCli([
-        'apiservice',
-        '-f',
-        file,
-        '--remote-kubeconfig-name',
-        bound.spec.kubeconfigSecretRef.name,
-        '--kubeconfig',
-        app.kubeconfigPath,
-        '--yes',
-        '--allow-namespace',
-        ns,
-        '--timeout',
-        '60s',
-      ]);
+    const bindWith = async (ns: string) => (await mangodbsBinder(app.kubeconfigPath))(['--allow-namespace', ns]);
     await removeKonnector();
     try {
       // a namespace that does not exist: refused before anything is written
