@@ -35,12 +35,13 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { gunzipSync } from 'node:zlib';
 import { NODE_PATH, NONROOT_UID, localBase, localBaseKey } from './base.js';
 import { fileSha256, imageBuildKey, restoreBuilt, storeBuilt, type ImageBuildInputs } from './build-cache.js';
+import { recallPackKey, rememberPackKey, treeFingerprint } from './pack-memo.js';
 import {
   compressedSize,
   imageIndex,
@@ -155,10 +156,17 @@ async function run(cmd: string, args: string[], cwd: string, what: string): Prom
  * A clone's tarball is kept in `<cacheDir>/pack/` under a key of everything that goes into it (see
  * {@link packCacheKey}), so the next image build of the same tree skips the compile: the compile is most
  * of an image build's CPU, and the integration suites and `pulumi up` of the pods topology each build images.
- * The newest {@link PACK_CACHE_KEEP} tarballs are kept. `cacheDir: false` packs without the cache.
+ * The newest {@link PACK_CACHE_KEEP} tarballs are kept. `cacheDir: false` packs without the cache. The key itself is
+ * remembered by the metadata of the files it came from (./pack-memo.ts): while none of them moved, the tarball is
+ * found without listing or hashing anything.
  */
 export async function packPackage(root: string, dest: string, log?: (l: string) => void, cacheDir: string | false = defaultImageCache()): Promise<string> {
   if (existsSync(join(root, 'tsconfig.build.json'))) {
+    const memo = cacheDir !== false ? recallPackKey(cacheDir, root) : undefined;
+    if (memo && cacheDir !== false && existsSync(join(cacheDir, 'pack', memo.key, memo.filename))) {
+      log?.(`image build: the packed package of this tree is cached (${join(cacheDir, 'pack', memo.key, memo.filename)}; no file changed since)`);
+      return reusePacked(join(cacheDir, 'pack', memo.key, memo.filename), dest);
+    }
     const listed = JSON.parse(await run('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], root, 'list the packed files')) as Array<{
       filename: string;
       files: Array<{ path: string }>;
@@ -166,15 +174,12 @@ export async function packPackage(root: string, dest: string, log?: (l: string) 
     const packed = listed[0]!.files.map((f) => f.path).filter((f) => !f.startsWith('lib/'));
     let cached: string | undefined;
     if (cacheDir !== false) {
-      const key = await packCacheKey(root, packed);
+      const { key, files, before } = await packKeyAndInputs(root, packed);
+      rememberPackKey(cacheDir, root, { key, filename: listed[0]!.filename, files }, before);
       cached = join(cacheDir, 'pack', key, listed[0]!.filename);
       if (existsSync(cached)) {
         log?.(`image build: the packed package of this tree is cached (${cached})`);
-        const out = join(dest, listed[0]!.filename);
-        copyFileSync(cached, out);
-        const now = new Date();
-        utimesSync(dirname(cached), now, now); // the newest keys are kept
-        return out;
+        return reusePacked(cached, dest);
       }
     }
     const stage = join(dest, 'stage');
@@ -196,6 +201,15 @@ export async function packPackage(root: string, dest: string, log?: (l: string) 
   return npmPack(root, dest, log);
 }
 
+/** A copy of the cached tarball `cached` in `dest`; its key is marked the newest. */
+function reusePacked(cached: string, dest: string): string {
+  const out = join(dest, basename(cached));
+  copyFileSync(cached, out);
+  const now = new Date();
+  utimesSync(dirname(cached), now, now); // the newest keys are kept
+  return out;
+}
+
 /** How many packed tarballs `<cacheDir>/pack/` keeps (the newest). */
 export const PACK_CACHE_KEEP = 4;
 
@@ -212,6 +226,11 @@ async function npmPack(from: string, dest: string, log?: (l: string) => void): P
  * new key too.
  */
 export async function packCacheKey(root: string, packedFiles: readonly string[]): Promise<string> {
+  return (await packKeyAndInputs(root, packedFiles)).key;
+}
+
+/** {@link packCacheKey}, the files it read, and their metadata fingerprint taken before they were read. */
+async function packKeyAndInputs(root: string, packedFiles: readonly string[]): Promise<{ key: string; files: string[]; before: string }> {
   const tscJs = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
   const inputs = (await run(process.execPath, [tscJs, '-p', 'tsconfig.build.json', '--listFilesOnly'], root, 'list the compiled files'))
     .split('\n')
@@ -222,8 +241,10 @@ export async function packCacheKey(root: string, packedFiles: readonly string[])
   const files = [
     ...new Set([...inputs.map((f) => resolve(root, f)), ...['tsconfig.json', 'tsconfig.build.json', ...packedFiles].map((f) => resolve(root, f))]),
   ].sort();
+  const watched = [...files, join(root, 'node_modules', 'typescript', 'package.json')];
+  const before = treeFingerprint(root, watched);
   for (const f of files) hash.update(relative(root, f)).update('\0').update(readFileSync(f)).update('\0');
-  return hash.digest('hex');
+  return { key: hash.digest('hex'), files: watched, before };
 }
 
 /** Puts `tarball` at `cached` (whole, by rename) and keeps the newest {@link PACK_CACHE_KEEP} keys. */

@@ -1,7 +1,8 @@
 /**
  * The packed-package cache of `klutch-kit image build` (runtime/image/build.ts packPackage): a clone's tarball is
  * reused while nothing that goes into it changed, and compiled again when a source, a packed file or a compiler
- * option did. Run on a small clone-shaped package with the real TypeScript compiler and the real npm.
+ * option did; the key is remembered by the files' metadata (runtime/image/pack-memo.ts) and computed again when a file
+ * appears, changes or goes away. Run on a small clone-shaped package with the real TypeScript compiler and the real npm.
  */
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -76,6 +77,28 @@ describe('packPackage cache', () => {
     // only the newest keys stay
     expect(readdirSync(join(cache, 'pack')).length).toBeLessThanOrEqual(PACK_CACHE_KEEP);
   }, 120_000);
+
+  it('remembers the key by file metadata: an unchanged tree needs no listing, a new, edited or removed file is noticed', async () => {
+    expect((await pack()).lines.some((l) => l.includes('compiling'))).toBe(true);
+    const unchanged = await pack();
+    expect(unchanged.lines.some((l) => l.includes('no file changed since'))).toBe(true);
+    expect(unchanged.lines.some((l) => l.includes('compiling'))).toBe(false);
+
+    write('runtime/sub/b.ts', 'export const b: number = 1;\n'); // a new file in a new folder
+    const added = await pack();
+    expect(added.lines.some((l) => l.includes('compiling'))).toBe(true);
+    expect(added.files.get('package/lib/runtime/sub/b.js')).toContain('export const b = 1');
+    expect((await pack()).lines.some((l) => l.includes('no file changed since'))).toBe(true);
+
+    write('runtime/sub/b.ts', 'export const b: number = 2;\n'); // the same size
+    expect((await pack()).files.get('package/lib/runtime/sub/b.js')).toContain('export const b = 2');
+
+    rmSync(join(root, 'runtime', 'sub', 'b.ts'));
+    const removed = await pack(); // the first tree again: its tarball, found by its key (not by the memo)
+    expect(removed.lines.some((l) => l.includes('no file changed since'))).toBe(false);
+    expect(removed.files.has('package/lib/runtime/sub/b.js')).toBe(false);
+    expect(removed.files.get('package/lib/runtime/a.js')).toContain('export const a = 1');
+  }, 180_000);
 
   it('packs without the cache when told to', async () => {
     const lines: string[] = [];
