@@ -6,6 +6,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -419,6 +420,25 @@ const BUILD_ENV = { GOTOOLCHAIN: 'local', CGO_ENABLED: '0', GOFLAGS: '-mod=reado
  */
 export const GO_BUILD_FLAGS: readonly string[] = ['-buildvcs=false', '-trimpath', '-gcflags=all=-dwarf=false'];
 
+/**
+ * The Go garbage collector's settings for a build's compilers: `GOGC=off` with a `GOMEMLIMIT`, i.e. a compiler collects
+ * only when its heap nears the limit. Most packages never get there, so their compile does no GC work at all; the few
+ * huge ones (Kubernetes' generated OpenAPI and API types) collect as usual near the limit. Measured on cold builds
+ * (empty GOCACHE, modules downloaded, 2026-11-29): etcd 84.9 → 69.6 s CPU (user+sys, mean of two runs each, −18 %);
+ * kube-apiserver + kube-controller-manager 509 s user (docs/realinfra.md) → 365 s user; the largest compile process
+ * peaked at 1.7 GB. `GOGC=400` saved only 12 % on etcd. The limit is an eighth of the machine's memory, between
+ * 512 MiB and 3 GiB, so a small machine collects earlier instead of running out of memory.
+ *
+ * Not part of any cache key: the settings change how much the compiler collects, never its output. A `GOGC` or
+ * `GOMEMLIMIT` already in the environment wins (both are left as they are).
+ */
+export function goBuildGcEnv(env: NodeJS.ProcessEnv = process.env, totalMemoryBytes: number = os.totalmem()): Record<string, string> {
+  if (env['GOGC'] !== undefined || env['GOMEMLIMIT'] !== undefined) return {};
+  const MiB = 1024 * 1024;
+  const limit = Math.min(3072, Math.max(512, Math.floor(totalMemoryBytes / 8 / MiB)));
+  return { GOGC: 'off', GOMEMLIMIT: `${limit}MiB` };
+}
+
 /** Computes cache keys and paths without building anything. */
 export function planComponent(
   name: ComponentName,
@@ -543,7 +563,7 @@ async function runGoBuild(
   let output = '';
   const child = spawn('sh', goWithCpuTimes(goBinary, plan.args), {
     cwd: plan.moduleDir,
-    env: { ...process.env, ...plan.env, GOBIN: '' },
+    env: { ...process.env, ...goBuildGcEnv(), ...plan.env, GOBIN: '' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   // `-o <name>` is relative to cwd; point it into outDir instead.

@@ -23,6 +23,7 @@ import {
   GO_BUILD_FLAGS,
   assertNotBuiltLater,
   cpuSecondsOf,
+  goBuildGcEnv,
   goWithCpuTimes,
   defaultCacheRoot,
   defaultToolsDir,
@@ -209,7 +210,7 @@ async function runGo(
   const goNotFound = () => new PulumiBuildError(component, '', `the go command "${goBinary}" was not found; install Go >= 1.26 or set KLUTCH_KIT_GO`);
   // With `cpu`, through sh so that `times` adds the CPU time of go and its compilers to the output.
   const [command, argv] = cpu ? ['sh', goWithCpuTimes(goBinary, args)] : [goBinary, [...args]];
-  const child = spawn(command, argv, { cwd, env: { ...process.env, ...env, GOBIN: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command, argv, { cwd, env: { ...process.env, ...goBuildGcEnv(), ...env, GOBIN: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
   const onData = (b: Buffer) => {
     output += b.toString('utf8');
     if (output.length > 200_000) output = output.slice(-100_000);

@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from '@jest/globals';
-import { GO_BUILD_FLAGS, cpuSecondsOf, goWithCpuTimes } from '../../runtime/realinfra/build.js';
+import { GO_BUILD_FLAGS, cpuSecondsOf, goBuildGcEnv, goWithCpuTimes, planComponent } from '../../runtime/realinfra/build.js';
 
 describe('Go build CPU figure', () => {
   it('reads the children line of `times`', () => {
@@ -41,5 +41,31 @@ describe('Go build CPU figure', () => {
   it('every build compiles without DWARF, which -s -w would drop at link time anyway', () => {
     expect(GO_BUILD_FLAGS).toContain('-gcflags=all=-dwarf=false');
     expect(GO_BUILD_FLAGS).toContain('-trimpath');
+  });
+});
+
+describe('the compilers garbage collector during a build (goBuildGcEnv)', () => {
+  const GiB = 1024 ** 3;
+  it('turns GC off up to a memory limit of an eighth of the machine, between 512 MiB and 3 GiB', () => {
+    expect(goBuildGcEnv({}, 24 * GiB)).toEqual({ GOGC: 'off', GOMEMLIMIT: '3072MiB' });
+    expect(goBuildGcEnv({}, 8 * GiB)).toEqual({ GOGC: 'off', GOMEMLIMIT: '1024MiB' });
+    expect(goBuildGcEnv({}, 2 * GiB)).toEqual({ GOGC: 'off', GOMEMLIMIT: '512MiB' });
+  });
+
+  it("leaves the user's own GOGC or GOMEMLIMIT alone", () => {
+    expect(goBuildGcEnv({ GOGC: '100' }, 24 * GiB)).toEqual({});
+    expect(goBuildGcEnv({ GOMEMLIMIT: '6GiB' }, 24 * GiB)).toEqual({});
+  });
+
+  it('is not part of a cache key: the same binary is found whatever the GC settings', () => {
+    const before = planComponent('etcd', { cacheRoot: '/nonexistent' }).key;
+    const saved = process.env['GOGC'];
+    process.env['GOGC'] = '50';
+    try {
+      expect(planComponent('etcd', { cacheRoot: '/nonexistent' }).key).toBe(before);
+    } finally {
+      if (saved === undefined) delete process.env['GOGC'];
+      else process.env['GOGC'] = saved;
+    }
   });
 });
