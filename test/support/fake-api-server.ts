@@ -1,7 +1,7 @@
 /**
  * The one fake API server of the unit tests: a KubeClient (`api.client`) over objects in memory with
  * the API server's semantics that reconcilers depend on — get / list / create / update / updateStatus
- * / merge, JSON and apply patches / delete, a resourceVersion bumped by every write (a stale one is a
+ * / merge, JSON and apply patches / delete (`generateName` names too), a resourceVersion bumped by every write (a stale one is a
  * 409 Conflict, an existing name a 409 AlreadyExists, a missing object a 404), uid preconditions,
  * finalizers (a delete marks the object deleting until the last one is removed), label and field
  * selectors, and watches that see every later write (a watch from a compacted resourceVersion is
@@ -64,6 +64,8 @@ export class FakeApiServer {
   private readonly handlers: Array<{ method: string; path: RegExp; fn: RequestHandler }> = [];
   private rv = 0;
   private uids = 0;
+  /** Suffixes of names made from `generateName`. */
+  private generated = 0;
   /** Watches from a resourceVersion at or below this one are 410 Gone (see compact()). */
   private compactedAt = 0;
 
@@ -176,11 +178,12 @@ export class FakeApiServer {
   private async create(r: ResourceRef, obj: KubeObject): Promise<KubeObject> {
     const ns = obj.metadata.namespace;
     this.record({ verb: 'create', resource: r.plural, namespace: ns, name: obj.metadata.name, body: obj });
-    if (!obj.metadata.name) throw FakeApiServer.error(422, 'Invalid', `${r.plural}: metadata.name: Required value`, 'POST', path(r, ns));
-    if (this.stored(r, ns, obj.metadata.name)) {
-      throw FakeApiServer.error(409, 'AlreadyExists', `${r.plural} "${obj.metadata.name}" already exists`, 'POST', path(r, ns));
-    }
+    const name =
+      obj.metadata.name ?? (obj.metadata.generateName ? `${obj.metadata.generateName}${(++this.generated).toString(36).padStart(5, '0')}` : undefined);
+    if (!name) throw FakeApiServer.error(422, 'Invalid', `${r.plural}: metadata.name: Required value`, 'POST', path(r, ns));
+    if (this.stored(r, ns, name)) throw FakeApiServer.error(409, 'AlreadyExists', `${r.plural} "${name}" already exists`, 'POST', path(r, ns));
     const stored = structuredClone(obj);
+    stored.metadata.name = name;
     stored.metadata.uid = this.newUid(obj);
     stored.metadata.creationTimestamp ??= new Date().toISOString();
     delete stored.metadata.deletionTimestamp;

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { Registry } from 'prom-client';
-import type { KubeClient, KubeObject, ResourceRef } from '../../../runtime/core/client.js';
+import { CoreResources, type KubeObject, type ResourceRef } from '../../../runtime/core/client.js';
 import { silentLogger } from '../../../runtime/core/logger.js';
 import { ObjectStore } from '../../../runtime/core/object-cache.js';
 import { konnectorMetrics } from '../../../runtime/konnector/metrics.js';
@@ -12,40 +12,30 @@ import { HeartbeatReconciler, goDuration, heartbeatRequeueMs } from '../../../ru
 import { NamespaceReconciler } from '../../../runtime/konnector/provider-namespaces.js';
 import type { AttachedBindings } from '../../../runtime/konnector/provider-state.js';
 import type { APIServiceBinding, APIServiceNamespace, ClusterBinding } from '../../../runtime/konnector/types.js';
+import { BINDING_RESOURCES } from '../../../contract/index.js';
+import { FakeApiServer, type Verb } from '../../support/fake-api-server.js';
 import { ApiError } from '../../../runtime/core/client.js';
 import { CREDENTIAL_EXPIRY_ANNOTATION, SEALED_KUBECONFIG_ANNOTATION, sealKubeconfig } from '../../../contract/credential.js';
 
-interface Call {
-  verb: string;
-  resource: string;
-  namespace?: string;
-  name?: string;
-  body?: unknown;
-}
+/** The resources the planted objects are of, by plural. */
+const RESOURCES: Record<string, ResourceRef> = {
+  secrets: CoreResources.secrets,
+  clusterbindings: BINDING_RESOURCES.clusterBindings,
+  apiservicenamespaces: BINDING_RESOURCES.apiServiceNamespaces,
+};
 
-/** Records the calls; answers getOrNull from `objects` (`plural/namespace/name`). */
-function fakeClient(objects: Record<string, KubeObject> = {}, fail: Record<string, Error> = {}) {
-  const calls: Call[] = [];
-  const client = {
-    async getOrNull(r: ResourceRef, namespace: string | undefined, name: string) {
-      calls.push({ verb: 'get', resource: r.plural, namespace, name });
-      if (fail[`get ${r.plural}`]) throw fail[`get ${r.plural}`];
-      return objects[`${r.plural}/${namespace ?? ''}/${name}`];
-    },
-    async mergePatch(r: ResourceRef, namespace: string | undefined, name: string, body: unknown) {
-      calls.push({ verb: 'patch', resource: r.plural, namespace, name, body });
-      if (fail[`patch ${r.plural}`]) throw fail[`patch ${r.plural}`];
-      return {} as KubeObject;
-    },
-    async delete(r: ResourceRef, namespace: string | undefined, name: string, opts: unknown) {
-      calls.push({ verb: 'delete', resource: r.plural, namespace, name, body: opts });
-    },
-    async create(r: ResourceRef, body: KubeObject) {
-      calls.push({ verb: 'create', resource: r.plural, namespace: body.metadata.namespace, name: body.metadata.name, body });
-      return body;
-    },
-  };
-  return { client: client as unknown as KubeClient, calls };
+/** A FakeApiServer holding `objects` (by `plural/namespace/name`), whose calls `fail` (by `verb plural`) throw. */
+function fakeClient(objects: Record<string, KubeObject> = {}, fail: Record<string, Error> = {}): FakeApiServer {
+  const api = new FakeApiServer();
+  for (const [k, o] of Object.entries(objects)) {
+    const [plural, namespace, name] = k.split('/');
+    api.seed(RESOURCES[plural], { ...o, metadata: { ...o.metadata, name, ...(namespace ? { namespace } : {}) } });
+  }
+  for (const [k, e] of Object.entries(fail)) {
+    const [verb, plural] = k.split(' ');
+    api.fail(verb as Verb, e, { resource: plural });
+  }
+  return api;
 }
 
 /** A provider kubeconfig as the Secret carries it (base64). */
@@ -73,8 +63,8 @@ const attached = (...keys: string[]): AttachedBindings => ({
 
 function heartbeat(o: {
   cb?: ClusterBinding;
-  provider?: ReturnType<typeof fakeClient>;
-  consumer?: ReturnType<typeof fakeClient>;
+  provider?: FakeApiServer;
+  consumer?: FakeApiServer;
   bindings?: Record<string, APIServiceBinding>;
   controlPlaneMode?: boolean;
   intervalMs?: number;
@@ -84,6 +74,7 @@ function heartbeat(o: {
 }) {
   const provider = o.provider ?? fakeClient();
   const consumer = o.consumer ?? fakeClient();
+  if (o.cb) provider.seed(BINDING_RESOURCES.clusterBindings, o.cb);
   let changes = 0;
   const r = new HeartbeatReconciler({
     provider: provider.client,
@@ -121,7 +112,7 @@ describe('HeartbeatReconciler', () => {
     const t = heartbeat({ cb: cb(), controlPlaneMode: true });
     const res = await t.r.reconcile();
     const [patch] = t.provider.calls;
-    expect(patch).toMatchObject({ verb: 'patch', resource: 'clusterbindings', namespace: 'cluster-a', name: 'cluster' });
+    expect(patch).toMatchObject({ verb: 'mergePatch', resource: 'clusterbindings', namespace: 'cluster-a', name: 'cluster' });
     expect(patch.body).toEqual({
       status: { heartbeatInterval: '5m0s', konnectorVersion: 'v1.2.3', lastHeartbeatTime: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/) },
     });
@@ -140,7 +131,7 @@ describe('HeartbeatReconciler', () => {
   });
 
   it('names the ClusterBinding and the missing permission when the patch fails', async () => {
-    const t = heartbeat({ cb: cb(), controlPlaneMode: true, provider: fakeClient({}, { 'patch clusterbindings': new Error('forbidden') }) });
+    const t = heartbeat({ cb: cb(), controlPlaneMode: true, provider: fakeClient({}, { 'mergePatch clusterbindings': new Error('forbidden') }) });
     await expect(t.r.reconcile()).rejects.toThrow('forbidden');
     expect(t.r.state).toMatchObject({
       status: 'False',
@@ -163,8 +154,8 @@ describe('HeartbeatReconciler', () => {
       bindings: { 'klutch-bind/pgs.a.com': binding },
     });
     await t.r.reconcile();
-    expect(consumer.calls.filter((c) => c.verb === 'patch')).toEqual([
-      { verb: 'patch', resource: 'secrets', namespace: 'klutch-bind', name: 'kubeconfig-x', body: { data: { kubeconfig: NEW } } },
+    expect(consumer.calls.filter((c) => c.verb === 'mergePatch')).toEqual([
+      { verb: 'mergePatch', resource: 'secrets', namespace: 'klutch-bind', name: 'kubeconfig-x', body: { data: { kubeconfig: NEW } } },
     ]);
   });
 
@@ -190,7 +181,7 @@ describe('HeartbeatReconciler', () => {
     let now = Date.parse('2030-01-01T00:00:00Z');
     const c = cb();
     const t = heartbeat({ cb: c, controlPlaneMode: true, random: () => 0, now: () => now });
-    const patches = () => t.provider.calls.filter((x) => x.verb === 'patch').length;
+    const patches = () => t.provider.calls.filter((x) => x.verb === 'mergePatch').length;
     for (let i = 1; i <= 3; i++) {
       const { requeueAfterMs } = await t.r.reconcile();
       expect(patches()).toBe(i);
@@ -207,14 +198,14 @@ describe('HeartbeatReconciler', () => {
     future.status = { lastHeartbeatTime: '2099-01-01T00:00:00Z', heartbeatInterval: '5m0s', konnectorVersion: 'v1.2.3' };
     const t = heartbeat({ cb: future, controlPlaneMode: true, now: () => now });
     await t.r.reconcile();
-    const patch = t.provider.calls.find((x) => x.verb === 'patch')?.body as { status: ClusterBinding['status'] } | undefined;
+    const patch = t.provider.calls.find((x) => x.verb === 'mergePatch')?.body as { status: ClusterBinding['status'] } | undefined;
     expect(patch?.status?.lastHeartbeatTime).toBe('2030-01-01T00:00:00Z');
     // within a minute of skew it is still taken as fresh
     const skewed = cb();
     skewed.status = { lastHeartbeatTime: '2030-01-01T00:00:30Z', heartbeatInterval: '5m0s', konnectorVersion: 'v1.2.3' };
     const t2 = heartbeat({ cb: skewed, controlPlaneMode: true, now: () => now });
     await t2.r.reconcile();
-    expect(t2.provider.calls.filter((x) => x.verb === 'patch')).toEqual([]);
+    expect(t2.provider.calls.filter((x) => x.verb === 'mergePatch')).toEqual([]);
   });
 
   describe('a sealed rotation (klutch-backend: the consumer credential cannot read the kubeconfig Secret)', () => {
@@ -224,10 +215,7 @@ describe('HeartbeatReconciler', () => {
       c.metadata.annotations = { [SEALED_KUBECONFIG_ANNOTATION]: sealed, ...extra };
       return c;
     };
-    const run = async (
-      sealed: string,
-      o: { rotationKey?: Buffer; extra?: Record<string, string>; now?: () => number; provider?: ReturnType<typeof fakeClient> } = {},
-    ) => {
+    const run = async (sealed: string, o: { rotationKey?: Buffer; extra?: Record<string, string>; now?: () => number; provider?: FakeApiServer } = {}) => {
       const provider =
         o.provider ?? fakeClient({ 'secrets/cluster-a/kc': { metadata: { name: 'kc' }, data: { kubeconfig: kc({ token: 'from-secret' }) } } as KubeObject });
       const consumer = fakeClient({ 'secrets/klutch-bind/kubeconfig-x': { metadata: { name: 'kubeconfig-x' }, data: { kubeconfig: OLD } } as KubeObject });
@@ -244,13 +232,15 @@ describe('HeartbeatReconciler', () => {
         now: o.now,
       });
       await t.r.reconcile().catch(() => undefined);
-      return { t, provider, consumer, patches: consumer.calls.filter((c) => c.verb === 'patch') };
+      return { t, provider, consumer, patches: consumer.calls.filter((c) => c.verb === 'mergePatch') };
     };
     const open = (b64: string) => Buffer.from(b64, 'base64').toString('utf8');
 
     it('opens the ClusterBinding annotation with the rotation key and never reads the provider Secret', async () => {
       const { provider, patches, t } = await run(sealKubeconfig(KEY, 'cluster-a', open(NEW)));
-      expect(patches).toEqual([{ verb: 'patch', resource: 'secrets', namespace: 'klutch-bind', name: 'kubeconfig-x', body: { data: { kubeconfig: NEW } } }]);
+      expect(patches).toEqual([
+        { verb: 'mergePatch', resource: 'secrets', namespace: 'klutch-bind', name: 'kubeconfig-x', body: { data: { kubeconfig: NEW } } },
+      ]);
       expect(provider.calls.filter((c) => c.resource === 'secrets')).toEqual([]);
       expect(t.r.state.message).toBe('heartbeat every 2m30s (±10 % jitter)');
     });
@@ -291,7 +281,7 @@ describe('HeartbeatReconciler', () => {
       const ended = await run(sealKubeconfig(KEY, 'cluster-a', open(OLD)), {
         extra: { [CREDENTIAL_EXPIRY_ANNOTATION]: '2030-01-09T00:00:00.000Z' },
         now: () => now,
-        provider: fakeClient({}, { 'patch clusterbindings': unauthorized }),
+        provider: fakeClient({}, { 'mergePatch clusterbindings': unauthorized }),
       });
       expect(ended.t.r.state).toMatchObject({
         status: 'False',
@@ -324,7 +314,7 @@ describe('HeartbeatReconciler', () => {
       const { t, consumer } = await rotate(
         kc({ server: 'https://attacker.example', user: '{"tokenFile":"/var/run/secrets/kubernetes.io/serviceaccount/token"}' }),
       );
-      expect(consumer.calls.filter((c) => c.verb === 'patch')).toEqual([]);
+      expect(consumer.calls.filter((c) => c.verb === 'mergePatch')).toEqual([]);
       expect(t.r.state.status).toBe('True'); // the heartbeat itself went out
       expect(t.r.state.message).toContain('credential rotation refused');
       expect(t.r.state.message).toContain('tokenFile: "/var/run/secrets/kubernetes.io/serviceaccount/token"');
@@ -332,13 +322,13 @@ describe('HeartbeatReconciler', () => {
 
     it('refuses a kubeconfig for another cluster namespace', async () => {
       const { t, consumer } = await rotate(kc({ namespace: 'cluster-b' }));
-      expect(consumer.calls.filter((c) => c.verb === 'patch')).toEqual([]);
+      expect(consumer.calls.filter((c) => c.verb === 'mergePatch')).toEqual([]);
       expect(t.r.state.message).toContain('names cluster namespace "cluster-b", not "cluster-a"');
     });
 
     it('copies a kubeconfig for another server and records a ProviderServerChanged Warning event on the binding', async () => {
       const { consumer } = await rotate(kc({ server: 'https://elsewhere.example:443', token: 'new' }));
-      expect(consumer.calls.filter((c) => c.verb === 'patch')).toHaveLength(1);
+      expect(consumer.calls.filter((c) => c.verb === 'mergePatch')).toHaveLength(1);
       const ev = consumer.calls.find((c) => c.verb === 'create' && c.resource === 'events')?.body as Record<string, any>;
       expect(ev).toMatchObject({
         type: 'Warning',
@@ -351,7 +341,7 @@ describe('HeartbeatReconciler', () => {
 
     it('records no event when only the credentials changed', async () => {
       const { consumer } = await rotate(NEW);
-      expect(consumer.calls.filter((c) => c.verb === 'patch')).toHaveLength(1);
+      expect(consumer.calls.filter((c) => c.verb === 'mergePatch')).toHaveLength(1);
       expect(consumer.calls.filter((c) => c.verb === 'create')).toEqual([]);
     });
   });
@@ -372,15 +362,14 @@ describe('HeartbeatReconciler', () => {
       return {
         t,
         c,
-        src,
         binding,
         provider,
         consumer,
         advance: (ms: number) => void (now += ms),
         /** The informer delivers the status the konnector just patched. */
-        echo: () => void (c.status = (provider.calls.filter((x) => x.verb === 'patch').at(-1)!.body as { status: ClusterBinding['status'] }).status),
-        secretGets: () => provider.calls.filter((x) => x.verb === 'get' && x.resource === 'secrets').length,
-        consumerPatches: () => consumer.calls.filter((x) => x.verb === 'patch').map((x) => x.body),
+        echo: () => void (c.status = (provider.calls.filter((x) => x.verb === 'mergePatch').at(-1)!.body as { status: ClusterBinding['status'] }).status),
+        secretGets: () => provider.calls.filter((x) => x.verb === 'getOrNull' && x.resource === 'secrets').length,
+        consumerPatches: () => consumer.calls.filter((x) => x.verb === 'mergePatch').map((x) => x.body),
       };
     };
 
@@ -394,7 +383,7 @@ describe('HeartbeatReconciler', () => {
       await s.t.r.reconcile();
       expect(s.secretGets()).toBe(1);
       expect(s.consumer.calls.length).toBe(2); // the first reconcile's GET and PATCH, nothing since
-      expect(s.provider.calls.filter((x) => x.verb === 'patch').length).toBe(1);
+      expect(s.provider.calls.filter((x) => x.verb === 'mergePatch').length).toBe(1);
       expect(s.t.r.state).toEqual({ status: 'True', reason: 'HeartbeatSent', message: 'heartbeat every 2m30s (±10 % jitter)' });
     });
 
@@ -416,7 +405,7 @@ describe('HeartbeatReconciler', () => {
       s.echo();
       await s.t.r.reconcile();
       expect(s.secretGets()).toBe(1);
-      s.src.data = { kubeconfig: V2 }; // the provider kubeconfig is rotated between two heartbeats
+      s.provider.seed(CoreResources.secrets, { metadata: { name: 'kc', namespace: 'cluster-a' }, data: { kubeconfig: V2 } } as KubeObject); // the provider kubeconfig is rotated between two heartbeats
       s.advance(requeueAfterMs!);
       await s.t.r.reconcile();
       expect(s.secretGets()).toBe(2);
@@ -438,13 +427,13 @@ describe('HeartbeatReconciler', () => {
     });
 
     it('retries a failed read on the echo instead of remembering it', async () => {
-      const provider = fakeClient({}, { 'get secrets': new Error('connection reset') });
+      const provider = fakeClient({}, { 'getOrNull secrets': new Error('connection reset') });
       const c = cb({}, { kubeconfigSecretRef: { name: 'kc', key: 'kubeconfig' } });
       const t = heartbeat({ cb: c, provider });
       await t.r.reconcile();
-      c.status = (provider.calls.find((x) => x.verb === 'patch')!.body as { status: ClusterBinding['status'] }).status;
+      c.status = (provider.calls.find((x) => x.verb === 'mergePatch')!.body as { status: ClusterBinding['status'] }).status;
       await t.r.reconcile();
-      expect(provider.calls.filter((x) => x.verb === 'get').length).toBe(2);
+      expect(provider.calls.filter((x) => x.verb === 'getOrNull').length).toBe(2);
       expect(t.r.state.message).toContain('credential rotation unavailable: cannot read Secret cluster-a/kc on the provider');
     });
   });
@@ -454,7 +443,7 @@ describe('NamespaceReconciler', () => {
   const ans = (name: string, extra: Partial<APIServiceNamespace['metadata']> = {}) =>
     ({ metadata: { name, namespace: 'cluster-a', uid: `u-${name}`, ...extra } }) as APIServiceNamespace;
   const setup = (o: { ans?: APIServiceNamespace; appNamespaces?: string[]; synced?: boolean }) => {
-    const provider = fakeClient();
+    const provider = fakeClient(o.ans ? { [`apiservicenamespaces/cluster-a/${o.ans.metadata.name}`]: o.ans } : {});
     const r = new NamespaceReconciler({
       provider: provider.client,
       clusterNamespace: 'cluster-a',
@@ -468,7 +457,7 @@ describe('NamespaceReconciler', () => {
   it('deletes the APIServiceNamespace (uid precondition) once the app-cluster Namespace is gone', async () => {
     const t = setup({ ans: ans('team-a'), appNamespaces: [] });
     await t.r.reconcile('team-a');
-    expect(t.calls).toEqual([{ verb: 'delete', resource: 'apiservicenamespaces', namespace: 'cluster-a', name: 'team-a', body: { uid: 'u-team-a' } }]);
+    expect(t.calls).toEqual([{ verb: 'delete', resource: 'apiservicenamespaces', namespace: 'cluster-a', name: 'team-a', opts: { uid: 'u-team-a' } }]);
   });
 
   it('keeps it while the Namespace exists or the APIServiceNamespace is already being deleted', async () => {
