@@ -33,7 +33,7 @@ import { ExportReconciler } from './reconcilers/export.js';
 import { RbacReconciler, type PolicyRule } from './reconcilers/rbac.js';
 import { ServiceNamespaceReconciler } from './reconcilers/service-namespace.js';
 import { TokenRotationReconciler } from './reconcilers/token-rotation.js';
-import type { ClusterBindingObj, ExportObj, ExportRequest, ServiceNamespace } from './reconcilers/types.js';
+import type { ClusterBinding, APIServiceExport, APIServiceExportRequest, APIServiceNamespace } from './reconcilers/types.js';
 import { ClusterSweeper } from './sweeper.js';
 import type { UnexpectedErrors } from './unexpected.js';
 import { KUBECONFIG_SECRET, MANAGED_BY, MANAGED_BY_LABEL, R } from './refs.js';
@@ -72,11 +72,11 @@ export interface BackendControllersOptions {
  * control plane five more requests (GET namespace, two APPLYs, two DELETEs; docs/scale.md).
  */
 export function clusterBindingEvents(enqueue: { clusterBinding(key: string): void; rbac(clusterNs: string): void; sweep(clusterNs: string): void }): {
-  onAdd(c: ClusterBindingObj): void;
-  onUpdate(old: ClusterBindingObj, c: ClusterBindingObj): void;
-  onDelete(c: ClusterBindingObj): void;
+  onAdd(c: ClusterBinding): void;
+  onUpdate(old: ClusterBinding, c: ClusterBinding): void;
+  onDelete(c: ClusterBinding): void;
 } {
-  const all = (c: ClusterBindingObj) => {
+  const all = (c: ClusterBinding) => {
     enqueue.clusterBinding(keyOf(c));
     enqueue.rbac(c.metadata.namespace!);
     enqueue.sweep(c.metadata.namespace!);
@@ -105,12 +105,12 @@ export const CLUSTER_BINDING_RESYNC_MS = 10 * 60_000;
 /** The backend's shared informers: one per resource its reconcilers read. */
 function backendInformers(kube: KubeClient, logger: Logger) {
   return {
-    requests: new Informer<ExportRequest>(kube, R.exportRequests, { logger }),
-    exports: new Informer<ExportObj>(kube, R.exports, { logger }),
+    requests: new Informer<APIServiceExportRequest>(kube, R.exportRequests, { logger }),
+    exports: new Informer<APIServiceExport>(kube, R.exports, { logger }),
     crds: new Informer<Crd>(kube, R.crds, { logger }),
     templates: new Informer<ExportTemplate>(kube, R.templates, { logger }),
-    serviceNamespaces: new Informer<ServiceNamespace>(kube, R.serviceNamespaces, { logger }),
-    clusterBindings: new Informer<ClusterBindingObj>(kube, R.clusterBindings, { logger, resyncMs: CLUSTER_BINDING_RESYNC_MS }),
+    serviceNamespaces: new Informer<APIServiceNamespace>(kube, R.serviceNamespaces, { logger }),
+    clusterBindings: new Informer<ClusterBinding>(kube, R.clusterBindings, { logger, resyncMs: CLUSTER_BINDING_RESYNC_MS }),
     kubeconfigSecrets: new Informer(kube, R.secrets, {
       logger,
       labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}`,
@@ -142,12 +142,12 @@ function controllerFactory(o: BackendControllersOptions): (name: string, fn: (ke
 }
 
 export class BackendControllers {
-  readonly requests: Informer<ExportRequest>;
-  readonly exports: Informer<ExportObj>;
+  readonly requests: Informer<APIServiceExportRequest>;
+  readonly exports: Informer<APIServiceExport>;
   readonly crds: Informer<Crd>;
   readonly templates: Informer<ExportTemplate>;
-  readonly serviceNamespaces: Informer<ServiceNamespace>;
-  readonly clusterBindings: Informer<ClusterBindingObj>;
+  readonly serviceNamespaces: Informer<APIServiceNamespace>;
+  readonly clusterBindings: Informer<ClusterBinding>;
   readonly kubeconfigSecrets: Informer;
   readonly clusterNamespaces: Informer;
   readonly sweeper: ClusterSweeper;

@@ -1,17 +1,8 @@
 /** CRD → APIServiceExport spec snapshot, and its source-spec hash. */
 import { createHash } from 'node:crypto';
 import type { Crd } from './catalog.js';
+import type { APIServiceExportSpec } from '../../contract/api/api-service-export.js';
 import type { PermissionClaim } from '../../contract/wire.js';
-
-export interface ExportSpec {
-  group: string;
-  names: Crd['spec']['names'];
-  scope: 'Namespaced' | 'Cluster';
-  versions: Array<Record<string, unknown>>;
-  permissionClaims?: PermissionClaim[];
-  informerScope: 'Namespaced' | 'Cluster';
-  clusterScopedIsolation?: 'Prefixed' | 'Namespaced' | 'None';
-}
 
 const BASE62 = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
 
@@ -49,7 +40,7 @@ export const crdSpecHash = (crd: Crd): string => base62Sha224(stableJson(crd.spe
 export function exportSpecFromCrd(
   crd: Crd,
   opts: { informerScope: 'Namespaced' | 'Cluster'; permissionClaims?: PermissionClaim[]; isolation?: 'Prefixed' | 'Namespaced' | 'None' },
-): ExportSpec {
+): APIServiceExportSpec {
   const webhook = crd.spec.conversion?.strategy === 'Webhook';
   const versions = crd.spec.versions
     .filter((v) => (webhook ? v.storage : v.served))
@@ -64,11 +55,12 @@ export function exportSpecFromCrd(
     });
   if (versions.length && !versions.some((v) => v.storage)) versions[0].storage = true;
   const names = { ...crd.spec.names };
-  const spec: ExportSpec = {
+  const spec: APIServiceExportSpec = {
     group: crd.spec.group,
     names,
     scope: crd.spec.scope,
-    versions,
+    // the CRD's own version objects, read loosely (catalog.ts), copied field by field above
+    versions: versions as APIServiceExportSpec['versions'],
     informerScope: crd.spec.scope === 'Cluster' ? 'Cluster' : opts.informerScope,
   };
   if (opts.permissionClaims?.length) spec.permissionClaims = opts.permissionClaims;

@@ -17,32 +17,20 @@
  */
 import type { Logger } from 'pino';
 import { EVENTS, eventObject } from '../core/events.js';
-import {
-  getCondition,
-  nowRfc3339,
-  setCondition,
-  type Condition,
-  type KubeClient,
-  type KubeObject,
-  type ObjectCache,
-  type ReconcileResult,
-} from '../core/index.js';
+import { getCondition, nowRfc3339, setCondition, type KubeClient, type KubeObject, type ObjectCache, type ReconcileResult } from '../core/index.js';
+import type { ClusterBinding } from '../core/binding-objects.js';
 import type { BackendMetrics } from './metrics.js';
 import { heartbeatAge } from './reconcilers/cluster-binding.js';
 import { CLUSTER_BINDING_NAME, IDENTITY_ANNOTATION, KUBECONFIG_SECRET, R, SUBJECT_HASH_LABEL } from './refs.js';
 
 export const ABANDONED_CONDITION = 'Abandoned';
 
-interface ClusterBindingObj extends KubeObject {
-  status?: { lastHeartbeatTime?: string; conditions?: Condition[]; [k: string]: unknown };
-}
-
 /** The informers' caches the sweeper reads (injected). */
 export interface SweeperCaches {
   /** The cluster namespaces (the backend's, by its managed-by label). */
   readonly namespaces: ObjectCache;
   /** The ClusterBindings (`cluster` in each cluster namespace). */
-  readonly clusterBindings: ObjectCache<ClusterBindingObj>;
+  readonly clusterBindings: ObjectCache<ClusterBinding>;
   /** The kubeconfig Secrets of the cluster namespaces. */
   readonly kubeconfigSecrets: ObjectCache;
 }
@@ -93,7 +81,7 @@ export class ClusterSweeper {
   }
 
   /** The ClusterBinding of cluster namespace `ns`, as cached. */
-  private clusterBinding(ns: string): ClusterBindingObj | undefined {
+  private clusterBinding(ns: string): ClusterBinding | undefined {
     return this.o.cache.clusterBindings.getByName(ns, CLUSTER_BINDING_NAME);
   }
 
@@ -113,7 +101,7 @@ export class ClusterSweeper {
     await this.remove(ns, 'IncompleteBinding', msg, 'incomplete');
   }
 
-  private async checkHeartbeat(ns: KubeObject, cb: ClusterBindingObj): Promise<ReconcileResult | void> {
+  private async checkHeartbeat(ns: KubeObject, cb: ClusterBinding): Promise<ReconcileResult | void> {
     const st = cb.status ?? {};
     const last = st.lastHeartbeatTime ?? cb.metadata.creationTimestamp;
     // a heartbeat time in the future (or unparsable) counts as none since the ClusterBinding was created:
@@ -163,7 +151,7 @@ export class ClusterSweeper {
     this.o.logger.warn({ namespace: name, reason, why }, 'deleted cluster namespace');
   }
 
-  private async setAbandoned(cb: ClusterBindingObj, c: Parameters<typeof setCondition>[1]): Promise<void> {
+  private async setAbandoned(cb: ClusterBinding, c: Parameters<typeof setCondition>[1]): Promise<void> {
     const conds = setCondition(cb.status?.conditions, c, new Date(this.now()));
     await this.o.kube.updateStatus(R.clusterBindings, { ...cb, status: { ...cb.status, conditions: conds } });
   }

@@ -2,18 +2,7 @@
  * The binding API as the konnector reads and writes it: the shapes come from contract/api (one
  * source of truth), wrapped in the runtime's loose KubeObject type.
  */
-import type {
-  APIServiceBindingSpec,
-  APIServiceBindingStatus,
-  APIServiceExportSpec,
-  APIServiceExportStatus,
-  APIServiceNamespaceStatus,
-  AcceptablePermissionClaim,
-  AppClusterBindingSpec,
-  AppClusterBindingStatus,
-  ClusterBindingSpec,
-  ClusterBindingStatus,
-} from '../../contract/index.js';
+import type { AcceptablePermissionClaim } from '../../contract/index.js';
 import { BOUND_ANNOTATION, RESOURCE_OWNER_ANNOTATION } from '../../contract/index.js';
 import type { KubeObject } from '../core/client.js';
 
@@ -31,11 +20,7 @@ export {
 } from '../../contract/index.js';
 export type { AcceptablePermissionClaim };
 
-export type APIServiceBinding = KubeObject & { spec: APIServiceBindingSpec; status?: APIServiceBindingStatus };
-export type APIServiceExport = KubeObject & { spec: APIServiceExportSpec; status?: APIServiceExportStatus };
-export type APIServiceNamespace = KubeObject & { spec?: Record<string, never>; status?: APIServiceNamespaceStatus };
-export type ClusterBinding = KubeObject & { spec: ClusterBindingSpec; status?: ClusterBindingStatus };
-export type AppClusterBinding = KubeObject & { spec: AppClusterBindingSpec; status?: AppClusterBindingStatus };
+export type { APIServiceBinding, APIServiceExport, APIServiceNamespace, AppClusterBinding, ClusterBinding } from '../core/binding-objects.js';
 export type Secret = KubeObject & { type?: string; data?: Record<string, string>; stringData?: Record<string, string> };
 
 /** Finalizer on each served APIServiceBinding: its CRD and objects are cleaned up (on both sides) before it goes. */

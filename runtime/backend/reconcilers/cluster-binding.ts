@@ -1,7 +1,7 @@
 /** clusterbinding (key: `clusterNs/cluster`): `Healthy` from the konnector's heartbeat age. */
 import { conditionsEqual, setCondition, type ObjectCache, type ReconcileResult, type Reconciler } from '../../core/index.js';
 import { R } from '../refs.js';
-import type { ClusterBindingObj, ReconcilerKube } from './types.js';
+import type { ClusterBinding, ReconcilerKube } from './types.js';
 
 /** Parses a Go duration (`5m0s`, `30s`, `1h0m0s`, `500ms`) or plain seconds; undefined if invalid. */
 export function parseGoDuration(v: string | undefined): number | undefined {
@@ -20,7 +20,7 @@ export function parseGoDuration(v: string | undefined): number | undefined {
 
 export interface ClusterBindingReconcilerDeps {
   readonly kube: ReconcilerKube;
-  readonly clusterBindings: ObjectCache<ClusterBindingObj>;
+  readonly clusterBindings: ObjectCache<ClusterBinding>;
   /** 0: 2 × the konnector's heartbeatInterval. */
   readonly heartbeatTimeoutMs: number;
 }

@@ -4,19 +4,19 @@
  * fails after a grace period; finished requests are deleted after a retention period.
  */
 import type { Logger } from 'pino';
-import { conditionsEqual, keyOf, setCondition, setSummary, type ObjectCache, type ReconcileResult, type Reconciler } from '../../core/index.js';
+import { conditionsEqual, keyOf, setCondition, setSummary, type Condition, type ObjectCache, type ReconcileResult, type Reconciler } from '../../core/index.js';
 import type { Crd, ExportTemplate } from '../catalog.js';
 import { crdSpecHash, exportSpecFromCrd } from '../export.js';
 import { MANAGED_BY, MANAGED_BY_LABEL, R, SOURCE_SPEC_HASH_ANNOTATION } from '../refs.js';
 import type { PermissionClaim } from '../../../contract/wire.js';
-import { age, byAge, type ExportObj, type ExportRequest, type ReconcilerKube } from './types.js';
+import { age, byAge, type APIServiceExport, type APIServiceExportRequest, type ReconcilerKube } from './types.js';
 import { splitKey } from '../../core/client.js';
 import { ConditionType } from '../../../contract/api/constants.js';
 
 export interface ExportRequestReconcilerDeps {
   readonly kube: ReconcilerKube;
-  readonly requests: ObjectCache<ExportRequest>;
-  readonly exports: ObjectCache<ExportObj>;
+  readonly requests: ObjectCache<APIServiceExportRequest>;
+  readonly exports: ObjectCache<APIServiceExport>;
   readonly crds: ObjectCache<Crd>;
   readonly templates: ObjectCache<ExportTemplate>;
   readonly logger: Logger;
@@ -46,7 +46,10 @@ export class ExportRequestReconciler implements Reconciler {
       .sort((a, b) => keyOf(a).localeCompare(keyOf(b)))[0];
   }
 
-  private async writeStatus(req: ExportRequest, status: NonNullable<ExportRequest['status']>): Promise<void> {
+  private async writeStatus(
+    req: APIServiceExportRequest,
+    status: Omit<NonNullable<APIServiceExportRequest['status']>, 'conditions'> & { conditions?: Condition[] },
+  ): Promise<void> {
     if (
       req.status?.phase === status.phase &&
       req.status?.terminalMessage === status.terminalMessage &&
@@ -57,7 +60,7 @@ export class ExportRequestReconciler implements Reconciler {
     await this.d.kube.updateStatus(R.exportRequests, { ...req, status });
   }
 
-  private async fail(req: ExportRequest, reason: string, message: string): Promise<ReconcileResult> {
+  private async fail(req: APIServiceExportRequest, reason: string, message: string): Promise<ReconcileResult> {
     let conds = setCondition(req.status?.conditions, { type: ConditionType.ExportsReady, status: 'False', severity: 'Error', reason, message });
     conds = setSummary(conds, [ConditionType.ExportsReady]);
     await this.writeStatus(req, { ...req.status, phase: 'Failed', terminalMessage: message, conditions: conds });
@@ -154,7 +157,7 @@ export class ExportRequestReconciler implements Reconciler {
     const d = this.d;
     const name = crd.metadata.name!;
     const hash = crdSpecHash(crd);
-    const existing = d.exports.getByName(ns, name) ?? (await d.kube.getOrNull<ExportObj>(R.exports, ns, name));
+    const existing = d.exports.getByName(ns, name) ?? (await d.kube.getOrNull<APIServiceExport>(R.exports, ns, name));
     const spec = exportSpecFromCrd(crd, {
       informerScope: existing?.spec.informerScope ?? d.consumerScope,
       permissionClaims: claims,

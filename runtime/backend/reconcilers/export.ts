@@ -7,13 +7,13 @@ import { conditionsEqual, setCondition, type ObjectCache, type Reconciler } from
 import type { Crd } from '../catalog.js';
 import { crdSpecHash, exportSpecFromCrd } from '../export.js';
 import { R, SOURCE_SPEC_HASH_ANNOTATION } from '../refs.js';
-import { type ExportObj, type ReconcilerKube } from './types.js';
+import { type APIServiceExport, type ReconcilerKube } from './types.js';
 import { splitKey } from '../../core/client.js';
 import { ConditionType } from '../../../contract/api/constants.js';
 
 export interface ExportReconcilerDeps {
   readonly kube: ReconcilerKube;
-  readonly exports: ObjectCache<ExportObj>;
+  readonly exports: ObjectCache<APIServiceExport>;
   readonly crds: ObjectCache<Crd>;
   readonly logger: Logger;
 }

@@ -11,15 +11,15 @@ import { isNotFound, type ObjectCache, type Reconciler } from '../../core/index.
 import { FIELD_MANAGER } from '../binder.js';
 import { IDENTITY_ANNOTATION, MANAGED_BY, MANAGED_BY_LABEL, R } from '../refs.js';
 import { BINDER_NAME, perConsumerRoleName } from '../../../contract/index.js';
-import type { ExportObj, ReconcilerKube, ServiceNamespace } from './types.js';
+import type { APIServiceExport, ReconcilerKube, APIServiceNamespace } from './types.js';
 import { exportedResourceRules, type PolicyRule } from '../../../contract/binder-rbac.js';
 
 export { exportedResourceRules, type PolicyRule };
 
 export interface RbacReconcilerDeps {
   readonly kube: ReconcilerKube;
-  readonly exports: ObjectCache<ExportObj>;
-  readonly serviceNamespaces: ObjectCache<ServiceNamespace>;
+  readonly exports: ObjectCache<APIServiceExport>;
+  readonly serviceNamespaces: ObjectCache<APIServiceNamespace>;
   readonly consumerScope: 'Namespaced' | 'Cluster';
 }
 

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { conditionsEqual, setCondition, RequeueError, type ObjectCache, type Reconciler } from '../../core/index.js';
 import { CLUSTER_BINDING_NAME, MANAGED_BY, MANAGED_BY_LABEL, R } from '../refs.js';
 import { API_SERVICE_NAMESPACE_ANNOTATION, apiServiceNamespaceKind } from '../../../contract/index.js';
-import { byAge, type ClusterBindingObj, type ReconcilerKube, type ServiceNamespace } from './types.js';
+import { byAge, type ClusterBinding, type ReconcilerKube, type APIServiceNamespace } from './types.js';
 import { splitKey } from '../../core/client.js';
 
 export const SERVICE_NAMESPACE_FINALIZER = 'klutch.anynines.com/servicenamespace';
@@ -16,7 +16,7 @@ const EVENTS = { group: '', version: 'v1', plural: 'events', namespaced: true, k
 
 export interface ServiceNamespaceReconcilerDeps {
   readonly kube: ReconcilerKube;
-  readonly serviceNamespaces: ObjectCache<ServiceNamespace>;
+  readonly serviceNamespaces: ObjectCache<APIServiceNamespace>;
   readonly logger: Logger;
   /** Called when the provider namespaces of a cluster namespace changed (its RoleBindings follow). */
   rbacChanged(clusterNs: string): void;
@@ -26,7 +26,7 @@ export interface ServiceNamespaceReconcilerDeps {
    */
   readonly maxPerCluster?: number;
   /** The ClusterBindings, for the quota condition the consumer reads. */
-  readonly clusterBindings?: ObjectCache<ClusterBindingObj>;
+  readonly clusterBindings?: ObjectCache<ClusterBinding>;
   /** Reconcile this key again (a refused APIServiceNamespace, when another one is deleted). */
   requeue?(key: string): void;
 }
@@ -98,7 +98,7 @@ export class ServiceNamespaceReconciler implements Reconciler {
   }
 
   /** The cluster namespace's APIServiceNamespaces not being deleted, oldest first (the quota serves the first ones). */
-  private live(clusterNs: string): ServiceNamespace[] {
+  private live(clusterNs: string): APIServiceNamespace[] {
     return this.d.serviceNamespaces
       .list(clusterNs)
       .filter((o) => !o.metadata.deletionTimestamp)
@@ -132,7 +132,7 @@ export class ServiceNamespaceReconciler implements Reconciler {
     return true;
   }
 
-  private async event(sn: ServiceNamespace, message: string): Promise<void> {
+  private async event(sn: APIServiceNamespace, message: string): Promise<void> {
     const now = new Date().toISOString();
     await this.d.kube
       .create(EVENTS, {

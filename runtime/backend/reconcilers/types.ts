@@ -3,25 +3,9 @@
  * the informers in production, an ObjectStore in unit tests) and the part of the API client they
  * write with.
  */
-import type { Condition, KubeClient, KubeObject } from '../../core/index.js';
-import type { ExportSpec } from '../export.js';
-import type { PermissionClaim } from '../../../contract/wire.js';
+import type { KubeClient, KubeObject } from '../../core/index.js';
 
-export interface ExportRequest extends KubeObject {
-  spec?: { resources?: Array<{ group?: string; resource: string; versions?: string[]; permissionClaims?: PermissionClaim[] }> };
-  status?: { phase?: 'Pending' | 'Succeeded' | 'Failed'; terminalMessage?: string; conditions?: Condition[] };
-}
-export interface ExportObj extends KubeObject {
-  spec: ExportSpec;
-  status?: { conditions?: Condition[]; [k: string]: unknown };
-}
-export interface ServiceNamespace extends KubeObject {
-  status?: { namespace?: string };
-}
-export interface ClusterBindingObj extends KubeObject {
-  spec?: { kubeconfigSecretRef?: { name: string; key: string } };
-  status?: { lastHeartbeatTime?: string; heartbeatInterval?: string; conditions?: Condition[]; [k: string]: unknown };
-}
+export type { APIServiceExport, APIServiceExportRequest, APIServiceNamespace, ClusterBinding } from '../../core/binding-objects.js';
 
 /** The API calls the reconcilers write with. */
 export type ReconcilerKube = Pick<KubeClient, 'getOrNull' | 'create' | 'update' | 'updateStatus' | 'delete' | 'apply'>;

@@ -7,7 +7,7 @@ import { HttpError, cookieValue } from '../../../runtime/backend/server.js';
 import { HEARTBEAT_SKEW_MS, heartbeatAge } from '../../../runtime/backend/reconcilers/cluster-binding.js';
 import { ServiceNamespaceReconciler, SERVICE_NAMESPACE_FINALIZER } from '../../../runtime/backend/reconcilers/service-namespace.js';
 import { ExportRequestReconciler } from '../../../runtime/backend/reconcilers/export-request.js';
-import type { ClusterBindingObj, ExportRequest, ServiceNamespace } from '../../../runtime/backend/reconcilers/types.js';
+import type { ClusterBinding, APIServiceExportRequest, APIServiceNamespace } from '../../../runtime/backend/reconcilers/types.js';
 import { parseBackendOptions } from '../../../runtime/backend/options.js';
 import { silentLogger } from '../../../runtime/core/index.js';
 import { R } from '../../../runtime/backend/refs.js';
@@ -64,16 +64,20 @@ describe('heartbeatAge', () => {
   });
 });
 
-const sn = (name: string, created: string, served = false): ServiceNamespace => ({
+const sn = (name: string, created: string, served = false): APIServiceNamespace => ({
   apiVersion: 'klutch.anynines.com/v1alpha1',
   kind: 'APIServiceNamespace',
   metadata: { name, namespace: 'cluster-a', uid: `uid-${name}`, creationTimestamp: created, finalizers: [SERVICE_NAMESPACE_FINALIZER] },
   status: served ? { namespace: `cluster-a-${name}` } : {},
 });
-const cb: ClusterBindingObj = { metadata: { name: 'cluster', namespace: 'cluster-a', resourceVersion: '1' }, status: { conditions: [] } };
+const cb: ClusterBinding = {
+  metadata: { name: 'cluster', namespace: 'cluster-a', resourceVersion: '1' },
+  spec: { kubeconfigSecretRef: { name: 'kubeconfig', key: 'kubeconfig' }, providerPrettyName: 'provider' },
+  status: { conditions: [] },
+};
 
 describe('APIServiceNamespace quota', () => {
-  const make = (objs: ServiceNamespace[]) => {
+  const make = (objs: APIServiceNamespace[]) => {
     const requeued: string[] = [];
     const kube = new FakeApiServer().seed(R.serviceNamespaces, ...objs).seed(R.clusterBindings, cb);
     const r = new ServiceNamespaceReconciler({
@@ -93,7 +97,7 @@ describe('APIServiceNamespace quota', () => {
     await r.reconcile('cluster-a/c');
     expect(kube.writes().filter((c) => c.resource === 'namespaces')).toEqual([]);
     const status = kube.writes().find((c) => c.verb === 'updateStatus' && c.resource === 'clusterbindings');
-    expect((status?.body as ClusterBindingObj).status?.conditions).toEqual([
+    expect((status?.body as ClusterBinding).status?.conditions).toEqual([
       expect.objectContaining({
         type: 'ServiceNamespacesWithinQuota',
         status: 'False',
@@ -127,7 +131,7 @@ describe('APIServiceNamespace quota', () => {
 });
 
 describe('export request quota', () => {
-  const req = (name: string, created: string): ExportRequest => ({
+  const req = (name: string, created: string): APIServiceExportRequest => ({
     metadata: { name, namespace: 'cluster-a', uid: `uid-${name}`, creationTimestamp: created },
     spec: { resources: [{ group: 'mangodb.com', resource: 'mangodbs' }] },
   });
@@ -149,7 +153,7 @@ describe('export request quota', () => {
     await r.reconcile('cluster-a/r3');
     const w = kube.writes();
     expect(w).toHaveLength(1);
-    expect((w[0].body as ExportRequest).status).toMatchObject({
+    expect((w[0].body as APIServiceExportRequest).status).toMatchObject({
       phase: 'Failed',
       conditions: expect.arrayContaining([expect.objectContaining({ type: 'ExportsReady', reason: 'QuotaExceeded' })]),
     });

@@ -2,7 +2,7 @@
 // re-apply the consumer's RBAC (docs/scale.md: five control-plane requests per heartbeat before).
 import { describe, expect, it } from '@jest/globals';
 import { clusterBindingEvents } from '../../../runtime/backend/controllers.js';
-import type { ClusterBindingObj } from '../../../runtime/backend/reconcilers/types.js';
+import type { ClusterBinding } from '../../../runtime/backend/reconcilers/types.js';
 
 function recorder() {
   const calls: string[] = [];
@@ -14,16 +14,14 @@ function recorder() {
   return { calls, handlers };
 }
 
-const cb = (
-  o: { generation?: number; spec?: ClusterBindingObj['spec']; status?: ClusterBindingObj['status']; deleting?: boolean } = {},
-): ClusterBindingObj => ({
+const cb = (o: { generation?: number; spec?: ClusterBinding['spec']; status?: ClusterBinding['status']; deleting?: boolean } = {}): ClusterBinding => ({
   metadata: {
     name: 'cluster',
     namespace: 'cluster-a',
     ...(o.generation !== undefined ? { generation: o.generation } : {}),
     ...(o.deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}),
   },
-  spec: o.spec ?? { kubeconfigSecretRef: { name: 'kubeconfig', key: 'kubeconfig' } },
+  spec: o.spec ?? { kubeconfigSecretRef: { name: 'kubeconfig', key: 'kubeconfig' }, providerPrettyName: 'provider' },
   status: o.status,
 });
 
@@ -40,7 +38,10 @@ describe('clusterBindingEvents', () => {
 
   it('a spec change (new generation) enqueues RBAC too', () => {
     const { calls, handlers } = recorder();
-    handlers.onUpdate(cb({ generation: 1 }), cb({ generation: 2, spec: { kubeconfigSecretRef: { name: 'other', key: 'kubeconfig' } } }));
+    handlers.onUpdate(
+      cb({ generation: 1 }),
+      cb({ generation: 2, spec: { kubeconfigSecretRef: { name: 'other', key: 'kubeconfig' }, providerPrettyName: 'provider' } }),
+    );
     expect(calls).toEqual(ALL);
   });
 
@@ -48,7 +49,7 @@ describe('clusterBindingEvents', () => {
     const { calls, handlers } = recorder();
     handlers.onUpdate(cb({ status: { lastHeartbeatTime: 'a' } }), cb({ status: { lastHeartbeatTime: 'b' } }));
     expect(calls).not.toContain('rbac cluster-a');
-    handlers.onUpdate(cb(), cb({ spec: { kubeconfigSecretRef: { name: 'other', key: 'kubeconfig' } } }));
+    handlers.onUpdate(cb(), cb({ spec: { kubeconfigSecretRef: { name: 'other', key: 'kubeconfig' }, providerPrettyName: 'provider' } }));
     expect(calls.slice(-3)).toEqual(ALL);
   });
 

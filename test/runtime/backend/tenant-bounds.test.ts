@@ -11,6 +11,7 @@ import { BackendControllers } from '../../../runtime/backend/controllers.js';
 import { ApiServerReplayStore, ReplayStoreUnavailable, loginStateLeaseName } from '../../../runtime/backend/login-state.js';
 import { ApiError } from '../../../runtime/core/client.js';
 import { ObjectStore } from '../../../runtime/core/object-cache.js';
+import type { ClusterBinding } from '../../../runtime/core/binding-objects.js';
 import { silentLogger, type KubeClient, type KubeObject } from '../../../runtime/core/index.js';
 
 /**
@@ -135,7 +136,7 @@ const nsObj = (name: string, createdMsAgo: number, now: number): KubeObject => (
 /** The objects the sweeper's caches hold. */
 interface Cached {
   namespaces?: KubeObject[];
-  clusterBindings?: KubeObject[];
+  clusterBindings?: ClusterBinding[];
   kubeconfigSecrets?: KubeObject[];
 }
 
@@ -180,7 +181,10 @@ describe('ClusterSweeper', () => {
   it('leaves a completed bind alone and, in dry run, reports an incomplete one once without deleting', async () => {
     const now = T0;
     const done = nsObj('cluster-done', 999_000, now);
-    const cb = { metadata: { name: 'cluster', namespace: 'cluster-done' } } as KubeObject;
+    const cb: ClusterBinding = {
+      metadata: { name: 'cluster', namespace: 'cluster-done' },
+      spec: { kubeconfigSecretRef: { name: 'kubeconfig', key: 'kubeconfig' }, providerPrettyName: 'provider' },
+    };
     const secret = { metadata: { name: 'kubeconfig', namespace: 'cluster-done' } };
     const ok = sweeper({ namespaces: [done], clusterBindings: [cb], kubeconfigSecrets: [secret] }, { now: () => now });
     expect(await ok.s.reconcile('cluster-done')).toBeUndefined();
@@ -197,8 +201,9 @@ describe('ClusterSweeper', () => {
   it('marks a silent konnector Abandoned with an event, deletes after the notice, and cancels on a heartbeat', async () => {
     let now = T0;
     const ns = nsObj('cluster-c', 999_000, T0);
-    let cb: KubeObject & { status?: Record<string, unknown> } = {
+    let cb: ClusterBinding = {
       metadata: { name: 'cluster', namespace: 'cluster-c' },
+      spec: { kubeconfigSecretRef: { name: 'kubeconfig', key: 'kubeconfig' }, providerPrettyName: 'provider' },
       status: { lastHeartbeatTime: new Date(T0 - 200_000).toISOString() },
     };
     const secret = { metadata: { name: 'kubeconfig', namespace: 'cluster-c' } };

@@ -1,19 +1,23 @@
 import { describe, expect, it } from '@jest/globals';
 import { ClusterBindingReconciler, parseGoDuration } from '../../../../runtime/backend/reconcilers/cluster-binding.js';
-import type { ClusterBindingObj } from '../../../../runtime/backend/reconcilers/types.js';
+import type { ClusterBinding } from '../../../../runtime/backend/reconcilers/types.js';
 import { R } from '../../../../runtime/backend/refs.js';
 import { FakeApiServer } from '../../../support/fake-api-server.js';
 import { minutesAgo } from './_fixtures.js';
 
-const cb = (status?: ClusterBindingObj['status']): ClusterBindingObj => ({ metadata: { name: 'cluster', namespace: 'cluster-a' }, status });
+const cb = (status?: ClusterBinding['status']): ClusterBinding => ({
+  metadata: { name: 'cluster', namespace: 'cluster-a' },
+  spec: { kubeconfigSecretRef: { name: 'kubeconfig', key: 'kubeconfig' }, providerPrettyName: 'provider' },
+  status,
+});
 
-async function healthy(obj: ClusterBindingObj, heartbeatTimeoutMs = 0) {
+async function healthy(obj: ClusterBinding, heartbeatTimeoutMs = 0) {
   const api = new FakeApiServer().seed(R.clusterBindings, obj);
   const res = await new ClusterBindingReconciler({ kube: api.client, clusterBindings: api.cache(R.clusterBindings), heartbeatTimeoutMs }).reconcile(
     'cluster-a/cluster',
   );
   const w = api.writes();
-  const cond = (w[0]?.body as ClusterBindingObj | undefined)?.status?.conditions?.find((c) => c.type === 'Healthy');
+  const cond = (w[0]?.body as ClusterBinding | undefined)?.status?.conditions?.find((c) => c.type === 'Healthy');
   return { writes: w, cond, res };
 }
 
@@ -52,7 +56,7 @@ describe('ClusterBindingReconciler', () => {
 
   it('writes nothing while the status and reason stay the same', async () => {
     const first = await healthy(cb({ lastHeartbeatTime: minutesAgo(1), heartbeatInterval: '5m0s' }));
-    const again = await healthy(first.writes[0].body as ClusterBindingObj);
+    const again = await healthy(first.writes[0].body as ClusterBinding);
     expect(again.writes).toEqual([]);
   });
 });

@@ -4,7 +4,7 @@ import type { Crd, ExportTemplate } from '../../../../runtime/backend/catalog.js
 import { crdSpecHash } from '../../../../runtime/backend/export.js';
 import { R, SOURCE_SPEC_HASH_ANNOTATION } from '../../../../runtime/backend/refs.js';
 import { ExportRequestReconciler } from '../../../../runtime/backend/reconcilers/export-request.js';
-import type { ExportObj, ExportRequest } from '../../../../runtime/backend/reconcilers/types.js';
+import type { APIServiceExport, APIServiceExportRequest } from '../../../../runtime/backend/reconcilers/types.js';
 import { FakeApiServer } from '../../../support/fake-api-server.js';
 import { minutesAgo } from './_fixtures.js';
 
@@ -21,17 +21,17 @@ const template: ExportTemplate = {
   metadata: { name: 'pg', namespace: 'backend' },
   spec: { APIServiceSelector: { group: 'anynines.com', resource: 'postgresqlinstances' }, permissionClaims: [{ group: '', resource: 'secrets' } as never] },
 };
-const request = (created = minutesAgo(0), status?: ExportRequest['status']): ExportRequest => ({
+const request = (created = minutesAgo(0), status?: APIServiceExportRequest['status']): APIServiceExportRequest => ({
   metadata: { name: 'req', namespace: 'cluster-a', uid: 'u1', creationTimestamp: created },
   spec: { resources: [{ group: 'anynines.com', resource: 'postgresqlinstances' }] },
   status,
 });
 
 function reconciler(o: {
-  req: ExportRequest;
+  req: APIServiceExportRequest;
   crds?: Crd[];
   templates?: ExportTemplate[];
-  exports?: ExportObj[];
+  exports?: APIServiceExport[];
   scope?: 'Namespaced' | 'Cluster';
   graceMs?: number;
 }) {
@@ -59,14 +59,14 @@ describe('ExportRequestReconciler', () => {
     const res = await r.reconcile('cluster-a/req');
     const [create, status] = kube.writes();
     expect(create).toMatchObject({ verb: 'create', resource: 'apiserviceexports', namespace: 'cluster-a', name: 'postgresqlinstances.anynines.com' });
-    expect((create.body as ExportObj).metadata.annotations![SOURCE_SPEC_HASH_ANNOTATION]).toBe(crdSpecHash(crd()));
-    expect((create.body as ExportObj).spec).toMatchObject({
+    expect((create.body as APIServiceExport).metadata.annotations![SOURCE_SPEC_HASH_ANNOTATION]).toBe(crdSpecHash(crd()));
+    expect((create.body as APIServiceExport).spec).toMatchObject({
       group: 'anynines.com',
       informerScope: 'Namespaced',
       permissionClaims: [{ group: '', resource: 'secrets' }],
     });
     expect(status).toMatchObject({ verb: 'updateStatus', resource: 'apiserviceexportrequests' });
-    expect((status.body as ExportRequest).status).toMatchObject({ phase: 'Succeeded' });
+    expect((status.body as APIServiceExportRequest).status).toMatchObject({ phase: 'Succeeded' });
     expect(res?.requeueAfterMs).toBeGreaterThan(0);
   });
 
@@ -74,7 +74,7 @@ describe('ExportRequestReconciler', () => {
     const { kube, r } = reconciler({ req: request(), templates: [] });
     await r.reconcile('cluster-a/req');
     const [status] = kube.writes();
-    expect((status.body as ExportRequest).status).toMatchObject({
+    expect((status.body as APIServiceExportRequest).status).toMatchObject({
       phase: 'Failed',
       terminalMessage: expect.stringContaining('resource postgresqlinstances.anynines.com is not offered'),
     });
@@ -83,7 +83,7 @@ describe('ExportRequestReconciler', () => {
   it('refuses a cluster-scoped CRD unless the consumer scope is Cluster', async () => {
     const { kube, r } = reconciler({ req: request(), crds: [crd('Cluster')] });
     await r.reconcile('cluster-a/req');
-    expect((kube.writes()[0].body as ExportRequest).status?.terminalMessage).toContain('--consumer-scope=Namespaced');
+    expect((kube.writes()[0].body as APIServiceExportRequest).status?.terminalMessage).toContain('--consumer-scope=Namespaced');
     const ok = reconciler({ req: request(), crds: [crd('Cluster')], scope: 'Cluster' });
     await ok.r.reconcile('cluster-a/req');
     expect(ok.kube.writes()[0]).toMatchObject({ verb: 'create', resource: 'apiserviceexports' });
@@ -92,14 +92,17 @@ describe('ExportRequestReconciler', () => {
   it('waits Pending for a missing CRD within the grace period, then fails', async () => {
     const waiting = reconciler({ req: request(), crds: [], graceMs: 60_000 });
     const res = await waiting.r.reconcile('cluster-a/req');
-    expect((waiting.kube.writes()[0].body as ExportRequest).status).toMatchObject({
+    expect((waiting.kube.writes()[0].body as APIServiceExportRequest).status).toMatchObject({
       phase: 'Pending',
       conditions: expect.arrayContaining([expect.objectContaining({ reason: 'CRDNotFound' })]),
     });
     expect(res?.requeueAfterMs).toBeGreaterThan(0);
     const late = reconciler({ req: request(minutesAgo(5)), crds: [], graceMs: 60_000 });
     await late.r.reconcile('cluster-a/req');
-    expect((late.kube.writes()[0].body as ExportRequest).status).toMatchObject({ phase: 'Failed', terminalMessage: expect.stringContaining('within 60s') });
+    expect((late.kube.writes()[0].body as APIServiceExportRequest).status).toMatchObject({
+      phase: 'Failed',
+      terminalMessage: expect.stringContaining('within 60s'),
+    });
   });
 
   it('deletes a finished request after the retention period, with its uid as precondition', async () => {
@@ -109,9 +112,9 @@ describe('ExportRequestReconciler', () => {
   });
 
   it('leaves an export with the same hash and claims alone', async () => {
-    const existing: ExportObj = {
+    const existing: APIServiceExport = {
       metadata: { name: 'postgresqlinstances.anynines.com', namespace: 'cluster-a', annotations: { [SOURCE_SPEC_HASH_ANNOTATION]: crdSpecHash(crd()) } },
-      spec: { permissionClaims: template.spec.permissionClaims } as ExportObj['spec'],
+      spec: { permissionClaims: template.spec.permissionClaims } as APIServiceExport['spec'],
     };
     const { kube, r } = reconciler({ req: request(), exports: [existing] });
     await r.reconcile('cluster-a/req');

@@ -2,14 +2,19 @@ import { describe, expect, it } from '@jest/globals';
 import { ApiError, type KubeObject } from '../../../../runtime/core/index.js';
 import { IDENTITY_ANNOTATION, R } from '../../../../runtime/backend/refs.js';
 import { RbacReconciler, exportedResourceRules } from '../../../../runtime/backend/reconcilers/rbac.js';
-import type { ExportObj, ServiceNamespace } from '../../../../runtime/backend/reconcilers/types.js';
+import type { APIServiceExport, APIServiceNamespace } from '../../../../runtime/backend/reconcilers/types.js';
 import { FakeApiServer } from '../../../support/fake-api-server.js';
 
-const exp = (plural: string, group: string, scope: 'Namespaced' | 'Cluster' = 'Namespaced', claims: ExportObj['spec']['permissionClaims'] = []): ExportObj => ({
+const exp = (
+  plural: string,
+  group: string,
+  scope: 'Namespaced' | 'Cluster' = 'Namespaced',
+  claims: APIServiceExport['spec']['permissionClaims'] = [],
+): APIServiceExport => ({
   metadata: { name: `${plural}.${group}`, namespace: 'cluster-a' },
   spec: { group, names: { plural, kind: 'K' }, scope, versions: [], informerScope: 'Namespaced', permissionClaims: claims },
 });
-const sn = (name: string, target?: string): ServiceNamespace => ({
+const sn = (name: string, target?: string): APIServiceNamespace => ({
   metadata: { name, namespace: 'cluster-a' },
   status: target ? { namespace: target } : undefined,
 });
@@ -32,7 +37,12 @@ describe('exportedResourceRules', () => {
 });
 
 describe('RbacReconciler', () => {
-  const setup = (scope: 'Namespaced' | 'Cluster', exports: ExportObj[], sns: ServiceNamespace[], kube = new FakeApiServer().seed(R.namespaces, clusterNs)) => {
+  const setup = (
+    scope: 'Namespaced' | 'Cluster',
+    exports: APIServiceExport[],
+    sns: APIServiceNamespace[],
+    kube = new FakeApiServer().seed(R.namespaces, clusterNs),
+  ) => {
     kube.seed(R.exports, ...exports).seed(R.serviceNamespaces, ...sns);
     return {
       kube,

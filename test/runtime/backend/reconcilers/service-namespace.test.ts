@@ -4,15 +4,15 @@ import { silentLogger } from '../../../../runtime/core/logger.js';
 import { R } from '../../../../runtime/backend/refs.js';
 import { API_SERVICE_NAMESPACE_ANNOTATION } from '../../../../contract/index.js';
 import { SERVICE_NAMESPACE_FINALIZER, ServiceNamespaceReconciler } from '../../../../runtime/backend/reconcilers/service-namespace.js';
-import type { ServiceNamespace } from '../../../../runtime/backend/reconcilers/types.js';
+import type { APIServiceNamespace } from '../../../../runtime/backend/reconcilers/types.js';
 import { FakeApiServer } from '../../../support/fake-api-server.js';
 
-const sn = (extra: Partial<ServiceNamespace['metadata']> = {}, status?: ServiceNamespace['status']): ServiceNamespace => ({
+const sn = (extra: Partial<APIServiceNamespace['metadata']> = {}, status?: APIServiceNamespace['status']): APIServiceNamespace => ({
   metadata: { name: 'default', namespace: 'cluster-a', finalizers: [SERVICE_NAMESPACE_FINALIZER], ...extra },
   status,
 });
 
-function setup(obj: ServiceNamespace, kube = new FakeApiServer()) {
+function setup(obj: APIServiceNamespace, kube = new FakeApiServer()) {
   const rbac: string[] = [];
   kube.seed(R.serviceNamespaces, obj);
   const r = new ServiceNamespaceReconciler({
@@ -29,7 +29,7 @@ describe('ServiceNamespaceReconciler', () => {
     const t = setup(sn({ finalizers: [] }));
     await t.reconcile();
     expect(t.kube.writes()).toEqual([expect.objectContaining({ verb: 'update', resource: 'apiservicenamespaces' })]);
-    expect((t.kube.writes()[0].body as ServiceNamespace).metadata.finalizers).toEqual([SERVICE_NAMESPACE_FINALIZER]);
+    expect((t.kube.writes()[0].body as APIServiceNamespace).metadata.finalizers).toEqual([SERVICE_NAMESPACE_FINALIZER]);
     expect(t.rbac).toEqual([]);
   });
 
@@ -38,8 +38,8 @@ describe('ServiceNamespaceReconciler', () => {
     await t.reconcile();
     const [create, status] = t.kube.writes();
     expect(create).toMatchObject({ verb: 'create', resource: 'namespaces', name: 'cluster-a-default' });
-    expect((create.body as ServiceNamespace).metadata.annotations).toEqual({ [API_SERVICE_NAMESPACE_ANNOTATION]: 'cluster-a/default' });
-    expect((status.body as ServiceNamespace).status).toEqual({ namespace: 'cluster-a-default' });
+    expect((create.body as APIServiceNamespace).metadata.annotations).toEqual({ [API_SERVICE_NAMESPACE_ANNOTATION]: 'cluster-a/default' });
+    expect((status.body as APIServiceNamespace).status).toEqual({ namespace: 'cluster-a-default' });
     expect(t.rbac).toEqual(['cluster-a']);
   });
 
@@ -61,7 +61,7 @@ describe('ServiceNamespaceReconciler', () => {
     await t.reconcile();
     const [del, upd] = kube.writes();
     expect(del).toEqual({ verb: 'delete', resource: 'namespaces', namespace: undefined, name: 'cluster-a-default', opts: { uid: 'n1' } });
-    expect((upd.body as ServiceNamespace).metadata.finalizers).toEqual([]);
+    expect((upd.body as APIServiceNamespace).metadata.finalizers).toEqual([]);
     expect(t.rbac).toEqual(['cluster-a']);
   });
 
