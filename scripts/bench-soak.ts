@@ -37,7 +37,8 @@ import { Controller } from '../runtime/core/controller.js';
 import { Informer } from '../runtime/core/informer.js';
 import { silentLogger } from '../runtime/core/logger.js';
 import { applyManifests, probe, startCluster, waitForCrdsEstablished, type RealCluster } from '../runtime/realinfra/index.js';
-import { BINDING_RESOURCES } from '../contract/index.js';
+import { BINDING_RESOURCES, KONNECTOR_NAMESPACE } from '../contract/index.js';
+import { PROVIDER_KUBECONFIG_LABEL } from '../runtime/kubectl-bind/exit.js';
 import { OidcTestProvider } from '../test/support/oidc-provider.js';
 import { RoundRobinProxy } from '../test/support/round-robin-proxy.js';
 import { canonical, compareSoak, type ClaimView, type ClusterState, type Difference, type SecretView } from './_soak-converge.js';
@@ -726,12 +727,12 @@ async function main(): Promise<number> {
       const client = new KubeClient(cluster.kubeConfig, { qps: 0, burst: 1 });
       cleanups.push({ what: `client of ${cluster.name}`, run: async () => client.close() });
       const kc = (
-        await client.list<KubeObject & { data: { kubeconfig: string } }>(SECRETS, 'klutch-bind', {
-          labelSelector: 'klutch.anynines.com/provider-kubeconfig=true',
+        await client.list<KubeObject & { data: { kubeconfig: string } }>(SECRETS, KONNECTOR_NAMESPACE, {
+          labelSelector: `${PROVIDER_KUBECONFIG_LABEL}=true`,
         })
       ).items[0];
       const clusterNs = kc && /namespace: (\S+)/.exec(Buffer.from(kc.data.kubeconfig, 'base64').toString())?.[1];
-      if (!clusterNs) throw new Error(`${cluster.name}: no provider kubeconfig Secret with a namespace in klutch-bind after kubectl bind`);
+      if (!clusterNs) throw new Error(`${cluster.name}: no provider kubeconfig Secret with a namespace in ${KONNECTOR_NAMESPACE} after kubectl bind`);
       // a fixed health port, so a restarted konnector runs with the very same arguments
       const healthPort = await freePort();
       const konnector = new Supervised(
