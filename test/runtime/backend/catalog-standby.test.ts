@@ -1,7 +1,8 @@
 // A standby replica (no synced cache) answers /resources from lists shared by the requests of a few
 // seconds: a flood of unauthenticated page views costs one pair of lists per interval, not one per request.
 import { describe, expect, it } from '@jest/globals';
-import type { KubeClient, ResourceRef } from '../../../runtime/core/client.js';
+import { R } from '../../../runtime/backend/refs.js';
+import { FakeApiServer } from '../../support/fake-api-server.js';
 import { Catalog, UNCACHED_TTL_MS } from '../../../runtime/backend/catalog.js';
 
 const crd = {
@@ -11,16 +12,13 @@ const crd = {
 const template = { metadata: { name: 't', namespace: 'crossplane-system' }, spec: { APIServiceSelector: { group: 'mangodb.com', resource: 'mangodbs' } } };
 
 function fakeKube(fail = false) {
-  const lists: string[] = [];
-  const kube = {
-    async list(r: ResourceRef) {
-      lists.push(r.plural);
-      await new Promise((res) => setTimeout(res, 5)); // in flight while the others arrive
-      if (fail) throw new Error('connection refused');
-      return { items: r.plural === 'customresourcedefinitions' ? [crd] : [template] };
-    },
+  const api = new FakeApiServer().seed(R.crds, crd).seed(R.templates, template);
+  if (fail) api.fail('list', new Error('connection refused'));
+  return {
+    kube: api.client,
+    /** The resources listed so far. */
+    lists: () => api.calls.filter((c) => c.verb === 'list').map((c) => c.resource),
   };
-  return { kube: kube as unknown as KubeClient, lists };
 }
 
 describe('Catalog without a synced cache', () => {
@@ -30,10 +28,10 @@ describe('Catalog without a synced cache', () => {
     const c = new Catalog(kube, 'Namespaced', () => now);
     const pages = await Promise.all(Array.from({ length: 50 }, () => c.list()));
     expect(pages.every((p) => p.length === 1 && p[0]!.kind === 'MangoDB')).toBe(true);
-    expect(lists.sort()).toEqual(['apiserviceexporttemplates', 'customresourcedefinitions']);
+    expect(lists().sort()).toEqual(['apiserviceexporttemplates', 'customresourcedefinitions']);
     now += UNCACHED_TTL_MS; // stale: listed again
     await c.list();
-    expect(lists).toHaveLength(4);
+    expect(lists()).toHaveLength(4);
   });
 
   it('does not keep a failed list', async () => {
@@ -41,6 +39,6 @@ describe('Catalog without a synced cache', () => {
     const c = new Catalog(f.kube, 'Namespaced', () => 0);
     await expect(c.list()).rejects.toThrow('connection refused');
     await expect(c.list()).rejects.toThrow('connection refused');
-    expect(f.lists).toHaveLength(4);
+    expect(f.lists()).toHaveLength(4);
   });
 });

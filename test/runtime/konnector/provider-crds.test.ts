@@ -1,6 +1,7 @@
-/** The konnector's CRD reconciler with its injected dependencies faked (caches, a recording app client). */
+/** The konnector's CRD reconciler with its injected dependencies faked (caches, the app cluster a FakeApiServer). */
 import { describe, expect, it } from '@jest/globals';
-import type { KubeClient, KubeObject, ResourceRef } from '../../../runtime/core/client.js';
+import { CoreResources, type KubeObject } from '../../../runtime/core/client.js';
+import { FakeApiServer } from '../../support/fake-api-server.js';
 import { silentLogger } from '../../../runtime/core/logger.js';
 import { ObjectStore } from '../../../runtime/core/object-cache.js';
 import type { CRD } from '../../../runtime/konnector/crd.js';
@@ -37,30 +38,27 @@ const owned = (uid: string, established = true, extra: Partial<CRD['metadata']> 
   }) as unknown as CRD;
 
 function setup(o: { exports?: APIServiceExport[]; crd?: CRD; ownerGone?: boolean; attached?: boolean }) {
-  const calls: Array<{ verb: string; obj: KubeObject }> = [];
-  const app = {
-    async create(_r: ResourceRef, obj: KubeObject) {
-      calls.push({ verb: 'create', obj });
-      return obj;
-    },
-    async update(_r: ResourceRef, obj: KubeObject) {
-      calls.push({ verb: 'update', obj });
-      return obj;
-    },
-  } as unknown as KubeClient;
+  const app = new FakeApiServer().seed(CoreResources.crds, ...(o.crd ? [o.crd] : []));
   const changed: string[] = [];
   const r = new CrdReconciler({
-    app,
+    app: app.client,
     clusterNamespace: 'cluster-a',
     exports: ObjectStore.of(...(o.exports ?? [exp])),
-    crds: ObjectStore.of(...(o.crd ? [o.crd] : [])),
+    crds: app.cache<CRD>(CoreResources.crds),
     bindings: { has: (k) => (o.attached ?? true) && k === KEY, keys: () => [KEY], named: (n) => (n === NAME ? [KEY] : []) },
     getBinding: (k) => (k === KEY ? binding : undefined),
     ownerBindingGone: () => o.ownerGone ?? false,
     log: silentLogger,
     changed: (k) => changed.push(k),
   });
-  return { r, calls, changed };
+  return {
+    r,
+    changed,
+    /** The writes to the app cluster. */
+    get calls() {
+      return app.writes().map((c) => ({ verb: c.verb, obj: c.body as KubeObject }));
+    },
+  };
 }
 
 describe('CrdReconciler', () => {

@@ -1,7 +1,8 @@
 // The konnector's side of the resource policy: a binding whose export or accepted claim is outside the
 // admin's allow-list gets ResourcesAllowed=False naming it, its CRD is not created, its claim not synced.
 import { describe, expect, it } from '@jest/globals';
-import type { KubeClient, KubeObject, ResourceRef } from '../../../runtime/core/client.js';
+import { CoreResources, type KubeObject } from '../../../runtime/core/client.js';
+import { FakeApiServer } from '../../support/fake-api-server.js';
 import { silentLogger } from '../../../runtime/core/logger.js';
 import { ObjectStore } from '../../../runtime/core/object-cache.js';
 import type { CRD } from '../../../runtime/konnector/crd.js';
@@ -68,18 +69,12 @@ describe('CrdReconciler with a resource gate', () => {
   const setup = (name: string, gate?: ResourceGate) => {
     const [plural, ...g] = name.split('.');
     const key = `klutch-bind/${name}`;
-    const calls: KubeObject[] = [];
-    const app = {
-      async create(_r: ResourceRef, obj: KubeObject) {
-        calls.push(obj);
-        return obj;
-      },
-    } as unknown as KubeClient;
+    const app = new FakeApiServer();
     const r = new CrdReconciler({
-      app,
+      app: app.client,
       clusterNamespace: 'cluster-a',
       exports: ObjectStore.of(exp(g.join('.'), plural)),
-      crds: ObjectStore.of<CRD>(),
+      crds: app.cache<CRD>(CoreResources.crds),
       bindings: { has: (k) => k === key, keys: () => [key], named: () => [key] },
       getBinding: () => binding(name),
       ownerBindingGone: () => false,
@@ -87,13 +82,13 @@ describe('CrdReconciler with a resource gate', () => {
       resourceGate: gate,
       changed: () => undefined,
     });
-    return { r, key, calls };
+    return { r, key, calls: () => app.writes().map((c) => c.body as KubeObject) };
   };
 
   it('does not create the CRD of a refused export and says why on Connected', async () => {
     const t = setup('daemonsets.apps');
     await t.r.reconcile(t.key);
-    expect(t.calls).toEqual([]);
+    expect(t.calls()).toEqual([]);
     expect(t.r.state(t.key)).toMatchObject({
       status: 'False',
       reason: 'ResourceNotAllowed',
@@ -104,6 +99,6 @@ describe('CrdReconciler with a resource gate', () => {
   it("creates the CRD of the provider's own API", async () => {
     const t = setup('mangodbs.mangodb.com');
     await t.r.reconcile(t.key);
-    expect(t.calls.map((c) => c.metadata.name)).toEqual(['mangodbs.mangodb.com']);
+    expect(t.calls().map((c) => c.metadata.name)).toEqual(['mangodbs.mangodb.com']);
   });
 });
