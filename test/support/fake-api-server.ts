@@ -194,15 +194,7 @@ export class FakeApiServer {
     const { namespace: ns, name } = obj.metadata;
     this.record({ verb, resource: r.plural, namespace: ns, name, body: obj });
     const cur = this.mustExist(r, ns, name!, 'PUT');
-    if (obj.metadata.resourceVersion !== undefined && obj.metadata.resourceVersion !== cur.metadata.resourceVersion) {
-      throw FakeApiServer.error(
-        409,
-        'Conflict',
-        `Operation cannot be fulfilled on ${r.plural} "${name}": the object has been modified`,
-        'PUT',
-        path(r, ns, name),
-      );
-    }
+    this.checkResourceVersion(r, cur, obj.metadata.resourceVersion, 'PUT');
     const next = structuredClone(obj) as KubeObject & { status?: unknown };
     const status = (cur as { status?: unknown }).status;
     // the status subresource changes only status; the main resource everything but status
@@ -224,16 +216,7 @@ export class FakeApiServer {
     this.record({ verb, resource: r.plural, namespace: ns, name, body: patch, ...(subresource ? { opts: { subresource } } : {}) });
     const cur = this.mustExist(r, ns, name, 'PATCH');
     const next = verb === 'mergePatch' ? (mergePatch(structuredClone(cur), patch) as KubeObject) : jsonPatch(structuredClone(cur), patch as JsonOp[], r, name);
-    const rv = next.metadata?.resourceVersion;
-    if (rv !== undefined && rv !== cur.metadata.resourceVersion) {
-      throw FakeApiServer.error(
-        409,
-        'Conflict',
-        `Operation cannot be fulfilled on ${r.plural} "${name}": the object has been modified`,
-        'PATCH',
-        path(r, ns, name),
-      );
-    }
+    this.checkResourceVersion(r, cur, next.metadata?.resourceVersion, 'PATCH');
     next.metadata = { ...next.metadata, name, uid: cur.metadata.uid, resourceVersion: cur.metadata.resourceVersion };
     if (ns) next.metadata.namespace = ns;
     return this.write(r, next, 'MODIFIED');
@@ -331,6 +314,19 @@ export class FakeApiServer {
     const o = this.stored(r, ns, name);
     if (!o) throw FakeApiServer.error(404, 'NotFound', `${r.plural} "${name}" not found`, method, path(r, ns, name));
     return o;
+  }
+
+  /** A write naming a resourceVersion other than the stored one is a 409 Conflict (optimistic concurrency). */
+  private checkResourceVersion(r: ResourceRef, cur: KubeObject, rv: string | undefined, method: string): void {
+    if (rv === undefined || rv === cur.metadata.resourceVersion) return;
+    const { namespace, name } = cur.metadata;
+    throw FakeApiServer.error(
+      409,
+      'Conflict',
+      `Operation cannot be fulfilled on ${r.plural} "${name}": the object has been modified`,
+      method,
+      path(r, namespace, name),
+    );
   }
 
   /** Stores `o` with a new resourceVersion (or removes it: a deleting object without finalizers) and tells the watches. */
