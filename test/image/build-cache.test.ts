@@ -6,13 +6,14 @@
  */
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { buildRuntimeImages, imageBuildInputs, RUNTIME_PEERS, type ImageBuildResult } from '../../runtime/image/build.js';
 import { BUILT_CACHE_KEEP, IMAGE_BUILD_FORMAT, imageBuildKey, restoreBuilt, storeBuilt, type ImageBuildInputs } from '../../runtime/image/build-cache.js';
 import { PLATFORMS, type Platform } from '../../runtime/image/oci.js';
 import { writeTar } from '../../runtime/image/tar.js';
+import { writeUnder } from './_tree.js';
 
 const BASE = `registry.example.com/node@sha256:${'a'.repeat(64)}`;
 const AMD64: Platform = { os: 'linux', architecture: 'amd64' };
@@ -20,11 +21,7 @@ const AMD64: Platform = { os: 'linux', architecture: 'amd64' };
 let dir: string;
 let root: string;
 let cache: string;
-
-function write(rel: string, text: string): void {
-  mkdirSync(dirname(join(root, rel)), { recursive: true });
-  writeFileSync(join(root, rel), text);
-}
+const write = (rel: string, text: string) => writeUnder(root, rel, text);
 
 /** An npm-pack-shaped tarball of klutch-kit whose lib/ holds `code`. */
 function tarball(code: string, name = 'pkg.tgz'): string {

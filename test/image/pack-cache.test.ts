@@ -4,7 +4,7 @@
  * option did; the key is remembered by the files' metadata (runtime/image/pack-memo.ts) and computed again when a file
  * appears, changes or goes away. Run on a small clone-shaped package with the real TypeScript compiler and the real npm.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,17 +12,14 @@ import { gunzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { PACK_CACHE_KEEP, packPackage } from '../../runtime/image/build.js';
 import { readTar } from '../../runtime/image/tar.js';
+import { writeUnder } from './_tree.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 let dir: string;
 let root: string;
 let cache: string;
-
-function write(rel: string, text: string): void {
-  mkdirSync(dirname(join(root, rel)), { recursive: true });
-  writeFileSync(join(root, rel), text);
-}
+const write = (rel: string, text: string) => writeUnder(root, rel, text);
 
 async function pack(): Promise<{ lines: string[]; files: Map<string, string> }> {
   const lines: string[] = [];
