@@ -9,44 +9,16 @@ import { UnexpectedErrors, isNetworkError, isProgrammingError } from '../../../r
 import { parseBackendOptions } from '../../../runtime/backend/options.js';
 import { BackendControllers } from '../../../runtime/backend/controllers.js';
 import { ApiServerReplayStore, ReplayStoreUnavailable, loginStateLeaseName } from '../../../runtime/backend/login-state.js';
-import { ApiError } from '../../../runtime/core/client.js';
+import { ApiError, CoreResources } from '../../../runtime/core/client.js';
+import { FakeApiServer } from '../../support/fake-api-server.js';
 import { ObjectStore } from '../../../runtime/core/object-cache.js';
 import type { ClusterBinding } from '../../../runtime/core/binding-objects.js';
 import { silentLogger, type KubeClient, type KubeObject } from '../../../runtime/core/index.js';
 
-/**
- * Leases kept in memory with the API server's optimistic concurrency (resourceVersion conflicts,
- * AlreadyExists): a unit-test stand-in for the API client; the real API server is exercised by
- * test/integration/backend/ha-and-limits.test.ts.
- */
+/** Leases on a FakeApiServer (resourceVersion conflicts, AlreadyExists); the real API server is test/integration/backend/ha-and-limits.test.ts. */
 function leaseStore() {
-  const leases = new Map<string, KubeObject>();
-  let rv = 0;
-  const conflict = (name: string) => new ApiError(409, 'Conflict', `Operation cannot be fulfilled on leases "${name}"`, 'PUT', name);
-  const kube = {
-    getOrNull: async (_r: unknown, _ns: string, name: string) => structuredClone(leases.get(name)),
-    create: async (_r: unknown, o: KubeObject) => {
-      if (leases.has(o.metadata.name!)) throw new ApiError(409, 'AlreadyExists', 'exists', 'POST', o.metadata.name!);
-      const stored = { ...structuredClone(o), metadata: { ...o.metadata, uid: `uid-${o.metadata.name}`, resourceVersion: String(++rv) } };
-      leases.set(o.metadata.name!, stored);
-      return stored;
-    },
-    update: async (_r: unknown, o: KubeObject) => {
-      const cur = leases.get(o.metadata.name!);
-      if (!cur) throw new ApiError(404, 'NotFound', 'gone', 'PUT', o.metadata.name!);
-      if (cur.metadata.resourceVersion !== o.metadata.resourceVersion) throw conflict(o.metadata.name!);
-      const stored = { ...structuredClone(o), metadata: { ...o.metadata, resourceVersion: String(++rv) } };
-      leases.set(o.metadata.name!, stored);
-      return stored;
-    },
-    list: async () => ({ items: [...leases.values()].map((l) => structuredClone(l)) }),
-    delete: async (_r: unknown, _ns: unknown, name: string, opts: { resourceVersion?: string } = {}) => {
-      const cur = leases.get(name);
-      if (cur && opts.resourceVersion && cur.metadata.resourceVersion !== opts.resourceVersion) throw conflict(name);
-      leases.delete(name);
-    },
-  } as unknown as KubeClient;
-  return { kube, leases };
+  const api = new FakeApiServer();
+  return { kube: api.client, leases: () => api.cache(CoreResources.leases).list() };
 }
 
 describe('refill', () => {
@@ -89,8 +61,8 @@ describe('LeaseBindRateLimiter', () => {
     );
     expect(results.filter((r) => r === 'ok')).toHaveLength(3);
     expect(results.filter((r) => r !== 'ok').every((r) => r === 'bind_rate' || r === 'concurrent')).toBe(true);
-    expect(leases.size).toBe(1);
-    const [lease] = [...leases.values()];
+    expect(leases()).toHaveLength(1);
+    const [lease] = leases();
     expect(lease!.metadata.labels).toMatchObject({ [BIND_RATE_LABEL]: 'bucket' });
     expect(Number(lease!.metadata.annotations![BIND_TOKENS_ANNOTATION])).toBe(0);
   });
@@ -102,10 +74,10 @@ describe('LeaseBindRateLimiter', () => {
     await l.take('a', 'alice');
     t += 10_000; // alice's bucket is full again after 5 s
     await l.take('b', 'bob');
-    expect([...leases.values()].map((x) => x.metadata.annotations![BIND_TOKENS_ANNOTATION])).toEqual(['4.0000']);
+    expect(leases().map((x) => x.metadata.annotations![BIND_TOKENS_ANNOTATION])).toEqual(['4.0000']);
     const free = new LeaseBindRateLimiter({ kube, namespace: 'ns', ratePerMinute: 0, burst: 0 });
     for (let i = 0; i < 50; i++) await free.take('c', 'carol');
-    expect(leases.size).toBe(1);
+    expect(leases()).toHaveLength(1);
     expect(() => new LeaseBindRateLimiter({ kube, namespace: 'ns', ratePerMinute: -1, burst: 1 })).toThrow('--bind-rate: -1');
     expect(() => new LeaseBindRateLimiter({ kube, namespace: 'ns', ratePerMinute: 5, burst: 0 })).toThrow('--bind-burst: 0');
   });
@@ -423,10 +395,12 @@ describe('LeaseIdentityLock', () => {
     await inside;
     // replica 2 waits past the 2 s TTL: without renewals it would take the lock over while replica 1 still holds it
     await expect(two.withLock('abc', 'alice', async () => 'second')).rejects.toMatchObject({ status: 429, field: 'concurrency' });
-    expect(leases.get('klutch-bind-lock-abc')?.spec).toMatchObject({ holderIdentity: 'replica-1' });
+    expect((leases().find((l) => l.metadata.name === 'klutch-bind-lock-abc') as { spec?: unknown } | undefined)?.spec).toMatchObject({
+      holderIdentity: 'replica-1',
+    });
     release();
     expect(await slow).toBe('first');
-    expect(leases.has('klutch-bind-lock-abc')).toBe(false);
+    expect(leases().map((l) => l.metadata.name)).not.toContain('klutch-bind-lock-abc');
     expect(await two.withLock('abc', 'alice', async () => 'second')).toBe('second');
   });
 });
