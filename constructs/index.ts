@@ -41,6 +41,7 @@ export {
   type IDataService,
   Plan,
   type PlanProps,
+  PlanTopology,
   Topology,
 } from './dataservice/index.js';
 export { Catalogue, type CatalogueProps } from './catalogue/index.js';

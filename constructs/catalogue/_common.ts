@@ -1,5 +1,5 @@
 /** Shared data of the Klutch catalogue. Internal. */
-import { Plan, PlanSize, Topology } from '../dataservice/index.js';
+import { Plan, PlanSize, PlanTopology } from '../dataservice/index.js';
 
 /** Klutch's API group for data services. */
 export const ANYNINES_GROUP = 'anynines.com';
@@ -15,7 +15,7 @@ export const A8S_SIZES: Readonly<Record<string, PlanSize>> = {
 /** A size by name, without resources (a9s VM plans: the broker decides). */
 export const size = (name: string): PlanSize => ({ name });
 
-const TOPOLOGIES: Readonly<Record<string, Topology>> = { single: Topology.SINGLE, replica: Topology.REPLICA, cluster: Topology.CLUSTER };
+const TOPOLOGIES: Readonly<Record<string, PlanTopology>> = { single: PlanTopology.SINGLE, replica: PlanTopology.REPLICA, cluster: PlanTopology.CLUSTER };
 
 /**
  * Plans named `<prefix>-<topology>-<size>[-<flag>...]`, e.g. `plans('mariadb', ['single-nano', 'cluster-big'], [[], ['ssl']])`.

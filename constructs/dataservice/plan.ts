@@ -1,7 +1,7 @@
 /**
  * `Plan`: a data-service plan (topology and size), the plan sets of a data service and their upgrade paths.
  */
-import { Topology } from './topology.js';
+import { PlanTopology } from './topology.js';
 import { checkDnsLabel, checkStringList, fail, isPlainObject, show } from './_util.js';
 
 /** Compute and storage of one node of a plan. */
@@ -20,7 +20,7 @@ export interface PlanProps {
   /** Plan name as the claim's `spec.plan` carries it, e.g. `postgresql-replica-small-ssl`. */
   readonly name: string;
   /** Single node or several. */
-  readonly topology: Topology;
+  readonly topology: PlanTopology;
   /** Node size. */
   readonly size: PlanSize;
   /** Node count. @default - the topology's default (1 for single, 3 for replica/cluster) */
@@ -47,7 +47,7 @@ const FLAG = /^[a-z][a-z0-9]*$/;
  */
 export class Plan {
   public readonly name: string;
-  public readonly topology: Topology;
+  public readonly topology: PlanTopology;
   public readonly size: PlanSize;
   public readonly replicas: number;
   public readonly flags: readonly string[];
@@ -59,8 +59,8 @@ export class Plan {
     if (!isPlainObject(props)) fail('PlanProps', props, 'must be an object');
     const p = `Plan(${show(props.name)})`;
     this.name = checkDnsLabel('PlanProps.name', props.name);
-    if (!(props.topology instanceof Topology))
-      fail(`${p}.topology`, props.topology, 'must be a Topology (Topology.SINGLE, Topology.REPLICA, Topology.CLUSTER or Topology.of())');
+    if (!(props.topology instanceof PlanTopology))
+      fail(`${p}.topology`, props.topology, 'must be a PlanTopology (PlanTopology.SINGLE, PlanTopology.REPLICA, PlanTopology.CLUSTER or PlanTopology.of())');
     this.topology = props.topology;
     if (!isPlainObject(props.size)) fail(`${p}.size`, props.size, 'must be an object { name, cpu?, memory?, storage? }');
     checkDnsLabel(`${p}.size.name`, props.size.name);

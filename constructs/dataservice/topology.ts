@@ -1,12 +1,12 @@
 /**
- * `Topology`: how the instances of a plan are laid out (single node, replicas, cluster), and which plan or
+ * `PlanTopology`: how the instances of a plan are laid out (single node, replicas, cluster), and which plan or
  * topology changes a data service allows.
  */
 import { checkDnsLabel, fail } from './_util.js';
 import { EnumLike, enumMembers } from '../_enum-like.js';
 
 /** Options of a custom topology. */
-export interface TopologyOptions {
+export interface PlanTopologyOptions {
   /** Whether instances of this topology run more than one node (replicated or clustered). */
   readonly multiNode: boolean;
   /** Number of nodes a plan of this topology gets unless the plan says otherwise. */
@@ -15,21 +15,21 @@ export interface TopologyOptions {
 
 /**
  * How the instances of a plan are laid out: one node, or several (replica set / cluster).
- * Use the static instances; `Topology.of()` makes a custom one.
+ * Use the static instances; `PlanTopology.of()` makes a custom one.
  */
-export class Topology {
+export class PlanTopology {
   /** One node (`*-single-*` plans). */
-  public static readonly SINGLE = new Topology('single', { multiNode: false, defaultReplicas: 1 });
+  public static readonly SINGLE = new PlanTopology('single', { multiNode: false, defaultReplicas: 1 });
   /** A primary with replicas (`*-replica-*` plans: PostgreSQL, KeyValue, MongoDB). */
-  public static readonly REPLICA = new Topology('replica', { multiNode: true, defaultReplicas: 3 });
+  public static readonly REPLICA = new PlanTopology('replica', { multiNode: true, defaultReplicas: 3 });
   /** A multi-node cluster (`*-cluster-*` plans: MariaDB, Messaging, Search, LogMe2). */
-  public static readonly CLUSTER = new Topology('cluster', { multiNode: true, defaultReplicas: 3 });
+  public static readonly CLUSTER = new PlanTopology('cluster', { multiNode: true, defaultReplicas: 3 });
 
-  /** A custom topology, e.g. `Topology.of('sharded', { multiNode: true, defaultReplicas: 6 })`. */
-  public static of(name: string, options: TopologyOptions): Topology {
-    checkDnsLabel('Topology.of(name)', name);
-    if (!options || typeof options.multiNode !== 'boolean') fail('Topology.of(options).multiNode', options?.multiNode, 'must be a boolean');
-    return new Topology(name, options);
+  /** A custom topology, e.g. `PlanTopology.of('sharded', { multiNode: true, defaultReplicas: 6 })`. */
+  public static of(name: string, options: PlanTopologyOptions): PlanTopology {
+    checkDnsLabel('PlanTopology.of(name)', name);
+    if (!options || typeof options.multiNode !== 'boolean') fail('PlanTopology.of(options).multiNode', options?.multiNode, 'must be a boolean');
+    return new PlanTopology(name, options);
   }
 
   /** Whether this topology runs more than one node. */
@@ -39,13 +39,13 @@ export class Topology {
 
   private constructor(
     public readonly name: string,
-    options: TopologyOptions,
+    options: PlanTopologyOptions,
   ) {
     if (!Number.isInteger(options.defaultReplicas) || options.defaultReplicas < 1) {
-      fail(`Topology.of(${JSON.stringify(name)}).defaultReplicas`, options.defaultReplicas, 'must be an integer >= 1');
+      fail(`PlanTopology.of(${JSON.stringify(name)}).defaultReplicas`, options.defaultReplicas, 'must be an integer >= 1');
     }
     if (!options.multiNode && options.defaultReplicas !== 1) {
-      fail(`Topology.of(${JSON.stringify(name)}).defaultReplicas`, options.defaultReplicas, 'must be 1 for a single-node topology');
+      fail(`PlanTopology.of(${JSON.stringify(name)}).defaultReplicas`, options.defaultReplicas, 'must be 1 for a single-node topology');
     }
     this.multiNode = options.multiNode;
     this.defaultReplicas = options.defaultReplicas;
@@ -99,3 +99,13 @@ export class PlanChange extends EnumLike {
     super(value);
   }
 }
+
+/**
+ * @deprecated Renamed {@link PlanTopology}: `Topology` is the Pulumi component of `klutch-kit/stacks` (the clusters).
+ * This alias goes in 1.0.
+ */
+export const Topology = PlanTopology;
+/** @deprecated Renamed {@link PlanTopology}; this alias goes in 1.0. */
+export type Topology = PlanTopology;
+/** @deprecated Renamed {@link PlanTopologyOptions}; this alias goes in 1.0. */
+export type TopologyOptions = PlanTopologyOptions;

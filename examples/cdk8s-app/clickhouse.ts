@@ -1,6 +1,6 @@
 import type { Construct } from 'constructs';
 import type { IProviderConfig } from 'klutch-kit/crossplane';
-import { A8sBackend, A9sBackend, DataService, OperatorProfile, OperatorReadiness, Plan, Topology, credentialsSecretClaim } from 'klutch-kit/dataservice';
+import { A8sBackend, A9sBackend, DataService, OperatorProfile, OperatorReadiness, Plan, PlanTopology, credentialsSecretClaim } from 'klutch-kit/dataservice';
 
 const small = { name: 'small', cpu: '2', memory: '8Gi', storage: '50Gi' };
 const big = { name: 'big', cpu: '8', memory: '32Gi', storage: '500Gi' };
@@ -11,10 +11,10 @@ export function addClickHouse(scope: Construct, broker: IProviderConfig): DataSe
     kind: 'XClickhouseInstance',
     claimKind: 'ClickhouseInstance',
     plans: [
-      new Plan({ name: 'clickhouse-single-small', topology: Topology.SINGLE, size: small }),
-      new Plan({ name: 'clickhouse-single-big', topology: Topology.SINGLE, size: big }),
-      new Plan({ name: 'clickhouse-cluster-small-ssl', topology: Topology.CLUSTER, size: small, flags: ['ssl'] }),
-      new Plan({ name: 'clickhouse-cluster-big-ssl', topology: Topology.CLUSTER, size: big, flags: ['ssl'] }),
+      new Plan({ name: 'clickhouse-single-small', topology: PlanTopology.SINGLE, size: small }),
+      new Plan({ name: 'clickhouse-single-big', topology: PlanTopology.SINGLE, size: big }),
+      new Plan({ name: 'clickhouse-cluster-small-ssl', topology: PlanTopology.CLUSTER, size: small, flags: ['ssl'] }),
+      new Plan({ name: 'clickhouse-cluster-big-ssl', topology: PlanTopology.CLUSTER, size: big, flags: ['ssl'] }),
     ],
     services: [{ name: 'clickhouse24' }, { name: 'clickhouse25', plans: ['clickhouse-cluster-small-ssl', 'clickhouse-cluster-big-ssl'] }],
     parameters: [

@@ -15,7 +15,7 @@ import {
   DataService,
   OperatorProfile,
   Plan,
-  Topology,
+  PlanTopology,
   type DataServiceProps,
 } from '../../constructs/dataservice/index.js';
 import { CatalogueInstall, ControlPlaneCluster, renderTopology, topologyGraphOfApp } from '../../constructs/topology/index.js';
@@ -51,9 +51,9 @@ function props(extra: Partial<DataServiceProps> = {}): DataServiceProps {
     kind: 'XWidgetDb',
     claimKind: 'WidgetDb',
     plans: [
-      new Plan({ name: 'single-small', topology: Topology.SINGLE, size: small }),
-      new Plan({ name: 'single-big', topology: Topology.SINGLE, size: big }),
-      new Plan({ name: 'replica-big', topology: Topology.REPLICA, size: big }),
+      new Plan({ name: 'single-small', topology: PlanTopology.SINGLE, size: small }),
+      new Plan({ name: 'single-big', topology: PlanTopology.SINGLE, size: big }),
+      new Plan({ name: 'replica-big', topology: PlanTopology.REPLICA, size: big }),
     ],
     services: [{ name: 'widget14' }, { name: 'widget15', plans: ['single-big', 'replica-big'] }],
     parameters: [

@@ -11,7 +11,7 @@ import {
   type OperatorProfileProps,
   ParameterCase,
   Plan,
-  Topology,
+  PlanTopology,
 } from '../../constructs/dataservice/index.js';
 import { render, statusPatches, xrFor } from './_render.js';
 
@@ -21,8 +21,8 @@ const a9sConfig = (name: string) => ({ name, apiVersion: 'dataservices.anynines.
 type Obj = Record<string, any>;
 
 const plans = () => [
-  new Plan({ name: 'kv-single-small', topology: Topology.SINGLE, size: { name: 'small', cpu: '1', memory: '1Gi', storage: '5Gi' } }),
-  new Plan({ name: 'kv-replica-big', topology: Topology.REPLICA, size: { name: 'big', cpu: '4', memory: '8Gi', storage: '20Gi' }, replicas: 5 }),
+  new Plan({ name: 'kv-single-small', topology: PlanTopology.SINGLE, size: { name: 'small', cpu: '1', memory: '1Gi', storage: '5Gi' } }),
+  new Plan({ name: 'kv-replica-big', topology: PlanTopology.REPLICA, size: { name: 'big', cpu: '4', memory: '8Gi', storage: '20Gi' }, replicas: 5 }),
 ];
 
 function compositions(props: Partial<DataServiceProps> & Pick<DataServiceProps, 'backends'>): Map<string, Obj> {
@@ -211,8 +211,8 @@ describe('A8sBackend', () => {
 
   it('throws when plans do not carry the resources its profile maps, or the profile names unknown parameters, fields or versions', () => {
     const mixed = [
-      new Plan({ name: 'a', topology: Topology.SINGLE, size: { name: 'small', storage: '1Gi' } }),
-      new Plan({ name: 'b', topology: Topology.SINGLE, size: { name: 'big' } }),
+      new Plan({ name: 'a', topology: PlanTopology.SINGLE, size: { name: 'small', storage: '1Gi' } }),
+      new Plan({ name: 'b', topology: PlanTopology.SINGLE, size: { name: 'big' } }),
     ];
     const storage = kv({ planResourcePaths: { storage: ['spec.volumeSize'] } });
     expect(() => compositions({ plans: mixed, backends: [new A8sBackend({ name: 'a8s', profile: storage })] })).toThrow(

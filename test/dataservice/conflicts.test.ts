@@ -4,13 +4,13 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { App, Chart } from 'cdk8s';
-import { A9sBackend, DataService, Plan, Topology, type DataServiceProps } from '../../constructs/dataservice/index.js';
+import { A9sBackend, DataService, Plan, PlanTopology, type DataServiceProps } from '../../constructs/dataservice/index.js';
 import { ControlPlaneCluster, type ControlPlaneClusterProps } from '../../constructs/topology/index.js';
 
 /** A provider-anynines ProviderConfig made elsewhere. */
 const a9sConfig = (name: string) => ({ name, apiVersion: 'dataservices.anynines.com/v1', kind: 'ProviderConfig' });
 
-const plan = new Plan({ name: 'q-small', topology: Topology.SINGLE, size: { name: 'small', cpu: '1', memory: '1Gi', storage: '1Gi' } });
+const plan = new Plan({ name: 'q-small', topology: PlanTopology.SINGLE, size: { name: 'small', cpu: '1', memory: '1Gi', storage: '1Gi' } });
 const props = (backend: string, extra: Partial<DataServiceProps> = {}): DataServiceProps => ({
   group: 'queues.example.com',
   kind: 'XQueueInstance',

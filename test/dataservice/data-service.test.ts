@@ -13,7 +13,7 @@ import {
   OperatorReadiness,
   Plan,
   PlanChange,
-  Topology,
+  PlanTopology,
   TopologyChange,
 } from '../../constructs/dataservice/index.js';
 import { claimValidator } from '../catalogue/_equivalence.js';
@@ -23,14 +23,14 @@ const a9sConfig = (name: string) => ({ name, apiVersion: 'dataservices.anynines.
 
 type Obj = Record<string, any>;
 
-const P = (name: string, topology: Topology, size: string, flags: string[] = []) =>
+const P = (name: string, topology: PlanTopology, size: string, flags: string[] = []) =>
   new Plan({ name, topology, size: { name: size, cpu: '1', memory: '1Gi', storage: '1Gi' }, flags });
 
 const basePlans = () => [
-  P('q-single-small', Topology.SINGLE, 'small'),
-  P('q-single-small-ssl', Topology.SINGLE, 'small', ['ssl']),
-  P('q-cluster-small', Topology.CLUSTER, 'small'),
-  P('q-cluster-big', Topology.CLUSTER, 'big'),
+  P('q-single-small', PlanTopology.SINGLE, 'small'),
+  P('q-single-small-ssl', PlanTopology.SINGLE, 'small', ['ssl']),
+  P('q-cluster-small', PlanTopology.CLUSTER, 'small'),
+  P('q-cluster-big', PlanTopology.CLUSTER, 'big'),
 ];
 const a9s = (extra: Partial<ConstructorParameters<typeof A9sBackend>[0]> = {}) =>
   new A9sBackend({ name: 'vm-queue', providerConfig: a9sConfig('queue-service-broker'), ...extra });
@@ -240,7 +240,7 @@ describe('DataService: bad props throw when built, naming the prop and the value
     ['duplicate service', { services: [{ name: 'queue3' }, { name: 'queue3' }] }, 'DataServiceProps.services[1].name: "queue3" is a duplicate service'],
     [
       'duplicate plan',
-      { plans: [...basePlans(), P('q-single-small', Topology.SINGLE, 'small')] },
+      { plans: [...basePlans(), P('q-single-small', PlanTopology.SINGLE, 'small')] },
       'DataServiceProps.plans[4].name: "q-single-small" is a duplicate plan',
     ],
     [
@@ -270,7 +270,7 @@ describe('DataService: bad props throw when built, naming the prop and the value
     ['bad plan change', { planChange: 'Sometimes' as never }, 'DataServiceProps.planChange: "Sometimes" must be one of'],
     [
       'multi-node-only parameter without multi-node plans',
-      { plans: [P('q-single-small', Topology.SINGLE, 'small')], parameters: [{ name: 'quorum', type: 'integer', multiNodeOnly: true }] },
+      { plans: [P('q-single-small', PlanTopology.SINGLE, 'small')], parameters: [{ name: 'quorum', type: 'integer', multiNodeOnly: true }] },
       'DataServiceProps.parameters("quorum").multiNodeOnly: true needs at least one multi-node',
     ],
     ['bad group', { group: 'localhost' }, 'DataServiceProps.group: "localhost" must be a DNS subdomain with at least one dot'],
@@ -280,8 +280,8 @@ describe('DataService: bad props throw when built, naming the prop and the value
 
   it('a cycle in plan upgrades', () => {
     const plans = [
-      new Plan({ name: 'a', topology: Topology.SINGLE, size: { name: 'small' }, upgradesTo: ['b'] }),
-      new Plan({ name: 'b', topology: Topology.SINGLE, size: { name: 'big' }, upgradesTo: ['a'] }),
+      new Plan({ name: 'a', topology: PlanTopology.SINGLE, size: { name: 'small' }, upgradesTo: ['b'] }),
+      new Plan({ name: 'b', topology: PlanTopology.SINGLE, size: { name: 'big' }, upgradesTo: ['a'] }),
     ];
     expect(() => build({ plans })).toThrow('DataServiceProps.plans: Plan("a").upgradesTo: "a -> b -> a" is a cycle in plan upgrades');
   });

@@ -30,7 +30,9 @@ describe('root exports', () => {
     expect(root.renderTopology).toBe(topology.renderTopology);
     expect(root.DataService).toBe(dataservice.DataService);
     expect(root.Plan).toBe(dataservice.Plan);
-    expect(root.Topology).toBe(dataservice.Topology);
+    expect(root.PlanTopology).toBe(dataservice.PlanTopology);
+    // the deprecated name of PlanTopology, until 1.0
+    expect(root.Topology).toBe(dataservice.PlanTopology);
     expect(root.A8sBackend).toBe(dataservice.A8sBackend);
     expect(root.A9sBackend).toBe(dataservice.A9sBackend);
     expect(root.credentialsSecretClaim).toBe(dataservice.credentialsSecretClaim);

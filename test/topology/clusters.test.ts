@@ -253,7 +253,7 @@ describe('ControlPlaneCluster (example)', () => {
   });
 
   test('an app cluster binds a data service added to its control plane after it (order does not matter)', async () => {
-    const { A8sBackend, DataService, OperatorProfile, Plan, Topology } = await import('../../constructs/dataservice/index.js');
+    const { A8sBackend, DataService, OperatorProfile, Plan, PlanTopology } = await import('../../constructs/dataservice/index.js');
     const { renderTopology } = await import('../../constructs/topology/index.js');
     const app = new App({ outdir: '/nonexistent' });
     const cp = new ControlPlaneCluster(app, 'CP', {
@@ -267,7 +267,7 @@ describe('ControlPlaneCluster (example)', () => {
       group: 'late.example.com',
       kind: 'XLateInstance',
       claimKind: 'LateInstance',
-      plans: [new Plan({ name: 'single-small', topology: Topology.SINGLE, size: { name: 'small', cpu: '1', memory: '1Gi', storage: '5Gi' } })],
+      plans: [new Plan({ name: 'single-small', topology: PlanTopology.SINGLE, size: { name: 'small', cpu: '1', memory: '1Gi', storage: '5Gi' } })],
       services: [{ name: 'a9s-postgresql14' }],
       backends: [new A8sBackend({ name: 'late-k8s', profile: OperatorProfile.A8S_POSTGRESQL })],
     });

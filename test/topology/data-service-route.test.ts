@@ -130,7 +130,7 @@ describe('a data service added to a ControlPlaneCluster', () => {
       plans: [
         new dataservice.Plan({
           name: 'widget-single-small',
-          topology: dataservice.Topology.SINGLE,
+          topology: dataservice.PlanTopology.SINGLE,
           size: { name: 'small', cpu: '1', memory: '1Gi', storage: '1Gi' },
         }),
       ],
