@@ -145,7 +145,17 @@ async function konnectorEntry(from: string | undefined): Promise<string[]> {
  * than that flag, which would refuse it as unknown.
  */
 function namespaceChoiceArgs(from: string | undefined): string[] {
-  return readFileSync(join(from ?? repo, 'runtime/konnector/main.ts'), 'utf8').includes("'--all-namespaces'") ? ['--all-namespaces'] : [];
+  return knowsFlag(from, '--all-namespaces') ? ['--all-namespaces'] : [];
+}
+
+/** Whether the konnector of `from`'s checkout (undefined: this one) declares `flag`: an older one refuses flags it does not know. */
+function knowsFlag(from: string | undefined, flag: string): boolean {
+  return readFileSync(join(from ?? repo, 'runtime/konnector/main.ts'), 'utf8').includes(`'${flag}`);
+}
+
+/** The raised cache cap, for a konnector that has one (a --konnector-from checkout older than the cap has no limit). */
+function objectCapArgs(from: string | undefined): string[] {
+  return knowsFlag(from, '--max-cached-objects-per-binding') ? ['--max-cached-objects-per-binding', String(objectCap)] : [];
 }
 
 /**
@@ -209,8 +219,7 @@ async function startKonnector(app: RealCluster, profile: Profile): Promise<Child
       String(profile.workers),
       '--log-level',
       String(opts.konnectorLogLevel),
-      '--max-cached-objects-per-binding',
-      String(objectCap),
+      ...objectCapArgs(profile.from),
     ],
     { cwd: repo, stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, KLUTCH_KONNECTOR_VERSION: 'v0.1.0-bench' } },
   ));
