@@ -25,7 +25,7 @@ const EXCEPTIONS: Record<string, string> = {
   'constructs/monitoring/dashboard.ts#klutchDashboard': 'the Grafana dashboard as one declarative literal (panels), not logic',
   'constructs/monitoring/alert-rules.ts#klutchAlertRules': 'the alert rules as one declarative literal, not logic',
   'runtime/backend/app.ts#startBackend': 'the backend program: options to servers; to be split into named steps',
-  'runtime/konnector/main.ts#main': 'the konnector program: flags to controllers; other changes are editing it now',
+  'runtime/konnector/main.ts#main': 'the konnector program: most of it declares its flags (commander), like kubectl-bind; to be split into flags and start',
   'runtime/kubectl-bind/main.ts#program': 'the command line declared as one commander program (options, help), not logic',
 };
 
