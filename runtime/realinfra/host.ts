@@ -208,6 +208,14 @@ export function acquireNodeLock(record: HostRecord, log: (l: string) => void = (
   throw new Error(`realinfra: could not take the node lock ${file}`);
 }
 
+/** Replaces the record in the node lock this process holds (after sweepHostLeftovers() changed the host). */
+export function rewriteNodeLock(record: HostRecord): void {
+  const file = nodeLockFile();
+  const tmp = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(tmp, JSON.stringify(record, null, 2), { mode: 0o644 });
+  fs.renameSync(tmp, file);
+}
+
 function sleepSync(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
@@ -322,15 +330,18 @@ function restoreIptables(record: HostRecord): void {
       const dump = save(cmd, table);
       if (dump === undefined) continue;
       const plan = iptablesCleanupScript(table, dump, record.chainsBefore[`${cmd}/${table}`] ?? []);
-      if (!plan) continue;
-      if (run(`${cmd}-restore`, ['--noflush'], plan.script) === undefined) {
-        // One by one, so that one odd rule does not keep the others.
-        for (const d of plan.deletes) run(cmd, ['-t', table, ...splitRule(d)]);
-        for (const c of plan.added) run(cmd, ['-t', table, '-F', c]);
-        for (const c of plan.added) run(cmd, ['-t', table, '-X', c]);
-      }
+      if (plan) removeChains(cmd, table, plan);
     }
   }
+}
+
+/** Applies an iptablesCleanupScript() plan: in one restore, else rule by rule. */
+function removeChains(cmd: 'iptables' | 'ip6tables', table: string, plan: { script: string; deletes: string[]; added: string[] }): void {
+  if (run(`${cmd}-restore`, ['--noflush'], plan.script) !== undefined) return;
+  // One by one, so that one odd rule does not keep the others.
+  for (const d of plan.deletes) run(cmd, ['-t', table, ...splitRule(d)]);
+  for (const c of plan.added) run(cmd, ['-t', table, '-F', c]);
+  for (const c of plan.added) run(cmd, ['-t', table, '-X', c]);
 }
 
 /** Splits an iptables-save rule into argv (double-quoted words stay whole). */
@@ -416,6 +427,55 @@ export function restoreHost(record: HostRecord, log: (l: string) => void = () =>
     // no lock file
   }
   if (problems.length > 0) log(`host state of node "${record.cluster}" not fully restored: ${problems.join('; ')}`);
+}
+
+/** Whether a process whose program is one of `names` runs on the host (any user). */
+function running(names: readonly string[]): boolean {
+  return procCmdlines().some(({ argv }) => names.includes(path.basename(argv[0] ?? '')));
+}
+
+/**
+ * Sweeps what a node left on the host without a lock record to restore it from: a run killed after its
+ * lock file went, or a restore that could not finish (a cgroup still busy, a chain still referenced). Left
+ * alone, these leftovers look like state that was "there before" to the next node, whose restore then keeps
+ * them, and with them the next node's own pods. Call it holding the node lock and before capturing the
+ * record. Only when no kubelet or kube-proxy runs on the host (a host that is a real Kubernetes node keeps
+ * everything): the processes in `kubepods` cgroups (pods without a kubelet) are ended and the cgroups
+ * removed; `KUBE-*`/`CNI-*` chains, and the rules that jump to them, are removed. Returns one line per thing
+ * removed (empty when the host was clean). Never throws.
+ */
+export function sweepHostLeftovers(): string[] {
+  if (running(['kubelet', 'kube-proxy'])) return [];
+  const swept: string[] = [];
+  for (const root of cgroupRoots()) {
+    const top = path.join(root, 'kubepods');
+    if (!fs.existsSync(top)) continue;
+    const pids = new Set(cgroupTree(top).flatMap(pidsIn));
+    pids.delete(process.pid);
+    for (let i = 0; i < 20 && fs.existsSync(top); i++) {
+      for (const cg of cgroupTree(top)) {
+        for (const p of pidsIn(cg)) if (p !== process.pid) kill(p);
+        try {
+          fs.rmdirSync(cg);
+        } catch {
+          // busy: processes still exiting
+        }
+      }
+      if (fs.existsSync(top)) sleepSync(250);
+    }
+    swept.push(`cgroup ${top}${pids.size ? ` (ended ${pids.size} process(es) of pods without a kubelet)` : ''}${fs.existsSync(top) ? ': still busy' : ''}`);
+  }
+  for (const cmd of ['iptables', 'ip6tables'] as const) {
+    for (const table of TABLES) {
+      const dump = save(cmd, table);
+      if (dump === undefined) continue;
+      const plan = iptablesCleanupScript(table, dump, []);
+      if (!plan) continue;
+      removeChains(cmd, table, plan);
+      swept.push(`${cmd} ${table}: ${plan.added.length} chain(s) ${plan.added.slice(0, 3).join(', ')}${plan.added.length > 3 ? ', …' : ''}`);
+    }
+  }
+  return swept;
 }
 
 /**

@@ -19,7 +19,7 @@ import { HarnessProcess } from './_process.js';
 import { type NodeBinaries, ensureComponent, ensureNodeBinaries } from './build.js';
 import { clientOf } from './client.js';
 import { FORWARDER_JS, freePort, logTail, sleep } from './_harness.js';
-import { type HostRecord, NodeLockError, acquireNodeLock, captureHostRecord, restoreHost } from './host.js';
+import { type HostRecord, NodeLockError, acquireNodeLock, captureHostRecord, restoreHost, rewriteNodeLock, sweepHostLeftovers } from './host.js';
 import { type ClusterPki, createClientCertificate } from './pki.js';
 import { probe } from './probe.js';
 import { RUN_ID_ENV, type RegisteredProcess, killRegistered, registryDir, removeEntry, writeEntry } from './registry.js';
@@ -326,7 +326,15 @@ class NodeImpl implements RealNode {
       const record = captureHostRecord({ cluster: this.ctx.name, dir: this.dir, bridge: NODE_NETWORK.bridge, containerdSocket: this.containerdSocket });
       try {
         acquireNodeLock(record, this.log);
-        this.record = record;
+        const swept = sweepHostLeftovers();
+        if (swept.length > 0) {
+          this.log(`removed what an earlier node left on this host without a record: ${swept.join('; ')}`);
+          // The record again, without the leftovers: what this node's stop() puts back.
+          this.record = captureHostRecord({ cluster: this.ctx.name, dir: this.dir, bridge: NODE_NETWORK.bridge, containerdSocket: this.containerdSocket });
+          rewriteNodeLock(this.record);
+        } else {
+          this.record = record;
+        }
         break;
       } catch (e) {
         if (!(e instanceof NodeLockError) || Date.now() >= lockDeadline) throw e;
