@@ -9,32 +9,33 @@ import { PULUMI_COMPONENTS, type PulumiComponentName, ensurePulumiComponent } fr
 
 /**
  * Wall seconds of each cold build (empty GOCACHE and GOMODCACHE, module downloads included, in the order
- * below, so later components reuse packages of earlier ones), measured on the 2-core machine on 2026-11-26
- * (README.md "Tests"; the Crossplane set and the node's binaries from their CPU time at the same ratio);
- * kubectl, dex, helm and coredns from their CPU time measured 2026-11-27 (build.json in the cache) at that ratio.
+ * below, so later components reuse packages of earlier ones), on an idle 2-core machine on 2026-11-29, with the
+ * compilers' `GOGC=off` (runtime/realinfra/build.ts): the sandbox's nine from `npm run bench:newcomer` (as an
+ * ordinary user and as root, the mean, rounded up); the others from their CPU time in a brand-new-machine
+ * `.ci/run` of the same day at the ratio the sandbox's builds showed (wall ≈ 0.55 × CPU: the compiler uses both cores).
  */
 export const COLD_SECONDS: Readonly<Record<string, number>> = {
-  etcd: 64,
-  'kube-apiserver': 290,
-  'kube-controller-manager': 131,
-  kubectl: 60,
-  kubelet: 60,
-  'kube-scheduler': 15,
-  'kube-proxy': 25,
-  pause: 5,
-  'pod-probe': 5,
-  crane: 20,
-  'function-patch-and-transform': 120,
-  'provider-kubernetes': 115,
-  'crossplane-2.3': 135,
-  'crossplane-1.20': 110,
-  'provider-anynines': 150,
-  'provider-anynines-v2': 150,
-  dex: 90,
-  helm: 60,
-  coredns: 130,
-  'pulumi-cli': 293,
-  'pulumi-resource-kubernetes': 531,
+  etcd: 35,
+  'kube-apiserver': 140,
+  'kube-controller-manager': 36,
+  kubectl: 15,
+  kubelet: 11,
+  'kube-scheduler': 2,
+  'kube-proxy': 5,
+  pause: 1,
+  'pod-probe': 1,
+  crane: 6,
+  'function-patch-and-transform': 52,
+  'provider-kubernetes': 70,
+  'crossplane-2.3': 80,
+  'crossplane-1.20': 70,
+  'provider-anynines': 60,
+  'provider-anynines-v2': 60,
+  dex: 25,
+  helm: 52,
+  coredns: 20,
+  'pulumi-cli': 120,
+  'pulumi-resource-kubernetes': 225,
 };
 
 /** A component to build: one of the harness's (build.ts) or of the Pulumi toolchain (pulumi-build.ts). */
@@ -59,7 +60,7 @@ export function buildPlanLine(todo: readonly BuildItem[], of: number): string {
   const unknown = todo.filter((i) => COLD_SECONDS[i.name] === undefined).map((i) => i.name);
   return (
     `${todo.length} of ${of} binaries to build: ${todo.map((i) => i.name).join(', ')} — about ${minutes(estimateSeconds(todo))} on an idle 2-core machine with ` +
-    `empty Go caches (measured 2026-11-26; less when Go's caches are warm)${unknown.length ? `, plus ${unknown.join(', ')} (not measured)` : ''}`
+    `empty Go caches (measured 2026-11-29; less when Go's caches are warm)${unknown.length ? `, plus ${unknown.join(', ')} (not measured)` : ''}`
   );
 }
 

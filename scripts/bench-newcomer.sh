@@ -28,10 +28,14 @@ if [ -n "$user" ] && ! id -u "$user" >/dev/null 2>&1; then useradd --no-create-h
 up_pid=""
 cleanup() {
   if [ -n "$up_pid" ] && kill -0 "$up_pid" 2>/dev/null; then as_user npm run sandbox -- --down >/dev/null 2>&1 || kill -TERM -- "-$up_pid" 2>/dev/null || true; fi
-  if [ -n "$user" ]; then pkill -KILL -u "$user" 2>/dev/null || true; fi
+  if [ -n "$user" ]; then
+    pkill -KILL -u "$user" 2>/dev/null || true
+    for _ in $(seq 1 40); do pgrep -u "$user" >/dev/null || break; sleep 0.25; done # gone before the user and its files
+  fi
   [ -n "$made_user" ] && userdel "$user" 2>/dev/null || true
   chmod -R u+w "$base" 2>/dev/null || true # Go's module cache is read-only
-  rm -rf "$base"
+  for _ in 1 2 3; do rm -rf "$base" 2>/dev/null && break; sleep 1; done
+  [ ! -e "$base" ] || echo "bench:newcomer: could not remove $base entirely; remove it by hand" >&2
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -68,7 +72,8 @@ for i in $(seq 1 "$runs"); do
   t=$(echo "$(date +%s.%N) - $t0" | bc)
   load1=$(cut -d' ' -f1 /proc/loadavg)
   printf 'bench:newcomer: run %d (%s): fresh clone → psql line in %.1f s (load average %s → %s)\n' "$i" "$kind" "$t" "$load0" "$load1"
-  grep -E '^\[bootstrap\]|building|built in' "$log" | head -20 | sed 's/^/    /' || true
+  # what the run paid for: the bootstrap's npm ci and each Go build (wall and CPU)
+  grep -E '^\[bootstrap\] npm ci took|: built in ' "$log" | sed -E 's/ → .*//; s/^\[build \+[0-9]+ s\] //; s/^/    /' || true
   results+=("$kind $(printf '%.1f' "$t")")
   as_user npm run sandbox -- --down >"$base/down-$i.log" 2>&1 || { echo "bench:newcomer: npm run sandbox -- --down failed:" >&2; cat "$base/down-$i.log" >&2; exit 1; }
   wait "$up_pid" || true
