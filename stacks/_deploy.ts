@@ -73,6 +73,8 @@ const isBuiltIn = (o: KubeObject) => {
 
 /** Crossplane package kinds that report a `Healthy` condition. */
 const PACKAGE_KINDS = new Set(['Provider', 'Function', 'Configuration']);
+/** The kinds of a provider's own configuration (Crossplane 2.x adds the cluster-scoped one of namespaced MRs). */
+const PROVIDER_CONFIG_KINDS = new Set(['ProviderConfig', 'ClusterProviderConfig']);
 
 /**
  * Deploys a cluster's objects in stages, each a ConfigGroup with `dependsOn` on the stages before it:
@@ -125,7 +127,9 @@ export function deployObjects(
   const skipPackageAwait = opts.skipAwait && !opts.awaitPackages;
   // With awaitPackages, the ProviderConfigs of the packages' own CRDs are single CustomResources after the packages:
   // a ConfigGroup must resolve every kind when it registers, which races the CRDs a just-Healthy Provider installs.
-  const late = opts.awaitPackages ? split.objects.filter((o) => o.kind === 'ProviderConfig' && !o.apiVersion.startsWith('pkg.crossplane.io/')) : [];
+  // Both kinds: a ClusterProviderConfig in the objects group failed `pulumi up` ("failed to determine if the following
+  // GVK is namespaced") when its CRD came a moment after the Provider was Healthy (CI, 2026-11-29).
+  const late = opts.awaitPackages ? split.objects.filter((o) => PROVIDER_CONFIG_KINDS.has(o.kind) && !o.apiVersion.startsWith('pkg.crossplane.io/')) : [];
   const rest = split.objects.filter((o) => !o.apiVersion.startsWith('pkg.crossplane.io/') && !late.includes(o));
   const defined = definedKinds(split.foundation);
   // a package object uses a kind of the foundation (e.g. Crossplane's own CRDs) or one of its namespaces

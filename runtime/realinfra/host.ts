@@ -266,6 +266,25 @@ function pidsIn(cgroup: string): number[] {
   }
 }
 
+/**
+ * Ends the processes in the cgroup tree under `top` (never this process) and removes its cgroups, deepest first,
+ * for up to 5 s while they exit. Whether `top` is gone.
+ */
+function removeCgroupTree(top: string): boolean {
+  for (let i = 0; i < 20 && fs.existsSync(top); i++) {
+    for (const cg of cgroupTree(top)) {
+      for (const p of pidsIn(cg)) if (p !== process.pid) kill(p);
+      try {
+        fs.rmdirSync(cg);
+      } catch {
+        // busy: processes still exiting
+      }
+    }
+    if (fs.existsSync(top)) sleepSync(250);
+  }
+  return !fs.existsSync(top);
+}
+
 /** Processes of the node's pods (in its kubepods cgroups) and containerd shims started by its containerd. */
 export function nodeProcesses(record: Pick<HostRecord, 'containerdSocket' | 'kubepodsBefore'>): number[] {
   const pids = new Set<number>();
@@ -392,19 +411,7 @@ export function restoreHost(record: HostRecord, log: (l: string) => void = () =>
   for (const root of cgroupRoots()) {
     if (record.kubepodsBefore.includes(root)) continue;
     const top = path.join(root, 'kubepods');
-    if (!fs.existsSync(top)) continue;
-    for (let i = 0; i < 20 && fs.existsSync(top); i++) {
-      for (const cg of cgroupTree(top)) {
-        for (const p of pidsIn(cg)) kill(p);
-        try {
-          fs.rmdirSync(cg);
-        } catch {
-          // busy: processes still exiting
-        }
-      }
-      if (fs.existsSync(top)) sleepSync(250);
-    }
-    if (fs.existsSync(top)) problems.push(`could not remove cgroup ${top}`);
+    if (fs.existsSync(top) && !removeCgroupTree(top)) problems.push(`could not remove cgroup ${top}`);
   }
   // 6. folders the node created
   for (const p of NODE_HOST_PATHS) {
@@ -452,18 +459,8 @@ export function sweepHostLeftovers(): string[] {
     if (!fs.existsSync(top)) continue;
     const pids = new Set(cgroupTree(top).flatMap(pidsIn));
     pids.delete(process.pid);
-    for (let i = 0; i < 20 && fs.existsSync(top); i++) {
-      for (const cg of cgroupTree(top)) {
-        for (const p of pidsIn(cg)) if (p !== process.pid) kill(p);
-        try {
-          fs.rmdirSync(cg);
-        } catch {
-          // busy: processes still exiting
-        }
-      }
-      if (fs.existsSync(top)) sleepSync(250);
-    }
-    swept.push(`cgroup ${top}${pids.size ? ` (ended ${pids.size} process(es) of pods without a kubelet)` : ''}${fs.existsSync(top) ? ': still busy' : ''}`);
+    const removed = removeCgroupTree(top);
+    swept.push(`cgroup ${top}${pids.size ? ` (ended ${pids.size} process(es) of pods without a kubelet)` : ''}${removed ? '' : ': still busy'}`);
   }
   for (const cmd of ['iptables', 'ip6tables'] as const) {
     for (const table of TABLES) {

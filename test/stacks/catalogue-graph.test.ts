@@ -1,6 +1,6 @@
 /**
  * `manifests: runtime` with `klutch-kit:catalogue` and `skipAwait` (the sandbox's config): the Crossplane packages are
- * still awaited Healthy, the ProviderConfig is a single CustomResource after them (a ConfigGroup would have to resolve
+ * still awaited Healthy, the ProviderConfig (and in the namespaced style the ClusterProviderConfig) is a single CustomResource after them (a ConfigGroup would have to resolve
  * its kind before the Provider installed the CRD), the rest after both. Checked under `setMocks` on the
  * RegisterResource requests the SDK sends.
  */
@@ -16,22 +16,25 @@ interface Registration {
   raw: Record<string, any>;
 }
 
-const registrations: Registration[] = [];
+/** What the SDK registered, per stack: `sandbox` (the claims style) and `sandbox-namespaced` (the namespaced style). */
+const registered: Record<string, Registration[]> = {};
 const PKG = '127.0.0.1:5000/klutch/catalogue:v0.1.0';
 const KUBECONFIG = (server: string) =>
   `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "${server}"}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\nusers: [{name: u, user: {token: t}}]\n`;
 
-function byName(name: string): Registration {
-  const r = registrations.find((x) => x.name === name);
-  if (!r) throw new Error(`no resource named ${name}; have ${registrations.map((x) => x.name).join(', ')}`);
+function byName(name: string, stack = 'sandbox'): Registration {
+  const r = registered[stack]!.find((x) => x.name === name);
+  if (!r) throw new Error(`no resource named ${name} in stack ${stack}; have ${registered[stack]!.map((x) => x.name).join(', ')}`);
   return r;
 }
 
-beforeAll(async () => {
+/** Runs the stacks' program under mocks as stack `stack`, with the catalogue in `apiStyle`, recording what it registers. */
+async function runProgram(stack: string, apiStyle: 'claims' | 'namespaced'): Promise<void> {
+  const registrations: Registration[] = (registered[stack] = []);
   await pulumi.runtime.setMocks(
     { newResource: (args) => ({ id: `${args.name}-id`, state: { ...args.inputs } }), call: (args) => ({ ...args.inputs }) },
     'klutch-kit',
-    'sandbox',
+    stack,
     false,
   );
   const monitor = (pulumi.runtime as unknown as { getMonitor(): any }).getMonitor();
@@ -51,7 +54,7 @@ beforeAll(async () => {
       'klutch-kit:oidc': JSON.stringify({ issuerUrl: 'http://127.0.0.1:5556', clientId: 'klutch-backend' }),
       'klutch-kit:manifests': 'runtime',
       'klutch-kit:skipAwait': 'true',
-      'klutch-kit:catalogue': JSON.stringify({ install: 'ConfigurationPackage', package: PKG }),
+      'klutch-kit:catalogue': JSON.stringify({ install: 'ConfigurationPackage', package: PKG, apiStyle }),
       'klutch-kit:kubeconfig-control-plane': KUBECONFIG('https://127.0.0.1:6441'),
       'klutch-kit:kubeconfig-app-1': KUBECONFIG('https://127.0.0.1:6442'),
       'klutch-kit:oidcClientSecret': 'a-client-secret-of-some-length',
@@ -64,6 +67,11 @@ beforeAll(async () => {
   await new Promise((r) => pulumi.all([out.backendUrl, out.bindCommands]).apply(r));
   for (let i = 0; i < 100 && !registrations.some((r) => r.name === 'control-plane-objects'); i++) await new Promise((r) => setTimeout(r, 20));
   await new Promise((r) => setTimeout(r, 200));
+}
+
+beforeAll(async () => {
+  await runProgram('sandbox', 'claims');
+  await runProgram('sandbox-namespaced', 'namespaced');
 }, 120_000);
 
 describe('runtime manifests with klutch-kit:catalogue', () => {
@@ -97,5 +105,18 @@ describe('runtime manifests with klutch-kit:catalogue', () => {
     expect(objects.dependencies).not.toContain(pc.urn);
     expect((objects.raw['objs'] as StacksModule.KubeObject[]).filter((o) => o.kind === 'ProviderConfig')).toEqual([]);
     expect(objects.raw['skipAwait']).toBe(true);
+  });
+
+  it('namespaced style: the ClusterProviderConfig too is a single CustomResource after the packages, not in the objects group', () => {
+    const stack = 'sandbox-namespaced';
+    const packages = byName('control-plane-packages', stack);
+    const cpc = byName('control-plane-clusterproviderconfig-kubernetes-provider', stack);
+    expect(cpc.type).toBe('kubernetes:kubernetes.m.crossplane.io/v1alpha1:ClusterProviderConfig');
+    expect(cpc.dependencies).toContain(packages.urn);
+    expect(byName('control-plane-providerconfig-kubernetes-provider', stack).dependencies).toContain(packages.urn);
+    const objects = byName('control-plane-objects', stack);
+    // in a ConfigGroup, its kind would have to resolve when the group registers: racing the CRD the Provider installs
+    expect((objects.raw['objs'] as StacksModule.KubeObject[]).filter((o) => o.kind.endsWith('ProviderConfig'))).toEqual([]);
+    expect(objects.dependencies).not.toContain(packages.urn);
   });
 });

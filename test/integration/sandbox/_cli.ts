@@ -32,6 +32,32 @@ export function startSandboxCli(args: readonly string[], env: NodeJS.ProcessEnv)
   return { child, output: () => out, exited };
 }
 
+/**
+ * Resolves once the CLI printed `Klutch sandbox is up.`; rejects with its output as soon as it exits before that (a
+ * failed start fails the test at once, not after `timeoutMs`), or after `timeoutMs`.
+ */
+export async function untilUp(cli: SandboxCli, what: string, timeoutMs: number): Promise<void> {
+  const up = 'Klutch sandbox is up.';
+  let timer: NodeJS.Timeout | undefined;
+  let poll: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      new Promise<void>((resolve) => {
+        const check = () => (cli.output().includes(up) ? resolve() : (poll = setTimeout(check, 250)));
+        check();
+      }),
+      cli.exited.then((code) => {
+        // the last output can arrive after the exit event
+        if (!cli.output().includes(up)) throw new Error(`${what}: the CLI exited (${code}) before it was up:\n${cli.output()}`);
+      }),
+      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: not up after ${timeoutMs} ms:\n${cli.output()}`)), timeoutMs))),
+    ]);
+  } finally {
+    clearTimeout(timer);
+    clearTimeout(poll);
+  }
+}
+
 /** Runs `npm run sandbox -- --down` with `env` to its end. */
 export async function sandboxDown(env: NodeJS.ProcessEnv): Promise<{ code: number | null; out: string }> {
   const d = startSandboxCli(['--down'], env);

@@ -21,9 +21,8 @@ import { ensureDexBinary, ensureNodeBinaries, ensurePodsBinaries } from '../../.
 import { type HostRecord, nodeLockFile, nodeProcesses } from '../../../runtime/realinfra/host.js';
 import { ensurePulumiBinaries } from '../../../runtime/realinfra/pulumi-build.js';
 import { PODS_NAMESPACE } from '../../../sandbox/pods.js';
-import { eventually } from '../../../sandbox/sandbox.js';
 import type { SandboxState } from '../../../sandbox/state.js';
-import { alive, psqlLines, sandboxDown, startSandboxCli, writeAndRead, type SandboxCli } from './_cli.js';
+import { alive, psqlLines, sandboxDown, startSandboxCli, untilUp, writeAndRead, type SandboxCli } from './_cli.js';
 
 jest.setTimeout(900_000);
 
@@ -81,14 +80,7 @@ describe(`the CLI: npm run sandbox -- ${ARGS.join(' ')}, then npm run sandbox --
     const t0 = Date.now();
     up = startSandboxCli(ARGS, env);
     const cli = up;
-    await eventually(
-      `the CLI sandbox up with ${ARGS.join(' ')}`,
-      async () => {
-        if (cli.child.exitCode !== null) throw new Error(`exited ${cli.child.exitCode}: ${cli.output()}`);
-        return cli.output().includes('Klutch sandbox is up.');
-      },
-      840_000,
-    );
+    await untilUp(cli, `the CLI sandbox up with ${ARGS.join(' ')}`, 840_000);
     const out = cli.output();
     log(`up with ${ARGS.join(' ')} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     expect(out).toMatch(/OIDC issuer {7}https:\/\/\S+ \(Dex, a pod\)/);

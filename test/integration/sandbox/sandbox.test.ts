@@ -54,7 +54,7 @@ import {
   type Sandbox,
 } from '../../../sandbox/sandbox.js';
 import type { SandboxState } from '../../../sandbox/state.js';
-import { alive, sandboxDown, startSandboxCli } from './_cli.js';
+import { alive, sandboxDown, startSandboxCli, untilUp } from './_cli.js';
 import { A9S_DEMO, A9S_PROVIDER_CONFIGS, A9S_RESOURCES, a9sPostgresqlServices, provisionA9sDemo, type A9sDemoResult } from '../../../sandbox/a9s.js';
 import { MANAGED_MESSAGE_COLUMN } from '../../../constructs/dataservice/index.js';
 
@@ -546,14 +546,7 @@ describe('the CLI: npm run sandbox -- --api-style namespaced, then npm run sandb
     const env = { ...process.env, KLUTCH_SANDBOX_DIR: dir, KUBECONFIG: '' };
     const up = startSandboxCli(['--api-style', 'namespaced'], env);
     try {
-      await eventually(
-        'the CLI sandbox up',
-        async () => {
-          if (up.child.exitCode !== null) throw new Error(`exited ${up.child.exitCode}: ${up.output()}`);
-          return up.output().includes('Klutch sandbox is up.');
-        },
-        280_000,
-      );
+      await untilUp(up, 'the CLI sandbox up', 280_000);
       const out = up.output();
       for (let i = 1; i <= 8; i++) expect(out).toContain(`[${i}/8]`);
       expect(out).toContain('XRDs, API style namespaced');
