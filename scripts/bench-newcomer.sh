@@ -2,7 +2,7 @@
 # npm run bench:newcomer [-- --user NAME] [-- --runs N]
 #
 # The newcomer's times, as README's first screen promises them: in a fresh clone of this checkout (HEAD, no
-# node_modules, no ../shared beside it) and an empty HOME (so empty npm, Go and klutch-kit caches), `npm run sandbox`,
+# node_modules, no folder of this machine's beside it) and an empty HOME (so empty npm, Go and klutch-kit caches), `npm run sandbox`,
 # timed from the command to its psql line. Run 1 is the cold one (the bootstrap's `npm ci`, the Go builds, the
 # sandbox); runs 2..N are warm (the same command again in the same clone, after `npm run sandbox -- --down`).
 # As the calling user, or (run as root) with --user NAME as that ordinary user: made when missing and removed again.

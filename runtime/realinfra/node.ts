@@ -323,17 +323,17 @@ class NodeImpl implements RealNode {
     const lockDeadline = Date.now() + (this.opts.lockTimeoutMs ?? 900_000);
     for (let announced = false; ;) {
       // Captured right before each attempt: the state after the previous holder restored the host.
-      const record = captureHostRecord({ cluster: this.ctx.name, dir: this.dir, bridge: NODE_NETWORK.bridge, containerdSocket: this.containerdSocket });
+      const capture = () => captureHostRecord({ cluster: this.ctx.name, dir: this.dir, bridge: NODE_NETWORK.bridge, containerdSocket: this.containerdSocket });
+      const record = capture();
       try {
         acquireNodeLock(record, this.log);
         const swept = sweepHostLeftovers();
+        this.record = record;
         if (swept.length > 0) {
           this.log(`removed what an earlier node left on this host without a record: ${swept.join('; ')}`);
           // The record again, without the leftovers: what this node's stop() puts back.
-          this.record = captureHostRecord({ cluster: this.ctx.name, dir: this.dir, bridge: NODE_NETWORK.bridge, containerdSocket: this.containerdSocket });
+          this.record = capture();
           rewriteNodeLock(this.record);
-        } else {
-          this.record = record;
         }
         break;
       } catch (e) {
