@@ -219,6 +219,9 @@ const ready = (c: Obj | undefined) => getCondition(c?.status?.conditions, 'Ready
 const shellQuote = (v: string) => `'${v.replace(/'/g, `'\\''`)}'`;
 
 /** Creates the demo in `app`: claims with `spec.compositionRef`, or namespaced XRs with `spec.crossplane.compositionRef`. */
+/** Field manager of the a9s demo's claims. */
+const A9S_DEMO_FIELD_MANAGER = 'klutch-kit-sandbox-demo';
+
 async function createA9sDemo(app: KubeClient, style: ApiStyle): Promise<void> {
   const { namespace: ns, instance, binding } = A9S_DEMO;
   const composition = (name: string) => (style.namespaced ? { crossplane: { compositionRef: { name } } } : { compositionRef: { name } });
@@ -227,14 +230,20 @@ async function createA9sDemo(app: KubeClient, style: ApiStyle): Promise<void> {
       if (!/already exists/i.test((e as Error).message)) throw e;
     });
   }
-  await app.create(BOUND.postgresqlInstances, {
-    metadata: { name: instance, namespace: ns },
-    spec: { service: A9S_DEMO.service, plan: A9S_DEMO.plan, ...composition(A9S_DEMO.compositions.instance) },
-  });
-  await app.create(BOUND.serviceBindings, {
-    metadata: { name: binding, namespace: ns },
-    spec: { instanceRef: instance, serviceInstanceType: 'postgresql', ...composition(A9S_DEMO.compositions.binding) },
-  });
+  // server-side, like the a8s demo's claims (sandbox.ts provisionDemo: a create is held while its CRD is young)
+  await app.apply(
+    BOUND.postgresqlInstances,
+    { metadata: { name: instance, namespace: ns }, spec: { service: A9S_DEMO.service, plan: A9S_DEMO.plan, ...composition(A9S_DEMO.compositions.instance) } },
+    A9S_DEMO_FIELD_MANAGER,
+  );
+  await app.apply(
+    BOUND.serviceBindings,
+    {
+      metadata: { name: binding, namespace: ns },
+      spec: { instanceRef: instance, serviceInstanceType: 'postgresql', ...composition(A9S_DEMO.compositions.binding) },
+    },
+    A9S_DEMO_FIELD_MANAGER,
+  );
 }
 
 /**

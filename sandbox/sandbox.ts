@@ -99,6 +99,9 @@ export const SANDBOX_CLAIMS = {
 export const DEMO = { namespace: 'shop', instance: 'orders-db', binding: 'orders-db-binding' } as const;
 
 /** Creates the demo's namespace in an app cluster unless it exists (the a9s demo, beside this one, may create it at the same time). */
+/** Field manager of the demo's claims (applied server-side, see provisionDemo). */
+export const DEMO_FIELD_MANAGER = 'klutch-kit-sandbox-demo';
+
 async function ensureDemoNamespace(app: KubeClient): Promise<void> {
   if (await app.getOrNull(CoreResources.namespaces, undefined, DEMO.namespace)) return;
   await app.create(CoreResources.namespaces, { metadata: { name: DEMO.namespace } }).catch((e: unknown) => {
@@ -824,28 +827,33 @@ export class SandboxRun {
     await this.boundCrds();
   }
 
-  /** kubectl-bind, non-interactive (`--token` from a client-credentials grant), both app clusters side by side. */
+  /**
+   * kubectl-bind, non-interactive (`--token` from a client-credentials grant), both app clusters side by side, both
+   * APIs in one command each (`--resource` twice: one provider kubeconfig Secret, the CRDs made together).
+   */
   private async bindWithToken(): Promise<void> {
     await Promise.all(
       this.apps!.map(async (a, i) => {
         const { access_token } = await this.op!.clientCredentials(this.machine[i]!.id, this.machine[i]!.secret, { resource: BACKEND_RESOURCE, scope: 'bind' });
+        const r = await run([
+          path.join(REPO_ROOT, 'bin', 'kubectl-bind.js'),
+          `${this.backendUrl}/export`,
+          '--kubeconfig',
+          a.kubeconfigPath,
+          ...BIND_APIS.flatMap((api) => ['--resource', api]),
+          '--token',
+          access_token,
+          '--yes',
+          '--skip-konnector',
+          '--timeout',
+          '90s',
+        ]);
+        if (r.code !== 0) throw new Error(`kubectl-bind ${BIND_APIS.join(' ')} on ${a.name}: exit ${r.code}\n${r.stderr}\n${r.stdout}`);
+        // its table: a line per binding (NAME, SECRET, CLAIMS)
         for (const api of BIND_APIS) {
-          const r = await run([
-            path.join(REPO_ROOT, 'bin', 'kubectl-bind.js'),
-            `${this.backendUrl}/export`,
-            '--kubeconfig',
-            a.kubeconfigPath,
-            '--resource',
-            api,
-            '--token',
-            access_token,
-            '--yes',
-            '--skip-konnector',
-            '--timeout',
-            '90s',
-          ]);
-          if (r.code !== 0) throw new Error(`kubectl-bind ${api} on ${a.name}: exit ${r.code}\n${r.stderr}\n${r.stdout}`);
-          this.bindOutput[`${a.name} ${api}`] = r.stdout.trim();
+          const line = r.stdout.split('\n').find((l) => l.startsWith(`${api}\t`));
+          if (!line) throw new Error(`kubectl-bind on ${a.name} printed no line for ${api}:\n${r.stdout}`);
+          this.bindOutput[`${a.name} ${api}`] = line;
         }
       }),
     );
@@ -1108,14 +1116,22 @@ export async function provisionDemo(sb: Sandbox, say: (l: string) => void = (l) 
     say(`[7/${SANDBOX_STEPS}] PostgresqlInstance + ServiceBinding in ${sb.apps[0].name}: through real Crossplane to a local PostgreSQL, credentials back down`);
     // the backend's Composition: `spec.compositionRef` on a claim, `spec.crossplane.compositionRef` on a namespaced XR
     const composition = (name: string) => (sb.apiStyle.namespaced ? { crossplane: { compositionRef: { name } } } : { compositionRef: { name } });
-    await app.create(SANDBOX_CLAIMS.postgresqlInstances, {
-      metadata: { name: instance, namespace: ns },
-      spec: { service: 'a9s-postgresql14', plan: DEMO_PLANS[0], expose: 'Internal', ...composition('a8s-postgresql') },
-    });
-    await app.create(SANDBOX_CLAIMS.serviceBindings, {
-      metadata: { name: binding, namespace: ns },
-      spec: { instanceRef: instance, serviceInstanceType: 'postgresql', ...composition('a8s-servicebinding') },
-    });
+    // Applied server-side, as `kubectl apply --server-side` and GitOps tools do: the API server holds a POST (create)
+    // for two seconds while its CRD is younger than that (apiextensions-apiserver's guard for HA peers), and the konnector
+    // made these CRDs a moment ago in step 6.
+    await app.apply(
+      SANDBOX_CLAIMS.postgresqlInstances,
+      {
+        metadata: { name: instance, namespace: ns },
+        spec: { service: 'a9s-postgresql14', plan: DEMO_PLANS[0], expose: 'Internal', ...composition('a8s-postgresql') },
+      },
+      DEMO_FIELD_MANAGER,
+    );
+    await app.apply(
+      SANDBOX_CLAIMS.serviceBindings,
+      { metadata: { name: binding, namespace: ns }, spec: { instanceRef: instance, serviceInstanceType: 'postgresql', ...composition('a8s-servicebinding') } },
+      DEMO_FIELD_MANAGER,
+    );
     say(`      created in ${sb.apps[0].name}: PostgresqlInstance ${ns}/${instance} (plan ${DEMO_PLANS[0]}), ServiceBinding ${ns}/${binding}`);
     const up = await eventually(
       `the ${sb.apiStyle.namespaced ? 'XRs' : 'claims'} on the control plane`,

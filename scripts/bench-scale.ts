@@ -629,7 +629,7 @@ async function runK(K: number): Promise<Result> {
               url: `${backendUrl}/export`,
               consumer,
               token,
-              resource: `instances.${GROUP}`,
+              resources: [`instances.${GROUP}`],
               yes: true,
               skipKonnector: true,
               dryRun: false,

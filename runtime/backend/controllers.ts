@@ -215,6 +215,7 @@ export class BackendControllers {
   /** One reconciler per concern, each given the caches it reads and the calls it makes. */
   private newReconcilers(o: BackendControllersOptions): BackendControllers['reconcilers'] {
     const { kube, logger: log } = o;
+    const rbac = new RbacReconciler({ kube, exports: this.exports, serviceNamespaces: this.serviceNamespaces, consumerScope: o.consumerScope });
     return {
       exportRequest: new ExportRequestReconciler({
         kube,
@@ -234,11 +235,12 @@ export class BackendControllers {
         serviceNamespaces: this.serviceNamespaces,
         logger: log,
         rbacChanged: (clusterNs) => this.rbac.enqueue(clusterNs),
+        grantNamespace: (clusterNs, target) => rbac.bindNamespace(clusterNs, target),
         maxPerCluster: o.maxServiceNamespacesPerCluster,
         clusterBindings: this.clusterBindings,
         requeue: (key) => this.serviceNamespace.enqueue(key),
       }),
-      rbac: new RbacReconciler({ kube, exports: this.exports, serviceNamespaces: this.serviceNamespaces, consumerScope: o.consumerScope }),
+      rbac,
       clusterBinding: new ClusterBindingReconciler({ kube, clusterBindings: this.clusterBindings, heartbeatTimeoutMs: o.heartbeatTimeoutMs }),
       tokenRotation: new TokenRotationReconciler({ kube, kubeconfigSecrets: this.kubeconfigSecrets, binder: o.binder, metrics: o.metrics, logger: log }),
     };

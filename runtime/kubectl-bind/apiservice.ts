@@ -86,6 +86,11 @@ export interface ApiServiceOptions {
    */
   allNamespaces?: boolean;
   /**
+   * Consent already given for these APIs (`<plural>.<group>` → the claims with their state), by
+   * {@link preflightRequests} when one command binds several: nothing is asked again. @default ask
+   */
+  decided?: ReadonlyMap<string, ConsentDecisions>;
+  /**
    * The namespace of the app cluster's kubeconfig context (checked by `contextNamespace()` of consent.ts):
    * the konnector's namespace when neither `allowNamespaces` nor `allNamespaces` is given.
    * @default "default"
@@ -151,6 +156,51 @@ export async function readRequestSource(file: string, stdin: NodeJS.ReadableStre
   } catch (e) {
     throw new CliError(`-f: cannot read "${file}": ${(e as Error).message}`, Exit.USAGE);
   }
+}
+
+/** Permission claims of one API with the user's answer. */
+export type ConsentDecisions = Array<PermissionClaim & { state: 'Accepted' | 'Rejected' }>;
+
+/**
+ * Before one command binds several requests: every request through the resource policy and the foreign-CRD check,
+ * and every claim asked, so that a refusal of the last one binds none (nothing half-applied). Returns the consent per
+ * API for {@link ApiServiceOptions.decided}.
+ */
+export async function preflightRequests(
+  requests: readonly ExportRequestDoc[],
+  remote: { server: string; namespace: string },
+  o: { consumer: KubeClient; yes: boolean; io: IO; allowResources?: readonly AllowedResource[] },
+): Promise<Map<string, ConsentDecisions>> {
+  const ours = await findKubeconfigSecret(o.consumer, remote);
+  // no binding CRD yet: nothing bound yet (the preflight writes nothing)
+  const existing = (
+    await o.consumer.list(BINDINGS, KONNECTOR_NAMESPACE).catch((e: unknown) => {
+      if (e instanceof ApiError && e.code === 404) return { items: [] };
+      throw e;
+    })
+  ).items as Array<KubeObject & { spec?: { kubeconfigSecretRef?: { name?: string } } }>;
+  for (const request of requests) {
+    checkRequest(request, o.allowResources ?? []);
+    await checkNoForeignCrds(o.consumer, request);
+    for (const r of request.spec.resources) {
+      const have = existing.find((b) => b.metadata.name === `${r.resource}.${r.group ?? ''}`);
+      const theirs = have?.spec?.kubeconfigSecretRef?.name;
+      if (have && theirs !== ours) {
+        throw new CliError(
+          `APIServiceBinding ${have.metadata.name} already exists for another provider (Secret ${KONNECTOR_NAMESPACE}/${theirs}); delete it first if you want to rebind. Nothing was bound`,
+          Exit.FAILED,
+        );
+      }
+    }
+  }
+  const decided = new Map<string, ConsentDecisions>();
+  for (const request of requests) {
+    for (const r of request.spec.resources) {
+      const api = `${r.resource}.${r.group ?? ''}`;
+      decided.set(api, await askConsent(r.permissionClaims ?? [], o, api));
+    }
+  }
+  return decided;
 }
 
 /** Asks consent for each claim; returns them with `state`. Throws CliError(CONSENT) on a rejected required claim. */
@@ -606,9 +656,10 @@ export async function bindApiService(request: ExportRequestDoc, o: ApiServiceOpt
     const from = `${o.allowNamespaces?.length ? ALLOW_NAMESPACE_FLAG : "the kubeconfig context's namespace"}${kept ? " + the installed konnector's" : ''}`;
     o.io.err.write(`${namespaceScopeLine(namespaces, from)}\n`);
   }
-  const decisions = new Map<number, Array<PermissionClaim & { state: 'Accepted' | 'Rejected' }>>();
+  const decisions = new Map<number, ConsentDecisions>();
   for (const [i, r] of request.spec.resources.entries()) {
-    decisions.set(i, await askConsent(r.permissionClaims ?? [], o, `${r.resource}.${r.group ?? ''}`));
+    const api = `${r.resource}.${r.group ?? ''}`;
+    decisions.set(i, o.decided?.get(api) ?? (await askConsent(r.permissionClaims ?? [], o, api)));
   }
   const bindings = request.spec.resources.map(
     (r, i) =>

@@ -5,7 +5,8 @@
  * the kubeconfig stored in a Secret in `klutch-bind` (reused for the same server + namespace).
  *
  * Non-interactive (CI): with `--token` (or $KLUTCH_BIND_TOKEN), a JWT from the backend's issuer, the
- * backend is asked directly (`POST /bind`, Bearer) for `--resource <plural>.<group>`; no browser.
+ * backend is asked directly (`POST /bind`, Bearer) for each `--resource <plural>.<group>` (repeatable: one
+ * request per API, as Klutch's backend answers them; the kubeconfig is stored once); no browser.
  */
 import { spawn } from 'node:child_process';
 import type { KubeClient } from '../core/index.js';
@@ -18,7 +19,7 @@ import {
   type BindingResponse,
 } from '../../contract/wire.js';
 import { CallbackServer } from './callback.js';
-import { bindApiService, ensureBindNamespace, type IO, type ExportRequestDoc } from './apiservice.js';
+import { bindApiService, ensureBindNamespace, preflightRequests, type IO, type ExportRequestDoc } from './apiservice.js';
 import type { AllowedResource } from '../../contract/resource-policy.js';
 import { CliError, Exit, Progress, checkSecureUrl, clusterIdFor, newSessionId, parseRemoteKubeconfig, render, type OutputFormat } from './util.js';
 import { OAUTH2_CODE_GRANT } from '../../contract/api/constants.js';
@@ -34,7 +35,8 @@ export interface BindOptions {
   output: OutputFormat;
   timeoutMs: number;
   token?: string;
-  resource?: string;
+  /** `--resource`, with `token`: the APIs to bind (`<plural>.<group>`), in order. @default none */
+  resources?: readonly string[];
   /** `--allow-resource`: resources outside the default allow-list the user allows. */
   allowResources?: readonly AllowedResource[];
   /** `--allow-namespace`: namespaces the konnector's Secret and ConfigMap rights are narrowed to. @default [contextNamespace] */
@@ -162,10 +164,27 @@ async function browserLogin(provider: BindingProvider, sessionId: string, cluste
   }
 }
 
-async function bearerBind(provider: BindingProvider, sessionId: string, clusterId: string, o: BindOptions): Promise<BindingResponse> {
-  const m = /^([a-z][-a-z0-9]*[a-z0-9])\.(.*)$/.exec(o.resource ?? '');
-  if (!m)
-    throw new CliError(`--resource: "${o.resource ?? ''}" is not <plural>.<group> (e.g. postgresqlinstances.anynines.com); required with --token`, Exit.USAGE);
+/** `--resource` values as (plural, group), checked before anything is asked of the backend. */
+export function parseBindResources(values: readonly string[] | undefined): Array<{ resource: string; group: string }> {
+  if (!values || values.length === 0)
+    throw new CliError('--resource: required with --token, e.g. --resource postgresqlinstances.anynines.com (repeatable)', Exit.USAGE);
+  const seen = new Set<string>();
+  return values.map((v) => {
+    const m = /^([a-z][-a-z0-9]*[a-z0-9])\.(.*)$/.exec(v);
+    if (!m) throw new CliError(`--resource: "${v}" is not <plural>.<group> (e.g. postgresqlinstances.anynines.com)`, Exit.USAGE);
+    if (seen.has(v)) throw new CliError(`--resource: "${v}" is given twice`, Exit.USAGE);
+    seen.add(v);
+    return { resource: m[1]!, group: m[2]! };
+  });
+}
+
+async function bearerBind(
+  provider: BindingProvider,
+  sessionId: string,
+  clusterId: string,
+  o: BindOptions,
+  api: { resource: string; group: string },
+): Promise<BindingResponse> {
   const authorize = provider.authenticationMethods.find((x) => x.method === OAUTH2_CODE_GRANT)?.oauth2CodeGrant?.authenticatedURL;
   const bindUrl = checkSecureUrl('the bind URL (the token is sent there)', new URL('/bind', authorize ?? o.url).href);
   let res: Response;
@@ -173,7 +192,7 @@ async function bearerBind(provider: BindingProvider, sessionId: string, clusterI
     res = await fetch(bindUrl, {
       method: 'POST',
       headers: { Authorization: `Bearer ${o.token}`, 'Content-Type': 'application/json', Accept: 'application/json' },
-      body: JSON.stringify({ resource: m[1], group: m[2], clusterID: clusterId, sessionID: sessionId }),
+      body: JSON.stringify({ resource: api.resource, group: api.group, clusterID: clusterId, sessionID: sessionId }),
     });
   } catch (e) {
     throw new CliError(`cannot reach ${bindUrl}: ${(e as Error).message}`, Exit.FAILED);
@@ -181,7 +200,7 @@ async function bearerBind(provider: BindingProvider, sessionId: string, clusterI
   const body = (await res.json().catch(() => ({}))) as { error?: string };
   if (res.status === 401 || res.status === 403)
     throw new CliError(`the backend refused the token: ${body.error ?? res.status}; get a fresh token from the issuer`, Exit.AUTH);
-  if (!res.ok) throw new CliError(`the backend refused the binding: ${body.error ?? `HTTP ${res.status}`}`, Exit.FAILED);
+  if (!res.ok) throw new CliError(`the backend refused the binding of ${api.resource}.${api.group}: ${body.error ?? `HTTP ${res.status}`}`, Exit.FAILED);
   try {
     return validateBindingResponse(body);
   } catch (e) {
@@ -189,26 +208,63 @@ async function bearerBind(provider: BindingProvider, sessionId: string, clusterI
   }
 }
 
+/** Checks that an answer belongs to the session it was asked in. */
+function checkSession(response: BindingResponse, sessionId: string): void {
+  if (response.authentication?.oauth2CodeGrant?.sid !== sessionId) {
+    throw new CliError('the answer belongs to another session; run the command again', Exit.AUTH);
+  }
+}
+
+/**
+ * The backend's answers for this bind: one login in the browser, or one `POST /bind` per `--resource` (each in a
+ * session of its own, all for the same provider cluster and namespace).
+ */
+async function bindingResponses(provider: BindingProvider, clusterId: string, o: BindOptions): Promise<BindingResponse[]> {
+  if (!o.token) {
+    const sessionId = newSessionId();
+    const response = await browserLogin(provider, sessionId, clusterId, o);
+    checkSession(response, sessionId);
+    return [response];
+  }
+  const out: BindingResponse[] = [];
+  for (const api of parseBindResources(o.resources)) {
+    const sessionId = newSessionId();
+    const response = await bearerBind(provider, sessionId, clusterId, o, api);
+    checkSession(response, sessionId);
+    out.push(response);
+  }
+  return out;
+}
+
 export async function bind(o: BindOptions): Promise<void> {
+  if (o.token) parseBindResources(o.resources); // a usage error before any request (main.ts checks it before the kubeconfig too)
   const provider = await fetchProvider(o.url);
   o.io.err.write(`🔎 ${provider.providerPrettyName} (${provider.version}) at ${o.url}\n`);
   const ns = await ensureBindNamespace(o.consumer);
   const clusterId = clusterIdFor(ns.metadata.uid!);
-  const sessionId = newSessionId();
-  const response = o.token ? await bearerBind(provider, sessionId, clusterId, o) : await browserLogin(provider, sessionId, clusterId, o);
-  if (response.authentication?.oauth2CodeGrant?.sid !== sessionId) {
-    throw new CliError('the answer belongs to another session; run the command again', Exit.AUTH);
-  }
-  o.io.err.write(`🔑 Authenticated as ${response.authentication.oauth2CodeGrant.id}\n`);
-  const kubeconfig = responseKubeconfig(response);
+  const responses = await bindingResponses(provider, clusterId, o);
+  o.io.err.write(`🔑 Authenticated as ${responses[0]!.authentication!.oauth2CodeGrant!.id}\n`);
+  // The last answer's kubeconfig serves every request: the same consumer's credential, stored once (a Secret
+  // rewritten per API would restart the konnector's provider connection each time).
+  const kubeconfig = responseKubeconfig(responses[responses.length - 1]!);
   const remote = parseRemoteKubeconfig(kubeconfig);
-  const requests = responseRequests(response) as unknown as ExportRequestDoc[];
+  for (const r of responses) {
+    const other = parseRemoteKubeconfig(responseKubeconfig(r));
+    if (other.server !== remote.server || other.namespace !== remote.namespace) {
+      throw new CliError(
+        `the backend answered with two provider clusters (${other.server} namespace ${other.namespace}, and ${remote.server} namespace ${remote.namespace}); bind one API per command`,
+        Exit.FAILED,
+      );
+    }
+  }
+  const requests = responses.flatMap((r) => responseRequests(r) as unknown as ExportRequestDoc[]);
   if (o.dryRun) {
     o.io.out.write(render(requests, o.output ?? 'yaml'));
     o.io.err.write('🔎 dry run: nothing was bound; pass these requests to "kubectl bind apiservice -f -" to bind them\n');
     return;
   }
-  void remote; // validated above: server + namespace present
+  // several requests (--resource repeated): all checked and consented before the first is bound
+  const decided = requests.length > 1 ? await preflightRequests(requests, remote, o) : undefined;
   const all = [];
   for (const req of requests) {
     const bindings = await bindApiService(req, {
@@ -224,6 +280,7 @@ export async function bind(o: BindOptions): Promise<void> {
       allowNamespaces: o.allowNamespaces,
       allNamespaces: o.allNamespaces,
       contextNamespace: o.contextNamespace,
+      ...(decided ? { decided } : {}),
       io: o.io,
     });
     all.push(...bindings);

@@ -96,7 +96,12 @@ export function program(io: IO, env: NodeJS.ProcessEnv = process.env): Command {
     .option('--open', 'open the login URL in the browser', false)
     .option('--verbose', 'print the stack trace of an unexpected error (also $KUBECTL_BIND_DEBUG=1)')
     .option('--token <jwt>', "non-interactive: a JWT from the backend's OIDC issuer (or $KLUTCH_BIND_TOKEN)")
-    .option('--resource <plural.group>', 'with --token: the API to bind, e.g. postgresqlinstances.anynines.com')
+    .option(
+      '--resource <plural.group>',
+      'with --token: an API to bind, e.g. postgresqlinstances.anynines.com; repeatable (one login, the provider kubeconfig stored once)',
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
+    )
     .enablePositionalOptions() // flags after "apiservice" belong to it (both define --kubeconfig …)
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out.write(s), writeErr: (s) => io.err.write(s) })
@@ -105,8 +110,21 @@ export function program(io: IO, env: NodeJS.ProcessEnv = process.env): Command {
   root.action(async (url: string | undefined, o: Record<string, unknown>) => {
     if (!url) throw new CliError("missing <url>: pass the backend's export URL, e.g. kubectl bind https://bind.example.com/export", Exit.USAGE);
     const token = (o.token as string | undefined) ?? env.KLUTCH_BIND_TOKEN;
-    if (o.resource && !token) throw new CliError('--resource is only used with --token (non-interactive binding)', Exit.USAGE);
-    const { bind, checkSecureUrl, clientFor, loadKubeConfig, parseAllowNamespaces, parseAllowResources, parseOutput, parseTimeout, safeClose } = await load();
+    const resources = o.resource as string[];
+    if (resources.length > 0 && !token) throw new CliError('--resource is only used with --token (non-interactive binding)', Exit.USAGE);
+    const {
+      bind,
+      checkSecureUrl,
+      clientFor,
+      loadKubeConfig,
+      parseAllowNamespaces,
+      parseAllowResources,
+      parseBindResources,
+      parseOutput,
+      parseTimeout,
+      safeClose,
+    } = await load();
+    if (token) parseBindResources(resources);
     checkSecureUrl('the export URL', url);
     const output = parseOutput(o.output as string | undefined);
     const allowResources = parseAllowResources(o.allowResource as string[]);
@@ -126,7 +144,7 @@ export function program(io: IO, env: NodeJS.ProcessEnv = process.env): Command {
         output,
         timeoutMs,
         token,
-        resource: o.resource as string | undefined,
+        resources,
         allowResources,
         allowNamespaces,
         allNamespaces: o.allNamespaces as boolean,

@@ -42,6 +42,7 @@ import { clientOf } from './client.js';
 import type { RealCluster } from './cluster.js';
 import { CLUSTER_DNS, clusterDnsKubeletConfig, nodeHasClusterDns, startClusterDns } from './cluster-dns.js';
 import {
+  CROSSPLANE_CORE_ENV,
   CROSSPLANE_NAMESPACE,
   type CrossplaneComponent,
   type CrossplaneHarness,
@@ -341,7 +342,7 @@ class PodsHarness extends CrossplaneHarnessBase<CrossplaneBinaries & PodsBinarie
       namespace: CROSSPLANE_NAMESPACE,
       installMethod: InstallMethod.helmTemplate({ chart: chartDir, helmExecutable: this.bins.helm }),
       ...(this.opts.coreArgs && this.opts.coreArgs.length > 0 ? { args: [...this.opts.coreArgs] } : {}),
-      values: { image: { repository: `${this.registry}/crossplane/crossplane` } },
+      values: { image: { repository: `${this.registry}/crossplane/crossplane` }, extraEnvVarsCrossplane: { ...CROSSPLANE_CORE_ENV } },
     });
     this.installObjects = chart.toJson() as KubernetesObject[];
     await applyManifests(this.kc, this.installObjects, { fieldManager: 'klutch-kit-harness', continueOnError: false });

@@ -32,6 +32,7 @@ import { installedCrds, revisionInstalled, ServeLoop } from './package-runtime.j
 import type { RealCluster } from './cluster.js';
 import { FORWARDER_JS, freePort, logTail } from './_harness.js';
 import {
+  CROSSPLANE_CORE_ENV,
   CROSSPLANE_NAMESPACE,
   type CrossplaneComponent,
   type CrossplaneHarness,
@@ -446,7 +447,7 @@ class ProcessesHarness extends CrossplaneHarnessBase {
         '--health-probe-port=8091',
         ...(this.opts.coreArgs ?? []),
       ],
-      { KUBECONFIG: this.nsKubeconfig, POD_NAMESPACE: CROSSPLANE_NAMESPACE, POD_SERVICE_ACCOUNT: 'crossplane' },
+      { ...CROSSPLANE_CORE_ENV, KUBECONFIG: this.nsKubeconfig, POD_NAMESPACE: CROSSPLANE_NAMESPACE, POD_SERVICE_ACCOUNT: 'crossplane' },
     );
     await this.waitFor(
       'crossplane',

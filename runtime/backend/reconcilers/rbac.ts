@@ -31,6 +31,24 @@ export class RbacReconciler implements Reconciler {
     return exportedResourceRules(this.d.exports.list(clusterNs), onlyClusterScoped);
   }
 
+  /**
+   * Binds the consumer's role (`klutch-binder-<clusterNs>`) in one of its provider namespaces: RoleBinding
+   * `klutch-binder` for the consumer's ServiceAccount. The servicenamespace controller calls it before it reports the
+   * namespace, so a konnector that starts syncing into it on that report is never refused; `reconcile` keeps every one.
+   */
+  async bindNamespace(clusterNs: string, target: string): Promise<void> {
+    await this.d.kube.apply(
+      R.roleBindings,
+      {
+        metadata: { name: BINDER_NAME, namespace: target, labels: { [MANAGED_BY_LABEL]: MANAGED_BY } },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: perConsumerRoleName(clusterNs) },
+        subjects: [{ kind: 'ServiceAccount', name: BINDER_NAME, namespace: clusterNs }],
+      },
+      FIELD_MANAGER,
+      { force: true },
+    );
+  }
+
   async reconcile(clusterNs: string): Promise<void> {
     const d = this.d;
     const ns = await d.kube.getOrNull(R.namespaces, undefined, clusterNs);
@@ -55,16 +73,7 @@ export class RbacReconciler implements Reconciler {
       const target = sn.status?.namespace;
       if (!target || sn.metadata.deletionTimestamp) continue;
       try {
-        await d.kube.apply(
-          R.roleBindings,
-          {
-            metadata: { name: BINDER_NAME, namespace: target, labels },
-            roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: roleName },
-            subjects: [subject],
-          },
-          FIELD_MANAGER,
-          { force: true },
-        );
+        await this.bindNamespace(clusterNs, target);
       } catch (e) {
         if (!isNotFound(e)) throw e; // namespace not there (yet/anymore): the servicenamespace controller re-enqueues
       }

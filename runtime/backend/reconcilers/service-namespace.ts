@@ -21,6 +21,12 @@ export interface ServiceNamespaceReconcilerDeps {
   /** Called when the provider namespaces of a cluster namespace changed (its RoleBindings follow). */
   rbacChanged(clusterNs: string): void;
   /**
+   * Grants the consumer of `clusterNs` its role in provider namespace `target` (the RBAC reconciler's RoleBinding),
+   * before `status.namespace` reports it: the konnector starts syncing into a namespace on that report, and a grant
+   * that came after it was refused (403) and retried with backoff, about a second on a claim's first sync.
+   */
+  grantNamespace(clusterNs: string, target: string): Promise<void>;
+  /**
    * APIServiceNamespaces (provider namespaces) one app cluster may have (`--max-service-namespaces-per-cluster`);
    * the oldest are served, the others get no namespace. 0 or unset: unlimited.
    */
@@ -91,6 +97,7 @@ export class ServiceNamespaceReconciler implements Reconciler {
       throw new RequeueError(`namespace ${target} is still terminating`, 2_000);
     }
     if (sn.status?.namespace !== target) {
+      await d.grantNamespace(clusterNs, target);
       await d.kube.updateStatus(R.serviceNamespaces, { ...sn, status: { ...sn.status, namespace: target } });
     }
     d.rbacChanged(clusterNs);

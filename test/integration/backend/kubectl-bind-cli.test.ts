@@ -98,7 +98,23 @@ beforeAll(async () => {
   env = p;
   app = a;
   appKube = new KubeClient(app.kubeConfig);
-  await applyManifests(env.cluster.kubeConfig, [template('ghosts', 'example.klutch.test', 'ghosts') as never]);
+  // gizmos: a second API (claiming Secrets), bound together with widgets by one --token command
+  const gizmos = {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'gizmos.example.klutch.test' },
+    spec: {
+      group: 'example.klutch.test',
+      names: { kind: 'Gizmo', listKind: 'GizmoList', plural: 'gizmos', singular: 'gizmo' },
+      scope: 'Namespaced',
+      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+    },
+  };
+  await applyManifests(env.cluster.kubeConfig, [gizmos as never]);
+  await applyManifests(env.cluster.kubeConfig, [
+    template('ghosts', 'example.klutch.test', 'ghosts') as never,
+    template('gizmos', 'example.klutch.test', 'gizmos', [SECRETS_CLAIM]) as never,
+  ]);
 }, 240_000);
 afterAll(async () => {
   appKube?.close();
@@ -142,7 +158,7 @@ describe('kubectl bind <url>', () => {
     expect((await appKube.list(BINDINGS, 'klutch-bind')).items).toHaveLength(1);
   });
 
-  it('--token (CI): binds without a browser, and --dry-run prints the request without binding', async () => {
+  it('--token (CI): binds without a browser (two APIs in one command, one kubeconfig Secret), and --dry-run binds nothing', async () => {
     const { access_token } = await env.op.clientCredentials(MACHINE_ID, MACHINE_SECRET, { resource: BACKEND_RESOURCE, scope: 'bind' });
     const dry = await runCli([`${env.backend.url}/export`, '--kubeconfig', app.kubeconfigPath, '--resource', 'widgets.example.klutch.test', '--dry-run'], {
       env: { KLUTCH_BIND_TOKEN: access_token },
@@ -150,20 +166,63 @@ describe('kubectl bind <url>', () => {
     expectExit(dry, 0);
     expect(dry.stdout).toMatch(/kind: APIServiceExportRequest\nmetadata:\n {2}name: widgets\.example\.klutch\.test/);
     expect(await appKube.getOrNull(BINDINGS, 'klutch-bind', 'widgets.example.klutch.test')).toBeUndefined();
+    // two APIs, the second with a claim nobody accepted (no --yes, no terminal): exit 5 and neither is bound
+    const refused = await runCli([
+      `${env.backend.url}/export`,
+      '--kubeconfig',
+      app.kubeconfigPath,
+      '--resource',
+      'widgets.example.klutch.test',
+      '--resource',
+      'gizmos.example.klutch.test',
+      '--token',
+      access_token,
+      '--timeout',
+      '60s',
+    ]);
+    expectExit(refused, 5);
+    expect(refused.stderr).toMatch(/gizmos\.example\.klutch\.test asks for access to secrets/);
+    expect(await appKube.getOrNull(BINDINGS, 'klutch-bind', 'widgets.example.klutch.test')).toBeUndefined();
+    // accepted, but mangodbs is bound here already for another provider kubeconfig (the browser login's): exit 1, still nothing bound
+    const taken = await runCli([
+      `${env.backend.url}/export`,
+      '--kubeconfig',
+      app.kubeconfigPath,
+      '--resource',
+      'widgets.example.klutch.test',
+      '--resource',
+      'mangodbs.mangodb.com',
+      '--token',
+      access_token,
+      '--yes',
+      '--timeout',
+      '60s',
+    ]);
+    expectExit(taken, 1);
+    expect(taken.stderr).toMatch(/APIServiceBinding mangodbs\.mangodb\.com already exists for another provider .*Nothing was bound/);
+    expect(await appKube.getOrNull(BINDINGS, 'klutch-bind', 'widgets.example.klutch.test')).toBeUndefined();
     const r = await runCli([
       `${env.backend.url}/export`,
       '--kubeconfig',
       app.kubeconfigPath,
       '--resource',
       'widgets.example.klutch.test',
+      '--resource',
+      'gizmos.example.klutch.test',
       '--token',
       access_token,
+      '--yes',
       '--timeout',
       '60s',
     ]);
     expect(r.stderr).toContain(`Authenticated as ${env.op.issuer}/${MACHINE_ID}`);
     expectExit(r, 0);
-    expect((await appKube.get(BINDINGS, 'klutch-bind', 'widgets.example.klutch.test')).metadata.name).toBe('widgets.example.klutch.test');
+    // a line per binding; both name the one provider kubeconfig Secret
+    const lines = r.stdout.split('\n').filter((l) => /^(widgets|gizmos)\./.test(l));
+    expect(lines.map((l) => l.split('\t')[0]).sort()).toEqual(['gizmos.example.klutch.test', 'widgets.example.klutch.test']);
+    const secretOf = async (name: string) =>
+      (await appKube.get<KubeObject & { spec: { kubeconfigSecretRef: { name: string } } }>(BINDINGS, 'klutch-bind', name)).spec.kubeconfigSecretRef.name;
+    expect(await secretOf('widgets.example.klutch.test')).toBe(await secretOf('gizmos.example.klutch.test'));
     // a bad token: exit code 3, nothing more
     const bad = await runCli([
       `${env.backend.url}/export`,

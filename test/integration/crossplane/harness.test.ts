@@ -190,6 +190,8 @@ describe.each<[CrossplaneVersion, string]>([
     expect(PATCH_AND_TRANSFORM_PACKAGE.endsWith(`:${xp.versions.functionPatchAndTransform}`)).toBe(true);
     expect(PROVIDER_KUBERNETES_PACKAGE.endsWith(`:${xp.versions.providerKubernetes}`)).toBe(true);
     expect(xp.registry).toMatch(/^127\.0\.0\.1:\d+$/);
+    // core lists, then watches, a just-Established XR kind (CROSSPLANE_CORE_ENV): a watch-list would wait a 429's second
+    expect(fs.readFileSync(`/proc/${xp.pids().crossplane}/environ`, 'utf8').split('\0')).toContain('KUBE_FEATURE_WatchListClient=false');
     const catalog = (await (await fetch(`http://${xp.registry}/v2/_catalog`)).json()) as { repositories: string[] };
     expect(catalog.repositories).toEqual(expect.arrayContaining(['crossplane-contrib/function-patch-and-transform', 'crossplane-contrib/provider-kubernetes']));
   });

@@ -230,6 +230,9 @@ describe('npm run sandbox, end to end', () => {
       }
     }
     expect(sb!.bindOutput[`${sb!.apps[0]!.name} servicebindings.anynines.com`]).toContain('secrets:Accepted');
+    // one kubectl-bind per app cluster, both APIs (`--resource` twice): one provider kubeconfig Secret for both
+    for (const a of sb!.apps)
+      expect(new Set(BIND_APIS.map((api) => sb!.bindOutput[`${a.name} ${api}`]!.split('\t')[1]))).toEqual(new Set([expect.stringMatching(/^kubeconfig-/)]));
     const cbs = await eventually('2 ClusterBindings with heartbeats', async () => {
       const l = (await cp.list<ClusterBinding>(BINDING_RESOURCES.clusterBindings)).items;
       return l.length === 2 && l.every((c) => c.status?.lastHeartbeatTime) ? l : undefined;

@@ -85,6 +85,7 @@ describe('APIServiceNamespace quota', () => {
       serviceNamespaces: kube.cache(R.serviceNamespaces),
       logger: silentLogger,
       rbacChanged: () => undefined,
+      grantNamespace: async () => undefined,
       maxPerCluster: 2,
       clusterBindings: kube.cache(R.clusterBindings),
       requeue: (k) => requeued.push(k),

@@ -113,6 +113,17 @@ describe('exit codes', () => {
     const c = io();
     expect(await run(['http://x/export', '--resource', 'a.b'], c.io, {})).toBe(2);
     expect(c.text().err).toMatch(/--resource is only used with --token/);
+    // --token: each --resource checked, before the kubeconfig is read or the backend asked
+    for (const [args, message] of [
+      [[], /--resource: required with --token/],
+      [['--resource', 'postgresqlinstances'], /--resource: "postgresqlinstances" is not <plural>\.<group>/],
+      [['--resource', 'widgets.b', '--resource', 'Bad.b'], /--resource: "Bad\.b" is not <plural>\.<group>/],
+      [['--resource', 'widgets.b', '--resource', 'widgets.b'], /--resource: "widgets\.b" is given twice/],
+    ] as const) {
+      const t = io();
+      expect(await run(['http://x/export', '--kubeconfig', '/nonexistent-kubeconfig', '--token', 'a.b.c', ...args], t.io, {})).toBe(2);
+      expect(t.text().err).toMatch(message);
+    }
     const d = io();
     expect(await run(['apiservice', '-f', 'x.yaml', '--remote-kubeconfig', 'a', '--remote-kubeconfig-name', 'b'], d.io, {})).toBe(2);
     expect(d.text().err).toMatch(/are exclusive/);

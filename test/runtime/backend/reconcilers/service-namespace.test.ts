@@ -12,16 +12,28 @@ const sn = (extra: Partial<APIServiceNamespace['metadata']> = {}, status?: APISe
   status,
 });
 
-function setup(obj: APIServiceNamespace, kube = new FakeApiServer()) {
+function setup(obj: APIServiceNamespace, kube = new FakeApiServer(), grant: (clusterNs: string, target: string) => Promise<void> = async () => undefined) {
   const rbac: string[] = [];
+  // what happened, in order: the grants and the status writes
+  const order: string[] = [];
   kube.seed(R.serviceNamespaces, obj);
   const r = new ServiceNamespaceReconciler({
-    kube: kube.client,
+    kube: {
+      ...kube.client,
+      updateStatus: async (...a: Parameters<typeof kube.client.updateStatus>) => {
+        order.push(`status ${(a[1] as APIServiceNamespace).status?.namespace}`);
+        return kube.client.updateStatus(...a);
+      },
+    } as typeof kube.client,
     serviceNamespaces: kube.cache(R.serviceNamespaces),
     logger: silentLogger,
     rbacChanged: (ns) => rbac.push(ns),
+    grantNamespace: async (clusterNs, target) => {
+      order.push(`grant ${clusterNs} ${target}`);
+      await grant(clusterNs, target);
+    },
   });
-  return { kube, rbac, reconcile: () => r.reconcile('cluster-a/default') };
+  return { kube, rbac, order, reconcile: () => r.reconcile('cluster-a/default') };
 }
 
 describe('ServiceNamespaceReconciler', () => {
@@ -40,6 +52,30 @@ describe('ServiceNamespaceReconciler', () => {
     expect(create).toMatchObject({ verb: 'create', resource: 'namespaces', name: 'cluster-a-default' });
     expect((create.body as APIServiceNamespace).metadata.annotations).toEqual({ [API_SERVICE_NAMESPACE_ANNOTATION]: 'cluster-a/default' });
     expect((status.body as APIServiceNamespace).status).toEqual({ namespace: 'cluster-a-default' });
+    expect(t.rbac).toEqual(['cluster-a']);
+  });
+
+  it('grants the consumer its role in the namespace before it reports it, and reports nothing when the grant fails', async () => {
+    const t = setup(sn());
+    await t.reconcile();
+    // the konnector syncs into the namespace once reported: the grant comes first, so it is never refused
+    expect(t.order).toEqual(['grant cluster-a cluster-a-default', 'status cluster-a-default']);
+
+    const failing = setup(sn(), new FakeApiServer(), async () => {
+      throw new Error('rolebindings.rbac.authorization.k8s.io is forbidden');
+    });
+    await expect(failing.reconcile()).rejects.toThrow('rolebindings.rbac.authorization.k8s.io is forbidden');
+    expect(failing.order).toEqual(['grant cluster-a cluster-a-default']);
+    expect(failing.kube.writes().map((w) => w.resource)).toEqual(['namespaces']);
+  });
+
+  it('does not grant again once the namespace is reported', async () => {
+    const kube = new FakeApiServer().seed(R.namespaces, {
+      metadata: { name: 'cluster-a-default', annotations: { [API_SERVICE_NAMESPACE_ANNOTATION]: 'cluster-a/default' } },
+    });
+    const t = setup(sn({}, { namespace: 'cluster-a-default' }), kube);
+    await t.reconcile();
+    expect(t.order).toEqual([]);
     expect(t.rbac).toEqual(['cluster-a']);
   });
 
@@ -73,6 +109,7 @@ describe('ServiceNamespaceReconciler', () => {
       serviceNamespaces: kube.cache(R.serviceNamespaces),
       logger: silentLogger,
       rbacChanged: () => undefined,
+      grantNamespace: async () => undefined,
     });
     await r.reconcile(`cluster-a/${'x'.repeat(60)}`);
     expect(kube.calls).toEqual([]);
