@@ -24,6 +24,7 @@
  * installed by pulumi up with `klutch-kit:catalogue.apiStyle`), and the ServiceBinding's credentials come down
  * as the composed `<binding>-creds` Secret.
  */
+import { RUNTIME_NODE_FLAGS } from '../runtime/image/node-flags.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -68,7 +69,6 @@ import { KONNECTOR_NAMESPACE } from '../contract/api/constants.js';
 export { SANDBOX_DIR, STATE_FILE, type SandboxState };
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const TSX_CLI = path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
 
 export const BACKEND_CLIENT_ID = 'klutch-backend';
 export const BACKEND_RESOURCE = 'urn:klutch:backend';
@@ -367,12 +367,20 @@ export class SandboxRun {
     fs.writeFileSync(STATE_FILE, JSON.stringify(state, null, 2));
   }
 
-  /** A program of the repository as a local process (tsx), its output in `logs/<name>.log`. */
-  private spawnLocal(name: string, file: string, args: string[]): ChildProcess {
+  /**
+   * A runtime component of the repository as a local process, its output in `logs/<name>.log`: one node process with
+   * tsx's loader (`--import tsx`) and the component's Node.js flags (RUNTIME_NODE_FLAGS, as in its image).
+   */
+  private spawnLocal(name: string, component: keyof typeof RUNTIME_NODE_FLAGS, args: string[]): ChildProcess {
     if (this.stopping) throw new Error(`sandbox: stopping, ${name} not started`);
     const log = path.join(this.dir, 'logs', `${name}.log`);
     const fd = fs.openSync(log, 'a');
-    const child = spawn(process.execPath, [TSX_CLI, file, ...args], { cwd: REPO_ROOT, env: { ...process.env, KUBECONFIG: '' }, stdio: ['ignore', fd, fd] });
+    const file = path.join(REPO_ROOT, 'runtime', component, 'main.ts');
+    const child = spawn(process.execPath, [...RUNTIME_NODE_FLAGS[component], '--import', 'tsx', file, ...args], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, KUBECONFIG: '' },
+      stdio: ['ignore', fd, fd],
+    });
     fs.closeSync(fd);
     this.processes.push({ name, child, log });
     return child;
@@ -740,7 +748,7 @@ export class SandboxRun {
       this.apps!.map(async (a, i) => {
         const port = await freePort();
         await this.foundation(`app-${i + 1}`).done;
-        this.spawnLocal(`konnector-${a.name}`, path.join(REPO_ROOT, 'runtime', 'konnector', 'main.ts'), [
+        this.spawnLocal(`konnector-${a.name}`, 'konnector', [
           '--kubeconfig',
           a.kubeconfigPath,
           '--no-leader-elect',
@@ -752,7 +760,7 @@ export class SandboxRun {
       }),
     );
     await this.foundation('control-plane').done;
-    const backend = this.spawnLocal('klutch-backend', path.join(REPO_ROOT, 'runtime', 'backend', 'main.ts'), [
+    const backend = this.spawnLocal('klutch-backend', 'backend', [
       '--kubeconfig',
       this.cp!.kubeconfigPath,
       `--listen-address=127.0.0.1:${this.backendPort}`,

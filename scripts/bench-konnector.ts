@@ -13,6 +13,7 @@
  *     konnector and the watches used no CPU) is printed too; no konnector can reach it on shared cores.
  * With --konnector-from <dir>, the konnector of another checkout (an earlier commit) runs too, with the
  * settings under test, round by round beside this checkout's: before/after figures from one run.
+ * Each konnector runs with its checkout's Node.js flags (runtime/image/node-flags.ts, as in its image), then --node-args.
  * The konnector's CPU of the up phase is printed per object twice, labelled: from a baseline taken
  * once it is started and idle (informers synced, before the N objects), and with its start-up CPU
  * (process start until idle) added; the start-up CPU itself too.
@@ -21,6 +22,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { cpus, loadavg } from 'node:os';
 import { Command } from 'commander';
 import { CoreResources, KubeClient, type KubeObject } from '../runtime/core/client.js';
@@ -153,6 +155,17 @@ function knowsFlag(from: string | undefined, flag: string): boolean {
   return readFileSync(join(from ?? repo, 'runtime/konnector/main.ts'), 'utf8').includes(`'${flag}`);
 }
 
+/**
+ * The Node.js flags the konnector of `from`'s checkout (undefined: this one) runs with in its image
+ * (runtime/image/node-flags.ts; none in a checkout older than that file): each konnector is measured at its defaults.
+ */
+async function nodeFlagsOf(from: string | undefined): Promise<string[]> {
+  const file = join(from ?? repo, 'runtime/image/node-flags.ts');
+  if (!existsSync(file)) return [];
+  const m = (await import(pathToFileURL(file).href)) as { RUNTIME_NODE_FLAGS: { konnector: readonly string[] } };
+  return [...m.RUNTIME_NODE_FLAGS.konnector];
+}
+
 /** The raised cache cap, for a konnector that has one (a --konnector-from checkout older than the cap has no limit). */
 function objectCapArgs(from: string | undefined): string[] {
   return knowsFlag(from, '--max-cached-objects-per-binding') ? ['--max-cached-objects-per-binding', String(objectCap)] : [];
@@ -199,10 +212,12 @@ async function konnectorMetric(name: string): Promise<number> {
 
 async function startKonnector(app: RealCluster, profile: Profile): Promise<ChildProcess> {
   const entry = await konnectorEntry(profile.from);
+  const nodeFlags = await nodeFlagsOf(profile.from);
   healthPort = await freePort();
   return (liveKonnector = spawn(
     process.execPath,
     [
+      ...nodeFlags,
       ...String(opts.nodeArgs).split(' ').filter(Boolean),
       ...entry,
       '--kubeconfig',

@@ -17,6 +17,7 @@
  * the same base give the same digests (with the same Node.js zlib; see docs/images.md). So a build is kept in the
  * cache under a key of exactly those inputs (./build-cache.ts) and the next build of the same inputs copies it.
  */
+import { RUNTIME_NODE_FLAGS } from './node-flags.js';
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
@@ -454,7 +455,7 @@ async function buildLayout(
         {
           User: `${NONROOT_UID}:${NONROOT_UID}`,
           Env: [...env, 'NODE_ENV=production'],
-          Entrypoint: [nodeIn(base, opts.nodePath), `${PACKAGE_DIR}/${entry}`],
+          Entrypoint: [nodeIn(base, opts.nodePath), ...RUNTIME_NODE_FLAGS[name], `${PACKAGE_DIR}/${entry}`],
           WorkingDir: APP_DIR,
           Labels: labels,
         },

@@ -33,6 +33,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildRuntimeImages, packPackage, PACKAGE_DIR, RUNTIME_ENTRIES, type ImageBuildResult } from '../../../runtime/image/build.js';
+import { RUNTIME_NODE_FLAGS } from '../../../runtime/image/node-flags.js';
 import { layoutIndex, readLayoutBlob, type ImageConfig } from '../../../runtime/image/oci.js';
 import { pullBase, pushLayoutImage } from '../../../runtime/image/registry.js';
 import { ensureComponent } from '../../../runtime/realinfra/build.js';
@@ -112,7 +113,8 @@ describe('klutch-kit image build --base local', () => {
     expect(config.config).toMatchObject({
       User: '65532:65532',
       WorkingDir: '/app',
-      Entrypoint: ['/nodejs/bin/node', `${PACKAGE_DIR}/lib/runtime/${name}/main.js`],
+      // the component's Node.js flags (the konnector's --single-threaded-gc) before its program
+      Entrypoint: ['/nodejs/bin/node', ...RUNTIME_NODE_FLAGS[name as keyof typeof RUNTIME_NODE_FLAGS], `${PACKAGE_DIR}/lib/runtime/${name}/main.js`],
     });
     const r = runIn(fs, config, ['--help']);
     expect(r.stderr).toBe('');
