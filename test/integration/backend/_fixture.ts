@@ -81,6 +81,20 @@ export function widgetCrd(extraColumn = false): KubeObject {
   } as KubeObject;
 }
 
+/** A namespaced CRD `<plural>.<group>`, version v1, whose objects may hold anything. */
+export const openCrd = (group: string, plural: string, kind: string): KubeObject =>
+  ({
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${plural}.${group}` },
+    spec: {
+      group,
+      names: { kind, listKind: `${kind}List`, plural, singular: kind.toLowerCase() },
+      scope: 'Namespaced',
+      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+    },
+  }) as KubeObject;
+
 export const template = (name: string, group: string, resource: string, claims: unknown[] = []): KubeObject =>
   ({
     apiVersion: 'example-backend.klutch.anynines.com/v1alpha1',

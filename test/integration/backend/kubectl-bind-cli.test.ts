@@ -8,7 +8,18 @@ import { KubeClient, type KubeObject } from '../../../runtime/core/index.js';
 import { startCluster, applyManifests, type RealCluster } from '../../../runtime/realinfra/index.js';
 import { FetchBrowser } from '../../support/oidc-provider.js';
 import { eventually } from '../konnector/fixture.js';
-import { BACKEND_RESOURCE, MACHINE_ID, MACHINE_SECRET, SECRETS_CLAIM, USERS, clickBind, startProvider, template, type ProviderEnv } from './_fixture.js';
+import {
+  BACKEND_RESOURCE,
+  MACHINE_ID,
+  MACHINE_SECRET,
+  SECRETS_CLAIM,
+  USERS,
+  clickBind,
+  openCrd,
+  startProvider,
+  template,
+  type ProviderEnv,
+} from './_fixture.js';
 
 jest.setTimeout(180_000);
 
@@ -99,17 +110,7 @@ beforeAll(async () => {
   app = a;
   appKube = new KubeClient(app.kubeConfig);
   // gizmos: a second API (claiming Secrets), bound together with widgets by one --token command
-  const gizmos = {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: 'gizmos.example.klutch.test' },
-    spec: {
-      group: 'example.klutch.test',
-      names: { kind: 'Gizmo', listKind: 'GizmoList', plural: 'gizmos', singular: 'gizmo' },
-      scope: 'Namespaced',
-      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
-    },
-  };
+  const gizmos = openCrd('example.klutch.test', 'gizmos', 'Gizmo');
   await applyManifests(env.cluster.kubeConfig, [gizmos as never]);
   await applyManifests(env.cluster.kubeConfig, [
     template('ghosts', 'example.klutch.test', 'ghosts') as never,
@@ -166,55 +167,30 @@ describe('kubectl bind <url>', () => {
     expectExit(dry, 0);
     expect(dry.stdout).toMatch(/kind: APIServiceExportRequest\nmetadata:\n {2}name: widgets\.example\.klutch\.test/);
     expect(await appKube.getOrNull(BINDINGS, 'klutch-bind', 'widgets.example.klutch.test')).toBeUndefined();
+    // `kubectl bind <url> --resource A --resource B --token … [more]` against the app cluster
+    const bindApis = (apis: string[], ...more: string[]) =>
+      runCli([
+        `${env.backend.url}/export`,
+        '--kubeconfig',
+        app.kubeconfigPath,
+        ...apis.flatMap((a) => ['--resource', a]),
+        '--token',
+        access_token,
+        '--timeout',
+        '60s',
+        ...more,
+      ]);
     // two APIs, the second with a claim nobody accepted (no --yes, no terminal): exit 5 and neither is bound
-    const refused = await runCli([
-      `${env.backend.url}/export`,
-      '--kubeconfig',
-      app.kubeconfigPath,
-      '--resource',
-      'widgets.example.klutch.test',
-      '--resource',
-      'gizmos.example.klutch.test',
-      '--token',
-      access_token,
-      '--timeout',
-      '60s',
-    ]);
+    const refused = await bindApis(['widgets.example.klutch.test', 'gizmos.example.klutch.test']);
     expectExit(refused, 5);
     expect(refused.stderr).toMatch(/gizmos\.example\.klutch\.test asks for access to secrets/);
     expect(await appKube.getOrNull(BINDINGS, 'klutch-bind', 'widgets.example.klutch.test')).toBeUndefined();
     // accepted, but mangodbs is bound here already for another provider kubeconfig (the browser login's): exit 1, still nothing bound
-    const taken = await runCli([
-      `${env.backend.url}/export`,
-      '--kubeconfig',
-      app.kubeconfigPath,
-      '--resource',
-      'widgets.example.klutch.test',
-      '--resource',
-      'mangodbs.mangodb.com',
-      '--token',
-      access_token,
-      '--yes',
-      '--timeout',
-      '60s',
-    ]);
+    const taken = await bindApis(['widgets.example.klutch.test', 'mangodbs.mangodb.com'], '--yes');
     expectExit(taken, 1);
     expect(taken.stderr).toMatch(/APIServiceBinding mangodbs\.mangodb\.com already exists for another provider .*Nothing was bound/);
     expect(await appKube.getOrNull(BINDINGS, 'klutch-bind', 'widgets.example.klutch.test')).toBeUndefined();
-    const r = await runCli([
-      `${env.backend.url}/export`,
-      '--kubeconfig',
-      app.kubeconfigPath,
-      '--resource',
-      'widgets.example.klutch.test',
-      '--resource',
-      'gizmos.example.klutch.test',
-      '--token',
-      access_token,
-      '--yes',
-      '--timeout',
-      '60s',
-    ]);
+    const r = await bindApis(['widgets.example.klutch.test', 'gizmos.example.klutch.test'], '--yes');
     expect(r.stderr).toContain(`Authenticated as ${env.op.issuer}/${MACHINE_ID}`);
     expectExit(r, 0);
     // a line per binding; both name the one provider kubeconfig Secret
