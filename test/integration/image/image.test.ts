@@ -276,7 +276,11 @@ describe('push to a registry', () => {
       const arm = pulled.get('arm64')!;
       expect(arm.manifestDigest).toBe(first.images[name].platforms[1]!.digest);
       expect(arm.layers.map((l) => l.descriptor.digest)).toEqual(platformOf(layout, name, 'arm64').layers);
-      expect(arm.config.config.Entrypoint).toEqual(['/nodejs/bin/node', `${PACKAGE_DIR}/lib/runtime/${name}/main.js`]);
+      expect(arm.config.config.Entrypoint).toEqual([
+        '/nodejs/bin/node',
+        ...RUNTIME_NODE_FLAGS[name as keyof typeof RUNTIME_NODE_FLAGS],
+        `${PACKAGE_DIR}/lib/runtime/${name}/main.js`,
+      ]);
     }
     // Blobs the repository has are not uploaded again.
     expect((await pushLayoutImage(layout, 'konnector', `${address}/klutch-kit/konnector:again`)).uploaded).toBe(0);
