@@ -219,15 +219,20 @@ function checkSession(response: BindingResponse, sessionId: string): void {
  * The backend's answers for this bind: one login in the browser, or one `POST /bind` per `--resource` (each in a
  * session of its own, all for the same provider cluster and namespace).
  */
-async function bindingResponses(provider: BindingProvider, clusterId: string, o: BindOptions): Promise<BindingResponse[]> {
-  if (!o.token) {
+async function bindingResponses(
+  provider: BindingProvider,
+  clusterId: string,
+  o: BindOptions,
+  apis: ReadonlyArray<{ resource: string; group: string }> | undefined,
+): Promise<BindingResponse[]> {
+  if (!apis) {
     const sessionId = newSessionId();
     const response = await browserLogin(provider, sessionId, clusterId, o);
     checkSession(response, sessionId);
     return [response];
   }
   const out: BindingResponse[] = [];
-  for (const api of parseBindResources(o.resources)) {
+  for (const api of apis) {
     const sessionId = newSessionId();
     const response = await bearerBind(provider, sessionId, clusterId, o, api);
     checkSession(response, sessionId);
@@ -237,12 +242,13 @@ async function bindingResponses(provider: BindingProvider, clusterId: string, o:
 }
 
 export async function bind(o: BindOptions): Promise<void> {
-  if (o.token) parseBindResources(o.resources); // a usage error before any request (main.ts checks it before the kubeconfig too)
+  // with a token: the APIs, a usage error before any request (main.ts checks them before the kubeconfig too)
+  const apis = o.token ? parseBindResources(o.resources) : undefined;
   const provider = await fetchProvider(o.url);
   o.io.err.write(`🔎 ${provider.providerPrettyName} (${provider.version}) at ${o.url}\n`);
   const ns = await ensureBindNamespace(o.consumer);
   const clusterId = clusterIdFor(ns.metadata.uid!);
-  const responses = await bindingResponses(provider, clusterId, o);
+  const responses = await bindingResponses(provider, clusterId, o, apis);
   o.io.err.write(`🔑 Authenticated as ${responses[0]!.authentication!.oauth2CodeGrant!.id}\n`);
   // The last answer's kubeconfig serves every request: the same consumer's credential, stored once (a Secret
   // rewritten per API would restart the konnector's provider connection each time).
