@@ -32,6 +32,7 @@ import {
   KubernetesProviderConfig,
   Provider,
   PROVIDER_KUBERNETES_PACKAGE,
+  PROVIDER_KUBERNETES_POLL,
   Configuration,
   ConfigurationPackageSource,
   dependencyOn,
@@ -286,7 +287,11 @@ export class ControlPlaneCluster extends ClusterChart {
     const providerKubernetes = new Provider(this, 'ProviderKubernetes', {
       package: props.packages?.providerKubernetes ?? PROVIDER_KUBERNETES_PACKAGE,
       name: 'provider-kubernetes',
-      runtimeConfig: new DeploymentRuntimeConfig(this, 'ProviderKubernetesRuntime', { name: 'provider-kubernetes', serviceAccountName: 'provider-kubernetes' }),
+      runtimeConfig: new DeploymentRuntimeConfig(this, 'ProviderKubernetesRuntime', {
+        name: 'provider-kubernetes',
+        serviceAccountName: 'provider-kubernetes',
+        args: [`--poll=${PROVIDER_KUBERNETES_POLL}`],
+      }),
     });
     const anyninesProvider = ControlPlaneCluster.anyninesProviderOf(props);
     const providerAnynines = new Provider(this, 'ProviderAnynines', {

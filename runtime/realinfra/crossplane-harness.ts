@@ -35,6 +35,11 @@ export const REWRITTEN_PREFIXES: readonly string[] = ['xpkg.crossplane.io/crossp
  */
 export const CROSSPLANE_CORE_ENV: Readonly<Record<string, string>> = { KUBE_FEATURE_WatchListClient: 'false' };
 
+/** provider-kubernetes' command-line flags for `opts`: `--poll` and providerArgs (both runtimes). */
+export function providerKubernetesArgs(opts: Pick<CrossplaneOptions, 'providerPollInterval' | 'providerArgs'>): string[] {
+  return [`--poll=${opts.providerPollInterval ?? '10s'}`, ...(opts.providerArgs ?? [])];
+}
+
 /** Processes of the Crossplane harness. */
 export type CrossplaneComponent = 'forwarder' | 'namespace-forwarder' | 'registry' | 'crossplane' | 'function-patch-and-transform' | 'provider-kubernetes';
 
@@ -63,7 +68,7 @@ export interface CrossplaneOptions {
   readonly install?: boolean;
   /** provider-kubernetes `--poll` (how often an Object's target is re-read). @default '10s' */
   readonly providerPollInterval?: string;
-  /** Extra provider-kubernetes flags, e.g. `['--enable-watches']`. @default none */
+  /** Extra provider-kubernetes flags, e.g. `['--debug']`. @default none */
   readonly providerArgs?: readonly string[];
   /** Extra Crossplane core flags. @default none */
   readonly coreArgs?: readonly string[];

@@ -55,6 +55,7 @@ import {
   REWRITTEN_PREFIXES,
   type XpObject,
   conditionOf,
+  providerKubernetesArgs,
 } from './crossplane-harness.js';
 import { FORWARDER_JS, sleep } from './_harness.js';
 import { type RegisteredProcess, killRegistered } from './registry.js';
@@ -368,7 +369,7 @@ class PodsHarness extends CrossplaneHarnessBase<CrossplaneBinaries & PodsBinarie
 
   /** provider-kubernetes' flags (`--poll`, providerArgs) as the DeploymentRuntimeConfig's container args. */
   private providerRuntimeArgs(): string[] {
-    return [`--poll=${this.opts.providerPollInterval ?? '10s'}`, ...(this.opts.providerArgs ?? [])];
+    return providerKubernetesArgs(this.opts);
   }
 
   /**

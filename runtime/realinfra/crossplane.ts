@@ -45,6 +45,7 @@ import {
   REWRITTEN_PREFIXES,
   type XpObject,
   conditionOf,
+  providerKubernetesArgs,
 } from './crossplane-harness.js';
 
 const execFileAsync = promisify(execFile);
@@ -638,7 +639,7 @@ class ProcessesHarness extends CrossplaneHarnessBase {
       'provider-kubernetes',
       'xp',
       this.bins.providerKubernetes,
-      [`--poll=${this.opts.providerPollInterval ?? '10s'}`, ...(this.opts.providerArgs ?? [])],
+      providerKubernetesArgs(this.opts),
       {
         // Its own manager talks as admin (Crossplane's RBAC manager would give it its system role);
         // Objects use InjectedIdentity: the provider-kubernetes ServiceAccount and the RBAC granted to it.

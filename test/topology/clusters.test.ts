@@ -49,6 +49,9 @@ describe('ControlPlaneCluster (example)', () => {
     ).toEqual(['provider-anynines', 'provider-kubernetes']);
     expect(find(cp(), 'Function').metadata.name).toBe('function-patch-and-transform');
     expect(find(cp(), 'Provider', 'provider-kubernetes').spec.package).toMatch(/^xpkg\.crossplane\.io\/crossplane-contrib\/provider-kubernetes:v/);
+    // provider-kubernetes re-reads a Ready Object's a8s object every minute, not every 10 (its default)
+    const runtime = find(cp(), 'DeploymentRuntimeConfig', find(cp(), 'Provider', 'provider-kubernetes').spec.runtimeConfigRef.name);
+    expect(runtime.spec.deploymentTemplate.spec.template.spec.containers[0].args).toEqual(['--poll=1m']);
     const claims = cp()
       .filter((o) => o.kind === 'CompositeResourceDefinition')
       .map((o) => o.spec.claimNames.kind)
