@@ -53,6 +53,7 @@ import { awaitCatalogue, binderExportRoles, pushCatalogue, type InstalledCatalog
 import {
   bindThroughDex,
   createLocalStack,
+  type LocalStackOptions,
   deploymentReady,
   loadPulumiAutomation,
   PODS_NAMESPACE,
@@ -80,6 +81,8 @@ export const SANDBOX_STEPS = 8;
  * hold three of those slots for most of the update; the other steps wait on API servers, not on this machine's cores.
  */
 export const SANDBOX_PULUMI_PARALLEL = 64;
+/** The sandbox's stack: its state dies with its clusters, so the engine writes it once, at the end. */
+const SANDBOX_STACK: LocalStackOptions = { skipCheckpoints: true };
 /** The Crossplane release line the sandbox's control plane runs. */
 export const SANDBOX_CROSSPLANE = '2.3';
 /** The demo's plans: provisioned with the first, changed to the second. */
@@ -400,7 +403,7 @@ export class SandboxRun {
         const bins = ensurePulumiBinaries({});
         // the automation API loads and the stack is created while the clusters start (step 4 needs them)
         loadPulumiAutomation().catch(() => undefined);
-        this.stackCreating = bins.then((b) => createLocalStack(path.join(this.dir, 'pulumi'), b, 'sandbox', 'klutch-kit sandbox'));
+        this.stackCreating = bins.then((b) => createLocalStack(path.join(this.dir, 'pulumi'), b, 'sandbox', 'klutch-kit sandbox', SANDBOX_STACK));
         this.stackCreating.catch(() => undefined);
         const dex = pods ? ensureDexBinary({}).then((b) => (this.dexBinary = b)) : undefined;
         // with pods: the node, with the cluster DNS the Crossplane pods need (their function endpoint is a Service name)
@@ -575,7 +578,7 @@ export class SandboxRun {
         : 'pulumi up (stacks/main.ts, manifests: runtime, catalogue: Configuration package); Crossplane installed the packages',
       async () => {
         const t = Date.now();
-        const stack = await (this.stackCreating ?? createLocalStack(path.join(dir, 'pulumi'), this.bins!, 'sandbox', 'klutch-kit sandbox'));
+        const stack = await (this.stackCreating ?? createLocalStack(path.join(dir, 'pulumi'), this.bins!, 'sandbox', 'klutch-kit sandbox', SANDBOX_STACK));
         await stack.setAllConfig(this.stackConfig());
         const split = { setUp: (Date.now() - t) / 1000, up: 0, packages: 0 };
         if (!this.pods) {

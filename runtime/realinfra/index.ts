@@ -48,6 +48,7 @@ export {
   ClusterStartError,
   type ClusterPorts,
   type ComponentArgs,
+  DEFAULT_API_SERVER_ENV,
   DEFAULT_CONTROLLERS,
   type RealCluster,
   type StartClusterOptions,

@@ -17,7 +17,7 @@ import {
   type KubernetesObject,
   type V1ConfigMap,
 } from '@kubernetes/client-node';
-import { ApplyError, applyManifests, clientOf, type RealCluster } from '../../../runtime/realinfra/index.js';
+import { ApplyError, applyManifests, clientOf, DEFAULT_API_SERVER_ENV, type RealCluster } from '../../../runtime/realinfra/index.js';
 import { ensureKubectl, requiredVersion } from '../../../runtime/realinfra/build.js';
 import { apiFailure, eventually, statusOf, uniqueName, useCluster } from '../../realinfra/util.js';
 
@@ -307,6 +307,9 @@ describe('startCluster() runs a real control plane', () => {
     await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'kept' }, data: { k: 'v' } } });
     const oldPid = cluster.pids()['kube-apiserver'];
     expect(envOf(oldPid)).toContain('GOMEMLIMIT=4GiB');
+    // the given variable replaces the default's; the other default stays (DEFAULT_API_SERVER_ENV)
+    expect(envOf(oldPid)).not.toContain(`GOMEMLIMIT=${DEFAULT_API_SERVER_ENV.GOMEMLIMIT}`);
+    expect(envOf(oldPid)).toContain(`GOGC=${DEFAULT_API_SERVER_ENV.GOGC}`);
     await cluster.restartApiServer();
     expect(cluster.pids()['kube-apiserver']).not.toBe(oldPid);
     expect(envOf(cluster.pids()['kube-apiserver'])).toContain('GOMEMLIMIT=4GiB');
