@@ -24,14 +24,15 @@ export { freePort, logTail };
 export type ComponentArgs = Readonly<Record<string, string | null>>;
 
 /**
- * kube-apiserver's Go runtime by default: `GOGC=400` (collect when the heap has grown 4× past the live data, not 1×).
- * A cluster here is started, filled with CRDs and objects in seconds and thrown away; with Go's default, about 30 % of
- * kube-apiserver's CPU in that burst was garbage collection (a CPU profile of the sandbox's control plane during
- * `pulumi up`), on 2 cores shared with everything else. 400 took the sandbox's three API servers from 15.9 to about
- * 10.6 CPU-seconds over Crossplane's start and `pulumi up` (docs/sandbox.md). `GOMEMLIMIT` bounds what that costs in
- * memory: near it, Go collects as often as it must. StartClusterOptions.apiServerEnv overrides either.
+ * kube-apiserver's Go runtime by default: `GOGC=400` (collect when the heap has grown 4× past the live data, not 1×),
+ * at most `GOMEMLIMIT=1GiB` (nearer than that, Go collects as often as it must). A cluster here is started, filled with
+ * CRDs and objects in seconds and thrown away; with Go's default, about 30 % of kube-apiserver's CPU in that burst was
+ * garbage collection (a CPU profile of the sandbox's control plane during `pulumi up`), on 2 cores shared with
+ * everything else. These took the sandbox's three API servers from 15.9 to about 10.9 CPU-seconds over Crossplane's
+ * start and `pulumi up`; the control plane's then held about 1.0 GB instead of 0.6 GB (docs/sandbox.md). Without the
+ * limit it grew to 1.4 GB for the same CPU. StartClusterOptions.apiServerEnv overrides either.
  */
-export const DEFAULT_API_SERVER_ENV: Readonly<Record<string, string>> = { GOGC: '400', GOMEMLIMIT: '3GiB' };
+export const DEFAULT_API_SERVER_ENV: Readonly<Record<string, string>> = { GOGC: '400', GOMEMLIMIT: '1GiB' };
 
 /** The controllers kube-controller-manager runs by default. */
 export const DEFAULT_CONTROLLERS: readonly string[] = [
