@@ -72,6 +72,11 @@ const opts = new Command('bench-konnector')
     '--konnector-from <dir>',
     "also run another checkout's konnector (e.g. `git worktree add /tmp/before main`) with the settings under test, alternating with this one's: before/after in one run",
   )
+  .option(
+    '--node <path>',
+    "the Node.js binary the konnector runs on, e.g. the image's (runtime/image/base.ts LOCAL_NODE_VERSION) to measure it as deployed; default: the bench's own",
+    process.execPath,
+  )
   .option('--node-args <args>', 'extra Node.js flags for the konnector process, space-separated (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof")', '')
   .option('--konnector-log-level <level>', 'log level of the konnector process (its JSON logs go to stderr)', 'warn')
   .option('--runner <kind>', 'bundle: run an esbuild bundle with plain node (as deployed); tsx: run the sources under tsx', 'bundle')
@@ -215,7 +220,7 @@ async function startKonnector(app: RealCluster, profile: Profile): Promise<Child
   const nodeFlags = await nodeFlagsOf(profile.from);
   healthPort = await freePort();
   return (liveKonnector = spawn(
-    process.execPath,
+    String(opts.node),
     [
       ...nodeFlags,
       ...String(opts.nodeArgs).split(' ').filter(Boolean),
