@@ -397,9 +397,8 @@ async function main(): Promise<void> {
     if (!Number.isInteger(repeat) || repeat < 1) throw new Error(`--repeat: ${opts.repeat} must be an integer >= 1`);
     // With --konnector-from the two konnectors take turns at going first (A B, B A, …), so neither has the
     // earlier places of a run to itself.
-    // The first round of a run on new clusters used 10–40 % more konnector CPU than later rounds of the same
-    // konnector (2026-11-29: 0.99–1.37 ms per object against 0.73–0.98 in its later rounds): one round that is
-    // not counted goes first.
+    // The first round of a run on new clusters mostly cost the konnector more than its later rounds (2026-11-29: in
+    // 7 of 8 runs, by 2–40 %; medians 1.03 against 0.96 ms per object): one round that is not counted goes first.
     const warmUp = { n: Math.min(...sizes), k: -1, profile: compared[0]!, counted: false };
     const rounds = [
       ...(opts.warmUpRound ? [warmUp] : []),
