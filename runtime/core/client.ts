@@ -18,6 +18,7 @@ import { parseKubeconfig, type ClusterAccess } from './kubeconfig.js';
 import type { ExecCredentialPlugin, ExecCredentialStatus } from './exec-credential.js';
 import { TokenBucket } from './ratelimit.js';
 import { LineSplitter } from './watch-lines.js';
+import { headerLines, Http1Pool, ResponseTooLargeError, type Http1Response } from './http1.js';
 import { setTimeout as delay } from 'node:timers/promises';
 
 export interface ObjectMeta {
@@ -183,8 +184,12 @@ export interface WatchHandle {
 }
 
 interface Prepared {
-  /** Pool for ordinary requests (bounded). */
-  agent: http.Agent;
+  /** Pool for ordinary requests (bounded): http1.ts. */
+  pool: Http1Pool;
+  /** Header lines of every ordinary request but Accept and Authorization (User-Agent, the kubeconfig's own). */
+  headerLines: string;
+  /** The Authorization of a request that brings none: the kubeconfig's header, or the server URL's user and password. */
+  authorization: string | undefined;
   /**
    * Sockets for watches, apart from the pool: a watch holds its socket for minutes, so watches sharing
    * the bounded pool would, once there are as many as it has sockets, leave every other request waiting.
@@ -334,7 +339,7 @@ export class KubeClient {
   private reprepare(old: Prepared): void {
     this.prepared = undefined;
     setTimeout(() => {
-      old.agent.destroy();
+      old.pool.destroy();
       old.watchAgent.destroy();
     }, this.timeoutMs).unref?.();
   }
@@ -397,15 +402,39 @@ export class KubeClient {
           rejectUnauthorized: opts.rejectUnauthorized,
           servername: opts.servername ?? serverNameOf(base),
         };
-        // An agent's `timeout` is the socket timeout outside requests (each request sets its own): a pooled
-        // socket that stays idle that long is destroyed by the agent.
-        const idle = this.idleSocketTimeoutMs > 0 ? { timeout: this.idleSocketTimeoutMs } : {};
-        const agent = https_ ? new OneServerAgent({ ...agentOpts, ...idle }) : new http.Agent({ keepAlive: true, maxSockets: agentOpts.maxSockets, ...idle });
+        const pool = new Http1Pool({
+          protocol: https_ ? 'https:' : 'http:',
+          host: base.hostname.startsWith('[') ? base.hostname.slice(1, -1) : base.hostname,
+          port: Number(base.port) || (https_ ? 443 : 80),
+          hostHeader: base.host,
+          tls: https_
+            ? {
+                ...(agentOpts.secureContext ? { secureContext: agentOpts.secureContext } : { ca: opts.ca, cert: opts.cert, key: opts.key }),
+                ...(opts.rejectUnauthorized !== undefined ? { rejectUnauthorized: opts.rejectUnauthorized } : {}),
+                ...(agentOpts.servername ? { servername: agentOpts.servername } : {}),
+              }
+            : undefined,
+          maxSockets: agentOpts.maxSockets,
+          idleTimeoutMs: this.idleSocketTimeoutMs,
+        });
+        const { Accept: _accept, Authorization: configAuth, ...rest } = headers;
+        const userinfo = base.username ? `${decodeURIComponent(base.username)}:${decodeURIComponent(base.password)}` : undefined;
+        const authorization = configAuth ?? (userinfo !== undefined ? 'Basic ' + Buffer.from(userinfo).toString('base64') : undefined);
         const watchOpts = { ...agentOpts, maxSockets: Infinity };
         const watchAgent = https_ ? new OneServerAgent(watchOpts) : new http.Agent({ keepAlive: true });
         const { protocol, hostname, port, auth } = urlToHttpOptions(base);
         const target = { protocol, hostname, ...(port !== undefined ? { port } : {}), ...(auth !== undefined ? { auth } : {}) };
-        return { agent, watchAgent, headers, base, basePath: base.pathname.replace(/\/$/, ''), target, certFrom };
+        return {
+          pool,
+          headerLines: headerLines(rest),
+          authorization,
+          watchAgent,
+          headers,
+          base,
+          basePath: base.pathname.replace(/\/$/, ''),
+          target,
+          certFrom,
+        };
       })();
     }
     return this.prepared;
@@ -414,7 +443,7 @@ export class KubeClient {
   /** Closes pooled sockets (watches are aborted by their owners). */
   close(): void {
     void this.prepared?.then((p) => {
-      p.agent.destroy();
+      p.pool.destroy();
       p.watchAgent.destroy();
     });
   }
@@ -512,79 +541,57 @@ export class KubeClient {
     }
     this.stats.requests++;
     const target = this.target(p, path, opts.query);
-    // The body as a string: node:http joins it to the head into one chunk, where a Buffer stays a chunk of
-    // its own (and a copy of the JSON).
     const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
-    const headers: Record<string, string> = { ...p.headers };
-    if (authorization.header) headers.Authorization = authorization.header;
-    if (opts.accept) headers.Accept = opts.accept;
-    if (payload) {
-      headers['Content-Type'] = opts.contentType ?? 'application/json';
-      headers['Content-Length'] = String(Buffer.byteLength(payload));
-    }
-    const mod = target.protocol === 'https:' ? https : http;
-    return new Promise<T>((resolve, reject) => {
-      const req = mod.request({ ...target, method, headers, agent: p.agent, timeout: this.timeoutMs, signal: opts.signal }, (res) => {
-        const chunks: Buffer[] = [];
-        const discard = opts.discardBody === true && (res.statusCode ?? 0) < 400;
-        let size = 0;
-        res.on('data', (c: Buffer) => {
-          size += c.length;
-          if (size > this.maxResponseBytes) {
-            req.destroy();
-            reject(
-              new ApiError(
-                0,
-                'ResponseTooLarge',
-                `the response of ${method} ${path} from ${p.base.host} exceeded ${this.maxResponseBytes} bytes (ClientOptions.maxResponseBytes); it was cut off`,
-                method,
-                path,
-              ),
-            );
-            return;
-          }
-          if (!discard) chunks.push(c);
-        });
-        res.on('error', (e) => reject(new ApiError(0, 'TransportError', e.message, method, path)));
-        res.on('end', () => {
-          const code = res.statusCode ?? 0;
-          if (discard) {
-            resolve(undefined as T);
-            return;
-          }
-          const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
-          let body: unknown;
-          try {
-            body = text ? JSON.parse(text) : undefined;
-          } catch {
-            body = text;
-          }
-          if (code >= 400) {
-            const st = (body && typeof body === 'object' ? body : {}) as {
-              reason?: string;
-              message?: string;
-              details?: unknown;
-            };
-            reject(
-              new ApiError(
-                code,
-                st.reason ?? http.STATUS_CODES[code] ?? 'Unknown',
-                st.message ?? (typeof body === 'string' ? body : ''),
-                method,
-                path,
-                st.details,
-                retryAfterSeconds(res.headers['retry-after']),
-              ),
-            );
-          } else {
-            resolve(body as T);
-          }
-        });
+    const auth = authorization.header ?? p.authorization;
+    let lines = p.headerLines + headerLines({ Accept: opts.accept ?? 'application/json' });
+    if (auth !== undefined) lines += headerLines({ Authorization: auth });
+    if (payload !== undefined) lines += headerLines({ 'Content-Type': opts.contentType ?? 'application/json' });
+    let res: Http1Response;
+    try {
+      res = await p.pool.request({
+        method,
+        path: target.path!,
+        headers: lines,
+        body: payload,
+        timeoutMs: this.timeoutMs,
+        signal: opts.signal,
+        maxBodyBytes: this.maxResponseBytes,
+        discardBody: opts.discardBody === true,
       });
-      req.on('timeout', () => req.destroy(new Error(`request timed out after ${this.timeoutMs} ms`)));
-      req.on('error', (e) => reject(e instanceof ApiError ? e : new ApiError(0, 'TransportError', e.message, method, path)));
-      req.end(payload);
-    });
+    } catch (e) {
+      if (e instanceof ResponseTooLargeError) {
+        throw new ApiError(
+          0,
+          'ResponseTooLarge',
+          `the response of ${method} ${path} from ${p.base.host} exceeded ${this.maxResponseBytes} bytes (ClientOptions.maxResponseBytes); it was cut off`,
+          method,
+          path,
+        );
+      }
+      throw e instanceof ApiError ? e : new ApiError(0, 'TransportError', (e as Error).message, method, path);
+    }
+    const code = res.status;
+    if (opts.discardBody === true && code < 400) return undefined as T;
+    const text = res.body === undefined ? '' : res.body.toString('utf8');
+    let body: unknown;
+    try {
+      body = text ? JSON.parse(text) : undefined;
+    } catch {
+      body = text;
+    }
+    if (code >= 400) {
+      const st = (body && typeof body === 'object' ? body : {}) as { reason?: string; message?: string; details?: unknown };
+      throw new ApiError(
+        code,
+        st.reason ?? http.STATUS_CODES[code] ?? 'Unknown',
+        st.message ?? (typeof body === 'string' ? body : ''),
+        method,
+        path,
+        st.details,
+        retryAfterSeconds(res.headers['retry-after']),
+      );
+    }
+    return body as T;
   }
 
   get<T extends KubeObject = KubeObject>(r: ResourceRef, namespace: string | undefined, name: string): Promise<T> {
