@@ -235,7 +235,8 @@ export interface ApplyOptions {
 }
 
 /**
- * A keep-alive agent for the one API server of a client, with one TLS configuration. node:https keys its
+ * The agent of a client's watches (its other requests go through http1.ts): one API server, one TLS
+ * configuration. node:https keys its
  * socket pool by a name built per request from the host, the port and every TLS option, the CA,
  * certificate and key PEMs included: several KB of string built and hashed per request, the same for
  * every request here. So the name is computed once (a measurable share of the konnector's CPU per synced
