@@ -284,7 +284,8 @@ class Exchange {
 /** See the file comment. */
 export class Http1Pool {
   private readonly idle: Conn[] = [];
-  private readonly waiting: Array<(c: Conn | Error) => void> = [];
+  /** Requests waiting for a connection (all are busy): how to hand one over, and the request's timeout. */
+  private readonly waiting: Array<{ give: (c: Conn | Error) => void; timeoutMs: number }> = [];
   private open = 0;
   private session: Buffer | undefined;
   private destroyed = false;
@@ -296,12 +297,12 @@ export class Http1Pool {
     if (INVALID_PATH.test(req.path) || !req.path.startsWith('/'))
       throw new TypeError(`Request path contains unescaped characters: ${JSON.stringify(req.path)}`);
     if (req.signal?.aborted) throw abortError();
-    const conn = await this.acquire(req.signal);
+    const conn = await this.acquire(req);
     try {
       return await this.exchange(conn, req);
     } catch (e) {
       if (!(e instanceof RetryOnNewConnection)) throw e;
-      return this.exchange(await this.acquire(req.signal, true), req);
+      return this.exchange(await this.acquire(req, true), req);
     }
   }
 
@@ -309,7 +310,7 @@ export class Http1Pool {
   destroy(): void {
     this.destroyed = true;
     for (const c of this.idle.splice(0)) c.socket.destroy();
-    for (const w of this.waiting.splice(0)) w(new Error('the client was closed'));
+    for (const w of this.waiting.splice(0)) w.give(new Error('the client was closed'));
   }
 
   private exchange(conn: Conn, req: Http1Request): Promise<Http1Response> {
@@ -317,6 +318,11 @@ export class Http1Pool {
       const socket = conn.socket;
       const wasReused = conn.reused;
       conn.reused = true;
+      if (socket.destroyed || !socket.writable) {
+        // closed between the pool and here: nothing was sent, so any request may go on a new connection
+        socket.destroy();
+        return reject(wasReused ? new RetryOnNewConnection() : new Error('socket hang up'));
+      }
       const onAbort = () => ex.fail(abortError());
       const ex = new Exchange(req, (err, res, reusable) => {
         if (conn.timer) clearTimeout(conn.timer);
@@ -348,7 +354,8 @@ export class Http1Pool {
     });
   }
 
-  private acquire(signal: AbortSignal | undefined, fresh = false): Promise<Conn> {
+  private acquire(req: Pick<Http1Request, 'signal' | 'timeoutMs'>, fresh = false): Promise<Conn> {
+    const signal = req.signal;
     if (this.destroyed) return Promise.reject(new Error('the client was closed'));
     if (!fresh) {
       for (let c = this.idle.pop(); c; c = this.idle.pop()) {
@@ -357,12 +364,15 @@ export class Http1Pool {
         if (!c.socket.destroyed) return Promise.resolve(c);
       }
     }
-    if (this.open < this.o.maxSockets) return this.connect();
+    if (this.open < this.o.maxSockets) return this.connect(req.timeoutMs);
     return new Promise<Conn>((resolve, reject) => {
-      const w = (c: Conn | Error) => {
-        signal?.removeEventListener('abort', onAbort);
-        if (c instanceof Error) reject(c);
-        else resolve(c);
+      const w = {
+        give: (c: Conn | Error) => {
+          signal?.removeEventListener('abort', onAbort);
+          if (c instanceof Error) reject(c);
+          else resolve(c);
+        },
+        timeoutMs: req.timeoutMs,
       };
       const onAbort = () => {
         const i = this.waiting.indexOf(w);
@@ -374,7 +384,8 @@ export class Http1Pool {
     });
   }
 
-  private connect(): Promise<Conn> {
+  /** A new connection; one not established within `timeoutMs` (0: no limit) fails as a timed-out request. */
+  private connect(timeoutMs: number): Promise<Conn> {
     this.open++;
     return new Promise<Conn>((resolve, reject) => {
       const o = this.o;
@@ -384,9 +395,12 @@ export class Http1Pool {
           : net.connect({ host: o.host, port: o.port });
       const conn: Conn = { socket, exchange: undefined, idleTimer: undefined, reused: false, timer: undefined };
       let connected = false;
+      const connectTimer = timeoutMs > 0 ? setTimeout(() => socket.destroy(timeoutError(timeoutMs)), timeoutMs) : undefined;
+      connectTimer?.unref?.();
       socket.setNoDelay(true);
       socket.setKeepAlive(true, 1000); // as node:http's keep-alive agent: TCP probes find a peer that is gone
       socket.on(o.protocol === 'https:' ? 'secureConnect' : 'connect', () => {
+        if (connectTimer) clearTimeout(connectTimer);
         connected = true;
         resolve(conn);
       });
@@ -402,6 +416,7 @@ export class Http1Pool {
       });
       socket.on('end', () => conn.exchange?.end());
       socket.on('close', () => {
+        if (connectTimer) clearTimeout(connectTimer);
         this.open--;
         if (conn.idleTimer) clearTimeout(conn.idleTimer);
         const i = this.idle.indexOf(conn);
@@ -419,7 +434,7 @@ export class Http1Pool {
       return;
     }
     const w = this.waiting.shift();
-    if (w) return w(conn);
+    if (w) return w.give(conn);
     if (this.o.idleTimeoutMs > 0) {
       conn.idleTimer = setTimeout(() => conn.socket.end(), this.o.idleTimeoutMs);
       conn.idleTimer.unref?.();
@@ -431,7 +446,7 @@ export class Http1Pool {
   private serveWaiting(): void {
     if (this.destroyed || this.waiting.length === 0 || this.open >= this.o.maxSockets) return;
     const w = this.waiting.shift()!;
-    this.connect().then(w, w);
+    this.connect(w.timeoutMs).then(w.give, w.give);
   }
 }
 

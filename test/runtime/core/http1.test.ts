@@ -187,6 +187,16 @@ describe('Http1Pool', () => {
     );
   });
 
+  test('a connection not established within timeoutMs (a TLS handshake never answered) fails as a timed-out request', async () => {
+    await withPool(
+      () => undefined,
+      async (p) => {
+        await expect(p.request(req({ timeoutMs: 100 }))).rejects.toThrow('request timed out after 100 ms');
+      },
+      { protocol: 'https:', tls: { rejectUnauthorized: true } },
+    );
+  });
+
   test('a reused connection the server closed before answering: a GET is sent again on a new one, a POST fails', async () => {
     let n = 0;
     await withPool(
