@@ -10,6 +10,7 @@ import { BackendMetrics } from './metrics.js';
 import { parseListenAddress, type BackendOptions } from './options.js';
 import { R } from './refs.js';
 import { Sealer, parseCookieKeys } from './seal.js';
+import { controllerReadiness } from './readiness.js';
 import { BackendServer } from './server.js';
 import { UnexpectedErrors } from './unexpected.js';
 import { ApiServerReplayStore } from './login-state.js';
@@ -147,7 +148,7 @@ export async function startBackend(
             await controllersRunning;
           } catch (e) {
             // a leader that cannot start its controllers gives the lease up (the elector releases it
-            // and campaigns again after a backoff), instead of holding it with /readyz 503 forever
+            // and campaigns again after a backoff), instead of holding it with its controllers never running
             await c.stop();
             if (!signal.aborted) logger.error({ err: (e as Error).message }, 'controllers did not start; giving up the leader lease');
             throw e;
@@ -191,8 +192,8 @@ export async function startBackend(
       catalog,
       logger,
       metrics,
-      // with leader election a non-leader replica serves HTTP and is ready; the leader's controllers must have synced
-      ready: () => !controllers || (elector ? !elector.isLeader || controllers.hasSynced() : controllers.hasSynced()),
+      ready: () => controllerReadiness(controllers, elector).ready,
+      controllersSynced: () => controllerReadiness(controllers, elector).controllersSynced,
       unexpected,
       replay,
       bindRate,

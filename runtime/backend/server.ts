@@ -99,8 +99,10 @@ export interface BackendDeps {
   catalog: Catalog;
   logger: Logger;
   metrics: BackendMetrics;
-  /** Extra readiness check (e.g. controllers synced). */
+  /** Extra readiness check (e.g. the one replica's controllers synced); ready if not given. */
   ready?: () => boolean;
+  /** Whether this replica's controllers (if it runs any) have synced, for the `controllers:` line of /readyz; `ready` if not given. */
+  controllersSynced?: () => boolean;
   /** Unexpected errors of this process (reported on /readyz); one is made if not given. */
   unexpected?: UnexpectedErrors;
   /** Per-identity bind rate (429 beyond it); unlimited if not given. */
@@ -414,10 +416,11 @@ export class BackendServer {
           res.writeHead(503, { 'Content-Type': 'text/plain' }).end(`not ready: shutting down, ${this.inFlight - 1} requests in flight\n`);
           return;
         }
+        const synced = this.deps.controllersSynced?.() ?? ctlOk;
         const lines = [
           oidcOk && ctlOk ? 'ok' : 'not ready: OIDC discovery or controllers pending',
           `oidc: ${oidcOk ? 'ok' : 'discovery pending'}`,
-          `controllers: ${ctlOk ? 'ok' : 'pending'}`,
+          `controllers: ${synced ? 'ok' : 'pending'}`,
           this.unexpected.summary(),
           ...(this.deps.status?.() ?? []),
         ];

@@ -114,7 +114,7 @@ describe('leader election', () => {
     await eventually('the replica holds the lease', async () =>
       (await admin.getOrNull<Lease>(leaseRef, 'default', 'klutch-backend'))?.spec.holderIdentity?.includes(`-${p.pid}-`),
     );
-    // on the code before the fix it kept the lease with /readyz 503 forever
+    // on the code before the fix it kept the lease with its controllers never running
     await eventually('the lease given up', async () => (await admin.get<Lease>(leaseRef, 'default', 'klutch-backend')).spec.holderIdentity === '', 120_000);
     expect(p.proc.exitCode).toBeNull();
     const readyz = await (await fetch(`${p.url}/readyz`)).text();
@@ -131,7 +131,7 @@ describe('leader election', () => {
       async () => {
         const r = await fetch(`${p.url}/readyz`);
         const t = await r.text();
-        return r.status === 200 && t.includes('role: leader') ? t : undefined;
+        return r.status === 200 && t.includes('role: leader') && t.includes('\ncontrollers: ok\n') ? t : undefined;
       },
       120_000,
     );

@@ -485,7 +485,15 @@ describe('the klutch-backend binary', () => {
         throw new Error(`${e.message}\n--- stdout ---\n${p.out()}\n--- stderr ---\n${p.err()}`);
       });
       expect((await fetch(`${url}/healthz`)).status).toBe(200);
-      await eventually('ready', async () => (await fetch(`${url}/readyz`)).status === 200, { timeoutMs: 30_000 });
+      await eventually(
+        'ready, leading, controllers synced',
+        async () => {
+          const r = await fetch(`${url}/readyz`);
+          const t = await r.text();
+          return r.status === 200 && t.includes('role: leader') && t.includes('\ncontrollers: ok\n');
+        },
+        { timeoutMs: 30_000 },
+      );
       const metrics = await (await fetch(`${url}/metrics`)).text();
       expect(metrics).toContain('klutch_backend_process_cpu_seconds_total');
       expect(metrics).toContain('klutch_backend_http_requests_total');

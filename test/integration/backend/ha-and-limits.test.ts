@@ -80,7 +80,8 @@ async function leaderAndStandbys(): Promise<{ leader: BackendProcess; standbys: 
     const live = replicas.filter(alive);
     const states = await Promise.all(live.map(readyz));
     if (states.some((s) => s.status !== 200)) return false;
-    const leaders = live.filter((_p, i) => states[i].text.includes('role: leader'));
+    // a leader is ready while its controllers sync; this waits until they have
+    const leaders = live.filter((_p, i) => states[i].text.includes('role: leader') && states[i].text.includes('\ncontrollers: ok\n'));
     const standbys = live.filter((_p, i) => states[i].text.includes('role: standby'));
     return leaders.length === 1 && standbys.length === live.length - 1 ? { leader: leaders[0], standbys } : false;
   });
