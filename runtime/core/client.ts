@@ -11,7 +11,6 @@ import https from 'node:https';
 import { isIP } from 'node:net';
 import tls from 'node:tls';
 import { readFileSync } from 'node:fs';
-import { urlToHttpOptions } from 'node:url';
 // Type only: the runtime never loads @kubernetes/client-node (~80 MB RSS); see kubeconfig.ts.
 import type { KubeConfig } from '@kubernetes/client-node';
 import { parseKubeconfig, type ClusterAccess } from './kubeconfig.js';
@@ -197,9 +196,8 @@ interface Prepared {
   watchAgent: http.Agent;
   headers: Record<string, string>;
   base: URL;
-  /** `base`'s path without its trailing slash, and its protocol, host, port and credentials as request options. */
+  /** `base`'s path without its trailing slash. */
   basePath: string;
-  target: http.RequestOptions;
   /** The exec plugin's client certificate the agents were built with. */
   certFrom?: string;
 }
@@ -223,6 +221,8 @@ export interface ClientStats {
 const PLAIN_PATH = /^\/[A-Za-z0-9\-._~%!$&'()*+,;=:@/]*$/;
 const DOT_SEGMENT = /(^|\/)(\.|%2e){1,2}(\/|$)/i;
 const isPlainPath = (path: string): boolean => PLAIN_PATH.test(path) && !DOT_SEGMENT.test(path);
+/** The `Accept` line of an ordinary request, built once. */
+const ACCEPT_JSON = headerLines({ Accept: 'application/json' });
 
 /** Options of {@link KubeClient.apply}. */
 export interface ApplyOptions {
@@ -423,8 +423,6 @@ export class KubeClient {
         const authorization = configAuth ?? (userinfo !== undefined ? 'Basic ' + Buffer.from(userinfo).toString('base64') : undefined);
         const watchOpts = { ...agentOpts, maxSockets: Infinity };
         const watchAgent = https_ ? new OneServerAgent(watchOpts) : new http.Agent({ keepAlive: true });
-        const { protocol, hostname, port, auth } = urlToHttpOptions(base);
-        const target = { protocol, hostname, ...(port !== undefined ? { port } : {}), ...(auth !== undefined ? { auth } : {}) };
         return {
           pool,
           headerLines: headerLines(rest),
@@ -433,7 +431,6 @@ export class KubeClient {
           headers,
           base,
           basePath: base.pathname.replace(/\/$/, ''),
-          target,
           certFrom,
         };
       })();
@@ -456,14 +453,14 @@ export class KubeClient {
   }
 
   /**
-   * The request options of `path` and `query`: the same path and query string as {@link url}, built
-   * without a URL object for an ordinary API path (one URL parse and its conversion back to options
-   * per request were a measurable part of the konnector's CPU per synced object, bench:konnector).
+   * The request line's path of `path` and `query`: the same path and query string as {@link url}, built
+   * without a URL object for an ordinary API path (one URL parse per request was a measurable part of
+   * the konnector's CPU per synced object, bench:konnector).
    */
-  private target(p: Prepared, path: string, query?: Record<string, string | number | boolean | undefined>): http.RequestOptions {
+  private requestPath(p: Prepared, path: string, query?: Record<string, string | number | boolean | undefined>): string {
     if (!isPlainPath(path)) {
       const u = this.url(p.base, path, query);
-      return { ...p.target, path: u.pathname + u.search };
+      return u.pathname + u.search;
     }
     let search = '';
     if (query) {
@@ -472,7 +469,7 @@ export class KubeClient {
       const s = q.toString();
       if (s) search = '?' + s;
     }
-    return { ...p.target, path: p.basePath + path + search };
+    return p.basePath + path + search;
   }
 
   /**
@@ -541,17 +538,17 @@ export class KubeClient {
       this.stats.throttledMs += performance.now() - t0;
     }
     this.stats.requests++;
-    const target = this.target(p, path, opts.query);
+    const requestPath = this.requestPath(p, path, opts.query);
     const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
     const auth = authorization.header ?? p.authorization;
-    let lines = p.headerLines + headerLines({ Accept: opts.accept ?? 'application/json' });
+    let lines = p.headerLines + (opts.accept === undefined ? ACCEPT_JSON : headerLines({ Accept: opts.accept }));
     if (auth !== undefined) lines += headerLines({ Authorization: auth });
     if (payload !== undefined) lines += headerLines({ 'Content-Type': opts.contentType ?? 'application/json' });
     let res: Http1Response;
     try {
       res = await p.pool.request({
         method,
-        path: target.path!,
+        path: requestPath,
         headers: lines,
         body: payload,
         timeoutMs: this.timeoutMs,
