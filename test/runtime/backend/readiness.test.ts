@@ -19,7 +19,12 @@ describe('controllerReadiness: what /readyz says about the controllers', () => {
 
   it('a replica that becomes the leader stays ready while its new controllers sync, and says they are pending', () => {
     const elector = { isLeader: false };
-    const c = { synced: false, hasSynced() { return this.synced; } };
+    const c = {
+      synced: false,
+      hasSynced() {
+        return this.synced;
+      },
+    };
     expect(controllerReadiness(c, elector).ready).toBe(true);
     elector.isLeader = true; // took over: controllers started, informers listing
     expect(controllerReadiness(c, elector)).toEqual({ ready: true, controllersSynced: false });
