@@ -423,10 +423,15 @@ describe('a node whose process died', () => {
   it('is ended by killLeftovers(), which restores its host changes from the node lock record; a node sweeps unrecorded leftovers', async () => {
     const repo = fileURLToPath(new URL('../../../', import.meta.url));
     const registry = fs.mkdtempSync(path.join(os.tmpdir(), 'klutch-kit-test-node-registry-'));
-    const before = snapshot();
+    const unplanted = snapshot();
     // An earlier node's leftovers that no lock records: without the sweep, this node's restore keeps them as
     // "there before", and its pod's processes inside them (CI, 2026-11-28).
     expect(plantNodeLeftovers().length).toBeGreaterThan(1);
+    // The host to come back to: the leftovers are node state (swept), but planting the chain also loads the
+    // filter table on a host where nothing had (a brand-new machine, CI 2026-11-30): its empty built-in chains
+    // are the host's from now on, not the node's to remove. Nothing else may differ.
+    const before = snapshot();
+    expect({ ...before, nodeState: [], iptables: '' }).toEqual({ ...unplanted, nodeState: [], iptables: '' });
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(repo, 'test/realinfra/fixtures/start-node-child.ts'), uniqueName('orphan')], {
       cwd: repo,
       env: { ...process.env, KLUTCH_KIT_REALINFRA_REGISTRY: registry },
