@@ -38,7 +38,7 @@ import { getCondition, type Condition } from '../runtime/core/conditions.js';
 import { freePort, startCluster, startCrossplane, type CrossplaneHarness, type RealCluster } from '../runtime/realinfra/index.js';
 import { type PulumiBinaries, ensurePulumiBinaries } from '../runtime/realinfra/pulumi-build.js';
 import { ensureDexBinary } from '../runtime/realinfra/build.js';
-import { applyManifests } from '../runtime/realinfra/apply.js';
+import { applyManifests, waitForCrdsEstablished } from '../runtime/realinfra/apply.js';
 import { clientOf } from '../runtime/realinfra/client.js';
 import { clusterDnsKubeletConfig } from '../runtime/realinfra/cluster-dns.js';
 import { podsRegistry } from '../runtime/realinfra/crossplane-start.js';
@@ -871,17 +871,9 @@ export class SandboxRun {
     await this.boundCrds();
   }
 
-  /** The bound CRDs in both app clusters (what the konnectors install). */
+  /** The bound CRDs in both app clusters (what the konnectors install), Established: claims can be created. */
   private async boundCrds(): Promise<void> {
-    const apps = this.apps!;
-    const appKube = apps.map((a) => new KubeClient(a.kubeConfig));
-    try {
-      for (const [i, a] of apps.entries()) {
-        for (const api of BIND_APIS) await eventually(`CRD ${api} on ${a.name}`, () => appKube[i]!.getOrNull(CoreResources.crds, undefined, api), 60_000);
-      }
-    } finally {
-      appKube.forEach((k) => k.close());
-    }
+    await Promise.all(this.apps!.map((a) => waitForCrdsEstablished(a.kubeConfig, BIND_APIS, 60_000)));
   }
 
   /** The running sandbox, as the steps left it. */

@@ -383,6 +383,9 @@ describe('kubectl bind through the backend pods, logged in at the Dex pod', () =
       const tKonnector = Date.now();
       await runKonnectorOnNode(cp, app, forwarders, { namespace: 'klutch-bind' });
       figures['konnector Deployment applied → 1/1 Ready'] = secs(tKonnector);
+      // a Ready konnector has yet to make the bound CRDs: a claim can be created once the API server serves them
+      await waitForCrdsEstablished(app.kubeConfig, [`${PLURAL}.${GROUP}`, 'postgresqlinstances.anynines.com', 'servicebindings.anynines.com'], 90_000);
+      figures['konnector Deployment applied → bound CRDs Established'] = secs(tKonnector);
     }, 300_000);
 
     it('runs from the stack-built image as uid 65532 and is Ready', async () => {
