@@ -3,9 +3,9 @@
 // custom resources last.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ApiException, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import { ApiException, KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
-import { ApiError } from '../core/client.js';
+import { ApiError, type KubeClient } from '../core/client.js';
 import { type ObjectIdentity, ResourcePaths } from '../core/discovery.js';
 import { clientOf } from './client.js';
 
@@ -126,27 +126,57 @@ function validate(o: unknown, index: number): asserts o is KubernetesObject {
   }
 }
 
-/** Waits until each named CRD has condition Established=True; fails early on NamesAccepted=False. */
-export async function waitForCrdsEstablished(kc: KubeConfig, names: readonly string[], timeoutMs = 60_000): Promise<void> {
+/**
+ * Waits until each named CRD has condition Established=True and the API server serves it (a list of its storage
+ * version answers 200: a just-Established CRD can answer 404 or 429 for a moment, before its handler has it);
+ * fails early on NamesAccepted=False. `kc`: the cluster's kubeconfig, or a client of it.
+ */
+export async function waitForCrdsEstablished(kc: KubeConfig | KubeClient, names: readonly string[], timeoutMs = 60_000): Promise<void> {
+  const client = kc instanceof KubeConfig ? clientOf(kc) : kc;
   const deadline = Date.now() + timeoutMs;
   for (const name of names) {
+    let last: string;
     for (;;) {
-      let crd: { status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] } } | undefined;
+      let crd: EstablishingCrd | undefined;
       try {
-        crd = await clientOf(kc).request('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${encodeURIComponent(name)}`);
+        crd = await client.request('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${encodeURIComponent(name)}`);
       } catch (e) {
         const d = apiErrorDetails(e);
         if (d.status !== 404) throw new Error(`CustomResourceDefinition/${name}: reading it failed: ${d.status} ${d.message}`, { cause: e });
       }
       const conds = crd?.status?.conditions ?? [];
-      if (conds.some((c) => c.type === 'Established' && c.status === 'True')) break;
       const names = conds.find((c) => c.type === 'NamesAccepted' && c.status === 'False');
       if (names) throw new Error(`CustomResourceDefinition/${name}: names not accepted: ${names.message ?? names.reason}`);
-      if (Date.now() > deadline) {
-        throw new Error(`CustomResourceDefinition/${name} not Established within ${timeoutMs / 1000} s; conditions: ${JSON.stringify(conds)}`);
+      if (crd && conds.some((c) => c.type === 'Established' && c.status === 'True')) {
+        const served = await crdServed(client, crd);
+        if (served === true) break;
+        last = `Established, but ${served}`;
+      } else {
+        last = `conditions: ${JSON.stringify(conds)}`;
       }
+      if (Date.now() > deadline) throw new Error(`CustomResourceDefinition/${name} not Established and served within ${timeoutMs / 1000} s; ${last}`);
       await new Promise((r) => setTimeout(r, 100));
     }
+  }
+}
+
+interface EstablishingCrd {
+  spec?: { group?: string; names?: { plural?: string }; versions?: { name: string; served?: boolean; storage?: boolean }[] };
+  status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] };
+}
+
+/** `true` when a list of the CRD's storage version answers; else what it answered (404/429/503 while its handler starts). */
+async function crdServed(client: KubeClient, crd: EstablishingCrd): Promise<true | string> {
+  const v = crd.spec?.versions?.find((x) => x.storage) ?? crd.spec?.versions?.find((x) => x.served);
+  if (!v || !crd.spec?.group || !crd.spec.names?.plural) return true;
+  const list = `/apis/${crd.spec.group}/${v.name}/${crd.spec.names.plural}`;
+  try {
+    await client.request('GET', `${list}?limit=1`);
+    return true;
+  } catch (e) {
+    const d = apiErrorDetails(e);
+    if ([404, 429, 503].includes(d.status)) return `GET ${list} answered ${d.status} ${d.message}`;
+    throw new Error(`CustomResourceDefinition/${crd.spec.names.plural}.${crd.spec.group}: listing it failed: ${d.status} ${d.message}`, { cause: e });
   }
 }
 

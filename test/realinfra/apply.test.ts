@@ -1,9 +1,10 @@
-// Unit tests (no cluster) of the pure parts of runtime/realinfra/apply.ts.
+// Unit tests (no cluster) of runtime/realinfra/apply.ts: its pure parts, and the CRD wait on the fake API server.
 import { afterEach, describe, expect, it } from '@jest/globals';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { APPLY_ORDER, objectRef, readManifests, sortForApply } from '../../runtime/realinfra/apply.js';
+import { APPLY_ORDER, objectRef, readManifests, sortForApply, waitForCrdsEstablished } from '../../runtime/realinfra/apply.js';
+import { FakeApiServer } from '../support/fake-api-server.js';
 
 const obj = (kind: string, name: string, namespace?: string) => ({ apiVersion: 'v1', kind, metadata: { name, ...(namespace ? { namespace } : {}) } });
 
@@ -57,5 +58,75 @@ describe('readManifests', () => {
     const f = path.join(dir, 'bad.yaml');
     fs.writeFileSync(f, 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n---\njust: data\n');
     expect(() => readManifests(dir!)).toThrow(`readManifests: ${f} document 2 is not a Kubernetes object`);
+  });
+});
+
+describe('waitForCrdsEstablished', () => {
+  const NAME = 'kiwidbs.kiwi.example';
+  const crd = (conditions: Array<{ type: string; status: string; message?: string }>) => ({
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: NAME },
+    spec: {
+      group: 'kiwi.example',
+      names: { plural: 'kiwidbs' },
+      versions: [
+        { name: 'v1alpha1', served: true, storage: false },
+        { name: 'v1', served: true, storage: true },
+      ],
+    },
+    status: { conditions },
+  });
+  const lists = (api: FakeApiServer) => api.calls.filter((c) => c.verb === 'request' && c.resource.startsWith('/apis/kiwi.example/'));
+
+  it('waits past Established until the API server serves the storage version', async () => {
+    const api = new FakeApiServer();
+    let answered = 0;
+    api.answer('GET', /customresourcedefinitions\/kiwidbs\.kiwi\.example$/, () => crd([{ type: 'Established', status: 'True' }]));
+    // a just-Established CRD whose handler the API server has yet to start: 404, then 429, then served
+    api.answer('GET', /^\/apis\/kiwi\.example\/v1\/kiwidbs\?limit=1$/, (m, p) => {
+      answered++;
+      if (answered === 1) throw FakeApiServer.error(404, 'NotFound', '404 page not found', m, p);
+      if (answered === 2) throw FakeApiServer.error(429, 'TooManyRequests', 'storage is (re)initializing', m, p);
+      return { items: [] };
+    });
+    await waitForCrdsEstablished(api.client, [NAME], 10_000);
+    expect(lists(api).map((c) => c.resource)).toEqual(Array(3).fill('/apis/kiwi.example/v1/kiwidbs?limit=1'));
+  });
+
+  it('names the CRD and what the API server answered when it is not served in time', async () => {
+    const api = new FakeApiServer();
+    api.answer('GET', /customresourcedefinitions\//, () => crd([{ type: 'Established', status: 'True' }]));
+    api.answer('GET', /^\/apis\/kiwi\.example\//, (m, p) => {
+      throw FakeApiServer.error(404, 'NotFound', '404 page not found', m, p);
+    });
+    await expect(waitForCrdsEstablished(api.client, [NAME], 300)).rejects.toThrow(
+      `CustomResourceDefinition/${NAME} not Established and served within 0.3 s; Established, but GET /apis/kiwi.example/v1/kiwidbs answered 404 404 page not found`,
+    );
+  });
+
+  it('fails at once on NamesAccepted=False, with its message', async () => {
+    const api = new FakeApiServer();
+    api.answer('GET', /customresourcedefinitions\//, () =>
+      crd([
+        { type: 'NamesAccepted', status: 'False', message: '"kiwidbs" is already in use' },
+        { type: 'Established', status: 'False' },
+      ]),
+    );
+    await expect(waitForCrdsEstablished(api.client, [NAME], 60_000)).rejects.toThrow(
+      `CustomResourceDefinition/${NAME}: names not accepted: "kiwidbs" is already in use`,
+    );
+    expect(lists(api)).toEqual([]);
+  });
+
+  it('a list that fails otherwise ends the wait with the API server’s answer', async () => {
+    const api = new FakeApiServer();
+    api.answer('GET', /customresourcedefinitions\//, () => crd([{ type: 'Established', status: 'True' }]));
+    api.answer('GET', /^\/apis\/kiwi\.example\//, (m, p) => {
+      throw FakeApiServer.error(403, 'Forbidden', 'kiwidbs.kiwi.example is forbidden', m, p);
+    });
+    await expect(waitForCrdsEstablished(api.client, [NAME], 60_000)).rejects.toThrow(
+      `CustomResourceDefinition/${NAME}: listing it failed: 403 kiwidbs.kiwi.example is forbidden`,
+    );
   });
 });
