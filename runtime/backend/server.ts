@@ -25,6 +25,7 @@ import { authFailureField, type BackendMetrics } from './metrics.js';
 import { UnexpectedErrors, isNetworkError } from './unexpected.js';
 import { ReplayStoreUnavailable, type ReplayStore } from './login-state.js';
 import { LimitError, type LeaseBindRateLimiter } from './limits.js';
+import type { ControllerReadiness } from './readiness.js';
 import { RateLimitQueueFull } from '../core/ratelimit.js';
 import { BIND_API_VERSION, bindingProviderJson, encodeBindingResponse, isLoopbackRedirect, type BindingResponse } from '../../contract/wire.js';
 
@@ -99,10 +100,8 @@ export interface BackendDeps {
   catalog: Catalog;
   logger: Logger;
   metrics: BackendMetrics;
-  /** Extra readiness check (e.g. the one replica's controllers synced); ready if not given. */
-  ready?: () => boolean;
-  /** Whether this replica's controllers (if it runs any) have synced, for the `controllers:` line of /readyz; `ready` if not given. */
-  controllersSynced?: () => boolean;
+  /** What this replica's controllers say for /readyz (readiness.ts: `ready`, and its `controllers:` line); ready and synced if not given. */
+  controllers?: () => ControllerReadiness;
   /** Unexpected errors of this process (reported on /readyz); one is made if not given. */
   unexpected?: UnexpectedErrors;
   /** Per-identity bind rate (429 beyond it); unlimited if not given. */
@@ -410,13 +409,12 @@ export class BackendServer {
         return;
       case '/readyz': {
         const oidcOk = this.oidc.ready;
-        const ctlOk = this.deps.ready?.() ?? true;
+        const { ready: ctlOk, controllersSynced: synced } = this.deps.controllers?.() ?? { ready: true, controllersSynced: true };
         if (!oidcOk) void this.oidc.discover().catch(() => undefined);
         if (this.draining) {
           res.writeHead(503, { 'Content-Type': 'text/plain' }).end(`not ready: shutting down, ${this.inFlight - 1} requests in flight\n`);
           return;
         }
-        const synced = this.deps.controllersSynced?.() ?? ctlOk;
         const lines = [
           oidcOk && ctlOk ? 'ok' : 'not ready: OIDC discovery or controllers pending',
           `oidc: ${oidcOk ? 'ok' : 'discovery pending'}`,
