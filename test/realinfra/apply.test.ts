@@ -77,6 +77,13 @@ describe('waitForCrdsEstablished', () => {
     },
     status: { conditions },
   });
+  /** A fake API server whose CRD is Established and whose list of it always fails with `code`. */
+  const establishedListFailing = (code: number, reason: string, message: string) =>
+    new FakeApiServer()
+      .answer('GET', /customresourcedefinitions\//, () => crd([{ type: 'Established', status: 'True' }]))
+      .answer('GET', /^\/apis\/kiwi\.example\//, (m, p) => {
+        throw FakeApiServer.error(code, reason, message, m, p);
+      });
   const lists = (api: FakeApiServer) => api.calls.filter((c) => c.verb === 'request' && c.resource.startsWith('/apis/kiwi.example/'));
 
   it('waits past Established until the API server serves the storage version', async () => {
@@ -95,11 +102,7 @@ describe('waitForCrdsEstablished', () => {
   });
 
   it('names the CRD and what the API server answered when it is not served in time', async () => {
-    const api = new FakeApiServer();
-    api.answer('GET', /customresourcedefinitions\//, () => crd([{ type: 'Established', status: 'True' }]));
-    api.answer('GET', /^\/apis\/kiwi\.example\//, (m, p) => {
-      throw FakeApiServer.error(404, 'NotFound', '404 page not found', m, p);
-    });
+    const api = establishedListFailing(404, 'NotFound', '404 page not found');
     await expect(waitForCrdsEstablished(api.client, [NAME], 300)).rejects.toThrow(
       `CustomResourceDefinition/${NAME} not Established and served within 0.3 s; Established, but GET /apis/kiwi.example/v1/kiwidbs answered 404 404 page not found`,
     );
@@ -120,11 +123,7 @@ describe('waitForCrdsEstablished', () => {
   });
 
   it('a list that fails otherwise ends the wait with the API server’s answer', async () => {
-    const api = new FakeApiServer();
-    api.answer('GET', /customresourcedefinitions\//, () => crd([{ type: 'Established', status: 'True' }]));
-    api.answer('GET', /^\/apis\/kiwi\.example\//, (m, p) => {
-      throw FakeApiServer.error(403, 'Forbidden', 'kiwidbs.kiwi.example is forbidden', m, p);
-    });
+    const api = establishedListFailing(403, 'Forbidden', 'kiwidbs.kiwi.example is forbidden');
     await expect(waitForCrdsEstablished(api.client, [NAME], 60_000)).rejects.toThrow(
       `CustomResourceDefinition/${NAME}: listing it failed: 403 kiwidbs.kiwi.example is forbidden`,
     );
